@@ -1,0 +1,224 @@
+//! Command-line front end: parse, build the context (paths, environment read
+//! once, printer), dispatch to one file per command, map errors to exit codes.
+//! Data goes to stdout, status and progress to stderr.
+
+use std::ffi::OsString;
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use serde::Serialize;
+
+use crate::env::Env;
+use crate::error::{Error, Kind, Result};
+use crate::home::Home;
+use crate::lock::HomeLock;
+use crate::progress::{NoProgress, Progress};
+
+mod backups;
+mod completions;
+mod current;
+mod default;
+mod doctor;
+mod env;
+mod exec;
+mod install;
+mod list;
+mod manifest;
+mod pin;
+mod rollback;
+mod toolkits;
+mod ui;
+mod uninstall;
+mod use_;
+mod verify;
+
+/// cudnnm: install, switch, pin and diagnose NVIDIA cuDNN releases.
+#[derive(Parser, Debug)]
+#[command(name = "cudnnm", version, about, long_about = None, max_term_width = 100)]
+pub struct Cli {
+    /// cudnnm home folder (store, backups, config) [default: platform data folder]
+    #[arg(long, global = true, env = "CUDNNM_HOME", value_name = "DIR")]
+    pub home: Option<PathBuf>,
+    /// Print machine-readable JSON on stdout
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// Print only errors and data; no status lines or progress bars
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Import a release: a catalog version, a local archive or folder, or pip:REQUIREMENT
+    Install(install::Args),
+    /// Remove a release from the store
+    Uninstall(uninstall::Args),
+    /// List installed releases (or the catalog with --remote)
+    List(list::Args),
+    /// Deploy a release into a CUDA toolkit, backing up what was there
+    Use(use_::Args),
+    /// Show which release applies here and why, and what each toolkit holds
+    Current(current::Args),
+    /// Undo the last change to a toolkit (or restore a given backup)
+    Rollback(rollback::Args),
+    /// List backups of toolkit files
+    Backups(backups::Args),
+    /// Pin a release for this folder (writes .cudnn-version)
+    Pin(pin::Args),
+    /// Set or show the default release
+    Default(default::Args),
+    /// Run a command with a release activated for that process only
+    Exec(exec::Args),
+    /// Print shell code that activates the release for this shell
+    Env(env::Args),
+    /// List CUDA toolkits found on this machine
+    Toolkits(toolkits::Args),
+    /// Find and explain what breaks this machine's cuDNN setup
+    Doctor(doctor::Args),
+    /// Re-hash the store and deployments against their records
+    Verify(verify::Args),
+    /// Manage the release catalog
+    Manifest(manifest::Args),
+    /// Print shell completions
+    Completions(completions::Args),
+}
+
+/// Everything a command needs: home, output settings, and the environment read once.
+pub struct Ctx {
+    /// The cudnnm home.
+    pub home: Home,
+    /// `--json`.
+    pub json: bool,
+    /// `-q`.
+    pub quiet: bool,
+    /// The process environment at start-up.
+    pub env: Env,
+    stderr_tty: bool,
+}
+
+impl Ctx {
+    /// A status line on stderr (suppressed by `-q`).
+    pub fn status(&self, msg: impl std::fmt::Display) {
+        if !self.quiet {
+            let _ = writeln!(std::io::stderr().lock(), "{msg}");
+        }
+    }
+
+    /// A warning on stderr (always shown).
+    pub fn warn(&self, msg: impl std::fmt::Display) {
+        let _ = writeln!(std::io::stderr().lock(), "warning: {msg}");
+    }
+
+    /// Data on stdout. A closed pipe (`cudnnm list | head`) is not an error.
+    pub fn out(&self, text: impl std::fmt::Display) {
+        let _ = writeln!(std::io::stdout().lock(), "{text}");
+    }
+
+    /// `value` as pretty JSON on stdout.
+    pub fn out_json<T: Serialize + ?Sized>(&self, value: &T) {
+        let s = serde_json::to_string_pretty(value).expect("values serialise");
+        self.out(s);
+    }
+
+    /// A progress reporter: bars on a terminal, nothing with `-q` or when piped.
+    pub fn progress(&self) -> Box<dyn Progress> {
+        if self.quiet || !self.stderr_tty {
+            Box::new(NoProgress)
+        } else {
+            Box::new(ui::Bars::new())
+        }
+    }
+
+    /// Takes the home lock, saying so if another cudnnm holds it.
+    pub fn lock(&self) -> Result<HomeLock> {
+        HomeLock::acquire(&self.home, || {
+            self.status(format!(
+                "waiting for another cudnnm process to finish (lock '{}')",
+                self.home.lock_file().display()
+            ))
+        })
+    }
+}
+
+/// Runs the CLI with the process's arguments and environment; returns the exit code.
+pub fn main() -> ExitCode {
+    run(std::env::args_os().collect())
+}
+
+/// Runs the CLI with `args` (the first is the program name).
+pub fn run(args: Vec<OsString>) -> ExitCode {
+    let cli = match Cli::try_parse_from(args) {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() {
+                Kind::Usage.exit_code()
+            } else {
+                0
+            });
+        }
+    };
+    let env = Env::from_process();
+    match dispatch(cli, env) {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            print_error(&e);
+            ExitCode::from(e.kind().exit_code())
+        }
+    }
+}
+
+fn dispatch(cli: Cli, env: Env) -> Result<u8> {
+    let home = Home::locate(cli.home.as_deref(), &env)?;
+    let ctx = Ctx {
+        home,
+        json: cli.json,
+        quiet: cli.quiet,
+        env,
+        stderr_tty: std::io::stderr().is_terminal(),
+    };
+    match cli.command {
+        Command::Install(a) => install::run(&ctx, a),
+        Command::Uninstall(a) => uninstall::run(&ctx, a),
+        Command::List(a) => list::run(&ctx, a),
+        Command::Use(a) => use_::run(&ctx, a),
+        Command::Current(a) => current::run(&ctx, a),
+        Command::Rollback(a) => rollback::run(&ctx, a),
+        Command::Backups(a) => backups::run(&ctx, a),
+        Command::Pin(a) => pin::run(&ctx, a),
+        Command::Default(a) => default::run(&ctx, a),
+        Command::Exec(a) => exec::run(&ctx, a),
+        Command::Env(a) => env::run(&ctx, a),
+        Command::Toolkits(a) => toolkits::run(&ctx, a),
+        Command::Doctor(a) => doctor::run(&ctx, a),
+        Command::Verify(a) => verify::run(&ctx, a),
+        Command::Manifest(a) => manifest::run(&ctx, a),
+        Command::Completions(a) => completions::run(&ctx, a),
+    }
+}
+
+/// Prints `error: …`, `caused by: …` lines and `help: …` to stderr.
+fn print_error(e: &Error) {
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(err, "error: {}", e.message());
+    for c in e.causes() {
+        let _ = writeln!(err, "caused by: {c}");
+    }
+    if let Some(h) = e.hint_text() {
+        let _ = writeln!(err, "help: {h}");
+    }
+}
+
+/// The error for a command whose capability has not landed yet.
+fn not_yet(what: &str, issue: u32) -> Error {
+    Error::msg(format!(
+        "`cudnnm {what}` is not available in this build yet"
+    ))
+    .hint(format!(
+        "it arrives with issue {issue}; see README.md for what works today"
+    ))
+}

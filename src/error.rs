@@ -1,0 +1,215 @@
+//! One error type for the whole tool: what failed, why, and what to do next.
+//!
+//! Every error carries a [`Kind`] that decides the process exit code (listed in
+//! README.md), a one-line message naming the thing that failed, optional
+//! underlying causes, and a hint line with the command or step that fixes it.
+//! Rendered by `cli` as:
+//!
+//! ```text
+//! error: could not import 'x.zip': entry '../evil' points outside the archive
+//! caused by: …
+//! help: …
+//! ```
+
+use std::fmt;
+use std::io;
+use std::path::Path;
+
+/// The category of an error; each maps to one documented exit code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// Anything not covered below (exit 1).
+    Failure,
+    /// Bad command-line usage or a malformed argument/spec (exit 2).
+    Usage,
+    /// No installed release, catalog entry, toolkit or backup matches (exit 3).
+    NotFound,
+    /// A checksum or content check failed: hash mismatch, not a cuDNN
+    /// archive, version disagreement, unsafe archive entry (exit 4).
+    Integrity,
+    /// The process lacks the rights to change a file or folder (exit 5).
+    Permission,
+    /// Download or network failure (exit 6).
+    Network,
+    /// `doctor` or `verify` found a problem (exit 7).
+    Unhealthy,
+    /// The request conflicts with the current state: a deployed release,
+    /// an incompatible CUDA variant without `--force` (exit 8).
+    Conflict,
+}
+
+impl Kind {
+    /// The process exit code for this kind (see README.md, "Exit codes").
+    pub fn exit_code(self) -> u8 {
+        match self {
+            Kind::Failure => 1,
+            Kind::Usage => 2,
+            Kind::NotFound => 3,
+            Kind::Integrity => 4,
+            Kind::Permission => 5,
+            Kind::Network => 6,
+            Kind::Unhealthy => 7,
+            Kind::Conflict => 8,
+        }
+    }
+}
+
+/// An error with a message, optional causes and an optional hint.
+#[derive(Debug, Clone)]
+pub struct Error {
+    kind: Kind,
+    message: String,
+    causes: Vec<String>,
+    hint: Option<String>,
+}
+
+/// `Result` with [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    /// A new error of `kind` whose one-line `message` names what failed.
+    pub fn new(kind: Kind, message: impl Into<String>) -> Self {
+        Error {
+            kind,
+            message: message.into(),
+            causes: Vec::new(),
+            hint: None,
+        }
+    }
+
+    /// Shorthand for [`Kind::Failure`].
+    pub fn msg(message: impl Into<String>) -> Self {
+        Self::new(Kind::Failure, message)
+    }
+
+    /// Sets the hint line (what the user should do next).
+    pub fn hint(mut self, hint: impl Into<String>) -> Self {
+        self.hint = Some(hint.into());
+        self
+    }
+
+    /// Appends an underlying cause.
+    pub fn cause(mut self, cause: impl fmt::Display) -> Self {
+        self.causes.push(cause.to_string());
+        self
+    }
+
+    /// Replaces the kind (e.g. a generic I/O failure that is really a permission problem).
+    pub fn with_kind(mut self, kind: Kind) -> Self {
+        self.kind = kind;
+        self
+    }
+
+    /// Wraps this error under a new message; this error's message becomes the first cause.
+    pub fn context(self, message: impl Into<String>) -> Self {
+        let mut causes = vec![self.message];
+        causes.extend(self.causes);
+        Error {
+            kind: self.kind,
+            message: message.into(),
+            causes,
+            hint: self.hint,
+        }
+    }
+
+    /// An I/O error on `path` while trying to `verb` it ("read", "create", …),
+    /// classified so that permission and disk-full failures get their own hint.
+    pub fn io(verb: &str, path: &Path, err: io::Error) -> Self {
+        let base = Error::msg(format!("could not {verb} '{}'", path.display())).cause(&err);
+        match err.kind() {
+            io::ErrorKind::PermissionDenied | io::ErrorKind::ReadOnlyFilesystem => base
+                .with_kind(Kind::Permission)
+                .hint(format!(
+                    "check that you may write to '{}' (run elevated, or point CUDNNM_HOME / --home at a writable folder)",
+                    path.display()
+                )),
+            io::ErrorKind::StorageFull | io::ErrorKind::QuotaExceeded => base.hint(
+                "free some disk space (`cudnnm uninstall` old releases) or set CUDNNM_HOME to a larger disk",
+            ),
+            io::ErrorKind::NotFound => base.with_kind(Kind::NotFound),
+            _ => base,
+        }
+    }
+
+    /// The kind, which decides the exit code.
+    pub fn kind(&self) -> Kind {
+        self.kind
+    }
+
+    /// The one-line message.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// Underlying causes, outermost first.
+    pub fn causes(&self) -> &[String] {
+        &self.causes
+    }
+
+    /// The hint line, if any.
+    pub fn hint_text(&self) -> Option<&str> {
+        self.hint.as_deref()
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)?;
+        for c in &self.causes {
+            write!(f, ": {c}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// Adds a message to a fallible result, in the style of `anyhow::Context`.
+pub trait ResultExt<T> {
+    /// Wraps any error under `message()`.
+    fn context_with(self, message: impl FnOnce() -> String) -> Result<T>;
+}
+
+impl<T, E: fmt::Display> ResultExt<T> for std::result::Result<T, E> {
+    fn context_with(self, message: impl FnOnce() -> String) -> Result<T> {
+        self.map_err(|e| Error::msg(message()).cause(e))
+    }
+}
+
+/// Adds an I/O verb and path to an `io::Result`.
+pub trait IoResultExt<T> {
+    /// See [`Error::io`].
+    fn with_path(self, verb: &str, path: &Path) -> Result<T>;
+}
+
+impl<T> IoResultExt<T> for io::Result<T> {
+    fn with_path(self, verb: &str, path: &Path) -> Result<T> {
+        self.map_err(|e| Error::io(verb, path, e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn io_errors_are_classified() {
+        let p = Path::new("/x/y");
+        let e = Error::io("write", p, io::Error::from(io::ErrorKind::PermissionDenied));
+        assert_eq!(e.kind(), Kind::Permission);
+        assert!(e.hint_text().unwrap().contains("/x/y"));
+        let e = Error::io("write", p, io::Error::from(io::ErrorKind::StorageFull));
+        assert_eq!(e.kind(), Kind::Failure);
+        assert!(e.hint_text().unwrap().contains("disk space"));
+    }
+
+    #[test]
+    fn context_keeps_kind_and_hint() {
+        let e = Error::new(Kind::Integrity, "inner")
+            .hint("do x")
+            .context("outer");
+        assert_eq!(e.kind(), Kind::Integrity);
+        assert_eq!(e.to_string(), "outer: inner");
+        assert_eq!(e.hint_text(), Some("do x"));
+    }
+}

@@ -1,0 +1,204 @@
+//! The cudnnm home folder (DESIGN.md §2): where the store, downloads,
+//! backups, journal, deployments and config live, and `config.toml` itself.
+//!
+//! ```text
+//! $CUDNNM_HOME/
+//!   config.toml  store/  downloads/  backups/  journal/
+//!   deployments.toml  current/  catalog.toml  lock
+//! ```
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::env::{self, Env};
+use crate::error::{Error, IoResultExt, Result};
+use crate::fsops;
+
+/// Paths inside one cudnnm home folder. Creating a `Home` touches nothing on disk.
+#[derive(Clone, Debug)]
+pub struct Home {
+    root: PathBuf,
+}
+
+impl Home {
+    /// A home at `root` (absolute or relative to the working folder).
+    pub fn new(root: impl Into<PathBuf>) -> Home {
+        Home { root: root.into() }
+    }
+
+    /// The home chosen by `--home`, else `CUDNNM_HOME`, else the platform data
+    /// folder of the `directories` crate (`~/.local/share/cudnnm`,
+    /// `%LOCALAPPDATA%\cudnnm\data`).
+    ///
+    /// # Errors
+    /// When neither is given and the platform has no home folder.
+    pub fn locate(flag: Option<&Path>, env: &Env) -> Result<Home> {
+        let root = match flag {
+            Some(p) => p.to_path_buf(),
+            None => match env.var_os(env::CUDNNM_HOME).filter(|v| !v.is_empty()) {
+                Some(v) => PathBuf::from(v),
+                None => directories::ProjectDirs::from("", "", "cudnnm")
+                    .map(|d| d.data_local_dir().to_path_buf())
+                    .ok_or_else(|| {
+                        Error::msg("could not find a home folder for cudnnm")
+                            .hint("set CUDNNM_HOME to a writable folder, or pass --home DIR")
+                    })?,
+            },
+        };
+        let root = if root.is_absolute() {
+            root
+        } else {
+            env.cwd().join(root)
+        };
+        Ok(Home { root })
+    }
+
+    /// The home folder itself.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// `store/`: unpacked releases, `store/cuda-<variant>/<version>/`.
+    pub fn store_dir(&self) -> PathBuf {
+        self.root.join("store")
+    }
+
+    /// `downloads/`: archive cache, one file per SHA-256.
+    pub fn downloads_dir(&self) -> PathBuf {
+        self.root.join("downloads")
+    }
+
+    /// `backups/`: files moved out of toolkits, `backups/<id>/`.
+    pub fn backups_dir(&self) -> PathBuf {
+        self.root.join("backups")
+    }
+
+    /// `journal/`: changes in flight.
+    pub fn journal_dir(&self) -> PathBuf {
+        self.root.join("journal")
+    }
+
+    /// `deployments.toml`: what is deployed in which toolkit.
+    pub fn deployments_file(&self) -> PathBuf {
+        self.root.join("deployments.toml")
+    }
+
+    /// `current/`: stable per-user links, `current/cuda-<variant>`.
+    pub fn current_dir(&self) -> PathBuf {
+        self.root.join("current")
+    }
+
+    /// `config.toml`.
+    pub fn config_file(&self) -> PathBuf {
+        self.root.join("config.toml")
+    }
+
+    /// `catalog.toml`: the user catalog written by `manifest refresh`, overlaying the embedded one.
+    pub fn user_catalog_file(&self) -> PathBuf {
+        self.root.join("catalog.toml")
+    }
+
+    /// `lock`: the advisory lock file that admits one writer at a time.
+    pub fn lock_file(&self) -> PathBuf {
+        self.root.join("lock")
+    }
+
+    /// Creates the home folder if needed.
+    ///
+    /// # Errors
+    /// When the folder cannot be created (read-only or full disk).
+    pub fn ensure(&self) -> Result<()> {
+        std::fs::create_dir_all(&self.root).with_path("create the cudnnm home", &self.root)
+    }
+
+    /// Reads `config.toml`; a missing file is the default config.
+    ///
+    /// # Errors
+    /// When the file exists but cannot be read or parsed (names the file).
+    pub fn config(&self) -> Result<Config> {
+        let path = self.config_file();
+        match std::fs::read_to_string(&path) {
+            Ok(s) => toml::from_str(&s).map_err(|e| {
+                Error::msg(format!("could not parse '{}'", path.display()))
+                    .cause(e.message())
+                    .hint("fix or delete the file; `cudnnm default SPEC` rewrites it")
+            }),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Config::default()),
+            Err(e) => Err(Error::io("read", &path, e)),
+        }
+    }
+
+    /// Writes `config.toml` atomically.
+    pub fn save_config(&self, config: &Config) -> Result<()> {
+        self.ensure()?;
+        let text = toml::to_string_pretty(config)
+            .map_err(|e| Error::msg(format!("could not encode config: {e}")))?;
+        fsops::write_atomic(&self.config_file(), text.as_bytes())
+    }
+}
+
+/// `config.toml`: user settings. Unknown keys are ignored.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct Config {
+    /// The default release spec (`cudnnm default SPEC`), used when no pin applies.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub default: Option<String>,
+    /// Link mode for `use`: `auto`, `symlink`, `hardlink` or `copy`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mode: Option<String>,
+    /// Base URL replacing NVIDIA's download server.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mirror: Option<String>,
+    /// How many backups to keep per toolkit (default 5); a toolkit's first backup is always kept.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub keep_backups: Option<u32>,
+}
+
+impl Config {
+    /// Backups to keep per toolkit: `keep_backups`, default 5.
+    pub fn backups_to_keep(&self) -> u32 {
+        self.keep_backups.unwrap_or(5)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn home_precedence_flag_env_default() {
+        let env = Env::from_vars([(env::CUDNNM_HOME, "/env/home")], "/cwd", false);
+        assert_eq!(
+            Home::locate(Some(Path::new("/flag")), &env).unwrap().root(),
+            Path::new("/flag")
+        );
+        assert_eq!(
+            Home::locate(None, &env).unwrap().root(),
+            Path::new("/env/home")
+        );
+        assert_eq!(
+            Home::locate(Some(Path::new("rel")), &env).unwrap().root(),
+            Path::new("/cwd/rel")
+        );
+    }
+
+    #[test]
+    fn config_roundtrip_and_unknown_keys() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = Home::new(dir.path());
+        assert_eq!(home.config().unwrap(), Config::default());
+        std::fs::write(home.config_file(), "default = \"8.1\"\nfuture_key = 1\n").unwrap();
+        assert_eq!(home.config().unwrap().default.as_deref(), Some("8.1"));
+        let c = Config {
+            keep_backups: Some(3),
+            ..Default::default()
+        };
+        home.save_config(&c).unwrap();
+        assert_eq!(home.config().unwrap(), c);
+        std::fs::write(home.config_file(), "default = [").unwrap();
+        let e = home.config().unwrap_err();
+        assert!(e.message().contains("config.toml"));
+    }
+}

@@ -1,0 +1,37 @@
+//! cudnnm: a manager for many NVIDIA cuDNN releases on one machine.
+//!
+//! The library holds all logic so that tests call it directly; `src/main.rs`
+//! only runs [`cli::main`]. Module map (see DESIGN.md §9):
+//! - [`version`]: release versions, CUDA variants, platforms, specs.
+//! - [`archive`]: recognising archive shapes and importing them safely.
+//! - [`store`]: releases on disk and their receipts.
+//! - [`toolkit`]: CUDA toolkit discovery and layout.
+//! - [`deploy`]: the backup/journal transaction behind `use` and `rollback`.
+//! - [`pin`]: `.cudnn-version` files and spec resolution.
+//! - [`activate`]: per-process environment for a release and shell rendering.
+//! - [`catalog`]: the release catalog (`manifest.toml`) and downloads.
+//! - [`doctor`]: system snapshot and platform-neutral checks.
+//! - [`fsops`]: the one module that changes files (atomic writes, links, renames).
+//! - [`platform`]: the only code that differs by OS.
+
+pub mod activate;
+pub mod archive;
+pub mod catalog;
+pub mod cli;
+pub mod deploy;
+pub mod doctor;
+pub mod env;
+pub mod error;
+pub mod fsops;
+pub mod hash;
+pub mod home;
+pub mod libcudnn;
+pub mod lock;
+pub mod pin;
+pub mod platform;
+pub mod progress;
+pub mod store;
+pub mod toolkit;
+pub mod version;
+
+pub use error::{Error, Result};

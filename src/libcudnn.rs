@@ -1,0 +1,58 @@
+//! Asking a cuDNN library what it is: load it and call `cudnnGetVersion()` and
+//! `cudnnGetCudartVersion()`. Both answer without a GPU or CUDA driver
+//! (cudnn-facts §3.4), which lets `verify`, `doctor` and the tests check the
+//! version a library really reports, not what its file name claims.
+
+use std::path::Path;
+
+use crate::error::{Error, Kind, Result};
+use crate::version::Version;
+
+/// What a loaded cuDNN library reports about itself.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LibraryVersion {
+    /// `cudnnGetVersion()`: the `CUDNN_VERSION` integer (`91200` for 9.12.0, `8100` for 8.1.0).
+    pub cudnn: u64,
+    /// `cudnnGetCudartVersion()`: the CUDA runtime version it was built with (`12090` = 12.9).
+    pub cudart: u64,
+}
+
+impl LibraryVersion {
+    /// The cuDNN version as `major.minor.patch`.
+    pub fn version(&self) -> Version {
+        Version::from_cudnn_version_number(self.cudnn)
+    }
+}
+
+/// Loads the cuDNN library at `path` (`libcudnn.so.9`, `cudnn64_8.dll`) and
+/// asks its version. The library stays loaded only for the call.
+///
+/// # Errors
+/// When the file cannot be loaded on this platform (wrong OS or architecture,
+/// a missing dependency) or lacks the version functions.
+pub fn query_version(path: &Path) -> Result<LibraryVersion> {
+    // SAFETY: loading a library runs its initialisers; cuDNN's are side-effect
+    // free apart from registering its own state, and we call only two
+    // argument-less functions with the C ABI documented in cudnn.h.
+    unsafe {
+        let lib = libloading::Library::new(path).map_err(|e| {
+            Error::new(Kind::Failure, format!("could not load '{}'", path.display()))
+                .cause(e)
+                .hint("the library may be for another platform, or one of its dependencies is missing (`cudnnm doctor` names it)")
+        })?;
+        let get_version: libloading::Symbol<unsafe extern "C" fn() -> usize> =
+            lib.get(b"cudnnGetVersion\0").map_err(|e| {
+                Error::new(
+                    Kind::Integrity,
+                    format!("'{}' has no cudnnGetVersion()", path.display()),
+                )
+                .cause(e)
+            })?;
+        let cudnn = get_version() as u64;
+        let cudart = match lib.get::<unsafe extern "C" fn() -> usize>(b"cudnnGetCudartVersion\0") {
+            Ok(f) => f() as u64,
+            Err(_) => 0,
+        };
+        Ok(LibraryVersion { cudnn, cudart })
+    }
+}

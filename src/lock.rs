@@ -1,0 +1,75 @@
+//! The home lock: one cudnnm writer at a time per home folder.
+//!
+//! An advisory OS file lock on `$CUDNNM_HOME/lock` (std's `File::lock`: `flock`
+//! on Unix, `LockFileEx` on Windows). The OS drops it when the process dies,
+//! even by `kill -9`, so a crash never leaves a stale lock; the journal, not
+//! the lock, records unfinished work. A waiting process says so once, like Volta.
+
+use std::fs::{File, TryLockError};
+use std::io::Write;
+
+use crate::error::{Error, IoResultExt, Result};
+use crate::home::Home;
+
+/// A held exclusive lock; released on drop.
+#[derive(Debug)]
+pub struct HomeLock {
+    _file: File,
+}
+
+impl HomeLock {
+    /// Takes the exclusive lock on `home`, waiting for other cudnnm processes.
+    /// `on_wait` is called once if the lock is busy (to tell the user).
+    ///
+    /// # Errors
+    /// When the home folder or lock file cannot be created or locked.
+    pub fn acquire(home: &Home, on_wait: impl FnOnce()) -> Result<HomeLock> {
+        home.ensure()?;
+        let path = home.lock_file();
+        let mut file = File::options()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .with_path("open the lock file", &path)?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(TryLockError::WouldBlock) => {
+                on_wait();
+                file.lock().with_path("lock", &path)?;
+            }
+            Err(TryLockError::Error(e)) => {
+                return Err(Error::io("lock", &path, e));
+            }
+        }
+        // Record the holder for people reading the file; the lock itself is the OS's.
+        let _ = file.set_len(0);
+        let _ = write!(file, "{}", std::process::id());
+        Ok(HomeLock { _file: file })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    #[test]
+    fn second_holder_waits_until_first_drops() {
+        let d = tempfile::tempdir().unwrap();
+        let home = Home::new(d.path());
+        let first = HomeLock::acquire(&home, || panic!("free lock must not wait")).unwrap();
+        let waited = Arc::new(AtomicBool::new(false));
+        let w = waited.clone();
+        let h2 = home.clone();
+        let t = std::thread::spawn(move || {
+            let _l = HomeLock::acquire(&h2, || w.store(true, Ordering::SeqCst)).unwrap();
+        });
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        drop(first);
+        t.join().unwrap();
+        assert!(waited.load(Ordering::SeqCst));
+    }
+}

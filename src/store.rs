@@ -1,0 +1,395 @@
+//! The store (DESIGN.md §2–3): unpacked releases in a normalized layout,
+//! `store/cuda-<variant>/<version>/{bin,include,lib}` plus `receipt.toml`.
+//!
+//! A release appears in the store only whole: imports build it in a
+//! `store/.partial-*` folder and rename it into place (see [`PartialRelease`]),
+//! so a crash leaves at most a partial folder that the next import sweeps.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, IoResultExt, Kind, Result};
+use crate::fsops;
+use crate::hash::Sha256Hex;
+use crate::home::Home;
+use crate::version::{self, CudaVariant, Platform, Spec, Version};
+
+/// Receipt schema version written by this build.
+pub const RECEIPT_SCHEMA: u32 = 1;
+
+/// The receipt file name inside a release folder.
+pub const RECEIPT_FILE: &str = "receipt.toml";
+
+/// `receipt.toml`: what was imported and every file it holds.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Receipt {
+    /// Receipt schema version ([`RECEIPT_SCHEMA`]).
+    pub schema: u32,
+    /// The full release version (`8.1.0.77`, or `7.1.3` when no build number is known).
+    pub version: Version,
+    /// The CUDA variant the build targets.
+    pub cuda: CudaVariant,
+    /// The platform of the binaries.
+    pub platform: Platform,
+    /// `major.minor.patch` as read from `cudnn_version.h` (or `cudnn.h` before cuDNN 8).
+    pub header_version: Version,
+    /// When the import finished, RFC 3339 UTC.
+    pub installed_at: String,
+    /// Where the release came from.
+    pub source: Source,
+    /// Every file of the release, relative to the release folder, `/`-separated, sorted.
+    #[serde(rename = "file", default)]
+    pub files: Vec<FileRecord>,
+}
+
+/// The origin of an imported release.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Source {
+    /// The archive shape (`windows-zip`, `linux-tgz`, `redist`, `wheel`, `installer-folder`, `folder`, `flat`).
+    pub kind: String,
+    /// The archive or folder name as given (`cudnn-11.2-windows-x64-v8.1.0.77.zip`).
+    pub name: String,
+    /// SHA-256 of the archive file; absent for folders.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub sha256: Option<Sha256Hex>,
+    /// Archive size in bytes (0 for folders).
+    #[serde(default)]
+    pub size: u64,
+    /// Download URL or `pip:` requirement, when not a local file.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub url: Option<String>,
+}
+
+/// One file of a release.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct FileRecord {
+    /// Path relative to the release folder, `/`-separated (`lib/libcudnn.so.9`).
+    pub path: String,
+    /// Size in bytes (0 for links).
+    #[serde(default)]
+    pub size: u64,
+    /// SHA-256 of the content; absent for links.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub sha256: Option<Sha256Hex>,
+    /// For a symbolic link: its target as stored (`libcudnn.so.9.1.0`).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub link: Option<String>,
+}
+
+impl Receipt {
+    /// The canonical id, e.g. `8.9.7.29_cuda12`.
+    pub fn id(&self) -> String {
+        version::release_id(&self.version, &self.cuda)
+    }
+
+    /// Sum of file sizes in bytes.
+    pub fn total_size(&self) -> u64 {
+        self.files.iter().map(|f| f.size).sum()
+    }
+
+    /// Parses a receipt.
+    ///
+    /// # Errors
+    /// When the text is not a valid receipt (names `path`).
+    pub fn parse(text: &str, path: &Path) -> Result<Receipt> {
+        toml::from_str(text).map_err(|e| {
+            Error::new(
+                Kind::Integrity,
+                format!("could not read the receipt '{}'", path.display()),
+            )
+            .cause(e.message())
+            .hint("reinstall the release with `cudnnm install --force …`, or remove its folder")
+        })
+    }
+
+    /// The receipt as TOML.
+    pub fn to_toml(&self) -> String {
+        toml::to_string_pretty(self).expect("receipts always encode")
+    }
+}
+
+/// One installed release: its folder and receipt.
+#[derive(Clone, Debug)]
+pub struct Release {
+    /// The release folder `store/cuda-<variant>/<version>`.
+    pub dir: PathBuf,
+    /// Its receipt.
+    pub receipt: Receipt,
+}
+
+impl Release {
+    /// The full version.
+    pub fn version(&self) -> &Version {
+        &self.receipt.version
+    }
+
+    /// The CUDA variant.
+    pub fn cuda(&self) -> &CudaVariant {
+        &self.receipt.cuda
+    }
+
+    /// The platform.
+    pub fn platform(&self) -> Platform {
+        self.receipt.platform
+    }
+
+    /// The canonical id, `8.9.7.29_cuda12`.
+    pub fn id(&self) -> String {
+        self.receipt.id()
+    }
+
+    /// `bin/`: DLLs (Windows releases).
+    pub fn bin_dir(&self) -> PathBuf {
+        self.dir.join("bin")
+    }
+
+    /// `include/`: headers.
+    pub fn include_dir(&self) -> PathBuf {
+        self.dir.join("include")
+    }
+
+    /// `lib/`: shared and static libraries, import libraries.
+    pub fn lib_dir(&self) -> PathBuf {
+        self.dir.join("lib")
+    }
+
+    /// The folder the loader must search: `bin` on Windows, `lib` elsewhere.
+    pub fn loader_dir(&self) -> PathBuf {
+        if self.platform().is_windows() {
+            self.bin_dir()
+        } else {
+            self.lib_dir()
+        }
+    }
+}
+
+/// The store under a home folder.
+#[derive(Clone, Debug)]
+pub struct Store {
+    root: PathBuf,
+}
+
+impl Store {
+    /// The store of `home` (`$CUDNNM_HOME/store`).
+    pub fn new(home: &Home) -> Store {
+        Store {
+            root: home.store_dir(),
+        }
+    }
+
+    /// The store folder.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The folder a release of `version` for `cuda` lives in (whether or not it exists).
+    pub fn release_dir(&self, version: &Version, cuda: &CudaVariant) -> PathBuf {
+        self.root.join(cuda.dir_name()).join(version.to_string())
+    }
+
+    /// Every installed release, sorted by version then CUDA variant.
+    /// Folders without a readable receipt are skipped (partial imports, foreign files).
+    ///
+    /// # Errors
+    /// When the store folder exists but cannot be listed.
+    pub fn releases(&self) -> Result<Vec<Release>> {
+        let mut out = Vec::new();
+        let top = match fs::read_dir(&self.root) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(out),
+            Err(e) => return Err(Error::io("list", &self.root, e)),
+        };
+        for cuda_dir in top.flatten() {
+            let name = cuda_dir.file_name();
+            let Some(name) = name.to_str() else { continue };
+            if !name.starts_with("cuda-") {
+                continue;
+            }
+            let Ok(versions) = fs::read_dir(cuda_dir.path()) else {
+                continue;
+            };
+            for rel in versions.flatten() {
+                if let Ok(Some(r)) = self.load(&rel.path()) {
+                    out.push(r);
+                }
+            }
+        }
+        out.sort_by(|a, b| a.version().cmp(b.version()).then(a.cuda().cmp(b.cuda())));
+        Ok(out)
+    }
+
+    /// Loads the release in `dir`, `None` when it has no receipt.
+    ///
+    /// # Errors
+    /// When the receipt exists but is unreadable or malformed.
+    pub fn load(&self, dir: &Path) -> Result<Option<Release>> {
+        let path = dir.join(RECEIPT_FILE);
+        match fs::read_to_string(&path) {
+            Ok(text) => Ok(Some(Release {
+                dir: dir.to_path_buf(),
+                receipt: Receipt::parse(&text, &path)?,
+            })),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(Error::io("read", &path, e)),
+        }
+    }
+
+    /// The installed release of exactly `version` for `cuda`, if any.
+    pub fn get(&self, version: &Version, cuda: &CudaVariant) -> Result<Option<Release>> {
+        self.load(&self.release_dir(version, cuda))
+    }
+
+    /// Installed releases matching `spec`, newest first.
+    pub fn matching(&self, spec: &Spec) -> Result<Vec<Release>> {
+        let mut v: Vec<Release> = self
+            .releases()?
+            .into_iter()
+            .filter(|r| spec.matches(r.version(), r.cuda()))
+            .collect();
+        v.reverse();
+        Ok(v)
+    }
+
+    /// The one installed release `spec` names: the newest match, or an error
+    /// naming the spec and how to install it.
+    ///
+    /// # Errors
+    /// [`Kind::NotFound`] when nothing matches.
+    pub fn resolve(&self, spec: &Spec) -> Result<Release> {
+        self.matching(spec)?.into_iter().next().ok_or_else(|| {
+            Error::new(Kind::NotFound, format!("cuDNN {spec} is not installed"))
+                .hint(format!("install it with `cudnnm install {spec}` (or `cudnnm install PATH` for an archive you have)"))
+        })
+    }
+
+    /// Starts an import: a fresh `store/.partial-*` folder, removed on drop
+    /// unless committed. Also sweeps partial folders left by crashed imports.
+    ///
+    /// # Errors
+    /// When the store folder cannot be created (read-only home, full disk).
+    pub fn begin_import(&self) -> Result<PartialRelease> {
+        fsops::create_dir_all(&self.root)?;
+        self.sweep_partials();
+        let dir = tempfile::Builder::new()
+            .prefix(".partial-")
+            .tempdir_in(&self.root)
+            .with_path("create a folder in", &self.root)?;
+        Ok(PartialRelease { dir: Some(dir) })
+    }
+
+    /// Removes `.partial-*` and `.trash-*` folders whose owner is gone. An
+    /// import in progress holds the home lock, so callers sweep only under it.
+    fn sweep_partials(&self) {
+        let Ok(rd) = fs::read_dir(&self.root) else {
+            return;
+        };
+        for e in rd.flatten() {
+            let n = e.file_name();
+            let n = n.to_string_lossy();
+            if n.starts_with(".partial-") || n.starts_with(".trash-") {
+                let _ = fsops::remove_dir_all(&e.path());
+            }
+        }
+    }
+
+    /// Moves a finished partial release into place as `version`/`cuda`,
+    /// writing its receipt and making its files read-only. With `replace`,
+    /// an existing release there is swapped out and deleted.
+    ///
+    /// # Errors
+    /// [`Kind::Conflict`] when a release exists there and `replace` is false;
+    /// I/O errors (the partial folder is removed, the store unchanged).
+    pub fn commit(
+        &self,
+        partial: PartialRelease,
+        receipt: Receipt,
+        replace: bool,
+    ) -> Result<Release> {
+        let dest = self.release_dir(&receipt.version, &receipt.cuda);
+        let dir = partial.path().to_path_buf();
+        fsops::write_atomic(&dir.join(RECEIPT_FILE), receipt.to_toml().as_bytes())?;
+        for f in &receipt.files {
+            if f.link.is_none() {
+                fsops::set_readonly(&dir.join(&f.path), true)?;
+            }
+        }
+        fsops::create_dir_all(fsops::parent_of(&dest))?;
+        let mut trash = None;
+        if dest.exists() {
+            if !replace {
+                return Err(Error::new(
+                    Kind::Conflict,
+                    format!("'{}' already exists", dest.display()),
+                ));
+            }
+            let t = fsops::sibling(&dest, "trash");
+            let t = self.root.join(t.file_name().unwrap());
+            fsops::rename(&dest, &t)?;
+            trash = Some(t);
+        }
+        if let Err(e) = fsops::rename(&dir, &dest) {
+            if let Some(t) = &trash {
+                let _ = fsops::rename(t, &dest);
+            }
+            return Err(e);
+        }
+        partial.keep();
+        fsops::sync_dir(fsops::parent_of(&dest));
+        if let Some(t) = trash {
+            fsops::remove_dir_all(&t)?;
+        }
+        Ok(Release { dir: dest, receipt })
+    }
+
+    /// Removes a release folder from the store (rename aside, then delete, so
+    /// a crash never leaves a half-deleted release that still has a receipt).
+    pub fn remove(&self, release: &Release) -> Result<()> {
+        let t = self.root.join(
+            fsops::sibling(&release.dir, "trash")
+                .file_name()
+                .expect("sibling has a name"),
+        );
+        fsops::rename(&release.dir, &t)?;
+        fsops::remove_dir_all(&t)?;
+        let parent = fsops::parent_of(&release.dir);
+        let _ = fs::remove_dir(parent); // the cuda-<v> folder, when now empty
+        Ok(())
+    }
+}
+
+/// A release being built in `store/.partial-*`; deleted on drop unless committed.
+#[derive(Debug)]
+pub struct PartialRelease {
+    dir: Option<tempfile::TempDir>,
+}
+
+impl PartialRelease {
+    /// The partial folder.
+    pub fn path(&self) -> &Path {
+        self.dir.as_ref().expect("partial folder present").path()
+    }
+
+    fn keep(mut self) {
+        if let Some(d) = self.dir.take() {
+            let _ = d.keep();
+        }
+    }
+}
+
+impl Drop for PartialRelease {
+    fn drop(&mut self) {
+        if let Some(d) = self.dir.take() {
+            // Files may be read-only already; clear them so the folder can go.
+            let p = d.path().to_path_buf();
+            let _ = d.keep();
+            let _ = fsops::remove_dir_all(&p);
+        }
+    }
+}
+
+/// Current time as RFC 3339 UTC with seconds (`2026-11-29T21:12:07Z`).
+pub fn now_rfc3339() -> String {
+    humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
+}

@@ -1,0 +1,599 @@
+//! Names for what a release is: its cuDNN [`Version`], the [`CudaVariant`] it
+//! was built for, its [`Platform`], and the [`Spec`] a user writes to pick one.
+//!
+//! Everything here is pure and parsed once; the rest of the tool compares these
+//! values instead of strings.
+
+use std::cmp::Ordering;
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::error::{Error, Kind, Result};
+
+/// A cuDNN version of one to four numbers: `9`, `8.1`, `7.1.3`, `8.1.0.77`.
+///
+/// The fourth number is NVIDIA's build number; it appears only in file and
+/// package names, never in the headers (cudnn-facts §3.3). Ordering is numeric
+/// per component, and a shorter version sorts before a longer one it prefixes
+/// (`7.1.3 < 7.1.3.0`).
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct Version(Vec<u32>);
+
+impl Version {
+    /// Builds a version from its components (1 to 4 of them).
+    ///
+    /// # Panics
+    /// If `parts` is empty or longer than 4; callers pass literals.
+    pub fn from_parts(parts: &[u32]) -> Self {
+        assert!((1..=4).contains(&parts.len()), "a version has 1 to 4 parts");
+        Version(parts.to_vec())
+    }
+
+    /// The components, major first.
+    pub fn parts(&self) -> &[u32] {
+        &self.0
+    }
+
+    /// The major version (`8` in `8.1.0.77`).
+    pub fn major(&self) -> u32 {
+        self.0[0]
+    }
+
+    /// The minor version, 0 when absent.
+    pub fn minor(&self) -> u32 {
+        self.0.get(1).copied().unwrap_or(0)
+    }
+
+    /// The patch level, 0 when absent.
+    pub fn patch(&self) -> u32 {
+        self.0.get(2).copied().unwrap_or(0)
+    }
+
+    /// The build number (`77` in `8.1.0.77`), if the version has one.
+    pub fn build(&self) -> Option<u32> {
+        self.0.get(3).copied()
+    }
+
+    /// True when every component of `self` equals the same component of
+    /// `other` (`7.1` prefixes `7.1.3`; a version prefixes itself).
+    pub fn is_prefix_of(&self, other: &Version) -> bool {
+        self.0.len() <= other.0.len() && self.0.iter().zip(&other.0).all(|(a, b)| a == b)
+    }
+
+    /// The first three components (`8.1.0` of `8.1.0.77`), padding with zeros.
+    pub fn triple(&self) -> Version {
+        Version(vec![self.major(), self.minor(), self.patch()])
+    }
+
+    /// The `CUDNN_VERSION` integer that the headers define and that
+    /// `cudnnGetVersion()` returns: `MAJOR*1000 + MINOR*100 + PATCHLEVEL` up to
+    /// cuDNN 8, `MAJOR*10000 + MINOR*100 + PATCHLEVEL` from cuDNN 9 (NVIDIA cuDNN
+    /// 9.0.0 release notes; cudnn-facts §3.3). `7.1.3 → 7103`, `9.27.0 → 92700`.
+    pub fn cudnn_version_number(&self) -> u64 {
+        let (ma, mi, pa) = (
+            self.major() as u64,
+            self.minor() as u64,
+            self.patch() as u64,
+        );
+        if ma >= 9 {
+            ma * 10000 + mi * 100 + pa
+        } else {
+            ma * 1000 + mi * 100 + pa
+        }
+    }
+
+    /// The inverse of [`Version::cudnn_version_number`]: `91200 → 9.12.0`,
+    /// `8100 → 8.1.0`. Values from 90000 on use the cuDNN 9 formula.
+    pub fn from_cudnn_version_number(n: u64) -> Version {
+        let (ma, mi, pa) = if n >= 90000 {
+            (n / 10000, (n / 100) % 100, n % 100)
+        } else {
+            (n / 1000, (n / 100) % 10, n % 100)
+        };
+        Version(vec![ma as u32, mi as u32, pa as u32])
+    }
+}
+
+impl FromStr for Version {
+    type Err = Error;
+
+    /// Parses `8.1.0.77`, `7.1.3`, `8.1`, `9`; a leading `v` is accepted.
+    fn from_str(s: &str) -> Result<Self> {
+        let t = s.trim();
+        let t = t.strip_prefix('v').unwrap_or(t);
+        let bad = || {
+            Error::new(Kind::Usage, format!("'{s}' is not a cuDNN version"))
+                .hint("write a version such as 8.1.0.77, 7.1.3, 8.1 or 9")
+        };
+        if t.is_empty() {
+            return Err(bad());
+        }
+        let mut parts = Vec::new();
+        for p in t.split('.') {
+            if p.is_empty() || p.len() > 9 || !p.bytes().all(|b| b.is_ascii_digit()) {
+                return Err(bad());
+            }
+            parts.push(p.parse::<u32>().map_err(|_| bad())?);
+        }
+        if parts.len() > 4 {
+            return Err(bad());
+        }
+        Ok(Version(parts))
+    }
+}
+
+impl Ord for Version {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.0.cmp(&other.0)
+    }
+}
+
+impl PartialOrd for Version {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl fmt::Display for Version {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, p) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str(".")?;
+            }
+            write!(f, "{p}")?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Debug for Version {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Version({self})")
+    }
+}
+
+impl Serialize for Version {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Version {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// The CUDA a cuDNN build targets: `8.0`, `10.2`, `11.2` (full `major.minor`,
+/// as in old archive names) or `12` (major only, as in `_cuda12` redist
+/// archives and `-cu12` wheels).
+///
+/// Before CUDA 11 a build fits only the toolkit of the same `major.minor`;
+/// from CUDA 11 on, NVIDIA's minor-version compatibility lets a build serve
+/// every toolkit of the same major (CUDA compatibility guide, cudnn-facts §5.4).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct CudaVariant {
+    major: u32,
+    minor: Option<u32>,
+}
+
+impl CudaVariant {
+    /// `major.minor` variant.
+    pub fn new(major: u32, minor: Option<u32>) -> Self {
+        CudaVariant { major, minor }
+    }
+
+    /// The CUDA major version.
+    pub fn major(&self) -> u32 {
+        self.major
+    }
+
+    /// The CUDA minor version, when the variant names one.
+    pub fn minor(&self) -> Option<u32> {
+        self.minor
+    }
+
+    /// Whether a build for this variant runs in a toolkit of CUDA
+    /// `major.minor`: exact `major.minor` before CUDA 11, same major from 11 on.
+    pub fn fits(&self, toolkit_major: u32, toolkit_minor: u32) -> bool {
+        if self.major != toolkit_major {
+            return false;
+        }
+        if self.major >= 11 {
+            return true;
+        }
+        self.minor == Some(toolkit_minor)
+    }
+
+    /// Store folder name: `cuda-11.2`, `cuda-12`.
+    pub fn dir_name(&self) -> String {
+        format!("cuda-{self}")
+    }
+
+    /// Parses the CUDA part of NVIDIA's names: `cuda12`, `cuda11.5`, `cu12`,
+    /// `11.2`. NVIDIA's `_cuda10` redist archives (8.6–8.7) carry CUDA 10.2
+    /// (redistrib_8.6.0.json), so a bare `10` from a name means `10.2`.
+    pub fn from_name_part(s: &str) -> Option<Self> {
+        let t = s
+            .strip_prefix("cuda")
+            .or_else(|| s.strip_prefix("cu"))
+            .unwrap_or(s);
+        let v: Version = t.parse().ok()?;
+        match v.parts() {
+            [10] => Some(CudaVariant::new(10, Some(2))),
+            [ma] => Some(CudaVariant::new(*ma, None)),
+            [ma, mi] | [ma, mi, _] => Some(CudaVariant::new(*ma, Some(*mi))),
+            _ => None,
+        }
+    }
+}
+
+impl FromStr for CudaVariant {
+    type Err = Error;
+
+    /// Parses a user-given variant: `12`, `11.2`, `cuda12`, `cu11`, `10.2`.
+    /// CUDA before 11 needs its minor (`10.2`, `8.0`).
+    fn from_str(s: &str) -> Result<Self> {
+        let t = s.trim();
+        let t = t
+            .strip_prefix("cuda")
+            .or_else(|| t.strip_prefix("cu"))
+            .unwrap_or(t)
+            .trim_start_matches(['-', '_']);
+        let bad = || {
+            Error::new(Kind::Usage, format!("'{s}' is not a CUDA version"))
+                .hint("write a CUDA version such as 12, 11.2, 10.2 or 8.0")
+        };
+        let v: Version = t.parse().map_err(|_| bad())?;
+        let c = match v.parts() {
+            [ma] => CudaVariant::new(*ma, None),
+            [ma, mi] | [ma, mi, _] => CudaVariant::new(*ma, Some(*mi)),
+            _ => return Err(bad()),
+        };
+        if c.major < 11 && c.minor.is_none() {
+            return Err(Error::new(
+                Kind::Usage,
+                format!("CUDA '{s}' needs a minor version: before CUDA 11 a cuDNN build fits only one major.minor"),
+            )
+            .hint(format!("write it in full, e.g. {}.0 or {}.2", c.major, c.major)));
+        }
+        Ok(c)
+    }
+}
+
+impl fmt::Display for CudaVariant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.minor {
+            Some(mi) => write!(f, "{}.{}", self.major, mi),
+            None => write!(f, "{}", self.major),
+        }
+    }
+}
+
+impl fmt::Debug for CudaVariant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "CudaVariant({self})")
+    }
+}
+
+impl Serialize for CudaVariant {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for CudaVariant {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// The platform a release's binaries are built for, in NVIDIA's redist names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Platform {
+    /// `windows-x86_64`: DLLs and import libraries.
+    WindowsX86_64,
+    /// `linux-x86_64`.
+    LinuxX86_64,
+    /// `linux-sbsa`: Arm servers.
+    LinuxSbsa,
+    /// `linux-aarch64`: Jetson.
+    LinuxAarch64,
+    /// `linux-ppc64le`.
+    LinuxPpc64le,
+}
+
+impl Platform {
+    /// Every platform, in display order.
+    pub const ALL: [Platform; 5] = [
+        Platform::WindowsX86_64,
+        Platform::LinuxX86_64,
+        Platform::LinuxSbsa,
+        Platform::LinuxAarch64,
+        Platform::LinuxPpc64le,
+    ];
+
+    /// NVIDIA's name: `windows-x86_64`, `linux-x86_64`, `linux-sbsa`, …
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Platform::WindowsX86_64 => "windows-x86_64",
+            Platform::LinuxX86_64 => "linux-x86_64",
+            Platform::LinuxSbsa => "linux-sbsa",
+            Platform::LinuxAarch64 => "linux-aarch64",
+            Platform::LinuxPpc64le => "linux-ppc64le",
+        }
+    }
+
+    /// True for Windows platforms (DLLs in `bin`, import libraries in `lib\x64`).
+    pub fn is_windows(&self) -> bool {
+        matches!(self, Platform::WindowsX86_64)
+    }
+
+    /// The platform this binary was built for, if cuDNN ships for it.
+    pub fn host() -> Option<Platform> {
+        if cfg!(all(windows, target_arch = "x86_64")) {
+            Some(Platform::WindowsX86_64)
+        } else if cfg!(all(target_os = "linux", target_arch = "x86_64")) {
+            Some(Platform::LinuxX86_64)
+        } else if cfg!(all(target_os = "linux", target_arch = "aarch64")) {
+            Some(Platform::LinuxSbsa)
+        } else if cfg!(all(target_os = "linux", target_arch = "powerpc64")) {
+            Some(Platform::LinuxPpc64le)
+        } else {
+            None
+        }
+    }
+}
+
+impl FromStr for Platform {
+    type Err = Error;
+
+    /// Parses NVIDIA's names and the common aliases (`windows`, `linux`,
+    /// `win-x64`, `linux-x64`, `linux-aarch64sbsa`).
+    fn from_str(s: &str) -> Result<Self> {
+        let t = s.trim().to_ascii_lowercase();
+        Ok(match t.as_str() {
+            "windows-x86_64" | "windows" | "win" | "win-x64" | "windows-x64" | "win64" => {
+                Platform::WindowsX86_64
+            }
+            "linux-x86_64" | "linux" | "linux-x64" => Platform::LinuxX86_64,
+            "linux-sbsa" | "linux-aarch64sbsa" => Platform::LinuxSbsa,
+            "linux-aarch64" => Platform::LinuxAarch64,
+            "linux-ppc64le" => Platform::LinuxPpc64le,
+            _ => {
+                return Err(Error::new(Kind::Usage, format!("'{s}' is not a cuDNN platform")).hint(
+                    "use one of windows-x86_64, linux-x86_64, linux-sbsa, linux-aarch64, linux-ppc64le",
+                ));
+            }
+        })
+    }
+}
+
+impl fmt::Display for Platform {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for Platform {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for Platform {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// What a user writes to pick a release: an exact version (`8.1.0.77`), a
+/// prefix (`8.1`, `9`) meaning the newest match, optionally with NVIDIA's CUDA
+/// suffix (`8.9.7.29_cuda12`, `8.3.2.44_cuda11.5`).
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct Spec {
+    /// The version or version prefix.
+    pub version: Version,
+    /// The CUDA variant, when the spec names one.
+    pub cuda: Option<CudaVariant>,
+}
+
+impl Spec {
+    /// Whether a release of `version` built for `cuda` satisfies this spec.
+    /// A spec's CUDA `12` matches a release variant `12` or `12.x`; a spec's
+    /// `11.2` matches only `11.2`.
+    pub fn matches(&self, version: &Version, cuda: &CudaVariant) -> bool {
+        if !self.version.is_prefix_of(version) {
+            return false;
+        }
+        match &self.cuda {
+            None => true,
+            Some(want) => {
+                want.major == cuda.major && (want.minor.is_none() || want.minor == cuda.minor)
+            }
+        }
+    }
+
+    /// True when the spec names a full version (three or four numbers) rather than a prefix.
+    pub fn is_exact(&self) -> bool {
+        self.version.parts().len() >= 3
+    }
+}
+
+impl FromStr for Spec {
+    type Err = Error;
+
+    fn from_str(s: &str) -> Result<Self> {
+        let t = s.trim();
+        let (v, c) = match t.find("_cu").or_else(|| t.find("-cu")) {
+            Some(i) => (&t[..i], Some(&t[i + 1..])),
+            None => (t, None),
+        };
+        let version: Version = v.parse().map_err(|_| {
+            Error::new(Kind::Usage, format!("'{s}' is not a cuDNN version spec"))
+                .hint("write an exact version (8.1.0.77), a prefix (8.1, 9) or NVIDIA's form (8.9.7.29_cuda12)")
+        })?;
+        let cuda = match c {
+            None => None,
+            Some(c) => Some(CudaVariant::from_name_part(c).ok_or_else(|| {
+                Error::new(Kind::Usage, format!("'{s}': '{c}' is not a CUDA suffix"))
+                    .hint("write the suffix as _cuda12 or _cuda11.2")
+            })?),
+        };
+        Ok(Spec { version, cuda })
+    }
+}
+
+impl fmt::Display for Spec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.version)?;
+        if let Some(c) = &self.cuda {
+            write!(f, "_cuda{c}")?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Debug for Spec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Spec({self})")
+    }
+}
+
+impl Serialize for Spec {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Spec {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// The canonical id of a release: `8.9.7.29_cuda12`, `8.1.0.77_cuda11.2`.
+pub fn release_id(version: &Version, cuda: &CudaVariant) -> String {
+    format!("{version}_cuda{cuda}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(s: &str) -> Version {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn versions_parse_and_order() {
+        assert_eq!(v("8.1.0.77").parts(), &[8, 1, 0, 77]);
+        assert_eq!(v("v7.1").parts(), &[7, 1]);
+        assert!(v("7.1.3") < v("7.1.3.4"));
+        assert!(v("9.9.0") < v("9.10.0"));
+        assert!(v("8.9.7.29") < v("9.0.0.312"));
+        for bad in ["", "8.", ".1", "8..1", "a.b", "1.2.3.4.5", "8.1-rc", "-1"] {
+            assert!(bad.parse::<Version>().is_err(), "{bad} parsed");
+        }
+    }
+
+    #[test]
+    fn prefix() {
+        assert!(v("7.1").is_prefix_of(&v("7.1.3")));
+        assert!(v("7.1.3").is_prefix_of(&v("7.1.3")));
+        assert!(!v("7.1.3").is_prefix_of(&v("7.1")));
+        assert!(!v("8.1").is_prefix_of(&v("8.10.0")));
+    }
+
+    #[test]
+    fn cudnn_version_numbers_follow_nvidia_formulas() {
+        assert_eq!(v("7.1.3").cudnn_version_number(), 7103);
+        assert_eq!(v("8.1.0.77").cudnn_version_number(), 8100);
+        assert_eq!(v("8.9.7").cudnn_version_number(), 8907);
+        assert_eq!(v("9.1.0").cudnn_version_number(), 90100);
+        assert_eq!(v("9.12.0.46").cudnn_version_number(), 91200);
+        assert_eq!(v("9.27.0").cudnn_version_number(), 92700);
+        for n in [7103, 8100, 8907, 90000, 91002, 92700] {
+            assert_eq!(
+                Version::from_cudnn_version_number(n).cudnn_version_number(),
+                n
+            );
+        }
+        assert_eq!(Version::from_cudnn_version_number(91200), v("9.12.0"));
+    }
+
+    #[test]
+    fn cuda_fit_rules() {
+        let c112: CudaVariant = "11.2".parse().unwrap();
+        let c12: CudaVariant = "12".parse().unwrap();
+        let c80: CudaVariant = "8.0".parse().unwrap();
+        assert!(c112.fits(11, 2));
+        assert!(c112.fits(11, 8), "minor-version compatibility from CUDA 11");
+        assert!(!c112.fits(12, 0));
+        assert!(c12.fits(12, 9));
+        assert!(c80.fits(8, 0));
+        assert!(!c80.fits(9, 0));
+        let c102: CudaVariant = "10.2".parse().unwrap();
+        assert!(
+            !c102.fits(10, 1),
+            "before CUDA 11 only the exact major.minor fits"
+        );
+        assert!("10".parse::<CudaVariant>().is_err());
+        assert_eq!("cuda12".parse::<CudaVariant>().unwrap(), c12);
+        assert_eq!(
+            CudaVariant::from_name_part("cuda10").unwrap().to_string(),
+            "10.2"
+        );
+        assert_eq!(
+            CudaVariant::from_name_part("cuda11.5").unwrap().to_string(),
+            "11.5"
+        );
+        assert_eq!(
+            CudaVariant::from_name_part("cu12").unwrap().to_string(),
+            "12"
+        );
+        assert_eq!(c112.dir_name(), "cuda-11.2");
+    }
+
+    #[test]
+    fn specs() {
+        let s: Spec = "8.9.7.29_cuda12".parse().unwrap();
+        assert_eq!(s.version, v("8.9.7.29"));
+        assert_eq!(s.cuda.unwrap().to_string(), "12");
+        let c12: CudaVariant = "12".parse().unwrap();
+        let c11: CudaVariant = "11".parse().unwrap();
+        assert!(s.matches(&v("8.9.7.29"), &c12));
+        assert!(!s.matches(&v("8.9.7.29"), &c11));
+        let p: Spec = "8.1".parse().unwrap();
+        assert!(p.matches(&v("8.1.0.77"), &"11.2".parse().unwrap()));
+        assert!(!p.matches(&v("8.10.0"), &c12));
+        assert!(!p.is_exact());
+        let s: Spec = "8.3.2.44_cuda11.5".parse().unwrap();
+        assert_eq!(s.to_string(), "8.3.2.44_cuda11.5");
+        assert!(s.matches(&v("8.3.2.44"), &"11.5".parse().unwrap()));
+        assert!(!s.matches(&v("8.3.2.44"), &"11.6".parse().unwrap()));
+        let s: Spec = "9_cuda12".parse().unwrap();
+        assert!(s.matches(&v("9.1.0.70"), &"12".parse().unwrap()));
+        for bad in ["latest", "8.1 9.0", "8.1_cudax", ""] {
+            assert!(bad.parse::<Spec>().is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn platforms() {
+        for p in Platform::ALL {
+            assert_eq!(p.as_str().parse::<Platform>().unwrap(), p);
+        }
+        assert_eq!(
+            "linux-aarch64sbsa".parse::<Platform>().unwrap(),
+            Platform::LinuxSbsa
+        );
+        assert!("macos".parse::<Platform>().is_err());
+    }
+}
