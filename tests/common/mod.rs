@@ -1,0 +1,189 @@
+//! Shared integration-test harness: a sandbox with its own cudnnm home and a
+//! scrubbed environment, running the real binary and printing everything
+//! needed to debug a failure (command, folder listing, stdout, stderr).
+#![allow(dead_code)]
+
+pub mod fixtures;
+
+use std::ffi::{OsStr, OsString};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The cudnnm binary under test.
+pub fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_cudnnm"))
+}
+
+/// Folder of real cuDNN wheels fetched by `scripts/fetch-test-wheels.sh`
+/// (`CUDNNM_TEST_WHEELS`, default `.cache/wheels` in the repository).
+pub fn wheels_dir() -> PathBuf {
+    std::env::var_os("CUDNNM_TEST_WHEELS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join(".cache/wheels"))
+}
+
+/// A real wheel by file-name prefix (e.g. `nvidia_cudnn_jit_cu12-9.12.0.46`).
+/// Panics with the command that fetches it when absent: a test that needs
+/// real input must not silently pass without it.
+pub fn real_wheel(prefix: &str) -> PathBuf {
+    let dir = wheels_dir();
+    let found = std::fs::read_dir(&dir).ok().and_then(|rd| {
+        rd.flatten()
+            .map(|e| e.path())
+            .find(|p| p.file_name().and_then(OsStr::to_str).is_some_and(|n| n.starts_with(prefix) && n.ends_with(".whl")))
+    });
+    found.unwrap_or_else(|| {
+        panic!(
+            "real wheel {prefix}*.whl not found in {}; run `scripts/fetch-test-wheels.sh` (or .ci/run) first",
+            dir.display()
+        )
+    })
+}
+
+/// A temporary world: `root/home` is CUDNNM_HOME, `root/work` the working folder.
+pub struct Sandbox {
+    pub dir: tempfile::TempDir,
+    pub env: Vec<(OsString, OsString)>,
+}
+
+impl Default for Sandbox {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Sandbox {
+    pub fn new() -> Sandbox {
+        let dir = tempfile::Builder::new().prefix("cudnnm-test-").tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("work")).unwrap();
+        Sandbox { dir, env: Vec::new() }
+    }
+
+    pub fn root(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn home(&self) -> PathBuf {
+        self.root().join("home")
+    }
+
+    pub fn work(&self) -> PathBuf {
+        self.root().join("work")
+    }
+
+    /// Adds an environment variable for every command run in this sandbox.
+    pub fn set_env(&mut self, k: impl Into<OsString>, v: impl Into<OsString>) {
+        self.env.push((k.into(), v.into()));
+    }
+
+    /// A `Command` for the binary with a scrubbed environment: only PATH,
+    /// HOME, CUDNNM_HOME and what `set_env` added; working folder `work/`.
+    pub fn command(&self) -> Command {
+        let mut c = Command::new(bin());
+        c.env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", self.root())
+            .env("CUDNNM_HOME", self.home())
+            .current_dir(self.work());
+        for (k, v) in &self.env {
+            c.env(k, v);
+        }
+        c
+    }
+
+    /// Runs `cudnnm ARGS` and returns the output.
+    pub fn run<I, S>(&self, args: I) -> Run
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        let args: Vec<OsString> = args.into_iter().map(|a| a.as_ref().to_owned()).collect();
+        let out = self.command().args(&args).output().expect("run cudnnm");
+        Run { args, out, root: self.root().to_path_buf() }
+    }
+}
+
+/// The result of one run, with assertions that print everything on failure.
+pub struct Run {
+    pub args: Vec<OsString>,
+    pub out: Output,
+    pub root: PathBuf,
+}
+
+impl Run {
+    pub fn stdout(&self) -> String {
+        String::from_utf8_lossy(&self.out.stdout).into_owned()
+    }
+
+    pub fn stderr(&self) -> String {
+        String::from_utf8_lossy(&self.out.stderr).into_owned()
+    }
+
+    pub fn code(&self) -> i32 {
+        self.out.status.code().unwrap_or(-1)
+    }
+
+    /// Everything about the run, for failure messages.
+    pub fn describe(&self) -> String {
+        format!(
+            "command: cudnnm {}\nexit: {:?}\n--- stdout ---\n{}\n--- stderr ---\n{}\n--- files ---\n{}",
+            self.args.iter().map(|a| a.to_string_lossy()).collect::<Vec<_>>().join(" "),
+            self.out.status.code(),
+            self.stdout(),
+            self.stderr(),
+            listing(&self.root)
+        )
+    }
+
+    /// Asserts exit code 0; returns self.
+    #[track_caller]
+    pub fn ok(self) -> Run {
+        assert!(self.out.status.success(), "expected success\n{}", self.describe());
+        self
+    }
+
+    /// Asserts the exit code; returns self.
+    #[track_caller]
+    pub fn code_is(self, code: i32) -> Run {
+        assert_eq!(self.code(), code, "unexpected exit code\n{}", self.describe());
+        self
+    }
+
+    /// Asserts stderr contains each needle.
+    #[track_caller]
+    pub fn stderr_has(self, needles: &[&str]) -> Run {
+        let e = self.stderr();
+        for n in needles {
+            assert!(e.contains(n), "stderr lacks {n:?}\n{}", self.describe());
+        }
+        self
+    }
+
+    /// Parses stdout as JSON.
+    #[track_caller]
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_slice(&self.out.stdout)
+            .unwrap_or_else(|e| panic!("stdout is not JSON: {e}\n{}", self.describe()))
+    }
+}
+
+/// A recursive listing of `root` (paths, sizes, link targets), capped at 300 lines.
+pub fn listing(root: &Path) -> String {
+    let mut lines = Vec::new();
+    for e in walkdir::WalkDir::new(root).sort_by_file_name().into_iter().flatten() {
+        let rel = e.path().strip_prefix(root).unwrap_or(e.path()).display().to_string();
+        let line = if e.path_is_symlink() {
+            format!("{rel} -> {}", std::fs::read_link(e.path()).map(|p| p.display().to_string()).unwrap_or_default())
+        } else if e.file_type().is_dir() {
+            format!("{rel}/")
+        } else {
+            format!("{rel} ({} bytes)", e.metadata().map(|m| m.len()).unwrap_or(0))
+        };
+        lines.push(line);
+        if lines.len() >= 300 {
+            lines.push("…".into());
+            break;
+        }
+    }
+    lines.join("\n")
+}
