@@ -16,6 +16,9 @@ pub struct Args {
     pub platform: Option<String>,
 }
 
-pub fn run(_ctx: &Ctx, _args: Args) -> Result<u8> {
+pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
+    if args.remote {
+        return super::list_remote::run(ctx, &args);
+    }
     Err(not_yet("list", 2))
 }

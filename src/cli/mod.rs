@@ -25,6 +25,7 @@ mod env;
 mod exec;
 mod install;
 mod list;
+mod list_remote;
 mod manifest;
 mod pin;
 mod rollback;
