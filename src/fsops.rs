@@ -287,6 +287,163 @@ pub fn remove_link(path: &Path) -> Result<()> {
     platform::remove_link(path, &meta).with_path("remove the link", path)
 }
 
+/// Creates a hard link `dst` to the existing file `src` (same volume only).
+///
+/// # Errors
+/// When `dst` exists, the volumes differ, or the file system has no hard links.
+pub fn hard_link(src: &Path, dst: &Path) -> Result<()> {
+    retry_busy(|| fs::hard_link(src, dst)).map_err(|e| {
+        Error::io("create the hard link", dst, e).context(format!(
+            "could not hard-link '{}' to '{}'",
+            dst.display(),
+            src.display()
+        ))
+    })
+}
+
+/// Creates a symbolic link `link` whose target is `target`, written as given
+/// (a relative target stays relative; nothing is resolved).
+///
+/// # Errors
+/// When `link` exists, or (Windows) the process may not create symbolic
+/// links (needs Developer Mode or admin rights).
+pub fn symlink(target: &Path, link: &Path) -> Result<()> {
+    platform::symlink_file(target, link).map_err(|e| {
+        let err = Error::io("create the link", link, e);
+        if cfg!(windows) {
+            err.hint("creating symbolic links on Windows needs Developer Mode or an Administrator terminal; use --mode hardlink or --mode copy instead")
+        } else {
+            err
+        }
+    })
+}
+
+/// Copies `src` to `dst` (created or truncated; a temporary name the caller
+/// owns) while a second thread hashes `src`, so the copy costs about as much
+/// as `cp` does and the bytes copied are still checked. Returns the size
+/// copied and the SHA-256 of the source. The copy keeps the source's
+/// permissions (store files are read-only, so copies are too) and is not
+/// fsynced; callers that must survive power loss re-verify after a crash.
+///
+/// The copy itself uses the OS's fastest path (`copy_file_range` on Linux,
+/// `CopyFileEx` on Windows).
+///
+/// # Errors
+/// On any I/O error; a partly written `dst` is removed.
+pub fn copy_file_checked(src: &Path, dst: &Path) -> Result<(u64, Sha256Hex)> {
+    remove_file(dst)?;
+    let (copied, hashed) = std::thread::scope(|s| {
+        let h = s.spawn(|| hash::sha256_file(src));
+        let c = retry_busy(|| fs::copy(src, dst));
+        (c, h.join())
+    });
+    let result = (|| {
+        let n = copied.map_err(|e| {
+            Error::io("copy", src, e).context(format!(
+                "could not copy '{}' to '{}'",
+                src.display(),
+                dst.display()
+            ))
+        })?;
+        let (size, sha) =
+            hashed.map_err(|_| Error::msg(format!("hashing '{}' failed", src.display())))??;
+        if size != n {
+            return Err(Error::new(
+                Kind::Integrity,
+                format!("'{}' changed while it was copied", src.display()),
+            ));
+        }
+        Ok((n, sha))
+    })();
+    if result.is_err() {
+        let _ = remove_file(dst);
+    }
+    result
+}
+
+/// Checks that entries can be created and removed in `dir` by creating and
+/// removing a probe file `.cudnnm-probe-<pid>`. Returns the probe's owner
+/// (the effective user id on Unix; 0 elsewhere) so callers can reason about
+/// ownership. Leaves nothing behind.
+///
+/// # Errors
+/// The OS error of the create or remove (`PermissionDenied`, `ReadOnlyFilesystem`).
+pub fn probe_dir_writable(dir: &Path) -> io::Result<u32> {
+    let probe = dir.join(format!(".cudnnm-probe-{}", std::process::id()));
+    let f = File::options().write(true).create_new(true).open(&probe);
+    let f = match f {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+            fs::remove_file(&probe)?;
+            File::options().write(true).create_new(true).open(&probe)?
+        }
+        Err(e) => return Err(e),
+    };
+    #[cfg(unix)]
+    let uid = {
+        use std::os::unix::fs::MetadataExt;
+        f.metadata().map(|m| m.uid()).unwrap_or(0)
+    };
+    #[cfg(not(unix))]
+    let uid = 0;
+    drop(f);
+    fs::remove_file(&probe)?;
+    Ok(uid)
+}
+
+/// Removes `dir` when it is an empty folder; returns whether it did.
+/// Missing or non-empty folders are left alone without error.
+pub fn remove_dir_if_empty(dir: &Path) -> bool {
+    fs::remove_dir(dir).is_ok()
+}
+
+/// An append-only text log (the deploy journal's step log). Each
+/// [`AppendLog::append`] is one `write` of a whole line, visible to the next
+/// process even if this one is killed; [`AppendLog::sync`] makes everything
+/// so far durable across power loss.
+#[derive(Debug)]
+pub struct AppendLog {
+    file: File,
+    path: PathBuf,
+}
+
+impl AppendLog {
+    /// Opens (creating) the log at `path` for appending.
+    ///
+    /// # Errors
+    /// When the file cannot be created.
+    pub fn open(path: &Path) -> Result<AppendLog> {
+        let file = File::options()
+            .append(true)
+            .create(true)
+            .open(path)
+            .with_path("open the journal log", path)?;
+        Ok(AppendLog {
+            file,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// Appends `line` and a newline in one write.
+    ///
+    /// # Errors
+    /// When the write fails (disk full).
+    pub fn append(&mut self, line: &str) -> Result<()> {
+        let mut buf = Vec::with_capacity(line.len() + 1);
+        buf.extend_from_slice(line.as_bytes());
+        buf.push(b'\n');
+        self.file.write_all(&buf).with_path("write", &self.path)
+    }
+
+    /// Flushes the log to disk (fsync).
+    ///
+    /// # Errors
+    /// When the sync fails.
+    pub fn sync(&self) -> Result<()> {
+        self.file.sync_data().with_path("sync", &self.path)
+    }
+}
+
 /// The folder holding `path` (`.` for a bare name).
 pub fn parent_of(path: &Path) -> &Path {
     match path.parent() {
@@ -363,6 +520,66 @@ mod tests {
         assert!(real.is_dir());
         remove_link(&link).unwrap();
         assert!(t2.is_dir(), "removing a link keeps its target");
+    }
+
+    #[test]
+    fn checked_copy_hashes_the_source_and_keeps_permissions() {
+        let d = tempfile::tempdir().unwrap();
+        let a = d.path().join("a");
+        fs::write(&a, vec![7u8; 3 << 20]).unwrap();
+        set_readonly(&a, true).unwrap();
+        let b = d.path().join(".tmp-b");
+        fs::write(&b, b"stale").unwrap();
+        let (n, h) = copy_file_checked(&a, &b).unwrap();
+        assert_eq!(n, 3 << 20);
+        assert_eq!(h, hash::sha256_file(&b).unwrap().1);
+        assert!(fs::metadata(&b).unwrap().permissions().readonly());
+        assert!(copy_file_checked(&d.path().join("missing"), &b).is_err());
+        assert!(!b.exists(), "a failed copy leaves no file");
+    }
+
+    #[test]
+    fn probe_leaves_nothing_and_log_appends_lines() {
+        let d = tempfile::tempdir().unwrap();
+        probe_dir_writable(d.path()).unwrap();
+        assert_eq!(fs::read_dir(d.path()).unwrap().count(), 0);
+        assert!(probe_dir_writable(&d.path().join("missing")).is_err());
+        let p = d.path().join("log");
+        let mut log = AppendLog::open(&p).unwrap();
+        log.append("one").unwrap();
+        log.append("two").unwrap();
+        log.sync().unwrap();
+        let mut again = AppendLog::open(&p).unwrap();
+        again.append("three").unwrap();
+        assert_eq!(fs::read_to_string(&p).unwrap(), "one\ntwo\nthree\n");
+        let sub = d.path().join("sub");
+        fs::create_dir(&sub).unwrap();
+        fs::write(sub.join("x"), b"x").unwrap();
+        assert!(!remove_dir_if_empty(&sub));
+        fs::remove_file(sub.join("x")).unwrap();
+        assert!(remove_dir_if_empty(&sub));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn links_are_written_as_given() {
+        let d = tempfile::tempdir().unwrap();
+        fs::write(d.path().join("libx.so.9"), b"x").unwrap();
+        symlink(Path::new("libx.so.9"), &d.path().join("libx.so")).unwrap();
+        assert_eq!(
+            fs::read_link(d.path().join("libx.so")).unwrap(),
+            Path::new("libx.so.9")
+        );
+        hard_link(&d.path().join("libx.so.9"), &d.path().join("h")).unwrap();
+        assert!(platform::same_file(
+            &d.path().join("libx.so.9"),
+            &d.path().join("h")
+        ));
+        assert!(!platform::same_file(
+            &d.path().join("libx.so.9"),
+            &d.path().join("libx.so")
+        ));
+        assert!(hard_link(&d.path().join("libx.so.9"), &d.path().join("h")).is_err());
     }
 
     #[test]

@@ -43,3 +43,14 @@ pub fn same_volume(a: &Path, b: &Path) -> bool {
         _ => false,
     }
 }
+
+/// True when `a` and `b` are the same file on disk (same device and inode),
+/// as hard links are. Links are not followed: a symbolic link is never the
+/// same file as its target.
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (std::fs::symlink_metadata(a), std::fs::symlink_metadata(b)) {
+        (Ok(x), Ok(y)) => x.dev() == y.dev() && x.ino() == y.ino(),
+        _ => false,
+    }
+}
