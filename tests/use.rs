@@ -1,0 +1,462 @@
+//! `cudnnm use`, `rollback`, `backups`, `current`, `toolkits` on fake toolkits
+//! in both layouts, run through the real binary. Tested in rustup's threes:
+//! `x`, `x_then_rollback`, `x_that_exists`.
+
+mod common;
+mod deploy_support;
+
+use std::path::Path;
+
+use common::{Sandbox, fixtures};
+use cudnnm::version::Platform;
+use deploy_support::*;
+
+fn tk_arg(p: &Path) -> String {
+    p.display().to_string()
+}
+
+/// A CUDA 10.2 Linux toolkit that already holds a hand-copied cuDNN 7.6.5
+/// (a real file, its soname chain, a header), plus cuDNN 9.1.0.70 and
+/// 9.12.0.46 for CUDA 12 in the store.
+fn linux_world() -> (Sandbox, std::path::PathBuf) {
+    let sb = Sandbox::new();
+    let tk = linux_toolkit(&sb.root().join("cuda 12.4 (runfile) ü"), "12.4.1");
+    for v in ["9.1.0.70", "9.12.0.46"] {
+        put_release(
+            &sb.home(),
+            &fixtures::redist_linux(v, "12"),
+            v,
+            "12",
+            Platform::LinuxX86_64,
+        );
+    }
+    std::fs::write(
+        tk.join("include/cudnn.h"),
+        fixtures::version_header("7.6.5"),
+    )
+    .unwrap();
+    std::fs::write(
+        tk.join("lib64/libcudnn.so.7.6.5"),
+        b"\x7fELF hand-copied 7.6.5",
+    )
+    .unwrap();
+    std::os::unix::fs::symlink("libcudnn.so.7.6.5", tk.join("lib64/libcudnn.so.7")).unwrap();
+    (sb, tk)
+}
+
+#[test]
+fn use_deploys_a_linux_release_as_link_chains_and_backs_up_what_was_there() {
+    let (sb, tk) = linux_world();
+    let before = snapshot(&tk.join("targets"));
+    let r = sb
+        .run(["use", "9.1.0.70", "--cuda-root", &tk_arg(&tk)])
+        .ok();
+    let real_tk = std::fs::canonicalize(&tk).unwrap();
+    r.stderr_has(&[&format!(
+        "cuDNN 7.6.5 (not from cudnnm) → 9.1.0.70 in '{}' (symlink, backup 1)",
+        real_tk.display()
+    )]);
+    let lib = tk.join("lib64");
+    // Chains stay chains with their relative targets; real files link into the store.
+    assert_eq!(
+        std::fs::read_link(lib.join("libcudnn.so")).unwrap(),
+        Path::new("libcudnn.so.9")
+    );
+    assert_eq!(
+        std::fs::read_link(lib.join("libcudnn.so.9")).unwrap(),
+        Path::new("libcudnn.so.9.1.0")
+    );
+    let store_file = sb
+        .home()
+        .join("store/cuda-12/9.1.0.70/lib/libcudnn.so.9.1.0");
+    assert_eq!(
+        std::fs::read_link(lib.join("libcudnn.so.9.1.0")).unwrap(),
+        store_file
+    );
+    assert_eq!(
+        std::fs::read(lib.join("libcudnn.so")).unwrap(),
+        fixtures::elf_bytes("libcudnn.so.9 9.1.0.70", false),
+        "the chain resolves to the release's library"
+    );
+    // The old 7.6.5 set is gone from the toolkit, and whole in backup 1.
+    assert!(std::fs::symlink_metadata(lib.join("libcudnn.so.7")).is_err());
+    let b = sb.home().join("backups/1/files");
+    assert_eq!(
+        std::fs::read(b.join("lib64/libcudnn.so.7.6.5")).unwrap(),
+        b"\x7fELF hand-copied 7.6.5"
+    );
+    assert_eq!(
+        std::fs::read_link(b.join("lib64/libcudnn.so.7")).unwrap(),
+        Path::new("libcudnn.so.7.6.5")
+    );
+    assert_eq!(
+        std::fs::read_to_string(b.join("include/cudnn.h")).unwrap(),
+        fixtures::version_header("7.6.5")
+    );
+    // Non-cuDNN files of the toolkit are untouched; licenses stay in the store.
+    assert!(tk.join("lib64/libcudart.so.12").is_file());
+    assert!(tk.join("include/cuda.h").is_file());
+    assert!(!tk.join("lib64/LICENSE").exists() && !tk.join("LICENSE").exists());
+    let after = snapshot(&tk.join("targets"));
+    assert_ne!(before, after);
+    // backups tells the story.
+    let j = sb.run(["backups", "--json"]).ok().json();
+    assert_eq!(j[0]["id"], 1);
+    assert_eq!(j[0]["reason"], "before use 9.1.0.70_cuda12");
+    assert_eq!(j[0]["held"], "7.6.5 (not from cudnnm)");
+    assert_eq!(j[0]["files"], 3);
+    assert_eq!(j[0]["first"], true);
+    assert!(
+        !sb.home().join("journal").read_dir().unwrap().any(|_| true),
+        "journal retired"
+    );
+}
+
+#[test]
+fn use_then_rollback_restores_bytes_and_the_rollback_can_be_rolled_back() {
+    let (sb, tk) = linux_world();
+    let t = tk_arg(&tk);
+    let pristine = snapshot(&tk.join("targets"));
+    sb.run(["use", "9.1.0.70", "--cuda-root", &t]).ok();
+    sb.run(["use", "9.12", "--cuda-root", &t])
+        .ok()
+        .stderr_has(&["cuDNN 9.1.0.70 → 9.12.0.46", "(symlink, backup 2)"]);
+    let on_912 = snapshot(&tk.join("targets"));
+    sb.run(["rollback", "--cuda-root", &t]).ok().stderr_has(&[
+        "cuDNN 9.12.0.46 → 9.1.0.70",
+        "restored backup 2",
+        "backup 3 holds what was replaced",
+    ]);
+    assert_eq!(
+        resolved_cudnn(&tk.join("lib64"))["libcudnn.so"],
+        cudnnm::hash::sha256_bytes(&fixtures::elf_bytes("libcudnn.so.9 9.1.0.70", false))
+            .to_string()
+    );
+    let cur = sb.run(["current", "--cuda-root", &t, "--json"]).ok().json();
+    assert_eq!(cur["toolkits"][0]["release"], "9.1.0.70_cuda12");
+    assert_eq!(
+        cur["toolkits"][0]["drift"]["changed"]
+            .as_array()
+            .unwrap()
+            .len(),
+        0
+    );
+    // Roll back the rollback: back on 9.12, byte for byte.
+    sb.run(["rollback", "--cuda-root", &t])
+        .ok()
+        .stderr_has(&["cuDNN 9.1.0.70 → 9.12.0.46"]);
+    assert_eq!(snapshot(&tk.join("targets")), on_912);
+    // And to the state before cudnnm ever touched the toolkit: its first backup.
+    sb.run(["rollback", "--to", "1"])
+        .ok()
+        .stderr_has(&["→ 7.6.5 (not from cudnnm)"]);
+    assert_eq!(
+        snapshot(&tk.join("targets")),
+        pristine,
+        "every original byte and link is back"
+    );
+    let cur = sb.run(["current", "--cuda-root", &t]).ok();
+    assert!(
+        cur.stdout()
+            .contains("not managed by cudnnm (headers: cuDNN 7.6.5)"),
+        "{}",
+        cur.describe()
+    );
+}
+
+#[test]
+fn use_of_the_active_release_is_a_noop_that_says_so() {
+    let (sb, tk) = linux_world();
+    let t = tk_arg(&tk);
+    sb.run(["use", "9.1", "--cuda-root", &t]).ok();
+    let snap = snapshot(&tk.join("targets"));
+    sb.run(["use", "9.1.0.70_cuda12", "--cuda-root", &t])
+        .ok()
+        .stderr_has(&["is already active", "nothing changed"]);
+    assert_eq!(snapshot(&tk.join("targets")), snap);
+    assert_eq!(
+        sb.run(["backups", "--json"])
+            .ok()
+            .json()
+            .as_array()
+            .unwrap()
+            .len(),
+        1,
+        "no new backup"
+    );
+    // A changed file is drift: `current` says so and `use` deploys again.
+    std::fs::remove_file(tk.join("lib64/libcudnn.so")).unwrap();
+    let cur = sb.run(["current", "--cuda-root", &t]).ok();
+    assert!(
+        cur.stdout().contains("drift: 1 missing"),
+        "{}",
+        cur.describe()
+    );
+    sb.run(["use", "9.1", "--cuda-root", &t])
+        .ok()
+        .stderr_has(&["deploying it again", "backup 2"]);
+    assert_eq!(snapshot(&tk.join("targets")), snap);
+}
+
+#[test]
+fn windows_release_into_a_windows_layout_toolkit_by_copy_and_hardlink() {
+    let sb = Sandbox::new();
+    let tk = windows_toolkit(
+        &sb.root()
+            .join("Program Files/NVIDIA GPU Computing Toolkit/CUDA/v11.2"),
+        "11.2.152",
+    );
+    let f8 = fixtures::windows_zip_8_1_0_77();
+    put_release(&sb.home(), &f8, "8.1.0.77", "11.2", Platform::WindowsX86_64);
+    // A stale cuDNN 7 DLL next to an older hand-copied 8.0 set: all of it is cuDNN.
+    std::fs::write(tk.join("bin/cudnn64_7.dll"), b"MZ stale 7").unwrap();
+    std::fs::write(tk.join("bin/cudnn64_8.dll"), b"MZ hand 8.0.5").unwrap();
+    std::fs::write(tk.join("lib/x64/cudnn.lib"), b"!<arch>\nhand").unwrap();
+    let t = tk_arg(&tk);
+    let pristine = snapshot(&tk);
+    sb.run(["use", "8.1.0.77", "--cuda-root", &t, "--mode", "copy"])
+        .ok()
+        .stderr_has(&["→ 8.1.0.77", "(copy, backup 1)"]);
+    let bin = resolved_cudnn(&tk.join("bin"));
+    assert_eq!(
+        bin.len(),
+        7,
+        "7 DLLs of 8.1, the stale 7 DLL moved out: {bin:?}"
+    );
+    assert!(!bin.contains_key("cudnn64_7.dll"));
+    assert_eq!(resolved_cudnn(&tk.join("include")).len(), 9);
+    assert_eq!(resolved_cudnn(&tk.join("lib/x64")).len(), 14);
+    assert_eq!(
+        bin["cudnn64_8.dll"],
+        cudnnm::hash::sha256_bytes(&fixtures::dll_bytes("cudnn64_8.dll 8.1.0.77")).to_string()
+    );
+    let meta = std::fs::symlink_metadata(tk.join("bin/cudnn64_8.dll")).unwrap();
+    assert!(
+        meta.is_file() && meta.permissions().readonly(),
+        "copies are real, read-only files"
+    );
+    assert!(
+        tk.join("bin/cudart64_110.dll").is_file(),
+        "CUDA's own DLLs stay"
+    );
+    let backup = sb.home().join("backups/1/files");
+    assert_eq!(
+        std::fs::read(backup.join("bin/cudnn64_7.dll")).unwrap(),
+        b"MZ stale 7"
+    );
+    assert_eq!(
+        std::fs::read(backup.join("lib/x64/cudnn.lib")).unwrap(),
+        b"!<arch>\nhand"
+    );
+    // Same release, other mode: deployed again as hard links into the store.
+    sb.run(["use", "8.1.0.77", "--cuda-root", &t, "--mode", "hardlink"])
+        .ok()
+        .stderr_has(&["8.1.0.77 → 8.1.0.77", "(hardlink, backup 2)"]);
+    use std::os::unix::fs::MetadataExt;
+    let store_dll = sb.home().join("store/cuda-11.2/8.1.0.77/bin/cudnn64_8.dll");
+    assert_eq!(
+        std::fs::metadata(tk.join("bin/cudnn64_8.dll"))
+            .unwrap()
+            .ino(),
+        std::fs::metadata(&store_dll).unwrap().ino()
+    );
+    let cur = sb.run(["current", "--cuda-root", &t, "--json"]).ok().json();
+    assert_eq!(cur["toolkits"][0]["mode"], "hardlink");
+    assert_eq!(cur["toolkits"][0]["layout"], "windows");
+    // Back to the hand-copied state, byte for byte.
+    sb.run(["rollback", "--to", "1"]).ok();
+    assert_eq!(snapshot(&tk), pristine);
+}
+
+#[test]
+fn a_release_for_another_cuda_is_refused_naming_the_ones_that_fit_unless_forced() {
+    let sb = Sandbox::new();
+    let tk = windows_toolkit(&sb.root().join("v10.2"), "10.2.89");
+    put_release(
+        &sb.home(),
+        &fixtures::windows_zip_8_1_0_77(),
+        "8.1.0.77",
+        "11.2",
+        Platform::WindowsX86_64,
+    );
+    put_release(
+        &sb.home(),
+        &fixtures::windows_zip("10.2", "7.6.5.32", "cudnn-10.2-windows10-x64-v7.6.5.32.zip"),
+        "7.6.5.32",
+        "10.2",
+        Platform::WindowsX86_64,
+    );
+    let t = tk_arg(&tk);
+    let snap = snapshot(&tk);
+    sb.run(["use", "8.1.0.77", "--cuda-root", &t])
+        .code_is(8)
+        .stderr_has(&[
+            "cuDNN 8.1.0.77_cuda11.2 is built for CUDA 11.2 and does not fit the CUDA 10.2 toolkit",
+            "installed releases that fit: 7.6.5.32_cuda10.2",
+            "--force",
+        ]);
+    assert_eq!(snapshot(&tk), snap, "a refusal changes nothing");
+    sb.run([
+        "use",
+        "8.1.0.77",
+        "--cuda-root",
+        &t,
+        "--force",
+        "--mode",
+        "copy",
+    ])
+    .ok()
+    .stderr_has(&["deploying it anyway (--force)", "→ 8.1.0.77"]);
+    // A Linux release never goes into a Windows-layout toolkit.
+    put_release(
+        &sb.home(),
+        &fixtures::linux_tgz("10.2", "7.6.4.38"),
+        "7.6.4.38",
+        "10.2",
+        Platform::LinuxX86_64,
+    );
+    let linux = linux_toolkit(&sb.root().join("cuda-10.2"), "10.2.89");
+    sb.run(["use", "7.6", "--cuda-root", &tk_arg(&linux)])
+        .ok()
+        .stderr_has(&["→ 7.6.4.38"]);
+    let e = sb
+        .run(["use", "8.1.0.77", "--cuda-root", &tk_arg(&linux), "--force"])
+        .code_is(8);
+    e.stderr_has(&["installed only for windows-x86_64", "linux layout"]);
+}
+
+#[test]
+fn a_prefix_picks_the_newest_installed_release_that_fits() {
+    let sb = Sandbox::new();
+    let tk = windows_toolkit(&sb.root().join("v11.4"), "11.4.0");
+    put_release(
+        &sb.home(),
+        &fixtures::windows_zip_8_1_0_77(),
+        "8.1.0.77",
+        "11.2",
+        Platform::WindowsX86_64,
+    );
+    put_release(
+        &sb.home(),
+        &fixtures::windows_zip("10.2", "8.1.1.33", "cudnn-10.2-windows10-x64-v8.1.1.33.zip"),
+        "8.1.1.33",
+        "10.2",
+        Platform::WindowsX86_64,
+    );
+    // 8.1.1.33 is newer but built for CUDA 10.2; 8.1.0.77 (CUDA 11.2) fits 11.4.
+    sb.run(["use", "8.1", "--cuda-root", &tk_arg(&tk)])
+        .ok()
+        .stderr_has(&["→ 8.1.0.77"]);
+    sb.run(["use", "9", "--cuda-root", &tk_arg(&tk)])
+        .code_is(3)
+        .stderr_has(&["cuDNN 9 is not installed", "cudnnm install 9"]);
+    sb.run(["use", "--cuda-root", &tk_arg(&tk)])
+        .code_is(2)
+        .stderr_has(&[
+            "no SPEC given and no .cudnn-version pin or default found",
+            "cudnnm pin",
+        ]);
+}
+
+#[test]
+fn a_toolkit_without_write_access_is_refused_whole() {
+    let (mut sb, tk) = linux_world();
+    let snap = snapshot(&tk.join("targets"));
+    let real_lib = std::fs::canonicalize(tk.join("lib64")).unwrap();
+    if is_root() {
+        // Root ignores permission bits: deny through the debug-build hook
+        // the preflight reads (the same Access path the probe takes).
+        sb.set_env("CUDNNM_TEST_DENY_WRITE", tk.join("lib64"));
+    } else {
+        let mut p = std::fs::metadata(&real_lib).unwrap().permissions();
+        p.set_readonly(true);
+        std::fs::set_permissions(&real_lib, p).unwrap();
+    }
+    let r = sb
+        .run(["use", "9.1.0.70", "--cuda-root", &tk_arg(&tk)])
+        .code_is(5);
+    r.stderr_has(&[
+        "cannot change cuDNN in",
+        "no write access to",
+        "nothing was changed",
+        "sudo cudnnm --home",
+        "cudnnm exec --version 9.1.0.70_cuda12",
+    ]);
+    if !is_root() {
+        let mut p = std::fs::metadata(&real_lib).unwrap().permissions();
+        #[allow(clippy::permissions_set_readonly_false)]
+        p.set_readonly(false);
+        std::fs::set_permissions(&real_lib, p).unwrap();
+    }
+    assert_eq!(snapshot(&tk.join("targets")), snap, "not a byte changed");
+    assert!(
+        !sb.home().join("backups/1").exists(),
+        "no backup was started"
+    );
+}
+
+#[test]
+fn old_backups_are_pruned_but_never_a_toolkits_first() {
+    let (sb, tk) = linux_world();
+    std::fs::create_dir_all(sb.home()).unwrap();
+    std::fs::write(sb.home().join("config.toml"), "keep_backups = 2\n").unwrap();
+    let t = tk_arg(&tk);
+    for (i, v) in ["9.1", "9.12", "9.1", "9.12", "9.1"].iter().enumerate() {
+        let r = sb.run(["use", v, "--cuda-root", &t]).ok();
+        if i == 3 {
+            r.stderr_has(&["removed old backup 2"]);
+        }
+    }
+    let j = sb.run(["backups", "--json"]).ok().json();
+    let ids: Vec<u64> = j
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["id"].as_u64().unwrap())
+        .collect();
+    assert_eq!(ids, vec![1, 4, 5]);
+    assert_eq!(j[0]["held"], "7.6.5 (not from cudnnm)");
+    assert_eq!(j[0]["first"], true);
+    let text = sb.run(["backups"]).ok().stdout();
+    assert!(text.contains("7.6.5 (not from cudnnm) (first)"), "{text}");
+    // The first backup still restores the original files.
+    sb.run(["rollback", "--to", "1"]).ok();
+    assert_eq!(
+        std::fs::read(tk.join("lib64/libcudnn.so.7.6.5")).unwrap(),
+        b"\x7fELF hand-copied 7.6.5"
+    );
+}
+
+#[test]
+fn toolkits_lists_environment_toolkits_and_deployments() {
+    let (mut sb, tk) = linux_world();
+    let other = windows_toolkit(
+        &sb.root().join("NVIDIA GPU Computing Toolkit/CUDA/v11.8"),
+        "11.8.0",
+    );
+    sb.set_env("CUDA_HOME", &other);
+    sb.run(["use", "9.1", "--cuda-root", &tk_arg(&tk)]).ok();
+    let j = sb.run(["toolkits", "--json"]).ok().json();
+    let arr = j.as_array().unwrap();
+    let real_other = std::fs::canonicalize(&other).unwrap();
+    let real_tk = std::fs::canonicalize(&tk).unwrap();
+    let by_root = |p: &Path| {
+        arr.iter()
+            .find(|t| t["root"] == p.display().to_string())
+            .cloned()
+    };
+    let o = by_root(&real_other).expect("CUDA_HOME toolkit listed");
+    assert!(o["found_by"].as_str().unwrap().contains("CUDA_HOME"));
+    assert_eq!(o["cuda"], "11.8.0");
+    assert_eq!(o["layout"], "windows");
+    let d = by_root(&real_tk).expect("deployed toolkit listed");
+    assert_eq!(d["release"], "9.1.0.70_cuda12");
+    assert_eq!(d["mode"], "symlink");
+    // `use --cuda 11.8` finds the CUDA_HOME toolkit by version.
+    sb.run(["use", "9.1", "--cuda", "11.8"])
+        .code_is(8)
+        .stderr_has(&["installed only for linux-x86_64"]);
+    sb.run(["use", "9.1", "--cuda", "10.0"])
+        .code_is(3)
+        .stderr_has(&["no CUDA 10.0 toolkit found"]);
+}
