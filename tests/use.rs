@@ -358,26 +358,59 @@ fn a_prefix_picks_the_newest_installed_release_that_fits() {
         ]);
 }
 
+/// Runs cudnnm as `nobody` through `setpriv` (util-linux), with the
+/// sandbox's scrubbed environment: an ordinary user facing a root-owned toolkit.
+fn run_as_nobody(sb: &Sandbox, args: &[&str]) -> common::Run {
+    use std::os::unix::fs::PermissionsExt;
+    for d in [sb.root().to_path_buf(), sb.work()] {
+        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    // The home belongs to the user running cudnnm, as it would.
+    std::process::Command::new("chown")
+        .args(["-R", "65534:65534"])
+        .arg(sb.home())
+        .status()
+        .unwrap();
+    let out = std::process::Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(common::bin())
+        .args(args)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", sb.work())
+        .env("CUDNNM_HOME", sb.home())
+        .current_dir(sb.work())
+        .output()
+        .expect("setpriv runs (util-linux; .ci/run installs it)");
+    common::Run {
+        args: args.iter().map(Into::into).collect(),
+        out,
+        root: sb.root().to_path_buf(),
+    }
+}
+
 #[test]
-fn a_toolkit_without_write_access_is_refused_whole() {
-    let (mut sb, tk) = linux_world();
+fn a_toolkit_the_user_may_not_write_is_refused_whole() {
+    let (sb, tk) = linux_world();
     let snap = snapshot(&tk.join("targets"));
     let real_lib = std::fs::canonicalize(tk.join("lib64")).unwrap();
-    if is_root() {
-        // Root ignores permission bits: deny through the debug-build hook
-        // the preflight reads (the same Access path the probe takes).
-        sb.set_env("CUDNNM_TEST_DENY_WRITE", tk.join("lib64"));
+    let t = tk_arg(&tk);
+    let r = if is_root() {
+        // Root ignores permission bits; an ordinary user does not: run as
+        // nobody over this root-owned toolkit (field case F21).
+        run_as_nobody(&sb, &["use", "9.1.0.70", "--cuda-root", &t])
     } else {
         let mut p = std::fs::metadata(&real_lib).unwrap().permissions();
         p.set_readonly(true);
         std::fs::set_permissions(&real_lib, p).unwrap();
-    }
-    let r = sb
-        .run(["use", "9.1.0.70", "--cuda-root", &tk_arg(&tk)])
-        .code_is(5);
+        sb.run(["use", "9.1.0.70", "--cuda-root", &t])
+    };
+    let r = r.code_is(5);
+    let denied = format!("no write access to '{}'", tk.join("include").display());
     r.stderr_has(&[
         "cannot change cuDNN in",
-        "no write access to",
+        &denied,
+        "(and 1 more)",
         "nothing was changed",
         "sudo cudnnm --home",
         "cudnnm exec --version 9.1.0.70_cuda12",
@@ -393,6 +426,81 @@ fn a_toolkit_without_write_access_is_refused_whole() {
         !sb.home().join("backups/1").exists(),
         "no backup was started"
     );
+}
+
+#[test]
+fn the_test_deny_hook_refuses_through_the_same_preflight() {
+    // Debug builds let tests deny folders to the preflight's access check
+    // (CUDNNM_TEST_DENY_WRITE), so the refusal path runs whoever runs the tests.
+    let (mut sb, tk) = linux_world();
+    let snap = snapshot(&tk.join("targets"));
+    sb.set_env("CUDNNM_TEST_DENY_WRITE", tk.join("include"));
+    sb.run(["use", "9.1.0.70", "--cuda-root", &tk_arg(&tk)])
+        .code_is(5)
+        .stderr_has(&["no write access to", "include", "nothing was changed"]);
+    assert_eq!(snapshot(&tk.join("targets")), snap);
+    sb.run(["rollback", "--cuda-root", &tk_arg(&tk)])
+        .code_is(3)
+        .stderr_has(&["no backups of"]);
+}
+
+#[test]
+fn releases_imported_by_install_deploy_in_both_layouts() {
+    let sb = Sandbox::new();
+    let dl = sb.root().join("downloads");
+    std::fs::create_dir_all(&dl).unwrap();
+    // An old Linux tgz (soname chain, static library) into a CUDA 10.2 toolkit.
+    let tgz = fixtures::linux_tgz("10.2", "7.6.5.32").write(&dl);
+    sb.run(["install".as_ref(), tgz.as_os_str()]).ok();
+    let lin = linux_toolkit(&sb.root().join("cuda-10.2"), "10.2.89");
+    sb.run(["use", "7.6.5", "--cuda-root", &tk_arg(&lin)])
+        .ok()
+        .stderr_has(&["(none) → 7.6.5.32"]);
+    assert_eq!(
+        std::fs::read_link(lin.join("lib64/libcudnn.so.7")).unwrap(),
+        Path::new("libcudnn.so.7.6.5")
+    );
+    assert_eq!(
+        std::fs::read(lin.join("lib64/libcudnn_static.a")).unwrap(),
+        b"!<arch>\nstatic",
+        "static libraries are deployed too"
+    );
+    assert_eq!(
+        std::fs::read_to_string(lin.join("include/cudnn.h")).unwrap(),
+        fixtures::version_header("7.6.5.32")
+    );
+    // The 7.1 Windows zip for CUDA 8.0 into a Windows-layout CUDA 8.0 toolkit (version.txt).
+    let zip = fixtures::windows_zip_7_1_3().write(&dl);
+    sb.run(["install".as_ref(), zip.as_os_str()]).ok();
+    let win = windows_toolkit(
+        &sb.root().join("NVIDIA GPU Computing Toolkit/CUDA/v8.0"),
+        "8.0.61",
+    );
+    sb.run([
+        "use",
+        "7.1.3",
+        "--cuda-root",
+        &tk_arg(&win),
+        "--mode",
+        "copy",
+    ])
+    .ok();
+    assert_eq!(
+        std::fs::read(win.join("bin/cudnn64_7.dll")).unwrap(),
+        fixtures::dll_bytes("cudnn64_7.dll 7.1.3")
+    );
+    assert!(win.join("lib/x64/cudnn.lib").is_file());
+    assert!(win.join("include/cudnn.h").is_file());
+    assert!(
+        !win.join("NVIDIA_SLA_cuDNN_Support.txt").exists(),
+        "the license stays in the store"
+    );
+    // 7.1.3 (CUDA 8.0) does not fit CUDA 10.2.
+    sb.run(["use", "7.1.3", "--cuda-root", &tk_arg(&lin)])
+        .code_is(8);
+    let cur = sb.run(["toolkits"]).ok().stdout();
+    assert!(cur.contains("7.1.3_cuda8.0, copy"), "{cur}");
+    assert!(cur.contains("7.6.5.32_cuda10.2, symlink"), "{cur}");
 }
 
 #[test]
