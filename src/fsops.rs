@@ -40,6 +40,45 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     Ok(())
 }
 
+/// Writes several files atomically as one batch: every temp file is written
+/// and fsynced first, then all are renamed over their targets, then their
+/// folders are fsynced. Each file is old or new, never a mix; the batch costs
+/// about as many disk flushes as one [`write_atomic`] (what matters when
+/// other processes keep the disk busy).
+///
+/// # Errors
+/// As [`write_atomic`]; temp files of a failed batch are removed.
+pub fn write_atomic_all(files: &[(&Path, &[u8])]) -> Result<()> {
+    let mut temps = Vec::new();
+    for (path, bytes) in files {
+        let dir = parent_of(path);
+        fs::create_dir_all(dir).with_path("create", dir)?;
+        let mut tmp = tempfile::Builder::new()
+            .prefix(".tmp-")
+            .tempfile_in(dir)
+            .with_path("create a temporary file in", dir)?;
+        tmp.write_all(bytes).with_path("write", tmp.path())?;
+        temps.push((tmp, *path));
+    }
+    for (tmp, _) in &temps {
+        tmp.as_file().sync_all().with_path("sync", tmp.path())?;
+    }
+    let mut dirs = Vec::new();
+    for (tmp, path) in temps {
+        let tmp_path = tmp.into_temp_path();
+        rename(&tmp_path, path)?;
+        let _ = tmp_path.keep();
+        let dir = parent_of(path).to_path_buf();
+        if !dirs.contains(&dir) {
+            dirs.push(dir);
+        }
+    }
+    for d in dirs {
+        sync_dir(&d);
+    }
+    Ok(())
+}
+
 /// Renames `from` to `to`, replacing a file at `to`. Retries for up to about
 /// two seconds on Windows when another process briefly holds a file.
 ///
@@ -319,6 +358,25 @@ pub fn symlink(target: &Path, link: &Path) -> Result<()> {
 }
 
 /// Copies `src` to `dst` (created or truncated; a temporary name the caller
+/// owns) the way `cp` does: by the OS's fastest path (`copy_file_range` on
+/// Linux, `CopyFileEx` on Windows), keeping the source's permissions, not
+/// fsynced, and without reading the bytes back. Returns the bytes copied.
+///
+/// # Errors
+/// On any I/O error; a partly written `dst` is removed.
+pub fn copy_file(src: &Path, dst: &Path) -> Result<u64> {
+    remove_file(dst)?;
+    retry_busy(|| fs::copy(src, dst)).map_err(|e| {
+        let _ = fs::remove_file(dst);
+        Error::io("copy", src, e).context(format!(
+            "could not copy '{}' to '{}'",
+            src.display(),
+            dst.display()
+        ))
+    })
+}
+
+/// Copies `src` to `dst` (created or truncated; a temporary name the caller
 /// owns) while a second thread hashes `src`, so the copy costs about as much
 /// as `cp` does and the bytes copied are still checked. Returns the size
 /// copied and the SHA-256 of the source. The copy keeps the source's
@@ -361,17 +419,64 @@ pub fn copy_file_checked(src: &Path, dst: &Path) -> Result<(u64, Sha256Hex)> {
     result
 }
 
-/// Checks that entries can be created and removed in `dir` by creating and
-/// removing a probe file `.cudnnm-probe-<pid>`. Returns the probe's owner
-/// (the effective user id on Unix; 0 elsewhere) so callers can reason about
-/// ownership. Leaves nothing behind.
+/// Sets the modification time of the file at `path` to `mtime_ns`
+/// (nanoseconds since the Unix epoch), as `cp -p` keeps it. Works on
+/// read-only files (the read-only bit is lifted for the call on Windows).
+///
+/// # Errors
+/// When the file cannot be opened or its time set.
+pub fn set_mtime(path: &Path, mtime_ns: i64) -> Result<()> {
+    let t = std::time::UNIX_EPOCH + Duration::from_nanos(mtime_ns.max(0) as u64);
+    let set = || -> io::Result<()> {
+        let f = if cfg!(windows) {
+            File::options().write(true).open(path)?
+        } else {
+            File::open(path)?
+        };
+        f.set_modified(t)
+    };
+    match set() {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::PermissionDenied => {
+            let ro = fs::metadata(path).is_ok_and(|m| m.permissions().readonly());
+            set_readonly(path, false)?;
+            let r = set().with_path("set the modification time of", path);
+            if ro {
+                set_readonly(path, true)?;
+            }
+            r
+        }
+        Err(e) => Err(Error::io("set the modification time of", path, e)),
+    }
+}
+
+/// Checks that entries can be created and removed in `dir`, leaving
+/// nothing behind: on Linux with an unnamed `O_TMPFILE` file (which needs
+/// the same write permission and has no name a kill could strand),
+/// elsewhere by creating and removing `.cudnnm-probe` (a stale one from a
+/// killed probe is replaced). Returns the new file's owner (the effective
+/// user id on Unix; 0 elsewhere) so callers can reason about ownership.
 ///
 /// # Errors
 /// The OS error of the create or remove (`PermissionDenied`, `ReadOnlyFilesystem`).
 pub fn probe_dir_writable(dir: &Path) -> io::Result<u32> {
-    let probe = dir.join(format!(".cudnnm-probe-{}", std::process::id()));
-    let f = File::options().write(true).create_new(true).open(&probe);
-    let f = match f {
+    fn owner(f: &File) -> u32 {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            f.metadata().map(|m| m.uid()).unwrap_or(0)
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = f;
+            0
+        }
+    }
+    if let Some(f) = platform::open_unnamed_temp(dir)? {
+        return Ok(owner(&f));
+    }
+    let probe = dir.join(".cudnnm-probe");
+    let f = match File::options().write(true).create_new(true).open(&probe) {
         Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
             fs::remove_file(&probe)?;
@@ -379,13 +484,7 @@ pub fn probe_dir_writable(dir: &Path) -> io::Result<u32> {
         }
         Err(e) => return Err(e),
     };
-    #[cfg(unix)]
-    let uid = {
-        use std::os::unix::fs::MetadataExt;
-        f.metadata().map(|m| m.uid()).unwrap_or(0)
-    };
-    #[cfg(not(unix))]
-    let uid = 0;
+    let uid = owner(&f);
     drop(f);
     fs::remove_file(&probe)?;
     Ok(uid)
@@ -523,6 +622,39 @@ mod tests {
     }
 
     #[test]
+    fn mtime_is_set_on_read_only_files() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("f");
+        fs::write(&p, b"x").unwrap();
+        set_readonly(&p, true).unwrap();
+        set_mtime(&p, 1_600_000_000_123_456_789).unwrap();
+        let m = fs::metadata(&p).unwrap();
+        let ns = m
+            .modified()
+            .unwrap()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos();
+        assert_eq!(ns, 1_600_000_000_123_456_789);
+        assert!(m.permissions().readonly());
+    }
+
+    #[test]
+    fn batch_atomic_write_writes_every_file() {
+        let d = tempfile::tempdir().unwrap();
+        let (a, b) = (d.path().join("a.toml"), d.path().join("sub/b.toml"));
+        write_atomic(&a, b"old").unwrap();
+        write_atomic_all(&[(&a, b"new a"), (&b, b"new b")]).unwrap();
+        assert_eq!(fs::read(&a).unwrap(), b"new a");
+        assert_eq!(fs::read(&b).unwrap(), b"new b");
+        assert_eq!(
+            fs::read_dir(d.path()).unwrap().count(),
+            2,
+            "no temp files left"
+        );
+    }
+
+    #[test]
     fn checked_copy_hashes_the_source_and_keeps_permissions() {
         let d = tempfile::tempdir().unwrap();
         let a = d.path().join("a");
@@ -536,6 +668,19 @@ mod tests {
         assert!(fs::metadata(&b).unwrap().permissions().readonly());
         assert!(copy_file_checked(&d.path().join("missing"), &b).is_err());
         assert!(!b.exists(), "a failed copy leaves no file");
+    }
+
+    #[test]
+    fn plain_copy_keeps_bytes_and_permissions() {
+        let d = tempfile::tempdir().unwrap();
+        let a = d.path().join("a");
+        fs::write(&a, b"bytes").unwrap();
+        set_readonly(&a, true).unwrap();
+        let b = d.path().join("b");
+        assert_eq!(copy_file(&a, &b).unwrap(), 5);
+        assert_eq!(fs::read(&b).unwrap(), b"bytes");
+        assert!(fs::metadata(&b).unwrap().permissions().readonly());
+        assert_eq!(copy_file(&a, &b).unwrap(), 5, "replaces its own temp file");
     }
 
     #[test]

@@ -54,3 +54,38 @@ pub fn same_file(a: &Path, b: &Path) -> bool {
         _ => false,
     }
 }
+
+/// Opens an unnamed temporary file in `dir` (Linux `O_TMPFILE`): it needs
+/// the same write permission as creating a file there, but has no name, so
+/// nothing is left behind even if the process is killed. `Ok(None)` where
+/// unsupported (other systems, or a file system without `O_TMPFILE`).
+pub fn open_unnamed_temp(dir: &Path) -> io::Result<Option<std::fs::File>> {
+    #[cfg(all(
+        target_os = "linux",
+        any(target_arch = "x86_64", target_arch = "aarch64")
+    ))]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        // __O_TMPFILE | O_DIRECTORY on these architectures.
+        const O_TMPFILE: i32 = 0o20_200_000;
+        match std::fs::File::options()
+            .write(true)
+            .mode(0o600)
+            .custom_flags(O_TMPFILE)
+            .open(dir)
+        {
+            Ok(f) => Ok(Some(f)),
+            // EOPNOTSUPP (file system) or EISDIR (kernel before 3.11).
+            Err(e) if matches!(e.raw_os_error(), Some(95) | Some(21)) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+    #[cfg(not(all(
+        target_os = "linux",
+        any(target_arch = "x86_64", target_arch = "aarch64")
+    )))]
+    {
+        let _ = dir;
+        Ok(None)
+    }
+}

@@ -86,3 +86,9 @@ pub fn same_file(a: &Path, b: &Path) -> bool {
         _ => false,
     }
 }
+
+/// Unnamed temporary files do not exist on Windows: always `Ok(None)` (the
+/// caller probes with a named file instead).
+pub fn open_unnamed_temp(_dir: &Path) -> io::Result<Option<std::fs::File>> {
+    Ok(None)
+}
