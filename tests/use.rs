@@ -2,6 +2,10 @@
 //! in both layouts, run through the real binary. Tested in rustup's threes:
 //! `x`, `x_then_rollback`, `x_that_exists`.
 
+// These tests build toolkits with Unix links and run as processes on Linux;
+// the Windows layout is exercised here as data (see deploy_support).
+#![cfg(unix)]
+
 mod common;
 mod deploy_support;
 
@@ -262,6 +266,41 @@ fn windows_release_into_a_windows_layout_toolkit_by_copy_and_hardlink() {
     );
     let cur = sb.run(["current", "--cuda-root", &t, "--json"]).ok().json();
     assert_eq!(cur["toolkits"][0]["mode"], "hardlink");
+    // Unchanged copies are not kept twice: backup 2 records them by hash and
+    // store file, and holds no bytes of its own.
+    let j = sb.run(["backups", "--json"]).ok().json();
+    assert_eq!(j[1]["files"], 30);
+    assert_eq!(j[1]["size"], 0);
+    let held = backup_holdings(&sb.home().join("backups/2"));
+    assert_eq!(
+        held["cudnn64_8.dll"],
+        format!("sha:{}", bin["cudnn64_8.dll"])
+    );
+    // Rolling back to the copies brings them back byte for byte, with their time.
+    let copy_mtime = |p: &Path| std::fs::symlink_metadata(p).unwrap().modified().unwrap();
+    let store_mtime = copy_mtime(&store_dll);
+    sb.run(["rollback", "--cuda-root", &t])
+        .ok()
+        .stderr_has(&["8.1.0.77 → 8.1.0.77", "restored backup 2; copy"]);
+    let dll = tk.join("bin/cudnn64_8.dll");
+    assert_ne!(
+        std::fs::metadata(&dll).unwrap().ino(),
+        std::fs::metadata(&store_dll).unwrap().ino()
+    );
+    assert_eq!(resolved_cudnn(&tk.join("bin")), bin);
+    assert_eq!(
+        copy_mtime(&dll),
+        store_mtime,
+        "a copy keeps its source's modification time"
+    );
+    let cur = sb.run(["current", "--cuda-root", &t]).ok();
+    assert!(
+        cur.stdout().contains("8.1.0.77_cuda11.2, copy,"),
+        "{}",
+        cur.describe()
+    );
+    assert!(cur.stdout().contains("files match"), "{}", cur.describe());
+    let cur = sb.run(["current", "--cuda-root", &t, "--json"]).ok().json();
     assert_eq!(cur["toolkits"][0]["layout"], "windows");
     // Back to the hand-copied state, byte for byte.
     sb.run(["rollback", "--to", "1"]).ok();
@@ -567,4 +606,38 @@ fn toolkits_lists_environment_toolkits_and_deployments() {
     sb.run(["use", "9.1", "--cuda", "10.0"])
         .code_is(3)
         .stderr_has(&["no CUDA 10.0 toolkit found"]);
+}
+
+#[test]
+fn a_rollback_from_a_tampered_backup_fails_and_changes_nothing() {
+    let (sb, tk) = linux_world();
+    let t = tk_arg(&tk);
+    sb.run(["use", "9.1.0.70", "--cuda-root", &t]).ok();
+    let on_9 = snapshot(&tk.join("targets"));
+    // Same size, different bytes: only the hash can tell.
+    let f = sb.home().join("backups/1/files/lib64/libcudnn.so.7.6.5");
+    let mut bytes = std::fs::read(&f).unwrap();
+    bytes[0] ^= 0xff;
+    std::fs::write(&f, &bytes).unwrap();
+    sb.run(["rollback", "--to", "1"]).code_is(4).stderr_has(&[
+        "does not match its recorded size and SHA-256",
+        "nothing changed: the earlier files are back",
+    ]);
+    assert_eq!(
+        snapshot(&tk.join("targets")),
+        on_9,
+        "the undo put every file back"
+    );
+    let j = sb.run(["backups", "--json"]).ok().json();
+    assert_eq!(
+        j.as_array().unwrap().len(),
+        1,
+        "the failed change left no backup"
+    );
+    let cur = sb.run(["current", "--cuda-root", &t, "--json"]).ok().json();
+    assert_eq!(
+        cur["toolkits"][0]["release"], "9.1.0.70_cuda12",
+        "the record is the earlier one"
+    );
+    assert!(!sb.home().join("journal").read_dir().unwrap().any(|_| true));
 }

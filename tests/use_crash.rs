@@ -5,6 +5,10 @@
 //! the journal and leave the toolkit fully old or fully new — and say which
 //! — with every original byte accounted for by hash.
 
+// These tests build toolkits with Unix links and run as processes on Linux;
+// the Windows layout is exercised here as data (see deploy_support).
+#![cfg(unix)]
+
 mod common;
 mod deploy_support;
 
@@ -137,7 +141,11 @@ fn every_step(make: impl Fn() -> Scenario, action: &str) -> Vec<&'static str> {
                 .as_str()
                 .unwrap()
                 .to_string();
-            let saved = cudnn_only(&rooted(&s, snapshot(&Path::new(&newest).join("files"))));
+            let root = s.sb.root().display().to_string();
+            let saved: BTreeMap<String, String> = backup_holdings(Path::new(&newest))
+                .into_iter()
+                .map(|(k, v)| (k, v.replace(&root, "<sandbox>")))
+                .collect();
             assert_eq!(
                 saved,
                 cudnn_only(&before),
@@ -276,11 +284,17 @@ fn kill_9_at_random_moments_during_a_large_use() {
             .ok();
         snapshot(&tk.join("targets"))
     }];
-    // How long one switch takes, to spread the kills over it.
-    let start = Instant::now();
-    sb.run(["use", "9.1.0", "--cuda-root", &t, "--mode", "copy"])
-        .ok();
-    let span = start.elapsed().as_micros().max(1000) as u64;
+    // How long one switch takes (median of three), to spread the kills over it.
+    let mut times: Vec<u64> = ["9.1.0", "9.2.0", "9.1.0"]
+        .iter()
+        .map(|v| {
+            let start = Instant::now();
+            sb.run(["use", v, "--cuda-root", &t, "--mode", "copy"]).ok();
+            start.elapsed().as_micros() as u64
+        })
+        .collect();
+    times.sort();
+    let mut span = times[1].max(1000);
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ span);
     let (mut killed, mut finished, mut undone, mut completed) = (0, 0, 0, 0);
     for i in 0..50 {
@@ -295,11 +309,13 @@ fn kill_9_at_random_moments_during_a_large_use() {
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        std::thread::sleep(Duration::from_micros(rng.next() % (span + span / 4)));
+        std::thread::sleep(Duration::from_micros(rng.next() % span.max(1000)));
         let _ = child.kill(); // SIGKILL
         let status = child.wait().unwrap();
         if status.success() {
             finished += 1;
+            // The machine got faster than the calibration: aim earlier.
+            span = span * 9 / 10;
         } else {
             killed += 1;
         }
@@ -318,33 +334,9 @@ fn kill_9_at_random_moments_during_a_large_use() {
                 completed += 1;
             }
         }
-        // Nothing lost: the newest backup's files match its record.
+        // Nothing lost: the newest backup holds (or the store holds) what it records.
         if let Some(b) = r.json().as_array().unwrap().last() {
-            let dir = Path::new(b["dir"].as_str().unwrap());
-            let rec: toml::Value =
-                toml::from_str(&std::fs::read_to_string(dir.join("backup.toml")).unwrap()).unwrap();
-            for f in rec
-                .get("file")
-                .and_then(|f| f.as_array())
-                .cloned()
-                .unwrap_or_default()
-            {
-                let p = dir.join("files").join(f["path"].as_str().unwrap());
-                match f.get("sha256") {
-                    Some(h) => assert_eq!(
-                        cudnnm::hash::sha256_file(&p).unwrap().1.as_str(),
-                        h.as_str().unwrap(),
-                        "round {i}: backup file {} intact",
-                        p.display()
-                    ),
-                    None => assert!(
-                        std::fs::symlink_metadata(&p)
-                            .unwrap()
-                            .file_type()
-                            .is_symlink()
-                    ),
-                }
-            }
+            backup_holdings(Path::new(b["dir"].as_str().unwrap()));
         }
     }
     eprintln!(

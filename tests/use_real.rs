@@ -4,6 +4,10 @@
 //! `rollback`; after each step the toolkit's `lib64/libcudnn.so.9` is loaded
 //! in a fresh process and asked `cudnnGetVersion()`.
 
+// These tests build toolkits with Unix links and run as processes on Linux;
+// the Windows layout is exercised here as data (see deploy_support).
+#![cfg(unix)]
+
 mod common;
 mod deploy_support;
 

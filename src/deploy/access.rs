@@ -191,6 +191,8 @@ mod tests {
                 to: home.backups_dir().join("1/files/bin/cudnn64_7.dll"),
                 rel: "bin/cudnn64_7.dll".into(),
                 state: state.clone(),
+                store_copy: None,
+                mtime_ns: None,
             }],
             places: vec![
                 Place {
@@ -200,6 +202,8 @@ mod tests {
                     source: PathBuf::from("/store/x"),
                     state: state.clone(),
                     from: "bin/cudnn64_9.dll".into(),
+                    mtime_ns: None,
+                    check_hash: false,
                 },
                 Place {
                     dest: root.join("include/cudnn.h"),
@@ -208,6 +212,8 @@ mod tests {
                     source: PathBuf::from("/store/y"),
                     state,
                     from: "include/cudnn.h".into(),
+                    mtime_ns: None,
+                    check_hash: false,
                 },
             ],
             backup: BackupRecord {

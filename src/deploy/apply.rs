@@ -40,7 +40,7 @@ pub fn execute(home: &Home, plan: Plan, fault: FaultHook) -> Result<Outcome> {
             journal.retire()?;
             Ok(Outcome { plan, deployment })
         }
-        Err(e) => match undo(&plan, placing) {
+        Err(e) => match undo(home, &plan, placing) {
             Ok(()) => {
                 journal.retire()?;
                 Err(e.cause(format!(
@@ -78,8 +78,13 @@ fn forward(
     }
     fsops::create_dir_all(&plan.backup_dir.join("files"))?;
     for (i, m) in plan.moves.iter().enumerate() {
-        fsops::create_dir_all(fsops::parent_of(&m.to))?;
-        fsops::move_file(&m.from, &m.to, m.state.sha256.as_ref())?;
+        if m.store_copy.is_some() {
+            // An unchanged copy of a store file: the store keeps its bytes.
+            fsops::remove_file(&m.from)?;
+        } else {
+            fsops::create_dir_all(fsops::parent_of(&m.to))?;
+            fsops::move_file(&m.from, &m.to, m.state.sha256.as_ref())?;
+        }
         j.step(&format!("move {i}"))?;
     }
     for d in plan.backup_dirs().iter().chain(plan.toolkit_dirs().iter()) {
@@ -87,17 +92,26 @@ fn forward(
     }
     j.mark(journal::MOVED)?;
     *placing = true;
+    // The records are written (and synced) before the new files are placed:
+    // every flush happens before the bulk of a copy, as with `cp`, and while
+    // the journal exists they are tentative (undo restores the earlier record).
+    let dep = commit(home, plan)?;
+    j.step(journal::RECORDED)?;
     for (i, p) in plan.places.iter().enumerate() {
         place(p)?;
         j.step(&format!("place {i}"))?;
     }
-    for d in plan.toolkit_dirs() {
-        fsops::sync_dir(&d);
-    }
     verify(plan, false)?;
-    j.mark(journal::VERIFIED)?;
-    let dep = commit(home, plan)?;
-    j.mark(journal::RECORDED)?;
+    if plan.copies() {
+        // Copies' data is left to the OS to write back, as `cp` does; after a
+        // power cut, recovery re-hashes them and completes or undoes.
+        j.step(journal::VERIFIED)?;
+    } else {
+        for d in plan.toolkit_dirs() {
+            fsops::sync_dir(&d);
+        }
+        j.mark(journal::VERIFIED)?;
+    }
     Ok(dep)
 }
 
@@ -108,18 +122,7 @@ fn place(p: &Place) -> Result<()> {
         PlaceKind::Hardlink => fsops::hard_link(&p.source, &p.dest),
         PlaceKind::Copy => {
             let tmp = p.tmp_path();
-            let (n, sha) = fsops::copy_file_checked(&p.source, &tmp)?;
-            if Some(&sha) != p.state.sha256.as_ref() || n != p.state.size {
-                fsops::remove_file(&tmp)?;
-                return Err(Error::new(
-                    Kind::Integrity,
-                    format!(
-                        "'{}' does not match its recorded size and SHA-256",
-                        p.source.display()
-                    ),
-                )
-                .hint("`cudnnm verify` checks the store; reinstall the release with `cudnnm install --force …`"));
-            }
+            copy_verified(&p.source, &tmp, &p.state, p.mtime_ns, p.check_hash)?;
             if std::fs::symlink_metadata(&p.dest).is_ok() {
                 fsops::remove_file(&tmp)?;
                 return Err(Error::new(
@@ -131,6 +134,36 @@ fn place(p: &Place) -> Result<()> {
             fsops::rename(&tmp, &p.dest)
         }
     }
+}
+
+/// Copies `src` to `tmp`, checking the size against `state` (and with
+/// `check_hash` the SHA-256, hashed alongside the copy), and gives the copy
+/// `mtime_ns`.
+fn copy_verified(
+    src: &Path,
+    tmp: &Path,
+    state: &FileState,
+    mtime_ns: Option<i64>,
+    check_hash: bool,
+) -> Result<()> {
+    let ok = if check_hash {
+        let (n, sha) = fsops::copy_file_checked(src, tmp)?;
+        Some(&sha) == state.sha256.as_ref() && n == state.size
+    } else {
+        fsops::copy_file(src, tmp)? == state.size
+    };
+    if !ok {
+        fsops::remove_file(tmp)?;
+        return Err(Error::new(
+            Kind::Integrity,
+            format!("'{}' does not match its recorded size and SHA-256", src.display()),
+        )
+        .hint("`cudnnm verify` checks the store; reinstall the release with `cudnnm install --force …`"));
+    }
+    if let Some(t) = mtime_ns {
+        fsops::set_mtime(tmp, t)?;
+    }
+    Ok(())
 }
 
 /// Checks one placed file: a link with the planned target that resolves (and
@@ -212,17 +245,27 @@ pub fn verify(plan: &Plan, thorough: bool) -> Result<()> {
     Err(e.hint("`cudnnm verify` checks the store; run the command again"))
 }
 
-/// Writes `backup.toml` and the toolkit's entry in `deployments.toml`
-/// (step 7). Idempotent, so recovery can run it again.
+/// Writes `backup.toml` and the toolkit's entry in `deployments.toml` as one
+/// synced batch. Idempotent, so recovery can run it again; tentative while
+/// the journal exists ([`undo`] puts the earlier entry back).
 ///
 /// # Errors
 /// When either file cannot be written.
 pub fn commit(home: &Home, plan: &Plan) -> Result<Option<Deployment>> {
-    plan.backup.save(&plan.backup_dir)?;
     let dep = plan.deployment(&crate::store::now_rfc3339());
     let mut all = Deployments::load(home)?;
     all.set(&plan.toolkit, dep.clone());
-    all.save(home)?;
+    let backup_toml = toml::to_string_pretty(&plan.backup)
+        .map_err(|e| Error::msg(format!("could not encode backup {}: {e}", plan.id)))?;
+    let deployments_toml = toml::to_string_pretty(&all)
+        .map_err(|e| Error::msg(format!("could not encode deployments: {e}")))?;
+    fsops::write_atomic_all(&[
+        (
+            &plan.backup_dir.join(super::backup::BACKUP_FILE),
+            backup_toml.as_bytes(),
+        ),
+        (&home.deployments_file(), deployments_toml.as_bytes()),
+    ])?;
     Ok(dep)
 }
 
@@ -269,12 +312,15 @@ fn exists(path: &Path) -> bool {
 /// placed (only files that are what the plan placed, and only when
 /// `placing_started`: before the `moved` mark nothing was placed, and a
 /// file at a planned path is still an original), removes folders it made,
-/// moves every original back from the backup, then deletes the backup
-/// folder. Each step checks the disk, so undoing twice is harmless.
+/// moves every original back from the backup (copies dropped because the
+/// store holds their bytes are copied back from the store with their
+/// modification time), puts the earlier `deployments.toml` entry back, then
+/// deletes the backup folder. Each step checks the disk, so undoing twice
+/// is harmless.
 ///
 /// # Errors
 /// When an original cannot be put back; the backup folder is then kept.
-pub fn undo(plan: &Plan, placing_started: bool) -> Result<()> {
+pub fn undo(home: &Home, plan: &Plan, placing_started: bool) -> Result<()> {
     let mut problems: Vec<String> = Vec::new();
     if placing_started {
         for p in plan.places.iter().rev() {
@@ -295,6 +341,24 @@ pub fn undo(plan: &Plan, placing_started: bool) -> Result<()> {
         fsops::remove_dir_if_empty(d);
     }
     for m in plan.moves.iter().rev() {
+        if let Some(src) = &m.store_copy {
+            // A dropped copy: make it again from the store, same bytes and time.
+            if !exists(&m.from) {
+                let name = m
+                    .from
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                let tmp = fsops::parent_of(&m.from).join(format!(".cudnnm-tmp-{name}"));
+                let r = copy_verified(src, &tmp, &m.state, m.mtime_ns, false)
+                    .and_then(|()| fsops::rename(&tmp, &m.from));
+                if let Err(e) = r {
+                    let _ = fsops::remove_file(&tmp);
+                    problems.push(e.to_string());
+                }
+            }
+            continue;
+        }
         match (exists(&m.from), exists(&m.to)) {
             (false, true) => {
                 if let Err(e) = fsops::move_file(&m.to, &m.from, m.state.sha256.as_ref()) {
@@ -324,6 +388,14 @@ pub fn undo(plan: &Plan, placing_started: bool) -> Result<()> {
     }
     for d in plan.toolkit_dirs() {
         fsops::sync_dir(&d);
+    }
+    if problems.is_empty() {
+        // The records may already name the change: put the earlier entry back.
+        let mut all = Deployments::load(home)?;
+        if all.for_toolkit(&plan.toolkit) != plan.backup.deployment.as_ref() {
+            all.set(&plan.toolkit, plan.backup.deployment.clone());
+            all.save(home)?;
+        }
     }
     if !problems.is_empty() {
         let mut e = Error::msg(format!(

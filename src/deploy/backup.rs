@@ -38,6 +38,14 @@ pub struct BackupFile {
     /// For a link: its target as it was.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub link: Option<String>,
+    /// For an unchanged copy cudnnm had placed: the store file holding the
+    /// same bytes. The backup keeps no second copy of it; rollback copies it
+    /// from the store (and says so if that release was uninstalled).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub store: Option<PathBuf>,
+    /// Its modification time (nanoseconds since the epoch), restored with it.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub mtime_ns: Option<i64>,
 }
 
 /// `backup.toml`.
@@ -66,9 +74,14 @@ pub struct BackupRecord {
 }
 
 impl BackupRecord {
-    /// Sum of the file sizes in bytes.
+    /// Bytes the backup folder holds: the sizes of its files, without the
+    /// unchanged copies whose bytes the store holds.
     pub fn size(&self) -> u64 {
-        self.files.iter().map(|f| f.size).sum()
+        self.files
+            .iter()
+            .filter(|f| f.store.is_none())
+            .map(|f| f.size)
+            .sum()
     }
 
     /// Writes `backup.toml` into `dir` atomically.
@@ -243,6 +256,8 @@ mod tests {
                 size: 3,
                 sha256: Some(crate::hash::sha256_bytes(b"abc")),
                 link: None,
+                store: None,
+                mtime_ns: None,
             }],
         }
     }

@@ -5,13 +5,18 @@
 //!
 //! `journal/<id>.json` is the [`Plan`], written atomically (temp file, fsync,
 //! rename, folder fsync). `journal/<id>.log` is the step log, one line per
-//! step: `plan`, `mkdir <i>`, `move <i>`, `moved`, `place <i>`, `verified`,
-//! `recorded`. Every step is appended with one `write`, which the next
-//! process sees even after `kill -9`; the log is fsynced at the phase marks
-//! (`plan`, `moved`, `verified`, `recorded`), after the folders those phases
-//! changed are fsynced. Recovery never trusts a per-step line alone: it
-//! checks each planned file on disk, and uses the marks only to know whether
-//! placing had begun (`moved`) and whether the result was verified.
+//! step: `plan`, `mkdir <i>`, `move <i>`, `moved`, `recorded`, `place <i>`,
+//! `verified`. Every step is appended with one `write`, which the next
+//! process sees even after `kill -9`. The log is fsynced at `moved`, after
+//! the folders the moves changed are fsynced: from then on the originals are
+//! safe in the backup. `backup.toml` and `deployments.toml` are then written
+//! and synced (tentative while the journal exists), and the new files placed.
+//! `verified` is synced too, except when files are copied: then nothing is
+//! flushed after the copies (as with `cp`), and a `verified` lost to a power
+//! cut only means recovery undoes instead of completing. Recovery never
+//! trusts a per-step line alone: it checks each planned file on disk, and
+//! uses the marks only to know whether placing had begun (`moved`) and
+//! whether the result was verified (then it re-checks, re-hashing copies).
 //!
 //! Fault hook for tests: in debug builds `CUDNNM_FAULT_AFTER_STEP=K` aborts
 //! the process right after step K is logged (release builds ignore it).
@@ -78,7 +83,8 @@ fn paths(home: &Home, id: u64) -> (PathBuf, PathBuf) {
 }
 
 impl Journal {
-    /// Writes `plan` to `journal/<id>.json` durably and logs step 1, `plan`.
+    /// Writes `plan` to `journal/<id>.json` durably (temp file, fsync,
+    /// rename, folder fsync) and logs step 1, `plan`.
     ///
     /// # Errors
     /// When the journal folder is not writable.
@@ -97,7 +103,8 @@ impl Journal {
             steps: 0,
             fault,
         };
-        j.mark(PLAN)?;
+        // The plan itself was written atomically and synced; the line only counts the step.
+        j.step(PLAN)?;
         Ok(j)
     }
 
@@ -146,11 +153,12 @@ impl Journal {
 }
 
 /// Removes a journal's log, then its plan (so a half-retired journal is
-/// still a plan that recovery can finish), then syncs the folder.
+/// still a plan that recovery can finish). Not synced here: the next
+/// journal's plan write syncs this folder before that change begins, and a
+/// journal that comes back after a power cut is finished again harmlessly.
 fn retire_paths(plan_path: &Path, log_path: &Path) -> Result<()> {
     fsops::remove_file(log_path)?;
     fsops::remove_file(plan_path)?;
-    fsops::sync_dir(fsops::parent_of(plan_path));
     Ok(())
 }
 

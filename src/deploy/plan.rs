@@ -35,6 +35,11 @@ pub struct Found {
     pub rel: String,
     /// What it is.
     pub state: FileState,
+    /// For an unchanged copy cudnnm placed: the store file with the same
+    /// bytes (the backup records it instead of keeping a second copy).
+    pub store_copy: Option<PathBuf>,
+    /// Its modification time, when `store_copy` is set.
+    pub mtime_ns: Option<i64>,
 }
 
 /// Moving one current file out of the toolkit into the backup.
@@ -48,6 +53,14 @@ pub struct Move {
     pub rel: String,
     /// What it is (size and hash, or link target).
     pub state: FileState,
+    /// Set for an unchanged copy cudnnm placed whose bytes the store holds:
+    /// the file is deleted rather than moved (as `rm` would), and undo or
+    /// rollback copies it back from this store file.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub store_copy: Option<PathBuf>,
+    /// The file's modification time, restored with it (copies only).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub mtime_ns: Option<i64>,
 }
 
 /// How a file is put into the toolkit.
@@ -77,6 +90,16 @@ pub struct Place {
     pub state: FileState,
     /// Where it came from, for the deployment record (`lib/libcudnn.so.9`).
     pub from: String,
+    /// For copies: the modification time given to the copy (its source's,
+    /// as `cp -p` does), so the record can hold it before the copy exists.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub mtime_ns: Option<i64>,
+    /// For copies: re-hash the bytes while copying. Set for files restored
+    /// from a backup (the user's own bytes); copies of store files are
+    /// checked by size, as links are checked by target — the store was
+    /// hashed at import and `cudnnm verify` re-hashes it.
+    #[serde(default)]
+    pub check_hash: bool,
 }
 
 impl Place {
@@ -161,7 +184,7 @@ impl Plan {
         set.into_iter().collect()
     }
 
-    /// The deployment record for the placed files (reads copies' times).
+    /// The deployment record for the placed files.
     pub fn deployment(&self, deployed_at: &str) -> Option<Deployment> {
         let next = self.next.as_ref()?;
         let files = self
@@ -174,9 +197,7 @@ impl Plan {
                 link: p.state.link.clone(),
                 size: p.state.size,
                 mtime_ns: match p.kind {
-                    PlaceKind::Copy => std::fs::symlink_metadata(&p.dest)
-                        .ok()
-                        .and_then(|m| mtime_ns(&m)),
+                    PlaceKind::Copy => p.mtime_ns,
                     _ => None,
                 },
             })
@@ -192,9 +213,14 @@ impl Plan {
     }
 
     /// Number of journal steps a full run logs: the plan, each folder made,
-    /// each move, "moved", each placement, "verified", "recorded".
+    /// each move, "moved", "recorded", each placement, "verified".
     pub fn step_count(&self) -> u64 {
-        (1 + self.mkdirs.len() + self.moves.len() + 1 + self.places.len() + 2) as u64
+        (1 + self.mkdirs.len() + self.moves.len() + 2 + self.places.len() + 1) as u64
+    }
+
+    /// True when some file is placed by copying (the slow, size-bound mode).
+    pub fn copies(&self) -> bool {
+        self.places.iter().any(|p| p.kind == PlaceKind::Copy)
     }
 }
 
@@ -253,7 +279,17 @@ pub fn scan_toolkit(
             FileState::link(t.to_string_lossy().into_owned())
         } else if meta.is_file() {
             match known_hash(&path, &meta, known, store) {
-                Some(sha) => FileState::file(meta.len(), sha),
+                Some((sha, store_src)) => {
+                    let t = store_src.as_ref().and_then(|_| mtime_ns(&meta));
+                    out.push(Found {
+                        rel: rel_path(&toolkit.root, &path),
+                        path,
+                        state: FileState::file(meta.len(), sha),
+                        store_copy: store_src,
+                        mtime_ns: t,
+                    });
+                    continue;
+                }
                 None => {
                     let (size, sha) = hash::sha256_file(&path)?;
                     FileState::file(size, sha)
@@ -267,6 +303,8 @@ pub fn scan_toolkit(
             rel: rel_path(&toolkit.root, &path),
             path,
             state,
+            store_copy: None,
+            mtime_ns: None,
         });
     }
     Ok(out)
@@ -308,24 +346,30 @@ fn list_cudnn_entries(toolkit: &Toolkit) -> Result<Vec<PathBuf>> {
     Ok(out)
 }
 
+/// The hash of a file cudnnm placed and that is provably unchanged, and for
+/// a copy the store file holding the same bytes (when it is still there).
 fn known_hash(
     path: &Path,
     meta: &std::fs::Metadata,
     known: Option<&Deployment>,
     store: &Store,
-) -> Option<Sha256Hex> {
+) -> Option<(Sha256Hex, Option<PathBuf>)> {
     let d = known?;
     let pf = d.files.iter().find(|f| f.path == path)?;
     let sha = pf.sha256.clone()?;
     if pf.link.is_some() || meta.len() != pf.size {
         return None;
     }
+    let src = release_dir_of(store, &d.release).and_then(|r| join_rel(&r, &pf.from).ok());
     match d.mode {
-        Mode::Hardlink => {
-            let src = release_dir_of(store, &d.release)?.join(&pf.from);
-            platform::same_file(path, &src).then_some(sha)
+        Mode::Hardlink => platform::same_file(path, src.as_ref()?).then_some((sha, None)),
+        Mode::Copy => {
+            if pf.mtime_ns.is_none() || mtime_ns(meta) != pf.mtime_ns {
+                return None;
+            }
+            let in_store = src.filter(|s| std::fs::metadata(s).is_ok_and(|m| m.len() == pf.size));
+            Some((sha, in_store))
         }
-        Mode::Copy => (pf.mtime_ns.is_some() && mtime_ns(meta) == pf.mtime_ns).then_some(sha),
         Mode::Symlink => None,
     }
 }
@@ -436,6 +480,11 @@ pub fn release_targets(release: &Release, toolkit: &Toolkit) -> Result<Vec<Targe
     Ok(out)
 }
 
+/// The modification time of the file a copy is made from (kept by the copy).
+fn source_mtime(p: &Path) -> Option<i64> {
+    std::fs::metadata(p).ok().and_then(|m| mtime_ns(&m))
+}
+
 /// Missing folders among `dirs` and their missing parents below `root`, parents first.
 fn missing_dirs(root: &Path, dirs: impl IntoIterator<Item = PathBuf>) -> Vec<PathBuf> {
     let mut set = BTreeSet::new();
@@ -463,6 +512,8 @@ fn moves_for(found: &[Found], backup_dir: &Path) -> Result<Vec<Move>> {
                 to: join_rel(&backup_dir.join("files"), &f.rel)?,
                 rel: f.rel.clone(),
                 state: f.state.clone(),
+                store_copy: f.store_copy.clone(),
+                mtime_ns: f.mtime_ns,
             })
         })
         .collect()
@@ -506,6 +557,8 @@ fn backup_record(
                 size: f.state.size,
                 sha256: f.state.sha256.clone(),
                 link: f.state.link.clone(),
+                store: f.store_copy.clone(),
+                mtime_ns: f.mtime_ns,
             })
             .collect(),
     }
@@ -546,6 +599,10 @@ pub fn plan_use(
                 (None, Mode::Hardlink) => (PlaceKind::Hardlink, src, t.state.clone()),
                 (None, Mode::Copy) => (PlaceKind::Copy, src, t.state.clone()),
             };
+            let mtime = match kind {
+                PlaceKind::Copy => source_mtime(&source),
+                _ => None,
+            };
             Ok(Place {
                 rel: rel_path(&toolkit.root, &t.dest),
                 dest: t.dest,
@@ -553,6 +610,8 @@ pub fn plan_use(
                 source,
                 state,
                 from: t.from,
+                mtime_ns: mtime,
+                check_hash: false,
             })
         })
         .collect::<Result<Vec<_>>>()?;
@@ -627,6 +686,7 @@ pub fn plan_rollback(
             sha256: f.sha256.clone(),
             link: f.link.clone(),
         };
+        let mut from_backup = false;
         let (kind, src) = match &f.link {
             Some(l) => {
                 let target = PathBuf::from(l);
@@ -666,9 +726,28 @@ pub fn plan_rollback(
                     }
                     _ => None,
                 };
-                match store_src {
-                    Some(s) => (PlaceKind::Hardlink, s),
-                    None => {
+                match (store_src, &f.store) {
+                    (Some(s), _) => (PlaceKind::Hardlink, s),
+                    (None, Some(s)) => {
+                        // An unchanged copy: the store holds its bytes.
+                        if std::fs::metadata(s).map(|m| m.len()).ok() != Some(f.size) {
+                            let who = src_dep.map(|d| d.release.clone()).unwrap_or_default();
+                            return Err(Error::new(
+                                Kind::NotFound,
+                                format!(
+                                    "backup {} refers to '{}' of release {who}, which is no longer installed",
+                                    source.id,
+                                    s.display()
+                                ),
+                            )
+                            .hint(format!(
+                                "reinstall it (`cudnnm install {who}`), then run the rollback again"
+                            )));
+                        }
+                        any_copy = true;
+                        (PlaceKind::Copy, s.clone())
+                    }
+                    (None, None) => {
                         let b = join_rel(&source_dir.join("files"), &f.path)?;
                         if std::fs::symlink_metadata(&b).is_err() {
                             return Err(Error::new(
@@ -682,10 +761,15 @@ pub fn plan_rollback(
                             .hint("roll back to another backup (`cudnnm backups` lists them)"));
                         }
                         any_copy = true;
+                        from_backup = true;
                         (PlaceKind::Copy, b)
                     }
                 }
             }
+        };
+        let mtime = match kind {
+            PlaceKind::Copy => f.mtime_ns.or_else(|| source_mtime(&src)),
+            _ => None,
         };
         places.push(Place {
             rel: f.path.clone(),
@@ -694,6 +778,8 @@ pub fn plan_rollback(
             source: src,
             state,
             from,
+            mtime_ns: mtime,
+            check_hash: from_backup,
         });
     }
     let mkdirs = missing_dirs(
@@ -741,6 +827,7 @@ mod tests {
     use super::*;
     use crate::store::{FileRecord, Receipt, Source};
     use crate::version::{CudaVariant, Platform, Version};
+    #[cfg(unix)]
     use std::fs;
 
     fn receipt(version: &str, cuda: &str, platform: Platform, files: Vec<FileRecord>) -> Receipt {
@@ -929,13 +1016,20 @@ mod tests {
         assert_eq!(so9.source, rdir.join("lib/libcudnn.so.9"));
         assert_eq!(so9.state.sha256, Some(hash::sha256_bytes(b"new")));
         assert!(plan.mkdirs.is_empty());
-        assert_eq!(plan.step_count(), 1 + 4 + 1 + 2 + 2);
+        assert_eq!(plan.step_count(), 1 + 4 + 2 + 2 + 1);
+        assert!(!plan.copies());
         let copy = plan_use(&home, &store, &tk, &rel, Mode::Copy, None, 7).unwrap();
         assert_eq!(copy.places[0].kind, PlaceKind::Copy);
         assert_eq!(
             copy.places[1].kind,
             PlaceKind::Link,
             "chain links stay links in copy mode"
+        );
+        assert!(copy.copies());
+        assert_eq!(
+            copy.places[0].mtime_ns,
+            mtime_ns(&fs::metadata(rdir.join("lib/libcudnn.so.9")).unwrap()),
+            "a copy keeps its source's modification time"
         );
         // A journal roundtrip keeps the plan whole.
         let json = serde_json::to_string(&plan).unwrap();

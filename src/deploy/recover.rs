@@ -71,14 +71,11 @@ pub fn recover_all(home: &Home) -> Result<Vec<Recovered>> {
         let plan = p.plan.clone();
         let complete = p.has(journal::VERIFIED) && apply::verify(&plan, true).is_ok();
         let resolution = if complete {
-            let mut j = p.reopen()?;
             apply::commit(home, &plan)?;
-            j.mark(journal::RECORDED)?;
-            drop(j);
             p.retire()?;
             Resolution::Completed
         } else {
-            apply::undo(&plan, p.has(journal::MOVED))?;
+            apply::undo(home, &plan, p.has(journal::MOVED))?;
             p.retire()?;
             Resolution::Undone
         };

@@ -209,6 +209,49 @@ pub fn resolved_cudnn(dir: &Path) -> BTreeMap<String, String> {
     m
 }
 
+/// What a backup holds, keyed by file name: `link:<target>` or
+/// `sha:<sha256>` of the bytes it can restore — its own file, or for an
+/// unchanged copy cudnnm had placed, the store file its `backup.toml` names
+/// (checked against the recorded hash). Panics when a recorded file is gone.
+pub fn backup_holdings(dir: &Path) -> BTreeMap<String, String> {
+    let rec: toml::Value =
+        toml::from_str(&std::fs::read_to_string(dir.join("backup.toml")).unwrap()).unwrap();
+    let mut m = BTreeMap::new();
+    for f in rec
+        .get("file")
+        .and_then(|f| f.as_array())
+        .cloned()
+        .unwrap_or_default()
+    {
+        let rel = f["path"].as_str().unwrap();
+        let name = rel.rsplit('/').next().unwrap().to_string();
+        let v = if let Some(t) = f.get("link") {
+            let p = dir.join("files").join(rel);
+            let actual = std::fs::read_link(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+            assert_eq!(actual.to_string_lossy(), t.as_str().unwrap());
+            format!("link:{}", actual.display())
+        } else {
+            let p = match f.get("store") {
+                Some(s) => PathBuf::from(s.as_str().unwrap()),
+                None => dir.join("files").join(rel),
+            };
+            let sha = hash::sha256_file(&p)
+                .unwrap_or_else(|e| panic!("{e}"))
+                .1
+                .to_string();
+            assert_eq!(
+                sha,
+                f["sha256"].as_str().unwrap(),
+                "{} holds the recorded bytes",
+                p.display()
+            );
+            format!("sha:{sha}")
+        };
+        m.insert(name, v);
+    }
+    m
+}
+
 /// Whether this process runs as root (root ignores permission bits).
 pub fn is_root() -> bool {
     std::fs::read_to_string("/proc/self/status")
