@@ -90,28 +90,24 @@ fn forward(
     for d in plan.backup_dirs().iter().chain(plan.toolkit_dirs().iter()) {
         fsops::sync_dir(d);
     }
-    j.mark(journal::MOVED)?;
-    *placing = true;
+    j.step(journal::MOVED)?;
     // The records are written (and synced) before the new files are placed:
     // every flush happens before the bulk of a copy, as with `cp`, and while
-    // the journal exists they are tentative (undo restores the earlier record).
+    // the journal exists they are tentative (undo restores the earlier
+    // record). A synced `backup.toml` is also recovery's sign that every
+    // original is safe in the backup and placing may have begun.
     let dep = commit(home, plan)?;
+    *placing = true;
     j.step(journal::RECORDED)?;
     for (i, p) in plan.places.iter().enumerate() {
         place(p)?;
         j.step(&format!("place {i}"))?;
     }
     verify(plan, false)?;
-    if plan.copies() {
-        // Copies' data is left to the OS to write back, as `cp` does; after a
-        // power cut, recovery re-hashes them and completes or undoes.
-        j.step(journal::VERIFIED)?;
-    } else {
-        for d in plan.toolkit_dirs() {
-            fsops::sync_dir(&d);
-        }
-        j.mark(journal::VERIFIED)?;
-    }
+    // Nothing is flushed after placing: the OS writes it back, as after `cp`.
+    // A `verified` lost to a power cut only makes recovery undo the change
+    // (whole); a completed one is re-checked first, copies re-hashed.
+    j.step(journal::VERIFIED)?;
     Ok(dep)
 }
 
@@ -310,8 +306,8 @@ fn exists(path: &Path) -> bool {
 
 /// Undoes `plan` in reverse, whatever part of it ran: removes what was
 /// placed (only files that are what the plan placed, and only when
-/// `placing_started`: before the `moved` mark nothing was placed, and a
-/// file at a planned path is still an original), removes folders it made,
+/// `placing_started`: before the records are written nothing was placed,
+/// and a file at a planned path is still an original), removes folders it made,
 /// moves every original back from the backup (copies dropped because the
 /// store holds their bytes are copied back from the store with their
 /// modification time), puts the earlier `deployments.toml` entry back, then

@@ -4,19 +4,21 @@
 //! rollback).
 //!
 //! `journal/<id>.json` is the [`Plan`], written atomically (temp file, fsync,
-//! rename, folder fsync). `journal/<id>.log` is the step log, one line per
-//! step: `plan`, `mkdir <i>`, `move <i>`, `moved`, `recorded`, `place <i>`,
-//! `verified`. Every step is appended with one `write`, which the next
-//! process sees even after `kill -9`. The log is fsynced at `moved`, after
-//! the folders the moves changed are fsynced: from then on the originals are
-//! safe in the backup. `backup.toml` and `deployments.toml` are then written
-//! and synced (tentative while the journal exists), and the new files placed.
-//! `verified` is synced too, except when files are copied: then nothing is
-//! flushed after the copies (as with `cp`), and a `verified` lost to a power
-//! cut only means recovery undoes instead of completing. Recovery never
-//! trusts a per-step line alone: it checks each planned file on disk, and
-//! uses the marks only to know whether placing had begun (`moved`) and
-//! whether the result was verified (then it re-checks, re-hashing copies).
+//! rename, folder fsync) before anything changes. `journal/<id>.log` is the
+//! step log, one line per step: `plan`, `mkdir <i>`, `move <i>`, `moved`,
+//! `recorded`, `place <i>`, `verified`. Each is appended with one `write`,
+//! which the next process sees even after `kill -9`; none is fsynced.
+//! Durability comes from three flushes instead: the plan; the folders the
+//! moves changed (then every original is safe in the backup); and
+//! `backup.toml` + `deployments.toml`, written before anything is placed
+//! (tentative while the journal exists — undo puts the earlier record back).
+//! Nothing is flushed after placing, as after `cp`.
+//!
+//! Recovery never trusts a per-step line alone: it checks each planned file
+//! on disk. It completes a change whose log says `verified` and whose placed
+//! files still check out (copies re-hashed), and undoes anything else; a
+//! synced `backup.toml` tells it placing may have begun. A `verified` lost
+//! to a power cut therefore only turns completion into a whole undo.
 //!
 //! Fault hook for tests: in debug builds `CUDNNM_FAULT_AFTER_STEP=K` aborts
 //! the process right after step K is logged (release builds ignore it).
@@ -31,9 +33,9 @@ use crate::home::Home;
 
 /// Log line: the plan is on disk.
 pub const PLAN: &str = "plan";
-/// Log line: every current file is in the backup (and that is durable).
+/// Log line: every current file is in the backup.
 pub const MOVED: &str = "moved";
-/// Log line: every placed file checked out; the change will be completed.
+/// Log line: every placed file checked out; recovery completes the change.
 pub const VERIFIED: &str = "verified";
 /// Log line: `backup.toml` and `deployments.toml` are written.
 pub const RECORDED: &str = "recorded";
@@ -103,28 +105,16 @@ impl Journal {
             steps: 0,
             fault,
         };
-        // The plan itself was written atomically and synced; the line only counts the step.
         j.step(PLAN)?;
         Ok(j)
     }
 
-    /// Logs one step (one write, no fsync).
+    /// Logs one step (one `write`, no fsync), then runs the fault hook.
     ///
     /// # Errors
     /// When the log cannot be written.
     pub fn step(&mut self, line: &str) -> Result<()> {
         self.log.append(line)?;
-        self.after_step();
-        Ok(())
-    }
-
-    /// Logs a phase mark and fsyncs the log.
-    ///
-    /// # Errors
-    /// When the log cannot be written or synced.
-    pub fn mark(&mut self, line: &str) -> Result<()> {
-        self.log.append(line)?;
-        self.log.sync()?;
         self.after_step();
         Ok(())
     }
@@ -177,20 +167,6 @@ impl Pending {
     /// Whether the log holds `line`.
     pub fn has(&self, line: &str) -> bool {
         self.lines.iter().any(|l| l == line)
-    }
-
-    /// Reopens the log to add marks while finishing the change.
-    ///
-    /// # Errors
-    /// When the log cannot be opened.
-    pub fn reopen(&self) -> Result<Journal> {
-        Ok(Journal {
-            plan_path: self.plan_path.clone(),
-            log_path: self.log_path.clone(),
-            log: AppendLog::open(&self.log_path)?,
-            steps: self.lines.len() as u64,
-            fault: FaultHook::default(),
-        })
     }
 
     /// Removes the journal.

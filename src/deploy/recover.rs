@@ -75,7 +75,10 @@ pub fn recover_all(home: &Home) -> Result<Vec<Recovered>> {
             p.retire()?;
             Resolution::Completed
         } else {
-            apply::undo(home, &plan, p.has(journal::MOVED))?;
+            // `backup.toml` is written, synced, after the moves and before
+            // any placement: its presence means placing may have begun.
+            let placing = plan.backup_dir.join(backup::BACKUP_FILE).exists();
+            apply::undo(home, &plan, placing)?;
             p.retire()?;
             Resolution::Undone
         };
