@@ -9,6 +9,12 @@
 # the small nvidia-cudnn-jit-cu12 wheels shows that); copy mode within 1.2x
 # of `cp`.
 #
+# Two runs of every method: "settled" runs `sync` (untimed) before each
+# switch, as when switches are minutes apart; "back to back" does not, which
+# favours `rm` + `cp`: `rm` discards the previous copy's pages before they
+# are ever written back, while cudnnm's journal flush can wait behind the
+# kernel writing back those same pages.
+#
 # Downloads what it needs into $CUDNNM_BENCH_CACHE (default .cache/big in the
 # repository) with pip, once. Needs cargo, python3 + pip, ~6 GB of disk in
 # $BENCH_TMP (default target/, on the same volume as the sandbox home so hard
@@ -59,12 +65,15 @@ stats() { # stats < microsecond samples: median min max in ms
 }
 
 results=()
+settle() { if [ "$settled" = 1 ]; then sync; fi; }
+
 bench_use() { # bench_use LABEL MODE A B
   local label=$1 mode=$2 a=$3 b=$4 tk="$work/tk-$1" samples="" t0 t1 v
   toolkit "$tk"
   "$cudnnm" -q use "$a" --cuda-root "$tk" --mode "$mode"
   for i in $(seq 1 "$rounds"); do
     if ((i % 2)); then v=$b; else v=$a; fi
+    settle
     t0=$(now_ms)
     "$cudnnm" -q use "$v" --cuda-root "$tk" --mode "$mode"
     t1=$(now_ms)
@@ -88,6 +97,7 @@ bench_manual() { # bench_manual LABEL A-ID B-ID: rm + cp -P from backup folders
   sync
   for i in $(seq 1 "$rounds"); do
     if ((i % 2)); then set="$work/manual/$3"; else set="$work/manual/$2"; fi
+    settle
     t0=$(now_ms)
     sh -c 'rm -f "$1"/include/cudnn* "$1"/lib64/libcudnn* && cp -P "$2"/include/* "$1/include/" && cp -P "$2"/lib64/* "$1/lib64/"' sh "$tk" "$set"
     t1=$(now_ms)
@@ -97,24 +107,46 @@ bench_manual() { # bench_manual LABEL A-ID B-ID: rm + cp -P from backup folders
   rm -rf "$tk" "$work/manual"
 }
 
-echo "== load before: $(cut -d' ' -f1-3 /proc/loadavg)"
-bench_use "use --mode symlink" symlink 8.9.2.26 9.1.0.70
-bench_use "use --mode hardlink" hardlink 8.9.2.26 9.1.0.70
-if [ -n "$small_a" ] && [ -n "$small_b" ]; then
-  bench_use "use --mode symlink (small jit wheels)" symlink 9.12.0.46 9.27.0.42
-  bench_use "use --mode hardlink (small jit wheels)" hardlink 9.12.0.46 9.27.0.42
-fi
-bench_use "use --mode copy" copy 8.9.2.26 9.1.0.70
-bench_manual "manual rm + cp -P" 8.9.2.26 9.1.0.70
-echo "== load after: $(cut -d' ' -f1-3 /proc/loadavg)"
+run_all() {
+  results=()
+  echo "== $1: load before $(cut -d' ' -f1-3 /proc/loadavg)"
+  bench_use "use --mode symlink" symlink 8.9.2.26 9.1.0.70
+  bench_use "use --mode hardlink" hardlink 8.9.2.26 9.1.0.70
+  if [ -n "$small_a" ] && [ -n "$small_b" ]; then
+    bench_use "use --mode symlink (small jit wheels)" symlink 9.12.0.46 9.27.0.42
+    bench_use "use --mode hardlink (small jit wheels)" hardlink 9.12.0.46 9.27.0.42
+  fi
+  bench_use "use --mode copy" copy 8.9.2.26 9.1.0.70
+  bench_manual "manual rm + cp -P" 8.9.2.26 9.1.0.70
+  echo "== $1: load after $(cut -d' ' -f1-3 /proc/loadavg)"
+  tables+=("$1" "$(table)")
+}
+
+table() {
+  printf '| %-40s | %10s | %8s | %8s |\n' method "median ms" "min ms" "max ms"
+  printf '|%s|%s|%s|%s|\n' "$(printf -- '-%.0s' {1..42})" "$(printf -- '-%.0s' {1..12})" "$(printf -- '-%.0s' {1..10})" "$(printf -- '-%.0s' {1..10})"
+  for r in "${results[@]}"; do
+    IFS='|' read -r label st <<<"$r"
+    read -r med min max <<<"$st"
+    printf '| %-40s | %10s | %8s | %8s |\n' "$label" "$med" "$min" "$max"
+  done
+  local cp_med copy_med
+  cp_med=$(printf '%s\n' "${results[@]}" | awk -F'|' '/^manual/ {split($2, a, " "); print a[1]}')
+  copy_med=$(printf '%s\n' "${results[@]}" | awk -F'|' '/^use --mode copy/ {split($2, a, " "); print a[1]}')
+  echo "copy mode / manual (medians): $(awk -v a="$copy_med" -v b="$cp_med" 'BEGIN {printf "%.2f", a / b}')"
+}
+
+tables=()
+settled=1
+run_all "settled (sync before each switch)"
+settled=0
+run_all "back to back"
 
 size() { du -sh --apparent-size "$CUDNNM_HOME/store/cuda-12/$1/lib" | cut -f1; }
 echo
-echo "switching 8.9.2.26 ($(size 8.9.2.26) of libraries) <-> 9.1.0.70 ($(size 9.1.0.70)), $rounds switches each, whole process:"
-printf '| %-40s | %10s | %8s | %8s |\n' method "median ms" "min ms" "max ms"
-printf '|%s|%s|%s|%s|\n' "$(printf -- '-%.0s' {1..42})" "$(printf -- '-%.0s' {1..12})" "$(printf -- '-%.0s' {1..10})" "$(printf -- '-%.0s' {1..10})"
-for r in "${results[@]}"; do
-  IFS='|' read -r label s <<<"$r"
-  read -r med min max <<<"$s"
-  printf '| %-40s | %10s | %8s | %8s |\n' "$label" "$med" "$min" "$max"
+echo "switching 8.9.2.26 ($(size 8.9.2.26) of libraries) <-> 9.1.0.70 ($(size 9.1.0.70)), $rounds switches per method, each timed whole-process:"
+for ((k = 0; k < ${#tables[@]}; k += 2)); do
+  echo
+  echo "${tables[k]}:"
+  echo "${tables[k + 1]}"
 done

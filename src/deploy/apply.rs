@@ -77,12 +77,14 @@ fn forward(
         j.step(&format!("mkdir {i}"))?;
     }
     fsops::create_dir_all(&plan.backup_dir.join("files"))?;
+    for d in plan.backup_dirs() {
+        fsops::create_dir_all(&d)?;
+    }
     for (i, m) in plan.moves.iter().enumerate() {
         if m.store_copy.is_some() {
             // An unchanged copy of a store file: the store keeps its bytes.
             fsops::remove_file(&m.from)?;
         } else {
-            fsops::create_dir_all(fsops::parent_of(&m.to))?;
             fsops::move_file(&m.from, &m.to, m.state.sha256.as_ref())?;
         }
         j.step(&format!("move {i}"))?;

@@ -3,8 +3,9 @@
 //! undo it (rustup's transaction lives only in memory; a kill skips its
 //! rollback).
 //!
-//! `journal/<id>.json` is the [`Plan`], written atomically (temp file, fsync,
-//! rename, folder fsync) before anything changes. `journal/<id>.log` is the
+//! `journal/<id>.json` is the [`Plan`], written and fsynced (with its
+//! folder) before anything changes; one that a crash left unreadable means
+//! nothing had changed yet, unless its backup folder exists. `journal/<id>.log` is the
 //! step log, one line per step: `plan`, `mkdir <i>`, `move <i>`, `moved`,
 //! `recorded`, `place <i>`, `verified`. Each is appended with one `write`,
 //! which the next process sees even after `kill -9`; none is fsynced.
@@ -85,8 +86,9 @@ fn paths(home: &Home, id: u64) -> (PathBuf, PathBuf) {
 }
 
 impl Journal {
-    /// Writes `plan` to `journal/<id>.json` durably (temp file, fsync,
-    /// rename, folder fsync) and logs step 1, `plan`.
+    /// Writes `plan` to `journal/<id>.json` durably (write, fsync, folder
+    /// fsync) and logs step 1, `plan`. Nothing changes before this returns,
+    /// so a plan a crash left partly written means nothing had changed.
     ///
     /// # Errors
     /// When the journal folder is not writable.
@@ -94,9 +96,10 @@ impl Journal {
         let (plan_path, log_path) = paths(home, plan.id);
         fsops::create_dir_all(&home.journal_dir())?;
         let _ = fsops::remove_file(&log_path);
+        let _ = fsops::remove_file(&plan_path);
         let text = serde_json::to_vec_pretty(plan)
             .map_err(|e| Error::msg(format!("could not encode the journal: {e}")))?;
-        fsops::write_atomic(&plan_path, &text)?;
+        fsops::write_new_synced(&plan_path, &text)?;
         let log = AppendLog::open(&log_path)?;
         let mut j = Journal {
             plan_path,
@@ -225,6 +228,13 @@ pub fn pending(home: &Home) -> Result<Vec<Pending>> {
     for id in ids {
         let (plan_path, log_path) = paths(home, id);
         let bytes = std::fs::read(&plan_path).with_path("read the journal", &plan_path)?;
+        let backup_dir = home.backups_dir().join(id.to_string());
+        if serde_json::from_slice::<Plan>(&bytes).is_err() && !backup_dir.exists() {
+            // Torn by a crash while it was written: nothing had changed yet
+            // (the first change creates the backup folder, after the flush).
+            retire_paths(&plan_path, &log_path)?;
+            continue;
+        }
         let plan: Plan = serde_json::from_slice(&bytes).map_err(|e| {
             Error::new(
                 Kind::Integrity,
@@ -250,4 +260,31 @@ pub fn pending(home: &Home) -> Result<Vec<Pending>> {
         });
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::Kind;
+
+    #[test]
+    fn a_torn_plan_is_discarded_only_when_nothing_had_changed() {
+        let d = tempfile::tempdir().unwrap();
+        let home = Home::new(d.path());
+        std::fs::create_dir_all(home.journal_dir()).unwrap();
+        // Torn before its flush returned: no backup folder yet, nothing changed.
+        std::fs::write(home.journal_dir().join("3.json"), b"{\"schema\": 1, \"id\"").unwrap();
+        std::fs::write(home.journal_dir().join("3.log"), b"").unwrap();
+        std::fs::write(home.journal_dir().join(".tmp-x"), b"").unwrap();
+        assert!(any_pending(&home));
+        assert!(pending(&home).unwrap().is_empty());
+        assert_eq!(std::fs::read_dir(home.journal_dir()).unwrap().count(), 0);
+        // Damaged after changes began (its backup folder exists): refuse, keep it.
+        std::fs::write(home.journal_dir().join("4.json"), b"garbage").unwrap();
+        std::fs::create_dir_all(home.backups_dir().join("4/files")).unwrap();
+        let e = pending(&home).unwrap_err();
+        assert_eq!(e.kind(), Kind::Integrity);
+        assert!(e.hint_text().unwrap().contains("backups"), "{e:?}");
+        assert!(home.journal_dir().join("4.json").exists());
+    }
 }
