@@ -62,11 +62,15 @@
 pub mod binfmt;
 pub mod checks;
 pub mod finding;
+pub mod fix;
+pub mod gather;
 pub mod header;
 pub mod loader;
 pub mod names;
+pub mod render;
 pub mod snapshot;
 pub mod spath;
+pub mod verify;
 
 pub use checks::{DriverFloor, Tables};
 pub use finding::{AutoFix, Finding, Severity};

@@ -939,3 +939,18 @@ fn deployed_files_changed() {
         })
     );
 }
+
+#[test]
+fn the_driver_library_is_the_driver_findings_business() {
+    // cuDNN 9's runtime-compiled engines link libcuda.so.1, which the driver installs.
+    let mut k = Kit::healthy_linux();
+    k.file(&format!(
+        "{TK12}/lib64/libcudnn_engines_runtime_compiled.so.9.1.0"
+    ))
+    .needed = vec!["libcuda.so.1".into(), "libc.so.6".into()];
+    let f = k.expect("dependency-unresolved");
+    assert!(f.fix.as_deref().unwrap().contains("NVIDIA driver"), "{f:?}");
+    k.s.driver = None;
+    k.absent("dependency-unresolved");
+    k.expect("driver-not-found");
+}

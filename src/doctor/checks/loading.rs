@@ -527,6 +527,7 @@ fn dependencies(cx: &Cx, out: &mut Vec<Finding>) {
             .needed
             .iter()
             .filter(|d| !loader::is_virtual(cx.s, d))
+            .filter(|d| !(is_driver_library(d) && cx.s.driver.is_none()))
             .filter(|d| loader::find_for(cx.s, d, f).is_empty())
             .collect();
         if missing.is_empty() {
@@ -557,10 +558,21 @@ fn dependencies(cx: &Cx, out: &mut Vec<Finding>) {
     }
 }
 
+/// The CUDA driver library (`libcuda.so.1`, `nvcuda.dll`): it comes with the
+/// NVIDIA driver, so without a driver its absence is `driver-not-found`'s news.
+fn is_driver_library(name: &str) -> bool {
+    let l = name.to_ascii_lowercase();
+    l.starts_with("libcuda.so") || l == "nvcuda.dll"
+}
+
 /// What to install for a missing dependency, by name.
 fn dependency_hint(name: &str) -> String {
     let l = name.to_ascii_lowercase();
-    if l.starts_with("cublas")
+    if is_driver_library(name) {
+        format!(
+            "{name} comes with the NVIDIA driver: install the driver (in a container, run it with the NVIDIA container toolkit so the driver's libraries are mounted)."
+        )
+    } else if l.starts_with("cublas")
         || l.starts_with("libcublas")
         || l.starts_with("cudart")
         || l.starts_with("libcudart")

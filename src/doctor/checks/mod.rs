@@ -286,3 +286,43 @@ mod tests {
         assert!(t.driver_floor(&v("11.8"), false).is_none());
     }
 }
+
+/// The copy of each cuDNN major a program would load, for summaries.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct ActiveCopy {
+    /// The cuDNN major.
+    pub major: u32,
+    /// The file the loader takes.
+    pub path: String,
+    /// Its version, when known.
+    pub version: Option<String>,
+    /// Where the version was read (`loaded library`, `header`, …).
+    pub version_source: Option<String>,
+    /// Where the copy came from (`CUDA toolkit`, `pip wheel`, …).
+    pub origin: String,
+    /// Why the loader finds it there (`LD_LIBRARY_PATH entry 1`).
+    pub via: String,
+}
+
+/// The copy of each cuDNN major present that the loader would take.
+pub fn active_copies(s: &Snapshot) -> Vec<ActiveCopy> {
+    let t = Tables::default();
+    let cx = Cx::new(s, &t);
+    cx.majors_present()
+        .into_iter()
+        .filter_map(|m| {
+            let a = cx.active(m)?;
+            Some(ActiveCopy {
+                major: m,
+                path: a.hit.path.clone(),
+                version: a.version.as_ref().map(|k| k.version.to_string()),
+                version_source: a.version.as_ref().map(|k| k.source.to_string()),
+                origin: a
+                    .file
+                    .map(|f| f.origin.label().to_string())
+                    .unwrap_or_default(),
+                via: a.hit.via.to_string(),
+            })
+        })
+        .collect()
+}

@@ -253,7 +253,7 @@ fn driver(cx: &Cx, out: &mut Vec<Finding>) {
         if !s.toolkits.is_empty() || !s.files.is_empty() {
             out.push(
                 Finding::new("driver-not-found", Severity::Info, "no NVIDIA driver found (nvidia-smi is not on PATH or failed); driver and GPU checks skipped")
-                    .why("Without a driver no CUDA program runs on a GPU (\"CUDA driver version is insufficient\", \"no CUDA-capable device is detected\"); on a build machine without a GPU this is expected.")
+                    .why("Without a driver no CUDA program runs on a GPU (\"CUDA driver version is insufficient\", \"no CUDA-capable device is detected\"), and libraries that link the driver library (libcuda.so.1 / nvcuda.dll, e.g. cuDNN 9's runtime-compiled engines) do not load; on a build machine without a GPU this is expected.")
                     .fix("Install the NVIDIA driver for your GPU (https://www.nvidia.com/drivers)."),
             );
         }
