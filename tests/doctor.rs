@@ -1,0 +1,338 @@
+//! `cudnnm doctor` end to end: the real cuDNN 9.27.0.42 build in a sandbox
+//! CUDA 12 toolkit (healthy, version read from the loaded library), then
+//! broken the ways the issue names; `--fix` and `--undo-fix` on real files;
+//! `--json`, `--report` and `--snapshot` (a Windows machine diagnosed here).
+
+mod common;
+mod doctor_wheels;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use common::{Run, Sandbox};
+use doctor_wheels::wheel_files;
+
+/// A sandbox CUDA 12.4.1 toolkit holding the real cuDNN 9.27 files
+/// (hard links to the extracted wheel: replace files, never write into
+/// them). With `chain`, the main library is laid out as a release chain
+/// `libcudnn.so -> libcudnn.so.9 -> libcudnn.so.9.27.0`; otherwise as the
+/// wheel ships it plus the `libcudnn.so` development link.
+fn toolkit(sb: &mut Sandbox, chain: bool) -> PathBuf {
+    let w = wheel_files("9.27.0.42", true);
+    let tk = sb.root().join("cuda-12.4");
+    fs::create_dir_all(tk.join("include")).unwrap();
+    fs::create_dir_all(tk.join("lib64")).unwrap();
+    fs::write(
+        tk.join("version.json"),
+        r#"{"cuda":{"name":"CUDA SDK","version":"12.4.1"}}"#,
+    )
+    .unwrap();
+    for e in fs::read_dir(w.join("include")).unwrap().flatten() {
+        fs::hard_link(e.path(), tk.join("include").join(e.file_name())).unwrap();
+    }
+    for e in fs::read_dir(w.join("lib")).unwrap().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if chain && name == "libcudnn.so.9" {
+            fs::hard_link(e.path(), tk.join("lib64/libcudnn.so.9.27.0")).unwrap();
+            std::os::unix::fs::symlink("libcudnn.so.9.27.0", tk.join("lib64/libcudnn.so.9"))
+                .unwrap();
+        } else {
+            fs::hard_link(e.path(), tk.join("lib64").join(&name)).unwrap();
+        }
+    }
+    std::os::unix::fs::symlink("libcudnn.so.9", tk.join("lib64/libcudnn.so")).unwrap();
+    sb.set_env("LD_LIBRARY_PATH", tk.join("lib64"));
+    tk
+}
+
+fn doctor(sb: &Sandbox, tk: &Path, extra: &[&str]) -> Run {
+    let mut args = vec![
+        "doctor".to_string(),
+        "--json".into(),
+        "--cuda-root".into(),
+        tk.to_string_lossy().into_owned(),
+    ];
+    args.extend(extra.iter().map(|s| s.to_string()));
+    sb.run(args)
+}
+
+fn ids(r: &Run) -> Vec<String> {
+    r.json()["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn finding(r: &Run, id: &str) -> serde_json::Value {
+    r.json()["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["id"] == id)
+        .cloned()
+        .unwrap_or_else(|| panic!("no finding {id}\n{}", r.describe()))
+}
+
+#[test]
+fn real_9_27_in_a_toolkit_is_healthy_and_versioned_by_the_loaded_library() {
+    let mut sb = Sandbox::new();
+    let tk = toolkit(&mut sb, false);
+    let r = doctor(&sb, &tk, &[]).ok();
+    let j = r.json();
+    assert_eq!(j["healthy"], true, "{}", r.describe());
+    assert_eq!(j["errors"], 0, "{}", r.describe());
+    let active = &j["summary"]["active_cudnn"][0];
+    assert_eq!(active["version"], "9.27.0", "{}", r.describe());
+    assert_eq!(
+        active["version_source"],
+        "loaded library",
+        "{}",
+        r.describe()
+    );
+    assert_eq!(
+        active["path"],
+        tk.join("lib64/libcudnn.so.9").to_string_lossy().as_ref()
+    );
+    assert!(
+        j["summary"]["toolkits"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("CUDA 12.4.1 at"),
+        "{}",
+        r.describe()
+    );
+    // No warning either: only notes (no driver on a build machine) may remain.
+    for f in j["findings"].as_array().unwrap() {
+        assert_eq!(f["severity"], "info", "{}", r.describe());
+    }
+    // The text form says the same.
+    let t = sb.run(["doctor", "--cuda-root", tk.to_str().unwrap()]).ok();
+    assert!(
+        t.stdout().contains("9.27.0 (loaded library)"),
+        "{}",
+        t.describe()
+    );
+}
+
+#[test]
+fn header_from_9_12_over_the_9_27_library_is_a_mismatch() {
+    let mut sb = Sandbox::new();
+    let tk = toolkit(&mut sb, false);
+    let h = tk.join("include/cudnn_version.h");
+    fs::remove_file(&h).unwrap();
+    fs::copy(
+        wheel_files("9.12.0.46", false).join("include/cudnn_version.h"),
+        &h,
+    )
+    .unwrap();
+    let r = doctor(&sb, &tk, &[]).code_is(7);
+    let f = finding(&r, "header-library-mismatch");
+    let seen = f["seen"].to_string();
+    assert!(
+        seen.contains("9.12.0") && seen.contains("9.27.0") && seen.contains("loaded library"),
+        "{}",
+        r.describe()
+    );
+    assert_eq!(f["severity"], "error");
+}
+
+#[test]
+fn plain_copy_where_the_release_had_a_link_chain_is_found_fixed_and_undone() {
+    let mut sb = Sandbox::new();
+    let tk = toolkit(&mut sb, true);
+    let r = doctor(&sb, &tk, &[]).ok();
+    assert!(
+        !ids(&r).contains(&"broken-soname-chain".to_string()),
+        "{}",
+        r.describe()
+    );
+    // Copy without `cp -P`: libcudnn.so.9 becomes a regular file.
+    let so9 = tk.join("lib64/libcudnn.so.9");
+    fs::remove_file(&so9).unwrap();
+    fs::copy(tk.join("lib64/libcudnn.so.9.27.0"), &so9).unwrap();
+    let r = doctor(&sb, &tk, &[]).code_is(7);
+    let f = finding(&r, "broken-soname-chain");
+    assert_eq!(f["auto_fix"]["action"], "relink-soname", "{}", r.describe());
+    assert_eq!(f["auto_fix"]["target"], "libcudnn.so.9.27.0");
+    // --fix relinks it (backing the copy up) and the result is healthy.
+    let r = doctor(&sb, &tk, &["--fix"]).ok();
+    assert!(
+        r.stderr().contains("fix applied [broken-soname-chain]"),
+        "{}",
+        r.describe()
+    );
+    assert_eq!(
+        fs::read_link(&so9).unwrap(),
+        Path::new("libcudnn.so.9.27.0")
+    );
+    let id = r
+        .stderr()
+        .split("--undo-fix ")
+        .nth(1)
+        .and_then(|s| s.split('`').next())
+        .map(str::to_owned)
+        .unwrap_or_else(|| panic!("no fix id\n{}", r.describe()));
+    // --undo-fix puts the copy back, byte for byte.
+    sb.run(["doctor", "--undo-fix", &id]).ok();
+    let m = fs::symlink_metadata(&so9).unwrap();
+    assert!(m.file_type().is_file(), "the copy is back");
+    assert_eq!(
+        m.len(),
+        fs::metadata(tk.join("lib64/libcudnn.so.9.27.0"))
+            .unwrap()
+            .len()
+    );
+    doctor(&sb, &tk, &[]).code_is(7);
+}
+
+#[test]
+fn query_library_answers_for_the_real_library() {
+    let mut sb = Sandbox::new();
+    let tk = toolkit(&mut sb, false);
+    let r = sb
+        .run([
+            "doctor",
+            "--query-library",
+            tk.join("lib64/libcudnn.so.9").to_str().unwrap(),
+        ])
+        .ok();
+    let j: serde_json::Value = serde_json::from_str(r.stdout().trim()).unwrap();
+    assert_eq!(j["cudnn"], 92700, "{}", r.describe());
+    assert_eq!(j["cudart"].as_u64().unwrap() / 1000, 12);
+    let r = sb
+        .run(["doctor", "--query-library", "/nonexistent/libcudnn.so.9"])
+        .ok();
+    assert!(r.stdout().contains("\"error\""), "{}", r.describe());
+}
+
+#[test]
+fn reports_are_written_and_can_be_diagnosed_again() {
+    let mut sb = Sandbox::new();
+    let tk = toolkit(&mut sb, false);
+    fs::remove_file(tk.join("include/cudnn.h")).unwrap();
+    let r = doctor(&sb, &tk, &["--report", "env.json"]).code_is(7);
+    assert!(
+        ids(&r).contains(&"missing-header".to_string()),
+        "{}",
+        r.describe()
+    );
+    let rep: serde_json::Value =
+        serde_json::from_slice(&fs::read(sb.work().join("env.json")).unwrap()).unwrap();
+    assert_eq!(rep["report"], "cudnnm doctor");
+    assert!(rep["snapshot"]["files"].as_array().unwrap().len() >= 10);
+    assert_eq!(rep["findings"], r.json()["findings"]);
+    // The saved snapshot gives the same findings without looking at the machine.
+    fs::remove_dir_all(&tk).unwrap();
+    let again = sb
+        .run(["doctor", "--json", "--snapshot", "env.json"])
+        .code_is(7);
+    assert_eq!(ids(&again), ids(&r));
+    // A text report for people.
+    sb.run([
+        "doctor",
+        "--cuda-root",
+        "/nonexistent",
+        "--report",
+        "env.txt",
+    ])
+    .code_is(7);
+    let t = fs::read_to_string(sb.work().join("env.txt")).unwrap();
+    assert!(t.starts_with("cudnnm doctor report"), "{t}");
+    assert!(t.contains("LD_LIBRARY_PATH:"), "{t}");
+}
+
+/// A Windows machine as data: NVIDIA's cuDNN 9 installer put `…\v9.7\bin` on
+/// PATH while the DLLs sit in `bin\12.8` (F02), and no zlib is needed (9.7).
+fn windows_snapshot() -> serde_json::Value {
+    let base = r"C:\Program Files\NVIDIA\CUDNN\v9.7";
+    let tk = r"C:\Program Files\NVIDIA GPU Computing Toolkit\CUDA\v12.8";
+    let mut files = Vec::new();
+    let mut names = Vec::new();
+    for st in [
+        "cudnn",
+        "cudnn_adv",
+        "cudnn_cnn",
+        "cudnn_engines_precompiled",
+        "cudnn_engines_runtime_compiled",
+        "cudnn_graph",
+        "cudnn_heuristic",
+        "cudnn_ops",
+    ] {
+        let n = format!("{st}64_9.dll");
+        files.push(serde_json::json!({"path": format!(r"{base}\bin\12.8\{n}"), "root": base, "origin": "nvidia-installer", "kind": "shared", "size": 1000, "machine": "x86_64", "file_version": "9.7.1.26", "needed": ["KERNEL32.dll"]}));
+        names.push(n);
+    }
+    serde_json::json!({
+        "schema": 1,
+        "os": {"family": "windows", "name": "Windows 11 Pro", "version": "10.0.22631", "arch": "x86_64", "bits": 64},
+        "cwd": r"C:\Users\me",
+        "env": {"CUDA_PATH": tk, "CUDA_PATH_V12_8": tk, "SystemRoot": r"C:\Windows"},
+        "path": [format!(r"{tk}\bin"), format!(r"{base}\bin"), r"C:\Windows\System32"],
+        "system_dirs": [r"C:\Windows\System32", r"C:\Windows"],
+        "registry": {"user": format!(r"{base}\bin"), "machine": format!(r"%CUDA_PATH%\bin;C:\Windows\System32")},
+        "toolkits": [{"root": tk, "cuda": "12.8.1", "layout": "windows", "found_by": "CUDA_PATH"}],
+        "dirs": [
+            {"path": r"C:\Windows\System32", "names": ["KERNEL32.dll", "vcruntime140.dll", "vcruntime140_1.dll", "msvcp140.dll", "msvcp140_1.dll"]},
+            {"path": format!(r"{base}\bin\12.8"), "names": names},
+            {"path": format!(r"{base}\bin"), "names": []}
+        ],
+        "files": files,
+        "driver": {"tool": "nvidia-smi", "output": "", "version": "572.61", "gpus": [{"name": "RTX 4070", "compute_capability": "8.9"}]}
+    })
+}
+
+#[test]
+fn a_windows_snapshot_is_diagnosed_on_linux() {
+    let sb = Sandbox::new();
+    fs::write(
+        sb.work().join("win.json"),
+        serde_json::to_vec(&windows_snapshot()).unwrap(),
+    )
+    .unwrap();
+    let r = sb
+        .run(["doctor", "--json", "--snapshot", "win.json"])
+        .code_is(7);
+    let f = finding(&r, "installer-subfolder-not-on-path");
+    assert_eq!(
+        f["auto_fix"]["dir"],
+        r"C:\Program Files\NVIDIA\CUDNN\v9.7\bin\12.8",
+        "{}",
+        r.describe()
+    );
+    assert!(
+        !ids(&r).contains(&"zlibwapi-missing".to_string()),
+        "{}",
+        r.describe()
+    );
+    assert!(
+        !ids(&r).contains(&"vc-runtime-missing".to_string()),
+        "{}",
+        r.describe()
+    );
+    // --fix refuses a foreign snapshot.
+    sb.run(["doctor", "--snapshot", "win.json", "--fix"])
+        .code_is(2);
+    // Not a snapshot at all.
+    fs::write(sb.work().join("bad.json"), b"[1,2]").unwrap();
+    sb.run(["doctor", "--snapshot", "bad.json"])
+        .code_is(2)
+        .stderr_has(&["not a cudnnm snapshot"]);
+}
+
+#[test]
+fn nothing_installed_is_unhealthy_with_the_commands_to_fix_it() {
+    let sb = Sandbox::new();
+    let r = sb.run(["doctor"]).code_is(7);
+    assert!(
+        r.stdout().contains("error[cudnn-not-found]"),
+        "{}",
+        r.describe()
+    );
+    assert!(
+        r.stdout().contains("$ cudnnm install SPEC"),
+        "{}",
+        r.describe()
+    );
+}
