@@ -18,8 +18,15 @@ use doctor_wheels::wheel_files;
 /// `libcudnn.so -> libcudnn.so.9 -> libcudnn.so.9.27.0`; otherwise as the
 /// wheel ships it plus the `libcudnn.so` development link.
 fn toolkit(sb: &mut Sandbox, chain: bool) -> PathBuf {
-    let w = wheel_files("9.27.0.42", true);
-    let tk = sb.root().join("cuda-12.4");
+    toolkit_with(sb, chain, "9.27.0.42", "cuda-12.4")
+}
+
+/// [`toolkit`] with another real build and folder name; its `lib64` is
+/// appended to `LD_LIBRARY_PATH`.
+fn toolkit_with(sb: &mut Sandbox, chain: bool, version: &str, dir: &str) -> PathBuf {
+    let w = wheel_files(version, true);
+    let tk = sb.root().join(dir);
+    let real = format!("libcudnn.so.{}", version.rsplit_once('.').unwrap().0);
     fs::create_dir_all(tk.join("include")).unwrap();
     fs::create_dir_all(tk.join("lib64")).unwrap();
     fs::write(
@@ -41,7 +48,15 @@ fn toolkit(sb: &mut Sandbox, chain: bool) -> PathBuf {
         }
     }
     std::os::unix::fs::symlink("libcudnn.so.9", tk.join("lib64/libcudnn.so")).unwrap();
-    sb.set_env("LD_LIBRARY_PATH", tk.join("lib64"));
+    let mut ld: Vec<PathBuf> = sb
+        .env
+        .iter()
+        .filter(|(k, _)| k == "LD_LIBRARY_PATH")
+        .flat_map(|(_, v)| std::env::split_paths(v).collect::<Vec<_>>())
+        .collect();
+    ld.push(tk.join("lib64"));
+    sb.env.retain(|(k, _)| k != "LD_LIBRARY_PATH");
+    sb.set_env("LD_LIBRARY_PATH", std::env::join_paths(ld).unwrap());
     tk
 }
 
@@ -335,4 +350,198 @@ fn nothing_installed_is_unhealthy_with_the_commands_to_fix_it() {
         "{}",
         r.describe()
     );
+}
+
+#[test]
+fn distro_style_headers_are_read_through_their_links() {
+    // F22: cuDNN 8 keeps its macros in cudnn_version.h; Debian packages ship
+    // only cudnn_version_v8.h and point cudnn_version.h at it.
+    let sb = Sandbox::new();
+    let tk = sb.root().join("cuda-11.8");
+    fs::create_dir_all(tk.join("include")).unwrap();
+    fs::create_dir_all(tk.join("lib64")).unwrap();
+    fs::write(tk.join("version.txt"), "CUDA Version 11.8.89\n").unwrap();
+    fs::write(
+        tk.join("include/cudnn_version_v8.h"),
+        common::fixtures::version_header("8.9.7"),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink("cudnn_version_v8.h", tk.join("include/cudnn_version.h")).unwrap();
+    fs::write(tk.join("include/cudnn.h"), "#include \"cudnn_version.h\"\n").unwrap();
+    let r = sb
+        .run([
+            "doctor",
+            "--json",
+            "--no-load",
+            "--cuda-root",
+            tk.to_str().unwrap(),
+            "--report",
+            "r.json",
+        ])
+        .code_is(7);
+    let rep: serde_json::Value =
+        serde_json::from_slice(&fs::read(sb.work().join("r.json")).unwrap()).unwrap();
+    let files = rep["snapshot"]["files"].as_array().unwrap();
+    let h = files
+        .iter()
+        .find(|f| {
+            f["path"]
+                .as_str()
+                .unwrap()
+                .ends_with("include/cudnn_version.h")
+        })
+        .unwrap();
+    assert_eq!(h["header_version"], "8.9.7", "{}", r.describe());
+    assert_eq!(h["link_target"], "cudnn_version_v8.h");
+    assert_eq!(rep["snapshot"]["toolkits"][0]["cuda"], "11.8.89");
+    // Headers without libraries: the set is incomplete.
+    let f = finding(&r, "missing-library");
+    assert!(
+        f["title"].as_str().unwrap().contains("libcudnn.so.8"),
+        "{}",
+        r.describe()
+    );
+}
+
+#[test]
+fn ld_library_path_at_an_unpacked_archive_root() {
+    // F01, Linux flavour: the entry is the archive folder, the libraries are in its lib/.
+    let mut sb = Sandbox::new();
+    let arch = sb.root().join("cudnn-linux-x86_64-8.9.7.29_cuda12-archive");
+    fs::create_dir_all(arch.join("lib")).unwrap();
+    fs::create_dir_all(arch.join("include")).unwrap();
+    fs::write(
+        arch.join("include/cudnn_version.h"),
+        common::fixtures::version_header("8.9.7"),
+    )
+    .unwrap();
+    fs::write(
+        arch.join("lib/libcudnn.so.8.9.7"),
+        common::fixtures::elf_bytes("libcudnn.so.8 8.9.7", false),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink("libcudnn.so.8.9.7", arch.join("lib/libcudnn.so.8")).unwrap();
+    sb.set_env("LD_LIBRARY_PATH", &arch);
+    let r = sb.run(["doctor", "--json", "--no-load"]).code_is(7);
+    let f = finding(&r, "path-points-at-archive-root");
+    assert_eq!(f["severity"], "error");
+    assert!(
+        f["title"].as_str().unwrap().ends_with("-archive/lib"),
+        "{}",
+        r.describe()
+    );
+}
+
+#[test]
+fn python_environments_are_read() {
+    // F16: cuDNN only inside a virtual environment; and PyTorch's exact pin
+    // against the cuDNN wheel another install moved.
+    let mut sb = Sandbox::new();
+    let site = sb.root().join("venv/lib/python3.11/site-packages");
+    let lib = site.join("nvidia/cudnn/lib");
+    fs::create_dir_all(&lib).unwrap();
+    let w = wheel_files("9.27.0.42", true);
+    for n in [
+        "libcudnn.so.9",
+        "libcudnn_graph.so.9",
+        "libcudnn_engines_runtime_compiled.so.9",
+    ] {
+        fs::hard_link(w.join("lib").join(n), lib.join(n)).unwrap();
+    }
+    let meta = |dir: &str, body: &str| {
+        fs::create_dir_all(site.join(dir)).unwrap();
+        fs::write(site.join(dir).join("METADATA"), body).unwrap();
+    };
+    meta(
+        "torch-2.4.1+cu121.dist-info",
+        "Metadata-Version: 2.1\nName: torch\nVersion: 2.4.1+cu121\nRequires-Dist: nvidia-cudnn-cu12==9.1.0.70; platform_system == \"Linux\" and platform_machine == \"x86_64\"\n\n",
+    );
+    meta(
+        "nvidia_cudnn_cu12-9.27.0.42.dist-info",
+        "Metadata-Version: 2.1\nName: nvidia-cudnn-cu12\nVersion: 9.27.0.42\n\n",
+    );
+    sb.set_env("VIRTUAL_ENV", sb.root().join("venv"));
+    let r = sb.run(["doctor", "--json"]).code_is(7);
+    let f = finding(&r, "cudnn-only-in-site-packages");
+    assert!(
+        f["title"].as_str().unwrap().contains("9.27.0"),
+        "the version comes from loading it: {}",
+        r.describe()
+    );
+    assert!(
+        f["seen"][0].as_str().unwrap().contains("pip wheel"),
+        "{}",
+        r.describe()
+    );
+    let f = finding(&r, "framework-cudnn-mismatch");
+    assert!(
+        f["title"]
+            .as_str()
+            .unwrap()
+            .contains("nvidia-cudnn-cu12==9.1.0.70"),
+        "{}",
+        r.describe()
+    );
+    let fw = r.json()["summary"]["frameworks"].to_string();
+    assert!(fw.contains("torch 2.4.1+cu121"), "{}", r.describe());
+}
+
+#[test]
+fn two_real_sets_on_the_loader_path_each_report_their_own_version() {
+    // 9.12's libcudnn.so.9 has DT_RUNPATH=$ORIGIN, so in a process whose
+    // LD_LIBRARY_PATH lists the 9.27 set first it would answer with 9.27's
+    // sub-libraries; doctor loads each copy with its own folder first.
+    let mut sb = Sandbox::new();
+    let a = toolkit_with(&mut sb, false, "9.27.0.42", "cuda-12.4");
+    let b = toolkit_with(&mut sb, false, "9.12.0.46", "cuda-12.6");
+    let r = sb
+        .run([
+            "doctor",
+            "--json",
+            "--cuda-root",
+            a.to_str().unwrap(),
+            "--cuda-root",
+            b.to_str().unwrap(),
+            "--report",
+            "r.json",
+        ])
+        .ok();
+    let rep: serde_json::Value =
+        serde_json::from_slice(&fs::read(sb.work().join("r.json")).unwrap()).unwrap();
+    let version = |p: &Path| {
+        rep["snapshot"]["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["path"] == p.to_str().unwrap())
+            .unwrap()["library_version"]
+            .clone()
+    };
+    assert_eq!(version(&a.join("lib64/libcudnn.so.9")), "9.27.0");
+    assert_eq!(
+        version(&b.join("lib64/libcudnn.so.9")),
+        "9.12.0",
+        "{}",
+        r.describe()
+    );
+    let ids = ids(&r);
+    assert!(
+        !ids.contains(&"header-library-mismatch".to_string()),
+        "{}",
+        r.describe()
+    );
+    let f = finding(&r, "multiple-cudnn-copies");
+    let seen = f["seen"].as_array().unwrap();
+    assert!(
+        seen[0].as_str().unwrap().contains("9.27.0")
+            && seen[0].as_str().unwrap().ends_with("← loaded"),
+        "{}",
+        r.describe()
+    );
+    assert!(
+        seen[1].as_str().unwrap().contains("9.12.0"),
+        "{}",
+        r.describe()
+    );
+    assert_eq!(finding(&r, "sub-libraries-mixed")["severity"], "warning");
 }

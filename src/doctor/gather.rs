@@ -882,11 +882,36 @@ impl Running {
 /// Loads each library in its own child process (`<exe> doctor
 /// --query-library PATH`), all at once, so that two copies with the same
 /// soname never share a process (a second `libcudnn.so.8` would get the
-/// first one's sub-libraries). Results in order of `paths`.
+/// first one's sub-libraries). The library's own folder is put first on the
+/// child's loader path (`LD_LIBRARY_PATH`, Windows `PATH`): cuDNN's main
+/// library loads its sub-libraries by name, and a build with `DT_RUNPATH`
+/// (9.12's, unlike 9.27's `DT_RPATH`) would otherwise answer with the
+/// sub-libraries of whatever set comes first — the mixing that
+/// `sub-libraries-mixed` warns about, not this file's version. Results in
+/// order of `paths`.
 pub fn query_in_children(exe: &Path, paths: &[PathBuf]) -> Vec<Result<LibraryVersion, String>> {
+    let var = if cfg!(windows) {
+        env::PATH
+    } else {
+        env::LD_LIBRARY_PATH
+    };
     let running: Vec<Option<Running>> = paths
         .iter()
-        .map(|p| Running::spawn(Command::new(exe).args(["doctor", "--query-library"]).arg(p)))
+        .map(|p| {
+            let mut dirs: Vec<PathBuf> = p.parent().map(Path::to_path_buf).into_iter().collect();
+            dirs.extend(
+                std::env::var_os(var)
+                    .map(|v| std::env::split_paths(&v).collect::<Vec<_>>())
+                    .unwrap_or_default(),
+            );
+            let joined = std::env::join_paths(dirs).unwrap_or_default();
+            Running::spawn(
+                Command::new(exe)
+                    .args(["doctor", "--query-library"])
+                    .arg(p)
+                    .env(var, joined),
+            )
+        })
         .collect();
     running
         .into_iter()
