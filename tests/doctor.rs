@@ -40,9 +40,8 @@ fn toolkit_with(sb: &mut Sandbox, chain: bool, version: &str, dir: &str) -> Path
     for e in fs::read_dir(w.join("lib")).unwrap().flatten() {
         let name = e.file_name().to_string_lossy().into_owned();
         if chain && name == "libcudnn.so.9" {
-            fs::hard_link(e.path(), tk.join("lib64/libcudnn.so.9.27.0")).unwrap();
-            std::os::unix::fs::symlink("libcudnn.so.9.27.0", tk.join("lib64/libcudnn.so.9"))
-                .unwrap();
+            fs::hard_link(e.path(), tk.join("lib64").join(&real)).unwrap();
+            std::os::unix::fs::symlink(&real, tk.join("lib64/libcudnn.so.9")).unwrap();
         } else {
             fs::hard_link(e.path(), tk.join("lib64").join(&name)).unwrap();
         }
