@@ -388,13 +388,10 @@ fn not_found_and_forbidden_name_the_url_and_the_manual_route() {
             "{hint}"
         );
         assert!(
-            names(&w.downloads())
-                .iter()
-                .all(|n| n.starts_with(".partial-")),
-            "{:?}",
+            names(&w.downloads()).is_empty(),
+            "nothing is left in the cache: {:?}",
             names(&w.downloads())
         );
-        assert!(!w.downloads().join(&w.sha).exists());
     }
 }
 
@@ -421,13 +418,8 @@ fn html_instead_of_an_archive_is_refused() {
     );
     let e = w.fetch(&w.req(V)).unwrap_err();
     assert!(e.message().contains("HTML page"), "{e}");
-    let left: u64 = names(&w.downloads())
-        .iter()
-        .map(|n| std::fs::metadata(w.downloads().join(n)).unwrap().len())
-        .sum();
-    assert_eq!(
-        left,
-        0,
+    assert!(
+        names(&w.downloads()).is_empty(),
         "no byte of the page is kept: {:?}",
         names(&w.downloads())
     );
@@ -441,6 +433,11 @@ fn a_redirect_loop_is_reported() {
     let e = w.fetch(&w.req(V)).unwrap_err();
     assert_eq!(e.kind(), Kind::Network);
     assert!(e.message().contains("redirect loop"), "{e}");
+    assert!(
+        names(&w.downloads()).is_empty(),
+        "{:?}",
+        names(&w.downloads())
+    );
     assert!(
         w.server.hits(&w.path) >= 5 && w.server.hits(&w.path) <= 11,
         "{}",
@@ -470,6 +467,11 @@ fn no_network_points_at_the_mirror_and_the_offline_import() {
     ] {
         assert!(hint.contains(needle), "{hint}");
     }
+    assert!(
+        names(&w.downloads()).is_empty(),
+        "{:?}",
+        names(&w.downloads())
+    );
     assert!(
         t.elapsed() < std::time::Duration::from_secs(10),
         "retries are bounded: {:?}",
@@ -639,5 +641,36 @@ fn an_unknown_version_lists_the_nearest_known_ones() {
             .requests()
             .iter()
             .all(|r| !r.path.ends_with(".tar.xz"))
+    );
+}
+
+#[test]
+fn concurrent_fetches_of_one_archive_download_it_once() {
+    let w = World::new();
+    let results: Vec<Result<Fetched, Error>> = std::thread::scope(|s| {
+        let hs: Vec<_> = (0..4).map(|_| s.spawn(|| w.fetch(&w.req(V)))).collect();
+        hs.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    for r in &results {
+        let f = r.as_ref().unwrap();
+        assert_eq!(std::fs::read(&f.path).unwrap(), w.bytes);
+    }
+    assert_eq!(
+        results
+            .iter()
+            .filter(|r| !r.as_ref().unwrap().cached)
+            .count(),
+        1
+    );
+    assert_eq!(
+        w.server.hits(&w.path),
+        1,
+        "the others waited and found it in the cache"
+    );
+    assert_eq!(
+        names(&w.downloads()).len(),
+        2,
+        "{:?}",
+        names(&w.downloads())
     );
 }

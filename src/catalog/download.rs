@@ -6,6 +6,8 @@
 //!   release, so a second install of the same archive never downloads;
 //! - bytes arrive in `downloads/.partial-<key>` (key: the expected SHA-256, or
 //!   the release for an archive without one) and are hashed as they stream;
+//!   `downloads/.lock-<key>` admits one process per archive, so two installs of
+//!   the same release never write one partial file;
 //!   an interrupted transfer resumes from the partial file's length with
 //!   `Range: bytes=N-` (a `206` must start at N; a `200` means the server
 //!   ignored the range and the file starts over);
@@ -145,6 +147,19 @@ pub fn download(home: &Home, env: &Env, job: &Job, progress: &dyn Progress) -> R
             .to_string(),
     };
     let partial_path = dir.join(format!(".partial-{key}"));
+    // One process per archive: another cudnnm fetching the same file is waited for,
+    // and what it finished is then found in the cache.
+    let lock_path = dir.join(format!(".lock-{key}"));
+    let (lock, _) = fsops::open_append(&lock_path)?;
+    lock.lock().with_path("lock", &lock_path)?;
+    let _lock = ArchiveLock {
+        _file: lock,
+        path: lock_path,
+        partial: partial_path.clone(),
+    };
+    if let Some(hit) = cached(&dir, job)? {
+        return Ok(hit);
+    }
     let client = if job.urls.iter().any(|u| !is_file_url(u)) {
         Some(client(env)?)
     } else {
@@ -154,7 +169,17 @@ pub fn download(home: &Home, env: &Env, job: &Job, progress: &dyn Progress) -> R
     loop {
         let mut partial = Partial::open(&partial_path)?;
         let resumed_from = partial.len;
-        let url = transfer_any(client.as_ref(), job, &mut partial, progress)?;
+        let url = match transfer_any(client.as_ref(), job, &mut partial, progress) {
+            Ok(url) => url,
+            Err(e) => {
+                if partial.len == 0 {
+                    // Nothing to resume: leave no empty file behind.
+                    drop(partial);
+                    fsops::remove_file(&partial_path)?;
+                }
+                return Err(e);
+            }
+        };
         let (len, got) = partial.finish();
         if !job.expect.is_empty() && !job.expect.contains(&got) {
             fsops::remove_file(&partial_path)?;
@@ -200,6 +225,23 @@ pub fn download(home: &Home, env: &Env, job: &Job, progress: &dyn Progress) -> R
             url,
             cached: false,
         });
+    }
+}
+
+/// The held `.lock-<key>` of one archive. On release the lock file is
+/// removed unless a partial download remains to be resumed, so the cache
+/// folder holds only archives, their sidecars and resumable partial files.
+struct ArchiveLock {
+    _file: File,
+    path: PathBuf,
+    partial: PathBuf,
+}
+
+impl Drop for ArchiveLock {
+    fn drop(&mut self) {
+        if !self.partial.exists() {
+            let _ = fsops::remove_file(&self.path);
+        }
     }
 }
 
