@@ -463,15 +463,12 @@ fn gave_up(e: Error, url: &str, job: &Job, partial: &Partial) -> Error {
                 })
             })
             .unwrap_or_else(|| url.to_string());
-        let mut err = Error::new(
+        Error::new(
             Kind::Network,
             format!("could not download {} from {host}", job.name),
         )
-        .cause(format!("{url}: {}", e.message()));
-        for c in e.causes() {
-            err = err.cause(c);
-        }
-        err.hint(format!(
+        .cause(format!("{url}: {e}"))
+        .hint(format!(
             "without network access, point cudnnm at a copy of NVIDIA's files with `--mirror URL`, `CUDNNM_MIRROR` or `mirror` in config.toml, or copy {} here and run `cudnnm install PATH`; behind a proxy, set HTTPS_PROXY",
             job.name
         ))
@@ -738,7 +735,12 @@ fn classify(e: reqwest::Error, url: &str, name: &str) -> Failure {
     } else {
         "request failed"
     };
-    Failure::Transient(Error::new(Kind::Network, what).cause(error_chain(&e)))
+    // reqwest's own line repeats the URL; its sources say what happened.
+    let detail = match std::error::Error::source(&e) {
+        Some(s) => error_chain(s),
+        None => error_chain(&e),
+    };
+    Failure::Transient(Error::new(Kind::Network, format!("{what}: {detail}")))
 }
 
 /// The innermost messages of an error chain, joined (`connection refused`).
@@ -825,6 +827,11 @@ pub fn fetch_bytes(env: &Env, url: &str) -> Result<Vec<u8>> {
                 std::thread::sleep(BACKOFF * 2u32.pow(failures - 1));
             }
             Err(Failure::Transient(e) | Failure::NotThere(e) | Failure::Fatal(e)) => {
+                let e = if e.message().contains(url) {
+                    e
+                } else {
+                    e.context(format!("could not read {url}"))
+                };
                 return Err(e.hint(
                     "check the URL and the network or proxy (HTTPS_PROXY); use `--mirror URL`, or pass a downloaded redistrib_*.json with --from FILE",
                 ));
