@@ -9,7 +9,8 @@
 //!   `redistrib_*.json` it lists;
 //! - nothing: the listing of `cudnn/redist/` under the mirror, else NVIDIA.
 //!
-//! Entries read now replace entries of the existing user catalog with the same
+//! A file found through a folder or listing that is not an index is skipped
+//! with a warning; a file named with `--from` must be one. Entries read now replace entries of the existing user catalog with the same
 //! release, CUDA variant and platform; the others are kept. The file is
 //! written atomically; nothing is written when a source cannot be read.
 
@@ -63,7 +64,9 @@ pub fn refresh(
     mirror: Option<&str>,
 ) -> Result<RefreshReport> {
     let mut warnings = Vec::new();
-    let mut files: Vec<(String, Vec<u8>)> = Vec::new();
+    // (where, bytes, named by the user): a file found through a listing that is
+    // not an index is skipped with a warning; one the user named is an error.
+    let mut files: Vec<(String, Vec<u8>, bool)> = Vec::new();
     let default_index;
     let sources: &[String] = if sources.is_empty() {
         default_index = vec![format!(
@@ -80,9 +83,16 @@ pub fn refresh(
     }
     let mut read = Vec::new();
     let mut fresh: Vec<Archive> = Vec::new();
-    for (from, bytes) in &files {
+    for (from, bytes, named) in &files {
         let text = String::from_utf8_lossy(bytes);
-        let idx = redist::parse(&text, from, &mut warnings)?;
+        let idx = match redist::parse(&text, from, &mut warnings) {
+            Ok(idx) => idx,
+            Err(e) if !named => {
+                warnings.push(format!("skipped {from}: {e}"));
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
         read.push(IndexRead {
             from: from.clone(),
             label: idx.label.clone(),
@@ -94,6 +104,17 @@ pub fn refresh(
         }
     }
 
+    if read.is_empty() {
+        return Err(Error::new(
+            Kind::Integrity,
+            format!(
+                "none of the files read from {} is an NVIDIA redistrib index",
+                sources.join(", ")
+            ),
+        )
+        .cause(warnings.join("; "))
+        .hint("pass a redistrib_<version>.json file or URL with --from"));
+    }
     let path = home.user_catalog_file();
     let mut merged: Vec<Archive> = match std::fs::read_to_string(&path) {
         Ok(text) => {
@@ -130,7 +151,7 @@ fn replace_or_push(list: &mut Vec<Archive>, a: Archive) {
 }
 
 /// Adds the index files `s` names to `out` as (where, bytes).
-fn read_source(env: &Env, s: &str, out: &mut Vec<(String, Vec<u8>)>) -> Result<()> {
+fn read_source(env: &Env, s: &str, out: &mut Vec<(String, Vec<u8>, bool)>) -> Result<()> {
     if is_absolute_url(s) {
         if s.ends_with('/') {
             let listing = download::fetch_bytes(env, s)?;
@@ -147,11 +168,11 @@ fn read_source(env: &Env, s: &str, out: &mut Vec<(String, Vec<u8>)>) -> Result<(
             for l in links {
                 let url = format!("{s}{l}");
                 let bytes = download::fetch_bytes(env, &url)?;
-                out.push((url, bytes));
+                out.push((url, bytes, false));
             }
         } else {
             let bytes = download::fetch_bytes(env, s)?;
-            out.push((s.to_string(), bytes));
+            out.push((s.to_string(), bytes, true));
         }
         return Ok(());
     }
@@ -187,11 +208,11 @@ fn read_source(env: &Env, s: &str, out: &mut Vec<(String, Vec<u8>)>) -> Result<(
         }
         for f in names {
             let bytes = std::fs::read(&f).with_path("read", &f)?;
-            out.push((f.display().to_string(), bytes));
+            out.push((f.display().to_string(), bytes, false));
         }
     } else {
         let bytes = std::fs::read(&p).with_path("read", &p)?;
-        out.push((p.display().to_string(), bytes));
+        out.push((p.display().to_string(), bytes, true));
     }
     Ok(())
 }
@@ -209,12 +230,18 @@ mod tests {
         std::fs::create_dir_all(&src).unwrap();
         std::fs::write(src.join("redistrib_9.1.0.json"), redist::tests::SAMPLE_B).unwrap();
         std::fs::write(src.join("notes.txt"), "not an index").unwrap();
+        std::fs::write(src.join("redistrib_0.0.1.json"), "{}").unwrap();
         let env = Env::from_vars(Vec::<(String, String)>::new(), d.path(), false);
         let r = refresh(&home, &env, &["idx".into()], None).unwrap();
         assert_eq!(r.read.len(), 1);
         assert_eq!(r.read[0].archives, 4);
         assert_eq!(r.archives, 4);
-        assert_eq!(r.warnings.len(), 1, "{:?}", r.warnings);
+        assert_eq!(r.warnings.len(), 2, "{:?}", r.warnings);
+        assert!(
+            r.warnings
+                .iter()
+                .any(|w| w.starts_with("skipped ") && w.contains("redistrib_0.0.1.json"))
+        );
         let cat = Catalog::load(&home).unwrap();
         assert!(cat.warnings().is_empty(), "{:?}", cat.warnings());
         let a = cat
