@@ -56,3 +56,52 @@ pub fn query_version(path: &Path) -> Result<LibraryVersion> {
         Ok(LibraryVersion { cudnn, cudart })
     }
 }
+
+/// Like [`query_version`], but in a child process (`<exe> probe-library
+/// PATH`, a hidden command of the cudnnm binary `exe`).
+///
+/// Needed whenever one process looks at more than one cuDNN: the loader
+/// shares libraries by soname, so after one `libcudnn.so.9` is loaded a
+/// second one (another release) resolves its sub-libraries
+/// (`libcudnn_graph.so.9`, …) to the first release's copies and reports the
+/// first release's version.
+///
+/// # Errors
+/// When the child cannot start, or reports that the library does not load.
+pub fn query_version_isolated(exe: &Path, path: &Path) -> Result<LibraryVersion> {
+    let out = std::process::Command::new(exe)
+        .arg("probe-library")
+        .arg(path)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| {
+            Error::msg(format!(
+                "could not run '{}' to load '{}'",
+                exe.display(),
+                path.display()
+            ))
+            .cause(e)
+        })?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        let first = err
+            .lines()
+            .next()
+            .unwrap_or("")
+            .trim_start_matches("error: ");
+        return Err(Error::new(
+            Kind::Failure,
+            format!("could not load '{}'", path.display()),
+        )
+        .cause(first.to_string()));
+    }
+    let mut it = text.split_whitespace().map(str::parse::<u64>);
+    match (it.next(), it.next()) {
+        (Some(Ok(cudnn)), Some(Ok(cudart))) => Ok(LibraryVersion { cudnn, cudart }),
+        _ => Err(Error::msg(format!(
+            "unexpected answer from probe-library: '{}'",
+            text.trim()
+        ))),
+    }
+}

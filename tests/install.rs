@@ -1,17 +1,925 @@
-//! `cudnnm install` from every real archive shape, and every bad input.
+//! `cudnnm install` from every real archive shape, every bad input, pip, the
+//! real cuDNN builds, `list` and `uninstall`.
 
 mod common;
 
-use common::fixtures;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use common::fixtures::{self, Fixture, Item};
+use common::{Run, Sandbox};
+use serde_json::Value;
+
+fn install(sb: &Sandbox, path: &Path, extra: &[&str]) -> Run {
+    let mut args: Vec<std::ffi::OsString> = vec!["install".into(), path.into()];
+    args.extend(extra.iter().map(Into::into));
+    sb.run(args)
+}
+
+fn list(sb: &Sandbox) -> Vec<Value> {
+    sb.run(["list", "--json"])
+        .ok()
+        .json()
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+fn release_dir(sb: &Sandbox, cuda: &str, version: &str) -> PathBuf {
+    sb.home()
+        .join("store")
+        .join(format!("cuda-{cuda}"))
+        .join(version)
+}
+
+/// Every file (not link) under a release folder except the receipt, relative, sorted.
+fn files_of(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = walkdir::WalkDir::new(dir)
+        .into_iter()
+        .flatten()
+        .filter(|e| !e.file_type().is_dir())
+        .map(|e| {
+            e.path()
+                .strip_prefix(dir)
+                .unwrap()
+                .to_string_lossy()
+                .replace('\\', "/")
+        })
+        .filter(|p| p != "receipt.toml")
+        .collect();
+    v.sort();
+    v
+}
+
+/// Asserts the store holds no release and no partial/trash folder.
+#[track_caller]
+fn assert_store_untouched(sb: &Sandbox, run: &Run) {
+    let store = sb.home().join("store");
+    let leftovers: Vec<String> = fs::read_dir(&store)
+        .map(|rd| {
+            rd.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    assert!(
+        leftovers.is_empty(),
+        "store not empty: {leftovers:?}\n{}",
+        run.describe()
+    );
+}
+
+/// Runs an import expected to fail with `code`, naming the archive and each needle.
+#[track_caller]
+fn refused(sb: &Sandbox, path: &Path, extra: &[&str], code: i32, needles: &[&str]) -> Run {
+    let r = install(sb, path, extra).code_is(code);
+    let name = path.file_name().unwrap().to_string_lossy().into_owned();
+    let mut all = vec![name.as_str(), "help:"];
+    all.extend_from_slice(needles);
+    let r = r.stderr_has(&all);
+    assert_eq!(
+        r.stderr()
+            .lines()
+            .filter(|l| l.starts_with("error:"))
+            .count(),
+        1,
+        "one error line\n{}",
+        r.describe()
+    );
+    assert_store_untouched(sb, &r);
+    r
+}
 
 #[test]
 fn fixtures_match_the_reference_file_counts() {
     let f = fixtures::windows_zip_8_1_0_77();
     let count = |ext: &str| f.file_paths().iter().filter(|p| p.ends_with(ext)).count();
-    assert_eq!((count(".dll"), count(".h"), count(".lib"), count(".txt")), (7, 9, 14, 1));
+    assert_eq!(
+        (count(".dll"), count(".h"), count(".lib"), count(".txt")),
+        (7, 9, 14, 1)
+    );
     let f = fixtures::windows_zip_7_1_3();
     assert_eq!(
         f.file_paths(),
-        vec!["cuda/bin/cudnn64_7.dll", "cuda/include/cudnn.h", "cuda/lib/x64/cudnn.lib", "cuda/NVIDIA_SLA_cuDNN_Support.txt"]
+        vec![
+            "cuda/bin/cudnn64_7.dll",
+            "cuda/include/cudnn.h",
+            "cuda/lib/x64/cudnn.lib",
+            "cuda/NVIDIA_SLA_cuDNN_Support.txt"
+        ]
     );
+}
+
+// ------------------------------------------------------------ every shape
+
+#[test]
+fn old_windows_zip_7_1_3_for_cuda_8_0() {
+    let sb = Sandbox::new();
+    let zip = fixtures::windows_zip_7_1_3().write(sb.root());
+    install(&sb, &zip, &[])
+        .ok()
+        .stderr_has(&["installed cuDNN 7.1.3 for CUDA 8.0 (windows-x86_64)"]);
+    let l = list(&sb);
+    assert_eq!(l.len(), 1);
+    assert_eq!(
+        (l[0]["version"].as_str(), l[0]["cuda"].as_str()),
+        (Some("7.1.3"), Some("8.0"))
+    );
+    assert_eq!(l[0]["platform"], "windows-x86_64");
+    assert_eq!(l[0]["source"]["kind"], "windows-zip");
+    assert_eq!(l[0]["source"]["name"], "cudnn-8.0-windows7-x64-v7.1.zip");
+    let dir = release_dir(&sb, "8.0", "7.1.3");
+    assert_eq!(
+        files_of(&dir),
+        [
+            "NVIDIA_SLA_cuDNN_Support.txt",
+            "bin/cudnn64_7.dll",
+            "include/cudnn.h",
+            "lib/cudnn.lib"
+        ]
+    );
+    // The receipt's hashes are the bytes on disk; the files are read-only.
+    let receipt: toml::Value =
+        toml::from_str(&fs::read_to_string(dir.join("receipt.toml")).unwrap()).unwrap();
+    let dll = receipt["file"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["path"].as_str() == Some("bin/cudnn64_7.dll"))
+        .unwrap();
+    let bytes = fs::read(dir.join("bin/cudnn64_7.dll")).unwrap();
+    assert_eq!(dll["sha256"].as_str().unwrap(), sha256_hex(&bytes));
+    assert_eq!(dll["size"].as_integer().unwrap() as usize, bytes.len());
+    assert!(
+        fs::metadata(dir.join("bin/cudnn64_7.dll"))
+            .unwrap()
+            .permissions()
+            .readonly()
+    );
+    assert_eq!(
+        receipt["source"]["sha256"].as_str().unwrap(),
+        sha256_hex(&fs::read(&zip).unwrap())
+    );
+}
+
+#[test]
+fn old_windows_zip_8_1_0_77_has_the_full_set() {
+    let sb = Sandbox::new();
+    let zip = fixtures::windows_zip_8_1_0_77().write(sb.root());
+    install(&sb, &zip, &[]).ok();
+    let files = files_of(&release_dir(&sb, "11.2", "8.1.0.77"));
+    let n = |p: &str, ext: &str| {
+        files
+            .iter()
+            .filter(|f| f.starts_with(p) && f.ends_with(ext))
+            .count()
+    };
+    assert_eq!(
+        (
+            n("bin/", ".dll"),
+            n("include/", ".h"),
+            n("lib/", ".lib"),
+            n("NVIDIA", ".txt")
+        ),
+        (7, 9, 14, 1)
+    );
+    assert!(files.contains(&"bin/cudnn_cnn_infer64_8.dll".to_string()));
+    let l = list(&sb);
+    assert_eq!(l[0]["header_version"], "8.1.0");
+}
+
+#[cfg(unix)]
+#[test]
+fn old_linux_tgz_keeps_its_symlink_chain() {
+    let sb = Sandbox::new();
+    let tgz = fixtures::linux_tgz("10.2", "7.6.5.32").write(sb.root());
+    install(&sb, &tgz, &[])
+        .ok()
+        .stderr_has(&["cuDNN 7.6.5.32 for CUDA 10.2 (linux-x86_64)"]);
+    let lib = release_dir(&sb, "10.2", "7.6.5.32").join("lib");
+    assert_eq!(
+        fs::read_link(lib.join("libcudnn.so")).unwrap(),
+        Path::new("libcudnn.so.7")
+    );
+    assert_eq!(
+        fs::read_link(lib.join("libcudnn.so.7")).unwrap(),
+        Path::new("libcudnn.so.7.6.5")
+    );
+    assert!(
+        fs::symlink_metadata(lib.join("libcudnn.so.7.6.5"))
+            .unwrap()
+            .file_type()
+            .is_file()
+    );
+    assert!(lib.join("libcudnn_static.a").is_file());
+    assert_eq!(list(&sb)[0]["source"]["kind"], "linux-tgz");
+}
+
+#[cfg(unix)]
+#[test]
+fn redist_linux_tar_xz_8_9_7_29() {
+    let sb = Sandbox::new();
+    let txz = fixtures::redist_linux("8.9.7.29", "12").write(sb.root());
+    install(&sb, &txz, &[]).ok();
+    let dir = release_dir(&sb, "12", "8.9.7.29");
+    let files = files_of(&dir);
+    assert_eq!(
+        files.iter().filter(|f| f.starts_with("include/")).count(),
+        18
+    );
+    assert_eq!(
+        fs::read_link(dir.join("lib/libcudnn_ops_infer.so.8")).unwrap(),
+        Path::new("libcudnn_ops_infer.so.8.9.7")
+    );
+    assert!(files.contains(&"LICENSE".to_string()));
+    let l = list(&sb);
+    assert_eq!(
+        (l[0]["source"]["kind"].as_str(), l[0]["platform"].as_str()),
+        (Some("redist"), Some("linux-x86_64"))
+    );
+}
+
+#[test]
+fn redist_windows_zips_across_folder_drift() {
+    let sb = Sandbox::new();
+    // 8.3: import libraries in lib\ ; 8.9: lib\x64 ; 9.18: DLLs in bin\x64.
+    for (v, c) in [
+        ("8.3.2.44", "11.5"),
+        ("8.9.7.29", "12"),
+        ("9.18.0.77", "12"),
+    ] {
+        let zip = fixtures::redist_windows(v, c).write(sb.root());
+        install(&sb, &zip, &[]).ok();
+        let files = files_of(&release_dir(&sb, c, v));
+        let major = &v[..1];
+        assert!(
+            files.contains(&format!("bin/cudnn64_{major}.dll")),
+            "{v}: {files:?}"
+        );
+        assert!(
+            files.contains(&format!("lib/cudnn64_{major}.lib")),
+            "{v}: {files:?}"
+        );
+        assert!(files.contains(&"include/cudnn_version.h".to_string()));
+    }
+    let ids: Vec<String> = list(&sb)
+        .iter()
+        .map(|r| r["id"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        ids,
+        ["8.3.2.44_cuda11.5", "8.9.7.29_cuda12", "9.18.0.77_cuda12"]
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn wheels_linux_get_dev_links_and_metadata_version() {
+    let sb = Sandbox::new();
+    for (pkg, v, cuda) in [
+        ("nvidia_cudnn_cu12", "9.1.0.70", "12"),
+        ("nvidia_cudnn_cu11", "8.9.2.26", "11"),
+        ("nvidia_cudnn_jit_cu12", "9.27.0.42", "12"),
+    ] {
+        let whl = fixtures::wheel(pkg, v, false).write(sb.root());
+        install(&sb, &whl, &[]).ok();
+        let lib = release_dir(&sb, cuda, v).join("lib");
+        let major = &v[..1];
+        assert_eq!(
+            fs::read_link(lib.join("libcudnn.so")).unwrap(),
+            Path::new(&format!("libcudnn.so.{major}")),
+            "{pkg}"
+        );
+        assert!(!lib.join("__init__.py").exists());
+    }
+    let l = list(&sb);
+    assert!(l.iter().all(|r| r["source"]["kind"] == "wheel"));
+    let jit = l.iter().find(|r| r["version"] == "9.27.0.42").unwrap();
+    let dir = PathBuf::from(jit["path"].as_str().unwrap());
+    assert_eq!(
+        files_of(&dir)
+            .into_iter()
+            .filter(|f| f.starts_with("lib/"))
+            .collect::<Vec<_>>(),
+        [
+            "lib/libcudnn.so",
+            "lib/libcudnn.so.9",
+            "lib/libcudnn_engines_runtime_compiled.so",
+            "lib/libcudnn_engines_runtime_compiled.so.9",
+            "lib/libcudnn_graph.so",
+            "lib/libcudnn_graph.so.9"
+        ]
+    );
+}
+
+#[test]
+fn windows_wheel() {
+    let sb = Sandbox::new();
+    let whl = fixtures::wheel("nvidia_cudnn_cu12", "9.5.1.17", true).write(sb.root());
+    install(&sb, &whl, &[]).ok();
+    let files = files_of(&release_dir(&sb, "12", "9.5.1.17"));
+    assert_eq!(
+        files
+            .iter()
+            .filter(|f| f.starts_with("bin/") && f.ends_with(".dll"))
+            .count(),
+        8
+    );
+    assert_eq!(
+        files
+            .iter()
+            .filter(|f| f.starts_with("lib/") && f.ends_with(".lib"))
+            .count(),
+        16
+    );
+    assert_eq!(list(&sb)[0]["platform"], "windows-x86_64");
+}
+
+#[cfg(unix)]
+#[test]
+fn unpacked_folder_imports_like_its_archive() {
+    let sb = Sandbox::new();
+    let dir = fixtures::redist_linux("9.1.0.70", "11").write_dir(sb.root());
+    install(&sb, &dir, &[]).ok();
+    let l = list(&sb);
+    assert_eq!(
+        (l[0]["id"].as_str(), l[0]["source"]["kind"].as_str()),
+        (Some("9.1.0.70_cuda11"), Some("redist"))
+    );
+    assert!(
+        l[0]["source"].get("sha256").is_none(),
+        "folders have no archive hash"
+    );
+    let lib = release_dir(&sb, "11", "9.1.0.70").join("lib");
+    assert_eq!(
+        fs::read_link(lib.join("libcudnn_graph.so.9")).unwrap(),
+        Path::new("libcudnn_graph.so.9.1.0")
+    );
+}
+
+#[test]
+fn nvidia_installer_folder_one_cuda_subfolder_at_a_time() {
+    let sb = Sandbox::new();
+    let dir = fixtures::installer_folder("9.7.1.26", &["11.8", "12.8"]).write_dir(sb.root());
+    install(&sb, &dir, &[])
+        .code_is(2)
+        .stderr_has(&["11.8, 12.8", "--cuda"]);
+    install(&sb, &dir, &["--cuda", "12"])
+        .ok()
+        .stderr_has(&["cuDNN 9.7.1 for CUDA 12 (windows-x86_64)"]);
+    install(&sb, &dir, &["--cuda", "11.8"]).ok();
+    let l = list(&sb);
+    assert_eq!(l.len(), 2);
+    assert!(l.iter().all(|r| r["source"]["kind"] == "installer-folder"));
+    let files = files_of(&release_dir(&sb, "12", "9.7.1"));
+    assert!(
+        files.contains(&"bin/cudnn_graph64_9.dll".to_string())
+            && files.contains(&"lib/cudnn_graph.lib".to_string())
+    );
+    install(&sb, &dir, &["--cuda", "13"])
+        .code_is(3)
+        .stderr_has(&["no build for CUDA 13"]);
+}
+
+// ------------------------------------------------------------ names and versions
+
+#[test]
+fn name_prefix_version_is_completed_by_the_headers() {
+    let sb = Sandbox::new();
+    // `v7.1` in the name, 7.1.3 in cudnn.h: agrees; the release is 7.1.3.
+    let zip = fixtures::windows_zip_7_1_3().write(sb.root());
+    install(&sb, &zip, &[]).ok();
+    assert_eq!(list(&sb)[0]["version"], "7.1.3");
+}
+
+#[test]
+fn name_and_headers_disagree() {
+    let sb = Sandbox::new();
+    let mut f = fixtures::windows_zip_8_1_0_77();
+    f.replace(
+        "cuda/include/cudnn_version.h",
+        fixtures::version_header("8.0.5").as_bytes(),
+    );
+    let zip = f.write(sb.root());
+    refused(&sb, &zip, &[], 4, &["8.1.0.77", "8.0.5"]);
+    install(&sb, &zip, &["--force"])
+        .ok()
+        .stderr_has(&["warning:", "imported as 8.0.5"]);
+    assert_eq!(list(&sb)[0]["version"], "8.0.5");
+}
+
+#[test]
+fn unknown_cuda_needs_the_flag() {
+    let sb = Sandbox::new();
+    let mut f = fixtures::windows_zip_8_1_0_77();
+    f.name = "my-cudnn.zip".into();
+    let zip = f.write(sb.root());
+    refused(&sb, &zip, &[], 2, &["cannot tell which CUDA", "--cuda"]);
+    install(&sb, &zip, &["--cuda", "11.2"]).ok();
+    assert_eq!(list(&sb)[0]["id"], "8.1.0_cuda11.2");
+    install(
+        &sb,
+        &fixtures::windows_zip_8_1_0_77().write(sb.root()),
+        &["--cuda", "12"],
+    )
+    .code_is(2)
+    .stderr_has(&["built for CUDA 11.2", "--cuda 12"]);
+}
+
+#[test]
+fn reinstall_is_a_no_op_unless_forced() {
+    let sb = Sandbox::new();
+    let zip = fixtures::windows_zip_8_1_0_77().write(sb.root());
+    install(&sb, &zip, &[]).ok();
+    let receipt = release_dir(&sb, "11.2", "8.1.0.77").join("receipt.toml");
+    let before = fs::read(&receipt).unwrap();
+    install(&sb, &zip, &[])
+        .ok()
+        .stderr_has(&["already installed"]);
+    assert_eq!(fs::read(&receipt).unwrap(), before, "untouched");
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    install(&sb, &zip, &["--force"])
+        .ok()
+        .stderr_has(&["reinstalled"]);
+    assert_ne!(
+        fs::read(&receipt).unwrap(),
+        before,
+        "rewritten (new installed_at)"
+    );
+    assert_eq!(list(&sb).len(), 1);
+}
+
+// ------------------------------------------------------------ bad input
+
+fn with_entry(mut f: Fixture, path: &str, item: Item) -> Fixture {
+    f.push(path, item);
+    f
+}
+
+#[test]
+fn refuses_absolute_paths() {
+    let sb = Sandbox::new();
+    let f = with_entry(
+        fixtures::linux_tgz("10.2", "7.6.5.32"),
+        "/tmp/evil",
+        Item::File(b"x".to_vec()),
+    );
+    refused(
+        &sb,
+        &f.write_tgz(sb.root()),
+        &[],
+        4,
+        &["'/tmp/evil'", "absolute path"],
+    );
+}
+
+#[test]
+fn refuses_parent_dir_entries_in_zip_and_tar() {
+    let sb = Sandbox::new();
+    let f = with_entry(
+        fixtures::windows_zip_8_1_0_77(),
+        "cuda/../../evil.dll",
+        Item::File(b"x".to_vec()),
+    );
+    refused(
+        &sb,
+        &f.write_zip(sb.root()),
+        &[],
+        4,
+        &["'cuda/../../evil.dll'", "'..'"],
+    );
+    let f = with_entry(
+        fixtures::linux_tgz("10.2", "7.6.5.32"),
+        "cuda/../../evil",
+        Item::File(b"x".to_vec()),
+    );
+    refused(&sb, &f.write_tgz(sb.root()), &[], 4, &["'..'"]);
+    assert!(!sb.root().join("evil").exists() && !sb.home().join("evil").exists());
+}
+
+#[test]
+fn refuses_links_leaving_the_release() {
+    let sb = Sandbox::new();
+    let f = with_entry(
+        fixtures::linux_tgz("10.2", "7.6.5.32"),
+        "cuda/lib64/libcudnn_evil.so",
+        Item::Symlink("/etc/passwd".into()),
+    );
+    refused(
+        &sb,
+        &f.write_tgz(sb.root()),
+        &[],
+        4,
+        &["libcudnn_evil.so", "outside the release"],
+    );
+    let f = with_entry(
+        fixtures::linux_tgz("10.2", "7.6.5.32"),
+        "cuda/lib64/libx.so",
+        Item::Symlink("../../../../etc/shadow".into()),
+    );
+    refused(
+        &sb,
+        &f.write_tgz(sb.root()),
+        &[],
+        4,
+        &["outside the release"],
+    );
+    let f = with_entry(
+        fixtures::linux_tgz("10.2", "7.6.5.32"),
+        "cuda/lib64/libcudnn_hard.so",
+        Item::Hardlink("etc/passwd".into()),
+    );
+    refused(
+        &sb,
+        &f.write_tgz(sb.root()),
+        &[],
+        4,
+        &["hard link", "outside the release"],
+    );
+}
+
+#[test]
+fn accepts_hard_links_within_the_release() {
+    let sb = Sandbox::new();
+    let f = with_entry(
+        fixtures::linux_tgz("10.2", "7.6.5.32"),
+        "cuda/lib64/libcudnn_copy.a",
+        Item::Hardlink("cuda/lib64/libcudnn_static.a".into()),
+    );
+    install(&sb, &f.write_tgz(sb.root()), &[]).ok();
+    let lib = release_dir(&sb, "10.2", "7.6.5.32").join("lib");
+    assert_eq!(
+        fs::read(lib.join("libcudnn_copy.a")).unwrap(),
+        fs::read(lib.join("libcudnn_static.a")).unwrap()
+    );
+}
+
+#[test]
+fn refuses_device_files() {
+    let sb = Sandbox::new();
+    let f = with_entry(
+        fixtures::linux_tgz("10.2", "7.6.5.32"),
+        "cuda/lib64/null",
+        Item::CharDevice,
+    );
+    refused(
+        &sb,
+        &f.write_tgz(sb.root()),
+        &[],
+        4,
+        &["'cuda/lib64/null'", "character device"],
+    );
+}
+
+#[test]
+fn refuses_truncated_archives() {
+    let sb = Sandbox::new();
+    for path in [
+        fixtures::windows_zip_8_1_0_77().write(sb.root()),
+        fixtures::linux_tgz("10.2", "7.6.5.32").write(sb.root()),
+        fixtures::redist_linux("9.1.0.70", "12").write(sb.root()),
+    ] {
+        let bytes = fs::read(&path).unwrap();
+        fs::write(&path, &bytes[..bytes.len() * 2 / 3]).unwrap();
+        refused(&sb, &path, &[], 4, &["truncated or corrupt"]);
+    }
+}
+
+#[test]
+fn refuses_corrupt_zip_members() {
+    let sb = Sandbox::new();
+    let mut f = fixtures::windows_zip_8_1_0_77();
+    // A big compressible member so the flipped byte lands inside deflate data.
+    f.replace("cuda/bin/cudnn64_8.dll", &vec![b'A'; 200_000]);
+    let zip = f.write(sb.root());
+    let mut bytes = fs::read(&zip).unwrap();
+    let start = find(&bytes, b"cuda/bin/cudnn64_8.dll").unwrap() + 40;
+    for b in &mut bytes[start..start + 32] {
+        *b ^= 0x5a;
+    }
+    fs::write(&zip, bytes).unwrap();
+    refused(&sb, &zip, &[], 4, &["corrupt"]);
+}
+
+#[test]
+fn refuses_zips_that_are_not_cudnn() {
+    let sb = Sandbox::new();
+    let mut f = Fixture::new("cudnn-11.2-windows-x64-v8.1.0.77.zip");
+    f.file("cuda/bin/cublas64_11.dll", fixtures::dll_bytes("cublas"))
+        .file("cuda/readme.txt", "hi");
+    refused(&sb, &f.write(sb.root()), &[], 4, &["no cuDNN header"]);
+    let mut f = Fixture::new("cudnn-11.2-windows-x64-v8.1.0.77.zip");
+    f.file("cuda/include/cudnn.h", "#include \"cudnn_version.h\"")
+        .file(
+            "cuda/include/cudnn_version.h",
+            fixtures::version_header("8.1.0"),
+        );
+    refused(&sb, &f.write(sb.root()), &[], 4, &["no cuDNN library"]);
+    let not_an_archive = sb.root().join("cudnn-notes.zip");
+    fs::write(&not_an_archive, "<html>login required</html>").unwrap();
+    refused(&sb, &not_an_archive, &[], 4, &["not a zip"]);
+}
+
+#[test]
+fn refuses_sha256_mismatch() {
+    let sb = Sandbox::new();
+    let zip = fixtures::windows_zip_8_1_0_77().write(sb.root());
+    let wrong = "0".repeat(64);
+    refused(&sb, &zip, &["--sha256", &wrong], 4, &["SHA-256", &wrong]);
+    let tgz = fixtures::linux_tgz("10.2", "7.6.5.32").write(sb.root());
+    refused(&sb, &tgz, &["--sha256", &wrong], 4, &["SHA-256"]);
+    let right = sha256_hex(&fs::read(&zip).unwrap());
+    install(&sb, &zip, &["--sha256", &right.to_uppercase()]).ok();
+}
+
+#[test]
+fn refuses_two_versions_in_one_archive() {
+    let sb = Sandbox::new();
+    // Two trees, 8.1.0 and 8.0.5.
+    let mut f = fixtures::windows_zip_8_1_0_77();
+    for (p, i) in fixtures::windows_zip("11.0", "8.0.5.39", "x").entries {
+        f.push(&p.replacen("cuda/", "old/cuda/", 1), i);
+    }
+    refused(
+        &sb,
+        &f.write(sb.root()),
+        &[],
+        4,
+        &["two different cuDNN versions", "8.1.0", "8.0.5"],
+    );
+    // A stale cuDNN 7 DLL inside an 8.x set.
+    let f = with_entry(
+        fixtures::windows_zip_8_1_0_77(),
+        "cuda/bin/cudnn64_7.dll",
+        Item::File(fixtures::dll_bytes("7")),
+    );
+    refused(
+        &sb,
+        &f.write(sb.root()),
+        &[],
+        4,
+        &["two different cuDNN versions", "cudnn64_7.dll"],
+    );
+}
+
+#[cfg(unix)]
+fn as_nobody(sb: &Sandbox, args: &[&std::ffi::OsStr]) -> Run {
+    // Root reads everything; run as `nobody` so permission bits apply.
+    let mut c = sb.command();
+    let is_root = fs::metadata("/proc/self")
+        .map(|m| std::os::unix::fs::MetadataExt::uid(&m) == 0)
+        .unwrap_or(false);
+    if is_root {
+        let bin = c.get_program().to_owned();
+        c = std::process::Command::new("setpriv");
+        c.args([
+            "--reuid",
+            "65534",
+            "--regid",
+            "65534",
+            "--clear-groups",
+            "--",
+        ])
+        .arg(bin);
+        c.env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap())
+            .env("CUDNNM_HOME", sb.home())
+            .current_dir(sb.work());
+    }
+    let out = c.args(args).output().unwrap();
+    Run {
+        args: args.iter().map(|a| a.to_os_string()).collect(),
+        out,
+        root: sb.root().to_path_buf(),
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn refuses_unreadable_input() {
+    use std::os::unix::fs::PermissionsExt;
+    let sb = Sandbox::new();
+    for d in [sb.root(), &sb.work()] {
+        fs::set_permissions(d, fs::Permissions::from_mode(0o777)).unwrap();
+    }
+    let zip = fixtures::windows_zip_8_1_0_77().write(sb.root());
+    fs::set_permissions(&zip, fs::Permissions::from_mode(0o000)).unwrap();
+    let r = as_nobody(&sb, &["install".as_ref(), zip.as_os_str()]).code_is(5);
+    let r = r.stderr_has(&["could not", "cudnn-11.2-windows-x64-v8.1.0.77.zip", "help:"]);
+    assert_store_untouched(&sb, &r);
+}
+
+/// Runs cudnnm inside a private mount namespace with a small tmpfs as the
+/// home: `size` bytes, read-only when `ro`. A real full or read-only disk.
+#[cfg(target_os = "linux")]
+fn with_small_home(sb: &Sandbox, size: &str, ro: bool, archive: &Path) -> Run {
+    let home = sb.home();
+    fs::create_dir_all(&home).unwrap();
+    let remount = if ro {
+        format!(" && mount -o remount,ro '{}'", home.display())
+    } else {
+        String::new()
+    };
+    let script = format!(
+        "mount -t tmpfs -o size={size} tmpfs '{h}'{remount} && exec '{bin}' install '{a}'; echo 'mount failed' >&2; exit 99",
+        h = home.display(),
+        bin = common::bin().display(),
+        a = archive.display()
+    );
+    let mut c = sb.command();
+    let out = std::process::Command::new("unshare")
+        .args(["-rm", "sh", "-c", &script])
+        .env_clear()
+        .envs(
+            c.get_envs()
+                .filter_map(|(k, v)| v.map(|v| (k.to_owned(), v.to_owned()))),
+        )
+        .current_dir(sb.work())
+        .output()
+        .unwrap();
+    let _ = &mut c;
+    Run {
+        args: vec!["install".into(), archive.into()],
+        out,
+        root: sb.root().to_path_buf(),
+    }
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn full_disk_fails_cleanly() {
+    let sb = Sandbox::new();
+    let mut f = fixtures::windows_zip_8_1_0_77();
+    let big: Vec<u8> = (0..3_000_000u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8)
+        .collect();
+    f.replace("cuda/bin/cudnn_cnn_infer64_8.dll", &big);
+    let zip = f.write(sb.root());
+    let r = with_small_home(&sb, "1m", false, &zip).code_is(1);
+    let r = r.stderr_has(&["could not write", "No space left", "help:", "disk space"]);
+    assert!(!r.stderr().contains("mount failed"), "{}", r.describe());
+    // The tmpfs vanished with the namespace; the real home shows nothing was left behind.
+    assert_store_untouched(&sb, &r);
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn read_only_home_fails_cleanly() {
+    let sb = Sandbox::new();
+    let zip = fixtures::windows_zip_8_1_0_77().write(sb.root());
+    let r = with_small_home(&sb, "4m", true, &zip).code_is(5);
+    r.stderr_has(&["could not", "Read-only file system", "help:"]);
+}
+
+// ------------------------------------------------------------ real cuDNN builds
+
+#[cfg(target_os = "linux")]
+#[test]
+fn real_jit_wheels_install_and_report_their_version() {
+    let sb = Sandbox::new();
+    for (prefix, want) in [
+        ("nvidia_cudnn_jit_cu12-9.12.0.46", 91200u64),
+        ("nvidia_cudnn_jit_cu12-9.27.0.42", 92700),
+    ] {
+        let whl = common::real_wheel(prefix);
+        install(&sb, &whl, &[]).ok();
+        let version = &prefix["nvidia_cudnn_jit_cu12-".len()..];
+        let lib = release_dir(&sb, "12", version).join("lib/libcudnn.so.9");
+        // One process per library: the loader shares sub-libraries by soname.
+        let got = cudnnm::libcudnn::query_version_isolated(&common::bin(), &lib).unwrap();
+        assert_eq!(got.cudnn, want, "{}", lib.display());
+        assert!(
+            (12000..13000).contains(&got.cudart),
+            "cudart {}",
+            got.cudart
+        );
+        let l = list(&sb);
+        let r = l.iter().find(|r| r["version"] == version).unwrap();
+        assert_eq!(
+            r["header_version"],
+            cudnnm::version::Version::from_cudnn_version_number(want).to_string()
+        );
+        assert_eq!(
+            r["source"]["sha256"].as_str().unwrap(),
+            sha256_hex(&fs::read(&whl).unwrap())
+        );
+    }
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn pip_requirement_runs_the_users_pip() {
+    let mut sb = Sandbox::new();
+    // Real pip, offline: the index is off and the cached real wheels are the only source.
+    common::real_wheel("nvidia_cudnn_jit_cu12-9.12.0.46");
+    sb.set_env("PIP_NO_INDEX", "1");
+    sb.set_env("PIP_FIND_LINKS", common::wheels_dir());
+    sb.set_env("PIP_CONFIG_FILE", "/dev/null");
+    sb.run(["install", "pip:nvidia-cudnn-jit-cu12==9.12.0.46"])
+        .ok();
+    let l = list(&sb);
+    assert_eq!(l[0]["id"], "9.12.0.46_cuda12");
+    assert_eq!(
+        l[0]["source"]["url"],
+        "pip:nvidia-cudnn-jit-cu12==9.12.0.46"
+    );
+    let leftovers: Vec<_> = fs::read_dir(sb.home())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with(".pip-"))
+        .collect();
+    assert!(leftovers.is_empty(), "pip's download folder is removed");
+    sb.run(["install", "pip:nvidia-cudnn-jit-cu12==0.0.1"])
+        .code_is(6)
+        .stderr_has(&["pip could not download", "help:"]);
+}
+
+#[test]
+fn pip_missing_is_a_clear_error() {
+    let mut sb = Sandbox::new();
+    sb.set_env("CUDNNM_PYTHON", "/nonexistent/python3");
+    sb.run(["install", "pip:nvidia-cudnn-cu12==9.1.0.70"])
+        .code_is(3)
+        .stderr_has(&[
+            "could not run '/nonexistent/python3'",
+            "install Python 3 with pip",
+        ]);
+    let mut sb = Sandbox::new();
+    sb.set_env("CUDNNM_PYTHON", "true");
+    sb.run(["install", "pip:x"])
+        .code_is(4)
+        .stderr_has(&["0 wheel files"]);
+}
+
+// ------------------------------------------------------------ list and uninstall
+
+#[test]
+fn uninstall_removes_one_release() {
+    let sb = Sandbox::new();
+    install(&sb, &fixtures::windows_zip_8_1_0_77().write(sb.root()), &[]).ok();
+    install(
+        &sb,
+        &fixtures::redist_windows("8.1.1.33", "11.2").write(sb.root()),
+        &[],
+    )
+    .ok();
+    sb.run(["uninstall", "8.1"])
+        .code_is(2)
+        .stderr_has(&["matches 2 releases", "8.1.0.77_cuda11.2"]);
+    sb.run(["uninstall", "7"])
+        .code_is(3)
+        .stderr_has(&["not installed"]);
+    sb.run(["uninstall", "8.1.0.77"])
+        .ok()
+        .stderr_has(&["removed cuDNN 8.1.0.77_cuda11.2"]);
+    assert!(!release_dir(&sb, "11.2", "8.1.0.77").exists());
+    let l = list(&sb);
+    assert_eq!(l.len(), 1);
+    assert_eq!(l[0]["version"], "8.1.1.33");
+}
+
+#[test]
+fn uninstall_refuses_a_deployed_release() {
+    let sb = Sandbox::new();
+    install(&sb, &fixtures::windows_zip_8_1_0_77().write(sb.root()), &[]).ok();
+    fs::write(
+        sb.home().join("deployments.toml"),
+        "[[deployment]]\ntoolkit = '/opt/cuda-11.2'\nrelease = '8.1.0.77_cuda11.2'\nmode = 'copy'\ndeployed_at = '2026-01-01T00:00:00Z'\n",
+    )
+    .unwrap();
+    assert_eq!(list(&sb)[0]["deployed_in"][0], "/opt/cuda-11.2");
+    sb.run(["uninstall", "8.1.0.77"])
+        .code_is(8)
+        .stderr_has(&["deployed in /opt/cuda-11.2", "--force"]);
+    assert!(release_dir(&sb, "11.2", "8.1.0.77").exists());
+    sb.run(["uninstall", "8.1.0.77", "--force"])
+        .ok()
+        .stderr_has(&["warning:"]);
+    assert!(list(&sb).is_empty());
+}
+
+#[test]
+fn list_filters_by_cuda_and_prints_a_table() {
+    let sb = Sandbox::new();
+    install(&sb, &fixtures::windows_zip_7_1_3().write(sb.root()), &[]).ok();
+    install(&sb, &fixtures::windows_zip_8_1_0_77().write(sb.root()), &[]).ok();
+    let out = sb.run(["list", "--cuda", "11.2"]).ok().stdout();
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 2, "{out}");
+    assert!(
+        lines[0].starts_with("VERSION")
+            && lines[1].starts_with("8.1.0.77")
+            && lines[1].contains("windows-x86_64")
+    );
+    assert!(sb.run(["list"]).ok().stdout().contains("7.1.3"));
+}
+
+// ------------------------------------------------------------ helpers
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    cudnnm::hash::sha256_bytes(bytes).to_string()
+}
+
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
 }

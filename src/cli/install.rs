@@ -1,7 +1,17 @@
-//! `cudnnm install`.
+//! `cudnnm install SPEC|PATH|pip:REQ`: import a release into the store from a
+//! local archive or folder, from the user's own pip, or from the catalog.
 
-use super::{Ctx, not_yet};
-use crate::error::Result;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use super::{Ctx, list};
+use crate::archive::{self, ImportRequest, Outcome};
+use crate::catalog;
+use crate::env;
+use crate::error::{Error, IoResultExt, Kind, Result};
+use crate::hash::Sha256Hex;
+use crate::store::Store;
+use crate::version::{CudaVariant, Platform, Spec};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -28,6 +38,229 @@ pub struct Args {
     pub allow_unverified: bool,
 }
 
-pub fn run(_ctx: &Ctx, _args: Args) -> Result<u8> {
-    Err(not_yet("install", 2))
+pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
+    let cuda: Option<CudaVariant> = args.cuda.as_deref().map(str::parse).transpose()?;
+    let sha256 = args.sha256.as_deref().map(Sha256Hex::parse).transpose()?;
+    let base = ImportRequest {
+        cuda,
+        expected_sha256: sha256.clone(),
+        force: args.force,
+        ..Default::default()
+    };
+    if let Some(requirement) = args.what.strip_prefix("pip:") {
+        return install_pip(ctx, requirement.trim(), base);
+    }
+    let path = ctx.env.cwd().join(&args.what);
+    if std::fs::symlink_metadata(&path).is_ok() {
+        return import_and_report(
+            ctx,
+            ImportRequest {
+                source: path,
+                ..base
+            },
+        );
+    }
+    if looks_like_path(&args.what) {
+        return Err(Error::new(
+            Kind::NotFound,
+            format!("no such file or folder '{}'", path.display()),
+        )
+        .hint("check the path; to install from the catalog give a version such as 8.1.0.77"));
+    }
+    let spec: Spec = args.what.parse().map_err(|_| {
+        Error::new(Kind::Usage, format!("'{}' is neither a file nor a cuDNN version", args.what))
+            .hint("give a version (8.1.0.77, 9.1), an archive path (./cudnn-….zip), or pip:nvidia-cudnn-cu12==9.1.0.70")
+    })?;
+    let platform = match &args.platform {
+        Some(p) => p.parse()?,
+        None => Platform::host().ok_or_else(|| {
+            Error::new(
+                Kind::Usage,
+                "cuDNN is not published for this machine's platform",
+            )
+            .hint("pass --platform")
+        })?,
+    };
+    let mirror = args.mirror.clone().or(ctx.home.config()?.mirror);
+    let req = catalog::FetchRequest {
+        spec,
+        cuda,
+        platform,
+        mirror,
+        sha256,
+        allow_unverified: args.allow_unverified,
+    };
+    let progress = ctx.progress();
+    let fetched = catalog::fetch(&ctx.home, &ctx.env, &req, &*progress)?;
+    for w in &fetched.warnings {
+        ctx.warn(w);
+    }
+    ctx.status(if fetched.cached {
+        format!("using {} from the download cache", fetched.name)
+    } else {
+        format!("downloaded {} from {}", fetched.name, fetched.url)
+    });
+    import_and_report(
+        ctx,
+        ImportRequest {
+            source: fetched.path,
+            name: Some(fetched.name),
+            cuda: Some(fetched.cuda),
+            expected_sha256: Some(fetched.sha256),
+            url: Some(fetched.url),
+            force: args.force,
+        },
+    )
+}
+
+fn looks_like_path(s: &str) -> bool {
+    s.contains('/')
+        || s.contains('\\')
+        || [".zip", ".whl", ".tgz", ".tar.gz", ".tar.xz", ".tar"]
+            .iter()
+            .any(|e| s.ends_with(e))
+}
+
+fn import_and_report(ctx: &Ctx, req: ImportRequest) -> Result<u8> {
+    let _lock = ctx.lock()?;
+    let store = Store::new(&ctx.home);
+    let progress = ctx.progress();
+    let imported = archive::import(&store, &req, &*progress)?;
+    for w in &imported.warnings {
+        ctx.warn(w);
+    }
+    let r = imported.outcome.release();
+    let what = format!(
+        "cuDNN {} for CUDA {} ({}) from {}",
+        r.version(),
+        r.cuda(),
+        r.platform(),
+        r.receipt.source.name
+    );
+    let status = match &imported.outcome {
+        Outcome::Installed(_) => "installed",
+        Outcome::Reinstalled(_) => "reinstalled",
+        Outcome::AlreadyInstalled(_) => "already-installed",
+    };
+    if ctx.json {
+        let view = list::ReleaseView::new(r, &[], false, false);
+        ctx.out_json(&serde_json::json!({ "status": status, "release": view }));
+    }
+    match &imported.outcome {
+        Outcome::AlreadyInstalled(_) => ctx.status(format!(
+            "{what} is already installed at '{}' (--force reinstalls)",
+            r.dir.display()
+        )),
+        _ => ctx.status(format!(
+            "{status} {what}: {} files, {} in '{}'",
+            r.receipt.files.len(),
+            indicatif::HumanBytes(r.receipt.total_size()),
+            r.dir.display()
+        )),
+    }
+    Ok(0)
+}
+
+/// Fetches a wheel with the user's own pip (their index, proxy and
+/// certificates apply) and imports it. `--only-binary=:all:` keeps pip from
+/// building (and running) a source package.
+fn install_pip(ctx: &Ctx, requirement: &str, base: ImportRequest) -> Result<u8> {
+    if requirement.is_empty() {
+        return Err(Error::new(Kind::Usage, "pip: needs a requirement")
+            .hint("e.g. `cudnnm install pip:nvidia-cudnn-cu12==9.1.0.70`"));
+    }
+    let python = ctx.env.var(env::CUDNNM_PYTHON).unwrap_or_else(|| {
+        if cfg!(windows) {
+            "python".into()
+        } else {
+            "python3".into()
+        }
+    });
+    ctx.home.ensure()?;
+    let tmp = tempfile::Builder::new()
+        .prefix(".pip-")
+        .tempdir_in(ctx.home.root())
+        .with_path("create a folder in", ctx.home.root())?;
+    ctx.status(format!(
+        "fetching {requirement} with `{python} -m pip download`"
+    ));
+    let mut cmd = Command::new(&python);
+    cmd.args([
+        "-m",
+        "pip",
+        "download",
+        "--no-deps",
+        "--only-binary=:all:",
+        "--dest",
+    ])
+    .arg(tmp.path())
+    .arg(requirement)
+    .stdin(Stdio::null());
+    if ctx.quiet {
+        cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+    } else {
+        // pip's progress goes to our stderr so stdout stays clean for --json.
+        cmd.stdout(Stdio::from(std::io::stderr()))
+            .stderr(Stdio::inherit());
+    }
+    let out = cmd.output().map_err(|e| {
+        Error::new(Kind::NotFound, format!("could not run '{python}' to fetch {requirement}"))
+            .cause(e)
+            .hint("install Python 3 with pip (Debian/Ubuntu: `apt install python3-pip`), or set CUDNNM_PYTHON to your Python")
+    })?;
+    if !out.status.success() {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        if stderr.contains("No module named pip") {
+            return Err(Error::new(Kind::NotFound, format!("'{python}' has no pip module"))
+                .hint("install pip (`python3 -m ensurepip --upgrade`, or `apt install python3-pip`), or set CUDNNM_PYTHON to a Python that has it"));
+        }
+        let tail: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+        let tail = tail[tail.len().saturating_sub(3)..].join(" / ");
+        let mut e = Error::new(
+            Kind::Network,
+            format!("pip could not download '{requirement}' ({})", out.status),
+        );
+        if !tail.is_empty() {
+            e = e.cause(tail);
+        } else if !ctx.quiet {
+            e = e.cause("pip's messages are above");
+        }
+        return Err(e.hint(
+            "check the requirement (e.g. nvidia-cudnn-cu12==9.1.0.70, nvidia-cudnn-jit-cu12==9.27.0.42) and your pip index or proxy settings",
+        ));
+    }
+    let wheel = find_wheel(tmp.path(), requirement)?;
+    let name = wheel.file_name().map(|n| n.to_string_lossy().into_owned());
+    import_and_report(
+        ctx,
+        ImportRequest {
+            source: wheel,
+            name,
+            url: Some(format!("pip:{requirement}")),
+            ..base
+        },
+    )
+}
+
+fn find_wheel(dir: &Path, requirement: &str) -> Result<PathBuf> {
+    let files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .with_path("list", dir)?
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    let wheels: Vec<&PathBuf> = files
+        .iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "whl"))
+        .collect();
+    match wheels.as_slice() {
+        [one] => Ok((*one).clone()),
+        _ => Err(Error::new(
+            Kind::Integrity,
+            format!(
+                "pip fetched {} wheel files for '{requirement}', expected one",
+                wheels.len()
+            ),
+        )
+        .hint("name one package version, e.g. pip:nvidia-cudnn-cu12==9.1.0.70")),
+    }
 }

@@ -1,7 +1,13 @@
-//! `cudnnm list`.
+//! `cudnnm list`: installed releases with version, CUDA variant, platform,
+//! size and source; deployed, default and pinned releases marked.
 
-use super::{Ctx, not_yet};
+use serde::Serialize;
+
+use super::Ctx;
+use crate::deploy::Deployments;
 use crate::error::Result;
+use crate::store::{Release, Store};
+use crate::version::{CudaVariant, Spec};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -16,9 +22,137 @@ pub struct Args {
     pub platform: Option<String>,
 }
 
+/// One installed release as `list --json` and `install --json` print it.
+#[derive(Serialize)]
+pub struct ReleaseView<'a> {
+    pub id: String,
+    pub version: String,
+    pub cuda: String,
+    pub platform: String,
+    pub header_version: String,
+    /// Bytes of all files.
+    pub size: u64,
+    pub path: String,
+    pub installed_at: &'a str,
+    pub source: &'a crate::store::Source,
+    /// Toolkit roots where this release is deployed.
+    pub deployed_in: Vec<String>,
+    pub default: bool,
+    pub pinned: bool,
+}
+
+impl<'a> ReleaseView<'a> {
+    pub fn new(
+        r: &'a Release,
+        deployed_in: &[String],
+        default: bool,
+        pinned: bool,
+    ) -> ReleaseView<'a> {
+        ReleaseView {
+            id: r.id(),
+            version: r.version().to_string(),
+            cuda: r.cuda().to_string(),
+            platform: r.platform().to_string(),
+            header_version: r.receipt.header_version.to_string(),
+            size: r.receipt.total_size(),
+            path: r.dir.display().to_string(),
+            installed_at: &r.receipt.installed_at,
+            source: &r.receipt.source,
+            deployed_in: deployed_in.to_vec(),
+            default,
+            pinned,
+        }
+    }
+}
+
 pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     if args.remote {
         return super::list_remote::run(ctx, &args);
     }
-    Err(not_yet("list", 2))
+    let want: Option<CudaVariant> = args.cuda.as_deref().map(str::parse).transpose()?;
+    let store = Store::new(&ctx.home);
+    let releases: Vec<Release> = store
+        .releases()?
+        .into_iter()
+        .filter(|r| {
+            want.is_none_or(|w| {
+                w.major() == r.cuda().major()
+                    && (w.minor().is_none() || w.minor() == r.cuda().minor())
+            })
+        })
+        .collect();
+    let deployments = Deployments::load(&ctx.home)?;
+    let default_spec: Option<Spec> = ctx.home.config()?.default.and_then(|s| s.parse().ok());
+    let newest = |spec: &Spec| {
+        releases
+            .iter()
+            .rev()
+            .find(|r| spec.matches(r.version(), r.cuda()))
+            .map(|r| r.id())
+    };
+    let default_id = default_spec.as_ref().and_then(newest);
+    // A broken pin file must not break `list`; `current` reports it.
+    let pinned_id = crate::pin::resolve_spec(None, &ctx.env, &ctx.home)
+        .ok()
+        .flatten()
+        .filter(|r| matches!(r.source, crate::pin::SpecSource::PinFile { .. }))
+        .and_then(|r| newest(&r.spec));
+    let views: Vec<ReleaseView> = releases
+        .iter()
+        .map(|r| {
+            let id = r.id();
+            let deployed: Vec<String> = deployments
+                .toolkits_using(&id)
+                .iter()
+                .map(|d| d.toolkit.display().to_string())
+                .collect();
+            let is_default = default_id.as_deref() == Some(id.as_str());
+            let is_pinned = pinned_id.as_deref() == Some(id.as_str());
+            ReleaseView::new(r, &deployed, is_default, is_pinned)
+        })
+        .collect();
+    if ctx.json {
+        ctx.out_json(&views);
+        return Ok(0);
+    }
+    if views.is_empty() {
+        ctx.status("no cuDNN releases installed; `cudnnm install 9.1` or `cudnnm install ./cudnn-….zip` adds one");
+        return Ok(0);
+    }
+    let w = views
+        .iter()
+        .map(|v| v.version.len())
+        .max()
+        .unwrap_or(7)
+        .max(7);
+    ctx.out(format!(
+        "{:<w$}  {:<5}  {:<14}  {:>10}  SOURCE",
+        "VERSION", "CUDA", "PLATFORM", "SIZE"
+    ));
+    for v in &views {
+        let mut marks = Vec::new();
+        if v.default {
+            marks.push("default".to_string());
+        }
+        if v.pinned {
+            marks.push("pinned here".to_string());
+        }
+        for t in &v.deployed_in {
+            marks.push(format!("in {t}"));
+        }
+        let marks = if marks.is_empty() {
+            String::new()
+        } else {
+            format!("  ({})", marks.join(", "))
+        };
+        ctx.out(format!(
+            "{:<w$}  {:<5}  {:<14}  {:>10}  {}{marks}",
+            v.version,
+            v.cuda,
+            v.platform,
+            indicatif::HumanBytes(v.size).to_string(),
+            v.source.url.as_deref().unwrap_or(&v.source.name),
+        ));
+    }
+    Ok(0)
 }

@@ -86,6 +86,12 @@ enum Command {
     Manifest(manifest::Args),
     /// Print shell completions
     Completions(completions::Args),
+    /// Load one cuDNN library and print `cudnnGetVersion() cudnnGetCudartVersion()` (internal)
+    #[command(hide = true)]
+    ProbeLibrary {
+        /// The library file
+        path: PathBuf,
+    },
 }
 
 /// Everything a command needs: home, output settings, and the environment read once.
@@ -199,6 +205,11 @@ fn dispatch(cli: Cli, env: Env) -> Result<u8> {
         Command::Verify(a) => verify::run(&ctx, a),
         Command::Manifest(a) => manifest::run(&ctx, a),
         Command::Completions(a) => completions::run(&ctx, a),
+        Command::ProbeLibrary { path } => {
+            let v = crate::libcudnn::query_version(&path)?;
+            ctx.out(format!("{} {}", v.cudnn, v.cudart));
+            Ok(0)
+        }
     }
 }
 

@@ -33,7 +33,10 @@ pub struct Fixture {
 
 impl Fixture {
     pub fn new(name: &str) -> Fixture {
-        Fixture { name: name.into(), entries: Vec::new() }
+        Fixture {
+            name: name.into(),
+            entries: Vec::new(),
+        }
     }
 
     pub fn file(&mut self, path: &str, bytes: impl Into<Vec<u8>>) -> &mut Self {
@@ -42,7 +45,8 @@ impl Fixture {
     }
 
     pub fn symlink(&mut self, path: &str, target: &str) -> &mut Self {
-        self.entries.push((path.into(), Item::Symlink(target.into())));
+        self.entries
+            .push((path.into(), Item::Symlink(target.into())));
         self
     }
 
@@ -81,7 +85,8 @@ impl Fixture {
         let path = dir.join(&self.name);
         let f = fs::File::create(&path).unwrap();
         let mut z = zip::ZipWriter::new(f);
-        let opts = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated);
+        let opts = zip::write::SimpleFileOptions::default()
+            .compression_method(zip::CompressionMethod::Deflated);
         for (p, item) in &self.entries {
             match item {
                 Item::File(b) => {
@@ -135,7 +140,10 @@ impl Fixture {
     /// Writes a gzip tar (`.tgz`) into `dir`.
     pub fn write_tgz(&self, dir: &Path) -> PathBuf {
         let path = dir.join(&self.name);
-        let gz = flate2::write::GzEncoder::new(fs::File::create(&path).unwrap(), flate2::Compression::fast());
+        let gz = flate2::write::GzEncoder::new(
+            fs::File::create(&path).unwrap(),
+            flate2::Compression::fast(),
+        );
         self.write_tar(gz).finish().unwrap();
         path
     }
@@ -183,7 +191,10 @@ impl Fixture {
 fn set_raw_name(h: &mut tar::Header, p: &str) {
     let name = &mut h.as_old_mut().name;
     name.fill(0);
-    assert!(p.len() <= 100, "fixture paths fit the old tar name field: {p}");
+    assert!(
+        p.len() <= 100,
+        "fixture paths fit the old tar name field: {p}"
+    );
     name[..p.len()].copy_from_slice(p.as_bytes());
 }
 
@@ -257,7 +268,14 @@ const LICENSE_SLA: &str = "NVIDIA_SLA_cuDNN_Support.txt";
 pub fn sublibs(major: u32) -> Vec<&'static str> {
     match major {
         0..=7 => vec![],
-        8 => vec!["ops_infer", "ops_train", "cnn_infer", "cnn_train", "adv_infer", "adv_train"],
+        8 => vec![
+            "ops_infer",
+            "ops_train",
+            "cnn_infer",
+            "cnn_train",
+            "adv_infer",
+            "adv_train",
+        ],
         _ => vec![
             "adv",
             "cnn",
@@ -286,7 +304,15 @@ pub fn header_names(major: u32, versioned: bool) -> Vec<String> {
             "cudnn_ops_train",
             "cudnn_version",
         ],
-        _ => vec!["cudnn", "cudnn_adv", "cudnn_backend", "cudnn_cnn", "cudnn_graph", "cudnn_ops", "cudnn_version"],
+        _ => vec![
+            "cudnn",
+            "cudnn_adv",
+            "cudnn_backend",
+            "cudnn_cnn",
+            "cudnn_graph",
+            "cudnn_ops",
+            "cudnn_version",
+        ],
     };
     let mut v: Vec<String> = base.iter().map(|b| format!("{b}.h")).collect();
     if versioned {
@@ -298,7 +324,9 @@ pub fn header_names(major: u32, versioned: bool) -> Vec<String> {
 fn add_headers(f: &mut Fixture, dir: &str, version: &str, versioned: bool) {
     let major = nums(version)[0];
     for h in header_names(major, versioned) {
-        let body = if h == "cudnn_version.h" || h == format!("cudnn_version_v{major}.h") || (major <= 7 && h == "cudnn.h")
+        let body = if h == "cudnn_version.h"
+            || h == format!("cudnn_version_v{major}.h")
+            || (major <= 7 && h == "cudnn.h")
         {
             version_header(version).into_bytes()
         } else {
@@ -311,7 +339,11 @@ fn add_headers(f: &mut Fixture, dir: &str, version: &str, versioned: bool) {
 /// Windows DLL names: `cudnn64_7.dll`; 8: `cudnn64_8.dll` + 6 `cudnn_X64_8.dll`; 9: 8 DLLs.
 pub fn dll_names(major: u32) -> Vec<String> {
     let mut v = vec![format!("cudnn64_{major}.dll")];
-    v.extend(sublibs(major).iter().map(|s| format!("cudnn_{s}64_{major}.dll")));
+    v.extend(
+        sublibs(major)
+            .iter()
+            .map(|s| format!("cudnn_{s}64_{major}.dll")),
+    );
     v
 }
 
@@ -328,14 +360,24 @@ pub fn implib_names(major: u32) -> Vec<String> {
     v
 }
 
-fn add_windows_set(f: &mut Fixture, bin: &str, include: &str, lib: &str, version: &str, versioned_headers: bool) {
+fn add_windows_set(
+    f: &mut Fixture,
+    bin: &str,
+    include: &str,
+    lib: &str,
+    version: &str,
+    versioned_headers: bool,
+) {
     let major = nums(version)[0];
     for d in dll_names(major) {
         f.file(&format!("{bin}/{d}"), dll_bytes(&format!("{d} {version}")));
     }
     add_headers(f, include, version, versioned_headers);
     for l in implib_names(major) {
-        f.file(&format!("{lib}/{l}"), implib_bytes(&format!("{l} {version}")));
+        f.file(
+            &format!("{lib}/{l}"),
+            implib_bytes(&format!("{l} {version}")),
+        );
     }
 }
 
@@ -350,11 +392,17 @@ fn add_linux_libs(f: &mut Fixture, lib: &str, version: &str, chain: bool, arm: b
         let soname = format!("{s}.so.{ma}");
         if chain {
             let real = format!("{s}.so.{ma}.{mi}.{pa}");
-            f.file(&format!("{lib}/{real}"), elf_bytes(&format!("{soname} {version}"), arm));
+            f.file(
+                &format!("{lib}/{real}"),
+                elf_bytes(&format!("{soname} {version}"), arm),
+            );
             f.symlink(&format!("{lib}/{soname}"), &real);
             f.symlink(&format!("{lib}/{s}.so"), &soname);
         } else {
-            f.file(&format!("{lib}/{soname}"), elf_bytes(&format!("{soname} {version}"), arm));
+            f.file(
+                &format!("{lib}/{soname}"),
+                elf_bytes(&format!("{soname} {version}"), arm),
+            );
         }
     }
 }
@@ -363,17 +411,29 @@ fn add_static_libs(f: &mut Fixture, lib: &str, version: &str) {
     let ma = nums(version)[0];
     match ma {
         0..=7 => {
-            f.file(&format!("{lib}/libcudnn_static.a"), b"!<arch>\nstatic".to_vec());
+            f.file(
+                &format!("{lib}/libcudnn_static.a"),
+                b"!<arch>\nstatic".to_vec(),
+            );
         }
         8 => {
             for s in sublibs(8) {
-                f.file(&format!("{lib}/libcudnn_{s}_static.a"), b"!<arch>\n".to_vec());
-                f.file(&format!("{lib}/libcudnn_{s}_static_v8.a"), b"!<arch>\n".to_vec());
+                f.file(
+                    &format!("{lib}/libcudnn_{s}_static.a"),
+                    b"!<arch>\n".to_vec(),
+                );
+                f.file(
+                    &format!("{lib}/libcudnn_{s}_static_v8.a"),
+                    b"!<arch>\n".to_vec(),
+                );
             }
         }
         _ => {
             for s in sublibs(ma) {
-                f.file(&format!("{lib}/libcudnn_{s}_static_v{ma}.a"), b"!<arch>\n".to_vec());
+                f.file(
+                    &format!("{lib}/libcudnn_{s}_static_v{ma}.a"),
+                    b"!<arch>\n".to_vec(),
+                );
             }
         }
     }
@@ -385,8 +445,18 @@ fn add_static_libs(f: &mut Fixture, lib: &str, version: &str) {
 /// (7 DLLs, 9 headers, 14 import libraries, 1 license for 8.x).
 pub fn windows_zip(_cuda: &str, version: &str, name: &str) -> Fixture {
     let mut f = Fixture::new(name);
-    add_windows_set(&mut f, "cuda/bin", "cuda/include", "cuda/lib/x64", version, false);
-    f.file(&format!("cuda/{LICENSE_SLA}"), "NVIDIA Software License Agreement (fixture)");
+    add_windows_set(
+        &mut f,
+        "cuda/bin",
+        "cuda/include",
+        "cuda/lib/x64",
+        version,
+        false,
+    );
+    f.file(
+        &format!("cuda/{LICENSE_SLA}"),
+        "NVIDIA Software License Agreement (fixture)",
+    );
     f
 }
 
@@ -407,7 +477,10 @@ pub fn linux_tgz(cuda: &str, version: &str) -> Fixture {
     add_headers(&mut f, "cuda/include", version, false);
     add_linux_libs(&mut f, "cuda/lib64", version, true, false);
     add_static_libs(&mut f, "cuda/lib64", version);
-    f.file(&format!("cuda/{LICENSE_SLA}"), "NVIDIA Software License Agreement (fixture)");
+    f.file(
+        &format!("cuda/{LICENSE_SLA}"),
+        "NVIDIA Software License Agreement (fixture)",
+    );
     f
 }
 
@@ -429,11 +502,26 @@ pub fn redist_linux(version: &str, cuda: &str) -> Fixture {
 pub fn redist_windows(version: &str, cuda: &str) -> Fixture {
     let base = format!("cudnn-windows-x86_64-{version}_cuda{cuda}-archive");
     let n = nums(version);
-    let lib = if n[0] == 8 && n[1] <= 4 { format!("{base}/lib") } else { format!("{base}/lib/x64") };
-    let bin = if n[0] > 9 || (n[0] == 9 && n[1] >= 18) { format!("{base}/bin/x64") } else { format!("{base}/bin") };
+    let lib = if n[0] == 8 && n[1] <= 4 {
+        format!("{base}/lib")
+    } else {
+        format!("{base}/lib/x64")
+    };
+    let bin = if n[0] > 9 || (n[0] == 9 && n[1] >= 18) {
+        format!("{base}/bin/x64")
+    } else {
+        format!("{base}/bin")
+    };
     let mut f = Fixture::new(&format!("{base}.zip"));
     f.file(&format!("{base}/LICENSE"), "NVIDIA cuDNN license (fixture)");
-    add_windows_set(&mut f, &bin, &format!("{base}/include"), &lib, version, false);
+    add_windows_set(
+        &mut f,
+        &bin,
+        &format!("{base}/include"),
+        &lib,
+        version,
+        false,
+    );
     f
 }
 
@@ -442,8 +530,16 @@ pub fn redist_windows(version: &str, cuda: &str) -> Fixture {
 /// Linux wheels carry only `libcudnn*.so.M`; Windows wheels DLLs in `bin`.
 pub fn wheel(package: &str, version: &str, windows: bool) -> Fixture {
     let jit = package.contains("_jit_");
-    let dir = if jit { "nvidia/cudnn_jit" } else { "nvidia/cudnn" };
-    let tag = if windows { "win_amd64" } else { "manylinux2014_x86_64" };
+    let dir = if jit {
+        "nvidia/cudnn_jit"
+    } else {
+        "nvidia/cudnn"
+    };
+    let tag = if windows {
+        "win_amd64"
+    } else {
+        "manylinux2014_x86_64"
+    };
     let mut f = Fixture::new(&format!("{package}-{version}-py3-none-{tag}.whl"));
     let dist = format!("{package}-{version}.dist-info");
     let pip_name = package.replace('_', "-");
@@ -455,7 +551,10 @@ pub fn wheel(package: &str, version: &str, windows: bool) -> Fixture {
         f.file(&format!("{dir}/bin/__init__.py"), "");
         let major = nums(version)[0];
         for d in dll_names(major) {
-            f.file(&format!("{dir}/bin/{d}"), dll_bytes(&format!("{d} {version}")));
+            f.file(
+                &format!("{dir}/bin/{d}"),
+                dll_bytes(&format!("{d} {version}")),
+            );
         }
         for l in implib_names(major) {
             f.file(&format!("{dir}/lib/x64/{l}"), implib_bytes(l.as_str()));
@@ -464,8 +563,15 @@ pub fn wheel(package: &str, version: &str, windows: bool) -> Fixture {
         f.file(&format!("{dir}/lib/__init__.py"), "");
         let ma = nums(version)[0];
         if jit {
-            for s in ["libcudnn", "libcudnn_engines_runtime_compiled", "libcudnn_graph"] {
-                f.file(&format!("{dir}/lib/{s}.so.{ma}"), elf_bytes(&format!("{s}.so.{ma} {version}"), false));
+            for s in [
+                "libcudnn",
+                "libcudnn_engines_runtime_compiled",
+                "libcudnn_graph",
+            ] {
+                f.file(
+                    &format!("{dir}/lib/{s}.so.{ma}"),
+                    elf_bytes(&format!("{s}.so.{ma} {version}"), false),
+                );
             }
         } else {
             add_linux_libs(&mut f, &format!("{dir}/lib"), version, false, false);
@@ -475,8 +581,16 @@ pub fn wheel(package: &str, version: &str, windows: bool) -> Fixture {
         &format!("{dist}/METADATA"),
         format!("Metadata-Version: 2.1\nName: {pip_name}\nVersion: {version}\nSummary: cuDNN runtime libraries\n"),
     );
-    f.file(&format!("{dist}/WHEEL"), format!("Wheel-Version: 1.0\nGenerator: fixture\nRoot-Is-Purelib: true\nTag: py3-none-{tag}\n"));
-    f.file(&format!("{dist}/License.txt"), "NVIDIA cuDNN license (fixture)");
+    f.file(
+        &format!("{dist}/WHEEL"),
+        format!(
+            "Wheel-Version: 1.0\nGenerator: fixture\nRoot-Is-Purelib: true\nTag: py3-none-{tag}\n"
+        ),
+    );
+    f.file(
+        &format!("{dist}/License.txt"),
+        "NVIDIA cuDNN license (fixture)",
+    );
     f.file(&format!("{dist}/RECORD"), "");
     f
 }
@@ -488,7 +602,14 @@ pub fn installer_folder(version: &str, cudas: &[&str]) -> Fixture {
     let n = nums(version);
     let mut f = Fixture::new(&format!("v{}.{}", n[0], n[1]));
     for c in cudas {
-        add_windows_set(&mut f, &format!("bin/{c}"), &format!("include/{c}"), &format!("lib/{c}/x64"), version, false);
+        add_windows_set(
+            &mut f,
+            &format!("bin/{c}"),
+            &format!("include/{c}"),
+            &format!("lib/{c}/x64"),
+            version,
+            false,
+        );
     }
     f
 }

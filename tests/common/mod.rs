@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod fixtures;
+pub mod http;
 
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
@@ -28,9 +29,11 @@ pub fn wheels_dir() -> PathBuf {
 pub fn real_wheel(prefix: &str) -> PathBuf {
     let dir = wheels_dir();
     let found = std::fs::read_dir(&dir).ok().and_then(|rd| {
-        rd.flatten()
-            .map(|e| e.path())
-            .find(|p| p.file_name().and_then(OsStr::to_str).is_some_and(|n| n.starts_with(prefix) && n.ends_with(".whl")))
+        rd.flatten().map(|e| e.path()).find(|p| {
+            p.file_name()
+                .and_then(OsStr::to_str)
+                .is_some_and(|n| n.starts_with(prefix) && n.ends_with(".whl"))
+        })
     });
     found.unwrap_or_else(|| {
         panic!(
@@ -54,9 +57,15 @@ impl Default for Sandbox {
 
 impl Sandbox {
     pub fn new() -> Sandbox {
-        let dir = tempfile::Builder::new().prefix("cudnnm-test-").tempdir().unwrap();
+        let dir = tempfile::Builder::new()
+            .prefix("cudnnm-test-")
+            .tempdir()
+            .unwrap();
         std::fs::create_dir_all(dir.path().join("work")).unwrap();
-        Sandbox { dir, env: Vec::new() }
+        Sandbox {
+            dir,
+            env: Vec::new(),
+        }
     }
 
     pub fn root(&self) -> &Path {
@@ -99,7 +108,11 @@ impl Sandbox {
     {
         let args: Vec<OsString> = args.into_iter().map(|a| a.as_ref().to_owned()).collect();
         let out = self.command().args(&args).output().expect("run cudnnm");
-        Run { args, out, root: self.root().to_path_buf() }
+        Run {
+            args,
+            out,
+            root: self.root().to_path_buf(),
+        }
     }
 }
 
@@ -127,7 +140,11 @@ impl Run {
     pub fn describe(&self) -> String {
         format!(
             "command: cudnnm {}\nexit: {:?}\n--- stdout ---\n{}\n--- stderr ---\n{}\n--- files ---\n{}",
-            self.args.iter().map(|a| a.to_string_lossy()).collect::<Vec<_>>().join(" "),
+            self.args
+                .iter()
+                .map(|a| a.to_string_lossy())
+                .collect::<Vec<_>>()
+                .join(" "),
             self.out.status.code(),
             self.stdout(),
             self.stderr(),
@@ -138,14 +155,23 @@ impl Run {
     /// Asserts exit code 0; returns self.
     #[track_caller]
     pub fn ok(self) -> Run {
-        assert!(self.out.status.success(), "expected success\n{}", self.describe());
+        assert!(
+            self.out.status.success(),
+            "expected success\n{}",
+            self.describe()
+        );
         self
     }
 
     /// Asserts the exit code; returns self.
     #[track_caller]
     pub fn code_is(self, code: i32) -> Run {
-        assert_eq!(self.code(), code, "unexpected exit code\n{}", self.describe());
+        assert_eq!(
+            self.code(),
+            code,
+            "unexpected exit code\n{}",
+            self.describe()
+        );
         self
     }
 
@@ -170,14 +196,31 @@ impl Run {
 /// A recursive listing of `root` (paths, sizes, link targets), capped at 300 lines.
 pub fn listing(root: &Path) -> String {
     let mut lines = Vec::new();
-    for e in walkdir::WalkDir::new(root).sort_by_file_name().into_iter().flatten() {
-        let rel = e.path().strip_prefix(root).unwrap_or(e.path()).display().to_string();
+    for e in walkdir::WalkDir::new(root)
+        .sort_by_file_name()
+        .into_iter()
+        .flatten()
+    {
+        let rel = e
+            .path()
+            .strip_prefix(root)
+            .unwrap_or(e.path())
+            .display()
+            .to_string();
         let line = if e.path_is_symlink() {
-            format!("{rel} -> {}", std::fs::read_link(e.path()).map(|p| p.display().to_string()).unwrap_or_default())
+            format!(
+                "{rel} -> {}",
+                std::fs::read_link(e.path())
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_default()
+            )
         } else if e.file_type().is_dir() {
             format!("{rel}/")
         } else {
-            format!("{rel} ({} bytes)", e.metadata().map(|m| m.len()).unwrap_or(0))
+            format!(
+                "{rel} ({} bytes)",
+                e.metadata().map(|m| m.len()).unwrap_or(0)
+            )
         };
         lines.push(line);
         if lines.len() >= 300 {

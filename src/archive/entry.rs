@@ -1,0 +1,160 @@
+//! Archive entries as plain data, and the per-entry safety rules every
+//! source (zip, tar, folder) applies before anything is written.
+
+use std::fmt;
+
+/// What an entry is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum EntryKind {
+    /// A regular file of `size` bytes (as declared by the archive).
+    File {
+        /// Declared size in bytes.
+        size: u64,
+    },
+    /// A folder.
+    Dir,
+    /// A symbolic link with its target as stored.
+    Symlink(String),
+    /// A tar hard link to an earlier entry (path from the archive root).
+    Hardlink(String),
+}
+
+/// One entry: a normalized relative path (`/`-separated, no `.`/`..`, no
+/// leading `/`) and its kind.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Entry {
+    /// Normalized relative path.
+    pub path: String,
+    /// Its kind.
+    pub kind: EntryKind,
+}
+
+/// Why an entry is refused.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Unsafe {
+    /// An absolute path (`/etc/x`, `C:\x`, `\\server\x`).
+    Absolute,
+    /// A `..` component.
+    ParentDir,
+    /// An empty name or a NUL byte.
+    Empty,
+    /// Not valid UTF-8.
+    NotUtf8,
+}
+
+impl fmt::Display for Unsafe {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Unsafe::Absolute => "has an absolute path",
+            Unsafe::ParentDir => "has a '..' component that leaves the archive",
+            Unsafe::Empty => "has an empty or NUL-containing name",
+            Unsafe::NotUtf8 => "has a name that is not UTF-8",
+        })
+    }
+}
+
+/// Normalizes an entry name from an archive: backslashes become `/`, `./`
+/// and repeated separators are dropped, a trailing `/` is removed.
+///
+/// # Errors
+/// [`Unsafe`] for absolute paths (Unix, drive letters, UNC), `..`, empty names.
+pub fn normalize(raw: &str) -> Result<String, Unsafe> {
+    if raw.contains('\0') {
+        return Err(Unsafe::Empty);
+    }
+    let s = raw.replace('\\', "/");
+    if s.starts_with('/') || is_drive_path(&s) {
+        return Err(Unsafe::Absolute);
+    }
+    let mut parts = Vec::new();
+    for c in s.split('/') {
+        match c {
+            "" | "." => {}
+            ".." => return Err(Unsafe::ParentDir),
+            c => parts.push(c),
+        }
+    }
+    if parts.is_empty() {
+        return Err(Unsafe::Empty);
+    }
+    Ok(parts.join("/"))
+}
+
+fn is_drive_path(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.len() >= 2 && b[0].is_ascii_alphabetic() && b[1] == b':'
+}
+
+/// Resolves a link `target` relative to the folder of the link at `link_path`
+/// (both inside one archive). `None` when it is absolute or climbs above the
+/// archive root.
+pub fn resolve_link(link_path: &str, target: &str) -> Option<String> {
+    let t = target.replace('\\', "/");
+    if t.starts_with('/') || is_drive_path(&t) {
+        return None;
+    }
+    let mut parts: Vec<&str> = link_path.split('/').collect();
+    parts.pop();
+    for c in t.split('/') {
+        match c {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            c => parts.push(c),
+        }
+    }
+    Some(parts.join("/"))
+}
+
+/// The relative path from folder `from_dir` to `to` (both `/`-separated,
+/// relative to the same root): `("lib", "lib/x.so.9") → "x.so.9"`.
+pub fn relative_path(from_dir: &str, to: &str) -> String {
+    let a: Vec<&str> = from_dir.split('/').filter(|s| !s.is_empty()).collect();
+    let b: Vec<&str> = to.split('/').filter(|s| !s.is_empty()).collect();
+    let common = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    let mut out: Vec<&str> = vec![".."; a.len() - common];
+    out.extend(&b[common..]);
+    out.join("/")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normalize_accepts_archive_names() {
+        assert_eq!(
+            normalize("cuda/bin/cudnn64_7.dll").unwrap(),
+            "cuda/bin/cudnn64_7.dll"
+        );
+        assert_eq!(
+            normalize("cuda\\lib\\x64\\cudnn.lib").unwrap(),
+            "cuda/lib/x64/cudnn.lib"
+        );
+        assert_eq!(normalize("./cuda//include/").unwrap(), "cuda/include");
+    }
+
+    #[test]
+    fn normalize_refuses_escapes() {
+        assert_eq!(normalize("/etc/passwd"), Err(Unsafe::Absolute));
+        assert_eq!(normalize("C:\\Windows\\x.dll"), Err(Unsafe::Absolute));
+        assert_eq!(normalize("\\\\server\\share\\x"), Err(Unsafe::Absolute));
+        assert_eq!(normalize("cuda/../../x"), Err(Unsafe::ParentDir));
+        assert_eq!(normalize("a/.."), Err(Unsafe::ParentDir));
+        assert_eq!(normalize("./"), Err(Unsafe::Empty));
+    }
+
+    #[test]
+    fn links_resolve_within_the_archive() {
+        assert_eq!(
+            resolve_link("cuda/lib64/libcudnn.so", "libcudnn.so.8").unwrap(),
+            "cuda/lib64/libcudnn.so.8"
+        );
+        assert_eq!(resolve_link("a/b/l", "../c").unwrap(), "a/c");
+        assert_eq!(resolve_link("a/l", "../../etc/passwd"), None);
+        assert_eq!(resolve_link("a/l", "/etc/passwd"), None);
+        assert_eq!(relative_path("lib", "lib/libcudnn.so.9"), "libcudnn.so.9");
+        assert_eq!(relative_path("include", "lib/x"), "../lib/x");
+    }
+}

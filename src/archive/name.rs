@@ -1,0 +1,238 @@
+//! What an archive's name says: version, CUDA variant, platform.
+//!
+//! Naming schemes (cudnn-facts §1.1, §1.5): old archives
+//! `cudnn-<CUDA>-<os>-x64-v<version>[-prod|-ga].{zip,tgz}`; redist archives
+//! `cudnn-<platform>-<version>_cuda<CUDA>-archive.{tar.xz,zip}`; wheels
+//! `nvidia_cudnn[_jit]_cu<M>-<version>-<tags>.whl`; NVIDIA's Windows installer
+//! folder `v9.<minor>`. Names are hints: the headers decide the version, and
+//! an old name's version may be a prefix of the real one
+//! (`cudnn-8.0-windows7-x64-v7.1.zip` carried 7.1.1–7.1.3).
+
+use crate::version::{CudaVariant, Platform, Version};
+
+/// What a name says; every field optional.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct NameInfo {
+    /// The version or version prefix in the name.
+    pub version: Option<Version>,
+    /// The CUDA variant in the name.
+    pub cuda: Option<CudaVariant>,
+    /// The platform in the name.
+    pub platform: Option<Platform>,
+}
+
+/// Parses an archive or folder name. Unknown names give an empty [`NameInfo`].
+pub fn parse(name: &str) -> NameInfo {
+    let base = strip_ext(name);
+    if let Some(n) = parse_wheel(base) {
+        return n;
+    }
+    if let Some(n) = parse_redist(base) {
+        return n;
+    }
+    if let Some(n) = parse_old(base) {
+        return n;
+    }
+    if let Some(v) = base
+        .strip_prefix('v')
+        .and_then(|v| v.parse::<Version>().ok())
+    {
+        // NVIDIA's installer folder `v9.7`.
+        return NameInfo {
+            version: Some(v),
+            ..Default::default()
+        };
+    }
+    NameInfo::default()
+}
+
+fn strip_ext(name: &str) -> &str {
+    for ext in [".tar.xz", ".tar.gz", ".tgz", ".zip", ".whl", ".txz", ".tar"] {
+        if let Some(b) = name.strip_suffix(ext) {
+            return b;
+        }
+    }
+    name
+}
+
+/// `nvidia_cudnn_cu12-9.1.0.70-py3-none-manylinux2014_x86_64`,
+/// `nvidia_cudnn_jit_cu12-9.27.0.42-py3-none-manylinux_2_27_x86_64`.
+fn parse_wheel(base: &str) -> Option<NameInfo> {
+    let rest = base
+        .strip_prefix("nvidia_cudnn_")
+        .or_else(|| base.strip_prefix("nvidia-cudnn-"))?;
+    let mut parts = rest.split('-');
+    let pkg = parts.next()?;
+    let cu = pkg.rsplit(['_', '-']).next()?;
+    let cuda = CudaVariant::from_name_part(cu)?;
+    let version = parts.next().and_then(|v| v.parse().ok());
+    let tags = parts.collect::<Vec<_>>().join("-");
+    let platform = if tags.contains("win_amd64") {
+        Some(Platform::WindowsX86_64)
+    } else if tags.contains("x86_64") {
+        Some(Platform::LinuxX86_64)
+    } else if tags.contains("aarch64") {
+        Some(Platform::LinuxSbsa)
+    } else {
+        None
+    };
+    Some(NameInfo {
+        version,
+        cuda: Some(cuda),
+        platform,
+    })
+}
+
+/// `cudnn-linux-x86_64-8.9.7.29_cuda12-archive`, `cudnn-windows-x86_64-8.3.2.44_cuda11.5-archive`.
+fn parse_redist(base: &str) -> Option<NameInfo> {
+    let rest = base.strip_prefix("cudnn-")?;
+    let rest = rest.strip_suffix("-archive").unwrap_or(rest);
+    let (head, cuda) = rest.rsplit_once("_cuda")?;
+    let (plat, ver) = head.rsplit_once('-')?;
+    Some(NameInfo {
+        version: ver.parse().ok(),
+        cuda: CudaVariant::from_name_part(cuda),
+        platform: plat.parse().ok(),
+    })
+}
+
+/// `cudnn-11.2-windows-x64-v8.1.0.77`, `cudnn-8.0-windows7-x64-v7.1`,
+/// `cudnn-7.0-linux-x64-v3.0-prod`, `cudnn-11.4-linux-aarch64sbsa-v8.2.4.15`.
+fn parse_old(base: &str) -> Option<NameInfo> {
+    let rest = base.strip_prefix("cudnn-")?;
+    let mut tokens = rest.split('-');
+    let cuda_tok = tokens.next()?;
+    let cuda: CudaVariant = cuda_tok.parse().ok()?;
+    let tokens: Vec<&str> = tokens.collect();
+    let vtok = tokens
+        .iter()
+        .find(|t| t.starts_with('v') && t[1..].starts_with(|c: char| c.is_ascii_digit()))?;
+    let version = vtok[1..].parse().ok();
+    let os = tokens.first().copied().unwrap_or("");
+    let arch = tokens.get(1).copied().unwrap_or("");
+    let platform = if os.starts_with("win") {
+        Some(Platform::WindowsX86_64)
+    } else if os == "linux" {
+        match arch {
+            "x64" => Some(Platform::LinuxX86_64),
+            "ppc64le" => Some(Platform::LinuxPpc64le),
+            "aarch64sbsa" => Some(Platform::LinuxSbsa),
+            _ => None,
+        }
+    } else {
+        None
+    };
+    Some(NameInfo {
+        version,
+        cuda: Some(cuda),
+        platform,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn info(name: &str) -> (Option<String>, Option<String>, Option<Platform>) {
+        let n = parse(name);
+        (
+            n.version.map(|v| v.to_string()),
+            n.cuda.map(|c| c.to_string()),
+            n.platform,
+        )
+    }
+
+    #[test]
+    fn old_archive_names() {
+        assert_eq!(
+            info("cudnn-11.2-windows-x64-v8.1.0.77.zip"),
+            (
+                Some("8.1.0.77".into()),
+                Some("11.2".into()),
+                Some(Platform::WindowsX86_64)
+            )
+        );
+        assert_eq!(
+            info("cudnn-8.0-windows7-x64-v7.1.zip"),
+            (
+                Some("7.1".into()),
+                Some("8.0".into()),
+                Some(Platform::WindowsX86_64)
+            )
+        );
+        assert_eq!(
+            info("cudnn-10.2-linux-x64-v7.6.5.32.tgz"),
+            (
+                Some("7.6.5.32".into()),
+                Some("10.2".into()),
+                Some(Platform::LinuxX86_64)
+            )
+        );
+        assert_eq!(
+            info("cudnn-7.0-linux-x64-v3.0-prod.tgz").0,
+            Some("3.0".into())
+        );
+        assert_eq!(
+            info("cudnn-8.0-windows7-x64-v7.1-ga.zip").0,
+            Some("7.1".into())
+        );
+        assert_eq!(
+            info("cudnn-11.4-linux-aarch64sbsa-v8.2.4.15.tgz").2,
+            Some(Platform::LinuxSbsa)
+        );
+    }
+
+    #[test]
+    fn redist_names() {
+        assert_eq!(
+            info("cudnn-linux-x86_64-8.9.7.29_cuda12-archive.tar.xz"),
+            (
+                Some("8.9.7.29".into()),
+                Some("12".into()),
+                Some(Platform::LinuxX86_64)
+            )
+        );
+        assert_eq!(
+            info("cudnn-windows-x86_64-8.3.2.44_cuda11.5-archive.zip"),
+            (
+                Some("8.3.2.44".into()),
+                Some("11.5".into()),
+                Some(Platform::WindowsX86_64)
+            )
+        );
+        assert_eq!(
+            info("cudnn-linux-x86_64-8.6.0.163_cuda10-archive").1,
+            Some("10.2".into())
+        );
+        assert_eq!(
+            info("cudnn-linux-sbsa-9.1.0.70_cuda12-archive.tar.xz").2,
+            Some(Platform::LinuxSbsa)
+        );
+    }
+
+    #[test]
+    fn wheel_and_folder_names() {
+        assert_eq!(
+            info("nvidia_cudnn_cu12-9.1.0.70-py3-none-manylinux2014_x86_64.whl"),
+            (
+                Some("9.1.0.70".into()),
+                Some("12".into()),
+                Some(Platform::LinuxX86_64)
+            )
+        );
+        assert_eq!(
+            info("nvidia_cudnn_jit_cu12-9.27.0.42-py3-none-manylinux_2_27_x86_64.whl"),
+            (
+                Some("9.27.0.42".into()),
+                Some("12".into()),
+                Some(Platform::LinuxX86_64)
+            )
+        );
+        assert_eq!(
+            info("nvidia_cudnn_cu11-8.9.2.26-py3-none-win_amd64.whl").2,
+            Some(Platform::WindowsX86_64)
+        );
+        assert_eq!(info("v9.7"), (Some("9.7".into()), None, None));
+        assert_eq!(info("my-cudnn.zip"), (None, None, None));
+    }
+}

@@ -1,0 +1,672 @@
+//! Reading archive sources — zip (and wheels), tar (gzip, xz, plain) and
+//! folders — and writing their planned entries into a partial release folder,
+//! hashing every byte on the way.
+//!
+//! Zip and folder sources list their entries first, so the plan comes before
+//! any write and members are extracted in parallel (largest first, one reader
+//! per thread) while another thread hashes the archive. Tar is a stream: each
+//! entry is checked, then written under `raw/` while hashing, and the plan is
+//! applied afterwards by renames inside the partial folder.
+//!
+//! Writes here go only into the private partial folder, which the store
+//! removes on any failure; `fsops` handles everything that touches shared state.
+
+use std::collections::HashMap;
+use std::fs::{self, File};
+use std::io::{self, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+
+use super::entry::{self, Entry, EntryKind, Unsafe};
+use super::layout::{Item, ItemKind, Plan};
+use crate::error::{Error, IoResultExt, Kind, Result};
+use crate::hash::{self, Hasher, Sha256Hex};
+use crate::progress::Progress;
+use crate::store::FileRecord;
+
+/// Largest member accepted (the biggest real cuDNN library is about 1 GB).
+pub const MAX_ENTRY_BYTES: u64 = 16 << 30;
+
+const BUF: usize = 256 << 10;
+
+/// The container format, sniffed from the first bytes (never from the name).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// zip or wheel (`PK\x03\x04`).
+    Zip,
+    /// gzip-compressed tar (`\x1f\x8b`).
+    TarGz,
+    /// xz-compressed tar (`\xfd7zXZ\0`).
+    TarXz,
+    /// Uncompressed tar (`ustar` at offset 257).
+    Tar,
+    /// A folder.
+    Dir,
+}
+
+/// Sniffs the format of `path`.
+///
+/// # Errors
+/// When the path cannot be read, or is not one of the formats (names the file).
+pub fn sniff(path: &Path) -> Result<Format> {
+    let meta = fs::metadata(path).with_path("read", path)?;
+    if meta.is_dir() {
+        return Ok(Format::Dir);
+    }
+    let mut head = [0u8; 512];
+    let mut f = File::open(path).with_path("open", path)?;
+    let mut n = 0;
+    while n < head.len() {
+        let k = f.read(&mut head[n..]).with_path("read", path)?;
+        if k == 0 {
+            break;
+        }
+        n += k;
+    }
+    let h = &head[..n];
+    if h.starts_with(b"PK\x03\x04") || h.starts_with(b"PK\x05\x06") {
+        Ok(Format::Zip)
+    } else if h.starts_with(&[0x1f, 0x8b]) {
+        Ok(Format::TarGz)
+    } else if h.starts_with(&[0xfd, b'7', b'z', b'X', b'Z', 0]) {
+        Ok(Format::TarXz)
+    } else if n >= 262 && &h[257..262] == b"ustar" {
+        Ok(Format::Tar)
+    } else {
+        Err(bad(path, "is not a zip, wheel, .tgz, .tar.xz or tar archive (its first bytes say otherwise)")
+            .hint("give a cuDNN archive as downloaded from NVIDIA or PyPI, or the folder it was unpacked into"))
+    }
+}
+
+/// An integrity error naming `path`.
+pub fn bad(path: &Path, why: impl std::fmt::Display) -> Error {
+    Error::new(
+        Kind::Integrity,
+        format!("cannot import '{}': {why}", path.display()),
+    )
+}
+
+fn unsafe_entry(path: &Path, name: &str, why: Unsafe) -> Error {
+    bad(path, format!("entry '{name}' {why}")).hint(
+        "this archive is malformed or hostile; download it again from NVIDIA and check its SHA-256",
+    )
+}
+
+// ---------------------------------------------------------------- zip
+
+/// A zip source: its entries (with their zip indices).
+pub struct ZipSource {
+    path: PathBuf,
+    entries: Vec<Entry>,
+    index: HashMap<String, usize>,
+}
+
+impl ZipSource {
+    /// Opens a zip and lists its entries, refusing unsafe names.
+    ///
+    /// # Errors
+    /// A truncated or corrupt zip; unsafe entry names; absurd sizes.
+    pub fn open(path: &Path) -> Result<ZipSource> {
+        let mut za = open_zip(path)?;
+        let mut entries = Vec::with_capacity(za.len());
+        let mut index = HashMap::new();
+        for i in 0..za.len() {
+            let mut f = za
+                .by_index(i)
+                .map_err(|e| bad(path, format!("zip entry {i} is unreadable: {e}")))?;
+            let raw = f
+                .name()
+                .map_err(|e| bad(path, format!("zip entry {i} has a bad name: {e}")))?
+                .into_owned();
+            let norm = entry::normalize(&raw).map_err(|why| unsafe_entry(path, &raw, why))?;
+            let kind = if f.is_dir() {
+                EntryKind::Dir
+            } else if f.is_symlink() {
+                let mut t = String::new();
+                f.by_ref()
+                    .take(4096)
+                    .read_to_string(&mut t)
+                    .map_err(|e| bad(path, format!("link '{raw}' is unreadable: {e}")))?;
+                EntryKind::Symlink(t)
+            } else {
+                let size = f.size();
+                if size > MAX_ENTRY_BYTES
+                    || (size > (1 << 30) && size / f.compressed_size().max(1) > 1000)
+                {
+                    return Err(bad(
+                        path,
+                        format!("entry '{raw}' claims {size} bytes, more than any cuDNN file"),
+                    )
+                    .hint("this archive is malformed or hostile; download it again"));
+                }
+                EntryKind::File { size }
+            };
+            index.insert(norm.clone(), i);
+            entries.push(Entry { path: norm, kind });
+        }
+        Ok(ZipSource {
+            path: path.to_path_buf(),
+            entries,
+            index,
+        })
+    }
+
+    /// The entries, in archive order.
+    pub fn entries(&self) -> &[Entry] {
+        &self.entries
+    }
+
+    /// Reads a small member (a header, METADATA) as text; at most 4 MiB.
+    pub fn read_text(&self, name: &str) -> Result<String> {
+        let mut za = open_zip(&self.path)?;
+        let i = self.index[name];
+        let f = za
+            .by_index(i)
+            .map_err(|e| bad(&self.path, format!("'{name}' is unreadable: {e}")))?;
+        let mut bytes = Vec::new();
+        f.take(4 << 20)
+            .read_to_end(&mut bytes)
+            .map_err(|e| bad(&self.path, format!("'{name}' is unreadable: {e}")))?;
+        Ok(String::from_utf8_lossy(&bytes).into_owned())
+    }
+
+    /// Extracts the planned items into `dest` in parallel while hashing the
+    /// archive on another thread; returns the file records and the archive's
+    /// size and SHA-256.
+    pub fn extract(
+        &self,
+        plan: &Plan,
+        dest: &Path,
+        progress: &dyn Progress,
+    ) -> Result<(Vec<FileRecord>, u64, Sha256Hex)> {
+        let mut files: Vec<&Item> = plan
+            .items
+            .iter()
+            .filter(|i| matches!(i.kind, ItemKind::File { .. }))
+            .collect();
+        let total: u64 = files.iter().map(|i| item_size(i)).sum();
+        progress.start("unpacking", Some(total));
+        make_dirs(plan, dest)?;
+        // Longest-processing-time-first over the threads: the one huge library
+        // gets a thread of its own while the rest share the others.
+        files.sort_by_key(|i| std::cmp::Reverse(item_size(i)));
+        let threads = std::thread::available_parallelism()
+            .map_or(2, |n| n.get())
+            .clamp(1, 8);
+        let mut buckets: Vec<(u64, Vec<&Item>)> = (0..threads).map(|_| (0, Vec::new())).collect();
+        for it in files {
+            let b = buckets
+                .iter_mut()
+                .min_by_key(|b| b.0)
+                .expect("at least one bucket");
+            b.0 += item_size(it);
+            b.1.push(it);
+        }
+        let (records, archive) = std::thread::scope(|s| {
+            let hasher = s.spawn(|| hash::sha256_file(&self.path));
+            let workers: Vec<_> = buckets
+                .into_iter()
+                .filter(|b| !b.1.is_empty())
+                .map(|(_, items)| s.spawn(move || self.extract_bucket(&items, dest, progress)))
+                .collect();
+            let mut records = Vec::new();
+            let mut first_err = None;
+            for w in workers {
+                match w
+                    .join()
+                    .unwrap_or_else(|_| Err(Error::msg("an extraction thread panicked")))
+                {
+                    Ok(r) => records.extend(r),
+                    Err(e) => first_err = first_err.or(Some(e)),
+                }
+            }
+            let archive = hasher
+                .join()
+                .unwrap_or_else(|_| Err(Error::msg("the hashing thread panicked")));
+            match first_err {
+                Some(e) => Err(e),
+                None => Ok((records, archive)),
+            }
+        })?;
+        let (size, sha) = archive?;
+        let mut records = records;
+        records.extend(place_links(plan, dest)?);
+        progress.finish();
+        Ok((records, size, sha))
+    }
+
+    fn extract_bucket(
+        &self,
+        items: &[&Item],
+        dest: &Path,
+        progress: &dyn Progress,
+    ) -> Result<Vec<FileRecord>> {
+        let mut za = open_zip(&self.path)?;
+        let mut buf = vec![0u8; BUF];
+        let mut out = Vec::with_capacity(items.len());
+        for it in items {
+            let f = za
+                .by_index(self.index[&it.src])
+                .map_err(|e| bad(&self.path, format!("'{}' is unreadable: {e}", it.src)))?;
+            let target = dest.join(&it.dest);
+            let (size, sha) = write_stream(f, &target, &mut buf, progress)
+                .map_err(|e| stream_error(&self.path, &it.src, &target, e))?;
+            out.push(FileRecord {
+                path: it.dest.clone(),
+                size,
+                sha256: Some(sha),
+                link: None,
+            });
+        }
+        Ok(out)
+    }
+}
+
+fn open_zip(path: &Path) -> Result<zip::ZipArchive<BufReader<File>>> {
+    let f = File::open(path).with_path("open", path)?;
+    zip::ZipArchive::new(BufReader::new(f)).map_err(|e| {
+        bad(path, format!("is not a readable zip ({e})")).hint(
+            "the download may be truncated or corrupt; fetch it again and compare its SHA-256",
+        )
+    })
+}
+
+fn item_size(i: &Item) -> u64 {
+    match i.kind {
+        ItemKind::File { size } => size,
+        _ => 0,
+    }
+}
+
+fn make_dirs(plan: &Plan, dest: &Path) -> Result<()> {
+    let mut dirs: Vec<PathBuf> = plan
+        .items
+        .iter()
+        .filter_map(|i| dest.join(&i.dest).parent().map(Path::to_path_buf))
+        .collect();
+    dirs.sort();
+    dirs.dedup();
+    for d in dirs {
+        fs::create_dir_all(&d).with_path("create", &d)?;
+    }
+    Ok(())
+}
+
+/// Copies `r` into a new file `target`, hashing; fails if `target` exists.
+fn write_stream(
+    mut r: impl Read,
+    target: &Path,
+    buf: &mut [u8],
+    progress: &dyn Progress,
+) -> io::Result<(u64, Sha256Hex)> {
+    let mut out = File::options().write(true).create_new(true).open(target)?;
+    let mut h = Hasher::new();
+    let mut n = 0u64;
+    loop {
+        let k = match r.read(buf) {
+            Ok(0) => break,
+            Ok(k) => k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        h.update(&buf[..k]);
+        out.write_all(&buf[..k])?;
+        n += k as u64;
+        if n > MAX_ENTRY_BYTES {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "entry larger than any cuDNN file",
+            ));
+        }
+        progress.advance(k as u64);
+    }
+    Ok((n, h.finish()))
+}
+
+/// Classifies a failure while copying one entry: write-side errors (disk
+/// full, read-only) name the target; read-side errors mean a corrupt archive.
+fn stream_error(archive: &Path, entry_name: &str, target: &Path, e: io::Error) -> Error {
+    match e.kind() {
+        io::ErrorKind::StorageFull
+        | io::ErrorKind::QuotaExceeded
+        | io::ErrorKind::PermissionDenied
+        | io::ErrorKind::ReadOnlyFilesystem
+        | io::ErrorKind::AlreadyExists => Error::io("write", target, e),
+        _ => bad(
+            archive,
+            format!("entry '{entry_name}' is corrupt or truncated ({e})"),
+        )
+        .hint("the archive is damaged; download it again and compare its SHA-256"),
+    }
+}
+
+/// Creates the planned symbolic links and hard-link copies (after all files exist).
+fn place_links(plan: &Plan, dest: &Path) -> Result<Vec<FileRecord>> {
+    let mut out = Vec::new();
+    for it in &plan.items {
+        let target = dest.join(&it.dest);
+        match &it.kind {
+            ItemKind::File { .. } => {}
+            ItemKind::Symlink(t) => {
+                make_symlink(t, &target).with_path("create the link", &target)?;
+                out.push(FileRecord {
+                    path: it.dest.clone(),
+                    size: 0,
+                    sha256: None,
+                    link: Some(t.clone()),
+                });
+            }
+            ItemKind::CopyOf(of) => {
+                fs::copy(dest.join(of), &target).with_path("write", &target)?;
+                let (size, sha) = hash::sha256_file(&target)?;
+                out.push(FileRecord {
+                    path: it.dest.clone(),
+                    size,
+                    sha256: Some(sha),
+                    link: None,
+                });
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Creates a relative symbolic link. On Windows, where creating links needs
+/// a privilege, a link inside a Linux release is stored as a copy of its target.
+pub fn make_symlink(target: &str, link: &Path) -> io::Result<()> {
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::symlink(target, link)
+    }
+    #[cfg(not(unix))]
+    {
+        let t = link.parent().unwrap_or(Path::new(".")).join(target);
+        match std::os::windows::fs::symlink_file(target, link) {
+            Ok(()) => Ok(()),
+            Err(_) => fs::copy(t, link).map(|_| ()),
+        }
+    }
+}
+
+// ---------------------------------------------------------------- tar
+
+/// Streams a tar (plain, gzip or xz) into `raw` under the partial folder,
+/// checking each entry before writing it. Returns the entries, the size and
+/// SHA-256 of every regular file written (by entry path), and the archive's
+/// size and SHA-256 (of the compressed bytes).
+pub fn read_tar(
+    path: &Path,
+    format: Format,
+    raw: &Path,
+    progress: &dyn Progress,
+) -> Result<TarResult> {
+    let file = File::open(path).with_path("open", path)?;
+    let total = file.metadata().map(|m| m.len()).ok();
+    progress.start("unpacking", total);
+    let counted = hash::HashingReader::new(ProgressReader {
+        inner: file,
+        progress,
+    });
+    let mut input = BufReader::with_capacity(BUF, counted);
+    let decoded: Box<dyn Read + '_> = match format {
+        Format::TarGz => Box::new(flate2::bufread::MultiGzDecoder::new(&mut input)),
+        Format::TarXz => {
+            let threads = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
+            let stream = liblzma::stream::MtStreamBuilder::new()
+                .threads(threads)
+                .memlimit_threading(256 << 20)
+                .memlimit_stop(u64::MAX)
+                .decoder()
+                .map_err(|e| Error::msg(format!("could not start the xz decoder: {e}")))?;
+            Box::new(liblzma::bufread::XzDecoder::new_stream(&mut input, stream))
+        }
+        Format::Tar => Box::new(&mut input),
+        Format::Zip | Format::Dir => unreachable!("not a tar format"),
+    };
+    let mut archive = tar::Archive::new(decoded);
+    let mut entries = Vec::new();
+    let mut hashes = HashMap::new();
+    let mut buf = vec![0u8; BUF];
+    let corrupt = |e: &dyn std::fmt::Display| {
+        bad(path, format!("is truncated or corrupt ({e})"))
+            .hint("the download may be incomplete; fetch it again and compare its SHA-256")
+    };
+    for item in archive.entries().map_err(|e| corrupt(&e))? {
+        let mut item = item.map_err(|e| corrupt(&e))?;
+        let name_bytes = item.path_bytes().into_owned();
+        let raw_name =
+            String::from_utf8(name_bytes).map_err(|_| unsafe_entry(path, "?", Unsafe::NotUtf8))?;
+        let name = entry::normalize(&raw_name).map_err(|why| unsafe_entry(path, &raw_name, why))?;
+        let ty = item.header().entry_type();
+        let kind = match ty {
+            tar::EntryType::Regular | tar::EntryType::Continuous => {
+                let size = item.header().size().map_err(|e| corrupt(&e))?;
+                if size > MAX_ENTRY_BYTES {
+                    return Err(bad(
+                        path,
+                        format!("entry '{raw_name}' claims {size} bytes, more than any cuDNN file"),
+                    ));
+                }
+                let target = raw.join(&name);
+                if let Some(p) = target.parent() {
+                    fs::create_dir_all(p).with_path("create", p)?;
+                }
+                let (n, sha) = write_stream(&mut item, &target, &mut buf, &NoAdvance)
+                    .map_err(|e| stream_error(path, &raw_name, &target, e))?;
+                if n != size {
+                    return Err(corrupt(&format!(
+                        "entry '{raw_name}' is {n} bytes, its header says {size}"
+                    )));
+                }
+                hashes.insert(name.clone(), (n, sha));
+                EntryKind::File { size }
+            }
+            tar::EntryType::Directory => EntryKind::Dir,
+            tar::EntryType::Symlink | tar::EntryType::Link => {
+                let t = item
+                    .link_name_bytes()
+                    .map(|b| String::from_utf8_lossy(&b).into_owned())
+                    .ok_or_else(|| corrupt(&format!("link '{raw_name}' has no target")))?;
+                if ty == tar::EntryType::Symlink {
+                    EntryKind::Symlink(t)
+                } else {
+                    EntryKind::Hardlink(t)
+                }
+            }
+            tar::EntryType::XGlobalHeader | tar::EntryType::XHeader => continue,
+            other => {
+                return Err(bad(path, format!("entry '{raw_name}' is a {}, not a file, folder or link", describe_type(other)))
+                    .hint("cuDNN archives hold only files, folders and links; this one is malformed or hostile"));
+            }
+        };
+        entries.push(Entry { path: name, kind });
+    }
+    drop(archive);
+    // Read whatever follows the tar end marker so the digest covers the whole file.
+    let counted = input.into_inner();
+    let (size, sha) = counted.finish().map_err(|e| Error::io("read", path, e))?;
+    progress.finish();
+    Ok(TarResult {
+        entries,
+        hashes,
+        size,
+        sha256: sha,
+    })
+}
+
+/// What [`read_tar`] found.
+pub struct TarResult {
+    /// The entries, in archive order.
+    pub entries: Vec<Entry>,
+    /// Size and SHA-256 of each regular file written, by entry path.
+    pub hashes: HashMap<String, (u64, Sha256Hex)>,
+    /// Archive size in bytes.
+    pub size: u64,
+    /// Archive SHA-256.
+    pub sha256: Sha256Hex,
+}
+
+fn describe_type(t: tar::EntryType) -> &'static str {
+    match t {
+        tar::EntryType::Char => "character device",
+        tar::EntryType::Block => "block device",
+        tar::EntryType::Fifo => "named pipe",
+        tar::EntryType::GNUSparse => "sparse file",
+        _ => "special entry",
+    }
+}
+
+/// Moves a streamed tar's planned files from `raw` to their store paths,
+/// creates the links, and returns the file records.
+pub fn apply_tar_plan(
+    plan: &Plan,
+    raw: &Path,
+    dest: &Path,
+    hashes: &HashMap<String, (u64, Sha256Hex)>,
+) -> Result<Vec<FileRecord>> {
+    make_dirs(plan, dest)?;
+    let mut out = Vec::new();
+    for it in &plan.items {
+        if let ItemKind::File { .. } = it.kind {
+            let from = raw.join(&it.src);
+            let to = dest.join(&it.dest);
+            fs::rename(&from, &to).with_path("move", &from)?;
+            let (size, sha) = hashes[&it.src].clone();
+            out.push(FileRecord {
+                path: it.dest.clone(),
+                size,
+                sha256: Some(sha),
+                link: None,
+            });
+        }
+    }
+    out.extend(place_links(plan, dest)?);
+    crate::fsops::remove_dir_all(raw)?;
+    Ok(out)
+}
+
+struct ProgressReader<'a, R> {
+    inner: R,
+    progress: &'a dyn Progress,
+}
+
+impl<R: Read> Read for ProgressReader<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.progress.advance(n as u64);
+        Ok(n)
+    }
+}
+
+struct NoAdvance;
+
+impl Progress for NoAdvance {
+    fn start(&self, _: &str, _: Option<u64>) {}
+    fn advance(&self, _: u64) {}
+    fn finish(&self) {}
+}
+
+// ---------------------------------------------------------------- folder
+
+/// Lists a folder as entries (links not followed; absolute links that point
+/// inside the folder are made relative).
+///
+/// # Errors
+/// Unreadable folders; device files, sockets and pipes.
+pub fn list_dir(root: &Path) -> Result<Vec<Entry>> {
+    let mut out = Vec::new();
+    for e in walkdir::WalkDir::new(root)
+        .follow_links(false)
+        .sort_by_file_name()
+        .min_depth(1)
+    {
+        let e = e.map_err(|err| {
+            let p = err.path().unwrap_or(root).to_path_buf();
+            match err.into_io_error() {
+                Some(io) => Error::io("read", &p, io),
+                None => Error::msg(format!("could not read '{}'", p.display())),
+            }
+        })?;
+        let rel = e
+            .path()
+            .strip_prefix(root)
+            .expect("walkdir stays under root");
+        let name = rel
+            .to_str()
+            .ok_or_else(|| unsafe_entry(root, &rel.to_string_lossy(), Unsafe::NotUtf8))?
+            .replace('\\', "/");
+        let ft = e.file_type();
+        let kind = if ft.is_dir() {
+            EntryKind::Dir
+        } else if ft.is_symlink() {
+            let t = fs::read_link(e.path()).with_path("read the link", e.path())?;
+            let t = match t.strip_prefix(root) {
+                Ok(inside) if t.is_absolute() => entry::relative_path(
+                    name.rsplit_once('/').map(|(d, _)| d).unwrap_or(""),
+                    &inside.to_string_lossy().replace('\\', "/"),
+                ),
+                _ => t.to_string_lossy().into_owned(),
+            };
+            EntryKind::Symlink(t)
+        } else if ft.is_file() {
+            EntryKind::File {
+                size: e.metadata().map(|m| m.len()).unwrap_or(0),
+            }
+        } else {
+            return Err(bad(
+                root,
+                format!("'{name}' is a device, socket or pipe, not a file"),
+            )
+            .hint("import a folder that holds only the cuDNN files"));
+        };
+        out.push(Entry { path: name, kind });
+    }
+    Ok(out)
+}
+
+/// Copies the planned items of a folder source into `dest`, hashing.
+pub fn copy_dir(
+    plan: &Plan,
+    root: &Path,
+    dest: &Path,
+    progress: &dyn Progress,
+) -> Result<Vec<FileRecord>> {
+    let total: u64 = plan.items.iter().map(item_size).sum();
+    progress.start("copying", Some(total));
+    make_dirs(plan, dest)?;
+    let mut buf = vec![0u8; BUF];
+    let mut out = Vec::new();
+    for it in plan
+        .items
+        .iter()
+        .filter(|i| matches!(i.kind, ItemKind::File { .. }))
+    {
+        let from = root.join(&it.src);
+        let to = dest.join(&it.dest);
+        let f = File::open(&from).with_path("read", &from)?;
+        let (size, sha) = write_stream(f, &to, &mut buf, progress).map_err(|e| match e.kind() {
+            io::ErrorKind::StorageFull
+            | io::ErrorKind::ReadOnlyFilesystem
+            | io::ErrorKind::AlreadyExists => Error::io("write", &to, e),
+            _ => Error::io("read", &from, e),
+        })?;
+        out.push(FileRecord {
+            path: it.dest.clone(),
+            size,
+            sha256: Some(sha),
+            link: None,
+        });
+    }
+    out.extend(place_links(plan, dest)?);
+    progress.finish();
+    Ok(out)
+}
+
+/// Reads a small file of a folder source as text (at most 4 MiB).
+pub fn read_text_file(path: &Path) -> Result<String> {
+    let f = File::open(path).with_path("read", path)?;
+    let mut bytes = Vec::new();
+    f.take(4 << 20)
+        .read_to_end(&mut bytes)
+        .with_path("read", path)?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
