@@ -6,27 +6,65 @@
 mod common;
 mod doctor_wheels;
 
+use std::ffi::OsString;
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock};
 
-use common::{Run, Sandbox};
+use common::{Run, Sandbox, real_wheel};
 use doctor_wheels::wheel_files;
 
-/// A sandbox CUDA 12.4.1 toolkit holding the real cuDNN 9.27 files
-/// (hard links to the extracted wheel: replace files, never write into
-/// them). With `chain`, the main library is laid out as a release chain
-/// `libcudnn.so -> libcudnn.so.9 -> libcudnn.so.9.27.0`; otherwise as the
-/// wheel ships it plus the `libcudnn.so` development link.
-fn toolkit(sb: &mut Sandbox, chain: bool) -> PathBuf {
-    toolkit_with(sb, chain, "9.27.0.42", "cuda-12.4")
+/// The real wheel of `version`, imported once per test process by the real
+/// importer (`cudnnm install WHEEL`) into a home of its own; the store
+/// release folder.
+fn imported(version: &str) -> PathBuf {
+    static HOME: OnceLock<Sandbox> = OnceLock::new();
+    static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+    let _g = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let sb = HOME.get_or_init(Sandbox::new);
+    let dir = sb.home().join("store/cuda-12").join(version);
+    if !dir.join("receipt.toml").exists() {
+        let whl = real_wheel(&format!("nvidia_cudnn_jit_cu12-{version}"));
+        sb.run([OsString::from("install"), whl.into_os_string()])
+            .ok();
+    }
+    dir
 }
 
-/// [`toolkit`] with another real build and folder name; its `lib64` is
-/// appended to `LD_LIBRARY_PATH`.
-fn toolkit_with(sb: &mut Sandbox, chain: bool, version: &str, dir: &str) -> PathBuf {
-    let w = wheel_files(version, true);
+/// Copies a store release's `include/` and `lib/` into a toolkit's `include/`
+/// and `lib64/` the way `cp -P` does: files as files (hard links to the
+/// read-only store files: tests replace them, never write into them), links
+/// as the same links.
+fn place(release: &Path, tk: &Path) {
+    for (from, to) in [("include", "include"), ("lib", "lib64")] {
+        fs::create_dir_all(tk.join(to)).unwrap();
+        for e in fs::read_dir(release.join(from)).unwrap().flatten() {
+            let dest = tk.join(to).join(e.file_name());
+            if e.file_type().unwrap().is_symlink() {
+                std::os::unix::fs::symlink(fs::read_link(e.path()).unwrap(), &dest).unwrap();
+            } else {
+                fs::hard_link(e.path(), &dest).unwrap();
+            }
+        }
+    }
+}
+
+/// Appends `dir` to the sandbox's `LD_LIBRARY_PATH`.
+fn add_ld_path(sb: &mut Sandbox, dir: &Path) {
+    let mut ld: Vec<PathBuf> = sb
+        .env
+        .iter()
+        .filter(|(k, _)| k == "LD_LIBRARY_PATH")
+        .flat_map(|(_, v)| std::env::split_paths(v).collect::<Vec<_>>())
+        .collect();
+    ld.push(dir.to_path_buf());
+    sb.env.retain(|(k, _)| k != "LD_LIBRARY_PATH");
+    sb.set_env("LD_LIBRARY_PATH", std::env::join_paths(ld).unwrap());
+}
+
+/// An empty sandbox CUDA 12.4.1 toolkit (`version.json`, `include/`, `lib64/`).
+fn empty_toolkit(sb: &Sandbox, dir: &str) -> PathBuf {
     let tk = sb.root().join(dir);
-    let real = format!("libcudnn.so.{}", version.rsplit_once('.').unwrap().0);
     fs::create_dir_all(tk.join("include")).unwrap();
     fs::create_dir_all(tk.join("lib64")).unwrap();
     fs::write(
@@ -34,28 +72,28 @@ fn toolkit_with(sb: &mut Sandbox, chain: bool, version: &str, dir: &str) -> Path
         r#"{"cuda":{"name":"CUDA SDK","version":"12.4.1"}}"#,
     )
     .unwrap();
-    for e in fs::read_dir(w.join("include")).unwrap().flatten() {
-        fs::hard_link(e.path(), tk.join("include").join(e.file_name())).unwrap();
+    tk
+}
+
+/// A sandbox CUDA 12.4.1 toolkit holding the real cuDNN 9.27.0.42 release
+/// as `cudnnm install` imported it (wheel files plus the `libcudnn*.so`
+/// development links), its `lib64` on `LD_LIBRARY_PATH`. With `chain`, the
+/// main library is laid out as the redist archives ship it:
+/// `libcudnn.so -> libcudnn.so.9 -> libcudnn.so.9.27.0`.
+fn toolkit(sb: &mut Sandbox, chain: bool) -> PathBuf {
+    toolkit_with(sb, chain, "9.27.0.42", "cuda-12.4")
+}
+
+/// [`toolkit`] with another real build and folder name.
+fn toolkit_with(sb: &mut Sandbox, chain: bool, version: &str, dir: &str) -> PathBuf {
+    let tk = empty_toolkit(sb, dir);
+    place(&imported(version), &tk);
+    if chain {
+        let real = format!("libcudnn.so.{}", version.rsplit_once('.').unwrap().0);
+        fs::rename(tk.join("lib64/libcudnn.so.9"), tk.join("lib64").join(&real)).unwrap();
+        std::os::unix::fs::symlink(&real, tk.join("lib64/libcudnn.so.9")).unwrap();
     }
-    for e in fs::read_dir(w.join("lib")).unwrap().flatten() {
-        let name = e.file_name().to_string_lossy().into_owned();
-        if chain && name == "libcudnn.so.9" {
-            fs::hard_link(e.path(), tk.join("lib64").join(&real)).unwrap();
-            std::os::unix::fs::symlink(&real, tk.join("lib64/libcudnn.so.9")).unwrap();
-        } else {
-            fs::hard_link(e.path(), tk.join("lib64").join(&name)).unwrap();
-        }
-    }
-    std::os::unix::fs::symlink("libcudnn.so.9", tk.join("lib64/libcudnn.so")).unwrap();
-    let mut ld: Vec<PathBuf> = sb
-        .env
-        .iter()
-        .filter(|(k, _)| k == "LD_LIBRARY_PATH")
-        .flat_map(|(_, v)| std::env::split_paths(v).collect::<Vec<_>>())
-        .collect();
-    ld.push(tk.join("lib64"));
-    sb.env.retain(|(k, _)| k != "LD_LIBRARY_PATH");
-    sb.set_env("LD_LIBRARY_PATH", std::env::join_paths(ld).unwrap());
+    add_ld_path(sb, &tk.join("lib64"));
     tk
 }
 
@@ -543,4 +581,89 @@ fn two_real_sets_on_the_loader_path_each_report_their_own_version() {
         r.describe()
     );
     assert_eq!(finding(&r, "sub-libraries-mixed")["severity"], "warning");
+}
+
+#[test]
+fn a_symlink_deployment_turned_into_a_plain_copy_is_drift() {
+    // The release as `cudnnm install` imported it, placed by symlinks into the
+    // store and recorded the way `cudnnm use --mode symlink` records it; then
+    // libcudnn.so.9 is copied over with plain `cp`.
+    use cudnnm::deploy::{Deployment, Deployments, Mode, PlacedFile};
+    let mut sb = Sandbox::new();
+    let whl = real_wheel("nvidia_cudnn_jit_cu12-9.27.0.42");
+    sb.run([OsString::from("install"), whl.into_os_string()])
+        .ok();
+    let rel = sb.home().join("store/cuda-12/9.27.0.42");
+    let tk = empty_toolkit(&sb, "cuda-12.4");
+    let mut files = Vec::new();
+    for (from, to) in [("include", "include"), ("lib", "lib64")] {
+        for e in fs::read_dir(rel.join(from)).unwrap().flatten() {
+            let dest = tk.join(to).join(e.file_name());
+            let target = match fs::read_link(e.path()) {
+                Ok(t) => t,
+                Err(_) => e.path(),
+            };
+            std::os::unix::fs::symlink(&target, &dest).unwrap();
+            files.push(PlacedFile {
+                path: dest,
+                from: format!("{from}/{}", e.file_name().to_string_lossy()),
+                sha256: None,
+                link: Some(target.to_string_lossy().into_owned()),
+            });
+        }
+    }
+    let d = Deployments {
+        entries: vec![Deployment {
+            toolkit: tk.clone(),
+            release: "9.27.0.42_cuda12".into(),
+            mode: Mode::Symlink,
+            deployed_at: "2026-11-29T22:00:00Z".into(),
+            backup: None,
+            files,
+        }],
+    };
+    fs::write(
+        sb.home().join("deployments.toml"),
+        toml::to_string(&d).unwrap(),
+    )
+    .unwrap();
+    add_ld_path(&mut sb, &tk.join("lib64"));
+    let r = doctor(&sb, &tk, &[]).ok();
+    assert_eq!(
+        r.json()["summary"]["active_cudnn"][0]["version"],
+        "9.27.0",
+        "{}",
+        r.describe()
+    );
+    sb.run(["verify"]).ok();
+
+    let so9 = tk.join("lib64/libcudnn.so.9");
+    fs::remove_file(&so9).unwrap();
+    fs::copy(rel.join("lib/libcudnn.so.9"), &so9).unwrap();
+    let r = doctor(&sb, &tk, &[]).code_is(7);
+    let f = finding(&r, "deployment-drift");
+    assert!(
+        f["seen"][0]
+            .as_str()
+            .unwrap()
+            .contains("a regular file, expected a link"),
+        "{}",
+        r.describe()
+    );
+    assert_eq!(
+        f["commands"][0],
+        format!(
+            "cudnnm use 9.27.0.42_cuda12 --cuda-root \"{}\"",
+            tk.display()
+        )
+    );
+    let v = sb.run(["verify", "--json"]).code_is(7);
+    assert!(
+        v.json()["deployments"][0]["modified"][0]
+            .as_str()
+            .unwrap()
+            .contains("libcudnn.so.9"),
+        "{}",
+        v.describe()
+    );
 }

@@ -954,3 +954,42 @@ fn the_driver_library_is_the_driver_findings_business() {
     k.absent("dependency-unresolved");
     k.expect("driver-not-found");
 }
+
+#[test]
+fn pytorch_rows_follow_the_cuda_of_the_wheel_and_bundled_copies_are_its_own() {
+    let row = |cuda: &str, cudnn: &str| crate::catalog::FrameworkBuild {
+        framework: "pytorch".into(),
+        first: v("2.5"),
+        last: v("2.5"),
+        os: None,
+        cuda: v(cuda),
+        cudnn: v(cudnn),
+    };
+    // torch 2.5.1+cu124 from a conda-style environment (no wheel pin), cuDNN 8 loaded: 9 is needed.
+    let mut k = Kit::healthy_linux();
+    k.t.frameworks = vec![row("11.8", "9.1.0.70"), row("12.4", "9.1.0.70")];
+    k.remove("libcudnn.so.9.1.0").remove("/libcudnn.so.9");
+    k.linux_set(
+        &format!("{TK12}/lib64"),
+        &format!("{TK12}/include"),
+        "8.9.7",
+        true,
+    );
+    k.framework(
+        "torch",
+        "2.5.1+cu124",
+        "/opt/conda/lib/python3.11/site-packages",
+        None,
+    );
+    let f = k.expect("cudnn-major-mismatch");
+    assert!(f.title.contains("PyTorch 2.5.1+cu124"), "{f:?}");
+    // Windows: torch\lib carries cudnn64_9.dll; the loader path's cuDNN 8 is not its business.
+    let mut k = Kit::healthy_windows();
+    k.t.frameworks = vec![row("12.4", "9.1.0.70")];
+    let sp = r"C:\Python311\Lib\site-packages";
+    k.framework("torch", "2.5.1+cu124", sp, None);
+    k.file(&format!(r"{sp}\torch\lib\cudnn64_9.dll"))
+        .file_version = Some(v("9.1.0.70"));
+    k.absent("cudnn-major-mismatch");
+    k.absent("framework-cudnn-mismatch");
+}

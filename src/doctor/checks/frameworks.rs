@@ -40,17 +40,47 @@ fn pretty(dist: &str) -> &str {
     }
 }
 
-/// The table row that describes framework `f`, if any.
+/// The CUDA a wheel's local version names: `2.4.1+cu121` → 12.1, `+cu118` → 11.8.
+fn cuda_tag(f: &Framework) -> Option<(u32, u32)> {
+    let (_, local) = f.version.split_once('+')?;
+    let digits = local.strip_prefix("cu")?;
+    if digits.len() < 3 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let (ma, mi) = digits.split_at(digits.len() - 1);
+    Some((ma.parse().ok()?, mi.parse().ok()?))
+}
+
+/// The table row that describes framework `f`, if any: among the rows of
+/// its version and OS, the one of the CUDA its local version names
+/// (PyTorch's `+cu121`), else the first (the stable build).
 fn row_for<'a>(cx: &'a Cx, f: &Framework) -> Option<&'a crate::catalog::FrameworkBuild> {
     let name = catalog_name(&f.name)?;
     let v = f.numeric_version()?;
     let key = |x: &Version| (x.major(), x.minor());
-    cx.t.frameworks.iter().find(|r| {
+    let mut rows = cx.t.frameworks.iter().filter(|r| {
         r.framework == name
             && r.os.as_deref().is_none_or(|o| o == cx.s.os.family)
             && key(&r.first) <= key(&v)
             && key(&v) <= key(&r.last)
-    })
+    });
+    match cuda_tag(f) {
+        Some(c) => rows
+            .clone()
+            .find(|r| key(&r.cuda) == c)
+            .or_else(|| rows.next()),
+        None => rows.next(),
+    }
+}
+
+/// True when the framework carries its own cuDNN (PyTorch's Windows wheels
+/// bundle the DLLs in `torch\lib`) and so does not depend on the loader path.
+fn bundles_cudnn(cx: &Cx, f: &Framework) -> bool {
+    let own = spath::join(&f.location, "torch", cx.w);
+    f.name == "torch"
+        && cx
+            .shared()
+            .any(|(file, n)| n.is_main() && spath::is_within(&file.path, &own, cx.w))
 }
 
 /// Every expectation in the snapshot: the pin, then frameworks.
@@ -72,7 +102,7 @@ pub(crate) fn expectations(cx: &Cx) -> Vec<Expectation> {
                 version: want,
                 cuda: None,
             });
-        } else if let Some(r) = row_for(cx, f) {
+        } else if let Some(r) = row_for(cx, f).filter(|_| !bundles_cudnn(cx, f)) {
             v.push(Expectation {
                 who: format!("{} {}", pretty(&f.name), f.version),
                 version: r.cudnn.clone(),
@@ -142,7 +172,7 @@ fn pinned_wheels(cx: &Cx, out: &mut Vec<Finding>) {
 /// loader path and needs the same major and at least the minor it was built with.
 fn table_rows(cx: &Cx, out: &mut Vec<Finding>) {
     for f in &cx.s.frameworks {
-        if requirement(f).is_some() {
+        if requirement(f).is_some() || bundles_cudnn(cx, f) {
             continue;
         }
         let Some(r) = row_for(cx, f) else { continue };
