@@ -99,18 +99,36 @@ pub fn apply(home: &Home, findings: &[Finding]) -> Result<(Vec<FixReport>, Optio
         }
         done.push(a.clone());
         let r = match a {
-            AutoFix::RelinkSoname { dir: d, link, target } => relink(&dir, Path::new(d), link, target).map(|c| {
-                let msg = format!("{}/{link} is now a link to {target} (the copy is kept in {})", d, dir.display());
+            AutoFix::RelinkSoname {
+                dir: d,
+                link,
+                target,
+            } => relink(&dir, Path::new(d), link, target).map(|c| {
+                let msg = format!(
+                    "{}/{link} is now a link to {target} (the copy is kept in {})",
+                    d,
+                    dir.display()
+                );
                 record.changes.push(c);
                 msg
             }),
-            AutoFix::AddToUserPath { dir: d } => add_to_user_path(d).map(|c| {
-                let msg = format!("added {d} to your user PATH; open a new terminal (or restart the program) to see it");
-                if let Some(c) = c {
+            AutoFix::AddToUserPath { dir: d } => match add_to_user_path(d) {
+                Ok(Some(c)) => {
                     record.changes.push(c);
+                    Ok(format!(
+                        "added {d} to your user PATH; open a new terminal (or restart the program) to see it"
+                    ))
                 }
-                msg
-            }),
+                Ok(None) => {
+                    reports.push(FixReport {
+                        finding: f.id.clone(),
+                        status: "skipped",
+                        message: format!("{d} is already on your user PATH in the registry; open a new terminal (or restart the program) to see it"),
+                    });
+                    continue;
+                }
+                Err(e) => Err(e),
+            },
             AutoFix::Redeploy { toolkit, release } => {
                 reports.push(FixReport {
                     finding: f.id.clone(),
@@ -210,7 +228,7 @@ fn add_to_user_path(dir: &str) -> Result<Option<Change>> {
     } else {
         format!("{dir};{value}")
     };
-    crate::platform::set_user_path_value(&new, expand)
+    crate::platform::set_user_path_value(Some(&new), expand)
         .map_err(|e| Error::msg("could not write the user PATH").cause(e))?;
     Ok(Some(Change::UserPath {
         old: old.map(|(v, _)| v),
@@ -267,7 +285,7 @@ pub fn undo(home: &Home, id: &str) -> Result<Vec<String>> {
                 old_expand,
                 added,
             } => {
-                crate::platform::set_user_path_value(old.as_deref().unwrap_or(""), *old_expand)
+                crate::platform::set_user_path_value(old.as_deref(), *old_expand)
                     .map_err(|e| Error::msg("could not write the user PATH").cause(e))?;
                 done.push(format!(
                     "removed {added} from your user PATH (restored the previous value)"

@@ -95,9 +95,9 @@ pub fn user_path_value() -> io::Result<Option<(String, bool)>> {
     ))
 }
 
-/// Windows only: writes the user `Path` value and tells running programs
-/// (`WM_SETTINGCHANGE`). Unsupported on Unix.
-pub fn set_user_path_value(_value: &str, _expand: bool) -> io::Result<()> {
+/// Windows only: writes (or with `None` removes) the user `Path` value and
+/// tells running programs (`WM_SETTINGCHANGE`). Unsupported on Unix.
+pub fn set_user_path_value(_value: Option<&str>, _expand: bool) -> io::Result<()> {
     Err(io::Error::new(
         io::ErrorKind::Unsupported,
         "the user PATH lives in the registry on Windows only",

@@ -130,16 +130,17 @@ pub fn user_path_value() -> io::Result<Option<(String, bool)>> {
 }
 
 /// Writes the user `Path` (`REG_EXPAND_SZ` when `expand`, else `REG_SZ`,
-/// never through `setx`, which truncates at 1,024 characters) and broadcasts
-/// `WM_SETTINGCHANGE` "Environment" so that Explorer and new programs see it.
-pub fn set_user_path_value(value: &str, expand: bool) -> io::Result<()> {
+/// never through `setx`, which truncates at 1,024 characters), or removes
+/// the value when `value` is `None`, then broadcasts `WM_SETTINGCHANGE`
+/// "Environment" so that Explorer and new programs see it.
+pub fn set_user_path_value(value: Option<&str>, expand: bool) -> io::Result<()> {
     let key = windows_registry::CURRENT_USER
         .create(USER_ENV)
         .map_err(|e| io::Error::other(e.to_string()))?;
-    if expand {
-        reg_err(key.set_expand_string("Path", value))?;
-    } else {
-        reg_err(key.set_string("Path", value))?;
+    match value {
+        None => reg_err(key.remove_value("Path"))?,
+        Some(v) if expand => reg_err(key.set_expand_string("Path", v))?,
+        Some(v) => reg_err(key.set_string("Path", v))?,
     }
     broadcast_environment_change();
     Ok(())
