@@ -35,6 +35,7 @@ pub struct Args {
     pub query_library: Option<PathBuf>,
 }
 
+/// Runs the command; returns the exit code (0 healthy, 7 problems found).
 pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     if let Some(p) = &args.query_library {
         ctx.out(gather::query_output(p));

@@ -14,6 +14,7 @@ pub struct Args {
     pub no_load: bool,
 }
 
+/// Runs the command; returns the exit code (0 healthy, 7 problems found).
 pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     let exe = std::env::current_exe().ok();
     let children = |paths: &[PathBuf]| match &exe {
