@@ -41,6 +41,13 @@ pub const INCLUDE: &str = "INCLUDE";
 /// `LIB`: MSVC's library folders.
 pub const LIB: &str = "LIB";
 
+/// `SHELL`: the user's login shell (Unix); a fallback when `env` cannot see its parent shell.
+pub const SHELL: &str = "SHELL";
+/// Prefix of the variables where `env`/`exec` keep a user's own value of
+/// `CUDNN_PATH`, `CUDNN_INCLUDE_DIR` and `CUDNN_LIBRARY_DIR` while a release
+/// is active (`CUDNNM_ORIG_CUDNN_PATH`), so that deactivating restores it.
+pub const CUDNNM_ORIG_PREFIX: &str = "CUDNNM_ORIG_";
+
 /// A snapshot of environment variables and the working folder.
 #[derive(Clone, Debug, Default)]
 pub struct Env {
