@@ -358,7 +358,30 @@ pub fn render(shell: Shell, changes: &[Change]) -> Result<Vec<u8>> {
         out.extend_from_slice(&line);
         out.extend_from_slice(shell.newline().as_bytes());
     }
-    Ok(out)
+    let non_ascii = changes.iter().any(|c| {
+        c.value
+            .as_ref()
+            .is_some_and(|v| !v.as_encoded_bytes().is_ascii())
+    });
+    Ok(if shell == Shell::Cmd && non_ascii {
+        cmd_utf8(out)
+    } else {
+        out
+    })
+}
+
+/// Wraps batch lines holding non-ASCII text so cmd reads them as UTF-8: it
+/// decodes a batch file line by line with the console code page, so switch
+/// to 65001 for these lines and back to the user's page after (the way
+/// conda's activation scripts do it).
+fn cmd_utf8(body: Vec<u8>) -> Vec<u8> {
+    let mut out = Vec::with_capacity(body.len() + 200);
+    out.extend_from_slice(
+        b"@for /f \"tokens=2 delims=:.\" %%c in ('chcp') do @set /a \"__CUDNNM_CP=%%c\" >nul\r\n@chcp 65001 >nul\r\n",
+    );
+    out.extend(body);
+    out.extend_from_slice(b"@chcp %__CUDNNM_CP% >nul\r\n@set \"__CUDNNM_CP=\"\r\n");
+    out
 }
 
 /// One line of `shell` code setting `name` to `value` (or unsetting it).
@@ -533,11 +556,16 @@ pub fn hook(shell: Shell, exe: &OsStr, home: &Path) -> Result<Vec<u8>> {
             }
         }
         Shell::Cmd => {
+            let mut lines = Vec::new();
             for (name, v) in [("__CUDNNM_EXE", exe), ("__CUDNNM_HOME", home)] {
-                out.extend_from_slice(
-                    format!("@{}", cmd_set(name, &v.to_string_lossy())?).as_bytes(),
-                );
-                out.extend_from_slice(nl);
+                let line = format!("@{}", cmd_set(name, &v.to_string_lossy())?);
+                lines.extend_from_slice(line.as_bytes());
+                lines.extend_from_slice(nl);
+            }
+            if exe.as_encoded_bytes().is_ascii() && home.as_encoded_bytes().is_ascii() {
+                out.extend(lines);
+            } else {
+                out.extend(cmd_utf8(lines));
             }
         }
     }
@@ -914,6 +942,18 @@ mod tests {
             "$env:A = 'x y'\nRemove-Item -LiteralPath 'Env:B' -ErrorAction SilentlyContinue\n"
         );
         assert_eq!(r(Shell::Cmd), "@set \"A=x y\"\r\n@set \"B=\"\r\n");
+        let utf8 = [Change {
+            name: "A".into(),
+            value: Some(r"C:\Users\Jürgen".into()),
+        }];
+        assert_eq!(
+            String::from_utf8(render(Shell::Cmd, &utf8).unwrap()).unwrap(),
+            "@for /f \"tokens=2 delims=:.\" %%c in ('chcp') do @set /a \"__CUDNNM_CP=%%c\" >nul\r\n\
+             @chcp 65001 >nul\r\n\
+             @set \"A=C:\\Users\\Jürgen\"\r\n\
+             @chcp %__CUDNNM_CP% >nul\r\n\
+             @set \"__CUDNNM_CP=\"\r\n"
+        );
     }
 
     #[test]
