@@ -437,17 +437,37 @@ pub fn quote_posix(value: &[u8]) -> Vec<u8> {
     out
 }
 
-/// fish single quoting: `'…'` where only `\` and `'` need a backslash.
+/// fish quoting that does not depend on the locale: ASCII runs in single
+/// quotes where only `\` and `'` need a backslash, every non-ASCII byte as
+/// an unquoted `\XHH` escape (a raw byte), so a UTF-8 path survives even a
+/// fish running in the C locale, which would otherwise re-encode it.
 pub fn quote_fish(value: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(value.len() + 2);
-    out.push(b'\'');
+    let mut open = false;
     for &b in value {
-        if b == b'\\' || b == b'\'' {
-            out.push(b'\\');
+        if b.is_ascii() {
+            if !open {
+                out.push(b'\'');
+                open = true;
+            }
+            if b == b'\\' || b == b'\'' {
+                out.push(b'\\');
+            }
+            out.push(b);
+        } else {
+            if open {
+                out.push(b'\'');
+                open = false;
+            }
+            out.extend_from_slice(format!("\\X{b:02X}").as_bytes());
         }
-        out.push(b);
     }
-    out.push(b'\'');
+    if open || out.is_empty() {
+        if !open {
+            out.push(b'\'');
+        }
+        out.push(b'\'');
+    }
     out
 }
 
@@ -897,9 +917,14 @@ mod tests {
             "'it'\\''s a \"q\" $HOME `id` \\n %PATH% ^& ü 你 ‘x’ !'"
         );
         assert_eq!(
-            String::from_utf8(quote_fish(NASTY.as_bytes())).unwrap(),
-            "'it\\'s a \"q\" $HOME `id` \\\\n %PATH% ^& ü 你 ‘x’ !'"
+            String::from_utf8(quote_fish(br#"it's "q" $HOME `id` \n"#)).unwrap(),
+            r#"'it\'s "q" $HOME `id` \\n'"#
         );
+        assert_eq!(
+            String::from_utf8(quote_fish("a ü‘".as_bytes())).unwrap(),
+            r"'a '\XC3\XBC\XE2\X80\X98"
+        );
+        assert_eq!(quote_fish(b""), b"''");
         assert_eq!(quote_powershell("C:\\it's"), "'C:\\it''s'");
         assert_eq!(quote_powershell("ü"), "'' + [char]0x00FC");
         assert_eq!(quote_powershell("a‘b"), "'a' + [char]0x2018 + 'b'");
