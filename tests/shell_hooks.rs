@@ -359,3 +359,67 @@ fn powershell_and_cmd_renderings_quote_as_text() {
         "@doskey cd=cd $* $T \"%__CUDNNM_EXE%\" --home \"%__CUDNNM_HOME%\" env --shell cmd $G"
     ));
 }
+
+/// wine's loader: `WINE` if set, else the Debian package's path, else `wine64`/`wine` on PATH.
+fn wine() -> PathBuf {
+    if let Some(w) = std::env::var_os("WINE") {
+        return PathBuf::from(w);
+    }
+    let debian = Path::new("/usr/lib/wine/wine64");
+    if debian.exists() {
+        return debian.to_path_buf();
+    }
+    for name in ["wine64", "wine"] {
+        for dir in std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()) {
+            if dir.join(name).is_file() {
+                return dir.join(name);
+            }
+        }
+    }
+    panic!(
+        "wine not found: this test runs the cmd rendering in wine's cmd.exe; install it with `apt-get install -y wine64` (or set WINE)"
+    );
+}
+
+#[test]
+fn cmd_rendering_sets_exact_values_in_wine_cmd() {
+    // cmd's specials in the home path: % ^ & ( ) ! ' spaces and an odd " (after
+    // which & and ^ must be escaped). (ASCII only:
+    // wine's chcp does not switch the batch decoding, real Windows does.)
+    let sb = Sandbox::new();
+    let home = sb.root().join("h it's %PATH% & ^c (x) !b \"q&r^s");
+    let dir = s(&fake_release(&home, "9.12.0.46", "12"));
+    fs::write(sb.work().join(".cudnn-version"), "9.12\n").unwrap();
+    let out = Command::new(common::bin())
+        .env_clear()
+        .env("CUDNNM_HOME", &home)
+        .args(["env", "--shell", "cmd"])
+        .current_dir(sb.work())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let mut batch = out.stdout;
+    // `set CUDNN` lists every variable starting so: CUDNN_* and CUDNNM_ACTIVE.
+    batch.extend_from_slice(b"@set CUDNN\r\n");
+    let file = sb.root().join("activate.cmd");
+    fs::write(&file, &batch).unwrap();
+    let run = Command::new(wine())
+        .arg("cmd")
+        .arg("/c")
+        .arg(&file)
+        .env("WINEDEBUG", "-all")
+        .current_dir(sb.root())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&run.stdout).replace("\r\n", "\n");
+    assert_eq!(
+        text,
+        format!(
+            "CUDNN_INCLUDE_DIR={dir}/include\nCUDNN_LIBRARY_DIR={dir}/lib\nCUDNN_PATH={dir}\n\
+             CUDNNM_ACTIVE=9.12.0.46_cuda12\n"
+        ),
+        "\n--- batch ---\n{}\n--- stderr ---\n{}",
+        String::from_utf8_lossy(&batch),
+        String::from_utf8_lossy(&run.stderr)
+    );
+}
