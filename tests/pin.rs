@@ -6,7 +6,7 @@
 mod common;
 mod pin_support;
 
-use std::ffi::{OsStr, OsString};
+use std::ffi::OsString;
 use std::fs;
 use std::path::Path;
 
@@ -314,6 +314,7 @@ fn exec_sets_the_environment_replacing_earlier_cudnnm_entries() {
 #[cfg(unix)]
 #[test]
 fn exec_passes_arguments_untouched_and_returns_the_exit_code() {
+    use std::ffi::OsStr;
     use std::os::unix::ffi::OsStrExt;
     let sb = Sandbox::new();
     two_releases(&sb);
