@@ -640,6 +640,48 @@ mod tests {
     }
 
     #[test]
+    fn newest_matching_reads_names_and_skips_broken_folders() {
+        let d = tempfile::tempdir().unwrap();
+        let store = Store::new(&Home::new(d.path()));
+        assert!(
+            store
+                .newest_matching(&"9".parse().unwrap())
+                .unwrap()
+                .is_none(),
+            "no store yet"
+        );
+        fake_release(&store, "9.12.0.46", "12");
+        fake_release(&store, "9.1.0.70", "12");
+        fake_release(&store, "9.27.0.42", "11.8");
+        // Newer by name, but no receipt (a crashed import) or a receipt for another version.
+        fs::create_dir_all(store.root().join("cuda-12/9.30.0.1/lib")).unwrap();
+        let wrong = store.root().join("cuda-12/9.40.0.1");
+        fs::create_dir_all(&wrong).unwrap();
+        fs::copy(
+            store.root().join("cuda-12/9.12.0.46/receipt.toml"),
+            wrong.join("receipt.toml"),
+        )
+        .unwrap();
+        fs::create_dir_all(store.root().join("cuda-12/not-a-version")).unwrap();
+        fs::create_dir_all(store.root().join(".partial-x/9.99.0")).unwrap();
+        let id = |s: &str| {
+            store
+                .newest_matching(&s.parse().unwrap())
+                .unwrap()
+                .map(|r| r.id())
+        };
+        assert_eq!(id("9").as_deref(), Some("9.27.0.42_cuda11.8"));
+        assert_eq!(id("9_cuda12").as_deref(), Some("9.12.0.46_cuda12"));
+        assert_eq!(
+            id("9.1").as_deref(),
+            Some("9.1.0.70_cuda12"),
+            "9.1 is not a prefix of 9.12"
+        );
+        assert_eq!(id("9.30"), None);
+        assert_eq!(id("9.27_cuda12"), None);
+    }
+
+    #[test]
     fn pin_rewrites_keep_comments() {
         let s: Spec = "9.27".parse().unwrap();
         assert_eq!(pin_file_text(&s, None), "9.27\n");
