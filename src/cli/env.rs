@@ -57,7 +57,10 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
             let exe = std::env::current_exe()
                 .map(|p| p.into_os_string())
                 .unwrap_or_else(|_| "cudnnm".into());
-            text.extend(activate::hook(shell, &exe, ctx.home.root())?);
+            // Rebuilt from components: no trailing separator, which Windows'
+            // argument quoting would turn into an escaped quote (`"C:\x\"`).
+            let home: std::path::PathBuf = ctx.home.root().components().collect();
+            text.extend(activate::hook(shell, &exe, &home)?);
         }
         // A closed pipe is not an error (STYLE.md).
         let _ = std::io::stdout().lock().write_all(&text);
