@@ -39,7 +39,7 @@ echo 9 > "$tmp/proj a/.cudnn-version"
 echo 9.12 > "$tmp/proj b/.cudnn-version"
 "$bin" -q default 9.30 >/dev/null
 
-json() { python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["results"]; print("\n".join("%s\t%.2f\t%.2f" % (x["command"], x["median"]*1000, x["stddev"]*1000) for x in r))' "$1"; }
+json() { python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["results"]; print("\n".join("%s\t%.2f\t%.2f\t%.2f" % (x["command"], x["median"]*1000, x["min"]*1000, x["stddev"]*1000) for x in r))' "$1"; }
 bench() { # name, command…
   local name=$1; shift
   hyperfine -N --warmup 20 --runs "$runs" --export-json "$tmp/r.json" -n "$name" "$@" >/dev/null 2>&1 \
@@ -47,8 +47,8 @@ bench() { # name, command…
   json "$tmp/r.json"
 }
 
-echo "| command (50 releases installed) | median ms | stddev ms |"
-echo "| --- | ---: | ---: |"
+echo "| command (50 releases installed) | median ms | min ms | stddev ms |"
+echo "| --- | ---: | ---: | ---: |"
 {
   cd "$tmp/plain"
   bench 'true (bare process)' true
@@ -60,7 +60,7 @@ echo "| --- | ---: | ---: |"
   bench 'cudnnm exec -- true (pin)' "$bin exec -- true"
   if "$bin" current >/dev/null 2>&1; then bench 'cudnnm current (pin)' "$bin current"; fi
   bench 'cudnnm list (reads all 50 receipts)' "$bin list"
-} | while IFS=$'\t' read -r name med sd; do echo "| $name | $med | $sd |"; done
+} | while IFS=$'\t' read -r name med min sd; do echo "| $name | $med | $min | $sd |"; done
 
 # The hook: 100 changes of folder between two pinned folders, with the hook
 # installed versus without; the difference per cd is the hook's cost. A
@@ -89,6 +89,6 @@ python3 - "$tmp/h.json" "$cds" <<'PY'
 import json, sys
 r = {x["command"]: x["median"] for x in json.load(open(sys.argv[1]))["results"]}
 cds = int(sys.argv[2])
-print("| bash hook, per change of folder | %.2f | |" % ((r["with"] - r["without"]) * 1000 / cds))
-print("| bash hook, per prompt without a change of folder | %.4f | |" % ((r["prompts"] - r["noprompts"]) * 1000 / 1000))
+print("| bash hook, per change of folder (median difference) | %.2f | | |" % ((r["with"] - r["without"]) * 1000 / cds))
+print("| bash hook, per prompt without a change of folder | %.4f | | |" % ((r["prompts"] - r["noprompts"]) * 1000 / 1000))
 PY

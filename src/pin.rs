@@ -342,6 +342,24 @@ pub fn installed_release(resolved: &Resolved, store: &Store) -> Result<Release> 
     .hint(hint))
 }
 
+/// [`resolve_spec`] then [`installed_release`]: the release that applies
+/// here and why, `Ok(None)` when nothing names one. Reads one receipt.
+///
+/// # Errors
+/// Those of [`resolve_spec`], and [`Kind::NotFound`] when the named release
+/// is not installed (naming the spec, its source and the install command).
+pub fn resolve_installed(
+    flag: Option<&str>,
+    env: &Env,
+    home: &Home,
+) -> Result<Option<(Resolved, Release)>> {
+    let Some(resolved) = resolve_spec(flag, env, home)? else {
+        return Ok(None);
+    };
+    let release = installed_release(&resolved, &Store::new(home))?;
+    Ok(Some((resolved, release)))
+}
+
 /// The release among `releases` (already listed, any order) that `spec`
 /// selects: the newest match. Cheap: no file access, for marking the pinned
 /// release in `list`.

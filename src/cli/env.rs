@@ -12,10 +12,9 @@ use serde::Serialize;
 
 use super::Ctx;
 use crate::activate::{self, Activation, Shell};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::pin::{self, Resolved};
 use crate::platform;
-use crate::store::Store;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -41,7 +40,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
         Some(s) => s.parse::<Shell>()?,
         None => Shell::detect(&ctx.env, platform::parent_process_name().as_deref()),
     };
-    let (resolved, activation, failure) = match select(ctx) {
+    let (resolved, activation, failure) = match pin::resolve_installed(None, &ctx.env, &ctx.home) {
         Ok(Some((resolved, release))) => {
             let a = activate::activate(&ctx.env, &ctx.home, &release);
             (Some(resolved), a, None)
@@ -69,15 +68,6 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
         Some(e) => Err(e),
         None => Ok(0),
     }
-}
-
-/// The resolved spec and its installed release, if any applies.
-fn select(ctx: &Ctx) -> Result<Option<(Resolved, crate::store::Release)>, Error> {
-    let Some(resolved) = pin::resolve_spec(None, &ctx.env, &ctx.home)? else {
-        return Ok(None);
-    };
-    let release = pin::installed_release(&resolved, &Store::new(&ctx.home))?;
-    Ok(Some((resolved, release)))
 }
 
 fn report<'a>(shell: Shell, resolved: Option<&'a Resolved>, a: &'a Activation) -> Report<'a> {

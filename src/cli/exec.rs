@@ -11,7 +11,6 @@ use super::Ctx;
 use crate::activate;
 use crate::error::{Error, Kind, Result};
 use crate::pin;
-use crate::store::Store;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -29,11 +28,10 @@ pub struct Args {
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
-    let resolved = pin::resolve_spec(args.version.as_deref(), &ctx.env, &ctx.home)?.ok_or_else(|| {
+    let (_, release) = pin::resolve_installed(args.version.as_deref(), &ctx.env, &ctx.home)?.ok_or_else(|| {
         Error::new(Kind::NotFound, "no cuDNN release is selected for this folder")
             .hint("pass --version SPEC, pin one with `cudnnm pin SPEC`, or set a default with `cudnnm default SPEC`")
     })?;
-    let release = pin::installed_release(&resolved, &Store::new(&ctx.home))?;
     let Some((program, rest)) = args.command.split_first() else {
         return Err(Error::new(Kind::Usage, "no command given to run")
             .hint("write it after --: `cudnnm exec -- python3 app.py`"));
