@@ -166,6 +166,30 @@ pub fn move_file(from: &Path, to: &Path, expected: Option<&Sha256Hex>) -> Result
     }
 }
 
+/// Opens `path` for appending, creating it when missing: the growing file of
+/// a resumable download. Returns the handle and the current length.
+///
+/// # Errors
+/// When the file cannot be created or opened (names the file).
+pub fn open_append(path: &Path) -> Result<(File, u64)> {
+    create_dir_all(parent_of(path))?;
+    let f = File::options()
+        .create(true)
+        .append(true)
+        .open(path)
+        .with_path("open", path)?;
+    let len = f.metadata().with_path("inspect", path)?.len();
+    Ok((f, len))
+}
+
+/// Empties a file opened with [`open_append`] (a download that must start over).
+///
+/// # Errors
+/// When the file cannot be truncated.
+pub fn truncate(file: &File, path: &Path) -> Result<()> {
+    file.set_len(0).with_path("truncate", path)
+}
+
 /// Removes one file or link (never a folder), making it writable first when
 /// needed (Windows refuses to delete read-only files).
 pub fn remove_file(path: &Path) -> Result<()> {
