@@ -313,7 +313,7 @@ impl Store {
     /// # Errors
     /// [`Kind::NotFound`] when nothing matches.
     pub fn resolve(&self, spec: &Spec) -> Result<Release> {
-        self.matching(spec)?.into_iter().next().ok_or_else(|| {
+        self.newest_matching(spec)?.ok_or_else(|| {
             Error::new(Kind::NotFound, format!("cuDNN {spec} is not installed"))
                 .hint(format!("install it with `cudnnm install {spec}` (or `cudnnm install PATH` for an archive you have)"))
         })
