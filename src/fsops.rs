@@ -284,6 +284,40 @@ pub fn replace_link(target: &Path, link: &Path, dir: bool) -> Result<()> {
     Ok(())
 }
 
+/// Like [`replace_link`] for a folder link, and says which kind was made
+/// (junction or symbolic link on Windows, symbolic link on Unix) so callers
+/// can report it. Same guarantees: new link beside `link`, renamed over it;
+/// a real file or folder at `link` is refused.
+///
+/// # Errors
+/// [`Kind::Conflict`] when `link` is not a link; the OS error when no kind
+/// of folder link can be made there (the temporary link is removed).
+pub fn replace_dir_link(target: &Path, link: &Path) -> Result<platform::DirLinkKind> {
+    if let Ok(meta) = fs::symlink_metadata(link)
+        && !platform::is_link(&meta, link)
+    {
+        return Err(Error::new(
+            Kind::Conflict,
+            format!(
+                "'{}' exists and is not a link; cudnnm will not replace it",
+                link.display()
+            ),
+        )
+        .hint("move it aside yourself, then run the command again"));
+    }
+    let parent = parent_of(link);
+    create_dir_all(parent)?;
+    let tmp = sibling(link, "tmp-link");
+    let _ = remove_link(&tmp);
+    let kind = platform::link_dir_kind(target, &tmp).with_path("create the link", &tmp)?;
+    if let Err(e) = rename_link_over(&tmp, link) {
+        let _ = remove_link(&tmp);
+        return Err(e);
+    }
+    sync_dir(parent);
+    Ok(kind)
+}
+
 fn rename_link_over(tmp: &Path, link: &Path) -> Result<()> {
     // Windows cannot rename a directory link over an existing one; remove the old link first.
     if cfg!(windows) && fs::symlink_metadata(link).is_ok() {

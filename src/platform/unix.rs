@@ -103,3 +103,18 @@ pub fn set_user_path_value(_value: Option<&str>, _expand: bool) -> io::Result<()
         "the user PATH lives in the registry on Windows only",
     ))
 }
+
+/// The short name of the parent process (`bash`, `zsh`, `fish`), read from
+/// `/proc/<ppid>/comm` on Linux; `None` where unavailable. Used by `env` to
+/// pick the shell syntax when `--shell` is not given.
+pub fn parent_process_name() -> Option<String> {
+    let ppid = std::os::unix::process::parent_id();
+    let comm = std::fs::read_to_string(format!("/proc/{ppid}/comm")).ok()?;
+    let name = comm.trim();
+    (!name.is_empty()).then(|| name.to_string())
+}
+
+/// Creates a folder link and says which kind it is (always a symbolic link on Unix).
+pub fn link_dir_kind(target: &Path, link: &Path) -> io::Result<super::DirLinkKind> {
+    std::os::unix::fs::symlink(target, link).map(|()| super::DirLinkKind::Symlink)
+}

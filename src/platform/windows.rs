@@ -166,3 +166,22 @@ fn broadcast_environment_change() {
         );
     }
 }
+
+/// The parent process's name. Not looked up on Windows (it would need the
+/// Tool Help API); `env` falls back to PowerShell unless `--shell` says otherwise.
+pub fn parent_process_name() -> Option<String> {
+    None
+}
+
+/// Creates a folder link and says which kind was made: a junction (no admin
+/// needed), else a directory symbolic link (Developer Mode or admin) where
+/// junctions are unsupported (e.g. wine, some network shares).
+pub fn link_dir_kind(target: &Path, link: &Path) -> io::Result<super::DirLinkKind> {
+    match junction::create(target, link) {
+        Ok(()) => Ok(super::DirLinkKind::Junction),
+        Err(_) => {
+            let _ = std::fs::remove_dir(link);
+            std::os::windows::fs::symlink_dir(target, link).map(|()| super::DirLinkKind::Symlink)
+        }
+    }
+}
