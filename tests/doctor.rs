@@ -667,3 +667,33 @@ fn a_symlink_deployment_turned_into_a_plain_copy_is_drift() {
         v.describe()
     );
 }
+
+#[test]
+fn a_project_pinned_to_cudnn_8_with_only_cudnn_9_installed() {
+    // F08: the pin names cuDNN 8; cudnn64_8/libcudnn.so.8 and 9 are different libraries.
+    let mut sb = Sandbox::new();
+    let tk = toolkit(&mut sb, false);
+    fs::write(
+        sb.work().join(".cudnn-version"),
+        "# this project\n8.9.7.29_cuda12\n",
+    )
+    .unwrap();
+    let r = doctor(&sb, &tk, &[]).code_is(7);
+    let f = finding(&r, "cudnn-major-mismatch");
+    let t = f["title"].as_str().unwrap();
+    assert!(
+        t.contains("libcudnn.so.8") && t.contains(".cudnn-version"),
+        "{}",
+        r.describe()
+    );
+    assert_eq!(
+        r.json()["summary"]["pin"]
+            .as_str()
+            .unwrap()
+            .split(' ')
+            .next(),
+        Some("8.9.7.29_cuda12")
+    );
+    fs::write(sb.work().join(".cudnn-version"), "9.27\n").unwrap();
+    doctor(&sb, &tk, &[]).ok();
+}
