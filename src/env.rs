@@ -48,6 +48,21 @@ pub const INCLUDE: &str = "INCLUDE";
 /// `LIB`: MSVC's library folders.
 pub const LIB: &str = "LIB";
 
+/// `SHELL`: the user's login shell (Unix); a fallback when `env` cannot see its parent shell.
+pub const SHELL: &str = "SHELL";
+/// Prefix of the variables where `env`/`exec` keep a user's own value of
+/// `CUDNN_PATH`, `CUDNN_INCLUDE_DIR` and `CUDNN_LIBRARY_DIR` while a release
+/// is active (`CUDNNM_ORIG_CUDNN_PATH`), so that deactivating restores it.
+pub const CUDNNM_ORIG_PREFIX: &str = "CUDNNM_ORIG_";
+/// `HTTPS_PROXY` / `https_proxy`: proxy for HTTPS downloads.
+pub const HTTPS_PROXY: &str = "HTTPS_PROXY";
+/// `HTTP_PROXY` / `http_proxy`: proxy for plain-HTTP downloads (a lab mirror).
+pub const HTTP_PROXY: &str = "HTTP_PROXY";
+/// `ALL_PROXY` / `all_proxy`: proxy for every download without a more specific one.
+pub const ALL_PROXY: &str = "ALL_PROXY";
+/// `NO_PROXY` / `no_proxy`: hosts (comma-separated) reached without a proxy.
+pub const NO_PROXY: &str = "NO_PROXY";
+
 /// A snapshot of environment variables and the working folder.
 #[derive(Clone, Debug, Default)]
 pub struct Env {

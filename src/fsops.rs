@@ -231,6 +231,30 @@ pub fn move_file(from: &Path, to: &Path, expected: Option<&Sha256Hex>) -> Result
     }
 }
 
+/// Opens `path` for appending, creating it when missing: the growing file of
+/// a resumable download. Returns the handle and the current length.
+///
+/// # Errors
+/// When the file cannot be created or opened (names the file).
+pub fn open_append(path: &Path) -> Result<(File, u64)> {
+    create_dir_all(parent_of(path))?;
+    let f = File::options()
+        .create(true)
+        .append(true)
+        .open(path)
+        .with_path("open", path)?;
+    let len = f.metadata().with_path("inspect", path)?.len();
+    Ok((f, len))
+}
+
+/// Empties a file opened with [`open_append`] (a download that must start over).
+///
+/// # Errors
+/// When the file cannot be truncated.
+pub fn truncate(file: &File, path: &Path) -> Result<()> {
+    file.set_len(0).with_path("truncate", path)
+}
+
 /// Removes one file or link (never a folder), making it writable first when
 /// needed (Windows refuses to delete read-only files).
 pub fn remove_file(path: &Path) -> Result<()> {
@@ -323,6 +347,40 @@ pub fn replace_link(target: &Path, link: &Path, dir: bool) -> Result<()> {
     }
     sync_dir(parent);
     Ok(())
+}
+
+/// Like [`replace_link`] for a folder link, and says which kind was made
+/// (junction or symbolic link on Windows, symbolic link on Unix) so callers
+/// can report it. Same guarantees: new link beside `link`, renamed over it;
+/// a real file or folder at `link` is refused.
+///
+/// # Errors
+/// [`Kind::Conflict`] when `link` is not a link; the OS error when no kind
+/// of folder link can be made there (the temporary link is removed).
+pub fn replace_dir_link(target: &Path, link: &Path) -> Result<platform::DirLinkKind> {
+    if let Ok(meta) = fs::symlink_metadata(link)
+        && !platform::is_link(&meta, link)
+    {
+        return Err(Error::new(
+            Kind::Conflict,
+            format!(
+                "'{}' exists and is not a link; cudnnm will not replace it",
+                link.display()
+            ),
+        )
+        .hint("move it aside yourself, then run the command again"));
+    }
+    let parent = parent_of(link);
+    create_dir_all(parent)?;
+    let tmp = sibling(link, "tmp-link");
+    let _ = remove_link(&tmp);
+    let kind = platform::link_dir_kind(target, &tmp).with_path("create the link", &tmp)?;
+    if let Err(e) = rename_link_over(&tmp, link) {
+        let _ = remove_link(&tmp);
+        return Err(e);
+    }
+    sync_dir(parent);
+    Ok(kind)
 }
 
 fn rename_link_over(tmp: &Path, link: &Path) -> Result<()> {

@@ -252,13 +252,68 @@ impl Store {
         Ok(v)
     }
 
+    /// The newest installed release matching `spec`, found from folder names
+    /// (`cuda-<variant>/<version>`) so that only the chosen release's receipt
+    /// is read: the fast path for `env`, `exec` and the shell hook. A folder
+    /// whose receipt is missing, unreadable or disagrees with its name is
+    /// skipped in favour of the next match.
+    ///
+    /// # Errors
+    /// When the store folder exists but cannot be listed.
+    pub fn newest_matching(&self, spec: &Spec) -> Result<Option<Release>> {
+        let mut found: Vec<(Version, CudaVariant, PathBuf)> = Vec::new();
+        let top = match fs::read_dir(&self.root) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(Error::io("list", &self.root, e)),
+        };
+        for cuda_dir in top.flatten() {
+            let name = cuda_dir.file_name();
+            let Some(cuda) = name
+                .to_str()
+                .and_then(|n| n.strip_prefix("cuda-"))
+                .and_then(|c| c.parse::<CudaVariant>().ok())
+            else {
+                continue;
+            };
+            if spec.cuda.is_some_and(|want| {
+                want.major() != cuda.major()
+                    || (want.minor().is_some() && want.minor() != cuda.minor())
+            }) {
+                continue;
+            }
+            let Ok(versions) = fs::read_dir(cuda_dir.path()) else {
+                continue;
+            };
+            for rel in versions.flatten() {
+                let name = rel.file_name();
+                let Some(version) = name.to_str().and_then(|n| n.parse::<Version>().ok()) else {
+                    continue;
+                };
+                if spec.matches(&version, &cuda) {
+                    found.push((version, cuda, rel.path()));
+                }
+            }
+        }
+        found.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.cmp(&a.1)));
+        for (version, cuda, dir) in found {
+            if let Ok(Some(r)) = self.load(&dir)
+                && r.version() == &version
+                && r.cuda() == &cuda
+            {
+                return Ok(Some(r));
+            }
+        }
+        Ok(None)
+    }
+
     /// The one installed release `spec` names: the newest match, or an error
     /// naming the spec and how to install it.
     ///
     /// # Errors
     /// [`Kind::NotFound`] when nothing matches.
     pub fn resolve(&self, spec: &Spec) -> Result<Release> {
-        self.matching(spec)?.into_iter().next().ok_or_else(|| {
+        self.newest_matching(spec)?.ok_or_else(|| {
             Error::new(Kind::NotFound, format!("cuDNN {spec} is not installed"))
                 .hint(format!("install it with `cudnnm install {spec}` (or `cudnnm install PATH` for an archive you have)"))
         })

@@ -1,7 +1,16 @@
-//! `cudnnm default`.
+//! `cudnnm default [SPEC]`: sets (or shows) the release used where no pin
+//! applies. Setting it records the exact release id in `config.toml` and
+//! re-points the stable per-user link `$CUDNNM_HOME/current/cuda-<variant>`
+//! at it atomically (symlink on Unix; junction on Windows, else a directory
+//! symlink, else a recorded path in `current/cuda-<variant>.path`).
 
-use super::{Ctx, not_yet};
-use crate::error::Result;
+use serde::Serialize;
+
+use super::Ctx;
+use crate::error::{Error, Kind, Result};
+use crate::fsops;
+use crate::store::{Release, Store};
+use crate::version::Spec;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -9,6 +18,113 @@ pub struct Args {
     pub spec: Option<String>,
 }
 
-pub fn run(_ctx: &Ctx, _args: Args) -> Result<u8> {
-    Err(not_yet("default", 4))
+#[derive(Serialize)]
+struct Report {
+    default: Option<String>,
+    release: Option<String>,
+    link: Option<String>,
+    link_kind: Option<String>,
+}
+
+pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
+    match &args.spec {
+        None => show(ctx),
+        Some(s) => set(ctx, s.parse()?),
+    }
+}
+
+fn show(ctx: &Ctx) -> Result<u8> {
+    let config = ctx.home.config()?;
+    let Some(default) = config.default else {
+        if ctx.json {
+            ctx.out_json(&Report {
+                default: None,
+                release: None,
+                link: None,
+                link_kind: None,
+            });
+        }
+        ctx.status("no default cuDNN release is set; set one with `cudnnm default SPEC`");
+        return Ok(0);
+    };
+    let release = default
+        .parse::<Spec>()
+        .ok()
+        .and_then(|s| Store::new(&ctx.home).newest_matching(&s).ok().flatten());
+    let link = release
+        .as_ref()
+        .map(|r| ctx.home.current_dir().join(r.cuda().dir_name()));
+    if ctx.json {
+        ctx.out_json(&Report {
+            default: Some(default.clone()),
+            release: release.as_ref().map(Release::id),
+            link: link.as_ref().map(|l| l.display().to_string()),
+            link_kind: None,
+        });
+    } else {
+        ctx.out(&default);
+    }
+    if release.is_none() {
+        ctx.warn(format!(
+            "the default {default} is not installed; install it (`cudnnm install {default}`) or choose another with `cudnnm default SPEC`"
+        ));
+    }
+    Ok(0)
+}
+
+fn set(ctx: &Ctx, spec: Spec) -> Result<u8> {
+    let store = Store::new(&ctx.home);
+    let release = store.newest_matching(&spec)?.ok_or_else(|| {
+        Error::new(Kind::NotFound, format!("no installed cuDNN matches {spec}"))
+            .hint(format!("install it first with `cudnnm install {spec}` (see `cudnnm list` for what is installed)"))
+    })?;
+    let _lock = ctx.lock()?;
+    let mut config = ctx.home.config()?;
+    let before = config.default.clone();
+    let link = ctx.home.current_dir().join(release.cuda().dir_name());
+    let record = link.with_file_name(format!("{}.path", release.cuda().dir_name()));
+    let kind = match fsops::replace_dir_link(&release.dir, &link) {
+        Ok(kind) => {
+            fsops::remove_file(&record)?;
+            Some(kind.to_string())
+        }
+        Err(e) if e.kind() == Kind::Conflict => return Err(e),
+        Err(e) => {
+            // No folder link possible here (e.g. junctions under wine, a FAT
+            // volume): drop a stale link and record the path instead.
+            fsops::remove_link(&link)?;
+            fsops::write_atomic(&record, release.dir.to_string_lossy().as_bytes())?;
+            ctx.warn(format!(
+                "could not link '{}' ({e}); recorded the release folder in '{}' instead",
+                link.display(),
+                record.display()
+            ));
+            None
+        }
+    };
+    config.default = Some(release.id());
+    ctx.home.save_config(&config)?;
+    if ctx.json {
+        ctx.out_json(&Report {
+            default: config.default.clone(),
+            release: Some(release.id()),
+            link: Some(link.display().to_string()),
+            link_kind: kind.clone(),
+        });
+    }
+    let from = before.map(|b| format!("{b} → ")).unwrap_or_default();
+    ctx.status(format!("default cuDNN {from}{}", release.id()));
+    match kind {
+        Some(k) => ctx.status(format!(
+            "'{}' → '{}' ({k})",
+            link.display(),
+            release.dir.display()
+        )),
+        None => ctx.status(format!(
+            "'{}' records '{}'",
+            record.display(),
+            release.dir.display()
+        )),
+    }
+    Ok(0)
 }

@@ -1,18 +1,155 @@
-//! `cudnnm doctor`.
+//! `cudnnm doctor`: gather a snapshot of this machine (or read one), run the
+//! checks, print text or `--json`, write `--report`, apply `--fix`.
+//! Exit 0 when no error is found, 7 (unhealthy) otherwise.
 
-use super::{Ctx, not_yet};
-use crate::error::Result;
+use std::path::PathBuf;
+
+use super::Ctx;
+use crate::catalog::Catalog;
+use crate::doctor::{self, Snapshot, Tables, fix, gather, render};
+use crate::error::{Error, IoResultExt, Kind, Result};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// Write a record of the environment and the findings to FILE
+    /// (`.json`: machine-readable with the full snapshot; otherwise text)
     #[arg(long, value_name = "FILE")]
-    pub report: Option<std::path::PathBuf>,
+    pub report: Option<PathBuf>,
     /// Apply the safe, reversible fixes and say what was done
     #[arg(long)]
     pub fix: bool,
+    /// Undo the fixes recorded under ID (printed by --fix)
+    #[arg(long, value_name = "ID", conflicts_with = "fix")]
+    pub undo_fix: Option<String>,
+    /// Examine this CUDA toolkit root too (repeatable)
+    #[arg(long, value_name = "PATH")]
+    pub cuda_root: Vec<PathBuf>,
+    /// Diagnose a snapshot saved by `--report FILE.json` (from this or another machine)
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["fix", "cuda_root"])]
+    pub snapshot: Option<PathBuf>,
+    /// Do not load libraries to ask their version (versions from headers and file names)
+    #[arg(long)]
+    pub no_load: bool,
+    /// Internal: load one library and print its version as JSON
+    #[arg(long, hide = true, value_name = "PATH")]
+    pub query_library: Option<PathBuf>,
 }
 
-pub fn run(_ctx: &Ctx, _args: Args) -> Result<u8> {
-    Err(not_yet("doctor", 6))
+/// Runs the command; returns the exit code (0 healthy, 7 problems found).
+pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
+    if let Some(p) = &args.query_library {
+        ctx.out(gather::query_output(p));
+        return Ok(0);
+    }
+    if let Some(id) = &args.undo_fix {
+        let _lock = ctx.lock()?;
+        for line in fix::undo(&ctx.home, id)? {
+            ctx.status(line);
+        }
+        ctx.status(format!("undid fix {id}"));
+        return Ok(0);
+    }
+    let mut snap = match &args.snapshot {
+        Some(p) => read_snapshot(p)?,
+        None => take(ctx, &args),
+    };
+    let catalog = Catalog::load(&ctx.home).unwrap_or_else(|e| {
+        ctx.warn(format!("catalog: {e}; driver and framework tables skipped"));
+        Catalog::default()
+    });
+    let mut findings = doctor::diagnose(&snap, &Tables::from_catalog(&catalog, &snap));
+    if args.fix {
+        let _lock = ctx.lock()?;
+        let (reports, id) = fix::apply(&ctx.home, &findings)?;
+        if reports.is_empty() {
+            ctx.status("doctor --fix: nothing to fix automatically");
+        }
+        for r in &reports {
+            ctx.status(format!("fix {} [{}]: {}", r.status, r.finding, r.message));
+        }
+        if let Some(id) = id {
+            ctx.status(format!("undo with `cudnnm doctor --undo-fix {id}`"));
+            snap = take(ctx, &args);
+            findings = doctor::diagnose(&snap, &Tables::from_catalog(&catalog, &snap));
+        }
+    }
+    let outcome = render::Outcome::new(&snap, findings);
+    if let Some(path) = &args.report {
+        let json = path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("json"));
+        let bytes = if json {
+            let r = render::Report {
+                report: "cudnnm doctor",
+                outcome: &outcome,
+                snapshot: &snap,
+            };
+            serde_json::to_vec_pretty(&r)
+                .map_err(|e| Error::msg(format!("could not encode the report: {e}")))?
+        } else {
+            render::report_text(&outcome, &snap).into_bytes()
+        };
+        let path = if path.is_absolute() {
+            path.clone()
+        } else {
+            ctx.env.cwd().join(path)
+        };
+        crate::fsops::write_atomic(&path, &bytes)?;
+        ctx.status(format!("report written to {}", path.display()));
+    }
+    if ctx.json {
+        ctx.out_json(&outcome);
+    } else {
+        ctx.out(render::text(&outcome).trim_end());
+    }
+    Ok(if outcome.healthy {
+        0
+    } else {
+        Kind::Unhealthy.exit_code()
+    })
+}
+
+/// Gathers this machine, loading libraries in child processes of this binary.
+fn take(ctx: &Ctx, args: &Args) -> Snapshot {
+    let exe = std::env::current_exe().ok();
+    let children = |paths: &[PathBuf]| match &exe {
+        Some(e) => gather::query_in_children(e, paths),
+        None => gather::query_in_process(paths),
+    };
+    let cuda_roots = args
+        .cuda_root
+        .iter()
+        .map(|p| {
+            if p.is_absolute() {
+                p.clone()
+            } else {
+                ctx.env.cwd().join(p)
+            }
+        })
+        .collect();
+    let opts = gather::Options {
+        cuda_roots,
+        query: (!args.no_load).then_some(&children as gather::Querier),
+        run_tools: true,
+    };
+    gather::gather(&ctx.env, &ctx.home, &opts)
+}
+
+/// Reads a snapshot, or the `snapshot` inside a `--report` JSON.
+fn read_snapshot(path: &std::path::Path) -> Result<Snapshot> {
+    let text = std::fs::read_to_string(path).with_path("read", path)?;
+    let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+        Error::new(Kind::Usage, format!("'{}' is not JSON", path.display()))
+            .cause(e)
+            .hint("give a file written by `cudnnm doctor --report FILE.json`")
+    })?;
+    let v = v.get("snapshot").cloned().unwrap_or(v);
+    serde_json::from_value(v).map_err(|e| {
+        Error::new(
+            Kind::Usage,
+            format!("'{}' is not a cudnnm snapshot", path.display()),
+        )
+        .cause(e)
+        .hint("give a file written by `cudnnm doctor --report FILE.json`")
+    })
 }

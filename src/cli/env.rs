@@ -1,7 +1,20 @@
-//! `cudnnm env`.
+//! `cudnnm env`: prints shell code that activates the release that applies
+//! here (pin, `CUDNNM_VERSION` or default) for the calling shell, and with
+//! `--use-on-cd` the hook from `shims/` that repeats this on every change of
+//! folder. When nothing applies, or the applicable release is missing, it
+//! prints the code that deactivates cudnnm's release, so a shell never keeps
+//! another folder's cuDNN; a missing release is still reported (stderr, exit code).
 
-use super::{Ctx, not_yet};
+use std::collections::BTreeMap;
+use std::io::Write;
+
+use serde::Serialize;
+
+use super::Ctx;
+use crate::activate::{self, Activation, Shell};
 use crate::error::Result;
+use crate::pin::{self, Resolved};
+use crate::platform;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -13,6 +26,66 @@ pub struct Args {
     pub use_on_cd: bool,
 }
 
-pub fn run(_ctx: &Ctx, _args: Args) -> Result<u8> {
-    Err(not_yet("env", 4))
+#[derive(Serialize)]
+struct Report<'a> {
+    shell: &'a str,
+    release: Option<&'a str>,
+    source: Option<&'a pin::SpecSource>,
+    set: BTreeMap<&'a str, String>,
+    unset: Vec<&'a str>,
+}
+
+pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
+    let shell = match &args.shell {
+        Some(s) => s.parse::<Shell>()?,
+        None => Shell::detect(&ctx.env, platform::parent_process_name().as_deref()),
+    };
+    let (resolved, activation, failure) = match pin::resolve_installed(None, &ctx.env, &ctx.home) {
+        Ok(Some((resolved, release))) => {
+            let a = activate::activate(&ctx.env, &ctx.home, &release);
+            (Some(resolved), a, None)
+        }
+        Ok(None) => (None, activate::deactivate(&ctx.env, &ctx.home), None),
+        Err(e) => (None, activate::deactivate(&ctx.env, &ctx.home), Some(e)),
+    };
+    if ctx.json {
+        ctx.out_json(&report(shell, resolved.as_ref(), &activation));
+    } else {
+        let mut text = activate::render(shell, &activation.changes)?;
+        if args.use_on_cd {
+            let exe = std::env::current_exe()
+                .map(|p| p.into_os_string())
+                .unwrap_or_else(|_| "cudnnm".into());
+            // Rebuilt from components: no trailing separator, which Windows'
+            // argument quoting would turn into an escaped quote (`"C:\x\"`).
+            let home: std::path::PathBuf = ctx.home.root().components().collect();
+            text.extend(activate::hook(shell, &exe, &home)?);
+        }
+        // A closed pipe is not an error (STYLE.md).
+        let _ = std::io::stdout().lock().write_all(&text);
+    }
+    match failure {
+        Some(e) => Err(e),
+        None => Ok(0),
+    }
+}
+
+fn report<'a>(shell: Shell, resolved: Option<&'a Resolved>, a: &'a Activation) -> Report<'a> {
+    let mut set = BTreeMap::new();
+    let mut unset = Vec::new();
+    for c in &a.changes {
+        match &c.value {
+            Some(v) => {
+                set.insert(c.name.as_str(), v.to_string_lossy().into_owned());
+            }
+            None => unset.push(c.name.as_str()),
+        }
+    }
+    Report {
+        shell: shell.as_str(),
+        release: a.release.as_deref(),
+        source: resolved.map(|r| &r.source),
+        set,
+        unset,
+    }
 }

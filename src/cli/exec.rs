@@ -1,7 +1,16 @@
-//! `cudnnm exec`.
+//! `cudnnm exec [--version SPEC] -- COMMAND [ARGS…]`: runs COMMAND with the
+//! release that applies here (or the one `--version` names) activated for
+//! that process only. Arguments pass through untouched as OS strings. On
+//! Unix cudnnm replaces itself with COMMAND (exec), so signals, exit code and
+//! process id are COMMAND's; on Windows it waits and returns COMMAND's code.
 
-use super::{Ctx, not_yet};
-use crate::error::Result;
+use std::ffi::OsString;
+use std::process::Command;
+
+use super::Ctx;
+use crate::activate;
+use crate::error::{Error, Kind, Result};
+use crate::pin;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -15,9 +24,52 @@ pub struct Args {
         allow_hyphen_values = true,
         value_name = "COMMAND"
     )]
-    pub command: Vec<std::ffi::OsString>,
+    pub command: Vec<OsString>,
 }
 
-pub fn run(_ctx: &Ctx, _args: Args) -> Result<u8> {
-    Err(not_yet("exec", 4))
+pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
+    let (_, release) = pin::resolve_installed(args.version.as_deref(), &ctx.env, &ctx.home)?.ok_or_else(|| {
+        Error::new(Kind::NotFound, "no cuDNN release is selected for this folder")
+            .hint("pass --version SPEC, pin one with `cudnnm pin SPEC`, or set a default with `cudnnm default SPEC`")
+    })?;
+    let Some((program, rest)) = args.command.split_first() else {
+        return Err(Error::new(Kind::Usage, "no command given to run")
+            .hint("write it after --: `cudnnm exec -- python3 app.py`"));
+    };
+    let mut cmd = Command::new(program);
+    cmd.args(rest);
+    activate::activate(&ctx.env, &ctx.home, &release).apply(&mut cmd);
+    run_command(cmd, program)
+}
+
+#[cfg(unix)]
+fn run_command(mut cmd: Command, program: &OsString) -> Result<u8> {
+    use std::os::unix::process::CommandExt;
+    // Only returns on failure.
+    let err = cmd.exec();
+    Err(start_error(program, err))
+}
+
+#[cfg(not(unix))]
+fn run_command(mut cmd: Command, program: &OsString) -> Result<u8> {
+    let status = cmd.status().map_err(|e| start_error(program, e))?;
+    // Windows codes beyond a byte (e.g. 0xC0000005 for a crash) must not wrap to 0.
+    Ok(match status.code() {
+        Some(c) if (0..=255).contains(&c) => c as u8,
+        _ => 1,
+    })
+}
+
+fn start_error(program: &OsString, e: std::io::Error) -> Error {
+    let kind = if e.kind() == std::io::ErrorKind::NotFound {
+        Kind::NotFound
+    } else {
+        Kind::Failure
+    };
+    Error::new(
+        kind,
+        format!("could not run '{}'", program.to_string_lossy()),
+    )
+    .cause(e)
+    .hint("check the command name and that it is on PATH (cudnnm changes only the cuDNN variables)")
 }

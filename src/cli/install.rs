@@ -92,6 +92,14 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     };
     let progress = ctx.progress();
     let fetched = catalog::fetch(&ctx.home, &ctx.env, &req, &*progress)?;
+    for w in &fetched.warnings {
+        ctx.warn(w);
+    }
+    ctx.status(if fetched.cached {
+        format!("using {} from the download cache", fetched.name)
+    } else {
+        format!("downloaded {} from {}", fetched.name, fetched.url)
+    });
     import_and_report(
         ctx,
         ImportRequest {

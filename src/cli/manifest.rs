@@ -1,6 +1,7 @@
-//! `cudnnm manifest`.
+//! `cudnnm manifest refresh`: NVIDIA's redistrib index → the user catalog.
 
-use super::{Ctx, not_yet};
+use super::Ctx;
+use crate::catalog::{self, refresh};
 use crate::error::Result;
 
 #[derive(clap::Args, Debug)]
@@ -13,12 +14,42 @@ pub struct Args {
 pub enum Sub {
     /// Read NVIDIA's redistrib_*.json index and write the user catalog
     Refresh {
-        /// A redistrib_*.json URL or file (repeatable) [default: the configured base URL]
+        /// A redistrib_*.json URL or file, or a folder / listing URL ending in `/` (repeatable)
+        /// [default: the listing of cudnn/redist/ under the mirror or NVIDIA]
         #[arg(long, value_name = "URL|FILE")]
         from: Vec<String>,
+        /// Base URL replacing NVIDIA's download server, read when --from is not given
+        #[arg(long, value_name = "URL", env = "CUDNNM_MIRROR")]
+        mirror: Option<String>,
     },
 }
 
-pub fn run(_ctx: &Ctx, _args: Args) -> Result<u8> {
-    Err(not_yet("manifest", 5))
+pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
+    match args.command {
+        Sub::Refresh { from, mirror } => {
+            let mirror = catalog::effective_mirror(mirror.as_deref(), &ctx.env, &ctx.home)?;
+            ctx.home.ensure()?;
+            let _lock = ctx.lock()?;
+            let report = refresh::refresh(&ctx.home, &ctx.env, &from, mirror.as_deref())?;
+            for w in &report.warnings {
+                ctx.warn(w);
+            }
+            if ctx.json {
+                ctx.out_json(&report);
+                return Ok(0);
+            }
+            for r in &report.read {
+                ctx.status(format!(
+                    "read {}: cuDNN {} ({} archives)",
+                    r.from, r.version, r.archives
+                ));
+            }
+            ctx.status(format!(
+                "wrote {} archives to '{}'; it overlays the embedded catalog (see `cudnnm list --remote`)",
+                report.archives,
+                report.catalog.display()
+            ));
+            Ok(0)
+        }
+    }
 }

@@ -1,7 +1,18 @@
-//! `cudnnm pin`.
+//! `cudnnm pin SPEC`: writes `.cudnn-version` in the working folder, after
+//! checking that an installed release satisfies SPEC (`--force` pins one not
+//! installed yet). An existing pin's comments are kept.
 
-use super::{Ctx, not_yet};
-use crate::error::Result;
+use std::fs;
+
+use serde::Serialize;
+
+use super::Ctx;
+use crate::env;
+use crate::error::{Error, IoResultExt, Kind, Result};
+use crate::fsops;
+use crate::pin::{self, PIN_FILE};
+use crate::store::Store;
+use crate::version::Spec;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -12,6 +23,63 @@ pub struct Args {
     pub force: bool,
 }
 
-pub fn run(_ctx: &Ctx, _args: Args) -> Result<u8> {
-    Err(not_yet("pin", 4))
+#[derive(Serialize)]
+struct Report {
+    path: String,
+    spec: String,
+    release: Option<String>,
+}
+
+pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
+    let spec: Spec = args.spec.parse()?;
+    let release = Store::new(&ctx.home).newest_matching(&spec)?;
+    if release.is_none() && !args.force {
+        return Err(Error::new(Kind::NotFound, format!("no installed cuDNN matches {spec}")).hint(format!(
+            "install it first with `cudnnm install {spec}`, or pin it anyway with `cudnnm pin {spec} --force`"
+        )));
+    }
+    let path = ctx.env.cwd().join(PIN_FILE);
+    let existing = match fs::symlink_metadata(&path) {
+        Ok(m) if m.is_dir() => {
+            return Err(Error::new(
+                Kind::Conflict,
+                format!(
+                    "could not write the pin '{}': a folder has that name",
+                    path.display()
+                ),
+            )
+            .hint("move the folder aside, then run `cudnnm pin` again"));
+        }
+        Ok(_) => Some(fs::read(&path).with_path("read", &path)?),
+        Err(_) => None,
+    };
+    fsops::write_atomic(
+        &path,
+        pin::pin_file_text(&spec, existing.as_deref()).as_bytes(),
+    )?;
+    let id = release.as_ref().map(|r| r.id());
+    if ctx.json {
+        ctx.out_json(&Report {
+            path: path.display().to_string(),
+            spec: spec.to_string(),
+            release: id.clone(),
+        });
+    }
+    match &id {
+        Some(id) => ctx.status(format!(
+            "pinned cuDNN {spec} in '{}' (uses {id})",
+            path.display()
+        )),
+        None => ctx.status(format!(
+            "pinned cuDNN {spec} in '{}' (not installed yet: `cudnnm install {spec}`)",
+            path.display()
+        )),
+    }
+    if let Some(v) = ctx.env.var(env::CUDNNM_VERSION) {
+        ctx.warn(format!(
+            "{}={v} is set here and takes precedence over the pin",
+            env::CUDNNM_VERSION
+        ));
+    }
+    Ok(0)
 }

@@ -1,11 +1,38 @@
-//! `cudnnm verify`.
+//! `cudnnm verify`: re-hash the store and the deployments against their
+//! records. Exit 0 when everything matches, 7 (unhealthy) otherwise.
 
-use super::{Ctx, not_yet};
-use crate::error::Result;
+use std::path::PathBuf;
+
+use super::Ctx;
+use crate::doctor::{gather, verify};
+use crate::error::{Kind, Result};
 
 #[derive(clap::Args, Debug)]
-pub struct Args {}
+pub struct Args {
+    /// Do not load the deployed libraries to compare their reported version
+    #[arg(long)]
+    pub no_load: bool,
+}
 
-pub fn run(_ctx: &Ctx, _args: Args) -> Result<u8> {
-    Err(not_yet("verify", 6))
+/// Runs the command; returns the exit code (0 healthy, 7 problems found).
+pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
+    let exe = std::env::current_exe().ok();
+    let children = |paths: &[PathBuf]| match &exe {
+        Some(e) => gather::query_in_children(e, paths),
+        None => gather::query_in_process(paths),
+    };
+    let report = verify::verify(
+        &ctx.home,
+        (!args.no_load).then_some(&children as gather::Querier),
+    )?;
+    if ctx.json {
+        ctx.out_json(&report);
+    } else {
+        ctx.out(verify::text(&report).trim_end());
+    }
+    Ok(if report.healthy {
+        0
+    } else {
+        Kind::Unhealthy.exit_code()
+    })
 }

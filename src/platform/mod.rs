@@ -11,3 +11,21 @@ pub use unix::*;
 mod windows;
 #[cfg(windows)]
 pub use windows::*;
+
+/// Which kind of folder link [`link_dir_kind`] made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DirLinkKind {
+    /// An NTFS junction (Windows).
+    Junction,
+    /// A symbolic link.
+    Symlink,
+}
+
+impl std::fmt::Display for DirLinkKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            DirLinkKind::Junction => "junction",
+            DirLinkKind::Symlink => "symlink",
+        })
+    }
+}

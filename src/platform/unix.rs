@@ -89,3 +89,78 @@ pub fn open_unnamed_temp(dir: &Path) -> io::Result<Option<std::fs::File>> {
         Ok(None)
     }
 }
+
+/// Windows only: the raw user and machine `Path` values from the registry.
+/// `None` on Unix.
+pub fn registry_paths() -> Option<(Option<String>, Option<String>)> {
+    None
+}
+
+/// Windows only: the product name and `major.minor.build` version. `None` on Unix.
+pub fn windows_version() -> Option<(Option<String>, String)> {
+    None
+}
+
+/// Whether this process may create and replace files in `dir`, from the
+/// folder's owner, group and mode bits and this process's effective ids
+/// (`/proc/self/status`); root may write anywhere. `None` when unknown
+/// (no `/proc`, unreadable folder). ACLs and read-only mounts are not seen.
+pub fn dir_writable(dir: &Path) -> Option<bool> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::metadata(dir).ok()?;
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let field = |name: &str| -> Vec<u32> {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .map(|rest| {
+                rest.split_whitespace()
+                    .filter_map(|x| x.parse().ok())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let euid = *field("Uid:").get(1)?;
+    let egid = *field("Gid:").get(1)?;
+    let groups = field("Groups:");
+    let mode = meta.mode();
+    Some(
+        euid == 0
+            || (meta.uid() == euid && mode & 0o200 != 0)
+            || ((meta.gid() == egid || groups.contains(&meta.gid())) && mode & 0o020 != 0)
+            || mode & 0o002 != 0,
+    )
+}
+
+/// Windows only: the user `Path` value (`HKCU\Environment\Path`) and whether
+/// it is `REG_EXPAND_SZ`. Unsupported on Unix.
+pub fn user_path_value() -> io::Result<Option<(String, bool)>> {
+    Err(io::Error::new(
+        io::ErrorKind::Unsupported,
+        "the user PATH lives in the registry on Windows only",
+    ))
+}
+
+/// Windows only: writes (or with `None` removes) the user `Path` value and
+/// tells running programs (`WM_SETTINGCHANGE`). Unsupported on Unix.
+pub fn set_user_path_value(_value: Option<&str>, _expand: bool) -> io::Result<()> {
+    Err(io::Error::new(
+        io::ErrorKind::Unsupported,
+        "the user PATH lives in the registry on Windows only",
+    ))
+}
+
+/// The short name of the parent process (`bash`, `zsh`, `fish`), read from
+/// `/proc/<ppid>/comm` on Linux; `None` where unavailable. Used by `env` to
+/// pick the shell syntax when `--shell` is not given.
+pub fn parent_process_name() -> Option<String> {
+    let ppid = std::os::unix::process::parent_id();
+    let comm = std::fs::read_to_string(format!("/proc/{ppid}/comm")).ok()?;
+    let name = comm.trim();
+    (!name.is_empty()).then(|| name.to_string())
+}
+
+/// Creates a folder link and says which kind it is (always a symbolic link on Unix).
+pub fn link_dir_kind(target: &Path, link: &Path) -> io::Result<super::DirLinkKind> {
+    std::os::unix::fs::symlink(target, link).map(|()| super::DirLinkKind::Symlink)
+}

@@ -92,3 +92,120 @@ pub fn same_file(a: &Path, b: &Path) -> bool {
 pub fn open_unnamed_temp(_dir: &Path) -> io::Result<Option<std::fs::File>> {
     Ok(None)
 }
+
+const USER_ENV: &str = "Environment";
+const MACHINE_ENV: &str = r"SYSTEM\CurrentControlSet\Control\Session Manager\Environment";
+
+fn reg_err(e: windows_registry::Result<impl Sized>) -> io::Result<()> {
+    e.map(|_| ()).map_err(|e| io::Error::other(e.to_string()))
+}
+
+/// The raw (unexpanded) user and machine `Path` values from the registry.
+pub fn registry_paths() -> Option<(Option<String>, Option<String>)> {
+    use windows_registry::{CURRENT_USER, LOCAL_MACHINE};
+    let user = CURRENT_USER
+        .open(USER_ENV)
+        .and_then(|k| k.get_string("Path"))
+        .ok();
+    let machine = LOCAL_MACHINE
+        .open(MACHINE_ENV)
+        .and_then(|k| k.get_string("Path"))
+        .ok();
+    Some((user, machine))
+}
+
+/// The product name (`Windows 10 Pro`) and `major.minor.build` version
+/// (`10.0.19045`, `6.1.7601`), from `HKLM\SOFTWARE\Microsoft\Windows NT\CurrentVersion`.
+pub fn windows_version() -> Option<(Option<String>, String)> {
+    let k = windows_registry::LOCAL_MACHINE
+        .open(r"SOFTWARE\Microsoft\Windows NT\CurrentVersion")
+        .ok()?;
+    let name = k.get_string("ProductName").ok();
+    let build = k.get_string("CurrentBuild").unwrap_or_default();
+    let mm = match (
+        k.get_u32("CurrentMajorVersionNumber"),
+        k.get_u32("CurrentMinorVersionNumber"),
+    ) {
+        (Ok(a), Ok(b)) => format!("{a}.{b}"),
+        _ => k.get_string("CurrentVersion").ok()?,
+    };
+    Some((name, format!("{mm}.{build}")))
+}
+
+/// Unknown on Windows (access is decided by ACLs, not mode bits).
+pub fn dir_writable(_dir: &Path) -> Option<bool> {
+    None
+}
+
+/// The user `Path` value (`HKCU\Environment\Path`), unexpanded, and whether
+/// it is `REG_EXPAND_SZ`. `None` when the value does not exist.
+pub fn user_path_value() -> io::Result<Option<(String, bool)>> {
+    let key = windows_registry::CURRENT_USER
+        .open(USER_ENV)
+        .map_err(|e| io::Error::other(e.to_string()))?;
+    let ty = match key.get_type("Path") {
+        Ok(t) => t,
+        Err(_) => return Ok(None),
+    };
+    let value = key
+        .get_string("Path")
+        .map_err(|e| io::Error::other(e.to_string()))?;
+    Ok(Some((value, ty == windows_registry::Type::ExpandString)))
+}
+
+/// Writes the user `Path` (`REG_EXPAND_SZ` when `expand`, else `REG_SZ`,
+/// never through `setx`, which truncates at 1,024 characters), or removes
+/// the value when `value` is `None`, then broadcasts `WM_SETTINGCHANGE`
+/// "Environment" so that Explorer and new programs see it.
+pub fn set_user_path_value(value: Option<&str>, expand: bool) -> io::Result<()> {
+    let key = windows_registry::CURRENT_USER
+        .create(USER_ENV)
+        .map_err(|e| io::Error::other(e.to_string()))?;
+    match value {
+        None => reg_err(key.remove_value("Path"))?,
+        Some(v) if expand => reg_err(key.set_expand_string("Path", v))?,
+        Some(v) => reg_err(key.set_string("Path", v))?,
+    }
+    broadcast_environment_change();
+    Ok(())
+}
+
+fn broadcast_environment_change() {
+    use windows_sys::Win32::UI::WindowsAndMessaging::{
+        HWND_BROADCAST, SMTO_ABORTIFHUNG, SendMessageTimeoutW, WM_SETTINGCHANGE,
+    };
+    let name: Vec<u16> = "Environment\0".encode_utf16().collect();
+    let mut result = 0usize;
+    // SAFETY: a broadcast with a NUL-terminated UTF-16 string that outlives
+    // the call; the timeout keeps a hung window from blocking us.
+    unsafe {
+        SendMessageTimeoutW(
+            HWND_BROADCAST,
+            WM_SETTINGCHANGE,
+            0,
+            name.as_ptr() as isize,
+            SMTO_ABORTIFHUNG,
+            5000,
+            &mut result,
+        );
+    }
+}
+
+/// The parent process's name. Not looked up on Windows (it would need the
+/// Tool Help API); `env` falls back to PowerShell unless `--shell` says otherwise.
+pub fn parent_process_name() -> Option<String> {
+    None
+}
+
+/// Creates a folder link and says which kind was made: a junction (no admin
+/// needed), else a directory symbolic link (Developer Mode or admin) where
+/// junctions are unsupported (e.g. wine, some network shares).
+pub fn link_dir_kind(target: &Path, link: &Path) -> io::Result<super::DirLinkKind> {
+    match junction::create(target, link) {
+        Ok(()) => Ok(super::DirLinkKind::Junction),
+        Err(_) => {
+            let _ = std::fs::remove_dir(link);
+            std::os::windows::fs::symlink_dir(target, link).map(|()| super::DirLinkKind::Symlink)
+        }
+    }
+}

@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod fixtures;
+pub mod http;
 
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};

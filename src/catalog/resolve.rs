@@ -1,0 +1,440 @@
+//! Picking one archive for `cudnnm install SPEC [--cuda V] [--platform P]`.
+//!
+//! The spec narrows versions (`8.1.0.77`, a prefix `8.1`, NVIDIA's
+//! `8.9.7.29_cuda12`); `--cuda` names the CUDA the user builds against; the
+//! platform is the host's unless `--platform` says otherwise. The newest
+//! matching version wins. When that version is built for several CUDA
+//! variants, `--cuda` or the detected toolkits choose; if neither does, the
+//! user is asked to say `--cuda`, with the variants listed. Failures say what
+//! the catalog does have: the nearest known versions, the platforms a release
+//! exists for, or the PyPI package that carries it.
+
+use super::{Archive, Catalog, FetchRequest};
+use crate::error::{Error, Kind, Result};
+use crate::toolkit::Toolkit;
+use crate::version::{CudaVariant, Platform, Version};
+
+/// Whether a build for `variant` serves a user who asked for `--cuda want`.
+/// `want` without a minor (`12`) takes every build of that major; with a minor
+/// (`11.8`, `10.2`) it takes builds that fit such a toolkit (DESIGN.md §4:
+/// the same major.minor before CUDA 11, the same major from 11 on).
+pub fn cuda_serves(want: &CudaVariant, variant: &CudaVariant) -> bool {
+    match want.minor() {
+        None => variant.major() == want.major(),
+        Some(mi) => variant == want || variant.fits(want.major(), mi),
+    }
+}
+
+/// How well `variant` matches `want` (lower is better): the same variant,
+/// then a major-only build, then the nearest older minor, then the rest.
+fn rank(want: &CudaVariant, variant: &CudaVariant) -> (u8, u32) {
+    if variant == want {
+        return (0, 0);
+    }
+    match (want.minor(), variant.minor()) {
+        (_, None) => (1, 0),
+        (Some(w), Some(v)) if v <= w => (2, w - v),
+        (Some(w), Some(v)) => (3, v - w),
+        (None, Some(v)) => (3, 100 - v.min(100)),
+    }
+}
+
+/// The one archive `req` names for `req.platform`.
+///
+/// # Errors
+/// [`Kind::Usage`] when the spec's CUDA suffix and `--cuda` disagree, or when
+/// several CUDA variants remain and nothing chooses among them;
+/// [`Kind::NotFound`] when nothing matches (the message lists what exists).
+pub fn select<'a>(
+    cat: &'a Catalog,
+    req: &FetchRequest,
+    toolkits: &[Toolkit],
+) -> Result<&'a Archive> {
+    let spec = &req.spec;
+    if let (Some(s), Some(w)) = (&spec.cuda, &req.cuda)
+        && !cuda_serves(w, s)
+        && !cuda_serves(s, w)
+    {
+        return Err(Error::new(
+            Kind::Usage,
+            format!("'{spec}' names CUDA {s} but --cuda says {w}"),
+        )
+        .hint("drop one of them, or make them agree"));
+    }
+    let by_spec: Vec<&Archive> = cat
+        .archives()
+        .iter()
+        .filter(|a| spec.matches(&a.version, &a.cuda))
+        .collect();
+    let on_platform: Vec<&Archive> = by_spec
+        .iter()
+        .copied()
+        .filter(|a| a.platform == req.platform)
+        .collect();
+    let mut cands: Vec<&Archive> = on_platform
+        .iter()
+        .copied()
+        .filter(|a| req.cuda.as_ref().is_none_or(|w| cuda_serves(w, &a.cuda)))
+        .collect();
+    if cands.is_empty() {
+        return Err(not_found(cat, req, &by_spec, &on_platform));
+    }
+    if req.cuda.is_none() && spec.cuda.is_none() && !toolkits.is_empty() {
+        let fitting: Vec<&Archive> = cands
+            .iter()
+            .copied()
+            .filter(|a| fits_any(&a.cuda, toolkits))
+            .collect();
+        if !fitting.is_empty() {
+            cands = fitting;
+        }
+    }
+    let newest = cands
+        .iter()
+        .map(|a| &a.version)
+        .max()
+        .expect("candidates are not empty")
+        .clone();
+    let mut same: Vec<&Archive> = cands.into_iter().filter(|a| a.version == newest).collect();
+    if same.len() == 1 {
+        return Ok(same[0]);
+    }
+    same.sort_by_key(|a| a.cuda);
+    if let Some(w) = req.cuda.as_ref().or(spec.cuda.as_ref()) {
+        let best = same
+            .iter()
+            .map(|a| rank(w, &a.cuda))
+            .min()
+            .expect("not empty");
+        let top: Vec<&Archive> = same
+            .iter()
+            .copied()
+            .filter(|a| rank(w, &a.cuda) == best)
+            .collect();
+        if top.len() == 1 {
+            return Ok(top[0]);
+        }
+        return Err(ask_cuda(&newest, req.platform, &top, None));
+    }
+    let fitting: Vec<&Archive> = same
+        .iter()
+        .copied()
+        .filter(|a| fits_any(&a.cuda, toolkits))
+        .collect();
+    if let [one] = fitting.as_slice() {
+        return Ok(one);
+    }
+    if fitting.len() > 1 {
+        // Several toolkits (or one toolkit several builds fit): the one that fits
+        // the most toolkits exactly wins, else ask.
+        let exact = |a: &&Archive| {
+            toolkits
+                .iter()
+                .filter(|t| {
+                    Some(t.cuda.minor()) == a.cuda.minor() && t.cuda.major() == a.cuda.major()
+                })
+                .count()
+        };
+        let max = fitting.iter().map(exact).max().unwrap_or(0);
+        let top: Vec<&Archive> = fitting
+            .iter()
+            .copied()
+            .filter(|a| exact(a) == max)
+            .collect();
+        if let ([one], true) = (top.as_slice(), max > 0) {
+            return Ok(one);
+        }
+        return Err(ask_cuda(&newest, req.platform, &fitting, Some(toolkits)));
+    }
+    Err(ask_cuda(&newest, req.platform, &same, Some(toolkits)))
+}
+
+fn fits_any(variant: &CudaVariant, toolkits: &[Toolkit]) -> bool {
+    toolkits
+        .iter()
+        .any(|t| variant.fits(t.cuda.major(), t.cuda.minor()))
+}
+
+fn ask_cuda(
+    version: &Version,
+    platform: Platform,
+    options: &[&Archive],
+    toolkits: Option<&[Toolkit]>,
+) -> Error {
+    let list: Vec<String> = options.iter().map(|a| a.cuda.to_string()).collect();
+    let seen = match toolkits {
+        Some([]) | None => "no CUDA toolkit was found to choose by".to_string(),
+        Some(ts) => format!(
+            "toolkits found: {}",
+            ts.iter()
+                .map(|t| format!("CUDA {} at '{}'", t.cuda, t.root.display()))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    let last = options
+        .last()
+        .map(|a| a.cuda.to_string())
+        .unwrap_or_default();
+    Error::new(
+        Kind::Usage,
+        format!(
+            "cuDNN {version} for {platform} is built for several CUDA versions ({}); say which with --cuda",
+            list.join(", ")
+        ),
+    )
+    .cause(seen)
+    .hint(format!("e.g. `cudnnm install {version} --cuda {last}`"))
+}
+
+fn not_found(
+    cat: &Catalog,
+    req: &FetchRequest,
+    by_spec: &[&Archive],
+    on_platform: &[&Archive],
+) -> Error {
+    let spec = &req.spec;
+    let platform = req.platform;
+    if let (Some(w), false) = (&req.cuda, on_platform.is_empty()) {
+        let mut vs: Vec<String> = on_platform.iter().map(|a| a.cuda.to_string()).collect();
+        vs.dedup();
+        return Error::new(
+            Kind::NotFound,
+            format!("cuDNN {spec} has no {platform} build for CUDA {w} in the catalog"),
+        )
+        .cause(format!(
+            "its builds for {platform} are for CUDA {}",
+            vs.join(", ")
+        ))
+        .hint(format!(
+            "choose one with --cuda, or see `cudnnm list --remote --platform {platform}`"
+        ));
+    }
+    if !by_spec.is_empty() {
+        let mut plats: Vec<&str> = by_spec.iter().map(|a| a.platform.as_str()).collect();
+        plats.sort();
+        plats.dedup();
+        return Error::new(
+            Kind::NotFound,
+            format!("cuDNN {spec} has no {platform} archive in the catalog"),
+        )
+        .cause(format!("the catalog has it for {}", plats.join(", ")))
+        .hint(format!(
+            "download the {platform} archive yourself and run `cudnnm install PATH`, or pick the platform with --platform"
+        ));
+    }
+    if let Some((w, v)) = cat.wheel_for(spec) {
+        return Error::new(
+            Kind::NotFound,
+            format!("cuDNN {spec} has no archive in the catalog; it is published on PyPI as {} {v}", w.package),
+        )
+        .hint(format!(
+            "install the wheel: `cudnnm install pip:{}=={v}` (or `cudnnm manifest refresh` to look for NVIDIA's archive)",
+            w.package
+        ));
+    }
+    let known: Vec<Version> = {
+        let mut k: Vec<Version> = cat
+            .archives()
+            .iter()
+            .filter(|a| a.platform == platform)
+            .map(|a| a.version.clone())
+            .collect();
+        if k.is_empty() {
+            k = cat.archives().iter().map(|a| a.version.clone()).collect();
+        }
+        k.sort();
+        k.dedup();
+        k
+    };
+    let near = nearest(&spec.version, &known, 5);
+    let mut e = Error::new(
+        Kind::NotFound,
+        format!("cuDNN {spec} is not in the catalog for {platform}"),
+    );
+    if !near.is_empty() {
+        e = e.cause(format!(
+            "nearest known: {}",
+            near.iter()
+                .map(Version::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    e.hint("`cudnnm list --remote` shows the catalog; `cudnnm manifest refresh` reads NVIDIA's newest index; an archive you have installs with `cudnnm install PATH`")
+}
+
+/// Up to `n` versions of `known` (sorted, distinct) nearest to `want`: the
+/// same major.minor first, then the same major, then any, each by closeness
+/// in version order.
+pub fn nearest(want: &Version, known: &[Version], n: usize) -> Vec<Version> {
+    let pos = known.partition_point(|k| k < want);
+    let mut scored: Vec<(u8, usize, &Version)> = known
+        .iter()
+        .enumerate()
+        .map(|(i, k)| {
+            let tier = if k.major() == want.major() && k.minor() == want.minor() {
+                0
+            } else if k.major() == want.major() {
+                1
+            } else {
+                2
+            };
+            let dist = if i < pos { pos - i } else { i - pos + 1 };
+            (tier, dist, k)
+        })
+        .collect();
+    scored.sort_by_key(|s| (s.0, s.1));
+    let mut out: Vec<Version> = scored
+        .into_iter()
+        .take(n)
+        .map(|(_, _, k)| k.clone())
+        .collect();
+    out.sort();
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::toolkit::Layout;
+
+    fn v(s: &str) -> Version {
+        s.parse().unwrap()
+    }
+
+    fn req(spec: &str, cuda: Option<&str>, p: Platform) -> FetchRequest {
+        FetchRequest {
+            spec: spec.parse().unwrap(),
+            cuda: cuda.map(|c| c.parse().unwrap()),
+            platform: p,
+            mirror: None,
+            sha256: None,
+            allow_unverified: false,
+        }
+    }
+
+    fn tk(cuda: &str) -> Toolkit {
+        Toolkit {
+            root: format!("/usr/local/cuda-{cuda}").into(),
+            cuda: v(cuda),
+            layout: Layout::Linux,
+            found_by: "test".into(),
+        }
+    }
+
+    const L: Platform = Platform::LinuxX86_64;
+    const W: Platform = Platform::WindowsX86_64;
+
+    #[test]
+    fn exact_prefix_and_suffix_forms() {
+        let cat = Catalog::embedded();
+        let a = select(&cat, &req("7.1.3", None, W), &[]).unwrap();
+        assert_eq!(
+            (a.id(), a.name()),
+            ("7.1.3_cuda8.0".into(), "cudnn-8.0-windows7-x64-v7.1.zip")
+        );
+        let a = select(&cat, &req("8.1.0.77", Some("11.2"), W), &[]).unwrap();
+        assert_eq!(a.name(), "cudnn-11.2-windows-x64-v8.1.0.77.zip");
+        let a = select(&cat, &req("8.9.7.29_cuda12", None, L), &[]).unwrap();
+        assert_eq!(
+            a.name(),
+            "cudnn-linux-x86_64-8.9.7.29_cuda12-archive.tar.xz"
+        );
+        let a = select(&cat, &req("8.1", Some("11.2"), L), &[]).unwrap();
+        assert_eq!(a.version, v("8.1.1.33"), "a prefix takes the newest match");
+        let a = select(&cat, &req("8.9", Some("11.8"), L), &[]).unwrap();
+        assert_eq!(
+            a.id(),
+            "8.9.7.29_cuda11",
+            "CUDA 11.8 is served by the cuda11 build"
+        );
+        let a = select(&cat, &req("8.0.5", Some("11.1"), L), &[]).unwrap();
+        assert_eq!(
+            a.cuda.to_string(),
+            "11.1",
+            "the exact variant beats another 11.x"
+        );
+    }
+
+    #[test]
+    fn toolkits_choose_the_variant_or_the_user_is_asked() {
+        let cat = Catalog::embedded();
+        let e = select(&cat, &req("8.9.7.29", None, L), &[]).unwrap_err();
+        assert_eq!(e.kind(), Kind::Usage);
+        assert!(
+            e.message().contains("several CUDA versions (11, 12)"),
+            "{e}"
+        );
+        assert!(e.hint_text().unwrap().contains("--cuda 12"));
+        let a = select(&cat, &req("8.9.7.29", None, L), &[tk("12.4")]).unwrap();
+        assert_eq!(a.id(), "8.9.7.29_cuda12");
+        let a = select(&cat, &req("8.1.0.77", None, W), &[tk("11.2")]).unwrap();
+        assert_eq!(a.id(), "8.1.0.77_cuda11.2");
+        let a = select(&cat, &req("9", None, L), &[tk("11.8")]).unwrap();
+        assert_eq!(
+            a.id(),
+            "9.10.0.56_cuda11",
+            "the newest 9.x that fits CUDA 11.8"
+        );
+        let e = select(&cat, &req("8.9.7.29", None, L), &[tk("11.8"), tk("12.4")]).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("CUDA 11.8 at '/usr/local/cuda-11.8'"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn failures_say_what_exists() {
+        let cat = Catalog::embedded();
+        let e = select(&cat, &req("8.1.0.78", None, W), &[]).unwrap_err();
+        assert_eq!(e.kind(), Kind::NotFound);
+        assert!(e.to_string().contains("nearest known: "), "{e}");
+        assert!(e.causes()[0].contains("8.1.0.77"), "{e}");
+        let e = select(&cat, &req("8.1.1.33", None, W), &[]).unwrap_err();
+        assert!(e.message().contains("no windows-x86_64 archive"), "{e}");
+        assert!(e.causes()[0].contains("linux-x86_64"));
+        let e = select(&cat, &req("9.12.0.46", None, L), &[]).unwrap_err();
+        assert!(
+            e.hint_text()
+                .unwrap()
+                .contains("pip:nvidia-cudnn-cu12==9.12.0.46"),
+            "{e:?}"
+        );
+        let e = select(&cat, &req("8.9.7.29", Some("10.2"), L), &[]).unwrap_err();
+        assert!(e.message().contains("for CUDA 10.2"), "{e}");
+        let e = select(&cat, &req("8.9.7.29_cuda12", Some("11"), L), &[]).unwrap_err();
+        assert_eq!(e.kind(), Kind::Usage);
+    }
+
+    #[test]
+    fn nearest_prefers_the_same_minor() {
+        let known: Vec<Version> = [
+            "7.6.5.32", "8.0.5.39", "8.1.0.77", "8.1.1.33", "8.2.0.53", "9.1.0.70",
+        ]
+        .iter()
+        .map(|s| v(s))
+        .collect();
+        assert_eq!(
+            nearest(&v("8.1.0.78"), &known, 3),
+            vec![v("8.0.5.39"), v("8.1.0.77"), v("8.1.1.33")]
+        );
+        assert_eq!(
+            nearest(&v("6"), &known, 2),
+            vec![v("7.6.5.32"), v("8.0.5.39")]
+        );
+        assert!(nearest(&v("1"), &[], 3).is_empty());
+    }
+
+    #[test]
+    fn cuda_serving_rules() {
+        let c = |s: &str| s.parse::<CudaVariant>().unwrap();
+        assert!(cuda_serves(&c("12"), &c("12")));
+        assert!(cuda_serves(&c("11.8"), &c("11")));
+        assert!(cuda_serves(&c("11.8"), &c("11.2")));
+        assert!(!cuda_serves(&c("10.1"), &c("10.2")));
+        assert!(cuda_serves(&c("11"), &c("11.2")));
+        assert!(!cuda_serves(&c("12"), &c("11")));
+    }
+}

@@ -1,0 +1,995 @@
+//! One test per check: a snapshot that triggers it and one that does not.
+//! Windows cases are Windows snapshots as data (the checks never look at the host).
+
+use super::testkit::{Kit, v};
+use crate::doctor::finding::{AutoFix, Severity};
+use crate::doctor::snapshot::*;
+
+const TK12: &str = "/usr/local/cuda-12.4";
+const TK112: &str = r"C:\Program Files\NVIDIA GPU Computing Toolkit\CUDA\v11.2";
+
+fn bin112() -> String {
+    format!(r"{TK112}\bin")
+}
+
+#[test]
+fn healthy_machines_have_no_findings() {
+    for k in [Kit::healthy_linux(), Kit::healthy_windows()] {
+        let all = k.run();
+        assert!(all.is_empty(), "findings on a healthy setup:\n{}", k.dump());
+    }
+}
+
+#[test]
+fn every_finding_id_is_documented() {
+    let doc = include_str!("../mod.rs");
+    for id in crate::doctor::FINDING_IDS {
+        assert!(
+            doc.contains(&format!("| `{id}` |")),
+            "{id} missing from the table in doctor/mod.rs"
+        );
+    }
+    let checks: String = [
+        include_str!("system.rs"),
+        include_str!("files.rs"),
+        include_str!("loading.rs"),
+        include_str!("windows.rs"),
+        include_str!("frameworks.rs"),
+    ]
+    .concat();
+    for id in crate::doctor::FINDING_IDS {
+        assert!(
+            checks.contains(&format!("\"{id}\"")),
+            "{id} is documented but no check emits it"
+        );
+    }
+}
+
+// --- issue item 1 -----------------------------------------------------------
+
+#[test]
+fn os_not_64bit() {
+    let mut k = Kit::healthy_windows();
+    k.s.os.bits = 32;
+    k.s.os.arch = "x86".into();
+    let f = k.expect("os-not-64bit");
+    assert_eq!(f.severity, Severity::Error);
+    assert!(f.why.contains("193"));
+    Kit::healthy_windows().absent("os-not-64bit");
+}
+
+#[test]
+fn wrong_architecture() {
+    let mut k = Kit::healthy_linux();
+    k.file(&format!("{TK12}/lib64/libcudnn_ops.so.9.1.0"))
+        .machine = Some("aarch64".into());
+    let f = k.expect("wrong-architecture");
+    assert!(f.title.contains("aarch64"), "{f:?}");
+    Kit::healthy_linux().absent("wrong-architecture");
+}
+
+// --- issue item 2 -----------------------------------------------------------
+
+#[test]
+fn no_cuda_toolkit() {
+    let mut k = Kit::linux();
+    k.linux_set("/opt/cudnn/lib", "/opt/cudnn/include", "9.1.0", true);
+    assert_eq!(k.expect("no-cuda-toolkit").severity, Severity::Error);
+    k.framework(
+        "torch",
+        "2.4.1+cu121",
+        "/venv/lib/python3.11/site-packages",
+        None,
+    );
+    assert_eq!(
+        k.expect("no-cuda-toolkit").severity,
+        Severity::Warning,
+        "pip brings CUDA"
+    );
+    Kit::healthy_linux().absent("no-cuda-toolkit");
+}
+
+#[test]
+fn nvcc_belongs_to_another_toolkit_than_cuda_path() {
+    let mut k = Kit::healthy_windows();
+    let tk121 = r"C:\Program Files\NVIDIA GPU Computing Toolkit\CUDA\v12.1";
+    k.toolkit(tk121, "12.1");
+    k.nvcc(&format!(r"{tk121}\bin\nvcc.exe"), "12.1");
+    let f = k.expect("nvcc-cuda-path-mismatch");
+    assert!(
+        f.title.contains("12.1") && f.title.contains("11.2"),
+        "{f:?}"
+    );
+    Kit::healthy_windows().absent("nvcc-cuda-path-mismatch");
+}
+
+// --- issue item 3 -----------------------------------------------------------
+
+#[test]
+fn driver_older_than_the_toolkit_needs() {
+    let mut k = Kit::healthy_linux();
+    k.driver("450.51.06", &[]);
+    let f = k.expect("driver-too-old");
+    assert_eq!(f.severity, Severity::Error);
+    assert!(
+        f.title.contains("550.54.15"),
+        "the 12.4 Update 1 row applies: {f:?}"
+    );
+    k.driver("535.104.05", &[]);
+    assert_eq!(
+        k.expect("driver-minor-compat-only").severity,
+        Severity::Warning
+    );
+    k.absent("driver-too-old");
+    // The reverse is fine: newer drivers run older CUDA.
+    let mut k = Kit::healthy_windows();
+    k.driver("560.94", &[]);
+    k.absent("driver-too-old");
+    k.absent("driver-minor-compat-only");
+}
+
+#[test]
+fn no_driver_is_an_info_only() {
+    let mut k = Kit::healthy_linux();
+    k.s.driver = None;
+    assert_eq!(k.expect("driver-not-found").severity, Severity::Info);
+    Kit::healthy_linux().absent("driver-not-found");
+}
+
+#[test]
+fn gpu_below_the_supported_compute_capability() {
+    let mut k = Kit::healthy_linux();
+    k.driver("550.54.15", &[("Tesla K80", "3.7")]);
+    let f = k.expect("gpu-too-old");
+    assert!(f.why.contains("5.0"), "{f:?}");
+    Kit::healthy_linux().absent("gpu-too-old");
+}
+
+// --- issue item 4, F26 ------------------------------------------------------
+
+#[test]
+fn cudnn_build_does_not_fit_the_toolkit() {
+    // An 8.x build for 11.2 in a CUDA 8.0 toolkit.
+    let mut k = Kit::windows();
+    let tk80 = r"C:\Program Files\NVIDIA GPU Computing Toolkit\CUDA\v8.0";
+    k.toolkit(tk80, "8.0");
+    k.windows_set(
+        &format!(r"{tk80}\bin"),
+        &format!(r"{tk80}\include"),
+        &format!(r"{tk80}\lib\x64"),
+        "8.1.0.77",
+    );
+    k.s.path.insert(0, format!(r"{tk80}\bin"));
+    k.s.deployments.push(DeploymentState {
+        toolkit: tk80.into(),
+        release: "8.1.0.77_cuda11.2".into(),
+        mode: "hardlink".into(),
+        files: vec![],
+    });
+    let f = k.expect("cudnn-cuda-mismatch");
+    assert!(f.seen.iter().any(|s| s.contains("11.2")), "{f:?}");
+    // Without a record, the published CUDA range still rules it out.
+    k.s.deployments.clear();
+    k.expect("cudnn-cuda-mismatch");
+    // Linux: a library built with CUDA 11.8 inside a 12.4 toolkit.
+    let mut k = Kit::healthy_linux();
+    k.file(&format!("{TK12}/lib64/libcudnn.so.9.1.0"))
+        .cudart_version = Some(11080);
+    k.expect("cudnn-cuda-mismatch");
+    // Minor-version compatibility: a 12.9 build fits a 12.4 toolkit.
+    let mut k = Kit::healthy_linux();
+    k.file(&format!("{TK12}/lib64/libcudnn.so.9.1.0"))
+        .cudart_version = Some(12090);
+    k.absent("cudnn-cuda-mismatch");
+}
+
+#[test]
+fn cudnn_loaded_from_another_cuda_install() {
+    // F26: LD_LIBRARY_PATH brings a CUDA 11 build ahead of the 12.4 toolkit's.
+    let mut k = Kit::healthy_linux();
+    k.linux_set(
+        "/opt/cuda-11.8/lib64",
+        "/opt/cuda-11.8/include",
+        "9.0.0",
+        true,
+    );
+    k.file("/opt/cuda-11.8/lib64/libcudnn.so.9.0.0")
+        .cudart_version = Some(11080);
+    k.s.ld_library_path.insert(0, "/opt/cuda-11.8/lib64".into());
+    let f = k.expect("cudnn-cuda-mismatch");
+    assert!(
+        f.title.contains("CUDA 11.8") && f.title.contains("12.4"),
+        "{f:?}"
+    );
+}
+
+// --- issue item 5 -----------------------------------------------------------
+
+#[test]
+fn missing_library_of_the_set() {
+    let mut k = Kit::healthy_windows();
+    k.remove("cudnn_cnn_infer64_8.dll");
+    let f = k.expect("missing-library");
+    assert!(f.title.contains("cudnn_cnn_infer64_8.dll"), "{f:?}");
+    assert!(f.why.contains("Error code 126"), "{f:?}");
+    let mut k = Kit::healthy_linux();
+    k.remove("libcudnn_graph.so.9.1.0")
+        .remove("libcudnn_graph.so.9");
+    let f = k.expect("missing-library");
+    assert!(
+        f.why
+            .contains("libcudnn_graph.so.9: cannot open shared object file"),
+        "{f:?}"
+    );
+    // The JIT subset (cudnn, graph, runtime-compiled engines) is complete.
+    let mut k = Kit::healthy_linux();
+    for st in ["adv", "cnn", "ops", "heuristic", "engines_precompiled"] {
+        k.remove(&format!("libcudnn_{st}.so.9.1.0"))
+            .remove(&format!("libcudnn_{st}.so.9"));
+    }
+    k.absent("missing-library");
+}
+
+#[test]
+fn missing_header() {
+    let mut k = Kit::healthy_windows();
+    k.remove(r"\cudnn.h");
+    let f = k.expect("missing-header");
+    assert!(f.why.contains("C1083"), "{f:?}");
+    let mut k = Kit::healthy_linux();
+    k.remove("/cudnn_version.h");
+    let f = k.expect("missing-header");
+    assert!(f.why.contains("cudnn_version.h: No such file"), "{f:?}");
+    Kit::healthy_linux().absent("missing-header");
+}
+
+#[test]
+fn missing_link_library() {
+    let mut k = Kit::healthy_windows();
+    k.remove(r"\cudnn.lib");
+    assert!(k.expect("missing-link-library").why.contains("LNK1181"));
+    let mut k = Kit::healthy_linux();
+    k.remove("/libcudnn.so");
+    let f = k.expect("missing-link-library");
+    assert!(f.why.contains("cannot find -lcudnn"), "{f:?}");
+    assert!(f.commands[0].starts_with("ln -s libcudnn.so.9"), "{f:?}");
+    Kit::healthy_windows().absent("missing-link-library");
+}
+
+// --- issue item 6, F20 ------------------------------------------------------
+
+#[test]
+fn import_libraries_in_lib_instead_of_lib_x64() {
+    let mut k = Kit::healthy_windows();
+    k.remove(r"\lib\x64\cudnn.lib")
+        .remove(r"\lib\x64\cudnn64_8.lib");
+    k.file(&format!(r"{TK112}\lib\cudnn.lib"));
+    k.file(&format!(r"{TK112}\lib\cudnn64_8.lib"));
+    let f = k.expect("lib-not-in-x64");
+    assert!(f.commands[0].starts_with("move "), "{f:?}");
+    k.absent("missing-link-library");
+    k.absent("file-in-wrong-folder");
+    Kit::healthy_windows().absent("lib-not-in-x64");
+}
+
+#[test]
+fn files_in_the_wrong_toolkit_folder() {
+    let mut k = Kit::healthy_windows();
+    k.file(&format!(r"{TK112}\lib\x64\cudnn_ops_train64_8.dll"));
+    let f = k.expect("file-in-wrong-folder");
+    assert!(f.seen[0].ends_with(r"v11.2\bin"), "{f:?}");
+    // F20: the 8.3+ archive's `lib` copied as the toolkit's `lib`.
+    let mut k = Kit::healthy_linux();
+    k.file(&format!("{TK12}/lib/libcudnn_adv.so.9"));
+    k.expect("file-in-wrong-folder");
+    Kit::healthy_linux().absent("file-in-wrong-folder");
+}
+
+// --- issue item 7, F01, F02 -------------------------------------------------
+
+#[test]
+fn toolkit_bin_not_on_path() {
+    let mut k = Kit::healthy_windows();
+    k.s.path.retain(|p| !p.ends_with(r"v11.2\bin"));
+    k.s.registry = None;
+    let f = k.expect("toolkit-not-on-loader-path");
+    assert_eq!(f.severity, Severity::Error);
+    assert_eq!(f.auto_fix, Some(AutoFix::AddToUserPath { dir: bin112() }));
+    let mut k = Kit::healthy_linux();
+    k.s.ld_library_path.clear();
+    let f = k.expect("toolkit-not-on-loader-path");
+    assert!(
+        f.commands[0].starts_with("export LD_LIBRARY_PATH=/usr/local/cuda-12.4/lib64"),
+        "{f:?}"
+    );
+    // Registered with ldconfig instead: fine.
+    k.s.ld_cache.push(LdCacheEntry {
+        name: "libcudnn.so.9".into(),
+        path: format!("{TK12}/lib64/libcudnn.so.9"),
+    });
+    k.absent("toolkit-not-on-loader-path");
+}
+
+#[test]
+fn path_points_at_the_archive_root() {
+    // F01: PATH holds the folder the zip was unpacked into; the DLL is in cuda\bin.
+    let mut k = Kit::windows();
+    k.toolkit(TK112, "11.2");
+    k.windows_set(
+        r"C:\tools\cudnn-11.2-windows-x64-v8.1.0.77\cuda\bin",
+        r"C:\tools\cudnn-11.2-windows-x64-v8.1.0.77\cuda\include",
+        r"C:\tools\cudnn-11.2-windows-x64-v8.1.0.77\cuda\lib\x64",
+        "8.1.0.77",
+    );
+    k.s.path
+        .push(r"C:\tools\cudnn-11.2-windows-x64-v8.1.0.77".into());
+    let f = k.expect("path-points-at-archive-root");
+    assert_eq!(f.severity, Severity::Error);
+    assert!(f.title.contains(r"cuda\bin"), "{f:?}");
+    k.s.path.pop();
+    k.s.path
+        .push(r"C:\tools\cudnn-11.2-windows-x64-v8.1.0.77\cuda\bin".into());
+    k.absent("path-points-at-archive-root");
+}
+
+#[test]
+fn installer_puts_bin_on_path_but_dlls_are_in_a_cuda_subfolder() {
+    // F02: cuDNN 9 installer, DLLs in bin\12.8 and bin\11.8, toolkit CUDA 12.8.
+    let mut k = Kit::windows();
+    let tk = r"C:\Program Files\NVIDIA GPU Computing Toolkit\CUDA\v12.8";
+    k.toolkit(tk, "12.8");
+    let base = r"C:\Program Files\NVIDIA\CUDNN\v9.7";
+    for c in ["11.8", "12.8"] {
+        k.windows_set(
+            &format!(r"{base}\bin\{c}"),
+            &format!(r"{base}\include\{c}"),
+            &format!(r"{base}\lib\{c}\x64"),
+            "9.7.1",
+        );
+    }
+    k.s.path.push(format!(r"{base}\bin"));
+    let f = k.expect("installer-subfolder-not-on-path");
+    assert_eq!(
+        f.auto_fix,
+        Some(AutoFix::AddToUserPath {
+            dir: format!(r"{base}\bin\12.8")
+        }),
+        "{f:?}"
+    );
+    k.absent("path-points-at-archive-root");
+    k.s.path.push(format!(r"{base}\bin\12.8"));
+    k.absent("installer-subfolder-not-on-path");
+}
+
+// --- issue item 8 -----------------------------------------------------------
+
+#[test]
+fn cuda_path_missing_or_wrong() {
+    let mut k = Kit::healthy_windows();
+    k.s.env.remove("CUDA_PATH");
+    assert_eq!(k.expect("cuda-path-missing").severity, Severity::Warning);
+    let mut k = Kit::healthy_windows();
+    k.s.env.insert("CUDA_PATH".into(), r"C:\nowhere".into());
+    k.expect("cuda-path-invalid");
+    // CUDA_PATH_V11_2 pointing at a 12.1 toolkit.
+    let mut k = Kit::healthy_windows();
+    let tk121 = r"C:\Program Files\NVIDIA GPU Computing Toolkit\CUDA\v12.1";
+    k.toolkit(tk121, "12.1");
+    k.s.env.insert("CUDA_PATH_V11_2".into(), tk121.into());
+    assert_eq!(
+        k.expect("cuda-path-other-version").severity,
+        Severity::Error
+    );
+    // CUDA_PATH at a toolkit without cuDNN while cuDNN is in another.
+    let mut k = Kit::healthy_windows();
+    k.toolkit(tk121, "12.1");
+    k.s.env.insert("CUDA_PATH".into(), tk121.into());
+    let f = k.expect("cuda-path-other-version");
+    assert_eq!(f.severity, Severity::Warning);
+    assert!(f.seen[1].contains("v11.2"), "{f:?}");
+    let k = Kit::healthy_windows();
+    for id in [
+        "cuda-path-missing",
+        "cuda-path-invalid",
+        "cuda-path-other-version",
+    ] {
+        k.absent(id);
+    }
+}
+
+// --- issue item 9, F06, F12, F13 --------------------------------------------
+
+#[test]
+fn two_copies_on_path_the_first_older() {
+    // F06: two cudnn64_5.dll on PATH; the first is older.
+    let mut k = Kit::windows();
+    k.toolkit(r"C:\CUDA\v8.0", "8.0");
+    let a = k.file(r"C:\old\cudnn64_5.dll");
+    a.file_version = Some(v("5.0.5"));
+    let b = k.file(r"C:\new\cudnn64_5.dll");
+    b.file_version = Some(v("5.1.10"));
+    k.s.path
+        .extend([r"C:\old".to_string(), r"C:\new".to_string()]);
+    let f = k.expect("multiple-cudnn-copies");
+    assert_eq!(f.severity, Severity::Warning);
+    assert!(
+        f.seen[0].starts_with(r"1. C:\old\cudnn64_5.dll") && f.seen[0].ends_with("← loaded"),
+        "{f:?}"
+    );
+    assert!(f.seen[1].contains("5.1.10"), "{f:?}");
+    Kit::healthy_windows().absent("multiple-cudnn-copies");
+}
+
+#[test]
+fn ld_library_path_lists_an_old_copy_first() {
+    // F12: LD_LIBRARY_PATH holds cuDNN 8.0.3 before the framework's own 8.3.2.
+    let mut k = Kit::healthy_linux();
+    k.linux_set("/opt/old/lib64", "/opt/old/include", "8.0.3", true);
+    k.linux_set(
+        "/venv/lib/python3.10/site-packages/nvidia/cudnn/lib",
+        "/venv/lib/python3.10/site-packages/nvidia/cudnn/include",
+        "8.3.2",
+        false,
+    );
+    k.s.ld_library_path = vec![
+        "/opt/old/lib64".into(),
+        "/venv/lib/python3.10/site-packages/nvidia/cudnn/lib".into(),
+        format!("{TK12}/lib64"),
+    ];
+    let f = k.expect("multiple-cudnn-copies");
+    assert!(f.title.contains("/opt/old/lib64/libcudnn.so.8"), "{f:?}");
+    assert!(
+        f.seen[0].contains("8.0.3") && f.seen[0].contains("LD_LIBRARY_PATH entry 1"),
+        "{f:?}"
+    );
+    assert!(
+        f.seen[1].contains("8.3.2") && f.seen[1].contains("pip wheel"),
+        "{f:?}"
+    );
+}
+
+#[test]
+fn conda_before_pip_named_with_origins_and_order_fixed() {
+    // F13: a conda env's lib/ (8.1) searched before the pip wheel (8.6) TensorFlow 2.12 wants.
+    let mut k = Kit::healthy_linux();
+    let conda = "/home/me/miniconda3/envs/tf";
+    let wheel = format!("{conda}/lib/python3.10/site-packages/nvidia/cudnn");
+    k.linux_set(
+        &format!("{conda}/lib"),
+        &format!("{conda}/include"),
+        "8.1.0",
+        true,
+    );
+    for f in k.s.files.iter_mut().filter(|f| {
+        f.path.starts_with(&format!("{conda}/lib/lib"))
+            || f.path.starts_with(&format!("{conda}/include"))
+    }) {
+        f.origin = Origin::Conda;
+        f.origin_detail = Some(conda.into());
+    }
+    k.linux_set(
+        &format!("{wheel}/lib"),
+        &format!("{wheel}/include"),
+        "8.6.0",
+        false,
+    );
+    k.s.ld_library_path = vec![format!("{conda}/lib"), format!("{wheel}/lib")];
+    k.framework(
+        "tensorflow",
+        "2.12.0",
+        &format!("{conda}/lib/python3.10/site-packages"),
+        None,
+    );
+    k.t.frameworks.push(crate::catalog::FrameworkBuild {
+        framework: "tensorflow".into(),
+        first: v("2.12.0"),
+        last: v("2.13.0"),
+        os: Some("linux".into()),
+        cuda: v("11.8"),
+        cudnn: v("8.6"),
+    });
+    let f = k.expect("multiple-cudnn-copies");
+    assert!(f.seen[0].contains("conda package"), "{f:?}");
+    assert!(f.seen[1].contains("pip wheel"), "{f:?}");
+    assert_eq!(
+        f.commands,
+        vec![format!(
+            "export LD_LIBRARY_PATH={wheel}/lib${{LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}}"
+        )]
+    );
+}
+
+#[test]
+fn sub_libraries_mix_between_sets() {
+    // F14: two complete cuDNN 8 sets visible: the wheel folder and a toolkit lib64.
+    let mut k = Kit::linux();
+    let tk = "/usr/local/cuda-11.8";
+    k.toolkit(tk, "11.8");
+    k.linux_set(
+        &format!("{tk}/lib64"),
+        &format!("{tk}/include"),
+        "8.7.0",
+        true,
+    );
+    let wheel = "/venv/lib/python3.10/site-packages/nvidia/cudnn";
+    k.linux_set(
+        &format!("{wheel}/lib"),
+        &format!("{wheel}/include"),
+        "8.5.0",
+        false,
+    );
+    k.s.ld_library_path = vec![format!("{tk}/lib64")];
+    assert_eq!(k.expect("sub-libraries-mixed").severity, Severity::Warning);
+    // A sub-library missing from the first folder comes from the second: an error.
+    k.s.ld_library_path.push(format!("{wheel}/lib"));
+    k.remove("/lib64/libcudnn_cnn_infer.so.8")
+        .remove("/lib64/libcudnn_cnn_infer.so.8.7.0");
+    let all = k.all("sub-libraries-mixed");
+    assert!(
+        all.iter().any(|f| f.severity == Severity::Error),
+        "{}",
+        k.dump()
+    );
+    // One folder with two releases' files (a partial copy over an older one).
+    let mut k = Kit::healthy_linux();
+    k.file(&format!("{TK12}/lib64/libcudnn_ops.so.9.0.0"));
+    k.expect("sub-libraries-mixed");
+    Kit::healthy_linux().absent("sub-libraries-mixed");
+}
+
+// --- issue item 10, F24 -----------------------------------------------------
+
+#[test]
+fn header_and_library_disagree() {
+    // F24: the header says 7.x, the library is 5.1 (partial copy).
+    let mut k = Kit::linux();
+    k.toolkit("/usr/local/cuda-8.0", "8.0");
+    k.header("/usr/local/cuda-8.0/include/cudnn.h", "7.0.5");
+    k.file("/usr/local/cuda-8.0/lib64/libcudnn.so.5.1.10");
+    k.link(
+        "/usr/local/cuda-8.0/lib64/libcudnn.so.5",
+        "libcudnn.so.5.1.10",
+    );
+    k.s.ld_library_path = vec!["/usr/local/cuda-8.0/lib64".into()];
+    let f = k.expect("header-library-mismatch");
+    assert!(f.seen[0].contains("cuDNN 5"), "{f:?}");
+    // #10: the headers say 9.12.0, the loaded library 9.1.0.
+    let mut k = Kit::healthy_linux();
+    k.header(&format!("{TK12}/include/cudnn_version.h"), "9.12.0");
+    let f = k.expect("header-library-mismatch");
+    assert!(f.seen[0].contains("loaded library"), "{f:?}");
+    Kit::healthy_linux().absent("header-library-mismatch");
+}
+
+// --- issue item 11, F08 -----------------------------------------------------
+
+#[test]
+fn framework_wants_another_cudnn() {
+    // TensorFlow 2.5 wants 8.1 with CUDA 11.2; 8.0.5 is what loads.
+    let mut k = Kit::windows();
+    k.toolkit(TK112, "11.2");
+    k.windows_set(
+        &bin112(),
+        &format!(r"{TK112}\include"),
+        &format!(r"{TK112}\lib\x64"),
+        "8.0.5.39",
+    );
+    k.s.path.insert(0, bin112());
+    k.framework(
+        "tensorflow",
+        "2.5.0",
+        r"C:\Python39\Lib\site-packages",
+        None,
+    );
+    let f = k.expect("framework-cudnn-mismatch");
+    assert!(
+        f.title.contains("8.1") && f.title.contains("8.0.5"),
+        "{f:?}"
+    );
+    let mut k = Kit::healthy_windows();
+    k.framework(
+        "tensorflow",
+        "2.5.0",
+        r"C:\Python39\Lib\site-packages",
+        None,
+    );
+    k.absent("framework-cudnn-mismatch");
+    // PyTorch's exact wheel pin, moved by another install.
+    let sp = "/venv/lib/python3.11/site-packages";
+    let mut k = Kit::healthy_linux();
+    k.framework(
+        "torch",
+        "2.4.1+cu121",
+        sp,
+        Some("nvidia-cudnn-cu12==9.1.0.70"),
+    );
+    k.framework("nvidia-cudnn-cu12", "9.3.0.75", sp, None);
+    let f = k.expect("framework-cudnn-mismatch");
+    assert!(
+        f.commands[0].contains("nvidia-cudnn-cu12==9.1.0.70"),
+        "{f:?}"
+    );
+    k.s.frameworks[1].version = "9.1.0.70".into();
+    k.absent("framework-cudnn-mismatch");
+}
+
+#[test]
+fn framework_built_for_another_cuda_major() {
+    let mut k = Kit::healthy_linux();
+    k.framework(
+        "tensorflow",
+        "2.10.0",
+        "/usr/lib/python3/dist-packages",
+        None,
+    );
+    let f = k.expect("framework-cuda-mismatch");
+    assert!(f.title.contains("11.2"), "{f:?}");
+    let mut k = Kit::healthy_linux();
+    k.framework(
+        "tensorflow",
+        "2.19.0",
+        "/usr/lib/python3/dist-packages",
+        None,
+    );
+    k.absent("framework-cuda-mismatch");
+}
+
+#[test]
+fn pinned_major_not_installed() {
+    // F08: the project needs cudnn64_8.dll; only cuDNN 9 is installed.
+    let mut k = Kit::windows();
+    let tk = r"C:\CUDA\v12.4";
+    k.toolkit(tk, "12.4");
+    k.windows_set(
+        &format!(r"{tk}\bin"),
+        &format!(r"{tk}\include"),
+        &format!(r"{tk}\lib\x64"),
+        "9.1.0.70",
+    );
+    k.s.path.insert(0, format!(r"{tk}\bin"));
+    k.s.pin = Some(PinInfo {
+        spec: "8.9.7.29_cuda12".into(),
+        source: r"C:\proj\.cudnn-version".into(),
+    });
+    let f = k.expect("cudnn-major-mismatch");
+    assert!(
+        f.title.contains("cudnn64_8.dll") && f.why.contains("ABI"),
+        "{f:?}"
+    );
+    k.s.pin = Some(PinInfo {
+        spec: "9".into(),
+        source: "CUDNNM_VERSION".into(),
+    });
+    k.absent("cudnn-major-mismatch");
+}
+
+// --- issue item 12, F10 -----------------------------------------------------
+
+#[test]
+fn visual_cpp_runtime_missing() {
+    let mut k = Kit::healthy_windows();
+    k.s.dirs.iter_mut().for_each(|d| {
+        d.names
+            .retain(|n| n != "vcruntime140_1.dll" && n != "msvcp140_1.dll")
+    });
+    let f = k.expect("vc-runtime-missing");
+    assert!(
+        f.title.contains("vcruntime140_1.dll") && f.why.contains("not a cuDNN problem"),
+        "{f:?}"
+    );
+    Kit::healthy_windows().absent("vc-runtime-missing");
+}
+
+#[test]
+fn universal_c_runtime_missing_on_windows_7() {
+    let mut k = Kit::healthy_windows();
+    k.s.os.version = Some("6.1.7601".into());
+    k.s.dirs
+        .iter_mut()
+        .for_each(|d| d.names.retain(|n| n != "ucrtbase.dll"));
+    let f = k.expect("ucrt-missing");
+    assert!(f.fix.as_deref().unwrap().contains("KB2999226"), "{f:?}");
+    // The cuDNN DLLs import the UCRT: on Windows 7 that import is unresolved too.
+    k.expect("dependency-unresolved");
+    k.name_in(r"C:\Windows\System32", "api-ms-win-crt-runtime-l1-1-0.dll");
+    k.absent("ucrt-missing");
+    let mut k = Kit::healthy_windows();
+    k.s.dirs
+        .iter_mut()
+        .for_each(|d| d.names.retain(|n| n != "ucrtbase.dll"));
+    k.absent("ucrt-missing");
+}
+
+// --- issue item 13 ----------------------------------------------------------
+
+#[test]
+fn registry_path_changed_after_the_process_started() {
+    let mut k = Kit::healthy_windows();
+    k.s.path.retain(|p| !p.ends_with(r"v11.2\bin"));
+    let f = k.expect("process-path-stale");
+    assert!(f.title.contains("machine"), "{f:?}");
+    Kit::healthy_windows().absent("process-path-stale");
+}
+
+#[test]
+fn user_and_machine_path_lead_to_different_copies() {
+    let mut k = Kit::healthy_windows();
+    let old = r"C:\cudnn7\cuda\bin";
+    k.file(&format!(r"{old}\cudnn64_7.dll")).file_version = Some(v("7.6.5"));
+    k.s.registry = Some(RegistryPaths {
+        user: Some(r"%CUDA_PATH%\bin".to_string()),
+        machine: Some(format!(r"{old};C:\Windows\System32")),
+    });
+    k.s.path.push(old.into());
+    let f = k.expect("user-machine-path-differ");
+    assert_eq!(f.severity, Severity::Warning);
+    // User-only: a note.
+    let mut k = Kit::healthy_windows();
+    k.s.registry = Some(RegistryPaths {
+        user: Some(bin112()),
+        machine: Some(r"C:\Windows\System32".into()),
+    });
+    assert_eq!(
+        k.expect("user-machine-path-differ").severity,
+        Severity::Info
+    );
+    Kit::healthy_windows().absent("user-machine-path-differ");
+}
+
+#[test]
+fn path_set_for_this_process_only() {
+    let mut k = Kit::healthy_windows();
+    k.s.registry = Some(RegistryPaths {
+        user: None,
+        machine: Some(r"C:\Windows\System32".into()),
+    });
+    assert_eq!(k.expect("path-not-persistent").severity, Severity::Info);
+    Kit::healthy_windows().absent("path-not-persistent");
+}
+
+// --- F03, F04 ---------------------------------------------------------------
+
+fn windows_with(version: &str) -> Kit {
+    let mut k = Kit::windows();
+    let tk = r"C:\CUDA\v12.2";
+    k.toolkit(tk, "12.2");
+    k.windows_set(
+        &format!(r"{tk}\bin"),
+        &format!(r"{tk}\include"),
+        &format!(r"{tk}\lib\x64"),
+        version,
+    );
+    k.s.path.insert(0, format!(r"{tk}\bin"));
+    k.s.env.insert("CUDA_PATH".into(), tk.into());
+    k
+}
+
+#[test]
+fn zlibwapi_needed_only_by_8_3_to_9_1() {
+    for ver in ["8.3.2.44", "8.9.7.29", "9.1.0.70"] {
+        let k = windows_with(ver);
+        let f = k.expect("zlibwapi-missing");
+        assert!(f.why.contains("Could not locate zlibwapi.dll"), "{f:?}");
+        let mut k = windows_with(ver);
+        k.name_in(r"C:\CUDA\v12.2\bin", "zlibwapi.dll");
+        k.absent("zlibwapi-missing");
+    }
+    for ver in ["8.2.4.15", "9.2.0.82", "7.6.5.32"] {
+        windows_with(ver).absent("zlibwapi-missing");
+    }
+}
+
+#[test]
+fn present_dll_with_an_unresolved_import() {
+    // F04: cudnn_cnn_infer64_8.dll is on PATH, but cublasLt64_11.dll is nowhere.
+    let mut k = Kit::healthy_windows();
+    k.file(&format!(r"{}\cudnn_cnn_infer64_8.dll", bin112()))
+        .needed = vec!["KERNEL32.dll".into(), "cublasLt64_12.dll".into()];
+    let f = k.expect("dependency-unresolved");
+    assert!(
+        f.title.contains("cudnn_cnn_infer64_8.dll") && f.title.contains("cublasLt64_12.dll"),
+        "{f:?}"
+    );
+    // Linux: libz.so.1 not installed.
+    let mut k = Kit::healthy_linux();
+    k.s.dirs
+        .iter_mut()
+        .for_each(|d| d.names.retain(|n| n != "libz.so.1"));
+    let f = k.expect("dependency-unresolved");
+    assert!(
+        f.title.contains("libz.so.1") && f.fix.as_deref().unwrap().contains("zlib1g"),
+        "{f:?}"
+    );
+    Kit::healthy_linux().absent("dependency-unresolved");
+}
+
+#[test]
+fn library_that_does_not_load() {
+    let mut k = Kit::healthy_linux();
+    k.file(&format!("{TK12}/lib64/libcudnn.so.9.1.0"))
+        .load_error = Some("libz.so.1: cannot open shared object file".into());
+    let f = k.expect("library-load-failed");
+    assert!(f.seen[1].contains("libz.so.1"), "{f:?}");
+    Kit::healthy_linux().absent("library-load-failed");
+}
+
+// --- F16, F19, F21 ----------------------------------------------------------
+
+#[test]
+fn cudnn_only_in_site_packages() {
+    let mut k = Kit::linux();
+    k.toolkit(TK12, "12.4");
+    let wheel = "/home/me/.venv/lib/python3.12/site-packages/nvidia/cudnn";
+    k.linux_set(
+        &format!("{wheel}/lib"),
+        &format!("{wheel}/include"),
+        "9.1.0",
+        false,
+    );
+    let f = k.expect("cudnn-only-in-site-packages");
+    assert!(f.commands[0].contains(&format!("{wheel}/lib")), "{f:?}");
+    k.s.ld_library_path.push(format!("{wheel}/lib"));
+    k.absent("cudnn-only-in-site-packages");
+}
+
+#[test]
+fn soname_chain_broken_by_a_copy() {
+    // F19: libcudnn.so.9 is a regular file where a link was expected.
+    let mut k = Kit::healthy_linux();
+    let f = k.file(&format!("{TK12}/lib64/libcudnn.so.9"));
+    f.size = 1000;
+    let f = k.expect("broken-soname-chain");
+    assert_eq!(f.severity, Severity::Error);
+    assert_eq!(
+        f.auto_fix,
+        Some(AutoFix::RelinkSoname {
+            dir: format!("{TK12}/lib64"),
+            link: "libcudnn.so.9".into(),
+            target: "libcudnn.so.9.1.0".into()
+        })
+    );
+    // The development link copied: a warning.
+    let mut k = Kit::healthy_linux();
+    k.file(&format!("{TK12}/lib64/libcudnn.so"));
+    k.file(&format!("{TK12}/lib64/libcudnn.so.9")).size = 1000;
+    assert!(
+        k.all("broken-soname-chain")
+            .iter()
+            .any(|f| f.severity == Severity::Warning)
+    );
+    // A dangling link.
+    let mut k = Kit::healthy_linux();
+    k.file(&format!("{TK12}/lib64/libcudnn_adv.so.9")).dangling = true;
+    k.s.files.last_mut().unwrap().link_target = Some("libcudnn_adv.so.9.0.0".into());
+    k.expect("broken-soname-chain");
+    // Wheels hold only libX.so.M files: no chain expected.
+    let mut k = Kit::linux();
+    k.linux_set(
+        "/w/nvidia/cudnn/lib",
+        "/w/nvidia/cudnn/include",
+        "9.1.0",
+        false,
+    );
+    k.absent("broken-soname-chain");
+    Kit::healthy_linux().absent("broken-soname-chain");
+}
+
+#[test]
+fn toolkit_needs_elevated_rights() {
+    let mut k = Kit::healthy_linux();
+    k.s.toolkits[0].writable = Some(false);
+    let f = k.expect("toolkit-not-writable");
+    assert_eq!(f.severity, Severity::Info);
+    assert!(
+        f.commands.iter().any(|c| c.contains("cudnnm exec")),
+        "{f:?}"
+    );
+    Kit::healthy_linux().absent("toolkit-not-writable");
+}
+
+#[test]
+fn nothing_installed() {
+    let mut k = Kit::linux();
+    k.toolkit(TK12, "12.4");
+    assert_eq!(k.expect("cudnn-not-found").severity, Severity::Error);
+    Kit::healthy_linux().absent("cudnn-not-found");
+}
+
+#[test]
+fn deployed_files_changed() {
+    let mut k = Kit::healthy_linux();
+    let placed = |path: &str, link: Option<&str>, state: FileState| PlacedState {
+        path: format!("{TK12}/{path}"),
+        from: path.replace("lib64", "lib"),
+        expected_link: link.map(str::to_owned),
+        expected_size: None,
+        state,
+    };
+    k.s.deployments.push(DeploymentState {
+        toolkit: TK12.into(),
+        release: "9.1.0.70_cuda12".into(),
+        mode: "symlink".into(),
+        files: vec![
+            placed(
+                "lib64/libcudnn.so.9",
+                Some("libcudnn.so.9.1.0"),
+                FileState::Link {
+                    target: "libcudnn.so.9.1.0".into(),
+                },
+            ),
+            placed(
+                "include/cudnn.h",
+                Some("/h/store/cudnn.h"),
+                FileState::Link {
+                    target: "/h/store/cudnn.h".into(),
+                },
+            ),
+        ],
+    });
+    k.absent("deployment-drift");
+    k.s.deployments[0].files[0].state = FileState::File { size: 1000 };
+    k.s.deployments[0].files[1].state = FileState::Missing;
+    let f = k.expect("deployment-drift");
+    assert_eq!(f.seen.len(), 2);
+    assert_eq!(
+        f.auto_fix,
+        Some(AutoFix::Redeploy {
+            toolkit: TK12.into(),
+            release: "9.1.0.70_cuda12".into()
+        })
+    );
+}
+
+#[test]
+fn the_driver_library_is_the_driver_findings_business() {
+    // cuDNN 9's runtime-compiled engines link libcuda.so.1, which the driver installs.
+    let mut k = Kit::healthy_linux();
+    k.file(&format!(
+        "{TK12}/lib64/libcudnn_engines_runtime_compiled.so.9.1.0"
+    ))
+    .needed = vec!["libcuda.so.1".into(), "libc.so.6".into()];
+    let f = k.expect("dependency-unresolved");
+    assert!(f.fix.as_deref().unwrap().contains("NVIDIA driver"), "{f:?}");
+    k.s.driver = None;
+    k.absent("dependency-unresolved");
+    k.expect("driver-not-found");
+}
+
+#[test]
+fn pytorch_rows_follow_the_cuda_of_the_wheel_and_bundled_copies_are_its_own() {
+    let row = |cuda: &str, cudnn: &str| crate::catalog::FrameworkBuild {
+        framework: "pytorch".into(),
+        first: v("2.5"),
+        last: v("2.5"),
+        os: None,
+        cuda: v(cuda),
+        cudnn: v(cudnn),
+    };
+    // torch 2.5.1+cu124 from a conda-style environment (no wheel pin), cuDNN 8 loaded: 9 is needed.
+    let mut k = Kit::healthy_linux();
+    k.t.frameworks = vec![row("11.8", "9.1.0.70"), row("12.4", "9.1.0.70")];
+    k.remove("libcudnn.so.9.1.0").remove("/libcudnn.so.9");
+    k.linux_set(
+        &format!("{TK12}/lib64"),
+        &format!("{TK12}/include"),
+        "8.9.7",
+        true,
+    );
+    k.framework(
+        "torch",
+        "2.5.1+cu124",
+        "/opt/conda/lib/python3.11/site-packages",
+        None,
+    );
+    let f = k.expect("cudnn-major-mismatch");
+    assert!(f.title.contains("PyTorch 2.5.1+cu124"), "{f:?}");
+    // Windows: torch\lib carries cudnn64_9.dll; the loader path's cuDNN 8 is not its business.
+    let mut k = Kit::healthy_windows();
+    k.t.frameworks = vec![row("12.4", "9.1.0.70")];
+    let sp = r"C:\Python311\Lib\site-packages";
+    k.framework("torch", "2.5.1+cu124", sp, None);
+    k.file(&format!(r"{sp}\torch\lib\cudnn64_9.dll"))
+        .file_version = Some(v("9.1.0.70"));
+    k.absent("cudnn-major-mismatch");
+    k.absent("framework-cudnn-mismatch");
+}

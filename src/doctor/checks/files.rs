@@ -1,0 +1,664 @@
+//! The files of each installation: complete sets, right folders, soname
+//! chains, header against library, CUDA fit, architecture, deployments.
+
+use std::collections::BTreeSet;
+
+use super::Cx;
+use crate::doctor::finding::{AutoFix, Finding, Severity};
+use crate::doctor::names::{self, FileKind};
+use crate::doctor::snapshot::{CudnnFile, FileState, ToolkitInfo, cudart_to_version};
+use crate::doctor::spath;
+use crate::version::{CudaVariant, Version};
+
+pub(super) fn check(cx: &Cx, out: &mut Vec<Finding>) {
+    architecture(cx, out);
+    load_failures(cx, out);
+    for t in &cx.s.toolkits {
+        toolkit_set(cx, t, out);
+        toolkit_folders(cx, t, out);
+    }
+    runtime_sets(cx, out);
+    soname_chains(cx, out);
+    header_vs_library(cx, out);
+    cuda_fit(cx, out);
+    deployments(cx, out);
+}
+
+/// `wrong-architecture`: a library built for another machine than this OS.
+fn architecture(cx: &Cx, out: &mut Vec<Finding>) {
+    let arch = &cx.s.os.arch;
+    if arch.is_empty() {
+        return;
+    }
+    let mut seen = BTreeSet::new();
+    for (f, _) in cx.shared() {
+        let Some(m) = &f.machine else { continue };
+        if m == arch || !seen.insert(f.real_path.clone().unwrap_or_else(|| f.path.clone())) {
+            continue;
+        }
+        out.push(
+            Finding::new("wrong-architecture", Severity::Error, format!("{} is built for {m}, this system is {arch}", cx.name(&f.path)))
+                .seen(format!("{} ({m})", f.path))
+                .why(if cx.w {
+                    "Windows refuses to load it: error 193 \"%1 is not a valid Win32 application\".".to_string()
+                } else {
+                    "The loader skips or refuses it: \"wrong ELF class\" or \"cannot open shared object file: No such file or directory\".".to_string()
+                })
+                .fix(format!("Install the {arch} build of this cuDNN release (`cudnnm install SPEC --platform ...`) and remove this copy.")),
+        );
+    }
+}
+
+/// `library-load-failed`: the library could not be loaded; the loader's message says why.
+fn load_failures(cx: &Cx, out: &mut Vec<Finding>) {
+    let mut seen = BTreeSet::new();
+    for (f, _) in cx.shared() {
+        let Some(e) = &f.load_error else { continue };
+        if !seen.insert(f.real_path.clone().unwrap_or_else(|| f.path.clone())) {
+            continue;
+        }
+        out.push(
+            Finding::new("library-load-failed", Severity::Error, format!("{} is present but does not load", cx.name(&f.path)))
+                .seen(f.path.clone())
+                .seen(format!("loader: {e}"))
+                .why("A present file is not a loadable file: programs that use it fail with the same message.")
+                .fix("Install what the message names (a dependency such as zlib or cuBLAS), or replace a damaged copy (`cudnnm verify` checks cudnnm's own)."),
+        );
+    }
+}
+
+/// True when `dir` is the right folder of toolkit `t` for files of `kind`.
+fn right_folder(t: &ToolkitInfo, dir: &str, kind: FileKind) -> bool {
+    let w = t.is_windows();
+    let rel = match spath::relative(dir, &t.root, w) {
+        Some(r) => r.to_ascii_lowercase(),
+        None => return false,
+    };
+    let in_targets = |leaf: &str| {
+        let p: Vec<&str> = rel.split('/').collect();
+        p.len() == 3 && p[0] == "targets" && p[2] == leaf
+    };
+    match (w, kind) {
+        (true, FileKind::Shared) => rel == "bin",
+        (true, FileKind::Header) => rel == "include",
+        (true, FileKind::ImportLib) => rel == "lib/x64",
+        (true, FileKind::Static) => rel == "lib/x64",
+        (false, FileKind::Shared | FileKind::Static) => rel == "lib64" || in_targets("lib"),
+        (false, FileKind::Header) => rel == "include" || in_targets("include"),
+        (false, FileKind::ImportLib) => false,
+    }
+}
+
+/// Files of toolkit `t` (of its OS's kinds) with their name info.
+fn toolkit_files<'a>(cx: &'a Cx, t: &'a ToolkitInfo) -> Vec<(&'a CudnnFile, names::NameInfo)> {
+    let w = cx.w;
+    cx.s.files
+        .iter()
+        .filter(|f| spath::is_within(&f.path, &t.root, w))
+        .filter(|f| {
+            cx.s.toolkit_of(&f.path)
+                .is_some_and(|o| spath::same(&o.root, &t.root, w))
+        })
+        .filter_map(|f| Some((f, names::classify(spath::file_name(&f.path, w))?)))
+        .filter(|(_, n)| n.kind == FileKind::Header || n.windows == w)
+        .collect()
+}
+
+/// `missing-library`, `missing-header`, `missing-link-library` (issue item 5).
+fn toolkit_set(cx: &Cx, t: &ToolkitInfo, out: &mut Vec<Finding>) {
+    let files = toolkit_files(cx, t);
+    if files.is_empty() {
+        return;
+    }
+    let w = cx.w;
+    let present = |kind: FileKind, name: &str| {
+        files.iter().any(|(f, n)| {
+            n.kind == kind
+                && spath::name_eq(cx.name(&f.path), name, w)
+                && right_folder(t, &cx.dir(&f.path), kind)
+        })
+    };
+    let header_v = cx.s.header_version(&t.root).map(|k| k.version.major());
+    let mut majors: BTreeSet<u32> = files
+        .iter()
+        .filter(|(_, n)| n.kind == FileKind::Shared && !n.dev_link)
+        .filter_map(|(_, n)| n.major)
+        .collect();
+    majors.extend(header_v);
+    let release = deployed_release(cx, &t.root);
+    let redeploy = |f: Finding| match &release {
+        Some(r) => f
+            .command(format!("cudnnm use {r} --cuda-root \"{}\"", t.root))
+            .auto(AutoFix::Redeploy {
+                toolkit: t.root.clone(),
+                release: r.clone(),
+            }),
+        None => f.command(format!("cudnnm use SPEC --cuda-root \"{}\"", t.root)),
+    };
+    // Runtime libraries.
+    for &m in &majors {
+        let dir = if w {
+            t.bin_dir().unwrap_or_default()
+        } else {
+            t.lib_dir()
+        };
+        let missing: Vec<String> = names::required_groups(m)
+            .into_iter()
+            .filter(|g| {
+                !g.iter()
+                    .any(|st| present(FileKind::Shared, &cx.loader_name(st, m)))
+            })
+            .map(|g| cx.loader_name(g[0], m))
+            .collect();
+        if missing.is_empty() {
+            continue;
+        }
+        let err = if w {
+            format!(
+                "\"Could not load library {0}. Error code 126\" / \"Could not load dynamic library '{0}'\"",
+                missing[0]
+            )
+        } else {
+            format!(
+                "\"{}: cannot open shared object file: No such file or directory\"",
+                missing[0]
+            )
+        };
+        out.push(redeploy(
+            Finding::new("missing-library", Severity::Error, format!("cuDNN {m} in {} lacks {}", t.root, missing.join(", ")))
+                .seen(format!("missing from {dir}: {}", missing.join(", ")))
+                .why(format!("Loading cuDNN fails: {err}. cuDNN {m} loads its sub-libraries by name at run time, so every one must be there."))
+                .fix("Copy the complete set from the same release (all libraries, headers and import libraries together), or let cudnnm deploy it."),
+        ));
+    }
+    // Headers.
+    let mut hdrs = vec!["cudnn.h".to_string()];
+    if majors.iter().any(|&m| m >= 8) {
+        hdrs.push("cudnn_version.h".into());
+    }
+    let missing_h: Vec<String> = hdrs
+        .into_iter()
+        .filter(|h| !present(FileKind::Header, h))
+        .collect();
+    if !missing_h.is_empty() {
+        let err = if w {
+            format!(
+                "fatal error C1083: Cannot open include file: '{}': No such file or directory",
+                missing_h[0]
+            )
+        } else {
+            format!("fatal error: {}: No such file or directory", missing_h[0])
+        };
+        out.push(redeploy(
+            Finding::new(
+                "missing-header",
+                Severity::Error,
+                format!("{} lacks {}", t.include_dir(), missing_h.join(", ")),
+            )
+            .seen(format!(
+                "missing from {}: {}",
+                t.include_dir(),
+                missing_h.join(", ")
+            ))
+            .why(format!("Compiling against cuDNN fails: \"{err}\"."))
+            .fix("Copy the headers of the same release into the toolkit's include folder."),
+        ));
+    }
+    // Link libraries.
+    let link = if w { "cudnn.lib" } else { "libcudnn.so" };
+    let misplaced_lib = w
+        && files
+            .iter()
+            .any(|(f, n)| n.kind == FileKind::ImportLib && is_lib_root(cx, t, f));
+    let kind = if w {
+        FileKind::ImportLib
+    } else {
+        FileKind::Shared
+    };
+    if !majors.is_empty() && !present(kind, link) && !misplaced_lib {
+        let err = if w {
+            "LINK : fatal error LNK1181: cannot open input file 'cudnn.lib'".to_string()
+        } else {
+            "/usr/bin/ld: cannot find -lcudnn".to_string()
+        };
+        let mut f = Finding::new(
+            "missing-link-library",
+            Severity::Error,
+            format!("{} lacks {link}", t.lib_dir()),
+        )
+        .seen(format!("missing from {}: {link}", t.lib_dir()))
+        .why(format!("Linking against cuDNN fails: \"{err}\"."));
+        let dev_target = majors
+            .iter()
+            .next_back()
+            .map(|m| names::soname("cudnn", *m))
+            .filter(|t| !w && present(FileKind::Shared, t));
+        f = match dev_target {
+            Some(target) => f
+                .fix(format!("Create the development link {link} -> {target}."))
+                .command(format!("ln -s {target} \"{}/{link}\"", t.lib_dir())),
+            None => redeploy(
+                f.fix("Copy the import/link libraries of the same release into the toolkit."),
+            ),
+        };
+        out.push(f);
+    }
+}
+
+/// True when `f` sits directly in the toolkit's `lib` (not `lib\x64`).
+fn is_lib_root(cx: &Cx, t: &ToolkitInfo, f: &CudnnFile) -> bool {
+    spath::relative(&cx.dir(&f.path), &t.root, cx.w).is_some_and(|r| r.eq_ignore_ascii_case("lib"))
+}
+
+/// `lib-not-in-x64` (issue item 6) and `file-in-wrong-folder` (F20).
+fn toolkit_folders(cx: &Cx, t: &ToolkitInfo, out: &mut Vec<Finding>) {
+    let files = toolkit_files(cx, t);
+    let w = cx.w;
+    let in_lib: Vec<&CudnnFile> = files
+        .iter()
+        .filter(|(f, n)| w && n.kind == FileKind::ImportLib && is_lib_root(cx, t, f))
+        .map(|(f, _)| *f)
+        .collect();
+    if !in_lib.is_empty() {
+        let x64 = t.lib_dir();
+        let lib = spath::join(&t.root, "lib", w);
+        out.push(
+            Finding::new("lib-not-in-x64", Severity::Error, format!("cuDNN import libraries are in {lib}, not {x64}"))
+                .seen(format!("in {lib}: {}", in_lib.iter().map(|f| cx.name(&f.path)).collect::<Vec<_>>().join(", ")))
+                .why(format!("The `lib` folder of the archive was copied to `lib` instead of `lib\\x64`; Visual Studio and CMake search {x64}: \"LINK : fatal error LNK1181: cannot open input file 'cudnn.lib'\"."))
+                .fix(format!("Move them into {x64}."))
+                .command(format!("move \"{lib}\\cudnn*.lib\" \"{x64}\\\"")),
+        );
+    }
+    let wrong: Vec<(&CudnnFile, &'static str)> = files
+        .iter()
+        .filter(|(f, n)| !right_folder(t, &cx.dir(&f.path), n.kind))
+        .filter(|(f, n)| !(w && n.kind == FileKind::ImportLib && is_lib_root(cx, t, f)))
+        .map(|(f, n)| {
+            let want = match (w, n.kind) {
+                (true, FileKind::Shared) => "bin",
+                (true, FileKind::Header) | (false, FileKind::Header) => "include",
+                (true, _) => "lib\\x64",
+                (false, _) => "lib64",
+            };
+            (*f, want)
+        })
+        .collect();
+    if wrong.is_empty() {
+        return;
+    }
+    let mut f = Finding::new(
+        "file-in-wrong-folder",
+        Severity::Error,
+        format!(
+            "{} cuDNN file(s) in the wrong folder of {}",
+            wrong.len(),
+            t.root
+        ),
+    );
+    for (file, want) in &wrong {
+        f = f.seen(format!(
+            "{} belongs in {}",
+            file.path,
+            spath::join(&t.root, want, w)
+        ));
+    }
+    out.push(
+        f.why("Each kind of file has one folder the tools search: DLLs/shared libraries where the loader looks, headers where the compiler looks, import libraries where the linker looks. A file anywhere else is not found (F20: the 8.3 archives renamed `lib64` to `lib` and `lib\\x64` to `lib`).")
+            .fix("Move each file to the folder named, or let cudnnm deploy the release (`cudnnm use`), which places every file by its kind."),
+    );
+}
+
+/// `missing-library` for installations outside toolkits that hold a main
+/// library: a partial copy of a set.
+fn runtime_sets(cx: &Cx, out: &mut Vec<Finding>) {
+    let w = cx.w;
+    for root in cx.s.roots() {
+        if cx.s.toolkit_of(&root).is_some() {
+            continue;
+        }
+        let libs: Vec<(&CudnnFile, names::NameInfo)> = cx
+            .shared()
+            .filter(|(f, n)| spath::same(&f.root, &root, w) && !n.dev_link)
+            .collect();
+        let majors: BTreeSet<u32> = libs
+            .iter()
+            .filter(|(_, n)| n.is_main())
+            .filter_map(|(_, n)| n.major)
+            .collect();
+        for m in majors {
+            let have = |st: &str| libs.iter().any(|(_, n)| n.stem == st && n.major == Some(m));
+            let missing: Vec<String> = names::required_groups(m)
+                .into_iter()
+                .filter(|g| !g.iter().any(|st| have(st)))
+                .map(|g| cx.loader_name(g[0], m))
+                .collect();
+            if missing.is_empty() {
+                continue;
+            }
+            out.push(
+                Finding::new("missing-library", Severity::Error, format!("the cuDNN {m} copy in {root} lacks {}", missing.join(", ")))
+                    .seen(format!("in {root}: main library present, missing {}", missing.join(", ")))
+                    .why(format!("cuDNN {m} loads its sub-libraries by name at run time; with them missing here they come from another copy or not at all (\"{}\").", if w { format!("Could not load library {}. Error code 126", missing[0]) } else { format!("{}: cannot open shared object file", missing[0]) }))
+                    .fix("Copy the complete set of the same release, or import it into cudnnm and activate it from there.")
+                    .command(format!("cudnnm install \"{root}\"")),
+            );
+        }
+    }
+}
+
+/// `broken-soname-chain` (F19): `libcudnn.so.8` a regular file beside its
+/// real `libcudnn.so.8.x.y`, a copied development link, or a dangling link.
+fn soname_chains(cx: &Cx, out: &mut Vec<Finding>) {
+    if cx.w {
+        return;
+    }
+    let libs: Vec<(&CudnnFile, names::NameInfo)> = cx.shared().collect();
+    for (f, n) in &libs {
+        let dir = cx.dir(&f.path);
+        let name = cx.name(&f.path);
+        if f.dangling {
+            out.push(
+                Finding::new("broken-soname-chain", Severity::Error, format!("{name} is a link to a file that does not exist"))
+                    .seen(format!("{} -> {} (missing)", f.path, f.link_target.as_deref().unwrap_or("?")))
+                    .why(format!("Loading by this name fails: \"{name}: cannot open shared object file: No such file or directory\"."))
+                    .fix("Recreate the chain `libX.so -> libX.so.M -> libX.so.M.m.p` from the release's files (cp -P keeps links), or redeploy with cudnnm."),
+            );
+            continue;
+        }
+        if f.link_target.is_some() {
+            continue;
+        }
+        // A regular libX.so.M next to a regular libX.so.M.m.p, or a regular libX.so next to libX.so.M.
+        if n.major.is_none() && !n.dev_link {
+            continue;
+        }
+        let candidates = libs.iter().filter(|(g, gn)| {
+            gn.stem == n.stem
+                && (n.dev_link || gn.major == n.major)
+                && spath::same(&cx.dir(&g.path), &dir, false)
+                && !spath::same(&g.path, &f.path, false)
+        });
+        let target = if n.dev_link {
+            candidates
+                .filter(|(_, gn)| !gn.dev_link && gn.full_version.is_none())
+                .map(|(g, _)| *g)
+                .next()
+        } else if n.full_version.is_none() {
+            candidates
+                .filter(|(g, gn)| gn.full_version.is_some() && g.link_target.is_none())
+                .map(|(g, _)| *g)
+                .next()
+        } else {
+            None
+        };
+        let Some(target) = target else { continue };
+        let tname = cx.name(&target.path);
+        let same_bytes = f.size == target.size;
+        let (sev, what) = if n.dev_link {
+            (Severity::Warning, "the development link")
+        } else {
+            (Severity::Error, "the soname")
+        };
+        let mut fd = Finding::new("broken-soname-chain", sev, format!("{name} is a copy, not a link to {tname}"))
+            .seen(format!("{} is a regular file ({} bytes)", f.path, f.size))
+            .seen(format!("{} is a regular file ({} bytes)", target.path, target.size))
+            .why(format!("{what} must be a symbolic link in the chain libX.so -> libX.so.M -> libX.so.M.m.p; as a copy, `ldconfig` warns \"{} is not a symbolic link\", the copy goes stale when the release changes, and two files answer to one name (copying without `cp -P` does this).", f.path));
+        if same_bytes {
+            fd = fd
+                .fix(format!("Replace the copy by a link to {tname} (`cudnnm doctor --fix` does it, backing the copy up first)."))
+                .command(format!("ln -sf {tname} \"{}\"", f.path))
+                .auto(AutoFix::RelinkSoname { dir: dir.clone(), link: name.to_string(), target: tname.to_string() });
+        } else {
+            fd = fd.seen("the two files differ: they come from different releases").fix("Remove the stale copy and recreate the link from the release you want (or redeploy with cudnnm).");
+        }
+        out.push(fd);
+    }
+}
+
+/// `header-library-mismatch` (issue item 10, F24): per installation, the
+/// headers' version against the main library's.
+fn header_vs_library(cx: &Cx, out: &mut Vec<Finding>) {
+    let w = cx.w;
+    for root in cx.s.roots() {
+        // Headers that disagree among themselves.
+        let hdrs: Vec<(&CudnnFile, &Version)> =
+            cx.s.files_in_root(&root)
+                .filter_map(|f| Some((f, f.header_version.as_ref()?)))
+                .collect();
+        let distinct: BTreeSet<(u32, u32, u32)> = hdrs
+            .iter()
+            .map(|(_, v)| (v.major(), v.minor(), v.patch()))
+            .collect();
+        let Some(h) = cx.s.header_version(&root) else {
+            continue;
+        };
+        let libs: Vec<(&CudnnFile, names::NameInfo)> = cx
+            .shared()
+            .filter(|(f, n)| spath::same(&f.root, &root, w) && n.is_main() && !n.dev_link)
+            .collect();
+        let mut problems: Vec<String> = Vec::new();
+        if distinct.len() > 1 {
+            for (f, v) in &hdrs {
+                problems.push(format!("{} declares {v}", f.path));
+            }
+        }
+        let same_major: Vec<&(&CudnnFile, names::NameInfo)> = libs
+            .iter()
+            .filter(|(_, n)| n.major == Some(h.version.major()))
+            .collect();
+        if same_major.is_empty() {
+            if let Some((f, n)) = libs.first() {
+                problems.push(format!(
+                    "headers declare {} but the library is cuDNN {} ({})",
+                    h.version,
+                    n.major.map(|m| m.to_string()).unwrap_or_else(|| "?".into()),
+                    f.path
+                ));
+            }
+        } else {
+            for (f, _) in same_major {
+                let Some(k) = cx.s.library_version(f) else {
+                    continue;
+                };
+                if k.version.parts().len() >= 3 && k.version.triple() != h.version.triple() {
+                    problems.push(format!(
+                        "{} is {} ({}), headers declare {}",
+                        f.path, k.version, k.source, h.version
+                    ));
+                }
+            }
+        }
+        if problems.is_empty() {
+            continue;
+        }
+        let mut f = Finding::new(
+            "header-library-mismatch",
+            Severity::Error,
+            format!("cuDNN headers and library disagree in {root}"),
+        );
+        for p in problems {
+            f = f.seen(p);
+        }
+        let release =
+            cx.s.toolkit_of(&root)
+                .and_then(|t| deployed_release(cx, &t.root).map(|r| (t.root.clone(), r)));
+        f = f
+            .why("Programs compiled against these headers check cudnnGetVersion() at start-up and stop (\"Loaded runtime CuDNN library: X but source was compiled with: Y\"), or misbehave when they do not check; sub-library headers stop compilation outright (\"#error Version mismatch in cuDNN\"). A partial copy or a stale file leaves this state.")
+            .fix("Replace headers and libraries together with one release's set.");
+        if let Some((tk, r)) = release {
+            f = f
+                .command(format!("cudnnm use {r} --cuda-root \"{tk}\""))
+                .auto(AutoFix::Redeploy {
+                    toolkit: tk,
+                    release: r,
+                });
+        }
+        out.push(f);
+    }
+}
+
+/// The release cudnnm deployed into the toolkit at `root`.
+pub(super) fn deployed_release(cx: &Cx, root: &str) -> Option<String> {
+    cx.s.deployments
+        .iter()
+        .find(|d| spath::same(&d.toolkit, root, cx.w))
+        .map(|d| d.release.clone())
+}
+
+/// The CUDA variant a library was built for: from `cudnnGetCudartVersion()`,
+/// else from the release id cudnnm deployed (`…_cuda11.2`).
+fn build_variant(cx: &Cx, f: &CudnnFile) -> Option<(CudaVariant, String)> {
+    let f = cx.s.resolve(f);
+    if let Some(n) = f.cudart_version.filter(|n| *n > 0) {
+        let c = cudart_to_version(n);
+        return Some((
+            CudaVariant::new(c.major(), Some(c.minor())),
+            format!(
+                "built with CUDA runtime {}.{} (cudnnGetCudartVersion)",
+                c.major(),
+                c.minor()
+            ),
+        ));
+    }
+    let t = cx.s.toolkit_of(&f.path)?;
+    let r = deployed_release(cx, &t.root)?;
+    let (_, c) = r.split_once("_cuda")?;
+    Some((
+        CudaVariant::from_name_part(c)?,
+        format!("release {r} deployed by cudnnm"),
+    ))
+}
+
+/// The CUDA versions a cuDNN major was published for (cudnn-facts §5.1):
+/// 7.x for CUDA 8.0–10.2, 8.x for 10.1–12.x, 9.x for 11–13.
+fn published_for(cudnn_major: u32, cuda: &Version) -> Option<bool> {
+    let c = (cuda.major(), cuda.minor());
+    Some(match cudnn_major {
+        7 => ((8, 0)..=(10, 2)).contains(&c),
+        8 => (10, 1) <= c && c.0 <= 12,
+        9 => (11..=13).contains(&c.0),
+        _ => return None,
+    })
+}
+
+/// `cudnn-cuda-mismatch` (issue item 4, F26).
+fn cuda_fit(cx: &Cx, out: &mut Vec<Finding>) {
+    let w = cx.w;
+    let mut reported = BTreeSet::new();
+    // (a) Libraries inside a toolkit.
+    for (f, n) in cx.shared().filter(|(_, n)| n.is_main() && !n.dev_link) {
+        let Some(t) = cx.s.toolkit_of(&f.path) else {
+            continue;
+        };
+        let Some(c) = &t.cuda else { continue };
+        let Some(m) = n.major else { continue };
+        let ver =
+            cx.s.version_of(f)
+                .map(|k| k.version.to_string())
+                .unwrap_or_else(|| m.to_string());
+        let (bad, because) = match build_variant(cx, f) {
+            Some((var, how)) => (
+                !super::system::fits(&var, c),
+                format!("{how}: a build for CUDA {var}"),
+            ),
+            None => match published_for(m, c) {
+                Some(false) => (
+                    true,
+                    format!(
+                        "cuDNN {m}.x was never published for CUDA {}.{}",
+                        c.major(),
+                        c.minor()
+                    ),
+                ),
+                _ => (false, String::new()),
+            },
+        };
+        if !bad || !reported.insert(t.root.clone()) {
+            continue;
+        }
+        out.push(
+            Finding::new("cudnn-cuda-mismatch", Severity::Error, format!("cuDNN {ver} in {} does not fit its CUDA {c}", t.root))
+                .seen(format!("{} — {because}", f.path))
+                .seen(format!("toolkit {} is CUDA {c}", t.root))
+                .why("A cuDNN build runs only with the CUDA it was built for: the same major.minor before CUDA 11, the same major from 11 on (minor-version compatibility). Otherwise loading fails on missing CUDA libraries (\"cublas64_11.dll not found\", \"libcublasLt.so.12: cannot open shared object file\") or calls fail with CUDNN_STATUS_ARCH_MISMATCH / CUDNN_STATUS_NOT_SUPPORTED.")
+                .fix(format!("Deploy a build made for CUDA {}.{} (`cudnnm list --remote --cuda {}.{}`), or use this cuDNN with the toolkit it was built for.", c.major(), c.minor(), c.major(), c.minor()))
+                .command(format!("cudnnm use SPEC --cuda-root \"{}\"", t.root)),
+        );
+    }
+    // (b) F26: the copy loaded comes from another CUDA than the toolkit in use.
+    let Some(tk) = cx.toolkit_in_use() else {
+        return;
+    };
+    let Some(c) = &tk.cuda else { return };
+    for m in cx.majors_present() {
+        let Some(a) = cx.active(m) else { continue };
+        let Some(f) = a.file else { continue };
+        if spath::is_within(&f.path, &tk.root, w) {
+            continue;
+        }
+        let Some((var, how)) = build_variant(cx, f) else {
+            continue;
+        };
+        if super::system::fits(&var, c) {
+            continue;
+        }
+        out.push(
+            Finding::new("cudnn-cuda-mismatch", Severity::Error, format!("the cuDNN {m} that loads is built for CUDA {var}; the toolkit in use is CUDA {c}"))
+                .seen(format!("loaded: {} ({how})", cx.describe(&f.path)))
+                .seen(format!("toolkit in use: {} (CUDA {c})", tk.root))
+                .why("cuDNN was taken from another CUDA install than the one in use (F26): its CUDA libraries do not match, so loading or the first call fails (\"CUDNN_STATUS_NOT_INITIALIZED\", missing libcublasLt/cublas64 of the other version).")
+                .fix(format!("Put a cuDNN built for CUDA {}.x first on the loader path, or deploy one into {}.", c.major(), tk.root))
+                .command(format!("cudnnm use SPEC --cuda-root \"{}\"", tk.root)),
+        );
+    }
+}
+
+/// `deployment-drift`: files cudnnm placed in a toolkit changed since.
+fn deployments(cx: &Cx, out: &mut Vec<Finding>) {
+    for d in &cx.s.deployments {
+        let mut lines = Vec::new();
+        for p in &d.files {
+            let problem = match (&p.state, &p.expected_link, p.expected_size) {
+                (FileState::Missing, _, _) => Some("missing".to_string()),
+                (FileState::Link { target }, Some(want), _) if target != want => {
+                    Some(format!("link points at {target}, expected {want}"))
+                }
+                (FileState::File { .. }, Some(want), _) => {
+                    Some(format!("a regular file, expected a link to {want}"))
+                }
+                (FileState::File { size }, None, Some(want)) if *size != want => {
+                    Some(format!("{size} bytes, expected {want}"))
+                }
+                (FileState::Link { target }, None, _) => {
+                    Some(format!("a link to {target}, expected a file"))
+                }
+                _ => None,
+            };
+            if let Some(pr) = problem {
+                lines.push(format!("{}: {pr}", p.path));
+            }
+        }
+        if lines.is_empty() {
+            continue;
+        }
+        let mut f = Finding::new(
+            "deployment-drift",
+            Severity::Error,
+            format!(
+                "{} of the files cudnnm deployed into {} changed",
+                lines.len(),
+                d.toolkit
+            ),
+        );
+        for l in lines {
+            f = f.seen(l);
+        }
+        out.push(
+            f.why(format!("The toolkit no longer holds release {} as deployed: something replaced, removed or copied over its files, so the headers, libraries and links may now come from different releases.", d.release))
+                .fix("Deploy the release again from the store (what is there now is backed up first).")
+                .command(format!("cudnnm use {} --cuda-root \"{}\"", d.release, d.toolkit))
+                .auto(AutoFix::Redeploy { toolkit: d.toolkit.clone(), release: d.release.clone() }),
+        );
+    }
+}

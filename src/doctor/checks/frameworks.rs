@@ -1,0 +1,264 @@
+//! What frameworks and pins expect against what loads: `framework-cudnn-mismatch`
+//! (issue item 11), `framework-cuda-mismatch`, `cudnn-major-mismatch` (F08).
+
+use super::Cx;
+use crate::doctor::finding::{Finding, Severity};
+use crate::doctor::snapshot::Framework;
+use crate::doctor::spath;
+use crate::version::{Spec, Version};
+
+pub(super) fn check(cx: &Cx, out: &mut Vec<Finding>) {
+    pinned_wheels(cx, out);
+    table_rows(cx, out);
+    majors(cx, out);
+}
+
+/// Something that wants a cuDNN: a framework build or a pin.
+pub(crate) struct Expectation {
+    /// Who wants it: `TensorFlow 2.5.0`, `pin 8.1 (.cudnn-version)`.
+    pub who: String,
+    /// The cuDNN wanted (`8.1`, `9.1.0.70`).
+    pub version: Version,
+    /// The CUDA the framework was built with, when known.
+    pub cuda: Option<Version>,
+}
+
+/// The catalog's framework name for a distribution name.
+fn catalog_name(dist: &str) -> Option<&'static str> {
+    match dist {
+        "tensorflow" | "tensorflow-gpu" | "tensorflow-intel" => Some("tensorflow"),
+        "torch" => Some("pytorch"),
+        _ => None,
+    }
+}
+
+fn pretty(dist: &str) -> &str {
+    match dist {
+        "torch" => "PyTorch",
+        d if d.starts_with("tensorflow") => "TensorFlow",
+        d => d,
+    }
+}
+
+/// The CUDA a wheel's local version names: `2.4.1+cu121` → 12.1, `+cu118` → 11.8.
+fn cuda_tag(f: &Framework) -> Option<(u32, u32)> {
+    let (_, local) = f.version.split_once('+')?;
+    let digits = local.strip_prefix("cu")?;
+    if digits.len() < 3 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let (ma, mi) = digits.split_at(digits.len() - 1);
+    Some((ma.parse().ok()?, mi.parse().ok()?))
+}
+
+/// The table row that describes framework `f`, if any: among the rows of
+/// its version and OS, the one of the CUDA its local version names
+/// (PyTorch's `+cu121`), else the first (the stable build).
+fn row_for<'a>(cx: &'a Cx, f: &Framework) -> Option<&'a crate::catalog::FrameworkBuild> {
+    let name = catalog_name(&f.name)?;
+    let v = f.numeric_version()?;
+    let key = |x: &Version| (x.major(), x.minor());
+    let mut rows = cx.t.frameworks.iter().filter(|r| {
+        r.framework == name
+            && r.os.as_deref().is_none_or(|o| o == cx.s.os.family)
+            && key(&r.first) <= key(&v)
+            && key(&v) <= key(&r.last)
+    });
+    match cuda_tag(f) {
+        Some(c) => rows
+            .clone()
+            .find(|r| key(&r.cuda) == c)
+            .or_else(|| rows.next()),
+        None => rows.next(),
+    }
+}
+
+/// True when the framework carries its own cuDNN (PyTorch's Windows wheels
+/// bundle the DLLs in `torch\lib`) and so does not depend on the loader path.
+fn bundles_cudnn(cx: &Cx, f: &Framework) -> bool {
+    let own = spath::join(&f.location, "torch", cx.w);
+    f.name == "torch"
+        && cx
+            .shared()
+            .any(|(file, n)| n.is_main() && spath::is_within(&file.path, &own, cx.w))
+}
+
+/// Every expectation in the snapshot: the pin, then frameworks.
+pub(crate) fn expectations(cx: &Cx) -> Vec<Expectation> {
+    let mut v = Vec::new();
+    if let Some(p) = &cx.s.pin
+        && let Ok(spec) = p.spec.parse::<Spec>()
+    {
+        v.push(Expectation {
+            who: format!("the pin {} ({})", p.spec, p.source),
+            version: spec.version,
+            cuda: None,
+        });
+    }
+    for f in &cx.s.frameworks {
+        if let Some((_, want)) = requirement(f) {
+            v.push(Expectation {
+                who: format!("{} {}", pretty(&f.name), f.version),
+                version: want,
+                cuda: None,
+            });
+        } else if let Some(r) = row_for(cx, f).filter(|_| !bundles_cudnn(cx, f)) {
+            v.push(Expectation {
+                who: format!("{} {}", pretty(&f.name), f.version),
+                version: r.cudnn.clone(),
+                cuda: Some(r.cuda.clone()),
+            });
+        }
+    }
+    v
+}
+
+/// `nvidia-cudnn-cu12==9.1.0.70` → (`nvidia-cudnn-cu12`, 9.1.0.70).
+fn requirement(f: &Framework) -> Option<(String, Version)> {
+    let r = f.cudnn_requirement.as_deref()?;
+    let (pkg, ver) = r.split_once("==")?;
+    Some((
+        pkg.trim().to_ascii_lowercase().replace('_', "-"),
+        ver.trim().parse().ok()?,
+    ))
+}
+
+/// `framework-cudnn-mismatch` for frameworks that pin a cuDNN wheel
+/// (PyTorch's Linux wheels: `Requires-Dist: nvidia-cudnn-cu12==9.1.0.70`).
+fn pinned_wheels(cx: &Cx, out: &mut Vec<Finding>) {
+    for f in &cx.s.frameworks {
+        let Some((pkg, want)) = requirement(f) else {
+            continue;
+        };
+        let wheel =
+            cx.s.frameworks
+                .iter()
+                .find(|w| w.name == pkg && spath::same(&w.location, &f.location, cx.w));
+        let have = wheel.and_then(|w| w.numeric_version());
+        if have.as_ref() == Some(&want) {
+            continue;
+        }
+        let mut fd = Finding::new(
+            "framework-cudnn-mismatch",
+            Severity::Error,
+            match &have {
+                Some(h) => format!(
+                    "{} {} requires {pkg}=={want}, but {h} is installed",
+                    pretty(&f.name),
+                    f.version
+                ),
+                None => format!(
+                    "{} {} requires {pkg}=={want}, which is not installed",
+                    pretty(&f.name),
+                    f.version
+                ),
+            },
+        )
+        .seen(format!("{} {} in {}", f.name, f.version, f.location))
+        .seen(match &have {
+            Some(h) => format!("{pkg} {h} in {}", f.location),
+            None => format!("no {pkg} in {}", f.location),
+        });
+        fd = fd
+            .why("The framework is built against exactly that cuDNN and loads it from its own wheel: another version fails at start-up (\"Loaded runtime CuDNN library: X but source was compiled with: Y\") or on missing symbols. Installing a second framework often moves the shared wheel (cudnn-facts §3.4).")
+            .fix("Reinstall the version it requires in that environment (or give each framework its own environment).".to_string())
+            .command(format!("python -m pip install \"{pkg}=={want}\""));
+        out.push(fd);
+    }
+}
+
+/// `framework-cudnn-mismatch` and `framework-cuda-mismatch` from the
+/// framework tables (cudnn-facts §6): TensorFlow loads cuDNN by name from the
+/// loader path and needs the same major and at least the minor it was built with.
+fn table_rows(cx: &Cx, out: &mut Vec<Finding>) {
+    for f in &cx.s.frameworks {
+        if requirement(f).is_some() || bundles_cudnn(cx, f) {
+            continue;
+        }
+        let Some(r) = row_for(cx, f) else { continue };
+        let who = format!("{} {}", pretty(&f.name), f.version);
+        if let Some(a) = cx.active(r.cudnn.major())
+            && let Some(k) = &a.version
+            && k.version.parts().len() >= 2
+            && k.version.minor() < r.cudnn.minor()
+        {
+            out.push(
+                Finding::new(
+                    "framework-cudnn-mismatch",
+                    Severity::Error,
+                    format!("{who} is built with cuDNN {}; the loaded cuDNN is {}", r.cudnn, k.version),
+                )
+                .seen(format!("{who} in {}: built with CUDA {} and cuDNN {}", f.location, r.cuda, r.cudnn))
+                .seen(format!("loaded: {}", cx.describe(&a.hit.path)))
+                .why(format!("cuDNN is backward compatible within a major only towards newer minors: {who} checks at start-up and stops with \"Loaded runtime CuDNN library: {} but source was compiled with: {}. CuDNN library needs to have matching major version and equal or higher minor version.\"", k.version, r.cudnn))
+                .fix(format!("Activate cuDNN {} or a newer {}.x built for CUDA {}.", r.cudnn, r.cudnn.major(), r.cuda.major()))
+                .command(format!("cudnnm install {}", r.cudnn))
+                .command(format!("cudnnm use {}", r.cudnn)),
+            );
+        }
+        if let Some(t) = cx.toolkit_in_use()
+            && let Some(c) = &t.cuda
+            && c.major() != r.cuda.major()
+        {
+            out.push(
+                Finding::new(
+                    "framework-cuda-mismatch",
+                    Severity::Warning,
+                    format!("{who} is built with CUDA {}; the toolkit in use is CUDA {c}", r.cuda),
+                )
+                .seen(format!("{who}: CUDA {}, cuDNN {}", r.cuda, r.cudnn))
+                .seen(format!("toolkit in use: {} (CUDA {c})", t.root))
+                .why(format!("The framework loads the CUDA {} runtime libraries by name (e.g. cudart64_{}0.dll / libcudart.so.{}); a CUDA {} toolkit does not provide them, unless the framework brings its own from pip.", r.cuda.major(), r.cuda.major(), r.cuda.major(), c.major()))
+                .fix(format!("Install CUDA {} (toolkits coexist) and put it first, or use a framework release built for CUDA {}.", r.cuda, c.major())),
+            );
+        }
+    }
+}
+
+/// `cudnn-major-mismatch` (F08): something needs cuDNN M, only other majors load.
+fn majors(cx: &Cx, out: &mut Vec<Finding>) {
+    let reachable: Vec<u32> = cx
+        .majors_present()
+        .into_iter()
+        .filter(|m| cx.active(*m).is_some())
+        .collect();
+    let mut done = Vec::new();
+    for e in expectations(cx) {
+        let m = e.version.major();
+        if reachable.contains(&m) || reachable.is_empty() || done.contains(&(m, e.who.clone())) {
+            continue;
+        }
+        done.push((m, e.who.clone()));
+        let others: Vec<String> = reachable
+            .iter()
+            .filter_map(|o| cx.active(*o).map(|a| cx.describe(&a.hit.path)))
+            .collect();
+        let name = cx.loader_name("cudnn", m);
+        let mut f = Finding::new(
+            "cudnn-major-mismatch",
+            Severity::Error,
+            format!(
+                "{} needs cuDNN {m} ({name}); only cuDNN {} is reachable",
+                e.who,
+                reachable
+                    .iter()
+                    .map(|r| r.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        )
+        .seen(format!("{} wants cuDNN {}", e.who, e.version));
+        for o in others {
+            f = f.seen(format!("reachable: {o}"));
+        }
+        if let Some(c) = &e.cuda {
+            f = f.seen(format!("built with CUDA {c}"));
+        }
+        out.push(
+            f.why(format!("cuDNN majors are different libraries with a different ABI and file names ({name} is not {}): renaming a file does not work (PaddlePaddle#34837); the program stops with \"Could not load dynamic library '{name}'\".", cx.loader_name("cudnn", reachable[0])))
+                .fix(format!("Install a cuDNN {m} release next to the one you have (majors coexist) and activate it, or update the program to cuDNN {}.", reachable[0]))
+                .command(format!("cudnnm install {}", e.version))
+                .command(format!("cudnnm use {}", e.version)),
+        );
+    }
+}

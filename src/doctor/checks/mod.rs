@@ -1,0 +1,328 @@
+//! The checks: pure functions from a [`Snapshot`] and the reference
+//! [`Tables`] to [`Finding`]s. Nothing here touches the machine, so every
+//! Windows case is a Linux test with a Windows snapshot as data.
+//!
+//! - `system.rs`: OS, toolkits, `nvcc`, `CUDA_PATH`, driver, GPU.
+//! - `files.rs`: the files of each installation (complete set, folders,
+//!   soname chains, header against library, CUDA fit, architecture).
+//! - `loading.rs`: what the loader finds (copies in search order, mixing,
+//!   `PATH` mistakes, dependencies, zlib).
+//! - `windows.rs`: Visual C++ runtime, UCRT, registry `PATH`.
+//! - `frameworks.rs`: what frameworks and pins expect against what loads.
+
+mod files;
+mod frameworks;
+mod loading;
+mod system;
+mod windows;
+
+use std::collections::BTreeSet;
+
+use super::finding::Finding;
+use super::loader::{self, Hit};
+use super::names::{self, FileKind};
+use super::snapshot::{CudnnFile, Snapshot};
+use super::spath;
+use crate::catalog::{Catalog, FrameworkBuild};
+use crate::version::Version;
+
+/// The minimum driver for one CUDA toolkit version on one OS (NVIDIA CUDA
+/// release notes, Table 3; cudnn-facts §5.3; `manifest.toml` via the catalog).
+#[derive(Clone, Debug, PartialEq)]
+pub struct DriverFloor {
+    /// The CUDA toolkit version (`12.4`, `12.4.1`, `11.2.0`).
+    pub cuda: Version,
+    /// True for the Windows column.
+    pub windows: bool,
+    /// The minimum driver version.
+    pub min: Version,
+}
+
+/// Reference data the checks compare against: driver floors and framework
+/// builds. Filled from the catalog (`manifest.toml`); tests pass rows from
+/// cudnn-facts §5.3 and §6.
+#[derive(Clone, Debug, Default)]
+pub struct Tables {
+    /// Minimum drivers per CUDA version.
+    pub drivers: Vec<DriverFloor>,
+    /// Which cuDNN and CUDA each framework release was built with.
+    pub frameworks: Vec<FrameworkBuild>,
+}
+
+impl Tables {
+    /// The tables from the catalog, for the toolkits in `s`.
+    pub fn from_catalog(catalog: &Catalog, s: &Snapshot) -> Tables {
+        let windows = s.windows();
+        let mut drivers = Vec::new();
+        for t in &s.toolkits {
+            let Some(cuda) = &t.cuda else { continue };
+            let mm = Version::from_parts(&[cuda.major(), cuda.minor()]);
+            for v in [cuda.clone(), mm] {
+                if let Some(min) = catalog.min_driver(&v, windows)
+                    && !drivers.iter().any(|d: &DriverFloor| d.cuda == v)
+                {
+                    drivers.push(DriverFloor {
+                        cuda: v,
+                        windows,
+                        min,
+                    });
+                }
+            }
+        }
+        Tables {
+            drivers,
+            frameworks: catalog.frameworks().to_vec(),
+        }
+    }
+
+    /// The driver a toolkit of CUDA `cuda` needs: the row for exactly that
+    /// version, else the lowest floor among the rows of its `major.minor` (GA).
+    pub fn driver_floor(&self, cuda: &Version, windows: bool) -> Option<&Version> {
+        let rows = self.drivers.iter().filter(|d| d.windows == windows);
+        if let Some(d) = rows.clone().find(|d| d.cuda == *cuda) {
+            return Some(&d.min);
+        }
+        rows.filter(|d| d.cuda.major() == cuda.major() && d.cuda.minor() == cuda.minor())
+            .map(|d| &d.min)
+            .min()
+    }
+}
+
+/// Runs every check; findings sorted by severity (errors first), stable otherwise.
+pub fn run_all(s: &Snapshot, t: &Tables) -> Vec<Finding> {
+    let cx = Cx::new(s, t);
+    let mut out = Vec::new();
+    system::check(&cx, &mut out);
+    files::check(&cx, &mut out);
+    loading::check(&cx, &mut out);
+    windows::check(&cx, &mut out);
+    frameworks::check(&cx, &mut out);
+    out.sort_by_key(|f| f.severity);
+    out
+}
+
+/// What the checks share: the snapshot, the tables, and derived facts.
+pub(crate) struct Cx<'a> {
+    pub s: &'a Snapshot,
+    pub t: &'a Tables,
+    pub w: bool,
+}
+
+/// The copy of a library the loader takes.
+pub(crate) struct Active<'a> {
+    pub hit: Hit,
+    pub file: Option<&'a CudnnFile>,
+    pub version: Option<super::snapshot::Known>,
+}
+
+impl<'a> Cx<'a> {
+    fn new(s: &'a Snapshot, t: &'a Tables) -> Cx<'a> {
+        Cx {
+            s,
+            t,
+            w: s.windows(),
+        }
+    }
+
+    /// The file name of `path` under the snapshot's rules.
+    pub fn name(&self, path: &'a str) -> &'a str {
+        spath::file_name(path, self.w)
+    }
+
+    /// The folder of `path`.
+    pub fn dir(&self, path: &str) -> String {
+        spath::parent(path, self.w).unwrap_or_default()
+    }
+
+    /// Shared libraries of this snapshot's OS (`.dll` on Windows, `.so*` elsewhere).
+    pub fn shared(&self) -> impl Iterator<Item = (&'a CudnnFile, names::NameInfo)> + '_ {
+        let w = self.w;
+        self.s.files.iter().filter_map(move |f| {
+            let n = names::classify(spath::file_name(&f.path, w))?;
+            (n.kind == FileKind::Shared && n.windows == w).then_some((f, n))
+        })
+    }
+
+    /// The name the loader looks up for `stem` of `major` on this OS.
+    pub fn loader_name(&self, stem: &str, major: u32) -> String {
+        if self.w {
+            names::dll_name(stem, major)
+        } else {
+            names::soname(stem, major)
+        }
+    }
+
+    /// Every loader name (`libcudnn_ops.so.9`, `cudnn64_8.dll`) of a cuDNN
+    /// library present in the snapshot.
+    pub fn loader_names(&self) -> BTreeSet<(u32, String, String)> {
+        self.shared()
+            .filter(|(_, n)| !n.dev_link)
+            .filter_map(|(_, n)| {
+                let m = n.major?;
+                Some((m, n.stem.clone(), self.loader_name(&n.stem, m)))
+            })
+            .collect()
+    }
+
+    /// Majors of the cuDNN main library present anywhere.
+    pub fn majors_present(&self) -> BTreeSet<u32> {
+        self.loader_names()
+            .into_iter()
+            .filter(|(_, st, _)| st == "cudnn")
+            .map(|(m, _, _)| m)
+            .collect()
+    }
+
+    /// Every copy of `name` in loader order.
+    pub fn hits(&self, name: &str) -> Vec<Hit> {
+        loader::find(self.s, name)
+    }
+
+    /// The copy of the main library of `major` the loader takes, if any.
+    pub fn active(&self, major: u32) -> Option<Active<'a>> {
+        self.active_of("cudnn", major)
+    }
+
+    /// The copy of `stem` of `major` the loader takes, if any.
+    pub fn active_of(&self, stem: &str, major: u32) -> Option<Active<'a>> {
+        let hit = self
+            .hits(&self.loader_name(stem, major))
+            .into_iter()
+            .next()?;
+        let file = self.s.file(&hit.path);
+        let version = file.and_then(|f| self.s.version_of(f));
+        Some(Active { hit, file, version })
+    }
+
+    /// The toolkit a build uses: the one `nvcc` on `PATH` belongs to, else
+    /// `CUDA_PATH`/`CUDA_HOME`, else the only one.
+    pub fn toolkit_in_use(&self) -> Option<&'a super::snapshot::ToolkitInfo> {
+        let s = self.s;
+        if let Some(n) = &s.nvcc
+            && let Some(root) =
+                spath::parent(&n.path, self.w).and_then(|b| spath::parent(&b, self.w))
+            && let Some(t) = s
+                .toolkits
+                .iter()
+                .find(|t| spath::same(&t.root, &root, self.w))
+        {
+            return Some(t);
+        }
+        for var in ["CUDA_PATH", "CUDA_HOME"] {
+            if let Some(v) = s.var(var)
+                && let Some(t) = s.toolkits.iter().find(|t| spath::same(&t.root, v, self.w))
+            {
+                return Some(t);
+            }
+        }
+        (s.toolkits.len() == 1).then(|| &s.toolkits[0])
+    }
+
+    /// A readable description of a copy: `path — 8.9.7 (loaded library), pip wheel`.
+    pub fn describe(&self, path: &str) -> String {
+        match self.s.file(path) {
+            Some(f) => {
+                let v = self
+                    .s
+                    .version_of(f)
+                    .map(|k| format!("{} ({})", k.version, k.source))
+                    .unwrap_or_else(|| "version unknown".into());
+                let origin = match &f.origin_detail {
+                    Some(d) => format!("{}: {d}", f.origin.label()),
+                    None => f.origin.label().to_string(),
+                };
+                format!("{path} — cuDNN {v}, {origin}")
+            }
+            None => path.to_string(),
+        }
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod testkit;
+
+#[cfg(test)]
+mod cases;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn driver_floor_prefers_exact_then_ga() {
+        let v = |s: &str| s.parse::<Version>().unwrap();
+        let t = Tables {
+            drivers: vec![
+                DriverFloor {
+                    cuda: v("12.4"),
+                    windows: false,
+                    min: v("550.54.14"),
+                },
+                DriverFloor {
+                    cuda: v("12.4.1"),
+                    windows: false,
+                    min: v("550.54.15"),
+                },
+                DriverFloor {
+                    cuda: v("12.4"),
+                    windows: true,
+                    min: v("551.61"),
+                },
+            ],
+            frameworks: vec![],
+        };
+        assert_eq!(
+            t.driver_floor(&v("12.4.1"), false).unwrap().to_string(),
+            "550.54.15"
+        );
+        assert_eq!(
+            t.driver_floor(&v("12.4.0"), false).unwrap().to_string(),
+            "550.54.14"
+        );
+        assert_eq!(
+            t.driver_floor(&v("12.4.1"), true).unwrap().to_string(),
+            "551.61"
+        );
+        assert!(t.driver_floor(&v("11.8"), false).is_none());
+    }
+}
+
+/// The copy of each cuDNN major a program would load, for summaries.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct ActiveCopy {
+    /// The cuDNN major.
+    pub major: u32,
+    /// The file the loader takes.
+    pub path: String,
+    /// Its version, when known.
+    pub version: Option<String>,
+    /// Where the version was read (`loaded library`, `header`, …).
+    pub version_source: Option<String>,
+    /// Where the copy came from (`CUDA toolkit`, `pip wheel`, …).
+    pub origin: String,
+    /// Why the loader finds it there (`LD_LIBRARY_PATH entry 1`).
+    pub via: String,
+}
+
+/// The copy of each cuDNN major present that the loader would take.
+pub fn active_copies(s: &Snapshot) -> Vec<ActiveCopy> {
+    let t = Tables::default();
+    let cx = Cx::new(s, &t);
+    cx.majors_present()
+        .into_iter()
+        .filter_map(|m| {
+            let a = cx.active(m)?;
+            Some(ActiveCopy {
+                major: m,
+                path: a.hit.path.clone(),
+                version: a.version.as_ref().map(|k| k.version.to_string()),
+                version_source: a.version.as_ref().map(|k| k.source.to_string()),
+                origin: a
+                    .file
+                    .map(|f| f.origin.label().to_string())
+                    .unwrap_or_default(),
+                via: a.hit.via.to_string(),
+            })
+        })
+        .collect()
+}

@@ -1,0 +1,371 @@
+//! OS, toolkits, `nvcc`, `CUDA_PATH`, driver and GPU.
+
+use super::Cx;
+use crate::doctor::finding::{Finding, Severity, sh_quote};
+use crate::doctor::snapshot::{ToolkitInfo, cudart_to_version};
+use crate::doctor::spath;
+use crate::version::{CudaVariant, Version};
+
+pub(super) fn check(cx: &Cx, out: &mut Vec<Finding>) {
+    os_bits(cx, out);
+    toolkits(cx, out);
+    nvcc_vs_cuda_path(cx, out);
+    cuda_path(cx, out);
+    driver(cx, out);
+    gpu(cx, out);
+    writable(cx, out);
+}
+
+fn v(s: &str) -> Version {
+    s.parse().expect("literal versions parse")
+}
+
+fn mm(x: &Version) -> (u32, u32) {
+    (x.major(), x.minor())
+}
+
+/// `os-not-64bit` (issue item 1): cuDNN ships only 64-bit builds
+/// (cudnn-facts §1: x86_64, sbsa, aarch64, ppc64le; Windows x86_64).
+fn os_bits(cx: &Cx, out: &mut Vec<Finding>) {
+    let os = &cx.s.os;
+    if os.bits == 0 || os.bits == 64 {
+        return;
+    }
+    out.push(
+        Finding::new(
+            "os-not-64bit",
+            Severity::Error,
+            format!("this is a {}-bit operating system; cuDNN exists only for 64-bit systems", os.bits),
+        )
+        .seen(format!(
+            "OS: {} {} ({}-bit)",
+            os.name.as_deref().unwrap_or(&os.family),
+            os.arch,
+            os.bits
+        ))
+        .why("NVIDIA publishes cuDNN only for 64-bit systems (Windows x86_64; Linux x86_64, sbsa, aarch64, ppc64le). A 32-bit process cannot load a 64-bit library: Windows reports error 193 \"is not a valid Win32 application\", Linux \"wrong ELF class: ELFCLASS64\".")
+        .fix("Install a 64-bit edition of the operating system (and a 64-bit Python)."),
+    );
+}
+
+/// `no-cuda-toolkit` (issue item 2).
+fn toolkits(cx: &Cx, out: &mut Vec<Finding>) {
+    let s = cx.s;
+    if !s.toolkits.is_empty() {
+        return;
+    }
+    let pip_cuda = s
+        .frameworks
+        .iter()
+        .any(|f| f.is_cudnn_wheel() || f.name == "torch" || f.name.starts_with("tensorflow"));
+    let sev = if pip_cuda {
+        Severity::Warning
+    } else {
+        Severity::Error
+    };
+    let mut f = Finding::new("no-cuda-toolkit", sev, "no CUDA toolkit found")
+        .seen("searched: --cuda-root, CUDA_PATH, CUDA_PATH_V*, CUDA_HOME, nvcc on PATH, the default install folders")
+        .why("cuDNN is a CUDA library: it needs the CUDA runtime and cuBLAS/cuBLASLt (cuDNN 9 also NVRTC) at run time, and compiling against it needs the toolkit's headers. `cudnnm use` deploys into a toolkit.");
+    if pip_cuda {
+        f = f.seen("Python packages that bring their own CUDA libraries from pip are installed; programs outside that environment find no CUDA");
+    }
+    out.push(
+        f.fix("Install the CUDA toolkit your framework needs (https://developer.nvidia.com/cuda-toolkit-archive), or point cudnnm at one installed elsewhere with --cuda-root.")
+            .command("cudnnm doctor --cuda-root <toolkit folder>"),
+    );
+}
+
+/// The toolkit root of a value such as `CUDA_PATH`, and its version.
+fn toolkit_at<'a>(cx: &'a Cx, root: &str) -> Option<&'a ToolkitInfo> {
+    cx.s.toolkits
+        .iter()
+        .find(|t| spath::same(&t.root, root, cx.w))
+}
+
+/// The variable that names the toolkit root on this OS, and its value.
+fn root_var<'a>(cx: &'a Cx) -> Option<(&'static str, &'a str)> {
+    ["CUDA_PATH", "CUDA_HOME"]
+        .into_iter()
+        .find_map(|n| cx.s.var(n).map(|v| (n, v)))
+}
+
+/// `nvcc-cuda-path-mismatch` (issue item 2).
+fn nvcc_vs_cuda_path(cx: &Cx, out: &mut Vec<Finding>) {
+    let Some(nvcc) = &cx.s.nvcc else { return };
+    let Some((var, root)) = root_var(cx) else {
+        return;
+    };
+    let nvcc_root = spath::parent(&nvcc.path, cx.w).and_then(|b| spath::parent(&b, cx.w));
+    let nvcc_version = nvcc.release.clone().or_else(|| {
+        nvcc_root
+            .as_deref()
+            .and_then(|r| toolkit_at(cx, r)?.cuda.clone())
+    });
+    let var_version = toolkit_at(cx, root).and_then(|t| t.cuda.clone());
+    let (Some(a), Some(b)) = (nvcc_version, var_version) else {
+        return;
+    };
+    if mm(&a) == mm(&b) {
+        return;
+    }
+    let set = if cx.w {
+        format!(
+            "[Environment]::SetEnvironmentVariable('CUDA_PATH', '{}', 'User')",
+            nvcc_root.as_deref().unwrap_or_default()
+        )
+    } else {
+        format!(
+            "export {var}={}",
+            sh_quote(nvcc_root.as_deref().unwrap_or_default())
+        )
+    };
+    out.push(
+        Finding::new(
+            "nvcc-cuda-path-mismatch",
+            Severity::Warning,
+            format!("nvcc on PATH is CUDA {}.{}, but {var} points at CUDA {}.{}", a.major(), a.minor(), b.major(), b.minor()),
+        )
+        .seen(format!("nvcc: {} (release {}.{})", nvcc.path, a.major(), a.minor()))
+        .seen(format!("{var}={root} (CUDA {}.{})", b.major(), b.minor()))
+        .why(format!("Builds take the compiler from PATH and headers, libraries and cuDNN from {var}: objects compiled by one toolkit are linked against the other's runtime (\"undefined reference\", \"CUDA driver version is insufficient for CUDA runtime version\"), and a cuDNN that fits one toolkit may not fit the other."))
+        .fix(format!("Make both name the same toolkit: point {var} at nvcc's toolkit, or put the other toolkit's bin first on PATH."))
+        .command(set),
+    );
+}
+
+/// `cuda-path-invalid`, `cuda-path-other-version`, `cuda-path-missing` (issue item 8).
+fn cuda_path(cx: &Cx, out: &mut Vec<Finding>) {
+    let s = cx.s;
+    // CUDA_PATH_VX_Y naming another version.
+    for (name, value) in &s.env {
+        let up = name.to_ascii_uppercase();
+        let Some(rest) = up.strip_prefix("CUDA_PATH_V") else {
+            continue;
+        };
+        let Some((ma, mi)) = rest.split_once('_') else {
+            continue;
+        };
+        let (Ok(ma), Ok(mi)) = (ma.parse::<u32>(), mi.parse::<u32>()) else {
+            continue;
+        };
+        match toolkit_at(cx, value).and_then(|t| t.cuda.clone()) {
+            Some(c) if mm(&c) != (ma, mi) => out.push(
+                Finding::new(
+                    "cuda-path-other-version",
+                    Severity::Error,
+                    format!("{name} points at a CUDA {}.{} toolkit", c.major(), c.minor()),
+                )
+                .seen(format!("{name}={value} (CUDA {})", c))
+                .why(format!("Build scripts pick the toolkit for CUDA {ma}.{mi} through {name} (CMake, MSBuild's CUDA targets, PyTorch's Windows scripts) and would build against CUDA {}.{} instead.", c.major(), c.minor()))
+                .fix(format!("Point {name} at the CUDA {ma}.{mi} toolkit (reinstalling that toolkit sets it), or remove the variable if that toolkit is gone.")),
+            ),
+            None if toolkit_at(cx, value).is_none() => out.push(
+                Finding::new(
+                    "cuda-path-invalid",
+                    Severity::Error,
+                    format!("{name} points at a folder that is not a CUDA toolkit"),
+                )
+                .seen(format!("{name}={value}"))
+                .why("No version.json, version.txt or include/cuda.h there: the toolkit was moved or uninstalled, and build scripts that read the variable fail (\"Could not find CUDA\", \"nvcc not found\").")
+                .fix(format!("Reinstall CUDA {ma}.{mi} or remove the variable.")),
+            ),
+            _ => {}
+        }
+    }
+    match root_var(cx) {
+        Some((var, root)) => match toolkit_at(cx, root) {
+            None => out.push(
+                Finding::new("cuda-path-invalid", Severity::Error, format!("{var} points at a folder that is not a CUDA toolkit"))
+                    .seen(format!("{var}={root}"))
+                    .why("No version.json, version.txt or include/cuda.h there: build scripts and frameworks that read it (CMake FindCUDAToolkit, onnxruntime, TensorFlow's configure) fail to find CUDA.")
+                    .fix(format!("Point {var} at an installed toolkit, or remove it."))
+                    .commands_for_toolkits(cx, var),
+            ),
+            Some(t) => {
+                // cuDNN lives in another toolkit than the one the variable names.
+                let has = |t: &ToolkitInfo| cx.s.files.iter().any(|f| spath::is_within(&f.path, &t.root, cx.w));
+                if !has(t)
+                    && let Some(other) = s.toolkits.iter().find(|o| !spath::same(&o.root, &t.root, cx.w) && has(o))
+                {
+                    let ver = |t: &ToolkitInfo| t.cuda.as_ref().map(|c| format!("CUDA {c}")).unwrap_or_else(|| "a toolkit".into());
+                    out.push(
+                        Finding::new(
+                            "cuda-path-other-version",
+                            Severity::Warning,
+                            format!("{var} points at {} with no cuDNN; cuDNN is in {}", ver(t), ver(other)),
+                        )
+                        .seen(format!("{var}={root} ({})", ver(t)))
+                        .seen(format!("cuDNN found in {} ({})", other.root, ver(other)))
+                        .why(format!("Builds and frameworks that locate CUDA through {var} (CMake FindCUDAToolkit, onnxruntime, TensorFlow's configure) find no cuDNN there: \"Could not find cuDNN\" / \"cudnn.h: No such file or directory\"."))
+                        .fix(format!("Point {var} at {}, or deploy cuDNN into the toolkit it names with `cudnnm use SPEC --cuda-root {}`.", other.root, t.root)),
+                    );
+                }
+            }
+        },
+        None if cx.w && !s.toolkits.is_empty() => {
+            let t = cx.toolkit_in_use().unwrap_or(&s.toolkits[0]);
+            out.push(
+                Finding::new("cuda-path-missing", Severity::Warning, "CUDA_PATH is not set")
+                    .seen(format!("toolkits found: {}", s.toolkits.iter().map(|t| t.root.as_str()).collect::<Vec<_>>().join(", ")))
+                    .why("NVIDIA's installer sets CUDA_PATH (and CUDA_PATH_VX_Y); CMake, MSBuild's CUDA targets, onnxruntime and TensorFlow's build read it and fail without it (\"CUDA_PATH is not set\", \"Could not find CUDA\").")
+                    .fix("Set CUDA_PATH to the toolkit you use, then open a new terminal.")
+                    .command(format!("[Environment]::SetEnvironmentVariable('CUDA_PATH', '{}', 'User')", t.root)),
+            );
+        }
+        None => {}
+    }
+}
+
+trait ToolkitCommands {
+    fn commands_for_toolkits(self, cx: &Cx, var: &str) -> Self;
+}
+
+impl ToolkitCommands for Finding {
+    fn commands_for_toolkits(self, cx: &Cx, var: &str) -> Finding {
+        match cx.s.toolkits.first() {
+            Some(t) if cx.w => self.command(format!(
+                "[Environment]::SetEnvironmentVariable('{var}', '{}', 'User')",
+                t.root
+            )),
+            Some(t) => self.command(format!("export {var}={}", sh_quote(&t.root))),
+            None => self,
+        }
+    }
+}
+
+/// The driver that runs every toolkit of a CUDA major through minor-version
+/// compatibility (CUDA release notes Table 2; cudnn-facts §5.4).
+fn minor_compat_floor(cuda_major: u32, windows: bool) -> Option<Version> {
+    match (cuda_major, windows) {
+        (11, false) => Some(v("450.80.02")),
+        (11, true) => Some(v("452.39")),
+        (12, false) => Some(v("525.60.13")),
+        (12, true) => Some(v("527.41")),
+        (13, _) => Some(v("580")),
+        _ => None,
+    }
+}
+
+/// `driver-not-found`, `driver-too-old`, `driver-minor-compat-only` (issue item 3).
+fn driver(cx: &Cx, out: &mut Vec<Finding>) {
+    let s = cx.s;
+    let Some(d) = &s.driver else {
+        if !s.toolkits.is_empty() || !s.files.is_empty() {
+            out.push(
+                Finding::new("driver-not-found", Severity::Info, "no NVIDIA driver found (nvidia-smi is not on PATH or failed); driver and GPU checks skipped")
+                    .why("Without a driver no CUDA program runs on a GPU (\"CUDA driver version is insufficient\", \"no CUDA-capable device is detected\"), and libraries that link the driver library (libcuda.so.1 / nvcuda.dll, e.g. cuDNN 9's runtime-compiled engines) do not load; on a build machine without a GPU this is expected.")
+                    .fix("Install the NVIDIA driver for your GPU (https://www.nvidia.com/drivers)."),
+            );
+        }
+        return;
+    };
+    let Some(dv) = &d.version else { return };
+    for t in &s.toolkits {
+        let Some(c) = &t.cuda else { continue };
+        let Some(floor) = cx.t.driver_floor(c, cx.w) else {
+            continue;
+        };
+        if dv >= floor {
+            continue;
+        }
+        let compat = minor_compat_floor(c.major(), cx.w).filter(|f| dv >= f);
+        let (id, sev) = if compat.is_some() {
+            ("driver-minor-compat-only", Severity::Warning)
+        } else {
+            ("driver-too-old", Severity::Error)
+        };
+        let mut f = Finding::new(
+            id,
+            sev,
+            format!(
+                "driver {dv} is older than CUDA {} needs ({floor} or newer)",
+                mm_s(c)
+            ),
+        )
+        .seen(format!("driver {dv} ({})", d.tool))
+        .seen(format!(
+            "toolkit {} (CUDA {c}) needs driver ≥ {floor} ({})",
+            t.root,
+            if cx.w { "Windows" } else { "Linux" }
+        ));
+        f = match compat {
+            Some(cf) => f.why(format!("Driver {dv} runs CUDA {}.x programs only through minor-version compatibility (≥ {cf}): PTX JIT compilation and features newer than the driver fail with \"the provided PTX was compiled with an unsupported toolchain\" or CUDA_ERROR_UNSUPPORTED_PTX_VERSION.", c.major())),
+            None => f.why("CUDA programs fail at their first CUDA call with \"CUDA driver version is insufficient for CUDA runtime version\" (cudaErrorInsufficientDriver). Newer drivers run older CUDA, never the reverse."),
+        };
+        out.push(f.fix(format!("Install NVIDIA driver {floor} or newer (https://www.nvidia.com/drivers), or use a toolkit no newer than the driver supports.")));
+    }
+}
+
+fn mm_s(c: &Version) -> String {
+    format!("{}.{}", c.major(), c.minor())
+}
+
+/// The lowest compute capability a cuDNN build supports (cudnn-facts §5.2):
+/// 7.x 3.0; 8.0–8.5 3.5 with CUDA 11 (3.0 with 10.2); 8.9 and 9.x 5.0;
+/// builds for CUDA 13 7.5. `None` where unverified (8.6–8.8).
+fn min_cc(cudnn: &Version, cudart: Option<u64>) -> Option<Version> {
+    let cuda_major = cudart.map(|n| cudart_to_version(n).major());
+    Some(match (cudnn.major(), cudnn.minor()) {
+        (0..=7, _) => v("3.0"),
+        (8, 0..=5) if cuda_major == Some(10) => v("3.0"),
+        (8, 0..=5) => v("3.5"),
+        (8, 9) => v("5.0"),
+        (8, _) => return None,
+        _ if cuda_major.is_some_and(|m| m >= 13) => v("7.5"),
+        _ => v("5.0"),
+    })
+}
+
+/// `gpu-too-old`: the active cuDNN does not support a GPU's compute capability.
+fn gpu(cx: &Cx, out: &mut Vec<Finding>) {
+    let Some(d) = &cx.s.driver else { return };
+    for major in cx.majors_present() {
+        let Some(a) = cx.active(major) else { continue };
+        let Some(k) = &a.version else { continue };
+        if k.version.parts().len() < 2 {
+            continue;
+        }
+        let Some(need) = min_cc(
+            &k.version,
+            a.file.and_then(|f| cx.s.resolve(f).cudart_version),
+        ) else {
+            continue;
+        };
+        for g in &d.gpus {
+            let Some(cc) = &g.compute_capability else {
+                continue;
+            };
+            if *cc < need {
+                out.push(
+                    Finding::new("gpu-too-old", Severity::Error, format!("{} (compute capability {cc}) is not supported by cuDNN {}", g.name, k.version))
+                        .seen(format!("GPU: {} (compute capability {cc})", g.name))
+                        .seen(format!("cuDNN: {}", cx.describe(&a.hit.path)))
+                        .why(format!("cuDNN {} supports compute capability {need} and newer (NVIDIA support matrix); on this GPU its calls fail with CUDNN_STATUS_ARCH_MISMATCH or \"no kernel image is available for execution on the device\".", k.version))
+                        .fix("Use an older cuDNN that still supports this GPU (and the CUDA it needs), or a newer GPU."),
+                );
+            }
+        }
+    }
+}
+
+/// `toolkit-not-writable` (F21): changing the toolkit needs elevated rights.
+fn writable(cx: &Cx, out: &mut Vec<Finding>) {
+    for t in &cx.s.toolkits {
+        if t.writable != Some(false) {
+            continue;
+        }
+        out.push(
+            Finding::new("toolkit-not-writable", Severity::Info, format!("you cannot change the cuDNN files of {}", t.root))
+                .seen(format!("{} and its include/lib folders are not writable by this user", t.root))
+                .why("Deploying or switching cuDNN in this toolkit (`cudnnm use`) needs administrator/root rights; cudnnm checks every target first and refuses whole rather than half.")
+                .fix("Run `cudnnm use` from an elevated prompt (sudo on Linux), or activate a release per process, which needs no rights.")
+                .command("cudnnm exec -- <your program>")
+                .command(if cx.w { "cudnnm env --shell powershell" } else { "eval \"$(cudnnm env --shell bash)\"" }),
+        );
+    }
+}
+
+/// Whether a release built for `variant` fits a toolkit of CUDA `cuda`.
+pub(super) fn fits(variant: &CudaVariant, cuda: &Version) -> bool {
+    variant.fits(cuda.major(), cuda.minor())
+}

@@ -1,0 +1,388 @@
+//! `doctor --fix`: the safe, reversible fixes, and `doctor --undo-fix ID`.
+//!
+//! Safe: each fix checks its premise again right before acting (the copy
+//! really holds the same bytes as the file it should link to; the folder is
+//! not on PATH yet). Reversible: everything a fix replaces is first moved or
+//! copied into `$CUDNNM_HOME/doctor-fix/<id>/`, with a `fix.toml` that
+//! `--undo-fix <id>` replays backwards. All file changes go through
+//! [`crate::fsops`]; the registry through [`crate::platform`].
+//!
+//! Redeploying a drifted release needs `cudnnm use`, which lives in the
+//! deploy module; until its API is available here, that fix is printed as
+//! the command to run rather than applied.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::finding::{AutoFix, Finding};
+use crate::error::{Error, IoResultExt, Kind, Result};
+use crate::fsops;
+use crate::hash;
+use crate::home::Home;
+
+/// The record of one `--fix` run, `doctor-fix/<id>/fix.toml`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct FixRecord {
+    /// The id (`20261129T213000Z-1234`).
+    pub id: String,
+    /// When, RFC 3339.
+    pub created: String,
+    /// What was changed, in order.
+    #[serde(rename = "change", default)]
+    pub changes: Vec<Change>,
+}
+
+/// One change made by `--fix`.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "action", rename_all = "kebab-case")]
+pub enum Change {
+    /// `path` (a regular file) was moved to `backup` and replaced by a link to `target`.
+    RelinkSoname {
+        /// The file that became a link.
+        path: PathBuf,
+        /// Its backup, inside the fix folder.
+        backup: PathBuf,
+        /// The link target written.
+        target: String,
+        /// SHA-256 of the moved file.
+        sha256: String,
+    },
+    /// The user `Path` in the registry was changed.
+    UserPath {
+        /// The value before (`None`: the value did not exist).
+        old: Option<String>,
+        /// Whether it was `REG_EXPAND_SZ`.
+        old_expand: bool,
+        /// The folder added.
+        added: String,
+    },
+}
+
+/// What happened to one proposed fix.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct FixReport {
+    /// The finding it answers.
+    pub finding: String,
+    /// `applied`, `skipped` or `printed`.
+    pub status: &'static str,
+    /// What was done, or why not.
+    pub message: String,
+}
+
+/// The folder of fix records.
+pub fn fix_root(home: &Home) -> PathBuf {
+    home.root().join("doctor-fix")
+}
+
+/// Applies the automatic fixes of `findings` on this machine. Each fix is
+/// independent: one failing does not stop the others. The record of what
+/// changed is written before returning; its id is in the messages.
+pub fn apply(home: &Home, findings: &[Finding]) -> Result<(Vec<FixReport>, Option<String>)> {
+    let id = format!(
+        "{}-{}",
+        crate::store::now_rfc3339().replace([':', '-'], ""),
+        std::process::id()
+    );
+    let dir = fix_root(home).join(&id);
+    let mut record = FixRecord {
+        id: id.clone(),
+        created: crate::store::now_rfc3339(),
+        changes: Vec::new(),
+    };
+    let mut reports = Vec::new();
+    let mut done: Vec<AutoFix> = Vec::new();
+    for f in findings {
+        let Some(a) = &f.auto_fix else { continue };
+        if done.contains(a) {
+            continue;
+        }
+        done.push(a.clone());
+        let r = match a {
+            AutoFix::RelinkSoname {
+                dir: d,
+                link,
+                target,
+            } => relink(&dir, Path::new(d), link, target).map(|c| {
+                let msg = format!(
+                    "{}/{link} is now a link to {target} (the copy is kept in {})",
+                    d,
+                    dir.display()
+                );
+                record.changes.push(c);
+                msg
+            }),
+            AutoFix::AddToUserPath { dir: d } => match add_to_user_path(d) {
+                Ok(Some(c)) => {
+                    record.changes.push(c);
+                    Ok(format!(
+                        "added {d} to your user PATH; open a new terminal (or restart the program) to see it"
+                    ))
+                }
+                Ok(None) => {
+                    reports.push(FixReport {
+                        finding: f.id.clone(),
+                        status: "skipped",
+                        message: format!("{d} is already on your user PATH in the registry; open a new terminal (or restart the program) to see it"),
+                    });
+                    continue;
+                }
+                Err(e) => Err(e),
+            },
+            AutoFix::Redeploy { toolkit, release } => {
+                reports.push(FixReport {
+                    finding: f.id.clone(),
+                    status: "printed",
+                    message: format!("not applied here: run `cudnnm use {release} --cuda-root \"{toolkit}\"` (it backs up what is there first)"),
+                });
+                continue;
+            }
+        };
+        reports.push(match r {
+            Ok(m) => FixReport {
+                finding: f.id.clone(),
+                status: "applied",
+                message: m,
+            },
+            Err(e) => FixReport {
+                finding: f.id.clone(),
+                status: "skipped",
+                message: format!(
+                    "{}{}",
+                    e,
+                    e.hint_text().map(|h| format!(" ({h})")).unwrap_or_default()
+                ),
+            },
+        });
+    }
+    if record.changes.is_empty() {
+        let _ = fsops::remove_dir_all(&dir);
+        return Ok((reports, None));
+    }
+    let text = toml::to_string_pretty(&record)
+        .map_err(|e| Error::msg(format!("could not encode the fix record: {e}")))?;
+    fsops::write_atomic(&dir.join("fix.toml"), text.as_bytes())?;
+    Ok((reports, Some(id)))
+}
+
+/// Replaces the regular file `dir/link` by a link to `target` when both hold the same bytes.
+fn relink(fix_dir: &Path, dir: &Path, link: &str, target: &str) -> Result<Change> {
+    let lp = dir.join(link);
+    let tp = dir.join(target);
+    let lm = std::fs::symlink_metadata(&lp).with_path("inspect", &lp)?;
+    let tm = std::fs::metadata(&tp).with_path("inspect", &tp)?;
+    if lm.file_type().is_symlink() || !lm.is_file() || !tm.is_file() {
+        return Err(Error::new(
+            Kind::Conflict,
+            format!("'{}' is no longer a plain copy of '{target}'", lp.display()),
+        ));
+    }
+    if target.contains(['/', '\\']) {
+        return Err(Error::new(
+            Kind::Usage,
+            format!("link target '{target}' is not a name in the same folder"),
+        ));
+    }
+    let (_, a) = hash::sha256_file(&lp)?;
+    let (_, b) = hash::sha256_file(&tp)?;
+    if a != b {
+        return Err(Error::new(
+            Kind::Conflict,
+            format!(
+                "'{}' and '{}' differ; not replacing either",
+                lp.display(),
+                tp.display()
+            ),
+        )
+        .hint("they come from different releases: redeploy the one you want"));
+    }
+    fsops::create_dir_all(fix_dir)?;
+    let backup = fix_dir.join(format!("{}-{link}", std::process::id()));
+    fsops::move_file(&lp, &backup, Some(&a))?;
+    if let Err(e) = fsops::replace_link(Path::new(target), &lp, false) {
+        let _ = fsops::move_file(&backup, &lp, Some(&a));
+        return Err(e);
+    }
+    Ok(Change::RelinkSoname {
+        path: lp,
+        backup,
+        target: target.to_string(),
+        sha256: a.to_string(),
+    })
+}
+
+/// Puts `dir` first on the user `Path` in the registry, keeping its type.
+fn add_to_user_path(dir: &str) -> Result<Option<Change>> {
+    let old = crate::platform::user_path_value()
+        .map_err(|e| Error::msg("could not read the user PATH").cause(e))?;
+    let (value, expand) = match &old {
+        Some((v, e)) => (v.clone(), *e),
+        None => (String::new(), true),
+    };
+    let norm = |s: &str| s.trim().trim_end_matches(['\\', '/']).to_ascii_lowercase();
+    if value.split(';').any(|e| norm(e) == norm(dir)) {
+        return Ok(None);
+    }
+    let new = if value.trim().is_empty() {
+        dir.to_string()
+    } else {
+        format!("{dir};{value}")
+    };
+    crate::platform::set_user_path_value(Some(&new), expand)
+        .map_err(|e| Error::msg("could not write the user PATH").cause(e))?;
+    Ok(Some(Change::UserPath {
+        old: old.map(|(v, _)| v),
+        old_expand: expand,
+        added: dir.to_string(),
+    }))
+}
+
+/// Undoes the fixes recorded under `id`, last change first.
+pub fn undo(home: &Home, id: &str) -> Result<Vec<String>> {
+    if id.contains(['/', '\\']) || id.contains("..") {
+        return Err(Error::new(Kind::Usage, format!("'{id}' is not a fix id")));
+    }
+    let path = fix_root(home).join(id).join("fix.toml");
+    let text = std::fs::read_to_string(&path)
+        .with_path("read", &path)
+        .map_err(|e| e.hint("`ls $CUDNNM_HOME/doctor-fix` lists the fix ids"))?;
+    let record: FixRecord = toml::from_str(&text).map_err(|e| {
+        Error::new(
+            Kind::Integrity,
+            format!("could not parse '{}'", path.display()),
+        )
+        .cause(e.message())
+    })?;
+    let mut done = Vec::new();
+    for c in record.changes.iter().rev() {
+        match c {
+            Change::RelinkSoname {
+                path,
+                backup,
+                target,
+                sha256,
+            } => {
+                let meta = std::fs::symlink_metadata(path).ok();
+                if meta.as_ref().is_some_and(|m| !m.file_type().is_symlink()) {
+                    return Err(Error::new(
+                        Kind::Conflict,
+                        format!(
+                            "'{}' is no longer the link doctor made; leaving it",
+                            path.display()
+                        ),
+                    ));
+                }
+                fsops::remove_link(path)?;
+                let h = hash::Sha256Hex::parse(sha256)?;
+                fsops::move_file(backup, path, Some(&h))?;
+                done.push(format!(
+                    "restored {} (was a link to {target})",
+                    path.display()
+                ));
+            }
+            Change::UserPath {
+                old,
+                old_expand,
+                added,
+            } => {
+                crate::platform::set_user_path_value(old.as_deref(), *old_expand)
+                    .map_err(|e| Error::msg("could not write the user PATH").cause(e))?;
+                done.push(format!(
+                    "removed {added} from your user PATH (restored the previous value)"
+                ));
+            }
+        }
+    }
+    fsops::remove_dir_all(&fix_root(home).join(id))?;
+    Ok(done)
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+    use crate::doctor::finding::Severity;
+
+    fn finding(fix: AutoFix) -> Finding {
+        Finding::new("broken-soname-chain", Severity::Error, "t").auto(fix)
+    }
+
+    #[test]
+    fn relink_backs_up_replaces_and_undoes() {
+        let d = tempfile::tempdir().unwrap();
+        let home = Home::new(d.path().join("home"));
+        let lib = d.path().join("lib64");
+        std::fs::create_dir_all(&lib).unwrap();
+        std::fs::write(lib.join("libcudnn.so.8.9.7"), b"same bytes").unwrap();
+        std::fs::write(lib.join("libcudnn.so.8"), b"same bytes").unwrap();
+        let f = finding(AutoFix::RelinkSoname {
+            dir: lib.to_string_lossy().into(),
+            link: "libcudnn.so.8".into(),
+            target: "libcudnn.so.8.9.7".into(),
+        });
+        let (reports, id) = apply(&home, &[f.clone(), f]).unwrap();
+        assert_eq!(
+            reports.len(),
+            1,
+            "the same fix twice is applied once: {reports:?}"
+        );
+        assert_eq!(reports[0].status, "applied", "{reports:?}");
+        assert_eq!(
+            std::fs::read_link(lib.join("libcudnn.so.8")).unwrap(),
+            Path::new("libcudnn.so.8.9.7")
+        );
+        let id = id.unwrap();
+        let done = undo(&home, &id).unwrap();
+        assert_eq!(done.len(), 1);
+        let m = std::fs::symlink_metadata(lib.join("libcudnn.so.8")).unwrap();
+        assert!(m.is_file(), "the copy is back");
+        assert_eq!(
+            std::fs::read(lib.join("libcudnn.so.8")).unwrap(),
+            b"same bytes"
+        );
+        assert!(!fix_root(&home).join(&id).exists());
+    }
+
+    #[test]
+    fn relink_refuses_different_bytes_and_changes_nothing() {
+        let d = tempfile::tempdir().unwrap();
+        let home = Home::new(d.path().join("home"));
+        std::fs::write(d.path().join("libcudnn.so.8.9.7"), b"new").unwrap();
+        std::fs::write(d.path().join("libcudnn.so.8"), b"old").unwrap();
+        let f = finding(AutoFix::RelinkSoname {
+            dir: d.path().to_string_lossy().into(),
+            link: "libcudnn.so.8".into(),
+            target: "libcudnn.so.8.9.7".into(),
+        });
+        let (reports, id) = apply(&home, &[f]).unwrap();
+        assert_eq!(reports[0].status, "skipped");
+        assert!(reports[0].message.contains("differ"), "{reports:?}");
+        assert!(id.is_none());
+        assert_eq!(
+            std::fs::read(d.path().join("libcudnn.so.8")).unwrap(),
+            b"old"
+        );
+    }
+
+    #[test]
+    fn path_and_redeploy_fixes_are_not_applied_on_unix() {
+        let d = tempfile::tempdir().unwrap();
+        let home = Home::new(d.path());
+        let (reports, _) = apply(
+            &home,
+            &[
+                finding(AutoFix::AddToUserPath {
+                    dir: r"C:\CUDA\bin".into(),
+                }),
+                finding(AutoFix::Redeploy {
+                    toolkit: "/usr/local/cuda".into(),
+                    release: "9.1.0.70_cuda12".into(),
+                }),
+            ],
+        )
+        .unwrap();
+        assert_eq!(reports[0].status, "skipped");
+        assert_eq!(reports[1].status, "printed");
+        assert!(reports[1].message.contains("cudnnm use 9.1.0.70_cuda12"));
+        assert!(undo(&home, "../x").is_err());
+    }
+}

@@ -1,0 +1,1244 @@
+//! Gathering: fills a [`Snapshot`] from this machine. The only part of
+//! `doctor` that looks at the host; the OS-specific bits (registry, Windows
+//! version, write access) come from [`crate::platform`].
+//!
+//! Cost: one `read_dir` per folder examined, a few small reads per cuDNN
+//! file (header macros, ELF/PE headers and dynamic tables through
+//! `object::ReadCache`), no hashing. External programs (`ldconfig -p`,
+//! `nvcc --version`, `nvidia-smi`) and the library loads (each in its own
+//! child process, so that two copies of one soname never meet in one
+//! process) all run at the same time. Every phase's time is recorded in
+//! [`Snapshot::timings_ms`].
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::fs;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use super::binfmt;
+use super::header;
+use super::names::{self, FileKind};
+use super::snapshot::*;
+use crate::deploy::Deployments;
+use crate::env::{self, Env};
+use crate::home::Home;
+use crate::libcudnn::LibraryVersion;
+use crate::store::Store;
+use crate::version::Version;
+
+/// Asks a batch of libraries for their version; one result per path, in order.
+pub type Querier<'a> = &'a (dyn Fn(&[PathBuf]) -> Vec<Result<LibraryVersion, String>> + Sync);
+
+/// What to gather.
+pub struct Options<'a> {
+    /// Toolkit roots given with `--cuda-root`, examined first.
+    pub cuda_roots: Vec<PathBuf>,
+    /// How to load libraries; `None` skips loading (versions then come from
+    /// file names and headers).
+    pub query: Option<Querier<'a>>,
+    /// Run `ldconfig -p`, `nvcc --version` and `nvidia-smi`.
+    pub run_tools: bool,
+}
+
+/// How long an external program or library load may take.
+const TOOL_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// Names kept in folder listings besides cuDNN files and needed libraries.
+const WANTED: [&str; 9] = [
+    names::VC_RUNTIME_DLLS[0],
+    names::VC_RUNTIME_DLLS[1],
+    names::VC_RUNTIME_DLLS[2],
+    names::VC_RUNTIME_DLLS[3],
+    names::UCRT_DLL,
+    "ucrtbase.dll",
+    names::ZLIBWAPI_DLL,
+    "libz.so.1",
+    "zlib1.dll",
+];
+
+/// The variables recorded in the snapshot (besides `PATH`/`LD_LIBRARY_PATH`, kept as lists).
+fn keep_var(name: &str) -> bool {
+    let u = name.to_ascii_uppercase();
+    u.starts_with("CUDA_PATH")
+        || u.starts_with("CUDNN")
+        || matches!(
+            u.as_str(),
+            "CUDA_HOME"
+                | "CUDA_ROOT"
+                | "CONDA_PREFIX"
+                | "CONDA_DEFAULT_ENV"
+                | "VIRTUAL_ENV"
+                | "SYSTEMROOT"
+                | "WINDIR"
+                | "PROCESSOR_ARCHITECTURE"
+                | "PROCESSOR_ARCHITEW6432"
+                | "PYTHONPATH"
+        )
+}
+
+fn s(p: &Path) -> String {
+    p.to_string_lossy().into_owned()
+}
+
+/// Takes a snapshot of this machine.
+pub fn gather(env: &Env, home: &Home, opts: &Options) -> Snapshot {
+    let t0 = Instant::now();
+    let mut clock = Instant::now();
+    let mut snap = Snapshot {
+        schema: SNAPSHOT_SCHEMA,
+        taken_at: crate::store::now_rfc3339(),
+        cudnnm_version: env!("CARGO_PKG_VERSION").to_string(),
+        cwd: s(env.cwd()),
+        ..Default::default()
+    };
+    let windows = cfg!(windows);
+    let mut lap = |snap: &mut Snapshot, what: &str| {
+        snap.timings_ms
+            .push((what.to_string(), clock.elapsed().as_millis() as u64));
+        clock = Instant::now();
+    };
+
+    // Start the slow external programs first; collect them at the end.
+    let path_dirs = env.path_list(env::PATH);
+    let nvcc_path = find_on(&path_dirs, if windows { "nvcc.exe" } else { "nvcc" });
+    let smi_path = find_on(
+        &path_dirs,
+        if windows {
+            "nvidia-smi.exe"
+        } else {
+            "nvidia-smi"
+        },
+    )
+    .or_else(|| {
+        windows
+            .then(|| PathBuf::from(r"C:\Program Files\NVIDIA Corporation\NVSMI\nvidia-smi.exe"))
+            .filter(|p| p.is_file())
+    });
+    let mut ldconfig = None;
+    let mut nvcc_child = None;
+    let mut smi_child = None;
+    if opts.run_tools {
+        if !windows {
+            ldconfig = [
+                "/sbin/ldconfig",
+                "/usr/sbin/ldconfig",
+                "/sbin/ldconfig.real",
+            ]
+            .iter()
+            .find(|p| Path::new(p).is_file())
+            .and_then(|p| Running::spawn(Command::new(p).arg("-p")));
+        }
+        nvcc_child = nvcc_path
+            .as_ref()
+            .and_then(|p| Running::spawn(Command::new(p).arg("--version")));
+        smi_child = smi_path.as_ref().and_then(|p| {
+            Running::spawn(Command::new(p).args([
+                "--query-gpu=name,driver_version,compute_cap",
+                "--format=csv,noheader",
+            ]))
+        });
+    }
+
+    snap.os = os_info(env);
+    for (k, v) in env.vars() {
+        let k = k.to_string_lossy();
+        if keep_var(&k) {
+            snap.env
+                .insert(k.into_owned(), v.to_string_lossy().into_owned());
+        }
+    }
+    snap.path = path_dirs.iter().map(|p| s(p)).collect();
+    if !windows {
+        snap.ld_library_path = env
+            .path_list(env::LD_LIBRARY_PATH)
+            .iter()
+            .map(|p| s(p))
+            .collect();
+    }
+    snap.system_dirs = system_dirs(env).iter().map(|p| s(p)).collect();
+    if let Some((user, machine)) = crate::platform::registry_paths() {
+        snap.registry = Some(RegistryPaths { user, machine });
+    }
+    lap(&mut snap, "environment");
+
+    // Toolkits.
+    let deployments = Deployments::load(home).unwrap_or_else(|e| {
+        snap.notes.push(format!("deployments: {e}"));
+        Deployments::default()
+    });
+    snap.toolkits = find_toolkits(env, opts, &nvcc_path, &deployments, &mut snap.notes);
+    lap(&mut snap, "toolkits");
+
+    // Folders to examine.
+    let mut scan = Scanner::default();
+    for t in &snap.toolkits {
+        let root = PathBuf::from(&t.root);
+        for sub in ["", "bin", "bin/x64", "include", "lib", "lib/x64", "lib64"] {
+            scan.add(&root.join(sub));
+        }
+        for (d, _) in subdirs(&root.join("targets")) {
+            scan.add(&d.join("lib"));
+            scan.add(&d.join("include"));
+        }
+    }
+    let loader_entries: Vec<PathBuf> = if windows {
+        path_dirs.clone()
+    } else {
+        env.path_list(env::LD_LIBRARY_PATH)
+    };
+    for d in &loader_entries {
+        scan.add(d);
+        probe_below(&mut scan, d, &snap.system_dirs);
+    }
+    for d in &snap.system_dirs {
+        scan.add(Path::new(d));
+    }
+    if windows {
+        scan.add(env.cwd());
+    } else {
+        for d in ["/usr/include", "/usr/local/include"] {
+            scan.add(Path::new(d));
+        }
+        if let Some(t) = triplet() {
+            scan.add(&Path::new("/usr/include").join(t));
+        }
+    }
+    let sites = site_packages(env);
+    for site in &sites {
+        for sub in [
+            "nvidia/cudnn/lib",
+            "nvidia/cudnn/bin",
+            "nvidia/cudnn/include",
+            "nvidia/cudnn_jit/lib",
+            "nvidia/cudnn_jit/include",
+            "torch/lib",
+        ] {
+            scan.add(&site.join(sub));
+        }
+    }
+    if let Some(c) = env.var("CONDA_PREFIX") {
+        let c = PathBuf::from(c);
+        for sub in [
+            "lib",
+            "include",
+            "Library/bin",
+            "Library/include",
+            "Library/lib",
+        ] {
+            scan.add(&c.join(sub));
+        }
+    }
+    lap(&mut snap, "folders");
+
+    // The ld.so cache: folders of its cuDNN entries are examined too.
+    let cache: Vec<LdCacheEntry> = ldconfig
+        .map(|c| c.finish())
+        .and_then(|o| o.ok())
+        .map(|out| parse_ldconfig(&out))
+        .unwrap_or_default();
+    for e in cache.iter().filter(|e| names::is_cudnn_name(&e.name)) {
+        if let Some(p) = Path::new(&e.path).parent() {
+            scan.add(p);
+        }
+    }
+    lap(&mut snap, "ldconfig");
+
+    // Every cuDNN file.
+    let ctx = Origins::new(env, home, &snap.toolkits);
+    let mut bin_cache: HashMap<String, binfmt::BinInfo> = HashMap::new();
+    for (dir, entries) in &scan.listed {
+        for name in entries {
+            if names::classify(name).is_none() {
+                continue;
+            }
+            let path = dir.join(name);
+            if let Some(f) = read_file(&path, &ctx, &mut bin_cache, windows) {
+                snap.files.push(f);
+            }
+        }
+    }
+    lap(&mut snap, "files");
+
+    // Load the main libraries (in child processes, all at once).
+    if let Some(query) = opts.query {
+        let host = binfmt::host_machine();
+        let mut targets: Vec<String> = Vec::new();
+        for f in &snap.files {
+            let Some(n) = names::classify(file_name(&f.path)) else {
+                continue;
+            };
+            let real = f.real_path.clone().unwrap_or_else(|| f.path.clone());
+            if n.kind == FileKind::Shared
+                && n.is_main()
+                && n.windows == windows
+                && !f.dangling
+                && f.machine.as_deref() == Some(host)
+                && !targets.contains(&real)
+            {
+                targets.push(real);
+            }
+        }
+        let paths: Vec<PathBuf> = targets.iter().map(PathBuf::from).collect();
+        let results = query(&paths);
+        for (real, r) in targets.iter().zip(results) {
+            for f in snap
+                .files
+                .iter_mut()
+                .filter(|f| f.real_path.as_deref().unwrap_or(&f.path) == real)
+            {
+                match &r {
+                    Ok(v) => {
+                        f.library_version = Some(v.version());
+                        f.cudart_version = (v.cudart > 0).then_some(v.cudart);
+                    }
+                    Err(e) => f.load_error = Some(e.clone()),
+                }
+            }
+        }
+    }
+    lap(&mut snap, "library loads");
+
+    // Listings: cuDNN files, runtimes, and everything a cuDNN file needs.
+    let mut keep: BTreeSet<String> = WANTED.iter().map(|n| n.to_ascii_lowercase()).collect();
+    for f in &snap.files {
+        keep.extend(f.needed.iter().map(|n| n.to_ascii_lowercase()));
+    }
+    for (dir, entries) in &scan.listed {
+        let names: Vec<String> = entries
+            .iter()
+            .filter(|n| names::is_cudnn_name(n) || keep.contains(&n.to_ascii_lowercase()))
+            .cloned()
+            .collect();
+        snap.dirs.push(DirListing {
+            path: s(dir),
+            names,
+        });
+    }
+    snap.ld_cache = cache
+        .into_iter()
+        .filter(|e| names::is_cudnn_name(&e.name) || keep.contains(&e.name.to_ascii_lowercase()))
+        .collect();
+
+    snap.frameworks = frameworks(&sites);
+    snap.pin = match crate::pin::resolve_spec(None, env, home) {
+        Ok(Some(r)) => Some(PinInfo {
+            spec: r.spec.to_string(),
+            source: describe_source(&r.source),
+        }),
+        Ok(None) => None,
+        Err(e) => {
+            snap.notes.push(format!("pin: {}", e.message()));
+            None
+        }
+    };
+    snap.deployments = deployment_states(home, &deployments);
+    lap(&mut snap, "frameworks, pin, deployments");
+
+    if let (Some(p), Some(c)) = (&nvcc_path, nvcc_child) {
+        let out = c.finish();
+        let text = out.as_ref().ok().cloned();
+        snap.nvcc = Some(Nvcc {
+            path: s(p),
+            release: text.as_deref().and_then(parse_nvcc_release),
+            output: text.or_else(|| out.err()),
+        });
+    } else if let Some(p) = &nvcc_path {
+        snap.nvcc = Some(Nvcc {
+            path: s(p),
+            output: None,
+            release: None,
+        });
+    }
+    if let (Some(p), Some(c)) = (&smi_path, smi_child) {
+        match c.finish() {
+            Ok(out) => snap.driver = Some(parse_nvidia_smi(&s(p), &out)),
+            Err(e) => snap.notes.push(format!("nvidia-smi: {e}")),
+        }
+    }
+    lap(&mut snap, "nvcc, nvidia-smi");
+    snap.timings_ms
+        .push(("total".into(), t0.elapsed().as_millis() as u64));
+    snap
+}
+
+/// The last component of a host path string.
+fn file_name(p: &str) -> &str {
+    Path::new(p)
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or(p)
+}
+
+fn find_on(dirs: &[PathBuf], name: &str) -> Option<PathBuf> {
+    dirs.iter().map(|d| d.join(name)).find(|p| p.is_file())
+}
+
+fn subdirs(dir: &Path) -> Vec<(PathBuf, String)> {
+    let Ok(rd) = fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut v: Vec<(PathBuf, String)> = rd
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir() || t.is_symlink()) && e.path().is_dir())
+        .map(|e| (e.path(), e.file_name().to_string_lossy().into_owned()))
+        .collect();
+    v.sort();
+    v
+}
+
+/// Folders already examined, with their entries, first spelling kept.
+#[derive(Default)]
+struct Scanner {
+    seen: BTreeSet<PathBuf>,
+    listed: Vec<(PathBuf, Vec<String>)>,
+}
+
+impl Scanner {
+    fn add(&mut self, dir: &Path) {
+        let key = fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+        if !self.seen.insert(key) {
+            return;
+        }
+        let Ok(rd) = fs::read_dir(dir) else { return };
+        let mut names: Vec<String> = rd
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        self.listed.push((dir.to_path_buf(), names));
+    }
+}
+
+/// F01/F02: the folders just below a loader path entry where an unpacked
+/// archive or NVIDIA's installer keeps its libraries (`bin`, `cuda\bin`,
+/// `bin\<CUDA>`, `lib`, `lib64`, `<cudnn-…>\bin`). System folders are skipped.
+fn probe_below(scan: &mut Scanner, entry: &Path, system: &[String]) {
+    if system.iter().any(|d| entry.starts_with(d))
+        || entry.starts_with("/usr")
+        || entry == Path::new("/")
+    {
+        return;
+    }
+    let mut tops = vec![entry.to_path_buf(), entry.join("cuda")];
+    for (d, name) in subdirs(entry) {
+        let l = name.to_ascii_lowercase();
+        if l.starts_with("cudnn") || l.ends_with("-archive") {
+            tops.push(d.clone());
+            tops.push(d.join("cuda"));
+        }
+    }
+    for top in tops {
+        for sub in ["bin", "bin/x64", "lib", "lib64", "lib/x64"] {
+            let d = top.join(sub);
+            if d.is_dir() && d != entry {
+                scan.add(&d);
+            }
+        }
+        for (d, name) in subdirs(&top.join("bin")) {
+            if name.parse::<Version>().is_ok_and(|v| v.parts().len() == 2) {
+                scan.add(&d);
+            }
+        }
+    }
+}
+
+/// The GNU multiarch triplet of this host (`x86_64-linux-gnu`).
+fn triplet() -> Option<&'static str> {
+    match std::env::consts::ARCH {
+        "x86_64" => Some("x86_64-linux-gnu"),
+        "aarch64" => Some("aarch64-linux-gnu"),
+        "powerpc64" => Some("powerpc64le-linux-gnu"),
+        _ => None,
+    }
+}
+
+/// The loader's fixed folders: Linux trusted folders; Windows `System32`
+/// and the Windows folder.
+fn system_dirs(env: &Env) -> Vec<PathBuf> {
+    if cfg!(windows) {
+        let root = env
+            .var("SystemRoot")
+            .or_else(|| env.var("windir"))
+            .unwrap_or_else(|| r"C:\Windows".into());
+        let root = PathBuf::from(root);
+        return vec![root.join("System32"), root];
+    }
+    let mut v = Vec::new();
+    if let Some(t) = triplet() {
+        v.push(Path::new("/lib").join(t));
+        v.push(Path::new("/usr/lib").join(t));
+    }
+    for d in ["/lib64", "/usr/lib64", "/lib", "/usr/lib"] {
+        v.push(PathBuf::from(d));
+    }
+    v.retain(|d| d.is_dir());
+    v
+}
+
+fn os_info(env: &Env) -> OsInfo {
+    let family = std::env::consts::OS.to_string();
+    if cfg!(windows) {
+        let pa = env
+            .var("PROCESSOR_ARCHITEW6432")
+            .or_else(|| env.var("PROCESSOR_ARCHITECTURE"))
+            .unwrap_or_default()
+            .to_ascii_uppercase();
+        let arch = match pa.as_str() {
+            "AMD64" => "x86_64",
+            "ARM64" => "aarch64",
+            "X86" => "x86",
+            _ => binfmt::host_machine(),
+        };
+        let (name, version) = match crate::platform::windows_version() {
+            Some((n, v)) => (n, Some(v)),
+            None => (None, None),
+        };
+        return OsInfo {
+            family,
+            name,
+            version,
+            arch: arch.into(),
+            bits: bits_of(arch),
+        };
+    }
+    let name = fs::read_to_string("/etc/os-release").ok().and_then(|t| {
+        t.lines()
+            .find_map(|l| l.strip_prefix("PRETTY_NAME="))
+            .map(|v| v.trim_matches('"').to_string())
+    });
+    let version = fs::read_to_string("/proc/sys/kernel/osrelease")
+        .ok()
+        .map(|v| v.trim().to_string());
+    let arch = binfmt::host_machine();
+    OsInfo {
+        family,
+        name,
+        version,
+        arch: arch.into(),
+        bits: bits_of(arch),
+    }
+}
+
+fn bits_of(arch: &str) -> u32 {
+    match arch {
+        "x86_64" | "aarch64" | "ppc64le" | "ppc64" => 64,
+        _ => 32,
+    }
+}
+
+/// Reads a CUDA toolkit's version: [`crate::toolkit::read_cuda_version`],
+/// else `version.json` (`"cuda": {"version": …}`), `version.txt`
+/// (`CUDA Version 10.1.243`), `CUDA_VERSION` in `include/cuda.h` (cudnn-facts §7.4).
+fn cuda_version(root: &Path) -> Option<Version> {
+    if let Ok(v) = crate::toolkit::read_cuda_version(root) {
+        return Some(v);
+    }
+    if let Ok(t) = fs::read_to_string(root.join("version.json"))
+        && let Ok(j) = serde_json::from_str::<serde_json::Value>(&t)
+        && let Some(v) = j.pointer("/cuda/version").and_then(|v| v.as_str())
+    {
+        let parts: Vec<&str> = v.split('.').take(3).collect();
+        if let Ok(v) = parts.join(".").parse::<Version>() {
+            return Some(v);
+        }
+    }
+    if let Ok(t) = fs::read_to_string(root.join("version.txt"))
+        && let Some(v) = t.split_whitespace().last().and_then(|v| v.parse().ok())
+    {
+        return Some(v);
+    }
+    let h = fs::read_to_string(root.join("include/cuda.h")).ok()?;
+    let n: u32 = h.lines().find_map(|l| {
+        l.trim()
+            .strip_prefix("#define CUDA_VERSION")?
+            .trim()
+            .parse()
+            .ok()
+    })?;
+    Some(Version::from_parts(&[n / 1000, (n % 1000) / 10]))
+}
+
+fn find_toolkits(
+    env: &Env,
+    opts: &Options,
+    nvcc: &Option<PathBuf>,
+    deployments: &Deployments,
+    notes: &mut Vec<String>,
+) -> Vec<ToolkitInfo> {
+    let mut cands: Vec<(PathBuf, String, bool)> = Vec::new();
+    for r in &opts.cuda_roots {
+        cands.push((r.clone(), "--cuda-root".into(), true));
+    }
+    for var in ["CUDA_PATH", "CUDA_HOME"] {
+        if let Some(v) = env.var(var) {
+            cands.push((PathBuf::from(v), var.into(), false));
+        }
+    }
+    for (k, v) in env.vars() {
+        let k = k.to_string_lossy();
+        if k.to_ascii_uppercase().starts_with("CUDA_PATH_V") {
+            cands.push((PathBuf::from(v), k.into_owned(), false));
+        }
+    }
+    if let Some(root) = nvcc
+        .as_ref()
+        .and_then(|p| p.parent()?.parent().map(Path::to_path_buf))
+    {
+        cands.push((root, "nvcc on PATH".into(), false));
+    }
+    for d in &deployments.entries {
+        cands.push((d.toolkit.clone(), "cudnnm deployment".into(), false));
+    }
+    for t in crate::toolkit::discover(env) {
+        cands.push((t.root, t.found_by, false));
+    }
+    if cfg!(windows) {
+        let pf = env
+            .var("ProgramFiles")
+            .unwrap_or_else(|| r"C:\Program Files".into());
+        for (d, _) in subdirs(&Path::new(&pf).join(r"NVIDIA GPU Computing Toolkit\CUDA")) {
+            cands.push((d, "default folder".into(), false));
+        }
+    } else {
+        cands.push((
+            PathBuf::from("/usr/local/cuda"),
+            "default folder".into(),
+            false,
+        ));
+        for (d, name) in subdirs(Path::new("/usr/local")) {
+            if name.starts_with("cuda-") {
+                cands.push((d, "default folder".into(), false));
+            }
+        }
+        cands.push((PathBuf::from("/opt/cuda"), "default folder".into(), false));
+    }
+    let mut out: Vec<ToolkitInfo> = Vec::new();
+    let mut seen = BTreeSet::new();
+    let layout = if cfg!(windows) {
+        ToolkitLayout::Windows
+    } else {
+        ToolkitLayout::Linux
+    };
+    for (root, found_by, explicit) in cands {
+        if !root.is_dir() {
+            if explicit {
+                notes.push(format!("--cuda-root {}: no such folder", root.display()));
+            }
+            continue;
+        }
+        let key = fs::canonicalize(&root).unwrap_or_else(|_| root.clone());
+        if !seen.insert(key) {
+            continue;
+        }
+        let cuda = cuda_version(&root);
+        if cuda.is_none() {
+            if explicit {
+                notes.push(format!("--cuda-root {}: no CUDA version found (version.json, version.txt, include/cuda.h)", root.display()));
+            } else {
+                continue;
+            }
+        }
+        let probe = [root.join("include"), root.clone()]
+            .into_iter()
+            .find(|p| p.is_dir())
+            .unwrap_or_else(|| root.clone());
+        out.push(ToolkitInfo {
+            root: s(&root),
+            cuda,
+            layout,
+            found_by,
+            writable: crate::platform::dir_writable(&probe),
+        });
+    }
+    out
+}
+
+/// What decides a file's origin.
+struct Origins {
+    toolkits: Vec<String>,
+    home: PathBuf,
+    system: Vec<PathBuf>,
+}
+
+impl Origins {
+    fn new(env: &Env, home: &Home, toolkits: &[ToolkitInfo]) -> Origins {
+        let mut system: Vec<PathBuf> = Vec::new();
+        if cfg!(windows) {
+            system.push(PathBuf::from(
+                env.var("SystemRoot")
+                    .unwrap_or_else(|| r"C:\Windows".into()),
+            ));
+        } else {
+            for d in ["/usr/lib", "/lib", "/usr/lib64", "/lib64", "/usr/include"] {
+                system.push(PathBuf::from(d));
+            }
+        }
+        Origins {
+            toolkits: toolkits.iter().map(|t| t.root.clone()).collect(),
+            home: home.root().to_path_buf(),
+            system,
+        }
+    }
+
+    fn of(&self, path: &Path) -> (Origin, Option<String>) {
+        if let Some(t) = self
+            .toolkits
+            .iter()
+            .filter(|t| path.starts_with(t))
+            .max_by_key(|t| t.len())
+        {
+            return (Origin::Toolkit, Some(t.clone()));
+        }
+        if path.starts_with(self.home.join("store")) || path.starts_with(self.home.join("current"))
+        {
+            return (Origin::CudnnmStore, None);
+        }
+        let comps: Vec<String> = path
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect();
+        if let Some(i) = comps
+            .iter()
+            .position(|c| c == "site-packages" || c == "dist-packages")
+        {
+            let pkg = comps[i + 1..comps.len().saturating_sub(1)].join("/");
+            return (Origin::PipWheel, Some(pkg));
+        }
+        for anc in path.ancestors().skip(1).take(5) {
+            if anc.join("conda-meta").is_dir() {
+                return (Origin::Conda, Some(s(anc)));
+            }
+        }
+        let lower = s(path).to_ascii_lowercase().replace('\\', "/");
+        if lower.contains("/nvidia/cudnn/v") {
+            return (Origin::NvidiaInstaller, None);
+        }
+        if self.system.iter().any(|d| path.starts_with(d)) {
+            return (Origin::System, None);
+        }
+        (Origin::Other, None)
+    }
+}
+
+/// One cuDNN file: links, size, header version, binary details.
+fn read_file(
+    path: &Path,
+    o: &Origins,
+    bins: &mut HashMap<String, binfmt::BinInfo>,
+    windows: bool,
+) -> Option<CudnnFile> {
+    let lmeta = fs::symlink_metadata(path).ok()?;
+    if lmeta.is_dir() {
+        return None;
+    }
+    let name = path.file_name()?.to_string_lossy().into_owned();
+    let n = names::classify(&name)?;
+    let link_target = lmeta
+        .file_type()
+        .is_symlink()
+        .then(|| fs::read_link(path).ok().map(|t| s(&t)))
+        .flatten();
+    let meta = fs::metadata(path);
+    let dangling = meta.is_err() && link_target.is_some();
+    if meta.as_ref().is_ok_and(|m| m.is_dir()) {
+        return None;
+    }
+    let real_path = canonical(path).map(|p| s(&p));
+    let (origin, origin_detail) = o.of(path);
+    let mut f = CudnnFile {
+        path: s(path),
+        root: install_root(&s(path), windows),
+        origin,
+        origin_detail,
+        kind: Some(n.kind),
+        size: meta.as_ref().map(|m| m.len()).unwrap_or(0),
+        real_path: real_path.clone(),
+        link_target,
+        dangling,
+        ..Default::default()
+    };
+    if n.kind == FileKind::Header {
+        if names::is_version_header(&name) {
+            f.header_version = header::read_version(path);
+        }
+        return Some(f);
+    }
+    if n.kind == FileKind::Shared && !dangling {
+        let key = real_path.unwrap_or_else(|| s(path));
+        let info = bins
+            .entry(key.clone())
+            .or_insert_with(|| binfmt::read(Path::new(&key)));
+        f.machine = info.machine.clone();
+        f.soname = info.soname.clone();
+        f.needed = info.needed.clone();
+        f.rpath = info.rpath.clone();
+        f.runpath = info.runpath.clone();
+        f.file_version = info.file_version.clone();
+    }
+    Some(f)
+}
+
+/// `fs::canonicalize` without Windows' verbatim prefix (`\\?\C:\…` → `C:\…`,
+/// `\\?\UNC\server\share` → `\\server\share`), so real paths read like the others.
+fn canonical(p: &Path) -> Option<PathBuf> {
+    let c = fs::canonicalize(p).ok()?;
+    let t = s(&c);
+    Some(
+        match (t.strip_prefix(r"\\?\UNC\"), t.strip_prefix(r"\\?\")) {
+            (Some(rest), _) => PathBuf::from(format!(r"\\{rest}")),
+            (None, Some(rest)) => PathBuf::from(rest),
+            _ => c,
+        },
+    )
+}
+
+/// Parses `ldconfig -p`: `\tlibcudnn.so.8 (libc6,x86-64) => /usr/lib/x86_64-linux-gnu/libcudnn.so.8`.
+pub fn parse_ldconfig(out: &str) -> Vec<LdCacheEntry> {
+    out.lines()
+        .filter_map(|l| {
+            let (left, path) = l.split_once(" => ")?;
+            let name = left.split_whitespace().next()?;
+            Some(LdCacheEntry {
+                name: name.to_string(),
+                path: path.trim().to_string(),
+            })
+        })
+        .collect()
+}
+
+/// The CUDA release in `nvcc --version` output (`Cuda compilation tools, release 11.2, V11.2.152`).
+pub fn parse_nvcc_release(out: &str) -> Option<Version> {
+    let i = out.find("release ")?;
+    let rest = &out[i + 8..];
+    let v: String = rest
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || *c == '.')
+        .collect();
+    v.trim_end_matches('.').parse().ok()
+}
+
+/// Parses `nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv,noheader`.
+pub fn parse_nvidia_smi(tool: &str, out: &str) -> DriverInfo {
+    let mut d = DriverInfo {
+        tool: tool.to_string(),
+        output: out.to_string(),
+        ..Default::default()
+    };
+    for line in out.lines().filter(|l| !l.trim().is_empty()) {
+        let cols: Vec<&str> = line.split(',').map(str::trim).collect();
+        if cols.len() < 2 {
+            continue;
+        }
+        if d.version.is_none() {
+            d.version = cols[1].parse().ok();
+        }
+        d.gpus.push(Gpu {
+            name: cols[0].to_string(),
+            compute_capability: cols.get(2).and_then(|c| c.parse().ok()),
+        });
+    }
+    d
+}
+
+/// A child process whose output is read on a thread (so a full pipe never blocks it).
+struct Running {
+    child: Child,
+    reader: std::thread::JoinHandle<String>,
+}
+
+impl Running {
+    fn spawn(cmd: &mut Command) -> Option<Running> {
+        let mut child = cmd
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .ok()?;
+        let mut out = child.stdout.take()?;
+        let reader = std::thread::spawn(move || {
+            let mut s = String::new();
+            let mut buf = Vec::new();
+            let _ = out.read_to_end(&mut buf);
+            s.push_str(&String::from_utf8_lossy(&buf));
+            s
+        });
+        Some(Running { child, reader })
+    }
+
+    /// Waits for the child (killing it after [`TOOL_TIMEOUT`]); its output on success.
+    fn finish(mut self) -> Result<String, String> {
+        let start = Instant::now();
+        let status = loop {
+            match self.child.try_wait() {
+                Ok(Some(st)) => break st,
+                Ok(None) if start.elapsed() < TOOL_TIMEOUT => {
+                    std::thread::sleep(Duration::from_millis(2))
+                }
+                Ok(None) => {
+                    let _ = self.child.kill();
+                    let _ = self.child.wait();
+                    return Err(format!("timed out after {} s", TOOL_TIMEOUT.as_secs()));
+                }
+                Err(e) => return Err(e.to_string()),
+            }
+        };
+        let out = self.reader.join().unwrap_or_default();
+        if status.success() {
+            Ok(out)
+        } else {
+            Err(format!("exited with {status}: {}", out.trim()))
+        }
+    }
+}
+
+/// Loads each library in its own child process (`<exe> doctor
+/// --query-library PATH`), all at once, so that two copies with the same
+/// soname never share a process (a second `libcudnn.so.8` would get the
+/// first one's sub-libraries). The library's own folder is put first on the
+/// child's loader path (`LD_LIBRARY_PATH`, Windows `PATH`): cuDNN's main
+/// library loads its sub-libraries by name, and a build with `DT_RUNPATH`
+/// (9.12's, unlike 9.27's `DT_RPATH`) would otherwise answer with the
+/// sub-libraries of whatever set comes first — the mixing that
+/// `sub-libraries-mixed` warns about, not this file's version. Results in
+/// order of `paths`.
+pub fn query_in_children(exe: &Path, paths: &[PathBuf]) -> Vec<Result<LibraryVersion, String>> {
+    let var = if cfg!(windows) {
+        env::PATH
+    } else {
+        env::LD_LIBRARY_PATH
+    };
+    let running: Vec<Option<Running>> = paths
+        .iter()
+        .map(|p| {
+            let mut dirs: Vec<PathBuf> = p.parent().map(Path::to_path_buf).into_iter().collect();
+            dirs.extend(
+                std::env::var_os(var)
+                    .map(|v| std::env::split_paths(&v).collect::<Vec<_>>())
+                    .unwrap_or_default(),
+            );
+            let joined = std::env::join_paths(dirs).unwrap_or_default();
+            Running::spawn(
+                Command::new(exe)
+                    .args(["doctor", "--query-library"])
+                    .arg(p)
+                    .env(var, joined),
+            )
+        })
+        .collect();
+    running
+        .into_iter()
+        .map(|r| {
+            let out = r
+                .ok_or_else(|| "could not start a child process".to_string())?
+                .finish()?;
+            parse_query_output(&out)
+        })
+        .collect()
+}
+
+/// The one-line answer of `doctor --query-library`: `{"cudnn":92700,"cudart":12090}`
+/// or `{"error":"…"}`.
+pub fn query_output(path: &Path) -> String {
+    match crate::libcudnn::query_version(path) {
+        Ok(v) => serde_json::json!({"cudnn": v.cudnn, "cudart": v.cudart}).to_string(),
+        Err(e) => serde_json::json!({"error": e.to_string()}).to_string(),
+    }
+}
+
+fn parse_query_output(out: &str) -> Result<LibraryVersion, String> {
+    let v: serde_json::Value =
+        serde_json::from_str(out.trim()).map_err(|e| format!("bad answer from the child: {e}"))?;
+    if let Some(e) = v.get("error").and_then(|e| e.as_str()) {
+        return Err(e.to_string());
+    }
+    Ok(LibraryVersion {
+        cudnn: v
+            .get("cudnn")
+            .and_then(|x| x.as_u64())
+            .ok_or("no cudnn version")?,
+        cudart: v.get("cudart").and_then(|x| x.as_u64()).unwrap_or(0),
+    })
+}
+
+/// Loads in this process (tests and library callers without a cudnnm binary).
+pub fn query_in_process(paths: &[PathBuf]) -> Vec<Result<LibraryVersion, String>> {
+    paths
+        .iter()
+        .map(|p| crate::libcudnn::query_version(p).map_err(|e| e.to_string()))
+        .collect()
+}
+
+/// The `site-packages` folders of the Python environments in sight:
+/// `VIRTUAL_ENV`, `CONDA_PREFIX`, every Python on `PATH`, the user site.
+fn site_packages(env: &Env) -> Vec<PathBuf> {
+    let mut prefixes: Vec<PathBuf> = Vec::new();
+    for var in ["VIRTUAL_ENV", "CONDA_PREFIX"] {
+        if let Some(v) = env.var(var) {
+            prefixes.push(PathBuf::from(v));
+        }
+    }
+    let mut sites: Vec<PathBuf> = Vec::new();
+    for d in env.path_list(env::PATH) {
+        let has_py = if cfg!(windows) {
+            d.join("python.exe").is_file()
+        } else {
+            d.join("python3").exists() || d.join("python").exists()
+        };
+        if !has_py {
+            continue;
+        }
+        let prefix = if cfg!(windows) {
+            if d.file_name()
+                .is_some_and(|n| n.eq_ignore_ascii_case("Scripts"))
+            {
+                d.parent().map(Path::to_path_buf)
+            } else {
+                Some(d.clone())
+            }
+        } else {
+            d.parent().map(Path::to_path_buf)
+        };
+        prefixes.extend(prefix);
+    }
+    if cfg!(windows) {
+        if let Some(a) = env.var("APPDATA") {
+            for (d, name) in subdirs(&Path::new(&a).join("Python")) {
+                if name.starts_with("Python3") {
+                    sites.push(d.join("site-packages"));
+                }
+            }
+        }
+    } else if let Some(h) = env.var("HOME") {
+        prefixes.push(Path::new(&h).join(".local"));
+    }
+    for p in prefixes {
+        if cfg!(windows) {
+            sites.push(p.join("Lib").join("site-packages"));
+            continue;
+        }
+        for lib in ["lib", "lib64"] {
+            for (d, name) in subdirs(&p.join(lib)) {
+                if name.starts_with("python3") {
+                    sites.push(d.join("site-packages"));
+                    sites.push(d.join("dist-packages"));
+                }
+            }
+        }
+        sites.push(p.join("lib/python3/dist-packages"));
+    }
+    let mut seen = BTreeSet::new();
+    sites.retain(|s| s.is_dir() && seen.insert(fs::canonicalize(s).unwrap_or_else(|_| s.clone())));
+    sites
+}
+
+/// Whether a distribution matters to cuDNN.
+fn interesting(name: &str) -> bool {
+    name.starts_with("tensorflow")
+        || name == "torch"
+        || name.starts_with("nvidia-cudnn")
+        || name.starts_with("jax")
+        || name == "paddlepaddle-gpu"
+        || name == "onnxruntime-gpu"
+        || name.starts_with("cupy-cuda")
+        || name == "ctranslate2"
+}
+
+/// Frameworks and cuDNN wheels in the `site-packages` folders, from their
+/// `*.dist-info` (name, version, an exact `nvidia-cudnn-*==` requirement).
+fn frameworks(sites: &[PathBuf]) -> Vec<Framework> {
+    let mut out = Vec::new();
+    for site in sites {
+        let Ok(rd) = fs::read_dir(site) else { continue };
+        let mut infos: Vec<(String, String, PathBuf)> = Vec::new();
+        for e in rd.flatten() {
+            let n = e.file_name().to_string_lossy().into_owned();
+            let Some(base) = n.strip_suffix(".dist-info") else {
+                continue;
+            };
+            let Some((name, version)) = base.split_once('-') else {
+                continue;
+            };
+            let name = name.to_ascii_lowercase().replace(['_', '.'], "-");
+            if interesting(&name) {
+                infos.push((name, version.to_string(), e.path()));
+            }
+        }
+        infos.sort();
+        let installed: BTreeMap<String, String> = infos
+            .iter()
+            .map(|(n, v, _)| (n.clone(), v.clone()))
+            .collect();
+        for (name, version, dir) in infos {
+            let requirement = if name.starts_with("nvidia-cudnn") {
+                None
+            } else {
+                cudnn_requirement(&dir.join("METADATA"), &installed)
+            };
+            out.push(Framework {
+                name,
+                version,
+                location: s(site),
+                cudnn_requirement: requirement,
+            });
+        }
+    }
+    out
+}
+
+/// `Requires-Dist: nvidia-cudnn-cu12==9.1.0.70; platform_system == "Linux"`
+/// → `nvidia-cudnn-cu12==9.1.0.70`. A requirement behind an extra
+/// (`extra == "and-cuda"`) counts only when that wheel is installed.
+fn cudnn_requirement(metadata: &Path, installed: &BTreeMap<String, String>) -> Option<String> {
+    let f = fs::File::open(metadata).ok()?;
+    let mut text = String::new();
+    f.take(2 << 20).read_to_string(&mut text).ok()?;
+    for line in text.lines() {
+        if line.is_empty() {
+            break;
+        }
+        let Some(req) = line.strip_prefix("Requires-Dist:") else {
+            continue;
+        };
+        let (spec, marker) = match req.split_once(';') {
+            Some((a, b)) => (a.trim(), b.trim()),
+            None => (req.trim(), ""),
+        };
+        let spec = spec.replace(' ', "");
+        let Some((pkg, ver)) = spec.split_once("==") else {
+            continue;
+        };
+        let pkg = pkg.to_ascii_lowercase().replace('_', "-");
+        if !pkg.starts_with("nvidia-cudnn") {
+            continue;
+        }
+        if marker.contains("extra") && !installed.contains_key(&pkg) {
+            continue;
+        }
+        if marker.contains("platform_system")
+            && !marker.contains(if cfg!(windows) { "Windows" } else { "Linux" })
+        {
+            continue;
+        }
+        return Some(format!("{pkg}=={ver}"));
+    }
+    None
+}
+
+fn describe_source(s: &crate::pin::SpecSource) -> String {
+    use crate::pin::SpecSource;
+    match s {
+        SpecSource::Flag => "--version".into(),
+        SpecSource::EnvVar => "CUDNNM_VERSION".into(),
+        SpecSource::PinFile { path, line } => format!("{}:{line}", path.display()),
+        SpecSource::Default { path } => format!("default in {}", path.display()),
+    }
+}
+
+/// What is at each path cudnnm placed, against what it placed.
+fn deployment_states(home: &Home, deployments: &Deployments) -> Vec<DeploymentState> {
+    let releases = Store::new(home).releases().unwrap_or_default();
+    deployments
+        .entries
+        .iter()
+        .map(|d| {
+            let receipt = releases
+                .iter()
+                .find(|r| r.id() == d.release)
+                .map(|r| &r.receipt);
+            let files = d
+                .files
+                .iter()
+                .map(|p| {
+                    let state = match fs::symlink_metadata(&p.path) {
+                        Err(_) => FileState::Missing,
+                        Ok(m) if m.file_type().is_symlink() => FileState::Link {
+                            target: fs::read_link(&p.path).map(|t| s(&t)).unwrap_or_default(),
+                        },
+                        Ok(m) => FileState::File { size: m.len() },
+                    };
+                    let expected_size = if p.link.is_some() {
+                        None
+                    } else {
+                        receipt
+                            .and_then(|r| r.files.iter().find(|f| f.path == p.from))
+                            .map(|f| f.size)
+                    };
+                    PlacedState {
+                        path: s(&p.path),
+                        from: p.from.clone(),
+                        expected_link: p.link.clone(),
+                        expected_size,
+                        state,
+                    }
+                })
+                .collect();
+            DeploymentState {
+                toolkit: s(&d.toolkit),
+                release: d.release.clone(),
+                mode: format!("{:?}", d.mode).to_ascii_lowercase(),
+                files,
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_tool_outputs() {
+        let ld = "1234 libs found in cache `/etc/ld.so.cache'\n\tlibcudnn.so.8 (libc6,x86-64) => /usr/lib/x86_64-linux-gnu/libcudnn.so.8\n\tlibz.so.1 (libc6,x86-64) => /lib/x86_64-linux-gnu/libz.so.1\nCache generated by: ldconfig (GNU libc) stable release version 2.36\n";
+        let e = parse_ldconfig(ld);
+        assert_eq!(e.len(), 2);
+        assert_eq!(e[0].name, "libcudnn.so.8");
+        assert_eq!(e[1].path, "/lib/x86_64-linux-gnu/libz.so.1");
+        let nv = "nvcc: NVIDIA (R) Cuda compiler driver\nCuda compilation tools, release 11.2, V11.2.152\nBuild cuda_11.2.r11.2/compiler.29618528_0\n";
+        assert_eq!(parse_nvcc_release(nv).unwrap().to_string(), "11.2");
+        let smi = "NVIDIA GeForce RTX 3080, 550.54.15, 8.6\nTesla K80, 550.54.15, 3.7\n";
+        let d = parse_nvidia_smi("nvidia-smi", smi);
+        assert_eq!(d.version.unwrap().to_string(), "550.54.15");
+        assert_eq!(d.gpus.len(), 2);
+        assert_eq!(
+            d.gpus[1].compute_capability.as_ref().unwrap().to_string(),
+            "3.7"
+        );
+        assert!(parse_nvidia_smi("x", "garbage").version.is_none());
+        assert!(parse_query_output("{\"error\":\"nope\"}").is_err());
+        assert_eq!(
+            parse_query_output("{\"cudnn\":92700,\"cudart\":12090}")
+                .unwrap()
+                .cudnn,
+            92700
+        );
+        assert!(parse_query_output("not json").is_err());
+    }
+
+    #[test]
+    fn requirement_markers() {
+        let d = tempfile::tempdir().unwrap();
+        let m = d.path().join("METADATA");
+        fs::write(&m, "Name: torch\nRequires-Dist: filelock\nRequires-Dist: nvidia-cudnn-cu12 ==9.1.0.70; platform_system == \"Linux\" and platform_machine == \"x86_64\"\n\nbody Requires-Dist: nvidia-cudnn-cu12==1\n").unwrap();
+        let none = BTreeMap::new();
+        let want = if cfg!(windows) {
+            None
+        } else {
+            Some("nvidia-cudnn-cu12==9.1.0.70".to_string())
+        };
+        assert_eq!(cudnn_requirement(&m, &none), want);
+        fs::write(
+            &m,
+            "Name: tensorflow\nRequires-Dist: nvidia-cudnn-cu12==8.9.4.25; extra == \"and-cuda\"\n",
+        )
+        .unwrap();
+        assert_eq!(cudnn_requirement(&m, &none), None);
+        let mut with = BTreeMap::new();
+        with.insert("nvidia-cudnn-cu12".to_string(), "8.9.4.25".to_string());
+        assert_eq!(
+            cudnn_requirement(&m, &with).unwrap(),
+            "nvidia-cudnn-cu12==8.9.4.25"
+        );
+    }
+}

@@ -1,0 +1,305 @@
+//! What cuDNN's file names say: which library, which major, which kind of
+//! file, and which files make a complete set for a major.
+//!
+//! Facts from cudnn-facts §4 (library names per major), §1 (archive
+//! listings) and §3.1 (where the version macros live).
+
+use serde::{Deserialize, Serialize};
+
+use crate::version::Version;
+
+/// The kind of a cuDNN file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FileKind {
+    /// A header (`cudnn.h`, `cudnn_version.h`, `cudnn_ops_v9.h`).
+    Header,
+    /// A library the loader loads: Linux `libcudnn*.so*`, Windows `cudnn*64_M.dll`.
+    Shared,
+    /// A static library (`libcudnn_static.a`, `libcudnn_ops_static_v9.a`).
+    Static,
+    /// A Windows import library (`cudnn.lib`, `cudnn64_8.lib`), what MSVC links against.
+    ImportLib,
+}
+
+/// What a cuDNN file name says.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NameInfo {
+    /// The kind of file.
+    pub kind: FileKind,
+    /// The library stem without platform decoration: `cudnn`, `cudnn_ops`,
+    /// `cudnn_ops_infer`, `cudnn_engines_runtime_compiled`.
+    pub stem: String,
+    /// The cuDNN major the name encodes, when it does (`8` of `cudnn64_8.dll`,
+    /// `9` of `libcudnn.so.9`, `8` of `cudnn_version_v8.h`).
+    pub major: Option<u32>,
+    /// The full version in a Linux real name (`8.9.7` of `libcudnn.so.8.9.7`).
+    pub full_version: Option<Version>,
+    /// A Windows name (`.dll`, `.lib`).
+    pub windows: bool,
+    /// Linux: the unversioned development link (`libcudnn.so`), which only the
+    /// linker (`-lcudnn`) uses.
+    pub dev_link: bool,
+}
+
+impl NameInfo {
+    /// The name the loader asks for: the soname `libcudnn_ops.so.9` or the
+    /// DLL name `cudnn_ops64_9.dll`. `None` for headers, static and import
+    /// libraries, and dev links.
+    pub fn loader_name(&self) -> Option<String> {
+        if self.kind != FileKind::Shared || self.dev_link {
+            return None;
+        }
+        let m = self.major?;
+        Some(if self.windows {
+            format!("{}64_{m}.dll", self.stem)
+        } else {
+            format!("lib{}.so.{m}", self.stem)
+        })
+    }
+
+    /// True for the main library (`libcudnn.so.M`, `cudnn64_M.dll`), which
+    /// exports `cudnnGetVersion()`.
+    pub fn is_main(&self) -> bool {
+        self.stem == "cudnn"
+    }
+}
+
+/// True when `name` looks like a cuDNN file at all (`cudnn*` or `libcudnn*`,
+/// any case on Windows).
+pub fn is_cudnn_name(name: &str) -> bool {
+    let l = name.to_ascii_lowercase();
+    l.starts_with("cudnn") || l.starts_with("libcudnn")
+}
+
+/// Reads a cuDNN file name; `None` when it is not one (or is a cuDNN name of
+/// no interest, such as a Python `__init__.py`).
+pub fn classify(name: &str) -> Option<NameInfo> {
+    let l = name.to_ascii_lowercase();
+    if !is_cudnn_name(&l) {
+        return None;
+    }
+    let info = |kind, stem: &str, major, full_version, windows, dev_link| NameInfo {
+        kind,
+        stem: stem.to_string(),
+        major,
+        full_version,
+        windows,
+        dev_link,
+    };
+    if let Some(base) = l.strip_suffix(".h") {
+        // cudnn_version_v8.h, cudnn_v7.h, cudnn_ops.h
+        let (stem, major) = match base.rfind("_v") {
+            Some(i) if base[i + 2..].bytes().all(|b| b.is_ascii_digit()) && i + 2 < base.len() => {
+                (&base[..i], base[i + 2..].parse().ok())
+            }
+            _ => (base, None),
+        };
+        return Some(info(FileKind::Header, stem, major, None, false, false));
+    }
+    if let Some(base) = l.strip_suffix(".dll") {
+        // cudnn64_8.dll, cudnn_ops_infer64_8.dll
+        let (stem, major) = split_win_major(base)?;
+        return Some(info(FileKind::Shared, stem, Some(major), None, true, false));
+    }
+    if let Some(base) = l.strip_suffix(".lib") {
+        return Some(match split_win_major(base) {
+            Some((stem, major)) => info(FileKind::ImportLib, stem, Some(major), None, true, false),
+            None => info(FileKind::ImportLib, base, None, None, true, false),
+        });
+    }
+    if let Some(base) = l.strip_suffix(".a") {
+        // libcudnn_static.a, libcudnn_ops_static_v9.a, libcudnn_static_v7.a
+        let base = base.strip_prefix("lib")?;
+        let (base, major) = match base.rfind("_v") {
+            Some(i) if i + 2 < base.len() && base[i + 2..].bytes().all(|b| b.is_ascii_digit()) => {
+                (&base[..i], base[i + 2..].parse().ok())
+            }
+            _ => (base, None),
+        };
+        let stem = base.strip_suffix("_static").unwrap_or(base);
+        return Some(info(FileKind::Static, stem, major, None, false, false));
+    }
+    // libcudnn.so, libcudnn.so.8, libcudnn.so.8.9.7, libcudnn_ops.so.9
+    let i = l.find(".so")?;
+    let stem = l[..i].strip_prefix("lib")?;
+    let rest = &l[i + 3..];
+    if rest.is_empty() {
+        return Some(info(FileKind::Shared, stem, None, None, false, true));
+    }
+    let nums = rest.strip_prefix('.')?;
+    let v: Version = nums.parse().ok()?;
+    let full = (v.parts().len() >= 2).then(|| v.clone());
+    Some(info(
+        FileKind::Shared,
+        stem,
+        Some(v.major()),
+        full,
+        false,
+        false,
+    ))
+}
+
+fn split_win_major(base: &str) -> Option<(&str, u32)> {
+    let i = base.rfind("64_")?;
+    let m: u32 = base[i + 3..].parse().ok()?;
+    Some((&base[..i], m))
+}
+
+/// Sub-library stems per major: none before 8; six for 8; seven for 9+
+/// (cudnn-facts §4).
+pub fn sublib_stems(major: u32) -> &'static [&'static str] {
+    match major {
+        0..=7 => &[],
+        8 => &[
+            "cudnn_ops_infer",
+            "cudnn_ops_train",
+            "cudnn_cnn_infer",
+            "cudnn_cnn_train",
+            "cudnn_adv_infer",
+            "cudnn_adv_train",
+        ],
+        _ => &[
+            "cudnn_adv",
+            "cudnn_cnn",
+            "cudnn_engines_precompiled",
+            "cudnn_engines_runtime_compiled",
+            "cudnn_graph",
+            "cudnn_heuristic",
+            "cudnn_ops",
+        ],
+    }
+}
+
+/// Library stems a working set of `major` must have, as groups of which at
+/// least one member must be present. cuDNN 8's main library loads all six
+/// sub-libraries by name (cupy PR #5103, "Could not load library
+/// cudnn_cnn_infer64_8.dll"); cuDNN 9 needs `cudnn_graph` and an engine
+/// library — the JIT wheels ship only `cudnn`, `cudnn_graph` and
+/// `cudnn_engines_runtime_compiled` (cudnn-facts §1.5), so the other
+/// sub-libraries are optional.
+pub fn required_groups(major: u32) -> Vec<Vec<&'static str>> {
+    match major {
+        0..=7 => vec![vec!["cudnn"]],
+        8 => std::iter::once(vec!["cudnn"])
+            .chain(sublib_stems(8).iter().map(|s| vec![*s]))
+            .collect(),
+        _ => vec![
+            vec!["cudnn"],
+            vec!["cudnn_graph"],
+            vec![
+                "cudnn_engines_precompiled",
+                "cudnn_engines_runtime_compiled",
+            ],
+        ],
+    }
+}
+
+/// The Windows DLL name of `stem` for `major` (`cudnn_ops64_9.dll`).
+pub fn dll_name(stem: &str, major: u32) -> String {
+    format!("{stem}64_{major}.dll")
+}
+
+/// The Linux soname of `stem` for `major` (`libcudnn_ops.so.9`).
+pub fn soname(stem: &str, major: u32) -> String {
+    format!("lib{stem}.so.{major}")
+}
+
+/// True for a header that holds the version macros: `cudnn_version.h` and
+/// its `_vM` copy (8+), `cudnn.h` / `cudnn_vM.h` (7 and before; distro
+/// packages, cudnn-facts §8.1) (cudnn-facts §3.1).
+pub fn is_version_header(name: &str) -> bool {
+    match classify(name) {
+        Some(i) if i.kind == FileKind::Header => i.stem == "cudnn_version" || i.stem == "cudnn",
+        _ => false,
+    }
+}
+
+/// The Visual C++ runtime DLLs that x64 programs built with MSVC 2015–2022
+/// load (cudnn-facts §7.3; `_1` variants: tensorflow#36407, F10).
+pub const VC_RUNTIME_DLLS: [&str; 4] = [
+    "vcruntime140.dll",
+    "vcruntime140_1.dll",
+    "msvcp140.dll",
+    "msvcp140_1.dll",
+];
+
+/// The Universal C Runtime forwarder a program built with MSVC 2015+ needs;
+/// missing on Windows 7/8.1 without KB2999226 (cudnn-facts §7.3).
+pub const UCRT_DLL: &str = "api-ms-win-crt-runtime-l1-1-0.dll";
+
+/// The zlib build cuDNN 8.3–9.1 on Windows loads (cudnn-facts §7.1).
+pub const ZLIBWAPI_DLL: &str = "zlibwapi.dll";
+
+/// Whether a Windows cuDNN of `version` needs `zlibwapi.dll`: 8.3.0 to
+/// 8.9.x and 9.0.x to 9.1.x (cudnn-facts §7.1: cupy#6226; conda-forge:
+/// "zlib is statically linked into CUDNN since version 9.2").
+pub fn needs_zlibwapi(version: &Version) -> bool {
+    let (ma, mi) = (version.major(), version.minor());
+    (ma == 8 && mi >= 3) || (ma == 9 && mi <= 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_every_kind_of_name() {
+        let n = classify("libcudnn.so.8.9.7").unwrap();
+        assert_eq!(
+            (n.kind, n.stem.as_str(), n.major),
+            (FileKind::Shared, "cudnn", Some(8))
+        );
+        assert_eq!(n.full_version.clone().unwrap().to_string(), "8.9.7");
+        assert_eq!(n.loader_name().unwrap(), "libcudnn.so.8");
+        let n = classify("libcudnn_ops.so.9").unwrap();
+        assert_eq!(n.loader_name().unwrap(), "libcudnn_ops.so.9");
+        assert!(n.full_version.is_none());
+        let n = classify("libcudnn.so").unwrap();
+        assert!(n.dev_link && n.loader_name().is_none());
+        let n = classify("cudnn_cnn_infer64_8.dll").unwrap();
+        assert_eq!(
+            (n.stem.as_str(), n.major, n.windows),
+            ("cudnn_cnn_infer", Some(8), true)
+        );
+        assert_eq!(n.loader_name().unwrap(), "cudnn_cnn_infer64_8.dll");
+        assert_eq!(classify("CUDNN64_7.DLL").unwrap().major, Some(7));
+        let n = classify("cudnn_ops_infer64_8.lib").unwrap();
+        assert_eq!((n.kind, n.major), (FileKind::ImportLib, Some(8)));
+        assert_eq!(classify("cudnn.lib").unwrap().kind, FileKind::ImportLib);
+        let n = classify("cudnn_version_v8.h").unwrap();
+        assert_eq!(
+            (n.kind, n.stem.as_str(), n.major),
+            (FileKind::Header, "cudnn_version", Some(8))
+        );
+        let n = classify("libcudnn_ops_static_v9.a").unwrap();
+        assert_eq!(
+            (n.kind, n.stem.as_str(), n.major),
+            (FileKind::Static, "cudnn_ops", Some(9))
+        );
+        assert_eq!(classify("libcudnn_static.a").unwrap().stem, "cudnn");
+        assert!(classify("zlibwapi.dll").is_none());
+        assert!(classify("libcudnn.so.x").is_none());
+        assert!(is_version_header("cudnn_version.h"));
+        assert!(is_version_header("cudnn_v7.h"));
+        assert!(!is_version_header("cudnn_ops.h"));
+    }
+
+    #[test]
+    fn zlibwapi_only_for_8_3_to_9_1() {
+        let v = |s: &str| s.parse::<Version>().unwrap();
+        for yes in ["8.3.0", "8.9.7.29", "9.0.0", "9.1.1.17"] {
+            assert!(needs_zlibwapi(&v(yes)), "{yes}");
+        }
+        for no in ["8.2.4", "7.6.5", "9.2.0", "9.10.2"] {
+            assert!(!needs_zlibwapi(&v(no)), "{no}");
+        }
+    }
+
+    #[test]
+    fn required_sets_per_major() {
+        assert_eq!(required_groups(7), vec![vec!["cudnn"]]);
+        assert_eq!(required_groups(8).len(), 7);
+        assert_eq!(required_groups(9).len(), 3);
+    }
+}

@@ -1,0 +1,340 @@
+//! Text, `--json` and `--report` output, all from one [`Outcome`] (the
+//! summary of the machine plus the list of findings), so the three never
+//! drift apart.
+
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use super::checks::{ActiveCopy, active_copies};
+use super::finding::{Finding, Severity};
+use super::snapshot::Snapshot;
+
+/// The environment at a glance: what `--report` calls "the environment after setup".
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct Summary {
+    /// `Ubuntu 22.04.4 LTS (linux x86_64, 64-bit)`.
+    pub os: String,
+    /// `CUDA 12.4.1 at /usr/local/cuda-12.4 (found by CUDA_PATH)`, one per toolkit.
+    pub toolkits: Vec<String>,
+    /// The driver version, when found.
+    pub driver: Option<String>,
+    /// `NVIDIA GeForce RTX 3080 (compute capability 8.6)`, one per GPU.
+    pub gpus: Vec<String>,
+    /// `nvcc` on PATH and its CUDA release.
+    pub nvcc: Option<String>,
+    /// The cuDNN each program would load, per major.
+    pub active_cudnn: Vec<ActiveCopy>,
+    /// `torch 2.4.1+cu121 (…/site-packages)`, one per framework or cuDNN wheel.
+    pub frameworks: Vec<String>,
+    /// The pinned release and where the pin is.
+    pub pin: Option<String>,
+}
+
+/// What `doctor` found: the summary and the findings, errors first.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Outcome {
+    /// No errors (warnings and notes allowed).
+    pub healthy: bool,
+    /// Number of errors.
+    pub errors: usize,
+    /// Number of warnings.
+    pub warnings: usize,
+    /// Number of notes.
+    pub infos: usize,
+    /// The environment.
+    pub summary: Summary,
+    /// The findings.
+    pub findings: Vec<Finding>,
+}
+
+impl Outcome {
+    /// The outcome for `findings` on the machine in `s`.
+    pub fn new(s: &Snapshot, findings: Vec<Finding>) -> Outcome {
+        let count = |sev| findings.iter().filter(|f| f.severity == sev).count();
+        let (errors, warnings, infos) = (
+            count(Severity::Error),
+            count(Severity::Warning),
+            count(Severity::Info),
+        );
+        Outcome {
+            healthy: errors == 0,
+            errors,
+            warnings,
+            infos,
+            summary: summarize(s),
+            findings,
+        }
+    }
+}
+
+/// The summary of a snapshot.
+pub fn summarize(s: &Snapshot) -> Summary {
+    let os = format!(
+        "{} ({} {}, {}-bit{})",
+        s.os.name.as_deref().unwrap_or(&s.os.family),
+        s.os.family,
+        s.os.arch,
+        s.os.bits,
+        s.os.version
+            .as_deref()
+            .map(|v| format!(", {v}"))
+            .unwrap_or_default()
+    );
+    let toolkits = s
+        .toolkits
+        .iter()
+        .map(|t| {
+            format!(
+                "CUDA {} at {} (found by {})",
+                t.cuda
+                    .as_ref()
+                    .map(|c| c.to_string())
+                    .unwrap_or_else(|| "?".into()),
+                t.root,
+                t.found_by
+            )
+        })
+        .collect();
+    let driver = s
+        .driver
+        .as_ref()
+        .and_then(|d| d.version.as_ref())
+        .map(|v| v.to_string());
+    let gpus = s
+        .driver
+        .iter()
+        .flat_map(|d| &d.gpus)
+        .map(|g| match &g.compute_capability {
+            Some(c) => format!("{} (compute capability {c})", g.name),
+            None => g.name.clone(),
+        })
+        .collect();
+    let nvcc = s.nvcc.as_ref().map(|n| match &n.release {
+        Some(r) => format!("{} (CUDA {r})", n.path),
+        None => n.path.clone(),
+    });
+    let frameworks = s
+        .frameworks
+        .iter()
+        .map(|f| format!("{} {} ({})", f.name, f.version, f.location))
+        .collect();
+    let pin = s.pin.as_ref().map(|p| format!("{} ({})", p.spec, p.source));
+    Summary {
+        os,
+        toolkits,
+        driver,
+        gpus,
+        nvcc,
+        active_cudnn: active_copies(s),
+        frameworks,
+        pin,
+    }
+}
+
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// The environment block of the text output.
+pub fn summary_text(sm: &Summary) -> String {
+    let mut o = String::new();
+    let mut row = |k: &str, v: &str| {
+        let _ = writeln!(o, "  {k:<11}{v}");
+    };
+    row("system", &sm.os);
+    if sm.toolkits.is_empty() {
+        row("toolkits", "none found");
+    }
+    for t in &sm.toolkits {
+        row("toolkit", t);
+    }
+    row(
+        "driver",
+        sm.driver.as_deref().unwrap_or("not found (nvidia-smi)"),
+    );
+    for g in &sm.gpus {
+        row("gpu", g);
+    }
+    row("nvcc", sm.nvcc.as_deref().unwrap_or("not on PATH"));
+    if sm.active_cudnn.is_empty() {
+        row("cuDNN", "none reachable by the loader");
+    }
+    for a in &sm.active_cudnn {
+        let v = match (&a.version, &a.version_source) {
+            (Some(v), Some(src)) => format!("{v} ({src})"),
+            (Some(v), None) => v.clone(),
+            _ => format!("{} (version unknown)", a.major),
+        };
+        row(
+            "cuDNN",
+            &format!("{v} — {} ({}, via {})", a.path, a.origin, a.via),
+        );
+    }
+    for f in &sm.frameworks {
+        row("python", f);
+    }
+    if let Some(p) = &sm.pin {
+        row("pin", p);
+    }
+    o
+}
+
+/// One finding as text: `error[id]: title`, then seen / why / fix / commands.
+pub fn finding_text(f: &Finding) -> String {
+    let mut o = String::new();
+    let _ = writeln!(o, "{}[{}]: {}", f.severity, f.id, f.title);
+    for s in &f.seen {
+        let _ = writeln!(o, "  seen: {s}");
+    }
+    if !f.why.is_empty() {
+        let _ = writeln!(o, "  why:  {}", f.why);
+    }
+    if let Some(fix) = &f.fix {
+        let _ = writeln!(o, "  fix:  {fix}");
+    }
+    for c in &f.commands {
+        let _ = writeln!(o, "        $ {c}");
+    }
+    if f.auto_fix.is_some() {
+        let _ = writeln!(o, "        (`cudnnm doctor --fix` can do this)");
+    }
+    o
+}
+
+/// The whole text output of `doctor`.
+pub fn text(out: &Outcome) -> String {
+    let mut o = String::new();
+    o.push_str(&summary_text(&out.summary));
+    o.push('\n');
+    for f in &out.findings {
+        o.push_str(&finding_text(f));
+        o.push('\n');
+    }
+    let fixable = out.findings.iter().filter(|f| f.auto_fix.is_some()).count();
+    if out.findings.is_empty() {
+        o.push_str("No problems found.\n");
+    } else {
+        let _ = writeln!(
+            o,
+            "{}, {}, {}.",
+            plural(out.errors, "error", "errors"),
+            plural(out.warnings, "warning", "warnings"),
+            plural(out.infos, "note", "notes")
+        );
+    }
+    if fixable > 0 {
+        let _ = writeln!(
+            o,
+            "{} can be applied with `cudnnm doctor --fix`.",
+            plural(fixable, "fix", "fixes")
+        );
+    }
+    o
+}
+
+/// The `--report FILE.json` record: the outcome plus the full snapshot.
+#[derive(Serialize)]
+pub struct Report<'a> {
+    /// What this is.
+    pub report: &'static str,
+    /// The outcome.
+    #[serde(flatten)]
+    pub outcome: &'a Outcome,
+    /// Everything gathered (re-diagnose it with `cudnnm doctor --snapshot FILE`).
+    pub snapshot: &'a Snapshot,
+}
+
+/// The `--report FILE` text record (any extension but `.json`): the text
+/// output, then the loader paths and every cuDNN file found.
+pub fn report_text(out: &Outcome, s: &Snapshot) -> String {
+    let mut o = format!(
+        "cudnnm doctor report — {} (cudnnm {})\n\n",
+        s.taken_at, s.cudnnm_version
+    );
+    o.push_str(&text(out));
+    let _ = writeln!(o, "\nPATH:");
+    for p in &s.path {
+        let _ = writeln!(o, "  {p}");
+    }
+    if !s.windows() {
+        let _ = writeln!(o, "LD_LIBRARY_PATH:");
+        for p in &s.ld_library_path {
+            let _ = writeln!(o, "  {p}");
+        }
+    }
+    let _ = writeln!(o, "Environment:");
+    for (k, v) in &s.env {
+        let _ = writeln!(o, "  {k}={v}");
+    }
+    let _ = writeln!(o, "cuDNN files:");
+    for f in &s.files {
+        let mut line = format!("  {}", f.path);
+        if let Some(t) = &f.link_target {
+            let _ = write!(line, " -> {t}");
+        }
+        if let Some(v) = f
+            .library_version
+            .as_ref()
+            .or(f.header_version.as_ref())
+            .or(f.file_version.as_ref())
+        {
+            let _ = write!(line, " [{v}]");
+        }
+        let _ = write!(line, " ({})", f.origin.label());
+        let _ = writeln!(o, "{line}");
+    }
+    if let Some(d) = &s.driver {
+        let _ = writeln!(o, "nvidia-smi:\n{}", d.output.trim_end());
+    }
+    if let Some(n) = s.nvcc.as_ref().and_then(|n| n.output.as_deref()) {
+        let _ = writeln!(o, "nvcc --version:\n{}", n.trim_end());
+    }
+    o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::checks::testkit::Kit;
+    use super::*;
+
+    #[test]
+    fn text_and_json_come_from_the_same_findings() {
+        let mut k = Kit::healthy_linux();
+        k.s.ld_library_path.clear();
+        let out = Outcome::new(&k.s, k.run());
+        assert!(!out.healthy);
+        let t = text(&out);
+        let j = serde_json::to_value(&out).unwrap();
+        for f in j["findings"].as_array().unwrap() {
+            let id = f["id"].as_str().unwrap();
+            assert!(
+                t.contains(&format!("[{id}]")),
+                "{id} missing from text:\n{t}"
+            );
+        }
+        assert_eq!(j["errors"], out.errors);
+        assert!(t.contains("1 error"), "{t}");
+        assert!(
+            t.contains("  toolkit    CUDA 12.4.1 at /usr/local/cuda-12.4"),
+            "{t}"
+        );
+    }
+
+    #[test]
+    fn healthy_text_says_so_and_names_the_active_cudnn() {
+        let k = Kit::healthy_linux();
+        let out = Outcome::new(&k.s, k.run());
+        let t = text(&out);
+        assert!(t.contains("No problems found."), "{t}");
+        assert!(
+            t.contains("9.1.0 (loaded library) — /usr/local/cuda-12.4/lib64/libcudnn.so.9"),
+            "{t}"
+        );
+        let r = report_text(&out, &k.s);
+        assert!(
+            r.contains("LD_LIBRARY_PATH:\n  /usr/local/cuda-12.4/lib64"),
+            "{r}"
+        );
+    }
+}

@@ -1,0 +1,701 @@
+//! `cudnnm doctor` end to end: the real cuDNN 9.27.0.42 build in a sandbox
+//! CUDA 12 toolkit (healthy, version read from the loaded library), then
+//! broken the ways the issue names; `--fix` and `--undo-fix` on real files;
+//! `--json`, `--report` and `--snapshot` (a Windows machine diagnosed here).
+
+mod common;
+mod doctor_wheels;
+
+use std::ffi::OsString;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock};
+
+use common::{Run, Sandbox, real_wheel};
+use doctor_wheels::wheel_files;
+
+/// The real wheel of `version`, imported once per test process by the real
+/// importer (`cudnnm install WHEEL`) into a home of its own; the store
+/// release folder.
+fn imported(version: &str) -> PathBuf {
+    static HOME: OnceLock<Sandbox> = OnceLock::new();
+    static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+    let _g = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let sb = HOME.get_or_init(Sandbox::new);
+    let dir = sb.home().join("store/cuda-12").join(version);
+    if !dir.join("receipt.toml").exists() {
+        let whl = real_wheel(&format!("nvidia_cudnn_jit_cu12-{version}"));
+        sb.run([OsString::from("install"), whl.into_os_string()])
+            .ok();
+    }
+    dir
+}
+
+/// Copies a store release's `include/` and `lib/` into a toolkit's `include/`
+/// and `lib64/` the way `cp -P` does: files as files (hard links to the
+/// read-only store files: tests replace them, never write into them), links
+/// as the same links.
+fn place(release: &Path, tk: &Path) {
+    for (from, to) in [("include", "include"), ("lib", "lib64")] {
+        fs::create_dir_all(tk.join(to)).unwrap();
+        for e in fs::read_dir(release.join(from)).unwrap().flatten() {
+            let dest = tk.join(to).join(e.file_name());
+            if e.file_type().unwrap().is_symlink() {
+                std::os::unix::fs::symlink(fs::read_link(e.path()).unwrap(), &dest).unwrap();
+            } else {
+                fs::hard_link(e.path(), &dest).unwrap();
+            }
+        }
+    }
+}
+
+/// Appends `dir` to the sandbox's `LD_LIBRARY_PATH`.
+fn add_ld_path(sb: &mut Sandbox, dir: &Path) {
+    let mut ld: Vec<PathBuf> = sb
+        .env
+        .iter()
+        .filter(|(k, _)| k == "LD_LIBRARY_PATH")
+        .flat_map(|(_, v)| std::env::split_paths(v).collect::<Vec<_>>())
+        .collect();
+    ld.push(dir.to_path_buf());
+    sb.env.retain(|(k, _)| k != "LD_LIBRARY_PATH");
+    sb.set_env("LD_LIBRARY_PATH", std::env::join_paths(ld).unwrap());
+}
+
+/// An empty sandbox CUDA 12.4.1 toolkit (`version.json`, `include/`, `lib64/`).
+fn empty_toolkit(sb: &Sandbox, dir: &str) -> PathBuf {
+    let tk = sb.root().join(dir);
+    fs::create_dir_all(tk.join("include")).unwrap();
+    fs::create_dir_all(tk.join("lib64")).unwrap();
+    fs::write(
+        tk.join("version.json"),
+        r#"{"cuda":{"name":"CUDA SDK","version":"12.4.1"}}"#,
+    )
+    .unwrap();
+    tk
+}
+
+/// A sandbox CUDA 12.4.1 toolkit holding the real cuDNN 9.27.0.42 release
+/// as `cudnnm install` imported it (wheel files plus the `libcudnn*.so`
+/// development links), its `lib64` on `LD_LIBRARY_PATH`. With `chain`, the
+/// main library is laid out as the redist archives ship it:
+/// `libcudnn.so -> libcudnn.so.9 -> libcudnn.so.9.27.0`.
+fn toolkit(sb: &mut Sandbox, chain: bool) -> PathBuf {
+    toolkit_with(sb, chain, "9.27.0.42", "cuda-12.4")
+}
+
+/// [`toolkit`] with another real build and folder name.
+fn toolkit_with(sb: &mut Sandbox, chain: bool, version: &str, dir: &str) -> PathBuf {
+    let tk = empty_toolkit(sb, dir);
+    place(&imported(version), &tk);
+    if chain {
+        let real = format!("libcudnn.so.{}", version.rsplit_once('.').unwrap().0);
+        fs::rename(tk.join("lib64/libcudnn.so.9"), tk.join("lib64").join(&real)).unwrap();
+        std::os::unix::fs::symlink(&real, tk.join("lib64/libcudnn.so.9")).unwrap();
+    }
+    add_ld_path(sb, &tk.join("lib64"));
+    tk
+}
+
+fn doctor(sb: &Sandbox, tk: &Path, extra: &[&str]) -> Run {
+    let mut args = vec![
+        "doctor".to_string(),
+        "--json".into(),
+        "--cuda-root".into(),
+        tk.to_string_lossy().into_owned(),
+    ];
+    args.extend(extra.iter().map(|s| s.to_string()));
+    sb.run(args)
+}
+
+fn ids(r: &Run) -> Vec<String> {
+    r.json()["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn finding(r: &Run, id: &str) -> serde_json::Value {
+    r.json()["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["id"] == id)
+        .cloned()
+        .unwrap_or_else(|| panic!("no finding {id}\n{}", r.describe()))
+}
+
+#[test]
+fn real_9_27_in_a_toolkit_is_healthy_and_versioned_by_the_loaded_library() {
+    let mut sb = Sandbox::new();
+    let tk = toolkit(&mut sb, false);
+    let r = doctor(&sb, &tk, &[]).ok();
+    let j = r.json();
+    assert_eq!(j["healthy"], true, "{}", r.describe());
+    assert_eq!(j["errors"], 0, "{}", r.describe());
+    let active = &j["summary"]["active_cudnn"][0];
+    assert_eq!(active["version"], "9.27.0", "{}", r.describe());
+    assert_eq!(
+        active["version_source"],
+        "loaded library",
+        "{}",
+        r.describe()
+    );
+    assert_eq!(
+        active["path"],
+        tk.join("lib64/libcudnn.so.9").to_string_lossy().as_ref()
+    );
+    assert!(
+        j["summary"]["toolkits"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("CUDA 12.4.1 at"),
+        "{}",
+        r.describe()
+    );
+    // No warning either: only notes (no driver on a build machine) may remain.
+    for f in j["findings"].as_array().unwrap() {
+        assert_eq!(f["severity"], "info", "{}", r.describe());
+    }
+    // The text form says the same.
+    let t = sb.run(["doctor", "--cuda-root", tk.to_str().unwrap()]).ok();
+    assert!(
+        t.stdout().contains("9.27.0 (loaded library)"),
+        "{}",
+        t.describe()
+    );
+}
+
+#[test]
+fn header_from_9_12_over_the_9_27_library_is_a_mismatch() {
+    let mut sb = Sandbox::new();
+    let tk = toolkit(&mut sb, false);
+    let h = tk.join("include/cudnn_version.h");
+    fs::remove_file(&h).unwrap();
+    fs::copy(
+        wheel_files("9.12.0.46", false).join("include/cudnn_version.h"),
+        &h,
+    )
+    .unwrap();
+    let r = doctor(&sb, &tk, &[]).code_is(7);
+    let f = finding(&r, "header-library-mismatch");
+    let seen = f["seen"].to_string();
+    assert!(
+        seen.contains("9.12.0") && seen.contains("9.27.0") && seen.contains("loaded library"),
+        "{}",
+        r.describe()
+    );
+    assert_eq!(f["severity"], "error");
+}
+
+#[test]
+fn plain_copy_where_the_release_had_a_link_chain_is_found_fixed_and_undone() {
+    let mut sb = Sandbox::new();
+    let tk = toolkit(&mut sb, true);
+    let r = doctor(&sb, &tk, &[]).ok();
+    assert!(
+        !ids(&r).contains(&"broken-soname-chain".to_string()),
+        "{}",
+        r.describe()
+    );
+    // Copy without `cp -P`: libcudnn.so.9 becomes a regular file.
+    let so9 = tk.join("lib64/libcudnn.so.9");
+    fs::remove_file(&so9).unwrap();
+    fs::copy(tk.join("lib64/libcudnn.so.9.27.0"), &so9).unwrap();
+    let r = doctor(&sb, &tk, &[]).code_is(7);
+    let f = finding(&r, "broken-soname-chain");
+    assert_eq!(f["auto_fix"]["action"], "relink-soname", "{}", r.describe());
+    assert_eq!(f["auto_fix"]["target"], "libcudnn.so.9.27.0");
+    // --fix relinks it (backing the copy up) and the result is healthy.
+    let r = doctor(&sb, &tk, &["--fix"]).ok();
+    assert!(
+        r.stderr().contains("fix applied [broken-soname-chain]"),
+        "{}",
+        r.describe()
+    );
+    assert_eq!(
+        fs::read_link(&so9).unwrap(),
+        Path::new("libcudnn.so.9.27.0")
+    );
+    let id = r
+        .stderr()
+        .split("--undo-fix ")
+        .nth(1)
+        .and_then(|s| s.split('`').next())
+        .map(str::to_owned)
+        .unwrap_or_else(|| panic!("no fix id\n{}", r.describe()));
+    // --undo-fix puts the copy back, byte for byte.
+    sb.run(["doctor", "--undo-fix", &id]).ok();
+    let m = fs::symlink_metadata(&so9).unwrap();
+    assert!(m.file_type().is_file(), "the copy is back");
+    assert_eq!(
+        m.len(),
+        fs::metadata(tk.join("lib64/libcudnn.so.9.27.0"))
+            .unwrap()
+            .len()
+    );
+    doctor(&sb, &tk, &[]).code_is(7);
+}
+
+#[test]
+fn query_library_answers_for_the_real_library() {
+    let mut sb = Sandbox::new();
+    let tk = toolkit(&mut sb, false);
+    let r = sb
+        .run([
+            "doctor",
+            "--query-library",
+            tk.join("lib64/libcudnn.so.9").to_str().unwrap(),
+        ])
+        .ok();
+    let j: serde_json::Value = serde_json::from_str(r.stdout().trim()).unwrap();
+    assert_eq!(j["cudnn"], 92700, "{}", r.describe());
+    assert_eq!(j["cudart"].as_u64().unwrap() / 1000, 12);
+    let r = sb
+        .run(["doctor", "--query-library", "/nonexistent/libcudnn.so.9"])
+        .ok();
+    assert!(r.stdout().contains("\"error\""), "{}", r.describe());
+}
+
+#[test]
+fn reports_are_written_and_can_be_diagnosed_again() {
+    let mut sb = Sandbox::new();
+    let tk = toolkit(&mut sb, false);
+    fs::remove_file(tk.join("include/cudnn.h")).unwrap();
+    let r = doctor(&sb, &tk, &["--report", "env.json"]).code_is(7);
+    assert!(
+        ids(&r).contains(&"missing-header".to_string()),
+        "{}",
+        r.describe()
+    );
+    let rep: serde_json::Value =
+        serde_json::from_slice(&fs::read(sb.work().join("env.json")).unwrap()).unwrap();
+    assert_eq!(rep["report"], "cudnnm doctor");
+    assert!(rep["snapshot"]["files"].as_array().unwrap().len() >= 10);
+    assert_eq!(rep["findings"], r.json()["findings"]);
+    // The saved snapshot gives the same findings without looking at the machine.
+    fs::remove_dir_all(&tk).unwrap();
+    let again = sb
+        .run(["doctor", "--json", "--snapshot", "env.json"])
+        .code_is(7);
+    assert_eq!(ids(&again), ids(&r));
+    // A text report for people.
+    sb.run([
+        "doctor",
+        "--cuda-root",
+        "/nonexistent",
+        "--report",
+        "env.txt",
+    ])
+    .code_is(7);
+    let t = fs::read_to_string(sb.work().join("env.txt")).unwrap();
+    assert!(t.starts_with("cudnnm doctor report"), "{t}");
+    assert!(t.contains("LD_LIBRARY_PATH:"), "{t}");
+}
+
+/// A Windows machine as data: NVIDIA's cuDNN 9 installer put `…\v9.7\bin` on
+/// PATH while the DLLs sit in `bin\12.8` (F02), and no zlib is needed (9.7).
+fn windows_snapshot() -> serde_json::Value {
+    let base = r"C:\Program Files\NVIDIA\CUDNN\v9.7";
+    let tk = r"C:\Program Files\NVIDIA GPU Computing Toolkit\CUDA\v12.8";
+    let mut files = Vec::new();
+    let mut names = Vec::new();
+    for st in [
+        "cudnn",
+        "cudnn_adv",
+        "cudnn_cnn",
+        "cudnn_engines_precompiled",
+        "cudnn_engines_runtime_compiled",
+        "cudnn_graph",
+        "cudnn_heuristic",
+        "cudnn_ops",
+    ] {
+        let n = format!("{st}64_9.dll");
+        files.push(serde_json::json!({"path": format!(r"{base}\bin\12.8\{n}"), "root": base, "origin": "nvidia-installer", "kind": "shared", "size": 1000, "machine": "x86_64", "file_version": "9.7.1.26", "needed": ["KERNEL32.dll"]}));
+        names.push(n);
+    }
+    serde_json::json!({
+        "schema": 1,
+        "os": {"family": "windows", "name": "Windows 11 Pro", "version": "10.0.22631", "arch": "x86_64", "bits": 64},
+        "cwd": r"C:\Users\me",
+        "env": {"CUDA_PATH": tk, "CUDA_PATH_V12_8": tk, "SystemRoot": r"C:\Windows"},
+        "path": [format!(r"{tk}\bin"), format!(r"{base}\bin"), r"C:\Windows\System32"],
+        "system_dirs": [r"C:\Windows\System32", r"C:\Windows"],
+        "registry": {"user": format!(r"{base}\bin"), "machine": format!(r"%CUDA_PATH%\bin;C:\Windows\System32")},
+        "toolkits": [{"root": tk, "cuda": "12.8.1", "layout": "windows", "found_by": "CUDA_PATH"}],
+        "dirs": [
+            {"path": r"C:\Windows\System32", "names": ["KERNEL32.dll", "vcruntime140.dll", "vcruntime140_1.dll", "msvcp140.dll", "msvcp140_1.dll"]},
+            {"path": format!(r"{base}\bin\12.8"), "names": names},
+            {"path": format!(r"{base}\bin"), "names": []}
+        ],
+        "files": files,
+        "driver": {"tool": "nvidia-smi", "output": "", "version": "572.61", "gpus": [{"name": "RTX 4070", "compute_capability": "8.9"}]}
+    })
+}
+
+#[test]
+fn a_windows_snapshot_is_diagnosed_on_linux() {
+    let sb = Sandbox::new();
+    fs::write(
+        sb.work().join("win.json"),
+        serde_json::to_vec(&windows_snapshot()).unwrap(),
+    )
+    .unwrap();
+    let r = sb
+        .run(["doctor", "--json", "--snapshot", "win.json"])
+        .code_is(7);
+    let f = finding(&r, "installer-subfolder-not-on-path");
+    assert_eq!(
+        f["auto_fix"]["dir"],
+        r"C:\Program Files\NVIDIA\CUDNN\v9.7\bin\12.8",
+        "{}",
+        r.describe()
+    );
+    assert!(
+        !ids(&r).contains(&"zlibwapi-missing".to_string()),
+        "{}",
+        r.describe()
+    );
+    assert!(
+        !ids(&r).contains(&"vc-runtime-missing".to_string()),
+        "{}",
+        r.describe()
+    );
+    // --fix refuses a foreign snapshot.
+    sb.run(["doctor", "--snapshot", "win.json", "--fix"])
+        .code_is(2);
+    // Not a snapshot at all.
+    fs::write(sb.work().join("bad.json"), b"[1,2]").unwrap();
+    sb.run(["doctor", "--snapshot", "bad.json"])
+        .code_is(2)
+        .stderr_has(&["not a cudnnm snapshot"]);
+}
+
+#[test]
+fn nothing_installed_is_unhealthy_with_the_commands_to_fix_it() {
+    let sb = Sandbox::new();
+    let r = sb.run(["doctor"]).code_is(7);
+    assert!(
+        r.stdout().contains("error[cudnn-not-found]"),
+        "{}",
+        r.describe()
+    );
+    assert!(
+        r.stdout().contains("$ cudnnm install SPEC"),
+        "{}",
+        r.describe()
+    );
+}
+
+#[test]
+fn distro_style_headers_are_read_through_their_links() {
+    // F22: cuDNN 8 keeps its macros in cudnn_version.h; Debian packages ship
+    // only cudnn_version_v8.h and point cudnn_version.h at it.
+    let sb = Sandbox::new();
+    let tk = sb.root().join("cuda-11.8");
+    fs::create_dir_all(tk.join("include")).unwrap();
+    fs::create_dir_all(tk.join("lib64")).unwrap();
+    fs::write(tk.join("version.txt"), "CUDA Version 11.8.89\n").unwrap();
+    fs::write(
+        tk.join("include/cudnn_version_v8.h"),
+        common::fixtures::version_header("8.9.7"),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink("cudnn_version_v8.h", tk.join("include/cudnn_version.h")).unwrap();
+    fs::write(tk.join("include/cudnn.h"), "#include \"cudnn_version.h\"\n").unwrap();
+    let r = sb
+        .run([
+            "doctor",
+            "--json",
+            "--no-load",
+            "--cuda-root",
+            tk.to_str().unwrap(),
+            "--report",
+            "r.json",
+        ])
+        .code_is(7);
+    let rep: serde_json::Value =
+        serde_json::from_slice(&fs::read(sb.work().join("r.json")).unwrap()).unwrap();
+    let files = rep["snapshot"]["files"].as_array().unwrap();
+    let h = files
+        .iter()
+        .find(|f| {
+            f["path"]
+                .as_str()
+                .unwrap()
+                .ends_with("include/cudnn_version.h")
+        })
+        .unwrap();
+    assert_eq!(h["header_version"], "8.9.7", "{}", r.describe());
+    assert_eq!(h["link_target"], "cudnn_version_v8.h");
+    assert_eq!(rep["snapshot"]["toolkits"][0]["cuda"], "11.8.89");
+    // Headers without libraries: the set is incomplete.
+    let f = finding(&r, "missing-library");
+    assert!(
+        f["title"].as_str().unwrap().contains("libcudnn.so.8"),
+        "{}",
+        r.describe()
+    );
+}
+
+#[test]
+fn ld_library_path_at_an_unpacked_archive_root() {
+    // F01, Linux flavour: the entry is the archive folder, the libraries are in its lib/.
+    let mut sb = Sandbox::new();
+    let arch = sb.root().join("cudnn-linux-x86_64-8.9.7.29_cuda12-archive");
+    fs::create_dir_all(arch.join("lib")).unwrap();
+    fs::create_dir_all(arch.join("include")).unwrap();
+    fs::write(
+        arch.join("include/cudnn_version.h"),
+        common::fixtures::version_header("8.9.7"),
+    )
+    .unwrap();
+    fs::write(
+        arch.join("lib/libcudnn.so.8.9.7"),
+        common::fixtures::elf_bytes("libcudnn.so.8 8.9.7", false),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink("libcudnn.so.8.9.7", arch.join("lib/libcudnn.so.8")).unwrap();
+    sb.set_env("LD_LIBRARY_PATH", &arch);
+    let r = sb.run(["doctor", "--json", "--no-load"]).code_is(7);
+    let f = finding(&r, "path-points-at-archive-root");
+    assert_eq!(f["severity"], "error");
+    assert!(
+        f["title"].as_str().unwrap().ends_with("-archive/lib"),
+        "{}",
+        r.describe()
+    );
+}
+
+#[test]
+fn python_environments_are_read() {
+    // F16: cuDNN only inside a virtual environment; and PyTorch's exact pin
+    // against the cuDNN wheel another install moved.
+    let mut sb = Sandbox::new();
+    let site = sb.root().join("venv/lib/python3.11/site-packages");
+    let lib = site.join("nvidia/cudnn/lib");
+    fs::create_dir_all(&lib).unwrap();
+    let w = wheel_files("9.27.0.42", true);
+    for n in [
+        "libcudnn.so.9",
+        "libcudnn_graph.so.9",
+        "libcudnn_engines_runtime_compiled.so.9",
+    ] {
+        fs::hard_link(w.join("lib").join(n), lib.join(n)).unwrap();
+    }
+    let meta = |dir: &str, body: &str| {
+        fs::create_dir_all(site.join(dir)).unwrap();
+        fs::write(site.join(dir).join("METADATA"), body).unwrap();
+    };
+    meta(
+        "torch-2.4.1+cu121.dist-info",
+        "Metadata-Version: 2.1\nName: torch\nVersion: 2.4.1+cu121\nRequires-Dist: nvidia-cudnn-cu12==9.1.0.70; platform_system == \"Linux\" and platform_machine == \"x86_64\"\n\n",
+    );
+    meta(
+        "nvidia_cudnn_cu12-9.27.0.42.dist-info",
+        "Metadata-Version: 2.1\nName: nvidia-cudnn-cu12\nVersion: 9.27.0.42\n\n",
+    );
+    sb.set_env("VIRTUAL_ENV", sb.root().join("venv"));
+    let r = sb.run(["doctor", "--json"]).code_is(7);
+    let f = finding(&r, "cudnn-only-in-site-packages");
+    assert!(
+        f["title"].as_str().unwrap().contains("9.27.0"),
+        "the version comes from loading it: {}",
+        r.describe()
+    );
+    assert!(
+        f["seen"][0].as_str().unwrap().contains("pip wheel"),
+        "{}",
+        r.describe()
+    );
+    let f = finding(&r, "framework-cudnn-mismatch");
+    assert!(
+        f["title"]
+            .as_str()
+            .unwrap()
+            .contains("nvidia-cudnn-cu12==9.1.0.70"),
+        "{}",
+        r.describe()
+    );
+    let fw = r.json()["summary"]["frameworks"].to_string();
+    assert!(fw.contains("torch 2.4.1+cu121"), "{}", r.describe());
+}
+
+#[test]
+fn two_real_sets_on_the_loader_path_each_report_their_own_version() {
+    // 9.12's libcudnn.so.9 has DT_RUNPATH=$ORIGIN, so in a process whose
+    // LD_LIBRARY_PATH lists the 9.27 set first it would answer with 9.27's
+    // sub-libraries; doctor loads each copy with its own folder first.
+    let mut sb = Sandbox::new();
+    let a = toolkit_with(&mut sb, false, "9.27.0.42", "cuda-12.4");
+    let b = toolkit_with(&mut sb, false, "9.12.0.46", "cuda-12.6");
+    let r = sb
+        .run([
+            "doctor",
+            "--json",
+            "--cuda-root",
+            a.to_str().unwrap(),
+            "--cuda-root",
+            b.to_str().unwrap(),
+            "--report",
+            "r.json",
+        ])
+        .ok();
+    let rep: serde_json::Value =
+        serde_json::from_slice(&fs::read(sb.work().join("r.json")).unwrap()).unwrap();
+    let version = |p: &Path| {
+        rep["snapshot"]["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["path"] == p.to_str().unwrap())
+            .unwrap()["library_version"]
+            .clone()
+    };
+    assert_eq!(version(&a.join("lib64/libcudnn.so.9")), "9.27.0");
+    assert_eq!(
+        version(&b.join("lib64/libcudnn.so.9")),
+        "9.12.0",
+        "{}",
+        r.describe()
+    );
+    let ids = ids(&r);
+    assert!(
+        !ids.contains(&"header-library-mismatch".to_string()),
+        "{}",
+        r.describe()
+    );
+    let f = finding(&r, "multiple-cudnn-copies");
+    let seen = f["seen"].as_array().unwrap();
+    assert!(
+        seen[0].as_str().unwrap().contains("9.27.0")
+            && seen[0].as_str().unwrap().ends_with("← loaded"),
+        "{}",
+        r.describe()
+    );
+    assert!(
+        seen[1].as_str().unwrap().contains("9.12.0"),
+        "{}",
+        r.describe()
+    );
+    assert_eq!(finding(&r, "sub-libraries-mixed")["severity"], "warning");
+}
+
+#[test]
+fn a_symlink_deployment_turned_into_a_plain_copy_is_drift() {
+    // The release as `cudnnm install` imported it, placed by symlinks into the
+    // store and recorded the way `cudnnm use --mode symlink` records it; then
+    // libcudnn.so.9 is copied over with plain `cp`.
+    use cudnnm::deploy::{Deployment, Deployments, Mode, PlacedFile};
+    let mut sb = Sandbox::new();
+    let whl = real_wheel("nvidia_cudnn_jit_cu12-9.27.0.42");
+    sb.run([OsString::from("install"), whl.into_os_string()])
+        .ok();
+    let rel = sb.home().join("store/cuda-12/9.27.0.42");
+    let tk = empty_toolkit(&sb, "cuda-12.4");
+    let mut files = Vec::new();
+    for (from, to) in [("include", "include"), ("lib", "lib64")] {
+        for e in fs::read_dir(rel.join(from)).unwrap().flatten() {
+            let dest = tk.join(to).join(e.file_name());
+            let target = match fs::read_link(e.path()) {
+                Ok(t) => t,
+                Err(_) => e.path(),
+            };
+            std::os::unix::fs::symlink(&target, &dest).unwrap();
+            files.push(PlacedFile {
+                path: dest,
+                from: format!("{from}/{}", e.file_name().to_string_lossy()),
+                sha256: None,
+                link: Some(target.to_string_lossy().into_owned()),
+                size: 0,
+                mtime_ns: None,
+            });
+        }
+    }
+    let d = Deployments {
+        entries: vec![Deployment {
+            toolkit: tk.clone(),
+            release: "9.27.0.42_cuda12".into(),
+            mode: Mode::Symlink,
+            deployed_at: "2026-11-29T22:00:00Z".into(),
+            backup: None,
+            files,
+        }],
+    };
+    fs::write(
+        sb.home().join("deployments.toml"),
+        toml::to_string(&d).unwrap(),
+    )
+    .unwrap();
+    add_ld_path(&mut sb, &tk.join("lib64"));
+    let r = doctor(&sb, &tk, &[]).ok();
+    assert_eq!(
+        r.json()["summary"]["active_cudnn"][0]["version"],
+        "9.27.0",
+        "{}",
+        r.describe()
+    );
+    sb.run(["verify"]).ok();
+
+    let so9 = tk.join("lib64/libcudnn.so.9");
+    fs::remove_file(&so9).unwrap();
+    fs::copy(rel.join("lib/libcudnn.so.9"), &so9).unwrap();
+    let r = doctor(&sb, &tk, &[]).code_is(7);
+    let f = finding(&r, "deployment-drift");
+    assert!(
+        f["seen"][0]
+            .as_str()
+            .unwrap()
+            .contains("a regular file, expected a link"),
+        "{}",
+        r.describe()
+    );
+    assert_eq!(
+        f["commands"][0],
+        format!(
+            "cudnnm use 9.27.0.42_cuda12 --cuda-root \"{}\"",
+            tk.display()
+        )
+    );
+    let v = sb.run(["verify", "--json"]).code_is(7);
+    assert!(
+        v.json()["deployments"][0]["modified"][0]
+            .as_str()
+            .unwrap()
+            .contains("libcudnn.so.9"),
+        "{}",
+        v.describe()
+    );
+}
+
+#[test]
+fn a_project_pinned_to_cudnn_8_with_only_cudnn_9_installed() {
+    // F08: the pin names cuDNN 8; cudnn64_8/libcudnn.so.8 and 9 are different libraries.
+    let mut sb = Sandbox::new();
+    let tk = toolkit(&mut sb, false);
+    fs::write(
+        sb.work().join(".cudnn-version"),
+        "# this project\n8.9.7.29_cuda12\n",
+    )
+    .unwrap();
+    let r = doctor(&sb, &tk, &[]).code_is(7);
+    let f = finding(&r, "cudnn-major-mismatch");
+    let t = f["title"].as_str().unwrap();
+    assert!(
+        t.contains("libcudnn.so.8") && t.contains(".cudnn-version"),
+        "{}",
+        r.describe()
+    );
+    assert_eq!(
+        r.json()["summary"]["pin"]
+            .as_str()
+            .unwrap()
+            .split(' ')
+            .next(),
+        Some("8.9.7.29_cuda12")
+    );
+    fs::write(sb.work().join(".cudnn-version"), "9.27\n").unwrap();
+    doctor(&sb, &tk, &[]).ok();
+}

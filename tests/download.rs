@@ -1,0 +1,676 @@
+//! Catalog downloads against a real HTTP server on 127.0.0.1 serving fixture
+//! archives in the real releases' layouts and `redistrib_*.json` files in
+//! NVIDIA's schema: the mirror, the cache, resume, and every bad case of the
+//! download path. The catalog entries come from `cudnnm manifest refresh`
+//! reading the served index (their hashes are the fixtures'), which is also
+//! how a lab feeds its own copy to cudnnm. No other network address is used.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use common::Sandbox;
+use common::fixtures;
+use common::http::{TestServer, closed_port};
+use cudnnm::catalog::{self, FetchRequest, Fetched};
+use cudnnm::env::Env;
+use cudnnm::error::{Error, Kind};
+use cudnnm::hash::{Sha256Hex, sha256_bytes};
+use cudnnm::home::Home;
+use cudnnm::progress::Progress;
+use cudnnm::version::Platform;
+
+const V: &str = "8.9.7.29";
+const REDIST: &str = "compute/cudnn/redist/";
+
+/// A sandbox, a server holding the 8.9.7.29 CUDA 12 Linux fixture under
+/// NVIDIA's path, and a user catalog refreshed from the served index.
+struct World {
+    sb: Sandbox,
+    server: TestServer,
+    bytes: Vec<u8>,
+    sha: String,
+    name: String,
+    /// Server path of the archive.
+    path: String,
+}
+
+impl World {
+    fn new() -> World {
+        let sb = Sandbox::new();
+        let server = TestServer::start();
+        let fx = sb.root().join("fx");
+        std::fs::create_dir_all(&fx).unwrap();
+        let file = fixtures::redist_linux(V, "12").write(&fx);
+        let bytes = std::fs::read(&file).unwrap();
+        let sha = sha256_bytes(&bytes).to_string();
+        let name = file.file_name().unwrap().to_string_lossy().into_owned();
+        let path = format!("{REDIST}cudnn/linux-x86_64/{name}");
+        server.file(&path, bytes.clone());
+        let json = redistrib_a(
+            V,
+            &[(
+                "linux-x86_64",
+                &format!("cudnn/linux-x86_64/{name}"),
+                &sha,
+                bytes.len(),
+            )],
+        );
+        server.file(&format!("{REDIST}redistrib_{V}.json"), json.into_bytes());
+        let w = World {
+            sb,
+            server,
+            bytes,
+            sha,
+            name,
+            path,
+        };
+        w.sb.run([
+            "manifest",
+            "refresh",
+            "--from",
+            &w.server.url(&format!("{REDIST}redistrib_{V}.json")),
+        ])
+        .ok();
+        w
+    }
+
+    fn mirror(&self) -> String {
+        self.server.url("compute/")
+    }
+
+    fn home(&self) -> Home {
+        Home::new(self.sb.home())
+    }
+
+    fn env(&self) -> Env {
+        Env::from_vars(Vec::<(String, String)>::new(), self.sb.work(), false)
+    }
+
+    fn req(&self, spec: &str) -> FetchRequest {
+        FetchRequest {
+            spec: spec.parse().unwrap(),
+            cuda: Some("12".parse().unwrap()),
+            platform: Platform::LinuxX86_64,
+            mirror: Some(self.mirror()),
+            sha256: None,
+            allow_unverified: false,
+        }
+    }
+
+    fn fetch(&self, req: &FetchRequest) -> Result<Fetched, Error> {
+        catalog::fetch(
+            &self.home(),
+            &self.env(),
+            req,
+            &cudnnm::progress::NoProgress,
+        )
+    }
+
+    fn downloads(&self) -> PathBuf {
+        self.sb.home().join("downloads")
+    }
+}
+
+/// NVIDIA's shape A (`redistrib_8.9.7.29.json`): one archive per platform, `size` a string.
+fn redistrib_a(version: &str, entries: &[(&str, &str, &str, usize)]) -> String {
+    let plats: Vec<String> = entries
+        .iter()
+        .map(|(p, rel, sha, size)| {
+            format!(r#""{p}": {{ "relative_path": "{rel}", "sha256": "{sha}", "md5": "00000000000000000000000000000000", "size": "{size}" }}"#)
+        })
+        .collect();
+    format!(
+        r#"{{ "release_date": "2023-12-05", "release_label": "{version}", "release_product": "cudnn-v8-9-cuda-12",
+  "cudnn": {{ "name": "NVIDIA CUDA Deep Neural Network library", "license": "cudnn", "license_path": "cudnn/LICENSE.txt",
+    "version": "{version}", {} }} }}"#,
+        plats.join(", ")
+    )
+}
+
+/// File names in a folder, sorted (empty when it does not exist).
+fn names(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+#[derive(Default)]
+struct Recorder {
+    starts: Mutex<Vec<(String, Option<u64>)>>,
+    bytes: Mutex<u64>,
+}
+
+impl Progress for Recorder {
+    fn start(&self, what: &str, total: Option<u64>) {
+        self.starts.lock().unwrap().push((what.to_string(), total));
+    }
+    fn advance(&self, bytes: u64) {
+        *self.bytes.lock().unwrap() += bytes;
+    }
+    fn finish(&self) {}
+}
+
+#[test]
+fn fetch_by_version_through_the_mirror_then_from_the_cache() {
+    let w = World::new();
+    let rec = Recorder::default();
+    let f = catalog::fetch(&w.home(), &w.env(), &w.req(V), &rec).unwrap();
+    assert_eq!(f.name, w.name);
+    assert_eq!(f.sha256.as_str(), w.sha);
+    assert_eq!(f.version.to_string(), V);
+    assert_eq!(f.cuda.to_string(), "12");
+    assert!(!f.cached);
+    assert_eq!(f.url, w.server.url(&w.path));
+    assert_eq!(f.path, w.downloads().join(&w.sha));
+    assert_eq!(std::fs::read(&f.path).unwrap(), w.bytes);
+    assert_eq!(
+        names(&w.downloads()),
+        vec![w.sha.clone(), format!("{}.toml", w.sha)]
+    );
+    let sidecar = std::fs::read_to_string(w.downloads().join(format!("{}.toml", w.sha))).unwrap();
+    assert!(
+        sidecar.contains(&format!("name = \"{}\"", w.name)),
+        "{sidecar}"
+    );
+    assert!(sidecar.contains("verified = true"), "{sidecar}");
+    assert_eq!(*rec.bytes.lock().unwrap(), w.bytes.len() as u64);
+    assert_eq!(
+        rec.starts.lock().unwrap()[0],
+        (
+            format!("downloading {}", w.name),
+            Some(w.bytes.len() as u64)
+        )
+    );
+    assert_eq!(w.server.hits(&w.path), 1);
+
+    let again = w.fetch(&w.req("8.9_cuda12")).unwrap();
+    assert!(again.cached);
+    assert_eq!(again.path, f.path);
+    assert_eq!(
+        again.url, f.url,
+        "the cache remembers where the archive came from"
+    );
+    assert_eq!(
+        w.server.hits(&w.path),
+        1,
+        "a second install never downloads"
+    );
+}
+
+#[test]
+fn a_damaged_cache_entry_is_replaced() {
+    let w = World::new();
+    let f = w.fetch(&w.req(V)).unwrap();
+    std::fs::write(&f.path, b"bit rot").unwrap();
+    let again = w.fetch(&w.req(V)).unwrap();
+    assert!(!again.cached);
+    assert_eq!(std::fs::read(&again.path).unwrap(), w.bytes);
+    assert_eq!(w.server.hits(&w.path), 2);
+}
+
+#[test]
+fn a_connection_cut_halfway_is_resumed_with_a_range_request() {
+    let w = World::new();
+    let half = (w.bytes.len() / 2) as u64;
+    w.server.edit(&w.path, |r| {
+        r.cut_after = half;
+        r.cut_times = 1;
+    });
+    let rec = Recorder::default();
+    let f = catalog::fetch(&w.home(), &w.env(), &w.req(V), &rec).unwrap();
+    assert_eq!(std::fs::read(&f.path).unwrap(), w.bytes);
+    let reqs = w.server.requests_for(&w.path);
+    assert_eq!(reqs.len(), 2, "{reqs:?}");
+    assert_eq!(reqs[0].range, None);
+    assert_eq!(
+        reqs[1].range.as_deref(),
+        Some(format!("bytes={half}-").as_str())
+    );
+    assert_eq!(
+        *rec.bytes.lock().unwrap(),
+        w.bytes.len() as u64,
+        "progress counts each byte once"
+    );
+    assert_eq!(
+        names(&w.downloads()).len(),
+        2,
+        "no partial file is left: {:?}",
+        names(&w.downloads())
+    );
+}
+
+#[test]
+fn an_interrupted_download_fails_cleanly_and_resumes_on_the_next_run() {
+    let w = World::new();
+    let half = (w.bytes.len() / 2) as u64;
+    // The first response is cut halfway, then the server is down.
+    w.server.edit(&w.path, |r| {
+        r.cut_after = half;
+        r.cut_times = 1;
+        r.fail_status = 503;
+        r.fail_times = 100;
+    });
+    let e = w.fetch(&w.req(V)).unwrap_err();
+    assert_eq!(e.kind(), Kind::Network, "{e:?}");
+    assert!(
+        e.message().contains(&format!(
+            "interrupted after {half} of {} bytes",
+            w.bytes.len()
+        )),
+        "{e:?}"
+    );
+    assert!(
+        e.hint_text()
+            .unwrap()
+            .contains("run the same command again to resume"),
+        "{e:?}"
+    );
+    let reqs = w.server.requests_for(&w.path);
+    assert_eq!(
+        reqs.len(),
+        5,
+        "one cut response, then 1 + 3 retries without progress: {reqs:?}"
+    );
+    assert!(
+        reqs[1..]
+            .iter()
+            .all(|r| r.range.as_deref() == Some(format!("bytes={half}-").as_str()))
+    );
+    let partial = w.downloads().join(format!(".partial-{}", w.sha));
+    assert_eq!(
+        std::fs::metadata(&partial).unwrap().len(),
+        half,
+        "the bytes received are kept for resuming"
+    );
+    assert!(
+        !w.downloads().join(&w.sha).exists(),
+        "nothing unverified enters the cache"
+    );
+
+    w.server.edit(&w.path, |r| r.fail_times = 0);
+    let f = w.fetch(&w.req(V)).unwrap();
+    assert_eq!(std::fs::read(&f.path).unwrap(), w.bytes);
+    let reqs = w.server.requests_for(&w.path);
+    assert_eq!(reqs.len(), 6);
+    assert_eq!(
+        reqs[5].range.as_deref(),
+        Some(format!("bytes={half}-").as_str()),
+        "the next run resumes"
+    );
+    assert!(!partial.exists());
+}
+
+#[test]
+fn a_damaged_partial_file_is_downloaded_again_from_the_start() {
+    let w = World::new();
+    let half = w.bytes.len() / 2;
+    std::fs::create_dir_all(w.downloads()).unwrap();
+    std::fs::write(
+        w.downloads().join(format!(".partial-{}", w.sha)),
+        vec![0u8; half],
+    )
+    .unwrap();
+    let f = w.fetch(&w.req(V)).unwrap();
+    assert_eq!(std::fs::read(&f.path).unwrap(), w.bytes);
+    let reqs = w.server.requests_for(&w.path);
+    assert_eq!(reqs.len(), 2);
+    assert_eq!(
+        reqs[0].range.as_deref(),
+        Some(format!("bytes={half}-").as_str())
+    );
+    assert_eq!(
+        reqs[1].range, None,
+        "after a mismatch of a resumed file, one fresh download"
+    );
+}
+
+#[test]
+fn a_server_that_ignores_ranges_restarts_the_file() {
+    let w = World::new();
+    let half = (w.bytes.len() / 2) as u64;
+    w.server.edit(&w.path, |r| {
+        r.cut_after = half;
+        r.cut_times = 1;
+        r.ignore_range = true;
+    });
+    let f = w.fetch(&w.req(V)).unwrap();
+    assert_eq!(
+        std::fs::read(&f.path).unwrap(),
+        w.bytes,
+        "a 200 answer to a range request starts over"
+    );
+    assert_eq!(w.server.hits(&w.path), 2);
+}
+
+#[test]
+fn a_hash_mismatch_discards_the_file() {
+    let w = World::new();
+    let mut evil = w.bytes.clone();
+    evil[100] ^= 0xff;
+    w.server.file(&w.path, evil.clone());
+    let e = w.fetch(&w.req(V)).unwrap_err();
+    assert_eq!(e.kind(), Kind::Integrity, "{e:?}");
+    assert!(
+        e.message().contains("does not match its published SHA-256"),
+        "{e}"
+    );
+    assert!(e.to_string().contains(&w.sha), "{e}");
+    assert!(e.to_string().contains(sha256_bytes(&evil).as_str()), "{e}");
+    assert!(
+        names(&w.downloads()).is_empty(),
+        "{:?}",
+        names(&w.downloads())
+    );
+}
+
+#[test]
+fn not_found_and_forbidden_name_the_url_and_the_manual_route() {
+    for status in [404, 403] {
+        let w = World::new();
+        w.server.status(&w.path, status);
+        let e = w.fetch(&w.req(V)).unwrap_err();
+        assert_eq!(e.kind(), Kind::Network, "{e:?}");
+        assert!(e.message().contains(&format!("HTTP {status}")), "{e}");
+        assert!(e.message().contains(&w.server.url(&w.path)), "{e}");
+        let hint = e.hint_text().unwrap();
+        assert!(hint.contains("NVIDIA developer login"), "{hint}");
+        assert!(hint.contains(&w.name), "{hint}");
+        assert!(
+            hint.contains(&format!("cudnnm install /path/to/{}", w.name)),
+            "{hint}"
+        );
+        assert!(
+            names(&w.downloads()).is_empty(),
+            "nothing is left in the cache: {:?}",
+            names(&w.downloads())
+        );
+    }
+}
+
+#[test]
+fn html_instead_of_an_archive_is_refused() {
+    let w = World::new();
+    // A login page served as HTML.
+    w.server.html(
+        &w.path,
+        "<!DOCTYPE html><html><body>Please log in</body></html>",
+    );
+    let e = w.fetch(&w.req(V)).unwrap_err();
+    assert_eq!(e.kind(), Kind::Network);
+    assert!(
+        e.message()
+            .contains("sent an HTML page instead of the archive"),
+        "{e}"
+    );
+    assert!(e.hint_text().unwrap().contains("developer login"));
+    // The same page with a binary content type is caught by its first bytes.
+    w.server.file(
+        &w.path,
+        b"\n<html><head><title>Login</title></head></html>".to_vec(),
+    );
+    let e = w.fetch(&w.req(V)).unwrap_err();
+    assert!(e.message().contains("HTML page"), "{e}");
+    assert!(
+        names(&w.downloads()).is_empty(),
+        "no byte of the page is kept: {:?}",
+        names(&w.downloads())
+    );
+}
+
+#[test]
+fn a_redirect_loop_is_reported() {
+    let w = World::new();
+    w.server.redirect(&w.path, "/loop/b");
+    w.server.redirect("/loop/b", &format!("/{}", w.path));
+    let e = w.fetch(&w.req(V)).unwrap_err();
+    assert_eq!(e.kind(), Kind::Network);
+    assert!(e.message().contains("redirect loop"), "{e}");
+    assert!(
+        names(&w.downloads()).is_empty(),
+        "{:?}",
+        names(&w.downloads())
+    );
+    assert!(
+        w.server.hits(&w.path) >= 5 && w.server.hits(&w.path) <= 11,
+        "{}",
+        w.server.hits(&w.path)
+    );
+}
+
+#[test]
+fn no_network_points_at_the_mirror_and_the_offline_import() {
+    let w = World::new();
+    let mut req = w.req(V);
+    req.mirror = Some(format!("http://127.0.0.1:{}/compute/", closed_port()));
+    let t = std::time::Instant::now();
+    let e = w.fetch(&req).unwrap_err();
+    assert_eq!(e.kind(), Kind::Network);
+    assert!(
+        e.message()
+            .contains(&format!("could not download {} from 127.0.0.1:", w.name)),
+        "{e}"
+    );
+    let hint = e.hint_text().unwrap();
+    for needle in [
+        "--mirror URL",
+        "CUDNNM_MIRROR",
+        "`mirror` in config.toml",
+        "cudnnm install PATH",
+    ] {
+        assert!(hint.contains(needle), "{hint}");
+    }
+    assert!(
+        names(&w.downloads()).is_empty(),
+        "{:?}",
+        names(&w.downloads())
+    );
+    assert!(
+        t.elapsed() < std::time::Duration::from_secs(10),
+        "retries are bounded: {:?}",
+        t.elapsed()
+    );
+}
+
+#[test]
+fn an_archive_without_a_published_hash_needs_a_flag() {
+    let w = World::new();
+    // A lab catalog entry with no hash, beside the refreshed one.
+    let cat = std::fs::read_to_string(w.sb.home().join("catalog.toml")).unwrap();
+    let unverified = format!(
+        "{cat}\n[[archive]]\nversion = \"9.99.0.1\"\ncuda = \"12\"\nplatform = \"linux-x86_64\"\npath = \"lab/{}\"\nsource = \"lab share\"\nhashes = []\n",
+        w.name
+    );
+    std::fs::write(w.sb.home().join("catalog.toml"), unverified).unwrap();
+    w.server
+        .file(&format!("compute/lab/{}", w.name), w.bytes.clone());
+
+    let e = w.fetch(&w.req("9.99.0.1")).unwrap_err();
+    assert_eq!(e.kind(), Kind::Integrity);
+    assert!(e.message().contains("no published SHA-256"), "{e}");
+    assert!(
+        e.hint_text().unwrap().contains("--sha256")
+            && e.hint_text().unwrap().contains("--allow-unverified")
+    );
+    assert_eq!(
+        w.server.hits(&format!("compute/lab/{}", w.name)),
+        0,
+        "refused before downloading"
+    );
+
+    let mut wrong = w.req("9.99.0.1");
+    wrong.sha256 = Some(Sha256Hex::parse(&"0".repeat(64)).unwrap());
+    assert_eq!(w.fetch(&wrong).unwrap_err().kind(), Kind::Integrity);
+
+    let mut right = w.req("9.99.0.1");
+    right.sha256 = Some(Sha256Hex::parse(&w.sha).unwrap());
+    let f = w.fetch(&right).unwrap();
+    assert_eq!(f.sha256.as_str(), w.sha);
+    std::fs::remove_file(&f.path).unwrap();
+
+    let mut loose = w.req("9.99.0.1");
+    loose.allow_unverified = true;
+    let f = w.fetch(&loose).unwrap();
+    assert_eq!(std::fs::read(&f.path).unwrap(), w.bytes);
+    assert!(
+        f.warnings.iter().any(|m| m.contains("NOT VERIFIED")),
+        "{:?}",
+        f.warnings
+    );
+    let hits = w.server.hits(&format!("compute/lab/{}", w.name));
+    let again = w.fetch(&loose).unwrap();
+    assert!(
+        again.cached,
+        "the unverified archive is found again through its sidecar"
+    );
+    assert_eq!(w.server.hits(&format!("compute/lab/{}", w.name)), hits);
+}
+
+#[test]
+fn proxies_come_from_the_environment() {
+    let w = World::new();
+    // The mirror's port has nothing listening: only the proxy can answer.
+    let dead = closed_port();
+    let mut req = w.req(V);
+    req.mirror = Some(format!("http://127.0.0.1:{dead}/compute/"));
+    let env = Env::from_vars([("http_proxy", w.server.url(""))], w.sb.work(), false);
+    let f = catalog::fetch(&w.home(), &env, &req, &cudnnm::progress::NoProgress).unwrap();
+    assert_eq!(std::fs::read(&f.path).unwrap(), w.bytes);
+    let r = w.server.requests_for(&w.path);
+    assert_eq!(r.len(), 1);
+    assert!(r[0].proxied, "{r:?}");
+    assert_eq!(
+        r[0].host.as_deref(),
+        Some(format!("127.0.0.1:{dead}").as_str())
+    );
+
+    // NO_PROXY sends the same request straight to the (dead) mirror.
+    std::fs::remove_file(&f.path).unwrap();
+    let env = Env::from_vars(
+        [
+            ("http_proxy", w.server.url("")),
+            ("NO_PROXY", "127.0.0.1".into()),
+        ],
+        w.sb.work(),
+        false,
+    );
+    let e = catalog::fetch(&w.home(), &env, &req, &cudnnm::progress::NoProgress).unwrap_err();
+    assert_eq!(e.kind(), Kind::Network);
+    assert_eq!(w.server.requests_for(&w.path).len(), 1);
+}
+
+#[test]
+fn a_mirror_folder_works_like_a_server() {
+    let w = World::new();
+    let tree = w.sb.root().join("share/nvidia");
+    let dest = tree.join(w.path.trim_start_matches("compute/"));
+    std::fs::create_dir_all(dest.parent().unwrap()).unwrap();
+    std::fs::write(&dest, &w.bytes).unwrap();
+    let mut req = w.req(V);
+    req.mirror = Some(tree.display().to_string());
+    let f = w.fetch(&req).unwrap();
+    assert_eq!(std::fs::read(&f.path).unwrap(), w.bytes);
+    assert!(f.url.starts_with("file://"), "{}", f.url);
+    assert_eq!(w.server.hits(&w.path), 0);
+    std::fs::remove_file(&f.path).unwrap();
+    std::fs::remove_file(&dest).unwrap();
+    let e = w.fetch(&req).unwrap_err();
+    assert_eq!(e.kind(), Kind::Network);
+    assert!(e.message().contains("does not exist"), "{e}");
+}
+
+#[test]
+fn the_mirror_comes_from_the_flag_the_variable_or_the_config() {
+    let w = World::new();
+    let home = w.home();
+    let env = w.env();
+    assert_eq!(catalog::effective_mirror(None, &env, &home).unwrap(), None);
+    std::fs::write(home.config_file(), format!("mirror = \"{}\"\n", w.mirror())).unwrap();
+    assert_eq!(
+        catalog::effective_mirror(None, &env, &home).unwrap(),
+        Some(w.mirror())
+    );
+    let env_m = Env::from_vars(
+        [("CUDNNM_MIRROR", "http://127.0.0.1:9/env")],
+        w.sb.work(),
+        false,
+    );
+    assert_eq!(
+        catalog::effective_mirror(None, &env_m, &home)
+            .unwrap()
+            .as_deref(),
+        Some("http://127.0.0.1:9/env/")
+    );
+    assert_eq!(
+        catalog::effective_mirror(Some("http://127.0.0.1:9/flag"), &env_m, &home)
+            .unwrap()
+            .as_deref(),
+        Some("http://127.0.0.1:9/flag/")
+    );
+    // With only the config's mirror, fetch goes there.
+    let mut req = w.req(V);
+    req.mirror = None;
+    let f = w.fetch(&req).unwrap();
+    assert_eq!(f.url, w.server.url(&w.path));
+    let e = catalog::effective_mirror(Some("ftp://host/x"), &env, &home).unwrap_err();
+    assert_eq!(e.kind(), Kind::Usage);
+}
+
+#[test]
+fn an_unknown_version_lists_the_nearest_known_ones() {
+    let w = World::new();
+    let mut req = w.req("8.9.7.30");
+    req.cuda = None;
+    let e = w.fetch(&req).unwrap_err();
+    assert_eq!(e.kind(), Kind::NotFound);
+    assert!(e.message().contains("8.9.7.30"), "{e}");
+    assert!(e.causes()[0].starts_with("nearest known: "), "{e:?}");
+    assert!(
+        e.causes()[0].contains("8.9.7.29") && e.causes()[0].contains("8.9.6.50"),
+        "{e:?}"
+    );
+    assert!(
+        w.server
+            .requests()
+            .iter()
+            .all(|r| !r.path.ends_with(".tar.xz"))
+    );
+}
+
+#[test]
+fn concurrent_fetches_of_one_archive_download_it_once() {
+    let w = World::new();
+    let results: Vec<Result<Fetched, Error>> = std::thread::scope(|s| {
+        let hs: Vec<_> = (0..4).map(|_| s.spawn(|| w.fetch(&w.req(V)))).collect();
+        hs.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    for r in &results {
+        let f = r.as_ref().unwrap();
+        assert_eq!(std::fs::read(&f.path).unwrap(), w.bytes);
+    }
+    assert_eq!(
+        results
+            .iter()
+            .filter(|r| !r.as_ref().unwrap().cached)
+            .count(),
+        1
+    );
+    assert_eq!(
+        w.server.hits(&w.path),
+        1,
+        "the others waited and found it in the cache"
+    );
+    assert_eq!(
+        names(&w.downloads()).len(),
+        2,
+        "{:?}",
+        names(&w.downloads())
+    );
+}

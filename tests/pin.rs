@@ -1,0 +1,350 @@
+//! `pin`, `default`, `env --json` and `exec` through the real binary:
+//! resolution order, every `.cudnn-version` case (good and malformed), the
+//! stable `current/cuda-<variant>` link, and `exec`'s environment, arguments
+//! and exit code.
+
+mod common;
+mod pin_support;
+
+use std::ffi::OsString;
+use std::fs;
+use std::path::Path;
+
+use common::{Run, Sandbox};
+use pin_support::{fake_release, s};
+
+/// Runs `cudnnm ARGS` in `dir` instead of the sandbox's `work/`.
+fn run_in(sb: &Sandbox, dir: &Path, args: &[&str]) -> Run {
+    let out = sb.command().current_dir(dir).args(args).output().unwrap();
+    Run {
+        args: args.iter().map(OsString::from).collect(),
+        out,
+        root: sb.root().to_path_buf(),
+    }
+}
+
+fn two_releases(sb: &Sandbox) -> (String, String) {
+    let a = fake_release(&sb.home(), "9.12.0.46", "12");
+    let b = fake_release(&sb.home(), "9.27.0.42", "12");
+    fake_release(&sb.home(), "8.9.7.29", "11.8");
+    (s(&a), s(&b))
+}
+
+#[test]
+fn pin_checks_the_spec_writes_the_file_and_keeps_comments() {
+    let sb = Sandbox::new();
+    let pin = sb.work().join(".cudnn-version");
+    sb.run(["pin", "9.12"]).code_is(3).stderr_has(&[
+        "no installed cuDNN matches 9.12",
+        "`cudnnm install 9.12`",
+        "`cudnnm pin 9.12 --force`",
+    ]);
+    assert!(!pin.exists());
+    sb.run(["pin", "9.12", "--force"])
+        .ok()
+        .stderr_has(&["not installed yet"]);
+    assert_eq!(fs::read_to_string(&pin).unwrap(), "9.12\n");
+    two_releases(&sb);
+    fs::write(&pin, "# ONNX needs this\r\n9.12 # was\r\n").unwrap();
+    let r = sb.run(["pin", "v9.27", "--json"]).ok();
+    assert_eq!(r.json()["release"], "9.27.0.42_cuda12");
+    assert_eq!(r.json()["spec"], "9.27");
+    assert_eq!(
+        fs::read_to_string(&pin).unwrap(),
+        "# ONNX needs this\r\n9.27 # was\r\n"
+    );
+    sb.run(["pin", "8.9.7.29_cu11.8"]).ok();
+    assert_eq!(
+        fs::read_to_string(&pin).unwrap(),
+        "# ONNX needs this\r\n8.9.7.29_cuda11.8 # was\r\n"
+    );
+    sb.run(["pin", "newest"])
+        .code_is(2)
+        .stderr_has(&["'newest' is not a cuDNN version spec"]);
+    fs::remove_file(&pin).unwrap();
+    fs::create_dir(&pin).unwrap();
+    sb.run(["pin", "9.12"])
+        .code_is(8)
+        .stderr_has(&["a folder has that name"]);
+    assert!(pin.is_dir());
+}
+
+#[test]
+fn resolution_order_flag_env_nearest_pin_default() {
+    let mut sb = Sandbox::new();
+    two_releases(&sb);
+    let deep = sb.work().join("proj/src/deep");
+    fs::create_dir_all(&deep).unwrap();
+    let source = |r: &Run| (r.json()["release"].clone(), r.json()["source"].clone());
+
+    // Nothing selected: env prints nothing to change and says no release.
+    let r = run_in(&sb, &deep, &["env", "--json"]).ok();
+    assert_eq!(
+        source(&r),
+        (serde_json::Value::Null, serde_json::Value::Null)
+    );
+
+    sb.run(["default", "9.12"]).ok();
+    let r = run_in(&sb, &deep, &["env", "--json"]).ok();
+    assert_eq!(r.json()["release"], "9.12.0.46_cuda12");
+    assert_eq!(r.json()["source"]["kind"], "default");
+    assert_eq!(
+        r.json()["source"]["path"],
+        s(&sb.home().join("config.toml"))
+    );
+
+    fs::write(sb.work().join("proj/.cudnn-version"), "9.27\n").unwrap();
+    let r = run_in(&sb, &deep, &["env", "--json"]).ok();
+    assert_eq!(r.json()["release"], "9.27.0.42_cuda12");
+    assert_eq!(
+        r.json()["source"]["path"],
+        s(&sb.work().join("proj/.cudnn-version"))
+    );
+
+    fs::write(sb.work().join("proj/src/.cudnn-version"), "\n# nearer\n8\n").unwrap();
+    let r = run_in(&sb, &deep, &["env", "--json"]).ok();
+    assert_eq!(r.json()["release"], "8.9.7.29_cuda11.8");
+    assert_eq!(r.json()["source"]["line"], 3);
+
+    sb.set_env("CUDNNM_VERSION", "9.12.0.46");
+    let r = run_in(&sb, &deep, &["env", "--json"]).ok();
+    assert_eq!(r.json()["release"], "9.12.0.46_cuda12");
+    assert_eq!(r.json()["source"]["kind"], "env-var");
+
+    // --version (exec) beats CUDNNM_VERSION.
+    let r = run_in(
+        &sb,
+        &deep,
+        &[
+            "exec",
+            "--version",
+            "9.27",
+            "--",
+            "printenv",
+            "CUDNNM_ACTIVE",
+        ],
+    )
+    .ok();
+    assert_eq!(r.stdout(), "9.27.0.42_cuda12\n");
+}
+
+#[test]
+fn a_missing_release_names_spec_file_line_and_install_command() {
+    let sb = Sandbox::new();
+    two_releases(&sb);
+    let pin = sb.work().join(".cudnn-version");
+    fs::write(&pin, "# needs the new one\n9.30\n").unwrap();
+    let want = format!(
+        "error: cuDNN 9.30 is not installed (asked for by '{}' line 2)",
+        pin.display()
+    );
+    for args in [&["exec", "--", "true"][..], &["env", "--shell", "bash"]] {
+        sb.run(args)
+            .code_is(3)
+            .stderr_has(&[&want, "help: install it with `cudnnm install 9.30`"]);
+    }
+    sb.run(["exec", "--version", "7.6", "--", "true"])
+        .code_is(3)
+        .stderr_has(&["cuDNN 7.6 is not installed (asked for by the --version flag)"]);
+    fs::remove_file(&pin).unwrap();
+    sb.run(["exec", "--", "true"]).code_is(3).stderr_has(&[
+        "no cuDNN release is selected for this folder",
+        "`cudnnm pin SPEC`",
+    ]);
+}
+
+fn utf16le(text: &str) -> Vec<u8> {
+    let mut out = vec![0xFF, 0xFE];
+    for u in text.encode_utf16() {
+        out.extend(u.to_le_bytes());
+    }
+    out
+}
+
+#[test]
+fn every_pin_file_case() {
+    let sb = Sandbox::new();
+    two_releases(&sb);
+    let pin = sb.work().join(".cudnn-version");
+    let accepted: Vec<(Vec<u8>, &str)> = vec![
+        (b"9.12.0.46\n".to_vec(), "9.12.0.46_cuda12"),
+        (b"9.27".to_vec(), "9.27.0.42_cuda12"),
+        (b"9".to_vec(), "9.27.0.42_cuda12"),
+        (b"8.9.7.29_cuda11.8\n".to_vec(), "8.9.7.29_cuda11.8"),
+        (b"   9.12   \r\n".to_vec(), "9.12.0.46_cuda12"),
+        (b"\xEF\xBB\xBF9.12\r\n".to_vec(), "9.12.0.46_cuda12"),
+        (b"# c\n\n9.12 # trailing\n".to_vec(), "9.12.0.46_cuda12"),
+        // What Windows PowerShell 5.1 writes for `echo 9.12 > .cudnn-version`.
+        (utf16le("9.12\r\n"), "9.12.0.46_cuda12"),
+    ];
+    for (bytes, want) in accepted {
+        fs::write(&pin, &bytes).unwrap();
+        let r = sb.run(["env", "--json"]).ok();
+        assert_eq!(r.json()["release"], want, "{bytes:?}\n{}", r.describe());
+    }
+    let shown = pin.display().to_string();
+    let rejected: Vec<(Vec<u8>, String)> = vec![
+        (
+            b"9.12 9.27\n".to_vec(),
+            format!("'{shown}' line 1: '9.12 9.27' holds 2 words"),
+        ),
+        (
+            b"# c\nlatest\n".to_vec(),
+            format!("'{shown}' line 2: 'latest' is not a cuDNN version spec"),
+        ),
+        (
+            b"# only a comment\n".to_vec(),
+            format!("'{shown}': it holds no spec"),
+        ),
+        (
+            b"9\x00.\x001\x002\x00".to_vec(),
+            format!("'{shown}': it holds NUL bytes"),
+        ),
+    ];
+    for (bytes, want) in rejected {
+        fs::write(&pin, &bytes).unwrap();
+        sb.run(["exec", "--", "true"])
+            .code_is(2)
+            .stderr_has(&[&want, "help: write one spec"]);
+        // env still prints a usable script (deactivation) and reports the error.
+        sb.run(["env", "--shell", "bash"])
+            .code_is(2)
+            .stderr_has(&[&want]);
+    }
+    fs::remove_file(&pin).unwrap();
+    fs::create_dir(&pin).unwrap();
+    sb.run(["exec", "--", "true"])
+        .code_is(2)
+        .stderr_has(&[&format!("could not read the pin '{shown}': it is a folder")]);
+    fs::remove_dir(&pin).unwrap();
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::symlink(sb.root().join("nowhere"), &pin).unwrap();
+        sb.run(["exec", "--", "true"])
+            .code_is(2)
+            .stderr_has(&[&format!("could not read the pin '{shown}'")]);
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn default_sets_config_and_repoints_the_current_link_atomically() {
+    let sb = Sandbox::new();
+    let (a, b) = two_releases(&sb);
+    let link = sb.home().join("current/cuda-12");
+    sb.run(["default"])
+        .ok()
+        .stderr_has(&["no default cuDNN release is set"]);
+    sb.run(["default", "9.12"]).ok().stderr_has(&[
+        "default cuDNN 9.12.0.46_cuda12",
+        &format!("'{}' → '{a}' (symlink)", link.display()),
+    ]);
+    assert_eq!(fs::read_link(&link).unwrap(), Path::new(&a));
+    assert!(
+        fs::read_to_string(sb.home().join("config.toml"))
+            .unwrap()
+            .contains("default = \"9.12.0.46_cuda12\"")
+    );
+    let r = sb.run(["default", "9", "--json"]).ok();
+    assert_eq!(r.json()["release"], "9.27.0.42_cuda12");
+    assert_eq!(r.json()["link_kind"], "symlink");
+    r.stderr_has(&["default cuDNN 9.12.0.46_cuda12 → 9.27.0.42_cuda12"]);
+    assert_eq!(fs::read_link(&link).unwrap(), Path::new(&b));
+    let names: Vec<_> = fs::read_dir(sb.home().join("current"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(
+        names,
+        vec![OsString::from("cuda-12")],
+        "no temporary link left behind"
+    );
+    assert_eq!(sb.run(["default"]).ok().stdout(), "9.27.0.42_cuda12\n");
+    // Another CUDA variant gets its own link; cuda-12 keeps pointing at 9.27.
+    sb.run(["default", "8"]).ok();
+    assert_eq!(
+        fs::read_link(sb.home().join("current/cuda-11.8")).unwrap(),
+        sb.home().join("store/cuda-11.8/8.9.7.29")
+    );
+    assert_eq!(fs::read_link(&link).unwrap(), Path::new(&b));
+    sb.run(["default", "9.3"])
+        .code_is(3)
+        .stderr_has(&["no installed cuDNN matches 9.3"]);
+    // A real folder where the link goes is never replaced.
+    fs::remove_file(&link).unwrap();
+    fs::create_dir(&link).unwrap();
+    fs::write(link.join("mine.txt"), "x").unwrap();
+    sb.run(["default", "9.12"])
+        .code_is(8)
+        .stderr_has(&["is not a link"]);
+    assert!(link.join("mine.txt").is_file());
+}
+
+#[cfg(unix)]
+#[test]
+fn exec_sets_the_environment_replacing_earlier_cudnnm_entries() {
+    let mut sb = Sandbox::new();
+    let (a, b) = two_releases(&sb);
+    let home = s(&sb.home());
+    sb.set_env(
+        "LD_LIBRARY_PATH",
+        format!("/opt/user/lib:{b}/lib:/usr/lib64::{home}/current/cuda-12/lib"),
+    );
+    sb.set_env("CPATH", "/opt/user/include");
+    sb.set_env("CUDNN_PATH", "/opt/user/cudnn");
+    let script = r#"for v in LD_LIBRARY_PATH CPATH LIBRARY_PATH CUDNN_PATH CUDNN_INCLUDE_DIR CUDNN_LIBRARY_DIR CUDNNM_ACTIVE CUDNNM_ORIG_CUDNN_PATH; do printf '%s=%s\n' "$v" "$(printenv "$v")"; done"#;
+    let r = sb
+        .run(["exec", "--version", "9.12", "--", "sh", "-c", script])
+        .ok();
+    assert_eq!(
+        r.stdout(),
+        format!(
+            "LD_LIBRARY_PATH={a}/lib:/opt/user/lib:/usr/lib64:\n\
+             CPATH={a}/include:/opt/user/include\n\
+             LIBRARY_PATH={a}/lib\n\
+             CUDNN_PATH={a}\n\
+             CUDNN_INCLUDE_DIR={a}/include\n\
+             CUDNN_LIBRARY_DIR={a}/lib\n\
+             CUDNNM_ACTIVE=9.12.0.46_cuda12\n\
+             CUDNNM_ORIG_CUDNN_PATH=/opt/user/cudnn\n"
+        )
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn exec_passes_arguments_untouched_and_returns_the_exit_code() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let sb = Sandbox::new();
+    two_releases(&sb);
+    let args: Vec<&OsStr> = vec![
+        OsStr::new("a b"),
+        OsStr::new("\"q\" 'x'"),
+        OsStr::new("$HOME `id` \\n"),
+        OsStr::new("ü 你 😀"),
+        OsStr::new("--version"),
+        OsStr::new("-q"),
+        OsStr::new(""),
+        OsStr::from_bytes(b"raw\xffbyte"),
+    ];
+    let mut cmd = sb.command();
+    cmd.args(["exec", "--version", "9", "--", "printf", "[%s]\\n"])
+        .args(&args);
+    let out = cmd.output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let mut want = Vec::new();
+    for a in &args {
+        want.extend_from_slice(b"[");
+        want.extend_from_slice(a.as_bytes());
+        want.extend_from_slice(b"]\n");
+    }
+    assert_eq!(out.stdout, want);
+    sb.run(["exec", "--version", "9", "--", "sh", "-c", "exit 42"])
+        .code_is(42);
+    sb.run(["exec", "--version", "9", "--", "sh", "-c", "kill -TERM $$"])
+        .code_is(-1);
+    sb.run(["exec", "--version", "9", "--", "/nonexistent/tool"])
+        .code_is(3)
+        .stderr_has(&["could not run '/nonexistent/tool'"]);
+}
