@@ -271,6 +271,10 @@ fn windows_release_into_a_windows_layout_toolkit_by_copy_and_hardlink() {
     let j = sb.run(["backups", "--json"]).ok().json();
     assert_eq!(j[1]["files"], 30);
     assert_eq!(j[1]["size"], 0);
+    assert!(
+        !sb.home().join("backups/2/files/bin/cudnn64_8.dll").exists(),
+        "trimmed from the backup once the change finished"
+    );
     let held = backup_holdings(&sb.home().join("backups/2"));
     assert_eq!(
         held["cudnn64_8.dll"],
@@ -640,4 +644,38 @@ fn a_rollback_from_a_tampered_backup_fails_and_changes_nothing() {
         "the record is the earlier one"
     );
     assert!(!sb.home().join("journal").read_dir().unwrap().any(|_| true));
+}
+
+#[test]
+fn use_without_spec_deploys_the_pin_and_current_says_why() {
+    let (mut sb, tk) = linux_world();
+    let t = tk_arg(&tk);
+    std::fs::write(sb.work().join(".cudnn-version"), "# this project\n9.12\n").unwrap();
+    sb.run(["use", "--cuda-root", &t]).ok().stderr_has(&[
+        "using cuDNN 9.12",
+        ".cudnn-version' line 2",
+        "→ 9.12.0.46",
+    ]);
+    let cur = sb.run(["current", "--cuda-root", &t]).ok();
+    let out = cur.stdout();
+    assert!(
+        out.contains("spec here: 9.12 (from '")
+            && out.contains(".cudnn-version' line 2) → 9.12.0.46_cuda12"),
+        "{}",
+        cur.describe()
+    );
+    assert!(
+        out.contains("9.12.0.46_cuda12, symlink, deployed"),
+        "{}",
+        cur.describe()
+    );
+    // CUDNNM_VERSION comes before the pin file.
+    sb.set_env("CUDNNM_VERSION", "9.1");
+    let j = sb.run(["current", "--cuda-root", &t, "--json"]).ok().json();
+    assert_eq!(j["spec"]["spec"], "9.1");
+    assert_eq!(j["spec"]["source"]["kind"], "env-var");
+    assert_eq!(j["spec"]["release"], "9.1.0.70_cuda12");
+    sb.run(["use", "--cuda-root", &t])
+        .ok()
+        .stderr_has(&["9.12.0.46 → 9.1.0.70"]);
 }

@@ -38,6 +38,7 @@ pub fn execute(home: &Home, plan: Plan, fault: FaultHook) -> Result<Outcome> {
     match forward(home, &plan, &mut journal, &mut placing) {
         Ok(deployment) => {
             journal.retire()?;
+            trim_backup(&plan);
             Ok(Outcome { plan, deployment })
         }
         Err(e) => match undo(home, &plan, placing) {
@@ -81,12 +82,9 @@ fn forward(
         fsops::create_dir_all(&d)?;
     }
     for (i, m) in plan.moves.iter().enumerate() {
-        if m.store_copy.is_some() {
-            // An unchanged copy of a store file: the store keeps its bytes.
-            fsops::remove_file(&m.from)?;
-        } else {
-            fsops::move_file(&m.from, &m.to, m.state.sha256.as_ref())?;
-        }
+        // Renamed, never deleted, even when the store holds the bytes: a DLL
+        // a running program has loaded can be renamed on Windows, not deleted.
+        fsops::move_file(&m.from, &m.to, m.state.sha256.as_ref())?;
         j.step(&format!("move {i}"))?;
     }
     for d in plan.backup_dirs().iter().chain(plan.toolkit_dirs().iter()) {
@@ -111,6 +109,15 @@ fn forward(
     // (whole); a completed one is re-checked first, copies re-hashed.
     j.step(journal::VERIFIED)?;
     Ok(dep)
+}
+
+/// Deletes, from a finished change's backup, the unchanged copies whose
+/// bytes the store holds (`backup.toml` records them by store file). Best
+/// effort: a file still in use (Windows) simply stays in the backup.
+pub fn trim_backup(plan: &Plan) {
+    for m in plan.moves.iter().filter(|m| m.store_copy.is_some()) {
+        let _ = fsops::remove_file(&m.to);
+    }
 }
 
 /// Puts one file into the toolkit.
@@ -310,8 +317,8 @@ fn exists(path: &Path) -> bool {
 /// placed (only files that are what the plan placed, and only when
 /// `placing_started`: before the records are written nothing was placed,
 /// and a file at a planned path is still an original), removes folders it made,
-/// moves every original back from the backup (copies dropped because the
-/// store holds their bytes are copied back from the store with their
+/// moves every original back from the backup (a copy trimmed from it
+/// because the store holds its bytes is copied back from the store with its
 /// modification time), puts the earlier `deployments.toml` entry back, then
 /// deletes the backup folder. Each step checks the disk, so undoing twice
 /// is harmless.
@@ -339,8 +346,11 @@ pub fn undo(home: &Home, plan: &Plan, placing_started: bool) -> Result<()> {
         fsops::remove_dir_if_empty(d);
     }
     for m in plan.moves.iter().rev() {
-        if let Some(src) = &m.store_copy {
-            // A dropped copy: make it again from the store, same bytes and time.
+        if let Some(src) = &m.store_copy
+            && !exists(&m.to)
+        {
+            // A copy already trimmed from the backup: make it again from the
+            // store, same bytes and modification time.
             if !exists(&m.from) {
                 let name = m
                     .from
@@ -410,4 +420,95 @@ pub fn undo(home: &Home, plan: &Plan, placing_started: bool) -> Result<()> {
         )));
     }
     fsops::remove_dir_all(&plan.backup_dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::deploy::backup::BackupRecord;
+    use crate::deploy::plan::{Move, PLAN_SCHEMA};
+    use crate::deploy::{Mode, PlacedFile};
+    use crate::toolkit::Layout;
+
+    #[test]
+    fn undo_recopies_a_trimmed_copy_from_the_store_and_restores_the_record() {
+        let d = tempfile::tempdir().unwrap();
+        let home = Home::new(d.path().join("home"));
+        let tk = d.path().join("tk");
+        std::fs::create_dir_all(tk.join("lib64")).unwrap();
+        let store_file = d.path().join("store/lib/libcudnn.so.9");
+        std::fs::create_dir_all(store_file.parent().unwrap()).unwrap();
+        std::fs::write(&store_file, b"library bytes").unwrap();
+        let dest = tk.join("lib64/libcudnn.so.9");
+        let previous = Deployment {
+            toolkit: tk.clone(),
+            release: "9.1.0.70_cuda12".into(),
+            mode: Mode::Copy,
+            deployed_at: "2026-01-01T00:00:00Z".into(),
+            backup: Some("1".into()),
+            files: vec![PlacedFile {
+                path: dest.clone(),
+                from: "lib/libcudnn.so.9".into(),
+                sha256: Some(hash::sha256_bytes(b"library bytes")),
+                link: None,
+                size: 13,
+                mtime_ns: Some(1_700_000_000_000_000_000),
+            }],
+        };
+        // The records already name the new release; the toolkit file and its
+        // backup copy are both gone (a power cut after the trim).
+        let mut all = Deployments::default();
+        all.set(
+            &tk,
+            Some(Deployment {
+                release: "9.2.0.1_cuda12".into(),
+                ..previous.clone()
+            }),
+        );
+        all.save(&home).unwrap();
+        let plan = Plan {
+            schema: PLAN_SCHEMA,
+            id: 2,
+            action: "use 9.2.0.1_cuda12".into(),
+            toolkit: tk.clone(),
+            layout: Layout::Linux,
+            backup_dir: home.backups_dir().join("2"),
+            mkdirs: vec![],
+            moves: vec![Move {
+                from: dest.clone(),
+                to: home.backups_dir().join("2/files/lib64/libcudnn.so.9"),
+                rel: "lib64/libcudnn.so.9".into(),
+                state: FileState::file(13, hash::sha256_bytes(b"library bytes")),
+                store_copy: Some(store_file.clone()),
+                mtime_ns: Some(1_700_000_000_000_000_000),
+            }],
+            places: vec![],
+            backup: BackupRecord {
+                id: 2,
+                toolkit: tk.clone(),
+                layout: Layout::Linux,
+                cuda: "12.4".into(),
+                created_at: String::new(),
+                reason: String::new(),
+                held: "9.1.0.70".into(),
+                deployment: Some(previous.clone()),
+                files: vec![],
+            },
+            next: None,
+            from_label: String::new(),
+            to_label: String::new(),
+        };
+        undo(&home, &plan, true).unwrap();
+        assert_eq!(std::fs::read(&dest).unwrap(), b"library bytes");
+        let m = std::fs::metadata(&dest).unwrap();
+        assert_eq!(crate::deploy::mtime_ns(&m), Some(1_700_000_000_000_000_000));
+        assert_eq!(
+            Deployments::load(&home).unwrap().for_toolkit(&tk),
+            Some(&previous)
+        );
+        assert!(!plan.backup_dir.exists());
+        // Undoing again is harmless.
+        undo(&home, &plan, true).unwrap();
+        assert_eq!(std::fs::read(&dest).unwrap(), b"library bytes");
+    }
 }

@@ -54,8 +54,8 @@ pub struct Move {
     /// What it is (size and hash, or link target).
     pub state: FileState,
     /// Set for an unchanged copy cudnnm placed whose bytes the store holds:
-    /// the file is deleted rather than moved (as `rm` would), and undo or
-    /// rollback copies it back from this store file.
+    /// it is moved into the backup like any file, then trimmed from it once
+    /// the change is finished; undo or rollback copies it from this store file.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub store_copy: Option<PathBuf>,
     /// The file's modification time, restored with it (copies only).

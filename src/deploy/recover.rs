@@ -73,6 +73,7 @@ pub fn recover_all(home: &Home) -> Result<Vec<Recovered>> {
         let resolution = if complete {
             apply::commit(home, &plan)?;
             p.retire()?;
+            apply::trim_backup(&plan);
             Resolution::Completed
         } else {
             // `backup.toml` is written, synced, after the moves and before
