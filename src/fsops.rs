@@ -450,14 +450,19 @@ pub fn symlink(target: &Path, link: &Path) -> Result<()> {
 /// On any I/O error; a partly written `dst` is removed.
 pub fn copy_file(src: &Path, dst: &Path) -> Result<u64> {
     remove_file(dst)?;
-    retry_busy(|| fs::copy(src, dst)).map_err(|e| {
-        let _ = fs::remove_file(dst);
-        Error::io("copy", src, e).context(format!(
-            "could not copy '{}' to '{}'",
-            src.display(),
-            dst.display()
-        ))
-    })
+    // The size is read back from `dst`: on Windows `fs::copy` reports what
+    // CopyFileEx's progress callback saw, which not every implementation
+    // calls (wine reports 0).
+    retry_busy(|| fs::copy(src, dst))
+        .and_then(|_| fs::metadata(dst).map(|m| m.len()))
+        .map_err(|e| {
+            let _ = fs::remove_file(dst);
+            Error::io("copy", src, e).context(format!(
+                "could not copy '{}' to '{}'",
+                src.display(),
+                dst.display()
+            ))
+        })
 }
 
 /// Copies `src` to `dst` (created or truncated; a temporary name the caller
@@ -476,7 +481,8 @@ pub fn copy_file_checked(src: &Path, dst: &Path) -> Result<(u64, Sha256Hex)> {
     remove_file(dst)?;
     let (copied, hashed) = std::thread::scope(|s| {
         let h = s.spawn(|| hash::sha256_file(src));
-        let c = retry_busy(|| fs::copy(src, dst));
+        // The size is read back from `dst` (see `copy_file`).
+        let c = retry_busy(|| fs::copy(src, dst)).and_then(|_| fs::metadata(dst).map(|m| m.len()));
         (c, h.join())
     });
     let result = (|| {

@@ -529,7 +529,10 @@ fn held_label(found: &[Found], current: Option<&Deployment>, toolkit: &Toolkit) 
     }
     match toolkit.header_cudnn_version() {
         Some(v) => format!("{v} (not from cudnnm)"),
-        None => format!("{} cuDNN files not from cudnnm", found.len()),
+        None => match found.len() {
+            1 => "unknown (1 file not from cudnnm)".into(),
+            n => format!("unknown ({n} files not from cudnnm)"),
+        },
     }
 }
 
