@@ -273,7 +273,15 @@ fn windows_release_into_a_windows_layout_toolkit_by_copy_and_hardlink() {
     assert_eq!(j[1]["size"], 0);
     assert!(
         !sb.home().join("backups/2/files/bin/cudnn64_8.dll").exists(),
-        "trimmed from the backup once the change finished"
+        "unchanged copies are not duplicated into the backup"
+    );
+    assert!(
+        !std::fs::read_dir(tk.join("bin")).unwrap().any(|e| e
+            .unwrap()
+            .file_name()
+            .to_string_lossy()
+            .starts_with(".cudnnm-")),
+        "and nothing is left aside in the toolkit"
     );
     let held = backup_holdings(&sb.home().join("backups/2"));
     assert_eq!(

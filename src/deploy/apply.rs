@@ -37,8 +37,10 @@ pub fn execute(home: &Home, plan: Plan, fault: FaultHook) -> Result<Outcome> {
     let mut placing = false;
     match forward(home, &plan, &mut journal, &mut placing) {
         Ok(deployment) => {
-            journal.retire()?;
+            // Trimmed while the journal still exists: a kill in between is
+            // finished by recovery, which trims again.
             trim_backup(&plan);
+            journal.retire()?;
             Ok(Outcome { plan, deployment })
         }
         Err(e) => match undo(home, &plan, placing) {
@@ -111,12 +113,23 @@ fn forward(
     Ok(dep)
 }
 
-/// Deletes, from a finished change's backup, the unchanged copies whose
-/// bytes the store holds (`backup.toml` records them by store file). Best
-/// effort: a file still in use (Windows) simply stays in the backup.
+/// Deletes the unchanged copies a finished change renamed aside
+/// (`.cudnnm-old-*`; `backup.toml` records them by store file), and any such
+/// file an earlier change left in the same folders. Best effort: a DLL still
+/// loaded by a program (Windows) stays until a later change.
 pub fn trim_backup(plan: &Plan) {
     for m in plan.moves.iter().filter(|m| m.store_copy.is_some()) {
         let _ = fsops::remove_file(&m.to);
+    }
+    for d in plan.toolkit_dirs() {
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            if e.file_name().to_string_lossy().starts_with(".cudnnm-old-") {
+                let _ = fsops::remove_file(&e.path());
+            }
+        }
     }
 }
 
@@ -317,8 +330,8 @@ fn exists(path: &Path) -> bool {
 /// placed (only files that are what the plan placed, and only when
 /// `placing_started`: before the records are written nothing was placed,
 /// and a file at a planned path is still an original), removes folders it made,
-/// moves every original back from the backup (a copy trimmed from it
-/// because the store holds its bytes is copied back from the store with its
+/// moves every original back from the backup (an unchanged copy renamed
+/// aside and already deleted is copied back from the store with its
 /// modification time), puts the earlier `deployments.toml` entry back, then
 /// deletes the backup folder. Each step checks the disk, so undoing twice
 /// is harmless.
@@ -349,8 +362,8 @@ pub fn undo(home: &Home, plan: &Plan, placing_started: bool) -> Result<()> {
         if let Some(src) = &m.store_copy
             && !exists(&m.to)
         {
-            // A copy already trimmed from the backup: make it again from the
-            // store, same bytes and modification time.
+            // A copy already trimmed: make it again from the store, same
+            // bytes and modification time.
             if !exists(&m.from) {
                 let name = m
                     .from

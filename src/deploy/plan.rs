@@ -54,8 +54,9 @@ pub struct Move {
     /// What it is (size and hash, or link target).
     pub state: FileState,
     /// Set for an unchanged copy cudnnm placed whose bytes the store holds:
-    /// it is moved into the backup like any file, then trimmed from it once
-    /// the change is finished; undo or rollback copies it from this store file.
+    /// it is renamed aside in its own folder (`to`), then deleted once the
+    /// change is finished; undo renames it back, or copies it from this store
+    /// file once it is gone; rollback copies it from there.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub store_copy: Option<PathBuf>,
     /// The file's modification time, restored with it (copies only).
@@ -502,14 +503,25 @@ fn missing_dirs(root: &Path, dirs: impl IntoIterator<Item = PathBuf>) -> Vec<Pat
     v
 }
 
-/// The move of every found file into `backups/<id>/files/<rel>`.
-fn moves_for(found: &[Found], backup_dir: &Path) -> Result<Vec<Move>> {
+/// The move of every found file into `backups/<id>/files/<rel>`; an
+/// unchanged copy whose bytes the store holds is only renamed aside in its
+/// own folder (`.cudnnm-old-<id>-<name>`: same volume, so no bytes move, and
+/// a loaded DLL can be renamed on Windows) and trimmed once the change is done.
+fn moves_for(found: &[Found], backup_dir: &Path, id: u64) -> Result<Vec<Move>> {
     found
         .iter()
         .map(|f| {
+            let to = match &f.store_copy {
+                Some(_) => {
+                    let name = f.path.file_name().map(|n| n.to_string_lossy().into_owned());
+                    crate::fsops::parent_of(&f.path)
+                        .join(format!(".cudnnm-old-{id}-{}", name.unwrap_or_default()))
+                }
+                None => join_rel(&backup_dir.join("files"), &f.rel)?,
+            };
             Ok(Move {
                 from: f.path.clone(),
-                to: join_rel(&backup_dir.join("files"), &f.rel)?,
+                to,
                 rel: f.rel.clone(),
                 state: f.state.clone(),
                 store_copy: f.store_copy.clone(),
@@ -632,7 +644,7 @@ pub fn plan_use(
         action: action.clone(),
         toolkit: toolkit.root.clone(),
         layout: toolkit.layout,
-        moves: moves_for(&found, &backup_dir)?,
+        moves: moves_for(&found, &backup_dir, id)?,
         backup: backup_record(
             id,
             toolkit,
@@ -807,7 +819,7 @@ pub fn plan_rollback(
         action: action.clone(),
         toolkit: toolkit.root.clone(),
         layout: toolkit.layout,
-        moves: moves_for(&found, &backup_dir)?,
+        moves: moves_for(&found, &backup_dir, id)?,
         backup: backup_record(
             id,
             toolkit,

@@ -72,8 +72,8 @@ pub fn recover_all(home: &Home) -> Result<Vec<Recovered>> {
         let complete = p.has(journal::VERIFIED) && apply::verify(&plan, true).is_ok();
         let resolution = if complete {
             apply::commit(home, &plan)?;
-            p.retire()?;
             apply::trim_backup(&plan);
+            p.retire()?;
             Resolution::Completed
         } else {
             // `backup.toml` is written, synced, after the moves and before
