@@ -37,9 +37,6 @@ pub fn execute(home: &Home, plan: Plan, fault: FaultHook) -> Result<Outcome> {
     let mut placing = false;
     match forward(home, &plan, &mut journal, &mut placing) {
         Ok(deployment) => {
-            // Trimmed while the journal still exists: a kill in between is
-            // finished by recovery, which trims again.
-            trim_backup(&plan);
             journal.retire()?;
             Ok(Outcome { plan, deployment })
         }
@@ -101,6 +98,10 @@ fn forward(
     let dep = commit(home, plan)?;
     *placing = true;
     j.step(journal::RECORDED)?;
+    // Old copies go before the new ones are written, as with `rm` then `cp`:
+    // deleting gigabytes while new ones wait to be written back stalls on
+    // the file system's journal. Undo can make them again from the store.
+    trim_backup(plan);
     for (i, p) in plan.places.iter().enumerate() {
         place(p)?;
         j.step(&format!("place {i}"))?;
@@ -113,10 +114,10 @@ fn forward(
     Ok(dep)
 }
 
-/// Deletes the unchanged copies a finished change renamed aside
-/// (`.cudnnm-old-*`; `backup.toml` records them by store file), and any such
-/// file an earlier change left in the same folders. Best effort: a DLL still
-/// loaded by a program (Windows) stays until a later change.
+/// Deletes the unchanged copies a change renamed aside (`.cudnnm-old-*`;
+/// `backup.toml` records them by store file), and any such file an earlier
+/// change left in the same folders. Best effort: a DLL still loaded by a
+/// program (Windows) stays until a later change.
 pub fn trim_backup(plan: &Plan) {
     for m in plan.moves.iter().filter(|m| m.store_copy.is_some()) {
         let _ = fsops::remove_file(&m.to);

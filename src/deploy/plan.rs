@@ -55,8 +55,9 @@ pub struct Move {
     pub state: FileState,
     /// Set for an unchanged copy cudnnm placed whose bytes the store holds:
     /// it is renamed aside in its own folder (`to`), then deleted once the
-    /// change is finished; undo renames it back, or copies it from this store
-    /// file once it is gone; rollback copies it from there.
+    /// records are written, before anything is placed; undo renames it back,
+    /// or copies it from this store file once it is gone; rollback copies it
+    /// from there.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub store_copy: Option<PathBuf>,
     /// The file's modification time, restored with it (copies only).
