@@ -263,7 +263,7 @@ impl ZipSource {
 
 fn open_zip(path: &Path) -> Result<zip::ZipArchive<BufReader<File>>> {
     let f = File::open(path).with_path("open", path)?;
-    zip::ZipArchive::new(BufReader::new(f)).map_err(|e| {
+    zip::ZipArchive::new(BufReader::with_capacity(BUF, f)).map_err(|e| {
         bad(path, format!("is not a readable zip ({e})")).hint(
             "the download may be truncated or corrupt; fetch it again and compare its SHA-256",
         )
