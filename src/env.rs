@@ -18,6 +18,13 @@ pub const CUDNNM_MIRROR: &str = "CUDNNM_MIRROR";
 pub const CUDNNM_ACTIVE: &str = "CUDNNM_ACTIVE";
 /// `CUDNNM_PYTHON`: the Python used for `install pip:…` (default `python3`, or `python` on Windows).
 pub const CUDNNM_PYTHON: &str = "CUDNNM_PYTHON";
+/// `CUDNNM_FAULT_AFTER_STEP`: test-only, read by debug builds alone: `use` and
+/// `rollback` abort right after journal step K (crash-safety tests).
+pub const CUDNNM_FAULT_AFTER_STEP: &str = "CUDNNM_FAULT_AFTER_STEP";
+/// `CUDNNM_TEST_DENY_WRITE`: test-only, read by debug builds alone: folders
+/// (path-list) the deploy preflight treats as not writable, so the refusal
+/// path is tested even when tests run as root.
+pub const CUDNNM_TEST_DENY_WRITE: &str = "CUDNNM_TEST_DENY_WRITE";
 /// `CUDNN_PATH`: the root of the active cuDNN (read by CMake scripts and frameworks).
 pub const CUDNN_PATH: &str = "CUDNN_PATH";
 /// `CUDNN_INCLUDE_DIR`: the folder holding `cudnn.h`.

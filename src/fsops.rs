@@ -40,6 +40,71 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     Ok(())
 }
 
+/// Writes several files atomically as one batch: every temp file is written
+/// and fsynced first, then all are renamed over their targets, then their
+/// folders are fsynced. Each file is old or new, never a mix; the batch costs
+/// about as many disk flushes as one [`write_atomic`] (what matters when
+/// other processes keep the disk busy).
+///
+/// # Errors
+/// As [`write_atomic`]; temp files of a failed batch are removed.
+pub fn write_atomic_all(files: &[(&Path, &[u8])]) -> Result<()> {
+    let mut temps = Vec::new();
+    for (path, bytes) in files {
+        let dir = parent_of(path);
+        fs::create_dir_all(dir).with_path("create", dir)?;
+        let mut tmp = tempfile::Builder::new()
+            .prefix(".tmp-")
+            .tempfile_in(dir)
+            .with_path("create a temporary file in", dir)?;
+        tmp.write_all(bytes).with_path("write", tmp.path())?;
+        temps.push((tmp, *path));
+    }
+    for (tmp, _) in &temps {
+        tmp.as_file().sync_all().with_path("sync", tmp.path())?;
+    }
+    let mut dirs = Vec::new();
+    for (tmp, path) in temps {
+        let tmp_path = tmp.into_temp_path();
+        rename(&tmp_path, path)?;
+        let _ = tmp_path.keep();
+        let dir = parent_of(path).to_path_buf();
+        if !dirs.contains(&dir) {
+            dirs.push(dir);
+        }
+    }
+    for d in dirs {
+        sync_dir(&d);
+    }
+    Ok(())
+}
+
+/// Creates `path` (which must not exist) with `bytes`, fsyncs it, then
+/// fsyncs its folder: one flush instead of [`write_atomic`]'s two. Not
+/// atomic: a crash before it returns can leave a partial file, so use it
+/// only for files whose readers can tell (the deploy journal's plan).
+///
+/// # Errors
+/// When `path` exists or cannot be written; a partial file is removed.
+pub fn write_new_synced(path: &Path, bytes: &[u8]) -> Result<()> {
+    let mut f = File::options()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .with_path("create", path)?;
+    let r = f
+        .write_all(bytes)
+        .and_then(|()| f.sync_all())
+        .with_path("write", path);
+    if r.is_err() {
+        drop(f);
+        let _ = fs::remove_file(path);
+        return r;
+    }
+    sync_dir(parent_of(path));
+    Ok(())
+}
+
 /// Renames `from` to `to`, replacing a file at `to`. Retries for up to about
 /// two seconds on Windows when another process briefly holds a file.
 ///
@@ -345,6 +410,229 @@ pub fn remove_link(path: &Path) -> Result<()> {
     platform::remove_link(path, &meta).with_path("remove the link", path)
 }
 
+/// Creates a hard link `dst` to the existing file `src` (same volume only).
+///
+/// # Errors
+/// When `dst` exists, the volumes differ, or the file system has no hard links.
+pub fn hard_link(src: &Path, dst: &Path) -> Result<()> {
+    retry_busy(|| fs::hard_link(src, dst)).map_err(|e| {
+        Error::io("create the hard link", dst, e).context(format!(
+            "could not hard-link '{}' to '{}'",
+            dst.display(),
+            src.display()
+        ))
+    })
+}
+
+/// Creates a symbolic link `link` whose target is `target`, written as given
+/// (a relative target stays relative; nothing is resolved).
+///
+/// # Errors
+/// When `link` exists, or (Windows) the process may not create symbolic
+/// links (needs Developer Mode or admin rights).
+pub fn symlink(target: &Path, link: &Path) -> Result<()> {
+    platform::symlink_file(target, link).map_err(|e| {
+        let err = Error::io("create the link", link, e);
+        if cfg!(windows) {
+            err.hint("creating symbolic links on Windows needs Developer Mode or an Administrator terminal; use --mode hardlink or --mode copy instead")
+        } else {
+            err
+        }
+    })
+}
+
+/// Copies `src` to `dst` (created or truncated; a temporary name the caller
+/// owns) the way `cp` does: by the OS's fastest path (`copy_file_range` on
+/// Linux, `CopyFileEx` on Windows), keeping the source's permissions, not
+/// fsynced, and without reading the bytes back. Returns the bytes copied.
+///
+/// # Errors
+/// On any I/O error; a partly written `dst` is removed.
+pub fn copy_file(src: &Path, dst: &Path) -> Result<u64> {
+    remove_file(dst)?;
+    // The size is read back from `dst`: on Windows `fs::copy` reports what
+    // CopyFileEx's progress callback saw, which not every implementation
+    // calls (wine reports 0).
+    retry_busy(|| fs::copy(src, dst))
+        .and_then(|_| fs::metadata(dst).map(|m| m.len()))
+        .map_err(|e| {
+            let _ = fs::remove_file(dst);
+            Error::io("copy", src, e).context(format!(
+                "could not copy '{}' to '{}'",
+                src.display(),
+                dst.display()
+            ))
+        })
+}
+
+/// Copies `src` to `dst` (created or truncated; a temporary name the caller
+/// owns) while a second thread hashes `src`, so the copy costs about as much
+/// as `cp` does and the bytes copied are still checked. Returns the size
+/// copied and the SHA-256 of the source. The copy keeps the source's
+/// permissions (store files are read-only, so copies are too) and is not
+/// fsynced; callers that must survive power loss re-verify after a crash.
+///
+/// The copy itself uses the OS's fastest path (`copy_file_range` on Linux,
+/// `CopyFileEx` on Windows).
+///
+/// # Errors
+/// On any I/O error; a partly written `dst` is removed.
+pub fn copy_file_checked(src: &Path, dst: &Path) -> Result<(u64, Sha256Hex)> {
+    remove_file(dst)?;
+    let (copied, hashed) = std::thread::scope(|s| {
+        let h = s.spawn(|| hash::sha256_file(src));
+        // The size is read back from `dst` (see `copy_file`).
+        let c = retry_busy(|| fs::copy(src, dst)).and_then(|_| fs::metadata(dst).map(|m| m.len()));
+        (c, h.join())
+    });
+    let result = (|| {
+        let n = copied.map_err(|e| {
+            Error::io("copy", src, e).context(format!(
+                "could not copy '{}' to '{}'",
+                src.display(),
+                dst.display()
+            ))
+        })?;
+        let (size, sha) =
+            hashed.map_err(|_| Error::msg(format!("hashing '{}' failed", src.display())))??;
+        if size != n {
+            return Err(Error::new(
+                Kind::Integrity,
+                format!("'{}' changed while it was copied", src.display()),
+            ));
+        }
+        Ok((n, sha))
+    })();
+    if result.is_err() {
+        let _ = remove_file(dst);
+    }
+    result
+}
+
+/// Sets the modification time of the file at `path` to `mtime_ns`
+/// (nanoseconds since the Unix epoch), as `cp -p` keeps it. Works on
+/// read-only files (the read-only bit is lifted for the call on Windows).
+///
+/// # Errors
+/// When the file cannot be opened or its time set.
+pub fn set_mtime(path: &Path, mtime_ns: i64) -> Result<()> {
+    let t = std::time::UNIX_EPOCH + Duration::from_nanos(mtime_ns.max(0) as u64);
+    let set = || -> io::Result<()> {
+        let f = if cfg!(windows) {
+            File::options().write(true).open(path)?
+        } else {
+            File::open(path)?
+        };
+        f.set_modified(t)
+    };
+    match set() {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::PermissionDenied => {
+            let ro = fs::metadata(path).is_ok_and(|m| m.permissions().readonly());
+            set_readonly(path, false)?;
+            let r = set().with_path("set the modification time of", path);
+            if ro {
+                set_readonly(path, true)?;
+            }
+            r
+        }
+        Err(e) => Err(Error::io("set the modification time of", path, e)),
+    }
+}
+
+/// Checks that entries can be created and removed in `dir`, leaving
+/// nothing behind: on Linux with an unnamed `O_TMPFILE` file (which needs
+/// the same write permission and has no name a kill could strand),
+/// elsewhere by creating and removing `.cudnnm-probe` (a stale one from a
+/// killed probe is replaced). Returns the new file's owner (the effective
+/// user id on Unix; 0 elsewhere) so callers can reason about ownership.
+///
+/// # Errors
+/// The OS error of the create or remove (`PermissionDenied`, `ReadOnlyFilesystem`).
+pub fn probe_dir_writable(dir: &Path) -> io::Result<u32> {
+    fn owner(f: &File) -> u32 {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            f.metadata().map(|m| m.uid()).unwrap_or(0)
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = f;
+            0
+        }
+    }
+    if let Some(f) = platform::open_unnamed_temp(dir)? {
+        return Ok(owner(&f));
+    }
+    let probe = dir.join(".cudnnm-probe");
+    let f = match File::options().write(true).create_new(true).open(&probe) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+            fs::remove_file(&probe)?;
+            File::options().write(true).create_new(true).open(&probe)?
+        }
+        Err(e) => return Err(e),
+    };
+    let uid = owner(&f);
+    drop(f);
+    fs::remove_file(&probe)?;
+    Ok(uid)
+}
+
+/// Removes `dir` when it is an empty folder; returns whether it did.
+/// Missing or non-empty folders are left alone without error.
+pub fn remove_dir_if_empty(dir: &Path) -> bool {
+    fs::remove_dir(dir).is_ok()
+}
+
+/// An append-only text log (the deploy journal's step log). Each
+/// [`AppendLog::append`] is one `write` of a whole line, visible to the next
+/// process even if this one is killed; [`AppendLog::sync`] makes everything
+/// so far durable across power loss.
+#[derive(Debug)]
+pub struct AppendLog {
+    file: File,
+    path: PathBuf,
+}
+
+impl AppendLog {
+    /// Opens (creating) the log at `path` for appending.
+    ///
+    /// # Errors
+    /// When the file cannot be created.
+    pub fn open(path: &Path) -> Result<AppendLog> {
+        let file = File::options()
+            .append(true)
+            .create(true)
+            .open(path)
+            .with_path("open the journal log", path)?;
+        Ok(AppendLog {
+            file,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// Appends `line` and a newline in one write.
+    ///
+    /// # Errors
+    /// When the write fails (disk full).
+    pub fn append(&mut self, line: &str) -> Result<()> {
+        let mut buf = Vec::with_capacity(line.len() + 1);
+        buf.extend_from_slice(line.as_bytes());
+        buf.push(b'\n');
+        self.file.write_all(&buf).with_path("write", &self.path)
+    }
+
+    /// Flushes the log to disk (fsync).
+    ///
+    /// # Errors
+    /// When the sync fails.
+    pub fn sync(&self) -> Result<()> {
+        self.file.sync_data().with_path("sync", &self.path)
+    }
+}
+
 /// The folder holding `path` (`.` for a bare name).
 pub fn parent_of(path: &Path) -> &Path {
     match path.parent() {
@@ -421,6 +709,112 @@ mod tests {
         assert!(real.is_dir());
         remove_link(&link).unwrap();
         assert!(t2.is_dir(), "removing a link keeps its target");
+    }
+
+    #[test]
+    fn mtime_is_set_on_read_only_files() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("f");
+        fs::write(&p, b"x").unwrap();
+        set_readonly(&p, true).unwrap();
+        set_mtime(&p, 1_600_000_000_123_456_789).unwrap();
+        let m = fs::metadata(&p).unwrap();
+        let ns = m
+            .modified()
+            .unwrap()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos();
+        assert_eq!(ns, 1_600_000_000_123_456_789);
+        assert!(m.permissions().readonly());
+    }
+
+    #[test]
+    fn batch_atomic_write_writes_every_file() {
+        let d = tempfile::tempdir().unwrap();
+        let (a, b) = (d.path().join("a.toml"), d.path().join("sub/b.toml"));
+        write_atomic(&a, b"old").unwrap();
+        write_atomic_all(&[(&a, b"new a"), (&b, b"new b")]).unwrap();
+        assert_eq!(fs::read(&a).unwrap(), b"new a");
+        assert_eq!(fs::read(&b).unwrap(), b"new b");
+        assert_eq!(
+            fs::read_dir(d.path()).unwrap().count(),
+            2,
+            "no temp files left"
+        );
+    }
+
+    #[test]
+    fn checked_copy_hashes_the_source_and_keeps_permissions() {
+        let d = tempfile::tempdir().unwrap();
+        let a = d.path().join("a");
+        fs::write(&a, vec![7u8; 3 << 20]).unwrap();
+        set_readonly(&a, true).unwrap();
+        let b = d.path().join(".tmp-b");
+        fs::write(&b, b"stale").unwrap();
+        let (n, h) = copy_file_checked(&a, &b).unwrap();
+        assert_eq!(n, 3 << 20);
+        assert_eq!(h, hash::sha256_file(&b).unwrap().1);
+        assert!(fs::metadata(&b).unwrap().permissions().readonly());
+        assert!(copy_file_checked(&d.path().join("missing"), &b).is_err());
+        assert!(!b.exists(), "a failed copy leaves no file");
+    }
+
+    #[test]
+    fn plain_copy_keeps_bytes_and_permissions() {
+        let d = tempfile::tempdir().unwrap();
+        let a = d.path().join("a");
+        fs::write(&a, b"bytes").unwrap();
+        set_readonly(&a, true).unwrap();
+        let b = d.path().join("b");
+        assert_eq!(copy_file(&a, &b).unwrap(), 5);
+        assert_eq!(fs::read(&b).unwrap(), b"bytes");
+        assert!(fs::metadata(&b).unwrap().permissions().readonly());
+        assert_eq!(copy_file(&a, &b).unwrap(), 5, "replaces its own temp file");
+    }
+
+    #[test]
+    fn probe_leaves_nothing_and_log_appends_lines() {
+        let d = tempfile::tempdir().unwrap();
+        probe_dir_writable(d.path()).unwrap();
+        assert_eq!(fs::read_dir(d.path()).unwrap().count(), 0);
+        assert!(probe_dir_writable(&d.path().join("missing")).is_err());
+        let p = d.path().join("log");
+        let mut log = AppendLog::open(&p).unwrap();
+        log.append("one").unwrap();
+        log.append("two").unwrap();
+        log.sync().unwrap();
+        let mut again = AppendLog::open(&p).unwrap();
+        again.append("three").unwrap();
+        assert_eq!(fs::read_to_string(&p).unwrap(), "one\ntwo\nthree\n");
+        let sub = d.path().join("sub");
+        fs::create_dir(&sub).unwrap();
+        fs::write(sub.join("x"), b"x").unwrap();
+        assert!(!remove_dir_if_empty(&sub));
+        fs::remove_file(sub.join("x")).unwrap();
+        assert!(remove_dir_if_empty(&sub));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn links_are_written_as_given() {
+        let d = tempfile::tempdir().unwrap();
+        fs::write(d.path().join("libx.so.9"), b"x").unwrap();
+        symlink(Path::new("libx.so.9"), &d.path().join("libx.so")).unwrap();
+        assert_eq!(
+            fs::read_link(d.path().join("libx.so")).unwrap(),
+            Path::new("libx.so.9")
+        );
+        hard_link(&d.path().join("libx.so.9"), &d.path().join("h")).unwrap();
+        assert!(platform::same_file(
+            &d.path().join("libx.so.9"),
+            &d.path().join("h")
+        ));
+        assert!(!platform::same_file(
+            &d.path().join("libx.so.9"),
+            &d.path().join("libx.so")
+        ));
+        assert!(hard_link(&d.path().join("libx.so.9"), &d.path().join("h")).is_err());
     }
 
     #[test]

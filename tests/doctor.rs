@@ -609,6 +609,8 @@ fn a_symlink_deployment_turned_into_a_plain_copy_is_drift() {
                 from: format!("{from}/{}", e.file_name().to_string_lossy()),
                 sha256: None,
                 link: Some(target.to_string_lossy().into_owned()),
+                size: 0,
+                mtime_ns: None,
             });
         }
     }

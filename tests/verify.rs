@@ -104,6 +104,8 @@ fn world(mode: Mode) -> World {
             from: f.path.clone(),
             sha256: sha,
             link,
+            size: f.size,
+            mtime_ns: None,
         });
     }
     let d = Deployments {

@@ -1,7 +1,21 @@
-//! `cudnnm current`.
+//! `cudnnm current`: which release applies here and why (flag,
+//! `CUDNNM_VERSION`, a `.cudnn-version` file, the default), and per toolkit
+//! the active release, its mode, when it was deployed, and whether the files
+//! still match the record (drift; `cudnnm verify` re-hashes).
 
-use super::{Ctx, not_yet};
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use super::Ctx;
+use super::use_::{known_toolkits, recover_if_pending, source_label};
+use crate::deploy::recover::Recovered;
+use crate::deploy::status::{self, Drift};
+use crate::deploy::{Deployments, Mode};
 use crate::error::Result;
+use crate::pin::{self, SpecSource};
+use crate::store::Store;
+use crate::toolkit::{Layout, Toolkit};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -13,6 +27,133 @@ pub struct Args {
     pub version: Option<String>,
 }
 
-pub fn run(_ctx: &Ctx, _args: Args) -> Result<u8> {
-    Err(not_yet("current", 3))
+/// The spec that applies here.
+#[derive(Serialize)]
+struct SpecView {
+    spec: String,
+    source: SpecSource,
+    /// The installed release it resolves to, if any.
+    release: Option<String>,
+}
+
+/// One toolkit's state.
+#[derive(Serialize)]
+pub(super) struct ToolkitView {
+    pub root: PathBuf,
+    pub cuda: String,
+    pub layout: Layout,
+    pub found_by: String,
+    /// The release cudnnm deployed there.
+    pub release: Option<String>,
+    pub mode: Option<Mode>,
+    pub deployed_at: Option<String>,
+    pub backup: Option<String>,
+    pub drift: Option<Drift>,
+    /// For toolkits cudnnm does not manage: the cuDNN version their headers declare.
+    pub unmanaged_cudnn: Option<String>,
+}
+
+impl ToolkitView {
+    pub(super) fn new(t: &Toolkit, deployments: &Deployments, store: &Store) -> ToolkitView {
+        let dep = deployments.for_toolkit(&t.root);
+        ToolkitView {
+            root: t.root.clone(),
+            cuda: t.cuda.to_string(),
+            layout: t.layout,
+            found_by: t.found_by.clone(),
+            release: dep.map(|d| d.release.clone()),
+            mode: dep.map(|d| d.mode),
+            deployed_at: dep.map(|d| d.deployed_at.clone()),
+            backup: dep.and_then(|d| d.backup.clone()),
+            drift: dep.map(|d| status::check(d, t, store)),
+            unmanaged_cudnn: match dep {
+                Some(_) => None,
+                None => t.header_cudnn_version().map(|v| v.to_string()),
+            },
+        }
+    }
+
+    /// `9.12.0.46_cuda12, symlink, deployed …, files match (backup 3)` or
+    /// `not managed by cudnnm (headers: cuDNN 8.9.7)`.
+    pub(super) fn state(&self) -> String {
+        match (&self.release, self.mode, &self.drift) {
+            (Some(r), Some(m), Some(d)) => format!(
+                "{r}, {m}, deployed {}, {}{}",
+                self.deployed_at.as_deref().unwrap_or("?"),
+                d.summary(),
+                self.backup
+                    .as_deref()
+                    .map(|b| format!(" (backup {b})"))
+                    .unwrap_or_default()
+            ),
+            _ => match &self.unmanaged_cudnn {
+                Some(v) => format!("not managed by cudnnm (headers: cuDNN {v})"),
+                None => "no cuDNN".into(),
+            },
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct CurrentView {
+    spec: Option<SpecView>,
+    toolkits: Vec<ToolkitView>,
+    recovered: Vec<Recovered>,
+}
+
+pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
+    let recovered = recover_if_pending(ctx)?;
+    let store = Store::new(&ctx.home);
+    let spec = pin::resolve_spec(args.version.as_deref(), &ctx.env, &ctx.home)?.map(|r| SpecView {
+        release: store.resolve(&r.spec).ok().map(|rel| rel.id()),
+        spec: r.spec.to_string(),
+        source: r.source,
+    });
+    let deployments = Deployments::load(&ctx.home)?;
+    let toolkits = match &args.cuda_root {
+        Some(root) => {
+            let root = if root.is_absolute() {
+                root.clone()
+            } else {
+                ctx.env.cwd().join(root)
+            };
+            vec![Toolkit::at(&root, "--cuda-root", ctx.env.is_windows())?]
+        }
+        None => known_toolkits(ctx, &deployments),
+    };
+    let view = CurrentView {
+        spec,
+        toolkits: toolkits
+            .iter()
+            .map(|t| ToolkitView::new(t, &deployments, &store))
+            .collect(),
+        recovered,
+    };
+    if ctx.json {
+        ctx.out_json(&view);
+        return Ok(0);
+    }
+    match &view.spec {
+        Some(s) => ctx.out(format!(
+            "spec here: {} ({}) → {}",
+            s.spec,
+            source_label(&s.source),
+            s.release.as_deref().unwrap_or("not installed")
+        )),
+        None => {
+            ctx.out("spec here: none (no --version, CUDNNM_VERSION, .cudnn-version or default)")
+        }
+    }
+    if view.toolkits.is_empty() {
+        ctx.out("no CUDA toolkits found (pass --cuda-root PATH)");
+    }
+    for t in &view.toolkits {
+        ctx.out(format!(
+            "'{}' (CUDA {}): {}",
+            t.root.display(),
+            t.cuda,
+            t.state()
+        ));
+    }
+    Ok(0)
 }

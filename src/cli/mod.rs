@@ -224,13 +224,3 @@ fn print_error(e: &Error) {
         let _ = writeln!(err, "help: {h}");
     }
 }
-
-/// The error for a command whose capability has not landed yet.
-fn not_yet(what: &str, issue: u32) -> Error {
-    Error::msg(format!(
-        "`cudnnm {what}` is not available in this build yet"
-    ))
-    .hint(format!(
-        "it arrives with issue {issue}; see README.md for what works today"
-    ))
-}

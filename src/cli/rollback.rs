@@ -1,7 +1,18 @@
-//! `cudnnm rollback`.
+//! `cudnnm rollback [--to ID] [--cuda-root P | --cuda X.Y]`: restore a
+//! toolkit's cuDNN files from a backup — by default the newest backup of the
+//! toolkit, i.e. the state before the last change. It is a transaction like
+//! `use`: the files it replaces go into a new backup, so a rollback can
+//! itself be rolled back.
 
-use super::{Ctx, not_yet};
-use crate::error::Result;
+use serde::Serialize;
+
+use super::Ctx;
+use super::use_::{elevate_hint, msg_label, recover_and_report, report_pruned};
+use crate::deploy::recover::Recovered;
+use crate::deploy::{Deployments, access, apply, backup, journal, plan};
+use crate::error::{Error, Kind, Result};
+use crate::store::Store;
+use crate::toolkit::{self, Selector, Toolkit};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -16,6 +27,117 @@ pub struct Args {
     pub cuda: Option<String>,
 }
 
-pub fn run(_ctx: &Ctx, _args: Args) -> Result<u8> {
-    Err(not_yet("rollback", 3))
+#[derive(Serialize)]
+struct RollbackReport {
+    toolkit: std::path::PathBuf,
+    restored_backup: u64,
+    from: String,
+    to: String,
+    release: Option<String>,
+    backup: u64,
+    pruned: Vec<u64>,
+    recovered: Vec<Recovered>,
+}
+
+pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
+    let _lock = ctx.lock()?;
+    let recovered = recover_and_report(ctx)?;
+    let selector = Selector {
+        root: args.cuda_root.as_deref(),
+        cuda: args.cuda.as_deref(),
+    };
+    let explicit = selector.root.is_some() || selector.cuda.is_some();
+    let (toolkit, source) = match &args.to {
+        Some(id) => {
+            let b = backup::load(&ctx.home, backup::parse_id(id)?)?;
+            let tk = if explicit {
+                let tk = toolkit::select(&ctx.env, &selector)?;
+                if tk.root != b.record.toolkit {
+                    return Err(Error::new(
+                        Kind::Usage,
+                        format!(
+                            "backup {} holds files of '{}', not of '{}'",
+                            b.record.id,
+                            b.record.toolkit.display(),
+                            tk.root.display()
+                        ),
+                    )
+                    .hint(format!(
+                        "drop --cuda-root/--cuda: `cudnnm rollback --to {}`",
+                        b.record.id
+                    )));
+                }
+                tk
+            } else {
+                Toolkit::at(&b.record.toolkit, "backup", ctx.env.is_windows())?
+            };
+            (tk, b)
+        }
+        None => {
+            let tk = toolkit::select(&ctx.env, &selector)?;
+            let b = backup::for_toolkit(&ctx.home, &tk.root)?
+                .pop()
+                .ok_or_else(|| {
+                    Error::new(
+                        Kind::NotFound,
+                        format!(
+                            "there are no backups of '{}'; nothing to roll back",
+                            tk.root.display()
+                        ),
+                    )
+                    .hint("`cudnnm backups` lists the backups of every toolkit")
+                })?;
+            (tk, b)
+        }
+    };
+    let store = Store::new(&ctx.home);
+    let deployments = Deployments::load(&ctx.home)?;
+    let current = deployments.for_toolkit(&toolkit.root);
+    let id = backup::next_id(&ctx.home)?;
+    let plan = plan::plan_rollback(
+        &ctx.home,
+        &store,
+        &toolkit,
+        &source.record,
+        &source.dir,
+        current,
+        id,
+    )?;
+    let hint = elevate_hint(
+        ctx,
+        &format!("rollback --to {}", source.record.id),
+        &toolkit.root,
+        None,
+    );
+    access::preflight(&plan, &ctx.home, &*access::checker(&ctx.env), &hint)?;
+    let outcome = apply::execute(&ctx.home, plan, journal::FaultHook::from_env(&ctx.env))?;
+    let config = ctx.home.config()?;
+    let pruned = backup::prune(&ctx.home, &toolkit.root, config.backups_to_keep())?;
+    let p = &outcome.plan;
+    let how = match &outcome.deployment {
+        Some(d) => format!("{}, ", d.mode),
+        None => String::new(),
+    };
+    ctx.status(format!(
+        "cuDNN {} → {} in '{}' (restored backup {}; {how}backup {} holds what was replaced)",
+        msg_label(&p.from_label),
+        msg_label(&p.to_label),
+        toolkit.root.display(),
+        source.record.id,
+        p.id
+    ));
+    report_pruned(ctx, &pruned);
+    if ctx.json {
+        ctx.out_json(&RollbackReport {
+            toolkit: toolkit.root.clone(),
+            restored_backup: source.record.id,
+            from: p.from_label.clone(),
+            to: p.to_label.clone(),
+            release: outcome.deployment.as_ref().map(|d| d.release.clone()),
+            backup: p.id,
+            pruned,
+            recovered,
+        });
+    }
+    Ok(0)
 }

@@ -1,7 +1,20 @@
-//! `cudnnm use`.
+//! `cudnnm use [SPEC] [--cuda-root P | --cuda X.Y] [--mode M] [--force]`:
+//! deploy a release into a CUDA toolkit as one journaled transaction
+//! (DESIGN.md §5). Also the helpers `rollback`, `current`, `backups` and
+//! `toolkits` share: recovery reporting, the elevation hint, toolkit lists.
 
-use super::{Ctx, not_yet};
-use crate::error::Result;
+use std::path::Path;
+
+use serde::Serialize;
+
+use super::Ctx;
+use crate::deploy::recover::{self, Recovered};
+use crate::deploy::{Deployments, ModeRequest, access, apply, backup, journal, plan, status};
+use crate::error::{Error, Kind, Result};
+use crate::pin::{self, SpecSource};
+use crate::store::{Release, Store};
+use crate::toolkit::{self, Layout, Selector, Toolkit};
+use crate::version::Spec;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -21,6 +34,338 @@ pub struct Args {
     pub force: bool,
 }
 
-pub fn run(_ctx: &Ctx, _args: Args) -> Result<u8> {
-    Err(not_yet("use", 3))
+/// What `use --json` prints.
+#[derive(Serialize)]
+struct UseReport<'a> {
+    toolkit: &'a Path,
+    release: String,
+    from: String,
+    to: String,
+    mode: String,
+    changed: bool,
+    backup: Option<u64>,
+    pruned: Vec<u64>,
+    recovered: Vec<Recovered>,
+}
+
+pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
+    let _lock = ctx.lock()?;
+    let recovered = recover_and_report(ctx)?;
+    let toolkit = toolkit::select(
+        &ctx.env,
+        &Selector {
+            root: args.cuda_root.as_deref(),
+            cuda: args.cuda.as_deref(),
+        },
+    )?;
+    let spec = match &args.spec {
+        Some(s) => s.parse::<Spec>()?,
+        None => match pin::resolve_spec(None, &ctx.env, &ctx.home)? {
+            Some(r) => {
+                ctx.status(format!(
+                    "using cuDNN {} ({})",
+                    r.spec,
+                    source_label(&r.source)
+                ));
+                r.spec
+            }
+            None => {
+                return Err(Error::new(
+                    Kind::Usage,
+                    "no SPEC given and no .cudnn-version pin or default found",
+                )
+                .hint("name a release (`cudnnm use 9.1`), pin one for this folder (`cudnnm pin 9.1`), or set a default (`cudnnm default 9.1`)"));
+            }
+        },
+    };
+    let store = Store::new(&ctx.home);
+    let release = pick_release(ctx, &store, &spec, &toolkit, args.force)?;
+    let config = ctx.home.config()?;
+    let request: ModeRequest = match args.mode.as_deref().or(config.mode.as_deref()) {
+        Some(m) => m.parse()?,
+        None => ModeRequest::Auto,
+    };
+    let probe_dir = existing_toolkit_dir(&toolkit);
+    let mode = request.resolve(&release.dir, &probe_dir, ctx.env.is_windows())?;
+    let deployments = Deployments::load(&ctx.home)?;
+    let current = deployments.for_toolkit(&toolkit.root);
+    if let Some(d) = current
+        && d.release == release.id()
+        && d.mode == mode
+    {
+        let drift = status::check(d, &toolkit, &store);
+        if drift.is_clean() {
+            ctx.status(format!(
+                "cuDNN {} is already active in '{}' ({mode}); nothing changed",
+                release.version(),
+                toolkit.root.display()
+            ));
+            if ctx.json {
+                ctx.out_json(&UseReport {
+                    toolkit: &toolkit.root,
+                    release: release.id(),
+                    from: release.version().to_string(),
+                    to: release.version().to_string(),
+                    mode: mode.to_string(),
+                    changed: false,
+                    backup: None,
+                    pruned: Vec::new(),
+                    recovered,
+                });
+            }
+            return Ok(0);
+        }
+        ctx.status(format!(
+            "cuDNN {} is active in '{}' but the files changed ({}); deploying it again",
+            release.version(),
+            toolkit.root.display(),
+            drift.summary()
+        ));
+    }
+    let id = backup::next_id(&ctx.home)?;
+    let plan = plan::plan_use(&ctx.home, &store, &toolkit, &release, mode, current, id)?;
+    let hint = elevate_hint(
+        ctx,
+        &format!("use {}", release.id()),
+        &toolkit.root,
+        Some(&release.id()),
+    );
+    access::preflight(&plan, &ctx.home, &*access::checker(&ctx.env), &hint)?;
+    let outcome = apply::execute(&ctx.home, plan, journal::FaultHook::from_env(&ctx.env))?;
+    let pruned = backup::prune(&ctx.home, &toolkit.root, config.backups_to_keep())?;
+    let p = &outcome.plan;
+    ctx.status(format!(
+        "cuDNN {} → {} in '{}' ({mode}, backup {})",
+        msg_label(&p.from_label),
+        msg_label(&p.to_label),
+        toolkit.root.display(),
+        p.id
+    ));
+    report_pruned(ctx, &pruned);
+    if ctx.json {
+        ctx.out_json(&UseReport {
+            toolkit: &toolkit.root,
+            release: release.id(),
+            from: p.from_label.clone(),
+            to: p.to_label.clone(),
+            mode: mode.to_string(),
+            changed: true,
+            backup: Some(p.id),
+            pruned,
+            recovered,
+        });
+    }
+    Ok(0)
+}
+
+/// The newest installed release matching `spec` that fits `toolkit` (its
+/// platform, and its CUDA: exact major.minor before CUDA 11, the same major
+/// from 11 on). With `force`, the newest match of the right platform.
+fn pick_release(
+    ctx: &Ctx,
+    store: &Store,
+    spec: &Spec,
+    toolkit: &Toolkit,
+    force: bool,
+) -> Result<Release> {
+    let matching = store.matching(spec)?;
+    if matching.is_empty() {
+        return store.resolve(spec);
+    }
+    let (ma, mi) = toolkit.cuda_major_minor();
+    let platform_ok =
+        |r: &Release| r.platform().is_windows() == (toolkit.layout == Layout::Windows);
+    if let Some(r) = matching
+        .iter()
+        .find(|r| platform_ok(r) && r.cuda().fits(ma, mi))
+    {
+        return Ok(r.clone());
+    }
+    let Some(newest) = matching.iter().find(|r| platform_ok(r)) else {
+        return Err(Error::new(
+            Kind::Conflict,
+            format!(
+                "cuDNN {spec} is installed only for {}; the toolkit '{}' has the {} layout",
+                matching
+                    .iter()
+                    .map(|r| r.platform().to_string())
+                    .collect::<std::collections::BTreeSet<_>>()
+                    .into_iter()
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                toolkit.root.display(),
+                toolkit.layout.as_str()
+            ),
+        )
+        .hint(format!(
+            "install a {} build (`cudnnm install {spec} --platform {}`)",
+            toolkit.layout.as_str(),
+            if toolkit.layout == Layout::Windows {
+                "windows-x86_64"
+            } else {
+                "linux-x86_64"
+            }
+        )));
+    };
+    if force {
+        ctx.warn(format!(
+            "cuDNN {} is built for CUDA {} and does not fit CUDA {ma}.{mi}; deploying it anyway (--force)",
+            newest.id(),
+            newest.cuda()
+        ));
+        return Ok(newest.clone());
+    }
+    let fitting: Vec<String> = store
+        .releases()?
+        .iter()
+        .rev()
+        .filter(|r| platform_ok(r) && r.cuda().fits(ma, mi))
+        .map(|r| r.id())
+        .collect();
+    let cuda_arg = if ma >= 11 {
+        ma.to_string()
+    } else {
+        format!("{ma}.{mi}")
+    };
+    Err(Error::new(
+        Kind::Conflict,
+        format!(
+            "cuDNN {} is built for CUDA {} and does not fit the CUDA {ma}.{mi} toolkit in '{}'",
+            newest.id(),
+            newest.cuda(),
+            toolkit.root.display()
+        ),
+    )
+    .cause("a build fits only its exact CUDA major.minor before CUDA 11, and any toolkit of its major from CUDA 11 on")
+    .hint(if fitting.is_empty() {
+        format!(
+            "install a build for CUDA {cuda_arg} (`cudnnm install {} --cuda {cuda_arg}`), or pass --force to deploy this one anyway",
+            spec.version
+        )
+    } else {
+        format!(
+            "installed releases that fit: {}; or pass --force to deploy this one anyway",
+            fitting.join(", ")
+        )
+    }))
+}
+
+/// A toolkit folder that exists, for the same-volume test: the library folder, else the root.
+pub(super) fn existing_toolkit_dir(toolkit: &Toolkit) -> std::path::PathBuf {
+    let lib = toolkit.lib_dir();
+    if lib.is_dir() {
+        lib
+    } else {
+        toolkit.root.clone()
+    }
+}
+
+/// Where a spec came from, for people.
+pub(super) fn source_label(s: &SpecSource) -> String {
+    match s {
+        SpecSource::Flag => "from --version".into(),
+        SpecSource::EnvVar => format!("from {}", crate::env::CUDNNM_VERSION),
+        SpecSource::PinFile { path, line } => {
+            format!("from '{}' line {line}", path.display())
+        }
+        SpecSource::Default { path } => format!("the default in '{}'", path.display()),
+    }
+}
+
+/// Finishes or undoes changes a crash left, saying which. Call under the lock.
+pub(super) fn recover_and_report(ctx: &Ctx) -> Result<Vec<Recovered>> {
+    let done = recover::recover_all(&ctx.home)?;
+    for r in &done {
+        ctx.warn(r.message());
+    }
+    Ok(done)
+}
+
+/// For read-only commands: when a journal exists, wait for the lock (the
+/// change may still be running) and recover; otherwise touch nothing.
+pub(super) fn recover_if_pending(ctx: &Ctx) -> Result<Vec<Recovered>> {
+    if !journal::any_pending(&ctx.home) {
+        return Ok(Vec::new());
+    }
+    let _lock = ctx.lock()?;
+    recover_and_report(ctx)
+}
+
+/// Quotes a path for the user's shell in a hint.
+fn quote(ctx: &Ctx, p: &Path) -> String {
+    let s = p.display().to_string();
+    if ctx.env.is_windows() {
+        format!("\"{s}\"")
+    } else {
+        format!("'{}'", s.replace('\'', r"'\''"))
+    }
+}
+
+/// How to run `command` with the rights the toolkit needs — keeping this
+/// cudnnm home, which `sudo` would otherwise change — or to activate
+/// `release` per process instead, which needs no rights over the toolkit.
+pub(super) fn elevate_hint(ctx: &Ctx, command: &str, root: &Path, release: Option<&str>) -> String {
+    let per_process = match release {
+        Some(r) => format!(
+            "; or, without admin rights, activate it per process: `cudnnm exec --version {r} -- COMMAND` (or `cudnnm env`)"
+        ),
+        None => String::new(),
+    };
+    if ctx.env.is_windows() {
+        format!(
+            "run it from an Administrator terminal: `cudnnm --home {} {command} --cuda-root {}`{per_process}",
+            quote(ctx, ctx.home.root()),
+            quote(ctx, root)
+        )
+    } else {
+        format!(
+            "run it as root, keeping this home: `sudo cudnnm --home {} {command} --cuda-root {}`{per_process}",
+            quote(ctx, ctx.home.root()),
+            quote(ctx, root)
+        )
+    }
+}
+
+/// A "held" label inside `cuDNN A → B`: `(none)` for a toolkit without cuDNN.
+pub(super) fn msg_label(label: &str) -> &str {
+    if label == plan::NO_CUDNN {
+        "(none)"
+    } else {
+        label
+    }
+}
+
+/// Says which old backups were pruned.
+pub(super) fn report_pruned(ctx: &Ctx, pruned: &[u64]) {
+    if !pruned.is_empty() {
+        ctx.status(format!(
+            "removed old backup{} {} (config keep_backups)",
+            if pruned.len() == 1 { "" } else { "s" },
+            pruned
+                .iter()
+                .map(u64::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+}
+
+/// Every toolkit worth showing: those found on this machine, then those
+/// `deployments.toml` records elsewhere (sandbox folders, `--cuda-root`).
+pub(super) fn known_toolkits(ctx: &Ctx, deployments: &Deployments) -> Vec<Toolkit> {
+    let mut all = toolkit::discover(&ctx.env);
+    for d in &deployments.entries {
+        if all.iter().any(|t| t.root == d.toolkit) {
+            continue;
+        }
+        match Toolkit::at(&d.toolkit, "deployments.toml", ctx.env.is_windows()) {
+            Ok(t) => all.push(t),
+            Err(e) => ctx.warn(format!(
+                "cuDNN {} is recorded in '{}', which is no longer a toolkit: {e}",
+                d.release,
+                d.toolkit.display()
+            )),
+        }
+    }
+    all
 }

@@ -44,6 +44,52 @@ pub fn same_volume(a: &Path, b: &Path) -> bool {
     }
 }
 
+/// True when `a` and `b` are the same file on disk (same device and inode),
+/// as hard links are. Links are not followed: a symbolic link is never the
+/// same file as its target.
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (std::fs::symlink_metadata(a), std::fs::symlink_metadata(b)) {
+        (Ok(x), Ok(y)) => x.dev() == y.dev() && x.ino() == y.ino(),
+        _ => false,
+    }
+}
+
+/// Opens an unnamed temporary file in `dir` (Linux `O_TMPFILE`): it needs
+/// the same write permission as creating a file there, but has no name, so
+/// nothing is left behind even if the process is killed. `Ok(None)` where
+/// unsupported (other systems, or a file system without `O_TMPFILE`).
+pub fn open_unnamed_temp(dir: &Path) -> io::Result<Option<std::fs::File>> {
+    #[cfg(all(
+        target_os = "linux",
+        any(target_arch = "x86_64", target_arch = "aarch64")
+    ))]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        // __O_TMPFILE | O_DIRECTORY on these architectures.
+        const O_TMPFILE: i32 = 0o20_200_000;
+        match std::fs::File::options()
+            .write(true)
+            .mode(0o600)
+            .custom_flags(O_TMPFILE)
+            .open(dir)
+        {
+            Ok(f) => Ok(Some(f)),
+            // EOPNOTSUPP (file system) or EISDIR (kernel before 3.11).
+            Err(e) if matches!(e.raw_os_error(), Some(95) | Some(21)) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+    #[cfg(not(all(
+        target_os = "linux",
+        any(target_arch = "x86_64", target_arch = "aarch64")
+    )))]
+    {
+        let _ = dir;
+        Ok(None)
+    }
+}
+
 /// Windows only: the raw user and machine `Path` values from the registry.
 /// `None` on Unix.
 pub fn registry_paths() -> Option<(Option<String>, Option<String>)> {

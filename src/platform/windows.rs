@@ -69,6 +69,30 @@ pub fn same_volume(a: &Path, b: &Path) -> bool {
     matches!((prefix(a), prefix(b)), (Some(x), Some(y)) if x == y)
 }
 
+/// True when `a` and `b` look like the same file on disk, as hard links do.
+/// Stable Rust exposes no file index on Windows, so this compares what hard
+/// links share in the file record: both regular files on one volume with the
+/// same size, creation time and last-write time. Links are not followed.
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    match (std::fs::symlink_metadata(a), std::fs::symlink_metadata(b)) {
+        (Ok(x), Ok(y)) => {
+            x.is_file()
+                && y.is_file()
+                && x.len() == y.len()
+                && x.creation_time() == y.creation_time()
+                && x.last_write_time() == y.last_write_time()
+                && same_volume(a, b)
+        }
+        _ => false,
+    }
+}
+
+/// Unnamed temporary files do not exist on Windows: always `Ok(None)` (the
+/// caller probes with a named file instead).
+pub fn open_unnamed_temp(_dir: &Path) -> io::Result<Option<std::fs::File>> {
+    Ok(None)
+}
+
 const USER_ENV: &str = "Environment";
 const MACHINE_ENV: &str = r"SYSTEM\CurrentControlSet\Control\Session Manager\Environment";
 

@@ -1,0 +1,280 @@
+//! The preflight (field case F21): before a change moves anything, check
+//! that this process may change every folder it will touch — the toolkit's
+//! cuDNN folders (or the nearest existing parent of one it must create), the
+//! backup and journal folders — and, on Unix, that a sticky folder will let
+//! it move files it does not own. Refuse whole, never half.
+//!
+//! The check goes through the [`Access`] trait so tests can inject denials;
+//! the real one creates and removes a probe file (the only test that agrees
+//! with ACLs, read-only mounts and Windows' Program Files rules alike).
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+use super::plan::Plan;
+use crate::env::Env;
+use crate::error::{Error, Kind, Result};
+use crate::home::Home;
+
+/// Answers whether this process may create and remove entries in a folder.
+pub trait Access {
+    /// `Ok(uid)` when `dir` is writable (the uid new files get: the
+    /// effective user on Unix, 0 elsewhere); the OS error otherwise.
+    fn dir_writable(&self, dir: &Path) -> io::Result<u32>;
+}
+
+/// The real check: a probe file created and removed.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ProbeAccess;
+
+impl Access for ProbeAccess {
+    fn dir_writable(&self, dir: &Path) -> io::Result<u32> {
+        crate::fsops::probe_dir_writable(dir)
+    }
+}
+
+/// A check that denies every folder under one of `denied`, and asks `inner`
+/// about the rest (tests; `CUDNNM_TEST_DENY_WRITE` in debug builds).
+pub struct DenyAccess<A> {
+    /// Folders (and everything below them) reported as not writable.
+    pub denied: Vec<PathBuf>,
+    /// The check for everything else.
+    pub inner: A,
+}
+
+impl<A: Access> Access for DenyAccess<A> {
+    fn dir_writable(&self, dir: &Path) -> io::Result<u32> {
+        if self.denied.iter().any(|d| dir.starts_with(d)) {
+            return Err(io::Error::from(io::ErrorKind::PermissionDenied));
+        }
+        self.inner.dir_writable(dir)
+    }
+}
+
+/// The checker for this process: the probe, plus in debug builds the
+/// folders listed in `CUDNNM_TEST_DENY_WRITE` denied.
+pub fn checker(env: &Env) -> Box<dyn Access> {
+    #[cfg(debug_assertions)]
+    {
+        let denied = env.path_list(crate::env::CUDNNM_TEST_DENY_WRITE);
+        if !denied.is_empty() {
+            return Box::new(DenyAccess {
+                denied,
+                inner: ProbeAccess,
+            });
+        }
+    }
+    let _ = env;
+    Box::new(ProbeAccess)
+}
+
+/// The folder to probe for `dir`: itself, or its nearest existing parent
+/// when it is to be created.
+fn existing(dir: &Path) -> PathBuf {
+    let mut d = dir.to_path_buf();
+    while std::fs::symlink_metadata(&d).is_err() {
+        if !d.pop() {
+            break;
+        }
+    }
+    d
+}
+
+/// Checks write access for everything `plan` touches. `elevate` is the hint
+/// for a refusal: how to run the command with rights, or per-process
+/// activation instead.
+///
+/// # Errors
+/// [`Kind::Permission`] naming the first folder (and how many more) that is
+/// not writable; nothing has changed.
+pub fn preflight(plan: &Plan, home: &Home, access: &dyn Access, elevate: &str) -> Result<()> {
+    let mut dirs: Vec<PathBuf> = plan.toolkit_dirs();
+    dirs.extend(plan.mkdirs.iter().cloned());
+    dirs.push(home.backups_dir());
+    dirs.push(home.journal_dir());
+    let mut seen = std::collections::BTreeSet::new();
+    let mut denied: Vec<(PathBuf, String)> = Vec::new();
+    let mut uids = std::collections::BTreeMap::new();
+    for d in dirs {
+        let probe = existing(&d);
+        if !seen.insert(probe.clone()) {
+            continue;
+        }
+        match access.dir_writable(&probe) {
+            Ok(uid) => {
+                uids.insert(probe, uid);
+            }
+            Err(e) => denied.push((probe, e.to_string())),
+        }
+    }
+    #[cfg(unix)]
+    for m in &plan.moves {
+        use std::os::unix::fs::MetadataExt;
+        let dir = crate::fsops::parent_of(&m.from);
+        let (Some(uid), Ok(dm), Ok(fm)) = (
+            uids.get(dir),
+            std::fs::metadata(dir),
+            std::fs::symlink_metadata(&m.from),
+        ) else {
+            continue;
+        };
+        let sticky = dm.mode() & 0o1000 != 0;
+        if sticky && *uid != 0 && fm.uid() != *uid && dm.uid() != *uid {
+            denied.push((
+                m.from.clone(),
+                "the folder is sticky and the file belongs to another user".into(),
+            ));
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = &uids;
+    let Some((first, why)) = denied.first() else {
+        return Ok(());
+    };
+    let mut e = Error::new(
+        Kind::Permission,
+        format!(
+            "cannot change cuDNN in '{}': no write access to '{}'{}",
+            plan.toolkit.display(),
+            first.display(),
+            match denied.len() {
+                1 => String::new(),
+                n => format!(" (and {} more)", n - 1),
+            }
+        ),
+    )
+    .cause(why);
+    for (p, why) in denied.iter().skip(1).take(4) {
+        e = e.cause(format!("'{}': {why}", p.display()));
+    }
+    Err(e.cause("nothing was changed").hint(elevate.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::deploy::FileState;
+    use crate::deploy::backup::BackupRecord;
+    use crate::deploy::plan::{Move, PLAN_SCHEMA, Place, PlaceKind};
+    use crate::toolkit::Layout;
+    use std::cell::RefCell;
+
+    /// Records every folder asked about; denies those under `deny`.
+    struct Recorder {
+        deny: Vec<PathBuf>,
+        asked: RefCell<Vec<PathBuf>>,
+    }
+
+    impl Access for Recorder {
+        fn dir_writable(&self, dir: &Path) -> io::Result<u32> {
+            self.asked.borrow_mut().push(dir.to_path_buf());
+            if self.deny.iter().any(|d| dir.starts_with(d)) {
+                Err(io::Error::from(io::ErrorKind::PermissionDenied))
+            } else {
+                Ok(1000)
+            }
+        }
+    }
+
+    fn plan(root: &Path, home: &Home) -> Plan {
+        let state = FileState::file(1, crate::hash::sha256_bytes(b"x"));
+        Plan {
+            schema: PLAN_SCHEMA,
+            id: 1,
+            action: "use 9.1.0.70_cuda12".into(),
+            toolkit: root.to_path_buf(),
+            layout: Layout::Windows,
+            backup_dir: home.backups_dir().join("1"),
+            mkdirs: vec![root.join("lib/x64")],
+            moves: vec![Move {
+                from: root.join("bin/cudnn64_7.dll"),
+                to: home.backups_dir().join("1/files/bin/cudnn64_7.dll"),
+                rel: "bin/cudnn64_7.dll".into(),
+                state: state.clone(),
+                store_copy: None,
+                mtime_ns: None,
+            }],
+            places: vec![
+                Place {
+                    dest: root.join("bin/cudnn64_9.dll"),
+                    rel: "bin/cudnn64_9.dll".into(),
+                    kind: PlaceKind::Copy,
+                    source: PathBuf::from("/store/x"),
+                    state: state.clone(),
+                    from: "bin/cudnn64_9.dll".into(),
+                    mtime_ns: None,
+                    check_hash: false,
+                },
+                Place {
+                    dest: root.join("include/cudnn.h"),
+                    rel: "include/cudnn.h".into(),
+                    kind: PlaceKind::Copy,
+                    source: PathBuf::from("/store/y"),
+                    state,
+                    from: "include/cudnn.h".into(),
+                    mtime_ns: None,
+                    check_hash: false,
+                },
+            ],
+            backup: BackupRecord {
+                id: 1,
+                toolkit: root.to_path_buf(),
+                layout: Layout::Windows,
+                cuda: "12.4".into(),
+                created_at: String::new(),
+                reason: String::new(),
+                held: String::new(),
+                deployment: None,
+                files: vec![],
+            },
+            next: None,
+            from_label: String::new(),
+            to_label: String::new(),
+        }
+    }
+
+    #[test]
+    fn preflight_probes_every_folder_and_refuses_whole() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().join("Program Files/CUDA/v12.4");
+        std::fs::create_dir_all(root.join("bin")).unwrap();
+        std::fs::create_dir_all(root.join("include")).unwrap();
+        let home = Home::new(d.path().join("home"));
+        let p = plan(&root, &home);
+        let ok = Recorder {
+            deny: vec![],
+            asked: RefCell::new(vec![]),
+        };
+        preflight(&p, &home, &ok, "run elevated").unwrap();
+        let asked = ok.asked.borrow().clone();
+        assert!(asked.contains(&root.join("bin")));
+        assert!(asked.contains(&root.join("include")));
+        assert!(
+            asked.contains(&root),
+            "a folder to create is probed at its existing parent"
+        );
+        assert!(
+            asked.contains(&d.path().to_path_buf()),
+            "the home's missing folders probe the nearest parent"
+        );
+
+        let deny = Recorder {
+            deny: vec![root.clone()],
+            asked: RefCell::new(vec![]),
+        };
+        let e = preflight(&p, &home, &deny, "run elevated: sudo cudnnm …").unwrap_err();
+        assert_eq!(e.kind(), Kind::Permission);
+        assert!(e.message().contains("no write access"), "{e}");
+        assert!(e.message().contains("(and 2 more)"), "{e}");
+        assert_eq!(e.hint_text(), Some("run elevated: sudo cudnnm …"));
+        assert!(e.causes().iter().any(|c| c == "nothing was changed"));
+
+        let only_bin = DenyAccess {
+            denied: vec![root.join("bin")],
+            inner: ProbeAccess,
+        };
+        let e = preflight(&p, &home, &only_bin, "x").unwrap_err();
+        assert!(e.message().contains("bin"), "{e}");
+        assert!(!e.message().contains("more"), "{e}");
+    }
+}

@@ -1,0 +1,528 @@
+//! Running a [`Plan`] (DESIGN.md §5 steps 3–7): journal, move the current
+//! files into the backup, place the target's files, verify, record, retire
+//! the journal. Any failure before the journal is retired is undone in
+//! reverse in this process; a crash is finished or undone by the next
+//! command ([`super::recover`]) with the same [`undo`] and [`commit`].
+
+use std::path::Path;
+
+use super::journal::{self, FaultHook, Journal};
+use super::plan::{Place, PlaceKind, Plan};
+use super::{Deployment, Deployments, FileState};
+use crate::error::{Error, Kind, Result};
+use crate::fsops;
+use crate::hash;
+use crate::home::Home;
+use crate::platform;
+
+/// What a finished change did.
+#[derive(Debug)]
+pub struct Outcome {
+    /// The plan that ran.
+    pub plan: Plan,
+    /// The deployment now recorded for the toolkit (none after restoring
+    /// files cudnnm did not deploy).
+    pub deployment: Option<Deployment>,
+}
+
+/// Runs `plan` as one transaction. On failure everything is undone before
+/// returning (the error then says nothing changed); if even the undo fails,
+/// the journal stays for the next command and the error says where the
+/// original files are.
+///
+/// # Errors
+/// The first failure (I/O, a placed file that does not verify, a full disk).
+pub fn execute(home: &Home, plan: Plan, fault: FaultHook) -> Result<Outcome> {
+    let mut journal = Journal::begin(home, &plan, fault)?;
+    let mut placing = false;
+    match forward(home, &plan, &mut journal, &mut placing) {
+        Ok(deployment) => {
+            journal.retire()?;
+            Ok(Outcome { plan, deployment })
+        }
+        Err(e) => match undo(home, &plan, placing) {
+            Ok(()) => {
+                journal.retire()?;
+                Err(e.cause(format!(
+                    "nothing changed: the earlier files are back in '{}'",
+                    plan.toolkit.display()
+                )))
+            }
+            Err(u) => Err(Error::new(
+                e.kind(),
+                format!(
+                    "could not {} in '{}', nor undo it",
+                    plan.action,
+                    plan.toolkit.display()
+                ),
+            )
+            .cause(e.message())
+            .cause(u.message())
+            .hint(format!(
+                "the original files are safe in '{}'; fix the cause, then run any cudnnm command (e.g. `cudnnm current`) to finish the undo",
+                plan.backup_dir.join("files").display()
+            ))),
+        },
+    }
+}
+
+fn forward(
+    home: &Home,
+    plan: &Plan,
+    j: &mut Journal,
+    placing: &mut bool,
+) -> Result<Option<Deployment>> {
+    for (i, d) in plan.mkdirs.iter().enumerate() {
+        fsops::create_dir_all(d)?;
+        j.step(&format!("mkdir {i}"))?;
+    }
+    fsops::create_dir_all(&plan.backup_dir.join("files"))?;
+    for d in plan.backup_dirs() {
+        fsops::create_dir_all(&d)?;
+    }
+    for (i, m) in plan.moves.iter().enumerate() {
+        // Renamed, never deleted, even when the store holds the bytes: a DLL
+        // a running program has loaded can be renamed on Windows, not deleted.
+        fsops::move_file(&m.from, &m.to, m.state.sha256.as_ref())?;
+        j.step(&format!("move {i}"))?;
+    }
+    for d in plan.backup_dirs().iter().chain(plan.toolkit_dirs().iter()) {
+        fsops::sync_dir(d);
+    }
+    j.step(journal::MOVED)?;
+    // The records are written (and synced) before the new files are placed:
+    // every flush happens before the bulk of a copy, as with `cp`, and while
+    // the journal exists they are tentative (undo restores the earlier
+    // record). A synced `backup.toml` is also recovery's sign that every
+    // original is safe in the backup and placing may have begun.
+    let dep = commit(home, plan)?;
+    *placing = true;
+    j.step(journal::RECORDED)?;
+    // Old copies go before the new ones are written, as with `rm` then `cp`:
+    // deleting gigabytes while new ones wait to be written back stalls on
+    // the file system's journal. Undo can make them again from the store.
+    trim_backup(plan);
+    for (i, p) in plan.places.iter().enumerate() {
+        place(p)?;
+        j.step(&format!("place {i}"))?;
+    }
+    verify(plan, false)?;
+    // Nothing is flushed after placing: the OS writes it back, as after `cp`.
+    // A `verified` lost to a power cut only makes recovery undo the change
+    // (whole); a completed one is re-checked first, copies re-hashed.
+    j.step(journal::VERIFIED)?;
+    Ok(dep)
+}
+
+/// Deletes the unchanged copies a change renamed aside (`.cudnnm-old-*`;
+/// `backup.toml` records them by store file), and any such file an earlier
+/// change left in the same folders. Best effort: a DLL still loaded by a
+/// program (Windows) stays until a later change.
+pub fn trim_backup(plan: &Plan) {
+    for m in plan.moves.iter().filter(|m| m.store_copy.is_some()) {
+        let _ = fsops::remove_file(&m.to);
+    }
+    for d in plan.toolkit_dirs() {
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            if e.file_name().to_string_lossy().starts_with(".cudnnm-old-") {
+                let _ = fsops::remove_file(&e.path());
+            }
+        }
+    }
+}
+
+/// Puts one file into the toolkit.
+fn place(p: &Place) -> Result<()> {
+    match p.kind {
+        PlaceKind::Link => fsops::symlink(&p.source, &p.dest),
+        PlaceKind::Hardlink => fsops::hard_link(&p.source, &p.dest),
+        PlaceKind::Copy => {
+            let tmp = p.tmp_path();
+            copy_verified(&p.source, &tmp, &p.state, p.mtime_ns, p.check_hash)?;
+            if std::fs::symlink_metadata(&p.dest).is_ok() {
+                fsops::remove_file(&tmp)?;
+                return Err(Error::new(
+                    Kind::Conflict,
+                    format!("'{}' appeared while cudnnm was placing files", p.dest.display()),
+                )
+                .hint("another program is writing into the toolkit; let it finish and run the command again"));
+            }
+            fsops::rename(&tmp, &p.dest)
+        }
+    }
+}
+
+/// Copies `src` to `tmp`, checking the size against `state` (and with
+/// `check_hash` the SHA-256, hashed alongside the copy), and gives the copy
+/// `mtime_ns`.
+fn copy_verified(
+    src: &Path,
+    tmp: &Path,
+    state: &FileState,
+    mtime_ns: Option<i64>,
+    check_hash: bool,
+) -> Result<()> {
+    let ok = if check_hash {
+        let (n, sha) = fsops::copy_file_checked(src, tmp)?;
+        Some(&sha) == state.sha256.as_ref() && n == state.size
+    } else {
+        fsops::copy_file(src, tmp)? == state.size
+    };
+    if !ok {
+        fsops::remove_file(tmp)?;
+        return Err(Error::new(
+            Kind::Integrity,
+            format!("'{}' does not match its recorded size and SHA-256", src.display()),
+        )
+        .hint("`cudnnm verify` checks the store; reinstall the release with `cudnnm install --force …`"));
+    }
+    if let Some(t) = mtime_ns {
+        fsops::set_mtime(tmp, t)?;
+    }
+    Ok(())
+}
+
+/// Checks one placed file: a link with the planned target that resolves (and
+/// to a file of the recorded size when it points into the store); a hard link
+/// that is the same file as its source; a copy of the recorded size (and,
+/// when `thorough`, the recorded SHA-256).
+pub fn check_placed(p: &Place, thorough: bool) -> std::result::Result<(), String> {
+    let d = p.dest.display();
+    let meta = std::fs::symlink_metadata(&p.dest).map_err(|_| format!("'{d}' is missing"))?;
+    match p.kind {
+        PlaceKind::Link => {
+            if !meta.file_type().is_symlink() {
+                return Err(format!("'{d}' is not a link"));
+            }
+            let t = std::fs::read_link(&p.dest).map_err(|e| format!("'{d}': {e}"))?;
+            if t != p.source {
+                return Err(format!(
+                    "'{d}' points to '{}', not '{}'",
+                    t.display(),
+                    p.source.display()
+                ));
+            }
+            let m = std::fs::metadata(&p.dest).map_err(|_| format!("'{d}' is a broken link"))?;
+            if p.state.sha256.is_some() && m.len() != p.state.size {
+                return Err(format!(
+                    "'{d}' leads to {} bytes, not {}",
+                    m.len(),
+                    p.state.size
+                ));
+            }
+        }
+        PlaceKind::Hardlink => {
+            if !platform::same_file(&p.dest, &p.source) {
+                return Err(format!(
+                    "'{d}' is not a hard link to '{}'",
+                    p.source.display()
+                ));
+            }
+        }
+        PlaceKind::Copy => {
+            if !meta.is_file() || meta.len() != p.state.size {
+                return Err(format!("'{d}' is not a file of {} bytes", p.state.size));
+            }
+            if thorough {
+                let (_, sha) = hash::sha256_file(&p.dest).map_err(|e| e.to_string())?;
+                if Some(&sha) != p.state.sha256.as_ref() {
+                    return Err(format!("'{d}' does not match its SHA-256"));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Verifies every placed file (step 6).
+///
+/// # Errors
+/// [`Kind::Integrity`] listing the files that do not check out.
+pub fn verify(plan: &Plan, thorough: bool) -> Result<()> {
+    let bad: Vec<String> = plan
+        .places
+        .iter()
+        .filter_map(|p| check_placed(p, thorough).err())
+        .collect();
+    if bad.is_empty() {
+        return Ok(());
+    }
+    let mut e = Error::new(
+        Kind::Integrity,
+        format!(
+            "{} placed file(s) in '{}' did not check out",
+            bad.len(),
+            plan.toolkit.display()
+        ),
+    );
+    for b in bad.iter().take(5) {
+        e = e.cause(b);
+    }
+    Err(e.hint("`cudnnm verify` checks the store; run the command again"))
+}
+
+/// Writes `backup.toml` and the toolkit's entry in `deployments.toml` as one
+/// synced batch. Idempotent, so recovery can run it again; tentative while
+/// the journal exists ([`undo`] puts the earlier entry back).
+///
+/// # Errors
+/// When either file cannot be written.
+pub fn commit(home: &Home, plan: &Plan) -> Result<Option<Deployment>> {
+    let dep = plan.deployment(&crate::store::now_rfc3339());
+    let mut all = Deployments::load(home)?;
+    all.set(&plan.toolkit, dep.clone());
+    let backup_toml = toml::to_string_pretty(&plan.backup)
+        .map_err(|e| Error::msg(format!("could not encode backup {}: {e}", plan.id)))?;
+    let deployments_toml = toml::to_string_pretty(&all)
+        .map_err(|e| Error::msg(format!("could not encode deployments: {e}")))?;
+    fsops::write_atomic_all(&[
+        (
+            &plan.backup_dir.join(super::backup::BACKUP_FILE),
+            backup_toml.as_bytes(),
+        ),
+        (&home.deployments_file(), deployments_toml.as_bytes()),
+    ])?;
+    Ok(dep)
+}
+
+/// Whether the file at `path` is `state`: a link with that target, or a file
+/// with that size and SHA-256.
+fn is_state(path: &Path, state: &FileState) -> bool {
+    let Ok(meta) = std::fs::symlink_metadata(path) else {
+        return false;
+    };
+    match &state.link {
+        Some(t) => {
+            meta.file_type().is_symlink()
+                && std::fs::read_link(path).is_ok_and(|l| l == Path::new(t))
+        }
+        None => {
+            meta.is_file()
+                && meta.len() == state.size
+                && hash::sha256_file(path).is_ok_and(|(_, h)| Some(&h) == state.sha256.as_ref())
+        }
+    }
+}
+
+/// Whether the file at a planned destination is the one the plan placed
+/// (without following links: a chain link is ours even once its target is gone).
+fn is_ours(p: &Place) -> bool {
+    let Ok(meta) = std::fs::symlink_metadata(&p.dest) else {
+        return false;
+    };
+    match p.kind {
+        PlaceKind::Link => {
+            meta.file_type().is_symlink()
+                && std::fs::read_link(&p.dest).is_ok_and(|t| t == p.source)
+        }
+        PlaceKind::Hardlink => platform::same_file(&p.dest, &p.source),
+        PlaceKind::Copy => meta.is_file() && meta.len() == p.state.size,
+    }
+}
+
+fn exists(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok()
+}
+
+/// Undoes `plan` in reverse, whatever part of it ran: removes what was
+/// placed (only files that are what the plan placed, and only when
+/// `placing_started`: before the records are written nothing was placed,
+/// and a file at a planned path is still an original), removes folders it made,
+/// moves every original back from the backup (an unchanged copy renamed
+/// aside and already deleted is copied back from the store with its
+/// modification time), puts the earlier `deployments.toml` entry back, then
+/// deletes the backup folder. Each step checks the disk, so undoing twice
+/// is harmless.
+///
+/// # Errors
+/// When an original cannot be put back; the backup folder is then kept.
+pub fn undo(home: &Home, plan: &Plan, placing_started: bool) -> Result<()> {
+    let mut problems: Vec<String> = Vec::new();
+    if placing_started {
+        for p in plan.places.iter().rev() {
+            let _ = fsops::remove_file(&p.tmp_path());
+            if !is_ours(p) {
+                continue;
+            }
+            let r = match p.kind {
+                PlaceKind::Link => fsops::remove_link(&p.dest),
+                _ => fsops::remove_file(&p.dest),
+            };
+            if let Err(e) = r {
+                problems.push(e.to_string());
+            }
+        }
+    }
+    for d in plan.mkdirs.iter().rev() {
+        fsops::remove_dir_if_empty(d);
+    }
+    for m in plan.moves.iter().rev() {
+        if let Some(src) = &m.store_copy
+            && !exists(&m.to)
+        {
+            // A copy already trimmed: make it again from the store, same
+            // bytes and modification time.
+            if !exists(&m.from) {
+                let name = m
+                    .from
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                let tmp = fsops::parent_of(&m.from).join(format!(".cudnnm-tmp-{name}"));
+                let r = copy_verified(src, &tmp, &m.state, m.mtime_ns, false)
+                    .and_then(|()| fsops::rename(&tmp, &m.from));
+                if let Err(e) = r {
+                    let _ = fsops::remove_file(&tmp);
+                    problems.push(e.to_string());
+                }
+            }
+            continue;
+        }
+        match (exists(&m.from), exists(&m.to)) {
+            (false, true) => {
+                if let Err(e) = fsops::move_file(&m.to, &m.from, m.state.sha256.as_ref()) {
+                    problems.push(e.to_string());
+                }
+            }
+            (true, true) => {
+                if is_state(&m.from, &m.state) {
+                    // A cross-volume move copied part of it; the original is whole.
+                    if let Err(e) = fsops::remove_file(&m.to) {
+                        problems.push(e.to_string());
+                    }
+                } else {
+                    problems.push(format!(
+                        "'{}' is occupied by a file cudnnm did not place; the original is kept in '{}'",
+                        m.from.display(),
+                        m.to.display()
+                    ));
+                }
+            }
+            (true, false) => {}
+            (false, false) => problems.push(format!(
+                "'{}' is neither in the toolkit nor in the backup",
+                m.from.display()
+            )),
+        }
+    }
+    for d in plan.toolkit_dirs() {
+        fsops::sync_dir(&d);
+    }
+    if problems.is_empty() {
+        // The records may already name the change: put the earlier entry back.
+        let mut all = Deployments::load(home)?;
+        if all.for_toolkit(&plan.toolkit) != plan.backup.deployment.as_ref() {
+            all.set(&plan.toolkit, plan.backup.deployment.clone());
+            all.save(home)?;
+        }
+    }
+    if !problems.is_empty() {
+        let mut e = Error::msg(format!(
+            "could not undo the unfinished `{}` in '{}'",
+            plan.action,
+            plan.toolkit.display()
+        ));
+        for p in problems {
+            e = e.cause(p);
+        }
+        return Err(e.hint(format!(
+            "the original files are in '{}'; fix the cause, then run any cudnnm command to retry",
+            plan.backup_dir.join("files").display()
+        )));
+    }
+    fsops::remove_dir_all(&plan.backup_dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::deploy::backup::BackupRecord;
+    use crate::deploy::plan::{Move, PLAN_SCHEMA};
+    use crate::deploy::{Mode, PlacedFile};
+    use crate::toolkit::Layout;
+
+    #[test]
+    fn undo_recopies_a_trimmed_copy_from_the_store_and_restores_the_record() {
+        let d = tempfile::tempdir().unwrap();
+        let home = Home::new(d.path().join("home"));
+        let tk = d.path().join("tk");
+        std::fs::create_dir_all(tk.join("lib64")).unwrap();
+        let store_file = d.path().join("store/lib/libcudnn.so.9");
+        std::fs::create_dir_all(store_file.parent().unwrap()).unwrap();
+        std::fs::write(&store_file, b"library bytes").unwrap();
+        let dest = tk.join("lib64/libcudnn.so.9");
+        let previous = Deployment {
+            toolkit: tk.clone(),
+            release: "9.1.0.70_cuda12".into(),
+            mode: Mode::Copy,
+            deployed_at: "2026-01-01T00:00:00Z".into(),
+            backup: Some("1".into()),
+            files: vec![PlacedFile {
+                path: dest.clone(),
+                from: "lib/libcudnn.so.9".into(),
+                sha256: Some(hash::sha256_bytes(b"library bytes")),
+                link: None,
+                size: 13,
+                mtime_ns: Some(1_700_000_000_000_000_000),
+            }],
+        };
+        // The records already name the new release; the toolkit file and its
+        // backup copy are both gone (a power cut after the trim).
+        let mut all = Deployments::default();
+        all.set(
+            &tk,
+            Some(Deployment {
+                release: "9.2.0.1_cuda12".into(),
+                ..previous.clone()
+            }),
+        );
+        all.save(&home).unwrap();
+        let plan = Plan {
+            schema: PLAN_SCHEMA,
+            id: 2,
+            action: "use 9.2.0.1_cuda12".into(),
+            toolkit: tk.clone(),
+            layout: Layout::Linux,
+            backup_dir: home.backups_dir().join("2"),
+            mkdirs: vec![],
+            moves: vec![Move {
+                from: dest.clone(),
+                to: home.backups_dir().join("2/files/lib64/libcudnn.so.9"),
+                rel: "lib64/libcudnn.so.9".into(),
+                state: FileState::file(13, hash::sha256_bytes(b"library bytes")),
+                store_copy: Some(store_file.clone()),
+                mtime_ns: Some(1_700_000_000_000_000_000),
+            }],
+            places: vec![],
+            backup: BackupRecord {
+                id: 2,
+                toolkit: tk.clone(),
+                layout: Layout::Linux,
+                cuda: "12.4".into(),
+                created_at: String::new(),
+                reason: String::new(),
+                held: "9.1.0.70".into(),
+                deployment: Some(previous.clone()),
+                files: vec![],
+            },
+            next: None,
+            from_label: String::new(),
+            to_label: String::new(),
+        };
+        undo(&home, &plan, true).unwrap();
+        assert_eq!(std::fs::read(&dest).unwrap(), b"library bytes");
+        let m = std::fs::metadata(&dest).unwrap();
+        assert_eq!(crate::deploy::mtime_ns(&m), Some(1_700_000_000_000_000_000));
+        assert_eq!(
+            Deployments::load(&home).unwrap().for_toolkit(&tk),
+            Some(&previous)
+        );
+        assert!(!plan.backup_dir.exists());
+        // Undoing again is harmless.
+        undo(&home, &plan, true).unwrap();
+        assert_eq!(std::fs::read(&dest).unwrap(), b"library bytes");
+    }
+}

@@ -1,0 +1,294 @@
+//! Backups (DESIGN.md §2, §5): `backups/<id>/files/<toolkit-relative path>`
+//! holds the cuDNN files moved out of a toolkit byte for byte (links stay
+//! links), and `backups/<id>/backup.toml` records where they came from,
+//! their sizes and hashes, when and why.
+//!
+//! Ids are increasing integers, global to the home (`cudnnm rollback --to 3`).
+//! A backup folder without `backup.toml` belongs to a change in flight (or
+//! one a crash interrupted, which recovery finishes or removes) and is not
+//! listed. Pruning keeps the newest N per toolkit and always a toolkit's
+//! first backup: its state before cudnnm touched it.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::Deployment;
+use crate::error::{Error, Kind, Result};
+use crate::fsops;
+use crate::hash::Sha256Hex;
+use crate::home::Home;
+use crate::toolkit::Layout;
+
+/// The record file inside a backup folder.
+pub const BACKUP_FILE: &str = "backup.toml";
+
+/// One file in a backup.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BackupFile {
+    /// Path relative to the toolkit root, `/`-separated (`lib64/libcudnn.so.9`);
+    /// the file itself is `backups/<id>/files/<path>`.
+    pub path: String,
+    /// Size in bytes (0 for links).
+    #[serde(default)]
+    pub size: u64,
+    /// SHA-256 of the content; absent for links.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub sha256: Option<Sha256Hex>,
+    /// For a link: its target as it was.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub link: Option<String>,
+    /// For an unchanged copy cudnnm had placed: the store file holding the
+    /// same bytes. The backup keeps no second copy of it; rollback copies it
+    /// from the store (and says so if that release was uninstalled).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub store: Option<PathBuf>,
+    /// Its modification time (nanoseconds since the epoch), restored with it.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub mtime_ns: Option<i64>,
+}
+
+/// `backup.toml`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BackupRecord {
+    /// The backup id (its folder name).
+    pub id: u64,
+    /// The toolkit root the files came from.
+    pub toolkit: PathBuf,
+    /// That toolkit's layout.
+    pub layout: Layout,
+    /// That toolkit's CUDA version.
+    pub cuda: String,
+    /// When the files were moved out, RFC 3339 UTC.
+    pub created_at: String,
+    /// Why (`before use 9.27.0.42_cuda12`, `before rollback to backup 3`).
+    pub reason: String,
+    /// What the files were (`9.12.0.46`, `8.1.0 (not from cudnnm)`, `no cuDNN`).
+    pub held: String,
+    /// The deployment cudnnm had recorded for these files, if they were its own.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub deployment: Option<Deployment>,
+    /// Every file.
+    #[serde(rename = "file", default)]
+    pub files: Vec<BackupFile>,
+}
+
+impl BackupRecord {
+    /// Bytes the backup folder holds: the sizes of its files, without the
+    /// unchanged copies whose bytes the store holds.
+    pub fn size(&self) -> u64 {
+        self.files
+            .iter()
+            .filter(|f| f.store.is_none())
+            .map(|f| f.size)
+            .sum()
+    }
+
+    /// Writes `backup.toml` into `dir` atomically.
+    ///
+    /// # Errors
+    /// When the folder is not writable.
+    pub fn save(&self, dir: &Path) -> Result<()> {
+        let text = toml::to_string_pretty(self)
+            .map_err(|e| Error::msg(format!("could not encode backup {}: {e}", self.id)))?;
+        fsops::write_atomic(&dir.join(BACKUP_FILE), text.as_bytes())
+    }
+}
+
+/// A complete backup on disk.
+#[derive(Clone, Debug)]
+pub struct Backup {
+    /// Its folder `backups/<id>`.
+    pub dir: PathBuf,
+    /// Its record.
+    pub record: BackupRecord,
+}
+
+/// Every complete backup, oldest first. Folders without a `backup.toml` and
+/// names that are not ids (`.trash-*`) are skipped.
+///
+/// # Errors
+/// When the backups folder exists but cannot be listed, or a `backup.toml`
+/// is unreadable (names it).
+pub fn list(home: &Home) -> Result<Vec<Backup>> {
+    let dir = home.backups_dir();
+    let mut out = Vec::new();
+    for (id, path) in numbered_dirs(&dir)? {
+        let file = path.join(BACKUP_FILE);
+        let text = match std::fs::read_to_string(&file) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(Error::io("read", &file, e)),
+        };
+        let record: BackupRecord = toml::from_str(&text).map_err(|e| {
+            Error::new(Kind::Integrity, format!("could not read '{}'", file.display()))
+                .cause(e.message())
+                .hint(format!(
+                    "the files are still in '{}'; move that folder out of the backups folder to hide it",
+                    path.display()
+                ))
+        })?;
+        if record.id != id {
+            continue;
+        }
+        out.push(Backup { dir: path, record });
+    }
+    Ok(out)
+}
+
+/// `(id, path)` of every folder in `dir` whose name is an id, ascending.
+fn numbered_dirs(dir: &Path) -> Result<Vec<(u64, PathBuf)>> {
+    let rd = match std::fs::read_dir(dir) {
+        Ok(rd) => rd,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(Error::io("list", dir, e)),
+    };
+    let mut v: Vec<(u64, PathBuf)> = rd
+        .flatten()
+        .filter_map(|e| Some((e.file_name().to_str()?.parse::<u64>().ok()?, e.path())))
+        .collect();
+    v.sort();
+    Ok(v)
+}
+
+/// Backups taken of the toolkit at `root`, oldest first.
+pub fn for_toolkit(home: &Home, root: &Path) -> Result<Vec<Backup>> {
+    Ok(list(home)?
+        .into_iter()
+        .filter(|b| b.record.toolkit == root)
+        .collect())
+}
+
+/// Loads backup `id`.
+///
+/// # Errors
+/// [`Kind::NotFound`] when it does not exist (the hint lists how to see them).
+pub fn load(home: &Home, id: u64) -> Result<Backup> {
+    list(home)?
+        .into_iter()
+        .find(|b| b.record.id == id)
+        .ok_or_else(|| {
+            Error::new(Kind::NotFound, format!("there is no backup {id}"))
+                .hint("`cudnnm backups` lists the backups there are")
+        })
+}
+
+/// Parses a backup id as the user writes it (`3`).
+///
+/// # Errors
+/// [`Kind::Usage`] when it is not a number.
+pub fn parse_id(s: &str) -> Result<u64> {
+    s.trim().trim_start_matches('#').parse().map_err(|_| {
+        Error::new(Kind::Usage, format!("'{s}' is not a backup id"))
+            .hint("backup ids are numbers; `cudnnm backups` lists them")
+    })
+}
+
+/// The id for the next backup: one more than any backup folder there is
+/// (complete or not). Call under the home lock.
+///
+/// # Errors
+/// When the backups folder cannot be listed.
+pub fn next_id(home: &Home) -> Result<u64> {
+    Ok(numbered_dirs(&home.backups_dir())?
+        .last()
+        .map(|(id, _)| id + 1)
+        .unwrap_or(1))
+}
+
+/// Removes old backups of the toolkit at `root`: keeps the newest `keep`
+/// (at least one: the one the next rollback needs) and always the first.
+/// Each is renamed to `backups/.trash-<id>` before deletion so a crash never
+/// leaves a half-deleted backup that still looks whole. Returns the removed ids.
+///
+/// # Errors
+/// When a folder cannot be renamed or removed.
+pub fn prune(home: &Home, root: &Path, keep: u32) -> Result<Vec<u64>> {
+    let all = for_toolkit(home, root)?;
+    let keep = keep.max(1) as usize;
+    if all.len() <= keep + 1 {
+        return Ok(Vec::new());
+    }
+    let first = all[0].record.id;
+    let newest: Vec<u64> = all.iter().rev().take(keep).map(|b| b.record.id).collect();
+    let mut removed = Vec::new();
+    for b in &all {
+        let id = b.record.id;
+        if id == first || newest.contains(&id) {
+            continue;
+        }
+        let trash = home.backups_dir().join(format!(".trash-{id}"));
+        fsops::rename(&b.dir, &trash)?;
+        fsops::remove_dir_all(&trash)?;
+        removed.push(id);
+    }
+    Ok(removed)
+}
+
+/// Removes `backups/.trash-*` folders left by an interrupted prune.
+pub fn sweep_trash(home: &Home) {
+    let Ok(rd) = std::fs::read_dir(home.backups_dir()) else {
+        return;
+    };
+    for e in rd.flatten() {
+        if e.file_name().to_string_lossy().starts_with(".trash-") {
+            let _ = fsops::remove_dir_all(&e.path());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(id: u64, toolkit: &str) -> BackupRecord {
+        BackupRecord {
+            id,
+            toolkit: PathBuf::from(toolkit),
+            layout: Layout::Linux,
+            cuda: "12.4".into(),
+            created_at: "2026-01-01T00:00:00Z".into(),
+            reason: format!("before use {id}"),
+            held: "no cuDNN".into(),
+            deployment: None,
+            files: vec![BackupFile {
+                path: "lib64/libcudnn.so.9".into(),
+                size: 3,
+                sha256: Some(crate::hash::sha256_bytes(b"abc")),
+                link: None,
+                store: None,
+                mtime_ns: None,
+            }],
+        }
+    }
+
+    #[test]
+    fn ids_listing_and_pruning_keep_first_and_newest() {
+        let d = tempfile::tempdir().unwrap();
+        let home = Home::new(d.path());
+        assert_eq!(next_id(&home).unwrap(), 1);
+        for id in 1..=8 {
+            let tk = if id == 4 { "/other" } else { "/tk" };
+            let dir = home.backups_dir().join(id.to_string());
+            std::fs::create_dir_all(dir.join("files")).unwrap();
+            record(id, tk).save(&dir).unwrap();
+        }
+        std::fs::create_dir_all(home.backups_dir().join("9")).unwrap(); // in flight: not listed
+        std::fs::create_dir_all(home.backups_dir().join(".trash-2")).unwrap();
+        assert_eq!(next_id(&home).unwrap(), 10);
+        assert_eq!(list(&home).unwrap().len(), 8);
+        assert_eq!(for_toolkit(&home, Path::new("/tk")).unwrap().len(), 7);
+        assert_eq!(load(&home, 4).unwrap().record.toolkit, Path::new("/other"));
+        assert_eq!(load(&home, 42).unwrap_err().kind(), Kind::NotFound);
+        assert_eq!(load(&home, 3).unwrap().record.size(), 3);
+        let removed = prune(&home, Path::new("/tk"), 3).unwrap();
+        assert_eq!(removed, vec![2, 3, 5]);
+        let left: Vec<u64> = list(&home).unwrap().iter().map(|b| b.record.id).collect();
+        assert_eq!(left, vec![1, 4, 6, 7, 8]);
+        sweep_trash(&home);
+        assert!(!home.backups_dir().join(".trash-2").exists());
+        assert_eq!(prune(&home, Path::new("/tk"), 0).unwrap(), vec![6, 7]);
+        assert_eq!(parse_id("#3").unwrap(), 3);
+        assert_eq!(parse_id("x").unwrap_err().kind(), Kind::Usage);
+    }
+}

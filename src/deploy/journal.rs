@@ -1,0 +1,290 @@
+//! The journal (DESIGN.md §5 step 3): a change in flight, on disk before the
+//! first file moves, so that a crash at any point leaves enough to finish or
+//! undo it (rustup's transaction lives only in memory; a kill skips its
+//! rollback).
+//!
+//! `journal/<id>.json` is the [`Plan`], written and fsynced (with its
+//! folder) before anything changes; one that a crash left unreadable means
+//! nothing had changed yet, unless its backup folder exists. `journal/<id>.log` is the
+//! step log, one line per step: `plan`, `mkdir <i>`, `move <i>`, `moved`,
+//! `recorded`, `place <i>`, `verified`. Each is appended with one `write`,
+//! which the next process sees even after `kill -9`; none is fsynced.
+//! Durability comes from three flushes instead: the plan; the folders the
+//! moves changed (then every original is safe in the backup); and
+//! `backup.toml` + `deployments.toml`, written before anything is placed
+//! (tentative while the journal exists — undo puts the earlier record back).
+//! Nothing is flushed after placing, as after `cp`.
+//!
+//! Recovery never trusts a per-step line alone: it checks each planned file
+//! on disk. It completes a change whose log says `verified` and whose placed
+//! files still check out (copies re-hashed), and undoes anything else; a
+//! synced `backup.toml` tells it placing may have begun. A `verified` lost
+//! to a power cut therefore only turns completion into a whole undo.
+//!
+//! Fault hook for tests: in debug builds `CUDNNM_FAULT_AFTER_STEP=K` aborts
+//! the process right after step K is logged (release builds ignore it).
+
+use std::path::{Path, PathBuf};
+
+use super::plan::Plan;
+use crate::env::Env;
+use crate::error::{Error, IoResultExt, Kind, Result};
+use crate::fsops::{self, AppendLog};
+use crate::home::Home;
+
+/// Log line: the plan is on disk.
+pub const PLAN: &str = "plan";
+/// Log line: every current file is in the backup.
+pub const MOVED: &str = "moved";
+/// Log line: every placed file checked out; recovery completes the change.
+pub const VERIFIED: &str = "verified";
+/// Log line: `backup.toml` and `deployments.toml` are written.
+pub const RECORDED: &str = "recorded";
+
+/// Where the test-only fault hook kills the process.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FaultHook {
+    /// Abort right after this step (1-based) is logged.
+    pub after_step: Option<u64>,
+}
+
+impl FaultHook {
+    /// Reads `CUDNNM_FAULT_AFTER_STEP` in debug builds; always off in release builds.
+    pub fn from_env(env: &Env) -> FaultHook {
+        #[cfg(debug_assertions)]
+        {
+            FaultHook {
+                after_step: env
+                    .var(crate::env::CUDNNM_FAULT_AFTER_STEP)
+                    .and_then(|v| v.trim().parse().ok()),
+            }
+        }
+        #[cfg(not(debug_assertions))]
+        {
+            let _ = env;
+            FaultHook::default()
+        }
+    }
+}
+
+/// An open journal of a change this process is making.
+#[derive(Debug)]
+pub struct Journal {
+    plan_path: PathBuf,
+    log_path: PathBuf,
+    log: AppendLog,
+    steps: u64,
+    fault: FaultHook,
+}
+
+fn paths(home: &Home, id: u64) -> (PathBuf, PathBuf) {
+    let dir = home.journal_dir();
+    (
+        dir.join(format!("{id}.json")),
+        dir.join(format!("{id}.log")),
+    )
+}
+
+impl Journal {
+    /// Writes `plan` to `journal/<id>.json` durably (write, fsync, folder
+    /// fsync) and logs step 1, `plan`. Nothing changes before this returns,
+    /// so a plan a crash left partly written means nothing had changed.
+    ///
+    /// # Errors
+    /// When the journal folder is not writable.
+    pub fn begin(home: &Home, plan: &Plan, fault: FaultHook) -> Result<Journal> {
+        let (plan_path, log_path) = paths(home, plan.id);
+        fsops::create_dir_all(&home.journal_dir())?;
+        let _ = fsops::remove_file(&log_path);
+        let _ = fsops::remove_file(&plan_path);
+        let text = serde_json::to_vec_pretty(plan)
+            .map_err(|e| Error::msg(format!("could not encode the journal: {e}")))?;
+        fsops::write_new_synced(&plan_path, &text)?;
+        let log = AppendLog::open(&log_path)?;
+        let mut j = Journal {
+            plan_path,
+            log_path,
+            log,
+            steps: 0,
+            fault,
+        };
+        j.step(PLAN)?;
+        Ok(j)
+    }
+
+    /// Logs one step (one `write`, no fsync), then runs the fault hook.
+    ///
+    /// # Errors
+    /// When the log cannot be written.
+    pub fn step(&mut self, line: &str) -> Result<()> {
+        self.log.append(line)?;
+        self.after_step();
+        Ok(())
+    }
+
+    fn after_step(&mut self) {
+        self.steps += 1;
+        if self.fault.after_step == Some(self.steps) {
+            // The test-only fault: die now, as a power cut or kill -9 would,
+            // with no destructor, no undo, no unwinding.
+            std::process::abort();
+        }
+    }
+
+    /// Steps logged so far.
+    pub fn steps(&self) -> u64 {
+        self.steps
+    }
+
+    /// Removes the journal: the change is finished (or fully undone).
+    ///
+    /// # Errors
+    /// When the files cannot be removed.
+    pub fn retire(self) -> Result<()> {
+        retire_paths(&self.plan_path, &self.log_path)
+    }
+}
+
+/// Removes a journal's log, then its plan (so a half-retired journal is
+/// still a plan that recovery can finish). Not synced here: the next
+/// journal's plan write syncs this folder before that change begins, and a
+/// journal that comes back after a power cut is finished again harmlessly.
+fn retire_paths(plan_path: &Path, log_path: &Path) -> Result<()> {
+    fsops::remove_file(log_path)?;
+    fsops::remove_file(plan_path)?;
+    Ok(())
+}
+
+/// A journal left behind by a process that did not finish.
+#[derive(Debug)]
+pub struct Pending {
+    /// The plan.
+    pub plan: Plan,
+    /// The log lines, in order (a line torn by a crash is dropped).
+    pub lines: Vec<String>,
+    plan_path: PathBuf,
+    log_path: PathBuf,
+}
+
+impl Pending {
+    /// Whether the log holds `line`.
+    pub fn has(&self, line: &str) -> bool {
+        self.lines.iter().any(|l| l == line)
+    }
+
+    /// Removes the journal.
+    ///
+    /// # Errors
+    /// When the files cannot be removed.
+    pub fn retire(self) -> Result<()> {
+        retire_paths(&self.plan_path, &self.log_path)
+    }
+}
+
+/// True when a journal file exists (cheap; no parsing, no lock).
+pub fn any_pending(home: &Home) -> bool {
+    std::fs::read_dir(home.journal_dir()).is_ok_and(|rd| {
+        rd.flatten()
+            .any(|e| e.file_name().to_string_lossy().ends_with(".json"))
+    })
+}
+
+/// Every journal left in `journal/`, oldest first. Call under the home lock.
+/// Temporary files of an interrupted journal write are removed (the plan was
+/// never in place, so nothing had changed).
+///
+/// # Errors
+/// [`Kind::Integrity`] when a plan cannot be parsed (names the file).
+pub fn pending(home: &Home) -> Result<Vec<Pending>> {
+    let dir = home.journal_dir();
+    let rd = match std::fs::read_dir(&dir) {
+        Ok(rd) => rd,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(Error::io("list", &dir, e)),
+    };
+    let mut ids = Vec::new();
+    for e in rd.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if name.starts_with(".tmp-") {
+            let _ = fsops::remove_file(&e.path());
+            continue;
+        }
+        if let Some(id) = name
+            .strip_suffix(".json")
+            .and_then(|s| s.parse::<u64>().ok())
+        {
+            ids.push(id);
+        } else if let Some(id) = name
+            .strip_suffix(".log")
+            .and_then(|s| s.parse::<u64>().ok())
+            && !dir.join(format!("{id}.json")).exists()
+        {
+            // A log whose plan is gone: the journal was retired up to its last file.
+            let _ = fsops::remove_file(&e.path());
+        }
+    }
+    ids.sort();
+    let mut out = Vec::new();
+    for id in ids {
+        let (plan_path, log_path) = paths(home, id);
+        let bytes = std::fs::read(&plan_path).with_path("read the journal", &plan_path)?;
+        let backup_dir = home.backups_dir().join(id.to_string());
+        if serde_json::from_slice::<Plan>(&bytes).is_err() && !backup_dir.exists() {
+            // Torn by a crash while it was written: nothing had changed yet
+            // (the first change creates the backup folder, after the flush).
+            retire_paths(&plan_path, &log_path)?;
+            continue;
+        }
+        let plan: Plan = serde_json::from_slice(&bytes).map_err(|e| {
+            Error::new(
+                Kind::Integrity,
+                format!("the journal '{}' is damaged", plan_path.display()),
+            )
+            .cause(e)
+            .hint(format!(
+                "the files it moved are in '{}'; compare them with the toolkit, then delete the journal file",
+                home.backups_dir().join(id.to_string()).display()
+            ))
+        })?;
+        let text = std::fs::read_to_string(&log_path).unwrap_or_default();
+        let complete = text.ends_with('\n');
+        let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+        if !complete && !text.is_empty() {
+            lines.pop();
+        }
+        out.push(Pending {
+            plan,
+            lines,
+            plan_path,
+            log_path,
+        });
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::Kind;
+
+    #[test]
+    fn a_torn_plan_is_discarded_only_when_nothing_had_changed() {
+        let d = tempfile::tempdir().unwrap();
+        let home = Home::new(d.path());
+        std::fs::create_dir_all(home.journal_dir()).unwrap();
+        // Torn before its flush returned: no backup folder yet, nothing changed.
+        std::fs::write(home.journal_dir().join("3.json"), b"{\"schema\": 1, \"id\"").unwrap();
+        std::fs::write(home.journal_dir().join("3.log"), b"").unwrap();
+        std::fs::write(home.journal_dir().join(".tmp-x"), b"").unwrap();
+        assert!(any_pending(&home));
+        assert!(pending(&home).unwrap().is_empty());
+        assert_eq!(std::fs::read_dir(home.journal_dir()).unwrap().count(), 0);
+        // Damaged after changes began (its backup folder exists): refuse, keep it.
+        std::fs::write(home.journal_dir().join("4.json"), b"garbage").unwrap();
+        std::fs::create_dir_all(home.backups_dir().join("4/files")).unwrap();
+        let e = pending(&home).unwrap_err();
+        assert_eq!(e.kind(), Kind::Integrity);
+        assert!(e.hint_text().unwrap().contains("backups"), "{e:?}");
+        assert!(home.journal_dir().join("4.json").exists());
+    }
+}

@@ -1,0 +1,689 @@
+//! `cudnnm use`, `rollback`, `backups`, `current`, `toolkits` on fake toolkits
+//! in both layouts, run through the real binary. Tested in rustup's threes:
+//! `x`, `x_then_rollback`, `x_that_exists`.
+
+// These tests build toolkits with Unix links and run as processes on Linux;
+// the Windows layout is exercised here as data (see deploy_support).
+#![cfg(unix)]
+
+mod common;
+mod deploy_support;
+
+use std::path::Path;
+
+use common::{Sandbox, fixtures};
+use cudnnm::version::Platform;
+use deploy_support::*;
+
+fn tk_arg(p: &Path) -> String {
+    p.display().to_string()
+}
+
+/// A CUDA 10.2 Linux toolkit that already holds a hand-copied cuDNN 7.6.5
+/// (a real file, its soname chain, a header), plus cuDNN 9.1.0.70 and
+/// 9.12.0.46 for CUDA 12 in the store.
+fn linux_world() -> (Sandbox, std::path::PathBuf) {
+    let sb = Sandbox::new();
+    let tk = linux_toolkit(&sb.root().join("cuda 12.4 (runfile) ü"), "12.4.1");
+    for v in ["9.1.0.70", "9.12.0.46"] {
+        put_release(
+            &sb.home(),
+            &fixtures::redist_linux(v, "12"),
+            v,
+            "12",
+            Platform::LinuxX86_64,
+        );
+    }
+    std::fs::write(
+        tk.join("include/cudnn.h"),
+        fixtures::version_header("7.6.5"),
+    )
+    .unwrap();
+    std::fs::write(
+        tk.join("lib64/libcudnn.so.7.6.5"),
+        b"\x7fELF hand-copied 7.6.5",
+    )
+    .unwrap();
+    std::os::unix::fs::symlink("libcudnn.so.7.6.5", tk.join("lib64/libcudnn.so.7")).unwrap();
+    (sb, tk)
+}
+
+#[test]
+fn use_deploys_a_linux_release_as_link_chains_and_backs_up_what_was_there() {
+    let (sb, tk) = linux_world();
+    let before = snapshot(&tk.join("targets"));
+    let r = sb
+        .run(["use", "9.1.0.70", "--cuda-root", &tk_arg(&tk)])
+        .ok();
+    let real_tk = std::fs::canonicalize(&tk).unwrap();
+    r.stderr_has(&[&format!(
+        "cuDNN 7.6.5 (not from cudnnm) → 9.1.0.70 in '{}' (symlink, backup 1)",
+        real_tk.display()
+    )]);
+    let lib = tk.join("lib64");
+    // Chains stay chains with their relative targets; real files link into the store.
+    assert_eq!(
+        std::fs::read_link(lib.join("libcudnn.so")).unwrap(),
+        Path::new("libcudnn.so.9")
+    );
+    assert_eq!(
+        std::fs::read_link(lib.join("libcudnn.so.9")).unwrap(),
+        Path::new("libcudnn.so.9.1.0")
+    );
+    let store_file = sb
+        .home()
+        .join("store/cuda-12/9.1.0.70/lib/libcudnn.so.9.1.0");
+    assert_eq!(
+        std::fs::read_link(lib.join("libcudnn.so.9.1.0")).unwrap(),
+        store_file
+    );
+    assert_eq!(
+        std::fs::read(lib.join("libcudnn.so")).unwrap(),
+        fixtures::elf_bytes("libcudnn.so.9 9.1.0.70", false),
+        "the chain resolves to the release's library"
+    );
+    // The old 7.6.5 set is gone from the toolkit, and whole in backup 1.
+    assert!(std::fs::symlink_metadata(lib.join("libcudnn.so.7")).is_err());
+    let b = sb.home().join("backups/1/files");
+    assert_eq!(
+        std::fs::read(b.join("lib64/libcudnn.so.7.6.5")).unwrap(),
+        b"\x7fELF hand-copied 7.6.5"
+    );
+    assert_eq!(
+        std::fs::read_link(b.join("lib64/libcudnn.so.7")).unwrap(),
+        Path::new("libcudnn.so.7.6.5")
+    );
+    assert_eq!(
+        std::fs::read_to_string(b.join("include/cudnn.h")).unwrap(),
+        fixtures::version_header("7.6.5")
+    );
+    // Non-cuDNN files of the toolkit are untouched; licenses stay in the store.
+    assert!(tk.join("lib64/libcudart.so.12").is_file());
+    assert!(tk.join("include/cuda.h").is_file());
+    assert!(!tk.join("lib64/LICENSE").exists() && !tk.join("LICENSE").exists());
+    let after = snapshot(&tk.join("targets"));
+    assert_ne!(before, after);
+    // backups tells the story.
+    let j = sb.run(["backups", "--json"]).ok().json();
+    assert_eq!(j[0]["id"], 1);
+    assert_eq!(j[0]["reason"], "before use 9.1.0.70_cuda12");
+    assert_eq!(j[0]["held"], "7.6.5 (not from cudnnm)");
+    assert_eq!(j[0]["files"], 3);
+    assert_eq!(j[0]["first"], true);
+    assert!(
+        !sb.home().join("journal").read_dir().unwrap().any(|_| true),
+        "journal retired"
+    );
+}
+
+#[test]
+fn use_then_rollback_restores_bytes_and_the_rollback_can_be_rolled_back() {
+    let (sb, tk) = linux_world();
+    let t = tk_arg(&tk);
+    let pristine = snapshot(&tk.join("targets"));
+    sb.run(["use", "9.1.0.70", "--cuda-root", &t]).ok();
+    sb.run(["use", "9.12", "--cuda-root", &t])
+        .ok()
+        .stderr_has(&["cuDNN 9.1.0.70 → 9.12.0.46", "(symlink, backup 2)"]);
+    let on_912 = snapshot(&tk.join("targets"));
+    sb.run(["rollback", "--cuda-root", &t]).ok().stderr_has(&[
+        "cuDNN 9.12.0.46 → 9.1.0.70",
+        "restored backup 2",
+        "backup 3 holds what was replaced",
+    ]);
+    assert_eq!(
+        resolved_cudnn(&tk.join("lib64"))["libcudnn.so"],
+        cudnnm::hash::sha256_bytes(&fixtures::elf_bytes("libcudnn.so.9 9.1.0.70", false))
+            .to_string()
+    );
+    let cur = sb.run(["current", "--cuda-root", &t, "--json"]).ok().json();
+    assert_eq!(cur["toolkits"][0]["release"], "9.1.0.70_cuda12");
+    assert_eq!(
+        cur["toolkits"][0]["drift"]["changed"]
+            .as_array()
+            .unwrap()
+            .len(),
+        0
+    );
+    // Roll back the rollback: back on 9.12, byte for byte.
+    sb.run(["rollback", "--cuda-root", &t])
+        .ok()
+        .stderr_has(&["cuDNN 9.1.0.70 → 9.12.0.46"]);
+    assert_eq!(snapshot(&tk.join("targets")), on_912);
+    // And to the state before cudnnm ever touched the toolkit: its first backup.
+    sb.run(["rollback", "--to", "1"])
+        .ok()
+        .stderr_has(&["→ 7.6.5 (not from cudnnm)"]);
+    assert_eq!(
+        snapshot(&tk.join("targets")),
+        pristine,
+        "every original byte and link is back"
+    );
+    let cur = sb.run(["current", "--cuda-root", &t]).ok();
+    assert!(
+        cur.stdout()
+            .contains("not managed by cudnnm (headers: cuDNN 7.6.5)"),
+        "{}",
+        cur.describe()
+    );
+}
+
+#[test]
+fn use_of_the_active_release_is_a_noop_that_says_so() {
+    let (sb, tk) = linux_world();
+    let t = tk_arg(&tk);
+    sb.run(["use", "9.1", "--cuda-root", &t]).ok();
+    let snap = snapshot(&tk.join("targets"));
+    sb.run(["use", "9.1.0.70_cuda12", "--cuda-root", &t])
+        .ok()
+        .stderr_has(&["is already active", "nothing changed"]);
+    assert_eq!(snapshot(&tk.join("targets")), snap);
+    assert_eq!(
+        sb.run(["backups", "--json"])
+            .ok()
+            .json()
+            .as_array()
+            .unwrap()
+            .len(),
+        1,
+        "no new backup"
+    );
+    // A changed file is drift: `current` says so and `use` deploys again.
+    std::fs::remove_file(tk.join("lib64/libcudnn.so")).unwrap();
+    let cur = sb.run(["current", "--cuda-root", &t]).ok();
+    assert!(
+        cur.stdout().contains("drift: 1 missing"),
+        "{}",
+        cur.describe()
+    );
+    sb.run(["use", "9.1", "--cuda-root", &t])
+        .ok()
+        .stderr_has(&["deploying it again", "backup 2"]);
+    assert_eq!(snapshot(&tk.join("targets")), snap);
+}
+
+#[test]
+fn windows_release_into_a_windows_layout_toolkit_by_copy_and_hardlink() {
+    let sb = Sandbox::new();
+    let tk = windows_toolkit(
+        &sb.root()
+            .join("Program Files/NVIDIA GPU Computing Toolkit/CUDA/v11.2"),
+        "11.2.152",
+    );
+    let f8 = fixtures::windows_zip_8_1_0_77();
+    put_release(&sb.home(), &f8, "8.1.0.77", "11.2", Platform::WindowsX86_64);
+    // A stale cuDNN 7 DLL next to an older hand-copied 8.0 set: all of it is cuDNN.
+    std::fs::write(tk.join("bin/cudnn64_7.dll"), b"MZ stale 7").unwrap();
+    std::fs::write(tk.join("bin/cudnn64_8.dll"), b"MZ hand 8.0.5").unwrap();
+    std::fs::write(tk.join("lib/x64/cudnn.lib"), b"!<arch>\nhand").unwrap();
+    let t = tk_arg(&tk);
+    let pristine = snapshot(&tk);
+    sb.run(["use", "8.1.0.77", "--cuda-root", &t, "--mode", "copy"])
+        .ok()
+        .stderr_has(&["→ 8.1.0.77", "(copy, backup 1)"]);
+    let bin = resolved_cudnn(&tk.join("bin"));
+    assert_eq!(
+        bin.len(),
+        7,
+        "7 DLLs of 8.1, the stale 7 DLL moved out: {bin:?}"
+    );
+    assert!(!bin.contains_key("cudnn64_7.dll"));
+    assert_eq!(resolved_cudnn(&tk.join("include")).len(), 9);
+    assert_eq!(resolved_cudnn(&tk.join("lib/x64")).len(), 14);
+    assert_eq!(
+        bin["cudnn64_8.dll"],
+        cudnnm::hash::sha256_bytes(&fixtures::dll_bytes("cudnn64_8.dll 8.1.0.77")).to_string()
+    );
+    let meta = std::fs::symlink_metadata(tk.join("bin/cudnn64_8.dll")).unwrap();
+    assert!(
+        meta.is_file() && meta.permissions().readonly(),
+        "copies are real, read-only files"
+    );
+    assert!(
+        tk.join("bin/cudart64_110.dll").is_file(),
+        "CUDA's own DLLs stay"
+    );
+    let backup = sb.home().join("backups/1/files");
+    assert_eq!(
+        std::fs::read(backup.join("bin/cudnn64_7.dll")).unwrap(),
+        b"MZ stale 7"
+    );
+    assert_eq!(
+        std::fs::read(backup.join("lib/x64/cudnn.lib")).unwrap(),
+        b"!<arch>\nhand"
+    );
+    // Same release, other mode: deployed again as hard links into the store.
+    sb.run(["use", "8.1.0.77", "--cuda-root", &t, "--mode", "hardlink"])
+        .ok()
+        .stderr_has(&["8.1.0.77 → 8.1.0.77", "(hardlink, backup 2)"]);
+    use std::os::unix::fs::MetadataExt;
+    let store_dll = sb.home().join("store/cuda-11.2/8.1.0.77/bin/cudnn64_8.dll");
+    assert_eq!(
+        std::fs::metadata(tk.join("bin/cudnn64_8.dll"))
+            .unwrap()
+            .ino(),
+        std::fs::metadata(&store_dll).unwrap().ino()
+    );
+    let cur = sb.run(["current", "--cuda-root", &t, "--json"]).ok().json();
+    assert_eq!(cur["toolkits"][0]["mode"], "hardlink");
+    // Unchanged copies are not kept twice: backup 2 records them by hash and
+    // store file, and holds no bytes of its own.
+    let j = sb.run(["backups", "--json"]).ok().json();
+    assert_eq!(j[1]["files"], 30);
+    assert_eq!(j[1]["size"], 0);
+    assert!(
+        !sb.home().join("backups/2/files/bin/cudnn64_8.dll").exists(),
+        "unchanged copies are not duplicated into the backup"
+    );
+    assert!(
+        !std::fs::read_dir(tk.join("bin")).unwrap().any(|e| e
+            .unwrap()
+            .file_name()
+            .to_string_lossy()
+            .starts_with(".cudnnm-")),
+        "and nothing is left aside in the toolkit"
+    );
+    let held = backup_holdings(&sb.home().join("backups/2"));
+    assert_eq!(
+        held["cudnn64_8.dll"],
+        format!("sha:{}", bin["cudnn64_8.dll"])
+    );
+    // Rolling back to the copies brings them back byte for byte, with their time.
+    let copy_mtime = |p: &Path| std::fs::symlink_metadata(p).unwrap().modified().unwrap();
+    let store_mtime = copy_mtime(&store_dll);
+    sb.run(["rollback", "--cuda-root", &t])
+        .ok()
+        .stderr_has(&["8.1.0.77 → 8.1.0.77", "restored backup 2; copy"]);
+    let dll = tk.join("bin/cudnn64_8.dll");
+    assert_ne!(
+        std::fs::metadata(&dll).unwrap().ino(),
+        std::fs::metadata(&store_dll).unwrap().ino()
+    );
+    assert_eq!(resolved_cudnn(&tk.join("bin")), bin);
+    assert_eq!(
+        copy_mtime(&dll),
+        store_mtime,
+        "a copy keeps its source's modification time"
+    );
+    let cur = sb.run(["current", "--cuda-root", &t]).ok();
+    assert!(
+        cur.stdout().contains("8.1.0.77_cuda11.2, copy,"),
+        "{}",
+        cur.describe()
+    );
+    assert!(cur.stdout().contains("files match"), "{}", cur.describe());
+    let cur = sb.run(["current", "--cuda-root", &t, "--json"]).ok().json();
+    assert_eq!(cur["toolkits"][0]["layout"], "windows");
+    // Back to the hand-copied state, byte for byte.
+    sb.run(["rollback", "--to", "1"]).ok();
+    assert_eq!(snapshot(&tk), pristine);
+}
+
+#[test]
+fn a_release_for_another_cuda_is_refused_naming_the_ones_that_fit_unless_forced() {
+    let sb = Sandbox::new();
+    let tk = windows_toolkit(&sb.root().join("v10.2"), "10.2.89");
+    put_release(
+        &sb.home(),
+        &fixtures::windows_zip_8_1_0_77(),
+        "8.1.0.77",
+        "11.2",
+        Platform::WindowsX86_64,
+    );
+    put_release(
+        &sb.home(),
+        &fixtures::windows_zip("10.2", "7.6.5.32", "cudnn-10.2-windows10-x64-v7.6.5.32.zip"),
+        "7.6.5.32",
+        "10.2",
+        Platform::WindowsX86_64,
+    );
+    let t = tk_arg(&tk);
+    let snap = snapshot(&tk);
+    sb.run(["use", "8.1.0.77", "--cuda-root", &t])
+        .code_is(8)
+        .stderr_has(&[
+            "cuDNN 8.1.0.77_cuda11.2 is built for CUDA 11.2 and does not fit the CUDA 10.2 toolkit",
+            "installed releases that fit: 7.6.5.32_cuda10.2",
+            "--force",
+        ]);
+    assert_eq!(snapshot(&tk), snap, "a refusal changes nothing");
+    sb.run([
+        "use",
+        "8.1.0.77",
+        "--cuda-root",
+        &t,
+        "--force",
+        "--mode",
+        "copy",
+    ])
+    .ok()
+    .stderr_has(&["deploying it anyway (--force)", "→ 8.1.0.77"]);
+    // A Linux release never goes into a Windows-layout toolkit.
+    put_release(
+        &sb.home(),
+        &fixtures::linux_tgz("10.2", "7.6.4.38"),
+        "7.6.4.38",
+        "10.2",
+        Platform::LinuxX86_64,
+    );
+    let linux = linux_toolkit(&sb.root().join("cuda-10.2"), "10.2.89");
+    sb.run(["use", "7.6", "--cuda-root", &tk_arg(&linux)])
+        .ok()
+        .stderr_has(&["→ 7.6.4.38"]);
+    let e = sb
+        .run(["use", "8.1.0.77", "--cuda-root", &tk_arg(&linux), "--force"])
+        .code_is(8);
+    e.stderr_has(&["installed only for windows-x86_64", "linux layout"]);
+}
+
+#[test]
+fn a_prefix_picks_the_newest_installed_release_that_fits() {
+    let sb = Sandbox::new();
+    let tk = windows_toolkit(&sb.root().join("v11.4"), "11.4.0");
+    put_release(
+        &sb.home(),
+        &fixtures::windows_zip_8_1_0_77(),
+        "8.1.0.77",
+        "11.2",
+        Platform::WindowsX86_64,
+    );
+    put_release(
+        &sb.home(),
+        &fixtures::windows_zip("10.2", "8.1.1.33", "cudnn-10.2-windows10-x64-v8.1.1.33.zip"),
+        "8.1.1.33",
+        "10.2",
+        Platform::WindowsX86_64,
+    );
+    // 8.1.1.33 is newer but built for CUDA 10.2; 8.1.0.77 (CUDA 11.2) fits 11.4.
+    sb.run(["use", "8.1", "--cuda-root", &tk_arg(&tk)])
+        .ok()
+        .stderr_has(&["→ 8.1.0.77"]);
+    sb.run(["use", "9", "--cuda-root", &tk_arg(&tk)])
+        .code_is(3)
+        .stderr_has(&["cuDNN 9 is not installed", "cudnnm install 9"]);
+    sb.run(["use", "--cuda-root", &tk_arg(&tk)])
+        .code_is(2)
+        .stderr_has(&[
+            "no SPEC given and no .cudnn-version pin or default found",
+            "cudnnm pin",
+        ]);
+}
+
+/// Runs cudnnm as `nobody` through `setpriv` (util-linux), with the
+/// sandbox's scrubbed environment: an ordinary user facing a root-owned toolkit.
+fn run_as_nobody(sb: &Sandbox, args: &[&str]) -> common::Run {
+    use std::os::unix::fs::PermissionsExt;
+    for d in [sb.root().to_path_buf(), sb.work()] {
+        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    // The home belongs to the user running cudnnm, as it would.
+    std::process::Command::new("chown")
+        .args(["-R", "65534:65534"])
+        .arg(sb.home())
+        .status()
+        .unwrap();
+    let out = std::process::Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(common::bin())
+        .args(args)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", sb.work())
+        .env("CUDNNM_HOME", sb.home())
+        .current_dir(sb.work())
+        .output()
+        .expect("setpriv runs (util-linux; .ci/run installs it)");
+    common::Run {
+        args: args.iter().map(Into::into).collect(),
+        out,
+        root: sb.root().to_path_buf(),
+    }
+}
+
+#[test]
+fn a_toolkit_the_user_may_not_write_is_refused_whole() {
+    let (sb, tk) = linux_world();
+    let snap = snapshot(&tk.join("targets"));
+    let real_lib = std::fs::canonicalize(tk.join("lib64")).unwrap();
+    let t = tk_arg(&tk);
+    let r = if is_root() {
+        // Root ignores permission bits; an ordinary user does not: run as
+        // nobody over this root-owned toolkit (field case F21).
+        run_as_nobody(&sb, &["use", "9.1.0.70", "--cuda-root", &t])
+    } else {
+        let mut p = std::fs::metadata(&real_lib).unwrap().permissions();
+        p.set_readonly(true);
+        std::fs::set_permissions(&real_lib, p).unwrap();
+        sb.run(["use", "9.1.0.70", "--cuda-root", &t])
+    };
+    let r = r.code_is(5);
+    let denied = format!("no write access to '{}'", tk.join("include").display());
+    r.stderr_has(&[
+        "cannot change cuDNN in",
+        &denied,
+        "(and 1 more)",
+        "nothing was changed",
+        "sudo cudnnm --home",
+        "cudnnm exec --version 9.1.0.70_cuda12",
+    ]);
+    if !is_root() {
+        let mut p = std::fs::metadata(&real_lib).unwrap().permissions();
+        #[allow(clippy::permissions_set_readonly_false)]
+        p.set_readonly(false);
+        std::fs::set_permissions(&real_lib, p).unwrap();
+    }
+    assert_eq!(snapshot(&tk.join("targets")), snap, "not a byte changed");
+    assert!(
+        !sb.home().join("backups/1").exists(),
+        "no backup was started"
+    );
+}
+
+#[test]
+fn the_test_deny_hook_refuses_through_the_same_preflight() {
+    // Debug builds let tests deny folders to the preflight's access check
+    // (CUDNNM_TEST_DENY_WRITE), so the refusal path runs whoever runs the tests.
+    let (mut sb, tk) = linux_world();
+    let snap = snapshot(&tk.join("targets"));
+    sb.set_env("CUDNNM_TEST_DENY_WRITE", tk.join("include"));
+    sb.run(["use", "9.1.0.70", "--cuda-root", &tk_arg(&tk)])
+        .code_is(5)
+        .stderr_has(&["no write access to", "include", "nothing was changed"]);
+    assert_eq!(snapshot(&tk.join("targets")), snap);
+    sb.run(["rollback", "--cuda-root", &tk_arg(&tk)])
+        .code_is(3)
+        .stderr_has(&["no backups of"]);
+}
+
+#[test]
+fn releases_imported_by_install_deploy_in_both_layouts() {
+    let sb = Sandbox::new();
+    let dl = sb.root().join("downloads");
+    std::fs::create_dir_all(&dl).unwrap();
+    // An old Linux tgz (soname chain, static library) into a CUDA 10.2 toolkit.
+    let tgz = fixtures::linux_tgz("10.2", "7.6.5.32").write(&dl);
+    sb.run(["install".as_ref(), tgz.as_os_str()]).ok();
+    let lin = linux_toolkit(&sb.root().join("cuda-10.2"), "10.2.89");
+    sb.run(["use", "7.6.5", "--cuda-root", &tk_arg(&lin)])
+        .ok()
+        .stderr_has(&["(none) → 7.6.5.32"]);
+    assert_eq!(
+        std::fs::read_link(lin.join("lib64/libcudnn.so.7")).unwrap(),
+        Path::new("libcudnn.so.7.6.5")
+    );
+    assert_eq!(
+        std::fs::read(lin.join("lib64/libcudnn_static.a")).unwrap(),
+        b"!<arch>\nstatic",
+        "static libraries are deployed too"
+    );
+    assert_eq!(
+        std::fs::read_to_string(lin.join("include/cudnn.h")).unwrap(),
+        fixtures::version_header("7.6.5.32")
+    );
+    // The 7.1 Windows zip for CUDA 8.0 into a Windows-layout CUDA 8.0 toolkit (version.txt).
+    let zip = fixtures::windows_zip_7_1_3().write(&dl);
+    sb.run(["install".as_ref(), zip.as_os_str()]).ok();
+    let win = windows_toolkit(
+        &sb.root().join("NVIDIA GPU Computing Toolkit/CUDA/v8.0"),
+        "8.0.61",
+    );
+    sb.run([
+        "use",
+        "7.1.3",
+        "--cuda-root",
+        &tk_arg(&win),
+        "--mode",
+        "copy",
+    ])
+    .ok();
+    assert_eq!(
+        std::fs::read(win.join("bin/cudnn64_7.dll")).unwrap(),
+        fixtures::dll_bytes("cudnn64_7.dll 7.1.3")
+    );
+    assert!(win.join("lib/x64/cudnn.lib").is_file());
+    assert!(win.join("include/cudnn.h").is_file());
+    assert!(
+        !win.join("NVIDIA_SLA_cuDNN_Support.txt").exists(),
+        "the license stays in the store"
+    );
+    // 7.1.3 (CUDA 8.0) does not fit CUDA 10.2.
+    sb.run(["use", "7.1.3", "--cuda-root", &tk_arg(&lin)])
+        .code_is(8);
+    let cur = sb.run(["toolkits"]).ok().stdout();
+    assert!(cur.contains("7.1.3_cuda8.0, copy"), "{cur}");
+    assert!(cur.contains("7.6.5.32_cuda10.2, symlink"), "{cur}");
+}
+
+#[test]
+fn old_backups_are_pruned_but_never_a_toolkits_first() {
+    let (sb, tk) = linux_world();
+    std::fs::create_dir_all(sb.home()).unwrap();
+    std::fs::write(sb.home().join("config.toml"), "keep_backups = 2\n").unwrap();
+    let t = tk_arg(&tk);
+    for (i, v) in ["9.1", "9.12", "9.1", "9.12", "9.1"].iter().enumerate() {
+        let r = sb.run(["use", v, "--cuda-root", &t]).ok();
+        if i == 3 {
+            r.stderr_has(&["removed old backup 2"]);
+        }
+    }
+    let j = sb.run(["backups", "--json"]).ok().json();
+    let ids: Vec<u64> = j
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["id"].as_u64().unwrap())
+        .collect();
+    assert_eq!(ids, vec![1, 4, 5]);
+    assert_eq!(j[0]["held"], "7.6.5 (not from cudnnm)");
+    assert_eq!(j[0]["first"], true);
+    let text = sb.run(["backups"]).ok().stdout();
+    assert!(text.contains("7.6.5 (not from cudnnm) (first)"), "{text}");
+    // The first backup still restores the original files.
+    sb.run(["rollback", "--to", "1"]).ok();
+    assert_eq!(
+        std::fs::read(tk.join("lib64/libcudnn.so.7.6.5")).unwrap(),
+        b"\x7fELF hand-copied 7.6.5"
+    );
+}
+
+#[test]
+fn toolkits_lists_environment_toolkits_and_deployments() {
+    let (mut sb, tk) = linux_world();
+    let other = windows_toolkit(
+        &sb.root().join("NVIDIA GPU Computing Toolkit/CUDA/v11.8"),
+        "11.8.0",
+    );
+    sb.set_env("CUDA_HOME", &other);
+    sb.run(["use", "9.1", "--cuda-root", &tk_arg(&tk)]).ok();
+    let j = sb.run(["toolkits", "--json"]).ok().json();
+    let arr = j.as_array().unwrap();
+    let real_other = std::fs::canonicalize(&other).unwrap();
+    let real_tk = std::fs::canonicalize(&tk).unwrap();
+    let by_root = |p: &Path| {
+        arr.iter()
+            .find(|t| t["root"] == p.display().to_string())
+            .cloned()
+    };
+    let o = by_root(&real_other).expect("CUDA_HOME toolkit listed");
+    assert!(o["found_by"].as_str().unwrap().contains("CUDA_HOME"));
+    assert_eq!(o["cuda"], "11.8.0");
+    assert_eq!(o["layout"], "windows");
+    let d = by_root(&real_tk).expect("deployed toolkit listed");
+    assert_eq!(d["release"], "9.1.0.70_cuda12");
+    assert_eq!(d["mode"], "symlink");
+    // `use --cuda 11.8` finds the CUDA_HOME toolkit by version.
+    sb.run(["use", "9.1", "--cuda", "11.8"])
+        .code_is(8)
+        .stderr_has(&["installed only for linux-x86_64"]);
+    sb.run(["use", "9.1", "--cuda", "10.0"])
+        .code_is(3)
+        .stderr_has(&["no CUDA 10.0 toolkit found"]);
+}
+
+#[test]
+fn a_rollback_from_a_tampered_backup_fails_and_changes_nothing() {
+    let (sb, tk) = linux_world();
+    let t = tk_arg(&tk);
+    sb.run(["use", "9.1.0.70", "--cuda-root", &t]).ok();
+    let on_9 = snapshot(&tk.join("targets"));
+    // Same size, different bytes: only the hash can tell.
+    let f = sb.home().join("backups/1/files/lib64/libcudnn.so.7.6.5");
+    let mut bytes = std::fs::read(&f).unwrap();
+    bytes[0] ^= 0xff;
+    std::fs::write(&f, &bytes).unwrap();
+    sb.run(["rollback", "--to", "1"]).code_is(4).stderr_has(&[
+        "does not match its recorded size and SHA-256",
+        "nothing changed: the earlier files are back",
+    ]);
+    assert_eq!(
+        snapshot(&tk.join("targets")),
+        on_9,
+        "the undo put every file back"
+    );
+    let j = sb.run(["backups", "--json"]).ok().json();
+    assert_eq!(
+        j.as_array().unwrap().len(),
+        1,
+        "the failed change left no backup"
+    );
+    let cur = sb.run(["current", "--cuda-root", &t, "--json"]).ok().json();
+    assert_eq!(
+        cur["toolkits"][0]["release"], "9.1.0.70_cuda12",
+        "the record is the earlier one"
+    );
+    assert!(!sb.home().join("journal").read_dir().unwrap().any(|_| true));
+}
+
+#[test]
+fn use_without_spec_deploys_the_pin_and_current_says_why() {
+    let (mut sb, tk) = linux_world();
+    let t = tk_arg(&tk);
+    std::fs::write(sb.work().join(".cudnn-version"), "# this project\n9.12\n").unwrap();
+    sb.run(["use", "--cuda-root", &t]).ok().stderr_has(&[
+        "using cuDNN 9.12",
+        ".cudnn-version' line 2",
+        "→ 9.12.0.46",
+    ]);
+    let cur = sb.run(["current", "--cuda-root", &t]).ok();
+    let out = cur.stdout();
+    assert!(
+        out.contains("spec here: 9.12 (from '")
+            && out.contains(".cudnn-version' line 2) → 9.12.0.46_cuda12"),
+        "{}",
+        cur.describe()
+    );
+    assert!(
+        out.contains("9.12.0.46_cuda12, symlink, deployed"),
+        "{}",
+        cur.describe()
+    );
+    // CUDNNM_VERSION comes before the pin file.
+    sb.set_env("CUDNNM_VERSION", "9.1");
+    let j = sb.run(["current", "--cuda-root", &t, "--json"]).ok().json();
+    assert_eq!(j["spec"]["spec"], "9.1");
+    assert_eq!(j["spec"]["source"]["kind"], "env-var");
+    assert_eq!(j["spec"]["release"], "9.1.0.70_cuda12");
+    sb.run(["use", "--cuda-root", &t])
+        .ok()
+        .stderr_has(&["9.12.0.46 → 9.1.0.70"]);
+}

@@ -1,0 +1,438 @@
+//! Crash safety and concurrency of `use` and `rollback` (DESIGN.md §5):
+//! the test-only fault hook kills the process after every journal step in
+//! turn; `kill -9` hits a large `use` at random moments; eight `use`
+//! processes race for one toolkit. After each, the next command must find
+//! the journal and leave the toolkit fully old or fully new — and say which
+//! — with every original byte accounted for by hash.
+
+// These tests build toolkits with Unix links and run as processes on Linux;
+// the Windows layout is exercised here as data (see deploy_support).
+#![cfg(unix)]
+
+mod common;
+mod deploy_support;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use common::{Run, Sandbox, fixtures};
+use cudnnm::version::Platform;
+use deploy_support::*;
+
+/// What a scenario starts from and does.
+struct Scenario {
+    sb: Sandbox,
+    /// The toolkit root.
+    tk: PathBuf,
+    /// The folder whose snapshot is compared (the toolkit's real files).
+    watch: PathBuf,
+    /// The command under test.
+    args: Vec<String>,
+}
+
+fn run_env(sb: &Sandbox, args: &[String], env: &[(&str, String)]) -> Run {
+    let mut c = sb.command();
+    c.args(args);
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let out = c.output().unwrap();
+    Run {
+        args: args.iter().map(Into::into).collect(),
+        out,
+        root: sb.root().to_path_buf(),
+    }
+}
+
+/// cuDNN-named entries of a snapshot (what a change may touch).
+fn cudnn_only(s: &BTreeMap<String, String>) -> BTreeMap<String, String> {
+    s.iter()
+        .filter(|(k, _)| {
+            let n = k.rsplit('/').next().unwrap().to_ascii_lowercase();
+            n.starts_with("cudnn") || n.starts_with("libcudnn")
+        })
+        .map(|(k, v)| (k.rsplit('/').next().unwrap().to_string(), v.clone()))
+        .collect()
+}
+
+/// A snapshot with the sandbox's own path (in link targets into its store)
+/// replaced by `<sandbox>`, so snapshots of two sandboxes compare.
+fn rooted(s: &Scenario, snap: BTreeMap<String, String>) -> BTreeMap<String, String> {
+    let root = s.sb.root().display().to_string();
+    snap.into_iter()
+        .map(|(k, v)| (k, v.replace(&root, "<sandbox>")))
+        .collect()
+}
+
+/// Kills `make()`'s command after step K for K = 1, 2, … until a run
+/// finishes; after each kill the next command must recover to the state
+/// before (undone) or after (completed), and say which. Returns the
+/// outcomes in order.
+fn every_step(make: impl Fn() -> Scenario, action: &str) -> Vec<&'static str> {
+    // The end state of an uninterrupted run.
+    let clean = make();
+    run_env(&clean.sb, &clean.args, &[]).ok();
+    let after_ok = rooted(&clean, snapshot(&clean.watch));
+    let mut outcomes = Vec::new();
+    for k in 1.. {
+        let s = make();
+        let before = rooted(&s, snapshot(&s.watch));
+        let before_backups = s.sb.run(["backups", "--json"]).ok().json();
+        let r = run_env(
+            &s.sb,
+            &s.args,
+            &[("CUDNNM_FAULT_AFTER_STEP", k.to_string())],
+        );
+        if r.out.status.success() {
+            assert!(k > 5, "the hook never fired\n{}", r.describe());
+            assert_eq!(rooted(&s, snapshot(&s.watch)), after_ok);
+            break;
+        }
+        assert_eq!(
+            r.code(),
+            -1,
+            "step {k}: the hook must kill the process\n{}",
+            r.describe()
+        );
+        let journal = s.sb.home().join("journal");
+        assert!(
+            journal.read_dir().unwrap().next().is_some(),
+            "step {k}: a journal is left"
+        );
+        let rec =
+            s.sb.run(["current", "--cuda-root", &s.tk.display().to_string()])
+                .ok();
+        let msg = rec.stderr();
+        assert!(
+            msg.contains(&format!("recovered an interrupted `{action}`")),
+            "step {k}: recovery must say what it found\n{}",
+            rec.describe()
+        );
+        assert!(
+            journal.read_dir().unwrap().next().is_none(),
+            "step {k}: journal retired"
+        );
+        let now = rooted(&s, snapshot(&s.watch));
+        let backups = s.sb.run(["backups", "--json"]).ok().json();
+        if msg.contains(": undone;") {
+            assert_eq!(
+                now,
+                before,
+                "step {k}: undone means fully old\n{}",
+                rec.describe()
+            );
+            assert_eq!(
+                backups, before_backups,
+                "step {k}: the unfinished backup is gone"
+            );
+            outcomes.push("undone");
+        } else {
+            assert!(msg.contains(": completed;"), "{}", rec.describe());
+            assert_eq!(
+                now,
+                after_ok,
+                "step {k}: completed means fully new\n{}",
+                rec.describe()
+            );
+            // Every original cuDNN file is in the new backup, byte for byte.
+            let newest = backups.as_array().unwrap().last().unwrap()["dir"]
+                .as_str()
+                .unwrap()
+                .to_string();
+            let root = s.sb.root().display().to_string();
+            let saved: BTreeMap<String, String> = backup_holdings(Path::new(&newest))
+                .into_iter()
+                .map(|(k, v)| (k, v.replace(&root, "<sandbox>")))
+                .collect();
+            assert_eq!(
+                saved,
+                cudnn_only(&before),
+                "step {k}: originals kept by hash"
+            );
+            outcomes.push("completed");
+        }
+    }
+    // Undone up to the verify mark, completed after it; both happen.
+    let first_done = outcomes
+        .iter()
+        .position(|o| *o == "completed")
+        .expect("some steps complete");
+    assert!(first_done > 3, "{outcomes:?}");
+    assert!(
+        outcomes[first_done..].iter().all(|o| *o == "completed"),
+        "{outcomes:?}"
+    );
+    outcomes
+}
+
+fn linux_from_foreign(mode: &str) -> Scenario {
+    let sb = Sandbox::new();
+    let tk = linux_toolkit(&sb.root().join("cuda-12.4"), "12.4.1");
+    put_release(
+        &sb.home(),
+        &fixtures::redist_linux("9.1.0.70", "12"),
+        "9.1.0.70",
+        "12",
+        Platform::LinuxX86_64,
+    );
+    std::fs::write(
+        tk.join("include/cudnn.h"),
+        fixtures::version_header("7.6.5"),
+    )
+    .unwrap();
+    std::fs::write(
+        tk.join("lib64/libcudnn.so.7.6.5"),
+        b"\x7fELF hand-copied 7.6.5",
+    )
+    .unwrap();
+    std::os::unix::fs::symlink("libcudnn.so.7.6.5", tk.join("lib64/libcudnn.so.7")).unwrap();
+    let args = [
+        "use",
+        "9.1.0.70",
+        "--cuda-root",
+        &tk.display().to_string(),
+        "--mode",
+        mode,
+    ]
+    .map(String::from)
+    .to_vec();
+    Scenario {
+        watch: tk.join("targets"),
+        tk,
+        sb,
+        args,
+    }
+}
+
+#[test]
+fn a_crash_after_any_step_of_use_leaves_old_or_new_symlink() {
+    let o = every_step(|| linux_from_foreign("symlink"), "use 9.1.0.70_cuda12");
+    assert!(
+        o.len() > 40,
+        "every file move and placement is a step: {}",
+        o.len()
+    );
+}
+
+#[test]
+fn a_crash_after_any_step_of_use_leaves_old_or_new_copy_windows() {
+    let make = || {
+        let sb = Sandbox::new();
+        let tk = windows_toolkit(&sb.root().join("Program Files/CUDA/v11.2"), "11.2.152");
+        put_release(
+            &sb.home(),
+            &fixtures::windows_zip_8_1_0_77(),
+            "8.1.0.77",
+            "11.2",
+            Platform::WindowsX86_64,
+        );
+        let f7 = fixtures::windows_zip("11.2", "8.0.5.39", "cudnn-11.1-windows-x64-v8.0.5.39.zip");
+        put_release(&sb.home(), &f7, "8.0.5.39", "11.1", Platform::WindowsX86_64);
+        let t = tk.display().to_string();
+        sb.run(["use", "8.0.5.39", "--cuda-root", &t, "--mode", "copy"])
+            .ok();
+        std::fs::write(tk.join("bin/cudnn64_7.dll"), b"MZ stale").unwrap();
+        let args = ["use", "8.1.0.77", "--cuda-root", &t, "--mode", "copy"]
+            .map(String::from)
+            .to_vec();
+        Scenario {
+            watch: tk.clone(),
+            tk,
+            sb,
+            args,
+        }
+    };
+    every_step(make, "use 8.1.0.77_cuda11.2");
+}
+
+#[test]
+fn a_crash_after_any_step_of_rollback_leaves_old_or_new() {
+    let make = || {
+        let s = linux_from_foreign("copy");
+        let t = s.tk.display().to_string();
+        run_env(&s.sb, &s.args, &[]).ok();
+        let args = ["rollback", "--cuda-root", &t].map(String::from).to_vec();
+        Scenario { args, ..s }
+    };
+    every_step(make, "rollback to backup 1");
+}
+
+/// A tiny xorshift: random moments without a dependency.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
+
+#[test]
+fn kill_9_at_random_moments_during_a_large_use() {
+    let sb = Sandbox::new();
+    let tk = linux_toolkit(&sb.root().join("cuda-12.4"), "12.4.1");
+    big_linux_release(&sb.home(), "9.1.0", 8);
+    big_linux_release(&sb.home(), "9.2.0", 8);
+    let t = tk.display().to_string();
+    sb.run(["use", "9.1.0", "--cuda-root", &t, "--mode", "copy"])
+        .ok();
+    let states = [snapshot(&tk.join("targets")), {
+        sb.run(["use", "9.2.0", "--cuda-root", &t, "--mode", "copy"])
+            .ok();
+        snapshot(&tk.join("targets"))
+    }];
+    // How long one switch takes (median of three), to spread the kills over it.
+    let mut times: Vec<u64> = ["9.1.0", "9.2.0", "9.1.0"]
+        .iter()
+        .map(|v| {
+            let start = Instant::now();
+            sb.run(["use", v, "--cuda-root", &t, "--mode", "copy"]).ok();
+            start.elapsed().as_micros() as u64
+        })
+        .collect();
+    times.sort();
+    let mut span = times[1].max(1000);
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ span);
+    let (mut killed, mut finished, mut undone, mut completed) = (0, 0, 0, 0);
+    for i in 0..50 {
+        let cur = snapshot(&tk.join("targets"));
+        let on = if cur == states[0] { 0 } else { 1 };
+        assert_eq!(cur, states[on], "round {i}: toolkit is one whole release");
+        let target = if on == 0 { "9.2.0" } else { "9.1.0" };
+        let mut child = sb
+            .command()
+            .args(["use", target, "--cuda-root", &t, "--mode", "copy"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_micros(rng.next() % span.max(1000)));
+        let _ = child.kill(); // SIGKILL
+        let status = child.wait().unwrap();
+        if status.success() {
+            finished += 1;
+            // The machine got faster than the calibration: aim earlier.
+            span = span * 9 / 10;
+        } else {
+            killed += 1;
+        }
+        let r = sb.run(["backups", "--json"]).ok();
+        let after = snapshot(&tk.join("targets"));
+        assert!(
+            after == states[0] || after == states[1],
+            "round {i}: after a kill the toolkit must hold one whole release\n{}",
+            r.describe()
+        );
+        if r.stderr().contains("recovered") {
+            if r.stderr().contains(": undone;") {
+                undone += 1;
+            } else {
+                assert!(r.stderr().contains(": completed;"), "{}", r.describe());
+                completed += 1;
+            }
+        }
+        // Nothing lost: the newest backup holds (or the store holds) what it records.
+        if let Some(b) = r.json().as_array().unwrap().last() {
+            backup_holdings(Path::new(b["dir"].as_str().unwrap()));
+        }
+    }
+    eprintln!(
+        "kill -9: {killed} killed ({undone} undone, {completed} completed by recovery), {finished} finished"
+    );
+    assert!(
+        killed >= 10,
+        "most rounds should be interrupted: killed {killed}, finished {finished}"
+    );
+    assert!(
+        undone + completed >= 5,
+        "kills must land inside the transaction: {undone} undone, {completed} completed"
+    );
+}
+
+#[test]
+fn eight_concurrent_uses_leave_one_complete_release_and_backups_tell_the_story() {
+    let sb = Sandbox::new();
+    let tk = linux_toolkit(&sb.root().join("cuda-12.4"), "12.4.1");
+    std::fs::create_dir_all(sb.home()).unwrap();
+    std::fs::write(sb.home().join("config.toml"), "keep_backups = 20\n").unwrap();
+    let versions: Vec<String> = (1..=8).map(|m| format!("9.{m}.0.1")).collect();
+    for v in &versions {
+        put_release(
+            &sb.home(),
+            &fixtures::redist_linux(v, "12"),
+            v,
+            "12",
+            Platform::LinuxX86_64,
+        );
+    }
+    let t = tk.display().to_string();
+    let children: Vec<_> = versions
+        .iter()
+        .map(|v| {
+            sb.command()
+                .args(["use", v, "--cuda-root", &t])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for c in children {
+        let out = c.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let cur = sb.run(["current", "--cuda-root", &t, "--json"]).ok().json();
+    let active = cur["toolkits"][0]["release"].as_str().unwrap().to_string();
+    assert_eq!(
+        cur["toolkits"][0]["drift"]["missing"]
+            .as_array()
+            .unwrap()
+            .len(),
+        0
+    );
+    assert_eq!(
+        cur["toolkits"][0]["drift"]["extra"]
+            .as_array()
+            .unwrap()
+            .len(),
+        0
+    );
+    // Exactly one complete release: the toolkit's cuDNN libraries are the
+    // release's, name for name and byte for byte.
+    let v = active.trim_end_matches("_cuda12");
+    let lib = resolved_cudnn(&tk.join("lib64"));
+    let release_lib = resolved_cudnn(&sb.home().join(format!("store/cuda-12/{v}/lib")));
+    assert_eq!(lib, release_lib);
+    let want =
+        cudnnm::hash::sha256_bytes(&fixtures::elf_bytes(&format!("libcudnn.so.9 {v}"), false));
+    assert_eq!(lib["libcudnn.so"], want.to_string());
+    assert_eq!(
+        std::fs::read_to_string(tk.join("include/cudnn_version.h")).unwrap(),
+        fixtures::version_header(v)
+    );
+    // The backups chain: each held what the one before it deployed.
+    let j = sb.run(["backups", "--json"]).ok().json();
+    let b = j.as_array().unwrap();
+    assert_eq!(b.len(), 8);
+    assert_eq!(b[0]["held"], "no cuDNN");
+    for w in b.windows(2) {
+        let deployed = w[0]["reason"]
+            .as_str()
+            .unwrap()
+            .trim_start_matches("before use ")
+            .to_string();
+        assert_eq!(w[1]["release"].as_str().unwrap(), deployed, "{j:#}");
+    }
+    let last = b[7]["reason"]
+        .as_str()
+        .unwrap()
+        .trim_start_matches("before use ");
+    assert_eq!(last, active);
+}
