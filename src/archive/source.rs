@@ -248,8 +248,12 @@ impl ZipSource {
                 .by_index(self.index[&it.src])
                 .map_err(|e| bad(&self.path, format!("'{}' is unreadable: {e}", it.src)))?;
             let target = dest.join(&it.dest);
-            let (size, sha) = write_stream(f, &target, &mut buf, progress)
-                .map_err(|e| stream_error(&self.path, &it.src, &target, e))?;
+            let written = if item_size(it) >= PIPELINE_MIN {
+                write_stream_pipelined(f, &target, progress)
+            } else {
+                write_stream(f, &target, &mut buf, progress)
+            };
+            let (size, sha) = written.map_err(|e| stream_error(&self.path, &it.src, &target, e))?;
             out.push(FileRecord {
                 path: it.dest.clone(),
                 size,
@@ -320,6 +324,85 @@ fn write_stream(
         progress.advance(k as u64);
     }
     Ok((n, h.finish()))
+}
+
+/// Members at least this large are inflated and hashed+written on two
+/// threads ([`write_stream_pipelined`]).
+const PIPELINE_MIN: u64 = 32 << 20;
+
+/// Buffers in flight between the two threads of a pipelined member.
+const PIPE_DEPTH: usize = 8;
+
+/// Like [`write_stream`], but reading (inflating) runs on this thread while
+/// hashing and writing run on another, so a large member costs the slower of
+/// the two instead of their sum — the one big library of a wheel otherwise
+/// bounds the whole import. At most `PIPE_DEPTH + 2` buffers exist.
+fn write_stream_pipelined(
+    mut r: impl Read,
+    target: &Path,
+    progress: &dyn Progress,
+) -> io::Result<(u64, Sha256Hex)> {
+    let out = File::options().write(true).create_new(true).open(target)?;
+    let (full_tx, full_rx) = std::sync::mpsc::sync_channel::<(Vec<u8>, usize)>(PIPE_DEPTH);
+    let (empty_tx, empty_rx) = std::sync::mpsc::channel::<Vec<u8>>();
+    std::thread::scope(|s| {
+        let writer = s.spawn(move || -> io::Result<(u64, Sha256Hex)> {
+            let mut out = out;
+            let mut h = Hasher::new();
+            let mut n = 0u64;
+            for (buf, k) in full_rx {
+                h.update(&buf[..k]);
+                out.write_all(&buf[..k])?;
+                n += k as u64;
+                progress.advance(k as u64);
+                let _ = empty_tx.send(buf);
+            }
+            Ok((n, h.finish()))
+        });
+        let read = (|| -> io::Result<()> {
+            let mut total = 0u64;
+            loop {
+                let mut buf = empty_rx.try_recv().unwrap_or_else(|_| vec![0u8; BUF]);
+                let k = read_full(&mut r, &mut buf)?;
+                if k == 0 {
+                    return Ok(());
+                }
+                total += k as u64;
+                if total > MAX_ENTRY_BYTES {
+                    return Err(io::Error::new(
+                        io::ErrorKind::InvalidData,
+                        "entry larger than any cuDNN file",
+                    ));
+                }
+                if full_tx.send((buf, k)).is_err() {
+                    return Ok(()); // the writer stopped; its error is the one to report
+                }
+            }
+        })();
+        drop(full_tx);
+        let written = writer
+            .join()
+            .unwrap_or_else(|_| Err(io::Error::other("the writing thread panicked")));
+        match (read, written) {
+            (_, Err(w)) => Err(w),
+            (Err(r), Ok(_)) => Err(r),
+            (Ok(()), Ok(v)) => Ok(v),
+        }
+    })
+}
+
+/// Reads until `buf` is full or the input ends; returns the bytes read.
+fn read_full(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match r.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
 }
 
 /// Classifies a failure while copying one entry: write-side errors (disk
