@@ -589,8 +589,9 @@ fn refuses_truncated_archives() {
 fn refuses_corrupt_zip_members() {
     let sb = Sandbox::new();
     let mut f = fixtures::windows_zip_8_1_0_77();
-    // A big compressible member so the flipped byte lands inside deflate data.
-    f.replace("cuda/bin/cudnn64_8.dll", &vec![b'A'; 200_000]);
+    // A big compressible member so the flipped byte lands inside deflate
+    // data; over 32 MiB, so it takes the two-thread (pipelined) path.
+    f.replace("cuda/bin/cudnn64_8.dll", &vec![b'A'; 40 << 20]);
     let zip = f.write(sb.root());
     let mut bytes = fs::read(&zip).unwrap();
     let start = find(&bytes, b"cuda/bin/cudnn64_8.dll").unwrap() + 40;
@@ -750,7 +751,8 @@ fn with_small_home(sb: &Sandbox, size: &str, ro: bool, archive: &Path) -> Run {
 fn full_disk_fails_cleanly() {
     let sb = Sandbox::new();
     let mut f = fixtures::windows_zip_8_1_0_77();
-    let big: Vec<u8> = (0..3_000_000u32)
+    // Incompressible and over 32 MiB: the two-thread (pipelined) writer hits the full disk.
+    let big: Vec<u8> = (0..(40u32 << 20))
         .map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8)
         .collect();
     f.replace("cuda/bin/cudnn_cnn_infer64_8.dll", &big);
@@ -803,7 +805,74 @@ fn real_jit_wheels_install_and_report_their_version() {
             r["source"]["sha256"].as_str().unwrap(),
             sha256_hex(&fs::read(&whl).unwrap())
         );
+        // Every library's SHA-256 in the receipt equals the one the wheel's own RECORD publishes.
+        let record = wheel_record(&whl);
+        let receipt: toml::Value = toml::from_str(
+            &fs::read_to_string(release_dir(&sb, "12", version).join("receipt.toml")).unwrap(),
+        )
+        .unwrap();
+        let mut checked = 0;
+        for f in receipt["file"].as_array().unwrap() {
+            let path = f["path"].as_str().unwrap();
+            if let Some(want) = record.get(&format!("nvidia/cudnn_jit/{path}")) {
+                assert_eq!(f["sha256"].as_str().unwrap(), want, "{path}");
+                checked += 1;
+            }
+        }
+        assert!(
+            checked >= 15,
+            "only {checked} files matched the wheel's RECORD"
+        );
     }
+}
+
+/// `path -> sha256 hex` from a wheel's `*.dist-info/RECORD` (`sha256=<base64url>`).
+fn wheel_record(whl: &Path) -> std::collections::HashMap<String, String> {
+    use std::io::Read;
+    let mut z = zip::ZipArchive::new(fs::File::open(whl).unwrap()).unwrap();
+    let name = z
+        .file_names()
+        .flatten()
+        .find(|n| n.ends_with(".dist-info/RECORD"))
+        .unwrap()
+        .into_owned();
+    let mut text = String::new();
+    z.by_name(&name).unwrap().read_to_string(&mut text).unwrap();
+    let mut out = std::collections::HashMap::new();
+    for line in text.lines() {
+        let mut parts = line.split(',');
+        let (Some(path), Some(hash)) = (parts.next(), parts.next()) else {
+            continue;
+        };
+        let Some(b64) = hash.strip_prefix("sha256=") else {
+            continue;
+        };
+        out.insert(path.to_string(), base64url_to_hex(b64));
+    }
+    out
+}
+
+fn base64url_to_hex(s: &str) -> String {
+    let val = |c: u8| {
+        (match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'-' => 62,
+            b'_' => 63,
+            _ => panic!("not base64url: {s}"),
+        }) as u32
+    };
+    let (mut bits, mut n, mut out) = (0u32, 0, String::new());
+    for c in s.bytes().filter(|&c| c != b'=') {
+        bits = (bits << 6) | val(c);
+        n += 6;
+        if n >= 8 {
+            n -= 8;
+            out.push_str(&format!("{:02x}", (bits >> n) & 0xff));
+        }
+    }
+    out
 }
 
 #[cfg(target_os = "linux")]
