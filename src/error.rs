@@ -39,6 +39,20 @@ pub enum Kind {
 }
 
 impl Kind {
+    /// A stable name for `--json` error output (`integrity`, `not-found`, …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Failure => "failure",
+            Kind::Usage => "usage",
+            Kind::NotFound => "not-found",
+            Kind::Integrity => "integrity",
+            Kind::Permission => "permission",
+            Kind::Network => "network",
+            Kind::Unhealthy => "unhealthy",
+            Kind::Conflict => "conflict",
+        }
+    }
+
     /// The process exit code for this kind (see README.md, "Exit codes").
     pub fn exit_code(self) -> u8 {
         match self {

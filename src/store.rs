@@ -195,10 +195,22 @@ impl Store {
     /// # Errors
     /// When the store folder exists but cannot be listed.
     pub fn releases(&self) -> Result<Vec<Release>> {
+        Ok(self.scan()?.0)
+    }
+
+    /// Every installed release, plus the folders that look like releases
+    /// (`cuda-<variant>/<version>`) but whose receipt is missing or
+    /// unreadable — `list` warns about them and `verify` fails on them,
+    /// so a damaged release never just disappears.
+    ///
+    /// # Errors
+    /// When the store folder exists but cannot be listed.
+    pub fn scan(&self) -> Result<(Vec<Release>, Vec<BrokenRelease>)> {
         let mut out = Vec::new();
+        let mut broken = Vec::new();
         let top = match fs::read_dir(&self.root) {
             Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(out),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((out, broken)),
             Err(e) => return Err(Error::io("list", &self.root, e)),
         };
         for cuda_dir in top.flatten() {
@@ -211,13 +223,30 @@ impl Store {
                 continue;
             };
             for rel in versions.flatten() {
-                if let Ok(Some(r)) = self.load(&rel.path()) {
-                    out.push(r);
+                let looks_like_release = rel
+                    .file_name()
+                    .to_str()
+                    .is_some_and(|n| n.parse::<Version>().is_ok());
+                match self.load(&rel.path()) {
+                    Ok(Some(r)) => out.push(r),
+                    Ok(None) if looks_like_release => broken.push(BrokenRelease {
+                        dir: rel.path(),
+                        error: Error::new(
+                            Kind::Integrity,
+                            format!("'{}' has no {RECEIPT_FILE}", rel.path().display()),
+                        ),
+                    }),
+                    Err(e) if looks_like_release => broken.push(BrokenRelease {
+                        dir: rel.path(),
+                        error: e,
+                    }),
+                    _ => {}
                 }
             }
         }
         out.sort_by(|a, b| a.version().cmp(b.version()).then(a.cuda().cmp(b.cuda())));
-        Ok(out)
+        broken.sort_by(|a, b| a.dir.cmp(&b.dir));
+        Ok((out, broken))
     }
 
     /// Loads the release in `dir`, `None` when it has no receipt.
@@ -412,6 +441,15 @@ impl Store {
         let _ = fs::remove_dir(parent); // the cuda-<v> folder, when now empty
         Ok(())
     }
+}
+
+/// A store folder that should hold a release but has no readable receipt.
+#[derive(Clone, Debug)]
+pub struct BrokenRelease {
+    /// The folder.
+    pub dir: PathBuf,
+    /// Why its receipt cannot be used.
+    pub error: Error,
 }
 
 /// A release being built in `store/.partial-*`; deleted on drop unless committed.

@@ -992,3 +992,176 @@ fn sha256_hex(bytes: &[u8]) -> String {
 fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
     hay.windows(needle.len()).position(|w| w == needle)
 }
+
+// ------------------------------------------------------------ found by a first-time user
+
+#[test]
+fn a_renamed_wheel_is_judged_by_its_metadata() {
+    let sb = Sandbox::new();
+    let mut f = fixtures::wheel("nvidia_cudnn_jit_cu12", "9.12.0.46", false);
+    f.name = "cudnn-11.2-windows-x64-v8.1.0.77.zip".into();
+    refused(
+        &sb,
+        &f.write(sb.root()),
+        &[],
+        4,
+        &["name says cuDNN 8.1.0.77", "METADATA says 9.12.0.46"],
+    );
+    f.name = "nvidia_cudnn_jit_cu11-9.12.0.46-py3-none-manylinux_2_27_x86_64.whl".into();
+    let whl = f.write(sb.root());
+    refused(
+        &sb,
+        &whl,
+        &[],
+        4,
+        &["name says CUDA 11", "METADATA says 12"],
+    );
+    install(&sb, &whl, &["--force"])
+        .ok()
+        .stderr_has(&["warning:", "imported for CUDA 12"]);
+    assert_eq!(list(&sb)[0]["id"], "9.12.0.46_cuda12");
+}
+
+#[cfg(unix)]
+#[test]
+fn site_packages_folders_use_the_wheels_dist_info() {
+    let sb = Sandbox::new();
+    let site = fixtures::wheel("nvidia_cudnn_jit_cu12", "9.27.0.42", false).write_dir(sb.root());
+    // Another package's dist-info beside it must not be taken for cuDNN's.
+    fs::create_dir_all(site.join("torch-2.5.0.dist-info")).unwrap();
+    fs::write(
+        site.join("torch-2.5.0.dist-info/METADATA"),
+        "Name: torch\nVersion: 2.5.0\n",
+    )
+    .unwrap();
+    install(&sb, &site.join("nvidia/cudnn_jit"), &[])
+        .ok()
+        .stderr_has(&["cuDNN 9.27.0.42 for CUDA 12"]);
+    install(&sb, &site, &[])
+        .ok()
+        .stderr_has(&["already installed"]);
+    assert_eq!(list(&sb)[0]["id"], "9.27.0.42_cuda12");
+}
+
+#[test]
+fn force_reinstall_of_a_deployed_release_is_refused() {
+    let sb = Sandbox::new();
+    let zip = fixtures::windows_zip_8_1_0_77().write(sb.root());
+    install(&sb, &zip, &[]).ok();
+    fs::write(
+        sb.home().join("deployments.toml"),
+        "[[deployment]]\ntoolkit = '/opt/cuda-11.2'\nrelease = '8.1.0.77_cuda11.2'\nmode = 'symlink'\ndeployed_at = '2026-01-01T00:00:00Z'\n",
+    )
+    .unwrap();
+    let receipt = release_dir(&sb, "11.2", "8.1.0.77").join("receipt.toml");
+    let before = fs::read(&receipt).unwrap();
+    install(&sb, &zip, &["--force"])
+        .code_is(8)
+        .stderr_has(&["deployed in /opt/cuda-11.2", "help:"]);
+    assert_eq!(
+        fs::read(&receipt).unwrap(),
+        before,
+        "the deployed release is untouched"
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn refuses_link_loops() {
+    let sb = Sandbox::new();
+    let mut f = fixtures::linux_tgz("10.2", "7.6.5.32");
+    f.symlink("cuda/lib64/libcudnn_a.so", "libcudnn_b.so");
+    f.symlink("cuda/lib64/libcudnn_b.so", "libcudnn_a.so");
+    refused(
+        &sb,
+        &f.write_tgz(sb.root()),
+        &[],
+        4,
+        &["loops or never reaches a file"],
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn a_repeated_tar_entry_takes_the_later_one() {
+    let sb = Sandbox::new();
+    let mut f = fixtures::linux_tgz("10.2", "7.6.5.32");
+    f.file("cuda/NVIDIA_SLA_cuDNN_Support.txt", "second copy wins");
+    install(&sb, &f.write_tgz(sb.root()), &[]).ok();
+    let lic = release_dir(&sb, "10.2", "7.6.5.32").join("NVIDIA_SLA_cuDNN_Support.txt");
+    assert_eq!(fs::read_to_string(lic).unwrap(), "second copy wins");
+}
+
+#[test]
+fn refuses_a_tar_that_expands_like_a_bomb() {
+    let sb = Sandbox::new();
+    let mut f = fixtures::linux_tgz("10.2", "7.6.5.32");
+    f.file("cuda/lib64/libcudnn_huge.a", vec![0u8; 100 << 20]);
+    refused(
+        &sb,
+        &f.write_tgz(sb.root()),
+        &[],
+        4,
+        &["expands to more than 200 times"],
+    );
+}
+
+#[test]
+fn pip_options_are_not_requirements() {
+    let sb = Sandbox::new();
+    sb.run(["install", "pip:-r/etc/passwd"])
+        .code_is(2)
+        .stderr_has(&["does not name a package"]);
+}
+
+#[test]
+fn a_damaged_receipt_is_reported_not_hidden() {
+    let sb = Sandbox::new();
+    install(&sb, &fixtures::windows_zip_8_1_0_77().write(sb.root()), &[]).ok();
+    install(&sb, &fixtures::windows_zip_7_1_3().write(sb.root()), &[]).ok();
+    fs::write(
+        release_dir(&sb, "11.2", "8.1.0.77").join("receipt.toml"),
+        "garbage = [",
+    )
+    .unwrap();
+    let r = sb
+        .run(["list", "--json"])
+        .ok()
+        .stderr_has(&["warning:", "8.1.0.77", "receipt"]);
+    assert_eq!(
+        r.json().as_array().unwrap().len(),
+        1,
+        "the readable release is still listed"
+    );
+    let v = sb.run(["verify", "--no-load"]).code_is(7);
+    assert!(v.stdout().contains("8.1.0.77"), "{}", v.describe());
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn stdout_write_failures_are_errors_and_json_errors_are_json() {
+    let sb = Sandbox::new();
+    install(&sb, &fixtures::windows_zip_7_1_3().write(sb.root()), &[]).ok();
+    let out = sb
+        .command()
+        .arg("list")
+        .stdout(fs::File::create("/dev/full").unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("could not write to standard output"));
+    let r = sb.run(["--json", "uninstall", "6"]).code_is(3);
+    let j = r.json();
+    assert_eq!(
+        (
+            j["error"]["kind"].as_str(),
+            j["error"]["exit_code"].as_i64()
+        ),
+        (Some("not-found"), Some(3))
+    );
+}

@@ -126,6 +126,13 @@ pub enum PlanError {
         /// Its target.
         target: String,
     },
+    /// A link whose chain loops or never reaches a file of the release.
+    LinkChainBroken {
+        /// The link entry.
+        path: String,
+        /// Its target.
+        target: String,
+    },
     /// A hard link to something that is not an earlier file of the release.
     HardlinkOutside {
         /// The link entry.
@@ -243,10 +250,13 @@ pub fn plan(entries: &[Entry], opts: &PlanOptions) -> Result<Plan, PlanError> {
                 .map(str::to_string)
         }
     };
+    // A cuDNN wheel's own METADATA (a site-packages folder holds many dist-infos).
     let metadata = entries
         .iter()
         .find(|e| {
-            e.path.ends_with(".dist-info/METADATA") && !e.path[..e.path.len() - 9].contains('/')
+            e.path.ends_with(".dist-info/METADATA")
+                && !e.path[..e.path.len() - 9].contains('/')
+                && e.path.to_ascii_lowercase().starts_with("nvidia_cudnn")
         })
         .map(|e| e.path.clone());
     let wheel = metadata.is_some() && root.starts_with("nvidia/");
@@ -286,6 +296,13 @@ pub fn plan(entries: &[Entry], opts: &PlanOptions) -> Result<Plan, PlanError> {
                     target: target.clone(),
                 };
                 let resolved = entry::resolve_link(&e.path, target).ok_or_else(outside)?;
+                // The chain must end at a file of the release: no loops, no dangling links.
+                if !chain_ends_at_file(&resolved, &kinds, &dest_of) {
+                    return Err(PlanError::LinkChainBroken {
+                        path: e.path.clone(),
+                        target: target.clone(),
+                    });
+                }
                 match (dest_of.get(&resolved), kinds.get(resolved.as_str())) {
                     (
                         Some(tdest),
@@ -361,6 +378,30 @@ pub fn plan(entries: &[Entry], opts: &PlanOptions) -> Result<Plan, PlanError> {
         metadata,
         installer_cuda,
     })
+}
+
+/// Follows links from `path` (at most 40 hops) and says whether the chain
+/// ends at a regular file (or hard link) that the release keeps.
+fn chain_ends_at_file(
+    path: &str,
+    kinds: &BTreeMap<&str, &EntryKind>,
+    dest_of: &BTreeMap<String, String>,
+) -> bool {
+    let mut p = path.to_string();
+    for _ in 0..40 {
+        if !dest_of.contains_key(&p) {
+            return false;
+        }
+        match kinds.get(p.as_str()) {
+            Some(EntryKind::File { .. } | EntryKind::Hardlink(_)) => return true,
+            Some(EntryKind::Symlink(t)) => match entry::resolve_link(&p, t) {
+                Some(next) => p = next,
+                None => return false,
+            },
+            _ => return false,
+        }
+    }
+    false
 }
 
 fn parent(p: &str) -> &str {
@@ -646,6 +687,22 @@ mod tests {
             plan(&e, &PlanOptions::default()),
             Err(PlanError::HardlinkOutside { .. })
         ));
+        let mut e = files(&["cuda/include/cudnn.h", "cuda/lib64/libcudnn.so.8.1.0"]);
+        e.push(Entry {
+            path: "cuda/lib64/libcudnn_a.so".into(),
+            kind: EntryKind::Symlink("libcudnn_b.so".into()),
+        });
+        e.push(Entry {
+            path: "cuda/lib64/libcudnn_b.so".into(),
+            kind: EntryKind::Symlink("libcudnn_a.so".into()),
+        });
+        assert!(
+            matches!(
+                plan(&e, &PlanOptions::default()),
+                Err(PlanError::LinkChainBroken { .. })
+            ),
+            "a link loop never reaches a file"
+        );
         let e = files(&[
             "x/include/cudnn.h",
             "x/lib/cudnn.lib",

@@ -37,6 +37,9 @@ pub struct ImportRequest {
     pub url: Option<String>,
     /// `--force`: reinstall, and accept a name/header version disagreement.
     pub force: bool,
+    /// Releases deployed in toolkits (release id → toolkit roots), from
+    /// `deployments.toml`: reinstalling one would change files under them.
+    pub deployed: std::collections::BTreeMap<String, Vec<String>>,
 }
 
 /// What an import did, and anything the user should be warned about.
@@ -117,7 +120,7 @@ fn import_zip(
 ) -> Result<Imported> {
     let path = &req.source;
     let zip = source::ZipSource::open(path)?;
-    let plan = plan_or_explain(path, zip.entries(), opts, |p| zip.read_text(p))?;
+    let plan = plan_or_explain(path, zip.entries(), opts, false, |p| zip.read_text(p))?;
     let header_text = first_version_header(path, &plan, |p| zip.read_text(p))?;
     let metadata = match &plan.metadata {
         Some(m) => Some(zip.read_text(m)?),
@@ -169,7 +172,7 @@ fn import_tar(
     let tar = source::read_tar(path, format, &raw, progress)?;
     check_sha(path, req, &tar.sha256)?;
     let read = |p: &str| source::read_text_file(&raw.join(p));
-    let plan = plan_or_explain(path, &tar.entries, opts, read)?;
+    let plan = plan_or_explain(path, &tar.entries, opts, false, read)?;
     let header_text = first_version_header(path, &plan, read)?;
     let id = identify(
         path,
@@ -219,11 +222,12 @@ fn import_dir(
     }
     let entries = source::list_dir(root)?;
     let read = |p: &str| source::read_text_file(&root.join(p));
-    let plan = plan_or_explain(root, &entries, opts, read)?;
+    let plan = plan_or_explain(root, &entries, opts, true, read)?;
     let header_text = first_version_header(root, &plan, read)?;
     let metadata = match &plan.metadata {
         Some(m) => Some(read(m)?),
-        None => None,
+        // `site-packages/nvidia/cudnn`: the wheel's METADATA sits beside `nvidia/`.
+        None => sibling_wheel_metadata(root),
     };
     // A folder's own name may say little (`v9.7`, `cuda`); its release root's name may say more.
     let root_name = plan.root.rsplit('/').next().unwrap_or("");
@@ -318,8 +322,14 @@ fn plan_or_explain(
     path: &Path,
     entries: &[entry::Entry],
     opts: &PlanOptions,
+    folder: bool,
     read: impl Fn(&str) -> Result<String>,
 ) -> Result<Plan> {
+    let hostile = if folder {
+        "copy the real files into the folder (links must stay inside it), or import the archive it came from"
+    } else {
+        "this archive is malformed or hostile; download it again from NVIDIA"
+    };
     layout::plan(entries, opts).map_err(|e| match e {
         PlanError::NoHeader => source::bad(path, "holds no cuDNN header (cudnn.h or cudnn_version.h), so it is not a cuDNN archive")
             .hint("give the cuDNN archive itself (e.g. cudnn-11.2-windows-x64-v8.1.0.77.zip), not another package"),
@@ -337,9 +347,11 @@ fn plan_or_explain(
         )
         .hint("pass one of those to --cuda"),
         PlanError::LinkOutside { path: p, target } => source::bad(path, format!("link '{p}' -> '{target}' points outside the release"))
-            .hint("this archive is malformed or hostile; download it again from NVIDIA"),
+            .hint(hostile),
+        PlanError::LinkChainBroken { path: p, target } => source::bad(path, format!("link '{p}' -> '{target}' loops or never reaches a file of the release"))
+            .hint(hostile),
         PlanError::HardlinkOutside { path: p, target } => source::bad(path, format!("hard link '{p}' -> '{target}' points outside the release"))
-            .hint("this archive is malformed or hostile; download it again from NVIDIA"),
+            .hint(hostile),
         PlanError::Collision(a, b, dest) => source::bad(path, format!("'{a}' and '{b}' would both become '{dest}'"))
             .hint("the archive mixes two layouts; import the folder holding one complete set"),
     })
@@ -454,7 +466,39 @@ fn identify(
     }
     let mut warnings = Vec::new();
     let info = name::parse(name);
-    let named = metadata.and_then(metadata_version).or(info.version.clone());
+    // A wheel's METADATA says what it is; its file name can be anything.
+    let meta = metadata.map(wheel_metadata);
+    if let Some(m) = &meta {
+        let disagree = |what: &str, named: String, meta: String| {
+            source::bad(path, format!("its name says {what} {named} but its wheel METADATA says {meta}"))
+                .hint("the file was renamed or mixed up; use the wheel as pip downloaded it (`--force` trusts the METADATA)")
+        };
+        if let (Some(n), Some(v)) = (&info.version, &m.version)
+            && !(n.is_prefix_of(v) || v.is_prefix_of(n))
+        {
+            if !req.force {
+                return Err(disagree("cuDNN", n.to_string(), v.to_string()));
+            }
+            warnings.push(format!(
+                "its name says cuDNN {n} but its METADATA says {v}; imported as {v} (--force)"
+            ));
+        }
+        if let (Some(n), Some(c)) = (&info.cuda, &m.cuda)
+            && !(n.major() == c.major()
+                && (n.minor().is_none() || c.minor().is_none() || n.minor() == c.minor()))
+        {
+            if !req.force {
+                return Err(disagree("CUDA", n.to_string(), c.to_string()));
+            }
+            warnings.push(format!(
+                "its name says CUDA {n} but its METADATA says {c}; imported for CUDA {c} (--force)"
+            ));
+        }
+    }
+    let named = match &meta {
+        Some(m) => m.version.clone().or(info.version.clone()),
+        None => info.version.clone(),
+    };
     let version = match named {
         None => hv.clone(),
         Some(n) if n.is_prefix_of(hv) => hv.clone(),
@@ -475,19 +519,23 @@ fn identify(
             )));
         }
     };
-    let named_cuda = info.cuda.or_else(|| {
-        plan.installer_cuda
-            .as_deref()
-            .and_then(CudaVariant::from_name_part)
-            .map(|c| {
-                // NVIDIA's installer folders are per CUDA major from 11 on (`12.8` serves all of 12.x).
-                if c.major() >= 11 {
-                    CudaVariant::new(c.major(), None)
-                } else {
-                    c
-                }
-            })
-    });
+    let named_cuda = meta
+        .as_ref()
+        .and_then(|m| m.cuda)
+        .or(info.cuda)
+        .or_else(|| {
+            plan.installer_cuda
+                .as_deref()
+                .and_then(CudaVariant::from_name_part)
+                .map(|c| {
+                    // NVIDIA's installer folders are per CUDA major from 11 on (`12.8` serves all of 12.x).
+                    if c.major() >= 11 {
+                        CudaVariant::new(c.major(), None)
+                    } else {
+                        c
+                    }
+                })
+        });
     let cuda = match (req.cuda, named_cuda) {
         (Some(given), Some(named)) => {
             let agrees = given.major() == named.major()
@@ -537,11 +585,53 @@ fn identify(
     })
 }
 
-/// `Version:` from a wheel's METADATA.
-fn metadata_version(text: &str) -> Option<Version> {
-    text.lines()
-        .find_map(|l| l.strip_prefix("Version:"))
-        .and_then(|v| v.trim().parse().ok())
+/// What a wheel's METADATA says: `Version:` and the CUDA of `Name:`
+/// (`nvidia-cudnn-cu12`, `nvidia-cudnn-jit-cu12` → 12).
+struct WheelMetadata {
+    version: Option<Version>,
+    cuda: Option<CudaVariant>,
+}
+
+fn wheel_metadata(text: &str) -> WheelMetadata {
+    let field = |key: &str| {
+        text.lines()
+            .take_while(|l| !l.trim().is_empty())
+            .find_map(|l| l.strip_prefix(key))
+            .map(|v| v.trim().to_string())
+    };
+    WheelMetadata {
+        version: field("Version:").and_then(|v| v.parse().ok()),
+        cuda: field("Name:").and_then(|n| {
+            let n = n.to_ascii_lowercase().replace('_', "-");
+            n.rsplit('-').next().and_then(CudaVariant::from_name_part)
+        }),
+    }
+}
+
+/// The METADATA of the cuDNN wheel a `site-packages/nvidia/cudnn[_jit]`
+/// folder came from: `site-packages/nvidia_cudnn[_jit]_cuNN-*.dist-info/METADATA`.
+fn sibling_wheel_metadata(root: &Path) -> Option<String> {
+    let leaf = root.file_name()?.to_str()?.to_ascii_lowercase();
+    let nvidia = root.parent()?;
+    if !nvidia.file_name()?.eq_ignore_ascii_case("nvidia") {
+        return None;
+    }
+    let prefix = format!("nvidia_{leaf}_cu");
+    let found: Vec<PathBuf> = std::fs::read_dir(nvidia.parent()?)
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
+                let n = n.to_ascii_lowercase();
+                n.starts_with(&prefix) && n.ends_with(".dist-info")
+            })
+        })
+        .collect();
+    match found.as_slice() {
+        [one] => source::read_text_file(&one.join("METADATA")).ok(),
+        _ => None,
+    }
 }
 
 /// The cuDNN version a library file name carries: `libcudnn.so.8.1.0` → 8.1.0,
@@ -594,7 +684,8 @@ fn detect_platform(dir: &Path, plan: &Plan, guess: Platform) -> Result<Platform>
                         "'{}' is built for ELF machine {other}, which cuDNN does not ship for",
                         it.dest
                     ),
-                ));
+                )
+                .hint("the library is damaged or not a cuDNN build; download the archive again and check its SHA-256"));
             }
         });
     }
@@ -645,6 +736,21 @@ fn already_installed(
         return Ok(None);
     };
     if req.force {
+        if let Some(toolkits) = req.deployed.get(&existing.id()).filter(|t| !t.is_empty()) {
+            return Err(Error::new(
+                Kind::Conflict,
+                format!(
+                    "cuDNN {} is deployed in {}; reinstalling it would change the files deployed there",
+                    existing.id(),
+                    toolkits.join(", ")
+                ),
+            )
+            .hint(format!(
+                "switch that toolkit away first (`cudnnm rollback` or `cudnnm use OTHER --cuda-root '{}'`), reinstall, then `cudnnm use {}` again",
+                toolkits[0],
+                existing.id()
+            )));
+        }
         return Ok(None);
     }
     if existing.platform() != id.platform {
@@ -684,6 +790,18 @@ mod tests {
 
     #[test]
     fn metadata_versions() {
+        let metadata_version = |t: &str| wheel_metadata(t).version;
+        let m = wheel_metadata(
+            "Metadata-Version: 2.4\nName: nvidia-cudnn-jit-cu12\nVersion: 9.12.0.46\n\nName: not-a-header\n",
+        );
+        assert_eq!(m.cuda.unwrap().to_string(), "12");
+        assert_eq!(
+            wheel_metadata("Name: nvidia_cudnn_cu11\n")
+                .cuda
+                .unwrap()
+                .to_string(),
+            "11"
+        );
         assert_eq!(
             metadata_version("Name: x\nVersion: 9.12.0.46\n")
                 .unwrap()

@@ -485,9 +485,11 @@ pub fn read_tar(
     let file = File::open(path).with_path("open", path)?;
     let total = file.metadata().map(|m| m.len()).ok();
     progress.start("unpacking", total);
+    let compressed = std::cell::Cell::new(0u64);
     let counted = hash::HashingReader::new(ProgressReader {
         inner: file,
         progress,
+        read: &compressed,
     });
     let mut input = BufReader::with_capacity(BUF, counted);
     let decoded: Box<dyn Read + '_> = match format {
@@ -509,6 +511,7 @@ pub fn read_tar(
     let mut entries = Vec::new();
     let mut hashes = HashMap::new();
     let mut buf = vec![0u8; BUF];
+    let mut expanded = 0u64;
     let corrupt = |e: &dyn std::fmt::Display| {
         bad(path, format!("is truncated or corrupt ({e})"))
             .hint("the download may be incomplete; fetch it again and compare its SHA-256")
@@ -529,10 +532,23 @@ pub fn read_tar(
                         format!("entry '{raw_name}' claims {size} bytes, more than any cuDNN file"),
                     ));
                 }
+                // Real cuDNN tarballs expand about 2.5×; a bomb expands thousands of times.
+                expanded += size;
+                if expanded > (64 << 20) && expanded > MAX_EXPANSION * compressed.get().max(1) {
+                    return Err(bad(
+                        path,
+                        format!(
+                            "expands to more than {MAX_EXPANSION} times its size ({expanded} bytes from {} read), unlike any cuDNN archive",
+                            compressed.get()
+                        ),
+                    )
+                    .hint("this archive is malformed or hostile; download it again from NVIDIA"));
+                }
                 let target = raw.join(&name);
                 if let Some(p) = target.parent() {
                     fs::create_dir_all(p).with_path("create", p)?;
                 }
+                forget_earlier(&mut entries, &mut hashes, &name, &target);
                 let (n, sha) = write_stream(&mut item, &target, &mut buf, &NoAdvance)
                     .map_err(|e| stream_error(path, &raw_name, &target, e))?;
                 if n != size {
@@ -549,6 +565,7 @@ pub fn read_tar(
                     .link_name_bytes()
                     .map(|b| String::from_utf8_lossy(&b).into_owned())
                     .ok_or_else(|| corrupt(&format!("link '{raw_name}' has no target")))?;
+                forget_earlier(&mut entries, &mut hashes, &name, &raw.join(&name));
                 if ty == tar::EntryType::Symlink {
                     EntryKind::Symlink(t)
                 } else {
@@ -574,6 +591,24 @@ pub fn read_tar(
         size,
         sha256: sha,
     })
+}
+
+/// Largest decompressed/compressed ratio accepted for a tar stream.
+const MAX_EXPANSION: u64 = 200;
+
+/// A tar may hold the same path twice; as with `tar -x`, the later entry
+/// wins, so the earlier one is forgotten (and its file removed from `raw`).
+fn forget_earlier(
+    entries: &mut Vec<Entry>,
+    hashes: &mut HashMap<String, (u64, Sha256Hex)>,
+    name: &str,
+    target: &Path,
+) {
+    if let Some(i) = entries.iter().position(|e| e.path == name) {
+        entries.remove(i);
+        hashes.remove(name);
+        let _ = fs::remove_file(target);
+    }
 }
 
 /// What [`read_tar`] found.
@@ -630,11 +665,13 @@ pub fn apply_tar_plan(
 struct ProgressReader<'a, R> {
     inner: R,
     progress: &'a dyn Progress,
+    read: &'a std::cell::Cell<u64>,
 }
 
 impl<R: Read> Read for ProgressReader<'_, R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let n = self.inner.read(buf)?;
+        self.read.set(self.read.get() + n as u64);
         self.progress.advance(n as u64);
         Ok(n)
     }

@@ -47,6 +47,21 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
         force: args.force,
         ..Default::default()
     };
+    let local = args.what.starts_with("pip:")
+        || std::fs::symlink_metadata(ctx.env.cwd().join(&args.what)).is_ok();
+    if local {
+        for (given, flag) in [
+            (args.platform.is_some(), "--platform"),
+            (args.allow_unverified, "--allow-unverified"),
+        ] {
+            if given {
+                ctx.warn(format!(
+                    "{flag} applies to catalog installs; ignored for '{}'",
+                    args.what
+                ));
+            }
+        }
+    }
     if let Some(requirement) = args.what.strip_prefix("pip:") {
         return install_pip(ctx, requirement.trim(), base);
     }
@@ -109,6 +124,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
             expected_sha256: Some(fetched.sha256),
             url: Some(fetched.url),
             force: args.force,
+            ..Default::default()
         },
     )
 }
@@ -121,9 +137,15 @@ fn looks_like_path(s: &str) -> bool {
             .any(|e| s.ends_with(e))
 }
 
-fn import_and_report(ctx: &Ctx, req: ImportRequest) -> Result<u8> {
+fn import_and_report(ctx: &Ctx, mut req: ImportRequest) -> Result<u8> {
     let _lock = ctx.lock()?;
     let store = Store::new(&ctx.home);
+    for d in crate::deploy::Deployments::load(&ctx.home)?.entries {
+        req.deployed
+            .entry(d.release)
+            .or_default()
+            .push(d.toolkit.display().to_string());
+    }
     let progress = ctx.progress();
     let imported = archive::import(&store, &req, &*progress)?;
     for w in &imported.warnings {
@@ -165,9 +187,9 @@ fn import_and_report(ctx: &Ctx, req: ImportRequest) -> Result<u8> {
 /// certificates apply) and imports it. `--only-binary=:all:` keeps pip from
 /// building (and running) a source package.
 fn install_pip(ctx: &Ctx, requirement: &str, base: ImportRequest) -> Result<u8> {
-    if requirement.is_empty() {
-        return Err(Error::new(Kind::Usage, "pip: needs a requirement")
-            .hint("e.g. `cudnnm install pip:nvidia-cudnn-cu12==9.1.0.70`"));
+    if requirement.is_empty() || requirement.starts_with('-') {
+        return Err(Error::new(Kind::Usage, format!("'pip:{requirement}' does not name a package"))
+            .hint("give one requirement, e.g. `cudnnm install pip:nvidia-cudnn-cu12==9.1.0.70` (pip options are not passed through)"));
     }
     let python = ctx.env.var(env::CUDNNM_PYTHON).unwrap_or_else(|| {
         if cfg!(windows) {

@@ -71,8 +71,15 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     }
     let want: Option<CudaVariant> = args.cuda.as_deref().map(str::parse).transpose()?;
     let store = Store::new(&ctx.home);
-    let releases: Vec<Release> = store
-        .releases()?
+    let (all, broken) = store.scan()?;
+    for b in &broken {
+        ctx.warn(format!(
+            "{} — reinstall it with `cudnnm install --force ARCHIVE`, or delete '{}'",
+            b.error,
+            b.dir.display()
+        ));
+    }
+    let releases: Vec<Release> = all
         .into_iter()
         .filter(|r| {
             want.is_none_or(|w| {

@@ -105,6 +105,8 @@ pub struct Ctx {
     /// The process environment at start-up.
     pub env: Env,
     stderr_tty: bool,
+    /// The first failed write to stdout (other than a closed pipe).
+    out_failed: std::cell::RefCell<Option<std::io::Error>>,
 }
 
 impl Ctx {
@@ -122,7 +124,11 @@ impl Ctx {
 
     /// Data on stdout. A closed pipe (`cudnnm list | head`) is not an error.
     pub fn out(&self, text: impl std::fmt::Display) {
-        let _ = writeln!(std::io::stdout().lock(), "{text}");
+        if let Err(e) = writeln!(std::io::stdout().lock(), "{text}")
+            && e.kind() != std::io::ErrorKind::BrokenPipe
+        {
+            self.out_failed.borrow_mut().get_or_insert(e);
+        }
     }
 
     /// `value` as pretty JSON on stdout.
@@ -170,10 +176,22 @@ pub fn run(args: Vec<OsString>) -> ExitCode {
         }
     };
     let env = Env::from_process();
+    let json = cli.json;
     match dispatch(cli, env) {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
             print_error(&e);
+            if json {
+                // Machines reading stdout get the error too, as one JSON object.
+                let v = serde_json::json!({ "error": {
+                    "kind": e.kind().as_str(),
+                    "exit_code": e.kind().exit_code(),
+                    "message": e.message(),
+                    "causes": e.causes(),
+                    "hint": e.hint_text(),
+                }});
+                let _ = writeln!(std::io::stdout().lock(), "{v:#}");
+            }
             ExitCode::from(e.kind().exit_code())
         }
     }
@@ -187,24 +205,35 @@ fn dispatch(cli: Cli, env: Env) -> Result<u8> {
         quiet: cli.quiet,
         env,
         stderr_tty: std::io::stderr().is_terminal(),
+        out_failed: Default::default(),
     };
-    match cli.command {
-        Command::Install(a) => install::run(&ctx, a),
-        Command::Uninstall(a) => uninstall::run(&ctx, a),
-        Command::List(a) => list::run(&ctx, a),
-        Command::Use(a) => use_::run(&ctx, a),
-        Command::Current(a) => current::run(&ctx, a),
-        Command::Rollback(a) => rollback::run(&ctx, a),
-        Command::Backups(a) => backups::run(&ctx, a),
-        Command::Pin(a) => pin::run(&ctx, a),
-        Command::Default(a) => default::run(&ctx, a),
-        Command::Exec(a) => exec::run(&ctx, a),
-        Command::Env(a) => env::run(&ctx, a),
-        Command::Toolkits(a) => toolkits::run(&ctx, a),
-        Command::Doctor(a) => doctor::run(&ctx, a),
-        Command::Verify(a) => verify::run(&ctx, a),
-        Command::Manifest(a) => manifest::run(&ctx, a),
-        Command::Completions(a) => completions::run(&ctx, a),
+    let code = run_command(&ctx, cli.command)?;
+    match ctx.out_failed.into_inner() {
+        Some(e) => Err(Error::msg("could not write to standard output")
+            .cause(e)
+            .hint("check the file or disk that stdout is redirected to")),
+        None => Ok(code),
+    }
+}
+
+fn run_command(ctx: &Ctx, command: Command) -> Result<u8> {
+    match command {
+        Command::Install(a) => install::run(ctx, a),
+        Command::Uninstall(a) => uninstall::run(ctx, a),
+        Command::List(a) => list::run(ctx, a),
+        Command::Use(a) => use_::run(ctx, a),
+        Command::Current(a) => current::run(ctx, a),
+        Command::Rollback(a) => rollback::run(ctx, a),
+        Command::Backups(a) => backups::run(ctx, a),
+        Command::Pin(a) => pin::run(ctx, a),
+        Command::Default(a) => default::run(ctx, a),
+        Command::Exec(a) => exec::run(ctx, a),
+        Command::Env(a) => env::run(ctx, a),
+        Command::Toolkits(a) => toolkits::run(ctx, a),
+        Command::Doctor(a) => doctor::run(ctx, a),
+        Command::Verify(a) => verify::run(ctx, a),
+        Command::Manifest(a) => manifest::run(ctx, a),
+        Command::Completions(a) => completions::run(ctx, a),
         Command::ProbeLibrary { path } => {
             let v = crate::libcudnn::query_version(&path)?;
             ctx.out(format!("{} {}", v.cudnn, v.cudart));

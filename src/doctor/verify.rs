@@ -83,9 +83,22 @@ pub struct LibraryCheck {
 /// # Errors
 /// When the store or `deployments.toml` cannot be read at all.
 pub fn verify(home: &Home, query: Option<Querier>) -> Result<VerifyReport> {
-    let releases = Store::new(home).releases()?;
+    let (releases, broken) = Store::new(home).scan()?;
     let deployments = Deployments::load(home)?;
-    let rel: Vec<Check> = releases.iter().map(check_release).collect();
+    let mut rel: Vec<Check> = releases.iter().map(check_release).collect();
+    // A release folder whose receipt is gone or unreadable cannot be verified: that is a failure.
+    rel.extend(broken.iter().map(|b| {
+        Check {
+            release: b
+                .dir
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            path: b.dir.display().to_string(),
+            error: Some(b.error.to_string()),
+            ..Default::default()
+        }
+    }));
     let dep: Vec<Check> = deployments
         .entries
         .iter()
