@@ -297,7 +297,9 @@ pub fn plan(entries: &[Entry], opts: &PlanOptions) -> Result<Plan, PlanError> {
                 };
                 let resolved = entry::resolve_link(&e.path, target).ok_or_else(outside)?;
                 // The chain must end at a file of the release: no loops, no dangling links.
-                if !chain_ends_at_file(&resolved, &kinds, &dest_of) {
+                if dest_of.contains_key(&resolved)
+                    && !chain_ends_at_file(&resolved, &kinds, &dest_of)
+                {
                     return Err(PlanError::LinkChainBroken {
                         path: e.path.clone(),
                         target: target.clone(),
