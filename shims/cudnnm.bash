@@ -11,12 +11,18 @@ __cudnnm_hook() {
   fi
   return $__cudnnm_status
 }
-if [[ ";${PROMPT_COMMAND[*]-};" != *";__cudnnm_hook;"* ]]; then
+# Install once, whether PROMPT_COMMAND is a string or (bash 5.1+) an array.
+__cudnnm_seen=0
+for __cudnnm_c in "${PROMPT_COMMAND[@]-}"; do
+  [[ "$__cudnnm_c" == *__cudnnm_hook* ]] && __cudnnm_seen=1
+done
+if (( ! __cudnnm_seen )); then
   if [[ "$(declare -p PROMPT_COMMAND 2>/dev/null)" == "declare -a"* ]]; then
     PROMPT_COMMAND=(__cudnnm_hook "${PROMPT_COMMAND[@]}")
   else
     PROMPT_COMMAND="__cudnnm_hook${PROMPT_COMMAND:+;$PROMPT_COMMAND}"
   fi
 fi
+unset __cudnnm_seen __cudnnm_c
 # The lines above this hook already applied the release for this folder.
 __cudnnm_last="$PWD|${CUDNNM_VERSION-}"

@@ -423,3 +423,49 @@ fn cmd_rendering_sets_exact_values_in_wine_cmd() {
         String::from_utf8_lossy(&run.stderr)
     );
 }
+
+#[test]
+fn bash_hook_installs_once_even_with_an_array_prompt_command() {
+    let w = world();
+    let bin_dir = common::bin().parent().unwrap().to_path_buf();
+    let script = r#"PROMPT_COMMAND=(other_cmd)
+eval "$(cudnnm env --shell bash --use-on-cd)"
+eval "$(cudnnm env --shell bash --use-on-cd)"
+declare -p PROMPT_COMMAND"#;
+    let out =
+        w.sb.command()
+            .env(
+                "PATH",
+                std::env::join_paths([bin_dir, "/usr/bin".into(), "/bin".into()]).unwrap(),
+            )
+            .env("CUDNNM_HOME", w.sb.home())
+            .output_of_shell(script);
+    assert_eq!(out.matches("__cudnnm_hook").count(), 1, "{out}");
+    assert!(out.contains("other_cmd"), "{out}");
+}
+
+trait ShellOutput {
+    fn output_of_shell(&mut self, script: &str) -> String;
+}
+
+impl ShellOutput for std::process::Command {
+    /// Runs `script` in `bash --norc --noprofile -c` with this command's environment.
+    fn output_of_shell(&mut self, script: &str) -> String {
+        let envs: Vec<(std::ffi::OsString, std::ffi::OsString)> = self
+            .get_envs()
+            .filter_map(|(k, v)| v.map(|v| (k.to_owned(), v.to_owned())))
+            .collect();
+        let out = std::process::Command::new("bash")
+            .args(["--norc", "--noprofile", "-c", script])
+            .env_clear()
+            .envs(envs)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+}

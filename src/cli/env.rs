@@ -24,6 +24,9 @@ pub struct Args {
     /// Also print the hook that re-resolves the release on every change of folder
     #[arg(long)]
     pub use_on_cd: bool,
+    /// The release to activate instead of the pinned one
+    #[arg(long, value_name = "SPEC", conflicts_with = "use_on_cd")]
+    pub version: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -40,14 +43,16 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
         Some(s) => s.parse::<Shell>()?,
         None => Shell::detect(&ctx.env, platform::parent_process_name().as_deref()),
     };
-    let (resolved, activation, failure) = match pin::resolve_installed(None, &ctx.env, &ctx.home) {
-        Ok(Some((resolved, release))) => {
-            let a = activate::activate(&ctx.env, &ctx.home, &release);
-            (Some(resolved), a, None)
-        }
-        Ok(None) => (None, activate::deactivate(&ctx.env, &ctx.home), None),
-        Err(e) => (None, activate::deactivate(&ctx.env, &ctx.home), Some(e)),
-    };
+    let (resolved, activation, failure) =
+        match pin::resolve_installed(args.version.as_deref(), &ctx.env, &ctx.home) {
+            Ok(Some((resolved, release))) => {
+                super::exec::warn_foreign(ctx, &release);
+                let a = activate::activate(&ctx.env, &ctx.home, &release);
+                (Some(resolved), a, None)
+            }
+            Ok(None) => (None, activate::deactivate(&ctx.env, &ctx.home), None),
+            Err(e) => (None, activate::deactivate(&ctx.env, &ctx.home), Some(e)),
+        };
     if ctx.json {
         ctx.out_json(&report(shell, resolved.as_ref(), &activation));
     } else {

@@ -36,10 +36,26 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
         return Err(Error::new(Kind::Usage, "no command given to run")
             .hint("write it after --: `cudnnm exec -- python3 app.py`"));
     };
+    warn_foreign(ctx, &release);
     let mut cmd = Command::new(program);
     cmd.args(rest);
     activate::activate(&ctx.env, &ctx.home, &release).apply(&mut cmd);
     run_command(cmd, program)
+}
+
+/// Warns when a release was built for another platform than this machine
+/// (a Windows zip imported on Linux): its libraries cannot load here.
+pub(super) fn warn_foreign(ctx: &Ctx, release: &crate::store::Release) {
+    if let Some(host) = crate::version::Platform::host()
+        && release.platform() != host
+    {
+        ctx.warn(format!(
+            "cuDNN {} is built for {}, not for this {} machine; its libraries will not load here",
+            release.id(),
+            release.platform(),
+            host
+        ));
+    }
 }
 
 #[cfg(unix)]
