@@ -141,21 +141,9 @@ fn import_zip(
         return Ok(done);
     }
     let partial = store.begin_import()?;
-    let (mut files, size, sha) = zip.extract(&plan, partial.path(), progress)?;
+    let (files, size, sha) = zip.extract(&plan, partial.path(), progress)?;
     check_sha(path, req, &sha)?;
-    let platform = detect_platform(partial.path(), &plan, id.platform)?;
-    files.extend(add_dev_links(partial.path(), &files, platform)?);
-    finish(
-        store,
-        req,
-        name,
-        &plan,
-        Identity { platform, ..id },
-        partial,
-        files,
-        size,
-        Some(sha),
-    )
+    finish(store, req, name, &plan, id, partial, files, size, Some(sha))
 }
 
 fn import_tar(
@@ -186,15 +174,13 @@ fn import_tar(
     if let Some(done) = already_installed(store, &id, req)? {
         return Ok(done);
     }
-    let mut files = source::apply_tar_plan(&plan, &raw, partial.path(), &tar.hashes)?;
-    let platform = detect_platform(partial.path(), &plan, id.platform)?;
-    files.extend(add_dev_links(partial.path(), &files, platform)?);
+    let files = source::apply_tar_plan(&plan, &raw, partial.path(), &tar.hashes)?;
     finish(
         store,
         req,
         name,
         &plan,
-        Identity { platform, ..id },
+        id,
         partial,
         files,
         tar.size,
@@ -249,20 +235,8 @@ fn import_dir(
         return Ok(done);
     }
     let partial = store.begin_import()?;
-    let mut files = source::copy_dir(&plan, root, partial.path(), progress)?;
-    let platform = detect_platform(partial.path(), &plan, id.platform)?;
-    files.extend(add_dev_links(partial.path(), &files, platform)?);
-    finish(
-        store,
-        req,
-        name,
-        &plan,
-        Identity { platform, ..id },
-        partial,
-        files,
-        0,
-        None,
-    )
+    let files = source::copy_dir(&plan, root, partial.path(), progress)?;
+    finish(store, req, name, &plan, id, partial, files, 0, None)
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -277,6 +251,10 @@ fn finish(
     size: u64,
     sha256: Option<Sha256Hex>,
 ) -> Result<Imported> {
+    // The architecture is read from the extracted libraries themselves.
+    let platform = detect_platform(partial.path(), plan, id.platform)?;
+    let id = Identity { platform, ..id };
+    files.extend(add_dev_links(partial.path(), &files, platform)?);
     files.sort_by(|a, b| a.path.cmp(&b.path));
     let receipt = Receipt {
         schema: store::RECEIPT_SCHEMA,
