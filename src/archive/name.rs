@@ -143,96 +143,100 @@ mod tests {
     }
 
     #[test]
-    fn old_archive_names() {
-        assert_eq!(
-            info("cudnn-11.2-windows-x64-v8.1.0.77.zip"),
+    fn names_of_every_scheme() {
+        use Platform::*;
+        let cases: &[(&str, Option<&str>, Option<&str>, Option<Platform>)] = &[
+            // Old archives (version may be a prefix of the real one).
             (
-                Some("8.1.0.77".into()),
-                Some("11.2".into()),
-                Some(Platform::WindowsX86_64)
-            )
-        );
-        assert_eq!(
-            info("cudnn-8.0-windows7-x64-v7.1.zip"),
+                "cudnn-11.2-windows-x64-v8.1.0.77.zip",
+                Some("8.1.0.77"),
+                Some("11.2"),
+                Some(WindowsX86_64),
+            ),
             (
-                Some("7.1".into()),
-                Some("8.0".into()),
-                Some(Platform::WindowsX86_64)
-            )
-        );
-        assert_eq!(
-            info("cudnn-10.2-linux-x64-v7.6.5.32.tgz"),
+                "cudnn-8.0-windows7-x64-v7.1.zip",
+                Some("7.1"),
+                Some("8.0"),
+                Some(WindowsX86_64),
+            ),
             (
-                Some("7.6.5.32".into()),
-                Some("10.2".into()),
-                Some(Platform::LinuxX86_64)
-            )
-        );
-        assert_eq!(
-            info("cudnn-7.0-linux-x64-v3.0-prod.tgz").0,
-            Some("3.0".into())
-        );
-        assert_eq!(
-            info("cudnn-8.0-windows7-x64-v7.1-ga.zip").0,
-            Some("7.1".into())
-        );
-        assert_eq!(
-            info("cudnn-11.4-linux-aarch64sbsa-v8.2.4.15.tgz").2,
-            Some(Platform::LinuxSbsa)
-        );
-    }
-
-    #[test]
-    fn redist_names() {
-        assert_eq!(
-            info("cudnn-linux-x86_64-8.9.7.29_cuda12-archive.tar.xz"),
+                "cudnn-8.0-windows7-x64-v7.1-ga.zip",
+                Some("7.1"),
+                Some("8.0"),
+                Some(WindowsX86_64),
+            ),
             (
-                Some("8.9.7.29".into()),
-                Some("12".into()),
-                Some(Platform::LinuxX86_64)
-            )
-        );
-        assert_eq!(
-            info("cudnn-windows-x86_64-8.3.2.44_cuda11.5-archive.zip"),
+                "cudnn-10.2-linux-x64-v7.6.5.32.tgz",
+                Some("7.6.5.32"),
+                Some("10.2"),
+                Some(LinuxX86_64),
+            ),
             (
-                Some("8.3.2.44".into()),
-                Some("11.5".into()),
-                Some(Platform::WindowsX86_64)
-            )
-        );
-        assert_eq!(
-            info("cudnn-linux-x86_64-8.6.0.163_cuda10-archive").1,
-            Some("10.2".into())
-        );
-        assert_eq!(
-            info("cudnn-linux-sbsa-9.1.0.70_cuda12-archive.tar.xz").2,
-            Some(Platform::LinuxSbsa)
-        );
-    }
-
-    #[test]
-    fn wheel_and_folder_names() {
-        assert_eq!(
-            info("nvidia_cudnn_cu12-9.1.0.70-py3-none-manylinux2014_x86_64.whl"),
+                "cudnn-7.0-linux-x64-v3.0-prod.tgz",
+                Some("3.0"),
+                Some("7.0"),
+                Some(LinuxX86_64),
+            ),
             (
-                Some("9.1.0.70".into()),
-                Some("12".into()),
-                Some(Platform::LinuxX86_64)
-            )
-        );
-        assert_eq!(
-            info("nvidia_cudnn_jit_cu12-9.27.0.42-py3-none-manylinux_2_27_x86_64.whl"),
+                "cudnn-11.4-linux-aarch64sbsa-v8.2.4.15.tgz",
+                Some("8.2.4.15"),
+                Some("11.4"),
+                Some(LinuxSbsa),
+            ),
+            // Redist archives: `_cuda10` (8.6–8.7) means CUDA 10.2.
             (
-                Some("9.27.0.42".into()),
-                Some("12".into()),
-                Some(Platform::LinuxX86_64)
-            )
-        );
-        assert_eq!(
-            info("nvidia_cudnn_cu11-8.9.2.26-py3-none-win_amd64.whl").2,
-            Some(Platform::WindowsX86_64)
-        );
-        assert_eq!(info("v9.7"), (Some("9.7".into()), None, None));
-        assert_eq!(info("my-cudnn.zip"), (None, None, None));
+                "cudnn-linux-x86_64-8.9.7.29_cuda12-archive.tar.xz",
+                Some("8.9.7.29"),
+                Some("12"),
+                Some(LinuxX86_64),
+            ),
+            (
+                "cudnn-windows-x86_64-8.3.2.44_cuda11.5-archive.zip",
+                Some("8.3.2.44"),
+                Some("11.5"),
+                Some(WindowsX86_64),
+            ),
+            (
+                "cudnn-linux-x86_64-8.6.0.163_cuda10-archive",
+                Some("8.6.0.163"),
+                Some("10.2"),
+                Some(LinuxX86_64),
+            ),
+            (
+                "cudnn-linux-sbsa-9.1.0.70_cuda12-archive.tar.xz",
+                Some("9.1.0.70"),
+                Some("12"),
+                Some(LinuxSbsa),
+            ),
+            // Wheels and NVIDIA's installer folder.
+            (
+                "nvidia_cudnn_cu12-9.1.0.70-py3-none-manylinux2014_x86_64.whl",
+                Some("9.1.0.70"),
+                Some("12"),
+                Some(LinuxX86_64),
+            ),
+            (
+                "nvidia_cudnn_jit_cu12-9.27.0.42-py3-none-manylinux_2_27_x86_64.whl",
+                Some("9.27.0.42"),
+                Some("12"),
+                Some(LinuxX86_64),
+            ),
+            (
+                "nvidia_cudnn_cu11-8.9.2.26-py3-none-win_amd64.whl",
+                Some("8.9.2.26"),
+                Some("11"),
+                Some(WindowsX86_64),
+            ),
+            ("v9.7", Some("9.7"), None, None),
+            ("my-cudnn.zip", None, None, None),
+        ];
+        for (name, version, cuda, platform) in cases {
+            let (v, c, p) = info(name);
+            assert_eq!(
+                (v.as_deref(), c.as_deref(), p),
+                (*version, *cuda, *platform),
+                "{name}"
+            );
+        }
     }
 }
