@@ -145,7 +145,13 @@ mod tests {
     #[test]
     fn names_of_every_scheme() {
         use Platform::*;
-        let cases: &[(&str, Option<&str>, Option<&str>, Option<Platform>)] = &[
+        type Case = (
+            &'static str,
+            Option<&'static str>,
+            Option<&'static str>,
+            Option<Platform>,
+        );
+        let cases: &[Case] = &[
             // Old archives (version may be a prefix of the real one).
             (
                 "cudnn-11.2-windows-x64-v8.1.0.77.zip",
