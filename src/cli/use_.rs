@@ -177,18 +177,19 @@ fn pick_release(
     toolkit: &Toolkit,
     force: bool,
 ) -> Result<Release> {
-    let matching = store.matching(spec)?;
-    if matching.is_empty() {
-        return store.resolve(spec);
-    }
     let (ma, mi) = toolkit.cuda_major_minor();
     let platform_ok =
         |r: &Release| r.platform().is_windows() == (toolkit.layout == Layout::Windows);
-    if let Some(r) = matching
-        .iter()
-        .find(|r| platform_ok(r) && r.cuda().fits(ma, mi))
+    // The common case reads only the chosen release's receipt; the others
+    // are read only to explain a refusal.
+    if let Some(r) =
+        store.newest_matching_where(spec, |r| platform_ok(r) && r.cuda().fits(ma, mi))?
     {
-        return Ok(r.clone());
+        return Ok(r);
+    }
+    let matching = store.matching(spec)?;
+    if matching.is_empty() {
+        return store.resolve(spec);
     }
     let Some(newest) = matching.iter().find(|r| platform_ok(r)) else {
         return Err(Error::new(
