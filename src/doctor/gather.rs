@@ -1172,6 +1172,7 @@ mod tests {
     }
 
     /// A CUDA 12.4.1 toolkit folder (`version.json`, `include/`, `lib64/`).
+    #[cfg(unix)]
     fn toolkit_folder(root: &Path) {
         fs::create_dir_all(root.join("include")).unwrap();
         fs::create_dir_all(root.join("lib64")).unwrap();
