@@ -270,12 +270,21 @@ pub fn remove_file(path: &Path) -> Result<()> {
 }
 
 /// Removes a folder tree that cudnnm owns (store release, partial import,
-/// backup), clearing read-only bits first. Missing is fine.
+/// backup). Missing is fine. Read-only bits are cleared only when the
+/// removal is refused for them (Windows will not delete a read-only file;
+/// Unix does not care): a file in the tree may be a hard link to a store
+/// file — a backup of a hardlink deployment — and clearing the bit of one
+/// link clears it for the store's file too.
 pub fn remove_dir_all(path: &Path) -> Result<()> {
     match fs::symlink_metadata(path) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
         Err(e) => return Err(Error::io("inspect", path, e)),
         Ok(_) => {}
+    }
+    match retry_busy(|| fs::remove_dir_all(path)) {
+        Ok(()) => return Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::PermissionDenied => {}
+        Err(e) => return Err(Error::io("remove", path, e)),
     }
     for entry in walkdir::WalkDir::new(path).into_iter().flatten() {
         if entry.file_type().is_file() {
@@ -826,5 +835,24 @@ mod tests {
         set_readonly(&r.join("lib/x"), true).unwrap();
         remove_dir_all(&r).unwrap();
         assert!(!r.exists());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn remove_dir_all_leaves_hard_linked_store_files_read_only() {
+        // A backup of a hardlink deployment holds links to store files.
+        let d = tempfile::tempdir().unwrap();
+        let store_file = d.path().join("store-lib");
+        fs::write(&store_file, b"x").unwrap();
+        set_readonly(&store_file, true).unwrap();
+        let b = d.path().join("backup");
+        fs::create_dir_all(b.join("files/lib64")).unwrap();
+        fs::hard_link(&store_file, b.join("files/lib64/libcudnn.so.9")).unwrap();
+        remove_dir_all(&b).unwrap();
+        assert!(!b.exists());
+        assert!(
+            fs::metadata(&store_file).unwrap().permissions().readonly(),
+            "the store's file stays read-only"
+        );
     }
 }

@@ -700,6 +700,33 @@ mod tests {
     }
 
     #[test]
+    fn newest_matching_where_takes_the_newest_that_fits() {
+        let d = tempfile::tempdir().unwrap();
+        let store = Store::new(&Home::new(d.path()));
+        fake_release(&store, "9.12.0.46", "12");
+        fake_release(&store, "9.1.0.70", "12");
+        fake_release(&store, "9.27.0.42", "11.8");
+        let spec: Spec = "9".parse().unwrap();
+        let id = |keep: &dyn Fn(&Release) -> bool| {
+            store
+                .newest_matching_where(&spec, keep)
+                .unwrap()
+                .map(|r| r.id())
+        };
+        assert_eq!(id(&|_| true).as_deref(), Some("9.27.0.42_cuda11.8"));
+        assert_eq!(
+            id(&|r| r.cuda().fits(12, 4)).as_deref(),
+            Some("9.12.0.46_cuda12"),
+            "the newest release for CUDA 12 is passed over for nothing older"
+        );
+        assert_eq!(
+            id(&|r| r.version().minor() < 12).as_deref(),
+            Some("9.1.0.70_cuda12")
+        );
+        assert_eq!(id(&|_| false), None);
+    }
+
+    #[test]
     fn pin_rewrites_keep_comments() {
         let s: Spec = "9.27".parse().unwrap();
         assert_eq!(pin_file_text(&s, None), "9.27\n");

@@ -290,6 +290,21 @@ impl Store {
     /// # Errors
     /// When the store folder exists but cannot be listed.
     pub fn newest_matching(&self, spec: &Spec) -> Result<Option<Release>> {
+        self.newest_matching_where(spec, |_| true)
+    }
+
+    /// The newest installed release matching `spec` for which `keep` holds,
+    /// reading receipts newest first and stopping at the first kept one (as
+    /// [`Store::newest_matching`]): `use` picks the newest match that fits a
+    /// toolkit without reading every receipt.
+    ///
+    /// # Errors
+    /// When the store folder exists but cannot be listed.
+    pub fn newest_matching_where(
+        &self,
+        spec: &Spec,
+        keep: impl Fn(&Release) -> bool,
+    ) -> Result<Option<Release>> {
         let mut found: Vec<(Version, CudaVariant, PathBuf)> = Vec::new();
         let top = match fs::read_dir(&self.root) {
             Ok(t) => t,
@@ -329,6 +344,7 @@ impl Store {
             if let Ok(Some(r)) = self.load(&dir)
                 && r.version() == &version
                 && r.cuda() == &cuda
+                && keep(&r)
             {
                 return Ok(Some(r));
             }

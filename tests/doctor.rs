@@ -2,21 +2,31 @@
 //! CUDA 12 toolkit (healthy, version read from the loaded library), then
 //! broken the ways the issue names; `--fix` and `--undo-fix` on real files;
 //! `--json`, `--report` and `--snapshot` (a Windows machine diagnosed here).
+//!
+//! The tests on real files build Linux toolkits (symlink chains, `lib64`,
+//! `LD_LIBRARY_PATH`) and load the real Linux libraries, so they and their
+//! helpers are `#[cfg(unix)]`; the snapshot and empty-machine tests run on
+//! every OS.
 
 mod common;
 mod doctor_wheels;
 
-use std::ffi::OsString;
 use std::fs;
-use std::path::{Path, PathBuf};
-use std::sync::{Mutex, OnceLock};
+#[cfg(unix)]
+use std::{
+    ffi::OsString,
+    path::{Path, PathBuf},
+    sync::{Mutex, OnceLock},
+};
 
-use common::{Run, Sandbox, real_wheel};
-use doctor_wheels::wheel_files;
+use common::{Run, Sandbox};
+#[cfg(unix)]
+use {common::real_wheel, doctor_wheels::wheel_files};
 
 /// The real wheel of `version`, imported once per test process by the real
 /// importer (`cudnnm install WHEEL`) into a home of its own; the store
 /// release folder.
+#[cfg(unix)]
 fn imported(version: &str) -> PathBuf {
     static HOME: OnceLock<Sandbox> = OnceLock::new();
     static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
@@ -35,6 +45,7 @@ fn imported(version: &str) -> PathBuf {
 /// and `lib64/` the way `cp -P` does: files as files (hard links to the
 /// read-only store files: tests replace them, never write into them), links
 /// as the same links.
+#[cfg(unix)]
 fn place(release: &Path, tk: &Path) {
     for (from, to) in [("include", "include"), ("lib", "lib64")] {
         fs::create_dir_all(tk.join(to)).unwrap();
@@ -50,6 +61,7 @@ fn place(release: &Path, tk: &Path) {
 }
 
 /// Appends `dir` to the sandbox's `LD_LIBRARY_PATH`.
+#[cfg(unix)]
 fn add_ld_path(sb: &mut Sandbox, dir: &Path) {
     let mut ld: Vec<PathBuf> = sb
         .env
@@ -63,6 +75,7 @@ fn add_ld_path(sb: &mut Sandbox, dir: &Path) {
 }
 
 /// An empty sandbox CUDA 12.4.1 toolkit (`version.json`, `include/`, `lib64/`).
+#[cfg(unix)]
 fn empty_toolkit(sb: &Sandbox, dir: &str) -> PathBuf {
     let tk = sb.root().join(dir);
     fs::create_dir_all(tk.join("include")).unwrap();
@@ -80,11 +93,13 @@ fn empty_toolkit(sb: &Sandbox, dir: &str) -> PathBuf {
 /// development links), its `lib64` on `LD_LIBRARY_PATH`. With `chain`, the
 /// main library is laid out as the redist archives ship it:
 /// `libcudnn.so -> libcudnn.so.9 -> libcudnn.so.9.27.0`.
+#[cfg(unix)]
 fn toolkit(sb: &mut Sandbox, chain: bool) -> PathBuf {
     toolkit_with(sb, chain, "9.27.0.42", "cuda-12.4")
 }
 
 /// [`toolkit`] with another real build and folder name.
+#[cfg(unix)]
 fn toolkit_with(sb: &mut Sandbox, chain: bool, version: &str, dir: &str) -> PathBuf {
     let tk = empty_toolkit(sb, dir);
     place(&imported(version), &tk);
@@ -97,6 +112,7 @@ fn toolkit_with(sb: &mut Sandbox, chain: bool, version: &str, dir: &str) -> Path
     tk
 }
 
+#[cfg(unix)]
 fn doctor(sb: &Sandbox, tk: &Path, extra: &[&str]) -> Run {
     let mut args = vec![
         "doctor".to_string(),
@@ -127,6 +143,7 @@ fn finding(r: &Run, id: &str) -> serde_json::Value {
         .unwrap_or_else(|| panic!("no finding {id}\n{}", r.describe()))
 }
 
+#[cfg(unix)]
 #[test]
 fn real_9_27_in_a_toolkit_is_healthy_and_versioned_by_the_loaded_library() {
     let mut sb = Sandbox::new();
@@ -168,6 +185,7 @@ fn real_9_27_in_a_toolkit_is_healthy_and_versioned_by_the_loaded_library() {
     );
 }
 
+#[cfg(unix)]
 #[test]
 fn header_from_9_12_over_the_9_27_library_is_a_mismatch() {
     let mut sb = Sandbox::new();
@@ -190,6 +208,7 @@ fn header_from_9_12_over_the_9_27_library_is_a_mismatch() {
     assert_eq!(f["severity"], "error");
 }
 
+#[cfg(unix)]
 #[test]
 fn plain_copy_where_the_release_had_a_link_chain_is_found_fixed_and_undone() {
     let mut sb = Sandbox::new();
@@ -239,6 +258,7 @@ fn plain_copy_where_the_release_had_a_link_chain_is_found_fixed_and_undone() {
     doctor(&sb, &tk, &[]).code_is(7);
 }
 
+#[cfg(unix)]
 #[test]
 fn query_library_answers_for_the_real_library() {
     let mut sb = Sandbox::new();
@@ -259,6 +279,7 @@ fn query_library_answers_for_the_real_library() {
     assert!(r.stdout().contains("\"error\""), "{}", r.describe());
 }
 
+#[cfg(unix)]
 #[test]
 fn reports_are_written_and_can_be_diagnosed_again() {
     let mut sb = Sandbox::new();
@@ -389,6 +410,7 @@ fn nothing_installed_is_unhealthy_with_the_commands_to_fix_it() {
     );
 }
 
+#[cfg(unix)]
 #[test]
 fn distro_style_headers_are_read_through_their_links() {
     // F22: cuDNN 8 keeps its macros in cudnn_version.h; Debian packages ship
@@ -440,6 +462,7 @@ fn distro_style_headers_are_read_through_their_links() {
     );
 }
 
+#[cfg(unix)]
 #[test]
 fn ld_library_path_at_an_unpacked_archive_root() {
     // F01, Linux flavour: the entry is the archive folder, the libraries are in its lib/.
@@ -469,6 +492,7 @@ fn ld_library_path_at_an_unpacked_archive_root() {
     );
 }
 
+#[cfg(unix)]
 #[test]
 fn python_environments_are_read() {
     // F16: cuDNN only inside a virtual environment; and PyTorch's exact pin
@@ -523,6 +547,7 @@ fn python_environments_are_read() {
     assert!(fw.contains("torch 2.4.1+cu121"), "{}", r.describe());
 }
 
+#[cfg(unix)]
 #[test]
 fn two_real_sets_on_the_loader_path_each_report_their_own_version() {
     // 9.12's libcudnn.so.9 has DT_RUNPATH=$ORIGIN, so in a process whose
@@ -583,6 +608,7 @@ fn two_real_sets_on_the_loader_path_each_report_their_own_version() {
     assert_eq!(finding(&r, "sub-libraries-mixed")["severity"], "warning");
 }
 
+#[cfg(unix)]
 #[test]
 fn a_symlink_deployment_turned_into_a_plain_copy_is_drift() {
     // The release as `cudnnm install` imported it, placed by symlinks into the
@@ -655,7 +681,7 @@ fn a_symlink_deployment_turned_into_a_plain_copy_is_drift() {
     assert_eq!(
         f["commands"][0],
         format!(
-            "cudnnm use 9.27.0.42_cuda12 --cuda-root \"{}\"",
+            "cudnnm use 9.27.0.42_cuda12 --cuda-root \"{}\" --mode symlink",
             tk.display()
         )
     );
@@ -670,6 +696,7 @@ fn a_symlink_deployment_turned_into_a_plain_copy_is_drift() {
     );
 }
 
+#[cfg(unix)]
 #[test]
 fn a_project_pinned_to_cudnn_8_with_only_cudnn_9_installed() {
     // F08: the pin names cuDNN 8; cudnn64_8/libcudnn.so.8 and 9 are different libraries.

@@ -282,6 +282,79 @@ fn default_sets_config_and_repoints_the_current_link_atomically() {
 
 #[cfg(unix)]
 #[test]
+fn uninstalling_the_default_is_refused_and_forced_clears_it_and_its_link() {
+    let sb = Sandbox::new();
+    let (a, b) = two_releases(&sb);
+    let link = sb.home().join("current/cuda-12");
+    let config = || fs::read_to_string(sb.home().join("config.toml")).unwrap();
+    sb.run(["default", "9.27"]).ok();
+    sb.run(["uninstall", "9.27.0.42"]).code_is(8).stderr_has(&[
+        "error: cuDNN 9.27.0.42_cuda12 is the default (config.toml: default = \"9.27.0.42_cuda12\"), and what",
+        &format!("'{}' points at", link.display()),
+        "help: make another release the default first (`cudnnm default OTHER`; installed: 9.12.0.46_cuda12, 8.9.7.29_cuda11.8), or pass --force",
+    ]);
+    assert!(
+        Path::new(&b).join("receipt.toml").is_file(),
+        "nothing removed"
+    );
+    assert_eq!(fs::read_link(&link).unwrap(), Path::new(&b));
+    sb.run(["uninstall", "9.27.0.42", "--force"])
+        .ok()
+        .stderr_has(&[
+            "removed cuDNN 9.27.0.42_cuda12",
+            &format!(
+                "warning: removed '{}', which pointed at cuDNN 9.27.0.42_cuda12",
+                link.display()
+            ),
+            "warning: cleared the default cuDNN (was 9.27.0.42_cuda12); set another with `cudnnm default SPEC`",
+        ]);
+    assert!(!Path::new(&b).exists());
+    assert!(
+        fs::symlink_metadata(&link).is_err(),
+        "no dangling link is left"
+    );
+    assert!(!config().contains("default"), "{}", config());
+    sb.run(["default"])
+        .ok()
+        .stderr_has(&["no default cuDNN release is set"]);
+
+    // A link left by an earlier default of this variant dangles too, though
+    // config.toml names another variant's release now: refused, and --force
+    // removes that link and keeps the default.
+    sb.run(["default", "9.12"]).ok();
+    sb.run(["default", "8"]).ok();
+    let r = sb
+        .run(["uninstall", "9.12.0.46"])
+        .code_is(8)
+        .stderr_has(&[&format!(
+            "error: cuDNN 9.12.0.46_cuda12 is what '{}' points at",
+            link.display()
+        )]);
+    assert!(!r.stderr().contains("config.toml"), "{}", r.describe());
+    sb.run(["uninstall", "9.12.0.46", "--force"]).ok();
+    assert!(!Path::new(&a).exists());
+    assert!(fs::symlink_metadata(&link).is_err());
+    assert_eq!(sb.run(["default"]).ok().stdout(), "8.9.7.29_cuda11.8\n");
+
+    // Where no folder link could be made, `default` records the path in
+    // `current/cuda-<variant>.path`: that record goes with --force as well.
+    let l118 = sb.home().join("current/cuda-11.8");
+    let rel = sb.home().join("store/cuda-11.8/8.9.7.29");
+    fs::remove_file(&l118).unwrap();
+    let record = sb.home().join("current/cuda-11.8.path");
+    fs::write(&record, rel.to_str().unwrap()).unwrap();
+    sb.run(["uninstall", "8.9.7.29"])
+        .code_is(8)
+        .stderr_has(&[&format!("'{}' points at", record.display())]);
+    sb.run(["uninstall", "8.9.7.29", "--force"])
+        .ok()
+        .stderr_has(&["cleared the default cuDNN (was 8.9.7.29_cuda11.8)"]);
+    assert!(!record.exists() && !rel.exists());
+    assert!(!config().contains("default"), "{}", config());
+}
+
+#[cfg(unix)]
+#[test]
 fn exec_sets_the_environment_replacing_earlier_cudnnm_entries() {
     let mut sb = Sandbox::new();
     let (a, b) = two_releases(&sb);

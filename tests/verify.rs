@@ -3,19 +3,28 @@
 //! (modified, missing, extra; a library reporting another version than its
 //! receipt). The release and deployment records are written here the way
 //! the importer and `use` write them.
+//!
+//! The sandbox release and toolkit use Unix links and the real Linux
+//! libraries, so those tests and their helpers are `#[cfg(unix)]`; the
+//! empty-home test runs on every OS.
 
 mod common;
 mod doctor_wheels;
 
-use std::fs;
-use std::path::PathBuf;
+#[cfg(unix)]
+use std::{fs, path::PathBuf};
 
-use common::{Run, Sandbox};
-use cudnnm::deploy::{Deployment, Deployments, Mode, PlacedFile};
-use cudnnm::hash::sha256_file;
-use cudnnm::store::{FileRecord, Receipt, Source};
-use doctor_wheels::wheel_files;
+use common::Sandbox;
+#[cfg(unix)]
+use {
+    common::Run,
+    cudnnm::deploy::{Deployment, Deployments, Mode, PlacedFile},
+    cudnnm::hash::sha256_file,
+    cudnnm::store::{FileRecord, Receipt, Source},
+    doctor_wheels::wheel_files,
+};
 
+#[cfg(unix)]
 struct World {
     sb: Sandbox,
     release: PathBuf,
@@ -24,6 +33,7 @@ struct World {
 
 /// The store release `cuda-12/9.27.0.42` (wheel files plus the `libcudnn.so`
 /// development link), deployed into `cuda-12.4` by `mode`.
+#[cfg(unix)]
 fn world(mode: Mode) -> World {
     let sb = Sandbox::new();
     let w = wheel_files("9.27.0.42", true);
@@ -130,14 +140,17 @@ fn world(mode: Mode) -> World {
     }
 }
 
+#[cfg(unix)]
 fn verify(w: &World) -> Run {
     w.sb.run(["verify", "--json"])
 }
 
+#[cfg(unix)]
 fn check<'a>(j: &'a serde_json::Value, kind: &str) -> &'a serde_json::Value {
     &j[kind][0]
 }
 
+#[cfg(unix)]
 #[test]
 fn intact_store_and_deployment_verify_and_the_library_agrees_with_its_receipt() {
     let w = world(Mode::Symlink);
@@ -161,6 +174,7 @@ fn intact_store_and_deployment_verify_and_the_library_agrees_with_its_receipt() 
     );
 }
 
+#[cfg(unix)]
 #[test]
 fn store_changes_are_reported_per_release() {
     let w = world(Mode::Symlink);
@@ -191,6 +205,7 @@ fn store_changes_are_reported_per_release() {
     );
 }
 
+#[cfg(unix)]
 #[test]
 fn deployment_changes_are_reported_per_toolkit() {
     let w = world(Mode::Symlink);
@@ -256,6 +271,7 @@ fn deployment_changes_are_reported_per_toolkit() {
     );
 }
 
+#[cfg(unix)]
 #[test]
 fn copied_files_are_rehashed() {
     let w = world(Mode::Copy);
@@ -272,6 +288,7 @@ fn copied_files_are_rehashed() {
     assert!(m.contains("SHA-256"), "{}", r.describe());
 }
 
+#[cfg(unix)]
 #[test]
 fn a_library_that_reports_another_version_than_its_receipt() {
     let w = world(Mode::Symlink);

@@ -1,17 +1,26 @@
-//! `cudnnm uninstall SPEC`: remove one release from the store (refused while
-//! it is deployed in a toolkit, unless `--force`).
+//! `cudnnm uninstall SPEC`: remove one release from the store — refused,
+//! unless `--force`, while it is deployed in a toolkit, or while it is the
+//! default (`config.toml`) or the target of a stable per-user link
+//! (`$CUDNNM_HOME/current/cuda-<variant>`, or its `.path` record), which would
+//! then dangle. With `--force` the link or record is removed and the default
+//! cleared, and the command says so.
+
+use std::path::{Path, PathBuf};
 
 use super::Ctx;
 use crate::deploy::Deployments;
 use crate::error::{Error, Kind, Result};
-use crate::store::Store;
+use crate::fsops;
+use crate::home::Home;
+use crate::store::{Release, Store};
 use crate::version::Spec;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// The release to remove (8.1.0.77, 8.9.7.29_cuda12, or a prefix matching one release)
     pub spec: String,
-    /// Remove it even while deployed in a toolkit
+    /// Remove it even while deployed in a toolkit, or while it is the default
+    /// (the default is cleared and its `current/` link removed)
     #[arg(long)]
     pub force: bool,
 }
@@ -65,11 +74,138 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
             used.join(", ")
         ));
     }
+    let refs = default_refs(&ctx.home, &store, release)?;
+    if !refs.is_empty() && !args.force {
+        let others: Vec<String> = store
+            .releases()?
+            .iter()
+            .rev()
+            .map(Release::id)
+            .filter(|o| *o != id)
+            .collect();
+        let installed = match others.as_slice() {
+            [] => String::new(),
+            o => format!("; installed: {}", o.join(", ")),
+        };
+        return Err(Error::new(
+            Kind::Conflict,
+            format!("cuDNN {id} is {}", refs.describe()),
+        )
+        .hint(format!(
+            "make another release the default first (`cudnnm default OTHER`{installed}), or pass --force (the default is then cleared and the link removed)"
+        )));
+    }
     let size = release.receipt.total_size();
     store.remove(release)?;
     ctx.status(format!(
         "removed cuDNN {id} ({} freed)",
         indicatif::HumanBytes(size)
     ));
+    for l in &refs.links {
+        if is_path_record(l) {
+            fsops::remove_file(l)?;
+        } else {
+            fsops::remove_link(l)?;
+        }
+        ctx.warn(format!(
+            "removed '{}', which pointed at cuDNN {id}",
+            l.display()
+        ));
+    }
+    if let Some(was) = &refs.default {
+        let mut config = ctx.home.config()?;
+        if config.default.as_ref() == Some(was) {
+            config.default = None;
+            ctx.home.save_config(&config)?;
+        }
+        ctx.warn(format!(
+            "cleared the default cuDNN (was {was}); set another with `cudnnm default SPEC`"
+        ));
+    }
     Ok(0)
+}
+
+/// What makes a release the default: `config.toml`'s default naming it, and
+/// the stable links (or `.path` records) in `current/` that point at it.
+#[derive(Debug, Default)]
+struct DefaultRefs {
+    /// The default as written in `config.toml`, when it names this release.
+    default: Option<String>,
+    /// `current/cuda-<variant>` links and `current/cuda-<variant>.path` records pointing at it.
+    links: Vec<PathBuf>,
+}
+
+impl DefaultRefs {
+    fn is_empty(&self) -> bool {
+        self.default.is_none() && self.links.is_empty()
+    }
+
+    /// `the default (config.toml), and '…/current/cuda-12' points at it`.
+    fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(d) = &self.default {
+            parts.push(format!("the default (config.toml: default = \"{d}\")"));
+        }
+        if !self.links.is_empty() {
+            let names: Vec<String> = self
+                .links
+                .iter()
+                .map(|l| format!("'{}'", l.display()))
+                .collect();
+            parts.push(format!(
+                "what {} point{} at",
+                names.join(", "),
+                if names.len() == 1 { "s" } else { "" }
+            ));
+        }
+        parts.join(", and ")
+    }
+}
+
+fn is_path_record(p: &Path) -> bool {
+    p.extension().is_some_and(|e| e == "path")
+}
+
+/// Whether `a` and `b` name the same folder (resolving links), or are equal.
+fn same_dir(a: &Path, b: &Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => a == b,
+    }
+}
+
+/// What makes `release` the default (see [`DefaultRefs`]). The default
+/// names it when it is its id, or a spec (older configs) that no other
+/// installed release matches — a prefix that another release also matches
+/// stays a valid default.
+fn default_refs(home: &Home, store: &Store, release: &Release) -> Result<DefaultRefs> {
+    let mut refs = DefaultRefs::default();
+    if let Some(d) = home.config()?.default {
+        let names_it = d == release.id()
+            || d.parse::<Spec>().is_ok_and(|spec| {
+                store
+                    .matching(&spec)
+                    .is_ok_and(|m| m.iter().all(|r| r.dir == release.dir) && !m.is_empty())
+            });
+        if names_it {
+            refs.default = Some(d);
+        }
+    }
+    let Ok(rd) = std::fs::read_dir(home.current_dir()) else {
+        return Ok(refs);
+    };
+    let mut links: Vec<PathBuf> = rd.flatten().map(|e| e.path()).collect();
+    links.sort();
+    for p in links {
+        let points_here = if is_path_record(&p) {
+            std::fs::read_to_string(&p).is_ok_and(|t| same_dir(Path::new(t.trim()), &release.dir))
+        } else {
+            std::fs::symlink_metadata(&p).is_ok_and(|m| crate::platform::is_link(&m, &p))
+                && same_dir(&p, &release.dir)
+        };
+        if points_here {
+            refs.links.push(p);
+        }
+    }
+    Ok(refs)
 }
