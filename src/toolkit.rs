@@ -399,18 +399,49 @@ pub fn discover(env: &Env) -> Vec<Toolkit> {
 
 /// [`discover`] with explicit default folders (tests point them at a sandbox).
 pub fn discover_with(env: &Env, defaults: &DefaultFolders) -> Vec<Toolkit> {
-    let mut out: Vec<Toolkit> = Vec::new();
+    discover_named_with(env, defaults)
+        .into_iter()
+        .map(|n| n.toolkit)
+        .collect()
+}
+
+/// A toolkit found by [`discover_named`], with the paths that named it.
+#[derive(Clone, Debug)]
+pub struct Named {
+    /// The toolkit (its root resolved, one identity per folder).
+    pub toolkit: Toolkit,
+    /// Every path that named it, as written (`CUDA_HOME=/usr/local/cuda`,
+    /// not the resolved `/usr/local/cuda-12.4`), first source first, without
+    /// duplicates. `doctor` reports a toolkit by the first, so that it reads
+    /// like the variable that names it.
+    pub names: Vec<PathBuf>,
+}
+
+/// [`discover`], keeping how each source spelled the root.
+pub fn discover_named(env: &Env) -> Vec<Named> {
+    discover_named_with(env, &DefaultFolders::for_env(env))
+}
+
+/// [`discover_named`] with explicit default folders.
+pub fn discover_named_with(env: &Env, defaults: &DefaultFolders) -> Vec<Named> {
+    let mut out: Vec<Named> = Vec::new();
     for c in candidates(env, defaults) {
         let Ok(t) = Toolkit::at(&c.root, &c.found_by, env.is_windows()) else {
             continue;
         };
-        match out.iter_mut().find(|o| o.root == t.root) {
+        match out.iter_mut().find(|o| o.toolkit.root == t.root) {
             Some(o) => {
-                if !o.found_by.split(", ").any(|s| s == c.found_by) {
-                    o.found_by = format!("{}, {}", o.found_by, c.found_by);
+                if !o.toolkit.found_by.split(", ").any(|s| s == c.found_by) {
+                    o.toolkit.found_by = format!("{}, {}", o.toolkit.found_by, c.found_by);
+                }
+                if !o.names.contains(&c.root) {
+                    o.names.push(c.root);
                 }
             }
-            None => out.push(t),
+            None => out.push(Named {
+                toolkit: t,
+                names: vec![c.root],
+            }),
         }
     }
     out
@@ -495,7 +526,9 @@ fn cuda_path_var_version(name: &str) -> Option<Version> {
 
 /// The toolkit root holding the first `nvcc` on PATH (`<root>/bin/nvcc`),
 /// following links (`/usr/bin/nvcc -> /usr/local/cuda-12.4/bin/nvcc`). The
-/// system prefixes `/usr` and `/` are not toolkit roots.
+/// system prefixes `/usr` and `/` are not toolkit roots. When the PATH entry's
+/// parent is that root under another name (`/usr/local/cuda/bin` with
+/// `/usr/local/cuda -> cuda-12.4`), that spelling is kept.
 fn nvcc_root(env: &Env) -> Option<PathBuf> {
     let exe = if env.is_windows() { "nvcc.exe" } else { "nvcc" };
     for dir in env.path_list(env::PATH) {
@@ -505,6 +538,11 @@ fn nvcc_root(env: &Env) -> Option<PathBuf> {
             let root = real.parent()?.parent()?.to_path_buf();
             if root == Path::new("/usr") || root.parent().is_none() {
                 return None;
+            }
+            if let Some(named) = dir.parent().filter(|d| d.is_absolute())
+                && canonical(named) == root
+            {
+                return Some(named.to_path_buf());
             }
             return Some(root);
         }
@@ -844,6 +882,39 @@ mod tests {
         let e = select_with(&bare, &Selector::default(), &scan_only).unwrap_err();
         assert_eq!(e.kind(), Kind::Usage);
         assert!(e.message().contains("2 CUDA toolkits"), "{e}");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn named_discovery_keeps_each_sources_spelling() {
+        let d = tempfile::tempdir().unwrap();
+        let real = d.path().join("cuda-12.4");
+        make_linux_toolkit(&real, "12.4.1");
+        fs::create_dir_all(real.join("bin")).unwrap();
+        fs::write(real.join("bin/nvcc"), "").unwrap();
+        let link = d.path().join("cuda");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        let env = Env::from_vars(
+            [
+                ("PATH", link.join("bin").into_os_string()),
+                ("CUDA_PATH", real.clone().into_os_string()),
+            ],
+            "/",
+            false,
+        );
+        let none = DefaultFolders::default();
+        let found = discover_named_with(&env, &none);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].toolkit.root, canonical(&real));
+        assert_eq!(found[0].toolkit.found_by, "CUDA_PATH, nvcc on PATH");
+        assert_eq!(
+            found[0].names,
+            vec![real.clone(), link.clone()],
+            "nvcc's PATH entry names the toolkit through the link"
+        );
+        let plain = discover_with(&env, &none);
+        assert_eq!(plain.len(), 1);
+        assert_eq!(plain[0].root, found[0].toolkit.root);
     }
 
     #[test]

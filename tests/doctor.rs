@@ -655,7 +655,7 @@ fn a_symlink_deployment_turned_into_a_plain_copy_is_drift() {
     assert_eq!(
         f["commands"][0],
         format!(
-            "cudnnm use 9.27.0.42_cuda12 --cuda-root \"{}\"",
+            "cudnnm use 9.27.0.42_cuda12 --cuda-root \"{}\" --mode symlink",
             tk.display()
         )
     );

@@ -60,15 +60,18 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     let mut findings = doctor::diagnose(&snap, &Tables::from_catalog(&catalog, &snap));
     if args.fix {
         let _lock = ctx.lock()?;
-        let (reports, id) = fix::apply(&ctx.home, &findings)?;
+        super::use_::recover_and_report(ctx)?;
+        let (reports, id) = fix::apply(&ctx.home, &ctx.env, &findings)?;
         if reports.is_empty() {
             ctx.status("doctor --fix: nothing to fix automatically");
         }
         for r in &reports {
             ctx.status(format!("fix {} [{}]: {}", r.status, r.finding, r.message));
         }
-        if let Some(id) = id {
+        if let Some(id) = &id {
             ctx.status(format!("undo with `cudnnm doctor --undo-fix {id}`"));
+        }
+        if reports.iter().any(|r| r.status == "applied") {
             snap = take(ctx, &args);
             findings = doctor::diagnose(&snap, &Tables::from_catalog(&catalog, &snap));
         }

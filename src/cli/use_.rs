@@ -9,7 +9,8 @@ use serde::Serialize;
 
 use super::Ctx;
 use crate::deploy::recover::{self, Recovered};
-use crate::deploy::{Deployments, ModeRequest, access, apply, backup, journal, plan, status};
+use crate::deploy::switch::{self, UseRelease, Used};
+use crate::deploy::{Deployments, ModeRequest, access, journal, plan, status};
 use crate::error::{Error, Kind, Result};
 use crate::pin::{self, SpecSource};
 use crate::store::{Release, Store};
@@ -85,7 +86,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
         Some(m) => m.parse()?,
         None => ModeRequest::Auto,
     };
-    let probe_dir = existing_toolkit_dir(&toolkit);
+    let probe_dir = switch::existing_toolkit_dir(&toolkit);
     let mode = request.resolve(&release.dir, &probe_dir, ctx.env.is_windows())?;
     let deployments = Deployments::load(&ctx.home)?;
     let current = deployments.for_toolkit(&toolkit.root);
@@ -122,17 +123,25 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
             drift.summary()
         ));
     }
-    let id = backup::next_id(&ctx.home)?;
-    let plan = plan::plan_use(&ctx.home, &store, &toolkit, &release, mode, current, id)?;
     let hint = elevate_hint(
         ctx,
         &format!("use {}", release.id()),
         &toolkit.root,
         Some(&release.id()),
     );
-    access::preflight(&plan, &ctx.home, &*access::checker(&ctx.env), &hint)?;
-    let outcome = apply::execute(&ctx.home, plan, journal::FaultHook::from_env(&ctx.env))?;
-    let pruned = backup::prune(&ctx.home, &toolkit.root, config.backups_to_keep())?;
+    let Used { outcome, pruned } = switch::use_release(
+        &ctx.home,
+        &ctx.env,
+        &store,
+        &UseRelease {
+            toolkit: &toolkit,
+            release: &release,
+            mode,
+            current,
+            keep_backups: config.backups_to_keep(),
+            elevate: &hint,
+        },
+    )?;
     let p = &outcome.plan;
     ctx.status(format!(
         "cuDNN {} → {} in '{}' ({mode}, backup {})",
@@ -250,16 +259,6 @@ fn pick_release(
     }))
 }
 
-/// A toolkit folder that exists, for the same-volume test: the library folder, else the root.
-pub(super) fn existing_toolkit_dir(toolkit: &Toolkit) -> std::path::PathBuf {
-    let lib = toolkit.lib_dir();
-    if lib.is_dir() {
-        lib
-    } else {
-        toolkit.root.clone()
-    }
-}
-
 /// Where a spec came from, for people.
 pub(super) fn source_label(s: &SpecSource) -> String {
     match s {
@@ -291,39 +290,10 @@ pub(super) fn recover_if_pending(ctx: &Ctx) -> Result<Vec<Recovered>> {
     recover_and_report(ctx)
 }
 
-/// Quotes a path for the user's shell in a hint.
-fn quote(ctx: &Ctx, p: &Path) -> String {
-    let s = p.display().to_string();
-    if ctx.env.is_windows() {
-        format!("\"{s}\"")
-    } else {
-        format!("'{}'", s.replace('\'', r"'\''"))
-    }
-}
-
-/// How to run `command` with the rights the toolkit needs — keeping this
-/// cudnnm home, which `sudo` would otherwise change — or to activate
-/// `release` per process instead, which needs no rights over the toolkit.
+/// How to run `command` with the rights the toolkit needs, or to activate
+/// `release` per process instead (see [`access::elevate_hint`]).
 pub(super) fn elevate_hint(ctx: &Ctx, command: &str, root: &Path, release: Option<&str>) -> String {
-    let per_process = match release {
-        Some(r) => format!(
-            "; or, without admin rights, activate it per process: `cudnnm exec --version {r} -- COMMAND` (or `cudnnm env`)"
-        ),
-        None => String::new(),
-    };
-    if ctx.env.is_windows() {
-        format!(
-            "run it from an Administrator terminal: `cudnnm --home {} {command} --cuda-root {}`{per_process}",
-            quote(ctx, ctx.home.root()),
-            quote(ctx, root)
-        )
-    } else {
-        format!(
-            "run it as root, keeping this home: `sudo cudnnm --home {} {command} --cuda-root {}`{per_process}",
-            quote(ctx, ctx.home.root()),
-            quote(ctx, root)
-        )
-    }
+    access::elevate_hint(&ctx.env, &ctx.home, command, root, release)
 }
 
 /// A "held" label inside `cuDNN A → B`: `(none)` for a toolkit without cuDNN.

@@ -150,6 +150,48 @@ pub fn preflight(plan: &Plan, home: &Home, access: &dyn Access, elevate: &str) -
     Err(e.cause("nothing was changed").hint(elevate.to_string()))
 }
 
+/// Quotes a path for the user's shell in a hint.
+fn quote(env: &Env, p: &Path) -> String {
+    let s = p.display().to_string();
+    if env.is_windows() {
+        format!("\"{s}\"")
+    } else {
+        format!("'{}'", s.replace('\'', r"'\''"))
+    }
+}
+
+/// The hint for a refusal by [`preflight`]: how to run `command` (`use
+/// 9.1.0.70_cuda12`) with the rights the toolkit at `root` needs — keeping
+/// this cudnnm home, which `sudo` would otherwise change — or to activate
+/// `release` per process instead, which needs no rights over the toolkit.
+pub fn elevate_hint(
+    env: &Env,
+    home: &Home,
+    command: &str,
+    root: &Path,
+    release: Option<&str>,
+) -> String {
+    let per_process = match release {
+        Some(r) => format!(
+            "; or, without admin rights, activate it per process: `cudnnm exec --version {r} -- COMMAND` (or `cudnnm env`)"
+        ),
+        None => String::new(),
+    };
+    if env.is_windows() {
+        format!(
+            "run it from an Administrator terminal: `cudnnm --home {} {command} --cuda-root {}`{per_process}",
+            quote(env, home.root()),
+            quote(env, root)
+        )
+    } else {
+        format!(
+            "run it as root, keeping this home: `sudo cudnnm --home {} {command} --cuda-root {}`{per_process}",
+            quote(env, home.root()),
+            quote(env, root)
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

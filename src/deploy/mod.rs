@@ -12,7 +12,9 @@
 //!   target's files, verifies, records, retires the journal — and undoes;
 //! - [`recover`]: what the next command does with a journal left by a crash;
 //! - [`backup`]: `backups/<id>/` with `backup.toml`, listing and pruning;
-//! - [`status`]: drift between a deployment record and the toolkit.
+//! - [`status`]: drift between a deployment record and the toolkit;
+//! - [`switch`]: plan, preflight, transaction and pruning as one call — what
+//!   `use` and `doctor --fix` (redeploying a drifted release) run.
 //!
 //! [`Deployments`] (`deployments.toml`) is the contract that `uninstall`,
 //! `verify` and `doctor` read.
@@ -24,6 +26,7 @@ pub mod journal;
 pub mod plan;
 pub mod recover;
 pub mod status;
+pub mod switch;
 
 use std::fmt;
 use std::path::{Path, PathBuf};

@@ -7,15 +7,19 @@
 //! `--undo-fix <id>` replays backwards. All file changes go through
 //! [`crate::fsops`]; the registry through [`crate::platform`].
 //!
-//! Redeploying a drifted release needs `cudnnm use`, which lives in the
-//! deploy module; until its API is available here, that fix is printed as
-//! the command to run rather than applied.
+//! A drifted deployment is redeployed through the deploy module
+//! ([`crate::deploy::switch::redeploy`]): a normal `use` transaction of the
+//! recorded release by its recorded mode. The drifted files go into a
+//! backup like any change's, so `cudnnm rollback` (not `--undo-fix`)
+//! undoes it; the report says which backup.
 
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
 use super::finding::{AutoFix, Finding};
+use crate::deploy::switch::{self, Redeployed};
+use crate::env::Env;
 use crate::error::{Error, IoResultExt, Kind, Result};
 use crate::fsops;
 use crate::hash;
@@ -64,7 +68,7 @@ pub enum Change {
 pub struct FixReport {
     /// The finding it answers.
     pub finding: String,
-    /// `applied`, `skipped` or `printed`.
+    /// `applied` or `skipped`.
     pub status: &'static str,
     /// What was done, or why not.
     pub message: String,
@@ -77,8 +81,14 @@ pub fn fix_root(home: &Home) -> PathBuf {
 
 /// Applies the automatic fixes of `findings` on this machine. Each fix is
 /// independent: one failing does not stop the others. The record of what
-/// changed is written before returning; its id is in the messages.
-pub fn apply(home: &Home, findings: &[Finding]) -> Result<(Vec<FixReport>, Option<String>)> {
+/// changed is written before returning; its id is in the messages. Call
+/// under the home lock, after recovering any journal a crash left (a
+/// redeploy is a `use` transaction).
+pub fn apply(
+    home: &Home,
+    env: &Env,
+    findings: &[Finding],
+) -> Result<(Vec<FixReport>, Option<String>)> {
     let id = format!(
         "{}-{}",
         crate::store::now_rfc3339().replace([':', '-'], ""),
@@ -130,12 +140,41 @@ pub fn apply(home: &Home, findings: &[Finding]) -> Result<(Vec<FixReport>, Optio
                 Err(e) => Err(e),
             },
             AutoFix::Redeploy { toolkit, release } => {
-                reports.push(FixReport {
-                    finding: f.id.clone(),
-                    status: "printed",
-                    message: format!("not applied here: run `cudnnm use {release} --cuda-root \"{toolkit}\"` (it backs up what is there first)"),
-                });
-                continue;
+                match switch::redeploy(home, env, Path::new(toolkit), release) {
+                    Ok(Redeployed::Done {
+                        release,
+                        mode,
+                        used,
+                    }) => {
+                        let p = &used.outcome.plan;
+                        let mut msg = format!(
+                            "deployed cuDNN {release} again into '{toolkit}' ({mode}); the files found there are in backup {} — `cudnnm rollback --cuda-root \"{toolkit}\"` puts them back",
+                            p.id
+                        );
+                        if !used.pruned.is_empty() {
+                            msg.push_str(&format!(
+                                "; removed old backup(s) {} (config keep_backups)",
+                                used.pruned
+                                    .iter()
+                                    .map(u64::to_string)
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
+                            ));
+                        }
+                        Ok(msg)
+                    }
+                    Ok(Redeployed::AlreadyClean) => {
+                        reports.push(FixReport {
+                            finding: f.id.clone(),
+                            status: "skipped",
+                            message: format!(
+                                "'{toolkit}' matches its record of cuDNN {release} again; nothing to redeploy"
+                            ),
+                        });
+                        continue;
+                    }
+                    Err(e) => Err(e),
+                }
             }
         };
         reports.push(match r {
@@ -319,7 +358,7 @@ mod tests {
             link: "libcudnn.so.8".into(),
             target: "libcudnn.so.8.9.7".into(),
         });
-        let (reports, id) = apply(&home, &[f.clone(), f]).unwrap();
+        let (reports, id) = apply(&home, &Env::default(), &[f.clone(), f]).unwrap();
         assert_eq!(
             reports.len(),
             1,
@@ -353,7 +392,7 @@ mod tests {
             link: "libcudnn.so.8".into(),
             target: "libcudnn.so.8.9.7".into(),
         });
-        let (reports, id) = apply(&home, &[f]).unwrap();
+        let (reports, id) = apply(&home, &Env::default(), &[f]).unwrap();
         assert_eq!(reports[0].status, "skipped");
         assert!(reports[0].message.contains("differ"), "{reports:?}");
         assert!(id.is_none());
@@ -364,25 +403,41 @@ mod tests {
     }
 
     #[test]
-    fn path_and_redeploy_fixes_are_not_applied_on_unix() {
+    fn path_fix_on_unix_and_a_redeploy_without_a_record_are_skipped() {
         let d = tempfile::tempdir().unwrap();
         let home = Home::new(d.path());
-        let (reports, _) = apply(
+        let env = Env::from_vars(Vec::<(String, String)>::new(), "/", false);
+        let tk = d.path().join("cuda-12.4");
+        std::fs::create_dir_all(tk.join("lib64")).unwrap();
+        std::fs::write(tk.join("version.json"), r#"{"cuda":{"version":"12.4.1"}}"#).unwrap();
+        let tk = std::fs::canonicalize(tk).unwrap();
+        let (reports, id) = apply(
             &home,
+            &env,
             &[
                 finding(AutoFix::AddToUserPath {
                     dir: r"C:\CUDA\bin".into(),
                 }),
                 finding(AutoFix::Redeploy {
-                    toolkit: "/usr/local/cuda".into(),
+                    toolkit: tk.to_string_lossy().into(),
                     release: "9.1.0.70_cuda12".into(),
                 }),
             ],
         )
         .unwrap();
         assert_eq!(reports[0].status, "skipped");
-        assert_eq!(reports[1].status, "printed");
-        assert!(reports[1].message.contains("cudnnm use 9.1.0.70_cuda12"));
+        assert_eq!(reports[1].status, "skipped");
+        assert!(
+            reports[1]
+                .message
+                .contains(&format!("no deployment is recorded for '{}'", tk.display())),
+            "{reports:?}"
+        );
+        assert!(
+            reports[1].message.contains("cudnnm use SPEC --cuda-root"),
+            "the hint comes along: {reports:?}"
+        );
+        assert!(id.is_none());
         assert!(undo(&home, "../x").is_err());
     }
 }

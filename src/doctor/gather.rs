@@ -26,6 +26,7 @@ use crate::env::{self, Env};
 use crate::home::Home;
 use crate::libcudnn::LibraryVersion;
 use crate::store::Store;
+use crate::toolkit::{self, Layout, Toolkit};
 use crate::version::Version;
 
 /// Asks a batch of libraries for their version; one result per path, in order.
@@ -168,7 +169,7 @@ pub fn gather(env: &Env, home: &Home, opts: &Options) -> Snapshot {
         snap.notes.push(format!("deployments: {e}"));
         Deployments::default()
     });
-    snap.toolkits = find_toolkits(env, opts, &nvcc_path, &deployments, &mut snap.notes);
+    snap.toolkits = find_toolkits(env, opts, &deployments, &mut snap.notes);
     lap(&mut snap, "toolkits");
 
     // Folders to examine.
@@ -528,131 +529,85 @@ fn bits_of(arch: &str) -> u32 {
     }
 }
 
-/// Reads a CUDA toolkit's version: [`crate::toolkit::read_cuda_version`],
-/// else `version.json` (`"cuda": {"version": …}`), `version.txt`
-/// (`CUDA Version 10.1.243`), `CUDA_VERSION` in `include/cuda.h` (cudnn-facts §7.4).
-fn cuda_version(root: &Path) -> Option<Version> {
-    if let Ok(v) = crate::toolkit::read_cuda_version(root) {
-        return Some(v);
-    }
-    if let Ok(t) = fs::read_to_string(root.join("version.json"))
-        && let Ok(j) = serde_json::from_str::<serde_json::Value>(&t)
-        && let Some(v) = j.pointer("/cuda/version").and_then(|v| v.as_str())
-    {
-        let parts: Vec<&str> = v.split('.').take(3).collect();
-        if let Ok(v) = parts.join(".").parse::<Version>() {
-            return Some(v);
-        }
-    }
-    if let Ok(t) = fs::read_to_string(root.join("version.txt"))
-        && let Some(v) = t.split_whitespace().last().and_then(|v| v.parse().ok())
-    {
-        return Some(v);
-    }
-    let h = fs::read_to_string(root.join("include/cuda.h")).ok()?;
-    let n: u32 = h.lines().find_map(|l| {
-        l.trim()
-            .strip_prefix("#define CUDA_VERSION")?
-            .trim()
-            .parse()
-            .ok()
-    })?;
-    Some(Version::from_parts(&[n / 1000, (n % 1000) / 10]))
-}
-
+/// Every toolkit to examine, each once, named as its first source spelled
+/// it: the `--cuda-root` folders (kept even without a readable CUDA version,
+/// with a note saying why), every toolkit [`toolkit::discover_named`] finds
+/// (`CUDA_PATH`, `CUDA_HOME`, `CUDA_PATH_VX_Y`, `nvcc` on PATH, the default
+/// folders), then those `deployments.toml` records elsewhere. A `--cuda-root`
+/// folder is a toolkit exactly as for `cudnnm use --cuda-root`.
 fn find_toolkits(
     env: &Env,
     opts: &Options,
-    nvcc: &Option<PathBuf>,
     deployments: &Deployments,
     notes: &mut Vec<String>,
 ) -> Vec<ToolkitInfo> {
-    let mut cands: Vec<(PathBuf, String, bool)> = Vec::new();
-    for r in &opts.cuda_roots {
-        cands.push((r.clone(), "--cuda-root".into(), true));
-    }
-    for var in ["CUDA_PATH", "CUDA_HOME"] {
-        if let Some(v) = env.var(var) {
-            cands.push((PathBuf::from(v), var.into(), false));
-        }
-    }
-    for (k, v) in env.vars() {
-        let k = k.to_string_lossy();
-        if k.to_ascii_uppercase().starts_with("CUDA_PATH_V") {
-            cands.push((PathBuf::from(v), k.into_owned(), false));
-        }
-    }
-    if let Some(root) = nvcc
-        .as_ref()
-        .and_then(|p| p.parent()?.parent().map(Path::to_path_buf))
-    {
-        cands.push((root, "nvcc on PATH".into(), false));
-    }
-    for d in &deployments.entries {
-        cands.push((d.toolkit.clone(), "cudnnm deployment".into(), false));
-    }
-    for t in crate::toolkit::discover(env) {
-        cands.push((t.root, t.found_by, false));
-    }
-    if cfg!(windows) {
-        let pf = env
-            .var("ProgramFiles")
-            .unwrap_or_else(|| r"C:\Program Files".into());
-        for (d, _) in subdirs(&Path::new(&pf).join(r"NVIDIA GPU Computing Toolkit\CUDA")) {
-            cands.push((d, "default folder".into(), false));
-        }
-    } else {
-        cands.push((
-            PathBuf::from("/usr/local/cuda"),
-            "default folder".into(),
-            false,
-        ));
-        for (d, name) in subdirs(Path::new("/usr/local")) {
-            if name.starts_with("cuda-") {
-                cands.push((d, "default folder".into(), false));
-            }
-        }
-        cands.push((PathBuf::from("/opt/cuda"), "default folder".into(), false));
-    }
+    let windows = env.is_windows();
     let mut out: Vec<ToolkitInfo> = Vec::new();
-    let mut seen = BTreeSet::new();
-    let layout = if cfg!(windows) {
-        ToolkitLayout::Windows
-    } else {
-        ToolkitLayout::Linux
-    };
-    for (root, found_by, explicit) in cands {
-        if !root.is_dir() {
-            if explicit {
+    let mut seen: BTreeSet<PathBuf> = BTreeSet::new();
+    let push =
+        |out: &mut Vec<ToolkitInfo>, seen: &mut BTreeSet<PathBuf>, named: &Path, t: &Toolkit| {
+            if seen.insert(t.root.clone()) {
+                out.push(toolkit_info(named, t));
+            }
+        };
+    for root in &opts.cuda_roots {
+        match Toolkit::at(root, "--cuda-root", windows) {
+            Ok(t) => push(&mut out, &mut seen, root, &t),
+            Err(_) if !root.is_dir() => {
                 notes.push(format!("--cuda-root {}: no such folder", root.display()));
             }
-            continue;
-        }
-        let key = fs::canonicalize(&root).unwrap_or_else(|_| root.clone());
-        if !seen.insert(key) {
-            continue;
-        }
-        let cuda = cuda_version(&root);
-        if cuda.is_none() {
-            if explicit {
-                notes.push(format!("--cuda-root {}: no CUDA version found (version.json, version.txt, include/cuda.h)", root.display()));
-            } else {
-                continue;
+            Err(e) => {
+                notes.push(format!("--cuda-root {}: {e}", root.display()));
+                let key = fs::canonicalize(root).unwrap_or_else(|_| root.clone());
+                if seen.insert(key) {
+                    let layout = toolkit::detect_layout(root, windows);
+                    out.push(ToolkitInfo {
+                        root: s(root),
+                        cuda: None,
+                        layout: snapshot_layout(layout),
+                        found_by: "--cuda-root".into(),
+                        writable: writable(root),
+                    });
+                }
             }
         }
-        let probe = [root.join("include"), root.clone()]
-            .into_iter()
-            .find(|p| p.is_dir())
-            .unwrap_or_else(|| root.clone());
-        out.push(ToolkitInfo {
-            root: s(&root),
-            cuda,
-            layout,
-            found_by,
-            writable: crate::platform::dir_writable(&probe),
-        });
+    }
+    for n in toolkit::discover_named(env) {
+        push(&mut out, &mut seen, &n.names[0], &n.toolkit);
+    }
+    for d in &deployments.entries {
+        if let Ok(t) = Toolkit::at(&d.toolkit, "cudnnm deployment", windows) {
+            push(&mut out, &mut seen, &d.toolkit, &t);
+        }
     }
     out
+}
+
+/// The snapshot's record of toolkit `t`, reported under the path that named it.
+fn toolkit_info(named: &Path, t: &Toolkit) -> ToolkitInfo {
+    ToolkitInfo {
+        root: s(named),
+        cuda: Some(t.cuda.clone()),
+        layout: snapshot_layout(t.layout),
+        found_by: t.found_by.clone(),
+        writable: writable(&t.root),
+    }
+}
+
+fn snapshot_layout(l: Layout) -> ToolkitLayout {
+    match l {
+        Layout::Windows => ToolkitLayout::Windows,
+        Layout::Linux => ToolkitLayout::Linux,
+    }
+}
+
+/// Whether this user may change the toolkit's cuDNN files (probed on `include`, else the root).
+fn writable(root: &Path) -> Option<bool> {
+    let probe = [root.join("include"), root.to_path_buf()]
+        .into_iter()
+        .find(|p| p.is_dir())
+        .unwrap_or_else(|| root.to_path_buf());
+    crate::platform::dir_writable(&probe)
 }
 
 /// What decides a file's origin.
@@ -1214,6 +1169,94 @@ mod tests {
             92700
         );
         assert!(parse_query_output("not json").is_err());
+    }
+
+    /// A CUDA 12.4.1 toolkit folder (`version.json`, `include/`, `lib64/`).
+    fn toolkit_folder(root: &Path) {
+        fs::create_dir_all(root.join("include")).unwrap();
+        fs::create_dir_all(root.join("lib64")).unwrap();
+        fs::write(
+            root.join("version.json"),
+            r#"{"cuda":{"name":"CUDA SDK","version":"12.4.1"}}"#,
+        )
+        .unwrap();
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn toolkits_come_from_the_toolkit_module_named_as_their_source_wrote_them() {
+        let d = tempfile::tempdir().unwrap();
+        let real = d.path().join("cuda-12.4");
+        toolkit_folder(&real);
+        let link = d.path().join("cuda");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        let versionless = d.path().join("no-version");
+        fs::create_dir_all(versionless.join("include")).unwrap();
+        let missing = d.path().join("missing");
+        let deployed = d.path().join("deployed-elsewhere");
+        toolkit_folder(&deployed);
+        let env = Env::from_vars([("CUDA_HOME", link.clone().into_os_string())], "/", false);
+        let opts = Options {
+            cuda_roots: vec![versionless.clone(), missing.clone(), real.clone()],
+            query: None,
+            run_tools: false,
+        };
+        let deployments = Deployments {
+            entries: vec![crate::deploy::Deployment {
+                toolkit: deployed.clone(),
+                release: "9.27.0.42_cuda12".into(),
+                mode: crate::deploy::Mode::Symlink,
+                deployed_at: "2026-01-01T00:00:00Z".into(),
+                backup: None,
+                files: Vec::new(),
+            }],
+        };
+        let mut notes = Vec::new();
+        let found: Vec<ToolkitInfo> = find_toolkits(&env, &opts, &deployments, &mut notes)
+            .into_iter()
+            .filter(|t| t.root.starts_with(&*d.path().to_string_lossy()))
+            .collect();
+        let roots: Vec<&str> = found.iter().map(|t| t.root.as_str()).collect();
+        assert_eq!(
+            roots,
+            vec![
+                s(&versionless).as_str(),
+                s(&real).as_str(),
+                s(&deployed).as_str()
+            ],
+            "CUDA_HOME names the --cuda-root toolkit through a link: listed once"
+        );
+        assert_eq!(found[0].cuda, None);
+        assert_eq!(found[0].found_by, "--cuda-root");
+        assert_eq!(found[1].cuda, Some("12.4.1".parse().unwrap()));
+        assert_eq!(found[1].layout, ToolkitLayout::Linux);
+        assert_eq!(found[2].found_by, "cudnnm deployment");
+        assert_eq!(notes.len(), 2, "{notes:?}");
+        assert!(
+            notes[0].contains("could not read the CUDA version") && notes[0].contains("no-version"),
+            "{notes:?}"
+        );
+        assert_eq!(
+            notes[1],
+            format!("--cuda-root {}: no such folder", missing.display())
+        );
+
+        // Without --cuda-root the variable's own spelling is kept, so checks
+        // that compare CUDA_HOME with the toolkit roots find it.
+        let opts = Options {
+            cuda_roots: Vec::new(),
+            query: None,
+            run_tools: false,
+        };
+        let mut notes = Vec::new();
+        let found = find_toolkits(&env, &opts, &Deployments::default(), &mut notes);
+        let t = found
+            .iter()
+            .find(|t| t.root.starts_with(&*d.path().to_string_lossy()))
+            .unwrap();
+        assert_eq!(t.root, s(&link));
+        assert_eq!(t.found_by, "CUDA_HOME");
+        assert!(notes.is_empty(), "{notes:?}");
     }
 
     #[test]

@@ -128,7 +128,7 @@ fn toolkit_set(cx: &Cx, t: &ToolkitInfo, out: &mut Vec<Finding>) {
     let release = deployed_release(cx, &t.root);
     let redeploy = |f: Finding| match &release {
         Some(r) => f
-            .command(format!("cudnnm use {r} --cuda-root \"{}\"", t.root))
+            .command(redeploy_command(cx, &t.root, r))
             .auto(AutoFix::Redeploy {
                 toolkit: t.root.clone(),
                 release: r.clone(),
@@ -488,7 +488,7 @@ fn header_vs_library(cx: &Cx, out: &mut Vec<Finding>) {
             .fix("Replace headers and libraries together with one release's set.");
         if let Some((tk, r)) = release {
             f = f
-                .command(format!("cudnnm use {r} --cuda-root \"{tk}\""))
+                .command(redeploy_command(cx, &tk, &r))
                 .auto(AutoFix::Redeploy {
                     toolkit: tk,
                     release: r,
@@ -504,6 +504,25 @@ pub(super) fn deployed_release(cx: &Cx, root: &str) -> Option<String> {
         .iter()
         .find(|d| spath::same(&d.toolkit, root, cx.w))
         .map(|d| d.release.clone())
+}
+
+/// The command that deploys the release recorded in `root` again, by its
+/// recorded mode — what `doctor --fix` does for [`AutoFix::Redeploy`].
+fn redeploy_command(cx: &Cx, root: &str, release: &str) -> String {
+    match cx
+        .s
+        .deployments
+        .iter()
+        .find(|d| spath::same(&d.toolkit, root, cx.w))
+    {
+        Some(d) if !d.mode.is_empty() => {
+            format!(
+                "cudnnm use {release} --cuda-root \"{root}\" --mode {}",
+                d.mode
+            )
+        }
+        _ => format!("cudnnm use {release} --cuda-root \"{root}\""),
+    }
 }
 
 /// The CUDA variant a library was built for: from `cudnnGetCudartVersion()`,
@@ -657,7 +676,7 @@ fn deployments(cx: &Cx, out: &mut Vec<Finding>) {
         out.push(
             f.why(format!("The toolkit no longer holds release {} as deployed: something replaced, removed or copied over its files, so the headers, libraries and links may now come from different releases.", d.release))
                 .fix("Deploy the release again from the store (what is there now is backed up first).")
-                .command(format!("cudnnm use {} --cuda-root \"{}\"", d.release, d.toolkit))
+                .command(redeploy_command(cx, &d.toolkit, &d.release))
                 .auto(AutoFix::Redeploy { toolkit: d.toolkit.clone(), release: d.release.clone() }),
         );
     }

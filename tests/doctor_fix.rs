@@ -1,0 +1,166 @@
+//! `doctor --fix` redeploys a drifted release for real: the real cuDNN
+//! 9.12.0.46 build imported with `cudnnm install`, deployed with `use` in
+//! each mode, then edited and trimmed by hand in the toolkit. `doctor`
+//! reports `deployment-drift`; `--fix` runs a `use` transaction of the
+//! recorded release by the recorded mode; `verify` is clean; and `rollback`
+//! puts the drifted bytes back exactly, because the fix backed them up like
+//! any change.
+
+// These tests build toolkits with Unix links and run as processes on Linux.
+#![cfg(unix)]
+
+mod common;
+mod deploy_support;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use common::{Run, Sandbox, real_wheel};
+use cudnnm::hash::sha256_file;
+use deploy_support::linux_toolkit;
+
+fn sha(p: &Path) -> String {
+    sha256_file(p).unwrap().1.to_string()
+}
+
+fn finding_ids(r: &Run) -> Vec<String> {
+    r.json()["findings"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no findings array\n{}", r.describe()))
+        .iter()
+        .map(|f| f["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn doctor(sb: &Sandbox, tk: &str, extra: &[&str]) -> Run {
+    let mut args = vec!["doctor", "--json", "--no-load", "--cuda-root", tk];
+    args.extend_from_slice(extra);
+    sb.run(args)
+}
+
+/// The real 9.12.0.46 release deployed by `mode` into a sandbox CUDA 12.4
+/// toolkit; the toolkit root (as `use` records it) and the store release folder.
+fn deployed(sb: &Sandbox, mode: &str) -> (PathBuf, PathBuf) {
+    let tk = linux_toolkit(&sb.root().join("cuda-12.4 (sandbox)"), "12.4.1");
+    sb.run([
+        "install".as_ref(),
+        real_wheel("nvidia_cudnn_jit_cu12-9.12.0.46").as_os_str(),
+    ])
+    .ok();
+    let t = tk.display().to_string();
+    sb.run(["use", "9.12.0.46", "--cuda-root", &t, "--mode", mode])
+        .ok()
+        .stderr_has(&[&format!("({mode}, backup 1)")]);
+    (
+        fs::canonicalize(&tk).unwrap(),
+        sb.home().join("store/cuda-12/9.12.0.46"),
+    )
+}
+
+fn drift_is_fixed_and_the_fix_rolls_back(mode: &str) {
+    let sb = Sandbox::new();
+    let (tk, release) = deployed(&sb, mode);
+    let t = tk.display().to_string();
+    sb.run(["verify"]).ok();
+
+    // Drift: cudnn.h replaced by an edited copy, cudnn_backend.h deleted.
+    let h = tk.join("include/cudnn.h");
+    let mut edited = fs::read(release.join("include/cudnn.h")).unwrap();
+    edited.extend_from_slice(b"\n/* edited by hand in the toolkit */\n");
+    fs::remove_file(&h).unwrap();
+    fs::write(&h, &edited).unwrap();
+    let edited_sha = sha(&h);
+    fs::remove_file(tk.join("include/cudnn_backend.h")).unwrap();
+
+    let r = doctor(&sb, &t, &[]).code_is(7);
+    assert!(
+        finding_ids(&r).contains(&"deployment-drift".to_string()),
+        "{}",
+        r.describe()
+    );
+    let drift = r.json()["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["id"] == "deployment-drift")
+        .cloned()
+        .unwrap();
+    assert_eq!(drift["seen"].as_array().unwrap().len(), 2, "{drift}");
+    assert_eq!(
+        drift["commands"][0],
+        format!("cudnnm use 9.12.0.46_cuda12 --cuda-root \"{t}\" --mode {mode}")
+    );
+    sb.run(["verify"]).code_is(7);
+
+    let r = doctor(&sb, &t, &["--fix"]).stderr_has(&[&format!(
+        "fix applied [deployment-drift]: deployed cuDNN 9.12.0.46_cuda12 again into '{t}' ({mode}); the files found there are in backup 2"
+    )]);
+    assert!(
+        !finding_ids(&r).contains(&"deployment-drift".to_string()),
+        "the report after --fix is taken again\n{}",
+        r.describe()
+    );
+    sb.run(["verify"]).ok();
+    assert_eq!(sha(&h), sha(&release.join("include/cudnn.h")));
+    assert!(tk.join("include/cudnn_backend.h").exists());
+    let link = fs::symlink_metadata(&h).unwrap().file_type().is_symlink();
+    assert_eq!(link, mode == "symlink", "placed by the recorded mode");
+    let backups = sb.run(["backups", "--json"]).ok().json();
+    assert_eq!(
+        backups.as_array().map(Vec::len),
+        Some(2),
+        "the fix is one change with one backup: {backups}"
+    );
+
+    // `rollback` undoes the fix: the drifted bytes come back exactly.
+    sb.run(["rollback", "--cuda-root", &t])
+        .ok()
+        .stderr_has(&["restored backup 2"]);
+    let m = fs::symlink_metadata(&h).unwrap();
+    assert!(m.is_file(), "the edited copy, not a link");
+    assert_eq!(sha(&h), edited_sha);
+    assert!(!tk.join("include/cudnn_backend.h").exists());
+    sb.run(["verify"]).code_is(7);
+    // And the fix can be rolled back in turn: the redeployed state returns.
+    sb.run(["rollback", "--cuda-root", &t]).ok();
+    sb.run(["verify"]).ok();
+    assert_eq!(sha(&h), sha(&release.join("include/cudnn.h")));
+}
+
+#[test]
+fn drift_in_a_copy_deployment_is_fixed_and_the_fix_rolls_back() {
+    drift_is_fixed_and_the_fix_rolls_back("copy");
+}
+
+#[test]
+fn drift_in_a_symlink_deployment_is_fixed_and_the_fix_rolls_back() {
+    drift_is_fixed_and_the_fix_rolls_back("symlink");
+}
+
+#[test]
+fn drift_in_a_hardlink_deployment_is_fixed_and_the_fix_rolls_back() {
+    drift_is_fixed_and_the_fix_rolls_back("hardlink");
+}
+
+#[test]
+fn a_drift_repaired_by_hand_before_the_fix_runs_is_left_alone() {
+    // The fix checks its premise again: when the toolkit matches its record
+    // by the time it runs, nothing changes and no backup is made.
+    let sb = Sandbox::new();
+    let (tk, _) = deployed(&sb, "copy");
+    let env = cudnnm::env::Env::from_vars(Vec::<(String, String)>::new(), "/", false);
+    let home = cudnnm::home::Home::new(sb.home());
+    let r = cudnnm::deploy::switch::redeploy(&home, &env, &tk, "9.12.0.46_cuda12").unwrap();
+    assert!(
+        matches!(r, cudnnm::deploy::switch::Redeployed::AlreadyClean),
+        "{r:?}"
+    );
+    let backups = sb.run(["backups", "--json"]).ok().json();
+    assert_eq!(backups.as_array().map(Vec::len), Some(1), "{backups}");
+    let e = cudnnm::deploy::switch::redeploy(&home, &env, &tk, "9.27.0.42_cuda12").unwrap_err();
+    assert_eq!(e.kind(), cudnnm::error::Kind::Conflict);
+    assert!(
+        e.message().contains("now records cuDNN 9.12.0.46_cuda12"),
+        "{e}"
+    );
+}
