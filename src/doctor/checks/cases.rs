@@ -45,6 +45,66 @@ fn every_finding_id_is_documented() {
     }
 }
 
+/// Internal reference tags (`cudnn-facts §8`, `§3.4`, field case `F20`,
+/// `issue item 7`) in a line of code that is not a comment.
+fn internal_tag(line: &str) -> Option<&'static str> {
+    let t = line.trim_start();
+    if t.starts_with("//") {
+        return None;
+    }
+    for tag in ["§", "cudnn-facts", "field-cases", "issue item"] {
+        if line.contains(tag) {
+            return Some(tag);
+        }
+    }
+    let b = line.as_bytes();
+    (0..b.len().saturating_sub(2))
+        .any(|i| {
+            b[i] == b'F'
+                && b[i + 1].is_ascii_digit()
+                && b[i + 2].is_ascii_digit()
+                && (i == 0 || !b[i - 1].is_ascii_alphanumeric())
+                && b.get(i + 3).is_none_or(|c| !c.is_ascii_alphanumeric())
+        })
+        .then_some("a field case id (Fnn)")
+}
+
+#[test]
+fn user_facing_text_cites_public_sources_only() {
+    // Every string a finding, a fix report or `verify` prints lives in these
+    // files; internal notes may be named in comments only.
+    let files = [
+        ("system.rs", include_str!("system.rs")),
+        ("files.rs", include_str!("files.rs")),
+        ("loading.rs", include_str!("loading.rs")),
+        ("windows.rs", include_str!("windows.rs")),
+        ("frameworks.rs", include_str!("frameworks.rs")),
+        ("mod.rs", include_str!("mod.rs")),
+        ("../fix.rs", include_str!("../fix.rs")),
+        ("../render.rs", include_str!("../render.rs")),
+        ("../verify.rs", include_str!("../verify.rs")),
+        ("../gather.rs", include_str!("../gather.rs")),
+    ];
+    let mut bad = Vec::new();
+    for (name, text) in files {
+        for (i, line) in text.lines().enumerate() {
+            if let Some(tag) = internal_tag(line) {
+                bad.push(format!("{name}:{}: {tag}: {}", i + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "internal references in user-facing text:\n{}",
+        bad.join("\n")
+    );
+    // And the tag finder itself.
+    assert_eq!(internal_tag("x (cudnn-facts §8)"), Some("§"));
+    assert!(internal_tag("(F20: the 8.3 archives)").is_some());
+    assert!(internal_tag("// F20 in a comment").is_none());
+    assert!(internal_tag("\"x64 F200\"").is_none());
+}
+
 // --- issue item 1 -----------------------------------------------------------
 
 #[test]

@@ -304,7 +304,7 @@ fn toolkit_folders(cx: &Cx, t: &ToolkitInfo, out: &mut Vec<Finding>) {
         ));
     }
     out.push(
-        f.why("Each kind of file has one folder the tools search: DLLs/shared libraries where the loader looks, headers where the compiler looks, import libraries where the linker looks. A file anywhere else is not found (F20: the 8.3 archives renamed `lib64` to `lib` and `lib\\x64` to `lib`).")
+        f.why("Each kind of file has one folder the tools search: DLLs/shared libraries where the loader looks, headers where the compiler looks, import libraries where the linker looks. A file anywhere else is not found (cuDNN 8.3 changed the archive layout: `lib64` and `lib\\x64` became `lib`, cupy#6337).")
             .fix("Move each file to the folder named, or let cudnnm deploy the release (`cudnnm use`), which places every file by its kind."),
     );
 }
@@ -626,7 +626,7 @@ fn cuda_fit(cx: &Cx, out: &mut Vec<Finding>) {
             Finding::new("cudnn-cuda-mismatch", Severity::Error, format!("the cuDNN {m} that loads is built for CUDA {var}; the toolkit in use is CUDA {c}"))
                 .seen(format!("loaded: {} ({how})", cx.describe(&f.path)))
                 .seen(format!("toolkit in use: {} (CUDA {c})", tk.root))
-                .why("cuDNN was taken from another CUDA install than the one in use (F26): its CUDA libraries do not match, so loading or the first call fails (\"CUDNN_STATUS_NOT_INITIALIZED\", missing libcublasLt/cublas64 of the other version).")
+                .why("cuDNN was taken from another CUDA install than the one in use (CUDAapi.jl#85): its CUDA libraries do not match, so loading or the first call fails (\"CUDNN_STATUS_NOT_INITIALIZED\", missing libcublasLt/cublas64 of the other version).")
                 .fix(format!("Put a cuDNN built for CUDA {}.x first on the loader path, or deploy one into {}.", c.major(), tk.root))
                 .command(format!("cudnnm use SPEC --cuda-root \"{}\"", tk.root)),
         );

@@ -160,7 +160,7 @@ fn pinned_wheels(cx: &Cx, out: &mut Vec<Finding>) {
             None => format!("no {pkg} in {}", f.location),
         });
         fd = fd
-            .why("The framework is built against exactly that cuDNN and loads it from its own wheel: another version fails at start-up (\"Loaded runtime CuDNN library: X but source was compiled with: Y\") or on missing symbols. Installing a second framework often moves the shared wheel (cudnn-facts §3.4).")
+            .why("The framework is built against exactly that cuDNN and loads it from its own wheel: another version fails at start-up (\"Loaded runtime CuDNN library: X but source was compiled with: Y\") or on missing symbols. An environment holds one copy of each pip package, so installing a second framework that pins another cuDNN replaces the one this framework needs.")
             .fix("Reinstall the version it requires in that environment (or give each framework its own environment).".to_string())
             .command(format!("python -m pip install \"{pkg}=={want}\""));
         out.push(fd);

@@ -304,7 +304,7 @@ fn toolkit_on_path(cx: &Cx, out: &mut Vec<Finding>) {
         f = f.why(if cx.w {
             format!("Windows finds DLLs only in the program's folder, the system folders, the working folder and PATH: \"Could not load dynamic library '{}'\" (error 126).", cx.loader_name("cudnn", m))
         } else {
-            format!("The loader searches LD_LIBRARY_PATH, the ld.so cache and /lib, /usr/lib only; a toolkit's lib64 is found only when listed there (cudnn-facts §8): \"{}: cannot open shared object file\".", cx.loader_name("cudnn", m))
+            format!("The loader searches LD_LIBRARY_PATH, the ld.so cache and /lib, /usr/lib only; a toolkit's lib64 is found only when listed there (ld.so(8)): \"{}: cannot open shared object file\".", cx.loader_name("cudnn", m))
         });
         if cx.w {
             f = f
