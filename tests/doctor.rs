@@ -699,3 +699,41 @@ fn a_project_pinned_to_cudnn_8_with_only_cudnn_9_installed() {
     fs::write(sb.work().join(".cudnn-version"), "9.27\n").unwrap();
     doctor(&sb, &tk, &[]).ok();
 }
+
+#[test]
+fn a_report_path_must_name_a_file_in_an_existing_folder() {
+    let sb = Sandbox::new();
+    // A folder: refused with a help line, nothing written into it.
+    let dir = sb.work().join("reports");
+    fs::create_dir_all(&dir).unwrap();
+    for given in [dir.to_string_lossy().into_owned(), "reports/".to_string()] {
+        let r = sb
+            .run(["doctor", "--no-load", "--report", &given])
+            .code_is(2)
+            .stderr_has(&["could not write the report to", "names a folder", "help: "]);
+        assert!(
+            r.stderr().contains("cudnnm-doctor.json"),
+            "the help names a file to pass: {}",
+            r.describe()
+        );
+        assert_eq!(fs::read_dir(&dir).unwrap().count(), 0, "{}", r.describe());
+    }
+    // A missing folder: an error naming it, and no folder created.
+    let missing = sb.root().join("nonexistent/dir");
+    let target = missing.join("x.json");
+    let r = sb
+        .run(["doctor", "--no-load", "--report", target.to_str().unwrap()])
+        .code_is(2)
+        .stderr_has(&["does not exist", "help: "]);
+    assert!(
+        r.stderr()
+            .contains(&format!("the folder '{}'", missing.display())),
+        "{}",
+        r.describe()
+    );
+    assert!(!sb.root().join("nonexistent").exists(), "{}", r.describe());
+    // A file in an existing folder is written.
+    sb.run(["doctor", "--no-load", "--report", "reports/r.txt"])
+        .code_is(7);
+    assert!(dir.join("r.txt").is_file());
+}
