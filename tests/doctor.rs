@@ -737,3 +737,43 @@ fn a_report_path_must_name_a_file_in_an_existing_folder() {
         .code_is(7);
     assert!(dir.join("r.txt").is_file());
 }
+
+#[test]
+fn damaged_store_releases_are_findings_as_in_verify() {
+    let sb = Sandbox::new();
+    let store = sb.home().join("store/cuda-12");
+    fs::create_dir_all(store.join("9.27.0.42/lib")).unwrap();
+    fs::write(store.join("9.27.0.42/receipt.toml"), "schema = [not toml").unwrap();
+    fs::create_dir_all(store.join("9.12.0.46/include")).unwrap();
+    let r = sb.run(["doctor", "--json", "--no-load"]).code_is(7);
+    let damaged: Vec<serde_json::Value> = r.json()["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["id"] == "store-release-damaged")
+        .cloned()
+        .collect();
+    assert_eq!(damaged.len(), 2, "{}", r.describe());
+    let text = serde_json::Value::Array(damaged).to_string();
+    assert!(
+        text.contains("9.27.0.42_cuda12") && text.contains("9.12.0.46_cuda12"),
+        "{}",
+        r.describe()
+    );
+    assert!(text.contains("has no receipt.toml"), "{}", r.describe());
+    assert!(
+        text.contains("cudnnm install 9.27.0.42_cuda12 --force")
+            || text.contains("cudnnm install pip:nvidia-cudnn-cu12==9.27.0.42 --force"),
+        "the catalog's release is offered for reinstalling: {}",
+        r.describe()
+    );
+    // verify fails on the same two folders.
+    let v = sb.run(["verify", "--json"]).code_is(7);
+    let errs = v.json()["releases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["error"].is_string())
+        .count();
+    assert_eq!(errs, 2, "{}", v.describe());
+}

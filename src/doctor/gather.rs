@@ -25,9 +25,9 @@ use crate::deploy::Deployments;
 use crate::env::{self, Env};
 use crate::home::Home;
 use crate::libcudnn::LibraryVersion;
-use crate::store::Store;
+use crate::store::{BrokenRelease, Release, Store};
 use crate::toolkit::{self, Layout, Toolkit};
-use crate::version::Version;
+use crate::version::{CudaVariant, Version, release_id};
 
 /// Asks a batch of libraries for their version; one result per path, in order.
 pub type Querier<'a> = &'a (dyn Fn(&[PathBuf]) -> Vec<Result<LibraryVersion, String>> + Sync);
@@ -334,7 +334,12 @@ pub fn gather(env: &Env, home: &Home, opts: &Options) -> Snapshot {
             None
         }
     };
-    snap.deployments = deployment_states(home, &deployments);
+    let (releases, damaged) = Store::new(home).scan().unwrap_or_else(|e| {
+        snap.notes.push(format!("store: {e}"));
+        Default::default()
+    });
+    snap.store_damaged = damaged.iter().map(damaged_release).collect();
+    snap.deployments = deployment_states(&releases, &deployments);
     lap(&mut snap, "frameworks, pin, deployments");
 
     if let (Some(p), Some(c)) = (&nvcc_path, nvcc_child) {
@@ -1091,9 +1096,29 @@ fn describe_source(s: &crate::pin::SpecSource) -> String {
     }
 }
 
+/// The snapshot's record of a store folder without a readable receipt.
+fn damaged_release(b: &BrokenRelease) -> DamagedRelease {
+    let cuda = b
+        .dir
+        .parent()
+        .and_then(|p| p.file_name())
+        .and_then(|n| n.to_str())
+        .and_then(|n| n.strip_prefix("cuda-"))
+        .and_then(|c| c.parse::<CudaVariant>().ok());
+    let version = b
+        .dir
+        .file_name()
+        .and_then(|n| n.to_str())
+        .and_then(|n| n.parse::<Version>().ok());
+    DamagedRelease {
+        dir: s(&b.dir),
+        release: version.zip(cuda).map(|(v, c)| release_id(&v, &c)),
+        error: b.error.to_string(),
+    }
+}
+
 /// What is at each path cudnnm placed, against what it placed.
-fn deployment_states(home: &Home, deployments: &Deployments) -> Vec<DeploymentState> {
-    let releases = Store::new(home).releases().unwrap_or_default();
+fn deployment_states(releases: &[Release], deployments: &Deployments) -> Vec<DeploymentState> {
     deployments
         .entries
         .iter()

@@ -54,6 +54,7 @@
 //! | `toolkit-not-writable` | info | switching this toolkit needs elevated rights | F21 |
 //! | `cudnn-not-found` | error | no cuDNN anywhere | — |
 //! | `deployment-drift` | error | files cudnnm deployed have changed | verify |
+//! | `store-release-damaged` | error | a store release folder whose `receipt.toml` is missing or unreadable | verify |
 //!
 //! Field cases handled outside findings: F22 (version read from
 //! `cudnn_version.h`, its `_v8` copy, then `cudnn.h`, following links —
@@ -117,6 +118,7 @@ pub const FINDING_IDS: &[&str] = &[
     "toolkit-not-writable",
     "cudnn-not-found",
     "deployment-drift",
+    "store-release-damaged",
 ];
 
 /// Runs every check over `snapshot`: findings, errors first.

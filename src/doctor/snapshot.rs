@@ -66,6 +66,9 @@ pub struct Snapshot {
     pub pin: Option<PinInfo>,
     /// What cudnnm deployed into toolkits, and what is there now.
     pub deployments: Vec<DeploymentState>,
+    /// cudnnm store folders that should hold a release but whose
+    /// `receipt.toml` is missing or unreadable.
+    pub store_damaged: Vec<DamagedRelease>,
     /// Problems met while gathering (unreadable folders, tools that failed).
     pub notes: Vec<String>,
     /// Time spent per gathering phase, in milliseconds.
@@ -334,6 +337,18 @@ pub struct PinInfo {
     pub spec: String,
     /// Where it came from (`.cudnn-version` path, `CUDNNM_VERSION`, default).
     pub source: String,
+}
+
+/// A store folder (`store/cuda-<variant>/<version>`) without a readable receipt.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct DamagedRelease {
+    /// The folder.
+    pub dir: String,
+    /// The release id its folder names (`9.27.0.42_cuda12`), when they parse.
+    pub release: Option<String>,
+    /// Why the receipt cannot be used, with its causes.
+    pub error: String,
 }
 
 /// A deployment and the state of its files now.

@@ -1053,3 +1053,35 @@ fn pytorch_rows_follow_the_cuda_of_the_wheel_and_bundled_copies_are_its_own() {
     k.absent("cudnn-major-mismatch");
     k.absent("framework-cudnn-mismatch");
 }
+
+// --- the store -------------------------------------------------------------
+
+#[test]
+fn store_release_damaged() {
+    let mut k = Kit::healthy_linux();
+    k.absent("store-release-damaged");
+    k.s.store_damaged.push(DamagedRelease {
+        dir: "/h/store/cuda-12/9.12.0.46".into(),
+        release: Some("9.12.0.46_cuda12".into()),
+        error: "could not read the receipt '/h/store/cuda-12/9.12.0.46/receipt.toml': expected `=`"
+            .into(),
+    });
+    k.s.deployments.push(DeploymentState {
+        toolkit: TK12.into(),
+        release: "9.12.0.46_cuda12".into(),
+        mode: "symlink".into(),
+        files: vec![],
+    });
+    let f = k.expect("store-release-damaged");
+    assert_eq!(f.severity, Severity::Error);
+    assert!(f.title.contains("9.12.0.46_cuda12"), "{f:?}");
+    assert!(f.seen[0].contains("expected `=`"), "{f:?}");
+    assert!(f.seen[1].contains(TK12), "the deployment is named: {f:?}");
+    // The catalog has it: the command reinstalls exactly that release.
+    assert_eq!(f.commands, vec!["cudnnm install 9.12.0.46_cuda12 --force"]);
+    // A release the catalog does not know: words, not a command that fails.
+    k.s.store_damaged[0].release = Some("9.12.0.46_cuda11".into());
+    let f = k.expect("store-release-damaged");
+    assert!(f.commands.is_empty(), "{f:?}");
+    assert!(f.fix.unwrap().contains("archive or wheel it came from"));
+}

@@ -8,7 +8,7 @@ use crate::doctor::finding::{AutoFix, Finding, Severity};
 use crate::doctor::names::{self, FileKind};
 use crate::doctor::snapshot::{CudnnFile, FileState, ToolkitInfo, cudart_to_version};
 use crate::doctor::spath;
-use crate::version::{CudaVariant, Version};
+use crate::version::{CudaVariant, Spec, Version};
 
 pub(super) fn check(cx: &Cx, out: &mut Vec<Finding>) {
     architecture(cx, out);
@@ -22,6 +22,7 @@ pub(super) fn check(cx: &Cx, out: &mut Vec<Finding>) {
     header_vs_library(cx, out);
     cuda_fit(cx, out);
     deployments(cx, out);
+    store_damage(cx, out);
 }
 
 /// `wrong-architecture`: a library built for another machine than this OS.
@@ -679,5 +680,52 @@ fn deployments(cx: &Cx, out: &mut Vec<Finding>) {
                 .command(redeploy_command(cx, &d.toolkit, &d.release))
                 .auto(AutoFix::Redeploy { toolkit: d.toolkit.clone(), release: d.release.clone() }),
         );
+    }
+}
+
+/// `store-release-damaged`: a store folder whose receipt is missing or
+/// unreadable — the release is invisible to `list`, `use`, `exec` and `env`,
+/// and `verify` cannot check it.
+fn store_damage(cx: &Cx, out: &mut Vec<Finding>) {
+    for d in &cx.s.store_damaged {
+        let name = d.release.as_deref().unwrap_or("a release");
+        let mut f = Finding::new(
+            "store-release-damaged",
+            Severity::Error,
+            format!(
+                "the store holds {name} in {} without a readable receipt",
+                d.dir
+            ),
+        )
+        .seen(d.error.clone());
+        let deployed: Vec<&str> = match &d.release {
+            Some(id) => {
+                cx.s.deployments
+                    .iter()
+                    .filter(|x| &x.release == id)
+                    .map(|x| x.toolkit.as_str())
+                    .collect()
+            }
+            None => Vec::new(),
+        };
+        for t in &deployed {
+            f = f.seen(format!(
+                "deployed in {t}: it cannot be verified or redeployed from the store"
+            ));
+        }
+        f = f.why("cudnnm knows a release only through its receipt.toml (version, CUDA, every file with its size and SHA-256): without it the release is left out of `cudnnm list`, `use`, `exec` and `env`, `cudnnm verify` cannot check its files, and a toolkit it was deployed into cannot be verified or redeployed.");
+        let offer = d
+            .release
+            .as_deref()
+            .and_then(|id| id.parse::<Spec>().ok())
+            .filter(|sp| sp.cuda.is_some())
+            .and_then(|sp| cx.t.offer(&sp, None).filter(|o| o.version == sp.version));
+        f = match offer {
+            Some(o) => f
+                .fix(format!("Import the release again over the damaged folder (`--force` replaces it), or delete {} if you no longer need it.", d.dir))
+                .command(o.install_command(" --force")),
+            None => f.fix(format!("Import the release again from the archive or wheel it came from, with `cudnnm install --force` and that file (the catalog does not list {name} for this platform), or delete {} if you no longer need it.", d.dir)),
+        };
+        out.push(f);
     }
 }

@@ -24,7 +24,7 @@ use super::names::{self, FileKind};
 use super::snapshot::{CudnnFile, Snapshot};
 use super::spath;
 use crate::catalog::{Catalog, FrameworkBuild};
-use crate::version::Version;
+use crate::version::{CudaVariant, Platform, Spec, Version};
 
 /// The minimum driver for one CUDA toolkit version on one OS (NVIDIA CUDA
 /// release notes, Table 3; cudnn-facts §5.3; `manifest.toml` via the catalog).
@@ -38,15 +38,47 @@ pub struct DriverFloor {
     pub min: Version,
 }
 
-/// Reference data the checks compare against: driver floors and framework
-/// builds. Filled from the catalog (`manifest.toml`); tests pass rows from
-/// cudnn-facts §5.3 and §6.
+/// A release the catalog can install on the snapshot's platform: an NVIDIA
+/// archive (`cudnnm install 9.12.0.46_cuda12`) or a PyPI wheel
+/// (`cudnnm install pip:nvidia-cudnn-cu12==9.12.0.46`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Offer {
+    /// The release version.
+    pub version: Version,
+    /// The CUDA it is built for.
+    pub cuda: CudaVariant,
+    /// The PyPI package, for a wheel; `None` for an NVIDIA archive.
+    pub wheel: Option<String>,
+}
+
+impl Offer {
+    /// The release id, `9.12.0.46_cuda12`.
+    pub fn id(&self) -> String {
+        crate::version::release_id(&self.version, &self.cuda)
+    }
+
+    /// The command that installs it (`extra` appended, e.g. `--force`).
+    pub fn install_command(&self, extra: &str) -> String {
+        let what = match &self.wheel {
+            None => self.id(),
+            Some(pkg) => format!("pip:{pkg}=={}", self.version),
+        };
+        format!("cudnnm install {what}{extra}")
+    }
+}
+
+/// Reference data the checks compare against: driver floors, framework
+/// builds and the releases that can be installed. Filled from the catalog
+/// (`manifest.toml`); tests pass rows of their own.
 #[derive(Clone, Debug, Default)]
 pub struct Tables {
     /// Minimum drivers per CUDA version.
     pub drivers: Vec<DriverFloor>,
     /// Which cuDNN and CUDA each framework release was built with.
     pub frameworks: Vec<FrameworkBuild>,
+    /// Releases the catalog knows for the snapshot's platform, so that a
+    /// suggested `cudnnm install` names only one that exists.
+    pub offers: Vec<Offer>,
 }
 
 impl Tables {
@@ -69,10 +101,55 @@ impl Tables {
                 }
             }
         }
+        let platform = snapshot_platform(s);
+        let mut offers: Vec<Offer> = catalog
+            .archives()
+            .iter()
+            .filter(|a| Some(a.platform) == platform)
+            .map(|a| Offer {
+                version: a.version.clone(),
+                cuda: a.cuda,
+                wheel: None,
+            })
+            .collect();
+        // NVIDIA's cuDNN wheels exist for Linux x86_64 and Arm servers and Windows x86_64.
+        if matches!(
+            platform,
+            Some(Platform::LinuxX86_64 | Platform::LinuxSbsa | Platform::WindowsX86_64)
+        ) {
+            for w in catalog.wheels() {
+                for v in &w.versions {
+                    offers.push(Offer {
+                        version: v.clone(),
+                        cuda: w.cuda,
+                        wheel: Some(w.package.clone()),
+                    });
+                }
+            }
+        }
         Tables {
             drivers,
             frameworks: catalog.frameworks().to_vec(),
+            offers,
         }
+    }
+
+    /// The newest installable release that matches `spec` (a version or
+    /// prefix, with or without a CUDA variant) and, when `toolkit` is given,
+    /// fits a toolkit of that CUDA version; an NVIDIA archive before a wheel
+    /// of the same release. `None` when the catalog has none: then say what
+    /// to look for rather than print a command that fails.
+    pub fn offer(&self, spec: &Spec, toolkit: Option<&Version>) -> Option<&Offer> {
+        self.offers
+            .iter()
+            .filter(|o| spec.matches(&o.version, &o.cuda))
+            .filter(|o| toolkit.is_none_or(|t| o.cuda.fits(t.major(), t.minor())))
+            .max_by(|a, b| {
+                a.version
+                    .cmp(&b.version)
+                    .then(a.cuda.cmp(&b.cuda))
+                    .then(b.wheel.is_some().cmp(&a.wheel.is_some()))
+            })
     }
 
     /// The driver a toolkit of CUDA `cuda` needs: the row for exactly that
@@ -85,6 +162,18 @@ impl Tables {
         rows.filter(|d| d.cuda.major() == cuda.major() && d.cuda.minor() == cuda.minor())
             .map(|d| &d.min)
             .min()
+    }
+}
+
+/// The cuDNN platform of the snapshot's machine (`linux-x86_64`, `linux-sbsa`,
+/// `windows-x86_64`), when it is one NVIDIA builds for.
+fn snapshot_platform(s: &Snapshot) -> Option<Platform> {
+    match (s.os.family.as_str(), s.os.arch.as_str()) {
+        ("windows", "x86_64") => Some(Platform::WindowsX86_64),
+        ("linux", "x86_64") => Some(Platform::LinuxX86_64),
+        ("linux", "aarch64") => Some(Platform::LinuxSbsa),
+        ("linux", "ppc64le") => Some(Platform::LinuxPpc64le),
+        _ => None,
     }
 }
 
@@ -270,6 +359,7 @@ mod tests {
                 },
             ],
             frameworks: vec![],
+            offers: vec![],
         };
         assert_eq!(
             t.driver_floor(&v("12.4.1"), false).unwrap().to_string(),
