@@ -777,3 +777,54 @@ fn damaged_store_releases_are_findings_as_in_verify() {
         .count();
     assert_eq!(errs, 2, "{}", v.describe());
 }
+
+#[test]
+fn a_windows_layout_toolkit_on_linux_is_checked_as_windows() {
+    // `doctor --cuda-root` at a Windows toolkit tree (bin\nvcc.exe, lib\x64):
+    // DLLs in bin, import libraries in lib\x64, a stray lib\cudnn.lib.
+    let sb = Sandbox::new();
+    let tk = sb.root().join("CUDA/v11.2");
+    for d in ["bin", "include", "lib/x64"] {
+        fs::create_dir_all(tk.join(d)).unwrap();
+    }
+    fs::write(tk.join("version.txt"), "CUDA Version 11.2.152\n").unwrap();
+    fs::write(tk.join("bin/nvcc.exe"), b"MZ").unwrap();
+    for st in [
+        "cudnn",
+        "cudnn_ops_infer",
+        "cudnn_ops_train",
+        "cudnn_cnn_infer",
+        "cudnn_cnn_train",
+        "cudnn_adv_infer",
+        "cudnn_adv_train",
+    ] {
+        fs::write(tk.join(format!("bin/{st}64_8.dll")), b"MZ").unwrap();
+    }
+    fs::write(
+        tk.join("include/cudnn_version.h"),
+        common::fixtures::version_header("8.1.0"),
+    )
+    .unwrap();
+    fs::write(tk.join("include/cudnn.h"), "#include \"cudnn_version.h\"\n").unwrap();
+    for n in ["lib/x64/cudnn.lib", "lib/x64/cudnn64_8.lib"] {
+        fs::write(tk.join(n), b"!<arch>\n").unwrap();
+    }
+    let r = doctor(&sb, &tk, &["--no-load"]);
+    let found = ids(&r);
+    for id in ["missing-library", "missing-link-library", "lib-not-in-x64"] {
+        assert!(!found.contains(&id.to_string()), "{id}: {}", r.describe());
+    }
+    fs::write(tk.join("lib/cudnn.lib"), b"!<arch>\n").unwrap();
+    let r = doctor(&sb, &tk, &["--no-load"]).code_is(7);
+    let f = finding(&r, "lib-not-in-x64");
+    assert!(
+        f["title"].as_str().unwrap().ends_with("lib/x64"),
+        "{}",
+        r.describe()
+    );
+    assert!(
+        !r.stdout().contains("libcudnn.so"),
+        "no Linux file names for a Windows toolkit: {}",
+        r.describe()
+    );
+}

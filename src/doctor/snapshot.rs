@@ -138,21 +138,34 @@ pub struct ToolkitInfo {
 }
 
 impl ToolkitInfo {
+    /// True when the root is spelled the Windows way (`C:\…`, `\\server\…`),
+    /// so paths below it are joined with `\`. The layout does not decide
+    /// this: a Windows-layout toolkit examined on Linux has a `/` root.
+    pub fn windows_paths(&self) -> bool {
+        let b = self.root.as_bytes();
+        self.root.contains('\\') || (b.len() >= 2 && b[1] == b':' && b[0].is_ascii_alphabetic())
+    }
+
+    /// `sub` (`/`-separated) below the root, spelled like the root.
+    fn below(&self, sub: &str) -> String {
+        spath::join(&self.root, sub, self.windows_paths())
+    }
+
     /// Where cuDNN DLLs go: `bin` (Windows layout only).
     pub fn bin_dir(&self) -> Option<String> {
-        (self.layout == ToolkitLayout::Windows).then(|| spath::join(&self.root, "bin", true))
+        (self.layout == ToolkitLayout::Windows).then(|| self.below("bin"))
     }
 
     /// Where cuDNN headers go.
     pub fn include_dir(&self) -> String {
-        spath::join(&self.root, "include", self.is_windows())
+        self.below("include")
     }
 
     /// Where cuDNN libraries go: `lib\x64` or `lib64`.
     pub fn lib_dir(&self) -> String {
         match self.layout {
-            ToolkitLayout::Windows => spath::join(&self.root, r"lib\x64", true),
-            ToolkitLayout::Linux => spath::join(&self.root, "lib64", false),
+            ToolkitLayout::Windows => self.below("lib/x64"),
+            ToolkitLayout::Linux => self.below("lib64"),
         }
     }
 

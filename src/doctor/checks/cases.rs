@@ -333,6 +333,65 @@ fn import_libraries_in_lib_instead_of_lib_x64() {
 }
 
 #[test]
+fn a_windows_layout_toolkit_is_checked_as_windows_on_linux() {
+    // A Windows toolkit tree (a copy, a mounted drive) examined on Linux: its
+    // layout, not the host, decides the file set and the folders.
+    let mut k = Kit::linux();
+    let root = "/mnt/c/CUDA/v11.2";
+    k.s.toolkits.push(ToolkitInfo {
+        root: root.into(),
+        cuda: Some(v("11.2.2")),
+        layout: ToolkitLayout::Windows,
+        found_by: "--cuda-root".into(),
+        writable: None,
+    });
+    let mut stems = vec!["cudnn"];
+    stems.extend(crate::doctor::names::sublib_stems(8));
+    for st in stems {
+        let f = k.file(&format!("{root}/bin/{st}64_8.dll"));
+        f.machine = Some("x86_64".into());
+        f.file_version = Some(v("8.1.0.77"));
+    }
+    k.header(&format!("{root}/include/cudnn_version.h"), "8.1.0");
+    k.file(&format!("{root}/include/cudnn.h"));
+    k.file(&format!("{root}/lib/x64/cudnn.lib"));
+    k.file(&format!("{root}/lib/x64/cudnn64_8.lib"));
+    for id in [
+        "missing-library",
+        "missing-header",
+        "missing-link-library",
+        "lib-not-in-x64",
+        "file-in-wrong-folder",
+    ] {
+        k.absent(id);
+    }
+    // A stray import library in `lib`: the Windows mistake, found on Linux too.
+    k.file(&format!("{root}/lib/cudnn.lib"));
+    let f = k.expect("lib-not-in-x64");
+    assert_eq!(
+        f.title,
+        format!("cuDNN import libraries are in {root}/lib, not {root}/lib/x64"),
+        "paths keep the host's spelling: {f:?}"
+    );
+    assert_eq!(
+        f.commands,
+        vec![format!("mv {root}/lib/cudnn*.lib {root}/lib/x64/")]
+    );
+    k.absent("file-in-wrong-folder");
+    // A missing DLL is named as the DLL, in bin.
+    k.remove("/bin/cudnn_cnn_infer64_8.dll");
+    let f = k.expect("missing-library");
+    assert!(
+        f.title.contains("cudnn_cnn_infer64_8.dll") && !f.title.contains(".so"),
+        "{f:?}"
+    );
+    assert!(
+        f.seen[0].starts_with(&format!("missing from {root}/bin:")),
+        "{f:?}"
+    );
+}
+
+#[test]
 fn files_in_the_wrong_toolkit_folder() {
     let mut k = Kit::healthy_windows();
     k.file(&format!(r"{TK112}\lib\x64\cudnn_ops_train64_8.dll"));

@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 
 use super::Cx;
-use crate::doctor::finding::{AutoFix, Finding, Severity};
+use crate::doctor::finding::{AutoFix, Finding, Severity, sh_quote};
 use crate::doctor::names::{self, FileKind};
 use crate::doctor::snapshot::{CudnnFile, FileState, ToolkitInfo, cudart_to_version};
 use crate::doctor::spath;
@@ -68,10 +68,12 @@ fn load_failures(cx: &Cx, out: &mut Vec<Finding>) {
     }
 }
 
-/// True when `dir` is the right folder of toolkit `t` for files of `kind`.
-fn right_folder(t: &ToolkitInfo, dir: &str, kind: FileKind) -> bool {
+/// True when `dir` is the right folder of toolkit `t` for files of `kind`,
+/// by the toolkit's layout (a Windows-layout toolkit is checked as Windows
+/// wherever doctor runs).
+fn right_folder(cx: &Cx, t: &ToolkitInfo, dir: &str, kind: FileKind) -> bool {
     let w = t.is_windows();
-    let rel = match spath::relative(dir, &t.root, w) {
+    let rel = match spath::relative(dir, &t.root, cx.w) {
         Some(r) => r.to_ascii_lowercase(),
         None => return false,
     };
@@ -90,9 +92,21 @@ fn right_folder(t: &ToolkitInfo, dir: &str, kind: FileKind) -> bool {
     }
 }
 
-/// Files of toolkit `t` (of its OS's kinds) with their name info.
+/// The name the loader looks up for `stem` of `major` in toolkit `t`'s layout
+/// (`cudnn_ops64_9.dll` or `libcudnn_ops.so.9`).
+fn layout_name(t: &ToolkitInfo, stem: &str, major: u32) -> String {
+    if t.is_windows() {
+        names::dll_name(stem, major)
+    } else {
+        names::soname(stem, major)
+    }
+}
+
+/// Files of toolkit `t` (of its layout's kinds: DLLs and import libraries
+/// in a Windows layout, `.so` files in a Linux one) with their name info.
 fn toolkit_files<'a>(cx: &'a Cx, t: &'a ToolkitInfo) -> Vec<(&'a CudnnFile, names::NameInfo)> {
     let w = cx.w;
+    let tw = t.is_windows();
     cx.s.files
         .iter()
         .filter(|f| spath::is_within(&f.path, &t.root, w))
@@ -101,7 +115,7 @@ fn toolkit_files<'a>(cx: &'a Cx, t: &'a ToolkitInfo) -> Vec<(&'a CudnnFile, name
                 .is_some_and(|o| spath::same(&o.root, &t.root, w))
         })
         .filter_map(|f| Some((f, names::classify(spath::file_name(&f.path, w))?)))
-        .filter(|(_, n)| n.kind == FileKind::Header || n.windows == w)
+        .filter(|(_, n)| n.kind == FileKind::Header || n.windows == tw)
         .collect()
 }
 
@@ -111,12 +125,13 @@ fn toolkit_set(cx: &Cx, t: &ToolkitInfo, out: &mut Vec<Finding>) {
     if files.is_empty() {
         return;
     }
-    let w = cx.w;
+    // The toolkit's layout decides the file set, not the OS doctor runs on.
+    let w = t.is_windows();
     let present = |kind: FileKind, name: &str| {
         files.iter().any(|(f, n)| {
             n.kind == kind
                 && spath::name_eq(cx.name(&f.path), name, w)
-                && right_folder(t, &cx.dir(&f.path), kind)
+                && right_folder(cx, t, &cx.dir(&f.path), kind)
         })
     };
     let header_v = cx.s.header_version(&t.root).map(|k| k.version.major());
@@ -138,18 +153,14 @@ fn toolkit_set(cx: &Cx, t: &ToolkitInfo, out: &mut Vec<Finding>) {
     };
     // Runtime libraries.
     for &m in &majors {
-        let dir = if w {
-            t.bin_dir().unwrap_or_default()
-        } else {
-            t.lib_dir()
-        };
+        let dir = t.loader_dir();
         let missing: Vec<String> = names::required_groups(m)
             .into_iter()
             .filter(|g| {
                 !g.iter()
-                    .any(|st| present(FileKind::Shared, &cx.loader_name(st, m)))
+                    .any(|st| present(FileKind::Shared, &layout_name(t, st, m)))
             })
-            .map(|g| cx.loader_name(g[0], m))
+            .map(|g| layout_name(t, g[0], m))
             .collect();
         if missing.is_empty() {
             continue;
@@ -237,7 +248,10 @@ fn toolkit_set(cx: &Cx, t: &ToolkitInfo, out: &mut Vec<Finding>) {
         f = match dev_target {
             Some(target) => f
                 .fix(format!("Create the development link {link} -> {target}."))
-                .command(format!("ln -s {target} \"{}/{link}\"", t.lib_dir())),
+                .command(format!(
+                    "ln -s {target} \"{}\"",
+                    spath::join(&t.lib_dir(), link, cx.w)
+                )),
             None => redeploy(
                 f.fix("Copy the import/link libraries of the same release into the toolkit."),
             ),
@@ -254,7 +268,7 @@ fn is_lib_root(cx: &Cx, t: &ToolkitInfo, f: &CudnnFile) -> bool {
 /// `lib-not-in-x64` (issue item 6) and `file-in-wrong-folder` (F20).
 fn toolkit_folders(cx: &Cx, t: &ToolkitInfo, out: &mut Vec<Finding>) {
     let files = toolkit_files(cx, t);
-    let w = cx.w;
+    let w = t.is_windows();
     let in_lib: Vec<&CudnnFile> = files
         .iter()
         .filter(|(f, n)| w && n.kind == FileKind::ImportLib && is_lib_root(cx, t, f))
@@ -262,24 +276,30 @@ fn toolkit_folders(cx: &Cx, t: &ToolkitInfo, out: &mut Vec<Finding>) {
         .collect();
     if !in_lib.is_empty() {
         let x64 = t.lib_dir();
-        let lib = spath::join(&t.root, "lib", w);
+        let lib = spath::join(&t.root, "lib", t.windows_paths());
+        // The command for the shell of the machine the snapshot is of.
+        let mv = if cx.w {
+            format!("move \"{lib}\\cudnn*.lib\" \"{x64}\\\"")
+        } else {
+            format!("mv {}/cudnn*.lib {}/", sh_quote(&lib), sh_quote(&x64))
+        };
         out.push(
             Finding::new("lib-not-in-x64", Severity::Error, format!("cuDNN import libraries are in {lib}, not {x64}"))
                 .seen(format!("in {lib}: {}", in_lib.iter().map(|f| cx.name(&f.path)).collect::<Vec<_>>().join(", ")))
                 .why(format!("The `lib` folder of the archive was copied to `lib` instead of `lib\\x64`; Visual Studio and CMake search {x64}: \"LINK : fatal error LNK1181: cannot open input file 'cudnn.lib'\"."))
                 .fix(format!("Move them into {x64}."))
-                .command(format!("move \"{lib}\\cudnn*.lib\" \"{x64}\\\"")),
+                .command(mv),
         );
     }
     let wrong: Vec<(&CudnnFile, &'static str)> = files
         .iter()
-        .filter(|(f, n)| !right_folder(t, &cx.dir(&f.path), n.kind))
+        .filter(|(f, n)| !right_folder(cx, t, &cx.dir(&f.path), n.kind))
         .filter(|(f, n)| !(w && n.kind == FileKind::ImportLib && is_lib_root(cx, t, f)))
         .map(|(f, n)| {
             let want = match (w, n.kind) {
                 (true, FileKind::Shared) => "bin",
                 (true, FileKind::Header) | (false, FileKind::Header) => "include",
-                (true, _) => "lib\\x64",
+                (true, _) => "lib/x64",
                 (false, _) => "lib64",
             };
             (*f, want)
@@ -301,7 +321,7 @@ fn toolkit_folders(cx: &Cx, t: &ToolkitInfo, out: &mut Vec<Finding>) {
         f = f.seen(format!(
             "{} belongs in {}",
             file.path,
-            spath::join(&t.root, want, w)
+            spath::join(&t.root, want, t.windows_paths())
         ));
     }
     out.push(
