@@ -828,3 +828,107 @@ fn a_windows_layout_toolkit_on_linux_is_checked_as_windows() {
         r.describe()
     );
 }
+
+/// A store release folder of the shared import home, linked into `home`'s
+/// store (files as hard links, links as links): the same receipt and bytes
+/// as `cudnnm install` writes, without importing again.
+fn store_release_in(home: &Path, version: &str) -> PathBuf {
+    fn copy_tree(from: &Path, to: &Path) {
+        fs::create_dir_all(to).unwrap();
+        for e in fs::read_dir(from).unwrap().flatten() {
+            let dest = to.join(e.file_name());
+            let t = e.file_type().unwrap();
+            if t.is_symlink() {
+                std::os::unix::fs::symlink(fs::read_link(e.path()).unwrap(), &dest).unwrap();
+            } else if t.is_dir() {
+                copy_tree(&e.path(), &dest);
+            } else {
+                fs::hard_link(e.path(), &dest).unwrap();
+            }
+        }
+    }
+    let dest = home.join("store/cuda-12").join(version);
+    copy_tree(&imported(version), &dest);
+    dest
+}
+
+#[test]
+fn a_9_12_shim_that_loads_the_9_27_graph_library_is_mixing_not_the_same_version() {
+    // The tester's report, exactly: a/ holds 9.12's libcudnn.so.9 (a small
+    // shim with RUNPATH $ORIGIN), b/ 9.27's libcudnn.so.9 and
+    // libcudnn_graph.so.9; LD_LIBRARY_PATH=a:b. Loaded, a's shim answers
+    // 9.27.0: cudnnGetVersion() comes from b's graph library.
+    let mut sb = Sandbox::new();
+    let s912 = store_release_in(&sb.home(), "9.12.0.46");
+    let s927 = store_release_in(&sb.home(), "9.27.0.42");
+    let (a, b) = (sb.work().join("a"), sb.work().join("b"));
+    fs::create_dir_all(&a).unwrap();
+    fs::create_dir_all(&b).unwrap();
+    fs::copy(s912.join("lib/libcudnn.so.9"), a.join("libcudnn.so.9")).unwrap();
+    for n in ["libcudnn.so.9", "libcudnn_graph.so.9"] {
+        fs::copy(s927.join("lib").join(n), b.join(n)).unwrap();
+    }
+    sb.set_env("LD_LIBRARY_PATH", std::env::join_paths([&a, &b]).unwrap());
+    let r = sb.run(["doctor", "--json"]).code_is(7);
+    let j = r.json();
+    let mixed: Vec<&serde_json::Value> = j["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["id"] == "sub-libraries-mixed")
+        .collect();
+    assert_eq!(mixed.len(), 1, "{}", r.describe());
+    let f = mixed[0];
+    assert_eq!(f["severity"], "error", "{}", r.describe());
+    let a_so = a.join("libcudnn.so.9");
+    assert_eq!(
+        f["title"],
+        format!(
+            "{} loads libcudnn_graph.so.9 from another cuDNN copy",
+            a_so.display()
+        )
+    );
+    let seen = f["seen"].to_string();
+    assert!(
+        seen.contains("9.12.0.46")
+            && seen.contains(&b.join("libcudnn_graph.so.9").display().to_string())
+            && seen.contains("9.27.0"),
+        "which sub-library comes from where, with versions: {}",
+        r.describe()
+    );
+    // Never "the same version".
+    let c = finding(&r, "multiple-cudnn-copies");
+    assert_eq!(c["severity"], "warning", "{}", r.describe());
+    assert!(!c["why"].as_str().unwrap().contains("same version"));
+    assert!(
+        c["seen"][0]
+            .as_str()
+            .unwrap()
+            .contains("cuDNN 9.12.0.46 (store receipt"),
+        "{}",
+        r.describe()
+    );
+    let active = &j["summary"]["active_cudnn"][0];
+    assert_eq!(active["version"], "9.12.0.46", "{}", r.describe());
+    assert_eq!(active["version_source"], "store receipt");
+
+    // Without the store, a's own version is unknown: still mixing, still not "the same".
+    fs::remove_dir_all(sb.home().join("store")).unwrap();
+    let r = sb.run(["doctor", "--json"]).code_is(7);
+    assert_eq!(finding(&r, "sub-libraries-mixed")["severity"], "error");
+    let c = finding(&r, "multiple-cudnn-copies");
+    assert_eq!(c["severity"], "warning", "{}", r.describe());
+    assert!(!c["why"].as_str().unwrap().contains("same version"));
+    // And without loading anything at all, from the folders alone.
+    let r = sb.run(["doctor", "--json", "--no-load"]).code_is(7);
+    let f = finding(&r, "sub-libraries-mixed");
+    assert_eq!(f["severity"], "error", "{}", r.describe());
+    assert!(
+        f["seen"][1]
+            .as_str()
+            .unwrap()
+            .contains("found via LD_LIBRARY_PATH entry 2"),
+        "{}",
+        r.describe()
+    );
+}

@@ -255,6 +255,13 @@ pub struct CudnnFile {
     /// Libraries: `cudnnGetCudartVersion()`, the CUDA runtime it was built
     /// with (`12090` = 12.9).
     pub cudart_version: Option<u64>,
+    /// Libraries: the cuDNN files mapped in the process that loaded it
+    /// (its own folder first on the loader path), when known (Linux): the
+    /// sub-libraries it really got. Empty when unknown.
+    pub loaded_modules: Vec<String>,
+    /// Libraries: the cudnnm store release this file is a copy of — inside
+    /// the store, or byte for byte the same as one of its files.
+    pub store_copy: Option<StoreCopy>,
     /// Libraries: why loading failed, in the loader's words.
     pub load_error: Option<String>,
     /// DLLs: the file version resource.
@@ -269,6 +276,20 @@ pub struct CudnnFile {
     pub runpath: Vec<String>,
     /// The machine it is built for (`x86_64`, `aarch64`, `x86`).
     pub machine: Option<String>,
+}
+
+/// A store release a file is a copy of.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct StoreCopy {
+    /// The release id (`9.12.0.46_cuda12`).
+    pub release: String,
+    /// Its full version, from the receipt.
+    pub version: Version,
+    /// The receipt's path of the file (`lib/libcudnn.so.9`).
+    pub file: String,
+    /// True when the file is inside the store; false for a copy elsewhere
+    /// with the same name, size and SHA-256.
+    pub inside: bool,
 }
 
 /// `nvcc` found on `PATH`.
@@ -517,19 +538,54 @@ impl Snapshot {
     }
 
     /// The version a library file says it is, without looking at headers:
-    /// loaded library, then the DLL file version, then the real name
-    /// (`libcudnn.so.8.9.7`), following links.
+    /// the loaded library's answer when it loaded with its own sub-libraries,
+    /// then its own evidence ([`Snapshot::own_library_version`]).
     pub fn library_version(&self, f: &CudnnFile) -> Option<Known> {
-        self.library_version_depth(f, 0)
-    }
-
-    fn library_version_depth(&self, f: &CudnnFile, depth: u32) -> Option<Known> {
-        if let Some(v) = &f.library_version {
+        let loaded = f
+            .library_version
+            .as_ref()
+            .or(self.resolve(f).library_version.as_ref());
+        if let Some(v) = loaded
+            && self.foreign_modules(f).is_empty()
+        {
             return Some(Known {
                 version: v.clone(),
                 source: "loaded library",
             });
         }
+        self.own_library_version(f)
+    }
+
+    /// The version a library file's own evidence gives, never what loading it
+    /// answered (cuDNN 9's main library answers with whichever graph library
+    /// it found): the DLL file version, the real name (`libcudnn.so.8.9.7`,
+    /// following links), the store receipt of the release it is a copy of.
+    pub fn own_library_version(&self, f: &CudnnFile) -> Option<Known> {
+        self.own_version_depth(f, 0)
+    }
+
+    /// The cuDNN files the process that loaded `f` took from another folder
+    /// than `f`'s own (its real path's): sub-libraries from another copy.
+    pub fn foreign_modules(&self, f: &CudnnFile) -> Vec<String> {
+        let w = self.windows();
+        let real = self.resolve(f);
+        let real_path = real.real_path.as_deref().unwrap_or(&real.path);
+        let Some(own) = spath::parent(real_path, w) else {
+            return Vec::new();
+        };
+        let modules = if f.loaded_modules.is_empty() {
+            &real.loaded_modules
+        } else {
+            &f.loaded_modules
+        };
+        modules
+            .iter()
+            .filter(|m| spath::parent(m, w).is_some_and(|d| !spath::same(&d, &own, w)))
+            .cloned()
+            .collect()
+    }
+
+    fn own_version_depth(&self, f: &CudnnFile, depth: u32) -> Option<Known> {
         if let Some(v) = &f.file_version {
             return Some(Known {
                 version: v.clone(),
@@ -542,6 +598,12 @@ impl Snapshot {
             return Some(Known {
                 version: v,
                 source: "file name",
+            });
+        }
+        if let Some(c) = &f.store_copy {
+            return Some(Known {
+                version: c.version.clone(),
+                source: "store receipt",
             });
         }
         if depth < 8 {
@@ -562,7 +624,7 @@ impl Snapshot {
             if let Some(t) = target
                 && let Some(tf) = self.file(&t)
             {
-                return self.library_version_depth(tf, depth + 1);
+                return self.own_version_depth(tf, depth + 1);
             }
         }
         None

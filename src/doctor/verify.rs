@@ -281,8 +281,8 @@ fn check_deployment(d: &Deployment, release: Option<&Release>, query: Option<Que
         let expected = r.receipt.header_version.triple();
         let result = q(std::slice::from_ref(&p.path)).into_iter().next();
         c.library = Some(match result {
-            Some(Ok(v)) => {
-                let got: Version = v.version();
+            Some(Ok(l)) => {
+                let got: Version = l.version.version();
                 LibraryCheck {
                     path: p.path.to_string_lossy().into_owned(),
                     expected: expected.to_string(),

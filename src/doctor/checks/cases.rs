@@ -656,6 +656,118 @@ fn sub_libraries_mix_between_sets() {
     Kit::healthy_linux().absent("sub-libraries-mixed");
 }
 
+/// The tester's report: `a` holds only 9.12's `libcudnn.so.9` shim (a copy
+/// from the store), `b` 9.27's shim and graph library; `LD_LIBRARY_PATH=a:b`.
+/// Loaded, `a`'s shim reports 9.27.0: its graph library comes from `b`.
+fn shim_without_its_graph_library() -> Kit {
+    let mut k = Kit::linux();
+    let a = k.file("/work/a/libcudnn.so.9");
+    a.machine = Some("x86_64".into());
+    a.soname = Some("libcudnn.so.9".into());
+    a.runpath = vec!["$ORIGIN".into()];
+    a.library_version = Some(v("9.27.0"));
+    a.loaded_modules = vec![
+        "/work/a/libcudnn.so.9".into(),
+        "/work/b/libcudnn_graph.so.9".into(),
+    ];
+    a.store_copy = Some(StoreCopy {
+        release: "9.12.0.46_cuda12".into(),
+        version: v("9.12.0.46"),
+        file: "lib/libcudnn.so.9".into(),
+        inside: false,
+    });
+    let b = k.file("/work/b/libcudnn.so.9");
+    b.machine = Some("x86_64".into());
+    b.runpath = vec!["$ORIGIN".into()];
+    b.library_version = Some(v("9.27.0"));
+    b.loaded_modules = vec![
+        "/work/b/libcudnn.so.9".into(),
+        "/work/b/libcudnn_graph.so.9".into(),
+    ];
+    k.file("/work/b/libcudnn_graph.so.9").machine = Some("x86_64".into());
+    k.s.ld_library_path = vec!["/work/a".into(), "/work/b".into()];
+    k
+}
+
+#[test]
+fn a_copy_that_loads_another_copys_graph_library_is_mixing_not_a_duplicate() {
+    let k = shim_without_its_graph_library();
+    let f = k.expect("sub-libraries-mixed");
+    assert_eq!(f.severity, Severity::Error, "{f:?}");
+    assert!(
+        f.title
+            .starts_with("/work/a/libcudnn.so.9 loads libcudnn_graph.so.9"),
+        "{f:?}"
+    );
+    assert!(f.seen[0].contains("9.12.0.46"), "its own version: {f:?}");
+    assert!(
+        f.seen[1].starts_with("libcudnn_graph.so.9 comes from /work/b/libcudnn_graph.so.9")
+            && f.seen[1].contains("9.27.0"),
+        "{f:?}"
+    );
+    assert!(
+        f.seen.iter().any(|l| l.contains("it reports cuDNN 9.27.0")),
+        "{f:?}"
+    );
+    assert_eq!(
+        f.commands,
+        vec!["cudnnm exec --version 9.12.0.46_cuda12 -- <your program>"]
+    );
+    // The two copies are not "the same version".
+    let c = k.expect("multiple-cudnn-copies");
+    assert_eq!(c.severity, Severity::Warning);
+    assert!(!c.why.contains("same version"), "{c:?}");
+    assert!(
+        c.seen[0].contains("9.12.0.46 (store receipt; reports 9.27.0 when loaded"),
+        "{c:?}"
+    );
+    assert!(c.seen[1].contains("9.27.0 (loaded library)"), "{c:?}");
+    // What a program gets is summarised by the copy's own version.
+    let act = super::active_copies(&k.s);
+    assert_eq!(act[0].version.as_deref(), Some("9.12.0.46"));
+    assert_eq!(act[0].version_source.as_deref(), Some("store receipt"));
+}
+
+#[test]
+fn without_loading_a_missing_sub_library_found_in_another_copy_is_mixing() {
+    // --no-load (or a snapshot from elsewhere): no versions, no module list;
+    // the folder lacks libcudnn_graph.so.9 and the loader finds b's.
+    let mut k = shim_without_its_graph_library();
+    for f in &mut k.s.files {
+        f.library_version = None;
+        f.loaded_modules.clear();
+        f.store_copy = None;
+    }
+    let f = k.expect("sub-libraries-mixed");
+    assert_eq!(f.severity, Severity::Error, "{f:?}");
+    assert!(f.seen[0].contains("its own version is unknown"), "{f:?}");
+    assert!(
+        f.seen[1].contains("found via LD_LIBRARY_PATH entry 2"),
+        "{f:?}"
+    );
+    let c = k.expect("multiple-cudnn-copies");
+    assert_eq!(
+        c.severity,
+        Severity::Warning,
+        "unknown versions are never 'the same'"
+    );
+    assert!(c.why.contains("unknown"), "{c:?}");
+    // Two whole sets whose own files agree are the same version (a note).
+    let mut k = Kit::linux();
+    k.linux_set("/work/a", "/work/a/include", "9.1.0", true);
+    k.linux_set("/work/b", "/work/b/include", "9.1.0", true);
+    k.s.ld_library_path = vec!["/work/a".into(), "/work/b".into()];
+    let c = k.expect("multiple-cudnn-copies");
+    assert_eq!(c.severity, Severity::Info, "{}", k.dump());
+    assert!(
+        k.all("sub-libraries-mixed")
+            .iter()
+            .all(|f| f.severity != Severity::Error),
+        "{}",
+        k.dump()
+    );
+}
+
 // --- issue item 10, F24 -----------------------------------------------------
 
 #[test]

@@ -160,21 +160,23 @@ fn toolkit_set(cx: &Cx, t: &ToolkitInfo, out: &mut Vec<Finding>) {
                 !g.iter()
                     .any(|st| present(FileKind::Shared, &layout_name(t, st, m)))
             })
-            .map(|g| layout_name(t, g[0], m))
+            .map(|g| {
+                g.iter()
+                    .map(|st| layout_name(t, st, m))
+                    .collect::<Vec<_>>()
+                    .join(" or ")
+            })
             .collect();
         if missing.is_empty() {
             continue;
         }
+        let first = missing[0].split(" or ").next().unwrap_or_default();
         let err = if w {
             format!(
-                "\"Could not load library {0}. Error code 126\" / \"Could not load dynamic library '{0}'\"",
-                missing[0]
+                "\"Could not load library {first}. Error code 126\" / \"Could not load dynamic library '{first}'\""
             )
         } else {
-            format!(
-                "\"{}: cannot open shared object file: No such file or directory\"",
-                missing[0]
-            )
+            format!("\"{first}: cannot open shared object file: No such file or directory\"")
         };
         out.push(redeploy(
             Finding::new("missing-library", Severity::Error, format!("cuDNN {m} in {} lacks {}", t.root, missing.join(", ")))
@@ -352,7 +354,12 @@ fn runtime_sets(cx: &Cx, out: &mut Vec<Finding>) {
             let missing: Vec<String> = names::required_groups(m)
                 .into_iter()
                 .filter(|g| !g.iter().any(|st| have(st)))
-                .map(|g| cx.loader_name(g[0], m))
+                .map(|g| {
+                    g.iter()
+                        .map(|st| cx.loader_name(st, m))
+                        .collect::<Vec<_>>()
+                        .join(" or ")
+                })
                 .collect();
             if missing.is_empty() {
                 continue;
@@ -360,7 +367,7 @@ fn runtime_sets(cx: &Cx, out: &mut Vec<Finding>) {
             out.push(
                 Finding::new("missing-library", Severity::Error, format!("the cuDNN {m} copy in {root} lacks {}", missing.join(", ")))
                     .seen(format!("in {root}: main library present, missing {}", missing.join(", ")))
-                    .why(format!("cuDNN {m} loads its sub-libraries by name at run time; with them missing here they come from another copy or not at all (\"{}\").", if w { format!("Could not load library {}. Error code 126", missing[0]) } else { format!("{}: cannot open shared object file", missing[0]) }))
+                    .why(format!("cuDNN {m} loads its sub-libraries by name at run time; with them missing here they come from another copy or not at all (\"{}\").", if w { format!("Could not load library {}. Error code 126", missing[0].split(" or ").next().unwrap_or_default()) } else { format!("{}: cannot open shared object file", missing[0].split(" or ").next().unwrap_or_default()) }))
                     .fix("Copy the complete set of the same release, or import it into cudnnm and activate it from there.")
                     .command(format!("cudnnm install \"{root}\"")),
             );

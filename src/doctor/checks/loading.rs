@@ -82,9 +82,18 @@ fn copies(cx: &Cx, out: &mut Vec<Finding>) {
         if hits.len() < 2 {
             continue;
         }
+        // "The same version" only when every copy's own evidence says so and
+        // none loads another copy's sub-libraries.
         let versions: BTreeSet<Option<Version>> =
             hits.iter().map(|(_, f)| triple(cx, *f)).collect();
-        let differ = versions.len() > 1;
+        let unknown = hits
+            .iter()
+            .filter(|(_, f)| triple(cx, *f).is_none())
+            .count();
+        let mixed = hits
+            .iter()
+            .any(|(_, f)| f.is_some_and(|f| !foreign(cx, f, m).is_empty()));
+        let differ = versions.len() > 1 || unknown > 0 || mixed;
         let sev = if differ {
             Severity::Warning
         } else {
@@ -119,11 +128,21 @@ fn copies(cx: &Cx, out: &mut Vec<Finding>) {
                 if subs == 1 { "y" } else { "ies" }
             ));
         }
-        f = f.why(if differ {
-            format!("The loader stops at the first {name} in its search order ({}), whatever the others are: a program built for another version gets this one, and a later edit of the order silently switches releases.", search_order_words(cx))
+        let mut why = if differ {
+            format!(
+                "The loader stops at the first {name} in its search order ({}), whatever the others are: a program built for another version gets this one, and a later edit of the order silently switches releases.",
+                search_order_words(cx)
+            )
         } else {
-            "All copies are the same version, so the order does not change behaviour today; it will when one is updated.".to_string()
-        });
+            "Every copy's own files (headers, versioned names, receipts, the library's own answer) say the same version, so the order does not change behaviour today; it will when one is updated.".to_string()
+        };
+        if unknown > 0 {
+            why.push_str(&format!(" The version of {unknown} of them is unknown from its own files (no header, versioned file name or store receipt beside it), so they may be different releases."));
+        }
+        if mixed {
+            why.push_str(" A copy that takes its sub-libraries from another folder is a mix of releases (see sub-libraries-mixed).");
+        }
+        f = f.why(why);
         // The fix: the copy an expectation wants, first.
         let want = wanted(cx, m);
         let good = want.as_ref().and_then(|(v, _)| {
@@ -164,6 +183,7 @@ fn search_order_words(cx: &Cx) -> &'static str {
 /// `sub-libraries-mixed` (F14): cuDNN 8/9 load their sub-libraries by name,
 /// so with several sets visible they can come from different copies.
 fn mixing(cx: &Cx, out: &mut Vec<Finding>) {
+    let mixed_majors = foreign_sublibraries(cx, out);
     for m in cx.majors_present().into_iter().filter(|m| *m >= 8) {
         let mut stems: Vec<&str> = vec!["cudnn"];
         stems.extend(names::sublib_stems(m));
@@ -219,7 +239,7 @@ fn mixing(cx: &Cx, out: &mut Vec<Finding>) {
                 f.why(format!("cuDNN {m} loads each sub-library by name, so each comes from the first folder in the search order that has it; here they come from different releases, which fails at the first call (\"CUDNN_STATUS_VERSION_MISMATCH\", \"undefined symbol\") or corrupts results."))
                     .fix(format!("Keep one complete set on {}; remove partial copies.", loader_var(cx))),
             );
-        } else if roots.len() > 1 {
+        } else if roots.len() > 1 && !mixed_majors.contains(&m) {
             let mut f = Finding::new(
                 "sub-libraries-mixed",
                 Severity::Warning,
@@ -631,4 +651,205 @@ fn zlib(cx: &Cx, out: &mut Vec<Finding>) {
                 .command(format!("copy dll_x64\\zlibwapi.dll \"{dir}\\\"")),
         );
     }
+}
+
+/// A sub-library a main library takes from another folder than its own.
+pub(super) struct Foreign {
+    /// Its loader name (`libcudnn_graph.so.9`).
+    pub name: String,
+    /// The file it comes from.
+    pub path: String,
+    /// How doctor knows: `loaded` (mapped in the process that loaded the
+    /// main library) or the loader search step that finds it.
+    pub how: String,
+}
+
+/// The sub-libraries of cuDNN `major` that the main library `f` takes from
+/// another folder: those mapped from elsewhere when it was loaded (with its
+/// own folder first on the loader path), and those its own folder lacks that
+/// the loader's search finds in another copy.
+pub(super) fn foreign(cx: &Cx, f: &CudnnFile, major: u32) -> Vec<Foreign> {
+    let real = cx.s.resolve(f);
+    let own_dirs: Vec<String> = [
+        Some(cx.dir(&f.path)),
+        f.real_path.as_deref().map(|r| cx.dir(r)),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    let is_own = |p: &str| own_dirs.iter().any(|d| spath::same(&cx.dir(p), d, cx.w));
+    let mut out: Vec<Foreign> =
+        cx.s.foreign_modules(f)
+            .into_iter()
+            .filter(|p| !is_own(p))
+            .map(|p| Foreign {
+                name: cx.name(&p).to_string(),
+                path: p,
+                how: "mapped in the process that loaded it".into(),
+            })
+            .collect();
+    for st in names::sublib_stems(major) {
+        let ln = cx.loader_name(st, major);
+        if out.iter().any(|x| spath::name_eq(&x.name, &ln, cx.w))
+            || own_dirs.iter().any(|d| cx.s.has(d, &ln))
+        {
+            continue;
+        }
+        if let Some(h) = loader::find_for(cx.s, &ln, real)
+            .into_iter()
+            .find(|h| !is_own(&h.path))
+        {
+            out.push(Foreign {
+                name: ln,
+                path: h.path,
+                how: format!("found via {}", h.via),
+            });
+        }
+    }
+    out
+}
+
+/// The version of the copy in folder `dir`: its main library's own evidence,
+/// else the headers of its installation.
+fn folder_version(cx: &Cx, dir: &str) -> Option<super::super::snapshot::Known> {
+    let main = cx
+        .shared()
+        .find(|(f, n)| n.is_main() && !n.dev_link && spath::same(&cx.dir(&f.path), dir, cx.w));
+    if let Some((f, _)) = main
+        && let Some(k) = cx.s.library_version(f)
+    {
+        return Some(k);
+    }
+    let root =
+        cx.s.files
+            .iter()
+            .find(|f| spath::same(&cx.dir(&f.path), dir, cx.w))?;
+    cx.s.header_version(&root.root)
+}
+
+/// `sub-libraries-mixed` for one copy at a time (F14): a main library whose
+/// folder lacks sub-libraries that another copy provides — loading it runs
+/// one copy's main library with another's sub-libraries. Errors unless every
+/// version involved is known from the copies' own files and the same.
+/// Returns the majors reported.
+fn foreign_sublibraries(cx: &Cx, out: &mut Vec<Finding>) -> BTreeSet<u32> {
+    let mut majors = BTreeSet::new();
+    let mut done = BTreeSet::new();
+    for (f, n) in cx.shared().filter(|(_, n)| n.is_main() && !n.dev_link) {
+        let Some(m) = n.major.filter(|m| *m >= 8) else {
+            continue;
+        };
+        let real = f.real_path.clone().unwrap_or_else(|| f.path.clone());
+        if !done.insert((spath::key(&cx.dir(&f.path), cx.w), spath::key(&real, cx.w))) {
+            continue;
+        }
+        let foreign = foreign(cx, f, m);
+        if foreign.is_empty() {
+            continue;
+        }
+        majors.insert(m);
+        let own = cx.s.own_library_version(f).or_else(|| {
+            cx.s.header_version(&f.root)
+                .filter(|h| h.version.major() == m)
+        });
+        let loaded = cx.s.resolve(f).library_version.clone();
+        let mut versions: Vec<Option<Version>> = vec![own.as_ref().map(|k| k.version.triple())];
+        let dir = cx.dir(&f.path);
+        let names_list: Vec<&str> = foreign.iter().map(|x| x.name.as_str()).collect();
+        let mut fd = Finding::new(
+            "sub-libraries-mixed",
+            Severity::Error,
+            format!(
+                "{} loads {} from another cuDNN copy",
+                f.path,
+                names_list.join(", ")
+            ),
+        )
+        .seen(match (&own, &cx.s.resolve(f).store_copy) {
+            (Some(k), Some(c)) if k.source == "store receipt" => format!(
+                "{}: cuDNN {} by its own bytes (the same as {} of store release {})",
+                f.path, k.version, c.file, c.release
+            ),
+            (Some(k), _) => format!("{}: cuDNN {} by its own {}", f.path, k.version, k.source),
+            (None, _) => format!(
+                "{}: its own version is unknown (no header, versioned file name or store receipt beside it)",
+                f.path
+            ),
+        });
+        let mut others: Vec<String> = Vec::new();
+        for x in &foreign {
+            let odir = cx.dir(&x.path);
+            let v = folder_version(cx, &odir);
+            versions.push(v.as_ref().map(|k| k.version.triple()));
+            let v = v
+                .map(|k| format!("cuDNN {} ({})", k.version, k.source))
+                .unwrap_or_else(|| "version unknown".into());
+            fd = fd.seen(format!("{} comes from {} — {v}; {}", x.name, x.path, x.how));
+            if !others.iter().any(|o| spath::same(o, &odir, cx.w)) {
+                others.push(odir);
+            }
+        }
+        if let Some(l) = &loaded {
+            let differs = own
+                .as_ref()
+                .is_none_or(|k| k.version.triple() != l.triple());
+            if differs {
+                versions.push(Some(l.triple()));
+                let graph = names::soname("cudnn_graph", m);
+                fd = fd.seen(match foreign.iter().find(|x| m >= 9 && x.name == graph) {
+                    Some(g) => format!(
+                        "loaded, it reports cuDNN {l}: cudnnGetVersion() is answered by {graph}, which comes from {}",
+                        g.path
+                    ),
+                    None => format!("loaded, it reports cuDNN {l}, not its own version"),
+                });
+            }
+        }
+        let same = versions.iter().all(|v| v.is_some())
+            && versions.iter().flatten().collect::<BTreeSet<_>>().len() == 1;
+        if same {
+            fd.severity = Severity::Warning;
+        }
+        let release_words = match &own {
+            Some(k) => format!("cuDNN {}'s main library", k.version),
+            None => "this main library".to_string(),
+        };
+        fd = fd.why(format!(
+            "cuDNN {m} loads its sub-libraries by name at run time, and {dir} does not hold {}: the loader takes {} from {}. A program that loads this copy runs {release_words} with another copy's sub-libraries; {}",
+            names_list.join(", "),
+            if foreign.len() == 1 { "it" } else { "them" },
+            others.join(", "),
+            if same {
+                "today both are the same release, so it works until either is updated."
+            } else {
+                "they must come from one release, so the first call fails (\"CUDNN_STATUS_VERSION_MISMATCH\", \"undefined symbol\") or reports another version than it is (pytorch#119989)."
+            }
+        ));
+        let mut fix = format!(
+            "Keep each cuDNN set whole in one folder: copy {} of the same release next to {}, or take this partial copy off {}.",
+            names_list.join(", "),
+            f.path,
+            loader_var(cx)
+        );
+        let store =
+            cx.s.resolve(f)
+                .store_copy
+                .clone()
+                .or_else(|| f.store_copy.clone());
+        if let Some(c) = &store {
+            fix.push_str(&format!(
+                " The cudnnm store holds the whole release {}: `cudnnm exec --version {} -- PROGRAM` runs a program with it.",
+                c.release, c.release
+            ));
+        }
+        fd = fd.fix(fix);
+        if let Some(c) = store {
+            fd = fd.command(format!(
+                "cudnnm exec --version {} -- <your program>",
+                c.release
+            ));
+        }
+        out.push(fd);
+    }
+    majors
 }

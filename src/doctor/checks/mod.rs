@@ -311,11 +311,28 @@ impl<'a> Cx<'a> {
     pub fn describe(&self, path: &str) -> String {
         match self.s.file(path) {
             Some(f) => {
-                let v = self
+                let known = self.s.version_of(f);
+                // A copy that answered with another copy's sub-libraries.
+                let mixed = self
                     .s
-                    .version_of(f)
-                    .map(|k| format!("{} ({})", k.version, k.source))
-                    .unwrap_or_else(|| "version unknown".into());
+                    .resolve(f)
+                    .library_version
+                    .as_ref()
+                    .filter(|l| {
+                        !self.s.foreign_modules(f).is_empty()
+                            && known
+                                .as_ref()
+                                .is_none_or(|k| k.version.triple() != l.triple())
+                    })
+                    .map(|l| {
+                        format!("; reports {l} when loaded, with another copy's sub-libraries")
+                    })
+                    .unwrap_or_default();
+                let v = match &known {
+                    Some(k) => format!("{} ({}{mixed})", k.version, k.source),
+                    None if mixed.is_empty() => "version unknown".into(),
+                    None => format!("version unknown ({})", &mixed[2..]),
+                };
                 let origin = match &f.origin_detail {
                     Some(d) => format!("{}: {d}", f.origin.label()),
                     None => f.origin.label().to_string(),
