@@ -1245,8 +1245,12 @@ fn deployment_states(releases: &[Release], deployments: &Deployments) -> Vec<Dep
                         },
                         Ok(m) => FileState::File { size: m.len() },
                     };
+                    // A file a rollback restored is expected as recorded.
+                    let restored = crate::deploy::status::restored_from_backup(p, receipt);
                     let expected_size = if p.link.is_some() {
                         None
+                    } else if restored.is_some() {
+                        Some(p.size)
                     } else {
                         receipt
                             .and_then(|r| r.files.iter().find(|f| f.path == p.from))
@@ -1257,6 +1261,7 @@ fn deployment_states(releases: &[Release], deployments: &Deployments) -> Vec<Dep
                         from: p.from.clone(),
                         expected_link: p.link.clone(),
                         expected_size,
+                        restored,
                         state,
                     }
                 })

@@ -409,8 +409,12 @@ pub struct PlacedState {
     pub from: String,
     /// The link target it should have, for links.
     pub expected_link: Option<String>,
-    /// The size it should have, for files (from the receipt).
+    /// The size it should have, for files (from the receipt; from the
+    /// deployment record for a file a rollback restored).
     pub expected_size: Option<u64>,
+    /// Set when the file is not the release's own copy but one a rollback
+    /// restored from a backup (the user's change): why, in words.
+    pub restored: Option<String>,
     /// What is there now.
     pub state: FileState,
 }

@@ -1134,6 +1134,7 @@ fn deployed_files_changed() {
         from: path.replace("lib64", "lib"),
         expected_link: link.map(str::to_owned),
         expected_size: None,
+        restored: None,
         state,
     };
     k.s.deployments.push(DeploymentState {
@@ -1169,6 +1170,42 @@ fn deployed_files_changed() {
             release: "9.1.0.70_cuda12".into()
         })
     );
+}
+
+#[test]
+fn a_change_a_rollback_restored_is_a_note_not_drift() {
+    // `use` (copy), edit cudnn.h, `use` another, `rollback`: the record holds
+    // the edit (restored from backup 2), which is what is there.
+    let mut k = Kit::healthy_linux();
+    k.s.deployments.push(DeploymentState {
+        toolkit: TK12.into(),
+        release: "9.1.0.70_cuda12".into(),
+        mode: "copy".into(),
+        files: vec![PlacedState {
+            path: format!("{TK12}/include/cudnn.h"),
+            from: "backup 2: include/cudnn.h".into(),
+            expected_link: None,
+            expected_size: Some(3119),
+            restored: Some("restored by rollback from backup 2".into()),
+            state: FileState::File { size: 3119 },
+        }],
+    });
+    let f = k.expect("deployment-drift");
+    assert_eq!(f.severity, Severity::Info, "{f:?}");
+    assert!(
+        f.title.contains("not release 9.1.0.70_cuda12's copy"),
+        "{f:?}"
+    );
+    assert_eq!(f.auto_fix, None, "--fix must not replace the user's change");
+    assert_eq!(
+        f.commands,
+        vec![format!(
+            "cudnnm use 9.1.0.70_cuda12 --cuda-root \"{TK12}\" --mode copy"
+        )]
+    );
+    // Changed since the rollback: drift again, an error.
+    k.s.deployments[0].files[0].state = FileState::File { size: 10 };
+    assert_eq!(k.expect("deployment-drift").severity, Severity::Error);
 }
 
 #[test]

@@ -665,6 +665,7 @@ fn cuda_fit(cx: &Cx, out: &mut Vec<Finding>) {
 fn deployments(cx: &Cx, out: &mut Vec<Finding>) {
     for d in &cx.s.deployments {
         let mut lines = Vec::new();
+        let mut restored: Vec<String> = Vec::new();
         for p in &d.files {
             let problem = match (&p.state, &p.expected_link, p.expected_size) {
                 (FileState::Missing, _, _) => Some("missing".to_string()),
@@ -682,9 +683,35 @@ fn deployments(cx: &Cx, out: &mut Vec<Finding>) {
                 }
                 _ => None,
             };
-            if let Some(pr) = problem {
-                lines.push(format!("{}: {pr}", p.path));
+            match (problem, &p.restored) {
+                (Some(pr), _) => lines.push(format!("{}: {pr}", p.path)),
+                (None, Some(why)) => restored.push(format!("{}: {why}", p.path)),
+                (None, None) => {}
             }
+        }
+        if lines.is_empty() && !restored.is_empty() {
+            // The record holds the user's change a rollback brought back:
+            // not drift, but not the release's copy either (as `current` and
+            // `verify` say). No automatic fix: it would replace the change.
+            let mut f = Finding::new(
+                "deployment-drift",
+                Severity::Info,
+                format!(
+                    "{} file(s) in {} are not release {}'s copy: a rollback restored your change",
+                    restored.len(),
+                    d.toolkit,
+                    d.release
+                ),
+            );
+            for l in &restored {
+                f = f.seen(l.clone());
+            }
+            out.push(
+                f.why("You changed these files before switching releases; the switch kept them in a backup and `cudnnm rollback` put them back. They match the deployment record, so nothing is broken, but the toolkit holds the release plus your change.")
+                    .fix("To keep the change, nothing needs doing (a later `cudnnm use` backs it up first). To go back to the release's copy, deploy the release again; your changed files go into a backup that `cudnnm rollback` restores.")
+                    .command(redeploy_command(cx, &d.toolkit, &d.release)),
+            );
+            continue;
         }
         if lines.is_empty() {
             continue;

@@ -101,36 +101,10 @@ impl Tables {
                 }
             }
         }
-        let platform = snapshot_platform(s);
-        let mut offers: Vec<Offer> = catalog
-            .archives()
-            .iter()
-            .filter(|a| Some(a.platform) == platform)
-            .map(|a| Offer {
-                version: a.version.clone(),
-                cuda: a.cuda,
-                wheel: None,
-            })
-            .collect();
-        // NVIDIA's cuDNN wheels exist for Linux x86_64 and Arm servers and Windows x86_64.
-        if matches!(
-            platform,
-            Some(Platform::LinuxX86_64 | Platform::LinuxSbsa | Platform::WindowsX86_64)
-        ) {
-            for w in catalog.wheels() {
-                for v in &w.versions {
-                    offers.push(Offer {
-                        version: v.clone(),
-                        cuda: w.cuda,
-                        wheel: Some(w.package.clone()),
-                    });
-                }
-            }
-        }
         Tables {
             drivers,
             frameworks: catalog.frameworks().to_vec(),
-            offers,
+            offers: offers_for(catalog, snapshot_platform(s)),
         }
     }
 
@@ -163,6 +137,37 @@ impl Tables {
             .map(|d| &d.min)
             .min()
     }
+}
+
+/// The releases `catalog` can install on `platform`: its archives for that
+/// platform and, where NVIDIA publishes cuDNN wheels (Linux x86_64 and Arm
+/// servers, Windows x86_64), the PyPI versions.
+pub fn offers_for(catalog: &Catalog, platform: Option<Platform>) -> Vec<Offer> {
+    let mut offers: Vec<Offer> = catalog
+        .archives()
+        .iter()
+        .filter(|a| Some(a.platform) == platform)
+        .map(|a| Offer {
+            version: a.version.clone(),
+            cuda: a.cuda,
+            wheel: None,
+        })
+        .collect();
+    if matches!(
+        platform,
+        Some(Platform::LinuxX86_64 | Platform::LinuxSbsa | Platform::WindowsX86_64)
+    ) {
+        for w in catalog.wheels() {
+            for v in &w.versions {
+                offers.push(Offer {
+                    version: v.clone(),
+                    cuda: w.cuda,
+                    wheel: Some(w.package.clone()),
+                });
+            }
+        }
+    }
+    offers
 }
 
 /// The cuDNN platform of the snapshot's machine (`linux-x86_64`, `linux-sbsa`,
