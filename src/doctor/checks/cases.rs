@@ -1293,3 +1293,114 @@ fn store_release_damaged() {
     assert!(f.commands.is_empty(), "{f:?}");
     assert!(f.fix.unwrap().contains("archive or wheel it came from"));
 }
+
+// --- suggestions name only releases that exist -----------------------------
+
+#[test]
+fn a_framework_mismatch_suggests_a_release_the_catalog_has_for_the_toolkit() {
+    // TensorFlow 2.5 wants cuDNN 8.1 (CUDA 11.2); 8.0.5 is deployed.
+    let mut k = Kit::windows();
+    k.toolkit(TK112, "11.2.2");
+    k.windows_set(
+        &bin112(),
+        &format!(r"{TK112}\include"),
+        &format!(r"{TK112}\lib\x64"),
+        "8.0.5.39",
+    );
+    k.s.path.insert(0, bin112());
+    k.framework(
+        "tensorflow",
+        "2.5.0",
+        r"C:\Python39\Lib\site-packages",
+        None,
+    );
+    let f = k.expect("framework-cudnn-mismatch");
+    assert_eq!(
+        f.commands,
+        vec![
+            "cudnnm install 8.1.1.33_cuda11.2".to_string(),
+            format!("cudnnm use 8.1.1.33_cuda11.2 --cuda-root \"{TK112}\""),
+        ],
+        "{f:?}"
+    );
+    // A catalog without such a build: what to look for, no command that fails.
+    k.t.offers
+        .retain(|o| !o.version.to_string().starts_with("8.1"));
+    let f = k.expect("framework-cudnn-mismatch");
+    assert!(f.commands.is_empty(), "{f:?}");
+    assert!(
+        f.fix
+            .as_deref()
+            .unwrap()
+            .contains("The catalog lists no cuDNN 8.1 build for CUDA 11.2"),
+        "{f:?}"
+    );
+}
+
+#[test]
+fn a_pin_for_a_variant_that_does_not_exist_gets_no_install_command() {
+    // The pin names 9.12.0.46_cuda99; only cuDNN 8 is reachable.
+    let mut k = Kit::healthy_linux();
+    k.remove("libcudnn.so.9.1.0").remove("/libcudnn.so.9");
+    k.linux_set(
+        &format!("{TK12}/lib64"),
+        &format!("{TK12}/include"),
+        "8.9.7",
+        true,
+    );
+    k.s.pin = Some(PinInfo {
+        spec: "9.12.0.46_cuda99".into(),
+        source: "/home/me/.cudnn-version:1".into(),
+    });
+    let f = k.expect("cudnn-major-mismatch");
+    assert!(
+        !f.commands.iter().any(|c| c.contains("cudnnm install")),
+        "{f:?}"
+    );
+    assert!(
+        f.fix
+            .as_deref()
+            .unwrap()
+            .contains("The catalog lists no cuDNN 9.12.0.46 for CUDA 99"),
+        "{f:?}"
+    );
+    // A pin the catalog has, for the toolkit's CUDA: exactly that release.
+    k.s.pin.as_mut().unwrap().spec = "9.12".into();
+    let f = k.expect("cudnn-major-mismatch");
+    assert_eq!(f.commands[0], "cudnnm install 9.12.0.46_cuda12", "{f:?}");
+}
+
+#[test]
+fn a_build_for_another_cuda_suggests_one_that_exists_for_the_toolkit() {
+    // cuDNN 9.12 (built for CUDA 12) deployed into a CUDA 11.8 toolkit: the
+    // catalog has no 9.12 build for CUDA 11, so not `install 9.12 --cuda 11`
+    // but the newest 9.x that has one.
+    let mut k = Kit::linux();
+    let tk = "/usr/local/cuda-11.8";
+    k.toolkit(tk, "11.8");
+    k.linux_set(
+        &format!("{tk}/lib64"),
+        &format!("{tk}/include"),
+        "9.12.0",
+        true,
+    );
+    k.file(&format!("{tk}/lib64/libcudnn.so.9.12.0"))
+        .cudart_version = Some(12090);
+    k.s.ld_library_path = vec![format!("{tk}/lib64")];
+    let f = k.expect("cudnn-cuda-mismatch");
+    assert_eq!(
+        f.commands,
+        vec![
+            "cudnnm install pip:nvidia-cudnn-cu11==9.10.2.21".to_string(),
+            format!("cudnnm use 9.10.2.21_cuda11 --cuda-root \"{tk}\""),
+        ],
+        "{f:?}"
+    );
+    assert!(
+        f.fix
+            .as_deref()
+            .unwrap()
+            .contains("no cuDNN 9.12.0 built for CUDA 11.8"),
+        "{f:?}"
+    );
+}

@@ -37,16 +37,37 @@ fn architecture(cx: &Cx, out: &mut Vec<Finding>) {
         if m == arch || !seen.insert(f.real_path.clone().unwrap_or_else(|| f.path.clone())) {
             continue;
         }
-        out.push(
-            Finding::new("wrong-architecture", Severity::Error, format!("{} is built for {m}, this system is {arch}", cx.name(&f.path)))
-                .seen(format!("{} ({m})", f.path))
-                .why(if cx.w {
-                    "Windows refuses to load it: error 193 \"%1 is not a valid Win32 application\".".to_string()
-                } else {
-                    "The loader skips or refuses it: \"wrong ELF class\" or \"cannot open shared object file: No such file or directory\".".to_string()
-                })
-                .fix(format!("Install the {arch} build of this cuDNN release (`cudnnm install SPEC --platform ...`) and remove this copy.")),
-        );
+        // The same release for this machine, when the catalog has it.
+        let release =
+            cx.s.version_of(f)
+                .filter(|k| k.version.parts().len() >= 3)
+                .map(|k| k.version);
+        let cmds = release.as_ref().and_then(|v| {
+            cx.install_and_use(
+                &Spec {
+                    version: v.clone(),
+                    cuda: None,
+                },
+                None,
+                None,
+            )
+        });
+        let mut fd = Finding::new("wrong-architecture", Severity::Error, format!("{} is built for {m}, this system is {arch}", cx.name(&f.path)))
+            .seen(format!("{} ({m})", f.path))
+            .why(if cx.w {
+                "Windows refuses to load it: error 193 \"%1 is not a valid Win32 application\".".to_string()
+            } else {
+                "The loader skips or refuses it: \"wrong ELF class\" or \"cannot open shared object file: No such file or directory\".".to_string()
+            })
+            .fix(match (&cmds, &release) {
+                (Some((id, _)), _) => format!("Install the {arch} build of this release ({id}) and remove this copy."),
+                (None, Some(v)) => format!("Remove this copy. {}", super::look_for(&format!("{arch} build of cuDNN {v}"))),
+                (None, None) => format!("Remove this copy and install an {arch} build (`cudnnm list --remote` shows the releases the catalog has for this machine)."),
+            });
+        if let Some((_, c)) = cmds {
+            fd = fd.command(c[0].clone());
+        }
+        out.push(fd);
     }
 }
 
@@ -364,13 +385,38 @@ fn runtime_sets(cx: &Cx, out: &mut Vec<Finding>) {
             if missing.is_empty() {
                 continue;
             }
-            out.push(
+            // Importing a partial folder gives a partial release: offer the
+            // whole release from the catalog instead, when its version is known.
+            let version = libs
+                .iter()
+                .filter(|(_, n)| n.is_main() && n.major == Some(m))
+                .find_map(|(f, _)| cx.s.version_of(f))
+                .filter(|k| k.version.parts().len() >= 3)
+                .map(|k| k.version);
+            let cmds = version.as_ref().and_then(|v| {
+                cx.install_and_use(
+                    &Spec {
+                        version: v.clone(),
+                        cuda: None,
+                    },
+                    None,
+                    None,
+                )
+            });
+            let fix = match (&cmds, &version) {
+                (Some((id, _)), _) => format!("Copy the complete set of the same release next to it, or install the whole release ({id}) with cudnnm and activate it from there."),
+                (None, Some(v)) => format!("Copy the complete set of cuDNN {v} next to it. {}", super::look_for(&format!("cuDNN {v}"))),
+                (None, None) => "Copy the complete set of the same release next to it, or install a whole release with cudnnm (`cudnnm list --remote`) and activate it from there.".to_string(),
+            };
+            let mut fd =
                 Finding::new("missing-library", Severity::Error, format!("the cuDNN {m} copy in {root} lacks {}", missing.join(", ")))
                     .seen(format!("in {root}: main library present, missing {}", missing.join(", ")))
                     .why(format!("cuDNN {m} loads its sub-libraries by name at run time; with them missing here they come from another copy or not at all (\"{}\").", if w { format!("Could not load library {}. Error code 126", missing[0].split(" or ").next().unwrap_or_default()) } else { format!("{}: cannot open shared object file", missing[0].split(" or ").next().unwrap_or_default()) }))
-                    .fix("Copy the complete set of the same release, or import it into cudnnm and activate it from there.")
-                    .command(format!("cudnnm install \"{root}\"")),
-            );
+                    .fix(fix);
+            if let Some((_, c)) = cmds {
+                fd = fd.command(c[0].clone());
+            }
+            out.push(fd);
         }
     }
 }
@@ -589,6 +635,76 @@ fn published_for(cudnn_major: u32, cuda: &Version) -> Option<bool> {
     })
 }
 
+/// The fix for a cuDNN build that does not fit toolkit `t` of CUDA `c`: the
+/// same release built for that CUDA, else the newest of its major that
+/// fits, from the catalog — or what to look for when it has none.
+fn fitting_build(cx: &Cx, f: &CudnnFile, t: &ToolkitInfo, c: &Version) -> (String, Vec<String>) {
+    let own = cx.s.version_of(f).map(|k| k.version);
+    let cuda = format!("{}.{}", c.major(), c.minor());
+    let same = own.as_ref().filter(|v| v.parts().len() >= 3).and_then(|v| {
+        cx.install_and_use(
+            &Spec {
+                version: v.clone(),
+                cuda: None,
+            },
+            Some(c),
+            Some(t),
+        )
+    });
+    if let Some((id, cmds)) = same {
+        return (
+            format!(
+                "Deploy the same release built for CUDA {cuda} ({id}) into {}.",
+                t.root
+            ),
+            cmds,
+        );
+    }
+    let major = own.as_ref().map(|v| v.major());
+    let newest = major.and_then(|m| {
+        cx.install_and_use(
+            &Spec {
+                version: Version::from_parts(&[m]),
+                cuda: None,
+            },
+            Some(c),
+            Some(t),
+        )
+    });
+    match (newest, &own) {
+        (Some((id, cmds)), Some(v)) => (
+            format!(
+                "The catalog has no cuDNN {v} built for CUDA {cuda}; the newest cuDNN {}.x that is: {id}. Deploy it into {}, or use this cuDNN with the toolkit it was built for.",
+                v.major(),
+                t.root
+            ),
+            cmds,
+        ),
+        _ => (
+            format!(
+                "Deploy a build made for CUDA {cuda} into {}, or use this cuDNN with the toolkit it was built for. {}",
+                t.root,
+                super::look_for(&match major {
+                    Some(m) => format!("cuDNN {m}.x build for CUDA {cuda}"),
+                    None => format!("cuDNN build for CUDA {cuda}"),
+                })
+            ),
+            Vec::new(),
+        ),
+    }
+}
+
+/// Sets a fix text and its commands.
+trait FixWith {
+    fn fix_with(self, fix: (String, Vec<String>)) -> Self;
+}
+
+impl FixWith for Finding {
+    fn fix_with(self, (text, cmds): (String, Vec<String>)) -> Finding {
+        cmds.into_iter().fold(self.fix(text), Finding::command)
+    }
+}
+
 /// `cudnn-cuda-mismatch` (issue item 4, F26).
 fn cuda_fit(cx: &Cx, out: &mut Vec<Finding>) {
     let w = cx.w;
@@ -629,8 +745,7 @@ fn cuda_fit(cx: &Cx, out: &mut Vec<Finding>) {
                 .seen(format!("{} — {because}", f.path))
                 .seen(format!("toolkit {} is CUDA {c}", t.root))
                 .why("A cuDNN build runs only with the CUDA it was built for: the same major.minor before CUDA 11, the same major from 11 on (minor-version compatibility). Otherwise loading fails on missing CUDA libraries (\"cublas64_11.dll not found\", \"libcublasLt.so.12: cannot open shared object file\") or calls fail with CUDNN_STATUS_ARCH_MISMATCH / CUDNN_STATUS_NOT_SUPPORTED.")
-                .fix(format!("Deploy a build made for CUDA {}.{} (`cudnnm list --remote --cuda {}.{}`), or use this cuDNN with the toolkit it was built for.", c.major(), c.minor(), c.major(), c.minor()))
-                .command(format!("cudnnm use SPEC --cuda-root \"{}\"", t.root)),
+                .fix_with(fitting_build(cx, f, t, c)),
         );
     }
     // (b) F26: the copy loaded comes from another CUDA than the toolkit in use.
@@ -655,8 +770,7 @@ fn cuda_fit(cx: &Cx, out: &mut Vec<Finding>) {
                 .seen(format!("loaded: {} ({how})", cx.describe(&f.path)))
                 .seen(format!("toolkit in use: {} (CUDA {c})", tk.root))
                 .why("cuDNN was taken from another CUDA install than the one in use (CUDAapi.jl#85): its CUDA libraries do not match, so loading or the first call fails (\"CUDNN_STATUS_NOT_INITIALIZED\", missing libcublasLt/cublas64 of the other version).")
-                .fix(format!("Put a cuDNN built for CUDA {}.x first on the loader path, or deploy one into {}.", c.major(), tk.root))
-                .command(format!("cudnnm use SPEC --cuda-root \"{}\"", tk.root)),
+                .fix_with(fitting_build(cx, f, tk, c)),
         );
     }
 }

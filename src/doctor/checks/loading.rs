@@ -9,7 +9,7 @@ use crate::doctor::loader::{self, Hit};
 use crate::doctor::names::{self, FileKind};
 use crate::doctor::snapshot::{CudnnFile, Origin};
 use crate::doctor::spath;
-use crate::version::Version;
+use crate::version::{Spec, Version};
 
 pub(super) fn check(cx: &Cx, out: &mut Vec<Finding>) {
     not_found(cx, out);
@@ -36,7 +36,32 @@ fn not_found(cx: &Cx, out: &mut Vec<Finding>) {
     }) {
         return;
     }
-    out.push(
+    // The newest release the catalog has for the toolkit in use.
+    let tk = cx.toolkit_in_use();
+    let cmds = [9, 8, 7].iter().find_map(|m| {
+        cx.install_and_use(
+            &Spec {
+                version: Version::from_parts(&[*m]),
+                cuda: None,
+            },
+            None,
+            tk,
+        )
+    });
+    let fix = match (&cmds, tk) {
+        (Some((id, _)), Some(t)) => format!(
+            "Install a release and deploy it into your toolkit: the newest the catalog has for {} is {id}.",
+            t.root
+        ),
+        (Some((id, _)), None) => format!(
+            "Install a release and deploy it into your toolkit (the newest the catalog has is {id}; `cudnnm list --remote` lists the others)."
+        ),
+        (None, _) => format!(
+            "Install a release and deploy it into your toolkit. {}",
+            super::look_for("cuDNN release for this machine")
+        ),
+    };
+    let mut fd =
         Finding::new("cudnn-not-found", Severity::Error, "no cuDNN found on this machine")
             .seen(format!(
                 "looked in: the toolkits, {}, the loader's system folders, Python environments",
@@ -47,11 +72,12 @@ fn not_found(cx: &Cx, out: &mut Vec<Finding>) {
             } else {
                 "Programs that use cuDNN stop at start-up: \"libcudnn.so.9: cannot open shared object file: No such file or directory\"."
             })
-            .fix("Install a release and deploy it into your toolkit.")
-            .command("cudnnm list --remote")
-            .command("cudnnm install SPEC")
-            .command("cudnnm use SPEC"),
-    );
+            .fix(fix)
+            .command("cudnnm list --remote");
+    for c in cmds.map(|(_, c)| c).unwrap_or_default() {
+        fd = fd.command(c);
+    }
+    out.push(fd);
 }
 
 /// Distinct copies among hits (links to the same file count once).
@@ -459,12 +485,26 @@ fn path_too_high(cx: &Cx, out: &mut Vec<Finding>) {
         for d in &dirs {
             f = f.seen(format!("cuDNN library below it: {d}"));
         }
+        // `cudnnm install FOLDER` needs the headers (the version is read there).
+        let importable = has_version_header(cx, e);
         out.push(
             f.why(format!("The loader looks only in the folders listed, never in their subfolders: the folder an archive was unpacked into (or its `cuda`) is not where its libraries are (tensorflow#10033), so \"{}\" is not found.", cx.loader_name("cudnn", m)))
-                .fix(format!("Replace the entry with {}, or import the archive into cudnnm and activate it (`cudnnm install \"{e}\"`).", dirs[0]))
+                .fix(if importable {
+                    format!("Replace the entry with {}, or import the archive into cudnnm and activate it (`cudnnm install \"{e}\"`).", dirs[0])
+                } else {
+                    format!("Replace the entry with {}.", dirs[0])
+                })
                 .command(prepend_loader_path(&dirs[0], cx.w)),
         );
     }
+}
+
+/// True when a cuDNN version header lies in `dir` or below: what
+/// `cudnnm install FOLDER` reads the version from.
+fn has_version_header(cx: &Cx, dir: &str) -> bool {
+    cx.s.files
+        .iter()
+        .any(|f| f.header_version.is_some() && spath::is_within(&f.path, dir, cx.w))
 }
 
 /// The per-CUDA subfolder to use for a toolkit of CUDA `cuda`: the same
@@ -518,7 +558,11 @@ fn only_in_site_packages(cx: &Cx, out: &mut Vec<Finding>) {
         )
         .seen(cx.describe(&f.path))
         .why(format!("Only the framework that owns it finds it (through its own RPATH or os.add_dll_directory); every other program (CTranslate2, onnxruntime, your own builds) fails: \"Unable to load any of {{{}}}\" (CTranslate2#1826).", cx.loader_name("cudnn", n.major.unwrap_or(0))))
-        .fix(format!("Make the folder visible to the loader, or import it into cudnnm (`cudnnm install \"{}\"`) and activate it from there.", f.root))
+        .fix(if has_version_header(cx, &f.root) {
+            format!("Make the folder visible to the loader, or import it into cudnnm (`cudnnm install \"{}\"`) and activate it from there.", f.root)
+        } else {
+            "Make the folder visible to the loader (the copy has no headers, so it cannot be imported into cudnnm as a release).".to_string()
+        })
         .command(prepend_loader_path(&dir, cx.w));
         if cx.w {
             fd = fd.command(format!("python -c \"import os; os.add_dll_directory(r'{dir}')\"  # in your program, before importing it"));

@@ -170,6 +170,14 @@ pub fn offers_for(catalog: &Catalog, platform: Option<Platform>) -> Vec<Offer> {
     offers
 }
 
+/// What to say when the catalog has no release that fits: where to look,
+/// and how to import what is found.
+pub(crate) fn look_for(what: &str) -> String {
+    format!(
+        "The catalog lists no {what}; look for one in NVIDIA's cuDNN archive (https://developer.nvidia.com/rdp/cudnn-archive) or on PyPI (nvidia-cudnn-cu11, nvidia-cudnn-cu12), then import the file with `cudnnm install PATH` (`cudnnm list --remote` shows what the catalog has)."
+    )
+}
+
 /// The cuDNN platform of the snapshot's machine (`linux-x86_64`, `linux-sbsa`,
 /// `windows-x86_64`), when it is one NVIDIA builds for.
 fn snapshot_platform(s: &Snapshot) -> Option<Platform> {
@@ -310,6 +318,30 @@ impl<'a> Cx<'a> {
             }
         }
         (s.toolkits.len() == 1).then(|| &s.toolkits[0])
+    }
+
+    /// The commands that install and activate the newest release the catalog
+    /// has that matches `spec` and whose build fits a toolkit of CUDA `cuda`
+    /// (else `toolkit`'s CUDA; any when neither is known): `cudnnm install
+    /// ID`, then `cudnnm use ID --cuda-root T` (or, without a toolkit,
+    /// `cudnnm exec --version ID -- …`). `None` when the catalog has
+    /// none: then say what to look for ([`look_for`]) rather than print a
+    /// command that fails.
+    pub fn install_and_use(
+        &self,
+        spec: &Spec,
+        cuda: Option<&Version>,
+        toolkit: Option<&super::snapshot::ToolkitInfo>,
+    ) -> Option<(String, Vec<String>)> {
+        let cuda = cuda.or(toolkit.and_then(|t| t.cuda.as_ref()));
+        let o = self.t.offer(spec, cuda)?;
+        let id = o.id();
+        // Without a known toolkit, per-process activation (needs none).
+        let activate = match toolkit {
+            Some(t) => format!("cudnnm use {id} --cuda-root \"{}\"", t.root),
+            None => format!("cudnnm exec --version {id} -- <your program>"),
+        };
+        Some((id, vec![o.install_command(""), activate]))
     }
 
     /// A readable description of a copy: `path — 8.9.7 (loaded library), pip wheel`.
