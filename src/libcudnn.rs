@@ -3,7 +3,7 @@
 //! (cudnn-facts §3.4), which lets `verify`, `doctor` and the tests check the
 //! version a library really reports, not what its file name claims.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Kind, Result};
 use crate::version::Version;
@@ -31,6 +31,45 @@ impl LibraryVersion {
 /// When the file cannot be loaded on this platform (wrong OS or architecture,
 /// a missing dependency) or lacks the version functions.
 pub fn query_version(path: &Path) -> Result<LibraryVersion> {
+    query(path, || ()).map(|(v, ())| v)
+}
+
+/// Like [`query_version`], plus the cuDNN files mapped into this process
+/// while the library is still loaded (Linux, from `/proc/self/maps`; empty
+/// elsewhere): the sub-libraries it really got. cuDNN 9's main library is a
+/// small shim that loads `libcudnn_graph.so.9` by name, and the graph
+/// library answers `cudnnGetVersion()` — so the version alone does not say
+/// whose it is.
+///
+/// # Errors
+/// As [`query_version`].
+pub fn query_version_and_modules(path: &Path) -> Result<(LibraryVersion, Vec<PathBuf>)> {
+    query(path, mapped_cudnn_files)
+}
+
+/// The cuDNN files (`libcudnn*`) mapped into this process, in map order.
+fn mapped_cudnn_files() -> Vec<PathBuf> {
+    let Ok(maps) = std::fs::read_to_string("/proc/self/maps") else {
+        return Vec::new();
+    };
+    let mut out: Vec<PathBuf> = Vec::new();
+    for line in maps.lines() {
+        // `addr perms offset dev inode      /path/to/file`
+        let Some(i) = line.find(" /") else { continue };
+        let p = PathBuf::from(line[i + 1..].trim_end());
+        let cudnn = p
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with("libcudnn"));
+        if cudnn && !out.contains(&p) {
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// Loads `path`, asks its version, then runs `while_loaded` before unloading it.
+fn query<T>(path: &Path, while_loaded: impl FnOnce() -> T) -> Result<(LibraryVersion, T)> {
     // SAFETY: loading a library runs its initialisers; cuDNN's are side-effect
     // free apart from registering its own state, and we call only two
     // argument-less functions with the C ABI documented in cudnn.h.
@@ -53,7 +92,9 @@ pub fn query_version(path: &Path) -> Result<LibraryVersion> {
             Ok(f) => f() as u64,
             Err(_) => 0,
         };
-        Ok(LibraryVersion { cudnn, cudart })
+        let extra = while_loaded();
+        drop(lib);
+        Ok((LibraryVersion { cudnn, cudart }, extra))
     }
 }
 

@@ -403,8 +403,16 @@ fn nothing_installed_is_unhealthy_with_the_commands_to_fix_it() {
         "{}",
         r.describe()
     );
+    // A release the catalog has, not a placeholder; no toolkit, so no `use`.
+    let install = r
+        .stdout()
+        .lines()
+        .find(|l| l.trim_start().starts_with("$ cudnnm install "))
+        .map(str::to_owned)
+        .unwrap_or_else(|| panic!("no install command\n{}", r.describe()));
+    assert!(!install.contains("SPEC"), "{}", r.describe());
     assert!(
-        r.stdout().contains("$ cudnnm install SPEC"),
+        r.stdout().contains("$ cudnnm exec --version ") && !r.stdout().contains("$ cudnnm use "),
         "{}",
         r.describe()
     );
@@ -725,4 +733,237 @@ fn a_project_pinned_to_cudnn_8_with_only_cudnn_9_installed() {
     );
     fs::write(sb.work().join(".cudnn-version"), "9.27\n").unwrap();
     doctor(&sb, &tk, &[]).ok();
+}
+
+#[test]
+fn a_report_path_must_name_a_file_in_an_existing_folder() {
+    let sb = Sandbox::new();
+    // A folder: refused with a help line, nothing written into it.
+    let dir = sb.work().join("reports");
+    fs::create_dir_all(&dir).unwrap();
+    for given in [dir.to_string_lossy().into_owned(), "reports/".to_string()] {
+        let r = sb
+            .run(["doctor", "--no-load", "--report", &given])
+            .code_is(2)
+            .stderr_has(&["could not write the report to", "names a folder", "help: "]);
+        assert!(
+            r.stderr().contains("cudnnm-doctor.json"),
+            "the help names a file to pass: {}",
+            r.describe()
+        );
+        assert_eq!(fs::read_dir(&dir).unwrap().count(), 0, "{}", r.describe());
+    }
+    // A missing folder: an error naming it, and no folder created.
+    let missing = sb.root().join("nonexistent/dir");
+    let target = missing.join("x.json");
+    let r = sb
+        .run(["doctor", "--no-load", "--report", target.to_str().unwrap()])
+        .code_is(2)
+        .stderr_has(&["does not exist", "help: "]);
+    assert!(
+        r.stderr()
+            .contains(&format!("the folder '{}'", missing.display())),
+        "{}",
+        r.describe()
+    );
+    assert!(!sb.root().join("nonexistent").exists(), "{}", r.describe());
+    // A file in an existing folder is written.
+    sb.run(["doctor", "--no-load", "--report", "reports/r.txt"])
+        .code_is(7);
+    assert!(dir.join("r.txt").is_file());
+}
+
+#[test]
+fn damaged_store_releases_are_findings_as_in_verify() {
+    let sb = Sandbox::new();
+    let store = sb.home().join("store/cuda-12");
+    fs::create_dir_all(store.join("9.27.0.42/lib")).unwrap();
+    fs::write(store.join("9.27.0.42/receipt.toml"), "schema = [not toml").unwrap();
+    fs::create_dir_all(store.join("9.12.0.46/include")).unwrap();
+    let r = sb.run(["doctor", "--json", "--no-load"]).code_is(7);
+    let damaged: Vec<serde_json::Value> = r.json()["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["id"] == "store-release-damaged")
+        .cloned()
+        .collect();
+    assert_eq!(damaged.len(), 2, "{}", r.describe());
+    let text = serde_json::Value::Array(damaged).to_string();
+    assert!(
+        text.contains("9.27.0.42_cuda12") && text.contains("9.12.0.46_cuda12"),
+        "{}",
+        r.describe()
+    );
+    assert!(text.contains("has no receipt.toml"), "{}", r.describe());
+    assert!(
+        text.contains("cudnnm install 9.27.0.42_cuda12 --force")
+            || text.contains("cudnnm install pip:nvidia-cudnn-cu12==9.27.0.42 --force"),
+        "the catalog's release is offered for reinstalling: {}",
+        r.describe()
+    );
+    // verify fails on the same two folders.
+    let v = sb.run(["verify", "--json"]).code_is(7);
+    let errs = v.json()["releases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["error"].is_string())
+        .count();
+    assert_eq!(errs, 2, "{}", v.describe());
+}
+
+#[test]
+fn a_windows_layout_toolkit_on_linux_is_checked_as_windows() {
+    // `doctor --cuda-root` at a Windows toolkit tree (bin\nvcc.exe, lib\x64):
+    // DLLs in bin, import libraries in lib\x64, a stray lib\cudnn.lib.
+    let sb = Sandbox::new();
+    let tk = sb.root().join("CUDA/v11.2");
+    for d in ["bin", "include", "lib/x64"] {
+        fs::create_dir_all(tk.join(d)).unwrap();
+    }
+    fs::write(tk.join("version.txt"), "CUDA Version 11.2.152\n").unwrap();
+    fs::write(tk.join("bin/nvcc.exe"), b"MZ").unwrap();
+    for st in [
+        "cudnn",
+        "cudnn_ops_infer",
+        "cudnn_ops_train",
+        "cudnn_cnn_infer",
+        "cudnn_cnn_train",
+        "cudnn_adv_infer",
+        "cudnn_adv_train",
+    ] {
+        fs::write(tk.join(format!("bin/{st}64_8.dll")), b"MZ").unwrap();
+    }
+    fs::write(
+        tk.join("include/cudnn_version.h"),
+        common::fixtures::version_header("8.1.0"),
+    )
+    .unwrap();
+    fs::write(tk.join("include/cudnn.h"), "#include \"cudnn_version.h\"\n").unwrap();
+    for n in ["lib/x64/cudnn.lib", "lib/x64/cudnn64_8.lib"] {
+        fs::write(tk.join(n), b"!<arch>\n").unwrap();
+    }
+    let r = doctor(&sb, &tk, &["--no-load"]);
+    let found = ids(&r);
+    for id in ["missing-library", "missing-link-library", "lib-not-in-x64"] {
+        assert!(!found.contains(&id.to_string()), "{id}: {}", r.describe());
+    }
+    fs::write(tk.join("lib/cudnn.lib"), b"!<arch>\n").unwrap();
+    let r = doctor(&sb, &tk, &["--no-load"]).code_is(7);
+    let f = finding(&r, "lib-not-in-x64");
+    assert!(
+        f["title"].as_str().unwrap().ends_with("lib/x64"),
+        "{}",
+        r.describe()
+    );
+    assert!(
+        !r.stdout().contains("libcudnn.so"),
+        "no Linux file names for a Windows toolkit: {}",
+        r.describe()
+    );
+}
+
+/// A store release folder of the shared import home, linked into `home`'s
+/// store (files as hard links, links as links): the same receipt and bytes
+/// as `cudnnm install` writes, without importing again.
+fn store_release_in(home: &Path, version: &str) -> PathBuf {
+    fn copy_tree(from: &Path, to: &Path) {
+        fs::create_dir_all(to).unwrap();
+        for e in fs::read_dir(from).unwrap().flatten() {
+            let dest = to.join(e.file_name());
+            let t = e.file_type().unwrap();
+            if t.is_symlink() {
+                std::os::unix::fs::symlink(fs::read_link(e.path()).unwrap(), &dest).unwrap();
+            } else if t.is_dir() {
+                copy_tree(&e.path(), &dest);
+            } else {
+                fs::hard_link(e.path(), &dest).unwrap();
+            }
+        }
+    }
+    let dest = home.join("store/cuda-12").join(version);
+    copy_tree(&imported(version), &dest);
+    dest
+}
+
+#[test]
+fn a_9_12_shim_that_loads_the_9_27_graph_library_is_mixing_not_the_same_version() {
+    // The tester's report, exactly: a/ holds 9.12's libcudnn.so.9 (a small
+    // shim with RUNPATH $ORIGIN), b/ 9.27's libcudnn.so.9 and
+    // libcudnn_graph.so.9; LD_LIBRARY_PATH=a:b. Loaded, a's shim answers
+    // 9.27.0: cudnnGetVersion() comes from b's graph library.
+    let mut sb = Sandbox::new();
+    let s912 = store_release_in(&sb.home(), "9.12.0.46");
+    let s927 = store_release_in(&sb.home(), "9.27.0.42");
+    let (a, b) = (sb.work().join("a"), sb.work().join("b"));
+    fs::create_dir_all(&a).unwrap();
+    fs::create_dir_all(&b).unwrap();
+    fs::copy(s912.join("lib/libcudnn.so.9"), a.join("libcudnn.so.9")).unwrap();
+    for n in ["libcudnn.so.9", "libcudnn_graph.so.9"] {
+        fs::copy(s927.join("lib").join(n), b.join(n)).unwrap();
+    }
+    sb.set_env("LD_LIBRARY_PATH", std::env::join_paths([&a, &b]).unwrap());
+    let r = sb.run(["doctor", "--json"]).code_is(7);
+    let j = r.json();
+    let mixed: Vec<&serde_json::Value> = j["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["id"] == "sub-libraries-mixed")
+        .collect();
+    assert_eq!(mixed.len(), 1, "{}", r.describe());
+    let f = mixed[0];
+    assert_eq!(f["severity"], "error", "{}", r.describe());
+    let a_so = a.join("libcudnn.so.9");
+    assert_eq!(
+        f["title"],
+        format!(
+            "{} loads libcudnn_graph.so.9 from another cuDNN copy",
+            a_so.display()
+        )
+    );
+    let seen = f["seen"].to_string();
+    assert!(
+        seen.contains("9.12.0.46")
+            && seen.contains(&b.join("libcudnn_graph.so.9").display().to_string())
+            && seen.contains("9.27.0"),
+        "which sub-library comes from where, with versions: {}",
+        r.describe()
+    );
+    // Never "the same version".
+    let c = finding(&r, "multiple-cudnn-copies");
+    assert_eq!(c["severity"], "warning", "{}", r.describe());
+    assert!(!c["why"].as_str().unwrap().contains("same version"));
+    assert!(
+        c["seen"][0]
+            .as_str()
+            .unwrap()
+            .contains("cuDNN 9.12.0.46 (store receipt"),
+        "{}",
+        r.describe()
+    );
+    let active = &j["summary"]["active_cudnn"][0];
+    assert_eq!(active["version"], "9.12.0.46", "{}", r.describe());
+    assert_eq!(active["version_source"], "store receipt");
+
+    // Without the store, a's own version is unknown: still mixing, still not "the same".
+    fs::remove_dir_all(sb.home().join("store")).unwrap();
+    let r = sb.run(["doctor", "--json"]).code_is(7);
+    assert_eq!(finding(&r, "sub-libraries-mixed")["severity"], "error");
+    let c = finding(&r, "multiple-cudnn-copies");
+    assert_eq!(c["severity"], "warning", "{}", r.describe());
+    assert!(!c["why"].as_str().unwrap().contains("same version"));
+    // And without loading anything at all, from the folders alone.
+    let r = sb.run(["doctor", "--json", "--no-load"]).code_is(7);
+    let f = finding(&r, "sub-libraries-mixed");
+    assert_eq!(f["severity"], "error", "{}", r.describe());
+    assert!(
+        f["seen"][1]
+            .as_str()
+            .unwrap()
+            .contains("found via LD_LIBRARY_PATH entry 2"),
+        "{}",
+        r.describe()
+    );
 }

@@ -9,6 +9,7 @@
 //! empty-home test runs on every OS.
 
 mod common;
+mod deploy_support;
 mod doctor_wheels;
 
 #[cfg(unix)]
@@ -314,4 +315,130 @@ fn empty_home_verifies() {
     let sb = Sandbox::new();
     let r = sb.run(["verify", "--json"]).ok();
     assert_eq!(r.json()["healthy"], true);
+}
+
+#[test]
+fn a_change_restored_by_rollback_is_one_truth_for_current_verify_doctor_and_use() {
+    // The tester's sequence: deploy by copy, edit include/cudnn.h, switch to
+    // another release, roll back. The edit comes back (from backup 2).
+    use cudnnm::version::Platform;
+    use deploy_support::{linux_toolkit, put_release};
+    let sb = Sandbox::new();
+    for v in ["9.12.0.46", "9.10.2.21"] {
+        put_release(
+            &sb.home(),
+            &common::fixtures::redist_linux(v, "12"),
+            v,
+            "12",
+            Platform::LinuxX86_64,
+        );
+    }
+    let tk = linux_toolkit(&sb.root().join("cuda-12.4"), "12.4.1");
+    let t = tk.to_str().unwrap();
+    sb.run([
+        "use",
+        "9.12.0.46_cuda12",
+        "--cuda-root",
+        t,
+        "--mode",
+        "copy",
+    ])
+    .ok();
+    let h = tk.join("include/cudnn.h");
+    let mut perm = fs::metadata(&h).unwrap().permissions();
+    #[allow(clippy::permissions_set_readonly_false)]
+    perm.set_readonly(false);
+    fs::set_permissions(&h, perm).unwrap();
+    let mut edited = fs::read(&h).unwrap();
+    edited.extend_from_slice(b"/* my change */\n");
+    fs::write(&h, &edited).unwrap();
+    sb.run([
+        "use",
+        "9.10.2.21_cuda12",
+        "--cuda-root",
+        t,
+        "--mode",
+        "copy",
+    ])
+    .ok();
+    sb.run(["rollback", "--cuda-root", t]).ok();
+    assert_eq!(
+        fs::read(&h).unwrap(),
+        edited,
+        "the rollback restored the edit"
+    );
+
+    // current: the release, and one file that is not its copy.
+    let cur = sb.run(["current", "--cuda-root", t]).ok();
+    assert!(
+        cur.stdout().contains(
+            "files match the record; 1 file is not the release's copy (restored by rollback)"
+        ),
+        "{}",
+        cur.describe()
+    );
+    // verify (the fixture libraries do not load: --no-load): the same truth; healthy (the file is what the record says), with
+    // the file listed and help on keeping or dropping the change.
+    let r = sb.run(["verify", "--json", "--no-load"]).ok();
+    let d = &r.json()["deployments"][0];
+    assert_eq!(d["modified"], serde_json::json!([]), "{}", r.describe());
+    let restored = d["restored"][0].as_str().unwrap();
+    assert!(
+        restored.contains("include/cudnn.h: restored by rollback from backup 2")
+            && restored.contains("the release's include/cudnn.h is"),
+        "{}",
+        r.describe()
+    );
+    let use_cmd = format!("cudnnm use 9.12.0.46_cuda12 --cuda-root \"{t}\" --mode copy");
+    let help = d["help"][0].as_str().unwrap();
+    assert!(
+        help.contains("To keep it, nothing needs doing") && help.contains(&use_cmd),
+        "{}",
+        r.describe()
+    );
+    let text = sb.run(["verify", "--no-load"]).ok();
+    assert!(
+        text.stdout().contains("1 is not the release's copy")
+            && text.stdout().contains("restored: ")
+            && text.stdout().contains("help: 1 file in"),
+        "{}",
+        text.describe()
+    );
+    // doctor: a note, not drift to "fix" by replacing the change.
+    let doc = sb.run(["doctor", "--json", "--no-load", "--cuda-root", t]);
+    assert!([0, 7].contains(&doc.code()), "{}", doc.describe());
+    let f = doc.json()["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["id"] == "deployment-drift")
+        .cloned()
+        .unwrap_or_else(|| panic!("{}", doc.describe()));
+    assert_eq!(f["severity"], "info", "{}", doc.describe());
+    assert!(f.get("auto_fix").is_none(), "{}", doc.describe());
+
+    // Dropping the change: `use` of the same release is no longer a no-op.
+    let u = sb
+        .run([
+            "use",
+            "9.12.0.46_cuda12",
+            "--cuda-root",
+            t,
+            "--mode",
+            "copy",
+        ])
+        .ok();
+    assert!(!u.stderr().contains("nothing changed"), "{}", u.describe());
+    assert_ne!(fs::read(&h).unwrap(), edited);
+    let cur = sb.run(["current", "--cuda-root", t]).ok();
+    assert!(
+        cur.stdout().contains(", files match (backup"),
+        "{}",
+        cur.describe()
+    );
+    let r = sb.run(["verify", "--json", "--no-load"]).ok();
+    assert!(r.json()["deployments"][0].get("restored").is_none());
+    // …and keeping it after all: the change is in a backup.
+    sb.run(["rollback", "--cuda-root", t]).ok();
+    assert_eq!(fs::read(&h).unwrap(), edited);
 }

@@ -2,7 +2,7 @@
 //! checks, print text or `--json`, write `--report`, apply `--fix`.
 //! Exit 0 when no error is found, 7 (unhealthy) otherwise.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use super::Ctx;
 use crate::catalog::Catalog;
@@ -12,7 +12,8 @@ use crate::error::{Error, IoResultExt, Kind, Result};
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// Write a record of the environment and the findings to FILE
-    /// (`.json`: machine-readable with the full snapshot; otherwise text)
+    /// (`.json`: machine-readable with the full snapshot; otherwise text);
+    /// FILE must name a file in an existing folder
     #[arg(long, value_name = "FILE")]
     pub report: Option<PathBuf>,
     /// Apply the safe, reversible fixes and say what was done
@@ -49,6 +50,12 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
         ctx.status(format!("undid fix {id}"));
         return Ok(0);
     }
+    // Refuse a report path that cannot be written before the slow gathering.
+    let report = args
+        .report
+        .as_deref()
+        .map(|p| report_path(ctx, p))
+        .transpose()?;
     let mut snap = match &args.snapshot {
         Some(p) => read_snapshot(p)?,
         None => take(ctx, &args),
@@ -77,7 +84,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
         }
     }
     let outcome = render::Outcome::new(&snap, findings);
-    if let Some(path) = &args.report {
+    if let Some(path) = &report {
         let json = path
             .extension()
             .is_some_and(|e| e.eq_ignore_ascii_case("json"));
@@ -92,11 +99,8 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
         } else {
             render::report_text(&outcome, &snap).into_bytes()
         };
-        let path = if path.is_absolute() {
-            path.clone()
-        } else {
-            ctx.env.cwd().join(path)
-        };
+        // Checked again: the folder may have changed while gathering.
+        let path = report_path(ctx, path)?;
         crate::fsops::write_atomic(&path, &bytes)?;
         ctx.status(format!("report written to {}", path.display()));
     }
@@ -110,6 +114,48 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     } else {
         Kind::Unhealthy.exit_code()
     })
+}
+
+/// The absolute path `--report` writes to. Refused when it names a folder
+/// (one that exists, or a path ending in a separator) or when its folder
+/// does not exist: doctor writes one file and creates no folders.
+///
+/// # Errors
+/// [`Kind::Usage`] naming the path (or its missing folder), with what to pass instead.
+fn report_path(ctx: &Ctx, given: &Path) -> Result<PathBuf> {
+    let path = if given.is_absolute() {
+        given.to_path_buf()
+    } else {
+        ctx.env.cwd().join(given)
+    };
+    let text = given.to_string_lossy();
+    let trailing = text.ends_with('/') || (cfg!(windows) && text.ends_with('\\'));
+    if path.is_dir() || trailing {
+        return Err(Error::new(
+            Kind::Usage,
+            format!(
+                "could not write the report to '{}': it names a folder",
+                path.display()
+            ),
+        )
+        .hint(format!(
+            "name a file in it: `--report {}` (JSON with the full snapshot), or a .txt name for text",
+            path.join("cudnnm-doctor.json").display()
+        )));
+    }
+    let dir = path.parent().unwrap_or(&path);
+    if !dir.is_dir() {
+        return Err(Error::new(
+            Kind::Usage,
+            format!(
+                "could not write the report to '{}': the folder '{}' does not exist",
+                path.display(),
+                dir.display()
+            ),
+        )
+        .hint("create the folder first, or name a file in a folder that exists (doctor creates no folders)"));
+    }
+    Ok(path)
 }
 
 /// Gathers this machine, loading libraries in child processes of this binary.

@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 use super::Ctx;
+use crate::catalog::Catalog;
 use crate::doctor::{gather, verify};
 use crate::error::{Kind, Result};
 
@@ -21,8 +22,15 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
         Some(e) => gather::query_in_children(e, paths),
         None => gather::query_in_process(paths),
     };
+    let catalog = Catalog::load(&ctx.home).unwrap_or_else(|e| {
+        ctx.warn(format!(
+            "catalog: {e}; reinstall suggestions name no release"
+        ));
+        Catalog::default()
+    });
     let report = verify::verify(
         &ctx.home,
+        &catalog,
         (!args.no_load).then_some(&children as gather::Querier),
     )?;
     if ctx.json {

@@ -226,6 +226,19 @@ impl Plan {
     }
 }
 
+/// The `from` of a file a rollback restored from backup `id` that is not
+/// the release's own copy: `backup 3: include/cudnn.h`.
+pub fn backup_label(id: u64, rel: &str) -> String {
+    format!("backup {id}: {rel}")
+}
+
+/// The backup id and toolkit-relative path of a [`backup_label`], `None`
+/// for a release path (`include/cudnn.h`).
+pub fn parse_backup_label(from: &str) -> Option<(u64, &str)> {
+    let (id, rel) = from.strip_prefix("backup ")?.split_once(": ")?;
+    Some((id.parse().ok()?, rel))
+}
+
 /// `lib64/libcudnn.so.9` for `root/lib64/libcudnn.so.9`.
 pub fn rel_path(root: &Path, path: &Path) -> String {
     let rel = path.strip_prefix(root).unwrap_or(path);
@@ -694,9 +707,16 @@ pub fn plan_rollback(
     for f in &source.files {
         let dest = join_rel(&toolkit.root, &f.path)?;
         let pf = src_dep.and_then(|d| d.files.iter().find(|p| p.path == dest));
+        // The release's file only when the backup holds what cudnnm placed;
+        // a file the user changed (or added) is recorded as the backup's, so
+        // `current`, `verify`, `doctor` and the next `use` see that it is not
+        // the release's copy.
+        let placed_as_is =
+            |p: &&PlacedFile| p.link == f.link && (p.link.is_some() || p.sha256 == f.sha256);
         let from = pf
+            .filter(placed_as_is)
             .map(|p| p.from.clone())
-            .unwrap_or_else(|| format!("backup {}: {}", source.id, f.path));
+            .unwrap_or_else(|| backup_label(source.id, &f.path));
         let state = FileState {
             size: f.size,
             sha256: f.sha256.clone(),

@@ -8,10 +8,10 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use super::plan::{release_dir_of, scan_toolkit_names};
-use super::{Deployment, Mode, mtime_ns};
+use super::plan::{parse_backup_label, release_dir_of, scan_toolkit_names};
+use super::{Deployment, Mode, PlacedFile, mtime_ns};
 use crate::platform;
-use crate::store::Store;
+use crate::store::{Receipt, Store};
 use crate::toolkit::Toolkit;
 
 /// How a toolkit differs from its deployment record.
@@ -23,12 +23,19 @@ pub struct Drift {
     pub changed: Vec<PathBuf>,
     /// cuDNN files in the toolkit that the record does not list.
     pub extra: Vec<PathBuf>,
+    /// Recorded files that match the record but are not the release's own
+    /// copy: a rollback restored them from a backup (the user's edit, or a
+    /// file the user added).
+    pub not_release: Vec<PathBuf>,
 }
 
 impl Drift {
     /// True when the toolkit matches the record.
     pub fn is_clean(&self) -> bool {
-        self.missing.is_empty() && self.changed.is_empty() && self.extra.is_empty()
+        self.missing.is_empty()
+            && self.changed.is_empty()
+            && self.extra.is_empty()
+            && self.not_release.is_empty()
     }
 
     /// `files match`, or `drift: 1 missing, 2 changed, 1 extra`.
@@ -46,7 +53,36 @@ impl Drift {
                 parts.push(format!("{n} {what}"));
             }
         }
-        format!("drift: {}", parts.join(", "))
+        let restored = match self.not_release.len() {
+            0 => String::new(),
+            n => format!(
+                "{n} file{} not the release's copy (restored by rollback)",
+                if n == 1 { " is" } else { "s are" }
+            ),
+        };
+        match (parts.is_empty(), restored.is_empty()) {
+            (true, _) => format!("files match the record; {restored}"),
+            (false, true) => format!("drift: {}", parts.join(", ")),
+            (false, false) => format!("drift: {}; {restored}", parts.join(", ")),
+        }
+    }
+}
+
+/// Whether a recorded file is not the release's own copy: a rollback
+/// restored it from a backup ([`super::plan::backup_label`]), or — in a
+/// record written before that label — its recorded content is not the
+/// receipt's. `None` for the release's copy.
+pub fn restored_from_backup(p: &PlacedFile, receipt: Option<&Receipt>) -> Option<String> {
+    if let Some((id, _)) = parse_backup_label(&p.from) {
+        return Some(format!("restored by rollback from backup {id}"));
+    }
+    let rec = receipt?.files.iter().find(|r| r.path == p.from);
+    match rec {
+        None => Some("not a file of the release".into()),
+        Some(r) if p.sha256.is_some() && r.sha256.is_some() && p.sha256 != r.sha256 => {
+            Some("restored by rollback; its content is not the release's".into())
+        }
+        Some(_) => None,
     }
 }
 
@@ -54,6 +90,10 @@ impl Drift {
 pub fn check(dep: &Deployment, toolkit: &Toolkit, store: &Store) -> Drift {
     let mut d = Drift::default();
     let release_dir = release_dir_of(store, &dep.release);
+    let receipt = release_dir
+        .as_deref()
+        .and_then(|r| store.load(r).ok().flatten())
+        .map(|r| r.receipt);
     for f in &dep.files {
         let Ok(meta) = std::fs::symlink_metadata(&f.path) else {
             d.missing.push(f.path.clone());
@@ -78,6 +118,8 @@ pub fn check(dep: &Deployment, toolkit: &Toolkit, store: &Store) -> Drift {
         };
         if !ok {
             d.changed.push(f.path.clone());
+        } else if restored_from_backup(f, receipt.as_ref()).is_some() {
+            d.not_release.push(f.path.clone());
         }
     }
     for p in scan_toolkit_names(toolkit) {
@@ -86,4 +128,65 @@ pub fn check(dep: &Deployment, toolkit: &Toolkit, store: &Store) -> Drift {
         }
     }
     d
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hash::sha256_bytes;
+
+    fn placed(from: &str, bytes: &[u8]) -> PlacedFile {
+        PlacedFile {
+            path: PathBuf::from("/tk/include/cudnn.h"),
+            from: from.into(),
+            sha256: Some(sha256_bytes(bytes)),
+            link: None,
+            size: bytes.len() as u64,
+            mtime_ns: None,
+        }
+    }
+
+    #[test]
+    fn a_file_a_rollback_restored_is_not_the_releases_copy() {
+        let receipt: Receipt = toml::from_str(&format!(
+            "schema = 1\nversion = \"9.12.0.46\"\ncuda = \"12\"\nplatform = \"linux-x86_64\"\nheader_version = \"9.12.0\"\ninstalled_at = \"x\"\n[source]\nkind = \"wheel\"\nname = \"w\"\n[[file]]\npath = \"include/cudnn.h\"\nsize = 4\nsha256 = \"{}\"\n",
+            sha256_bytes(b"orig")
+        ))
+        .unwrap();
+        assert_eq!(
+            restored_from_backup(&placed("include/cudnn.h", b"orig"), Some(&receipt)),
+            None
+        );
+        // Labelled by the rollback that restored it.
+        assert_eq!(
+            restored_from_backup(
+                &placed("backup 2: include/cudnn.h", b"edit"),
+                Some(&receipt)
+            )
+            .as_deref(),
+            Some("restored by rollback from backup 2")
+        );
+        // A record written before the label: its content is not the receipt's.
+        assert!(
+            restored_from_backup(&placed("include/cudnn.h", b"edited"), Some(&receipt)).is_some()
+        );
+        // Not clean, and said so: `use` of the same release redeploys it.
+        let d = Drift {
+            not_release: vec![PathBuf::from("/tk/include/cudnn.h")],
+            ..Default::default()
+        };
+        assert!(!d.is_clean());
+        assert_eq!(
+            d.summary(),
+            "files match the record; 1 file is not the release's copy (restored by rollback)"
+        );
+        assert_eq!(
+            crate::deploy::plan::parse_backup_label("backup 12: lib64/x"),
+            Some((12, "lib64/x"))
+        );
+        assert_eq!(
+            crate::deploy::plan::parse_backup_label("include/cudnn.h"),
+            None
+        );
+    }
 }

@@ -25,12 +25,22 @@ use crate::deploy::Deployments;
 use crate::env::{self, Env};
 use crate::home::Home;
 use crate::libcudnn::LibraryVersion;
-use crate::store::Store;
+use crate::store::{BrokenRelease, Release, Store};
 use crate::toolkit::{self, Layout, Toolkit};
-use crate::version::Version;
+use crate::version::{CudaVariant, Version, release_id};
+
+/// What loading a library told: its version, and the cuDNN files the
+/// process had mapped while it was loaded (empty when unknown: not Linux).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Loaded {
+    /// `cudnnGetVersion()` and `cudnnGetCudartVersion()`.
+    pub version: LibraryVersion,
+    /// The cuDNN files mapped (the library itself and the sub-libraries it loaded).
+    pub modules: Vec<String>,
+}
 
 /// Asks a batch of libraries for their version; one result per path, in order.
-pub type Querier<'a> = &'a (dyn Fn(&[PathBuf]) -> Vec<Result<LibraryVersion, String>> + Sync);
+pub type Querier<'a> = &'a (dyn Fn(&[PathBuf]) -> Vec<Result<Loaded, String>> + Sync);
 
 /// What to gather.
 pub struct Options<'a> {
@@ -170,6 +180,10 @@ pub fn gather(env: &Env, home: &Home, opts: &Options) -> Snapshot {
         Deployments::default()
     });
     snap.toolkits = find_toolkits(env, opts, &deployments, &mut snap.notes);
+    let (releases, damaged) = Store::new(home).scan().unwrap_or_else(|e| {
+        snap.notes.push(format!("store: {e}"));
+        Default::default()
+    });
     lap(&mut snap, "toolkits");
 
     // Folders to examine.
@@ -262,6 +276,10 @@ pub fn gather(env: &Env, home: &Home, opts: &Options) -> Snapshot {
     }
     lap(&mut snap, "files");
 
+    // Which files are copies of a store release (its own evidence of version).
+    mark_store_copies(&mut snap.files, &releases);
+    lap(&mut snap, "store copies");
+
     // Load the main libraries (in child processes, all at once).
     if let Some(query) = opts.query {
         let host = binfmt::host_machine();
@@ -290,9 +308,10 @@ pub fn gather(env: &Env, home: &Home, opts: &Options) -> Snapshot {
                 .filter(|f| f.real_path.as_deref().unwrap_or(&f.path) == real)
             {
                 match &r {
-                    Ok(v) => {
-                        f.library_version = Some(v.version());
-                        f.cudart_version = (v.cudart > 0).then_some(v.cudart);
+                    Ok(l) => {
+                        f.library_version = Some(l.version.version());
+                        f.cudart_version = (l.version.cudart > 0).then_some(l.version.cudart);
+                        f.loaded_modules = l.modules.clone();
                     }
                     Err(e) => f.load_error = Some(e.clone()),
                 }
@@ -334,7 +353,8 @@ pub fn gather(env: &Env, home: &Home, opts: &Options) -> Snapshot {
             None
         }
     };
-    snap.deployments = deployment_states(home, &deployments);
+    snap.store_damaged = damaged.iter().map(damaged_release).collect();
+    snap.deployments = deployment_states(&releases, &deployments);
     lap(&mut snap, "frameworks, pin, deployments");
 
     if let (Some(p), Some(c)) = (&nvcc_path, nvcc_child) {
@@ -858,7 +878,7 @@ impl Running {
 /// sub-libraries of whatever set comes first — the mixing that
 /// `sub-libraries-mixed` warns about, not this file's version. Results in
 /// order of `paths`.
-pub fn query_in_children(exe: &Path, paths: &[PathBuf]) -> Vec<Result<LibraryVersion, String>> {
+pub fn query_in_children(exe: &Path, paths: &[PathBuf]) -> Vec<Result<Loaded, String>> {
     let var = if cfg!(windows) {
         env::PATH
     } else {
@@ -893,35 +913,61 @@ pub fn query_in_children(exe: &Path, paths: &[PathBuf]) -> Vec<Result<LibraryVer
         .collect()
 }
 
-/// The one-line answer of `doctor --query-library`: `{"cudnn":92700,"cudart":12090}`
+/// The one-line answer of `doctor --query-library`:
+/// `{"cudnn":92700,"cudart":12090,"modules":["/x/libcudnn.so.9","/y/libcudnn_graph.so.9"]}`
 /// or `{"error":"…"}`.
 pub fn query_output(path: &Path) -> String {
-    match crate::libcudnn::query_version(path) {
-        Ok(v) => serde_json::json!({"cudnn": v.cudnn, "cudart": v.cudart}).to_string(),
+    match crate::libcudnn::query_version_and_modules(path) {
+        Ok((v, modules)) => serde_json::json!({
+            "cudnn": v.cudnn,
+            "cudart": v.cudart,
+            "modules": modules.iter().map(|m| s(m)).collect::<Vec<_>>(),
+        })
+        .to_string(),
         Err(e) => serde_json::json!({"error": e.to_string()}).to_string(),
     }
 }
 
-fn parse_query_output(out: &str) -> Result<LibraryVersion, String> {
+fn parse_query_output(out: &str) -> Result<Loaded, String> {
     let v: serde_json::Value =
         serde_json::from_str(out.trim()).map_err(|e| format!("bad answer from the child: {e}"))?;
     if let Some(e) = v.get("error").and_then(|e| e.as_str()) {
         return Err(e.to_string());
     }
-    Ok(LibraryVersion {
-        cudnn: v
-            .get("cudnn")
-            .and_then(|x| x.as_u64())
-            .ok_or("no cudnn version")?,
-        cudart: v.get("cudart").and_then(|x| x.as_u64()).unwrap_or(0),
+    Ok(Loaded {
+        version: LibraryVersion {
+            cudnn: v
+                .get("cudnn")
+                .and_then(|x| x.as_u64())
+                .ok_or("no cudnn version")?,
+            cudart: v.get("cudart").and_then(|x| x.as_u64()).unwrap_or(0),
+        },
+        modules: v
+            .get("modules")
+            .and_then(|m| m.as_array())
+            .map(|a| {
+                a.iter()
+                    .filter_map(|x| x.as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default(),
     })
 }
 
-/// Loads in this process (tests and library callers without a cudnnm binary).
-pub fn query_in_process(paths: &[PathBuf]) -> Vec<Result<LibraryVersion, String>> {
+/// Loads in this process (tests and library callers without a cudnnm
+/// binary). The modules are not listed: after the first library, this
+/// process's map holds every library loaded so far.
+pub fn query_in_process(paths: &[PathBuf]) -> Vec<Result<Loaded, String>> {
     paths
         .iter()
-        .map(|p| crate::libcudnn::query_version(p).map_err(|e| e.to_string()))
+        .map(|p| {
+            crate::libcudnn::query_version(p)
+                .map(|version| Loaded {
+                    version,
+                    modules: Vec::new(),
+                })
+                .map_err(|e| e.to_string())
+        })
         .collect()
 }
 
@@ -1091,9 +1137,95 @@ fn describe_source(s: &crate::pin::SpecSource) -> String {
     }
 }
 
+/// Copies of a main library larger than this are not hashed to find their
+/// store release (cuDNN 7's single library is hundreds of MB; its real name
+/// carries the version anyway).
+const STORE_MATCH_MAX: u64 = 64 << 20;
+
+/// Sets [`CudnnFile::store_copy`]: for a library inside the store (through
+/// its links), the release whose folder holds it; for a main library
+/// elsewhere, the release with a file of the same name, size and SHA-256 —
+/// a copy taken from the store keeps its version however it is named.
+/// Only files whose name and size match a receipt's are hashed.
+fn mark_store_copies(files: &mut [CudnnFile], releases: &[Release]) {
+    let mut by_name_size: HashMap<(String, u64), Vec<(&Release, &crate::store::FileRecord)>> =
+        HashMap::new();
+    for r in releases {
+        for rec in r.receipt.files.iter().filter(|x| x.link.is_none()) {
+            let name = rec.path.rsplit('/').next().unwrap_or(&rec.path).to_string();
+            by_name_size
+                .entry((name, rec.size))
+                .or_default()
+                .push((r, rec));
+        }
+    }
+    let copy = |r: &Release, rec: &crate::store::FileRecord, inside: bool| StoreCopy {
+        release: r.id(),
+        version: r.version().clone(),
+        file: rec.path.clone(),
+        inside,
+    };
+    let mut hashes: HashMap<String, Option<crate::hash::Sha256Hex>> = HashMap::new();
+    for f in files.iter_mut() {
+        let Some(n) = names::classify(file_name(&f.path)) else {
+            continue;
+        };
+        if n.kind != FileKind::Shared || f.dangling {
+            continue;
+        }
+        let real = f.real_path.clone().unwrap_or_else(|| f.path.clone());
+        let real_p = Path::new(&real);
+        if let Some(r) = releases.iter().find(|r| real_p.starts_with(&r.dir)) {
+            let rel = crate::deploy::plan::rel_path(&r.dir, real_p);
+            if let Some(rec) = r.receipt.files.iter().find(|x| x.path == rel) {
+                f.store_copy = Some(copy(r, rec, true));
+            }
+            continue;
+        }
+        if !n.is_main() || f.size > STORE_MATCH_MAX {
+            continue;
+        }
+        let key = (file_name(&real).to_string(), f.size);
+        let Some(cands) = by_name_size.get(&key) else {
+            continue;
+        };
+        let sha = hashes
+            .entry(real.clone())
+            .or_insert_with(|| crate::hash::sha256_file(real_p).ok().map(|(_, h)| h))
+            .clone();
+        let Some(sha) = sha else { continue };
+        if let Some((r, rec)) = cands
+            .iter()
+            .find(|(_, rec)| rec.sha256.as_ref() == Some(&sha))
+        {
+            f.store_copy = Some(copy(r, rec, false));
+        }
+    }
+}
+
+/// The snapshot's record of a store folder without a readable receipt.
+fn damaged_release(b: &BrokenRelease) -> DamagedRelease {
+    let cuda = b
+        .dir
+        .parent()
+        .and_then(|p| p.file_name())
+        .and_then(|n| n.to_str())
+        .and_then(|n| n.strip_prefix("cuda-"))
+        .and_then(|c| c.parse::<CudaVariant>().ok());
+    let version = b
+        .dir
+        .file_name()
+        .and_then(|n| n.to_str())
+        .and_then(|n| n.parse::<Version>().ok());
+    DamagedRelease {
+        dir: s(&b.dir),
+        release: version.zip(cuda).map(|(v, c)| release_id(&v, &c)),
+        error: b.error.to_string(),
+    }
+}
+
 /// What is at each path cudnnm placed, against what it placed.
-fn deployment_states(home: &Home, deployments: &Deployments) -> Vec<DeploymentState> {
-    let releases = Store::new(home).releases().unwrap_or_default();
+fn deployment_states(releases: &[Release], deployments: &Deployments) -> Vec<DeploymentState> {
     deployments
         .entries
         .iter()
@@ -1113,8 +1245,12 @@ fn deployment_states(home: &Home, deployments: &Deployments) -> Vec<DeploymentSt
                         },
                         Ok(m) => FileState::File { size: m.len() },
                     };
+                    // A file a rollback restored is expected as recorded.
+                    let restored = crate::deploy::status::restored_from_backup(p, receipt);
                     let expected_size = if p.link.is_some() {
                         None
+                    } else if restored.is_some() {
+                        Some(p.size)
                     } else {
                         receipt
                             .and_then(|r| r.files.iter().find(|f| f.path == p.from))
@@ -1125,6 +1261,7 @@ fn deployment_states(home: &Home, deployments: &Deployments) -> Vec<DeploymentSt
                         from: p.from.clone(),
                         expected_link: p.link.clone(),
                         expected_size,
+                        restored,
                         state,
                     }
                 })
@@ -1165,8 +1302,17 @@ mod tests {
         assert_eq!(
             parse_query_output("{\"cudnn\":92700,\"cudart\":12090}")
                 .unwrap()
+                .version
                 .cudnn,
             92700
+        );
+        let l = parse_query_output(
+            "{\"cudnn\":91200,\"cudart\":12090,\"modules\":[\"/a/libcudnn.so.9\",\"/b/libcudnn_graph.so.9\"]}",
+        )
+        .unwrap();
+        assert_eq!(
+            l.modules,
+            vec!["/a/libcudnn.so.9", "/b/libcudnn_graph.so.9"]
         );
         assert!(parse_query_output("not json").is_err());
     }

@@ -35,8 +35,8 @@
 //! | `cuda-path-missing` | warning | Windows: `CUDA_PATH` not set | #8 |
 //! | `cuda-path-invalid` | error | `CUDA_PATH`/`CUDA_HOME`/`CUDA_PATH_VX_Y` is not a toolkit | #8 |
 //! | `cuda-path-other-version` | error/warning | `CUDA_PATH_VX_Y` names another version; `CUDA_PATH` names a toolkit without the cuDNN | #8 |
-//! | `multiple-cudnn-copies` | warning (info when all equal) | several copies reachable, in loader order, the winner marked | #9, F06, F12, F13 |
-//! | `sub-libraries-mixed` | error/warning | cuDNN 8/9 sub-libraries from different releases, or several sets visible | F14 |
+//! | `multiple-cudnn-copies` | warning (info when every copy's own files say the same version) | several copies reachable, in loader order, the winner marked | #9, F06, F12, F13 |
+//! | `sub-libraries-mixed` | error/warning | a main library that takes sub-libraries from another copy (seen when loaded, or missing from its folder and found elsewhere), cuDNN 8/9 sub-libraries from different releases, or several sets visible | F14 |
 //! | `header-library-mismatch` | error | headers and library of one installation disagree | #10, F24 |
 //! | `framework-cudnn-mismatch` | error | the cuDNN that loads is not what the framework was built with | #11 |
 //! | `framework-cuda-mismatch` | warning | the framework's CUDA major differs from the toolkit in use | #11 |
@@ -53,7 +53,16 @@
 //! | `broken-soname-chain` | error (warning for the dev link) | `libcudnn.so.8` a copy instead of a link, or a dangling link | F19 |
 //! | `toolkit-not-writable` | info | switching this toolkit needs elevated rights | F21 |
 //! | `cudnn-not-found` | error | no cuDNN anywhere | — |
-//! | `deployment-drift` | error | files cudnnm deployed have changed | verify |
+//! | `deployment-drift` | error (info for a change of yours a rollback restored) | files cudnnm deployed have changed | verify |
+//! | `store-release-damaged` | error | a store release folder whose `receipt.toml` is missing or unreadable | verify |
+//!
+//! A copy's version comes from its own evidence: the library's answer when
+//! it loaded with its own sub-libraries (`loaded_modules`, Linux), its DLL
+//! file version, its real name (`libcudnn.so.9.1.0`), the store receipt of
+//! the release it is a copy of, the headers of its installation. cuDNN 9's
+//! `libcudnn.so.9` is a shim whose `cudnnGetVersion()` the graph library
+//! answers, so a loaded answer with another folder's graph library is not
+//! the copy's version.
 //!
 //! Field cases handled outside findings: F22 (version read from
 //! `cudnn_version.h`, its `_v8` copy, then `cudnn.h`, following links —
@@ -117,6 +126,7 @@ pub const FINDING_IDS: &[&str] = &[
     "toolkit-not-writable",
     "cudnn-not-found",
     "deployment-drift",
+    "store-release-damaged",
 ];
 
 /// Runs every check over `snapshot`: findings, errors first.

@@ -66,6 +66,9 @@ pub struct Snapshot {
     pub pin: Option<PinInfo>,
     /// What cudnnm deployed into toolkits, and what is there now.
     pub deployments: Vec<DeploymentState>,
+    /// cudnnm store folders that should hold a release but whose
+    /// `receipt.toml` is missing or unreadable.
+    pub store_damaged: Vec<DamagedRelease>,
     /// Problems met while gathering (unreadable folders, tools that failed).
     pub notes: Vec<String>,
     /// Time spent per gathering phase, in milliseconds.
@@ -135,21 +138,34 @@ pub struct ToolkitInfo {
 }
 
 impl ToolkitInfo {
+    /// True when the root is spelled the Windows way (`C:\…`, `\\server\…`),
+    /// so paths below it are joined with `\`. The layout does not decide
+    /// this: a Windows-layout toolkit examined on Linux has a `/` root.
+    pub fn windows_paths(&self) -> bool {
+        let b = self.root.as_bytes();
+        self.root.contains('\\') || (b.len() >= 2 && b[1] == b':' && b[0].is_ascii_alphabetic())
+    }
+
+    /// `sub` (`/`-separated) below the root, spelled like the root.
+    fn below(&self, sub: &str) -> String {
+        spath::join(&self.root, sub, self.windows_paths())
+    }
+
     /// Where cuDNN DLLs go: `bin` (Windows layout only).
     pub fn bin_dir(&self) -> Option<String> {
-        (self.layout == ToolkitLayout::Windows).then(|| spath::join(&self.root, "bin", true))
+        (self.layout == ToolkitLayout::Windows).then(|| self.below("bin"))
     }
 
     /// Where cuDNN headers go.
     pub fn include_dir(&self) -> String {
-        spath::join(&self.root, "include", self.is_windows())
+        self.below("include")
     }
 
     /// Where cuDNN libraries go: `lib\x64` or `lib64`.
     pub fn lib_dir(&self) -> String {
         match self.layout {
-            ToolkitLayout::Windows => spath::join(&self.root, r"lib\x64", true),
-            ToolkitLayout::Linux => spath::join(&self.root, "lib64", false),
+            ToolkitLayout::Windows => self.below("lib/x64"),
+            ToolkitLayout::Linux => self.below("lib64"),
         }
     }
 
@@ -239,6 +255,13 @@ pub struct CudnnFile {
     /// Libraries: `cudnnGetCudartVersion()`, the CUDA runtime it was built
     /// with (`12090` = 12.9).
     pub cudart_version: Option<u64>,
+    /// Libraries: the cuDNN files mapped in the process that loaded it
+    /// (its own folder first on the loader path), when known (Linux): the
+    /// sub-libraries it really got. Empty when unknown.
+    pub loaded_modules: Vec<String>,
+    /// Libraries: the cudnnm store release this file is a copy of — inside
+    /// the store, or byte for byte the same as one of its files.
+    pub store_copy: Option<StoreCopy>,
     /// Libraries: why loading failed, in the loader's words.
     pub load_error: Option<String>,
     /// DLLs: the file version resource.
@@ -253,6 +276,20 @@ pub struct CudnnFile {
     pub runpath: Vec<String>,
     /// The machine it is built for (`x86_64`, `aarch64`, `x86`).
     pub machine: Option<String>,
+}
+
+/// A store release a file is a copy of.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct StoreCopy {
+    /// The release id (`9.12.0.46_cuda12`).
+    pub release: String,
+    /// Its full version, from the receipt.
+    pub version: Version,
+    /// The receipt's path of the file (`lib/libcudnn.so.9`).
+    pub file: String,
+    /// True when the file is inside the store; false for a copy elsewhere
+    /// with the same name, size and SHA-256.
+    pub inside: bool,
 }
 
 /// `nvcc` found on `PATH`.
@@ -336,6 +373,18 @@ pub struct PinInfo {
     pub source: String,
 }
 
+/// A store folder (`store/cuda-<variant>/<version>`) without a readable receipt.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct DamagedRelease {
+    /// The folder.
+    pub dir: String,
+    /// The release id its folder names (`9.27.0.42_cuda12`), when they parse.
+    pub release: Option<String>,
+    /// Why the receipt cannot be used, with its causes.
+    pub error: String,
+}
+
 /// A deployment and the state of its files now.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 #[serde(default)]
@@ -360,8 +409,12 @@ pub struct PlacedState {
     pub from: String,
     /// The link target it should have, for links.
     pub expected_link: Option<String>,
-    /// The size it should have, for files (from the receipt).
+    /// The size it should have, for files (from the receipt; from the
+    /// deployment record for a file a rollback restored).
     pub expected_size: Option<u64>,
+    /// Set when the file is not the release's own copy but one a rollback
+    /// restored from a backup (the user's change): why, in words.
+    pub restored: Option<String>,
     /// What is there now.
     pub state: FileState,
 }
@@ -489,19 +542,54 @@ impl Snapshot {
     }
 
     /// The version a library file says it is, without looking at headers:
-    /// loaded library, then the DLL file version, then the real name
-    /// (`libcudnn.so.8.9.7`), following links.
+    /// the loaded library's answer when it loaded with its own sub-libraries,
+    /// then its own evidence ([`Snapshot::own_library_version`]).
     pub fn library_version(&self, f: &CudnnFile) -> Option<Known> {
-        self.library_version_depth(f, 0)
-    }
-
-    fn library_version_depth(&self, f: &CudnnFile, depth: u32) -> Option<Known> {
-        if let Some(v) = &f.library_version {
+        let loaded = f
+            .library_version
+            .as_ref()
+            .or(self.resolve(f).library_version.as_ref());
+        if let Some(v) = loaded
+            && self.foreign_modules(f).is_empty()
+        {
             return Some(Known {
                 version: v.clone(),
                 source: "loaded library",
             });
         }
+        self.own_library_version(f)
+    }
+
+    /// The version a library file's own evidence gives, never what loading it
+    /// answered (cuDNN 9's main library answers with whichever graph library
+    /// it found): the DLL file version, the real name (`libcudnn.so.8.9.7`,
+    /// following links), the store receipt of the release it is a copy of.
+    pub fn own_library_version(&self, f: &CudnnFile) -> Option<Known> {
+        self.own_version_depth(f, 0)
+    }
+
+    /// The cuDNN files the process that loaded `f` took from another folder
+    /// than `f`'s own (its real path's): sub-libraries from another copy.
+    pub fn foreign_modules(&self, f: &CudnnFile) -> Vec<String> {
+        let w = self.windows();
+        let real = self.resolve(f);
+        let real_path = real.real_path.as_deref().unwrap_or(&real.path);
+        let Some(own) = spath::parent(real_path, w) else {
+            return Vec::new();
+        };
+        let modules = if f.loaded_modules.is_empty() {
+            &real.loaded_modules
+        } else {
+            &f.loaded_modules
+        };
+        modules
+            .iter()
+            .filter(|m| spath::parent(m, w).is_some_and(|d| !spath::same(&d, &own, w)))
+            .cloned()
+            .collect()
+    }
+
+    fn own_version_depth(&self, f: &CudnnFile, depth: u32) -> Option<Known> {
         if let Some(v) = &f.file_version {
             return Some(Known {
                 version: v.clone(),
@@ -514,6 +602,12 @@ impl Snapshot {
             return Some(Known {
                 version: v,
                 source: "file name",
+            });
+        }
+        if let Some(c) = &f.store_copy {
+            return Some(Known {
+                version: c.version.clone(),
+                source: "store receipt",
             });
         }
         if depth < 8 {
@@ -534,7 +628,7 @@ impl Snapshot {
             if let Some(t) = target
                 && let Some(tf) = self.file(&t)
             {
-                return self.library_version_depth(tf, depth + 1);
+                return self.own_version_depth(tf, depth + 1);
             }
         }
         None

@@ -2,6 +2,14 @@
 //! deployment against what was placed, reporting modified, missing and extra
 //! files per release and per toolkit; loads each deployed main library where
 //! this platform can and compares `cudnnGetVersion()` with the receipt.
+//!
+//! A deployed file a rollback restored from a backup (the user's change to
+//! a file of the release, kept when switching away and brought back) is
+//! checked against the deployment record, which holds its content, and
+//! listed as `restored`: it is not the release's copy, as `current` says
+//! too, but it is what the record says is there. Each record that needs
+//! attention carries `help` naming only commands that can work (releases
+//! the catalog lists, the deployment's own release and mode).
 
 use std::collections::BTreeSet;
 use std::fs;
@@ -9,14 +17,17 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use super::checks::{Tables, offers_for};
 use super::gather::Querier;
 use super::names::{self, FileKind};
+use crate::catalog::Catalog;
+use crate::deploy::status::restored_from_backup;
 use crate::deploy::{Deployment, Deployments};
 use crate::error::Result;
 use crate::hash;
 use crate::home::Home;
-use crate::store::{RECEIPT_FILE, Release, Store};
-use crate::version::{Platform, Version};
+use crate::store::{RECEIPT_FILE, Release, Source, Store};
+use crate::version::{CudaVariant, Platform, Spec, Version, release_id};
 
 /// The whole result.
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -44,6 +55,13 @@ pub struct Check {
     pub missing: Vec<String>,
     /// Files that should not be there.
     pub extra: Vec<String>,
+    /// Deployed files that match the record but are not the release's own
+    /// copy: a rollback restored them from a backup (the user's change).
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub restored: Vec<String>,
+    /// What to do about what was found.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub help: Vec<String>,
     /// The deployed main library's own answer, when it was loaded.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub library: Option<LibraryCheck>,
@@ -82,27 +100,53 @@ pub struct LibraryCheck {
 ///
 /// # Errors
 /// When the store or `deployments.toml` cannot be read at all.
-pub fn verify(home: &Home, query: Option<Querier>) -> Result<VerifyReport> {
+pub fn verify(home: &Home, catalog: &Catalog, query: Option<Querier>) -> Result<VerifyReport> {
     let (releases, broken) = Store::new(home).scan()?;
     let deployments = Deployments::load(home)?;
-    let mut rel: Vec<Check> = releases.iter().map(check_release).collect();
+    let tables = Tables {
+        offers: offers_for(catalog, Platform::host()),
+        ..Default::default()
+    };
+    let mut rel: Vec<Check> = releases
+        .iter()
+        .map(|r| {
+            let mut c = check_release(r);
+            if !c.ok() {
+                c.help
+                    .push(reinstall_help(&tables, &r.id(), Some(&r.receipt.source)));
+            }
+            c
+        })
+        .collect();
     // A release folder whose receipt is gone or unreadable cannot be verified: that is a failure.
     rel.extend(broken.iter().map(|b| {
+        let id = broken_release_id(&b.dir);
         Check {
-            release: b
-                .dir
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default(),
+            release: id.clone().unwrap_or_else(|| {
+                b.dir
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default()
+            }),
             path: b.dir.display().to_string(),
             error: Some(b.error.to_string()),
+            help: vec![format!(
+                "{}, or delete '{}' if you no longer need it",
+                reinstall_help(&tables, id.as_deref().unwrap_or("it"), None),
+                b.dir.display()
+            )],
             ..Default::default()
         }
     }));
     let dep: Vec<Check> = deployments
         .entries
         .iter()
-        .map(|d| check_deployment(d, releases.iter().find(|r| r.id() == d.release), query))
+        .map(|d| {
+            let r = releases.iter().find(|r| r.id() == d.release);
+            let mut c = check_deployment(d, r, query);
+            c.help = deployment_help(&tables, d, r.is_some(), &c);
+            c
+        })
         .collect();
     let healthy = rel.iter().chain(&dep).all(Check::ok);
     Ok(VerifyReport {
@@ -215,6 +259,89 @@ fn toolkit_dirs(root: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
+/// The release id of a store folder `cuda-<variant>/<version>`, when its names parse.
+fn broken_release_id(dir: &Path) -> Option<String> {
+    let version: Version = dir.file_name()?.to_str()?.parse().ok()?;
+    let cuda: CudaVariant = dir
+        .parent()?
+        .file_name()?
+        .to_str()?
+        .strip_prefix("cuda-")?
+        .parse()
+        .ok()?;
+    Some(release_id(&version, &cuda))
+}
+
+/// How to import release `id` again: the catalog's archive or wheel of
+/// exactly that release, else the `pip:` requirement it came from, else
+/// the file it came from (named in its receipt) — never a command that
+/// cannot find it.
+fn reinstall_help(tables: &Tables, id: &str, source: Option<&Source>) -> String {
+    let spec: Option<Spec> = id.parse().ok().filter(|s: &Spec| s.cuda.is_some());
+    if let Some(sp) = &spec
+        && let Some(o) = tables.offer(sp, None).filter(|o| o.version == sp.version)
+    {
+        return format!("import {id} again: `{}`", o.install_command(" --force"));
+    }
+    if let Some(url) = source
+        .and_then(|s| s.url.as_deref())
+        .filter(|u| u.starts_with("pip:"))
+    {
+        return format!("import {id} again: `cudnnm install {url} --force`");
+    }
+    match source {
+        Some(s) => format!(
+            "import {id} again from the archive or wheel it came from ({}) with `cudnnm install --force` and that file; the catalog does not list it",
+            s.name
+        ),
+        None => format!(
+            "import {id} again from the archive or wheel it came from with `cudnnm install --force` and that file; the catalog does not list it"
+        ),
+    }
+}
+
+/// What to do about a deployment: redeploy it by its recorded mode when its
+/// files changed; keep or drop the files a rollback restored.
+fn deployment_help(tables: &Tables, d: &Deployment, installed: bool, c: &Check) -> Vec<String> {
+    let root = d.toolkit.display();
+    let use_cmd = format!(
+        "cudnnm use {} --cuda-root \"{root}\" --mode {}",
+        d.release, d.mode
+    );
+    let mut help = Vec::new();
+    let changed = !c.modified.is_empty()
+        || !c.missing.is_empty()
+        || !c.extra.is_empty()
+        || c.library.as_ref().is_some_and(|l| !l.ok);
+    if !installed {
+        help.push(format!(
+            "{} is not in the store any more: {}, then `{use_cmd}` deploys it again",
+            d.release,
+            reinstall_help(tables, &d.release, None)
+        ));
+    } else if changed {
+        help.push(format!(
+            "`{use_cmd}` deploys {} again; what is there now goes into a backup (`cudnnm rollback` brings it back)",
+            d.release
+        ));
+    }
+    if !c.restored.is_empty() {
+        let n = c.restored.len();
+        help.push(format!(
+            "{n} file{} in {root} {} not {}'s copy but yours: a change made before switching away, which `cudnnm rollback` restored from its backup. To keep {}, nothing needs doing (a later `cudnnm use` backs {} up first). To go back to the release's copy, run `{use_cmd}`; the changed file{} then go{} into a backup, and `cudnnm rollback` restores {} again",
+            if n == 1 { "" } else { "s" },
+            if n == 1 { "is" } else { "are" },
+            d.release,
+            if n == 1 { "it" } else { "them" },
+            if n == 1 { "it" } else { "them" },
+            if n == 1 { "" } else { "s" },
+            if n == 1 { "es" } else { "" },
+            if n == 1 { "it" } else { "them" },
+        ));
+    }
+    help
+}
+
 fn check_deployment(d: &Deployment, release: Option<&Release>, query: Option<Querier>) -> Check {
     let mut c = Check {
         release: d.release.clone(),
@@ -229,8 +356,39 @@ fn check_deployment(d: &Deployment, release: Option<&Release>, query: Option<Que
         ));
     }
     let mut placed: BTreeSet<PathBuf> = BTreeSet::new();
+    let receipt = release.map(|r| &r.receipt);
     for p in &d.files {
         placed.insert(p.path.clone());
+        // A file a rollback restored: the record holds its content.
+        if let Some(why) = restored_from_backup(p, receipt) {
+            let size = p.link.is_none().then_some(p.size);
+            match compare(&p.path, p.link.as_deref(), size, p.sha256.as_ref()) {
+                None => c.missing.push(p.path.to_string_lossy().into_owned()),
+                Some(Err(e)) => c.modified.push(format!(
+                    "{}: {e} (the record of the file {why})",
+                    p.path.display()
+                )),
+                Some(Ok(())) => {
+                    let name = p.path.file_name().map(|n| n.to_string_lossy().into_owned());
+                    let release_copy = receipt.and_then(|r| {
+                        r.files.iter().find(|f| {
+                            Some(f.path.rsplit('/').next().unwrap_or(&f.path)) == name.as_deref()
+                        })
+                    });
+                    let detail = match (release_copy, &p.link) {
+                        (Some(f), None) if f.link.is_none() => format!(
+                            "{} bytes, the release's {} is {} bytes",
+                            p.size, f.path, f.size
+                        ),
+                        (Some(f), _) => format!("not the release's {}", f.path),
+                        (None, _) => "not a file of the release".into(),
+                    };
+                    c.restored
+                        .push(format!("{}: {why}; {detail}", p.path.display()));
+                }
+            }
+            continue;
+        }
         let size = match (&p.link, release) {
             (None, Some(r)) => r
                 .receipt
@@ -281,8 +439,8 @@ fn check_deployment(d: &Deployment, release: Option<&Release>, query: Option<Que
         let expected = r.receipt.header_version.triple();
         let result = q(std::slice::from_ref(&p.path)).into_iter().next();
         c.library = Some(match result {
-            Some(Ok(v)) => {
-                let got: Version = v.version();
+            Some(Ok(l)) => {
+                let got: Version = l.version.version();
                 LibraryCheck {
                     path: p.path.to_string_lossy().into_owned(),
                     expected: expected.to_string(),
@@ -316,7 +474,18 @@ pub fn text(r: &VerifyReport) -> String {
     let mut o = String::new();
     let line = |o: &mut String, c: &Check, head: String| {
         if c.ok() {
-            let _ = write!(o, "  ok        {head} ({} files)", c.files);
+            let _ = write!(o, "  ok        {head} ({} files", c.files);
+            if !c.restored.is_empty() {
+                let _ = write!(
+                    o,
+                    "; {} not the release's copy",
+                    match c.restored.len() {
+                        1 => "1 is".to_string(),
+                        n => format!("{n} are"),
+                    }
+                );
+            }
+            let _ = write!(o, ")");
             if let Some(l) = &c.library {
                 let _ = write!(
                     o,
@@ -329,6 +498,9 @@ pub fn text(r: &VerifyReport) -> String {
                 );
             }
             let _ = writeln!(o);
+            for m in &c.restored {
+                let _ = writeln!(o, "    restored: {m}");
+            }
             return;
         }
         let _ = writeln!(o, "  CHANGED   {head}");
@@ -343,6 +515,9 @@ pub fn text(r: &VerifyReport) -> String {
         }
         for m in &c.extra {
             let _ = writeln!(o, "    extra:    {m}");
+        }
+        for m in &c.restored {
+            let _ = writeln!(o, "    restored: {m}");
         }
         if let Some(l) = c.library.as_ref().filter(|l| !l.ok) {
             match (&l.reported, &l.error) {
@@ -384,9 +559,17 @@ pub fn text(r: &VerifyReport) -> String {
     } else {
         let _ = writeln!(
             o,
-            "{bad} of {} records do not match; `cudnnm install --force SPEC` re-imports a release, `cudnnm use SPEC` redeploys one.",
+            "{bad} of {} records do not match.",
             r.releases.len() + r.deployments.len()
         );
+    }
+    for h in r
+        .releases
+        .iter()
+        .chain(&r.deployments)
+        .flat_map(|c| &c.help)
+    {
+        let _ = writeln!(o, "help: {h}.");
     }
     o
 }

@@ -45,6 +45,66 @@ fn every_finding_id_is_documented() {
     }
 }
 
+/// Internal reference tags (`cudnn-facts §8`, `§3.4`, field case `F20`,
+/// `issue item 7`) in a line of code that is not a comment.
+fn internal_tag(line: &str) -> Option<&'static str> {
+    let t = line.trim_start();
+    if t.starts_with("//") {
+        return None;
+    }
+    for tag in ["§", "cudnn-facts", "field-cases", "issue item"] {
+        if line.contains(tag) {
+            return Some(tag);
+        }
+    }
+    let b = line.as_bytes();
+    (0..b.len().saturating_sub(2))
+        .any(|i| {
+            b[i] == b'F'
+                && b[i + 1].is_ascii_digit()
+                && b[i + 2].is_ascii_digit()
+                && (i == 0 || !b[i - 1].is_ascii_alphanumeric())
+                && b.get(i + 3).is_none_or(|c| !c.is_ascii_alphanumeric())
+        })
+        .then_some("a field case id (Fnn)")
+}
+
+#[test]
+fn user_facing_text_cites_public_sources_only() {
+    // Every string a finding, a fix report or `verify` prints lives in these
+    // files; internal notes may be named in comments only.
+    let files = [
+        ("system.rs", include_str!("system.rs")),
+        ("files.rs", include_str!("files.rs")),
+        ("loading.rs", include_str!("loading.rs")),
+        ("windows.rs", include_str!("windows.rs")),
+        ("frameworks.rs", include_str!("frameworks.rs")),
+        ("mod.rs", include_str!("mod.rs")),
+        ("../fix.rs", include_str!("../fix.rs")),
+        ("../render.rs", include_str!("../render.rs")),
+        ("../verify.rs", include_str!("../verify.rs")),
+        ("../gather.rs", include_str!("../gather.rs")),
+    ];
+    let mut bad = Vec::new();
+    for (name, text) in files {
+        for (i, line) in text.lines().enumerate() {
+            if let Some(tag) = internal_tag(line) {
+                bad.push(format!("{name}:{}: {tag}: {}", i + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "internal references in user-facing text:\n{}",
+        bad.join("\n")
+    );
+    // And the tag finder itself.
+    assert_eq!(internal_tag("x (cudnn-facts §8)"), Some("§"));
+    assert!(internal_tag("(F20: the 8.3 archives)").is_some());
+    assert!(internal_tag("// F20 in a comment").is_none());
+    assert!(internal_tag("\"x64 F200\"").is_none());
+}
+
 // --- issue item 1 -----------------------------------------------------------
 
 #[test]
@@ -270,6 +330,65 @@ fn import_libraries_in_lib_instead_of_lib_x64() {
     k.absent("missing-link-library");
     k.absent("file-in-wrong-folder");
     Kit::healthy_windows().absent("lib-not-in-x64");
+}
+
+#[test]
+fn a_windows_layout_toolkit_is_checked_as_windows_on_linux() {
+    // A Windows toolkit tree (a copy, a mounted drive) examined on Linux: its
+    // layout, not the host, decides the file set and the folders.
+    let mut k = Kit::linux();
+    let root = "/mnt/c/CUDA/v11.2";
+    k.s.toolkits.push(ToolkitInfo {
+        root: root.into(),
+        cuda: Some(v("11.2.2")),
+        layout: ToolkitLayout::Windows,
+        found_by: "--cuda-root".into(),
+        writable: None,
+    });
+    let mut stems = vec!["cudnn"];
+    stems.extend(crate::doctor::names::sublib_stems(8));
+    for st in stems {
+        let f = k.file(&format!("{root}/bin/{st}64_8.dll"));
+        f.machine = Some("x86_64".into());
+        f.file_version = Some(v("8.1.0.77"));
+    }
+    k.header(&format!("{root}/include/cudnn_version.h"), "8.1.0");
+    k.file(&format!("{root}/include/cudnn.h"));
+    k.file(&format!("{root}/lib/x64/cudnn.lib"));
+    k.file(&format!("{root}/lib/x64/cudnn64_8.lib"));
+    for id in [
+        "missing-library",
+        "missing-header",
+        "missing-link-library",
+        "lib-not-in-x64",
+        "file-in-wrong-folder",
+    ] {
+        k.absent(id);
+    }
+    // A stray import library in `lib`: the Windows mistake, found on Linux too.
+    k.file(&format!("{root}/lib/cudnn.lib"));
+    let f = k.expect("lib-not-in-x64");
+    assert_eq!(
+        f.title,
+        format!("cuDNN import libraries are in {root}/lib, not {root}/lib/x64"),
+        "paths keep the host's spelling: {f:?}"
+    );
+    assert_eq!(
+        f.commands,
+        vec![format!("mv {root}/lib/cudnn*.lib {root}/lib/x64/")]
+    );
+    k.absent("file-in-wrong-folder");
+    // A missing DLL is named as the DLL, in bin.
+    k.remove("/bin/cudnn_cnn_infer64_8.dll");
+    let f = k.expect("missing-library");
+    assert!(
+        f.title.contains("cudnn_cnn_infer64_8.dll") && !f.title.contains(".so"),
+        "{f:?}"
+    );
+    assert!(
+        f.seen[0].starts_with(&format!("missing from {root}/bin:")),
+        "{f:?}"
+    );
 }
 
 #[test]
@@ -535,6 +654,118 @@ fn sub_libraries_mix_between_sets() {
     k.file(&format!("{TK12}/lib64/libcudnn_ops.so.9.0.0"));
     k.expect("sub-libraries-mixed");
     Kit::healthy_linux().absent("sub-libraries-mixed");
+}
+
+/// The tester's report: `a` holds only 9.12's `libcudnn.so.9` shim (a copy
+/// from the store), `b` 9.27's shim and graph library; `LD_LIBRARY_PATH=a:b`.
+/// Loaded, `a`'s shim reports 9.27.0: its graph library comes from `b`.
+fn shim_without_its_graph_library() -> Kit {
+    let mut k = Kit::linux();
+    let a = k.file("/work/a/libcudnn.so.9");
+    a.machine = Some("x86_64".into());
+    a.soname = Some("libcudnn.so.9".into());
+    a.runpath = vec!["$ORIGIN".into()];
+    a.library_version = Some(v("9.27.0"));
+    a.loaded_modules = vec![
+        "/work/a/libcudnn.so.9".into(),
+        "/work/b/libcudnn_graph.so.9".into(),
+    ];
+    a.store_copy = Some(StoreCopy {
+        release: "9.12.0.46_cuda12".into(),
+        version: v("9.12.0.46"),
+        file: "lib/libcudnn.so.9".into(),
+        inside: false,
+    });
+    let b = k.file("/work/b/libcudnn.so.9");
+    b.machine = Some("x86_64".into());
+    b.runpath = vec!["$ORIGIN".into()];
+    b.library_version = Some(v("9.27.0"));
+    b.loaded_modules = vec![
+        "/work/b/libcudnn.so.9".into(),
+        "/work/b/libcudnn_graph.so.9".into(),
+    ];
+    k.file("/work/b/libcudnn_graph.so.9").machine = Some("x86_64".into());
+    k.s.ld_library_path = vec!["/work/a".into(), "/work/b".into()];
+    k
+}
+
+#[test]
+fn a_copy_that_loads_another_copys_graph_library_is_mixing_not_a_duplicate() {
+    let k = shim_without_its_graph_library();
+    let f = k.expect("sub-libraries-mixed");
+    assert_eq!(f.severity, Severity::Error, "{f:?}");
+    assert!(
+        f.title
+            .starts_with("/work/a/libcudnn.so.9 loads libcudnn_graph.so.9"),
+        "{f:?}"
+    );
+    assert!(f.seen[0].contains("9.12.0.46"), "its own version: {f:?}");
+    assert!(
+        f.seen[1].starts_with("libcudnn_graph.so.9 comes from /work/b/libcudnn_graph.so.9")
+            && f.seen[1].contains("9.27.0"),
+        "{f:?}"
+    );
+    assert!(
+        f.seen.iter().any(|l| l.contains("it reports cuDNN 9.27.0")),
+        "{f:?}"
+    );
+    assert_eq!(
+        f.commands,
+        vec!["cudnnm exec --version 9.12.0.46_cuda12 -- <your program>"]
+    );
+    // The two copies are not "the same version".
+    let c = k.expect("multiple-cudnn-copies");
+    assert_eq!(c.severity, Severity::Warning);
+    assert!(!c.why.contains("same version"), "{c:?}");
+    assert!(
+        c.seen[0].contains("9.12.0.46 (store receipt; reports 9.27.0 when loaded"),
+        "{c:?}"
+    );
+    assert!(c.seen[1].contains("9.27.0 (loaded library)"), "{c:?}");
+    // What a program gets is summarised by the copy's own version.
+    let act = super::active_copies(&k.s);
+    assert_eq!(act[0].version.as_deref(), Some("9.12.0.46"));
+    assert_eq!(act[0].version_source.as_deref(), Some("store receipt"));
+}
+
+#[test]
+fn without_loading_a_missing_sub_library_found_in_another_copy_is_mixing() {
+    // --no-load (or a snapshot from elsewhere): no versions, no module list;
+    // the folder lacks libcudnn_graph.so.9 and the loader finds b's.
+    let mut k = shim_without_its_graph_library();
+    for f in &mut k.s.files {
+        f.library_version = None;
+        f.loaded_modules.clear();
+        f.store_copy = None;
+    }
+    let f = k.expect("sub-libraries-mixed");
+    assert_eq!(f.severity, Severity::Error, "{f:?}");
+    assert!(f.seen[0].contains("its own version is unknown"), "{f:?}");
+    assert!(
+        f.seen[1].contains("found via LD_LIBRARY_PATH entry 2"),
+        "{f:?}"
+    );
+    let c = k.expect("multiple-cudnn-copies");
+    assert_eq!(
+        c.severity,
+        Severity::Warning,
+        "unknown versions are never 'the same'"
+    );
+    assert!(c.why.contains("unknown"), "{c:?}");
+    // Two whole sets whose own files agree are the same version (a note).
+    let mut k = Kit::linux();
+    k.linux_set("/work/a", "/work/a/include", "9.1.0", true);
+    k.linux_set("/work/b", "/work/b/include", "9.1.0", true);
+    k.s.ld_library_path = vec!["/work/a".into(), "/work/b".into()];
+    let c = k.expect("multiple-cudnn-copies");
+    assert_eq!(c.severity, Severity::Info, "{}", k.dump());
+    assert!(
+        k.all("sub-libraries-mixed")
+            .iter()
+            .all(|f| f.severity != Severity::Error),
+        "{}",
+        k.dump()
+    );
 }
 
 // --- issue item 10, F24 -----------------------------------------------------
@@ -903,6 +1134,7 @@ fn deployed_files_changed() {
         from: path.replace("lib64", "lib"),
         expected_link: link.map(str::to_owned),
         expected_size: None,
+        restored: None,
         state,
     };
     k.s.deployments.push(DeploymentState {
@@ -938,6 +1170,42 @@ fn deployed_files_changed() {
             release: "9.1.0.70_cuda12".into()
         })
     );
+}
+
+#[test]
+fn a_change_a_rollback_restored_is_a_note_not_drift() {
+    // `use` (copy), edit cudnn.h, `use` another, `rollback`: the record holds
+    // the edit (restored from backup 2), which is what is there.
+    let mut k = Kit::healthy_linux();
+    k.s.deployments.push(DeploymentState {
+        toolkit: TK12.into(),
+        release: "9.1.0.70_cuda12".into(),
+        mode: "copy".into(),
+        files: vec![PlacedState {
+            path: format!("{TK12}/include/cudnn.h"),
+            from: "backup 2: include/cudnn.h".into(),
+            expected_link: None,
+            expected_size: Some(3119),
+            restored: Some("restored by rollback from backup 2".into()),
+            state: FileState::File { size: 3119 },
+        }],
+    });
+    let f = k.expect("deployment-drift");
+    assert_eq!(f.severity, Severity::Info, "{f:?}");
+    assert!(
+        f.title.contains("not release 9.1.0.70_cuda12's copy"),
+        "{f:?}"
+    );
+    assert_eq!(f.auto_fix, None, "--fix must not replace the user's change");
+    assert_eq!(
+        f.commands,
+        vec![format!(
+            "cudnnm use 9.1.0.70_cuda12 --cuda-root \"{TK12}\" --mode copy"
+        )]
+    );
+    // Changed since the rollback: drift again, an error.
+    k.s.deployments[0].files[0].state = FileState::File { size: 10 };
+    assert_eq!(k.expect("deployment-drift").severity, Severity::Error);
 }
 
 #[test]
@@ -992,4 +1260,147 @@ fn pytorch_rows_follow_the_cuda_of_the_wheel_and_bundled_copies_are_its_own() {
         .file_version = Some(v("9.1.0.70"));
     k.absent("cudnn-major-mismatch");
     k.absent("framework-cudnn-mismatch");
+}
+
+// --- the store -------------------------------------------------------------
+
+#[test]
+fn store_release_damaged() {
+    let mut k = Kit::healthy_linux();
+    k.absent("store-release-damaged");
+    k.s.store_damaged.push(DamagedRelease {
+        dir: "/h/store/cuda-12/9.12.0.46".into(),
+        release: Some("9.12.0.46_cuda12".into()),
+        error: "could not read the receipt '/h/store/cuda-12/9.12.0.46/receipt.toml': expected `=`"
+            .into(),
+    });
+    k.s.deployments.push(DeploymentState {
+        toolkit: TK12.into(),
+        release: "9.12.0.46_cuda12".into(),
+        mode: "symlink".into(),
+        files: vec![],
+    });
+    let f = k.expect("store-release-damaged");
+    assert_eq!(f.severity, Severity::Error);
+    assert!(f.title.contains("9.12.0.46_cuda12"), "{f:?}");
+    assert!(f.seen[0].contains("expected `=`"), "{f:?}");
+    assert!(f.seen[1].contains(TK12), "the deployment is named: {f:?}");
+    // The catalog has it: the command reinstalls exactly that release.
+    assert_eq!(f.commands, vec!["cudnnm install 9.12.0.46_cuda12 --force"]);
+    // A release the catalog does not know: words, not a command that fails.
+    k.s.store_damaged[0].release = Some("9.12.0.46_cuda11".into());
+    let f = k.expect("store-release-damaged");
+    assert!(f.commands.is_empty(), "{f:?}");
+    assert!(f.fix.unwrap().contains("archive or wheel it came from"));
+}
+
+// --- suggestions name only releases that exist -----------------------------
+
+#[test]
+fn a_framework_mismatch_suggests_a_release_the_catalog_has_for_the_toolkit() {
+    // TensorFlow 2.5 wants cuDNN 8.1 (CUDA 11.2); 8.0.5 is deployed.
+    let mut k = Kit::windows();
+    k.toolkit(TK112, "11.2.2");
+    k.windows_set(
+        &bin112(),
+        &format!(r"{TK112}\include"),
+        &format!(r"{TK112}\lib\x64"),
+        "8.0.5.39",
+    );
+    k.s.path.insert(0, bin112());
+    k.framework(
+        "tensorflow",
+        "2.5.0",
+        r"C:\Python39\Lib\site-packages",
+        None,
+    );
+    let f = k.expect("framework-cudnn-mismatch");
+    assert_eq!(
+        f.commands,
+        vec![
+            "cudnnm install 8.1.1.33_cuda11.2".to_string(),
+            format!("cudnnm use 8.1.1.33_cuda11.2 --cuda-root \"{TK112}\""),
+        ],
+        "{f:?}"
+    );
+    // A catalog without such a build: what to look for, no command that fails.
+    k.t.offers
+        .retain(|o| !o.version.to_string().starts_with("8.1"));
+    let f = k.expect("framework-cudnn-mismatch");
+    assert!(f.commands.is_empty(), "{f:?}");
+    assert!(
+        f.fix
+            .as_deref()
+            .unwrap()
+            .contains("The catalog lists no cuDNN 8.1 build for CUDA 11.2"),
+        "{f:?}"
+    );
+}
+
+#[test]
+fn a_pin_for_a_variant_that_does_not_exist_gets_no_install_command() {
+    // The pin names 9.12.0.46_cuda99; only cuDNN 8 is reachable.
+    let mut k = Kit::healthy_linux();
+    k.remove("libcudnn.so.9.1.0").remove("/libcudnn.so.9");
+    k.linux_set(
+        &format!("{TK12}/lib64"),
+        &format!("{TK12}/include"),
+        "8.9.7",
+        true,
+    );
+    k.s.pin = Some(PinInfo {
+        spec: "9.12.0.46_cuda99".into(),
+        source: "/home/me/.cudnn-version:1".into(),
+    });
+    let f = k.expect("cudnn-major-mismatch");
+    assert!(
+        !f.commands.iter().any(|c| c.contains("cudnnm install")),
+        "{f:?}"
+    );
+    assert!(
+        f.fix
+            .as_deref()
+            .unwrap()
+            .contains("The catalog lists no cuDNN 9.12.0.46 for CUDA 99"),
+        "{f:?}"
+    );
+    // A pin the catalog has, for the toolkit's CUDA: exactly that release.
+    k.s.pin.as_mut().unwrap().spec = "9.12".into();
+    let f = k.expect("cudnn-major-mismatch");
+    assert_eq!(f.commands[0], "cudnnm install 9.12.0.46_cuda12", "{f:?}");
+}
+
+#[test]
+fn a_build_for_another_cuda_suggests_one_that_exists_for_the_toolkit() {
+    // cuDNN 9.12 (built for CUDA 12) deployed into a CUDA 11.8 toolkit: the
+    // catalog has no 9.12 build for CUDA 11, so not `install 9.12 --cuda 11`
+    // but the newest 9.x that has one.
+    let mut k = Kit::linux();
+    let tk = "/usr/local/cuda-11.8";
+    k.toolkit(tk, "11.8");
+    k.linux_set(
+        &format!("{tk}/lib64"),
+        &format!("{tk}/include"),
+        "9.12.0",
+        true,
+    );
+    k.file(&format!("{tk}/lib64/libcudnn.so.9.12.0"))
+        .cudart_version = Some(12090);
+    k.s.ld_library_path = vec![format!("{tk}/lib64")];
+    let f = k.expect("cudnn-cuda-mismatch");
+    assert_eq!(
+        f.commands,
+        vec![
+            "cudnnm install pip:nvidia-cudnn-cu11==9.10.2.21".to_string(),
+            format!("cudnnm use 9.10.2.21_cuda11 --cuda-root \"{tk}\""),
+        ],
+        "{f:?}"
+    );
+    assert!(
+        f.fix
+            .as_deref()
+            .unwrap()
+            .contains("no cuDNN 9.12.0 built for CUDA 11.8"),
+        "{f:?}"
+    );
 }

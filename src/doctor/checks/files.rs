@@ -4,11 +4,11 @@
 use std::collections::BTreeSet;
 
 use super::Cx;
-use crate::doctor::finding::{AutoFix, Finding, Severity};
+use crate::doctor::finding::{AutoFix, Finding, Severity, sh_quote};
 use crate::doctor::names::{self, FileKind};
 use crate::doctor::snapshot::{CudnnFile, FileState, ToolkitInfo, cudart_to_version};
 use crate::doctor::spath;
-use crate::version::{CudaVariant, Version};
+use crate::version::{CudaVariant, Spec, Version};
 
 pub(super) fn check(cx: &Cx, out: &mut Vec<Finding>) {
     architecture(cx, out);
@@ -22,6 +22,7 @@ pub(super) fn check(cx: &Cx, out: &mut Vec<Finding>) {
     header_vs_library(cx, out);
     cuda_fit(cx, out);
     deployments(cx, out);
+    store_damage(cx, out);
 }
 
 /// `wrong-architecture`: a library built for another machine than this OS.
@@ -36,16 +37,37 @@ fn architecture(cx: &Cx, out: &mut Vec<Finding>) {
         if m == arch || !seen.insert(f.real_path.clone().unwrap_or_else(|| f.path.clone())) {
             continue;
         }
-        out.push(
-            Finding::new("wrong-architecture", Severity::Error, format!("{} is built for {m}, this system is {arch}", cx.name(&f.path)))
-                .seen(format!("{} ({m})", f.path))
-                .why(if cx.w {
-                    "Windows refuses to load it: error 193 \"%1 is not a valid Win32 application\".".to_string()
-                } else {
-                    "The loader skips or refuses it: \"wrong ELF class\" or \"cannot open shared object file: No such file or directory\".".to_string()
-                })
-                .fix(format!("Install the {arch} build of this cuDNN release (`cudnnm install SPEC --platform ...`) and remove this copy.")),
-        );
+        // The same release for this machine, when the catalog has it.
+        let release =
+            cx.s.version_of(f)
+                .filter(|k| k.version.parts().len() >= 3)
+                .map(|k| k.version);
+        let cmds = release.as_ref().and_then(|v| {
+            cx.install_and_use(
+                &Spec {
+                    version: v.clone(),
+                    cuda: None,
+                },
+                None,
+                None,
+            )
+        });
+        let mut fd = Finding::new("wrong-architecture", Severity::Error, format!("{} is built for {m}, this system is {arch}", cx.name(&f.path)))
+            .seen(format!("{} ({m})", f.path))
+            .why(if cx.w {
+                "Windows refuses to load it: error 193 \"%1 is not a valid Win32 application\".".to_string()
+            } else {
+                "The loader skips or refuses it: \"wrong ELF class\" or \"cannot open shared object file: No such file or directory\".".to_string()
+            })
+            .fix(match (&cmds, &release) {
+                (Some((id, _)), _) => format!("Install the {arch} build of this release ({id}) and remove this copy."),
+                (None, Some(v)) => format!("Remove this copy. {}", super::look_for(&format!("{arch} build of cuDNN {v}"))),
+                (None, None) => format!("Remove this copy and install an {arch} build (`cudnnm list --remote` shows the releases the catalog has for this machine)."),
+            });
+        if let Some((_, c)) = cmds {
+            fd = fd.command(c[0].clone());
+        }
+        out.push(fd);
     }
 }
 
@@ -67,10 +89,12 @@ fn load_failures(cx: &Cx, out: &mut Vec<Finding>) {
     }
 }
 
-/// True when `dir` is the right folder of toolkit `t` for files of `kind`.
-fn right_folder(t: &ToolkitInfo, dir: &str, kind: FileKind) -> bool {
+/// True when `dir` is the right folder of toolkit `t` for files of `kind`,
+/// by the toolkit's layout (a Windows-layout toolkit is checked as Windows
+/// wherever doctor runs).
+fn right_folder(cx: &Cx, t: &ToolkitInfo, dir: &str, kind: FileKind) -> bool {
     let w = t.is_windows();
-    let rel = match spath::relative(dir, &t.root, w) {
+    let rel = match spath::relative(dir, &t.root, cx.w) {
         Some(r) => r.to_ascii_lowercase(),
         None => return false,
     };
@@ -89,9 +113,21 @@ fn right_folder(t: &ToolkitInfo, dir: &str, kind: FileKind) -> bool {
     }
 }
 
-/// Files of toolkit `t` (of its OS's kinds) with their name info.
+/// The name the loader looks up for `stem` of `major` in toolkit `t`'s layout
+/// (`cudnn_ops64_9.dll` or `libcudnn_ops.so.9`).
+fn layout_name(t: &ToolkitInfo, stem: &str, major: u32) -> String {
+    if t.is_windows() {
+        names::dll_name(stem, major)
+    } else {
+        names::soname(stem, major)
+    }
+}
+
+/// Files of toolkit `t` (of its layout's kinds: DLLs and import libraries
+/// in a Windows layout, `.so` files in a Linux one) with their name info.
 fn toolkit_files<'a>(cx: &'a Cx, t: &'a ToolkitInfo) -> Vec<(&'a CudnnFile, names::NameInfo)> {
     let w = cx.w;
+    let tw = t.is_windows();
     cx.s.files
         .iter()
         .filter(|f| spath::is_within(&f.path, &t.root, w))
@@ -100,7 +136,7 @@ fn toolkit_files<'a>(cx: &'a Cx, t: &'a ToolkitInfo) -> Vec<(&'a CudnnFile, name
                 .is_some_and(|o| spath::same(&o.root, &t.root, w))
         })
         .filter_map(|f| Some((f, names::classify(spath::file_name(&f.path, w))?)))
-        .filter(|(_, n)| n.kind == FileKind::Header || n.windows == w)
+        .filter(|(_, n)| n.kind == FileKind::Header || n.windows == tw)
         .collect()
 }
 
@@ -110,12 +146,13 @@ fn toolkit_set(cx: &Cx, t: &ToolkitInfo, out: &mut Vec<Finding>) {
     if files.is_empty() {
         return;
     }
-    let w = cx.w;
+    // The toolkit's layout decides the file set, not the OS doctor runs on.
+    let w = t.is_windows();
     let present = |kind: FileKind, name: &str| {
         files.iter().any(|(f, n)| {
             n.kind == kind
                 && spath::name_eq(cx.name(&f.path), name, w)
-                && right_folder(t, &cx.dir(&f.path), kind)
+                && right_folder(cx, t, &cx.dir(&f.path), kind)
         })
     };
     let header_v = cx.s.header_version(&t.root).map(|k| k.version.major());
@@ -137,32 +174,30 @@ fn toolkit_set(cx: &Cx, t: &ToolkitInfo, out: &mut Vec<Finding>) {
     };
     // Runtime libraries.
     for &m in &majors {
-        let dir = if w {
-            t.bin_dir().unwrap_or_default()
-        } else {
-            t.lib_dir()
-        };
+        let dir = t.loader_dir();
         let missing: Vec<String> = names::required_groups(m)
             .into_iter()
             .filter(|g| {
                 !g.iter()
-                    .any(|st| present(FileKind::Shared, &cx.loader_name(st, m)))
+                    .any(|st| present(FileKind::Shared, &layout_name(t, st, m)))
             })
-            .map(|g| cx.loader_name(g[0], m))
+            .map(|g| {
+                g.iter()
+                    .map(|st| layout_name(t, st, m))
+                    .collect::<Vec<_>>()
+                    .join(" or ")
+            })
             .collect();
         if missing.is_empty() {
             continue;
         }
+        let first = missing[0].split(" or ").next().unwrap_or_default();
         let err = if w {
             format!(
-                "\"Could not load library {0}. Error code 126\" / \"Could not load dynamic library '{0}'\"",
-                missing[0]
+                "\"Could not load library {first}. Error code 126\" / \"Could not load dynamic library '{first}'\""
             )
         } else {
-            format!(
-                "\"{}: cannot open shared object file: No such file or directory\"",
-                missing[0]
-            )
+            format!("\"{first}: cannot open shared object file: No such file or directory\"")
         };
         out.push(redeploy(
             Finding::new("missing-library", Severity::Error, format!("cuDNN {m} in {} lacks {}", t.root, missing.join(", ")))
@@ -236,7 +271,10 @@ fn toolkit_set(cx: &Cx, t: &ToolkitInfo, out: &mut Vec<Finding>) {
         f = match dev_target {
             Some(target) => f
                 .fix(format!("Create the development link {link} -> {target}."))
-                .command(format!("ln -s {target} \"{}/{link}\"", t.lib_dir())),
+                .command(format!(
+                    "ln -s {target} \"{}\"",
+                    spath::join(&t.lib_dir(), link, cx.w)
+                )),
             None => redeploy(
                 f.fix("Copy the import/link libraries of the same release into the toolkit."),
             ),
@@ -253,7 +291,7 @@ fn is_lib_root(cx: &Cx, t: &ToolkitInfo, f: &CudnnFile) -> bool {
 /// `lib-not-in-x64` (issue item 6) and `file-in-wrong-folder` (F20).
 fn toolkit_folders(cx: &Cx, t: &ToolkitInfo, out: &mut Vec<Finding>) {
     let files = toolkit_files(cx, t);
-    let w = cx.w;
+    let w = t.is_windows();
     let in_lib: Vec<&CudnnFile> = files
         .iter()
         .filter(|(f, n)| w && n.kind == FileKind::ImportLib && is_lib_root(cx, t, f))
@@ -261,24 +299,30 @@ fn toolkit_folders(cx: &Cx, t: &ToolkitInfo, out: &mut Vec<Finding>) {
         .collect();
     if !in_lib.is_empty() {
         let x64 = t.lib_dir();
-        let lib = spath::join(&t.root, "lib", w);
+        let lib = spath::join(&t.root, "lib", t.windows_paths());
+        // The command for the shell of the machine the snapshot is of.
+        let mv = if cx.w {
+            format!("move \"{lib}\\cudnn*.lib\" \"{x64}\\\"")
+        } else {
+            format!("mv {}/cudnn*.lib {}/", sh_quote(&lib), sh_quote(&x64))
+        };
         out.push(
             Finding::new("lib-not-in-x64", Severity::Error, format!("cuDNN import libraries are in {lib}, not {x64}"))
                 .seen(format!("in {lib}: {}", in_lib.iter().map(|f| cx.name(&f.path)).collect::<Vec<_>>().join(", ")))
                 .why(format!("The `lib` folder of the archive was copied to `lib` instead of `lib\\x64`; Visual Studio and CMake search {x64}: \"LINK : fatal error LNK1181: cannot open input file 'cudnn.lib'\"."))
                 .fix(format!("Move them into {x64}."))
-                .command(format!("move \"{lib}\\cudnn*.lib\" \"{x64}\\\"")),
+                .command(mv),
         );
     }
     let wrong: Vec<(&CudnnFile, &'static str)> = files
         .iter()
-        .filter(|(f, n)| !right_folder(t, &cx.dir(&f.path), n.kind))
+        .filter(|(f, n)| !right_folder(cx, t, &cx.dir(&f.path), n.kind))
         .filter(|(f, n)| !(w && n.kind == FileKind::ImportLib && is_lib_root(cx, t, f)))
         .map(|(f, n)| {
             let want = match (w, n.kind) {
                 (true, FileKind::Shared) => "bin",
                 (true, FileKind::Header) | (false, FileKind::Header) => "include",
-                (true, _) => "lib\\x64",
+                (true, _) => "lib/x64",
                 (false, _) => "lib64",
             };
             (*f, want)
@@ -300,11 +344,11 @@ fn toolkit_folders(cx: &Cx, t: &ToolkitInfo, out: &mut Vec<Finding>) {
         f = f.seen(format!(
             "{} belongs in {}",
             file.path,
-            spath::join(&t.root, want, w)
+            spath::join(&t.root, want, t.windows_paths())
         ));
     }
     out.push(
-        f.why("Each kind of file has one folder the tools search: DLLs/shared libraries where the loader looks, headers where the compiler looks, import libraries where the linker looks. A file anywhere else is not found (F20: the 8.3 archives renamed `lib64` to `lib` and `lib\\x64` to `lib`).")
+        f.why("Each kind of file has one folder the tools search: DLLs/shared libraries where the loader looks, headers where the compiler looks, import libraries where the linker looks. A file anywhere else is not found (cuDNN 8.3 changed the archive layout: `lib64` and `lib\\x64` became `lib`, cupy#6337).")
             .fix("Move each file to the folder named, or let cudnnm deploy the release (`cudnnm use`), which places every file by its kind."),
     );
 }
@@ -331,18 +375,48 @@ fn runtime_sets(cx: &Cx, out: &mut Vec<Finding>) {
             let missing: Vec<String> = names::required_groups(m)
                 .into_iter()
                 .filter(|g| !g.iter().any(|st| have(st)))
-                .map(|g| cx.loader_name(g[0], m))
+                .map(|g| {
+                    g.iter()
+                        .map(|st| cx.loader_name(st, m))
+                        .collect::<Vec<_>>()
+                        .join(" or ")
+                })
                 .collect();
             if missing.is_empty() {
                 continue;
             }
-            out.push(
+            // Importing a partial folder gives a partial release: offer the
+            // whole release from the catalog instead, when its version is known.
+            let version = libs
+                .iter()
+                .filter(|(_, n)| n.is_main() && n.major == Some(m))
+                .find_map(|(f, _)| cx.s.version_of(f))
+                .filter(|k| k.version.parts().len() >= 3)
+                .map(|k| k.version);
+            let cmds = version.as_ref().and_then(|v| {
+                cx.install_and_use(
+                    &Spec {
+                        version: v.clone(),
+                        cuda: None,
+                    },
+                    None,
+                    None,
+                )
+            });
+            let fix = match (&cmds, &version) {
+                (Some((id, _)), _) => format!("Copy the complete set of the same release next to it, or install the whole release ({id}) with cudnnm and activate it from there."),
+                (None, Some(v)) => format!("Copy the complete set of cuDNN {v} next to it. {}", super::look_for(&format!("cuDNN {v}"))),
+                (None, None) => "Copy the complete set of the same release next to it, or install a whole release with cudnnm (`cudnnm list --remote`) and activate it from there.".to_string(),
+            };
+            let mut fd =
                 Finding::new("missing-library", Severity::Error, format!("the cuDNN {m} copy in {root} lacks {}", missing.join(", ")))
                     .seen(format!("in {root}: main library present, missing {}", missing.join(", ")))
-                    .why(format!("cuDNN {m} loads its sub-libraries by name at run time; with them missing here they come from another copy or not at all (\"{}\").", if w { format!("Could not load library {}. Error code 126", missing[0]) } else { format!("{}: cannot open shared object file", missing[0]) }))
-                    .fix("Copy the complete set of the same release, or import it into cudnnm and activate it from there.")
-                    .command(format!("cudnnm install \"{root}\"")),
-            );
+                    .why(format!("cuDNN {m} loads its sub-libraries by name at run time; with them missing here they come from another copy or not at all (\"{}\").", if w { format!("Could not load library {}. Error code 126", missing[0].split(" or ").next().unwrap_or_default()) } else { format!("{}: cannot open shared object file", missing[0].split(" or ").next().unwrap_or_default()) }))
+                    .fix(fix);
+            if let Some((_, c)) = cmds {
+                fd = fd.command(c[0].clone());
+            }
+            out.push(fd);
         }
     }
 }
@@ -561,6 +635,76 @@ fn published_for(cudnn_major: u32, cuda: &Version) -> Option<bool> {
     })
 }
 
+/// The fix for a cuDNN build that does not fit toolkit `t` of CUDA `c`: the
+/// same release built for that CUDA, else the newest of its major that
+/// fits, from the catalog — or what to look for when it has none.
+fn fitting_build(cx: &Cx, f: &CudnnFile, t: &ToolkitInfo, c: &Version) -> (String, Vec<String>) {
+    let own = cx.s.version_of(f).map(|k| k.version);
+    let cuda = format!("{}.{}", c.major(), c.minor());
+    let same = own.as_ref().filter(|v| v.parts().len() >= 3).and_then(|v| {
+        cx.install_and_use(
+            &Spec {
+                version: v.clone(),
+                cuda: None,
+            },
+            Some(c),
+            Some(t),
+        )
+    });
+    if let Some((id, cmds)) = same {
+        return (
+            format!(
+                "Deploy the same release built for CUDA {cuda} ({id}) into {}.",
+                t.root
+            ),
+            cmds,
+        );
+    }
+    let major = own.as_ref().map(|v| v.major());
+    let newest = major.and_then(|m| {
+        cx.install_and_use(
+            &Spec {
+                version: Version::from_parts(&[m]),
+                cuda: None,
+            },
+            Some(c),
+            Some(t),
+        )
+    });
+    match (newest, &own) {
+        (Some((id, cmds)), Some(v)) => (
+            format!(
+                "The catalog has no cuDNN {v} built for CUDA {cuda}; the newest cuDNN {}.x that is: {id}. Deploy it into {}, or use this cuDNN with the toolkit it was built for.",
+                v.major(),
+                t.root
+            ),
+            cmds,
+        ),
+        _ => (
+            format!(
+                "Deploy a build made for CUDA {cuda} into {}, or use this cuDNN with the toolkit it was built for. {}",
+                t.root,
+                super::look_for(&match major {
+                    Some(m) => format!("cuDNN {m}.x build for CUDA {cuda}"),
+                    None => format!("cuDNN build for CUDA {cuda}"),
+                })
+            ),
+            Vec::new(),
+        ),
+    }
+}
+
+/// Sets a fix text and its commands.
+trait FixWith {
+    fn fix_with(self, fix: (String, Vec<String>)) -> Self;
+}
+
+impl FixWith for Finding {
+    fn fix_with(self, (text, cmds): (String, Vec<String>)) -> Finding {
+        cmds.into_iter().fold(self.fix(text), Finding::command)
+    }
+}
+
 /// `cudnn-cuda-mismatch` (issue item 4, F26).
 fn cuda_fit(cx: &Cx, out: &mut Vec<Finding>) {
     let w = cx.w;
@@ -601,8 +745,7 @@ fn cuda_fit(cx: &Cx, out: &mut Vec<Finding>) {
                 .seen(format!("{} — {because}", f.path))
                 .seen(format!("toolkit {} is CUDA {c}", t.root))
                 .why("A cuDNN build runs only with the CUDA it was built for: the same major.minor before CUDA 11, the same major from 11 on (minor-version compatibility). Otherwise loading fails on missing CUDA libraries (\"cublas64_11.dll not found\", \"libcublasLt.so.12: cannot open shared object file\") or calls fail with CUDNN_STATUS_ARCH_MISMATCH / CUDNN_STATUS_NOT_SUPPORTED.")
-                .fix(format!("Deploy a build made for CUDA {}.{} (`cudnnm list --remote --cuda {}.{}`), or use this cuDNN with the toolkit it was built for.", c.major(), c.minor(), c.major(), c.minor()))
-                .command(format!("cudnnm use SPEC --cuda-root \"{}\"", t.root)),
+                .fix_with(fitting_build(cx, f, t, c)),
         );
     }
     // (b) F26: the copy loaded comes from another CUDA than the toolkit in use.
@@ -626,9 +769,8 @@ fn cuda_fit(cx: &Cx, out: &mut Vec<Finding>) {
             Finding::new("cudnn-cuda-mismatch", Severity::Error, format!("the cuDNN {m} that loads is built for CUDA {var}; the toolkit in use is CUDA {c}"))
                 .seen(format!("loaded: {} ({how})", cx.describe(&f.path)))
                 .seen(format!("toolkit in use: {} (CUDA {c})", tk.root))
-                .why("cuDNN was taken from another CUDA install than the one in use (F26): its CUDA libraries do not match, so loading or the first call fails (\"CUDNN_STATUS_NOT_INITIALIZED\", missing libcublasLt/cublas64 of the other version).")
-                .fix(format!("Put a cuDNN built for CUDA {}.x first on the loader path, or deploy one into {}.", c.major(), tk.root))
-                .command(format!("cudnnm use SPEC --cuda-root \"{}\"", tk.root)),
+                .why("cuDNN was taken from another CUDA install than the one in use (CUDAapi.jl#85): its CUDA libraries do not match, so loading or the first call fails (\"CUDNN_STATUS_NOT_INITIALIZED\", missing libcublasLt/cublas64 of the other version).")
+                .fix_with(fitting_build(cx, f, tk, c)),
         );
     }
 }
@@ -637,6 +779,7 @@ fn cuda_fit(cx: &Cx, out: &mut Vec<Finding>) {
 fn deployments(cx: &Cx, out: &mut Vec<Finding>) {
     for d in &cx.s.deployments {
         let mut lines = Vec::new();
+        let mut restored: Vec<String> = Vec::new();
         for p in &d.files {
             let problem = match (&p.state, &p.expected_link, p.expected_size) {
                 (FileState::Missing, _, _) => Some("missing".to_string()),
@@ -654,9 +797,35 @@ fn deployments(cx: &Cx, out: &mut Vec<Finding>) {
                 }
                 _ => None,
             };
-            if let Some(pr) = problem {
-                lines.push(format!("{}: {pr}", p.path));
+            match (problem, &p.restored) {
+                (Some(pr), _) => lines.push(format!("{}: {pr}", p.path)),
+                (None, Some(why)) => restored.push(format!("{}: {why}", p.path)),
+                (None, None) => {}
             }
+        }
+        if lines.is_empty() && !restored.is_empty() {
+            // The record holds the user's change a rollback brought back:
+            // not drift, but not the release's copy either (as `current` and
+            // `verify` say). No automatic fix: it would replace the change.
+            let mut f = Finding::new(
+                "deployment-drift",
+                Severity::Info,
+                format!(
+                    "{} file(s) in {} are not release {}'s copy: a rollback restored your change",
+                    restored.len(),
+                    d.toolkit,
+                    d.release
+                ),
+            );
+            for l in &restored {
+                f = f.seen(l.clone());
+            }
+            out.push(
+                f.why("You changed these files before switching releases; the switch kept them in a backup and `cudnnm rollback` put them back. They match the deployment record, so nothing is broken, but the toolkit holds the release plus your change.")
+                    .fix("To keep the change, nothing needs doing (a later `cudnnm use` backs it up first). To go back to the release's copy, deploy the release again; your changed files go into a backup that `cudnnm rollback` restores.")
+                    .command(redeploy_command(cx, &d.toolkit, &d.release)),
+            );
+            continue;
         }
         if lines.is_empty() {
             continue;
@@ -679,5 +848,52 @@ fn deployments(cx: &Cx, out: &mut Vec<Finding>) {
                 .command(redeploy_command(cx, &d.toolkit, &d.release))
                 .auto(AutoFix::Redeploy { toolkit: d.toolkit.clone(), release: d.release.clone() }),
         );
+    }
+}
+
+/// `store-release-damaged`: a store folder whose receipt is missing or
+/// unreadable — the release is invisible to `list`, `use`, `exec` and `env`,
+/// and `verify` cannot check it.
+fn store_damage(cx: &Cx, out: &mut Vec<Finding>) {
+    for d in &cx.s.store_damaged {
+        let name = d.release.as_deref().unwrap_or("a release");
+        let mut f = Finding::new(
+            "store-release-damaged",
+            Severity::Error,
+            format!(
+                "the store holds {name} in {} without a readable receipt",
+                d.dir
+            ),
+        )
+        .seen(d.error.clone());
+        let deployed: Vec<&str> = match &d.release {
+            Some(id) => {
+                cx.s.deployments
+                    .iter()
+                    .filter(|x| &x.release == id)
+                    .map(|x| x.toolkit.as_str())
+                    .collect()
+            }
+            None => Vec::new(),
+        };
+        for t in &deployed {
+            f = f.seen(format!(
+                "deployed in {t}: it cannot be verified or redeployed from the store"
+            ));
+        }
+        f = f.why("cudnnm knows a release only through its receipt.toml (version, CUDA, every file with its size and SHA-256): without it the release is left out of `cudnnm list`, `use`, `exec` and `env`, `cudnnm verify` cannot check its files, and a toolkit it was deployed into cannot be verified or redeployed.");
+        let offer = d
+            .release
+            .as_deref()
+            .and_then(|id| id.parse::<Spec>().ok())
+            .filter(|sp| sp.cuda.is_some())
+            .and_then(|sp| cx.t.offer(&sp, None).filter(|o| o.version == sp.version));
+        f = match offer {
+            Some(o) => f
+                .fix(format!("Import the release again over the damaged folder (`--force` replaces it), or delete {} if you no longer need it.", d.dir))
+                .command(o.install_command(" --force")),
+            None => f.fix(format!("Import the release again from the archive or wheel it came from, with `cudnnm install --force` and that file (the catalog does not list {name} for this platform), or delete {} if you no longer need it.", d.dir)),
+        };
+        out.push(f);
     }
 }

@@ -5,7 +5,7 @@ use super::Cx;
 use crate::doctor::finding::{Finding, Severity};
 use crate::doctor::snapshot::Framework;
 use crate::doctor::spath;
-use crate::version::{Spec, Version};
+use crate::version::{CudaVariant, Spec, Version};
 
 pub(super) fn check(cx: &Cx, out: &mut Vec<Finding>) {
     pinned_wheels(cx, out);
@@ -21,6 +21,8 @@ pub(crate) struct Expectation {
     pub version: Version,
     /// The CUDA the framework was built with, when known.
     pub cuda: Option<Version>,
+    /// The CUDA variant of the build it names: a pin's `_cuda12`, a wheel's `-cu12`.
+    pub variant: Option<CudaVariant>,
 }
 
 /// The catalog's framework name for a distribution name.
@@ -93,20 +95,25 @@ pub(crate) fn expectations(cx: &Cx) -> Vec<Expectation> {
             who: format!("the pin {} ({})", p.spec, p.source),
             version: spec.version,
             cuda: None,
+            variant: spec.cuda,
         });
     }
     for f in &cx.s.frameworks {
-        if let Some((_, want)) = requirement(f) {
+        if let Some((pkg, want)) = requirement(f) {
             v.push(Expectation {
                 who: format!("{} {}", pretty(&f.name), f.version),
                 version: want,
                 cuda: None,
+                variant: pkg
+                    .rsplit_once("-cu")
+                    .and_then(|(_, c)| c.parse::<CudaVariant>().ok()),
             });
         } else if let Some(r) = row_for(cx, f).filter(|_| !bundles_cudnn(cx, f)) {
             v.push(Expectation {
                 who: format!("{} {}", pretty(&f.name), f.version),
                 version: r.cudnn.clone(),
                 cuda: Some(r.cuda.clone()),
+                variant: None,
             });
         }
     }
@@ -160,7 +167,7 @@ fn pinned_wheels(cx: &Cx, out: &mut Vec<Finding>) {
             None => format!("no {pkg} in {}", f.location),
         });
         fd = fd
-            .why("The framework is built against exactly that cuDNN and loads it from its own wheel: another version fails at start-up (\"Loaded runtime CuDNN library: X but source was compiled with: Y\") or on missing symbols. Installing a second framework often moves the shared wheel (cudnn-facts §3.4).")
+            .why("The framework is built against exactly that cuDNN and loads it from its own wheel: another version fails at start-up (\"Loaded runtime CuDNN library: X but source was compiled with: Y\") or on missing symbols. An environment holds one copy of each pip package, so installing a second framework that pins another cuDNN replaces the one this framework needs.")
             .fix("Reinstall the version it requires in that environment (or give each framework its own environment).".to_string())
             .command(format!("python -m pip install \"{pkg}=={want}\""));
         out.push(fd);
@@ -182,8 +189,16 @@ fn table_rows(cx: &Cx, out: &mut Vec<Finding>) {
             && k.version.parts().len() >= 2
             && k.version.minor() < r.cudnn.minor()
         {
-            out.push(
-                Finding::new(
+            let tk = cx.toolkit_in_use();
+            let spec = Spec {
+                version: r.cudnn.clone(),
+                cuda: None,
+            };
+            let cuda = tk
+                .and_then(|t| t.cuda.clone())
+                .unwrap_or_else(|| r.cuda.clone());
+            let cmds = cx.install_and_use(&spec, Some(&cuda), tk);
+            let mut fd = Finding::new(
                     "framework-cudnn-mismatch",
                     Severity::Error,
                     format!("{who} is built with cuDNN {}; the loaded cuDNN is {}", r.cudnn, k.version),
@@ -191,10 +206,14 @@ fn table_rows(cx: &Cx, out: &mut Vec<Finding>) {
                 .seen(format!("{who} in {}: built with CUDA {} and cuDNN {}", f.location, r.cuda, r.cudnn))
                 .seen(format!("loaded: {}", cx.describe(&a.hit.path)))
                 .why(format!("cuDNN is backward compatible within a major only towards newer minors: {who} checks at start-up and stops with \"Loaded runtime CuDNN library: {} but source was compiled with: {}. CuDNN library needs to have matching major version and equal or higher minor version.\"", k.version, r.cudnn))
-                .fix(format!("Activate cuDNN {} or a newer {}.x built for CUDA {}.", r.cudnn, r.cudnn.major(), r.cuda.major()))
-                .command(format!("cudnnm install {}", r.cudnn))
-                .command(format!("cudnnm use {}", r.cudnn)),
-            );
+                .fix(match &cmds {
+                    Some((id, _)) => format!("Activate cuDNN {} or a newer {}.x built for CUDA {}.{}: the catalog has {id}.", r.cudnn, r.cudnn.major(), cuda.major(), cuda.minor()),
+                    None => format!("Activate cuDNN {} or a newer {}.x built for CUDA {}.{}. {}", r.cudnn, r.cudnn.major(), cuda.major(), cuda.minor(), super::look_for(&format!("cuDNN {} build for CUDA {}.{}", r.cudnn, cuda.major(), cuda.minor()))),
+                });
+            for c in cmds.map(|(_, c)| c).unwrap_or_default() {
+                fd = fd.command(c);
+            }
+            out.push(fd);
         }
         if let Some(t) = cx.toolkit_in_use()
             && let Some(c) = &t.cuda
@@ -254,11 +273,32 @@ fn majors(cx: &Cx, out: &mut Vec<Finding>) {
         if let Some(c) = &e.cuda {
             f = f.seen(format!("built with CUDA {c}"));
         }
-        out.push(
-            f.why(format!("cuDNN majors are different libraries with a different ABI and file names ({name} is not {}): renaming a file does not work (PaddlePaddle#34837); the program stops with \"Could not load dynamic library '{name}'\".", cx.loader_name("cudnn", reachable[0])))
-                .fix(format!("Install a cuDNN {m} release next to the one you have (majors coexist) and activate it, or update the program to cuDNN {}.", reachable[0]))
-                .command(format!("cudnnm install {}", e.version))
-                .command(format!("cudnnm use {}", e.version)),
-        );
+        let tk = cx.toolkit_in_use();
+        let spec = Spec {
+            version: e.version.clone(),
+            cuda: e.variant,
+        };
+        let cuda = tk.and_then(|t| t.cuda.clone()).or_else(|| e.cuda.clone());
+        let cmds = cx.install_and_use(&spec, cuda.as_ref(), tk);
+        let wanted = match (&e.variant, &cuda) {
+            (Some(v), _) => format!("cuDNN {} for CUDA {v}", e.version),
+            (None, Some(c)) => format!(
+                "cuDNN {} build for CUDA {}.{}",
+                e.version,
+                c.major(),
+                c.minor()
+            ),
+            (None, None) => format!("cuDNN {} build", e.version),
+        };
+        f = f
+            .why(format!("cuDNN majors are different libraries with a different ABI and file names ({name} is not {}): renaming a file does not work (PaddlePaddle#34837); the program stops with \"Could not load dynamic library '{name}'\".", cx.loader_name("cudnn", reachable[0])))
+            .fix(match &cmds {
+                Some((id, _)) => format!("Install a cuDNN {m} release next to the one you have (majors coexist) and activate it — the catalog has {id} — or update the program to cuDNN {}.", reachable[0]),
+                None => format!("Install a cuDNN {m} release next to the one you have (majors coexist) and activate it, or update the program to cuDNN {}. {}", reachable[0], super::look_for(&wanted)),
+            });
+        for c in cmds.map(|(_, c)| c).unwrap_or_default() {
+            f = f.command(c);
+        }
+        out.push(f);
     }
 }

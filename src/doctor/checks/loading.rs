@@ -9,7 +9,7 @@ use crate::doctor::loader::{self, Hit};
 use crate::doctor::names::{self, FileKind};
 use crate::doctor::snapshot::{CudnnFile, Origin};
 use crate::doctor::spath;
-use crate::version::Version;
+use crate::version::{Spec, Version};
 
 pub(super) fn check(cx: &Cx, out: &mut Vec<Finding>) {
     not_found(cx, out);
@@ -36,7 +36,32 @@ fn not_found(cx: &Cx, out: &mut Vec<Finding>) {
     }) {
         return;
     }
-    out.push(
+    // The newest release the catalog has for the toolkit in use.
+    let tk = cx.toolkit_in_use();
+    let cmds = [9, 8, 7].iter().find_map(|m| {
+        cx.install_and_use(
+            &Spec {
+                version: Version::from_parts(&[*m]),
+                cuda: None,
+            },
+            None,
+            tk,
+        )
+    });
+    let fix = match (&cmds, tk) {
+        (Some((id, _)), Some(t)) => format!(
+            "Install a release and deploy it into your toolkit: the newest the catalog has for {} is {id}.",
+            t.root
+        ),
+        (Some((id, _)), None) => format!(
+            "Install a release and deploy it into your toolkit (the newest the catalog has is {id}; `cudnnm list --remote` lists the others)."
+        ),
+        (None, _) => format!(
+            "Install a release and deploy it into your toolkit. {}",
+            super::look_for("cuDNN release for this machine")
+        ),
+    };
+    let mut fd =
         Finding::new("cudnn-not-found", Severity::Error, "no cuDNN found on this machine")
             .seen(format!(
                 "looked in: the toolkits, {}, the loader's system folders, Python environments",
@@ -47,11 +72,12 @@ fn not_found(cx: &Cx, out: &mut Vec<Finding>) {
             } else {
                 "Programs that use cuDNN stop at start-up: \"libcudnn.so.9: cannot open shared object file: No such file or directory\"."
             })
-            .fix("Install a release and deploy it into your toolkit.")
-            .command("cudnnm list --remote")
-            .command("cudnnm install SPEC")
-            .command("cudnnm use SPEC"),
-    );
+            .fix(fix)
+            .command("cudnnm list --remote");
+    for c in cmds.map(|(_, c)| c).unwrap_or_default() {
+        fd = fd.command(c);
+    }
+    out.push(fd);
 }
 
 /// Distinct copies among hits (links to the same file count once).
@@ -82,9 +108,18 @@ fn copies(cx: &Cx, out: &mut Vec<Finding>) {
         if hits.len() < 2 {
             continue;
         }
+        // "The same version" only when every copy's own evidence says so and
+        // none loads another copy's sub-libraries.
         let versions: BTreeSet<Option<Version>> =
             hits.iter().map(|(_, f)| triple(cx, *f)).collect();
-        let differ = versions.len() > 1;
+        let unknown = hits
+            .iter()
+            .filter(|(_, f)| triple(cx, *f).is_none())
+            .count();
+        let mixed = hits
+            .iter()
+            .any(|(_, f)| f.is_some_and(|f| !foreign(cx, f, m).is_empty()));
+        let differ = versions.len() > 1 || unknown > 0 || mixed;
         let sev = if differ {
             Severity::Warning
         } else {
@@ -119,11 +154,21 @@ fn copies(cx: &Cx, out: &mut Vec<Finding>) {
                 if subs == 1 { "y" } else { "ies" }
             ));
         }
-        f = f.why(if differ {
-            format!("The loader stops at the first {name} in its search order ({}), whatever the others are: a program built for another version gets this one, and a later edit of the order silently switches releases.", search_order_words(cx))
+        let mut why = if differ {
+            format!(
+                "The loader stops at the first {name} in its search order ({}), whatever the others are: a program built for another version gets this one, and a later edit of the order silently switches releases.",
+                search_order_words(cx)
+            )
         } else {
-            "All copies are the same version, so the order does not change behaviour today; it will when one is updated.".to_string()
-        });
+            "Every copy's own files (headers, versioned names, receipts, the library's own answer) say the same version, so the order does not change behaviour today; it will when one is updated.".to_string()
+        };
+        if unknown > 0 {
+            why.push_str(&format!(" The version of {unknown} of them is unknown from its own files (no header, versioned file name or store receipt beside it), so they may be different releases."));
+        }
+        if mixed {
+            why.push_str(" A copy that takes its sub-libraries from another folder is a mix of releases (see sub-libraries-mixed).");
+        }
+        f = f.why(why);
         // The fix: the copy an expectation wants, first.
         let want = wanted(cx, m);
         let good = want.as_ref().and_then(|(v, _)| {
@@ -164,6 +209,7 @@ fn search_order_words(cx: &Cx) -> &'static str {
 /// `sub-libraries-mixed` (F14): cuDNN 8/9 load their sub-libraries by name,
 /// so with several sets visible they can come from different copies.
 fn mixing(cx: &Cx, out: &mut Vec<Finding>) {
+    let mixed_majors = foreign_sublibraries(cx, out);
     for m in cx.majors_present().into_iter().filter(|m| *m >= 8) {
         let mut stems: Vec<&str> = vec!["cudnn"];
         stems.extend(names::sublib_stems(m));
@@ -219,7 +265,7 @@ fn mixing(cx: &Cx, out: &mut Vec<Finding>) {
                 f.why(format!("cuDNN {m} loads each sub-library by name, so each comes from the first folder in the search order that has it; here they come from different releases, which fails at the first call (\"CUDNN_STATUS_VERSION_MISMATCH\", \"undefined symbol\") or corrupts results."))
                     .fix(format!("Keep one complete set on {}; remove partial copies.", loader_var(cx))),
             );
-        } else if roots.len() > 1 {
+        } else if roots.len() > 1 && !mixed_majors.contains(&m) {
             let mut f = Finding::new(
                 "sub-libraries-mixed",
                 Severity::Warning,
@@ -304,7 +350,7 @@ fn toolkit_on_path(cx: &Cx, out: &mut Vec<Finding>) {
         f = f.why(if cx.w {
             format!("Windows finds DLLs only in the program's folder, the system folders, the working folder and PATH: \"Could not load dynamic library '{}'\" (error 126).", cx.loader_name("cudnn", m))
         } else {
-            format!("The loader searches LD_LIBRARY_PATH, the ld.so cache and /lib, /usr/lib only; a toolkit's lib64 is found only when listed there (cudnn-facts §8): \"{}: cannot open shared object file\".", cx.loader_name("cudnn", m))
+            format!("The loader searches LD_LIBRARY_PATH, the ld.so cache and /lib, /usr/lib only; a toolkit's lib64 is found only when listed there (ld.so(8)): \"{}: cannot open shared object file\".", cx.loader_name("cudnn", m))
         });
         if cx.w {
             f = f
@@ -439,12 +485,26 @@ fn path_too_high(cx: &Cx, out: &mut Vec<Finding>) {
         for d in &dirs {
             f = f.seen(format!("cuDNN library below it: {d}"));
         }
+        // `cudnnm install FOLDER` needs the headers (the version is read there).
+        let importable = has_version_header(cx, e);
         out.push(
             f.why(format!("The loader looks only in the folders listed, never in their subfolders: the folder an archive was unpacked into (or its `cuda`) is not where its libraries are (tensorflow#10033), so \"{}\" is not found.", cx.loader_name("cudnn", m)))
-                .fix(format!("Replace the entry with {}, or import the archive into cudnnm and activate it (`cudnnm install \"{e}\"`).", dirs[0]))
+                .fix(if importable {
+                    format!("Replace the entry with {}, or import the archive into cudnnm and activate it (`cudnnm install \"{e}\"`).", dirs[0])
+                } else {
+                    format!("Replace the entry with {}.", dirs[0])
+                })
                 .command(prepend_loader_path(&dirs[0], cx.w)),
         );
     }
+}
+
+/// True when a cuDNN version header lies in `dir` or below: what
+/// `cudnnm install FOLDER` reads the version from.
+fn has_version_header(cx: &Cx, dir: &str) -> bool {
+    cx.s.files
+        .iter()
+        .any(|f| f.header_version.is_some() && spath::is_within(&f.path, dir, cx.w))
 }
 
 /// The per-CUDA subfolder to use for a toolkit of CUDA `cuda`: the same
@@ -498,7 +558,11 @@ fn only_in_site_packages(cx: &Cx, out: &mut Vec<Finding>) {
         )
         .seen(cx.describe(&f.path))
         .why(format!("Only the framework that owns it finds it (through its own RPATH or os.add_dll_directory); every other program (CTranslate2, onnxruntime, your own builds) fails: \"Unable to load any of {{{}}}\" (CTranslate2#1826).", cx.loader_name("cudnn", n.major.unwrap_or(0))))
-        .fix(format!("Make the folder visible to the loader, or import it into cudnnm (`cudnnm install \"{}\"`) and activate it from there.", f.root))
+        .fix(if has_version_header(cx, &f.root) {
+            format!("Make the folder visible to the loader, or import it into cudnnm (`cudnnm install \"{}\"`) and activate it from there.", f.root)
+        } else {
+            "Make the folder visible to the loader (the copy has no headers, so it cannot be imported into cudnnm as a release).".to_string()
+        })
         .command(prepend_loader_path(&dir, cx.w));
         if cx.w {
             fd = fd.command(format!("python -c \"import os; os.add_dll_directory(r'{dir}')\"  # in your program, before importing it"));
@@ -631,4 +695,205 @@ fn zlib(cx: &Cx, out: &mut Vec<Finding>) {
                 .command(format!("copy dll_x64\\zlibwapi.dll \"{dir}\\\"")),
         );
     }
+}
+
+/// A sub-library a main library takes from another folder than its own.
+pub(super) struct Foreign {
+    /// Its loader name (`libcudnn_graph.so.9`).
+    pub name: String,
+    /// The file it comes from.
+    pub path: String,
+    /// How doctor knows: `loaded` (mapped in the process that loaded the
+    /// main library) or the loader search step that finds it.
+    pub how: String,
+}
+
+/// The sub-libraries of cuDNN `major` that the main library `f` takes from
+/// another folder: those mapped from elsewhere when it was loaded (with its
+/// own folder first on the loader path), and those its own folder lacks that
+/// the loader's search finds in another copy.
+pub(super) fn foreign(cx: &Cx, f: &CudnnFile, major: u32) -> Vec<Foreign> {
+    let real = cx.s.resolve(f);
+    let own_dirs: Vec<String> = [
+        Some(cx.dir(&f.path)),
+        f.real_path.as_deref().map(|r| cx.dir(r)),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    let is_own = |p: &str| own_dirs.iter().any(|d| spath::same(&cx.dir(p), d, cx.w));
+    let mut out: Vec<Foreign> =
+        cx.s.foreign_modules(f)
+            .into_iter()
+            .filter(|p| !is_own(p))
+            .map(|p| Foreign {
+                name: cx.name(&p).to_string(),
+                path: p,
+                how: "mapped in the process that loaded it".into(),
+            })
+            .collect();
+    for st in names::sublib_stems(major) {
+        let ln = cx.loader_name(st, major);
+        if out.iter().any(|x| spath::name_eq(&x.name, &ln, cx.w))
+            || own_dirs.iter().any(|d| cx.s.has(d, &ln))
+        {
+            continue;
+        }
+        if let Some(h) = loader::find_for(cx.s, &ln, real)
+            .into_iter()
+            .find(|h| !is_own(&h.path))
+        {
+            out.push(Foreign {
+                name: ln,
+                path: h.path,
+                how: format!("found via {}", h.via),
+            });
+        }
+    }
+    out
+}
+
+/// The version of the copy in folder `dir`: its main library's own evidence,
+/// else the headers of its installation.
+fn folder_version(cx: &Cx, dir: &str) -> Option<super::super::snapshot::Known> {
+    let main = cx
+        .shared()
+        .find(|(f, n)| n.is_main() && !n.dev_link && spath::same(&cx.dir(&f.path), dir, cx.w));
+    if let Some((f, _)) = main
+        && let Some(k) = cx.s.library_version(f)
+    {
+        return Some(k);
+    }
+    let root =
+        cx.s.files
+            .iter()
+            .find(|f| spath::same(&cx.dir(&f.path), dir, cx.w))?;
+    cx.s.header_version(&root.root)
+}
+
+/// `sub-libraries-mixed` for one copy at a time (F14): a main library whose
+/// folder lacks sub-libraries that another copy provides — loading it runs
+/// one copy's main library with another's sub-libraries. Errors unless every
+/// version involved is known from the copies' own files and the same.
+/// Returns the majors reported.
+fn foreign_sublibraries(cx: &Cx, out: &mut Vec<Finding>) -> BTreeSet<u32> {
+    let mut majors = BTreeSet::new();
+    let mut done = BTreeSet::new();
+    for (f, n) in cx.shared().filter(|(_, n)| n.is_main() && !n.dev_link) {
+        let Some(m) = n.major.filter(|m| *m >= 8) else {
+            continue;
+        };
+        let real = f.real_path.clone().unwrap_or_else(|| f.path.clone());
+        if !done.insert((spath::key(&cx.dir(&f.path), cx.w), spath::key(&real, cx.w))) {
+            continue;
+        }
+        let foreign = foreign(cx, f, m);
+        if foreign.is_empty() {
+            continue;
+        }
+        majors.insert(m);
+        let own = cx.s.own_library_version(f).or_else(|| {
+            cx.s.header_version(&f.root)
+                .filter(|h| h.version.major() == m)
+        });
+        let loaded = cx.s.resolve(f).library_version.clone();
+        let mut versions: Vec<Option<Version>> = vec![own.as_ref().map(|k| k.version.triple())];
+        let dir = cx.dir(&f.path);
+        let names_list: Vec<&str> = foreign.iter().map(|x| x.name.as_str()).collect();
+        let mut fd = Finding::new(
+            "sub-libraries-mixed",
+            Severity::Error,
+            format!(
+                "{} loads {} from another cuDNN copy",
+                f.path,
+                names_list.join(", ")
+            ),
+        )
+        .seen(match (&own, &cx.s.resolve(f).store_copy) {
+            (Some(k), Some(c)) if k.source == "store receipt" => format!(
+                "{}: cuDNN {} by its own bytes (the same as {} of store release {})",
+                f.path, k.version, c.file, c.release
+            ),
+            (Some(k), _) => format!("{}: cuDNN {} by its own {}", f.path, k.version, k.source),
+            (None, _) => format!(
+                "{}: its own version is unknown (no header, versioned file name or store receipt beside it)",
+                f.path
+            ),
+        });
+        let mut others: Vec<String> = Vec::new();
+        for x in &foreign {
+            let odir = cx.dir(&x.path);
+            let v = folder_version(cx, &odir);
+            versions.push(v.as_ref().map(|k| k.version.triple()));
+            let v = v
+                .map(|k| format!("cuDNN {} ({})", k.version, k.source))
+                .unwrap_or_else(|| "version unknown".into());
+            fd = fd.seen(format!("{} comes from {} — {v}; {}", x.name, x.path, x.how));
+            if !others.iter().any(|o| spath::same(o, &odir, cx.w)) {
+                others.push(odir);
+            }
+        }
+        if let Some(l) = &loaded {
+            let differs = own
+                .as_ref()
+                .is_none_or(|k| k.version.triple() != l.triple());
+            if differs {
+                versions.push(Some(l.triple()));
+                let graph = names::soname("cudnn_graph", m);
+                fd = fd.seen(match foreign.iter().find(|x| m >= 9 && x.name == graph) {
+                    Some(g) => format!(
+                        "loaded, it reports cuDNN {l}: cudnnGetVersion() is answered by {graph}, which comes from {}",
+                        g.path
+                    ),
+                    None => format!("loaded, it reports cuDNN {l}, not its own version"),
+                });
+            }
+        }
+        let same = versions.iter().all(|v| v.is_some())
+            && versions.iter().flatten().collect::<BTreeSet<_>>().len() == 1;
+        if same {
+            fd.severity = Severity::Warning;
+        }
+        let release_words = match &own {
+            Some(k) => format!("cuDNN {}'s main library", k.version),
+            None => "this main library".to_string(),
+        };
+        fd = fd.why(format!(
+            "cuDNN {m} loads its sub-libraries by name at run time, and {dir} does not hold {}: the loader takes {} from {}. A program that loads this copy runs {release_words} with another copy's sub-libraries; {}",
+            names_list.join(", "),
+            if foreign.len() == 1 { "it" } else { "them" },
+            others.join(", "),
+            if same {
+                "today both are the same release, so it works until either is updated."
+            } else {
+                "they must come from one release, so the first call fails (\"CUDNN_STATUS_VERSION_MISMATCH\", \"undefined symbol\") or reports another version than it is (pytorch#119989)."
+            }
+        ));
+        let mut fix = format!(
+            "Keep each cuDNN set whole in one folder: copy {} of the same release next to {}, or take this partial copy off {}.",
+            names_list.join(", "),
+            f.path,
+            loader_var(cx)
+        );
+        let store =
+            cx.s.resolve(f)
+                .store_copy
+                .clone()
+                .or_else(|| f.store_copy.clone());
+        if let Some(c) = &store {
+            fix.push_str(&format!(
+                " The cudnnm store holds the whole release {}: `cudnnm exec --version {} -- PROGRAM` runs a program with it.",
+                c.release, c.release
+            ));
+        }
+        fd = fd.fix(fix);
+        if let Some(c) = store {
+            fd = fd.command(format!(
+                "cudnnm exec --version {} -- <your program>",
+                c.release
+            ));
+        }
+        out.push(fd);
+    }
+    majors
 }

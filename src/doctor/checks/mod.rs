@@ -24,7 +24,7 @@ use super::names::{self, FileKind};
 use super::snapshot::{CudnnFile, Snapshot};
 use super::spath;
 use crate::catalog::{Catalog, FrameworkBuild};
-use crate::version::Version;
+use crate::version::{CudaVariant, Platform, Spec, Version};
 
 /// The minimum driver for one CUDA toolkit version on one OS (NVIDIA CUDA
 /// release notes, Table 3; cudnn-facts §5.3; `manifest.toml` via the catalog).
@@ -38,15 +38,47 @@ pub struct DriverFloor {
     pub min: Version,
 }
 
-/// Reference data the checks compare against: driver floors and framework
-/// builds. Filled from the catalog (`manifest.toml`); tests pass rows from
-/// cudnn-facts §5.3 and §6.
+/// A release the catalog can install on the snapshot's platform: an NVIDIA
+/// archive (`cudnnm install 9.12.0.46_cuda12`) or a PyPI wheel
+/// (`cudnnm install pip:nvidia-cudnn-cu12==9.12.0.46`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Offer {
+    /// The release version.
+    pub version: Version,
+    /// The CUDA it is built for.
+    pub cuda: CudaVariant,
+    /// The PyPI package, for a wheel; `None` for an NVIDIA archive.
+    pub wheel: Option<String>,
+}
+
+impl Offer {
+    /// The release id, `9.12.0.46_cuda12`.
+    pub fn id(&self) -> String {
+        crate::version::release_id(&self.version, &self.cuda)
+    }
+
+    /// The command that installs it (`extra` appended, e.g. `--force`).
+    pub fn install_command(&self, extra: &str) -> String {
+        let what = match &self.wheel {
+            None => self.id(),
+            Some(pkg) => format!("pip:{pkg}=={}", self.version),
+        };
+        format!("cudnnm install {what}{extra}")
+    }
+}
+
+/// Reference data the checks compare against: driver floors, framework
+/// builds and the releases that can be installed. Filled from the catalog
+/// (`manifest.toml`); tests pass rows of their own.
 #[derive(Clone, Debug, Default)]
 pub struct Tables {
     /// Minimum drivers per CUDA version.
     pub drivers: Vec<DriverFloor>,
     /// Which cuDNN and CUDA each framework release was built with.
     pub frameworks: Vec<FrameworkBuild>,
+    /// Releases the catalog knows for the snapshot's platform, so that a
+    /// suggested `cudnnm install` names only one that exists.
+    pub offers: Vec<Offer>,
 }
 
 impl Tables {
@@ -72,7 +104,26 @@ impl Tables {
         Tables {
             drivers,
             frameworks: catalog.frameworks().to_vec(),
+            offers: offers_for(catalog, snapshot_platform(s)),
         }
+    }
+
+    /// The newest installable release that matches `spec` (a version or
+    /// prefix, with or without a CUDA variant) and, when `toolkit` is given,
+    /// fits a toolkit of that CUDA version; an NVIDIA archive before a wheel
+    /// of the same release. `None` when the catalog has none: then say what
+    /// to look for rather than print a command that fails.
+    pub fn offer(&self, spec: &Spec, toolkit: Option<&Version>) -> Option<&Offer> {
+        self.offers
+            .iter()
+            .filter(|o| spec.matches(&o.version, &o.cuda))
+            .filter(|o| toolkit.is_none_or(|t| o.cuda.fits(t.major(), t.minor())))
+            .max_by(|a, b| {
+                a.version
+                    .cmp(&b.version)
+                    .then(a.cuda.cmp(&b.cuda))
+                    .then(b.wheel.is_some().cmp(&a.wheel.is_some()))
+            })
     }
 
     /// The driver a toolkit of CUDA `cuda` needs: the row for exactly that
@@ -85,6 +136,57 @@ impl Tables {
         rows.filter(|d| d.cuda.major() == cuda.major() && d.cuda.minor() == cuda.minor())
             .map(|d| &d.min)
             .min()
+    }
+}
+
+/// The releases `catalog` can install on `platform`: its archives for that
+/// platform and, where NVIDIA publishes cuDNN wheels (Linux x86_64 and Arm
+/// servers, Windows x86_64), the PyPI versions.
+pub fn offers_for(catalog: &Catalog, platform: Option<Platform>) -> Vec<Offer> {
+    let mut offers: Vec<Offer> = catalog
+        .archives()
+        .iter()
+        .filter(|a| Some(a.platform) == platform)
+        .map(|a| Offer {
+            version: a.version.clone(),
+            cuda: a.cuda,
+            wheel: None,
+        })
+        .collect();
+    if matches!(
+        platform,
+        Some(Platform::LinuxX86_64 | Platform::LinuxSbsa | Platform::WindowsX86_64)
+    ) {
+        for w in catalog.wheels() {
+            for v in &w.versions {
+                offers.push(Offer {
+                    version: v.clone(),
+                    cuda: w.cuda,
+                    wheel: Some(w.package.clone()),
+                });
+            }
+        }
+    }
+    offers
+}
+
+/// What to say when the catalog has no release that fits: where to look,
+/// and how to import what is found.
+pub(crate) fn look_for(what: &str) -> String {
+    format!(
+        "The catalog lists no {what}; look for one in NVIDIA's cuDNN archive (https://developer.nvidia.com/rdp/cudnn-archive) or on PyPI (nvidia-cudnn-cu11, nvidia-cudnn-cu12), then import the file with `cudnnm install PATH` (`cudnnm list --remote` shows what the catalog has)."
+    )
+}
+
+/// The cuDNN platform of the snapshot's machine (`linux-x86_64`, `linux-sbsa`,
+/// `windows-x86_64`), when it is one NVIDIA builds for.
+fn snapshot_platform(s: &Snapshot) -> Option<Platform> {
+    match (s.os.family.as_str(), s.os.arch.as_str()) {
+        ("windows", "x86_64") => Some(Platform::WindowsX86_64),
+        ("linux", "x86_64") => Some(Platform::LinuxX86_64),
+        ("linux", "aarch64") => Some(Platform::LinuxSbsa),
+        ("linux", "ppc64le") => Some(Platform::LinuxPpc64le),
+        _ => None,
     }
 }
 
@@ -218,15 +320,56 @@ impl<'a> Cx<'a> {
         (s.toolkits.len() == 1).then(|| &s.toolkits[0])
     }
 
+    /// The commands that install and activate the newest release the catalog
+    /// has that matches `spec` and whose build fits a toolkit of CUDA `cuda`
+    /// (else `toolkit`'s CUDA; any when neither is known): `cudnnm install
+    /// ID`, then `cudnnm use ID --cuda-root T` (or, without a toolkit,
+    /// `cudnnm exec --version ID -- …`). `None` when the catalog has
+    /// none: then say what to look for ([`look_for`]) rather than print a
+    /// command that fails.
+    pub fn install_and_use(
+        &self,
+        spec: &Spec,
+        cuda: Option<&Version>,
+        toolkit: Option<&super::snapshot::ToolkitInfo>,
+    ) -> Option<(String, Vec<String>)> {
+        let cuda = cuda.or(toolkit.and_then(|t| t.cuda.as_ref()));
+        let o = self.t.offer(spec, cuda)?;
+        let id = o.id();
+        // Without a known toolkit, per-process activation (needs none).
+        let activate = match toolkit {
+            Some(t) => format!("cudnnm use {id} --cuda-root \"{}\"", t.root),
+            None => format!("cudnnm exec --version {id} -- <your program>"),
+        };
+        Some((id, vec![o.install_command(""), activate]))
+    }
+
     /// A readable description of a copy: `path — 8.9.7 (loaded library), pip wheel`.
     pub fn describe(&self, path: &str) -> String {
         match self.s.file(path) {
             Some(f) => {
-                let v = self
+                let known = self.s.version_of(f);
+                // A copy that answered with another copy's sub-libraries.
+                let mixed = self
                     .s
-                    .version_of(f)
-                    .map(|k| format!("{} ({})", k.version, k.source))
-                    .unwrap_or_else(|| "version unknown".into());
+                    .resolve(f)
+                    .library_version
+                    .as_ref()
+                    .filter(|l| {
+                        !self.s.foreign_modules(f).is_empty()
+                            && known
+                                .as_ref()
+                                .is_none_or(|k| k.version.triple() != l.triple())
+                    })
+                    .map(|l| {
+                        format!("; reports {l} when loaded, with another copy's sub-libraries")
+                    })
+                    .unwrap_or_default();
+                let v = match &known {
+                    Some(k) => format!("{} ({}{mixed})", k.version, k.source),
+                    None if mixed.is_empty() => "version unknown".into(),
+                    None => format!("version unknown ({})", &mixed[2..]),
+                };
                 let origin = match &f.origin_detail {
                     Some(d) => format!("{}: {d}", f.origin.label()),
                     None => f.origin.label().to_string(),
@@ -270,6 +413,7 @@ mod tests {
                 },
             ],
             frameworks: vec![],
+            offers: vec![],
         };
         assert_eq!(
             t.driver_floor(&v("12.4.1"), false).unwrap().to_string(),

@@ -8,7 +8,7 @@ use crate::doctor::snapshot::*;
 use crate::doctor::spath;
 use crate::version::Version;
 
-use super::{DriverFloor, Tables};
+use super::{DriverFloor, Offer, Tables};
 
 pub(crate) fn v(s: &str) -> Version {
     s.parse().unwrap()
@@ -58,6 +58,29 @@ fn framework_rows() -> Vec<FrameworkBuild> {
     ]
 }
 
+/// Releases the test catalog offers: a few NVIDIA archives and PyPI wheels,
+/// as in `manifest.toml` (9.12 has no CUDA 11 build; 9.10.2.21 has).
+fn offer_rows() -> Vec<Offer> {
+    let row = |ver: &str, cuda: &str, wheel: Option<&str>| Offer {
+        version: v(ver),
+        cuda: cuda.parse().unwrap(),
+        wheel: wheel.map(str::to_owned),
+    };
+    vec![
+        row("9.12.0.46", "12", None),
+        row("9.12.0.46", "12", Some("nvidia-cudnn-cu12")),
+        row("9.10.2.21", "11", Some("nvidia-cudnn-cu11")),
+        row("9.10.2.21", "12", None),
+        row("9.3.0.75", "12", None),
+        row("9.1.0.70", "12", Some("nvidia-cudnn-cu12")),
+        row("8.9.7.29", "11", None),
+        row("8.9.7.29", "12", None),
+        row("8.1.1.33", "11.2", None),
+        row("8.1.0.77", "11.2", None),
+        row("7.4.2.24", "10.0", None),
+    ]
+}
+
 impl Kit {
     fn base(family: &str) -> Kit {
         Kit {
@@ -75,6 +98,7 @@ impl Kit {
             t: Tables {
                 drivers: driver_rows(),
                 frameworks: framework_rows(),
+                offers: offer_rows(),
             },
         }
     }
