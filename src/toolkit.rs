@@ -314,29 +314,9 @@ fn parse_toolkit_version(s: &str) -> Option<Version> {
 
 /// The cuDNN version declared by the headers in `include`: `CUDNN_MAJOR`,
 /// `CUDNN_MINOR`, `CUDNN_PATCHLEVEL` from `cudnn_version.h` (cuDNN 8+), else
-/// `cudnn.h` (cuDNN 7 and before) — field case F22.
+/// `cudnn.h` (cuDNN 7 and before) — field case F22. See [`crate::archive::header`].
 pub fn header_cudnn_version(include: &Path) -> Option<Version> {
-    ["cudnn_version.h", "cudnn.h"].iter().find_map(|n| {
-        let text = std::fs::read_to_string(include.join(n)).ok()?;
-        parse_cudnn_header(&text)
-    })
-}
-
-/// Parses `#define CUDNN_MAJOR 9` / `CUDNN_MINOR` / `CUDNN_PATCHLEVEL`.
-pub fn parse_cudnn_header(text: &str) -> Option<Version> {
-    let get = |name: &str| {
-        text.lines().find_map(|l| {
-            let mut w = l.split_whitespace();
-            (w.next()? == "#define" && w.next()? == name)
-                .then(|| w.next()?.parse::<u32>().ok())
-                .flatten()
-        })
-    };
-    Some(Version::from_parts(&[
-        get("CUDNN_MAJOR")?,
-        get("CUDNN_MINOR")?,
-        get("CUDNN_PATCHLEVEL").unwrap_or(0),
-    ]))
+    crate::archive::header::version_in(include)
 }
 
 /// Where to look for toolkits besides the environment: parent folders whose
@@ -721,18 +701,6 @@ mod tests {
         assert_eq!(
             parse_nvcc_output("Cuda compilation tools, release 9.0"),
             Some(v("9.0"))
-        );
-        assert_eq!(
-            parse_cudnn_header(
-                "#define CUDNN_MAJOR 9\n#define CUDNN_MINOR 12\n#define CUDNN_PATCHLEVEL 0\n"
-            ),
-            Some(v("9.12.0"))
-        );
-        assert_eq!(
-            parse_cudnn_header(
-                "#define CUDNN_MAJOR      7\n#define CUDNN_MINOR      1\n#define CUDNN_PATCHLEVEL 3\n"
-            ),
-            Some(v("7.1.3"))
         );
     }
 

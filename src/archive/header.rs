@@ -6,7 +6,13 @@
 //! 7.x headers put several spaces between name and value (§3.2), so parsing
 //! is whitespace-tolerant.
 
+use std::io::Read;
+use std::path::Path;
+
 use crate::version::Version;
+
+/// Reads at most this many bytes of a header: the macros sit near the top.
+const MAX_HEADER_BYTES: u64 = 256 * 1024;
 
 /// Header names to try for the version, best first, for a release of `major`
 /// (unknown: try all). `cudnn.h` is last because from 8 on it only includes
@@ -48,6 +54,23 @@ pub fn parse_version(text: &str) -> Option<Version> {
     Some(Version::from_parts(&[major?, minor?, patch?]))
 }
 
+/// The version declared by the header file at `path` (links followed).
+/// `None` when the file is unreadable or lacks any of the three macros.
+pub fn read_version(path: &Path) -> Option<Version> {
+    let f = std::fs::File::open(path).ok()?;
+    let mut buf = Vec::new();
+    f.take(MAX_HEADER_BYTES).read_to_end(&mut buf).ok()?;
+    parse_version(&String::from_utf8_lossy(&buf))
+}
+
+/// The version declared by the headers in folder `include` (a toolkit's or
+/// a release's), trying [`VERSION_HEADERS`] in order.
+pub fn version_in(include: &Path) -> Option<Version> {
+    VERSION_HEADERS
+        .iter()
+        .find_map(|n| read_version(&include.join(n)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -75,5 +98,22 @@ mod tests {
             ),
             None
         );
+        assert_eq!(parse_version("\u{0}\u{1}garbage"), None);
+    }
+
+    #[test]
+    fn reads_the_first_header_that_declares_a_version() {
+        let d = tempfile::tempdir().unwrap();
+        assert_eq!(version_in(d.path()), None);
+        // cuDNN 8+: cudnn.h only includes cudnn_version.h.
+        std::fs::write(d.path().join("cudnn.h"), "#include \"cudnn_version.h\"\n").unwrap();
+        assert_eq!(version_in(d.path()), None);
+        std::fs::write(
+            d.path().join("cudnn_version.h"),
+            "#define CUDNN_MAJOR 8\n#define CUDNN_MINOR 1\n#define CUDNN_PATCHLEVEL 0\n",
+        )
+        .unwrap();
+        assert_eq!(version_in(d.path()).unwrap().to_string(), "8.1.0");
+        assert_eq!(read_version(&d.path().join("missing.h")), None);
     }
 }

@@ -18,9 +18,9 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use super::binfmt;
-use super::header;
 use super::names::{self, FileKind};
 use super::snapshot::*;
+use crate::archive::header;
 use crate::deploy::Deployments;
 use crate::env::{self, Env};
 use crate::home::Home;

@@ -73,7 +73,6 @@ pub mod checks;
 pub mod finding;
 pub mod fix;
 pub mod gather;
-pub mod header;
 pub mod loader;
 pub mod names;
 pub mod render;
