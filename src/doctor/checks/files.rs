@@ -38,20 +38,7 @@ fn architecture(cx: &Cx, out: &mut Vec<Finding>) {
             continue;
         }
         // The same release for this machine, when the catalog has it.
-        let release =
-            cx.s.version_of(f)
-                .filter(|k| k.version.parts().len() >= 3)
-                .map(|k| k.version);
-        let cmds = release.as_ref().and_then(|v| {
-            cx.install_and_use(
-                &Spec {
-                    version: v.clone(),
-                    cuda: None,
-                },
-                None,
-                None,
-            )
-        });
+        let (release, cmds) = cx.release_of(f);
         let mut fd = Finding::new("wrong-architecture", Severity::Error, format!("{} is built for {m}, this system is {arch}", cx.name(&f.path)))
             .seen(format!("{} ({m})", f.path))
             .why(if cx.w {
@@ -387,22 +374,12 @@ fn runtime_sets(cx: &Cx, out: &mut Vec<Finding>) {
             }
             // Importing a partial folder gives a partial release: offer the
             // whole release from the catalog instead, when its version is known.
-            let version = libs
+            let (version, cmds) = libs
                 .iter()
                 .filter(|(_, n)| n.is_main() && n.major == Some(m))
-                .find_map(|(f, _)| cx.s.version_of(f))
-                .filter(|k| k.version.parts().len() >= 3)
-                .map(|k| k.version);
-            let cmds = version.as_ref().and_then(|v| {
-                cx.install_and_use(
-                    &Spec {
-                        version: v.clone(),
-                        cuda: None,
-                    },
-                    None,
-                    None,
-                )
-            });
+                .map(|(f, _)| cx.release_of(f))
+                .find(|(v, _)| v.is_some())
+                .unwrap_or_default();
             let fix = match (&cmds, &version) {
                 (Some((id, _)), _) => format!("Copy the complete set of the same release next to it, or install the whole release ({id}) with cudnnm and activate it from there."),
                 (None, Some(v)) => format!("Copy the complete set of cuDNN {v} next to it. {}", super::look_for(&format!("cuDNN {v}"))),

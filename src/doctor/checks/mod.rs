@@ -344,6 +344,26 @@ impl<'a> Cx<'a> {
         Some((id, vec![o.install_command(""), activate]))
     }
 
+    /// The release copy `f` belongs to, when its full version is known, and
+    /// the commands that install and activate that release from the catalog
+    /// (none when the catalog lacks it). Toolkit-independent: for a copy in
+    /// the wrong place or of the wrong machine.
+    pub fn release_of(&self, f: &CudnnFile) -> (Option<Version>, Option<(String, Vec<String>)>) {
+        let version = self
+            .s
+            .version_of(f)
+            .filter(|k| k.version.parts().len() >= 3)
+            .map(|k| k.version);
+        let cmds = version.as_ref().and_then(|v| {
+            let spec = Spec {
+                version: v.clone(),
+                cuda: None,
+            };
+            self.install_and_use(&spec, None, None)
+        });
+        (version, cmds)
+    }
+
     /// A readable description of a copy: `path — 8.9.7 (loaded library), pip wheel`.
     pub fn describe(&self, path: &str) -> String {
         match self.s.file(path) {
