@@ -794,11 +794,11 @@ fn header_and_library_disagree() {
 
 // --- issue item 11, F08 -----------------------------------------------------
 
-#[test]
-fn framework_wants_another_cudnn() {
-    // TensorFlow 2.5 wants 8.1 with CUDA 11.2; 8.0.5 is what loads.
+/// TensorFlow 2.5 (built with cuDNN 8.1, CUDA 11.2) beside a CUDA toolkit of
+/// version `cuda` whose bin holds cuDNN 8.0.5.39, first on PATH.
+fn tensorflow_25_on_cudnn_805(cuda: &str) -> Kit {
     let mut k = Kit::windows();
-    k.toolkit(TK112, "11.2");
+    k.toolkit(TK112, cuda);
     k.windows_set(
         &bin112(),
         &format!(r"{TK112}\include"),
@@ -812,6 +812,13 @@ fn framework_wants_another_cudnn() {
         r"C:\Python39\Lib\site-packages",
         None,
     );
+    k
+}
+
+#[test]
+fn framework_wants_another_cudnn() {
+    // TensorFlow 2.5 wants 8.1 with CUDA 11.2; 8.0.5 is what loads.
+    let k = tensorflow_25_on_cudnn_805("11.2");
     let f = k.expect("framework-cudnn-mismatch");
     assert!(
         f.title.contains("8.1") && f.title.contains("8.0.5"),
@@ -1299,21 +1306,7 @@ fn store_release_damaged() {
 #[test]
 fn a_framework_mismatch_suggests_a_release_the_catalog_has_for_the_toolkit() {
     // TensorFlow 2.5 wants cuDNN 8.1 (CUDA 11.2); 8.0.5 is deployed.
-    let mut k = Kit::windows();
-    k.toolkit(TK112, "11.2.2");
-    k.windows_set(
-        &bin112(),
-        &format!(r"{TK112}\include"),
-        &format!(r"{TK112}\lib\x64"),
-        "8.0.5.39",
-    );
-    k.s.path.insert(0, bin112());
-    k.framework(
-        "tensorflow",
-        "2.5.0",
-        r"C:\Python39\Lib\site-packages",
-        None,
-    );
+    let mut k = tensorflow_25_on_cudnn_805("11.2.2");
     let f = k.expect("framework-cudnn-mismatch");
     assert_eq!(
         f.commands,
