@@ -42,7 +42,9 @@ impl Layout {
 
     /// Whether a file name counts as a cuDNN file in this layout: it starts
     /// with `cudnn` or `libcudnn` (ASCII case-insensitive in the Windows
-    /// layout, whose file systems ignore case).
+    /// layout, whose file systems ignore case) and reads as a cuDNN header or
+    /// library ([`crate::doctor::names::is_cudnn_file`]) — not a
+    /// cudnn-frontend header, a sample or a note that merely shares the prefix.
     pub fn is_cudnn_name(&self, name: &str) -> bool {
         let lower;
         let n = match self {
@@ -52,7 +54,8 @@ impl Layout {
             }
             Layout::Linux => name,
         };
-        n.starts_with("cudnn") || n.starts_with("libcudnn")
+        (n.starts_with("cudnn") || n.starts_with("libcudnn"))
+            && crate::doctor::names::is_cudnn_file(name)
     }
 }
 
@@ -798,6 +801,8 @@ mod tests {
         assert!(!Layout::Linux.is_cudnn_name("CUDNN64_8.DLL"));
         assert!(Layout::Linux.is_cudnn_name("libcudnn.so.9"));
         assert!(!Layout::Linux.is_cudnn_name("libcublas.so.12"));
+        assert!(!Layout::Linux.is_cudnn_name("cudnn_frontend.h"));
+        assert!(!Layout::Windows.is_cudnn_name("cudnn_samples.txt"));
         let empty = d.path().join("empty");
         fs::create_dir_all(&empty).unwrap();
         let e = Toolkit::at(&empty, "x", false).unwrap_err();

@@ -687,3 +687,67 @@ fn use_without_spec_deploys_the_pin_and_current_says_why() {
         .ok()
         .stderr_has(&["9.12.0.46 → 9.1.0.70"]);
 }
+
+#[test]
+fn use_and_rollback_leave_cudnn_frontend_and_samples_alone_and_name_unknown_cudnn_files() {
+    let (sb, tk) = linux_world();
+    let t = tk_arg(&tk);
+    let inc = tk.join("include");
+    // cudnn-frontend (header-only, NVIDIA's) and a sample note beside cuDNN's headers.
+    let kept: Vec<(&str, &[u8])> = vec![
+        ("cudnn_frontend.h", b"// cudnn-frontend 1.8 umbrella\n"),
+        ("cudnn_frontend_Engine.h", b"// frontend engine\n"),
+        ("cudnn_backend_base.h", b"// frontend backend base\n"),
+        ("cudnn_frontend/graph_interface.h", b"// frontend graph\n"),
+        ("cudnn_samples_README.txt", b"samples live elsewhere\n"),
+    ];
+    std::fs::create_dir_all(inc.join("cudnn_frontend")).unwrap();
+    for (rel, bytes) in &kept {
+        std::fs::write(inc.join(rel), bytes).unwrap();
+    }
+    // Looks like cuDNN, but no release ships it: moved like any stale file, and named.
+    std::fs::write(inc.join("cudnn_foo.h"), b"#define FOO 1\n").unwrap();
+    let pristine = snapshot(&tk.join("targets"));
+    let r = sb.run(["use", "9.1.0.70", "--cuda-root", &t, "--json"]).ok();
+    let r = r.stderr_has(&[
+        "→ 9.1.0.70",
+        "also moved to backup 1: include/cudnn_foo.h (not part of any cuDNN release)",
+    ]);
+    assert_eq!(
+        r.json()["not_from_a_release"],
+        serde_json::json!(["include/cudnn_foo.h"])
+    );
+    let check_kept = |when: &str| {
+        for (rel, bytes) in &kept {
+            assert_eq!(
+                std::fs::read(inc.join(rel)).unwrap(),
+                *bytes,
+                "{rel} byte for byte {when}"
+            );
+        }
+    };
+    check_kept("after use");
+    assert!(!inc.join("cudnn_foo.h").exists());
+    assert_eq!(
+        std::fs::read(sb.home().join("backups/1/files/include/cudnn_foo.h")).unwrap(),
+        b"#define FOO 1\n"
+    );
+    assert!(
+        !sb.home()
+            .join("backups/1/files/include/cudnn_frontend.h")
+            .exists(),
+        "frontend headers are not backed up: they never moved"
+    );
+    let j = sb.run(["backups", "--json"]).ok().json();
+    assert_eq!(j[0]["files"], 4, "7.6.5's three files and cudnn_foo.h");
+    // Not drift either: `current` does not count them as extra.
+    let cur = sb.run(["current", "--cuda-root", &t, "--json"]).ok().json();
+    assert_eq!(cur["toolkits"][0]["drift"]["extra"], serde_json::json!([]));
+    sb.run(["rollback", "--cuda-root", &t]).ok();
+    check_kept("after rollback");
+    assert_eq!(
+        snapshot(&tk.join("targets")),
+        pristine,
+        "the rollback restores cudnn_foo.h and the 7.6.5 set; the rest never moved"
+    );
+}

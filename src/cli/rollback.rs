@@ -7,7 +7,9 @@
 use serde::Serialize;
 
 use super::Ctx;
-use super::use_::{elevate_hint, msg_label, recover_and_report, report_pruned};
+use super::use_::{
+    elevate_hint, msg_label, recover_and_report, report_not_from_a_release, report_pruned,
+};
 use crate::deploy::recover::Recovered;
 use crate::deploy::{Deployments, access, apply, backup, journal, plan};
 use crate::error::{Error, Kind, Result};
@@ -35,6 +37,7 @@ struct RollbackReport {
     to: String,
     release: Option<String>,
     backup: u64,
+    not_from_a_release: Vec<String>,
     pruned: Vec<u64>,
     recovered: Vec<Recovered>,
 }
@@ -126,6 +129,8 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
         source.record.id,
         p.id
     ));
+    let unknown = plan::moved_not_from_a_release(p);
+    report_not_from_a_release(ctx, p.id, &unknown);
     report_pruned(ctx, &pruned);
     if ctx.json {
         ctx.out_json(&RollbackReport {
@@ -135,6 +140,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
             to: p.to_label.clone(),
             release: outcome.deployment.as_ref().map(|d| d.release.clone()),
             backup: p.id,
+            not_from_a_release: unknown,
             pruned,
             recovered,
         });

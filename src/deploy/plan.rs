@@ -226,6 +226,21 @@ impl Plan {
     }
 }
 
+/// The toolkit-relative paths of the files this plan moves into its backup
+/// whose names look like cuDNN's but that no cuDNN release ships
+/// ([`crate::doctor::names::is_release_name`]): leftovers or someone's own
+/// files, which the summary names so nobody wonders where they went.
+pub fn moved_not_from_a_release(plan: &Plan) -> Vec<String> {
+    plan.moves
+        .iter()
+        .filter(|m| {
+            let name = m.rel.rsplit('/').next().unwrap_or(&m.rel);
+            !crate::doctor::names::is_release_name(name)
+        })
+        .map(|m| m.rel.clone())
+        .collect()
+}
+
 /// The `from` of a file a rollback restored from backup `id` that is not
 /// the release's own copy: `backup 3: include/cudnn.h`.
 pub fn backup_label(id: u64, rel: &str) -> String {
