@@ -436,3 +436,89 @@ fn eight_concurrent_uses_leave_one_complete_release_and_backups_tell_the_story()
         .trim_start_matches("before use ");
     assert_eq!(last, active);
 }
+
+/// Starts `args` paused after journal step `step` (the test-only pause
+/// hook), waits until it is paused there, sends it `signal` with `kill`, and
+/// returns its output.
+fn signal_mid_change(s: &Scenario, step: u64, signal: &str) -> Run {
+    let pause = s.sb.root().join("paused");
+    let child = s
+        .sb
+        .command()
+        .args(&s.args)
+        .env("CUDNNM_TEST_PAUSE_AFTER_STEP", step.to_string())
+        .env("CUDNNM_TEST_PAUSE_FILE", &pause)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while !pause.exists() {
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "the change never reached step {step}"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let st = std::process::Command::new("kill")
+        .args([signal, &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let out = child.wait_with_output().unwrap();
+    Run {
+        args: s.args.iter().map(Into::into).collect(),
+        out,
+        root: s.sb.root().to_path_buf(),
+    }
+}
+
+#[test]
+fn ctrl_c_in_the_middle_of_use_undoes_it_and_exits_130() {
+    let s = linux_from_foreign("copy");
+    let before = snapshot(&s.watch);
+    let before_backups = s.sb.run(["backups", "--json"]).ok().json();
+    // Steps: 1 plan, 2–4 moves, 5 moved, 6 recorded, 7… placements: paused
+    // with the old files in the backup and two new files placed.
+    let r = signal_mid_change(&s, 8, "-INT").code_is(130).stderr_has(&[
+        "error: interrupted; the toolkit is as it was\nhelp: ",
+    ]);
+    assert!(!r.stderr().contains("recovered"), "{}", r.describe());
+    assert_eq!(snapshot(&s.watch), before, "every byte and link as before");
+    assert_eq!(
+        s.sb.run(["backups", "--json"]).ok().json(),
+        before_backups,
+        "the unfinished backup is gone"
+    );
+    assert!(
+        s.sb.home().join("journal").read_dir().unwrap().next().is_none(),
+        "undone in the same process: no journal left to recover"
+    );
+    // The next command finds nothing to recover, and the change still works.
+    let r = run_env(&s.sb, &s.args, &[]).ok();
+    assert!(!r.stderr().contains("recovered"), "{}", r.describe());
+    r.stderr_has(&["→ 9.1.0.70"]);
+}
+
+#[test]
+fn sigterm_in_the_middle_of_rollback_undoes_it_and_exits_130() {
+    let s = linux_from_foreign("symlink");
+    let t = s.tk.display().to_string();
+    run_env(&s.sb, &s.args, &[]).ok();
+    let on_9 = snapshot(&s.watch);
+    let rec = s.sb.run(["current", "--cuda-root", &t, "--json"]).ok().json();
+    let s = Scenario {
+        args: ["rollback", "--cuda-root", &t].map(String::from).to_vec(),
+        ..s
+    };
+    signal_mid_change(&s, 3, "-TERM")
+        .code_is(130)
+        .stderr_has(&["error: interrupted; the toolkit is as it was"]);
+    assert_eq!(snapshot(&s.watch), on_9);
+    assert_eq!(
+        s.sb.run(["current", "--cuda-root", &t, "--json"]).ok().json(),
+        rec,
+        "the deployment record is the earlier one"
+    );
+    assert!(!s.sb.home().join("backups/2").exists());
+}
