@@ -110,6 +110,13 @@ impl Toolkit {
     /// # Errors
     /// [`Kind::NotFound`] when `root` is not a folder or holds no CUDA version.
     pub fn at(root: &Path, found_by: &str, windows_host: bool) -> Result<Toolkit> {
+        if std::fs::metadata(root).is_ok_and(|m| !m.is_dir()) {
+            return Err(Error::new(
+                Kind::NotFound,
+                format!("'{}' is a file, not a CUDA toolkit folder", root.display()),
+            )
+            .hint("pass the toolkit root folder (the one holding include/ and lib64/ or lib\\x64\\), e.g. --cuda-root /usr/local/cuda-12.4; `cudnnm toolkits` lists those found"));
+        }
         if !root.is_dir() {
             return Err(Error::new(
                 Kind::NotFound,
@@ -201,9 +208,15 @@ fn read_cuda_version_for(root: &Path, layout: Layout) -> Result<Version> {
     let mut causes = Vec::new();
     let json = root.join("version.json");
     if let Ok(text) = std::fs::read_to_string(&json) {
-        match parse_version_json(&text) {
-            Some(v) => return Ok(v),
-            None => causes.push(format!("'{}' has no cuda.version", json.display())),
+        match serde_json::from_str::<serde_json::Value>(&text) {
+            Err(e) => causes.push(format!("'{}' is not valid JSON ({e})", json.display())),
+            Ok(_) => match parse_version_json(&text) {
+                Some(v) => return Ok(v),
+                None => causes.push(format!(
+                    "'{}' has no readable cuda.version",
+                    json.display()
+                )),
+            },
         }
     }
     let txt = root.join("version.txt");

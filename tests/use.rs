@@ -751,3 +751,150 @@ fn use_and_rollback_leave_cudnn_frontend_and_samples_alone_and_name_unknown_cudn
         "the rollback restores cudnn_foo.h and the 7.6.5 set; the rest never moved"
     );
 }
+
+/// The files of `tk` and of the home's backups and deployments, for "nothing changed".
+fn world_state(sb: &Sandbox, tk: &Path) -> (std::collections::BTreeMap<String, String>, bool) {
+    (
+        snapshot(tk),
+        sb.home().join("backups").exists() || sb.home().join("deployments.toml").exists(),
+    )
+}
+
+#[test]
+fn a_damaged_store_release_is_named_with_how_to_reinstall_it_and_nothing_changes() {
+    let (sb, tk) = linux_world();
+    let t = tk_arg(&tk);
+    let before = world_state(&sb, &tk);
+    // The real library of the chain is gone: the chain's links now dangle.
+    let rel = sb.home().join("store/cuda-12/9.1.0.70");
+    let lib = rel.join("lib/libcudnn.so.9.1.0");
+    let mut p = std::fs::metadata(rel.join("lib")).unwrap().permissions();
+    #[allow(clippy::permissions_set_readonly_false)]
+    p.set_readonly(false);
+    std::fs::set_permissions(rel.join("lib"), p).unwrap();
+    std::fs::remove_file(&lib).unwrap();
+    sb.run(["use", "9.1.0.70", "--cuda-root", &t])
+        .code_is(4)
+        .stderr_has(&[&format!(
+            "error: cuDNN 9.1.0.70_cuda12 in the store is damaged: '{}' ",
+            rel.join("lib/libcudnn.so").display()
+        ),
+        "is a broken link (to 'libcudnn.so.9')",
+        "help: reinstall it: `cudnnm install 9.1.0.70 --cuda 12 --force`",
+    ]);
+    // A file of the wrong size is named too.
+    std::fs::write(&lib, b"short").unwrap();
+    sb.run(["use", "9.1.0.70", "--cuda-root", &t, "--mode", "copy"])
+        .code_is(4)
+        .stderr_has(&[&format!(
+            "'{}' holds 5 bytes, not the",
+            lib.display()
+        )]);
+    assert_eq!(world_state(&sb, &tk), before, "nothing changed");
+}
+
+#[test]
+fn a_folder_where_a_cudnn_file_must_go_is_named_and_left_alone() {
+    let (sb, tk) = linux_world();
+    let t = tk_arg(&tk);
+    // cudnn_version.h, which 9.1 places, is a folder with someone's file in it.
+    let inc = tk.join("include");
+    std::fs::create_dir(inc.join("cudnn_version.h")).unwrap();
+    std::fs::write(inc.join("cudnn_version.h/notes.txt"), b"mine").unwrap();
+    let before = world_state(&sb, &tk);
+    sb.run(["use", "9.1.0.70", "--cuda-root", &t])
+        .code_is(8)
+        .stderr_has(&[
+            &format!(
+                "error: '{}' is a folder, where cuDNN's file include/cudnn_version.h must go",
+                inc.join("cudnn_version.h").display()
+            ),
+            "help: move that folder out of",
+        ]);
+    assert_eq!(world_state(&sb, &tk), before, "nothing changed");
+    assert_eq!(
+        std::fs::read(inc.join("cudnn_version.h/notes.txt")).unwrap(),
+        b"mine"
+    );
+}
+
+#[test]
+fn a_file_given_as_the_toolkit_root_is_refused_clearly() {
+    let (sb, _tk) = linux_world();
+    let f = sb.root().join("cuda.run");
+    std::fs::write(&f, b"#!/bin/sh installer").unwrap();
+    sb.run(["use", "9.1.0.70", "--cuda-root", &tk_arg(&f)])
+        .code_is(3)
+        .stderr_has(&[
+            &format!("error: '{}' is a file, not a CUDA toolkit folder", f.display()),
+            "help: pass the toolkit root folder",
+        ]);
+    assert_eq!(std::fs::read(&f).unwrap(), b"#!/bin/sh installer");
+    assert!(!sb.home().join("backups").exists());
+}
+
+#[test]
+fn a_dangling_lib64_link_is_named_with_where_it_points() {
+    let (sb, tk) = linux_world();
+    let t = tk_arg(&tk);
+    // The runfile's targets/ folder was removed; lib64 points at nothing.
+    std::fs::rename(tk.join("targets/x86_64-linux/lib"), sb.root().join("moved-lib")).unwrap();
+    let before = world_state(&sb, &tk);
+    let real = std::fs::canonicalize(&tk).unwrap();
+    sb.run(["use", "9.1.0.70", "--cuda-root", &t])
+        .code_is(3)
+        .stderr_has(&[
+            &format!(
+                "error: '{}' is a link to 'targets/x86_64-linux/lib', which does not exist",
+                real.join("lib64").display()
+            ),
+            "help: restore the folder it points to",
+        ]);
+    assert_eq!(world_state(&sb, &tk), before, "nothing changed");
+}
+
+#[test]
+fn a_garbage_version_json_falls_back_to_cuda_h_and_is_named_when_nothing_else_works() {
+    let (sb, tk) = linux_world();
+    let t = tk_arg(&tk);
+    std::fs::write(tk.join("version.json"), b"\x00\x01 not json {").unwrap();
+    // include/cuda.h says 12040: CUDA 12.4, which 9.1.0.70 (CUDA 12) fits.
+    let j = sb.run(["current", "--cuda-root", &t, "--json"]).ok().json();
+    assert_eq!(j["toolkits"][0]["cuda"], "12.4");
+    sb.run(["use", "9.1.0.70", "--cuda-root", &t])
+        .ok()
+        .stderr_has(&["→ 9.1.0.70"]);
+    // Without cuda.h nothing gives the version: the error names version.json.
+    let (sb2, tk2) = linux_world();
+    std::fs::write(tk2.join("version.json"), b"garbage").unwrap();
+    std::fs::remove_file(tk2.join("include/cuda.h")).unwrap();
+    let before = world_state(&sb2, &tk2);
+    let real = std::fs::canonicalize(&tk2).unwrap();
+    sb2.run(["use", "9.1.0.70", "--cuda-root", &tk_arg(&tk2)])
+        .code_is(3)
+        .stderr_has(&[
+            &format!("error: could not read the CUDA version of '{}'", real.display()),
+            &format!(
+                "caused by: '{}' is not valid JSON",
+                real.join("version.json").display()
+            ),
+            "help: ",
+        ]);
+    assert_eq!(world_state(&sb2, &tk2), before, "nothing changed");
+}
+
+#[test]
+fn cuda_major_minor_finds_a_toolkit_with_a_patch_version() {
+    let (mut sb, tk) = linux_world();
+    // The toolkit says 12.4.1; `--cuda 12.4` names it.
+    sb.set_env("CUDA_HOME", &tk);
+    sb.run(["use", "9.1.0.70", "--cuda", "12.4"])
+        .ok()
+        .stderr_has(&["→ 9.1.0.70"]);
+    let j = sb.run(["current", "--json"]).ok().json();
+    assert_eq!(j["toolkits"][0]["cuda"], "12.4.1");
+    assert_eq!(j["toolkits"][0]["release"], "9.1.0.70_cuda12");
+    sb.run(["use", "9.1.0.70", "--cuda", "12.5"])
+        .code_is(3)
+        .stderr_has(&["no CUDA 12.5 toolkit found"]);
+}
