@@ -13,6 +13,7 @@ use super::use_::{
 use crate::deploy::recover::Recovered;
 use crate::deploy::{Deployments, access, apply, backup, journal, plan};
 use crate::error::{Error, Kind, Result};
+use crate::lock::{ToolkitLock, toolkit_wait_message};
 use crate::store::Store;
 use crate::toolkit::{self, Selector, Toolkit};
 
@@ -93,6 +94,11 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
             (tk, b)
         }
     };
+    // Planned and run under the toolkit's lock: another home's change to
+    // this toolkit finishes first.
+    let _toolkit_lock = ToolkitLock::acquire(&toolkit.root, || {
+        ctx.status(toolkit_wait_message(&toolkit.root))
+    })?;
     let store = Store::new(&ctx.home);
     let deployments = Deployments::load(&ctx.home)?;
     let current = deployments.for_toolkit(&toolkit.root);

@@ -143,6 +143,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
             current,
             keep_backups: config.backups_to_keep(),
             elevate: &hint,
+            on_lock_wait: &|| ctx.status(crate::lock::toolkit_wait_message(&toolkit.root)),
         },
     )?;
     let p = &outcome.plan;
