@@ -898,3 +898,41 @@ fn cuda_major_minor_finds_a_toolkit_with_a_patch_version() {
         .code_is(3)
         .stderr_has(&["no CUDA 12.5 toolkit found"]);
 }
+
+#[test]
+fn backup_ids_are_numbers_everywhere_and_no_cudnn_reads_the_same() {
+    let sb = Sandbox::new();
+    let tk = linux_toolkit(&sb.root().join("cuda-12.4"), "12.4.1");
+    put_release(
+        &sb.home(),
+        &fixtures::redist_linux("9.1.0.70", "12"),
+        "9.1.0.70",
+        "12",
+        Platform::LinuxX86_64,
+    );
+    let t = tk_arg(&tk);
+    // A toolkit without cuDNN: `current` and `toolkits` say "no cuDNN", the
+    // words the backup's "held" label uses.
+    let cur = sb.run(["current", "--cuda-root", &t]).ok().stdout();
+    assert!(cur.contains("(CUDA 12.4.1): no cuDNN\n"), "{cur}");
+    let used = sb.run(["use", "9.1.0.70", "--cuda-root", &t, "--json"]).ok().json();
+    assert_eq!(used["backup"], 1);
+    let j = sb.run(["backups", "--json"]).ok().json();
+    assert_eq!(j[0]["id"], 1);
+    assert_eq!(j[0]["held"], "no cuDNN");
+    let cur = sb.run(["current", "--cuda-root", &t, "--json"]).ok().json();
+    assert_eq!(cur["toolkits"][0]["backup"], 1, "a number, as in backups --json");
+    let tks = sb.run(["toolkits", "--json"]).ok().json();
+    assert_eq!(tks[0]["backup"], 1);
+    let rb = sb.run(["rollback", "--cuda-root", &t, "--json"]).ok().json();
+    assert_eq!((rb["restored_backup"].clone(), rb["backup"].clone()), (1.into(), 2.into()));
+    let cur = sb.run(["current", "--cuda-root", &t]).ok().stdout();
+    assert!(cur.contains("(CUDA 12.4.1): no cuDNN\n"), "{cur}");
+    // cuDNN files without a version header are not "no cuDNN".
+    std::fs::write(tk.join("lib64/libcudnn.so.9"), b"\x7fELF copied").unwrap();
+    let cur = sb.run(["current", "--cuda-root", &t]).ok().stdout();
+    assert!(
+        cur.contains("not managed by cudnnm (1 cuDNN file, no version header)"),
+        "{cur}"
+    );
+}

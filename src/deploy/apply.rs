@@ -84,6 +84,9 @@ fn forward(
         j.step(&format!("mkdir {i}"))?;
     }
     fsops::create_dir_all(&plan.backup_dir.join("files"))?;
+    // The new backup folder's entry in `backups/` is durable before any file
+    // moves into it (Unix; a no-op on Windows).
+    fsops::sync_dir(fsops::parent_of(&plan.backup_dir));
     for d in plan.backup_dirs() {
         fsops::create_dir_all(&d)?;
     }
