@@ -212,10 +212,7 @@ fn read_cuda_version_for(root: &Path, layout: Layout) -> Result<Version> {
             Err(e) => causes.push(format!("'{}' is not valid JSON ({e})", json.display())),
             Ok(_) => match parse_version_json(&text) {
                 Some(v) => return Ok(v),
-                None => causes.push(format!(
-                    "'{}' has no readable cuda.version",
-                    json.display()
-                )),
+                None => causes.push(format!("'{}' has no readable cuda.version", json.display())),
             },
         }
     }

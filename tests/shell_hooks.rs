@@ -413,7 +413,11 @@ fn cmd_rendering_sets_exact_values_in_wine_cmd() {
     // Wine passes the Unix environment through, and `set CUDNN` would list
     // any CUDNN* variable of the caller (CI sets CUDNNM_TEST_WHEELS).
     for (name, _) in std::env::vars_os() {
-        if name.to_string_lossy().to_ascii_uppercase().starts_with("CUDNN") {
+        if name
+            .to_string_lossy()
+            .to_ascii_uppercase()
+            .starts_with("CUDNN")
+        {
             wine_cmd.env_remove(name);
         }
     }

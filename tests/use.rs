@@ -708,7 +708,9 @@ fn use_and_rollback_leave_cudnn_frontend_and_samples_alone_and_name_unknown_cudn
     // Looks like cuDNN, but no release ships it: moved like any stale file, and named.
     std::fs::write(inc.join("cudnn_foo.h"), b"#define FOO 1\n").unwrap();
     let pristine = snapshot(&tk.join("targets"));
-    let r = sb.run(["use", "9.1.0.70", "--cuda-root", &t, "--json"]).ok();
+    let r = sb
+        .run(["use", "9.1.0.70", "--cuda-root", &t, "--json"])
+        .ok();
     let r = r.stderr_has(&[
         "→ 9.1.0.70",
         "also moved to backup 1: include/cudnn_foo.h (not part of any cuDNN release)",
@@ -775,21 +777,19 @@ fn a_damaged_store_release_is_named_with_how_to_reinstall_it_and_nothing_changes
     std::fs::remove_file(&lib).unwrap();
     sb.run(["use", "9.1.0.70", "--cuda-root", &t])
         .code_is(4)
-        .stderr_has(&[&format!(
-            "error: cuDNN 9.1.0.70_cuda12 in the store is damaged: '{}' ",
-            rel.join("lib/libcudnn.so").display()
-        ),
-        "is a broken link (to 'libcudnn.so.9')",
-        "help: reinstall it: `cudnnm install 9.1.0.70 --cuda 12 --force`",
-    ]);
+        .stderr_has(&[
+            &format!(
+                "error: cuDNN 9.1.0.70_cuda12 in the store is damaged: '{}' ",
+                rel.join("lib/libcudnn.so").display()
+            ),
+            "is a broken link (to 'libcudnn.so.9')",
+            "help: reinstall it: `cudnnm install 9.1.0.70 --cuda 12 --force`",
+        ]);
     // A file of the wrong size is named too.
     std::fs::write(&lib, b"short").unwrap();
     sb.run(["use", "9.1.0.70", "--cuda-root", &t, "--mode", "copy"])
         .code_is(4)
-        .stderr_has(&[&format!(
-            "'{}' holds 5 bytes, not the",
-            lib.display()
-        )]);
+        .stderr_has(&[&format!("'{}' holds 5 bytes, not the", lib.display())]);
     assert_eq!(world_state(&sb, &tk), before, "nothing changed");
 }
 
@@ -826,7 +826,10 @@ fn a_file_given_as_the_toolkit_root_is_refused_clearly() {
     sb.run(["use", "9.1.0.70", "--cuda-root", &tk_arg(&f)])
         .code_is(3)
         .stderr_has(&[
-            &format!("error: '{}' is a file, not a CUDA toolkit folder", f.display()),
+            &format!(
+                "error: '{}' is a file, not a CUDA toolkit folder",
+                f.display()
+            ),
             "help: pass the toolkit root folder",
         ]);
     assert_eq!(std::fs::read(&f).unwrap(), b"#!/bin/sh installer");
@@ -838,7 +841,11 @@ fn a_dangling_lib64_link_is_named_with_where_it_points() {
     let (sb, tk) = linux_world();
     let t = tk_arg(&tk);
     // The runfile's targets/ folder was removed; lib64 points at nothing.
-    std::fs::rename(tk.join("targets/x86_64-linux/lib"), sb.root().join("moved-lib")).unwrap();
+    std::fs::rename(
+        tk.join("targets/x86_64-linux/lib"),
+        sb.root().join("moved-lib"),
+    )
+    .unwrap();
     let before = world_state(&sb, &tk);
     let real = std::fs::canonicalize(&tk).unwrap();
     sb.run(["use", "9.1.0.70", "--cuda-root", &t])
@@ -873,7 +880,10 @@ fn a_garbage_version_json_falls_back_to_cuda_h_and_is_named_when_nothing_else_wo
     sb2.run(["use", "9.1.0.70", "--cuda-root", &tk_arg(&tk2)])
         .code_is(3)
         .stderr_has(&[
-            &format!("error: could not read the CUDA version of '{}'", real.display()),
+            &format!(
+                "error: could not read the CUDA version of '{}'",
+                real.display()
+            ),
             &format!(
                 "caused by: '{}' is not valid JSON",
                 real.join("version.json").display()
@@ -915,17 +925,29 @@ fn backup_ids_are_numbers_everywhere_and_no_cudnn_reads_the_same() {
     // words the backup's "held" label uses.
     let cur = sb.run(["current", "--cuda-root", &t]).ok().stdout();
     assert!(cur.contains("(CUDA 12.4.1): no cuDNN\n"), "{cur}");
-    let used = sb.run(["use", "9.1.0.70", "--cuda-root", &t, "--json"]).ok().json();
+    let used = sb
+        .run(["use", "9.1.0.70", "--cuda-root", &t, "--json"])
+        .ok()
+        .json();
     assert_eq!(used["backup"], 1);
     let j = sb.run(["backups", "--json"]).ok().json();
     assert_eq!(j[0]["id"], 1);
     assert_eq!(j[0]["held"], "no cuDNN");
     let cur = sb.run(["current", "--cuda-root", &t, "--json"]).ok().json();
-    assert_eq!(cur["toolkits"][0]["backup"], 1, "a number, as in backups --json");
+    assert_eq!(
+        cur["toolkits"][0]["backup"], 1,
+        "a number, as in backups --json"
+    );
     let tks = sb.run(["toolkits", "--json"]).ok().json();
     assert_eq!(tks[0]["backup"], 1);
-    let rb = sb.run(["rollback", "--cuda-root", &t, "--json"]).ok().json();
-    assert_eq!((rb["restored_backup"].clone(), rb["backup"].clone()), (1.into(), 2.into()));
+    let rb = sb
+        .run(["rollback", "--cuda-root", &t, "--json"])
+        .ok()
+        .json();
+    assert_eq!(
+        (rb["restored_backup"].clone(), rb["backup"].clone()),
+        (1.into(), 2.into())
+    );
     let cur = sb.run(["current", "--cuda-root", &t]).ok().stdout();
     assert!(cur.contains("(CUDA 12.4.1): no cuDNN\n"), "{cur}");
     // cuDNN files without a version header are not "no cuDNN".

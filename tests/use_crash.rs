@@ -442,16 +442,15 @@ fn eight_concurrent_uses_leave_one_complete_release_and_backups_tell_the_story()
 /// returns its output.
 fn signal_mid_change(s: &Scenario, step: u64, signal: &str) -> Run {
     let pause = s.sb.root().join("paused");
-    let child = s
-        .sb
-        .command()
-        .args(&s.args)
-        .env("CUDNNM_TEST_PAUSE_AFTER_STEP", step.to_string())
-        .env("CUDNNM_TEST_PAUSE_FILE", &pause)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child =
+        s.sb.command()
+            .args(&s.args)
+            .env("CUDNNM_TEST_PAUSE_AFTER_STEP", step.to_string())
+            .env("CUDNNM_TEST_PAUSE_FILE", &pause)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
     let start = Instant::now();
     while !pause.exists() {
         assert!(
@@ -480,9 +479,9 @@ fn ctrl_c_in_the_middle_of_use_undoes_it_and_exits_130() {
     let before_backups = s.sb.run(["backups", "--json"]).ok().json();
     // Steps: 1 plan, 2–4 moves, 5 moved, 6 recorded, 7… placements: paused
     // with the old files in the backup and two new files placed.
-    let r = signal_mid_change(&s, 8, "-INT").code_is(130).stderr_has(&[
-        "error: interrupted; the toolkit is as it was\nhelp: ",
-    ]);
+    let r = signal_mid_change(&s, 8, "-INT")
+        .code_is(130)
+        .stderr_has(&["error: interrupted; the toolkit is as it was\nhelp: "]);
     assert!(!r.stderr().contains("recovered"), "{}", r.describe());
     assert_eq!(snapshot(&s.watch), before, "every byte and link as before");
     assert_eq!(
@@ -491,7 +490,12 @@ fn ctrl_c_in_the_middle_of_use_undoes_it_and_exits_130() {
         "the unfinished backup is gone"
     );
     assert!(
-        s.sb.home().join("journal").read_dir().unwrap().next().is_none(),
+        s.sb.home()
+            .join("journal")
+            .read_dir()
+            .unwrap()
+            .next()
+            .is_none(),
         "undone in the same process: no journal left to recover"
     );
     // The next command finds nothing to recover, and the change still works.
@@ -506,7 +510,10 @@ fn sigterm_in_the_middle_of_rollback_undoes_it_and_exits_130() {
     let t = s.tk.display().to_string();
     run_env(&s.sb, &s.args, &[]).ok();
     let on_9 = snapshot(&s.watch);
-    let rec = s.sb.run(["current", "--cuda-root", &t, "--json"]).ok().json();
+    let rec =
+        s.sb.run(["current", "--cuda-root", &t, "--json"])
+            .ok()
+            .json();
     let s = Scenario {
         args: ["rollback", "--cuda-root", &t].map(String::from).to_vec(),
         ..s
@@ -516,7 +523,9 @@ fn sigterm_in_the_middle_of_rollback_undoes_it_and_exits_130() {
         .stderr_has(&["error: interrupted; the toolkit is as it was"]);
     assert_eq!(snapshot(&s.watch), on_9);
     assert_eq!(
-        s.sb.run(["current", "--cuda-root", &t, "--json"]).ok().json(),
+        s.sb.run(["current", "--cuda-root", &t, "--json"])
+            .ok()
+            .json(),
         rec,
         "the deployment record is the earlier one"
     );
@@ -537,16 +546,15 @@ fn two_homes_deploying_into_one_toolkit_take_turns() {
     );
     // Home A's use pauses mid-move (step 3: two of three files moved out).
     let pause = a.sb.root().join("paused");
-    let mut first = a
-        .sb
-        .command()
-        .args(&a.args)
-        .env("CUDNNM_TEST_PAUSE_AFTER_STEP", "3")
-        .env("CUDNNM_TEST_PAUSE_FILE", &pause)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut first =
+        a.sb.command()
+            .args(&a.args)
+            .env("CUDNNM_TEST_PAUSE_AFTER_STEP", "3")
+            .env("CUDNNM_TEST_PAUSE_FILE", &pause)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
     let start = Instant::now();
     while !pause.exists() {
         assert!(start.elapsed() < Duration::from_secs(30), "A never paused");
@@ -577,7 +585,11 @@ fn two_homes_deploying_into_one_toolkit_take_turns() {
     }
     std::thread::sleep(Duration::from_millis(200));
     assert!(second.try_wait().unwrap().is_none(), "B must still wait");
-    assert_eq!(snapshot(&a.watch), mid, "B touched nothing while A was mid-change");
+    assert_eq!(
+        snapshot(&a.watch),
+        mid,
+        "B touched nothing while A was mid-change"
+    );
     std::fs::remove_file(&pause).unwrap();
     assert!(first.wait().unwrap().success());
     let st = second.wait().unwrap();
@@ -594,7 +606,8 @@ fn two_homes_deploying_into_one_toolkit_take_turns() {
     assert_eq!(jb[0]["held"], "9.1.0 (not from cudnnm)");
     let held = backup_holdings(Path::new(jb[0]["dir"].as_str().unwrap()));
     assert!(
-        held.keys().all(|n| !n.contains("7.6.5") && n != "libcudnn.so.7"),
+        held.keys()
+            .all(|n| !n.contains("7.6.5") && n != "libcudnn.so.7"),
         "A's originals went to A's backup, not B's: {held:?}"
     );
     let ja = a.sb.run(["backups", "--json"]).ok().json();

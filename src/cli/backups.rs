@@ -147,7 +147,16 @@ mod tests {
     fn the_table_aligns_every_column_for_long_ids_and_labels() {
         let header = ["ID", "WHEN", "FILES", "SIZE", "HELD", "WHY", "TOOLKIT"].map(String::from);
         let row = |id: &str, held: &str| {
-            [id, "2026-01-01T00:00:00Z", "3", "12 B", held, "before use x", "/tk"].map(String::from)
+            [
+                id,
+                "2026-01-01T00:00:00Z",
+                "3",
+                "12 B",
+                held,
+                "before use x",
+                "/tk",
+            ]
+            .map(String::from)
         };
         let lines = super::table(
             &header,

@@ -9,8 +9,8 @@ use serde::Serialize;
 
 use super::Ctx;
 use super::use_::{known_toolkits, recover_if_pending, source_label};
-use crate::deploy::recover::Recovered;
 use crate::deploy::plan::{NO_CUDNN, scan_toolkit_names};
+use crate::deploy::recover::Recovered;
 use crate::deploy::status::{self, Drift};
 use crate::deploy::{Deployments, Mode};
 use crate::error::Result;
