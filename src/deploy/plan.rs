@@ -1148,6 +1148,7 @@ mod tests {
         let rdir = d.path().join("store/cuda-12/9.1.0.70");
         fs::create_dir_all(rdir.join("lib")).unwrap();
         fs::write(rdir.join("lib/libcudnn.so.9"), "new").unwrap();
+        std::os::unix::fs::symlink("libcudnn.so.9", rdir.join("lib/libcudnn.so")).unwrap();
         let rel = Release {
             dir: rdir.clone(),
             receipt: receipt(
@@ -1195,6 +1196,14 @@ mod tests {
         // A journal roundtrip keeps the plan whole.
         let json = serde_json::to_string(&plan).unwrap();
         assert_eq!(serde_json::from_str::<Plan>(&json).unwrap(), plan);
+        // A store file that is gone is named before anything is planned.
+        fs::remove_file(rdir.join("lib/libcudnn.so.9")).unwrap();
+        let e = plan_use(&home, &store, &tk, &rel, Mode::Symlink, None, 7).unwrap_err();
+        assert_eq!(e.kind(), Kind::Integrity);
+        assert!(
+            e.message().ends_with("lib/libcudnn.so.9' is missing"),
+            "{e:?}"
+        );
     }
 
     #[test]
