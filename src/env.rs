@@ -21,6 +21,13 @@ pub const CUDNNM_PYTHON: &str = "CUDNNM_PYTHON";
 /// `CUDNNM_FAULT_AFTER_STEP`: test-only, read by debug builds alone: `use` and
 /// `rollback` abort right after journal step K (crash-safety tests).
 pub const CUDNNM_FAULT_AFTER_STEP: &str = "CUDNNM_FAULT_AFTER_STEP";
+/// `CUDNNM_TEST_PAUSE_AFTER_STEP`: test-only, read by debug builds alone:
+/// `use` and `rollback` pause right after journal step K, while the file
+/// `CUDNNM_TEST_PAUSE_FILE` exists (they create it), so a test can signal or
+/// race a change in flight.
+pub const CUDNNM_TEST_PAUSE_AFTER_STEP: &str = "CUDNNM_TEST_PAUSE_AFTER_STEP";
+/// `CUDNNM_TEST_PAUSE_FILE`: see [`CUDNNM_TEST_PAUSE_AFTER_STEP`].
+pub const CUDNNM_TEST_PAUSE_FILE: &str = "CUDNNM_TEST_PAUSE_FILE";
 /// `CUDNNM_TEST_DENY_WRITE`: test-only, read by debug builds alone: folders
 /// (path-list) the deploy preflight treats as not writable, so the refusal
 /// path is tested even when tests run as root.

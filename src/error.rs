@@ -36,6 +36,8 @@ pub enum Kind {
     /// The request conflicts with the current state: a deployed release,
     /// an incompatible CUDA variant without `--force` (exit 8).
     Conflict,
+    /// Ctrl-C or SIGTERM stopped a change, which was undone (exit 130).
+    Interrupted,
 }
 
 impl Kind {
@@ -50,6 +52,7 @@ impl Kind {
             Kind::Network => "network",
             Kind::Unhealthy => "unhealthy",
             Kind::Conflict => "conflict",
+            Kind::Interrupted => "interrupted",
         }
     }
 
@@ -64,6 +67,7 @@ impl Kind {
             Kind::Network => 6,
             Kind::Unhealthy => 7,
             Kind::Conflict => 8,
+            Kind::Interrupted => 130,
         }
     }
 }

@@ -11,6 +11,7 @@
 //! - [`activate`]: per-process environment for a release and shell rendering.
 //! - [`catalog`]: the release catalog (`manifest.toml`) and downloads.
 //! - [`doctor`]: system snapshot and platform-neutral checks.
+//! - [`interrupt`]: Ctrl-C / SIGTERM during a change: undo, then exit 130.
 //! - [`fsops`]: the one module that changes files (atomic writes, links, renames).
 //! - [`platform`]: the only code that differs by OS.
 
@@ -25,6 +26,7 @@ pub mod error;
 pub mod fsops;
 pub mod hash;
 pub mod home;
+pub mod interrupt;
 pub mod libcudnn;
 pub mod lock;
 pub mod pin;

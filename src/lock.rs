@@ -1,4 +1,7 @@
-//! The home lock: one cudnnm writer at a time per home folder.
+//! The home lock: one cudnnm writer at a time per home folder; and the
+//! toolkit lock: one change at a time per CUDA toolkit, whichever home it
+//! comes from (two users, or `--home` pointing elsewhere, deploying into one
+//! toolkit must not interleave their moves).
 //!
 //! An advisory OS file lock on `$CUDNNM_HOME/lock` (std's `File::lock`: `flock`
 //! on Unix, `LockFileEx` on Windows). The OS drops it when the process dies,
@@ -7,6 +10,7 @@
 
 use std::fs::{File, TryLockError};
 use std::io::Write;
+use std::path::Path;
 
 use crate::error::{Error, IoResultExt, Result};
 use crate::home::Home;
@@ -59,6 +63,64 @@ impl HomeLock {
     }
 }
 
+/// A held exclusive lock on a CUDA toolkit; released on drop (and by the OS
+/// when the process dies, like the home lock).
+#[derive(Debug)]
+pub struct ToolkitLock {
+    _file: File,
+}
+
+impl ToolkitLock {
+    /// Takes the exclusive lock on the toolkit at `root`, waiting for a
+    /// cudnnm process of any home that is changing it. On Unix the lock is
+    /// `flock` on the toolkit folder itself, opened read-only (nothing is
+    /// written into the toolkit); on Windows, which cannot lock a folder, a
+    /// `.cudnnm-lock` file in the toolkit root. `on_wait` is called once if
+    /// the lock is busy.
+    ///
+    /// # Errors
+    /// When the folder (or lock file) cannot be opened or locked.
+    pub fn acquire(root: &Path, on_wait: impl FnOnce()) -> Result<ToolkitLock> {
+        let (file, path) = open_toolkit_lock(root)?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(TryLockError::WouldBlock) => {
+                on_wait();
+                file.lock().with_path("lock", &path)?;
+            }
+            Err(TryLockError::Error(e)) => return Err(Error::io("lock", &path, e)),
+        }
+        Ok(ToolkitLock { _file: file })
+    }
+}
+
+/// What a process waiting for the toolkit lock tells the user.
+pub fn toolkit_wait_message(root: &Path) -> String {
+    format!(
+        "waiting for another cudnnm process to finish changing '{}' (toolkit lock)",
+        root.display()
+    )
+}
+
+#[cfg(unix)]
+fn open_toolkit_lock(root: &Path) -> Result<(File, std::path::PathBuf)> {
+    let f = File::open(root).with_path("open the toolkit folder to lock it", root)?;
+    Ok((f, root.to_path_buf()))
+}
+
+#[cfg(not(unix))]
+fn open_toolkit_lock(root: &Path) -> Result<(File, std::path::PathBuf)> {
+    let path = root.join(".cudnnm-lock");
+    let f = File::options()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&path)
+        .with_path("open the toolkit lock file", &path)?;
+    Ok((f, path))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -78,6 +140,22 @@ mod tests {
         assert_eq!(text, pid_record(std::process::id()));
         assert_eq!(text.trim().parse::<u32>().unwrap(), std::process::id());
         assert_eq!(text.len(), 21);
+    }
+
+    #[test]
+    fn a_toolkit_is_locked_across_holders() {
+        let d = tempfile::tempdir().unwrap();
+        let first = ToolkitLock::acquire(d.path(), || panic!("free lock must not wait")).unwrap();
+        let waited = Arc::new(AtomicBool::new(false));
+        let w = waited.clone();
+        let root = d.path().to_path_buf();
+        let t = std::thread::spawn(move || {
+            let _l = ToolkitLock::acquire(&root, || w.store(true, Ordering::SeqCst)).unwrap();
+        });
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        drop(first);
+        t.join().unwrap();
+        assert!(waited.load(Ordering::SeqCst));
     }
 
     #[test]

@@ -42,7 +42,9 @@ impl Layout {
 
     /// Whether a file name counts as a cuDNN file in this layout: it starts
     /// with `cudnn` or `libcudnn` (ASCII case-insensitive in the Windows
-    /// layout, whose file systems ignore case).
+    /// layout, whose file systems ignore case) and reads as a cuDNN header or
+    /// library ([`crate::doctor::names::is_cudnn_file`]) — not a
+    /// cudnn-frontend header, a sample or a note that merely shares the prefix.
     pub fn is_cudnn_name(&self, name: &str) -> bool {
         let lower;
         let n = match self {
@@ -52,7 +54,8 @@ impl Layout {
             }
             Layout::Linux => name,
         };
-        n.starts_with("cudnn") || n.starts_with("libcudnn")
+        (n.starts_with("cudnn") || n.starts_with("libcudnn"))
+            && crate::doctor::names::is_cudnn_file(name)
     }
 }
 
@@ -107,6 +110,13 @@ impl Toolkit {
     /// # Errors
     /// [`Kind::NotFound`] when `root` is not a folder or holds no CUDA version.
     pub fn at(root: &Path, found_by: &str, windows_host: bool) -> Result<Toolkit> {
+        if std::fs::metadata(root).is_ok_and(|m| !m.is_dir()) {
+            return Err(Error::new(
+                Kind::NotFound,
+                format!("'{}' is a file, not a CUDA toolkit folder", root.display()),
+            )
+            .hint("pass the toolkit root folder (the one holding include/ and lib64/ or lib\\x64\\), e.g. --cuda-root /usr/local/cuda-12.4; `cudnnm toolkits` lists those found"));
+        }
         if !root.is_dir() {
             return Err(Error::new(
                 Kind::NotFound,
@@ -198,9 +208,12 @@ fn read_cuda_version_for(root: &Path, layout: Layout) -> Result<Version> {
     let mut causes = Vec::new();
     let json = root.join("version.json");
     if let Ok(text) = std::fs::read_to_string(&json) {
-        match parse_version_json(&text) {
-            Some(v) => return Ok(v),
-            None => causes.push(format!("'{}' has no cuda.version", json.display())),
+        match serde_json::from_str::<serde_json::Value>(&text) {
+            Err(e) => causes.push(format!("'{}' is not valid JSON ({e})", json.display())),
+            Ok(_) => match parse_version_json(&text) {
+                Some(v) => return Ok(v),
+                None => causes.push(format!("'{}' has no readable cuda.version", json.display())),
+            },
         }
     }
     let txt = root.join("version.txt");
@@ -766,6 +779,8 @@ mod tests {
         assert!(!Layout::Linux.is_cudnn_name("CUDNN64_8.DLL"));
         assert!(Layout::Linux.is_cudnn_name("libcudnn.so.9"));
         assert!(!Layout::Linux.is_cudnn_name("libcublas.so.12"));
+        assert!(!Layout::Linux.is_cudnn_name("cudnn_frontend.h"));
+        assert!(!Layout::Windows.is_cudnn_name("cudnn_samples.txt"));
         let empty = d.path().join("empty");
         fs::create_dir_all(&empty).unwrap();
         let e = Toolkit::at(&empty, "x", false).unwrap_err();

@@ -687,3 +687,274 @@ fn use_without_spec_deploys_the_pin_and_current_says_why() {
         .ok()
         .stderr_has(&["9.12.0.46 → 9.1.0.70"]);
 }
+
+#[test]
+fn use_and_rollback_leave_cudnn_frontend_and_samples_alone_and_name_unknown_cudnn_files() {
+    let (sb, tk) = linux_world();
+    let t = tk_arg(&tk);
+    let inc = tk.join("include");
+    // cudnn-frontend (header-only, NVIDIA's) and a sample note beside cuDNN's headers.
+    let kept: Vec<(&str, &[u8])> = vec![
+        ("cudnn_frontend.h", b"// cudnn-frontend 1.8 umbrella\n"),
+        ("cudnn_frontend_Engine.h", b"// frontend engine\n"),
+        ("cudnn_backend_base.h", b"// frontend backend base\n"),
+        ("cudnn_frontend/graph_interface.h", b"// frontend graph\n"),
+        ("cudnn_samples_README.txt", b"samples live elsewhere\n"),
+    ];
+    std::fs::create_dir_all(inc.join("cudnn_frontend")).unwrap();
+    for (rel, bytes) in &kept {
+        std::fs::write(inc.join(rel), bytes).unwrap();
+    }
+    // Looks like cuDNN, but no release ships it: moved like any stale file, and named.
+    std::fs::write(inc.join("cudnn_foo.h"), b"#define FOO 1\n").unwrap();
+    let pristine = snapshot(&tk.join("targets"));
+    let r = sb
+        .run(["use", "9.1.0.70", "--cuda-root", &t, "--json"])
+        .ok();
+    let r = r.stderr_has(&[
+        "→ 9.1.0.70",
+        "also moved to backup 1: include/cudnn_foo.h (not part of any cuDNN release)",
+    ]);
+    assert_eq!(
+        r.json()["not_from_a_release"],
+        serde_json::json!(["include/cudnn_foo.h"])
+    );
+    let check_kept = |when: &str| {
+        for (rel, bytes) in &kept {
+            assert_eq!(
+                std::fs::read(inc.join(rel)).unwrap(),
+                *bytes,
+                "{rel} byte for byte {when}"
+            );
+        }
+    };
+    check_kept("after use");
+    assert!(!inc.join("cudnn_foo.h").exists());
+    assert_eq!(
+        std::fs::read(sb.home().join("backups/1/files/include/cudnn_foo.h")).unwrap(),
+        b"#define FOO 1\n"
+    );
+    assert!(
+        !sb.home()
+            .join("backups/1/files/include/cudnn_frontend.h")
+            .exists(),
+        "frontend headers are not backed up: they never moved"
+    );
+    let j = sb.run(["backups", "--json"]).ok().json();
+    assert_eq!(j[0]["files"], 4, "7.6.5's three files and cudnn_foo.h");
+    // Not drift either: `current` does not count them as extra.
+    let cur = sb.run(["current", "--cuda-root", &t, "--json"]).ok().json();
+    assert_eq!(cur["toolkits"][0]["drift"]["extra"], serde_json::json!([]));
+    sb.run(["rollback", "--cuda-root", &t]).ok();
+    check_kept("after rollback");
+    assert_eq!(
+        snapshot(&tk.join("targets")),
+        pristine,
+        "the rollback restores cudnn_foo.h and the 7.6.5 set; the rest never moved"
+    );
+}
+
+/// The files of `tk` and of the home's backups and deployments, for "nothing changed".
+fn world_state(sb: &Sandbox, tk: &Path) -> (std::collections::BTreeMap<String, String>, bool) {
+    (
+        snapshot(tk),
+        sb.home().join("backups").exists() || sb.home().join("deployments.toml").exists(),
+    )
+}
+
+#[test]
+fn a_damaged_store_release_is_named_with_how_to_reinstall_it_and_nothing_changes() {
+    let (sb, tk) = linux_world();
+    let t = tk_arg(&tk);
+    let before = world_state(&sb, &tk);
+    // The real library of the chain is gone: the chain's links now dangle.
+    let rel = sb.home().join("store/cuda-12/9.1.0.70");
+    let lib = rel.join("lib/libcudnn.so.9.1.0");
+    let mut p = std::fs::metadata(rel.join("lib")).unwrap().permissions();
+    #[allow(clippy::permissions_set_readonly_false)]
+    p.set_readonly(false);
+    std::fs::set_permissions(rel.join("lib"), p).unwrap();
+    std::fs::remove_file(&lib).unwrap();
+    sb.run(["use", "9.1.0.70", "--cuda-root", &t])
+        .code_is(4)
+        .stderr_has(&[
+            &format!(
+                "error: cuDNN 9.1.0.70_cuda12 in the store is damaged: '{}' ",
+                rel.join("lib/libcudnn.so").display()
+            ),
+            "is a broken link (to 'libcudnn.so.9')",
+            "help: reinstall it: `cudnnm install 9.1.0.70 --cuda 12 --force`",
+        ]);
+    // A file of the wrong size is named too.
+    std::fs::write(&lib, b"short").unwrap();
+    sb.run(["use", "9.1.0.70", "--cuda-root", &t, "--mode", "copy"])
+        .code_is(4)
+        .stderr_has(&[&format!("'{}' holds 5 bytes, not the", lib.display())]);
+    assert_eq!(world_state(&sb, &tk), before, "nothing changed");
+}
+
+#[test]
+fn a_folder_where_a_cudnn_file_must_go_is_named_and_left_alone() {
+    let (sb, tk) = linux_world();
+    let t = tk_arg(&tk);
+    // cudnn_version.h, which 9.1 places, is a folder with someone's file in it.
+    let inc = tk.join("include");
+    std::fs::create_dir(inc.join("cudnn_version.h")).unwrap();
+    std::fs::write(inc.join("cudnn_version.h/notes.txt"), b"mine").unwrap();
+    let before = world_state(&sb, &tk);
+    sb.run(["use", "9.1.0.70", "--cuda-root", &t])
+        .code_is(8)
+        .stderr_has(&[
+            &format!(
+                "error: '{}' is a folder, where cuDNN's file include/cudnn_version.h must go",
+                inc.join("cudnn_version.h").display()
+            ),
+            "help: move that folder out of",
+        ]);
+    assert_eq!(world_state(&sb, &tk), before, "nothing changed");
+    assert_eq!(
+        std::fs::read(inc.join("cudnn_version.h/notes.txt")).unwrap(),
+        b"mine"
+    );
+}
+
+#[test]
+fn a_file_given_as_the_toolkit_root_is_refused_clearly() {
+    let (sb, _tk) = linux_world();
+    let f = sb.root().join("cuda.run");
+    std::fs::write(&f, b"#!/bin/sh installer").unwrap();
+    sb.run(["use", "9.1.0.70", "--cuda-root", &tk_arg(&f)])
+        .code_is(3)
+        .stderr_has(&[
+            &format!(
+                "error: '{}' is a file, not a CUDA toolkit folder",
+                f.display()
+            ),
+            "help: pass the toolkit root folder",
+        ]);
+    assert_eq!(std::fs::read(&f).unwrap(), b"#!/bin/sh installer");
+    assert!(!sb.home().join("backups").exists());
+}
+
+#[test]
+fn a_dangling_lib64_link_is_named_with_where_it_points() {
+    let (sb, tk) = linux_world();
+    let t = tk_arg(&tk);
+    // The runfile's targets/ folder was removed; lib64 points at nothing.
+    std::fs::rename(
+        tk.join("targets/x86_64-linux/lib"),
+        sb.root().join("moved-lib"),
+    )
+    .unwrap();
+    let before = world_state(&sb, &tk);
+    let real = std::fs::canonicalize(&tk).unwrap();
+    sb.run(["use", "9.1.0.70", "--cuda-root", &t])
+        .code_is(3)
+        .stderr_has(&[
+            &format!(
+                "error: '{}' is a link to 'targets/x86_64-linux/lib', which does not exist",
+                real.join("lib64").display()
+            ),
+            "help: restore the folder it points to",
+        ]);
+    assert_eq!(world_state(&sb, &tk), before, "nothing changed");
+}
+
+#[test]
+fn a_garbage_version_json_falls_back_to_cuda_h_and_is_named_when_nothing_else_works() {
+    let (sb, tk) = linux_world();
+    let t = tk_arg(&tk);
+    std::fs::write(tk.join("version.json"), b"\x00\x01 not json {").unwrap();
+    // include/cuda.h says 12040: CUDA 12.4, which 9.1.0.70 (CUDA 12) fits.
+    let j = sb.run(["current", "--cuda-root", &t, "--json"]).ok().json();
+    assert_eq!(j["toolkits"][0]["cuda"], "12.4");
+    sb.run(["use", "9.1.0.70", "--cuda-root", &t])
+        .ok()
+        .stderr_has(&["→ 9.1.0.70"]);
+    // Without cuda.h nothing gives the version: the error names version.json.
+    let (sb2, tk2) = linux_world();
+    std::fs::write(tk2.join("version.json"), b"garbage").unwrap();
+    std::fs::remove_file(tk2.join("include/cuda.h")).unwrap();
+    let before = world_state(&sb2, &tk2);
+    let real = std::fs::canonicalize(&tk2).unwrap();
+    sb2.run(["use", "9.1.0.70", "--cuda-root", &tk_arg(&tk2)])
+        .code_is(3)
+        .stderr_has(&[
+            &format!(
+                "error: could not read the CUDA version of '{}'",
+                real.display()
+            ),
+            &format!(
+                "caused by: '{}' is not valid JSON",
+                real.join("version.json").display()
+            ),
+            "help: ",
+        ]);
+    assert_eq!(world_state(&sb2, &tk2), before, "nothing changed");
+}
+
+#[test]
+fn cuda_major_minor_finds_a_toolkit_with_a_patch_version() {
+    let (mut sb, tk) = linux_world();
+    // The toolkit says 12.4.1; `--cuda 12.4` names it.
+    sb.set_env("CUDA_HOME", &tk);
+    sb.run(["use", "9.1.0.70", "--cuda", "12.4"])
+        .ok()
+        .stderr_has(&["→ 9.1.0.70"]);
+    let j = sb.run(["current", "--json"]).ok().json();
+    assert_eq!(j["toolkits"][0]["cuda"], "12.4.1");
+    assert_eq!(j["toolkits"][0]["release"], "9.1.0.70_cuda12");
+    sb.run(["use", "9.1.0.70", "--cuda", "12.5"])
+        .code_is(3)
+        .stderr_has(&["no CUDA 12.5 toolkit found"]);
+}
+
+#[test]
+fn backup_ids_are_numbers_everywhere_and_no_cudnn_reads_the_same() {
+    let sb = Sandbox::new();
+    let tk = linux_toolkit(&sb.root().join("cuda-12.4"), "12.4.1");
+    put_release(
+        &sb.home(),
+        &fixtures::redist_linux("9.1.0.70", "12"),
+        "9.1.0.70",
+        "12",
+        Platform::LinuxX86_64,
+    );
+    let t = tk_arg(&tk);
+    // A toolkit without cuDNN: `current` and `toolkits` say "no cuDNN", the
+    // words the backup's "held" label uses.
+    let cur = sb.run(["current", "--cuda-root", &t]).ok().stdout();
+    assert!(cur.contains("(CUDA 12.4.1): no cuDNN\n"), "{cur}");
+    let used = sb
+        .run(["use", "9.1.0.70", "--cuda-root", &t, "--json"])
+        .ok()
+        .json();
+    assert_eq!(used["backup"], 1);
+    let j = sb.run(["backups", "--json"]).ok().json();
+    assert_eq!(j[0]["id"], 1);
+    assert_eq!(j[0]["held"], "no cuDNN");
+    let cur = sb.run(["current", "--cuda-root", &t, "--json"]).ok().json();
+    assert_eq!(
+        cur["toolkits"][0]["backup"], 1,
+        "a number, as in backups --json"
+    );
+    let tks = sb.run(["toolkits", "--json"]).ok().json();
+    assert_eq!(tks[0]["backup"], 1);
+    let rb = sb
+        .run(["rollback", "--cuda-root", &t, "--json"])
+        .ok()
+        .json();
+    assert_eq!(
+        (rb["restored_backup"].clone(), rb["backup"].clone()),
+        (1.into(), 2.into())
+    );
+    let cur = sb.run(["current", "--cuda-root", &t]).ok().stdout();
+    assert!(cur.contains("(CUDA 12.4.1): no cuDNN\n"), "{cur}");
+    // cuDNN files without a version header are not "no cuDNN".
+    std::fs::write(tk.join("lib64/libcudnn.so.9"), b"\x7fELF copied").unwrap();
+    let cur = sb.run(["current", "--cuda-root", &t]).ok().stdout();
+    assert!(
+        cur.contains("not managed by cudnnm (1 cuDNN file, no version header)"),
+        "{cur}"
+    );
+}

@@ -436,3 +436,181 @@ fn eight_concurrent_uses_leave_one_complete_release_and_backups_tell_the_story()
         .trim_start_matches("before use ");
     assert_eq!(last, active);
 }
+
+/// Starts `args` paused after journal step `step` (the test-only pause
+/// hook), waits until it is paused there, sends it `signal` with `kill`, and
+/// returns its output.
+fn signal_mid_change(s: &Scenario, step: u64, signal: &str) -> Run {
+    let pause = s.sb.root().join("paused");
+    let child =
+        s.sb.command()
+            .args(&s.args)
+            .env("CUDNNM_TEST_PAUSE_AFTER_STEP", step.to_string())
+            .env("CUDNNM_TEST_PAUSE_FILE", &pause)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+    let start = Instant::now();
+    while !pause.exists() {
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "the change never reached step {step}"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let st = std::process::Command::new("kill")
+        .args([signal, &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let out = child.wait_with_output().unwrap();
+    Run {
+        args: s.args.iter().map(Into::into).collect(),
+        out,
+        root: s.sb.root().to_path_buf(),
+    }
+}
+
+#[test]
+fn ctrl_c_in_the_middle_of_use_undoes_it_and_exits_130() {
+    let s = linux_from_foreign("copy");
+    let before = snapshot(&s.watch);
+    let before_backups = s.sb.run(["backups", "--json"]).ok().json();
+    // Steps: 1 plan, 2–4 moves, 5 moved, 6 recorded, 7… placements: paused
+    // with the old files in the backup and two new files placed.
+    let r = signal_mid_change(&s, 8, "-INT")
+        .code_is(130)
+        .stderr_has(&["error: interrupted; the toolkit is as it was\nhelp: "]);
+    assert!(!r.stderr().contains("recovered"), "{}", r.describe());
+    assert_eq!(snapshot(&s.watch), before, "every byte and link as before");
+    assert_eq!(
+        s.sb.run(["backups", "--json"]).ok().json(),
+        before_backups,
+        "the unfinished backup is gone"
+    );
+    assert!(
+        s.sb.home()
+            .join("journal")
+            .read_dir()
+            .unwrap()
+            .next()
+            .is_none(),
+        "undone in the same process: no journal left to recover"
+    );
+    // The next command finds nothing to recover, and the change still works.
+    let r = run_env(&s.sb, &s.args, &[]).ok();
+    assert!(!r.stderr().contains("recovered"), "{}", r.describe());
+    r.stderr_has(&["→ 9.1.0.70"]);
+}
+
+#[test]
+fn sigterm_in_the_middle_of_rollback_undoes_it_and_exits_130() {
+    let s = linux_from_foreign("symlink");
+    let t = s.tk.display().to_string();
+    run_env(&s.sb, &s.args, &[]).ok();
+    let on_9 = snapshot(&s.watch);
+    let rec =
+        s.sb.run(["current", "--cuda-root", &t, "--json"])
+            .ok()
+            .json();
+    let s = Scenario {
+        args: ["rollback", "--cuda-root", &t].map(String::from).to_vec(),
+        ..s
+    };
+    signal_mid_change(&s, 3, "-TERM")
+        .code_is(130)
+        .stderr_has(&["error: interrupted; the toolkit is as it was"]);
+    assert_eq!(snapshot(&s.watch), on_9);
+    assert_eq!(
+        s.sb.run(["current", "--cuda-root", &t, "--json"])
+            .ok()
+            .json(),
+        rec,
+        "the deployment record is the earlier one"
+    );
+    assert!(!s.sb.home().join("backups/2").exists());
+}
+
+#[test]
+fn two_homes_deploying_into_one_toolkit_take_turns() {
+    let a = linux_from_foreign("symlink");
+    let t = a.tk.display().to_string();
+    let b = Sandbox::new();
+    put_release(
+        &b.home(),
+        &fixtures::redist_linux("9.12.0.46", "12"),
+        "9.12.0.46",
+        "12",
+        Platform::LinuxX86_64,
+    );
+    // Home A's use pauses mid-move (step 3: two of three files moved out).
+    let pause = a.sb.root().join("paused");
+    let mut first =
+        a.sb.command()
+            .args(&a.args)
+            .env("CUDNNM_TEST_PAUSE_AFTER_STEP", "3")
+            .env("CUDNNM_TEST_PAUSE_FILE", &pause)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+    let start = Instant::now();
+    while !pause.exists() {
+        assert!(start.elapsed() < Duration::from_secs(30), "A never paused");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let mid = snapshot(&a.watch);
+    // Home B's use of the same toolkit waits for A, and says so.
+    let b_err = b.root().join("b.stderr");
+    let mut second = b
+        .command()
+        .args(["use", "9.12.0.46", "--cuda-root", &t])
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&b_err).unwrap())
+        .spawn()
+        .unwrap();
+    let waiting = format!(
+        "waiting for another cudnnm process to finish changing '{}' (toolkit lock)",
+        std::fs::canonicalize(&a.tk).unwrap().display()
+    );
+    let start = Instant::now();
+    while !std::fs::read_to_string(&b_err).unwrap().contains(&waiting) {
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "B did not wait: {}",
+            std::fs::read_to_string(&b_err).unwrap()
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(second.try_wait().unwrap().is_none(), "B must still wait");
+    assert_eq!(
+        snapshot(&a.watch),
+        mid,
+        "B touched nothing while A was mid-change"
+    );
+    std::fs::remove_file(&pause).unwrap();
+    assert!(first.wait().unwrap().success());
+    let st = second.wait().unwrap();
+    assert!(st.success(), "{}", std::fs::read_to_string(&b_err).unwrap());
+    // B came second, whole: the toolkit holds 9.12.0.46, and B's backup holds
+    // what A deployed (9.1.0.70's links into A's store), not a mix.
+    let lib = resolved_cudnn(&a.tk.join("lib64"));
+    assert_eq!(
+        lib["libcudnn.so"],
+        cudnnm::hash::sha256_bytes(&fixtures::elf_bytes("libcudnn.so.9 9.12.0.46", false))
+            .to_string()
+    );
+    let jb = b.run(["backups", "--json"]).ok().json();
+    assert_eq!(jb[0]["held"], "9.1.0 (not from cudnnm)");
+    let held = backup_holdings(Path::new(jb[0]["dir"].as_str().unwrap()));
+    assert!(
+        held.keys()
+            .all(|n| !n.contains("7.6.5") && n != "libcudnn.so.7"),
+        "A's originals went to A's backup, not B's: {held:?}"
+    );
+    let ja = a.sb.run(["backups", "--json"]).ok().json();
+    assert_eq!(ja[0]["held"], "7.6.5 (not from cudnnm)");
+    assert_eq!(ja[0]["files"], 3);
+}

@@ -89,32 +89,94 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
         ctx.status("no backups yet: `cudnnm use` takes one before each change");
         return Ok(0);
     }
-    ctx.out(format!(
-        "{:>4}  {:<20}  {:>5}  {:>10}  {:<28}  {:<32}  TOOLKIT",
-        "ID", "WHEN", "FILES", "SIZE", "HELD", "WHY"
-    ));
-    for v in &views {
-        let held = if v.first {
-            format!("{} (first)", v.held)
-        } else {
-            v.held.clone()
-        };
-        ctx.out(format!(
-            "{:>4}  {:<20}  {:>5}  {:>10}  {:<28}  {:<32}  {}",
-            v.id,
-            v.created_at,
-            v.files,
-            human_size(v.size),
-            held,
-            v.reason,
-            v.toolkit.display()
-        ));
+    let rows: Vec<[String; 7]> = views
+        .iter()
+        .map(|v| {
+            [
+                v.id.to_string(),
+                v.created_at.clone(),
+                v.files.to_string(),
+                human_size(v.size),
+                if v.first {
+                    format!("{} (first)", v.held)
+                } else {
+                    v.held.clone()
+                },
+                v.reason.clone(),
+                v.toolkit.display().to_string(),
+            ]
+        })
+        .collect();
+    let header = ["ID", "WHEN", "FILES", "SIZE", "HELD", "WHY", "TOOLKIT"].map(String::from);
+    for line in table(&header, &rows) {
+        ctx.out(line);
     }
     Ok(0)
 }
 
+/// The backups table: every column as wide as its widest cell (ids of any
+/// length, long "held" labels), numbers right-aligned, the last column unpadded.
+fn table(header: &[String; 7], rows: &[[String; 7]]) -> Vec<String> {
+    let mut width = [0usize; 7];
+    for r in std::iter::once(header).chain(rows) {
+        for (w, c) in width.iter_mut().zip(r) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let right = [true, false, true, true, false, false, false];
+    std::iter::once(header)
+        .chain(rows)
+        .map(|r| {
+            let cells: Vec<String> = r
+                .iter()
+                .enumerate()
+                .map(|(i, c)| match (i, right[i]) {
+                    (6, _) => c.clone(),
+                    (_, true) => format!("{c:>w$}", w = width[i]),
+                    (_, false) => format!("{c:<w$}", w = width[i]),
+                })
+                .collect();
+            cells.join("  ")
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_table_aligns_every_column_for_long_ids_and_labels() {
+        let header = ["ID", "WHEN", "FILES", "SIZE", "HELD", "WHY", "TOOLKIT"].map(String::from);
+        let row = |id: &str, held: &str| {
+            [
+                id,
+                "2026-01-01T00:00:00Z",
+                "3",
+                "12 B",
+                held,
+                "before use x",
+                "/tk",
+            ]
+            .map(String::from)
+        };
+        let lines = super::table(
+            &header,
+            &[
+                row("9", "7.6.5 (not from cudnnm) (first)"),
+                row("10", "no cuDNN"),
+                row("12345", "9.1.0.70"),
+            ],
+        );
+        // Every line's WHEN and TOOLKIT columns start at the same place.
+        let at = |l: &str, what: &str| l.find(what).unwrap();
+        assert_eq!(at(&lines[0], "WHEN"), 7);
+        for l in &lines[1..] {
+            assert_eq!(at(l, "2026"), 7, "{lines:#?}");
+            assert_eq!(at(l, "/tk"), at(&lines[0], "TOOLKIT"), "{lines:#?}");
+        }
+        assert!(lines[2].starts_with("   10  "), "{lines:#?}");
+        assert!(lines[3].starts_with("12345  "), "{lines:#?}");
+    }
+
     #[test]
     fn sizes_read_well() {
         assert_eq!(super::human_size(12), "12 B");

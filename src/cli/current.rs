@@ -9,6 +9,7 @@ use serde::Serialize;
 
 use super::Ctx;
 use super::use_::{known_toolkits, recover_if_pending, source_label};
+use crate::deploy::plan::{NO_CUDNN, scan_toolkit_names};
 use crate::deploy::recover::Recovered;
 use crate::deploy::status::{self, Drift};
 use crate::deploy::{Deployments, Mode};
@@ -47,10 +48,14 @@ pub(super) struct ToolkitView {
     pub release: Option<String>,
     pub mode: Option<Mode>,
     pub deployed_at: Option<String>,
-    pub backup: Option<String>,
+    /// The backup holding what was there before (a number, as in `backups --json`).
+    pub backup: Option<u64>,
     pub drift: Option<Drift>,
     /// For toolkits cudnnm does not manage: the cuDNN version their headers declare.
     pub unmanaged_cudnn: Option<String>,
+    /// For toolkits cudnnm does not manage: how many cuDNN files they hold.
+    #[serde(skip)]
+    unmanaged_files: usize,
 }
 
 impl ToolkitView {
@@ -64,17 +69,22 @@ impl ToolkitView {
             release: dep.map(|d| d.release.clone()),
             mode: dep.map(|d| d.mode),
             deployed_at: dep.map(|d| d.deployed_at.clone()),
-            backup: dep.and_then(|d| d.backup.clone()),
+            backup: dep.and_then(|d| d.backup.as_deref()?.parse().ok()),
             drift: dep.map(|d| status::check(d, t, store)),
             unmanaged_cudnn: match dep {
                 Some(_) => None,
                 None => t.header_cudnn_version().map(|v| v.to_string()),
             },
+            unmanaged_files: match dep {
+                Some(_) => 0,
+                None => scan_toolkit_names(t).len(),
+            },
         }
     }
 
     /// `9.12.0.46_cuda12, symlink, deployed …, files match (backup 3)` or
-    /// `not managed by cudnnm (headers: cuDNN 8.9.7)`.
+    /// `not managed by cudnnm (headers: cuDNN 8.9.7)`, or `no cuDNN`
+    /// ([`NO_CUDNN`], the words every command uses).
     pub(super) fn state(&self) -> String {
         match (&self.release, self.mode, &self.drift) {
             (Some(r), Some(m), Some(d)) => format!(
@@ -82,13 +92,17 @@ impl ToolkitView {
                 self.deployed_at.as_deref().unwrap_or("?"),
                 d.summary(),
                 self.backup
-                    .as_deref()
                     .map(|b| format!(" (backup {b})"))
                     .unwrap_or_default()
             ),
-            _ => match &self.unmanaged_cudnn {
-                Some(v) => format!("not managed by cudnnm (headers: cuDNN {v})"),
-                None => "no cuDNN".into(),
+            // The same words as the backups' and recovery's "held" label.
+            _ => match (&self.unmanaged_cudnn, self.unmanaged_files) {
+                (Some(v), _) => format!("not managed by cudnnm (headers: cuDNN {v})"),
+                (None, 0) => NO_CUDNN.into(),
+                (None, n) => format!(
+                    "not managed by cudnnm ({n} cuDNN file{}, no version header)",
+                    if n == 1 { "" } else { "s" }
+                ),
             },
         }
     }

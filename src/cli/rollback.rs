@@ -7,10 +7,13 @@
 use serde::Serialize;
 
 use super::Ctx;
-use super::use_::{elevate_hint, msg_label, recover_and_report, report_pruned};
+use super::use_::{
+    elevate_hint, msg_label, recover_and_report, report_not_from_a_release, report_pruned,
+};
 use crate::deploy::recover::Recovered;
 use crate::deploy::{Deployments, access, apply, backup, journal, plan};
 use crate::error::{Error, Kind, Result};
+use crate::lock::{ToolkitLock, toolkit_wait_message};
 use crate::store::Store;
 use crate::toolkit::{self, Selector, Toolkit};
 
@@ -35,6 +38,7 @@ struct RollbackReport {
     to: String,
     release: Option<String>,
     backup: u64,
+    not_from_a_release: Vec<String>,
     pruned: Vec<u64>,
     recovered: Vec<Recovered>,
 }
@@ -90,6 +94,11 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
             (tk, b)
         }
     };
+    // Planned and run under the toolkit's lock: another home's change to
+    // this toolkit finishes first.
+    let _toolkit_lock = ToolkitLock::acquire(&toolkit.root, || {
+        ctx.status(toolkit_wait_message(&toolkit.root))
+    })?;
     let store = Store::new(&ctx.home);
     let deployments = Deployments::load(&ctx.home)?;
     let current = deployments.for_toolkit(&toolkit.root);
@@ -126,6 +135,8 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
         source.record.id,
         p.id
     ));
+    let unknown = plan::moved_not_from_a_release(p);
+    report_not_from_a_release(ctx, p.id, &unknown);
     report_pruned(ctx, &pruned);
     if ctx.json {
         ctx.out_json(&RollbackReport {
@@ -135,6 +146,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
             to: p.to_label.clone(),
             release: outcome.deployment.as_ref().map(|d| d.release.clone()),
             backup: p.id,
+            not_from_a_release: unknown,
             pruned,
             recovered,
         });

@@ -45,6 +45,8 @@ struct UseReport<'a> {
     mode: String,
     changed: bool,
     backup: Option<u64>,
+    /// Files moved into the backup that look like cuDNN's but that no release ships.
+    not_from_a_release: Vec<String>,
     pruned: Vec<u64>,
     recovered: Vec<Recovered>,
 }
@@ -110,6 +112,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
                     mode: mode.to_string(),
                     changed: false,
                     backup: None,
+                    not_from_a_release: Vec::new(),
                     pruned: Vec::new(),
                     recovered,
                 });
@@ -140,6 +143,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
             current,
             keep_backups: config.backups_to_keep(),
             elevate: &hint,
+            on_lock_wait: &|| ctx.status(crate::lock::toolkit_wait_message(&toolkit.root)),
         },
     )?;
     let p = &outcome.plan;
@@ -150,9 +154,12 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
         toolkit.root.display(),
         p.id
     ));
+    let unknown = plan::moved_not_from_a_release(p);
+    report_not_from_a_release(ctx, p.id, &unknown);
     report_pruned(ctx, &pruned);
     if ctx.json {
         ctx.out_json(&UseReport {
+            not_from_a_release: unknown,
             toolkit: &toolkit.root,
             release: release.id(),
             from: p.from_label.clone(),
@@ -303,6 +310,17 @@ pub(super) fn msg_label(label: &str) -> &str {
         "(none)"
     } else {
         label
+    }
+}
+
+/// Names the files a change moved into backup `id` that look like cuDNN's
+/// but that no cuDNN release ships (see [`plan::moved_not_from_a_release`]).
+pub(super) fn report_not_from_a_release(ctx: &Ctx, id: u64, rels: &[String]) {
+    if !rels.is_empty() {
+        ctx.status(format!(
+            "also moved to backup {id}: {} (not part of any cuDNN release)",
+            rels.join(", ")
+        ));
     }
 }
 

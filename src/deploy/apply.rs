@@ -25,14 +25,17 @@ pub struct Outcome {
     pub deployment: Option<Deployment>,
 }
 
-/// Runs `plan` as one transaction. On failure everything is undone before
-/// returning (the error then says nothing changed); if even the undo fails,
+/// Runs `plan` as one transaction. On failure, or on Ctrl-C / SIGTERM
+/// (checked at every journal step; see [`crate::interrupt`]), everything is
+/// undone before returning (the error then says nothing changed); if even the undo fails,
 /// the journal stays for the next command and the error says where the
 /// original files are.
 ///
 /// # Errors
 /// The first failure (I/O, a placed file that does not verify, a full disk).
 pub fn execute(home: &Home, plan: Plan, fault: FaultHook) -> Result<Outcome> {
+    // From here Ctrl-C / SIGTERM stop the change at the next step and undo it.
+    crate::interrupt::install();
     let mut journal = Journal::begin(home, &plan, fault)?;
     let mut placing = false;
     match forward(home, &plan, &mut journal, &mut placing) {
@@ -43,6 +46,10 @@ pub fn execute(home: &Home, plan: Plan, fault: FaultHook) -> Result<Outcome> {
         Err(e) => match undo(home, &plan, placing) {
             Ok(()) => {
                 journal.retire()?;
+                if e.kind() == Kind::Interrupted {
+                    // Its message already says the toolkit is as it was.
+                    return Err(e);
+                }
                 Err(e.cause(format!(
                     "nothing changed: the earlier files are back in '{}'",
                     plan.toolkit.display()
@@ -77,6 +84,9 @@ fn forward(
         j.step(&format!("mkdir {i}"))?;
     }
     fsops::create_dir_all(&plan.backup_dir.join("files"))?;
+    // The new backup folder's entry in `backups/` is durable before any file
+    // moves into it (Unix; a no-op on Windows).
+    fsops::sync_dir(fsops::parent_of(&plan.backup_dir));
     for d in plan.backup_dirs() {
         fsops::create_dir_all(&d)?;
     }

@@ -21,8 +21,10 @@
 //! synced `backup.toml` tells it placing may have begun. A `verified` lost
 //! to a power cut therefore only turns completion into a whole undo.
 //!
-//! Fault hook for tests: in debug builds `CUDNNM_FAULT_AFTER_STEP=K` aborts
-//! the process right after step K is logged (release builds ignore it).
+//! Hooks for tests: in debug builds `CUDNNM_FAULT_AFTER_STEP=K` aborts the
+//! process right after step K is logged, and `CUDNNM_TEST_PAUSE_AFTER_STEP=K`
+//! with `CUDNNM_TEST_PAUSE_FILE=F` pauses there while F exists (release
+//! builds ignore both).
 
 use std::path::{Path, PathBuf};
 
@@ -41,22 +43,31 @@ pub const VERIFIED: &str = "verified";
 /// Log line: `backup.toml` and `deployments.toml` are written.
 pub const RECORDED: &str = "recorded";
 
-/// Where the test-only fault hook kills the process.
-#[derive(Clone, Copy, Debug, Default)]
+/// Where the test-only hooks kill or pause the process.
+#[derive(Clone, Debug, Default)]
 pub struct FaultHook {
     /// Abort right after this step (1-based) is logged.
     pub after_step: Option<u64>,
+    /// Pause right after this step (1-based) is logged…
+    pub pause_after_step: Option<u64>,
+    /// …creating this file and waiting while it exists (at most a minute),
+    /// or until a signal asks the process to stop.
+    pub pause_file: Option<PathBuf>,
 }
 
 impl FaultHook {
-    /// Reads `CUDNNM_FAULT_AFTER_STEP` in debug builds; always off in release builds.
+    /// Reads `CUDNNM_FAULT_AFTER_STEP`, `CUDNNM_TEST_PAUSE_AFTER_STEP` and
+    /// `CUDNNM_TEST_PAUSE_FILE` in debug builds; always off in release builds.
     pub fn from_env(env: &Env) -> FaultHook {
         #[cfg(debug_assertions)]
         {
+            let step = |k: &str| env.var(k).and_then(|v| v.trim().parse().ok());
             FaultHook {
-                after_step: env
-                    .var(crate::env::CUDNNM_FAULT_AFTER_STEP)
-                    .and_then(|v| v.trim().parse().ok()),
+                after_step: step(crate::env::CUDNNM_FAULT_AFTER_STEP),
+                pause_after_step: step(crate::env::CUDNNM_TEST_PAUSE_AFTER_STEP),
+                pause_file: env
+                    .var(crate::env::CUDNNM_TEST_PAUSE_FILE)
+                    .map(PathBuf::from),
             }
         }
         #[cfg(not(debug_assertions))]
@@ -108,17 +119,25 @@ impl Journal {
             steps: 0,
             fault,
         };
-        j.step(PLAN)?;
+        // Not a point to stop at: the caller has no undo to run yet.
+        j.log.append(PLAN)?;
+        j.after_step();
         Ok(j)
     }
 
-    /// Logs one step (one `write`, no fsync), then runs the fault hook.
+    /// Logs one step (one `write`, no fsync), runs the test hooks, then
+    /// checks for Ctrl-C / SIGTERM: each step is a boundary where the change
+    /// can stop and be undone.
     ///
     /// # Errors
-    /// When the log cannot be written.
+    /// When the log cannot be written; [`Kind::Interrupted`] when a signal
+    /// asked the process to stop (the caller undoes the change).
     pub fn step(&mut self, line: &str) -> Result<()> {
         self.log.append(line)?;
         self.after_step();
+        if crate::interrupt::requested() {
+            return Err(crate::interrupt::error());
+        }
         Ok(())
     }
 
@@ -128,6 +147,20 @@ impl Journal {
             // The test-only fault: die now, as a power cut or kill -9 would,
             // with no destructor, no undo, no unwinding.
             std::process::abort();
+        }
+        if self.fault.pause_after_step == Some(self.steps)
+            && let Some(f) = &self.fault.pause_file
+        {
+            // The test-only pause: a change in flight for a test to signal
+            // or race; it goes on when the test removes the file.
+            let _ = std::fs::write(f, std::process::id().to_string());
+            let start = std::time::Instant::now();
+            while f.exists()
+                && !crate::interrupt::requested()
+                && start.elapsed() < std::time::Duration::from_secs(60)
+            {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
         }
     }
 

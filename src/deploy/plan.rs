@@ -226,6 +226,21 @@ impl Plan {
     }
 }
 
+/// The toolkit-relative paths of the files this plan moves into its backup
+/// whose names look like cuDNN's but that no cuDNN release ships
+/// ([`crate::doctor::names::is_release_name`]): leftovers or someone's own
+/// files, which the summary names so nobody wonders where they went.
+pub fn moved_not_from_a_release(plan: &Plan) -> Vec<String> {
+    plan.moves
+        .iter()
+        .filter(|m| {
+            let name = m.rel.rsplit('/').next().unwrap_or(&m.rel);
+            !crate::doctor::names::is_release_name(name)
+        })
+        .map(|m| m.rel.clone())
+        .collect()
+}
+
 /// The `from` of a file a rollback restored from backup `id` that is not
 /// the release's own copy: `backup 3: include/cudnn.h`.
 pub fn backup_label(id: u64, rel: &str) -> String {
@@ -593,6 +608,111 @@ fn backup_record(
     }
 }
 
+/// Refuses a toolkit whose cuDNN folder is a link to nothing (`lib64 ->
+/// targets/x86_64-linux/lib` with the target gone): files cannot be listed
+/// or placed there, and cudnnm does not guess where they belong.
+///
+/// # Errors
+/// [`Kind::NotFound`] naming the link and where it points.
+pub fn check_toolkit_dirs(toolkit: &Toolkit) -> Result<()> {
+    for dir in toolkit.cudnn_dirs() {
+        let Ok(meta) = std::fs::symlink_metadata(&dir) else {
+            continue;
+        };
+        if meta.file_type().is_symlink() && std::fs::metadata(&dir).is_err() {
+            let target = std::fs::read_link(&dir)
+                .map(|t| t.display().to_string())
+                .unwrap_or_default();
+            return Err(Error::new(
+                Kind::NotFound,
+                format!(
+                    "'{}' is a link to '{target}', which does not exist",
+                    dir.display()
+                ),
+            )
+            .hint(format!(
+                "restore the folder it points to (reinstall the CUDA toolkit), or replace the link with a folder (`mkdir -p` it), then run the command again; nothing was changed in '{}'",
+                toolkit.root.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Refuses a plan that would put a file where a folder is (`include/cudnn.h`
+/// made a folder by mistake): the folder is not cuDNN's and is left alone.
+///
+/// # Errors
+/// [`Kind::Conflict`] naming the folder.
+fn check_no_folder_at(places: &[Place]) -> Result<()> {
+    for p in places {
+        if std::fs::symlink_metadata(&p.dest).is_ok_and(|m| m.is_dir()) {
+            return Err(Error::new(
+                Kind::Conflict,
+                format!(
+                    "'{}' is a folder, where cuDNN's file {} must go",
+                    p.dest.display(),
+                    p.rel
+                ),
+            )
+            .hint(format!(
+                "move that folder out of '{}' (cudnnm does not touch folders), then run the command again; nothing was changed",
+                crate::fsops::parent_of(&p.dest).display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Checks that every file of `release` a plan links, links to or copies is
+/// whole in the store: a file of the recorded size, or a link of the
+/// release's chain whose target is there.
+///
+/// # Errors
+/// [`Kind::Integrity`] naming the damaged file, with how to reinstall the release.
+fn check_release_files(release: &Release, targets: &[Target]) -> Result<()> {
+    for t in targets {
+        let path = join_rel(&release.dir, &t.from)?;
+        let problem = match std::fs::symlink_metadata(&path) {
+            Err(_) => Some("is missing".to_string()),
+            Ok(m) => match &t.state.link {
+                Some(_) if std::fs::metadata(&path).is_err() => {
+                    let to = std::fs::read_link(&path)
+                        .map(|l| l.display().to_string())
+                        .unwrap_or_default();
+                    Some(format!("is a broken link (to '{to}')"))
+                }
+                Some(_) => None,
+                None if m.file_type().is_symlink() || !m.is_file() => {
+                    Some("is not a regular file".to_string())
+                }
+                None if m.len() != t.state.size => Some(format!(
+                    "holds {} bytes, not the {} its receipt records",
+                    m.len(),
+                    t.state.size
+                )),
+                None => None,
+            },
+        };
+        if let Some(why) = problem {
+            return Err(Error::new(
+                Kind::Integrity,
+                format!(
+                    "cuDNN {} in the store is damaged: '{}' {why}",
+                    release.id(),
+                    path.display()
+                ),
+            )
+            .hint(format!(
+                "reinstall it: `cudnnm install {} --cuda {} --force` (or `cudnnm install <its archive> --force`); nothing was changed",
+                release.version(),
+                release.cuda()
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Plans `use`: back up every current cuDNN file of `toolkit`, place every
 /// deployable file of `release` by `mode`. `current` is the recorded
 /// deployment in that toolkit; `id` the new backup's id.
@@ -608,7 +728,9 @@ pub fn plan_use(
     current: Option<&Deployment>,
     id: u64,
 ) -> Result<Plan> {
+    check_toolkit_dirs(toolkit)?;
     let targets = release_targets(release, toolkit)?;
+    check_release_files(release, &targets)?;
     let found = scan_toolkit(toolkit, current, store)?;
     let backup_dir = home.backups_dir().join(id.to_string());
     let places = targets
@@ -644,6 +766,7 @@ pub fn plan_use(
             })
         })
         .collect::<Result<Vec<_>>>()?;
+    check_no_folder_at(&places)?;
     let mkdirs = missing_dirs(
         &toolkit.root,
         places
@@ -698,6 +821,7 @@ pub fn plan_rollback(
     current: Option<&Deployment>,
     id: u64,
 ) -> Result<Plan> {
+    check_toolkit_dirs(toolkit)?;
     let found = scan_toolkit(toolkit, current, store)?;
     let backup_dir = home.backups_dir().join(id.to_string());
     let src_dep = source.deployment.as_ref();
@@ -818,6 +942,7 @@ pub fn plan_rollback(
             check_hash: from_backup,
         });
     }
+    check_no_folder_at(&places)?;
     let mkdirs = missing_dirs(
         &toolkit.root,
         places
@@ -1023,6 +1148,7 @@ mod tests {
         let rdir = d.path().join("store/cuda-12/9.1.0.70");
         fs::create_dir_all(rdir.join("lib")).unwrap();
         fs::write(rdir.join("lib/libcudnn.so.9"), "new").unwrap();
+        std::os::unix::fs::symlink("libcudnn.so.9", rdir.join("lib/libcudnn.so")).unwrap();
         let rel = Release {
             dir: rdir.clone(),
             receipt: receipt(
@@ -1070,6 +1196,14 @@ mod tests {
         // A journal roundtrip keeps the plan whole.
         let json = serde_json::to_string(&plan).unwrap();
         assert_eq!(serde_json::from_str::<Plan>(&json).unwrap(), plan);
+        // A store file that is gone is named before anything is planned.
+        fs::remove_file(rdir.join("lib/libcudnn.so.9")).unwrap();
+        let e = plan_use(&home, &store, &tk, &rel, Mode::Symlink, None, 7).unwrap_err();
+        assert_eq!(e.kind(), Kind::Integrity);
+        assert!(
+            e.message().ends_with("lib/libcudnn.so.9' is missing"),
+            "{e:?}"
+        );
     }
 
     #[test]

@@ -32,6 +32,9 @@ pub struct UseRelease<'a> {
     pub keep_backups: u32,
     /// The hint for a refusal for lack of rights (see [`access::elevate_hint`]).
     pub elevate: &'a str,
+    /// Called once if another cudnnm process (of any home) holds the
+    /// toolkit's lock and this one waits.
+    pub on_lock_wait: &'a dyn Fn(),
 }
 
 /// What a finished `use` did.
@@ -43,13 +46,17 @@ pub struct Used {
     pub pruned: Vec<u64>,
 }
 
-/// Deploys `req.release` into `req.toolkit` as one transaction: every cuDNN
-/// file there goes into a new backup first.
+/// Deploys `req.release` into `req.toolkit` as one transaction, under the
+/// toolkit's lock ([`crate::lock::ToolkitLock`]): every cuDNN file there goes
+/// into a new backup first.
 ///
 /// # Errors
 /// As [`plan::plan_use`], [`access::preflight`] (nothing changed) and
 /// [`apply::execute`] (undone before returning).
 pub fn use_release(home: &Home, env: &Env, store: &Store, req: &UseRelease) -> Result<Used> {
+    // Planned and run under the toolkit's lock, taken after the home lock:
+    // another home's change to this toolkit finishes first.
+    let _toolkit_lock = crate::lock::ToolkitLock::acquire(&req.toolkit.root, req.on_lock_wait)?;
     let id = backup::next_id(home)?;
     let plan = plan::plan_use(
         home,
@@ -173,6 +180,7 @@ pub fn redeploy(home: &Home, env: &Env, root: &Path, release: &str) -> Result<Re
             current: Some(dep),
             keep_backups: keep,
             elevate: &elevate,
+            on_lock_wait: &|| eprintln!("{}", crate::lock::toolkit_wait_message(&toolkit.root)),
         },
     )?;
     Ok(Redeployed::Done {

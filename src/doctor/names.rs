@@ -72,6 +72,70 @@ pub fn is_cudnn_name(name: &str) -> bool {
     l.starts_with("cudnn") || l.starts_with("libcudnn")
 }
 
+/// True for the headers of cudnn-frontend, NVIDIA's header-only C++ library
+/// that people put beside cuDNN's headers (`cudnn_frontend.h`,
+/// `cudnn_frontend_*.h`, `cudnn_backend_base.h`, the folder
+/// `cudnn_frontend/`): not cuDNN's files, whatever their prefix.
+pub fn is_frontend_name(name: &str) -> bool {
+    let l = name.to_ascii_lowercase();
+    l.starts_with("cudnn_frontend") || l == "cudnn_backend_base.h"
+}
+
+/// True for a file of a cuDNN set, whoever put it there: a name
+/// [`classify`] reads (a header, shared, static or import library named
+/// `cudnn*`/`libcudnn*`) that is not cudnn-frontend's
+/// ([`is_frontend_name`]). Samples, notes and other files that merely start
+/// with `cudnn` are not.
+pub fn is_cudnn_file(name: &str) -> bool {
+    !is_frontend_name(name) && classify(name).is_some()
+}
+
+/// Header stems cuDNN releases ship, each also as a `_vM.h` copy from 8 on
+/// (cudnn-facts §1.3, §1.4): 7 and before `cudnn.h`; 8 the `_infer`/`_train`
+/// split; 9 `adv`, `cnn`, `graph`, `ops`, and from 9.2x `gnn_ops`,
+/// `subquadratic_ops`.
+const RELEASE_HEADER_STEMS: [&str; 15] = [
+    "cudnn",
+    "cudnn_version",
+    "cudnn_backend",
+    "cudnn_adv_infer",
+    "cudnn_adv_train",
+    "cudnn_cnn_infer",
+    "cudnn_cnn_train",
+    "cudnn_ops_infer",
+    "cudnn_ops_train",
+    "cudnn_adv",
+    "cudnn_cnn",
+    "cudnn_graph",
+    "cudnn_ops",
+    "cudnn_gnn_ops",
+    "cudnn_subquadratic_ops",
+];
+
+/// True when some cuDNN release ships a file of this name: a header of
+/// [`RELEASE_HEADER_STEMS`], or a library (shared, static, import) of the
+/// main library or a sub-library of cuDNN 8 or 9 (cudnn-facts §1, §4; the
+/// static `cudnn_engines_tensor_ir` of newer 9.x). A cuDNN-looking name that
+/// no release ships (`cudnn_foo.h`) is a leftover or someone's own file.
+pub fn is_release_name(name: &str) -> bool {
+    let Some(n) = classify(name) else {
+        return false;
+    };
+    if is_frontend_name(name) {
+        return false;
+    }
+    let stem = n.stem.as_str();
+    match n.kind {
+        FileKind::Header => RELEASE_HEADER_STEMS.contains(&stem),
+        FileKind::Shared | FileKind::Static | FileKind::ImportLib => {
+            stem == "cudnn"
+                || sublib_stems(8).contains(&stem)
+                || sublib_stems(9).contains(&stem)
+                || (n.kind == FileKind::Static && stem == "cudnn_engines_tensor_ir")
+        }
+    }
+}
+
 /// Reads a cuDNN file name; `None` when it is not one (or is a cuDNN name of
 /// no interest, such as a Python `__init__.py`).
 pub fn classify(name: &str) -> Option<NameInfo> {
@@ -283,6 +347,52 @@ mod tests {
         assert!(is_version_header("cudnn_version.h"));
         assert!(is_version_header("cudnn_v7.h"));
         assert!(!is_version_header("cudnn_ops.h"));
+    }
+
+    #[test]
+    fn frontend_and_samples_are_not_cudnn_files_and_unknown_names_are_told_apart() {
+        for frontend in [
+            "cudnn_frontend.h",
+            "cudnn_frontend_Engine.h",
+            "cudnn_frontend_utils.h",
+            "cudnn_backend_base.h",
+            "cudnn_frontend",
+        ] {
+            assert!(is_frontend_name(frontend), "{frontend}");
+            assert!(!is_cudnn_file(frontend), "{frontend}");
+            assert!(!is_release_name(frontend), "{frontend}");
+        }
+        for other in ["cudnn_samples_v9", "cudnn_mnist.cpp", "cudnn-readme.txt"] {
+            assert!(!is_cudnn_file(other), "{other}");
+        }
+        for shipped in [
+            "cudnn.h",
+            "cudnn_v8.h",
+            "cudnn_version_v9.h",
+            "cudnn_adv_infer.h",
+            "cudnn_backend.h",
+            "cudnn_gnn_ops_v9.h",
+            "libcudnn.so",
+            "libcudnn.so.7.6.5",
+            "libcudnn_ops.so.9",
+            "libcudnn_cnn_infer.so.8.9.7",
+            "libcudnn_static.a",
+            "libcudnn_static_v7.a",
+            "libcudnn_ops_infer_static_v8.a",
+            "libcudnn_engines_tensor_ir_static_v9.a",
+            "cudnn64_7.dll",
+            "cudnn_engines_precompiled64_9.dll",
+            "cudnn.lib",
+            "cudnn_adv_train.lib",
+            "cudnn_graph64_9.lib",
+        ] {
+            assert!(is_cudnn_file(shipped), "{shipped}");
+            assert!(is_release_name(shipped), "{shipped}");
+        }
+        for stale in ["cudnn_foo.h", "libcudnn_dangling.so", "cudnn_extra64_9.dll"] {
+            assert!(is_cudnn_file(stale), "{stale}");
+            assert!(!is_release_name(stale), "{stale}");
+        }
     }
 
     #[test]

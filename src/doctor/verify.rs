@@ -413,8 +413,7 @@ fn check_deployment(d: &Deployment, release: Option<&Release>, query: Option<Que
         let Ok(rd) = fs::read_dir(&dir) else { continue };
         for e in rd.flatten() {
             let name = e.file_name().to_string_lossy().into_owned();
-            if names::classify(&name).is_some() && !e.path().is_dir() && !placed.contains(&e.path())
-            {
+            if names::is_cudnn_file(&name) && !e.path().is_dir() && !placed.contains(&e.path()) {
                 c.extra.push(e.path().to_string_lossy().into_owned());
             }
         }

@@ -1,0 +1,40 @@
+//! Ctrl-C and SIGTERM during a change to a toolkit (DESIGN.md §5): the first
+//! signal only sets a flag; the transaction checks it at each journal step
+//! and, when set, undoes what it did and fails with [`Kind::Interrupted`]
+//! (exit 130, as a shell reports a process ended by SIGINT). A second signal
+//! ends the process at once; the journal then lets the next command finish
+//! the undo, as after `kill -9`.
+
+use std::sync::Once;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crate::error::{Error, Kind};
+
+static REQUESTED: AtomicBool = AtomicBool::new(false);
+static INSTALL: Once = Once::new();
+
+/// Installs the handler (once per process; later calls do nothing). Until
+/// then a signal ends the process the usual way, which is safe while nothing
+/// has changed yet.
+pub fn install() {
+    INSTALL.call_once(|| {
+        // Best effort: without a handler a signal still ends the process, and
+        // the journal covers that.
+        let _ = ctrlc::set_handler(|| {
+            if REQUESTED.swap(true, Ordering::SeqCst) {
+                std::process::exit(i32::from(Kind::Interrupted.exit_code()));
+            }
+        });
+    });
+}
+
+/// True once a signal asked this process to stop.
+pub fn requested() -> bool {
+    REQUESTED.load(Ordering::SeqCst)
+}
+
+/// The error a transaction returns after undoing itself on a signal.
+pub fn error() -> Error {
+    Error::new(Kind::Interrupted, "interrupted; the toolkit is as it was")
+        .hint("nothing was changed; run the command again to make the change")
+}
