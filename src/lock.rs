@@ -75,7 +75,9 @@ impl ToolkitLock {
     /// cudnnm process of any home that is changing it. On Unix the lock is
     /// `flock` on the toolkit folder itself, opened read-only (nothing is
     /// written into the toolkit); on Windows, which cannot lock a folder, a
-    /// `.cudnnm-lock` file in the toolkit root. `on_wait` is called once if
+    /// `.cudnnm-lock` file in the toolkit root (without write access there,
+    /// one named after the toolkit in the temp folder, so that the access
+    /// check can give its elevation hint). `on_wait` is called once if
     /// the lock is busy.
     ///
     /// # Errors
@@ -110,15 +112,30 @@ fn open_toolkit_lock(root: &Path) -> Result<(File, std::path::PathBuf)> {
 
 #[cfg(not(unix))]
 fn open_toolkit_lock(root: &Path) -> Result<(File, std::path::PathBuf)> {
+    let open = |path: &Path| {
+        File::options()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)
+    };
     let path = root.join(".cudnnm-lock");
-    let f = File::options()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(&path)
-        .with_path("open the toolkit lock file", &path)?;
-    Ok((f, path))
+    match open(&path) {
+        Ok(f) => Ok((f, path)),
+        // Without write access to the root (Program Files as a normal user)
+        // the access check that follows must speak, with its elevation hint:
+        // lock a file named after the toolkit in the temp folder instead.
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+            let key = root.to_string_lossy().to_lowercase();
+            let hash = crate::hash::sha256_bytes(key.as_bytes());
+            let path = std::env::temp_dir()
+                .join(format!("cudnnm-toolkit-{}.lock", &hash.to_string()[..16]));
+            let f = open(&path).with_path("open the toolkit lock file", &path)?;
+            Ok((f, path))
+        }
+        Err(e) => Err(Error::io("open the toolkit lock file", &path, e)),
+    }
 }
 
 #[cfg(test)]

@@ -813,6 +813,7 @@ fn damaged_store_releases_are_findings_as_in_verify() {
     assert_eq!(errs, 2, "{}", v.describe());
 }
 
+#[cfg(unix)]
 #[test]
 fn a_windows_layout_toolkit_on_linux_is_checked_as_windows() {
     // `doctor --cuda-root` at a Windows toolkit tree (bin\nvcc.exe, lib\x64):
@@ -864,6 +865,7 @@ fn a_windows_layout_toolkit_on_linux_is_checked_as_windows() {
     );
 }
 
+#[cfg(unix)]
 /// A store release folder of the shared import home, linked into `home`'s
 /// store (files as hard links, links as links): the same receipt and bytes
 /// as `cudnnm install` writes, without importing again.
@@ -887,6 +889,7 @@ fn store_release_in(home: &Path, version: &str) -> PathBuf {
     dest
 }
 
+#[cfg(unix)]
 #[test]
 fn a_9_12_shim_that_loads_the_9_27_graph_library_is_mixing_not_the_same_version() {
     // The tester's report, exactly: a/ holds 9.12's libcudnn.so.9 (a small

@@ -826,6 +826,7 @@ fn real_jit_wheels_install_and_report_their_version() {
     }
 }
 
+#[cfg(unix)]
 /// `path -> sha256 hex` from a wheel's `*.dist-info/RECORD` (`sha256=<base64url>`).
 fn wheel_record(whl: &Path) -> std::collections::HashMap<String, String> {
     use std::io::Read;
@@ -852,6 +853,7 @@ fn wheel_record(whl: &Path) -> std::collections::HashMap<String, String> {
     out
 }
 
+#[cfg(unix)]
 fn base64url_to_hex(s: &str) -> String {
     let val = |c: u8| {
         (match c {

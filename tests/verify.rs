@@ -317,6 +317,7 @@ fn empty_home_verifies() {
     assert_eq!(r.json()["healthy"], true);
 }
 
+#[cfg(unix)]
 #[test]
 fn a_change_restored_by_rollback_is_one_truth_for_current_verify_doctor_and_use() {
     // The tester's sequence: deploy by copy, edit include/cudnn.h, switch to

@@ -13,6 +13,25 @@ use cudnnm::version::{CudaVariant, Platform, Version};
 
 use crate::common::fixtures::{Fixture, Item};
 
+/// A symbolic link at `link` to `target` (Windows: a file or folder link by
+/// what `target` names, which needs the right to create links there).
+fn symlink(target: impl AsRef<Path>, link: impl AsRef<Path>) -> std::io::Result<()> {
+    #[cfg(unix)]
+    return std::os::unix::fs::symlink(target, link);
+    #[cfg(windows)]
+    {
+        let dir = link
+            .as_ref()
+            .parent()
+            .is_some_and(|p| p.join(target.as_ref()).is_dir());
+        if dir {
+            std::os::windows::fs::symlink_dir(target, link)
+        } else {
+            std::os::windows::fs::symlink_file(target, link)
+        }
+    }
+}
+
 /// A Linux-layout toolkit as the runfile installs it: `lib64 ->
 /// targets/x86_64-linux/lib`, `include -> targets/x86_64-linux/include`,
 /// `version.json`.
@@ -20,8 +39,8 @@ pub fn linux_toolkit(root: &Path, cuda: &str) -> PathBuf {
     std::fs::create_dir_all(root.join("targets/x86_64-linux/lib")).unwrap();
     std::fs::create_dir_all(root.join("targets/x86_64-linux/include")).unwrap();
     std::fs::create_dir_all(root.join("bin")).unwrap();
-    std::os::unix::fs::symlink("targets/x86_64-linux/lib", root.join("lib64")).unwrap();
-    std::os::unix::fs::symlink("targets/x86_64-linux/include", root.join("include")).unwrap();
+    symlink("targets/x86_64-linux/lib", root.join("lib64")).unwrap();
+    symlink("targets/x86_64-linux/include", root.join("include")).unwrap();
     std::fs::write(root.join("include/cuda.h"), "#define CUDA_VERSION 12040\n").unwrap();
     std::fs::write(root.join("lib64/libcudart.so.12"), b"\x7fELF cudart").unwrap();
     std::fs::write(
@@ -100,7 +119,7 @@ pub fn put_release(
                 });
             }
             Item::Symlink(t) => {
-                std::os::unix::fs::symlink(t, &dest).unwrap();
+                symlink(t, &dest).unwrap();
                 files.push(FileRecord {
                     path: rel,
                     size: 0,
