@@ -15,14 +15,14 @@
 # are ever written back, while cudnnm's journal flush can wait behind the
 # kernel writing back those same pages.
 #
-# Downloads what it needs into $CUDNNM_BENCH_CACHE (default .cache/big in the
+# Downloads what it needs into $CUDNNM_BENCH_CACHE (default .cache/bench in the
 # repository) with pip, once. Needs cargo, python3 + pip, ~6 GB of disk in
 # $BENCH_TMP (default target/, on the same volume as the sandbox home so hard
 # links work). ROUNDS=N switches per method (default 9).
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 cd "$repo"
-cache="${CUDNNM_BENCH_CACHE:-$repo/.cache/big}"
+cache="${CUDNNM_BENCH_CACHE:-$repo/.cache/bench}"
 rounds="${ROUNDS:-9}"
 mkdir -p "$cache"
 
