@@ -264,10 +264,24 @@ pub fn parse_pin(bytes: &[u8]) -> std::result::Result<(Spec, usize), PinError> {
                 words.len()
             )));
         }
-        return content
-            .parse::<Spec>()
-            .map(|s| (s, i + 1))
-            .map_err(|_| bad(format!("'{content}' is not a cuDNN version spec")));
+        return content.parse::<Spec>().map(|s| (s, i + 1)).map_err(|_| {
+            // Invisible characters (a doubled BOM, a zero-width space)
+            // are shown escaped, or the message would quote what looks
+            // like a valid spec.
+            let shown: String = content
+                .chars()
+                .map(|c| match c {
+                    '\'' | '"' | '\\' => c.to_string(),
+                    _ => c.escape_debug().collect(),
+                })
+                .collect();
+            let hint = if shown != content {
+                " (it holds invisible characters; retype the line)"
+            } else {
+                ""
+            };
+            bad(format!("'{shown}' is not a cuDNN version spec{hint}"))
+        });
     }
     Err(PinError {
         line: None,
@@ -447,6 +461,12 @@ mod tests {
         let e = err(b"latest\n");
         assert_eq!(e.line, Some(1));
         assert!(e.reason.contains("'latest' is not a cuDNN version spec"));
+        // A doubled UTF-8 BOM: the second one is shown, not hidden.
+        let e = err("\u{feff}\u{feff}9.12\n".as_bytes());
+        assert_eq!(
+            e.reason,
+            "'\\u{feff}9.12' is not a cuDNN version spec (it holds invisible characters; retype the line)"
+        );
         let e = err(b"\n\ncudnn-9.12\n");
         assert_eq!(e.line, Some(3));
         assert_eq!(err(b"8.1_cudax").line, Some(1));
