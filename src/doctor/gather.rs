@@ -821,6 +821,9 @@ pub fn parse_nvidia_smi(tool: &str, out: &str) -> DriverInfo {
 struct Running {
     child: Child,
     reader: std::thread::JoinHandle<String>,
+    /// Standard error, for the message when the child fails (cuDNN prints
+    /// "Unable to load any of {…}" there before it aborts).
+    errors: std::thread::JoinHandle<String>,
 }
 
 impl Running {
@@ -828,18 +831,23 @@ impl Running {
         let mut child = cmd
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(Stdio::piped())
             .spawn()
             .ok()?;
-        let mut out = child.stdout.take()?;
-        let reader = std::thread::spawn(move || {
-            let mut s = String::new();
-            let mut buf = Vec::new();
-            let _ = out.read_to_end(&mut buf);
-            s.push_str(&String::from_utf8_lossy(&buf));
-            s
-        });
-        Some(Running { child, reader })
+        fn drain(mut r: impl Read + Send + 'static) -> std::thread::JoinHandle<String> {
+            std::thread::spawn(move || {
+                let mut buf = Vec::new();
+                let _ = r.read_to_end(&mut buf);
+                String::from_utf8_lossy(&buf).into_owned()
+            })
+        }
+        let reader = drain(child.stdout.take()?);
+        let errors = drain(child.stderr.take()?);
+        Some(Running {
+            child,
+            reader,
+            errors,
+        })
     }
 
     /// Waits for the child (killing it after [`TOOL_TIMEOUT`]); its output on success.
@@ -860,10 +868,24 @@ impl Running {
             }
         };
         let out = self.reader.join().unwrap_or_default();
+        let errors = self.errors.join().unwrap_or_default();
         if status.success() {
             Ok(out)
         } else {
-            Err(format!("exited with {status}: {}", out.trim()))
+            // The last lines the child printed say why (stderr first).
+            let lines = |t: &str| -> Vec<String> {
+                t.lines()
+                    .map(str::trim)
+                    .filter(|l| !l.is_empty())
+                    .map(String::from)
+                    .collect()
+            };
+            let said = match lines(&errors) {
+                e if e.is_empty() => lines(&out),
+                e => e,
+            };
+            let tail = said[said.len().saturating_sub(3)..].join(" / ");
+            Err(format!("exited with {status}: {tail}"))
         }
     }
 }
@@ -1279,6 +1301,27 @@ fn deployment_states(releases: &[Release], deployments: &Deployments) -> Vec<Dep
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn a_failed_child_is_described_by_what_it_printed_last() {
+        // As cuDNN does before it aborts: the reason goes to stderr.
+        let mut cmd = Command::new("sh");
+        cmd.args([
+            "-c",
+            "echo partial; echo 'Unable to load any of {libcudnn_graph.so.9.1.0}' >&2; kill -ABRT $$",
+        ]);
+        let err = Running::spawn(&mut cmd).unwrap().finish().unwrap_err();
+        assert!(err.contains("SIGABRT"), "{err}");
+        assert!(
+            err.ends_with(": Unable to load any of {libcudnn_graph.so.9.1.0}"),
+            "{err}"
+        );
+        let mut cmd = Command::new("sh");
+        cmd.args(["-c", "echo only stdout; exit 3"]);
+        let err = Running::spawn(&mut cmd).unwrap().finish().unwrap_err();
+        assert!(err.ends_with(": only stdout"), "{err}");
+    }
 
     #[test]
     fn parses_tool_outputs() {
