@@ -958,3 +958,79 @@ fn backup_ids_are_numbers_everywhere_and_no_cudnn_reads_the_same() {
         "{cur}"
     );
 }
+
+#[test]
+fn a_stale_record_does_not_label_the_backup_and_its_rollback_records_files_not_from_cudnnm() {
+    // Two homes, one toolkit: home A copies 9.1, home B copies 9.12 over it,
+    // then A deploys 9.1 again. A's record still names 9.1; the files are 9.12.
+    let sb = Sandbox::new();
+    let tk = linux_toolkit(&sb.root().join("cuda-12.4"), "12.4.1");
+    let t = tk_arg(&tk);
+    let home_b = sb.root().join("home-b");
+    put_release(
+        &sb.home(),
+        &fixtures::redist_linux("9.1.0.70", "12"),
+        "9.1.0.70",
+        "12",
+        Platform::LinuxX86_64,
+    );
+    put_release(
+        &home_b,
+        &fixtures::redist_linux("9.12.0.46", "12"),
+        "9.12.0.46",
+        "12",
+        Platform::LinuxX86_64,
+    );
+    let hb = home_b.display().to_string();
+    sb.run(["use", "9.1.0.70", "--mode", "copy", "--cuda-root", &t])
+        .ok();
+    sb.run([
+        "--home",
+        &hb,
+        "use",
+        "9.12",
+        "--mode",
+        "copy",
+        "--cuda-root",
+        &t,
+    ])
+    .ok();
+    let on_912 = snapshot(&tk.join("targets"));
+    // A change killed midway is undone by the next command, and A's record
+    // is put back as it was (stale, but A's to keep).
+    let killed = sb
+        .command()
+        .env("CUDNNM_FAULT_AFTER_STEP", "3")
+        .args(["use", "9.1.0.70", "--mode", "copy", "--cuda-root", &t])
+        .output()
+        .unwrap();
+    assert!(!killed.status.success());
+    let cur = sb.run(["current", "--cuda-root", &t, "--json"]).ok().json();
+    assert_eq!(cur["toolkits"][0]["release"], "9.1.0.70_cuda12");
+    assert_eq!(snapshot(&tk.join("targets")), on_912);
+    sb.run(["use", "9.1.0.70", "--mode", "copy", "--cuda-root", &t])
+        .ok()
+        .stderr_has(&[
+            "cuDNN 9.12.0 (not from cudnnm) → 9.1.0.70",
+            "(copy, backup 2)",
+        ]);
+    let j = sb.run(["backups", "--json"]).ok().json();
+    assert_eq!(j[1]["id"], 2);
+    assert_eq!(j[1]["held"], "9.12.0 (not from cudnnm)");
+    assert_eq!(j[1]["release"], serde_json::Value::Null, "{j}");
+    // Rolling back to it restores B's 9.12 bytes and does not claim 9.1.
+    sb.run(["rollback", "--cuda-root", &t])
+        .ok()
+        .stderr_has(&["cuDNN 9.1.0.70 → 9.12.0 (not from cudnnm)"]);
+    assert_eq!(snapshot(&tk.join("targets")), on_912);
+    let cur = sb.run(["current", "--cuda-root", &t, "--json"]).ok().json();
+    assert_eq!(cur["toolkits"][0]["release"], serde_json::Value::Null);
+    assert_eq!(cur["toolkits"][0]["unmanaged_cudnn"], "9.12.0");
+    let cur = sb.run(["current", "--cuda-root", &t]).ok();
+    assert!(
+        cur.stdout()
+            .contains("not managed by cudnnm (headers: cuDNN 9.12.0)"),
+        "{}",
+        cur.describe()
+    );
+}

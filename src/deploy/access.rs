@@ -270,6 +270,7 @@ mod tests {
                 files: vec![],
             },
             next: None,
+            previous: None,
             from_label: String::new(),
             to_label: String::new(),
         }

@@ -424,8 +424,9 @@ pub fn undo(home: &Home, plan: &Plan, placing_started: bool) -> Result<()> {
     if problems.is_empty() {
         // The records may already name the change: put the earlier entry back.
         let mut all = Deployments::load(home)?;
-        if all.for_toolkit(&plan.toolkit) != plan.backup.deployment.as_ref() {
-            all.set(&plan.toolkit, plan.backup.deployment.clone());
+        let earlier = plan.previous.as_ref().or(plan.backup.deployment.as_ref());
+        if all.for_toolkit(&plan.toolkit) != earlier {
+            all.set(&plan.toolkit, earlier.cloned());
             all.save(home)?;
         }
     }
@@ -519,6 +520,7 @@ mod tests {
                 files: vec![],
             },
             next: None,
+            previous: None,
             from_label: String::new(),
             to_label: String::new(),
         };

@@ -18,7 +18,7 @@ use crate::home::Home;
 use crate::platform;
 use crate::store::{Release, Store};
 use crate::toolkit::{Layout, Toolkit};
-use crate::version::Spec;
+use crate::version::{Spec, Version};
 
 /// The label of a toolkit (or backup) without cuDNN files.
 pub const NO_CUDNN: &str = "no cuDNN";
@@ -151,6 +151,14 @@ pub struct Plan {
     /// The deployment to record (none when a rollback restores files that
     /// cudnnm did not deploy).
     pub next: Option<Next>,
+    /// The deployment `deployments.toml` recorded for the toolkit before the
+    /// change, put back by an undo. It differs from `backup.deployment` only
+    /// when that record was stale ([`record_describes`]): the backup then
+    /// holds files not from cudnnm, but an undone change leaves the record
+    /// as it was. Absent in journals written before this field: undo then
+    /// uses `backup.deployment`.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub previous: Option<Deployment>,
     /// What the toolkit held, for messages (`9.12.0.46`, `8.1.0 (not from cudnnm)`, `no cuDNN`).
     pub from_label: String,
     /// What it will hold, for messages.
@@ -560,7 +568,38 @@ fn moves_for(found: &[Found], backup_dir: &Path, id: u64) -> Result<Vec<Move>> {
         .collect()
 }
 
-/// What the toolkit holds now, for messages and `backup.toml`.
+/// Whether the deployment record `dep` still describes the `found` files:
+/// the version header in the toolkit (when there is one) declares the
+/// recorded release's version, and at least one found file is a file (or an
+/// absolute link into a store) the record lists with that content. A record
+/// is stale when another cudnnm home or the user replaced the files; the
+/// files are then described by what they are, not by the record.
+pub fn record_describes(found: &[Found], dep: &Deployment, toolkit: &Toolkit) -> bool {
+    if found.is_empty() {
+        return false;
+    }
+    let recorded: Option<Version> = dep.version_label().parse().ok();
+    if let (Some(on_disk), Some(rec)) = (toolkit.header_cudnn_version(), recorded)
+        && on_disk.triple() != rec.triple()
+    {
+        return false;
+    }
+    found.iter().any(|f| {
+        dep.files.iter().any(|p| {
+            p.path == f.path
+                && match (&p.link, &f.state.link) {
+                    // A chain link (`libcudnn.so -> libcudnn.so.9`) is the same
+                    // in every release; only a link into a store is telling.
+                    (Some(a), Some(b)) => a == b && Path::new(a).is_absolute(),
+                    (None, None) => p.sha256.is_some() && p.sha256 == f.state.sha256,
+                    _ => false,
+                }
+        })
+    })
+}
+
+/// What the toolkit holds now, for messages and `backup.toml`. `current`
+/// must be a record that describes the files ([`record_describes`]).
 fn held_label(found: &[Found], current: Option<&Deployment>, toolkit: &Toolkit) -> String {
     if found.is_empty() {
         return NO_CUDNN.into();
@@ -732,6 +771,10 @@ pub fn plan_use(
     let targets = release_targets(release, toolkit)?;
     check_release_files(release, &targets)?;
     let found = scan_toolkit(toolkit, current, store)?;
+    let previous = current.cloned();
+    // A stale record (another home or the user replaced the files) does not
+    // name what the backup holds: the files found do.
+    let current = current.filter(|d| record_describes(&found, d, toolkit));
     let backup_dir = home.backups_dir().join(id.to_string());
     let places = targets
         .into_iter()
@@ -797,6 +840,7 @@ pub fn plan_use(
             release: release.id(),
             mode,
         }),
+        previous,
         from_label: held,
         to_label: release.version().to_string(),
     })
@@ -823,6 +867,8 @@ pub fn plan_rollback(
 ) -> Result<Plan> {
     check_toolkit_dirs(toolkit)?;
     let found = scan_toolkit(toolkit, current, store)?;
+    let previous = current.cloned();
+    let current = current.filter(|d| record_describes(&found, d, toolkit));
     let backup_dir = home.backups_dir().join(id.to_string());
     let src_dep = source.deployment.as_ref();
     let store_dir = src_dep.and_then(|d| release_dir_of(store, &d.release));
@@ -978,6 +1024,7 @@ pub fn plan_rollback(
         mkdirs,
         places,
         next,
+        previous,
         from_label: held,
         to_label: source.held.clone(),
     })
