@@ -1034,3 +1034,107 @@ fn a_stale_record_does_not_label_the_backup_and_its_rollback_records_files_not_f
         cur.describe()
     );
 }
+
+/// A CUDA 12.4 toolkit without cuDNN, with 9.1.0.70 and 9.12.0.46 in the store.
+fn world_9_1_and_9_12(sb: &Sandbox) -> std::path::PathBuf {
+    let tk = linux_toolkit(&sb.root().join("cuda-12.4"), "12.4.1");
+    for v in ["9.1.0.70", "9.12.0.46"] {
+        put_release(
+            &sb.home(),
+            &fixtures::redist_linux(v, "12"),
+            v,
+            "12",
+            Platform::LinuxX86_64,
+        );
+    }
+    tk
+}
+
+/// 9.12 copied into the toolkit, then 9.1 copied over it, so backup 2 holds
+/// the 9.12 copies by reference to the store. Returns the toolkit's folders
+/// as they were on 9.12.
+fn copies_backed_up_by_reference(
+    sb: &Sandbox,
+    tk: &Path,
+) -> std::collections::BTreeMap<String, String> {
+    let t = tk_arg(tk);
+    sb.run(["use", "9.12.0.46", "--mode", "copy", "--cuda-root", &t])
+        .ok();
+    let on_912 = snapshot(&tk.join("targets"));
+    sb.run(["use", "9.1.0.70", "--mode", "copy", "--cuda-root", &t])
+        .ok();
+    let j = sb.run(["backups", "--json"]).ok().json();
+    assert_eq!(j[1]["id"], 2);
+    assert_eq!(
+        j[1]["size"], 0,
+        "the 9.12 copies are kept by reference: {j}"
+    );
+    on_912
+}
+
+#[test]
+fn uninstall_of_a_release_backups_need_is_refused_and_force_copies_its_files_into_them() {
+    let sb = Sandbox::new();
+    let tk = world_9_1_and_9_12(&sb);
+    let on_912 = copies_backed_up_by_reference(&sb, &tk);
+    let store_912 = sb.home().join("store/cuda-12/9.12.0.46");
+    let real_tk = std::fs::canonicalize(&tk).unwrap();
+    sb.run(["uninstall", "9.12.0.46"]).code_is(8).stderr_has(&[
+        &format!(
+            "error: cuDNN 9.12.0.46_cuda12 holds files that 1 backup needs to restore: backup 2 of '{}' (",
+            real_tk.display()
+        ),
+        "help: keep the release, or pass --force: those files (",
+        "are then copied into the backups so they can still be restored",
+    ]);
+    assert!(store_912.join("receipt.toml").is_file(), "nothing removed");
+    let r = sb.run(["uninstall", "9.12.0.46", "--force"]).ok();
+    r.stderr_has(&[
+        &format!(
+            "of cuDNN 9.12.0.46_cuda12 into backup 2 (of '{}') so it can still be restored",
+            real_tk.display()
+        ),
+        "removed cuDNN 9.12.0.46_cuda12",
+    ]);
+    assert!(!store_912.exists());
+    let j = sb.run(["backups", "--json"]).ok().json();
+    assert!(j[1]["size"].as_u64().unwrap() > 0, "{j}");
+    assert_eq!(j[1]["release"], serde_json::Value::Null);
+    // The rollback restores 9.12's bytes exactly, as files not from cudnnm.
+    sb.run(["rollback", "--cuda-root", &tk_arg(&tk)])
+        .ok()
+        .stderr_has(&["cuDNN 9.1.0.70 → 9.12.0.46", "restored backup 2"]);
+    assert_eq!(snapshot(&tk.join("targets")), on_912);
+    let cur = sb
+        .run(["current", "--cuda-root", &tk_arg(&tk), "--json"])
+        .ok()
+        .json();
+    assert_eq!(cur["toolkits"][0]["release"], serde_json::Value::Null);
+    assert_eq!(cur["toolkits"][0]["unmanaged_cudnn"], "9.12.0");
+}
+
+#[test]
+fn a_rollback_whose_release_is_gone_names_where_that_release_came_from() {
+    let sb = Sandbox::new();
+    let tk = world_9_1_and_9_12(&sb);
+    // The receipt says 9.12 came from pip.
+    let receipt = sb.home().join("store/cuda-12/9.12.0.46/receipt.toml");
+    let text = std::fs::read_to_string(&receipt).unwrap();
+    let text = text.replace(
+        "[source]\n",
+        "[source]\nurl = \"pip:nvidia-cudnn-cu12==9.12.0.46\"\n",
+    );
+    assert!(text.contains("pip:"), "{text}");
+    std::fs::write(&receipt, text).unwrap();
+    let t = tk_arg(&tk);
+    copies_backed_up_by_reference(&sb, &tk);
+    // The release is removed behind cudnnm's back (or by an older cudnnm).
+    std::fs::remove_dir_all(sb.home().join("store/cuda-12/9.12.0.46")).unwrap();
+    let before = snapshot(&tk.join("targets"));
+    sb.run(["rollback", "--cuda-root", &t]).code_is(3).stderr_has(&[
+        "error: backup 2 refers to '",
+        "of release 9.12.0.46_cuda12, which is no longer installed",
+        "help: reinstall cuDNN 9.12.0.46_cuda12 (`cudnnm install pip:nvidia-cudnn-cu12==9.12.0.46`), then run the rollback again",
+    ]);
+    assert_eq!(snapshot(&tk.join("targets")), before, "nothing changed");
+}

@@ -267,6 +267,7 @@ mod tests {
                 reason: String::new(),
                 held: String::new(),
                 deployment: None,
+                reinstall: None,
                 files: vec![],
             },
             next: None,

@@ -517,6 +517,7 @@ mod tests {
                 reason: String::new(),
                 held: "9.1.0.70".into(),
                 deployment: Some(previous.clone()),
+                reinstall: None,
                 files: vec![],
             },
             next: None,

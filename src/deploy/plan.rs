@@ -616,6 +616,12 @@ fn held_label(found: &[Found], current: Option<&Deployment>, toolkit: &Toolkit) 
     }
 }
 
+/// The reinstall command of the release `dep` names, when the store holds it.
+fn reinstall_of(store: &Store, dep: Option<&Deployment>) -> Option<String> {
+    let dir = release_dir_of(store, &dep?.release)?;
+    Some(store.load(&dir).ok()??.receipt.reinstall_command())
+}
+
 fn backup_record(
     id: u64,
     toolkit: &Toolkit,
@@ -623,8 +629,20 @@ fn backup_record(
     held: String,
     current: Option<&Deployment>,
     found: &[Found],
+    reinstall: Option<String>,
 ) -> BackupRecord {
     BackupRecord {
+        reinstall: found
+            .iter()
+            .any(|f| {
+                f.store_copy.is_some()
+                    || f.state
+                        .link
+                        .as_deref()
+                        .is_some_and(|l| Path::new(l).is_absolute())
+            })
+            .then_some(reinstall)
+            .flatten(),
         id,
         toolkit: toolkit.root.clone(),
         layout: toolkit.layout,
@@ -832,6 +850,7 @@ pub fn plan_use(
             held.clone(),
             current,
             &found,
+            reinstall_of(store, previous.as_ref()),
         ),
         backup_dir,
         mkdirs,
@@ -843,6 +862,14 @@ pub fn plan_use(
         previous,
         from_label: held,
         to_label: release.version().to_string(),
+    })
+}
+
+/// How the backup says to install again the release it refers to; for a
+/// backup written before it recorded that, the two ways there are.
+fn reinstall_hint(source: &BackupRecord) -> String {
+    source.reinstall.clone().unwrap_or_else(|| {
+        "from the archive or pip requirement it came from: `cudnnm install PATH` or `cudnnm install pip:REQUIREMENT`".into()
     })
 }
 
@@ -909,8 +936,9 @@ pub fn plan_rollback(
                     )
                     .hint(match src_dep {
                         Some(d) => format!(
-                            "reinstall it (`cudnnm install {}`), then run the rollback again",
-                            d.release
+                            "reinstall cuDNN {} ({}), then run the rollback again",
+                            d.release,
+                            reinstall_hint(source)
                         ),
                         None => {
                             "restore that file, or roll back to another backup (`cudnnm backups`)"
@@ -947,7 +975,8 @@ pub fn plan_rollback(
                                 ),
                             )
                             .hint(format!(
-                                "reinstall it (`cudnnm install {who}`), then run the rollback again"
+                                "reinstall cuDNN {who} ({}), then run the rollback again",
+                                reinstall_hint(source)
                             )));
                         }
                         any_copy = true;
@@ -1019,6 +1048,7 @@ pub fn plan_rollback(
             held.clone(),
             current,
             &found,
+            reinstall_of(store, previous.as_ref()),
         ),
         backup_dir,
         mkdirs,
