@@ -457,11 +457,21 @@ fn a_toolkit_the_user_may_not_write_is_refused_whole() {
         sb.run(["use", "9.1.0.70", "--cuda-root", &t])
     };
     let r = r.code_is(5);
-    let denied = format!("no write access to '{}'", tk.join("include").display());
+    let denied = format!(
+        "no write access to '{}' (a link to '{}')",
+        tk.join("include").display(),
+        std::fs::canonicalize(tk.join("include")).unwrap().display()
+    );
+    let lib_denied = format!(
+        "'{}' (a link to '{}'): ",
+        tk.join("lib64").display(),
+        real_lib.display()
+    );
     r.stderr_has(&[
         "cannot change cuDNN in",
         &denied,
         "(and 1 more)",
+        &lib_denied,
         "nothing was changed",
         "sudo cudnnm --home",
         "cudnnm exec --version 9.1.0.70_cuda12",
@@ -493,6 +503,39 @@ fn the_test_deny_hook_refuses_through_the_same_preflight() {
     sb.run(["rollback", "--cuda-root", &tk_arg(&tk)])
         .code_is(3)
         .stderr_has(&["no backups of"]);
+}
+
+#[test]
+fn a_home_the_user_may_not_write_says_to_fix_the_home_not_to_use_sudo() {
+    let (mut sb, tk) = linux_world();
+    let snap = snapshot(&tk.join("targets"));
+    sb.set_env("CUDNNM_TEST_DENY_WRITE", sb.home());
+    let r = sb
+        .run(["use", "9.1.0.70", "--cuda-root", &tk_arg(&tk)])
+        .code_is(5);
+    let home = sb.home().display().to_string();
+    let first = r.stderr().lines().next().unwrap_or_default().to_string();
+    assert!(
+        first.starts_with("error: cannot change cuDNN in")
+            && first.contains(&format!("no write access to '{home}")),
+        "{}",
+        r.describe()
+    );
+    let help = r
+        .stderr()
+        .lines()
+        .find(|l| l.starts_with("help:"))
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        help.starts_with(&format!(
+            "help: make the cudnnm home yours again: `sudo chown -R \"$(id -u):$(id -g)\" '{home}'`"
+        )),
+        "{}",
+        r.describe()
+    );
+    assert!(!help.contains("sudo cudnnm --home"), "{help}");
+    assert_eq!(snapshot(&tk.join("targets")), snap);
 }
 
 #[test]
