@@ -1181,3 +1181,51 @@ fn a_rollback_whose_release_is_gone_names_where_that_release_came_from() {
     ]);
     assert_eq!(snapshot(&tk.join("targets")), before, "nothing changed");
 }
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_full_toolkit_disk_says_to_free_space_there_or_use_symlinks() {
+    // The toolkit's library folder is a 1 MiB tmpfs in a private mount
+    // namespace: a real full disk, and only the toolkit's.
+    let sb = Sandbox::new();
+    let tk = linux_toolkit(&sb.root().join("cuda-12.4"), "12.4.1");
+    big_linux_release(&sb.home(), "9.3.0.75", 2);
+    let snap = snapshot(&tk);
+    let real_tk = std::fs::canonicalize(&tk).unwrap();
+    let lib = real_tk.join("targets/x86_64-linux/lib");
+    let script = format!(
+        "mount -t tmpfs -o size=1m tmpfs '{lib}' && exec '{bin}' use 9.3.0.75 --mode copy --cuda-root '{tk}'; echo 'mount failed' >&2; exit 99",
+        lib = lib.display(),
+        bin = common::bin().display(),
+        tk = tk.display()
+    );
+    let c = sb.command();
+    let out = std::process::Command::new("unshare")
+        .args(["-rm", "sh", "-c", &script])
+        .env_clear()
+        .envs(
+            c.get_envs()
+                .filter_map(|(k, v)| v.map(|v| (k.to_owned(), v.to_owned()))),
+        )
+        .current_dir(sb.work())
+        .output()
+        .unwrap();
+    let r = common::Run {
+        args: vec!["use".into(), "9.3.0.75".into()],
+        out,
+        root: sb.root().to_path_buf(),
+    };
+    let r = r.code_is(1).stderr_has(&[
+        "No space left",
+        &format!(
+            "help: the disk holding the toolkit folder '{}' (a link to '{}') is full: free some space there, or deploy with `--mode symlink` (links into the store take no space there), then run the command again",
+            real_tk.join("lib64").display(),
+            lib.display()
+        ),
+    ]);
+    assert!(!r.stderr().contains("CUDNNM_HOME"), "{}", r.describe());
+    assert_eq!(snapshot(&tk), snap, "the toolkit is as it was");
+    assert!(!sb.home().join("backups/1").exists(), "{}", r.describe());
+    let deps = std::fs::read_to_string(sb.home().join("deployments.toml")).unwrap_or_default();
+    assert!(!deps.contains("[[deployment]]"), "nothing recorded: {deps}");
+}

@@ -113,7 +113,7 @@ fn forward(
     // the file system's journal. Undo can make them again from the store.
     trim_backup(plan);
     for (i, p) in plan.places.iter().enumerate() {
-        place(p)?;
+        place(p).map_err(|e| toolkit_full(e, p, plan))?;
         j.step(&format!("place {i}"))?;
     }
     verify(plan, false)?;
@@ -142,6 +142,24 @@ pub fn trim_backup(plan: &Plan) {
             }
         }
     }
+}
+
+/// For a full disk while placing `p`: the hint says it is the toolkit's
+/// disk that is full (not the home's), and for a `use`, that links take no
+/// space there.
+fn toolkit_full(e: Error, p: &Place, plan: &Plan) -> Error {
+    if !e.is_disk_full() {
+        return e;
+    }
+    let dir = super::access::describe_dir(fsops::parent_of(&p.dest));
+    let symlink = if plan.action.starts_with("use ") {
+        ", or deploy with `--mode symlink` (links into the store take no space there)"
+    } else {
+        ""
+    };
+    e.hint(format!(
+        "the disk holding the toolkit folder {dir} is full: free some space there{symlink}, then run the command again"
+    ))
 }
 
 /// Puts one file into the toolkit.
