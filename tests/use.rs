@@ -1229,3 +1229,34 @@ fn a_full_toolkit_disk_says_to_free_space_there_or_use_symlinks() {
     let deps = std::fs::read_to_string(sb.home().join("deployments.toml")).unwrap_or_default();
     assert!(!deps.contains("[[deployment]]"), "nothing recorded: {deps}");
 }
+
+#[test]
+fn a_cuda_version_not_found_says_where_it_looked_and_lists_the_toolkits_found() {
+    let (mut sb, tk) = linux_world(); // CUDA 12.4.1, deployed to by --cuda-root
+    let other = linux_toolkit(&sb.root().join("cuda-11.8"), "11.8.0");
+    sb.set_env("CUDA_PATH", &other);
+    sb.run(["use", "9.12", "--cuda-root", &tk_arg(&tk)]).ok();
+    let real_tk = std::fs::canonicalize(&tk).unwrap();
+    let real_other = std::fs::canonicalize(&other).unwrap();
+    // `toolkits` lists both; `--cuda` finds the one deployments.toml records.
+    let listed = sb.run(["toolkits"]).ok().stdout();
+    assert!(
+        listed.contains(&format!("'{}'  CUDA 12.4.1", real_tk.display())),
+        "{listed}"
+    );
+    sb.run(["use", "9.1.0.70", "--cuda", "12.4"])
+        .ok()
+        .stderr_has(&[&format!("→ 9.1.0.70 in '{}'", real_tk.display())]);
+    sb.run(["use", "9.12", "--cuda", "12.6"]).code_is(3).stderr_has(&[
+        "error: no CUDA 12.6 toolkit found (looked in '/usr/local/cuda-12.6', and among the toolkits named by CUDA_PATH, CUDA_HOME, nvcc on PATH, the default folders and deployments.toml)",
+        &format!(
+            "'{}' (CUDA 11.8.0, found by CUDA_PATH)",
+            real_other.display()
+        ),
+        &format!(
+            "'{}' (CUDA 12.4.1, found by deployments.toml)",
+            real_tk.display()
+        ),
+        "help: pass the toolkit's folder with --cuda-root PATH (e.g. `--cuda-root '",
+    ]);
+}
