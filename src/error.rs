@@ -79,6 +79,8 @@ pub struct Error {
     message: String,
     causes: Vec<String>,
     hint: Option<String>,
+    /// The OS error's kind, for an error made by [`Error::io`].
+    io_kind: Option<io::ErrorKind>,
 }
 
 /// `Result` with [`Error`].
@@ -92,6 +94,7 @@ impl Error {
             message: message.into(),
             causes: Vec::new(),
             hint: None,
+            io_kind: None,
         }
     }
 
@@ -127,13 +130,15 @@ impl Error {
             message: message.into(),
             causes,
             hint: self.hint,
+            io_kind: self.io_kind,
         }
     }
 
     /// An I/O error on `path` while trying to `verb` it ("read", "create", …),
     /// classified so that permission and disk-full failures get their own hint.
     pub fn io(verb: &str, path: &Path, err: io::Error) -> Self {
-        let base = Error::msg(format!("could not {verb} '{}'", path.display())).cause(&err);
+        let mut base = Error::msg(format!("could not {verb} '{}'", path.display())).cause(&err);
+        base.io_kind = Some(err.kind());
         match err.kind() {
             io::ErrorKind::PermissionDenied | io::ErrorKind::ReadOnlyFilesystem => base
                 .with_kind(Kind::Permission)
@@ -167,6 +172,14 @@ impl Error {
     /// The hint line, if any.
     pub fn hint_text(&self) -> Option<&str> {
         self.hint.as_deref()
+    }
+
+    /// True when an OS error said the disk (or the user's quota) is full.
+    pub fn is_disk_full(&self) -> bool {
+        matches!(
+            self.io_kind,
+            Some(io::ErrorKind::StorageFull | io::ErrorKind::QuotaExceeded)
+        )
     }
 }
 
@@ -219,6 +232,8 @@ mod tests {
         let e = Error::io("write", p, io::Error::from(io::ErrorKind::StorageFull));
         assert_eq!(e.kind(), Kind::Failure);
         assert!(e.hint_text().unwrap().contains("disk space"));
+        assert!(e.context("outer").is_disk_full());
+        assert!(!Error::msg("x").is_disk_full());
     }
 
     #[test]

@@ -2,8 +2,8 @@
 //! signal only sets a flag; the transaction checks it at each journal step
 //! and, when set, undoes what it did and fails with [`Kind::Interrupted`]
 //! (exit 130, as a shell reports a process ended by SIGINT). A second signal
-//! ends the process at once; the journal then lets the next command finish
-//! the undo, as after `kill -9`.
+//! ends the process at once, saying so ([`AGAIN`]); the journal then lets
+//! the next command finish the undo, as after `kill -9`.
 
 use std::sync::Once;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -11,6 +11,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use crate::error::{Error, Kind};
 
 static REQUESTED: AtomicBool = AtomicBool::new(false);
+
+/// What a second signal prints before the process ends: the journal stays,
+/// and the next command undoes the rest.
+pub const AGAIN: &str = "error: interrupted again; the change is left for the next cudnnm command to finish undoing\nhelp: run any cudnnm command (e.g. `cudnnm current`) to finish the undo; until then the original files are safe in the change's backup folder\n";
 static INSTALL: Once = Once::new();
 
 /// Installs the handler (once per process; later calls do nothing). Until
@@ -20,8 +24,14 @@ pub fn install() {
     INSTALL.call_once(|| {
         // Best effort: without a handler a signal still ends the process, and
         // the journal covers that.
+        // `ctrlc` runs this on its own thread, not in the signal handler,
+        // so it may write and exit.
         let _ = ctrlc::set_handler(|| {
             if REQUESTED.swap(true, Ordering::SeqCst) {
+                use std::io::Write;
+                let mut err = std::io::stderr();
+                let _ = err.write_all(AGAIN.as_bytes());
+                let _ = err.flush();
                 std::process::exit(i32::from(Kind::Interrupted.exit_code()));
             }
         });

@@ -89,6 +89,27 @@ impl Receipt {
         self.files.iter().map(|f| f.size).sum()
     }
 
+    /// How to install this release again, from where it came:
+    /// `cudnnm install pip:nvidia-cudnn-cu12==9.1.0.70` for a pip
+    /// requirement, `cudnnm install 9.1.0.70 --cuda 12` for a catalog
+    /// download, else the archive or folder by its name (`cudnnm install
+    /// PATH/cudnn-….tar.xz`, its folder unknown).
+    pub fn reinstall_command(&self) -> String {
+        match self.source.url.as_deref() {
+            Some(u) if u.starts_with("pip:") => format!("`cudnnm install {u}`"),
+            Some(_) => format!("`cudnnm install {} --cuda {}`", self.version, self.cuda),
+            None => format!(
+                "`cudnnm install PATH/{}` (the {} it was installed from)",
+                self.source.name,
+                if self.source.kind == "folder" || self.source.kind == "installer-folder" {
+                    "folder"
+                } else {
+                    "file"
+                }
+            ),
+        }
+    }
+
     /// Parses a receipt.
     ///
     /// # Errors

@@ -550,6 +550,10 @@ pub struct Selector<'a> {
     pub root: Option<&'a Path>,
     /// `--cuda X.Y`.
     pub cuda: Option<&'a str>,
+    /// Toolkits known besides those discovered (the ones `deployments.toml`
+    /// records, deployed to with `--cuda-root`): `--cuda X.Y` picks one of
+    /// them too, as `cudnnm toolkits` lists them.
+    pub known: &'a [Toolkit],
 }
 
 /// Picks the toolkit to work on: `--cuda-root`; else `--cuda X.Y` (Windows:
@@ -576,7 +580,7 @@ pub fn select_with(env: &Env, sel: &Selector, defaults: &DefaultFolders) -> Resu
         return Toolkit::at(&root, "--cuda-root", env.is_windows());
     }
     if let Some(c) = sel.cuda {
-        return select_cuda(env, c, defaults);
+        return select_cuda(env, c, defaults, sel.known);
     }
     let found = candidates(env, defaults);
     for c in found.iter().filter(|c| c.preferred) {
@@ -605,7 +609,12 @@ pub fn select_with(env: &Env, sel: &Selector, defaults: &DefaultFolders) -> Resu
     }
 }
 
-fn select_cuda(env: &Env, c: &str, defaults: &DefaultFolders) -> Result<Toolkit> {
+fn select_cuda(
+    env: &Env,
+    c: &str,
+    defaults: &DefaultFolders,
+    known: &[Toolkit],
+) -> Result<Toolkit> {
     let want: Version = c.trim().trim_start_matches('v').parse().map_err(|_| {
         Error::new(Kind::Usage, format!("'{c}' is not a CUDA version"))
             .hint("write the toolkit version as X.Y, e.g. --cuda 12.4")
@@ -640,7 +649,12 @@ fn select_cuda(env: &Env, c: &str, defaults: &DefaultFolders) -> Result<Toolkit>
             return Ok(t);
         }
     }
-    let all = discover_with(env, defaults);
+    let mut all = discover_with(env, defaults);
+    for k in known {
+        if !all.iter().any(|t| t.root == k.root) {
+            all.push(k.clone());
+        }
+    }
     if let Some(t) = all.iter().find(|t| t.cuda_major_minor() == (ma, mi)) {
         return Ok(t.clone());
     }
@@ -648,22 +662,48 @@ fn select_cuda(env: &Env, c: &str, defaults: &DefaultFolders) -> Result<Toolkit>
         "none".to_string()
     } else {
         all.iter()
-            .map(|t| format!("{} (CUDA {})", t.root.display(), t.cuda_short()))
+            .map(|t| {
+                format!(
+                    "'{}' (CUDA {}, found by {})",
+                    t.root.display(),
+                    t.cuda,
+                    t.found_by
+                )
+            })
             .collect::<Vec<_>>()
             .join(", ")
     };
-    Err(Error::new(
+    let sources = if env.is_windows() {
+        "CUDA_PATH, CUDA_HOME, CUDA_PATH_V*_*, nvcc on PATH, the default folders"
+    } else {
+        "CUDA_PATH, CUDA_HOME, nvcc on PATH, the default folders"
+    };
+    let mut e = Error::new(
         Kind::NotFound,
-        format!("no CUDA {ma}.{mi} toolkit found (looked in {})", {
+        format!(
+            "no CUDA {ma}.{mi} toolkit found (looked in {}, and among the toolkits named by {sources}{})",
             tries
                 .iter()
                 .map(|(p, _)| format!("'{}'", p.display()))
                 .collect::<Vec<_>>()
-                .join(", ")
-        }),
+                .join(", "),
+            if known.is_empty() {
+                ""
+            } else {
+                " and deployments.toml"
+            }
+        ),
     )
-    .cause(format!("toolkits found: {seen}"))
-    .hint("pass --cuda-root PATH for a toolkit in another folder"))
+    .cause(format!("toolkits found: {seen}"));
+    e = e.hint(match all.first() {
+        Some(t) => format!(
+            "pass the toolkit's folder with --cuda-root PATH (e.g. `--cuda-root '{}'` for CUDA {}), or --cuda with a version found",
+            t.root.display(),
+            t.cuda_short()
+        ),
+        None => "pass the toolkit's folder with --cuda-root PATH (the folder holding include/ and lib64/ or lib\\x64\\)".into(),
+    });
+    Err(e)
 }
 
 /// True for the names of files cuDNN puts into a toolkit (see [`Layout::is_cudnn_name`]).

@@ -457,11 +457,21 @@ fn a_toolkit_the_user_may_not_write_is_refused_whole() {
         sb.run(["use", "9.1.0.70", "--cuda-root", &t])
     };
     let r = r.code_is(5);
-    let denied = format!("no write access to '{}'", tk.join("include").display());
+    let denied = format!(
+        "no write access to '{}' (a link to '{}')",
+        tk.join("include").display(),
+        std::fs::canonicalize(tk.join("include")).unwrap().display()
+    );
+    let lib_denied = format!(
+        "'{}' (a link to '{}'): ",
+        tk.join("lib64").display(),
+        real_lib.display()
+    );
     r.stderr_has(&[
         "cannot change cuDNN in",
         &denied,
         "(and 1 more)",
+        &lib_denied,
         "nothing was changed",
         "sudo cudnnm --home",
         "cudnnm exec --version 9.1.0.70_cuda12",
@@ -493,6 +503,39 @@ fn the_test_deny_hook_refuses_through_the_same_preflight() {
     sb.run(["rollback", "--cuda-root", &tk_arg(&tk)])
         .code_is(3)
         .stderr_has(&["no backups of"]);
+}
+
+#[test]
+fn a_home_the_user_may_not_write_says_to_fix_the_home_not_to_use_sudo() {
+    let (mut sb, tk) = linux_world();
+    let snap = snapshot(&tk.join("targets"));
+    sb.set_env("CUDNNM_TEST_DENY_WRITE", sb.home());
+    let r = sb
+        .run(["use", "9.1.0.70", "--cuda-root", &tk_arg(&tk)])
+        .code_is(5);
+    let home = sb.home().display().to_string();
+    let first = r.stderr().lines().next().unwrap_or_default().to_string();
+    assert!(
+        first.starts_with("error: cannot change cuDNN in")
+            && first.contains(&format!("no write access to '{home}")),
+        "{}",
+        r.describe()
+    );
+    let help = r
+        .stderr()
+        .lines()
+        .find(|l| l.starts_with("help:"))
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        help.starts_with(&format!(
+            "help: make the cudnnm home yours again: `sudo chown -R \"$(id -u):$(id -g)\" '{home}'`"
+        )),
+        "{}",
+        r.describe()
+    );
+    assert!(!help.contains("sudo cudnnm --home"), "{help}");
+    assert_eq!(snapshot(&tk.join("targets")), snap);
 }
 
 #[test]
@@ -957,4 +1000,263 @@ fn backup_ids_are_numbers_everywhere_and_no_cudnn_reads_the_same() {
         cur.contains("not managed by cudnnm (1 cuDNN file, no version header)"),
         "{cur}"
     );
+}
+
+#[test]
+fn a_stale_record_does_not_label_the_backup_and_its_rollback_records_files_not_from_cudnnm() {
+    // Two homes, one toolkit: home A copies 9.1, home B copies 9.12 over it,
+    // then A deploys 9.1 again. A's record still names 9.1; the files are 9.12.
+    let sb = Sandbox::new();
+    let tk = linux_toolkit(&sb.root().join("cuda-12.4"), "12.4.1");
+    let t = tk_arg(&tk);
+    let home_b = sb.root().join("home-b");
+    put_release(
+        &sb.home(),
+        &fixtures::redist_linux("9.1.0.70", "12"),
+        "9.1.0.70",
+        "12",
+        Platform::LinuxX86_64,
+    );
+    put_release(
+        &home_b,
+        &fixtures::redist_linux("9.12.0.46", "12"),
+        "9.12.0.46",
+        "12",
+        Platform::LinuxX86_64,
+    );
+    let hb = home_b.display().to_string();
+    sb.run(["use", "9.1.0.70", "--mode", "copy", "--cuda-root", &t])
+        .ok();
+    sb.run([
+        "--home",
+        &hb,
+        "use",
+        "9.12",
+        "--mode",
+        "copy",
+        "--cuda-root",
+        &t,
+    ])
+    .ok();
+    let on_912 = snapshot(&tk.join("targets"));
+    // A change killed midway is undone by the next command, and A's record
+    // is put back as it was (stale, but A's to keep).
+    let killed = sb
+        .command()
+        .env("CUDNNM_FAULT_AFTER_STEP", "3")
+        .args(["use", "9.1.0.70", "--mode", "copy", "--cuda-root", &t])
+        .output()
+        .unwrap();
+    assert!(!killed.status.success());
+    let cur = sb.run(["current", "--cuda-root", &t, "--json"]).ok().json();
+    assert_eq!(cur["toolkits"][0]["release"], "9.1.0.70_cuda12");
+    assert_eq!(snapshot(&tk.join("targets")), on_912);
+    sb.run(["use", "9.1.0.70", "--mode", "copy", "--cuda-root", &t])
+        .ok()
+        .stderr_has(&[
+            "cuDNN 9.12.0 (not from cudnnm) → 9.1.0.70",
+            "(copy, backup 2)",
+        ]);
+    let j = sb.run(["backups", "--json"]).ok().json();
+    assert_eq!(j[1]["id"], 2);
+    assert_eq!(j[1]["held"], "9.12.0 (not from cudnnm)");
+    assert_eq!(j[1]["release"], serde_json::Value::Null, "{j}");
+    // Rolling back to it restores B's 9.12 bytes and does not claim 9.1.
+    sb.run(["rollback", "--cuda-root", &t])
+        .ok()
+        .stderr_has(&["cuDNN 9.1.0.70 → 9.12.0 (not from cudnnm)"]);
+    assert_eq!(snapshot(&tk.join("targets")), on_912);
+    let cur = sb.run(["current", "--cuda-root", &t, "--json"]).ok().json();
+    assert_eq!(cur["toolkits"][0]["release"], serde_json::Value::Null);
+    assert_eq!(cur["toolkits"][0]["unmanaged_cudnn"], "9.12.0");
+    let cur = sb.run(["current", "--cuda-root", &t]).ok();
+    assert!(
+        cur.stdout()
+            .contains("not managed by cudnnm (headers: cuDNN 9.12.0)"),
+        "{}",
+        cur.describe()
+    );
+}
+
+/// A CUDA 12.4 toolkit without cuDNN, with 9.1.0.70 and 9.12.0.46 in the store.
+fn world_9_1_and_9_12(sb: &Sandbox) -> std::path::PathBuf {
+    let tk = linux_toolkit(&sb.root().join("cuda-12.4"), "12.4.1");
+    for v in ["9.1.0.70", "9.12.0.46"] {
+        put_release(
+            &sb.home(),
+            &fixtures::redist_linux(v, "12"),
+            v,
+            "12",
+            Platform::LinuxX86_64,
+        );
+    }
+    tk
+}
+
+/// 9.12 copied into the toolkit, then 9.1 copied over it, so backup 2 holds
+/// the 9.12 copies by reference to the store. Returns the toolkit's folders
+/// as they were on 9.12.
+fn copies_backed_up_by_reference(
+    sb: &Sandbox,
+    tk: &Path,
+) -> std::collections::BTreeMap<String, String> {
+    let t = tk_arg(tk);
+    sb.run(["use", "9.12.0.46", "--mode", "copy", "--cuda-root", &t])
+        .ok();
+    let on_912 = snapshot(&tk.join("targets"));
+    sb.run(["use", "9.1.0.70", "--mode", "copy", "--cuda-root", &t])
+        .ok();
+    let j = sb.run(["backups", "--json"]).ok().json();
+    assert_eq!(j[1]["id"], 2);
+    assert_eq!(
+        j[1]["size"], 0,
+        "the 9.12 copies are kept by reference: {j}"
+    );
+    on_912
+}
+
+#[test]
+fn uninstall_of_a_release_backups_need_is_refused_and_force_copies_its_files_into_them() {
+    let sb = Sandbox::new();
+    let tk = world_9_1_and_9_12(&sb);
+    let on_912 = copies_backed_up_by_reference(&sb, &tk);
+    let store_912 = sb.home().join("store/cuda-12/9.12.0.46");
+    let real_tk = std::fs::canonicalize(&tk).unwrap();
+    sb.run(["uninstall", "9.12.0.46"]).code_is(8).stderr_has(&[
+        &format!(
+            "error: cuDNN 9.12.0.46_cuda12 holds files that 1 backup needs to restore: backup 2 of '{}' (",
+            real_tk.display()
+        ),
+        "help: keep the release, or pass --force: those files (",
+        "are then copied into the backups so they can still be restored",
+    ]);
+    assert!(store_912.join("receipt.toml").is_file(), "nothing removed");
+    let r = sb.run(["uninstall", "9.12.0.46", "--force"]).ok();
+    r.stderr_has(&[
+        &format!(
+            "of cuDNN 9.12.0.46_cuda12 into backup 2 (of '{}') so it can still be restored",
+            real_tk.display()
+        ),
+        "removed cuDNN 9.12.0.46_cuda12",
+    ]);
+    assert!(!store_912.exists());
+    let j = sb.run(["backups", "--json"]).ok().json();
+    assert!(j[1]["size"].as_u64().unwrap() > 0, "{j}");
+    assert_eq!(j[1]["release"], serde_json::Value::Null);
+    // The rollback restores 9.12's bytes exactly, as files not from cudnnm.
+    sb.run(["rollback", "--cuda-root", &tk_arg(&tk)])
+        .ok()
+        .stderr_has(&["cuDNN 9.1.0.70 → 9.12.0.46", "restored backup 2"]);
+    assert_eq!(snapshot(&tk.join("targets")), on_912);
+    let cur = sb
+        .run(["current", "--cuda-root", &tk_arg(&tk), "--json"])
+        .ok()
+        .json();
+    assert_eq!(cur["toolkits"][0]["release"], serde_json::Value::Null);
+    assert_eq!(cur["toolkits"][0]["unmanaged_cudnn"], "9.12.0");
+}
+
+#[test]
+fn a_rollback_whose_release_is_gone_names_where_that_release_came_from() {
+    let sb = Sandbox::new();
+    let tk = world_9_1_and_9_12(&sb);
+    // The receipt says 9.12 came from pip.
+    let receipt = sb.home().join("store/cuda-12/9.12.0.46/receipt.toml");
+    let text = std::fs::read_to_string(&receipt).unwrap();
+    let text = text.replace(
+        "[source]\n",
+        "[source]\nurl = \"pip:nvidia-cudnn-cu12==9.12.0.46\"\n",
+    );
+    assert!(text.contains("pip:"), "{text}");
+    std::fs::write(&receipt, text).unwrap();
+    let t = tk_arg(&tk);
+    copies_backed_up_by_reference(&sb, &tk);
+    // The release is removed behind cudnnm's back (or by an older cudnnm).
+    std::fs::remove_dir_all(sb.home().join("store/cuda-12/9.12.0.46")).unwrap();
+    let before = snapshot(&tk.join("targets"));
+    sb.run(["rollback", "--cuda-root", &t]).code_is(3).stderr_has(&[
+        "error: backup 2 refers to '",
+        "of release 9.12.0.46_cuda12, which is no longer installed",
+        "help: reinstall cuDNN 9.12.0.46_cuda12 (`cudnnm install pip:nvidia-cudnn-cu12==9.12.0.46`), then run the rollback again",
+    ]);
+    assert_eq!(snapshot(&tk.join("targets")), before, "nothing changed");
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_full_toolkit_disk_says_to_free_space_there_or_use_symlinks() {
+    // The toolkit's library folder is a 1 MiB tmpfs in a private mount
+    // namespace: a real full disk, and only the toolkit's.
+    let sb = Sandbox::new();
+    let tk = linux_toolkit(&sb.root().join("cuda-12.4"), "12.4.1");
+    big_linux_release(&sb.home(), "9.3.0.75", 2);
+    let snap = snapshot(&tk);
+    let real_tk = std::fs::canonicalize(&tk).unwrap();
+    let lib = real_tk.join("targets/x86_64-linux/lib");
+    let script = format!(
+        "mount -t tmpfs -o size=1m tmpfs '{lib}' && exec '{bin}' use 9.3.0.75 --mode copy --cuda-root '{tk}'; echo 'mount failed' >&2; exit 99",
+        lib = lib.display(),
+        bin = common::bin().display(),
+        tk = tk.display()
+    );
+    let c = sb.command();
+    let out = std::process::Command::new("unshare")
+        .args(["-rm", "sh", "-c", &script])
+        .env_clear()
+        .envs(
+            c.get_envs()
+                .filter_map(|(k, v)| v.map(|v| (k.to_owned(), v.to_owned()))),
+        )
+        .current_dir(sb.work())
+        .output()
+        .unwrap();
+    let r = common::Run {
+        args: vec!["use".into(), "9.3.0.75".into()],
+        out,
+        root: sb.root().to_path_buf(),
+    };
+    let r = r.code_is(1).stderr_has(&[
+        "No space left",
+        &format!(
+            "help: the disk holding the toolkit folder '{}' (a link to '{}') is full: free some space there, or deploy with `--mode symlink` (links into the store take no space there), then run the command again",
+            real_tk.join("lib64").display(),
+            lib.display()
+        ),
+    ]);
+    assert!(!r.stderr().contains("CUDNNM_HOME"), "{}", r.describe());
+    assert_eq!(snapshot(&tk), snap, "the toolkit is as it was");
+    assert!(!sb.home().join("backups/1").exists(), "{}", r.describe());
+    let deps = std::fs::read_to_string(sb.home().join("deployments.toml")).unwrap_or_default();
+    assert!(!deps.contains("[[deployment]]"), "nothing recorded: {deps}");
+}
+
+#[test]
+fn a_cuda_version_not_found_says_where_it_looked_and_lists_the_toolkits_found() {
+    let (mut sb, tk) = linux_world(); // CUDA 12.4.1, deployed to by --cuda-root
+    let other = linux_toolkit(&sb.root().join("cuda-11.8"), "11.8.0");
+    sb.set_env("CUDA_PATH", &other);
+    sb.run(["use", "9.12", "--cuda-root", &tk_arg(&tk)]).ok();
+    let real_tk = std::fs::canonicalize(&tk).unwrap();
+    let real_other = std::fs::canonicalize(&other).unwrap();
+    // `toolkits` lists both; `--cuda` finds the one deployments.toml records.
+    let listed = sb.run(["toolkits"]).ok().stdout();
+    assert!(
+        listed.contains(&format!("'{}'  CUDA 12.4.1", real_tk.display())),
+        "{listed}"
+    );
+    sb.run(["use", "9.1.0.70", "--cuda", "12.4"])
+        .ok()
+        .stderr_has(&[&format!("→ 9.1.0.70 in '{}'", real_tk.display())]);
+    sb.run(["use", "9.12", "--cuda", "12.6"]).code_is(3).stderr_has(&[
+        "error: no CUDA 12.6 toolkit found (looked in '/usr/local/cuda-12.6', and among the toolkits named by CUDA_PATH, CUDA_HOME, nvcc on PATH, the default folders and deployments.toml)",
+        &format!(
+            "'{}' (CUDA 11.8.0, found by CUDA_PATH)",
+            real_other.display()
+        ),
+        &format!(
+            "'{}' (CUDA 12.4.1, found by deployments.toml)",
+            real_tk.display()
+        ),
+        "help: pass the toolkit's folder with --cuda-root PATH (e.g. `--cuda-root '",
+    ]);
 }

@@ -441,6 +441,11 @@ fn eight_concurrent_uses_leave_one_complete_release_and_backups_tell_the_story()
 /// hook), waits until it is paused there, sends it `signal` with `kill`, and
 /// returns its output.
 fn signal_mid_change(s: &Scenario, step: u64, signal: &str) -> Run {
+    signals_mid_change(s, step, &[signal])
+}
+
+/// [`signal_mid_change`] with several signals, sent one `kill` after another.
+fn signals_mid_change(s: &Scenario, step: u64, signals: &[&str]) -> Run {
     let pause = s.sb.root().join("paused");
     let child =
         s.sb.command()
@@ -459,11 +464,13 @@ fn signal_mid_change(s: &Scenario, step: u64, signal: &str) -> Run {
         );
         std::thread::sleep(Duration::from_millis(10));
     }
-    let st = std::process::Command::new("kill")
-        .args([signal, &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(st.success());
+    for signal in signals {
+        let st = std::process::Command::new("kill")
+            .args([*signal, &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(st.success());
+    }
     let out = child.wait_with_output().unwrap();
     Run {
         args: s.args.iter().map(Into::into).collect(),
@@ -502,6 +509,31 @@ fn ctrl_c_in_the_middle_of_use_undoes_it_and_exits_130() {
     let r = run_env(&s.sb, &s.args, &[]).ok();
     assert!(!r.stderr().contains("recovered"), "{}", r.describe());
     r.stderr_has(&["→ 9.1.0.70"]);
+}
+
+#[test]
+fn a_second_signal_ends_at_once_saying_the_next_command_finishes_the_undo() {
+    let s = linux_from_foreign("copy");
+    let before = snapshot(&s.watch);
+    // Two different signals, so the second is not merged into the first
+    // while both are pending: Ctrl-C, then SIGTERM.
+    let r = signals_mid_change(&s, 8, &["-INT", "-TERM"]).code_is(130);
+    assert!(
+        r.stderr().ends_with(
+            "error: interrupted again; the change is left for the next cudnnm command to finish undoing\nhelp: run any cudnnm command (e.g. `cudnnm current`) to finish the undo; until then the original files are safe in the change's backup folder\n"
+        ),
+        "{}",
+        r.describe()
+    );
+    // The journal stays; the next command undoes the change and says so.
+    let r =
+        s.sb.run(["current", "--cuda-root", &s.tk.display().to_string()])
+            .ok();
+    r.stderr_has(&[
+        "recovered an interrupted `use 9.1.0.70_cuda12`",
+        ": undone;",
+    ]);
+    assert_eq!(snapshot(&s.watch), before, "every byte and link as before");
 }
 
 #[test]

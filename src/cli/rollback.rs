@@ -8,7 +8,8 @@ use serde::Serialize;
 
 use super::Ctx;
 use super::use_::{
-    elevate_hint, msg_label, recover_and_report, report_not_from_a_release, report_pruned,
+    elevate_hint, msg_label, recorded_toolkits, recover_and_report, report_not_from_a_release,
+    report_pruned,
 };
 use crate::deploy::recover::Recovered;
 use crate::deploy::{Deployments, access, apply, backup, journal, plan};
@@ -46,9 +47,11 @@ struct RollbackReport {
 pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     let _lock = ctx.lock()?;
     let recovered = recover_and_report(ctx)?;
+    let known = recorded_toolkits(ctx, &Deployments::load(&ctx.home)?);
     let selector = Selector {
         root: args.cuda_root.as_deref(),
         cuda: args.cuda.as_deref(),
+        known: &known,
     };
     let explicit = selector.root.is_some() || selector.cuda.is_some();
     let (toolkit, source) = match &args.to {

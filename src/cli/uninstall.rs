@@ -3,12 +3,16 @@
 //! default (`config.toml`) or the target of a stable per-user link
 //! (`$CUDNNM_HOME/current/cuda-<variant>`, or its `.path` record), which would
 //! then dangle. With `--force` the link or record is removed and the default
-//! cleared, and the command says so.
+//! cleared, and the command says so. Also refused while a backup needs the
+//! release's store files to be restored (an unchanged copy it recorded by
+//! reference, a link into the release); with `--force` those files are first
+//! copied into the backups, which stay restorable.
 
 use std::path::{Path, PathBuf};
 
 use super::Ctx;
-use crate::deploy::Deployments;
+use super::backups::human_size;
+use crate::deploy::{Deployments, backup};
 use crate::error::{Error, Kind, Result};
 use crate::fsops;
 use crate::home::Home;
@@ -20,7 +24,8 @@ pub struct Args {
     /// The release to remove (8.1.0.77, 8.9.7.29_cuda12, or a prefix matching one release)
     pub spec: String,
     /// Remove it even while deployed in a toolkit, or while it is the default
-    /// (the default is cleared and its `current/` link removed)
+    /// (the default is cleared and its `current/` link removed), or while
+    /// backups need its files (they are copied into the backups first)
     #[arg(long)]
     pub force: bool,
 }
@@ -95,6 +100,34 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
             "make another release the default first (`cudnnm default OTHER`{installed}), or pass --force (the default is then cleared and the link removed)"
         )));
     }
+    let referring = backup::referring_to(&ctx.home, &release.dir)?;
+    if !referring.is_empty() {
+        let bytes: u64 = referring.iter().map(|r| r.bytes).sum();
+        if !args.force {
+            return Err(Error::new(
+                Kind::Conflict,
+                format!(
+                    "cuDNN {id} holds files that {} need{} to restore: {}",
+                    plural(referring.len(), "backup", "backups"),
+                    if referring.len() == 1 { "s" } else { "" },
+                    describe_referring(&referring)
+                ),
+            )
+            .hint(format!(
+                "keep the release, or pass --force: those files ({}) are then copied into the backups so they can still be restored, and the release is removed",
+                human_size(bytes)
+            )));
+        }
+        for r in &referring {
+            let n = backup::materialize(r, &release.dir, &id)?;
+            ctx.status(format!(
+                "copied {} of cuDNN {id} into backup {} (of '{}') so it can still be restored",
+                plural(n, "file", "files"),
+                r.backup.record.id,
+                r.backup.record.toolkit.display()
+            ));
+        }
+    }
     let size = release.receipt.total_size();
     store.remove(release)?;
     ctx.status(format!(
@@ -123,6 +156,26 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
         ));
     }
     Ok(0)
+}
+
+/// `1 backup`, `2 backups`.
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// `backup 2 of '/tk' (3 files), backup 5 of '/tk' (1 file)`.
+fn describe_referring(refs: &[backup::Referring]) -> String {
+    refs.iter()
+        .map(|r| {
+            format!(
+                "backup {} of '{}' ({})",
+                r.backup.record.id,
+                r.backup.record.toolkit.display(),
+                plural(r.files.len(), "file", "files")
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// What makes a release the default: `config.toml`'s default naming it, and

@@ -54,11 +54,13 @@ struct UseReport<'a> {
 pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     let _lock = ctx.lock()?;
     let recovered = recover_and_report(ctx)?;
+    let known = recorded_toolkits(ctx, &Deployments::load(&ctx.home)?);
     let toolkit = toolkit::select(
         &ctx.env,
         &Selector {
             root: args.cuda_root.as_deref(),
             cuda: args.cuda.as_deref(),
+            known: &known,
         },
     )?;
     let spec = match &args.spec {
@@ -337,6 +339,16 @@ pub(super) fn report_pruned(ctx: &Ctx, pruned: &[u64]) {
                 .join(", ")
         ));
     }
+}
+
+/// The toolkits `deployments.toml` records that are still toolkits (for
+/// `--cuda X.Y`, which picks among them as well as those discovered).
+pub(super) fn recorded_toolkits(ctx: &Ctx, deployments: &Deployments) -> Vec<Toolkit> {
+    deployments
+        .entries
+        .iter()
+        .filter_map(|d| Toolkit::at(&d.toolkit, "deployments.toml", ctx.env.is_windows()).ok())
+        .collect()
 }
 
 /// Every toolkit worth showing: those found on this machine, then those

@@ -128,15 +128,19 @@ pub fn preflight(plan: &Plan, home: &Home, access: &dyn Access, elevate: &str) -
     }
     #[cfg(not(unix))]
     let _ = &uids;
+    // A folder of the cudnnm home is named first: elevating would not fix
+    // it, but leave more files there that the user cannot change.
+    let in_home = |p: &Path| p.starts_with(home.root());
+    denied.sort_by_key(|(p, _)| !in_home(p));
     let Some((first, why)) = denied.first() else {
         return Ok(());
     };
     let mut e = Error::new(
         Kind::Permission,
         format!(
-            "cannot change cuDNN in '{}': no write access to '{}'{}",
+            "cannot change cuDNN in '{}': no write access to {}{}",
             plan.toolkit.display(),
-            first.display(),
+            describe_dir(first),
             match denied.len() {
                 1 => String::new(),
                 n => format!(" (and {} more)", n - 1),
@@ -145,9 +149,45 @@ pub fn preflight(plan: &Plan, home: &Home, access: &dyn Access, elevate: &str) -
     )
     .cause(why);
     for (p, why) in denied.iter().skip(1).take(4) {
-        e = e.cause(format!("'{}': {why}", p.display()));
+        e = e.cause(format!("{}: {why}", describe_dir(p)));
     }
-    Err(e.cause("nothing was changed").hint(elevate.to_string()))
+    let hint = if in_home(first) {
+        home_hint(home, first)
+    } else {
+        elevate.to_string()
+    };
+    Err(e.cause("nothing was changed").hint(hint))
+}
+
+/// `'/tk/lib64'`, or for a folder reached through a link `'/tk/lib64' (a
+/// link to '/tk/targets/x86_64-linux/lib')`: the folder whose permissions
+/// matter is the one it points to.
+pub fn describe_dir(p: &Path) -> String {
+    let is_link = std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink());
+    match std::fs::canonicalize(p) {
+        Ok(real) if is_link => {
+            format!("'{}' (a link to '{}')", p.display(), real.display())
+        }
+        _ => format!("'{}'", p.display()),
+    }
+}
+
+/// The hint when a folder of the cudnnm home itself is not writable: fix
+/// the home's ownership or permissions. Running cudnnm elevated would leave
+/// files in the home that the user cannot change afterwards.
+fn home_hint(home: &Home, dir: &Path) -> String {
+    if cfg!(windows) {
+        format!(
+            "give your account write access to the cudnnm home '{}' (Properties > Security), or point --home / CUDNNM_HOME at a folder of yours; running cudnnm as Administrator would leave files there that you cannot change",
+            home.root().display()
+        )
+    } else {
+        format!(
+            "make the cudnnm home yours again: `sudo chown -R \"$(id -u):$(id -g)\" '{}'` (an earlier `sudo cudnnm` may have left '{}' owned by root), or point --home / CUDNNM_HOME at a folder of yours; running cudnnm with sudo would leave more root-owned files there",
+            home.root().display(),
+            dir.display()
+        )
+    }
 }
 
 /// Quotes a path for the user's shell in a hint.
@@ -267,9 +307,11 @@ mod tests {
                 reason: String::new(),
                 held: String::new(),
                 deployment: None,
+                reinstall: None,
                 files: vec![],
             },
             next: None,
+            previous: None,
             from_label: String::new(),
             to_label: String::new(),
         }

@@ -113,7 +113,7 @@ fn forward(
     // the file system's journal. Undo can make them again from the store.
     trim_backup(plan);
     for (i, p) in plan.places.iter().enumerate() {
-        place(p)?;
+        place(p).map_err(|e| toolkit_full(e, p, plan))?;
         j.step(&format!("place {i}"))?;
     }
     verify(plan, false)?;
@@ -142,6 +142,24 @@ pub fn trim_backup(plan: &Plan) {
             }
         }
     }
+}
+
+/// For a full disk while placing `p`: the hint says it is the toolkit's
+/// disk that is full (not the home's), and for a `use`, that links take no
+/// space there.
+fn toolkit_full(e: Error, p: &Place, plan: &Plan) -> Error {
+    if !e.is_disk_full() {
+        return e;
+    }
+    let dir = super::access::describe_dir(fsops::parent_of(&p.dest));
+    let symlink = if plan.action.starts_with("use ") {
+        ", or deploy with `--mode symlink` (links into the store take no space there)"
+    } else {
+        ""
+    };
+    e.hint(format!(
+        "the disk holding the toolkit folder {dir} is full: free some space there{symlink}, then run the command again"
+    ))
 }
 
 /// Puts one file into the toolkit.
@@ -424,8 +442,9 @@ pub fn undo(home: &Home, plan: &Plan, placing_started: bool) -> Result<()> {
     if problems.is_empty() {
         // The records may already name the change: put the earlier entry back.
         let mut all = Deployments::load(home)?;
-        if all.for_toolkit(&plan.toolkit) != plan.backup.deployment.as_ref() {
-            all.set(&plan.toolkit, plan.backup.deployment.clone());
+        let earlier = plan.previous.as_ref().or(plan.backup.deployment.as_ref());
+        if all.for_toolkit(&plan.toolkit) != earlier {
+            all.set(&plan.toolkit, earlier.cloned());
             all.save(home)?;
         }
     }
@@ -516,9 +535,11 @@ mod tests {
                 reason: String::new(),
                 held: "9.1.0.70".into(),
                 deployment: Some(previous.clone()),
+                reinstall: None,
                 files: vec![],
             },
             next: None,
+            previous: None,
             from_label: String::new(),
             to_label: String::new(),
         };

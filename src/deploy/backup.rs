@@ -68,6 +68,11 @@ pub struct BackupRecord {
     /// The deployment cudnnm had recorded for these files, if they were its own.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub deployment: Option<Deployment>,
+    /// How to install again the release whose store files this backup
+    /// refers to ([`crate::store::Receipt::reinstall_command`]), for the
+    /// rollback that finds that release gone.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub reinstall: Option<String>,
     /// Every file.
     #[serde(rename = "file", default)]
     pub files: Vec<BackupFile>,
@@ -225,6 +230,136 @@ pub fn prune(home: &Home, root: &Path, keep: u32) -> Result<Vec<u64>> {
     Ok(removed)
 }
 
+/// Whether backup file `f` holds no bytes of its own for a file of the
+/// release in `release_dir`: an unchanged copy recorded by its store file,
+/// or a link to a file of that release (a symlink deployment's).
+fn refers_to(f: &BackupFile, release_dir: &Path) -> bool {
+    f.store
+        .as_deref()
+        .is_some_and(|s| s.starts_with(release_dir))
+        || f.link
+            .as_deref()
+            .is_some_and(|l| Path::new(l).is_absolute() && Path::new(l).starts_with(release_dir))
+}
+
+/// A backup that needs files of a store release to be restored.
+#[derive(Clone, Debug)]
+pub struct Referring {
+    /// The backup.
+    pub backup: Backup,
+    /// Toolkit-relative paths of its files that are the release's store files.
+    pub files: Vec<String>,
+    /// Bytes those files hold in the store.
+    pub bytes: u64,
+}
+
+/// Every complete backup with files that only the release in `release_dir`
+/// holds ([`Referring`]), oldest first.
+///
+/// # Errors
+/// As [`list`].
+pub fn referring_to(home: &Home, release_dir: &Path) -> Result<Vec<Referring>> {
+    let mut out = Vec::new();
+    for b in list(home)? {
+        let files: Vec<&BackupFile> = b
+            .record
+            .files
+            .iter()
+            .filter(|f| refers_to(f, release_dir))
+            .collect();
+        if files.is_empty() {
+            continue;
+        }
+        let bytes = files
+            .iter()
+            .map(|f| match (&f.store, &f.link) {
+                (Some(_), _) => f.size,
+                (None, Some(l)) => std::fs::metadata(l).map(|m| m.len()).unwrap_or(0),
+                (None, None) => 0,
+            })
+            .sum();
+        let files = files.iter().map(|f| f.path.clone()).collect();
+        out.push(Referring {
+            backup: b,
+            files,
+            bytes,
+        });
+    }
+    Ok(out)
+}
+
+/// Copies into backup `r` the files it refers to in the release at
+/// `release_dir`, so it stays restorable once that release is uninstalled:
+/// each is copied to a temporary name in the backup, synced, checked against
+/// the recorded SHA-256 (a link's target is hashed as it is copied), given
+/// its recorded modification time, and renamed over its place (a link to the
+/// store is replaced by the bytes it pointed to). Then `backup.toml` is
+/// rewritten (atomically) without the references, and without the
+/// deployment when it names that release — a rollback to it restores those
+/// bytes as files not from cudnnm, since the release is gone. A crash before
+/// the rewrite leaves the old record, whose references still hold while the
+/// release is installed. Returns the number of files copied.
+///
+/// # Errors
+/// When a file cannot be copied or does not match its record (the backup
+/// and the release are left as they were; the caller must not remove the
+/// release).
+pub fn materialize(r: &Referring, release_dir: &Path, release_id: &str) -> Result<usize> {
+    let dir = &r.backup.dir;
+    let mut record = r.backup.record.clone();
+    let mut n = 0;
+    for f in record.files.iter_mut() {
+        if !refers_to(f, release_dir) {
+            continue;
+        }
+        let src = match (&f.store, &f.link) {
+            (Some(s), _) => s.clone(),
+            (None, Some(l)) => PathBuf::from(l),
+            (None, None) => continue,
+        };
+        let dest = super::plan::join_rel(&dir.join("files"), &f.path)?;
+        fsops::create_dir_all(fsops::parent_of(&dest))?;
+        let tmp = fsops::sibling(&dest, "materialize");
+        let _ = std::fs::remove_file(&tmp);
+        let (size, sha) = fsops::copy_file_hashed(&src, &tmp)?;
+        if f.store.is_some() && (Some(&sha) != f.sha256.as_ref() || size != f.size) {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(Error::new(
+                Kind::Integrity,
+                format!(
+                    "'{}' no longer holds the bytes backup {} recorded for {}",
+                    src.display(),
+                    record.id,
+                    f.path
+                ),
+            )
+            .hint(format!(
+                "run `cudnnm verify`; cuDNN {release_id} was not removed"
+            )));
+        }
+        if let Some(t) = f.mtime_ns {
+            fsops::set_mtime(&tmp, t)?;
+        }
+        fsops::rename(&tmp, &dest)?;
+        f.store = None;
+        f.link = None;
+        f.size = size;
+        f.sha256 = Some(sha);
+        n += 1;
+    }
+    fsops::sync_dir(&dir.join("files"));
+    if record
+        .deployment
+        .as_ref()
+        .is_some_and(|d| d.release == release_id)
+    {
+        record.deployment = None;
+    }
+    record.reinstall = None;
+    record.save(dir)?;
+    Ok(n)
+}
+
 /// Removes `backups/.trash-*` folders left by an interrupted prune.
 pub fn sweep_trash(home: &Home) {
     let Ok(rd) = std::fs::read_dir(home.backups_dir()) else {
@@ -251,6 +386,7 @@ mod tests {
             reason: format!("before use {id}"),
             held: "no cuDNN".into(),
             deployment: None,
+            reinstall: None,
             files: vec![BackupFile {
                 path: "lib64/libcudnn.so.9".into(),
                 size: 3,

@@ -18,7 +18,7 @@ use crate::home::Home;
 use crate::platform;
 use crate::store::{Release, Store};
 use crate::toolkit::{Layout, Toolkit};
-use crate::version::Spec;
+use crate::version::{Spec, Version};
 
 /// The label of a toolkit (or backup) without cuDNN files.
 pub const NO_CUDNN: &str = "no cuDNN";
@@ -151,6 +151,14 @@ pub struct Plan {
     /// The deployment to record (none when a rollback restores files that
     /// cudnnm did not deploy).
     pub next: Option<Next>,
+    /// The deployment `deployments.toml` recorded for the toolkit before the
+    /// change, put back by an undo. It differs from `backup.deployment` only
+    /// when that record was stale ([`record_describes`]): the backup then
+    /// holds files not from cudnnm, but an undone change leaves the record
+    /// as it was. Absent in journals written before this field: undo then
+    /// uses `backup.deployment`.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub previous: Option<Deployment>,
     /// What the toolkit held, for messages (`9.12.0.46`, `8.1.0 (not from cudnnm)`, `no cuDNN`).
     pub from_label: String,
     /// What it will hold, for messages.
@@ -560,7 +568,38 @@ fn moves_for(found: &[Found], backup_dir: &Path, id: u64) -> Result<Vec<Move>> {
         .collect()
 }
 
-/// What the toolkit holds now, for messages and `backup.toml`.
+/// Whether the deployment record `dep` still describes the `found` files:
+/// the version header in the toolkit (when there is one) declares the
+/// recorded release's version, and at least one found file is a file (or an
+/// absolute link into a store) the record lists with that content. A record
+/// is stale when another cudnnm home or the user replaced the files; the
+/// files are then described by what they are, not by the record.
+pub fn record_describes(found: &[Found], dep: &Deployment, toolkit: &Toolkit) -> bool {
+    if found.is_empty() {
+        return false;
+    }
+    let recorded: Option<Version> = dep.version_label().parse().ok();
+    if let (Some(on_disk), Some(rec)) = (toolkit.header_cudnn_version(), recorded)
+        && on_disk.triple() != rec.triple()
+    {
+        return false;
+    }
+    found.iter().any(|f| {
+        dep.files.iter().any(|p| {
+            p.path == f.path
+                && match (&p.link, &f.state.link) {
+                    // A chain link (`libcudnn.so -> libcudnn.so.9`) is the same
+                    // in every release; only a link into a store is telling.
+                    (Some(a), Some(b)) => a == b && Path::new(a).is_absolute(),
+                    (None, None) => p.sha256.is_some() && p.sha256 == f.state.sha256,
+                    _ => false,
+                }
+        })
+    })
+}
+
+/// What the toolkit holds now, for messages and `backup.toml`. `current`
+/// must be a record that describes the files ([`record_describes`]).
 fn held_label(found: &[Found], current: Option<&Deployment>, toolkit: &Toolkit) -> String {
     if found.is_empty() {
         return NO_CUDNN.into();
@@ -577,6 +616,12 @@ fn held_label(found: &[Found], current: Option<&Deployment>, toolkit: &Toolkit) 
     }
 }
 
+/// The reinstall command of the release `dep` names, when the store holds it.
+fn reinstall_of(store: &Store, dep: Option<&Deployment>) -> Option<String> {
+    let dir = release_dir_of(store, &dep?.release)?;
+    Some(store.load(&dir).ok()??.receipt.reinstall_command())
+}
+
 fn backup_record(
     id: u64,
     toolkit: &Toolkit,
@@ -584,8 +629,20 @@ fn backup_record(
     held: String,
     current: Option<&Deployment>,
     found: &[Found],
+    reinstall: Option<String>,
 ) -> BackupRecord {
     BackupRecord {
+        reinstall: found
+            .iter()
+            .any(|f| {
+                f.store_copy.is_some()
+                    || f.state
+                        .link
+                        .as_deref()
+                        .is_some_and(|l| Path::new(l).is_absolute())
+            })
+            .then_some(reinstall)
+            .flatten(),
         id,
         toolkit: toolkit.root.clone(),
         layout: toolkit.layout,
@@ -732,6 +789,10 @@ pub fn plan_use(
     let targets = release_targets(release, toolkit)?;
     check_release_files(release, &targets)?;
     let found = scan_toolkit(toolkit, current, store)?;
+    let previous = current.cloned();
+    // A stale record (another home or the user replaced the files) does not
+    // name what the backup holds: the files found do.
+    let current = current.filter(|d| record_describes(&found, d, toolkit));
     let backup_dir = home.backups_dir().join(id.to_string());
     let places = targets
         .into_iter()
@@ -789,6 +850,7 @@ pub fn plan_use(
             held.clone(),
             current,
             &found,
+            reinstall_of(store, previous.as_ref()),
         ),
         backup_dir,
         mkdirs,
@@ -797,8 +859,17 @@ pub fn plan_use(
             release: release.id(),
             mode,
         }),
+        previous,
         from_label: held,
         to_label: release.version().to_string(),
+    })
+}
+
+/// How the backup says to install again the release it refers to; for a
+/// backup written before it recorded that, the two ways there are.
+fn reinstall_hint(source: &BackupRecord) -> String {
+    source.reinstall.clone().unwrap_or_else(|| {
+        "from the archive or pip requirement it came from: `cudnnm install PATH` or `cudnnm install pip:REQUIREMENT`".into()
     })
 }
 
@@ -823,6 +894,8 @@ pub fn plan_rollback(
 ) -> Result<Plan> {
     check_toolkit_dirs(toolkit)?;
     let found = scan_toolkit(toolkit, current, store)?;
+    let previous = current.cloned();
+    let current = current.filter(|d| record_describes(&found, d, toolkit));
     let backup_dir = home.backups_dir().join(id.to_string());
     let src_dep = source.deployment.as_ref();
     let store_dir = src_dep.and_then(|d| release_dir_of(store, &d.release));
@@ -863,8 +936,9 @@ pub fn plan_rollback(
                     )
                     .hint(match src_dep {
                         Some(d) => format!(
-                            "reinstall it (`cudnnm install {}`), then run the rollback again",
-                            d.release
+                            "reinstall cuDNN {} ({}), then run the rollback again",
+                            d.release,
+                            reinstall_hint(source)
                         ),
                         None => {
                             "restore that file, or roll back to another backup (`cudnnm backups`)"
@@ -901,7 +975,8 @@ pub fn plan_rollback(
                                 ),
                             )
                             .hint(format!(
-                                "reinstall it (`cudnnm install {who}`), then run the rollback again"
+                                "reinstall cuDNN {who} ({}), then run the rollback again",
+                                reinstall_hint(source)
                             )));
                         }
                         any_copy = true;
@@ -973,11 +1048,13 @@ pub fn plan_rollback(
             held.clone(),
             current,
             &found,
+            reinstall_of(store, previous.as_ref()),
         ),
         backup_dir,
         mkdirs,
         places,
         next,
+        previous,
         from_label: held,
         to_label: source.held.clone(),
     })
