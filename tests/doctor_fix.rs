@@ -172,3 +172,126 @@ fn a_drift_repaired_by_hand_before_the_fix_runs_is_left_alone() {
         "{e}"
     );
 }
+
+/// A fixture jit wheel of 9.27.0.42 (the release the tester used), written
+/// under the sandbox and installed; its path.
+fn install_jit_9_27(sb: &Sandbox) -> PathBuf {
+    let w = common::fixtures::wheel("nvidia_cudnn_jit_cu12", "9.27.0.42", false).write(sb.root());
+    sb.run(["install".as_ref(), w.as_os_str()]).ok();
+    w
+}
+
+/// A sandbox CUDA 12.4 toolkit named `name`, canonical.
+fn toolkit(sb: &Sandbox, name: &str) -> PathBuf {
+    let tk = linux_toolkit(&sb.root().join(name), "12.4.1");
+    fs::canonicalize(tk).unwrap()
+}
+
+/// Appends a line to the toolkit's `include/cudnn.h` (replacing the file,
+/// so a link deployment's store file is untouched); its new SHA-256.
+fn edit_header_copy(tk: &Path) -> String {
+    let h = tk.join("include/cudnn.h");
+    let mut bytes = fs::read(&h).unwrap();
+    bytes.extend_from_slice(b"\n/* edited by hand */\n");
+    fs::remove_file(&h).unwrap();
+    fs::write(&h, &bytes).unwrap();
+    sha(&h)
+}
+
+#[test]
+fn fix_with_cuda_root_changes_only_the_named_toolkit() {
+    let sb = Sandbox::new();
+    install_jit_9_27(&sb);
+    let a = toolkit(&sb, "cuda-a");
+    let b = toolkit(&sb, "cuda-b");
+    let (ta, tb) = (a.display().to_string(), b.display().to_string());
+    for t in [&ta, &tb] {
+        sb.run(["use", "9.27.0.42", "--cuda-root", t, "--mode", "copy"])
+            .ok();
+    }
+    let release = sb.home().join("store/cuda-12/9.27.0.42");
+    edit_header_copy(&a);
+    let b_sha = edit_header_copy(&b);
+    let b_before = common::listing(&b);
+
+    let r = doctor(&sb, &ta, &["--fix"])
+        .code_is(7)
+        .stderr_has(&[
+            &format!("fix applied [deployment-drift]: deployed cuDNN 9.27.0.42_cuda12 again into '{ta}' (copy)"),
+            &format!("fix skipped [deployment-drift]: not applied: '{tb}' is not in a toolkit named with --cuda-root"),
+        ]);
+    // A is repaired; B is still reported, with its fix not counted as applicable.
+    assert_eq!(
+        sha(&a.join("include/cudnn.h")),
+        sha(&release.join("include/cudnn.h"))
+    );
+    assert_eq!(
+        sha(&b.join("include/cudnn.h")),
+        b_sha,
+        "B's bytes unchanged"
+    );
+    assert_eq!(common::listing(&b), b_before, "nothing else in B changed");
+    let drift: Vec<serde_json::Value> = r.json()["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["id"] == "deployment-drift")
+        .cloned()
+        .collect();
+    assert_eq!(drift.len(), 1, "only B drifts now: {drift:?}");
+    assert!(
+        drift[0]["title"].as_str().unwrap().contains(&tb),
+        "{drift:?}"
+    );
+    assert!(drift[0].get("auto_fix").is_none(), "{drift:?}");
+    assert_eq!(
+        drift[0]["held_back"],
+        format!("not applied: '{tb}' is not in a toolkit named with --cuda-root")
+    );
+    // Only one backup was made, by the fix of A (plus the two `use`s).
+    let backups = sb.run(["backups", "--json"]).ok().json();
+    assert_eq!(backups.as_array().map(Vec::len), Some(3), "{backups}");
+}
+
+#[test]
+fn a_toolkit_taken_over_by_another_home_is_not_redeployed() {
+    let sb = Sandbox::new();
+    install_jit_9_27(&sb);
+    let tk = toolkit(&sb, "cuda-shared");
+    let t = tk.display().to_string();
+    sb.run(["use", "9.27.0.42", "--cuda-root", &t, "--mode", "copy"])
+        .ok();
+    // Another home deploys cuDNN 9.1.0.70 into the same toolkit.
+    let other = Sandbox::new();
+    let w = common::fixtures::wheel("nvidia_cudnn_cu12", "9.1.0.70", false).write(other.root());
+    other.run(["install".as_ref(), w.as_os_str()]).ok();
+    other
+        .run(["use", "9.1.0.70", "--cuda-root", &t, "--mode", "copy"])
+        .ok();
+    let before = common::listing(&tk);
+    let header = sha(&tk.join("include/cudnn_version.h"));
+
+    let r = doctor(&sb, &t, &["--fix"]).stderr_has(&[&format!(
+        "fix skipped [deployment-drift]: '{t}' now holds cuDNN 9.1.0 (not this home's record of 9.27.0.42_cuda12); redeploying would undo that change — run `cudnnm use 9.27.0.42_cuda12 --cuda-root"
+    )]);
+    assert!(!r.stderr().contains("fix applied"), "{}", r.describe());
+    assert_eq!(common::listing(&tk), before, "the other home's files stay");
+    assert_eq!(sha(&tk.join("include/cudnn_version.h")), header);
+    let f = r.json()["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["id"] == "deployment-drift")
+        .cloned()
+        .unwrap();
+    assert_eq!(
+        f["title"],
+        format!("{t} now holds cuDNN 9.1.0 (not this home's record of 9.27.0.42_cuda12)")
+    );
+    assert_eq!(f["severity"], "warning");
+    assert!(f.get("auto_fix").is_none(), "{f}");
+    assert_eq!(
+        f["commands"][0],
+        format!("cudnnm use 9.27.0.42_cuda12 --cuda-root \"{t}\" --mode copy")
+    );
+}

@@ -77,6 +77,10 @@ pub struct Finding {
     /// What `--fix` would do.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub auto_fix: Option<AutoFix>,
+    /// Why `--fix` leaves this one to you although a fix of its kind is
+    /// usually automatic (`--fix` prints it as a skipped fix).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub held_back: Option<String>,
 }
 
 impl Finding {
@@ -91,6 +95,7 @@ impl Finding {
             fix: None,
             commands: Vec::new(),
             auto_fix: None,
+            held_back: None,
         }
     }
 
@@ -122,6 +127,23 @@ impl Finding {
     pub fn auto(mut self, fix: AutoFix) -> Finding {
         self.auto_fix = Some(fix);
         self
+    }
+
+    /// Says why `--fix` does not apply a fix here (one line).
+    pub fn held_back(mut self, why: impl Into<String>) -> Finding {
+        self.held_back = Some(why.into());
+        self
+    }
+}
+
+impl AutoFix {
+    /// The folder the fix changes: the toolkit root, or the folder of the
+    /// link or `PATH` entry.
+    pub fn target(&self) -> &str {
+        match self {
+            AutoFix::RelinkSoname { dir, .. } | AutoFix::AddToUserPath { dir } => dir,
+            AutoFix::Redeploy { toolkit, .. } => toolkit,
+        }
     }
 }
 

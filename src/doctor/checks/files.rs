@@ -150,7 +150,9 @@ fn toolkit_set(cx: &Cx, t: &ToolkitInfo, out: &mut Vec<Finding>) {
         .collect();
     majors.extend(header_v);
     let release = deployed_release(cx, &t.root);
+    let held = release.as_ref().and_then(|r| held_instead(cx, &t.root, r));
     let redeploy = |f: Finding| match &release {
+        Some(r) if held.is_some() => f.command(redeploy_command(cx, &t.root, r)),
         Some(r) => f
             .command(redeploy_command(cx, &t.root, r))
             .auto(AutoFix::Redeploy {
@@ -557,6 +559,34 @@ pub(super) fn deployed_release(cx: &Cx, root: &str) -> Option<String> {
         .map(|d| d.release.clone())
 }
 
+/// The cuDNN version the toolkit at `root` holds instead of `release`, the
+/// release recorded there: when its own files (headers, libraries with a
+/// full version) all agree on one version and it is another release's.
+/// Then another cudnnm home, or the user, deployed something else there.
+pub(super) fn held_instead(cx: &Cx, root: &str, release: &str) -> Option<Version> {
+    let recorded = release.parse::<Spec>().ok()?.version.triple();
+    let mut seen: BTreeSet<Version> = BTreeSet::new();
+    seen.extend(cx.s.header_version(root).map(|k| k.version.triple()));
+    for f in cx.s.files_in_root(root) {
+        let is_lib = names::classify(cx.name(&f.path))
+            .is_some_and(|n| n.kind == FileKind::Shared && !n.dev_link);
+        if !is_lib {
+            continue;
+        }
+        if let Some(k) =
+            cx.s.library_version(f)
+                .filter(|k| k.version.parts().len() >= 3)
+        {
+            seen.insert(k.version.triple());
+        }
+    }
+    let mut it = seen.into_iter();
+    match (it.next(), it.next()) {
+        (Some(v), None) if v != recorded => Some(v),
+        _ => None,
+    }
+}
+
 /// The command that deploys the release recorded in `root` again, by its
 /// recorded mode — what `doctor --fix` does for [`AutoFix::Redeploy`].
 fn redeploy_command(cx: &Cx, root: &str, release: &str) -> String {
@@ -807,6 +837,29 @@ fn deployments(cx: &Cx, out: &mut Vec<Finding>) {
         if lines.is_empty() {
             continue;
         }
+        let cmd = redeploy_command(cx, &d.toolkit, &d.release);
+        if let Some(v) = held_instead(cx, &d.toolkit, &d.release) {
+            // Another home (or the user) deployed another release there:
+            // redeploying this home's record would undo that change.
+            let mut f = Finding::new(
+                "deployment-drift",
+                Severity::Warning,
+                format!(
+                    "{} now holds cuDNN {v} (not this home's record of {})",
+                    d.toolkit, d.release
+                ),
+            );
+            for l in lines {
+                f = f.seen(l);
+            }
+            out.push(
+                f.why(format!("This home deployed {} there, but the toolkit's own files (headers, libraries) now all say cuDNN {v}: another cudnnm home, or you, deployed something else since. This home's record is out of date; the toolkit itself is consistent.", d.release))
+                    .fix(format!("Nothing to do if cuDNN {v} is meant to be there. To put this home's release back, deploy it explicitly (what is there now goes into a backup that `cudnnm rollback` restores)."))
+                    .command(cmd.clone())
+                    .held_back(format!("'{}' now holds cuDNN {v} (not this home's record of {}); redeploying would undo that change — run `{cmd}` yourself if this home's release belongs there", d.toolkit, d.release)),
+            );
+            continue;
+        }
         let mut f = Finding::new(
             "deployment-drift",
             Severity::Error,
@@ -822,7 +875,7 @@ fn deployments(cx: &Cx, out: &mut Vec<Finding>) {
         out.push(
             f.why(format!("The toolkit no longer holds release {} as deployed: something replaced, removed or copied over its files, so the headers, libraries and links may now come from different releases.", d.release))
                 .fix("Deploy the release again from the store (what is there now is backed up first).")
-                .command(redeploy_command(cx, &d.toolkit, &d.release))
+                .command(cmd)
                 .auto(AutoFix::Redeploy { toolkit: d.toolkit.clone(), release: d.release.clone() }),
         );
     }
