@@ -295,3 +295,132 @@ fn a_toolkit_taken_over_by_another_home_is_not_redeployed() {
         format!("cudnnm use 9.27.0.42_cuda12 --cuda-root \"{t}\" --mode copy")
     );
 }
+
+/// An edit made through a link deployment lands in the store: doctor names
+/// the damaged store release (not drift, which a redeploy cannot fix), with
+/// the commands that repair it from the jit wheel's own requirement; verify
+/// says the same; and that sequence works.
+fn edit_through_a_link_deployment_is_store_damage(mode: &str) {
+    let sb = Sandbox::new();
+    let wheel = install_jit_9_27(&sb);
+    let tk = toolkit(&sb, "cuda-linked");
+    let t = tk.display().to_string();
+    sb.run(["use", "9.27.0.42", "--cuda-root", &t, "--mode", mode])
+        .ok();
+    let release = sb.home().join("store/cuda-12/9.27.0.42");
+    let store_h = release.join("include/cudnn_version.h");
+    let size = fs::metadata(&store_h).unwrap().len();
+    // `echo >> TOOLKIT/include/cudnn_version.h`
+    let mut h = fs::OpenOptions::new()
+        .append(true)
+        .open(tk.join("include/cudnn_version.h"))
+        .unwrap();
+    std::io::Write::write_all(&mut h, b"\n").unwrap();
+    drop(h);
+    assert_eq!(
+        fs::metadata(&store_h).unwrap().len(),
+        size + 1,
+        "written through"
+    );
+
+    let r = doctor(&sb, &t, &[]).code_is(7);
+    let ids = finding_ids(&r);
+    assert!(
+        !ids.contains(&"deployment-drift".to_string()),
+        "{}",
+        r.describe()
+    );
+    let f = r.json()["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["id"] == "store-release-damaged")
+        .cloned()
+        .unwrap_or_else(|| panic!("{}", r.describe()));
+    assert_eq!(
+        f["title"],
+        "the store release 9.27.0.42_cuda12 changed: 1 file(s) differ from its receipt"
+    );
+    assert_eq!(
+        f["seen"],
+        serde_json::json!([
+            format!(
+                "{}: include/cudnn_version.h: {} bytes, expected {size}",
+                release.display(),
+                size + 1
+            ),
+            format!("linked from {t} ({mode} deployment): the change shows there too"),
+        ])
+    );
+    assert!(f.get("auto_fix").is_none(), "{f}");
+    assert_eq!(
+        f["commands"],
+        serde_json::json!([
+            format!("cudnnm rollback --cuda-root \"{t}\""),
+            "cudnnm install pip:nvidia-cudnn-jit-cu12==9.27.0.42 --force",
+            format!("cudnnm use 9.27.0.42_cuda12 --cuda-root \"{t}\" --mode {mode}"),
+        ])
+    );
+
+    // --fix changes nothing and does not offer the skipped fix again.
+    let r = sb
+        .run(["doctor", "--no-load", "--fix", "--cuda-root", &t])
+        .code_is(7)
+        .stderr_has(&["fix skipped [store-release-damaged]: the store release 9.27.0.42_cuda12 itself changed; redeploying cannot repair it"]);
+    assert!(!r.stderr().contains("fix applied"), "{}", r.describe());
+    assert!(!r.stdout().contains("can be applied"), "{}", r.describe());
+    assert_eq!(fs::metadata(&store_h).unwrap().len(), size + 1);
+
+    // verify: the repair names the jit package and switches away first.
+    let v = sb.run(["verify", "--no-load"]).code_is(7);
+    assert!(
+        v.stdout().contains(&format!(
+            "`cudnnm rollback --cuda-root \"{t}\"`, then `cudnnm install pip:nvidia-cudnn-jit-cu12==9.27.0.42 --force`, then `cudnnm use 9.27.0.42_cuda12 --cuda-root \"{t}\" --mode {mode}`"
+        )),
+        "{}",
+        v.describe()
+    );
+    assert!(
+        !v.stdout().contains("nvidia-cudnn-cu12"),
+        "{}",
+        v.describe()
+    );
+    if mode == "hardlink" {
+        // The toolkit's files are the store's: no `use` (a no-op) offered for them.
+        assert!(
+            v.stdout().contains("these files are the store's own (hardlink deployment): release 9.27.0.42_cuda12 itself changed"),
+            "{}",
+            v.describe()
+        );
+        assert!(
+            !v.stdout().contains("deploys 9.27.0.42_cuda12 again"),
+            "{}",
+            v.describe()
+        );
+    }
+
+    // The sequence works (the local wheel standing in for the download).
+    sb.run(["rollback", "--cuda-root", &t]).ok();
+    sb.run(["install".as_ref(), wheel.as_os_str(), "--force".as_ref()])
+        .ok();
+    sb.run(["use", "9.27.0.42_cuda12", "--cuda-root", &t, "--mode", mode])
+        .ok();
+    sb.run(["verify", "--no-load"]).ok();
+    assert_eq!(fs::metadata(&store_h).unwrap().len(), size);
+    let r = doctor(&sb, &t, &[]);
+    assert!(
+        !finding_ids(&r).contains(&"store-release-damaged".to_string()),
+        "{}",
+        r.describe()
+    );
+}
+
+#[test]
+fn an_edit_through_a_hardlink_deployment_is_store_damage() {
+    edit_through_a_link_deployment_is_store_damage("hardlink");
+}
+
+#[test]
+fn an_edit_through_a_symlink_deployment_is_store_damage() {
+    edit_through_a_link_deployment_is_store_damage("symlink");
+}

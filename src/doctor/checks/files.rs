@@ -805,6 +805,9 @@ fn deployments(cx: &Cx, out: &mut Vec<Finding>) {
                 _ => None,
             };
             match (problem, &p.restored) {
+                // The store's own file (a hard link): the store release
+                // changed, which `store-release-damaged` reports.
+                (Some(_), _) if p.store_file => {}
                 (Some(pr), _) => lines.push(format!("{}: {pr}", p.path)),
                 (None, Some(why)) => restored.push(format!("{}: {why}", p.path)),
                 (None, None) => {}
@@ -883,8 +886,10 @@ fn deployments(cx: &Cx, out: &mut Vec<Finding>) {
 
 /// `store-release-damaged`: a store folder whose receipt is missing or
 /// unreadable — the release is invisible to `list`, `use`, `exec` and `env`,
-/// and `verify` cannot check it.
+/// and `verify` cannot check it; or a release whose files changed, edited
+/// through a toolkit it is linked into (symlink or hardlink deployment).
 fn store_damage(cx: &Cx, out: &mut Vec<Finding>) {
+    store_changed(cx, out);
     for d in &cx.s.store_damaged {
         let name = d.release.as_deref().unwrap_or("a release");
         let mut f = Finding::new(
@@ -924,6 +929,61 @@ fn store_damage(cx: &Cx, out: &mut Vec<Finding>) {
                 .command(o.install_command(" --force")),
             None => f.fix(format!("Import the release again from the archive or wheel it came from, with `cudnnm install --force` and that file (the catalog does not list {name} for this platform), or delete {} if you no longer need it.", d.dir)),
         };
+        out.push(f);
+    }
+}
+
+/// `store-release-damaged` for a store release whose files changed: a link
+/// deployment shares its files with the store, so an edit made through the
+/// toolkit lands in the store. Redeploying cannot repair it (it links the
+/// same files), so no automatic fix: the commands switch the toolkits away,
+/// import the release again from its original source, and deploy it again.
+fn store_changed(cx: &Cx, out: &mut Vec<Finding>) {
+    for c in &cx.s.store_changed {
+        let mut f = Finding::new(
+            "store-release-damaged",
+            Severity::Error,
+            format!(
+                "the store release {} changed: {} file(s) differ from its receipt",
+                c.release,
+                c.files.len()
+            ),
+        );
+        for l in &c.files {
+            f = f.seen(format!("{}: {l}", c.dir));
+        }
+        let deployed: Vec<(String, String)> =
+            cx.s.deployments
+                .iter()
+                .filter(|d| d.release == c.release)
+                .map(|d| (d.toolkit.clone(), d.mode.clone()))
+                .collect();
+        for (t, m) in deployed.iter().filter(|(_, m)| m != "copy") {
+            f = f.seen(format!(
+                "linked from {t} ({m} deployment): the change shows there too"
+            ));
+        }
+        let install = super::super::verify::reinstall_command(&c.reinstall, c.reinstall_is_file);
+        let cmds = super::super::verify::repair_commands(&c.release, &install, &deployed);
+        let from = if c.reinstall_is_file {
+            format!("the file it came from ({})", c.reinstall)
+        } else {
+            format!("its original source ({})", c.reinstall)
+        };
+        f = f
+            .why(format!("A symlink or hardlink deployment shares its files with the store: an edit made through the toolkit changes the store's copy of release {}, so every toolkit linked to it and `cudnnm exec`/`env` see the changed file, and deploying the release again links the same changed files (it is \"already active\").", c.release))
+            .fix(if deployed.is_empty() {
+                format!("Import the release again from {from} with `--force`.")
+            } else {
+                format!("Import the release again from {from} with `--force`. `install --force` is refused while the release is deployed, so first switch each toolkit away (`cudnnm rollback --cuda-root T`, or `cudnnm use OTHER --cuda-root T`), then reinstall, then deploy it again.")
+            })
+            .held_back(format!(
+                "the store release {} itself changed; redeploying cannot repair it — import it again from {from} (see the commands)",
+                c.release
+            ));
+        for cmd in cmds {
+            f = f.command(cmd);
+        }
         out.push(f);
     }
 }
