@@ -19,6 +19,11 @@ use common::{Run, Sandbox, real_wheel};
 use cudnnm::hash::sha256_file;
 use deploy_support::linux_toolkit;
 
+/// `path` as doctor quotes it in the commands it prints (POSIX sh).
+fn q(path: &str) -> String {
+    cudnnm::doctor::finding::sh_quote(path)
+}
+
 fn sha(p: &Path) -> String {
     sha256_file(p).unwrap().1.to_string()
 }
@@ -61,6 +66,7 @@ fn drift_is_fixed_and_the_fix_rolls_back(mode: &str) {
     let sb = Sandbox::new();
     let (tk, release) = deployed(&sb, mode);
     let t = tk.display().to_string();
+    let q = q(&t);
     sb.run(["verify"]).ok();
 
     // Drift: cudnn.h replaced by an edited copy, cudnn_backend.h deleted.
@@ -88,7 +94,7 @@ fn drift_is_fixed_and_the_fix_rolls_back(mode: &str) {
     assert_eq!(drift["seen"].as_array().unwrap().len(), 2, "{drift}");
     assert_eq!(
         drift["commands"][0],
-        format!("cudnnm use 9.12.0.46_cuda12 --cuda-root \"{t}\" --mode {mode}")
+        format!("cudnnm use 9.12.0.46_cuda12 --cuda-root {q} --mode {mode}")
     );
     sb.run(["verify"]).code_is(7);
 
@@ -259,6 +265,7 @@ fn a_toolkit_taken_over_by_another_home_is_not_redeployed() {
     install_jit_9_27(&sb);
     let tk = toolkit(&sb, "cuda-shared");
     let t = tk.display().to_string();
+    let q = q(&t);
     sb.run(["use", "9.27.0.42", "--cuda-root", &t, "--mode", "copy"])
         .ok();
     // Another home deploys cuDNN 9.1.0.70 into the same toolkit.
@@ -292,7 +299,7 @@ fn a_toolkit_taken_over_by_another_home_is_not_redeployed() {
     assert!(f.get("auto_fix").is_none(), "{f}");
     assert_eq!(
         f["commands"][0],
-        format!("cudnnm use 9.27.0.42_cuda12 --cuda-root \"{t}\" --mode copy")
+        format!("cudnnm use 9.27.0.42_cuda12 --cuda-root {q} --mode copy")
     );
 }
 
@@ -305,6 +312,7 @@ fn edit_through_a_link_deployment_is_store_damage(mode: &str) {
     let wheel = install_jit_9_27(&sb);
     let tk = toolkit(&sb, "cuda-linked");
     let t = tk.display().to_string();
+    let q = q(&t);
     sb.run(["use", "9.27.0.42", "--cuda-root", &t, "--mode", mode])
         .ok();
     let release = sb.home().join("store/cuda-12/9.27.0.42");
@@ -356,9 +364,9 @@ fn edit_through_a_link_deployment_is_store_damage(mode: &str) {
     assert_eq!(
         f["commands"],
         serde_json::json!([
-            format!("cudnnm rollback --cuda-root \"{t}\""),
+            format!("cudnnm rollback --cuda-root {q}"),
             "cudnnm install pip:nvidia-cudnn-jit-cu12==9.27.0.42 --force",
-            format!("cudnnm use 9.27.0.42_cuda12 --cuda-root \"{t}\" --mode {mode}"),
+            format!("cudnnm use 9.27.0.42_cuda12 --cuda-root {q} --mode {mode}"),
         ])
     );
 
@@ -375,7 +383,7 @@ fn edit_through_a_link_deployment_is_store_damage(mode: &str) {
     let v = sb.run(["verify", "--no-load"]).code_is(7);
     assert!(
         v.stdout().contains(&format!(
-            "`cudnnm rollback --cuda-root \"{t}\"`, then `cudnnm install pip:nvidia-cudnn-jit-cu12==9.27.0.42 --force`, then `cudnnm use 9.27.0.42_cuda12 --cuda-root \"{t}\" --mode {mode}`"
+            "`cudnnm rollback --cuda-root {q}`, then `cudnnm install pip:nvidia-cudnn-jit-cu12==9.27.0.42 --force`, then `cudnnm use 9.27.0.42_cuda12 --cuda-root {q} --mode {mode}`"
         )),
         "{}",
         v.describe()
@@ -423,4 +431,103 @@ fn an_edit_through_a_hardlink_deployment_is_store_damage() {
 #[test]
 fn an_edit_through_a_symlink_deployment_is_store_damage() {
     edit_through_a_link_deployment_is_store_damage("symlink");
+}
+
+/// What `sh` makes of a printed command line: `cudnnm` is a shell function
+/// that prints each argument it gets on its own line.
+fn sh_words(cmd: &str) -> Vec<String> {
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("cudnnm() {{ printf '%s\\n' \"$@\"; }}; {cmd}"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{cmd}: {out:?}");
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+/// The output of a shell line run by `sh -c`, with LD_LIBRARY_PATH unset.
+fn sh_output(line: &str) -> String {
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(line)
+        .env_remove("LD_LIBRARY_PATH")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{line}: {out:?}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn printed_commands_survive_a_shell_for_a_path_with_quotes_dollar_spaces_and_accents() {
+    let sb = Sandbox::new();
+    install_jit_9_27(&sb);
+    let tk = toolkit(&sb, "we ird 'q\" é$x/cuda-12");
+    let t = tk.display().to_string();
+    assert!(t.contains("we ird 'q\" é$x"), "{t}");
+    sb.run(["use", "9.27.0.42", "--cuda-root", &t, "--mode", "copy"])
+        .ok();
+    edit_header_copy(&tk);
+
+    let r = doctor(&sb, &t, &[]).code_is(7);
+    let findings = r.json()["findings"].as_array().unwrap().clone();
+    let commands: Vec<String> = findings
+        .iter()
+        .flat_map(|f| f["commands"].as_array().unwrap().clone())
+        .map(|c| c.as_str().unwrap().to_string())
+        .collect();
+    // The redeploy: every argument arrives as printed.
+    let redeploy = findings
+        .iter()
+        .find(|f| f["id"] == "deployment-drift")
+        .unwrap()["commands"][0]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        sh_words(&redeploy),
+        [
+            "use",
+            "9.27.0.42_cuda12",
+            "--cuda-root",
+            &t,
+            "--mode",
+            "copy"
+        ]
+    );
+    // The loader-path lines: the folder arrives intact.
+    let lib = format!("{t}/lib64");
+    let export = commands
+        .iter()
+        .find(|c| c.starts_with("export LD_LIBRARY_PATH="))
+        .unwrap_or_else(|| panic!("{}", r.describe()));
+    assert_eq!(
+        sh_output(&format!("{export}; printf '%s' \"$LD_LIBRARY_PATH\"")),
+        lib
+    );
+    let ldconfig = commands
+        .iter()
+        .find(|c| c.ends_with("| sudo tee /etc/ld.so.conf.d/cudnn.conf && sudo ldconfig"))
+        .unwrap_or_else(|| panic!("{}", r.describe()));
+    let echo = ldconfig.split(" | sudo tee").next().unwrap();
+    assert_eq!(sh_output(echo), format!("{lib}\n"));
+
+    // And the printed redeploy, run as printed by sh, repairs the toolkit.
+    let bin_dir = common::bin().parent().unwrap().to_path_buf();
+    let run = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(&redeploy)
+        .env("CUDNNM_HOME", sb.home())
+        .env("HOME", sb.root())
+        .env(
+            "PATH",
+            format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap()),
+        )
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{redeploy}: {run:?}");
+    sb.run(["verify", "--no-load"]).ok();
 }

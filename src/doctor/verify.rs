@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::checks::{Tables, offers_for};
+use super::finding::quote_arg;
 use super::gather::Querier;
 use super::names::{self, FileKind};
 use crate::catalog::Catalog;
@@ -28,6 +29,9 @@ use crate::hash;
 use crate::home::Home;
 use crate::store::{RECEIPT_FILE, Release, Source, Store};
 use crate::version::{CudaVariant, Platform, Spec, Version, release_id};
+
+/// Commands verify prints are for this machine's shell.
+const HOST_WINDOWS: bool = cfg!(windows);
 
 /// The whole result.
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -320,12 +324,13 @@ fn wheel_requirement(name: &str) -> Option<String> {
 
 /// The `cudnnm install … --force` command for [`reinstall_arg`]'s answer
 /// (a local file's name shown as `PATH/TO/<name>`).
-pub fn reinstall_command(arg: &str, is_file: bool) -> String {
-    if is_file {
-        format!("cudnnm install \"PATH/TO/{arg}\" --force")
+pub fn reinstall_command(arg: &str, is_file: bool, windows: bool) -> String {
+    let arg = if is_file {
+        format!("PATH/TO/{arg}")
     } else {
-        format!("cudnnm install {arg} --force")
-    }
+        arg.to_string()
+    };
+    format!("cudnnm install {} --force", quote_arg(&arg, windows))
 }
 
 /// The commands that repair store release `id` while it is deployed in
@@ -333,17 +338,23 @@ pub fn reinstall_command(arg: &str, is_file: bool) -> String {
 /// release is deployed, so each toolkit is switched away first (`cudnnm
 /// rollback`), the release imported again by `install` (a command from
 /// [`reinstall_command`]), then deployed again by its mode.
-pub fn repair_commands(id: &str, install: &str, deployed: &[(String, String)]) -> Vec<String> {
+pub fn repair_commands(
+    id: &str,
+    install: &str,
+    deployed: &[(String, String)],
+    windows: bool,
+) -> Vec<String> {
     let mut cmds: Vec<String> = deployed
         .iter()
-        .map(|(t, _)| format!("cudnnm rollback --cuda-root \"{t}\""))
+        .map(|(t, _)| format!("cudnnm rollback --cuda-root {}", quote_arg(t, windows)))
         .collect();
     cmds.push(install.to_string());
-    cmds.extend(
-        deployed
-            .iter()
-            .map(|(t, m)| format!("cudnnm use {id} --cuda-root \"{t}\" --mode {m}")),
-    );
+    cmds.extend(deployed.iter().map(|(t, m)| {
+        format!(
+            "cudnnm use {id} --cuda-root {} --mode {m}",
+            quote_arg(t, windows)
+        )
+    }));
     cmds
 }
 
@@ -353,7 +364,7 @@ pub fn repair_commands(id: &str, install: &str, deployed: &[(String, String)]) -
 fn reinstall_help(tables: &Tables, id: &str, source: Option<&Source>) -> String {
     if let Some(src) = source {
         let (arg, file) = reinstall_arg(id, src);
-        let cmd = reinstall_command(&arg, file);
+        let cmd = reinstall_command(&arg, file, HOST_WINDOWS);
         return if file {
             format!("import {id} again from the file it came from ({arg}): `{cmd}`")
         } else {
@@ -386,7 +397,12 @@ fn release_help(tables: &Tables, r: &Release, deployments: &Deployments) -> Stri
         return reinstall_help(tables, &id, Some(&r.receipt.source));
     }
     let (arg, file) = reinstall_arg(&id, &r.receipt.source);
-    let cmds = repair_commands(&id, &reinstall_command(&arg, file), &deployed);
+    let cmds = repair_commands(
+        &id,
+        &reinstall_command(&arg, file, HOST_WINDOWS),
+        &deployed,
+        HOST_WINDOWS,
+    );
     format!(
         "{id} is deployed, and `install --force` is refused while it is: switch each toolkit away, import it again from its source, deploy it again: {}",
         cmds.iter()
@@ -401,8 +417,10 @@ fn release_help(tables: &Tables, r: &Release, deployments: &Deployments) -> Stri
 fn deployment_help(tables: &Tables, d: &Deployment, installed: bool, c: &Check) -> Vec<String> {
     let root = d.toolkit.display();
     let use_cmd = format!(
-        "cudnnm use {} --cuda-root \"{root}\" --mode {}",
-        d.release, d.mode
+        "cudnnm use {} --cuda-root {} --mode {}",
+        d.release,
+        quote_arg(&root.to_string(), HOST_WINDOWS),
+        d.mode
     );
     let mut help = Vec::new();
     let changed = !c.modified.is_empty()
@@ -716,19 +734,20 @@ mod tests {
             ("cudnn-9.27-custom.tar.xz".to_string(), true)
         );
         assert_eq!(
-            reinstall_command("cudnn-9.27-custom.tar.xz", true),
-            "cudnnm install \"PATH/TO/cudnn-9.27-custom.tar.xz\" --force"
+            reinstall_command("cudnn-9.27-custom.tar.xz", true, false),
+            "cudnnm install PATH/TO/cudnn-9.27-custom.tar.xz --force"
         );
         assert_eq!(
             repair_commands(
                 id,
                 "cudnnm install pip:nvidia-cudnn-jit-cu12==9.27.0.42 --force",
-                &[("/opt/cuda".into(), "hardlink".into())]
+                &[("/opt/cuda 12".into(), "hardlink".into())],
+                false
             ),
             vec![
-                "cudnnm rollback --cuda-root \"/opt/cuda\"",
+                "cudnnm rollback --cuda-root '/opt/cuda 12'",
                 "cudnnm install pip:nvidia-cudnn-jit-cu12==9.27.0.42 --force",
-                "cudnnm use 9.27.0.42_cuda12 --cuda-root \"/opt/cuda\" --mode hardlink",
+                "cudnnm use 9.27.0.42_cuda12 --cuda-root '/opt/cuda 12' --mode hardlink",
             ]
         );
     }

@@ -1219,9 +1219,9 @@ fn an_edit_through_a_hardlink_is_the_store_release_not_drift() {
     assert_eq!(
         f.commands,
         vec![
-            format!("cudnnm rollback --cuda-root \"{TK12}\""),
+            format!("cudnnm rollback --cuda-root {TK12}"),
             "cudnnm install pip:nvidia-cudnn-jit-cu12==9.1.0.70 --force".to_string(),
-            format!("cudnnm use 9.1.0.70_cuda12 --cuda-root \"{TK12}\" --mode hardlink"),
+            format!("cudnnm use 9.1.0.70_cuda12 --cuda-root {TK12} --mode hardlink"),
         ]
     );
     // The same size change in a copy (not the store's file) is drift.
@@ -1277,7 +1277,7 @@ fn a_change_a_rollback_restored_is_a_note_not_drift() {
     assert_eq!(
         f.commands,
         vec![format!(
-            "cudnnm use 9.1.0.70_cuda12 --cuda-root \"{TK12}\" --mode copy"
+            "cudnnm use 9.1.0.70_cuda12 --cuda-root {TK12} --mode copy"
         )]
     );
     // Changed since the rollback: drift again, an error.
@@ -1455,7 +1455,7 @@ fn a_build_for_another_cuda_suggests_one_that_exists_for_the_toolkit() {
         f.commands,
         vec![
             "cudnnm install pip:nvidia-cudnn-cu11==9.10.2.21".to_string(),
-            format!("cudnnm use 9.10.2.21_cuda11 --cuda-root \"{tk}\""),
+            format!("cudnnm use 9.10.2.21_cuda11 --cuda-root {tk}"),
         ],
         "{f:?}"
     );

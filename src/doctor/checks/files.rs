@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 
 use super::Cx;
-use crate::doctor::finding::{AutoFix, Finding, Severity, sh_quote};
+use crate::doctor::finding::{AutoFix, Finding, Severity, quote_arg, sh_quote};
 use crate::doctor::names::{self, FileKind};
 use crate::doctor::snapshot::{CudnnFile, FileState, ToolkitInfo, cudart_to_version};
 use crate::doctor::spath;
@@ -159,7 +159,10 @@ fn toolkit_set(cx: &Cx, t: &ToolkitInfo, out: &mut Vec<Finding>) {
                 toolkit: t.root.clone(),
                 release: r.clone(),
             }),
-        None => f.command(format!("cudnnm use SPEC --cuda-root \"{}\"", t.root)),
+        None => f.command(format!(
+            "cudnnm use SPEC --cuda-root {}",
+            quote_arg(&t.root, cx.w)
+        )),
     };
     // Runtime libraries.
     for &m in &majors {
@@ -261,8 +264,9 @@ fn toolkit_set(cx: &Cx, t: &ToolkitInfo, out: &mut Vec<Finding>) {
             Some(target) => f
                 .fix(format!("Create the development link {link} -> {target}."))
                 .command(format!(
-                    "ln -s {target} \"{}\"",
-                    spath::join(&t.lib_dir(), link, cx.w)
+                    "ln -s {} {}",
+                    sh_quote(&target),
+                    sh_quote(&spath::join(&t.lib_dir(), link, cx.w))
                 )),
             None => redeploy(
                 f.fix("Copy the import/link libraries of the same release into the toolkit."),
@@ -460,7 +464,7 @@ fn soname_chains(cx: &Cx, out: &mut Vec<Finding>) {
         if same_bytes {
             fd = fd
                 .fix(format!("Replace the copy by a link to {tname} (`cudnnm doctor --fix` does it, backing the copy up first)."))
-                .command(format!("ln -sf {tname} \"{}\"", f.path))
+                .command(format!("ln -sf {} {}", sh_quote(tname), sh_quote(&f.path)))
                 .auto(AutoFix::RelinkSoname { dir: dir.clone(), link: name.to_string(), target: tname.to_string() });
         } else {
             fd = fd.seen("the two files differ: they come from different releases").fix("Remove the stale copy and recreate the link from the release you want (or redeploy with cudnnm).");
@@ -598,11 +602,12 @@ fn redeploy_command(cx: &Cx, root: &str, release: &str) -> String {
     {
         Some(d) if !d.mode.is_empty() => {
             format!(
-                "cudnnm use {release} --cuda-root \"{root}\" --mode {}",
+                "cudnnm use {release} --cuda-root {} --mode {}",
+                quote_arg(root, cx.w),
                 d.mode
             )
         }
-        _ => format!("cudnnm use {release} --cuda-root \"{root}\""),
+        _ => format!("cudnnm use {release} --cuda-root {}", quote_arg(root, cx.w)),
     }
 }
 
@@ -963,8 +968,9 @@ fn store_changed(cx: &Cx, out: &mut Vec<Finding>) {
                 "linked from {t} ({m} deployment): the change shows there too"
             ));
         }
-        let install = super::super::verify::reinstall_command(&c.reinstall, c.reinstall_is_file);
-        let cmds = super::super::verify::repair_commands(&c.release, &install, &deployed);
+        let install =
+            super::super::verify::reinstall_command(&c.reinstall, c.reinstall_is_file, cx.w);
+        let cmds = super::super::verify::repair_commands(&c.release, &install, &deployed, cx.w);
         let from = if c.reinstall_is_file {
             format!("the file it came from ({})", c.reinstall)
         } else {
