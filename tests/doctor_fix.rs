@@ -19,6 +19,11 @@ use common::{Run, Sandbox, real_wheel};
 use cudnnm::hash::sha256_file;
 use deploy_support::linux_toolkit;
 
+/// `path` as doctor quotes it in the commands it prints (POSIX sh).
+fn q(path: &str) -> String {
+    cudnnm::doctor::finding::sh_quote(path)
+}
+
 fn sha(p: &Path) -> String {
     sha256_file(p).unwrap().1.to_string()
 }
@@ -61,6 +66,7 @@ fn drift_is_fixed_and_the_fix_rolls_back(mode: &str) {
     let sb = Sandbox::new();
     let (tk, release) = deployed(&sb, mode);
     let t = tk.display().to_string();
+    let q = q(&t);
     sb.run(["verify"]).ok();
 
     // Drift: cudnn.h replaced by an edited copy, cudnn_backend.h deleted.
@@ -88,7 +94,7 @@ fn drift_is_fixed_and_the_fix_rolls_back(mode: &str) {
     assert_eq!(drift["seen"].as_array().unwrap().len(), 2, "{drift}");
     assert_eq!(
         drift["commands"][0],
-        format!("cudnnm use 9.12.0.46_cuda12 --cuda-root \"{t}\" --mode {mode}")
+        format!("cudnnm use 9.12.0.46_cuda12 --cuda-root {q} --mode {mode}")
     );
     sb.run(["verify"]).code_is(7);
 
@@ -171,4 +177,357 @@ fn a_drift_repaired_by_hand_before_the_fix_runs_is_left_alone() {
         e.message().contains("now records cuDNN 9.12.0.46_cuda12"),
         "{e}"
     );
+}
+
+/// A fixture jit wheel of 9.27.0.42 (the release the tester used), written
+/// under the sandbox and installed; its path.
+fn install_jit_9_27(sb: &Sandbox) -> PathBuf {
+    let w = common::fixtures::wheel("nvidia_cudnn_jit_cu12", "9.27.0.42", false).write(sb.root());
+    sb.run(["install".as_ref(), w.as_os_str()]).ok();
+    w
+}
+
+/// A sandbox CUDA 12.4 toolkit named `name`, canonical.
+fn toolkit(sb: &Sandbox, name: &str) -> PathBuf {
+    let tk = linux_toolkit(&sb.root().join(name), "12.4.1");
+    fs::canonicalize(tk).unwrap()
+}
+
+/// Appends a line to the toolkit's `include/cudnn.h` (replacing the file,
+/// so a link deployment's store file is untouched); its new SHA-256.
+fn edit_header_copy(tk: &Path) -> String {
+    let h = tk.join("include/cudnn.h");
+    let mut bytes = fs::read(&h).unwrap();
+    bytes.extend_from_slice(b"\n/* edited by hand */\n");
+    fs::remove_file(&h).unwrap();
+    fs::write(&h, &bytes).unwrap();
+    sha(&h)
+}
+
+#[test]
+fn fix_with_cuda_root_changes_only_the_named_toolkit() {
+    let sb = Sandbox::new();
+    install_jit_9_27(&sb);
+    let a = toolkit(&sb, "cuda-a");
+    let b = toolkit(&sb, "cuda-b");
+    let (ta, tb) = (a.display().to_string(), b.display().to_string());
+    for t in [&ta, &tb] {
+        sb.run(["use", "9.27.0.42", "--cuda-root", t, "--mode", "copy"])
+            .ok();
+    }
+    let release = sb.home().join("store/cuda-12/9.27.0.42");
+    edit_header_copy(&a);
+    let b_sha = edit_header_copy(&b);
+    let b_before = common::listing(&b);
+
+    let r = doctor(&sb, &ta, &["--fix"])
+        .code_is(7)
+        .stderr_has(&[
+            &format!("fix applied [deployment-drift]: deployed cuDNN 9.27.0.42_cuda12 again into '{ta}' (copy)"),
+            &format!("fix skipped [deployment-drift]: not applied: '{tb}' is not in a toolkit named with --cuda-root"),
+        ]);
+    // A is repaired; B is still reported, with its fix not counted as applicable.
+    assert_eq!(
+        sha(&a.join("include/cudnn.h")),
+        sha(&release.join("include/cudnn.h"))
+    );
+    assert_eq!(
+        sha(&b.join("include/cudnn.h")),
+        b_sha,
+        "B's bytes unchanged"
+    );
+    assert_eq!(common::listing(&b), b_before, "nothing else in B changed");
+    let drift: Vec<serde_json::Value> = r.json()["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["id"] == "deployment-drift")
+        .cloned()
+        .collect();
+    assert_eq!(drift.len(), 1, "only B drifts now: {drift:?}");
+    assert!(
+        drift[0]["title"].as_str().unwrap().contains(&tb),
+        "{drift:?}"
+    );
+    assert!(drift[0].get("auto_fix").is_none(), "{drift:?}");
+    assert_eq!(
+        drift[0]["held_back"],
+        format!("not applied: '{tb}' is not in a toolkit named with --cuda-root")
+    );
+    // Only one backup was made, by the fix of A (plus the two `use`s).
+    let backups = sb.run(["backups", "--json"]).ok().json();
+    assert_eq!(backups.as_array().map(Vec::len), Some(3), "{backups}");
+}
+
+#[test]
+fn a_toolkit_taken_over_by_another_home_is_not_redeployed() {
+    let sb = Sandbox::new();
+    install_jit_9_27(&sb);
+    let tk = toolkit(&sb, "cuda-shared");
+    let t = tk.display().to_string();
+    let q = q(&t);
+    sb.run(["use", "9.27.0.42", "--cuda-root", &t, "--mode", "copy"])
+        .ok();
+    // Another home deploys cuDNN 9.1.0.70 into the same toolkit.
+    let other = Sandbox::new();
+    let w = common::fixtures::wheel("nvidia_cudnn_cu12", "9.1.0.70", false).write(other.root());
+    other.run(["install".as_ref(), w.as_os_str()]).ok();
+    other
+        .run(["use", "9.1.0.70", "--cuda-root", &t, "--mode", "copy"])
+        .ok();
+    let before = common::listing(&tk);
+    let header = sha(&tk.join("include/cudnn_version.h"));
+
+    let r = doctor(&sb, &t, &["--fix"]).stderr_has(&[&format!(
+        "fix skipped [deployment-drift]: '{t}' now holds cuDNN 9.1.0 (not this home's record of 9.27.0.42_cuda12); redeploying would undo that change — run `cudnnm use 9.27.0.42_cuda12 --cuda-root"
+    )]);
+    assert!(!r.stderr().contains("fix applied"), "{}", r.describe());
+    assert_eq!(common::listing(&tk), before, "the other home's files stay");
+    assert_eq!(sha(&tk.join("include/cudnn_version.h")), header);
+    let f = r.json()["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["id"] == "deployment-drift")
+        .cloned()
+        .unwrap();
+    assert_eq!(
+        f["title"],
+        format!("{t} now holds cuDNN 9.1.0 (not this home's record of 9.27.0.42_cuda12)")
+    );
+    assert_eq!(f["severity"], "warning");
+    assert!(f.get("auto_fix").is_none(), "{f}");
+    assert_eq!(
+        f["commands"][0],
+        format!("cudnnm use 9.27.0.42_cuda12 --cuda-root {q} --mode copy")
+    );
+}
+
+/// An edit made through a link deployment lands in the store: doctor names
+/// the damaged store release (not drift, which a redeploy cannot fix), with
+/// the commands that repair it from the jit wheel's own requirement; verify
+/// says the same; and that sequence works.
+fn edit_through_a_link_deployment_is_store_damage(mode: &str) {
+    let sb = Sandbox::new();
+    let wheel = install_jit_9_27(&sb);
+    let tk = toolkit(&sb, "cuda-linked");
+    let t = tk.display().to_string();
+    let q = q(&t);
+    sb.run(["use", "9.27.0.42", "--cuda-root", &t, "--mode", mode])
+        .ok();
+    let release = sb.home().join("store/cuda-12/9.27.0.42");
+    let store_h = release.join("include/cudnn_version.h");
+    let size = fs::metadata(&store_h).unwrap().len();
+    // `echo >> TOOLKIT/include/cudnn_version.h`
+    let mut h = fs::OpenOptions::new()
+        .append(true)
+        .open(tk.join("include/cudnn_version.h"))
+        .unwrap();
+    std::io::Write::write_all(&mut h, b"\n").unwrap();
+    drop(h);
+    assert_eq!(
+        fs::metadata(&store_h).unwrap().len(),
+        size + 1,
+        "written through"
+    );
+
+    let r = doctor(&sb, &t, &[]).code_is(7);
+    let ids = finding_ids(&r);
+    assert!(
+        !ids.contains(&"deployment-drift".to_string()),
+        "{}",
+        r.describe()
+    );
+    let f = r.json()["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["id"] == "store-release-damaged")
+        .cloned()
+        .unwrap_or_else(|| panic!("{}", r.describe()));
+    assert_eq!(
+        f["title"],
+        "the store release 9.27.0.42_cuda12 changed: 1 file(s) differ from its receipt"
+    );
+    assert_eq!(
+        f["seen"],
+        serde_json::json!([
+            format!(
+                "{}: include/cudnn_version.h: {} bytes, expected {size}",
+                release.display(),
+                size + 1
+            ),
+            format!("linked from {t} ({mode} deployment): the change shows there too"),
+        ])
+    );
+    assert!(f.get("auto_fix").is_none(), "{f}");
+    assert_eq!(
+        f["commands"],
+        serde_json::json!([
+            format!("cudnnm rollback --cuda-root {q}"),
+            "cudnnm install pip:nvidia-cudnn-jit-cu12==9.27.0.42 --force",
+            format!("cudnnm use 9.27.0.42_cuda12 --cuda-root {q} --mode {mode}"),
+        ])
+    );
+
+    // --fix changes nothing and does not offer the skipped fix again.
+    let r = sb
+        .run(["doctor", "--no-load", "--fix", "--cuda-root", &t])
+        .code_is(7)
+        .stderr_has(&["fix skipped [store-release-damaged]: the store release 9.27.0.42_cuda12 itself changed; redeploying cannot repair it"]);
+    assert!(!r.stderr().contains("fix applied"), "{}", r.describe());
+    assert!(!r.stdout().contains("can be applied"), "{}", r.describe());
+    assert_eq!(fs::metadata(&store_h).unwrap().len(), size + 1);
+
+    // verify: the repair names the jit package and switches away first.
+    let v = sb.run(["verify", "--no-load"]).code_is(7);
+    assert!(
+        v.stdout().contains(&format!(
+            "`cudnnm rollback --cuda-root {q}`, then `cudnnm install pip:nvidia-cudnn-jit-cu12==9.27.0.42 --force`, then `cudnnm use 9.27.0.42_cuda12 --cuda-root {q} --mode {mode}`"
+        )),
+        "{}",
+        v.describe()
+    );
+    assert!(
+        !v.stdout().contains("nvidia-cudnn-cu12"),
+        "{}",
+        v.describe()
+    );
+    if mode == "hardlink" {
+        // The toolkit's files are the store's: no `use` (a no-op) offered for them.
+        assert!(
+            v.stdout().contains("these files are the store's own (hardlink deployment): release 9.27.0.42_cuda12 itself changed"),
+            "{}",
+            v.describe()
+        );
+        assert!(
+            !v.stdout().contains("deploys 9.27.0.42_cuda12 again"),
+            "{}",
+            v.describe()
+        );
+    }
+
+    // The sequence works (the local wheel standing in for the download).
+    sb.run(["rollback", "--cuda-root", &t]).ok();
+    sb.run(["install".as_ref(), wheel.as_os_str(), "--force".as_ref()])
+        .ok();
+    sb.run(["use", "9.27.0.42_cuda12", "--cuda-root", &t, "--mode", mode])
+        .ok();
+    sb.run(["verify", "--no-load"]).ok();
+    assert_eq!(fs::metadata(&store_h).unwrap().len(), size);
+    let r = doctor(&sb, &t, &[]);
+    assert!(
+        !finding_ids(&r).contains(&"store-release-damaged".to_string()),
+        "{}",
+        r.describe()
+    );
+}
+
+#[test]
+fn an_edit_through_a_hardlink_deployment_is_store_damage() {
+    edit_through_a_link_deployment_is_store_damage("hardlink");
+}
+
+#[test]
+fn an_edit_through_a_symlink_deployment_is_store_damage() {
+    edit_through_a_link_deployment_is_store_damage("symlink");
+}
+
+/// What `sh` makes of a printed command line: `cudnnm` is a shell function
+/// that prints each argument it gets on its own line.
+fn sh_words(cmd: &str) -> Vec<String> {
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("cudnnm() {{ printf '%s\\n' \"$@\"; }}; {cmd}"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{cmd}: {out:?}");
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+/// The output of a shell line run by `sh -c`, with LD_LIBRARY_PATH unset.
+fn sh_output(line: &str) -> String {
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(line)
+        .env_remove("LD_LIBRARY_PATH")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{line}: {out:?}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn printed_commands_survive_a_shell_for_a_path_with_quotes_dollar_spaces_and_accents() {
+    let sb = Sandbox::new();
+    install_jit_9_27(&sb);
+    let tk = toolkit(&sb, "we ird 'q\" é$x/cuda-12");
+    let t = tk.display().to_string();
+    assert!(t.contains("we ird 'q\" é$x"), "{t}");
+    sb.run(["use", "9.27.0.42", "--cuda-root", &t, "--mode", "copy"])
+        .ok();
+    edit_header_copy(&tk);
+
+    let r = doctor(&sb, &t, &[]).code_is(7);
+    let findings = r.json()["findings"].as_array().unwrap().clone();
+    let commands: Vec<String> = findings
+        .iter()
+        .flat_map(|f| f["commands"].as_array().unwrap().clone())
+        .map(|c| c.as_str().unwrap().to_string())
+        .collect();
+    // The redeploy: every argument arrives as printed.
+    let redeploy = findings
+        .iter()
+        .find(|f| f["id"] == "deployment-drift")
+        .unwrap()["commands"][0]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        sh_words(&redeploy),
+        [
+            "use",
+            "9.27.0.42_cuda12",
+            "--cuda-root",
+            &t,
+            "--mode",
+            "copy"
+        ]
+    );
+    // The loader-path lines: the folder arrives intact.
+    let lib = format!("{t}/lib64");
+    let export = commands
+        .iter()
+        .find(|c| c.starts_with("export LD_LIBRARY_PATH="))
+        .unwrap_or_else(|| panic!("{}", r.describe()));
+    assert_eq!(
+        sh_output(&format!("{export}; printf '%s' \"$LD_LIBRARY_PATH\"")),
+        lib
+    );
+    let ldconfig = commands
+        .iter()
+        .find(|c| c.ends_with("| sudo tee /etc/ld.so.conf.d/cudnn.conf && sudo ldconfig"))
+        .unwrap_or_else(|| panic!("{}", r.describe()));
+    let echo = ldconfig.split(" | sudo tee").next().unwrap();
+    assert_eq!(sh_output(echo), format!("{lib}\n"));
+
+    // And the printed redeploy, run as printed by sh, repairs the toolkit.
+    let bin_dir = common::bin().parent().unwrap().to_path_buf();
+    let run = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(&redeploy)
+        .env("CUDNNM_HOME", sb.home())
+        .env("HOME", sb.root())
+        .env(
+            "PATH",
+            format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap()),
+        )
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{redeploy}: {run:?}");
+    sb.run(["verify", "--no-load"]).ok();
 }

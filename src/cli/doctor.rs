@@ -68,7 +68,8 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     if args.fix {
         let _lock = ctx.lock()?;
         super::use_::recover_and_report(ctx)?;
-        let (reports, id) = fix::apply(&ctx.home, &ctx.env, &findings)?;
+        let roots: Vec<PathBuf> = args.cuda_root.iter().map(|p| absolute(ctx, p)).collect();
+        let (reports, id) = fix::apply(&ctx.home, &ctx.env, &findings, &roots)?;
         if reports.is_empty() {
             ctx.status("doctor --fix: nothing to fix automatically");
         }
@@ -81,6 +82,18 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
         if reports.iter().any(|r| r.status == "applied") {
             snap = take(ctx, &args);
             findings = doctor::diagnose(&snap, &Tables::from_catalog(&catalog, &snap));
+        }
+        // A fix this run skipped is not one `--fix` can apply: say why
+        // instead of counting it again.
+        for r in reports.iter().filter(|r| r.status == "skipped") {
+            let Some(a) = &r.auto_fix else { continue };
+            for f in findings
+                .iter_mut()
+                .filter(|f| f.auto_fix.as_ref() == Some(a))
+            {
+                f.auto_fix = None;
+                f.held_back = Some(r.message.clone());
+            }
         }
     }
     let outcome = render::Outcome::new(&snap, findings);
@@ -158,6 +171,15 @@ fn report_path(ctx: &Ctx, given: &Path) -> Result<PathBuf> {
     Ok(path)
 }
 
+/// `p` made absolute against the working folder.
+fn absolute(ctx: &Ctx, p: &Path) -> PathBuf {
+    if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        ctx.env.cwd().join(p)
+    }
+}
+
 /// Gathers this machine, loading libraries in child processes of this binary.
 fn take(ctx: &Ctx, args: &Args) -> Snapshot {
     let exe = std::env::current_exe().ok();
@@ -165,17 +187,7 @@ fn take(ctx: &Ctx, args: &Args) -> Snapshot {
         Some(e) => gather::query_in_children(e, paths),
         None => gather::query_in_process(paths),
     };
-    let cuda_roots = args
-        .cuda_root
-        .iter()
-        .map(|p| {
-            if p.is_absolute() {
-                p.clone()
-            } else {
-                ctx.env.cwd().join(p)
-            }
-        })
-        .collect();
+    let cuda_roots = args.cuda_root.iter().map(|p| absolute(ctx, p)).collect();
     let opts = gather::Options {
         cuda_roots,
         query: (!args.no_load).then_some(&children as gather::Querier),

@@ -77,6 +77,10 @@ pub struct Finding {
     /// What `--fix` would do.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub auto_fix: Option<AutoFix>,
+    /// Why `--fix` leaves this one to you although a fix of its kind is
+    /// usually automatic (`--fix` prints it as a skipped fix).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub held_back: Option<String>,
 }
 
 impl Finding {
@@ -91,6 +95,7 @@ impl Finding {
             fix: None,
             commands: Vec::new(),
             auto_fix: None,
+            held_back: None,
         }
     }
 
@@ -123,9 +128,48 @@ impl Finding {
         self.auto_fix = Some(fix);
         self
     }
+
+    /// Says why `--fix` does not apply a fix here (one line).
+    pub fn held_back(mut self, why: impl Into<String>) -> Finding {
+        self.held_back = Some(why.into());
+        self
+    }
 }
 
-/// Quotes a path for a POSIX shell when it needs it.
+impl AutoFix {
+    /// The folder the fix changes: the toolkit root, or the folder of the
+    /// link or `PATH` entry.
+    pub fn target(&self) -> &str {
+        match self {
+            AutoFix::RelinkSoname { dir, .. } | AutoFix::AddToUserPath { dir } => dir,
+            AutoFix::Redeploy { toolkit, .. } => toolkit,
+        }
+    }
+}
+
+/// Quotes one argument (a path) of a command doctor or verify prints, so
+/// that it arrives intact when pasted into the shell of the machine: on
+/// Windows, double quotes (`cmd` and PowerShell; an embedded `"` doubled);
+/// elsewhere POSIX `sh` ([`sh_quote`]). Every path put into a printed
+/// command goes through this, or [`sh_quote`] / [`ps_quote`] for a
+/// command of that one shell.
+pub fn quote_arg(p: &str, windows: bool) -> String {
+    if windows {
+        format!("\"{}\"", p.replace('"', "\"\""))
+    } else {
+        sh_quote(p)
+    }
+}
+
+/// Quotes a string for PowerShell: single quotes, an embedded `'` doubled
+/// (nothing inside expands).
+pub fn ps_quote(p: &str) -> String {
+    format!("'{}'", p.replace('\'', "''"))
+}
+
+/// Quotes a path for a POSIX shell when it needs it: a plain word (ASCII
+/// letters, digits, `/._-+:=,@%`) stays bare; anything else goes in single
+/// quotes, an embedded `'` written `'\''`.
 pub fn sh_quote(p: &str) -> String {
     if !p.is_empty()
         && p.chars()
@@ -152,8 +196,8 @@ pub fn prepend_loader_path(dir: &str, windows: bool) -> String {
 /// The PowerShell line that puts `dir` first on the user's PATH for good.
 pub fn persist_user_path(dir: &str) -> String {
     format!(
-        "[Environment]::SetEnvironmentVariable('Path', '{};' + [Environment]::GetEnvironmentVariable('Path', 'User'), 'User')",
-        dir.replace('\'', "''")
+        "[Environment]::SetEnvironmentVariable('Path', {} + [Environment]::GetEnvironmentVariable('Path', 'User'), 'User')",
+        ps_quote(&format!("{dir};"))
     )
 }
 
@@ -174,6 +218,16 @@ mod tests {
             r#"set "PATH=C:\Program Files\x;%PATH%""#
         );
         assert!(persist_user_path(r"C:\it's").contains("'C:\\it''s;'"));
+        assert_eq!(quote_arg("/opt/cuda-12.4", false), "/opt/cuda-12.4");
+        assert_eq!(
+            quote_arg("/t/we ird 'q\" é$x", false),
+            r#"'/t/we ird '\''q" é$x'"#
+        );
+        assert_eq!(
+            quote_arg(r#"C:\we ird "q" $x"#, true),
+            r#""C:\we ird ""q"" $x""#
+        );
+        assert_eq!(ps_quote(r"C:\it's"), r"'C:\it''s'");
     }
 
     #[test]

@@ -72,6 +72,9 @@ pub struct FixReport {
     pub status: &'static str,
     /// What was done, or why not.
     pub message: String,
+    /// The fix it was, when it was an automatic one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub auto_fix: Option<AutoFix>,
 }
 
 /// The folder of fix records.
@@ -79,15 +82,30 @@ pub fn fix_root(home: &Home) -> PathBuf {
     home.root().join("doctor-fix")
 }
 
+/// True when `target` is inside one of `roots` (or `roots` is empty: every
+/// toolkit was in scope). Both sides are compared canonical where they exist.
+pub fn in_scope(target: &str, roots: &[PathBuf]) -> bool {
+    if roots.is_empty() {
+        return true;
+    }
+    let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let t = canon(Path::new(target));
+    roots.iter().any(|r| t.starts_with(canon(r)))
+}
+
 /// Applies the automatic fixes of `findings` on this machine. Each fix is
-/// independent: one failing does not stop the others. The record of what
-/// changed is written before returning; its id is in the messages. Call
-/// under the home lock, after recovering any journal a crash left (a
-/// redeploy is a `use` transaction).
+/// independent: one failing does not stop the others. With `roots` (the
+/// toolkits named with `--cuda-root`), only fixes inside them are applied;
+/// the others are reported as skipped. A finding whose fix is held back
+/// ([`Finding::held_back`]) is reported as skipped with its reason. The
+/// record of what changed is written before returning; its id is in the
+/// messages. Call under the home lock, after recovering any journal a crash
+/// left (a redeploy is a `use` transaction).
 pub fn apply(
     home: &Home,
     env: &Env,
     findings: &[Finding],
+    roots: &[PathBuf],
 ) -> Result<(Vec<FixReport>, Option<String>)> {
     let id = format!(
         "{}-{}",
@@ -103,11 +121,33 @@ pub fn apply(
     let mut reports = Vec::new();
     let mut done: Vec<AutoFix> = Vec::new();
     for f in findings {
-        let Some(a) = &f.auto_fix else { continue };
+        let Some(a) = &f.auto_fix else {
+            if let Some(why) = &f.held_back {
+                reports.push(FixReport {
+                    finding: f.id.clone(),
+                    status: "skipped",
+                    message: why.clone(),
+                    auto_fix: None,
+                });
+            }
+            continue;
+        };
         if done.contains(a) {
             continue;
         }
         done.push(a.clone());
+        if !in_scope(a.target(), roots) {
+            reports.push(FixReport {
+                finding: f.id.clone(),
+                auto_fix: Some(a.clone()),
+                status: "skipped",
+                message: format!(
+                    "not applied: '{}' is not in a toolkit named with --cuda-root",
+                    a.target()
+                ),
+            });
+            continue;
+        }
         let r = match a {
             AutoFix::RelinkSoname {
                 dir: d,
@@ -132,6 +172,7 @@ pub fn apply(
                 Ok(None) => {
                     reports.push(FixReport {
                         finding: f.id.clone(),
+                        auto_fix: Some(a.clone()),
                         status: "skipped",
                         message: format!("{d} is already on your user PATH in the registry; open a new terminal (or restart the program) to see it"),
                     });
@@ -148,8 +189,9 @@ pub fn apply(
                     }) => {
                         let p = &used.outcome.plan;
                         let mut msg = format!(
-                            "deployed cuDNN {release} again into '{toolkit}' ({mode}); the files found there are in backup {} — `cudnnm rollback --cuda-root \"{toolkit}\"` puts them back",
-                            p.id
+                            "deployed cuDNN {release} again into '{toolkit}' ({mode}); the files found there are in backup {} — `cudnnm rollback --cuda-root {}` puts them back",
+                            p.id,
+                            super::finding::quote_arg(toolkit, env.is_windows())
                         );
                         if !used.pruned.is_empty() {
                             msg.push_str(&format!(
@@ -166,6 +208,7 @@ pub fn apply(
                     Ok(Redeployed::AlreadyClean) => {
                         reports.push(FixReport {
                             finding: f.id.clone(),
+                            auto_fix: Some(a.clone()),
                             status: "skipped",
                             message: format!(
                                 "'{toolkit}' matches its record of cuDNN {release} again; nothing to redeploy"
@@ -180,11 +223,13 @@ pub fn apply(
         reports.push(match r {
             Ok(m) => FixReport {
                 finding: f.id.clone(),
+                auto_fix: Some(a.clone()),
                 status: "applied",
                 message: m,
             },
             Err(e) => FixReport {
                 finding: f.id.clone(),
+                auto_fix: Some(a.clone()),
                 status: "skipped",
                 message: format!(
                     "{}{}",
@@ -358,7 +403,7 @@ mod tests {
             link: "libcudnn.so.8".into(),
             target: "libcudnn.so.8.9.7".into(),
         });
-        let (reports, id) = apply(&home, &Env::default(), &[f.clone(), f]).unwrap();
+        let (reports, id) = apply(&home, &Env::default(), &[f.clone(), f], &[]).unwrap();
         assert_eq!(
             reports.len(),
             1,
@@ -392,7 +437,7 @@ mod tests {
             link: "libcudnn.so.8".into(),
             target: "libcudnn.so.8.9.7".into(),
         });
-        let (reports, id) = apply(&home, &Env::default(), &[f]).unwrap();
+        let (reports, id) = apply(&home, &Env::default(), &[f], &[]).unwrap();
         assert_eq!(reports[0].status, "skipped");
         assert!(reports[0].message.contains("differ"), "{reports:?}");
         assert!(id.is_none());
@@ -423,6 +468,7 @@ mod tests {
                     release: "9.1.0.70_cuda12".into(),
                 }),
             ],
+            &[],
         )
         .unwrap();
         assert_eq!(reports[0].status, "skipped");

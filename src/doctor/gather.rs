@@ -355,6 +355,7 @@ pub fn gather(env: &Env, home: &Home, opts: &Options) -> Snapshot {
     };
     snap.store_damaged = damaged.iter().map(damaged_release).collect();
     snap.deployments = deployment_states(&releases, &deployments);
+    snap.store_changed = releases.iter().filter_map(changed_release).collect();
     lap(&mut snap, "frameworks, pin, deployments");
 
     if let (Some(p), Some(c)) = (&nvcc_path, nvcc_child) {
@@ -1246,16 +1247,51 @@ fn damaged_release(b: &BrokenRelease) -> DamagedRelease {
     }
 }
 
+/// A store release whose files differ from its receipt by size, link
+/// target or presence (hashing is `verify`'s: cheap checks only here).
+fn changed_release(r: &Release) -> Option<ChangedRelease> {
+    let mut files = Vec::new();
+    for f in &r.receipt.files {
+        let p = r.dir.join(&f.path);
+        let problem = match (fs::symlink_metadata(&p), &f.link) {
+            (Err(_), _) => Some("missing".to_string()),
+            (Ok(m), Some(want)) if !m.file_type().is_symlink() => {
+                Some(format!("a regular file, expected a link to {want}"))
+            }
+            (Ok(_), Some(want)) => {
+                let got = fs::read_link(&p).map(|t| s(&t)).unwrap_or_default();
+                (&got != want).then(|| format!("links to {got}, expected {want}"))
+            }
+            (Ok(m), None) if m.file_type().is_symlink() => Some("a link, expected a file".into()),
+            (Ok(m), None) => {
+                (m.len() != f.size).then(|| format!("{} bytes, expected {}", m.len(), f.size))
+            }
+        };
+        if let Some(pr) = problem {
+            files.push(format!("{}: {pr}", f.path));
+        }
+    }
+    if files.is_empty() {
+        return None;
+    }
+    let (reinstall, reinstall_is_file) = super::verify::reinstall_arg(&r.id(), &r.receipt.source);
+    Some(ChangedRelease {
+        release: r.id(),
+        dir: s(&r.dir),
+        files,
+        reinstall,
+        reinstall_is_file,
+    })
+}
+
 /// What is at each path cudnnm placed, against what it placed.
 fn deployment_states(releases: &[Release], deployments: &Deployments) -> Vec<DeploymentState> {
     deployments
         .entries
         .iter()
         .map(|d| {
-            let receipt = releases
-                .iter()
-                .find(|r| r.id() == d.release)
-                .map(|r| &r.receipt);
+            let release = releases.iter().find(|r| r.id() == d.release);
+            let receipt = release.map(|r| &r.receipt);
             let files = d
                 .files
                 .iter()
@@ -1278,7 +1314,12 @@ fn deployment_states(releases: &[Release], deployments: &Deployments) -> Vec<Dep
                             .and_then(|r| r.files.iter().find(|f| f.path == p.from))
                             .map(|f| f.size)
                     };
+                    let store_file = matches!(state, FileState::File { .. })
+                        && release.is_some_and(|r| {
+                            crate::platform::same_file(&p.path, &r.dir.join(&p.from))
+                        });
                     PlacedState {
+                        store_file,
                         path: s(&p.path),
                         from: p.from.clone(),
                         expected_link: p.link.clone(),

@@ -53,8 +53,8 @@
 //! | `broken-soname-chain` | error (warning for the dev link) | `libcudnn.so.8` a copy instead of a link, or a dangling link | F19 |
 //! | `toolkit-not-writable` | info | switching this toolkit needs elevated rights | F21 |
 //! | `cudnn-not-found` | error | no cuDNN anywhere | — |
-//! | `deployment-drift` | error (info for a change of yours a rollback restored) | files cudnnm deployed have changed | verify |
-//! | `store-release-damaged` | error | a store release folder whose `receipt.toml` is missing or unreadable | verify |
+//! | `deployment-drift` | error (info for a change of yours a rollback restored; warning when the toolkit's own files now say another release) | files cudnnm deployed have changed | verify |
+//! | `store-release-damaged` | error | a store release folder whose `receipt.toml` is missing or unreadable, or whose files changed by size, link or presence (edited through a link deployment) | verify |
 //!
 //! A copy's version comes from its own evidence: the library's answer when
 //! it loaded with its own sub-libraries (`loaded_modules`, Linux), its DLL

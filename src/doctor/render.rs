@@ -198,6 +198,11 @@ pub fn finding_text(f: &Finding) -> String {
     }
     if f.auto_fix.is_some() {
         let _ = writeln!(o, "        (`cudnnm doctor --fix` can do this)");
+    } else if let Some(why) = &f.held_back {
+        let _ = writeln!(
+            o,
+            "        (`cudnnm doctor --fix` leaves this to you: {why})"
+        );
     }
     o
 }
@@ -211,7 +216,14 @@ pub fn text(out: &Outcome) -> String {
         o.push_str(&finding_text(f));
         o.push('\n');
     }
-    let fixable = out.findings.iter().filter(|f| f.auto_fix.is_some()).count();
+    // Distinct fixes: two findings with the same fix are one fix.
+    let mut fixes: Vec<&super::AutoFix> = Vec::new();
+    for a in out.findings.iter().filter_map(|f| f.auto_fix.as_ref()) {
+        if !fixes.contains(&a) {
+            fixes.push(a);
+        }
+    }
+    let fixable = fixes.len();
     if out.findings.is_empty() {
         o.push_str("No problems found.\n");
     } else {

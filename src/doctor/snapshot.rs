@@ -69,6 +69,9 @@ pub struct Snapshot {
     /// cudnnm store folders that should hold a release but whose
     /// `receipt.toml` is missing or unreadable.
     pub store_damaged: Vec<DamagedRelease>,
+    /// cudnnm store releases whose files no longer match their receipt
+    /// (size, link target, presence): edited through a link deployment.
+    pub store_changed: Vec<ChangedRelease>,
     /// Problems met while gathering (unreadable folders, tools that failed).
     pub notes: Vec<String>,
     /// Time spent per gathering phase, in milliseconds.
@@ -385,6 +388,26 @@ pub struct DamagedRelease {
     pub error: String,
 }
 
+/// A store release whose files changed since it was imported.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct ChangedRelease {
+    /// The release id (`9.27.0.42_cuda12`).
+    pub release: String,
+    /// The release folder.
+    pub dir: String,
+    /// Each changed file, relative to the folder, with what changed
+    /// (`include/cudnn_version.h: 300 bytes, expected 286`).
+    pub files: Vec<String>,
+    /// What `cudnnm install … --force` takes to import it again from its
+    /// original source (`pip:nvidia-cudnn-jit-cu12==9.27.0.42`, a release
+    /// id the catalog downloads, or the archive's file name).
+    pub reinstall: String,
+    /// True when `reinstall` is only the name of a local archive or folder
+    /// (the user must give its path).
+    pub reinstall_is_file: bool,
+}
+
 /// A deployment and the state of its files now.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 #[serde(default)]
@@ -417,6 +440,9 @@ pub struct PlacedState {
     pub restored: Option<String>,
     /// What is there now.
     pub state: FileState,
+    /// The file in the toolkit is the store's own file (a hard link to
+    /// it): a change to it is a change to the store release.
+    pub store_file: bool,
 }
 
 /// What is at a path now.

@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::checks::{Tables, offers_for};
+use super::finding::quote_arg;
 use super::gather::Querier;
 use super::names::{self, FileKind};
 use crate::catalog::Catalog;
@@ -28,6 +29,9 @@ use crate::hash;
 use crate::home::Home;
 use crate::store::{RECEIPT_FILE, Release, Source, Store};
 use crate::version::{CudaVariant, Platform, Spec, Version, release_id};
+
+/// Commands verify prints are for this machine's shell.
+const HOST_WINDOWS: bool = cfg!(windows);
 
 /// The whole result.
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -112,8 +116,7 @@ pub fn verify(home: &Home, catalog: &Catalog, query: Option<Querier>) -> Result<
         .map(|r| {
             let mut c = check_release(r);
             if !c.ok() {
-                c.help
-                    .push(reinstall_help(&tables, &r.id(), Some(&r.receipt.source)));
+                c.help.push(release_help(&tables, r, &deployments));
             }
             c
         })
@@ -144,7 +147,19 @@ pub fn verify(home: &Home, catalog: &Catalog, query: Option<Querier>) -> Result<
         .map(|d| {
             let r = releases.iter().find(|r| r.id() == d.release);
             let mut c = check_deployment(d, r, query);
-            c.help = deployment_help(&tables, d, r.is_some(), &c);
+            // A link deployment of a changed store release: the change is
+            // the store's, and `use` would link the same files again.
+            let store_changed = !c.ok()
+                && d.mode != crate::deploy::Mode::Copy
+                && rel.iter().any(|x| x.release == d.release && !x.ok());
+            c.help = if store_changed {
+                vec![format!(
+                    "these files are the store's own ({} deployment): release {} itself changed, and deploying it again links the same files — repair it as its store entry says",
+                    d.mode, d.release
+                )]
+            } else {
+                deployment_help(&tables, d, r.is_some(), &c)
+            };
             c
         })
         .collect();
@@ -272,32 +287,129 @@ fn broken_release_id(dir: &Path) -> Option<String> {
     Some(release_id(&version, &cuda))
 }
 
-/// How to import release `id` again: the catalog's archive or wheel of
-/// exactly that release, else the `pip:` requirement it came from, else
-/// the file it came from (named in its receipt) — never a command that
-/// cannot find it.
+/// What `cudnnm install … --force` takes to import release `id` again from
+/// the source its receipt names — never another package: the `pip:`
+/// requirement it came from; for a wheel file, the requirement its name
+/// gives (`nvidia_cudnn_jit_cu12-9.27.0.42-….whl` →
+/// `pip:nvidia-cudnn-jit-cu12==9.27.0.42`); the release id for an archive
+/// the catalog downloaded; else the archive's or folder's name, with `true`
+/// (the user gives its path).
+pub fn reinstall_arg(id: &str, source: &Source) -> (String, bool) {
+    if let Some(u) = source.url.as_deref().filter(|u| u.starts_with("pip:")) {
+        return (u.to_string(), false);
+    }
+    if source.kind == "wheel"
+        && let Some(req) = wheel_requirement(&source.name)
+    {
+        return (req, false);
+    }
+    if source.url.is_some() {
+        return (id.to_string(), false);
+    }
+    (source.name.clone(), true)
+}
+
+/// The `pip:` requirement of a wheel file name (PEP 427:
+/// `{distribution}-{version}-…whl`), the distribution spelled as PyPI does.
+fn wheel_requirement(name: &str) -> Option<String> {
+    let stem = name.strip_suffix(".whl")?;
+    let mut parts = stem.split('-');
+    let dist = parts.next().filter(|d| !d.is_empty())?;
+    let version = parts.next().filter(|v| !v.is_empty())?;
+    Some(format!(
+        "pip:{}=={version}",
+        dist.replace('_', "-").to_ascii_lowercase()
+    ))
+}
+
+/// The `cudnnm install … --force` command for [`reinstall_arg`]'s answer
+/// (a local file's name shown as `PATH/TO/<name>`).
+pub fn reinstall_command(arg: &str, is_file: bool, windows: bool) -> String {
+    let arg = if is_file {
+        format!("PATH/TO/{arg}")
+    } else {
+        arg.to_string()
+    };
+    format!("cudnnm install {} --force", quote_arg(&arg, windows))
+}
+
+/// The commands that repair store release `id` while it is deployed in
+/// `deployed` (toolkit root, mode): `install --force` is refused while a
+/// release is deployed, so each toolkit is switched away first (`cudnnm
+/// rollback`), the release imported again by `install` (a command from
+/// [`reinstall_command`]), then deployed again by its mode.
+pub fn repair_commands(
+    id: &str,
+    install: &str,
+    deployed: &[(String, String)],
+    windows: bool,
+) -> Vec<String> {
+    let mut cmds: Vec<String> = deployed
+        .iter()
+        .map(|(t, _)| format!("cudnnm rollback --cuda-root {}", quote_arg(t, windows)))
+        .collect();
+    cmds.push(install.to_string());
+    cmds.extend(deployed.iter().map(|(t, m)| {
+        format!(
+            "cudnnm use {id} --cuda-root {} --mode {m}",
+            quote_arg(t, windows)
+        )
+    }));
+    cmds
+}
+
+/// How to import release `id` again: from the source its receipt names
+/// ([`reinstall_arg`]); without a receipt, the catalog's archive or wheel of
+/// exactly that release — never a command that cannot find it.
 fn reinstall_help(tables: &Tables, id: &str, source: Option<&Source>) -> String {
+    if let Some(src) = source {
+        let (arg, file) = reinstall_arg(id, src);
+        let cmd = reinstall_command(&arg, file, HOST_WINDOWS);
+        return if file {
+            format!("import {id} again from the file it came from ({arg}): `{cmd}`")
+        } else {
+            format!("import {id} again: `{cmd}`")
+        };
+    }
     let spec: Option<Spec> = id.parse().ok().filter(|s: &Spec| s.cuda.is_some());
     if let Some(sp) = &spec
         && let Some(o) = tables.offer(sp, None).filter(|o| o.version == sp.version)
     {
         return format!("import {id} again: `{}`", o.install_command(" --force"));
     }
-    if let Some(url) = source
-        .and_then(|s| s.url.as_deref())
-        .filter(|u| u.starts_with("pip:"))
-    {
-        return format!("import {id} again: `cudnnm install {url} --force`");
+    format!(
+        "import {id} again from the archive or wheel it came from with `cudnnm install --force` and that file; the catalog does not list it"
+    )
+}
+
+/// What to do about a store release whose files changed: import it again
+/// from its source, switching the toolkits it is deployed in away first
+/// (`install --force` is refused while it is deployed) and back after.
+fn release_help(tables: &Tables, r: &Release, deployments: &Deployments) -> String {
+    let id = r.id();
+    let deployed: Vec<(String, String)> = deployments
+        .entries
+        .iter()
+        .filter(|d| d.release == id)
+        .map(|d| (d.toolkit.display().to_string(), d.mode.to_string()))
+        .collect();
+    if deployed.is_empty() {
+        return reinstall_help(tables, &id, Some(&r.receipt.source));
     }
-    match source {
-        Some(s) => format!(
-            "import {id} again from the archive or wheel it came from ({}) with `cudnnm install --force` and that file; the catalog does not list it",
-            s.name
-        ),
-        None => format!(
-            "import {id} again from the archive or wheel it came from with `cudnnm install --force` and that file; the catalog does not list it"
-        ),
-    }
+    let (arg, file) = reinstall_arg(&id, &r.receipt.source);
+    let cmds = repair_commands(
+        &id,
+        &reinstall_command(&arg, file, HOST_WINDOWS),
+        &deployed,
+        HOST_WINDOWS,
+    );
+    format!(
+        "{id} is deployed, and `install --force` is refused while it is: switch each toolkit away, import it again from its source, deploy it again: {}",
+        cmds.iter()
+            .map(|c| format!("`{c}`"))
+            .collect::<Vec<_>>()
+            .join(", then ")
+    )
 }
 
 /// What to do about a deployment: redeploy it by its recorded mode when its
@@ -305,8 +417,10 @@ fn reinstall_help(tables: &Tables, id: &str, source: Option<&Source>) -> String 
 fn deployment_help(tables: &Tables, d: &Deployment, installed: bool, c: &Check) -> Vec<String> {
     let root = d.toolkit.display();
     let use_cmd = format!(
-        "cudnnm use {} --cuda-root \"{root}\" --mode {}",
-        d.release, d.mode
+        "cudnnm use {} --cuda-root {} --mode {}",
+        d.release,
+        quote_arg(&root.to_string(), HOST_WINDOWS),
+        d.mode
     );
     let mut help = Vec::new();
     let changed = !c.modified.is_empty()
@@ -571,4 +685,70 @@ pub fn text(r: &VerifyReport) -> String {
         let _ = writeln!(o, "help: {h}.");
     }
     o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn source(kind: &str, name: &str, url: Option<&str>) -> Source {
+        Source {
+            kind: kind.into(),
+            name: name.into(),
+            sha256: None,
+            size: 0,
+            url: url.map(str::to_string),
+        }
+    }
+
+    #[test]
+    fn reinstall_from_the_receipts_own_source() {
+        let id = "9.27.0.42_cuda12";
+        let jit = source(
+            "wheel",
+            "nvidia_cudnn_jit_cu12-9.27.0.42-py3-none-manylinux2014_x86_64.whl",
+            None,
+        );
+        assert_eq!(
+            reinstall_arg(id, &jit),
+            ("pip:nvidia-cudnn-jit-cu12==9.27.0.42".to_string(), false)
+        );
+        let pip = source(
+            "wheel",
+            "x.whl",
+            Some("pip:nvidia-cudnn-jit-cu12==9.27.0.42"),
+        );
+        assert_eq!(
+            reinstall_arg(id, &pip).0,
+            "pip:nvidia-cudnn-jit-cu12==9.27.0.42"
+        );
+        let dl = source(
+            "redist",
+            "cudnn-linux-x86_64-9.27.0.42_cuda12-archive.tar.xz",
+            Some("https://developer.download.nvidia.com/compute/cudnn/x.tar.xz"),
+        );
+        assert_eq!(reinstall_arg(id, &dl), (id.to_string(), false));
+        let local = source("redist", "cudnn-9.27-custom.tar.xz", None);
+        assert_eq!(
+            reinstall_arg(id, &local),
+            ("cudnn-9.27-custom.tar.xz".to_string(), true)
+        );
+        assert_eq!(
+            reinstall_command("cudnn-9.27-custom.tar.xz", true, false),
+            "cudnnm install PATH/TO/cudnn-9.27-custom.tar.xz --force"
+        );
+        assert_eq!(
+            repair_commands(
+                id,
+                "cudnnm install pip:nvidia-cudnn-jit-cu12==9.27.0.42 --force",
+                &[("/opt/cuda 12".into(), "hardlink".into())],
+                false
+            ),
+            vec![
+                "cudnnm rollback --cuda-root '/opt/cuda 12'",
+                "cudnnm install pip:nvidia-cudnn-jit-cu12==9.27.0.42 --force",
+                "cudnnm use 9.27.0.42_cuda12 --cuda-root '/opt/cuda 12' --mode hardlink",
+            ]
+        );
+    }
 }

@@ -1143,6 +1143,7 @@ fn deployed_files_changed() {
         expected_size: None,
         restored: None,
         state,
+        store_file: false,
     };
     k.s.deployments.push(DeploymentState {
         toolkit: TK12.into(),
@@ -1180,6 +1181,74 @@ fn deployed_files_changed() {
 }
 
 #[test]
+fn an_edit_through_a_hardlink_is_the_store_release_not_drift() {
+    let mut k = Kit::healthy_linux();
+    k.s.deployments.push(DeploymentState {
+        toolkit: TK12.into(),
+        release: "9.1.0.70_cuda12".into(),
+        mode: "hardlink".into(),
+        files: vec![PlacedState {
+            path: format!("{TK12}/include/cudnn_version.h"),
+            from: "include/cudnn_version.h".into(),
+            expected_link: None,
+            expected_size: Some(286),
+            restored: None,
+            state: FileState::File { size: 287 },
+            store_file: true,
+        }],
+    });
+    k.s.store_changed
+        .push(crate::doctor::snapshot::ChangedRelease {
+            release: "9.1.0.70_cuda12".into(),
+            dir: "/h/store/cuda-12/9.1.0.70".into(),
+            files: vec!["include/cudnn_version.h: 287 bytes, expected 286".into()],
+            reinstall: "pip:nvidia-cudnn-jit-cu12==9.1.0.70".into(),
+            reinstall_is_file: false,
+        });
+    k.absent("deployment-drift");
+    let f = k.expect("store-release-damaged");
+    assert_eq!(f.auto_fix, None);
+    assert_eq!(
+        f.seen,
+        vec![
+            "/h/store/cuda-12/9.1.0.70: include/cudnn_version.h: 287 bytes, expected 286"
+                .to_string(),
+            format!("linked from {TK12} (hardlink deployment): the change shows there too"),
+        ]
+    );
+    assert_eq!(
+        f.commands,
+        vec![
+            format!("cudnnm rollback --cuda-root {TK12}"),
+            "cudnnm install pip:nvidia-cudnn-jit-cu12==9.1.0.70 --force".to_string(),
+            format!("cudnnm use 9.1.0.70_cuda12 --cuda-root {TK12} --mode hardlink"),
+        ]
+    );
+    // The same size change in a copy (not the store's file) is drift.
+    k.s.deployments[0].files[0].store_file = false;
+    k.s.store_changed.clear();
+    let f = k.expect("deployment-drift");
+    assert_eq!(f.severity, Severity::Error);
+    assert!(f.auto_fix.is_some());
+    // A toolkit whose own files all say another release than the record
+    // (another home deployed 9.1.0 over this home's 9.27.0.42): no redeploy.
+    k.s.deployments[0].release = "9.27.0.42_cuda12".into();
+    let f = k.expect("deployment-drift");
+    assert_eq!(
+        f.title,
+        format!("{TK12} now holds cuDNN 9.1.0 (not this home's record of 9.27.0.42_cuda12)")
+    );
+    assert_eq!(f.severity, Severity::Warning);
+    assert_eq!(f.auto_fix, None);
+    assert!(
+        f.held_back
+            .as_deref()
+            .is_some_and(|h| h.contains("redeploying would undo that change")),
+        "{f:?}"
+    );
+}
+
+#[test]
 fn a_change_a_rollback_restored_is_a_note_not_drift() {
     // `use` (copy), edit cudnn.h, `use` another, `rollback`: the record holds
     // the edit (restored from backup 2), which is what is there.
@@ -1195,6 +1264,7 @@ fn a_change_a_rollback_restored_is_a_note_not_drift() {
             expected_size: Some(3119),
             restored: Some("restored by rollback from backup 2".into()),
             state: FileState::File { size: 3119 },
+            store_file: false,
         }],
     });
     let f = k.expect("deployment-drift");
@@ -1207,7 +1277,7 @@ fn a_change_a_rollback_restored_is_a_note_not_drift() {
     assert_eq!(
         f.commands,
         vec![format!(
-            "cudnnm use 9.1.0.70_cuda12 --cuda-root \"{TK12}\" --mode copy"
+            "cudnnm use 9.1.0.70_cuda12 --cuda-root {TK12} --mode copy"
         )]
     );
     // Changed since the rollback: drift again, an error.
@@ -1385,7 +1455,7 @@ fn a_build_for_another_cuda_suggests_one_that_exists_for_the_toolkit() {
         f.commands,
         vec![
             "cudnnm install pip:nvidia-cudnn-cu11==9.10.2.21".to_string(),
-            format!("cudnnm use 9.10.2.21_cuda11 --cuda-root \"{tk}\""),
+            format!("cudnnm use 9.10.2.21_cuda11 --cuda-root {tk}"),
         ],
         "{f:?}"
     );

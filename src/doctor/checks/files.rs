@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 
 use super::Cx;
-use crate::doctor::finding::{AutoFix, Finding, Severity, sh_quote};
+use crate::doctor::finding::{AutoFix, Finding, Severity, quote_arg, sh_quote};
 use crate::doctor::names::{self, FileKind};
 use crate::doctor::snapshot::{CudnnFile, FileState, ToolkitInfo, cudart_to_version};
 use crate::doctor::spath;
@@ -150,14 +150,19 @@ fn toolkit_set(cx: &Cx, t: &ToolkitInfo, out: &mut Vec<Finding>) {
         .collect();
     majors.extend(header_v);
     let release = deployed_release(cx, &t.root);
+    let held = release.as_ref().and_then(|r| held_instead(cx, &t.root, r));
     let redeploy = |f: Finding| match &release {
+        Some(r) if held.is_some() => f.command(redeploy_command(cx, &t.root, r)),
         Some(r) => f
             .command(redeploy_command(cx, &t.root, r))
             .auto(AutoFix::Redeploy {
                 toolkit: t.root.clone(),
                 release: r.clone(),
             }),
-        None => f.command(format!("cudnnm use SPEC --cuda-root \"{}\"", t.root)),
+        None => f.command(format!(
+            "cudnnm use SPEC --cuda-root {}",
+            quote_arg(&t.root, cx.w)
+        )),
     };
     // Runtime libraries.
     for &m in &majors {
@@ -259,8 +264,9 @@ fn toolkit_set(cx: &Cx, t: &ToolkitInfo, out: &mut Vec<Finding>) {
             Some(target) => f
                 .fix(format!("Create the development link {link} -> {target}."))
                 .command(format!(
-                    "ln -s {target} \"{}\"",
-                    spath::join(&t.lib_dir(), link, cx.w)
+                    "ln -s {} {}",
+                    sh_quote(&target),
+                    sh_quote(&spath::join(&t.lib_dir(), link, cx.w))
                 )),
             None => redeploy(
                 f.fix("Copy the import/link libraries of the same release into the toolkit."),
@@ -458,7 +464,7 @@ fn soname_chains(cx: &Cx, out: &mut Vec<Finding>) {
         if same_bytes {
             fd = fd
                 .fix(format!("Replace the copy by a link to {tname} (`cudnnm doctor --fix` does it, backing the copy up first)."))
-                .command(format!("ln -sf {tname} \"{}\"", f.path))
+                .command(format!("ln -sf {} {}", sh_quote(tname), sh_quote(&f.path)))
                 .auto(AutoFix::RelinkSoname { dir: dir.clone(), link: name.to_string(), target: tname.to_string() });
         } else {
             fd = fd.seen("the two files differ: they come from different releases").fix("Remove the stale copy and recreate the link from the release you want (or redeploy with cudnnm).");
@@ -557,6 +563,34 @@ pub(super) fn deployed_release(cx: &Cx, root: &str) -> Option<String> {
         .map(|d| d.release.clone())
 }
 
+/// The cuDNN version the toolkit at `root` holds instead of `release`, the
+/// release recorded there: when its own files (headers, libraries with a
+/// full version) all agree on one version and it is another release's.
+/// Then another cudnnm home, or the user, deployed something else there.
+pub(super) fn held_instead(cx: &Cx, root: &str, release: &str) -> Option<Version> {
+    let recorded = release.parse::<Spec>().ok()?.version.triple();
+    let mut seen: BTreeSet<Version> = BTreeSet::new();
+    seen.extend(cx.s.header_version(root).map(|k| k.version.triple()));
+    for f in cx.s.files_in_root(root) {
+        let is_lib = names::classify(cx.name(&f.path))
+            .is_some_and(|n| n.kind == FileKind::Shared && !n.dev_link);
+        if !is_lib {
+            continue;
+        }
+        if let Some(k) =
+            cx.s.library_version(f)
+                .filter(|k| k.version.parts().len() >= 3)
+        {
+            seen.insert(k.version.triple());
+        }
+    }
+    let mut it = seen.into_iter();
+    match (it.next(), it.next()) {
+        (Some(v), None) if v != recorded => Some(v),
+        _ => None,
+    }
+}
+
 /// The command that deploys the release recorded in `root` again, by its
 /// recorded mode — what `doctor --fix` does for [`AutoFix::Redeploy`].
 fn redeploy_command(cx: &Cx, root: &str, release: &str) -> String {
@@ -568,11 +602,12 @@ fn redeploy_command(cx: &Cx, root: &str, release: &str) -> String {
     {
         Some(d) if !d.mode.is_empty() => {
             format!(
-                "cudnnm use {release} --cuda-root \"{root}\" --mode {}",
+                "cudnnm use {release} --cuda-root {} --mode {}",
+                quote_arg(root, cx.w),
                 d.mode
             )
         }
-        _ => format!("cudnnm use {release} --cuda-root \"{root}\""),
+        _ => format!("cudnnm use {release} --cuda-root {}", quote_arg(root, cx.w)),
     }
 }
 
@@ -775,6 +810,9 @@ fn deployments(cx: &Cx, out: &mut Vec<Finding>) {
                 _ => None,
             };
             match (problem, &p.restored) {
+                // The store's own file (a hard link): the store release
+                // changed, which `store-release-damaged` reports.
+                (Some(_), _) if p.store_file => {}
                 (Some(pr), _) => lines.push(format!("{}: {pr}", p.path)),
                 (None, Some(why)) => restored.push(format!("{}: {why}", p.path)),
                 (None, None) => {}
@@ -807,6 +845,29 @@ fn deployments(cx: &Cx, out: &mut Vec<Finding>) {
         if lines.is_empty() {
             continue;
         }
+        let cmd = redeploy_command(cx, &d.toolkit, &d.release);
+        if let Some(v) = held_instead(cx, &d.toolkit, &d.release) {
+            // Another home (or the user) deployed another release there:
+            // redeploying this home's record would undo that change.
+            let mut f = Finding::new(
+                "deployment-drift",
+                Severity::Warning,
+                format!(
+                    "{} now holds cuDNN {v} (not this home's record of {})",
+                    d.toolkit, d.release
+                ),
+            );
+            for l in lines {
+                f = f.seen(l);
+            }
+            out.push(
+                f.why(format!("This home deployed {} there, but the toolkit's own files (headers, libraries) now all say cuDNN {v}: another cudnnm home, or you, deployed something else since. This home's record is out of date; the toolkit itself is consistent.", d.release))
+                    .fix(format!("Nothing to do if cuDNN {v} is meant to be there. To put this home's release back, deploy it explicitly (what is there now goes into a backup that `cudnnm rollback` restores)."))
+                    .command(cmd.clone())
+                    .held_back(format!("'{}' now holds cuDNN {v} (not this home's record of {}); redeploying would undo that change — run `{cmd}` yourself if this home's release belongs there", d.toolkit, d.release)),
+            );
+            continue;
+        }
         let mut f = Finding::new(
             "deployment-drift",
             Severity::Error,
@@ -822,7 +883,7 @@ fn deployments(cx: &Cx, out: &mut Vec<Finding>) {
         out.push(
             f.why(format!("The toolkit no longer holds release {} as deployed: something replaced, removed or copied over its files, so the headers, libraries and links may now come from different releases.", d.release))
                 .fix("Deploy the release again from the store (what is there now is backed up first).")
-                .command(redeploy_command(cx, &d.toolkit, &d.release))
+                .command(cmd)
                 .auto(AutoFix::Redeploy { toolkit: d.toolkit.clone(), release: d.release.clone() }),
         );
     }
@@ -830,8 +891,10 @@ fn deployments(cx: &Cx, out: &mut Vec<Finding>) {
 
 /// `store-release-damaged`: a store folder whose receipt is missing or
 /// unreadable — the release is invisible to `list`, `use`, `exec` and `env`,
-/// and `verify` cannot check it.
+/// and `verify` cannot check it; or a release whose files changed, edited
+/// through a toolkit it is linked into (symlink or hardlink deployment).
 fn store_damage(cx: &Cx, out: &mut Vec<Finding>) {
+    store_changed(cx, out);
     for d in &cx.s.store_damaged {
         let name = d.release.as_deref().unwrap_or("a release");
         let mut f = Finding::new(
@@ -871,6 +934,62 @@ fn store_damage(cx: &Cx, out: &mut Vec<Finding>) {
                 .command(o.install_command(" --force")),
             None => f.fix(format!("Import the release again from the archive or wheel it came from, with `cudnnm install --force` and that file (the catalog does not list {name} for this platform), or delete {} if you no longer need it.", d.dir)),
         };
+        out.push(f);
+    }
+}
+
+/// `store-release-damaged` for a store release whose files changed: a link
+/// deployment shares its files with the store, so an edit made through the
+/// toolkit lands in the store. Redeploying cannot repair it (it links the
+/// same files), so no automatic fix: the commands switch the toolkits away,
+/// import the release again from its original source, and deploy it again.
+fn store_changed(cx: &Cx, out: &mut Vec<Finding>) {
+    for c in &cx.s.store_changed {
+        let mut f = Finding::new(
+            "store-release-damaged",
+            Severity::Error,
+            format!(
+                "the store release {} changed: {} file(s) differ from its receipt",
+                c.release,
+                c.files.len()
+            ),
+        );
+        for l in &c.files {
+            f = f.seen(format!("{}: {l}", c.dir));
+        }
+        let deployed: Vec<(String, String)> =
+            cx.s.deployments
+                .iter()
+                .filter(|d| d.release == c.release)
+                .map(|d| (d.toolkit.clone(), d.mode.clone()))
+                .collect();
+        for (t, m) in deployed.iter().filter(|(_, m)| m != "copy") {
+            f = f.seen(format!(
+                "linked from {t} ({m} deployment): the change shows there too"
+            ));
+        }
+        let install =
+            super::super::verify::reinstall_command(&c.reinstall, c.reinstall_is_file, cx.w);
+        let cmds = super::super::verify::repair_commands(&c.release, &install, &deployed, cx.w);
+        let from = if c.reinstall_is_file {
+            format!("the file it came from ({})", c.reinstall)
+        } else {
+            format!("its original source ({})", c.reinstall)
+        };
+        f = f
+            .why(format!("A symlink or hardlink deployment shares its files with the store: an edit made through the toolkit changes the store's copy of release {}, so every toolkit linked to it and `cudnnm exec`/`env` see the changed file, and deploying the release again links the same changed files (it is \"already active\").", c.release))
+            .fix(if deployed.is_empty() {
+                format!("Import the release again from {from} with `--force`.")
+            } else {
+                format!("Import the release again from {from} with `--force`. `install --force` is refused while the release is deployed, so first switch each toolkit away (`cudnnm rollback --cuda-root T`, or `cudnnm use OTHER --cuda-root T`), then reinstall, then deploy it again.")
+            })
+            .held_back(format!(
+                "the store release {} itself changed; redeploying cannot repair it — import it again from {from} (see the commands)",
+                c.release
+            ));
+        for cmd in cmds {
+            f = f.command(cmd);
+        }
         out.push(f);
     }
 }

@@ -4,7 +4,9 @@
 use std::collections::BTreeSet;
 
 use super::Cx;
-use crate::doctor::finding::{AutoFix, Finding, Severity, persist_user_path, prepend_loader_path};
+use crate::doctor::finding::{
+    AutoFix, Finding, Severity, persist_user_path, prepend_loader_path, quote_arg, sh_quote,
+};
 use crate::doctor::loader::{self, Hit};
 use crate::doctor::names::{self, FileKind};
 use crate::doctor::snapshot::{CudnnFile, Origin};
@@ -362,7 +364,7 @@ fn toolkit_on_path(cx: &Cx, out: &mut Vec<Finding>) {
             f = f
                 .fix("Add the folder to LD_LIBRARY_PATH (this shell, or your shell profile), or register it with the loader system-wide.")
                 .command(prepend_loader_path(&dir, false))
-                .command(format!("echo '{dir}' | sudo tee /etc/ld.so.conf.d/cudnn.conf && sudo ldconfig"));
+                .command(format!("echo {} | sudo tee /etc/ld.so.conf.d/cudnn.conf && sudo ldconfig", sh_quote(&dir)));
         }
         out.push(f);
     }
@@ -490,7 +492,7 @@ fn path_too_high(cx: &Cx, out: &mut Vec<Finding>) {
         out.push(
             f.why(format!("The loader looks only in the folders listed, never in their subfolders: the folder an archive was unpacked into (or its `cuda`) is not where its libraries are (tensorflow#10033), so \"{}\" is not found.", cx.loader_name("cudnn", m)))
                 .fix(if importable {
-                    format!("Replace the entry with {}, or import the archive into cudnnm and activate it (`cudnnm install \"{e}\"`).", dirs[0])
+                    format!("Replace the entry with {}, or import the archive into cudnnm and activate it (`cudnnm install {}`).", dirs[0], quote_arg(e, cx.w))
                 } else {
                     format!("Replace the entry with {}.", dirs[0])
                 })
@@ -559,7 +561,7 @@ fn only_in_site_packages(cx: &Cx, out: &mut Vec<Finding>) {
         .seen(cx.describe(&f.path))
         .why(format!("Only the framework that owns it finds it (through its own RPATH or os.add_dll_directory); every other program (CTranslate2, onnxruntime, your own builds) fails: \"Unable to load any of {{{}}}\" (CTranslate2#1826).", cx.loader_name("cudnn", n.major.unwrap_or(0))))
         .fix(if has_version_header(cx, &f.root) {
-            format!("Make the folder visible to the loader, or import it into cudnnm (`cudnnm install \"{}\"`) and activate it from there.", f.root)
+            format!("Make the folder visible to the loader, or import it into cudnnm (`cudnnm install {}`) and activate it from there.", quote_arg(&f.root, cx.w))
         } else {
             "Make the folder visible to the loader (the copy has no headers, so it cannot be imported into cudnnm as a release).".to_string()
         })

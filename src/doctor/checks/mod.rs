@@ -338,7 +338,10 @@ impl<'a> Cx<'a> {
         let id = o.id();
         // Without a known toolkit, per-process activation (needs none).
         let activate = match toolkit {
-            Some(t) => format!("cudnnm use {id} --cuda-root \"{}\"", t.root),
+            Some(t) => format!(
+                "cudnnm use {id} --cuda-root {}",
+                super::finding::quote_arg(&t.root, self.w)
+            ),
             None => format!("cudnnm exec --version {id} -- <your program>"),
         };
         Some((id, vec![o.install_command(""), activate]))

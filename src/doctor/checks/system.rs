@@ -1,7 +1,7 @@
 //! OS, toolkits, `nvcc`, `CUDA_PATH`, driver and GPU.
 
 use super::Cx;
-use crate::doctor::finding::{Finding, Severity, sh_quote};
+use crate::doctor::finding::{Finding, Severity, ps_quote, sh_quote};
 use crate::doctor::snapshot::{ToolkitInfo, cudart_to_version};
 use crate::doctor::spath;
 use crate::version::{CudaVariant, Version};
@@ -110,8 +110,8 @@ fn nvcc_vs_cuda_path(cx: &Cx, out: &mut Vec<Finding>) {
     }
     let set = if cx.w {
         format!(
-            "[Environment]::SetEnvironmentVariable('CUDA_PATH', '{}', 'User')",
-            nvcc_root.as_deref().unwrap_or_default()
+            "[Environment]::SetEnvironmentVariable('CUDA_PATH', {}, 'User')",
+            ps_quote(nvcc_root.as_deref().unwrap_or_default())
         )
     } else {
         format!(
@@ -197,7 +197,7 @@ fn cuda_path(cx: &Cx, out: &mut Vec<Finding>) {
                         .seen(format!("{var}={root} ({})", ver(t)))
                         .seen(format!("cuDNN found in {} ({})", other.root, ver(other)))
                         .why(format!("Builds and frameworks that locate CUDA through {var} (CMake FindCUDAToolkit, onnxruntime, TensorFlow's configure) find no cuDNN there: \"Could not find cuDNN\" / \"cudnn.h: No such file or directory\"."))
-                        .fix(format!("Point {var} at {}, or deploy cuDNN into the toolkit it names with `cudnnm use SPEC --cuda-root {}`.", other.root, t.root)),
+                        .fix(format!("Point {var} at {}, or deploy cuDNN into the toolkit it names with `cudnnm use SPEC --cuda-root {}`.", other.root, crate::doctor::finding::quote_arg(&t.root, cx.w))),
                     );
                 }
             }
@@ -209,7 +209,7 @@ fn cuda_path(cx: &Cx, out: &mut Vec<Finding>) {
                     .seen(format!("toolkits found: {}", s.toolkits.iter().map(|t| t.root.as_str()).collect::<Vec<_>>().join(", ")))
                     .why("NVIDIA's installer sets CUDA_PATH (and CUDA_PATH_VX_Y); CMake, MSBuild's CUDA targets, onnxruntime and TensorFlow's build read it and fail without it (\"CUDA_PATH is not set\", \"Could not find CUDA\").")
                     .fix("Set CUDA_PATH to the toolkit you use, then open a new terminal.")
-                    .command(format!("[Environment]::SetEnvironmentVariable('CUDA_PATH', '{}', 'User')", t.root)),
+                    .command(format!("[Environment]::SetEnvironmentVariable('CUDA_PATH', {}, 'User')", ps_quote(&t.root))),
             );
         }
         None => {}
@@ -224,8 +224,8 @@ impl ToolkitCommands for Finding {
     fn commands_for_toolkits(self, cx: &Cx, var: &str) -> Finding {
         match cx.s.toolkits.first() {
             Some(t) if cx.w => self.command(format!(
-                "[Environment]::SetEnvironmentVariable('{var}', '{}', 'User')",
-                t.root
+                "[Environment]::SetEnvironmentVariable('{var}', {}, 'User')",
+                ps_quote(&t.root)
             )),
             Some(t) => self.command(format!("export {var}={}", sh_quote(&t.root))),
             None => self,
