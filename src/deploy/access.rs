@@ -191,13 +191,9 @@ fn home_hint(home: &Home, dir: &Path) -> String {
 }
 
 /// Quotes a path for the user's shell in a hint.
+/// `p` quoted for the shell of this machine, as every printed command is.
 fn quote(env: &Env, p: &Path) -> String {
-    let s = p.display().to_string();
-    if env.is_windows() {
-        format!("\"{s}\"")
-    } else {
-        format!("'{}'", s.replace('\'', r"'\''"))
-    }
+    crate::doctor::finding::quote_arg(&p.display().to_string(), env.is_windows())
 }
 
 /// The hint for a refusal by [`preflight`]: how to run `command` (`use

@@ -7,6 +7,7 @@
 //!
 //! Callers hold the home lock and have recovered any journal a crash left.
 
+use crate::doctor::finding::quote_arg;
 use std::path::{Path, PathBuf};
 
 use super::apply::{self, Outcome};
@@ -118,8 +119,8 @@ pub fn redeploy(home: &Home, env: &Env, root: &Path, release: &str) -> Result<Re
             format!("no deployment is recorded for '{}'", root.display()),
         )
         .hint(format!(
-            "deploy a release there with `cudnnm use SPEC --cuda-root \"{}\"`",
-            root.display()
+            "deploy a release there with `cudnnm use SPEC --cuda-root {}`",
+            quote_arg(&root.display().to_string(), env.is_windows())
         )));
     };
     if dep.release != release {
@@ -148,9 +149,9 @@ pub fn redeploy(home: &Home, env: &Env, root: &Path, release: &str) -> Result<Re
             ),
         )
         .hint(format!(
-            "install it again (`cudnnm install {}`), or deploy another release with `cudnnm use SPEC --cuda-root \"{}\"`",
+            "install it again (`cudnnm install {}`), or deploy another release with `cudnnm use SPEC --cuda-root {}`",
             dep.release,
-            root.display()
+            quote_arg(&root.display().to_string(), env.is_windows())
         )));
     };
     if status::check(dep, &toolkit, &store).is_clean() {
