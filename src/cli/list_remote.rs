@@ -5,6 +5,7 @@ use std::collections::HashSet;
 use serde::Serialize;
 
 use super::Ctx;
+use super::backups::human_size;
 use crate::catalog::{self, Catalog, Origin, PublishedHash, resolve};
 use crate::error::{Error, Kind, Result};
 use crate::store::Store;
@@ -194,20 +195,4 @@ pub fn run(ctx: &Ctx, args: &super::list::Args) -> Result<u8> {
         rows.len() - archives
     ));
     Ok(0)
-}
-
-/// `864984964` → `825 MiB`.
-fn human_size(n: u64) -> String {
-    const UNITS: [&str; 4] = ["B", "KiB", "MiB", "GiB"];
-    let mut v = n as f64;
-    let mut u = 0;
-    while v >= 1024.0 && u < UNITS.len() - 1 {
-        v /= 1024.0;
-        u += 1;
-    }
-    if u == 0 {
-        format!("{n} B")
-    } else {
-        format!("{v:.0} {}", UNITS[u])
-    }
 }
