@@ -24,20 +24,7 @@ use crate::platform;
 /// # Errors
 /// When the folder is not writable or the disk is full; the temp file is removed.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let dir = parent_of(path);
-    fs::create_dir_all(dir).with_path("create", dir)?;
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".tmp-")
-        .tempfile_in(dir)
-        .with_path("create a temporary file in", dir)?;
-    tmp.write_all(bytes).with_path("write", tmp.path())?;
-    tmp.as_file().sync_all().with_path("sync", tmp.path())?;
-    let tmp_path = tmp.into_temp_path();
-    rename(&tmp_path, path)?;
-    // The temp path no longer exists; keep TempPath from trying to delete `path`.
-    let _ = tmp_path.keep();
-    sync_dir(dir);
-    Ok(())
+    write_atomic_all(&[(path, bytes)])
 }
 
 /// Writes several files atomically as one batch: every temp file is written
