@@ -309,40 +309,13 @@ pub fn set_readonly(path: &Path, readonly: bool) -> Result<()> {
 ///
 /// `dir` selects a folder link (a junction on Windows where supported).
 pub fn replace_link(target: &Path, link: &Path, dir: bool) -> Result<()> {
-    if let Ok(meta) = fs::symlink_metadata(link)
-        && !platform::is_link(&meta, link)
-    {
-        return Err(Error::new(
-            Kind::Conflict,
-            format!(
-                "'{}' exists and is not a link; cudnnm will not replace it",
-                link.display()
-            ),
-        )
-        .hint("move it aside yourself, then run the command again"));
-    }
-    let parent = parent_of(link);
-    create_dir_all(parent)?;
-    let tmp = parent.join(format!(
-        ".tmp-link-{}-{}",
-        std::process::id(),
-        link.file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default()
-    ));
-    let _ = remove_link(&tmp);
-    let made = if dir {
-        platform::link_dir(target, &tmp)
-    } else {
-        platform::symlink_file(target, &tmp)
-    };
-    made.with_path("create the link", &tmp)?;
-    if let Err(e) = rename_link_over(&tmp, link) {
-        let _ = remove_link(&tmp);
-        return Err(e);
-    }
-    sync_dir(parent);
-    Ok(())
+    replace_link_with(link, |tmp| {
+        if dir {
+            platform::link_dir(target, tmp)
+        } else {
+            platform::symlink_file(target, tmp)
+        }
+    })
 }
 
 /// Like [`replace_link`] for a folder link, and says which kind was made
@@ -354,6 +327,13 @@ pub fn replace_link(target: &Path, link: &Path, dir: bool) -> Result<()> {
 /// [`Kind::Conflict`] when `link` is not a link; the OS error when no kind
 /// of folder link can be made there (the temporary link is removed).
 pub fn replace_dir_link(target: &Path, link: &Path) -> Result<platform::DirLinkKind> {
+    replace_link_with(link, |tmp| platform::link_dir_kind(target, tmp))
+}
+
+/// The shared steps of [`replace_link`] and [`replace_dir_link`]: refuse a
+/// real file or folder at `link`, `make` the new link at a sibling
+/// temporary name, rename it over `link`, sync the folder.
+fn replace_link_with<T>(link: &Path, make: impl FnOnce(&Path) -> io::Result<T>) -> Result<T> {
     if let Ok(meta) = fs::symlink_metadata(link)
         && !platform::is_link(&meta, link)
     {
@@ -370,13 +350,13 @@ pub fn replace_dir_link(target: &Path, link: &Path) -> Result<platform::DirLinkK
     create_dir_all(parent)?;
     let tmp = sibling(link, "tmp-link");
     let _ = remove_link(&tmp);
-    let kind = platform::link_dir_kind(target, &tmp).with_path("create the link", &tmp)?;
+    let made = make(&tmp).with_path("create the link", &tmp)?;
     if let Err(e) = rename_link_over(&tmp, link) {
         let _ = remove_link(&tmp);
         return Err(e);
     }
     sync_dir(parent);
-    Ok(kind)
+    Ok(made)
 }
 
 fn rename_link_over(tmp: &Path, link: &Path) -> Result<()> {
