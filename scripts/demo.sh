@@ -11,9 +11,11 @@ cd "$repo"
 cargo build --release --quiet
 cudnnm="$repo/target/release/cudnnm"
 sandbox=$(mktemp -d "${TMPDIR:-/tmp}/cudnnm-demo.XXXXXX")
+# The sandbox holds two imported releases (~190 MB): removed on exit unless KEEP=1.
+trap '[ -n "${KEEP:-}" ] || rm -rf "$sandbox"' EXIT
 export CUDNNM_HOME="$sandbox/home"
 toolkit="$sandbox/cuda-12.4"
-echo "== sandbox: $sandbox"
+echo "== sandbox: $sandbox (kept after the run with KEEP=1)"
 
 echo "== a CUDA 12.4 toolkit folder (Linux layout) at $toolkit"
 mkdir -p "$toolkit/targets/x86_64-linux/lib" "$toolkit/targets/x86_64-linux/include" "$toolkit/bin"

@@ -16,29 +16,27 @@ use std::fs;
 use std::{
     ffi::OsString,
     path::{Path, PathBuf},
-    sync::{Mutex, OnceLock},
 };
 
 use common::{Run, Sandbox};
 #[cfg(unix)]
 use {common::real_wheel, doctor_wheels::wheel_files};
 
-/// The real wheel of `version`, imported once per test process by the real
-/// importer (`cudnnm install WHEEL`) into a home of its own; the store
-/// release folder.
+/// The real wheel of `version`, imported once per build by the real
+/// importer (`cudnnm install WHEEL`) into a home of its own; the imported
+/// store release folder, moved out of that home into the tests' shared
+/// folder (see `common::shared_once`).
 #[cfg(unix)]
 fn imported(version: &str) -> PathBuf {
-    static HOME: OnceLock<Sandbox> = OnceLock::new();
-    static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
-    let _g = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
-    let sb = HOME.get_or_init(Sandbox::new);
-    let dir = sb.home().join("store/cuda-12").join(version);
-    if !dir.join("receipt.toml").exists() {
+    common::shared_once(&format!("doctor-imported-{version}"), |tmp| {
+        let sb = Sandbox::new_in(tmp);
         let whl = real_wheel(&format!("nvidia_cudnn_jit_cu12-{version}"));
         sb.run([OsString::from("install"), whl.into_os_string()])
             .ok();
-    }
-    dir
+        let release = tmp.join("release");
+        fs::rename(sb.home().join("store/cuda-12").join(version), &release).unwrap();
+        release
+    })
 }
 
 /// Copies a store release's `include/` and `lib/` into a toolkit's `include/`

@@ -43,6 +43,35 @@ pub fn real_wheel(prefix: &str) -> PathBuf {
     })
 }
 
+/// A folder built once and shared by every test of this build, kept under
+/// cargo's `CARGO_TARGET_TMPDIR` as `name` (so nothing outlives `cargo clean`
+/// and nothing leaks into /tmp: a `static` TempDir is never dropped).
+/// `fill` builds it in a private temporary folder inside the same folder,
+/// which is renamed into place when complete; a concurrent builder that
+/// loses the race drops its copy. A failed `fill` panics and leaves nothing.
+pub fn shared_once(name: &str, fill: impl FnOnce(&Path) -> PathBuf) -> PathBuf {
+    let base = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let dest = base.join(name);
+    if dest.exists() {
+        return dest;
+    }
+    std::fs::create_dir_all(base).unwrap();
+    let tmp = tempfile::Builder::new()
+        .prefix(".building-")
+        .tempdir_in(base)
+        .unwrap();
+    let built = fill(tmp.path());
+    if let Err(e) = std::fs::rename(&built, &dest) {
+        assert!(
+            dest.exists(),
+            "rename {} -> {}: {e}",
+            built.display(),
+            dest.display()
+        );
+    }
+    dest
+}
+
 /// A temporary world: `root/home` is CUDNNM_HOME, `root/work` the working folder.
 pub struct Sandbox {
     pub dir: tempfile::TempDir,
@@ -57,9 +86,14 @@ impl Default for Sandbox {
 
 impl Sandbox {
     pub fn new() -> Sandbox {
+        Sandbox::new_in(&std::env::temp_dir())
+    }
+
+    /// A sandbox inside `parent` (which must exist).
+    pub fn new_in(parent: &Path) -> Sandbox {
         let dir = tempfile::Builder::new()
             .prefix("cudnnm-test-")
-            .tempdir()
+            .tempdir_in(parent)
             .unwrap();
         std::fs::create_dir_all(dir.path().join("work")).unwrap();
         Sandbox {

@@ -1,30 +1,22 @@
-//! Real cuDNN wheels unpacked once per test process, shared by the doctor
+//! Real cuDNN wheels unpacked once per build, shared by the doctor
 //! and verify tests.
 #![allow(dead_code)]
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, OnceLock};
 
 use crate::common::real_wheel;
 
-/// The files of a real wheel, extracted once per test process (tests run
-/// in parallel: one extraction at a time): `include/`, and with `libs` also
-/// `lib/` (the `.so.9` files).
+/// The files of a real wheel, extracted once per build into the tests'
+/// shared folder (see `common::shared_once`): `include/`, and with `libs`
+/// also `lib/` (the `.so.9` files).
 pub fn wheel_files(version: &str, libs: bool) -> PathBuf {
-    static CACHE: OnceLock<tempfile::TempDir> = OnceLock::new();
-    static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
-    let _g = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
-    let root = CACHE.get_or_init(|| {
-        tempfile::Builder::new()
-            .prefix("cudnnm-doctor-wheels-")
-            .tempdir()
-            .unwrap()
-    });
-    let dest = root.path().join(format!("{version}-{libs}"));
-    if dest.join("done").exists() {
-        return dest;
-    }
+    crate::common::shared_once(&format!("doctor-wheel-{version}-{libs}"), |tmp| {
+        extract(version, libs, &tmp.join("files"))
+    })
+}
+
+fn extract(version: &str, libs: bool, dest: &Path) -> PathBuf {
     let whl = real_wheel(&format!("nvidia_cudnn_jit_cu12-{version}"));
     let mut z = zip::ZipArchive::new(fs::File::open(&whl).unwrap()).unwrap();
     for i in 0..z.len() {
@@ -44,7 +36,11 @@ pub fn wheel_files(version: &str, libs: bool) -> PathBuf {
         fs::create_dir_all(out.parent().unwrap()).unwrap();
         let mut f = fs::File::create(&out).unwrap();
         std::io::copy(&mut e, &mut f).unwrap();
+        // Read-only like store files: tests hard-link these, and a write
+        // through a link must fail, not change the copy every later run shares.
+        let mut perm = f.metadata().unwrap().permissions();
+        perm.set_readonly(true);
+        fs::set_permissions(&out, perm).unwrap();
     }
-    fs::write(dest.join("done"), b"").unwrap();
-    dest
+    dest.to_path_buf()
 }
