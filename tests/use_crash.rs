@@ -646,3 +646,125 @@ fn two_homes_deploying_into_one_toolkit_take_turns() {
     assert_eq!(ja[0]["held"], "7.6.5 (not from cudnnm)");
     assert_eq!(ja[0]["files"], 3);
 }
+
+/// Home A's `use` killed while placing: A's journal log holds a `place`
+/// line and no `verified`. Returns the step it was killed after.
+fn kill_a_while_placing(a: &Scenario) -> u64 {
+    for k in 1..40u64 {
+        let r = run_env(
+            &a.sb,
+            &a.args,
+            &[("CUDNNM_FAULT_AFTER_STEP", k.to_string())],
+        );
+        assert_eq!(r.code(), -1, "step {k}: killed\n{}", r.describe());
+        let log = std::fs::read_to_string(a.sb.home().join("journal/1.log")).unwrap();
+        if log.lines().any(|l| l.starts_with("place ")) {
+            assert!(!log.contains("verified"), "{log}");
+            return k;
+        }
+        // Not placing yet: undo it and try one step later.
+        a.sb.run(["current", "--cuda-root", &a.tk.display().to_string()])
+            .ok()
+            .stderr_has(&[": undone;"]);
+    }
+    panic!("A never reached a place step");
+}
+
+#[test]
+fn a_home_refuses_a_toolkit_that_another_homes_crash_left_half_changed() {
+    let a = linux_from_foreign("copy");
+    let t = a.tk.display().to_string();
+    let before = snapshot(&a.watch);
+    let b = Sandbox::new();
+    put_release(
+        &b.home(),
+        &fixtures::redist_linux("9.12.0.46", "12"),
+        "9.12.0.46",
+        "12",
+        Platform::LinuxX86_64,
+    );
+    kill_a_while_placing(&a);
+    let marker = a.tk.join(cudnnm::deploy::inflight::FILE);
+    let m = std::fs::read_to_string(&marker).unwrap();
+    let home_a = std::fs::canonicalize(a.sb.home()).unwrap();
+    assert!(
+        m.contains(&format!("home = \"{}\"", home_a.display())),
+        "{m}"
+    );
+    assert!(m.contains("backup = 1\n"), "{m}");
+    let mid = snapshot(&a.watch);
+    assert_ne!(mid, before, "A had placed some files");
+
+    // B refuses (exit 8), names A's home and the command that finishes A's
+    // change, and touches nothing: no file, no backup, no record.
+    let r = b.run(["use", "9.12.0.46", "--cuda-root", &t]);
+    assert_eq!(r.code(), 8, "{}", r.describe());
+    let finish = format!(
+        "cudnnm --home {} current --cuda-root {}",
+        home_a.display(),
+        std::fs::canonicalize(&a.tk).unwrap().display()
+    );
+    r.stderr_has(&[
+        "has an unfinished change from another cudnnm home: `use 9.1.0.70_cuda12` (backup 1 of",
+        &format!("finish that change first with `{finish}`"),
+    ]);
+    assert_eq!(snapshot(&a.watch), mid, "B changed nothing");
+    assert_eq!(
+        b.run(["backups", "--json"]).ok().json(),
+        serde_json::json!([])
+    );
+    assert!(!b.home().join("deployments.toml").exists());
+    // B's doctor says the same, with the same command.
+    let d = b
+        .run(["doctor", "--json", "--no-load", "--cuda-root", &t])
+        .json();
+    let f = d["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["id"] == "toolkit-change-unfinished")
+        .unwrap_or_else(|| panic!("{d}"))
+        .clone();
+    assert_eq!(f["commands"][0], finish.as_str(), "{f}");
+
+    // The printed command (A's home) undoes A's change and removes the marker;
+    // then B's use goes ahead, and its backup holds A's originals, whole.
+    let args: Vec<&str> = finish.split(' ').skip(1).collect();
+    b.run(&args).ok().stderr_has(&[": undone;"]);
+    assert_eq!(snapshot(&a.watch), before, "fully old again");
+    assert!(!marker.exists());
+    b.run(["use", "9.12.0.46", "--cuda-root", &t]).ok();
+    assert!(!marker.exists(), "B's marker goes when B's change is done");
+    let jb = b.run(["backups", "--json"]).ok().json();
+    assert_eq!(jb[0]["held"], "7.6.5 (not from cudnnm)");
+    assert_eq!(jb[0]["files"], 3);
+}
+
+#[test]
+fn a_stale_in_flight_marker_is_replaced_not_obeyed() {
+    // A marker whose journal is gone (a crash after the journal was retired,
+    // or a home deleted since): the change goes ahead and the marker goes.
+    let a = linux_from_foreign("symlink");
+    let marker = a.tk.join(cudnnm::deploy::inflight::FILE);
+    let gone = a.sb.root().join("deleted-home");
+    std::fs::write(
+        &marker,
+        format!(
+            "home = \"{}\"\nbackup = 4\naction = \"use 9.0.0.312_cuda12\"\n",
+            gone.display()
+        ),
+    )
+    .unwrap();
+    run_env(&a.sb, &a.args, &[]).ok();
+    assert!(!marker.exists());
+    let cur =
+        a.sb.run([
+            "current",
+            "--cuda-root",
+            &a.tk.display().to_string(),
+            "--json",
+        ])
+        .ok()
+        .json();
+    assert_eq!(cur["toolkits"][0]["release"], "9.1.0.70_cuda12");
+}

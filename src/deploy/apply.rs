@@ -6,6 +6,7 @@
 
 use std::path::Path;
 
+use super::inflight;
 use super::journal::{self, FaultHook, Journal};
 use super::plan::{Place, PlaceKind, Plan};
 use super::{Deployment, Deployments, FileState};
@@ -31,21 +32,35 @@ pub struct Outcome {
 /// the journal stays for the next command and the error says where the
 /// original files are.
 ///
+/// Call under the toolkit's lock: the in-flight marker ([`inflight`]) is
+/// checked and written first.
+///
 /// # Errors
-/// The first failure (I/O, a placed file that does not verify, a full disk).
+/// [`Kind::Conflict`] when another home's change to the toolkit is
+/// unfinished (nothing changed); then the first failure (I/O, a placed file
+/// that does not verify, a full disk).
 pub fn execute(home: &Home, plan: Plan, fault: FaultHook) -> Result<Outcome> {
+    inflight::claim(home, &plan, cfg!(windows))?;
     // From here Ctrl-C / SIGTERM stop the change at the next step and undo it.
     crate::interrupt::install();
-    let mut journal = Journal::begin(home, &plan, fault)?;
+    let mut journal = match Journal::begin(home, &plan, fault) {
+        Ok(j) => j,
+        Err(e) => {
+            inflight::release(home, &plan);
+            return Err(e);
+        }
+    };
     let mut placing = false;
     match forward(home, &plan, &mut journal, &mut placing) {
         Ok(deployment) => {
             journal.retire()?;
+            inflight::release(home, &plan);
             Ok(Outcome { plan, deployment })
         }
         Err(e) => match undo(home, &plan, placing) {
             Ok(()) => {
                 journal.retire()?;
+                inflight::release(home, &plan);
                 if e.kind() == Kind::Interrupted {
                     // Its message already says the toolkit is as it was.
                     return Err(e);

@@ -6,6 +6,8 @@
 //!   target's files (a store release for `use`, a backup for `rollback`);
 //! - [`access`]: the preflight that checks write access to every folder the
 //!   plan touches, before anything changes;
+//! - [`inflight`]: the marker in the toolkit root that tells other homes a
+//!   change there is running or unfinished;
 //! - [`journal`]: the plan on disk and the step log, written before the
 //!   first change (plus the test-only fault hook);
 //! - [`apply`]: moves the current files into a new backup, places the
@@ -22,6 +24,7 @@
 pub mod access;
 pub mod apply;
 pub mod backup;
+pub mod inflight;
 pub mod journal;
 pub mod plan;
 pub mod recover;

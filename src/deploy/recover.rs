@@ -9,9 +9,10 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use super::{apply, backup, journal};
+use super::{apply, backup, inflight, journal};
 use crate::error::Result;
 use crate::home::Home;
+use crate::lock::{ToolkitLock, toolkit_wait_message};
 
 /// What recovery did with one interrupted change.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -69,6 +70,13 @@ pub fn recover_all(home: &Home) -> Result<Vec<Recovered>> {
     let mut out = Vec::new();
     for p in journal::pending(home)? {
         let plan = p.plan.clone();
+        // Under the toolkit's lock, like the change itself (a toolkit that
+        // is gone has nothing to lock, and nothing another home could change).
+        let _toolkit_lock = plan.toolkit.is_dir().then(|| {
+            ToolkitLock::acquire(&plan.toolkit, || {
+                eprintln!("{}", toolkit_wait_message(&plan.toolkit))
+            })
+        });
         let complete = p.has(journal::VERIFIED) && apply::verify(&plan, true).is_ok();
         let resolution = if complete {
             apply::commit(home, &plan)?;
@@ -83,6 +91,7 @@ pub fn recover_all(home: &Home) -> Result<Vec<Recovered>> {
             p.retire()?;
             Resolution::Undone
         };
+        inflight::release(home, &plan);
         out.push(Recovered {
             action: plan.action.clone(),
             toolkit: plan.toolkit.clone(),

@@ -180,6 +180,16 @@ pub fn gather(env: &Env, home: &Home, opts: &Options) -> Snapshot {
         Deployments::default()
     });
     snap.toolkits = find_toolkits(env, opts, &deployments, &mut snap.notes);
+    for t in &mut snap.toolkits {
+        let root = Path::new(&t.root);
+        t.unfinished_change =
+            crate::deploy::inflight::foreign(home, root).map(|m| UnfinishedChange {
+                finish: crate::deploy::inflight::finish_command(&m, root, env.is_windows()),
+                home: s(&m.home),
+                backup: m.backup,
+                action: m.action,
+            });
+    }
     let (releases, damaged) = Store::new(home).scan().unwrap_or_else(|e| {
         snap.notes.push(format!("store: {e}"));
         Default::default()
@@ -588,6 +598,7 @@ fn find_toolkits(
                         layout: snapshot_layout(layout),
                         found_by: "--cuda-root".into(),
                         writable: writable(root),
+                        unfinished_change: None,
                     });
                 }
             }
@@ -612,6 +623,7 @@ fn toolkit_info(named: &Path, t: &Toolkit) -> ToolkitInfo {
         layout: snapshot_layout(t.layout),
         found_by: t.found_by.clone(),
         writable: writable(&t.root),
+        unfinished_change: None,
     }
 }
 

@@ -138,6 +138,24 @@ pub struct ToolkitInfo {
     pub found_by: String,
     /// Whether this user may change its cuDNN folders, when known.
     pub writable: Option<bool>,
+    /// A change another cudnnm home began here and has not finished (its
+    /// in-flight marker, [`crate::deploy::inflight`]), when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unfinished_change: Option<UnfinishedChange>,
+}
+
+/// Another home's unfinished change to a toolkit.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct UnfinishedChange {
+    /// The home whose journal holds it.
+    pub home: String,
+    /// Its backup id.
+    pub backup: u64,
+    /// What had been asked (`use 9.27.0.42_cuda12`).
+    pub action: String,
+    /// The command that finishes it (run with that home).
+    pub finish: String,
 }
 
 impl ToolkitInfo {

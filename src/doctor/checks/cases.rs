@@ -344,6 +344,7 @@ fn a_windows_layout_toolkit_is_checked_as_windows_on_linux() {
         layout: ToolkitLayout::Windows,
         found_by: "--cuda-root".into(),
         writable: None,
+        unfinished_change: None,
     });
     let mut stems = vec!["cudnn"];
     stems.extend(crate::doctor::names::sublib_stems(8));
@@ -1123,6 +1124,26 @@ fn toolkit_needs_elevated_rights() {
         "{f:?}"
     );
     Kit::healthy_linux().absent("toolkit-not-writable");
+}
+
+#[test]
+fn another_homes_unfinished_change_is_an_error_naming_the_command_that_finishes_it() {
+    let mut k = Kit::healthy_linux();
+    let finish = "cudnnm --home /home/b/.cudnnm current --cuda-root /usr/local/cuda-12.4";
+    k.s.toolkits[0].unfinished_change = Some(crate::doctor::snapshot::UnfinishedChange {
+        home: "/home/b/.cudnnm".into(),
+        backup: 3,
+        action: "use 9.27.0.42_cuda12".into(),
+        finish: finish.into(),
+    });
+    let f = k.expect("toolkit-change-unfinished");
+    assert_eq!(f.severity, Severity::Error);
+    assert!(
+        f.seen[0].contains("`use 9.27.0.42_cuda12` (backup 3 of cudnnm home /home/b/.cudnnm)"),
+        "{f:?}"
+    );
+    assert_eq!(f.commands, vec![finish.to_string()]);
+    Kit::healthy_linux().absent("toolkit-change-unfinished");
 }
 
 #[test]

@@ -13,6 +13,7 @@ pub(super) fn check(cx: &Cx, out: &mut Vec<Finding>) {
     cuda_path(cx, out);
     driver(cx, out);
     gpu(cx, out);
+    unfinished(cx, out);
     writable(cx, out);
 }
 
@@ -345,6 +346,24 @@ fn gpu(cx: &Cx, out: &mut Vec<Finding>) {
                 );
             }
         }
+    }
+}
+
+/// `toolkit-change-unfinished`: another home's change to a toolkit was
+/// interrupted and not yet finished or undone; the toolkit may hold a mix of
+/// its old and new files until that home's next command recovers it.
+fn unfinished(cx: &Cx, out: &mut Vec<Finding>) {
+    for t in &cx.s.toolkits {
+        let Some(u) = &t.unfinished_change else {
+            continue;
+        };
+        out.push(
+            Finding::new("toolkit-change-unfinished", Severity::Error, format!("{} is in the middle of an interrupted change from another cudnnm home", t.root))
+                .seen(format!("`{}` (backup {} of cudnnm home {})", u.action, u.backup, u.home))
+                .why("A cudnnm change to this toolkit stopped part-way (a crash, a kill or a power cut). Its journal and the original files are in that other home, which finishes or undoes the change at its next command; until then the toolkit may hold part of the old cuDNN and part of the new, and cudnnm from any other home refuses to change it.")
+                .fix("Run any cudnnm command with that home: it completes the change or puts the original files back.")
+                .command(u.finish.clone()),
+        );
     }
 }
 

@@ -241,6 +241,7 @@ impl Kit {
             layout,
             found_by: "test".into(),
             writable: None,
+            unfinished_change: None,
         });
         self
     }
