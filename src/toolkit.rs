@@ -94,11 +94,32 @@ impl Toolkit {
         }
     }
 
-    /// Every folder that holds cuDNN files in this layout.
+    /// Every folder that holds cuDNN files in this layout: `bin`, `include`,
+    /// `lib\x64` (Windows); `include`, `lib64`, and on Linux also the host's
+    /// `targets/<arch>/include` and `targets/<arch>/lib` when they are
+    /// folders of their own. NVIDIA's toolkit links `lib64` and `include`
+    /// to those, but a toolkit whose `lib64` is a real folder (copied,
+    /// repackaged) has two library folders, and the loader finds the second
+    /// through the `targets/<arch>/lib` line NVIDIA's packages add to
+    /// `/etc/ld.so.conf.d`: a stale cuDNN left there is loaded instead of
+    /// the deployed one. Cross-compilation targets (`targets/aarch64-linux`
+    /// on an x86_64 host) are not the host's and are left alone.
     pub fn cudnn_dirs(&self) -> Vec<PathBuf> {
         let mut v: Vec<PathBuf> = self.bin_dir().into_iter().collect();
         v.push(self.include_dir());
         v.push(self.lib_dir());
+        if self.layout == Layout::Linux
+            && let Some(arch) = host_target_dir()
+        {
+            let target = self.root.join("targets").join(arch);
+            for (sub, main) in [("include", self.include_dir()), ("lib", self.lib_dir())] {
+                let dir = target.join(sub);
+                let real = std::fs::canonicalize(&dir);
+                if real.is_ok() && real.ok() != std::fs::canonicalize(&main).ok() {
+                    v.push(dir);
+                }
+            }
+        }
         v
     }
 
@@ -166,6 +187,18 @@ fn canonical(p: &Path) -> PathBuf {
         return PathBuf::from(rest);
     }
     c
+}
+
+/// The host's folder under a Linux toolkit's `targets/` (CUDA installation
+/// guide for Linux: `x86_64-linux`, `sbsa-linux` for Arm servers,
+/// `ppc64le-linux`); `None` on other architectures.
+fn host_target_dir() -> Option<&'static str> {
+    match std::env::consts::ARCH {
+        "x86_64" => Some("x86_64-linux"),
+        "aarch64" => Some("sbsa-linux"),
+        "powerpc64" => Some("ppc64le-linux"),
+        _ => None,
+    }
 }
 
 /// The layout of the toolkit at `root`, by content: `lib/x64`, `bin/nvcc.exe`

@@ -1260,3 +1260,71 @@ fn a_cuda_version_not_found_says_where_it_looked_and_lists_the_toolkits_found() 
         "help: pass the toolkit's folder with --cuda-root PATH (e.g. `--cuda-root '",
     ]);
 }
+
+#[test]
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+fn a_stale_cudnn_in_targets_lib_beside_a_real_lib64_is_backed_up_and_restored() {
+    // A repackaged toolkit: lib64 and include are real folders, and
+    // targets/x86_64-linux/lib (on the loader's path through NVIDIA's
+    // ld.so.conf.d line) still holds a hand-copied cuDNN 8.9.7.
+    let sb = Sandbox::new();
+    let tk = sb.root().join("cuda-12.4");
+    for d in [
+        "include",
+        "lib64",
+        "targets/x86_64-linux/lib",
+        "targets/aarch64-linux/lib",
+    ] {
+        std::fs::create_dir_all(tk.join(d)).unwrap();
+    }
+    std::fs::write(
+        tk.join("version.json"),
+        r#"{"cuda": {"name": "CUDA SDK", "version": "12.4.1"}}"#,
+    )
+    .unwrap();
+    let stale = tk.join("targets/x86_64-linux/lib");
+    std::fs::write(stale.join("libcudnn.so.8.9.7"), b"\x7fELF stale 8.9.7").unwrap();
+    std::os::unix::fs::symlink("libcudnn.so.8.9.7", stale.join("libcudnn.so.8")).unwrap();
+    std::fs::write(stale.join("libcudart.so.12"), b"\x7fELF cudart").unwrap();
+    // A cross-compilation target's cuDNN is not the host's: left alone.
+    let cross = tk.join("targets/aarch64-linux/lib/libcudnn.so.8");
+    std::fs::write(&cross, b"\x7fELF aarch64 cudnn").unwrap();
+    put_release(
+        &sb.home(),
+        &fixtures::redist_linux("9.12.0.46", "12"),
+        "9.12.0.46",
+        "12",
+        Platform::LinuxX86_64,
+    );
+    let before = snapshot(&tk);
+    let t = tk_arg(&tk);
+    sb.run(["use", "9.12.0.46", "--cuda-root", &t, "--mode", "copy"])
+        .ok()
+        .stderr_has(&[
+            "cuDNN unknown (2 files not from cudnnm) → 9.12.0.46",
+            "(copy, backup 1)",
+        ]);
+    let names: Vec<String> = std::fs::read_dir(&stale)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        names,
+        vec!["libcudart.so.12"],
+        "the stale cuDNN went into the backup"
+    );
+    assert!(tk.join("lib64/libcudnn.so.9").is_file());
+    assert_eq!(std::fs::read(&cross).unwrap(), b"\x7fELF aarch64 cudnn");
+    let held = backup_holdings(Path::new(
+        sb.run(["backups", "--json"]).ok().json()[0]["dir"]
+            .as_str()
+            .unwrap(),
+    ));
+    assert_eq!(
+        held.keys().collect::<Vec<_>>(),
+        ["libcudnn.so.8", "libcudnn.so.8.9.7"]
+    );
+    // Rollback puts the stale files back where they were, byte for byte.
+    sb.run(["rollback", "--cuda-root", &t]).ok();
+    assert_eq!(snapshot(&tk), before);
+}
