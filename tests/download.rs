@@ -674,3 +674,50 @@ fn concurrent_fetches_of_one_archive_download_it_once() {
         names(&w.downloads())
     );
 }
+
+#[test]
+fn https_checks_the_server_certificate_and_trusts_a_ca_named_by_ssl_cert_file() {
+    // A real TLS handshake on 127.0.0.1: a server certificate signed by a
+    // test CA that no system trusts, as behind a company's TLS proxy.
+    let w = World::new();
+    let front = common::tls::TlsFront::start(w.server.port(), w.sb.root());
+    let mirror = front.url("compute/");
+    let untrusted =
+        w.sb.run(["install", V, "--cuda", "12", "--mirror", &mirror]);
+    assert_eq!(untrusted.code(), 6, "{}", untrusted.describe());
+    untrusted.stderr_has(&[
+        &format!(
+            "could not download {}: the TLS certificate of 127.0.0.1 is not trusted",
+            w.name
+        ),
+        "invalid peer certificate: UnknownIssuer",
+        "point SSL_CERT_FILE at that CA's certificate (a PEM file)",
+    ]);
+    assert_eq!(
+        w.server.requests_for(&w.path).len(),
+        0,
+        "no request got past the handshake"
+    );
+    assert!(
+        !w.sb.home().join("store/cuda-12").join(V).exists(),
+        "nothing was imported"
+    );
+    assert!(
+        names(&w.downloads()).is_empty(),
+        "{:?}",
+        names(&w.downloads())
+    );
+
+    // With the CA trusted through SSL_CERT_FILE the same download goes over
+    // TLS, is checked against the catalog's SHA-256, and is imported.
+    let mut sb = w.sb;
+    sb.set_env("SSL_CERT_FILE", &front.ca_pem);
+    sb.run(["install", V, "--cuda", "12", "--mirror", &mirror])
+        .ok();
+    let receipt =
+        std::fs::read_to_string(sb.home().join("store/cuda-12").join(V).join("receipt.toml"))
+            .unwrap();
+    assert!(receipt.contains(&w.sha), "{receipt}");
+    let got = w.server.requests_for(&w.path);
+    assert_eq!(got.len(), 1, "one download, through the TLS front: {got:?}");
+}

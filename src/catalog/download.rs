@@ -704,6 +704,15 @@ fn html_error(url: &str, final_url: &str, job: &Job) -> Error {
     .hint(manual_hint(job.name))
 }
 
+/// Whether `e` failed because rustls rejected the server's certificate
+/// (unknown issuer, expired, wrong name). By its text: the TLS layer hands
+/// rustls's error up as an `io::Error` holding only its message, so no
+/// typed error is left to look at; "invalid peer certificate" is how
+/// rustls's `Error::InvalidCertificate` displays itself.
+fn untrusted_certificate(e: &reqwest::Error) -> bool {
+    error_chain(e).contains("invalid peer certificate")
+}
+
 /// Sorts a reqwest error into retry or give-up, with a one-line message.
 fn classify(e: reqwest::Error, url: &str, name: &str) -> Failure {
     if e.is_redirect() {
@@ -726,6 +735,31 @@ fn classify(e: reqwest::Error, url: &str, name: &str) -> Failure {
             Error::new(Kind::Usage, format!("'{url}' is not a valid download URL"))
                 .cause(error_chain(&e))
                 .hint("check --mirror, CUDNNM_MIRROR, `mirror` in config.toml and the proxy variables"),
+        );
+    }
+    if untrusted_certificate(&e) {
+        // Not transient: the same certificate comes back on every attempt.
+        let host = reqwest::Url::parse(url)
+            .ok()
+            .and_then(|u| u.host_str().map(str::to_string))
+            .unwrap_or_else(|| url.to_string());
+        let trust = if cfg!(windows) {
+            "import that CA's certificate into Windows' Trusted Root Certification Authorities store"
+        } else {
+            "point SSL_CERT_FILE at that CA's certificate (a PEM file)"
+        };
+        return Failure::Fatal(
+            Error::new(
+                Kind::Network,
+                format!(
+                    "could not download {name}: the TLS certificate of {host} is not trusted"
+                ),
+            )
+            .cause(format!("{url}: {}", error_chain(&e)))
+            .hint(format!(
+                "if a company proxy or your mirror signs HTTPS with its own CA, {trust} and run the command again; otherwise {}",
+                manual_hint(name)
+            )),
         );
     }
     let what = if e.is_connect() {
