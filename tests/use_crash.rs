@@ -564,10 +564,8 @@ fn sigterm_in_the_middle_of_rollback_undoes_it_and_exits_130() {
     assert!(!s.sb.home().join("backups/2").exists());
 }
 
-#[test]
-fn two_homes_deploying_into_one_toolkit_take_turns() {
-    let a = linux_from_foreign("symlink");
-    let t = a.tk.display().to_string();
+/// A second home, with the 9.12.0.46 fixture in its store.
+fn home_with_9_12() -> Sandbox {
     let b = Sandbox::new();
     put_release(
         &b.home(),
@@ -576,6 +574,14 @@ fn two_homes_deploying_into_one_toolkit_take_turns() {
         "12",
         Platform::LinuxX86_64,
     );
+    b
+}
+
+#[test]
+fn two_homes_deploying_into_one_toolkit_take_turns() {
+    let a = linux_from_foreign("symlink");
+    let t = a.tk.display().to_string();
+    let b = home_with_9_12();
     // Home A's use pauses mid-move (step 3: two of three files moved out).
     let pause = a.sb.root().join("paused");
     let mut first =
@@ -675,14 +681,7 @@ fn a_home_refuses_a_toolkit_that_another_homes_crash_left_half_changed() {
     let a = linux_from_foreign("copy");
     let t = a.tk.display().to_string();
     let before = snapshot(&a.watch);
-    let b = Sandbox::new();
-    put_release(
-        &b.home(),
-        &fixtures::redist_linux("9.12.0.46", "12"),
-        "9.12.0.46",
-        "12",
-        Platform::LinuxX86_64,
-    );
+    let b = home_with_9_12();
     kill_a_while_placing(&a);
     let marker = a.tk.join(cudnnm::deploy::inflight::FILE);
     let m = std::fs::read_to_string(&marker).unwrap();
