@@ -766,4 +766,10 @@ fn a_stale_in_flight_marker_is_replaced_not_obeyed() {
         .ok()
         .json();
     assert_eq!(cur["toolkits"][0]["release"], "9.1.0.70_cuda12");
+    // A marker torn by a crash mid-write does not parse: not obeyed, and
+    // gone after the next change.
+    std::fs::write(&marker, b"home = \"/ho\xff\x00").unwrap();
+    a.sb.run(["rollback", "--cuda-root", &a.tk.display().to_string()])
+        .ok();
+    assert!(!marker.exists());
 }

@@ -88,7 +88,7 @@ pub fn finish_command(m: &Inflight, root: &Path, windows: bool) -> String {
 
 /// Before `plan` changes anything: refuses when another home's change to
 /// the toolkit is unfinished; otherwise writes this change's marker
-/// (atomically, synced) over any stale one.
+/// over any stale one.
 ///
 /// # Errors
 /// [`Kind::Conflict`] naming the other home and the command that finishes
@@ -121,15 +121,32 @@ pub fn claim(home: &Home, plan: &Plan, windows: bool) -> Result<()> {
             "# cudnnm: a change to this CUDA toolkit is running, or was interrupted.\n\
              # The next cudnnm command run with this home finishes or undoes it.\n{text}"
         );
-        let _ = fsops::write_atomic(&path(&plan.toolkit), body.as_bytes());
+        // Not synced (a flush would cost every switch): when the toolkit
+        // and the home share an ext4 file system, the journal's synced plan
+        // that follows commits it too; elsewhere a power cut may lose it,
+        // which loses only the guard. A marker torn by a crash does not
+        // parse, counts as absent, and is replaced.
+        let _ = std::fs::write(path(&plan.toolkit), body.as_bytes());
     }
     Ok(())
 }
 
-/// After `plan`'s journal is retired: removes the marker when it is this
-/// change's (a later change's marker, or none, is left alone).
+/// After `plan`'s journal is retired, under the toolkit lock: removes the
+/// marker when it is this change's, or torn (unparseable: nobody else can be
+/// writing one while the lock is held). Another change's marker is left alone.
 pub fn release(home: &Home, plan: &Plan) {
-    if read(&plan.toolkit).is_some_and(|m| m.is_from(home) && m.backup == plan.id) {
-        let _ = fsops::remove_file(&path(&plan.toolkit));
+    let p = path(&plan.toolkit);
+    let Ok(bytes) = std::fs::read(&p) else {
+        return;
+    };
+    let parsed = std::str::from_utf8(&bytes)
+        .ok()
+        .and_then(|t| toml::from_str::<Inflight>(t).ok());
+    let ours = match parsed {
+        Some(m) => m.is_from(home) && m.backup == plan.id,
+        None => true,
+    };
+    if ours {
+        let _ = fsops::remove_file(&p);
     }
 }
