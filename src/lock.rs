@@ -96,6 +96,14 @@ impl ToolkitLock {
     }
 }
 
+/// Whether a cudnnm process holds the toolkit lock of `root` right now (a
+/// change is running there). Takes the lock for a moment when it is free;
+/// `false` when the lock cannot be opened at all.
+pub fn toolkit_busy(root: &Path) -> bool {
+    open_toolkit_lock(root)
+        .is_ok_and(|(file, _)| matches!(file.try_lock(), Err(TryLockError::WouldBlock)))
+}
+
 /// What a process waiting for the toolkit lock tells the user.
 pub fn toolkit_wait_message(root: &Path) -> String {
     format!(

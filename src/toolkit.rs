@@ -103,7 +103,8 @@ impl Toolkit {
     /// through the `targets/<arch>/lib` line NVIDIA's packages add to
     /// `/etc/ld.so.conf.d`: a stale cuDNN left there is loaded instead of
     /// the deployed one. Cross-compilation targets (`targets/aarch64-linux`
-    /// on an x86_64 host) are not the host's and are left alone.
+    /// on an x86_64 host) are not the host's, and a `targets/<arch>/lib`
+    /// that links out of the root is another package's: both are left alone.
     pub fn cudnn_dirs(&self) -> Vec<PathBuf> {
         let mut v: Vec<PathBuf> = self.bin_dir().into_iter().collect();
         v.push(self.include_dir());
@@ -112,10 +113,16 @@ impl Toolkit {
             && let Some(arch) = host_target_dir()
         {
             let target = self.root.join("targets").join(arch);
+            let root = std::fs::canonicalize(&self.root).unwrap_or_else(|_| self.root.clone());
             for (sub, main) in [("include", self.include_dir()), ("lib", self.lib_dir())] {
                 let dir = target.join(sub);
-                let real = std::fs::canonicalize(&dir);
-                if real.is_ok() && real.ok() != std::fs::canonicalize(&main).ok() {
+                // Only a folder of the toolkit's own: a link out of the root
+                // (to /usr/lib/x86_64-linux-gnu, say) is another package's,
+                // outside the toolkit lock.
+                let Ok(real) = std::fs::canonicalize(&dir) else {
+                    continue;
+                };
+                if real.starts_with(&root) && std::fs::canonicalize(&main).ok() != Some(real) {
                     v.push(dir);
                 }
             }

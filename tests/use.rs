@@ -409,37 +409,6 @@ fn a_prefix_picks_the_newest_installed_release_that_fits() {
         ]);
 }
 
-/// Runs cudnnm as `nobody` through `setpriv` (util-linux), with the
-/// sandbox's scrubbed environment: an ordinary user facing a root-owned toolkit.
-fn run_as_nobody(sb: &Sandbox, args: &[&str]) -> common::Run {
-    use std::os::unix::fs::PermissionsExt;
-    for d in [sb.root().to_path_buf(), sb.work()] {
-        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o755)).unwrap();
-    }
-    // The home belongs to the user running cudnnm, as it would.
-    std::process::Command::new("chown")
-        .args(["-R", "65534:65534"])
-        .arg(sb.home())
-        .status()
-        .unwrap();
-    let out = std::process::Command::new("setpriv")
-        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
-        .arg(common::bin())
-        .args(args)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", sb.work())
-        .env("CUDNNM_HOME", sb.home())
-        .current_dir(sb.work())
-        .output()
-        .expect("setpriv runs (util-linux; .ci/run installs it)");
-    common::Run {
-        args: args.iter().map(Into::into).collect(),
-        out,
-        root: sb.root().to_path_buf(),
-    }
-}
-
 #[test]
 fn a_toolkit_the_user_may_not_write_is_refused_whole() {
     let (sb, tk) = linux_world();
@@ -1324,7 +1293,61 @@ fn a_stale_cudnn_in_targets_lib_beside_a_real_lib64_is_backed_up_and_restored() 
         held.keys().collect::<Vec<_>>(),
         ["libcudnn.so.8", "libcudnn.so.8.9.7"]
     );
+    // verify looks where use looks: a stale copy put back into targets/ is
+    // an extra file of the deployment.
+    sb.run(["verify", "--no-load"]).ok();
+    std::fs::write(stale.join("libcudnn.so.8.9.7"), b"\x7fELF stale 8.9.7").unwrap();
+    let v = sb.run(["verify", "--no-load"]).code_is(7);
+    v.stdout_has(&[&format!(
+        "extra:    {}",
+        stale.join("libcudnn.so.8.9.7").display()
+    )]);
+    std::fs::remove_file(stale.join("libcudnn.so.8.9.7")).unwrap();
     // Rollback puts the stale files back where they were, byte for byte.
     sb.run(["rollback", "--cuda-root", &t]).ok();
     assert_eq!(snapshot(&tk), before);
+}
+
+#[test]
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+fn targets_folders_outside_the_root_are_left_alone_and_lib64_to_lib_verifies_clean() {
+    // lib64 -> lib (a real folder); targets/x86_64-linux/lib links out of the
+    // toolkit to a system folder holding another package's cuDNN.
+    let sb = Sandbox::new();
+    let tk = sb.root().join("cuda-12.4");
+    let system = sb.root().join("usr-lib");
+    for d in ["include", "lib", "targets/x86_64-linux"] {
+        std::fs::create_dir_all(tk.join(d)).unwrap();
+    }
+    std::fs::create_dir_all(&system).unwrap();
+    std::os::unix::fs::symlink("lib", tk.join("lib64")).unwrap();
+    std::os::unix::fs::symlink(&system, tk.join("targets/x86_64-linux/lib")).unwrap();
+    std::fs::write(system.join("libcudnn.so.9"), b"\x7fELF the distro's cudnn").unwrap();
+    std::fs::write(
+        tk.join("version.json"),
+        r#"{"cuda": {"name": "CUDA SDK", "version": "12.4.1"}}"#,
+    )
+    .unwrap();
+    put_release(
+        &sb.home(),
+        &fixtures::redist_linux("9.12.0.46", "12"),
+        "9.12.0.46",
+        "12",
+        Platform::LinuxX86_64,
+    );
+    let outside = snapshot(&system);
+    let t = tk_arg(&tk);
+    sb.run(["use", "9.12.0.46", "--cuda-root", &t, "--mode", "symlink"])
+        .ok()
+        .stderr_has(&["cuDNN (none) → 9.12.0.46"]);
+    assert_eq!(
+        snapshot(&system),
+        outside,
+        "another package's folder is not the toolkit's"
+    );
+    assert!(tk.join("lib/libcudnn.so.9").exists());
+    // The files placed through lib64 are the ones found through lib.
+    sb.run(["verify", "--no-load"])
+        .ok()
+        .stdout_has(&["Everything matches its record."]);
 }

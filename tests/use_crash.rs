@@ -654,14 +654,29 @@ fn two_homes_deploying_into_one_toolkit_take_turns() {
 }
 
 /// Home A's `use` killed while placing: A's journal log holds a `place`
-/// line and no `verified`. Returns the step it was killed after.
+/// line and no `verified`. Returns the step it was killed after. A runs with
+/// umask 077, as a careful admin's shell does: its marker must still be
+/// readable by other users.
 fn kill_a_while_placing(a: &Scenario) -> u64 {
     for k in 1..40u64 {
-        let r = run_env(
-            &a.sb,
-            &a.args,
-            &[("CUDNNM_FAULT_AFTER_STEP", k.to_string())],
-        );
+        let template = a.sb.command();
+        let mut c = std::process::Command::new("sh");
+        c.env_clear()
+            .args(["-c", "umask 077 && exec \"$0\" \"$@\""])
+            .arg(template.get_program())
+            .args(&a.args)
+            .current_dir(template.get_current_dir().unwrap())
+            .env("CUDNNM_FAULT_AFTER_STEP", k.to_string());
+        for (key, v) in template.get_envs() {
+            if let Some(v) = v {
+                c.env(key, v);
+            }
+        }
+        let r = Run {
+            args: a.args.iter().map(Into::into).collect(),
+            out: c.output().unwrap(),
+            root: a.sb.root().to_path_buf(),
+        };
         assert_eq!(r.code(), -1, "step {k}: killed\n{}", r.describe());
         let log = std::fs::read_to_string(a.sb.home().join("journal/1.log")).unwrap();
         if log.lines().any(|l| l.starts_with("place ")) {
@@ -685,6 +700,11 @@ fn a_home_refuses_a_toolkit_that_another_homes_crash_left_half_changed() {
     kill_a_while_placing(&a);
     let marker = a.tk.join(cudnnm::deploy::inflight::FILE);
     let m = std::fs::read_to_string(&marker).unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&marker).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o644, "other users can read the marker");
+    }
     let home_a = std::fs::canonicalize(a.sb.home()).unwrap();
     assert!(
         m.contains(&format!("home = \"{}\"", home_a.display())),
@@ -772,4 +792,52 @@ fn a_stale_in_flight_marker_is_replaced_not_obeyed() {
     a.sb.run(["rollback", "--cuda-root", &a.tk.display().to_string()])
         .ok();
     assert!(!marker.exists());
+}
+
+#[test]
+fn another_users_unfinished_change_is_refused_and_says_whose_it_is() {
+    if !is_root() {
+        // Needs a second user (nobody, through setpriv) whom root can set up.
+        return;
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let a = linux_from_foreign("copy");
+    kill_a_while_placing(&a);
+    let mode = |p: &Path, m: u32| {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap();
+    };
+    // A's home is private to A (root); the toolkit is shared with nobody.
+    mode(a.sb.root(), 0o755);
+    mode(&a.sb.home(), 0o700);
+    assert!(
+        std::process::Command::new("chmod")
+            .args(["-R", "a+rwX"])
+            .arg(&a.tk)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let mid = snapshot(&a.watch);
+    let b = home_with_9_12();
+    let t = a.tk.display().to_string();
+    let r = run_as_nobody(&b, &["use", "9.12.0.46", "--cuda-root", &t]);
+    r.code_is(8).stderr_has(&[
+        "has an unfinished change from another cudnnm home: `use 9.1.0.70_cuda12`",
+        "that home belongs to another user: ask them to run `cudnnm --home",
+        "(or run it as that user, e.g. with sudo)",
+    ]);
+    // A marker nobody may read (written by an older cudnnm, or by hand) is
+    // not taken for no marker.
+    mode(&a.tk.join(cudnnm::deploy::inflight::FILE), 0o600);
+    let r = run_as_nobody(&b, &["use", "9.12.0.46", "--cuda-root", &t]);
+    r.code_is(8).stderr_has(&[
+        "has an unfinished change from another user's cudnnm home",
+        "belongs to another user and cannot be read here",
+    ]);
+    assert_eq!(snapshot(&a.watch), mid, "nobody changed nothing");
+    // A's own next command finishes it.
+    a.sb.run(["current", "--cuda-root", &t])
+        .ok()
+        .stderr_has(&[": undone;"]);
+    assert!(!a.tk.join(cudnnm::deploy::inflight::FILE).exists());
 }

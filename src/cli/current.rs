@@ -12,7 +12,7 @@ use super::use_::{known_toolkits, recover_if_pending, source_label};
 use crate::deploy::plan::{NO_CUDNN, scan_toolkit_names};
 use crate::deploy::recover::Recovered;
 use crate::deploy::status::{self, Drift};
-use crate::deploy::{Deployments, Mode};
+use crate::deploy::{Deployments, Mode, inflight};
 use crate::error::Result;
 use crate::pin::{self, SpecSource};
 use crate::store::Store;
@@ -56,11 +56,36 @@ pub(super) struct ToolkitView {
     /// For toolkits cudnnm does not manage: how many cuDNN files they hold.
     #[serde(skip)]
     unmanaged_files: usize,
+    /// Another home's change to the toolkit that is running or unfinished
+    /// (its in-flight marker): what it is and how to finish it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unfinished_change: Option<String>,
 }
 
 impl ToolkitView {
-    pub(super) fn new(t: &Toolkit, deployments: &Deployments, store: &Store) -> ToolkitView {
+    pub(super) fn new(
+        ctx: &Ctx,
+        t: &Toolkit,
+        deployments: &Deployments,
+        store: &Store,
+    ) -> ToolkitView {
         let dep = deployments.for_toolkit(&t.root);
+        let unfinished_change = inflight::foreign(&ctx.home, &t.root).map(|m| {
+            let what = if m.home.as_os_str().is_empty() {
+                "from another user's cudnnm home".to_string()
+            } else {
+                format!(
+                    "`{}` (backup {} of '{}')",
+                    m.action,
+                    m.backup,
+                    m.home.display()
+                )
+            };
+            format!(
+                "unfinished change {what}: {}",
+                inflight::finish_advice(&m, &t.root, ctx.env.is_windows())
+            )
+        });
         ToolkitView {
             root: t.root.clone(),
             cuda: t.cuda.to_string(),
@@ -79,6 +104,7 @@ impl ToolkitView {
                 Some(_) => 0,
                 None => scan_toolkit_names(t).len(),
             },
+            unfinished_change,
         }
     }
 
@@ -139,7 +165,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
         spec,
         toolkits: toolkits
             .iter()
-            .map(|t| ToolkitView::new(t, &deployments, &store))
+            .map(|t| ToolkitView::new(ctx, t, &deployments, &store))
             .collect(),
         recovered,
     };
@@ -168,6 +194,9 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
             t.cuda,
             t.state()
         ));
+        if let Some(u) = &t.unfinished_change {
+            ctx.out(format!("  {u}"));
+        }
     }
     Ok(0)
 }

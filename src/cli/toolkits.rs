@@ -19,7 +19,7 @@ pub fn run(ctx: &Ctx, _args: Args) -> Result<u8> {
     let store = Store::new(&ctx.home);
     let views: Vec<ToolkitView> = known_toolkits(ctx, &deployments)
         .iter()
-        .map(|t| ToolkitView::new(t, &deployments, &store))
+        .map(|t| ToolkitView::new(ctx, t, &deployments, &store))
         .collect();
     if ctx.json {
         ctx.out_json(&views);
@@ -39,6 +39,9 @@ pub fn run(ctx: &Ctx, _args: Args) -> Result<u8> {
             v.found_by,
             v.state()
         ));
+        if let Some(u) = &v.unfinished_change {
+            ctx.out(format!("  {u}"));
+        }
     }
     Ok(0)
 }

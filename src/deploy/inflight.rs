@@ -47,8 +47,17 @@ impl Inflight {
             .join(format!("{}.json", self.backup));
         match std::fs::symlink_metadata(plan) {
             Ok(_) => true,
-            Err(e) => e.kind() != std::io::ErrorKind::NotFound,
+            // Only a home this user may not look into keeps it live; a path
+            // that cannot exist (a file where a folder should be) does not.
+            Err(e) => e.kind() == std::io::ErrorKind::PermissionDenied,
         }
+    }
+
+    /// Whether this user cannot look into the marker's home (another
+    /// user's): the finishing command must then be run as that user.
+    fn home_is_private(&self) -> bool {
+        std::fs::read_dir(&self.home)
+            .is_err_and(|e| e.kind() == std::io::ErrorKind::PermissionDenied)
     }
 
     /// Whether the marker names `home`.
@@ -65,15 +74,48 @@ fn path(root: &Path) -> PathBuf {
     root.join(FILE)
 }
 
+/// What the toolkit root holds in the marker's place.
+#[derive(Debug)]
+enum Found {
+    /// No marker (or a torn one, which does not parse: nobody's claim).
+    None,
+    /// A marker.
+    Marker(Inflight),
+    /// A marker this user may not read: another user's, so it counts as live.
+    Unreadable,
+}
+
+fn find(root: &Path) -> Found {
+    match std::fs::read(path(root)) {
+        Ok(bytes) => std::str::from_utf8(&bytes)
+            .ok()
+            .and_then(|t| toml::from_str(t).ok())
+            .map_or(Found::None, Found::Marker),
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => Found::Unreadable,
+        Err(_) => Found::None,
+    }
+}
+
 /// The marker in the toolkit at `root`, if any and readable.
 pub fn read(root: &Path) -> Option<Inflight> {
-    let text = std::fs::read_to_string(path(root)).ok()?;
-    toml::from_str(&text).ok()
+    match find(root) {
+        Found::Marker(m) => Some(m),
+        _ => None,
+    }
 }
 
 /// The unfinished change of another home to the toolkit at `root`, if any.
+/// A marker this user may not read is reported with an empty home and action.
 pub fn foreign(home: &Home, root: &Path) -> Option<Inflight> {
-    read(root).filter(|m| !m.is_from(home) && m.is_live())
+    match find(root) {
+        Found::Marker(m) => Some(m).filter(|m| !m.is_from(home) && m.is_live()),
+        Found::Unreadable => Some(Inflight {
+            home: PathBuf::new(),
+            backup: 0,
+            action: String::new(),
+        }),
+        Found::None => None,
+    }
 }
 
 /// The command that finishes `m`'s change: any command run with its home
@@ -86,6 +128,25 @@ pub fn finish_command(m: &Inflight, root: &Path, windows: bool) -> String {
     )
 }
 
+/// How to finish `m`'s change, for a hint: the command, and whose it is to
+/// run when the home is another user's (or the marker could not be read).
+pub fn finish_advice(m: &Inflight, root: &Path, windows: bool) -> String {
+    if m.home.as_os_str().is_empty() {
+        return format!(
+            "'{}' belongs to another user and cannot be read here: ask them (or an administrator) to run any cudnnm command with their home; if no change is running or pending, delete that file",
+            path(root).display()
+        );
+    }
+    let cmd = finish_command(m, root, windows);
+    if m.home_is_private() {
+        format!(
+            "that home belongs to another user: ask them to run `{cmd}` (or run it as that user, e.g. with sudo)"
+        )
+    } else {
+        format!("finish that change first with `{cmd}`")
+    }
+}
+
 /// Before `plan` changes anything: refuses when another home's change to
 /// the toolkit is unfinished; otherwise writes this change's marker
 /// over any stale one.
@@ -95,20 +156,27 @@ pub fn finish_command(m: &Inflight, root: &Path, windows: bool) -> String {
 /// its change. Failing to write the marker is not an error (see the module docs).
 pub fn claim(home: &Home, plan: &Plan, windows: bool) -> Result<()> {
     if let Some(m) = foreign(home, &plan.toolkit) {
-        return Err(Error::new(
-            Kind::Conflict,
+        let what = if m.home.as_os_str().is_empty() {
+            "another user's cudnnm home".to_string()
+        } else {
             format!(
-                "'{}' has an unfinished change from another cudnnm home: `{}` (backup {} of '{}')",
-                plan.toolkit.display(),
+                "another cudnnm home: `{}` (backup {} of '{}')",
                 m.action,
                 m.backup,
                 m.home.display()
+            )
+        };
+        return Err(Error::new(
+            Kind::Conflict,
+            format!(
+                "'{}' has an unfinished change from {what}",
+                plan.toolkit.display()
             ),
         )
         .cause("changing it now would mix that change's files with this one's; nothing changed")
         .hint(format!(
-            "finish that change first with `{}`, then run this again",
-            finish_command(&m, &plan.toolkit, windows)
+            "{}, then run this again",
+            finish_advice(&m, &plan.toolkit, windows)
         )));
     }
     let mine = Inflight {
@@ -126,7 +194,12 @@ pub fn claim(home: &Home, plan: &Plan, windows: bool) -> Result<()> {
         // that follows commits it too; elsewhere a power cut may lose it,
         // which loses only the guard. A marker torn by a crash does not
         // parse, counts as absent, and is replaced.
-        let _ = std::fs::write(path(&plan.toolkit), body.as_bytes());
+        let p = path(&plan.toolkit);
+        // Readable by every user whatever the umask: another user's cudnnm
+        // must see it.
+        if std::fs::write(&p, body.as_bytes()).is_ok() {
+            let _ = crate::platform::make_world_readable(&p);
+        }
     }
     Ok(())
 }
@@ -148,5 +221,31 @@ pub fn release(home: &Home, plan: &Plan) {
     };
     if ours {
         let _ = fsops::remove_file(&p);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_marker_is_live_only_while_its_journal_can_exist() {
+        let d = tempfile::tempdir().unwrap();
+        let home = d.path().join("home");
+        std::fs::create_dir_all(home.join("journal")).unwrap();
+        let m = |home: PathBuf| Inflight {
+            home,
+            backup: 3,
+            action: "use 9.27.0.42_cuda12".into(),
+        };
+        assert!(!m(home.clone()).is_live(), "no journal: stale");
+        std::fs::write(home.join("journal/3.json"), b"{}").unwrap();
+        assert!(m(home.clone()).is_live());
+        // A home path that cannot exist (a file where a folder should be,
+        // ENOTDIR) is stale, not "cannot tell": it must not block forever.
+        let file = d.path().join("a-file");
+        std::fs::write(&file, b"").unwrap();
+        assert!(!m(file.join("x")).is_live());
+        assert!(!m(d.path().join("deleted-home")).is_live());
     }
 }

@@ -184,10 +184,15 @@ pub fn gather(env: &Env, home: &Home, opts: &Options) -> Snapshot {
         let root = Path::new(&t.root);
         t.unfinished_change =
             crate::deploy::inflight::foreign(home, root).map(|m| UnfinishedChange {
-                finish: crate::deploy::inflight::finish_command(&m, root, env.is_windows()),
+                finish: if m.home.as_os_str().is_empty() {
+                    String::new()
+                } else {
+                    crate::deploy::inflight::finish_command(&m, root, env.is_windows())
+                },
                 home: s(&m.home),
                 backup: m.backup,
                 action: m.action,
+                running: crate::lock::toolkit_busy(root),
             });
     }
     let (releases, damaged) = Store::new(home).scan().unwrap_or_else(|e| {

@@ -52,7 +52,7 @@
 //! | `cudnn-only-in-site-packages` | warning | cuDNN only inside a Python environment | F16 |
 //! | `broken-soname-chain` | error (warning for the dev link) | `libcudnn.so.8` a copy instead of a link, or a dangling link | F19 |
 //! | `toolkit-not-writable` | info | switching this toolkit needs elevated rights | F21 |
-//! | `toolkit-change-unfinished` | error | another home's interrupted change is not finished yet | — |
+//! | `toolkit-change-unfinished` | error (warning while it runs) | another home's change to the toolkit is running, or was interrupted and not finished yet | — |
 //! | `cudnn-not-found` | error | no cuDNN anywhere | — |
 //! | `deployment-drift` | error (info for a change of yours a rollback restored; warning when the toolkit's own files now say another release) | files cudnnm deployed have changed | verify |
 //! | `store-release-damaged` | error | a store release folder whose `receipt.toml` is missing or unreadable, or whose files changed by size, link or presence (edited through a link deployment) | verify |

@@ -148,14 +148,18 @@ pub struct ToolkitInfo {
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 #[serde(default)]
 pub struct UnfinishedChange {
-    /// The home whose journal holds it.
+    /// The home whose journal holds it (empty when the marker could not be read).
     pub home: String,
     /// Its backup id.
     pub backup: u64,
     /// What had been asked (`use 9.27.0.42_cuda12`).
     pub action: String,
-    /// The command that finishes it (run with that home).
+    /// The command that finishes it (run with that home); empty when the
+    /// marker belongs to another user and could not be read.
     pub finish: String,
+    /// Whether a cudnnm process holds the toolkit's lock now: the change
+    /// is running, not interrupted.
+    pub running: bool,
 }
 
 impl ToolkitInfo {

@@ -164,3 +164,10 @@ pub fn parent_process_name() -> Option<String> {
 pub fn link_dir_kind(target: &Path, link: &Path) -> io::Result<super::DirLinkKind> {
     std::os::unix::fs::symlink(target, link).map(|()| super::DirLinkKind::Symlink)
 }
+
+/// Makes `path` readable by every user (mode 0644, whatever the umask): a
+/// file other users' cudnnm must read, such as the in-flight marker.
+pub fn make_world_readable(path: &Path) -> io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o644))
+}

@@ -220,6 +220,16 @@ impl Run {
         self
     }
 
+    /// Asserts stdout contains each needle.
+    #[track_caller]
+    pub fn stdout_has(self, needles: &[&str]) -> Run {
+        let o = self.stdout();
+        for n in needles {
+            assert!(o.contains(n), "stdout lacks {n:?}\n{}", self.describe());
+        }
+        self
+    }
+
     /// Parses stdout as JSON.
     #[track_caller]
     pub fn json(&self) -> serde_json::Value {

@@ -282,3 +282,35 @@ pub fn is_root() -> bool {
         })
         .unwrap_or(false)
 }
+
+#[cfg(unix)]
+/// Runs cudnnm as `nobody` through `setpriv` (util-linux), with the
+/// sandbox's scrubbed environment: an ordinary user facing a root-owned toolkit.
+pub fn run_as_nobody(sb: &crate::common::Sandbox, args: &[&str]) -> crate::common::Run {
+    use std::os::unix::fs::PermissionsExt;
+    for d in [sb.root().to_path_buf(), sb.work()] {
+        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    // The home belongs to the user running cudnnm, as it would.
+    std::process::Command::new("chown")
+        .args(["-R", "65534:65534"])
+        .arg(sb.home())
+        .status()
+        .unwrap();
+    let out = std::process::Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(crate::common::bin())
+        .args(args)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", sb.work())
+        .env("CUDNNM_HOME", sb.home())
+        .current_dir(sb.work())
+        .output()
+        .expect("setpriv runs (util-linux; .ci/run installs it)");
+    crate::common::Run {
+        args: args.iter().map(Into::into).collect(),
+        out,
+        root: sb.root().to_path_buf(),
+    }
+}

@@ -1135,6 +1135,7 @@ fn another_homes_unfinished_change_is_an_error_naming_the_command_that_finishes_
         backup: 3,
         action: "use 9.27.0.42_cuda12".into(),
         finish: finish.into(),
+        running: false,
     });
     let f = k.expect("toolkit-change-unfinished");
     assert_eq!(f.severity, Severity::Error);
@@ -1143,6 +1144,13 @@ fn another_homes_unfinished_change_is_an_error_naming_the_command_that_finishes_
         "{f:?}"
     );
     assert_eq!(f.commands, vec![finish.to_string()]);
+    // While the other process still holds the toolkit lock it is running,
+    // not interrupted: a warning to wait, and no command to run.
+    k.s.toolkits[0].unfinished_change.as_mut().unwrap().running = true;
+    let f = k.expect("toolkit-change-unfinished");
+    assert_eq!(f.severity, Severity::Warning);
+    assert!(f.title.contains("is being changed right now"), "{f:?}");
+    assert!(f.commands.is_empty(), "{f:?}");
     Kit::healthy_linux().absent("toolkit-change-unfinished");
 }
 
@@ -1198,6 +1206,24 @@ fn deployed_files_changed() {
             toolkit: TK12.into(),
             release: "9.1.0.70_cuda12".into()
         })
+    );
+    // While another home's change there is unfinished, `use` would refuse:
+    // the redeploy is held back, not attempted.
+    let tk = k.s.toolkits.iter_mut().find(|t| t.root == TK12).unwrap();
+    tk.unfinished_change = Some(crate::doctor::snapshot::UnfinishedChange {
+        home: "/home/b/.cudnnm".into(),
+        backup: 2,
+        action: "use 9.27.0.42_cuda12".into(),
+        finish: "cudnnm --home /home/b/.cudnnm current".into(),
+        running: false,
+    });
+    let f = k.expect("deployment-drift");
+    assert_eq!(f.auto_fix, None);
+    assert!(
+        f.held_back
+            .as_deref()
+            .is_some_and(|h| h.contains("unfinished change from another cudnnm home")),
+        "{f:?}"
     );
 }
 

@@ -880,13 +880,27 @@ fn deployments(cx: &Cx, out: &mut Vec<Finding>) {
         for l in lines {
             f = f.seen(l);
         }
-        out.push(
-            f.why(format!("The toolkit no longer holds release {} as deployed: something replaced, removed or copied over its files, so the headers, libraries and links may now come from different releases.", d.release))
-                .fix("Deploy the release again from the store (what is there now is backed up first).")
-                .command(cmd)
-                .auto(AutoFix::Redeploy { toolkit: d.toolkit.clone(), release: d.release.clone() }),
-        );
+        let f = f.why(format!("The toolkit no longer holds release {} as deployed: something replaced, removed or copied over its files, so the headers, libraries and links may now come from different releases.", d.release))
+            .fix("Deploy the release again from the store (what is there now is backed up first).")
+            .command(cmd);
+        out.push(if change_unfinished(cx, &d.toolkit) {
+            // Another home's interrupted change explains the drift, and
+            // `use` refuses until it is finished: no automatic redeploy.
+            f.held_back(format!("'{}' has an unfinished change from another cudnnm home (toolkit-change-unfinished); finish that first", d.toolkit))
+        } else {
+            f.auto(AutoFix::Redeploy { toolkit: d.toolkit.clone(), release: d.release.clone() })
+        });
     }
+}
+
+/// Whether another home's change to the toolkit at `root` is unfinished
+/// (see `toolkit-change-unfinished`); roots compared as spelled, then resolved.
+fn change_unfinished(cx: &Cx, root: &str) -> bool {
+    let resolved = |p: &str| std::fs::canonicalize(p).ok();
+    cx.s.toolkits.iter().any(|t| {
+        t.unfinished_change.is_some()
+            && (t.root == root || resolved(&t.root).is_some_and(|r| Some(r) == resolved(root)))
+    })
 }
 
 /// `store-release-damaged`: a store folder whose receipt is missing or

@@ -349,21 +349,40 @@ fn gpu(cx: &Cx, out: &mut Vec<Finding>) {
     }
 }
 
-/// `toolkit-change-unfinished`: another home's change to a toolkit was
-/// interrupted and not yet finished or undone; the toolkit may hold a mix of
-/// its old and new files until that home's next command recovers it.
+/// `toolkit-change-unfinished`: another home's change to a toolkit is
+/// running, or was interrupted and not yet finished or undone; the toolkit
+/// may hold a mix of its old and new files until that home recovers it.
 fn unfinished(cx: &Cx, out: &mut Vec<Finding>) {
     for t in &cx.s.toolkits {
         let Some(u) = &t.unfinished_change else {
             continue;
         };
-        out.push(
-            Finding::new("toolkit-change-unfinished", Severity::Error, format!("{} is in the middle of an interrupted change from another cudnnm home", t.root))
-                .seen(format!("`{}` (backup {} of cudnnm home {})", u.action, u.backup, u.home))
+        let whose = if u.home.is_empty() {
+            "another user's cudnnm home (its marker .cudnnm-inflight.toml cannot be read here)"
+                .to_string()
+        } else {
+            format!(
+                "`{}` (backup {} of cudnnm home {})",
+                u.action, u.backup, u.home
+            )
+        };
+        let f = if u.running {
+            Finding::new("toolkit-change-unfinished", Severity::Warning, format!("{} is being changed right now by another cudnnm home", t.root))
+                .seen(whose)
+                .why("Another cudnnm process holds this toolkit's lock and is switching its cuDNN files; until it finishes, the toolkit holds part of the old cuDNN and part of the new.")
+                .fix("Wait for it to finish, then run doctor again.")
+        } else {
+            let f = Finding::new("toolkit-change-unfinished", Severity::Error, format!("{} is in the middle of an interrupted change from another cudnnm home", t.root))
+                .seen(whose)
                 .why("A cudnnm change to this toolkit stopped part-way (a crash, a kill or a power cut). Its journal and the original files are in that other home, which finishes or undoes the change at its next command; until then the toolkit may hold part of the old cuDNN and part of the new, and cudnnm from any other home refuses to change it.")
-                .fix("Run any cudnnm command with that home: it completes the change or puts the original files back.")
-                .command(u.finish.clone()),
-        );
+                .fix("Run any cudnnm command with that home (as its user): it completes the change or puts the original files back.");
+            if u.finish.is_empty() {
+                f
+            } else {
+                f.command(u.finish.clone())
+            }
+        };
+        out.push(f);
     }
 }
 
