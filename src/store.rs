@@ -45,7 +45,7 @@ pub struct Receipt {
 }
 
 /// The origin of an imported release.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
 pub struct Source {
     /// The archive shape (`windows-zip`, `linux-tgz`, `redist`, `wheel`, `installer-folder`, `folder`, `flat`).
     pub kind: String,

@@ -653,6 +653,7 @@ fn a_symlink_deployment_turned_into_a_plain_copy_is_drift() {
             mode: Mode::Symlink,
             deployed_at: "2026-11-29T22:00:00Z".into(),
             backup: None,
+            source: None,
             files,
         }],
     };

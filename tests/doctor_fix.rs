@@ -531,3 +531,22 @@ fn printed_commands_survive_a_shell_for_a_path_with_quotes_dollar_spaces_and_acc
     assert!(run.status.success(), "{redeploy}: {run:?}");
     sb.run(["verify", "--no-load"]).ok();
 }
+
+#[test]
+fn after_uninstall_force_verify_names_the_package_the_release_came_from() {
+    // The release is gone from the store, but the deployment record kept its
+    // source: the reinstall hint names the jit wheel it was imported from,
+    // not the catalog's other package of the same release id.
+    let sb = Sandbox::new();
+    deployed(&sb, "copy");
+    sb.run(["uninstall", "9.12.0.46", "--force"]).ok();
+    let r = sb.run(["verify", "--no-load"]).code_is(7);
+    let out = format!("{}{}", r.stdout(), r.stderr());
+    assert!(
+        out.contains("9.12.0.46_cuda12 is not in the store any more")
+            && out.contains("cudnnm install pip:nvidia-cudnn-jit-cu12==9.12.0.46 --force"),
+        "{}",
+        r.describe()
+    );
+    assert!(!out.contains("nvidia-cudnn-cu12=="), "{}", r.describe());
+}

@@ -126,6 +126,7 @@ fn world(mode: Mode) -> World {
             mode,
             deployed_at: "2026-11-29T21:01:00Z".into(),
             backup: None,
+            source: None,
             files: placed,
         }],
     };

@@ -504,6 +504,7 @@ mod tests {
             mode: Mode::Copy,
             deployed_at: "2026-01-01T00:00:00Z".into(),
             backup: Some("1".into()),
+            source: None,
             files: vec![PlacedFile {
                 path: dest.clone(),
                 from: "lib/libcudnn.so.9".into(),

@@ -211,6 +211,9 @@ pub struct Deployment {
     /// Every file placed.
     #[serde(rename = "file", default)]
     pub files: Vec<PlacedFile>,
+    /// Where the release came from (its receipt's source at deployment).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub source: Option<crate::store::Source>,
 }
 
 impl Deployment {
@@ -342,6 +345,7 @@ mod tests {
             mode: Mode::Symlink,
             deployed_at: "2026-01-01T00:00:00Z".into(),
             backup: Some("1".into()),
+            source: None,
             files: vec![PlacedFile {
                 path: PathBuf::from("/tk/a b/lib64/libcudnn.so"),
                 from: "lib/libcudnn.so".into(),

@@ -123,6 +123,11 @@ pub struct Next {
     pub release: String,
     /// Mode of the placed files.
     pub mode: Mode,
+    /// Where the release came from (its receipt's source), kept in the
+    /// deployment record so that a reinstall hint can name it after the
+    /// release left the store.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub source: Option<crate::store::Source>,
 }
 
 /// A whole change, as stored in the journal before anything changes.
@@ -219,6 +224,7 @@ impl Plan {
             deployed_at: deployed_at.to_string(),
             backup: Some(self.id.to_string()),
             files,
+            source: next.source.clone(),
         })
     }
 
@@ -858,6 +864,7 @@ pub fn plan_use(
         next: Some(Next {
             release: release.id(),
             mode,
+            source: Some(release.receipt.source.clone()),
         }),
         previous,
         from_label: held,
@@ -1031,6 +1038,7 @@ pub fn plan_rollback(
         } else {
             d.mode
         },
+        source: d.source.clone(),
     });
     let action = format!("rollback to backup {}", source.id);
     let held = held_label(&found, current, toolkit);

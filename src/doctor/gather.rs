@@ -1456,6 +1456,7 @@ mod tests {
                 mode: crate::deploy::Mode::Symlink,
                 deployed_at: "2026-01-01T00:00:00Z".into(),
                 backup: None,
+                source: None,
                 files: Vec::new(),
             }],
         };

@@ -448,7 +448,7 @@ fn deployment_help(tables: &Tables, d: &Deployment, installed: bool, c: &Check) 
         help.push(format!(
             "{} is not in the store any more: {}, then `{use_cmd}` deploys it again",
             d.release,
-            reinstall_help(tables, &d.release, None)
+            reinstall_help(tables, &d.release, d.source.as_ref())
         ));
     } else if changed {
         help.push(format!(
