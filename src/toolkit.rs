@@ -175,8 +175,13 @@ impl Toolkit {
 
     /// The cuDNN version its headers declare (`cudnn_version.h`, else
     /// `cudnn.h`), if it holds cuDNN headers at all. Whoever put them there.
+    /// `include` first, then a `targets/<arch>/include` of its own (see
+    /// [`Toolkit::cudnn_dirs`]).
     pub fn header_cudnn_version(&self) -> Option<Version> {
-        header_cudnn_version(&self.include_dir())
+        self.cudnn_dirs()
+            .iter()
+            .filter(|d| d.file_name().is_some_and(|n| n == "include"))
+            .find_map(|d| header_cudnn_version(d))
     }
 }
 

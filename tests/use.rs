@@ -1255,6 +1255,13 @@ fn a_stale_cudnn_in_targets_lib_beside_a_real_lib64_is_backed_up_and_restored() 
     std::fs::write(stale.join("libcudnn.so.8.9.7"), b"\x7fELF stale 8.9.7").unwrap();
     std::os::unix::fs::symlink("libcudnn.so.8.9.7", stale.join("libcudnn.so.8")).unwrap();
     std::fs::write(stale.join("libcudart.so.12"), b"\x7fELF cudart").unwrap();
+    let stale_inc = tk.join("targets/x86_64-linux/include");
+    std::fs::create_dir_all(&stale_inc).unwrap();
+    std::fs::write(
+        stale_inc.join("cudnn_version.h"),
+        fixtures::version_header("8.9.7"),
+    )
+    .unwrap();
     // A cross-compilation target's cuDNN is not the host's: left alone.
     let cross = tk.join("targets/aarch64-linux/lib/libcudnn.so.8");
     std::fs::write(&cross, b"\x7fELF aarch64 cudnn").unwrap();
@@ -1270,7 +1277,7 @@ fn a_stale_cudnn_in_targets_lib_beside_a_real_lib64_is_backed_up_and_restored() 
     sb.run(["use", "9.12.0.46", "--cuda-root", &t, "--mode", "copy"])
         .ok()
         .stderr_has(&[
-            "cuDNN unknown (2 files not from cudnnm) → 9.12.0.46",
+            "cuDNN 8.9.7 (not from cudnnm) → 9.12.0.46",
             "(copy, backup 1)",
         ]);
     let names: Vec<String> = std::fs::read_dir(&stale)
@@ -1291,7 +1298,7 @@ fn a_stale_cudnn_in_targets_lib_beside_a_real_lib64_is_backed_up_and_restored() 
     ));
     assert_eq!(
         held.keys().collect::<Vec<_>>(),
-        ["libcudnn.so.8", "libcudnn.so.8.9.7"]
+        ["cudnn_version.h", "libcudnn.so.8", "libcudnn.so.8.9.7"]
     );
     // verify looks where use looks: a stale copy put back into targets/ is
     // an extra file of the deployment.
