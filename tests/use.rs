@@ -1230,6 +1230,24 @@ fn a_cuda_version_not_found_says_where_it_looked_and_lists_the_toolkits_found() 
     ]);
 }
 
+/// Makes the folder `tk` a CUDA 12.4 toolkit (its `version.json`) and puts
+/// the 9.12.0.46 fixture into the sandbox's store.
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+fn cuda_12_4_and_9_12(sb: &Sandbox, tk: &Path) {
+    std::fs::write(
+        tk.join("version.json"),
+        r#"{"cuda": {"name": "CUDA SDK", "version": "12.4.1"}}"#,
+    )
+    .unwrap();
+    put_release(
+        &sb.home(),
+        &fixtures::redist_linux("9.12.0.46", "12"),
+        "9.12.0.46",
+        "12",
+        Platform::LinuxX86_64,
+    );
+}
+
 #[test]
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
 fn a_stale_cudnn_in_targets_lib_beside_a_real_lib64_is_backed_up_and_restored() {
@@ -1246,11 +1264,6 @@ fn a_stale_cudnn_in_targets_lib_beside_a_real_lib64_is_backed_up_and_restored() 
     ] {
         std::fs::create_dir_all(tk.join(d)).unwrap();
     }
-    std::fs::write(
-        tk.join("version.json"),
-        r#"{"cuda": {"name": "CUDA SDK", "version": "12.4.1"}}"#,
-    )
-    .unwrap();
     let stale = tk.join("targets/x86_64-linux/lib");
     std::fs::write(stale.join("libcudnn.so.8.9.7"), b"\x7fELF stale 8.9.7").unwrap();
     std::os::unix::fs::symlink("libcudnn.so.8.9.7", stale.join("libcudnn.so.8")).unwrap();
@@ -1265,13 +1278,7 @@ fn a_stale_cudnn_in_targets_lib_beside_a_real_lib64_is_backed_up_and_restored() 
     // A cross-compilation target's cuDNN is not the host's: left alone.
     let cross = tk.join("targets/aarch64-linux/lib/libcudnn.so.8");
     std::fs::write(&cross, b"\x7fELF aarch64 cudnn").unwrap();
-    put_release(
-        &sb.home(),
-        &fixtures::redist_linux("9.12.0.46", "12"),
-        "9.12.0.46",
-        "12",
-        Platform::LinuxX86_64,
-    );
+    cuda_12_4_and_9_12(&sb, &tk);
     let before = snapshot(&tk);
     let t = tk_arg(&tk);
     sb.run(["use", "9.12.0.46", "--cuda-root", &t, "--mode", "copy"])
@@ -1330,18 +1337,7 @@ fn targets_folders_outside_the_root_are_left_alone_and_lib64_to_lib_verifies_cle
     std::os::unix::fs::symlink("lib", tk.join("lib64")).unwrap();
     std::os::unix::fs::symlink(&system, tk.join("targets/x86_64-linux/lib")).unwrap();
     std::fs::write(system.join("libcudnn.so.9"), b"\x7fELF the distro's cudnn").unwrap();
-    std::fs::write(
-        tk.join("version.json"),
-        r#"{"cuda": {"name": "CUDA SDK", "version": "12.4.1"}}"#,
-    )
-    .unwrap();
-    put_release(
-        &sb.home(),
-        &fixtures::redist_linux("9.12.0.46", "12"),
-        "9.12.0.46",
-        "12",
-        Platform::LinuxX86_64,
-    );
+    cuda_12_4_and_9_12(&sb, &tk);
     let outside = snapshot(&system);
     let t = tk_arg(&tk);
     sb.run(["use", "9.12.0.46", "--cuda-root", &t, "--mode", "symlink"])

@@ -733,6 +733,15 @@ fn a_home_refuses_a_toolkit_that_another_homes_crash_left_half_changed() {
         serde_json::json!([])
     );
     assert!(!b.home().join("deployments.toml").exists());
+    // B's current shows it, with the same command.
+    let cur = b.run(["current", "--cuda-root", &t]).ok().stdout();
+    assert!(
+        cur.contains(&format!(
+            "  unfinished change `use 9.1.0.70_cuda12` (backup 1 of '{}'): finish that change first with `{finish}`",
+            home_a.display()
+        )),
+        "{cur}"
+    );
     // B's doctor says the same, with the same command.
     let d = b
         .run(["doctor", "--json", "--no-load", "--cuda-root", &t])

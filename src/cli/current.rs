@@ -71,16 +71,9 @@ impl ToolkitView {
     ) -> ToolkitView {
         let dep = deployments.for_toolkit(&t.root);
         let unfinished_change = inflight::foreign(&ctx.home, &t.root).map(|m| {
-            let what = if m.home.as_os_str().is_empty() {
-                "from another user's cudnnm home".to_string()
-            } else {
-                format!(
-                    "`{}` (backup {} of '{}')",
-                    m.action,
-                    m.backup,
-                    m.home.display()
-                )
-            };
+            let what = m
+                .describe()
+                .unwrap_or_else(|| "from another user's cudnnm home".to_string());
             format!(
                 "unfinished change {what}: {}",
                 inflight::finish_advice(&m, &t.root, ctx.env.is_windows())

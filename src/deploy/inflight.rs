@@ -60,6 +60,19 @@ impl Inflight {
             .is_err_and(|e| e.kind() == std::io::ErrorKind::PermissionDenied)
     }
 
+    /// "`use 9.27.0.42_cuda12` (backup 3 of '/home/a/.cudnnm')"; `None` for
+    /// a marker that could not be read (its home is unknown).
+    pub fn describe(&self) -> Option<String> {
+        (!self.home.as_os_str().is_empty()).then(|| {
+            format!(
+                "`{}` (backup {} of '{}')",
+                self.action,
+                self.backup,
+                self.home.display()
+            )
+        })
+    }
+
     /// Whether the marker names `home`.
     pub fn is_from(&self, home: &Home) -> bool {
         self.home == canonical(home.root())
@@ -156,15 +169,9 @@ pub fn finish_advice(m: &Inflight, root: &Path, windows: bool) -> String {
 /// its change. Failing to write the marker is not an error (see the module docs).
 pub fn claim(home: &Home, plan: &Plan, windows: bool) -> Result<()> {
     if let Some(m) = foreign(home, &plan.toolkit) {
-        let what = if m.home.as_os_str().is_empty() {
-            "another user's cudnnm home".to_string()
-        } else {
-            format!(
-                "another cudnnm home: `{}` (backup {} of '{}')",
-                m.action,
-                m.backup,
-                m.home.display()
-            )
+        let what = match m.describe() {
+            Some(d) => format!("another cudnnm home: {d}"),
+            None => "another user's cudnnm home".to_string(),
         };
         return Err(Error::new(
             Kind::Conflict,
