@@ -609,6 +609,27 @@ impl AppendLog {
     }
 }
 
+/// `fs::canonicalize` without Windows' verbatim prefix (`\\?\C:\…` →
+/// `C:\…`, `\\?\UNC\server\share` → `\\server\share`), so real paths read
+/// like the ones users type; `None` when the path cannot be resolved.
+pub fn canonical(p: &Path) -> Option<PathBuf> {
+    fs::canonicalize(p).ok().map(strip_verbatim)
+}
+
+fn strip_verbatim(c: PathBuf) -> PathBuf {
+    let t = c.to_string_lossy();
+    match (t.strip_prefix(r"\\?\UNC\"), t.strip_prefix(r"\\?\")) {
+        (Some(rest), _) => PathBuf::from(format!(r"\\{rest}")),
+        (None, Some(rest)) => PathBuf::from(rest),
+        _ => c,
+    }
+}
+
+/// [`canonical`], or `p` itself when it cannot be resolved (gone, no access).
+pub fn canonical_or_self(p: &Path) -> PathBuf {
+    canonical(p).unwrap_or_else(|| p.to_path_buf())
+}
+
 /// The folder holding `path` (`.` for a bare name).
 pub fn parent_of(path: &Path) -> &Path {
     match path.parent() {
@@ -629,6 +650,22 @@ pub fn sibling(path: &Path, tag: &str) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn canonical_paths_read_like_typed_ones() {
+        let v = |s: &str| strip_verbatim(PathBuf::from(s));
+        assert_eq!(v(r"\\?\C:\CUDA\v12.4"), PathBuf::from(r"C:\CUDA\v12.4"));
+        assert_eq!(
+            v(r"\\?\UNC\srv\share\cuda"),
+            PathBuf::from(r"\\srv\share\cuda")
+        );
+        assert_eq!(
+            v("/usr/local/cuda-12.4"),
+            PathBuf::from("/usr/local/cuda-12.4")
+        );
+        let d = tempfile::tempdir().unwrap();
+        assert_eq!(canonical(&d.path().join("missing")), None);
+    }
 
     #[test]
     fn atomic_write_replaces_and_leaves_no_temp() {

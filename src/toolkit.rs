@@ -185,20 +185,10 @@ impl Toolkit {
     }
 }
 
-/// Resolves links and makes `p` absolute; on Windows drops the `\\?\` prefix
-/// of plain drive paths so messages show the path users know.
+/// Resolves links and makes `p` absolute, without Windows' `\\?\` prefix
+/// ([`crate::fsops::canonical`]); `p` itself when it cannot be resolved.
 fn canonical(p: &Path) -> PathBuf {
-    let c = match std::fs::canonicalize(p) {
-        Ok(c) => c,
-        Err(_) => return p.to_path_buf(),
-    };
-    let s = c.to_string_lossy();
-    if let Some(rest) = s.strip_prefix(r"\\?\")
-        && rest.as_bytes().get(1) == Some(&b':')
-    {
-        return PathBuf::from(rest);
-    }
-    c
+    crate::fsops::canonical_or_self(p)
 }
 
 /// The host's folder under a Linux toolkit's `targets/` (CUDA installation

@@ -75,12 +75,8 @@ impl Inflight {
 
     /// Whether the marker names `home`.
     pub fn is_from(&self, home: &Home) -> bool {
-        self.home == canonical(home.root())
+        self.home == fsops::canonical_or_self(home.root())
     }
-}
-
-fn canonical(p: &Path) -> PathBuf {
-    std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
 }
 
 fn path(root: &Path) -> PathBuf {
@@ -187,7 +183,7 @@ pub fn claim(home: &Home, plan: &Plan, windows: bool) -> Result<()> {
         )));
     }
     let mine = Inflight {
-        home: canonical(home.root()),
+        home: fsops::canonical_or_self(home.root()),
         backup: plan.id,
         action: plan.action.clone(),
     };

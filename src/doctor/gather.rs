@@ -738,7 +738,7 @@ fn read_file(
     if meta.as_ref().is_ok_and(|m| m.is_dir()) {
         return None;
     }
-    let real_path = canonical(path).map(|p| s(&p));
+    let real_path = crate::fsops::canonical(path).map(|p| s(&p));
     let (origin, origin_detail) = o.of(path);
     let mut f = CudnnFile {
         path: s(path),
@@ -771,20 +771,6 @@ fn read_file(
         f.file_version = info.file_version.clone();
     }
     Some(f)
-}
-
-/// `fs::canonicalize` without Windows' verbatim prefix (`\\?\C:\…` → `C:\…`,
-/// `\\?\UNC\server\share` → `\\server\share`), so real paths read like the others.
-fn canonical(p: &Path) -> Option<PathBuf> {
-    let c = fs::canonicalize(p).ok()?;
-    let t = s(&c);
-    Some(
-        match (t.strip_prefix(r"\\?\UNC\"), t.strip_prefix(r"\\?\")) {
-            (Some(rest), _) => PathBuf::from(format!(r"\\{rest}")),
-            (None, Some(rest)) => PathBuf::from(rest),
-            _ => c,
-        },
-    )
 }
 
 /// Parses `ldconfig -p`: `\tlibcudnn.so.8 (libc6,x86-64) => /usr/lib/x86_64-linux-gnu/libcudnn.so.8`.
