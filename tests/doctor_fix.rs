@@ -550,3 +550,83 @@ fn after_uninstall_force_verify_names_the_package_the_release_came_from() {
     );
     assert!(!out.contains("nvidia-cudnn-cu12=="), "{}", r.describe());
 }
+
+#[test]
+fn a_fix_planned_during_another_homes_change_is_checked_again_under_the_lock() {
+    // Home B deployed 9.12; home A's `use 9.27` is mid-change when B's
+    // `doctor --fix` looks, so B sees drift and plans a redeploy, then waits
+    // for the toolkit lock. A finishes. B must not undo A's finished change.
+    use std::process::Stdio;
+    use std::time::{Duration, Instant};
+    let b = Sandbox::new();
+    let (tk, _) = deployed(&b, "symlink");
+    let t = tk.display().to_string();
+    let a = Sandbox::new();
+    for v in ["9.12.0.46", "9.27.0.42"] {
+        a.run([
+            "install".as_ref(),
+            real_wheel(&format!("nvidia_cudnn_jit_cu12-{v}")).as_os_str(),
+        ])
+        .ok();
+    }
+    let pause = a.root().join("paused");
+    let mut first = a
+        .command()
+        .args(["use", "9.27.0.42", "--cuda-root", &t])
+        .env("CUDNNM_TEST_PAUSE_AFTER_STEP", "12")
+        .env("CUDNNM_TEST_PAUSE_FILE", &pause)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while !pause.exists() {
+        assert!(start.elapsed() < Duration::from_secs(30), "A never paused");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let b_err = b.root().join("fix.stderr");
+    let fix = b
+        .command()
+        .args(["doctor", "--fix", "--no-load", "--cuda-root", &t])
+        .stdout(Stdio::piped())
+        .stderr(fs::File::create(&b_err).unwrap())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while !fs::read_to_string(&b_err)
+        .unwrap()
+        .contains("(toolkit lock)")
+    {
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "B's fix did not wait for the lock: {}",
+            fs::read_to_string(&b_err).unwrap()
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    fs::remove_file(&pause).unwrap();
+    assert!(first.wait().unwrap().success());
+    let out = fix.wait_with_output().unwrap();
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        fs::read_to_string(&b_err).unwrap()
+    );
+    assert!(!all.contains("fix applied"), "{all}");
+    assert!(
+        all.contains(&format!(
+            "'{t}' now holds cuDNN 9.27.0 (not this home's record of 9.12.0.46_cuda12)"
+        )),
+        "{all}"
+    );
+    // A's change stands, whole.
+    let cur = a.run(["current", "--cuda-root", &t, "--json"]).ok().json();
+    assert_eq!(cur["toolkits"][0]["release"], "9.27.0.42_cuda12");
+    assert!(
+        cur["toolkits"][0]["drift"].as_object().is_some_and(|d| d
+            .values()
+            .all(|v| v.as_array().is_none_or(|a| a.is_empty()))),
+        "{cur}"
+    );
+    a.run(["verify", "--no-load"]).ok();
+}

@@ -708,6 +708,26 @@ fn https_checks_the_server_certificate_and_trusts_a_ca_named_by_ssl_cert_file() 
         names(&w.downloads())
     );
 
+    // SSL_CERT_FILE naming some other CA: the hint says it is set and to
+    // check what it holds.
+    let other = w.sb.root().join("other-ca");
+    std::fs::create_dir_all(&other).unwrap();
+    let wrong = common::tls::TlsFront::start(w.server.port(), &other).ca_pem;
+    let mut c = w.sb.command();
+    let r = c
+        .env("SSL_CERT_FILE", &wrong)
+        .args(["install", V, "--cuda", "12", "--mirror", &mirror])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert_eq!(r.status.code(), Some(6), "{err}");
+    assert!(
+        err.contains(&format!(
+            "check that SSL_CERT_FILE ('{}', set now) holds that CA's certificate (PEM)",
+            wrong.display()
+        )),
+        "{err}"
+    );
     // With the CA trusted through SSL_CERT_FILE the same download goes over
     // TLS, is checked against the catalog's SHA-256, and is imported.
     let mut sb = w.sb;

@@ -795,7 +795,8 @@ fn a_damaged_store_release_is_named_with_how_to_reinstall_it_and_nothing_changes
                 rel.join("lib/libcudnn.so").display()
             ),
             "is a broken link (to 'libcudnn.so.9')",
-            "help: reinstall it: `cudnnm install 9.1.0.70 --cuda 12 --force`",
+            // From the source its receipt names: here a local archive.
+            "help: reinstall it from the file it came from (cudnn-linux-x86_64-9.1.0.70_cuda12-archive.tar.xz): `cudnnm install PATH/TO/cudnn-linux-x86_64-9.1.0.70_cuda12-archive.tar.xz --force`",
         ]);
     // A file of the wrong size is named too.
     std::fs::write(&lib, b"short").unwrap();

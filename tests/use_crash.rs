@@ -623,6 +623,15 @@ fn two_homes_deploying_into_one_toolkit_take_turns() {
     }
     std::thread::sleep(Duration::from_millis(200));
     assert!(second.try_wait().unwrap().is_none(), "B must still wait");
+    // Meanwhile a read-only look from a third home says a change is running.
+    let c = Sandbox::new();
+    let cur = c.run(["current", "--cuda-root", &t]).ok().stdout();
+    assert!(
+        cur.contains(
+            "  a change from another cudnnm home is running: `use 9.1.0.70_cuda12` (backup 1 of"
+        ) && cur.contains("it holds the toolkit lock"),
+        "{cur}"
+    );
     assert_eq!(
         snapshot(&a.watch),
         mid,
@@ -742,6 +751,14 @@ fn a_home_refuses_a_toolkit_that_another_homes_crash_left_half_changed() {
         )),
         "{cur}"
     );
+    let j = b.run(["current", "--cuda-root", &t, "--json"]).ok().json();
+    let u = &j["toolkits"][0]["unfinished_change"];
+    assert_eq!(
+        (&u["backup"], &u["action"], &u["running"]),
+        (&1.into(), &"use 9.1.0.70_cuda12".into(), &false.into()),
+        "{j}"
+    );
+    assert!(m.ends_with('\n'), "{m:?}");
     // B's doctor says the same, with the same command.
     let d = b
         .run(["doctor", "--json", "--no-load", "--cuda-root", &t])

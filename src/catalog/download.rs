@@ -743,23 +743,36 @@ fn classify(e: reqwest::Error, url: &str, name: &str) -> Failure {
             .ok()
             .and_then(|u| u.host_str().map(str::to_string))
             .unwrap_or_else(|| url.to_string());
+        let chain = error_chain(&e);
         let trust = if cfg!(windows) {
-            "import that CA's certificate into Windows' Trusted Root Certification Authorities store"
+            "import that CA's certificate into Windows' Trusted Root Certification Authorities store".to_string()
         } else {
-            "point SSL_CERT_FILE at that CA's certificate (a PEM file)"
+            // Read as rustls-native-certs reads it: from the process.
+            match std::env::var_os("SSL_CERT_FILE") {
+                Some(f) => format!(
+                    "check that SSL_CERT_FILE ('{}', set now) holds that CA's certificate (PEM)",
+                    Path::new(&f).display()
+                ),
+                None => "point SSL_CERT_FILE at that CA's certificate (a PEM file)".to_string(),
+            }
+        };
+        let hint = if chain.contains("CaUsedAsEndEntity") {
+            format!(
+                "the server presents a CA certificate as its own (a self-signed one with CA:TRUE, which `openssl req -x509` makes by default), which is refused even when trusted: give the server a certificate signed by a CA, or one made with `-addext basicConstraints=CA:FALSE`, then {trust}"
+            )
+        } else {
+            format!(
+                "if a company proxy or your mirror signs HTTPS with its own CA, {trust} and run the command again; otherwise {}",
+                manual_hint(name)
+            )
         };
         return Failure::Fatal(
             Error::new(
                 Kind::Network,
-                format!(
-                    "could not download {name}: the TLS certificate of {host} is not trusted"
-                ),
+                format!("could not download {name}: the TLS certificate of {host} is not trusted"),
             )
-            .cause(format!("{url}: {}", error_chain(&e)))
-            .hint(format!(
-                "if a company proxy or your mirror signs HTTPS with its own CA, {trust} and run the command again; otherwise {}",
-                manual_hint(name)
-            )),
+            .cause(format!("{url}: {chain}"))
+            .hint(hint),
         );
     }
     let what = if e.is_connect() {

@@ -57,9 +57,37 @@ pub(super) struct ToolkitView {
     #[serde(skip)]
     unmanaged_files: usize,
     /// Another home's change to the toolkit that is running or unfinished
-    /// (its in-flight marker): what it is and how to finish it.
+    /// (its in-flight marker).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub unfinished_change: Option<String>,
+    pub unfinished_change: Option<UnfinishedView>,
+}
+
+/// Another home's change to a toolkit, from its in-flight marker.
+#[derive(Serialize)]
+pub(super) struct UnfinishedView {
+    /// The home whose journal holds it (empty when the marker belongs to
+    /// another user and could not be read).
+    pub home: PathBuf,
+    /// Its backup id.
+    pub backup: u64,
+    /// What had been asked (`use 9.27.0.42_cuda12`).
+    pub action: String,
+    /// Whether a cudnnm process holds the toolkit's lock now (running, not
+    /// interrupted).
+    pub running: bool,
+    /// What to do about it, for people.
+    pub hint: String,
+}
+
+impl UnfinishedView {
+    /// One line for people.
+    pub(super) fn line(&self) -> String {
+        if self.running {
+            format!("  {}; it holds the toolkit lock", self.hint)
+        } else {
+            format!("  {}", self.hint)
+        }
+    }
 }
 
 impl ToolkitView {
@@ -71,13 +99,23 @@ impl ToolkitView {
     ) -> ToolkitView {
         let dep = deployments.for_toolkit(&t.root);
         let unfinished_change = inflight::foreign(&ctx.home, &t.root).map(|m| {
-            let what = m
-                .describe()
-                .unwrap_or_else(|| "from another user's cudnnm home".to_string());
-            format!(
-                "unfinished change {what}: {}",
-                inflight::finish_advice(&m, &t.root, ctx.env.is_windows())
-            )
+            let running = crate::lock::toolkit_busy(&t.root);
+            let hint = match (running, m.describe()) {
+                (true, Some(d)) => format!("a change from another cudnnm home is running: {d}"),
+                (true, None) => "a change from another user's cudnnm home is running".to_string(),
+                (false, d) => format!(
+                    "unfinished change {}: {}",
+                    d.unwrap_or_else(|| "from another user's cudnnm home".to_string()),
+                    inflight::finish_advice(&m, &t.root, ctx.env.is_windows())
+                ),
+            };
+            UnfinishedView {
+                home: m.home,
+                backup: m.backup,
+                action: m.action,
+                running,
+                hint,
+            }
         });
         ToolkitView {
             root: t.root.clone(),
@@ -188,7 +226,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
             t.state()
         ));
         if let Some(u) = &t.unfinished_change {
-            ctx.out(format!("  {u}"));
+            ctx.out(u.line());
         }
     }
     Ok(0)

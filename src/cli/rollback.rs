@@ -102,6 +102,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     let _toolkit_lock = ToolkitLock::acquire(&toolkit.root, || {
         ctx.status(toolkit_wait_message(&toolkit.root))
     })?;
+    crate::deploy::inflight::refuse_if_foreign(&ctx.home, &toolkit.root, ctx.env.is_windows())?;
     let store = Store::new(&ctx.home);
     let deployments = Deployments::load(&ctx.home)?;
     let current = deployments.for_toolkit(&toolkit.root);

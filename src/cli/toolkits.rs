@@ -40,7 +40,7 @@ pub fn run(ctx: &Ctx, _args: Args) -> Result<u8> {
             v.state()
         ));
         if let Some(u) = &v.unfinished_change {
-            ctx.out(format!("  {u}"));
+            ctx.out(u.line());
         }
     }
     Ok(0)

@@ -53,11 +53,12 @@ impl Inflight {
         }
     }
 
-    /// Whether this user cannot look into the marker's home (another
-    /// user's): the finishing command must then be run as that user.
+    /// Whether this user cannot look into or write the marker's home
+    /// (another user's): the finishing command must then be run as that user.
     fn home_is_private(&self) -> bool {
         std::fs::read_dir(&self.home)
             .is_err_and(|e| e.kind() == std::io::ErrorKind::PermissionDenied)
+            || crate::platform::dir_writable(&self.home) == Some(false)
     }
 
     /// "`use 9.27.0.42_cuda12` (backup 3 of '/home/a/.cudnnm')"; `None` for
@@ -164,24 +165,7 @@ pub fn finish_advice(m: &Inflight, root: &Path, windows: bool) -> String {
 /// [`Kind::Conflict`] naming the other home and the command that finishes
 /// its change. Failing to write the marker is not an error (see the module docs).
 pub fn claim(home: &Home, plan: &Plan, windows: bool) -> Result<()> {
-    if let Some(m) = foreign(home, &plan.toolkit) {
-        let what = match m.describe() {
-            Some(d) => format!("another cudnnm home: {d}"),
-            None => "another user's cudnnm home".to_string(),
-        };
-        return Err(Error::new(
-            Kind::Conflict,
-            format!(
-                "'{}' has an unfinished change from {what}",
-                plan.toolkit.display()
-            ),
-        )
-        .cause("changing it now would mix that change's files with this one's; nothing changed")
-        .hint(format!(
-            "{}, then run this again",
-            finish_advice(&m, &plan.toolkit, windows)
-        )));
-    }
+    refuse_if_foreign(home, &plan.toolkit, windows)?;
     let mine = Inflight {
         home: fsops::canonical_or_self(home.root()),
         backup: plan.id,
@@ -190,19 +174,46 @@ pub fn claim(home: &Home, plan: &Plan, windows: bool) -> Result<()> {
     if let Ok(text) = toml::to_string(&mine) {
         let body = format!(
             "# cudnnm: a change to this CUDA toolkit is running, or was interrupted.\n\
-             # The next cudnnm command run with this home finishes or undoes it.\n{text}"
+             # The next cudnnm command run with this home finishes or undoes it.\n{}\n",
+            text.trim_end()
         );
+        let p = path(&plan.toolkit);
         // Not synced (a flush would cost every switch): when the toolkit
         // and the home share an ext4 file system, the journal's synced plan
         // that follows commits it too; elsewhere a power cut may lose it,
         // which loses only the guard. A marker torn by a crash does not
         // parse, counts as absent, and is replaced.
-        let p = path(&plan.toolkit);
         // Readable by every user whatever the umask: another user's cudnnm
         // must see it.
         if std::fs::write(&p, body.as_bytes()).is_ok() {
             let _ = crate::platform::make_world_readable(&p);
         }
+    }
+    Ok(())
+}
+
+/// Refuses to change the toolkit at `root` while another home's change to
+/// it is running or unfinished. `use` and `rollback` call it before their
+/// access check too, so the refusal, not a permission error, is what a user
+/// meets first.
+///
+/// # Errors
+/// [`Kind::Conflict`] naming the other home and how to finish its change.
+pub fn refuse_if_foreign(home: &Home, root: &Path, windows: bool) -> Result<()> {
+    if let Some(m) = foreign(home, root) {
+        let what = match m.describe() {
+            Some(d) => format!("another cudnnm home: {d}"),
+            None => "another user's cudnnm home".to_string(),
+        };
+        return Err(Error::new(
+            Kind::Conflict,
+            format!("'{}' has an unfinished change from {what}", root.display()),
+        )
+        .cause("changing it now would mix that change's files with this one's; nothing changed")
+        .hint(format!(
+            "{}, then run this again",
+            finish_advice(&m, root, windows)
+        )));
     }
     Ok(())
 }

@@ -766,11 +766,18 @@ fn check_release_files(release: &Release, targets: &[Target]) -> Result<()> {
                     path.display()
                 ),
             )
-            .hint(format!(
-                "reinstall it: `cudnnm install {} --cuda {} --force` (or `cudnnm install <its archive> --force`); nothing was changed",
-                release.version(),
-                release.cuda()
-            )));
+            .hint({
+                // From the source its receipt names, never another package
+                // of the same release id (the catalog's full wheel for a jit one).
+                let (arg, is_file) =
+                    crate::doctor::verify::reinstall_arg(&release.id(), &release.receipt.source);
+                let cmd = crate::doctor::verify::reinstall_command(&arg, is_file, cfg!(windows));
+                if is_file {
+                    format!("reinstall it from the file it came from ({arg}): `{cmd}`; nothing was changed")
+                } else {
+                    format!("reinstall it: `{cmd}`; nothing was changed")
+                }
+            }));
         }
     }
     Ok(())

@@ -58,6 +58,12 @@ pub fn use_release(home: &Home, env: &Env, store: &Store, req: &UseRelease) -> R
     // Planned and run under the toolkit's lock, taken after the home lock:
     // another home's change to this toolkit finishes first.
     let _toolkit_lock = crate::lock::ToolkitLock::acquire(&req.toolkit.root, req.on_lock_wait)?;
+    use_release_locked(home, env, store, req)
+}
+
+/// [`use_release`] for a caller that holds the toolkit's lock already.
+fn use_release_locked(home: &Home, env: &Env, store: &Store, req: &UseRelease) -> Result<Used> {
+    super::inflight::refuse_if_foreign(home, &req.toolkit.root, env.is_windows())?;
     let id = backup::next_id(home)?;
     let plan = plan::plan_use(
         home,
@@ -109,9 +115,16 @@ pub enum Redeployed {
 /// # Errors
 /// [`Kind::NotFound`] when no deployment is recorded for `root`, the toolkit
 /// is gone or the release is no longer installed; [`Kind::Conflict`] when the
-/// record names another release now; anything [`use_release`] returns.
+/// record names another release now, or the toolkit's headers declare
+/// another cuDNN (checked under the toolkit's lock); anything [`use_release`] returns.
 pub fn redeploy(home: &Home, env: &Env, root: &Path, release: &str) -> Result<Redeployed> {
     let toolkit = Toolkit::at(root, "deployments.toml", env.is_windows())?;
+    // The premise is checked under the toolkit's lock: doctor saw the
+    // toolkit before waiting for it, perhaps mid-way through another home's
+    // change that has finished since.
+    let _toolkit_lock = crate::lock::ToolkitLock::acquire(&toolkit.root, || {
+        eprintln!("{}", crate::lock::toolkit_wait_message(&toolkit.root))
+    })?;
     let deployments = Deployments::load(home)?;
     let Some(dep) = deployments.for_toolkit(&toolkit.root) else {
         return Err(Error::new(
@@ -157,6 +170,25 @@ pub fn redeploy(home: &Home, env: &Env, root: &Path, release: &str) -> Result<Re
     if status::check(dep, &toolkit, &store).is_clean() {
         return Ok(Redeployed::AlreadyClean);
     }
+    // Headers that now declare another cuDNN: another home (or the user)
+    // deployed something else; redeploying this home's record would undo it.
+    if let Some(v) = toolkit.header_cudnn_version()
+        && v.triple() != rel.version().triple()
+    {
+        return Err(Error::new(
+            Kind::Conflict,
+            format!(
+                "'{}' now holds cuDNN {v} (not this home's record of {})",
+                root.display(),
+                dep.release
+            ),
+        )
+        .hint(format!(
+            "nothing was changed; if this home's release belongs there, deploy it yourself with `cudnnm use {} --cuda-root {}`",
+            dep.release,
+            quote_arg(&root.display().to_string(), env.is_windows())
+        )));
+    }
     let mode = ModeRequest::Exact(dep.mode).resolve(
         &rel.dir,
         &existing_toolkit_dir(&toolkit),
@@ -170,7 +202,7 @@ pub fn redeploy(home: &Home, env: &Env, root: &Path, release: &str) -> Result<Re
         &toolkit.root,
         Some(&rel.id()),
     );
-    let used = use_release(
+    let used = use_release_locked(
         home,
         env,
         &store,
