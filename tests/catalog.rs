@@ -569,7 +569,7 @@ fn no_network_names_the_mirror_and_the_offline_import() {
     );
     r.stderr_has(&[
         "could not download",
-        "--mirror URL",
+        "is up and that the mirror URL is right",
         "CUDNNM_MIRROR",
         "cudnnm install PATH",
     ]);

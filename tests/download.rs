@@ -460,7 +460,7 @@ fn no_network_points_at_the_mirror_and_the_offline_import() {
     );
     let hint = e.hint_text().unwrap();
     for needle in [
-        "--mirror URL",
+        "is up and that the mirror URL is right",
         "CUDNNM_MIRROR",
         "`mirror` in config.toml",
         "cudnnm install PATH",

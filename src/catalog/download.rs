@@ -468,10 +468,18 @@ fn gave_up(e: Error, url: &str, job: &Job, partial: &Partial) -> Error {
             format!("could not download {} from {host}", job.name),
         )
         .cause(format!("{url}: {e}"))
-        .hint(format!(
-            "without network access, point cudnnm at a copy of NVIDIA's files with `--mirror URL`, `CUDNNM_MIRROR` or `mirror` in config.toml, or copy {} here and run `cudnnm install PATH`; behind a proxy, set HTTPS_PROXY",
-            job.name
-        ))
+        .hint(if url.starts_with(super::NVIDIA_BASE_URL) {
+            format!(
+                "without network access, point cudnnm at a copy of NVIDIA's files with `--mirror URL`, `CUDNNM_MIRROR` or `mirror` in config.toml, or copy {} here and run `cudnnm install PATH`; behind a proxy, set HTTPS_PROXY",
+                job.name
+            )
+        } else {
+            // A mirror (or a PyPI-style host) was asked: it is the one unreachable.
+            format!(
+                "check that {host} is up and that the mirror URL is right (`--mirror`, `CUDNNM_MIRROR` or `mirror` in config.toml), or copy {} here and run `cudnnm install PATH`; behind a proxy, set HTTPS_PROXY",
+                job.name
+            )
+        })
     }
 }
 
