@@ -1317,6 +1317,23 @@ fn a_stale_cudnn_in_targets_lib_beside_a_real_lib64_is_backed_up_and_restored() 
         "extra:    {}",
         stale.join("libcudnn.so.8.9.7").display()
     )]);
+    // doctor agrees: drift, naming the file.
+    let d = sb
+        .run(["doctor", "--json", "--no-load", "--cuda-root", &t])
+        .json();
+    let drift = d["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["id"] == "deployment-drift")
+        .unwrap_or_else(|| panic!("{d}"))
+        .to_string();
+    assert!(
+        drift.contains(
+            "targets/x86_64-linux/lib/libcudnn.so.8.9.7: a cuDNN file the deployment did not place"
+        ),
+        "{drift}"
+    );
     std::fs::remove_file(stale.join("libcudnn.so.8.9.7")).unwrap();
     // Rollback puts the stale files back where they were, byte for byte.
     sb.run(["rollback", "--cuda-root", &t]).ok();

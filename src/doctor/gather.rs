@@ -369,7 +369,7 @@ pub fn gather(env: &Env, home: &Home, opts: &Options) -> Snapshot {
         }
     };
     snap.store_damaged = damaged.iter().map(damaged_release).collect();
-    snap.deployments = deployment_states(&releases, &deployments);
+    snap.deployments = deployment_states(&releases, &deployments, windows);
     snap.store_changed = releases.iter().filter_map(changed_release).collect();
     lap(&mut snap, "frameworks, pin, deployments");
 
@@ -1288,7 +1288,11 @@ fn changed_release(r: &Release) -> Option<ChangedRelease> {
 }
 
 /// What is at each path cudnnm placed, against what it placed.
-fn deployment_states(releases: &[Release], deployments: &Deployments) -> Vec<DeploymentState> {
+fn deployment_states(
+    releases: &[Release],
+    deployments: &Deployments,
+    windows: bool,
+) -> Vec<DeploymentState> {
     deployments
         .entries
         .iter()
@@ -1332,11 +1336,21 @@ fn deployment_states(releases: &[Release], deployments: &Deployments) -> Vec<Dep
                     }
                 })
                 .collect();
+            // Found where `use` looks (`targets/<arch>/…` included), as
+            // `current` and `verify` find them.
+            let extra = Toolkit::at(&d.toolkit, "deployments.toml", windows)
+                .map(|t| crate::deploy::plan::scan_toolkit_names(&t))
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|p| !d.files.iter().any(|f| &f.path == p))
+                .map(|p| s(&p))
+                .collect();
             DeploymentState {
                 toolkit: s(&d.toolkit),
                 release: d.release.clone(),
                 mode: format!("{:?}", d.mode).to_ascii_lowercase(),
                 files,
+                extra,
             }
         })
         .collect()

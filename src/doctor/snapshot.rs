@@ -442,6 +442,9 @@ pub struct DeploymentState {
     pub mode: String,
     /// The placed files.
     pub files: Vec<PlacedState>,
+    /// cuDNN files in the toolkit's cuDNN folders that the deployment did
+    /// not place (what `current` and `verify` call extra).
+    pub extra: Vec<String>,
 }
 
 /// One placed file, what it should be and what it is.

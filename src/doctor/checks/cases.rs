@@ -224,6 +224,7 @@ fn cudnn_build_does_not_fit_the_toolkit() {
         toolkit: tk80.into(),
         release: "8.1.0.77_cuda11.2".into(),
         mode: "hardlink".into(),
+        extra: vec![],
         files: vec![],
     });
     let f = k.expect("cudnn-cuda-mismatch");
@@ -1178,6 +1179,7 @@ fn deployed_files_changed() {
         toolkit: TK12.into(),
         release: "9.1.0.70_cuda12".into(),
         mode: "symlink".into(),
+        extra: vec![],
         files: vec![
             placed(
                 "lib64/libcudnn.so.9",
@@ -1196,6 +1198,25 @@ fn deployed_files_changed() {
         ],
     });
     k.absent("deployment-drift");
+    // A stale copy beside the deployment (say in targets/x86_64-linux/lib)
+    // is drift too, fixed by deploying again (which backs it up).
+    let stale = format!("{TK12}/targets/x86_64-linux/lib/libcudnn_graph.so.9");
+    k.s.deployments[0].extra = vec![stale.clone()];
+    let f = k.expect("deployment-drift");
+    assert!(
+        f.title.contains("1 cuDNN file(s) in")
+            && f.title
+                .contains("were not placed by its deployment of 9.1.0.70_cuda12"),
+        "{f:?}"
+    );
+    assert_eq!(
+        f.seen,
+        vec![format!(
+            "{stale}: a cuDNN file the deployment did not place"
+        )]
+    );
+    assert!(f.auto_fix.is_some(), "{f:?}");
+    k.s.deployments[0].extra.clear();
     k.s.deployments[0].files[0].state = FileState::File { size: 1000 };
     k.s.deployments[0].files[1].state = FileState::Missing;
     let f = k.expect("deployment-drift");
@@ -1234,6 +1255,7 @@ fn an_edit_through_a_hardlink_is_the_store_release_not_drift() {
         toolkit: TK12.into(),
         release: "9.1.0.70_cuda12".into(),
         mode: "hardlink".into(),
+        extra: vec![],
         files: vec![PlacedState {
             path: format!("{TK12}/include/cudnn_version.h"),
             from: "include/cudnn_version.h".into(),
@@ -1304,6 +1326,7 @@ fn a_change_a_rollback_restored_is_a_note_not_drift() {
         toolkit: TK12.into(),
         release: "9.1.0.70_cuda12".into(),
         mode: "copy".into(),
+        extra: vec![],
         files: vec![PlacedState {
             path: format!("{TK12}/include/cudnn.h"),
             from: "backup 2: include/cudnn.h".into(),
@@ -1402,6 +1425,7 @@ fn store_release_damaged() {
         toolkit: TK12.into(),
         release: "9.12.0.46_cuda12".into(),
         mode: "symlink".into(),
+        extra: vec![],
         files: vec![],
     });
     let f = k.expect("store-release-damaged");

@@ -818,6 +818,9 @@ fn deployments(cx: &Cx, out: &mut Vec<Finding>) {
                 (None, None) => {}
             }
         }
+        for x in &d.extra {
+            lines.push(format!("{x}: a cuDNN file the deployment did not place"));
+        }
         if lines.is_empty() && !restored.is_empty() {
             // The record holds the user's change a rollback brought back:
             // not drift, but not the release's copy either (as `current` and
@@ -868,15 +871,22 @@ fn deployments(cx: &Cx, out: &mut Vec<Finding>) {
             );
             continue;
         }
-        let mut f = Finding::new(
-            "deployment-drift",
-            Severity::Error,
-            format!(
-                "{} of the files cudnnm deployed into {} changed",
-                lines.len(),
+        let changed = lines.len() - d.extra.len();
+        let title = match (changed, d.extra.len()) {
+            (_, 0) => format!(
+                "{changed} of the files cudnnm deployed into {} changed",
                 d.toolkit
             ),
-        );
+            (0, x) => format!(
+                "{x} cuDNN file(s) in {} were not placed by its deployment of {}",
+                d.toolkit, d.release
+            ),
+            (c, x) => format!(
+                "{c} of the files cudnnm deployed into {} changed, and {x} other cuDNN file(s) are there",
+                d.toolkit
+            ),
+        };
+        let mut f = Finding::new("deployment-drift", Severity::Error, title);
         for l in lines {
             f = f.seen(l);
         }
