@@ -570,20 +570,9 @@ fn a_fix_planned_during_another_homes_change_is_checked_again_under_the_lock() {
         .ok();
     }
     let pause = a.root().join("paused");
-    let mut first = a
-        .command()
-        .args(["use", "9.27.0.42", "--cuda-root", &t])
-        .env("CUDNNM_TEST_PAUSE_AFTER_STEP", "12")
-        .env("CUDNNM_TEST_PAUSE_FILE", &pause)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let start = Instant::now();
-    while !pause.exists() {
-        assert!(start.elapsed() < Duration::from_secs(30), "A never paused");
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    let mut cmd = a.command();
+    cmd.args(["use", "9.27.0.42", "--cuda-root", &t]);
+    let mut first = common::spawn_paused(cmd, 12, &pause, Stdio::null(), Stdio::null());
     let b_err = b.root().join("fix.stderr");
     let fix = b
         .command()

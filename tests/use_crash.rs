@@ -447,23 +447,9 @@ fn signal_mid_change(s: &Scenario, step: u64, signal: &str) -> Run {
 /// [`signal_mid_change`] with several signals, sent one `kill` after another.
 fn signals_mid_change(s: &Scenario, step: u64, signals: &[&str]) -> Run {
     let pause = s.sb.root().join("paused");
-    let child =
-        s.sb.command()
-            .args(&s.args)
-            .env("CUDNNM_TEST_PAUSE_AFTER_STEP", step.to_string())
-            .env("CUDNNM_TEST_PAUSE_FILE", &pause)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-    let start = Instant::now();
-    while !pause.exists() {
-        assert!(
-            start.elapsed() < Duration::from_secs(30),
-            "the change never reached step {step}"
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    let mut cmd = s.sb.command();
+    cmd.args(&s.args);
+    let child = common::spawn_paused(cmd, step, &pause, Stdio::piped(), Stdio::piped());
     for signal in signals {
         let st = std::process::Command::new("kill")
             .args([*signal, &child.id().to_string()])
@@ -584,20 +570,9 @@ fn two_homes_deploying_into_one_toolkit_take_turns() {
     let b = home_with_9_12();
     // Home A's use pauses mid-move (step 3: two of three files moved out).
     let pause = a.sb.root().join("paused");
-    let mut first =
-        a.sb.command()
-            .args(&a.args)
-            .env("CUDNNM_TEST_PAUSE_AFTER_STEP", "3")
-            .env("CUDNNM_TEST_PAUSE_FILE", &pause)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-    let start = Instant::now();
-    while !pause.exists() {
-        assert!(start.elapsed() < Duration::from_secs(30), "A never paused");
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    let mut cmd = a.sb.command();
+    cmd.args(&a.args);
+    let mut first = common::spawn_paused(cmd, 3, &pause, Stdio::null(), Stdio::null());
     let mid = snapshot(&a.watch);
     // Home B's use of the same toolkit waits for A, and says so.
     let b_err = b.root().join("b.stderr");

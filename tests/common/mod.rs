@@ -73,6 +73,34 @@ pub fn shared_once(name: &str, fill: impl FnOnce(&Path) -> PathBuf) -> PathBuf {
     dest
 }
 
+/// Spawns `cmd` with the test-only pause hook (debug builds): it stops
+/// right after journal step `step`, creating `pause` and waiting while it
+/// exists. Returns once the child is paused there; removing `pause` lets it go on.
+pub fn spawn_paused(
+    mut cmd: Command,
+    step: u64,
+    pause: &Path,
+    stdout: std::process::Stdio,
+    stderr: std::process::Stdio,
+) -> std::process::Child {
+    let child = cmd
+        .env("CUDNNM_TEST_PAUSE_AFTER_STEP", step.to_string())
+        .env("CUDNNM_TEST_PAUSE_FILE", pause)
+        .stdout(stdout)
+        .stderr(stderr)
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    while !pause.exists() {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(30),
+            "the change never reached step {step}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    child
+}
+
 /// A temporary world: `root/home` is CUDNNM_HOME, `root/work` the working folder.
 pub struct Sandbox {
     pub dir: tempfile::TempDir,
