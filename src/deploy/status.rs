@@ -122,12 +122,18 @@ pub fn check(dep: &Deployment, toolkit: &Toolkit, store: &Store) -> Drift {
             d.not_release.push(f.path.clone());
         }
     }
-    for p in scan_toolkit_names(toolkit) {
-        if !dep.files.iter().any(|f| f.path == p) {
-            d.extra.push(p);
-        }
-    }
+    d.extra = extra_files(dep, toolkit);
     d
+}
+
+/// cuDNN files in `toolkit`'s cuDNN folders ([`Toolkit::cudnn_dirs`]) that
+/// `dep` did not place, sorted: what `current`, `verify` and `doctor` call
+/// extra, and what a redeploy would move into a backup.
+pub fn extra_files(dep: &Deployment, toolkit: &Toolkit) -> Vec<PathBuf> {
+    scan_toolkit_names(toolkit)
+        .into_iter()
+        .filter(|p| !dep.files.iter().any(|f| &f.path == p))
+        .collect()
 }
 
 #[cfg(test)]

@@ -1339,11 +1339,10 @@ fn deployment_states(
             // Found where `use` looks (`targets/<arch>/…` included), as
             // `current` and `verify` find them.
             let extra = Toolkit::at(&d.toolkit, "deployments.toml", windows)
-                .map(|t| crate::deploy::plan::scan_toolkit_names(&t))
+                .map(|t| crate::deploy::status::extra_files(d, &t))
                 .unwrap_or_default()
-                .into_iter()
-                .filter(|p| !d.files.iter().any(|f| &f.path == p))
-                .map(|p| s(&p))
+                .iter()
+                .map(|p| s(p))
                 .collect();
             DeploymentState {
                 toolkit: s(&d.toolkit),

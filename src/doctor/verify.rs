@@ -13,7 +13,7 @@
 
 use std::collections::BTreeSet;
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::Serialize;
 
@@ -265,32 +265,6 @@ fn check_release(r: &Release) -> Check {
     c
 }
 
-/// The folders of a toolkit where cuDNN files go: the ones `use` moves
-/// files out of ([`Toolkit::cudnn_dirs`], `targets/<arch>/…` included),
-/// else, for a root that no longer reads as a toolkit, every such folder of
-/// both layouts. Missing ones are skipped.
-fn toolkit_dirs(root: &Path) -> Vec<PathBuf> {
-    let dirs = match crate::toolkit::Toolkit::at(root, "deployments.toml", cfg!(windows)) {
-        Ok(t) => t.cudnn_dirs(),
-        Err(_) => ["bin", "bin/x64", "include", "lib", "lib/x64", "lib64"]
-            .iter()
-            .map(|s| root.join(s))
-            .collect(),
-    };
-    dirs.into_iter().filter(|d| d.is_dir()).collect()
-}
-
-/// A file's identity for comparing paths that reach one folder two ways
-/// (`lib64 -> lib`): its folder resolved, and its name.
-fn file_key(path: &Path) -> PathBuf {
-    let dir = crate::fsops::parent_of(path);
-    let dir = fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
-    match path.file_name() {
-        Some(n) => dir.join(n),
-        None => dir,
-    }
-}
-
 /// The release id of a store folder `cuda-<variant>/<version>`, when its names parse.
 fn broken_release_id(dir: &Path) -> Option<String> {
     let version: Version = dir.file_name()?.to_str()?.parse().ok()?;
@@ -486,10 +460,8 @@ fn check_deployment(d: &Deployment, release: Option<&Release>, query: Option<Que
             d.release
         ));
     }
-    let mut placed: BTreeSet<PathBuf> = BTreeSet::new();
     let receipt = release.map(|r| &r.receipt);
     for p in &d.files {
-        placed.insert(file_key(&p.path));
         // A file a rollback restored: the record holds its content.
         if let Some(why) = restored_from_backup(p, receipt) {
             let size = p.link.is_none().then_some(p.size);
@@ -535,24 +507,14 @@ fn check_deployment(d: &Deployment, release: Option<&Release>, query: Option<Que
             Some(Ok(())) => {}
         }
     }
-    let mut seen = BTreeSet::new();
-    for dir in toolkit_dirs(&d.toolkit) {
-        let key = fs::canonicalize(&dir).unwrap_or_else(|_| dir.clone());
-        if !seen.insert(key) {
-            continue;
-        }
-        let Ok(rd) = fs::read_dir(&dir) else { continue };
-        for e in rd.flatten() {
-            let name = e.file_name().to_string_lossy().into_owned();
-            if names::is_cudnn_file(&name)
-                && !e.path().is_dir()
-                && !placed.contains(&file_key(&e.path()))
-            {
-                c.extra.push(e.path().to_string_lossy().into_owned());
-            }
-        }
+    // Where `use` looks; a root that no longer reads as a toolkit has its
+    // placed files reported missing already.
+    if let Ok(t) = crate::toolkit::Toolkit::at(&d.toolkit, "deployments.toml", cfg!(windows)) {
+        c.extra = crate::deploy::status::extra_files(d, &t)
+            .iter()
+            .map(|p| p.to_string_lossy().into_owned())
+            .collect();
     }
-    c.extra.sort();
     // Load the deployed main library where this platform can.
     if let (Some(q), Some(r)) = (query, release)
         && Platform::host() == Some(r.platform())
