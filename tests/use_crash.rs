@@ -793,6 +793,23 @@ fn a_stale_in_flight_marker_is_replaced_not_obeyed() {
     a.sb.run(["rollback", "--cuda-root", &a.tk.display().to_string()])
         .ok();
     assert!(!marker.exists());
+    // A folder or a link in the marker's place is refused, never written
+    // through: the file a link points at keeps its bytes.
+    let t = a.tk.display().to_string();
+    let before = snapshot(&a.watch);
+    let outside = a.sb.root().join("someone-elses.toml");
+    std::fs::write(&outside, b"mine\n").unwrap();
+    std::os::unix::fs::symlink(&outside, &marker).unwrap();
+    run_env(&a.sb, &a.args, &[]).code_is(8).stderr_has(&[
+        "is not cudnnm's marker file (a folder or a link is in its place)",
+        "help: move '",
+    ]);
+    assert_eq!(std::fs::read(&outside).unwrap(), b"mine\n");
+    std::fs::remove_file(&marker).unwrap();
+    std::fs::create_dir(&marker).unwrap();
+    a.sb.run(["rollback", "--cuda-root", &t]).code_is(8);
+    assert_eq!(snapshot(&a.watch), before, "nothing changed");
+    assert!(marker.is_dir());
 }
 
 #[test]

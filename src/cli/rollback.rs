@@ -12,9 +12,9 @@ use super::use_::{
     report_pruned,
 };
 use crate::deploy::recover::Recovered;
-use crate::deploy::{Deployments, access, apply, backup, journal, plan};
+use crate::deploy::{Deployments, access, apply, backup, inflight, journal, plan};
 use crate::error::{Error, Kind, Result};
-use crate::lock::{ToolkitLock, toolkit_wait_message};
+use crate::lock::toolkit_wait_message;
 use crate::store::Store;
 use crate::toolkit::{self, Selector, Toolkit};
 
@@ -99,10 +99,10 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     };
     // Planned and run under the toolkit's lock: another home's change to
     // this toolkit finishes first.
-    let _toolkit_lock = ToolkitLock::acquire(&toolkit.root, || {
-        ctx.status(toolkit_wait_message(&toolkit.root))
-    })?;
-    crate::deploy::inflight::refuse_if_foreign(&ctx.home, &toolkit.root, ctx.env.is_windows())?;
+    let _toolkit_lock =
+        inflight::lock_for_change(&ctx.home, &toolkit.root, ctx.env.is_windows(), || {
+            ctx.status(toolkit_wait_message(&toolkit.root))
+        })?;
     let store = Store::new(&ctx.home);
     let deployments = Deployments::load(&ctx.home)?;
     let current = deployments.for_toolkit(&toolkit.root);

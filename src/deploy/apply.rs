@@ -32,15 +32,13 @@ pub struct Outcome {
 /// the journal stays for the next command and the error says where the
 /// original files are.
 ///
-/// Call under the toolkit's lock: the in-flight marker ([`inflight`]) is
-/// checked and written first.
+/// Call under the lock [`inflight::lock_for_change`] took: the in-flight
+/// marker is written first.
 ///
 /// # Errors
-/// [`Kind::Conflict`] when another home's change to the toolkit is
-/// unfinished (nothing changed); then the first failure (I/O, a placed file
-/// that does not verify, a full disk).
+/// The first failure (I/O, a placed file that does not verify, a full disk).
 pub fn execute(home: &Home, plan: Plan, fault: FaultHook) -> Result<Outcome> {
-    inflight::claim(home, &plan, cfg!(windows))?;
+    inflight::claim(home, &plan);
     // From here Ctrl-C / SIGTERM stop the change at the next step and undo it.
     crate::interrupt::install();
     let mut journal = match Journal::begin(home, &plan, fault) {

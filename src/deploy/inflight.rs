@@ -23,6 +23,7 @@ use crate::doctor::finding::quote_arg;
 use crate::error::{Error, Kind, Result};
 use crate::fsops;
 use crate::home::Home;
+use crate::lock::ToolkitLock;
 
 /// The marker's file name in the toolkit root.
 pub const FILE: &str = ".cudnnm-inflight.toml";
@@ -157,15 +158,11 @@ pub fn finish_advice(m: &Inflight, root: &Path, windows: bool) -> String {
     }
 }
 
-/// Before `plan` changes anything: refuses when another home's change to
-/// the toolkit is unfinished; otherwise writes this change's marker
-/// over any stale one.
-///
-/// # Errors
-/// [`Kind::Conflict`] naming the other home and the command that finishes
-/// its change. Failing to write the marker is not an error (see the module docs).
-pub fn claim(home: &Home, plan: &Plan, windows: bool) -> Result<()> {
-    refuse_if_foreign(home, &plan.toolkit, windows)?;
+/// Before `plan` changes anything, under the lock [`lock_for_change`] took
+/// (which refused another home's unfinished change): writes this change's
+/// marker over any stale one. Failing to write it is not an error (see the
+/// module docs).
+pub fn claim(home: &Home, plan: &Plan) {
     let mine = Inflight {
         home: fsops::canonical_or_self(home.root()),
         backup: plan.id,
@@ -185,21 +182,50 @@ pub fn claim(home: &Home, plan: &Plan, windows: bool) -> Result<()> {
         // parse, counts as absent, and is replaced.
         // Readable by every user whatever the umask: another user's cudnnm
         // must see it.
-        if std::fs::write(&p, body.as_bytes()).is_ok() {
+        // A marker left here is stale or torn ([`lock_for_change`] refused
+        // a live one and anything that is not a plain file): replace it,
+        // creating the new one exclusively, so a link put in its place is
+        // never written through.
+        let _ = fsops::remove_file(&p);
+        let made = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&p)
+            .and_then(|mut f| std::io::Write::write_all(&mut f, body.as_bytes()));
+        if made.is_ok() {
             let _ = crate::platform::make_world_readable(&p);
         }
     }
-    Ok(())
 }
 
-/// Refuses to change the toolkit at `root` while another home's change to
-/// it is running or unfinished. `use` and `rollback` call it before their
-/// access check too, so the refusal, not a permission error, is what a user
-/// meets first.
+/// Takes the toolkit lock of `root` for a change (`use`, `rollback`, a
+/// `doctor --fix` redeploy), then refuses when another home's change to it
+/// is running or unfinished: the one gate every change passes, before it
+/// plans or checks access, so the refusal, not a permission error, is what a
+/// user meets first. `on_wait` as for [`ToolkitLock::acquire`].
 ///
 /// # Errors
-/// [`Kind::Conflict`] naming the other home and how to finish its change.
-pub fn refuse_if_foreign(home: &Home, root: &Path, windows: bool) -> Result<()> {
+/// As [`ToolkitLock::acquire`]; [`Kind::Conflict`] naming the other home
+/// and how to finish its change.
+pub fn lock_for_change(
+    home: &Home,
+    root: &Path,
+    windows: bool,
+    on_wait: impl FnOnce(),
+) -> Result<ToolkitLock> {
+    let lock = ToolkitLock::acquire(root, on_wait)?;
+    let p = path(root);
+    if std::fs::symlink_metadata(&p).is_ok_and(|m| !m.is_file()) {
+        return Err(Error::new(
+            Kind::Conflict,
+            format!(
+                "'{}' is not cudnnm's marker file (a folder or a link is in its place)",
+                p.display()
+            ),
+        )
+        .cause("cudnnm writes that file while it changes the toolkit, so that other homes wait; nothing changed")
+        .hint(format!("move '{}' out of the toolkit, then run this again", p.display())));
+    }
     if let Some(m) = foreign(home, root) {
         let what = match m.describe() {
             Some(d) => format!("another cudnnm home: {d}"),
@@ -215,7 +241,7 @@ pub fn refuse_if_foreign(home: &Home, root: &Path, windows: bool) -> Result<()> 
             finish_advice(&m, root, windows)
         )));
     }
-    Ok(())
+    Ok(lock)
 }
 
 /// After `plan`'s journal is retired, under the toolkit lock: removes the

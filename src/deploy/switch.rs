@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use super::apply::{self, Outcome};
 use super::journal::FaultHook;
-use super::{Deployment, Deployments, Mode, ModeRequest, access, backup, plan, status};
+use super::{Deployment, Deployments, Mode, ModeRequest, access, backup, inflight, plan, status};
 use crate::env::Env;
 use crate::error::{Error, Kind, Result};
 use crate::home::Home;
@@ -57,13 +57,13 @@ pub struct Used {
 pub fn use_release(home: &Home, env: &Env, store: &Store, req: &UseRelease) -> Result<Used> {
     // Planned and run under the toolkit's lock, taken after the home lock:
     // another home's change to this toolkit finishes first.
-    let _toolkit_lock = crate::lock::ToolkitLock::acquire(&req.toolkit.root, req.on_lock_wait)?;
+    let _toolkit_lock =
+        inflight::lock_for_change(home, &req.toolkit.root, env.is_windows(), req.on_lock_wait)?;
     use_release_locked(home, env, store, req)
 }
 
 /// [`use_release`] for a caller that holds the toolkit's lock already.
 fn use_release_locked(home: &Home, env: &Env, store: &Store, req: &UseRelease) -> Result<Used> {
-    super::inflight::refuse_if_foreign(home, &req.toolkit.root, env.is_windows())?;
     let id = backup::next_id(home)?;
     let plan = plan::plan_use(
         home,
@@ -122,7 +122,7 @@ pub fn redeploy(home: &Home, env: &Env, root: &Path, release: &str) -> Result<Re
     // The premise is checked under the toolkit's lock: doctor saw the
     // toolkit before waiting for it, perhaps mid-way through another home's
     // change that has finished since.
-    let _toolkit_lock = crate::lock::ToolkitLock::acquire(&toolkit.root, || {
+    let _toolkit_lock = inflight::lock_for_change(home, &toolkit.root, env.is_windows(), || {
         eprintln!("{}", crate::lock::toolkit_wait_message(&toolkit.root))
     })?;
     let deployments = Deployments::load(home)?;
