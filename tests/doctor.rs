@@ -132,13 +132,7 @@ fn ids(r: &Run) -> Vec<String> {
 }
 
 fn finding(r: &Run, id: &str) -> serde_json::Value {
-    r.json()["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["id"] == id)
-        .cloned()
-        .unwrap_or_else(|| panic!("no finding {id}\n{}", r.describe()))
+    r.finding(id)
 }
 
 #[cfg(unix)]

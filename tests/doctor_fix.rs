@@ -84,13 +84,7 @@ fn drift_is_fixed_and_the_fix_rolls_back(mode: &str) {
         "{}",
         r.describe()
     );
-    let drift = r.json()["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["id"] == "deployment-drift")
-        .cloned()
-        .unwrap();
+    let drift = r.finding("deployment-drift");
     assert_eq!(drift["seen"].as_array().unwrap().len(), 2, "{drift}");
     assert_eq!(
         drift["commands"][0],
@@ -284,13 +278,7 @@ fn a_toolkit_taken_over_by_another_home_is_not_redeployed() {
     assert!(!r.stderr().contains("fix applied"), "{}", r.describe());
     assert_eq!(common::listing(&tk), before, "the other home's files stay");
     assert_eq!(sha(&tk.join("include/cudnn_version.h")), header);
-    let f = r.json()["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["id"] == "deployment-drift")
-        .cloned()
-        .unwrap();
+    let f = r.finding("deployment-drift");
     assert_eq!(
         f["title"],
         format!("{t} now holds cuDNN 9.1.0 (not this home's record of 9.27.0.42_cuda12)")
@@ -338,13 +326,7 @@ fn edit_through_a_link_deployment_is_store_damage(mode: &str) {
         "{}",
         r.describe()
     );
-    let f = r.json()["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["id"] == "store-release-damaged")
-        .cloned()
-        .unwrap_or_else(|| panic!("{}", r.describe()));
+    let f = r.finding("store-release-damaged");
     assert_eq!(
         f["title"],
         "the store release 9.27.0.42_cuda12 changed: 1 file(s) differ from its receipt"

@@ -727,18 +727,11 @@ fn with_small_home(sb: &Sandbox, size: &str, ro: bool, archive: &Path) -> Run {
         bin = common::bin().display(),
         a = archive.display()
     );
-    let mut c = sb.command();
-    let out = std::process::Command::new("unshare")
+    let out = sb
+        .wrapped("unshare")
         .args(["-rm", "sh", "-c", &script])
-        .env_clear()
-        .envs(
-            c.get_envs()
-                .filter_map(|(k, v)| v.map(|v| (k.to_owned(), v.to_owned()))),
-        )
-        .current_dir(sb.work())
         .output()
         .unwrap();
-    let _ = &mut c;
     Run {
         args: vec!["install".into(), archive.into()],
         out,

@@ -774,6 +774,16 @@ fn world_state(sb: &Sandbox, tk: &Path) -> (std::collections::BTreeMap<String, S
     )
 }
 
+/// Runs `cudnnm ARGS`, asserts exit `code` and that neither the toolkit nor
+/// the home's backups and records changed; returns the run.
+#[track_caller]
+fn refused_unchanged(sb: &Sandbox, tk: &Path, args: &[&str], code: i32) -> common::Run {
+    let before = world_state(sb, tk);
+    let r = sb.run(args).code_is(code);
+    assert_eq!(world_state(sb, tk), before, "nothing changed");
+    r
+}
+
 #[test]
 fn a_damaged_store_release_is_named_with_how_to_reinstall_it_and_nothing_changes() {
     let (sb, tk) = linux_world();
@@ -814,17 +824,13 @@ fn a_folder_where_a_cudnn_file_must_go_is_named_and_left_alone() {
     let inc = tk.join("include");
     std::fs::create_dir(inc.join("cudnn_version.h")).unwrap();
     std::fs::write(inc.join("cudnn_version.h/notes.txt"), b"mine").unwrap();
-    let before = world_state(&sb, &tk);
-    sb.run(["use", "9.1.0.70", "--cuda-root", &t])
-        .code_is(8)
-        .stderr_has(&[
-            &format!(
-                "error: '{}' is a folder, where cuDNN's file include/cudnn_version.h must go",
-                inc.join("cudnn_version.h").display()
-            ),
-            "help: move that folder out of",
-        ]);
-    assert_eq!(world_state(&sb, &tk), before, "nothing changed");
+    refused_unchanged(&sb, &tk, &["use", "9.1.0.70", "--cuda-root", &t], 8).stderr_has(&[
+        &format!(
+            "error: '{}' is a folder, where cuDNN's file include/cudnn_version.h must go",
+            inc.join("cudnn_version.h").display()
+        ),
+        "help: move that folder out of",
+    ]);
     assert_eq!(
         std::fs::read(inc.join("cudnn_version.h/notes.txt")).unwrap(),
         b"mine"
@@ -859,18 +865,14 @@ fn a_dangling_lib64_link_is_named_with_where_it_points() {
         sb.root().join("moved-lib"),
     )
     .unwrap();
-    let before = world_state(&sb, &tk);
     let real = std::fs::canonicalize(&tk).unwrap();
-    sb.run(["use", "9.1.0.70", "--cuda-root", &t])
-        .code_is(3)
-        .stderr_has(&[
-            &format!(
-                "error: '{}' is a link to 'targets/x86_64-linux/lib', which does not exist",
-                real.join("lib64").display()
-            ),
-            "help: restore the folder it points to",
-        ]);
-    assert_eq!(world_state(&sb, &tk), before, "nothing changed");
+    refused_unchanged(&sb, &tk, &["use", "9.1.0.70", "--cuda-root", &t], 3).stderr_has(&[
+        &format!(
+            "error: '{}' is a link to 'targets/x86_64-linux/lib', which does not exist",
+            real.join("lib64").display()
+        ),
+        "help: restore the folder it points to",
+    ]);
 }
 
 #[test]
@@ -888,22 +890,19 @@ fn a_garbage_version_json_falls_back_to_cuda_h_and_is_named_when_nothing_else_wo
     let (sb2, tk2) = linux_world();
     std::fs::write(tk2.join("version.json"), b"garbage").unwrap();
     std::fs::remove_file(tk2.join("include/cuda.h")).unwrap();
-    let before = world_state(&sb2, &tk2);
     let real = std::fs::canonicalize(&tk2).unwrap();
-    sb2.run(["use", "9.1.0.70", "--cuda-root", &tk_arg(&tk2)])
-        .code_is(3)
-        .stderr_has(&[
-            &format!(
-                "error: could not read the CUDA version of '{}'",
-                real.display()
-            ),
-            &format!(
-                "caused by: '{}' is not valid JSON",
-                real.join("version.json").display()
-            ),
-            "help: ",
-        ]);
-    assert_eq!(world_state(&sb2, &tk2), before, "nothing changed");
+    let t2 = tk_arg(&tk2);
+    refused_unchanged(&sb2, &tk2, &["use", "9.1.0.70", "--cuda-root", &t2], 3).stderr_has(&[
+        &format!(
+            "error: could not read the CUDA version of '{}'",
+            real.display()
+        ),
+        &format!(
+            "caused by: '{}' is not valid JSON",
+            real.join("version.json").display()
+        ),
+        "help: ",
+    ]);
 }
 
 #[test]
@@ -1169,15 +1168,9 @@ fn a_full_toolkit_disk_says_to_free_space_there_or_use_symlinks() {
         bin = common::bin().display(),
         tk = tk.display()
     );
-    let c = sb.command();
-    let out = std::process::Command::new("unshare")
+    let out = sb
+        .wrapped("unshare")
         .args(["-rm", "sh", "-c", &script])
-        .env_clear()
-        .envs(
-            c.get_envs()
-                .filter_map(|(k, v)| v.map(|v| (k.to_owned(), v.to_owned()))),
-        )
-        .current_dir(sb.work())
         .output()
         .unwrap();
     let r = common::Run {
@@ -1318,15 +1311,9 @@ fn a_stale_cudnn_in_targets_lib_beside_a_real_lib64_is_backed_up_and_restored() 
         stale.join("libcudnn.so.8.9.7").display()
     )]);
     // doctor agrees: drift, naming the file.
-    let d = sb
+    let drift = sb
         .run(["doctor", "--json", "--no-load", "--cuda-root", &t])
-        .json();
-    let drift = d["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["id"] == "deployment-drift")
-        .unwrap_or_else(|| panic!("{d}"))
+        .finding("deployment-drift")
         .to_string();
     assert!(
         drift.contains(

@@ -643,19 +643,11 @@ fn two_homes_deploying_into_one_toolkit_take_turns() {
 /// readable by other users.
 fn kill_a_while_placing(a: &Scenario) -> u64 {
     for k in 1..40u64 {
-        let template = a.sb.command();
-        let mut c = std::process::Command::new("sh");
-        c.env_clear()
-            .args(["-c", "umask 077 && exec \"$0\" \"$@\""])
-            .arg(template.get_program())
+        let mut c = a.sb.wrapped("sh");
+        c.args(["-c", "umask 077 && exec \"$0\" \"$@\""])
+            .arg(common::bin())
             .args(&a.args)
-            .current_dir(template.get_current_dir().unwrap())
             .env("CUDNNM_FAULT_AFTER_STEP", k.to_string());
-        for (key, v) in template.get_envs() {
-            if let Some(v) = v {
-                c.env(key, v);
-            }
-        }
         let r = Run {
             args: a.args.iter().map(Into::into).collect(),
             out: c.output().unwrap(),
@@ -735,16 +727,9 @@ fn a_home_refuses_a_toolkit_that_another_homes_crash_left_half_changed() {
     );
     assert!(m.ends_with('\n'), "{m:?}");
     // B's doctor says the same, with the same command.
-    let d = b
+    let f = b
         .run(["doctor", "--json", "--no-load", "--cuda-root", &t])
-        .json();
-    let f = d["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["id"] == "toolkit-change-unfinished")
-        .unwrap_or_else(|| panic!("{d}"))
-        .clone();
+        .finding("toolkit-change-unfinished");
     assert_eq!(f["commands"][0], finish.as_str(), "{f}");
 
     // The printed command (A's home) undoes A's change and removes the marker;

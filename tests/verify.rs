@@ -255,13 +255,7 @@ fn deployment_changes_are_reported_per_toolkit() {
             w.toolkit.to_str().unwrap(),
         ])
         .code_is(7);
-    let f = d.json()["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["id"] == "deployment-drift")
-        .cloned();
-    let f = f.unwrap_or_else(|| panic!("no deployment-drift\n{}", d.describe()));
+    let f = d.finding("deployment-drift");
     assert_eq!(f["auto_fix"]["action"], "redeploy");
     assert!(
         f["commands"][0]
@@ -412,13 +406,7 @@ fn a_change_restored_by_rollback_is_one_truth_for_current_verify_doctor_and_use(
     // doctor: a note, not drift to "fix" by replacing the change.
     let doc = sb.run(["doctor", "--json", "--no-load", "--cuda-root", t]);
     assert!([0, 7].contains(&doc.code()), "{}", doc.describe());
-    let f = doc.json()["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["id"] == "deployment-drift")
-        .cloned()
-        .unwrap_or_else(|| panic!("{}", doc.describe()));
+    let f = doc.finding("deployment-drift");
     assert_eq!(f["severity"], "info", "{}", doc.describe());
     assert!(f.get("auto_fix").is_none(), "{}", doc.describe());
 

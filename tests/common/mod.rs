@@ -163,6 +163,21 @@ impl Sandbox {
         c
     }
 
+    /// A `Command` for `program` (a wrapper such as `unshare` or `sh` that
+    /// goes on to run the binary) with the same environment and working
+    /// folder as [`Sandbox::command`].
+    pub fn wrapped(&self, program: &str) -> Command {
+        let c = self.command();
+        let mut w = Command::new(program);
+        w.env_clear().current_dir(self.work());
+        for (k, v) in c.get_envs() {
+            if let Some(v) = v {
+                w.env(k, v);
+            }
+        }
+        w
+    }
+
     /// Runs `cudnnm ARGS` and returns the output.
     pub fn run<I, S>(&self, args: I) -> Run
     where
@@ -256,6 +271,16 @@ impl Run {
             assert!(o.contains(n), "stdout lacks {n:?}\n{}", self.describe());
         }
         self
+    }
+
+    /// The finding `id` in `doctor --json` output; panics with the run when absent.
+    #[track_caller]
+    pub fn finding(&self, id: &str) -> serde_json::Value {
+        self.json()["findings"]
+            .as_array()
+            .and_then(|a| a.iter().find(|f| f["id"] == id))
+            .cloned()
+            .unwrap_or_else(|| panic!("no finding {id}\n{}", self.describe()))
     }
 
     /// Parses stdout as JSON.
