@@ -26,13 +26,7 @@ fn linux_world() -> (Sandbox, std::path::PathBuf) {
     let sb = Sandbox::new();
     let tk = linux_toolkit(&sb.root().join("cuda 12.4 (runfile) ü"), "12.4.1");
     for v in ["9.1.0.70", "9.12.0.46"] {
-        put_release(
-            &sb.home(),
-            &fixtures::redist_linux(v, "12"),
-            v,
-            "12",
-            Platform::LinuxX86_64,
-        );
+        put_redist_linux_12(&sb.home(), v);
     }
     std::fs::write(
         tk.join("include/cudnn.h"),
@@ -925,13 +919,7 @@ fn cuda_major_minor_finds_a_toolkit_with_a_patch_version() {
 fn backup_ids_are_numbers_everywhere_and_no_cudnn_reads_the_same() {
     let sb = Sandbox::new();
     let tk = linux_toolkit(&sb.root().join("cuda-12.4"), "12.4.1");
-    put_release(
-        &sb.home(),
-        &fixtures::redist_linux("9.1.0.70", "12"),
-        "9.1.0.70",
-        "12",
-        Platform::LinuxX86_64,
-    );
+    put_redist_linux_12(&sb.home(), "9.1.0.70");
     let t = tk_arg(&tk);
     // A toolkit without cuDNN: `current` and `toolkits` say "no cuDNN", the
     // words the backup's "held" label uses.
@@ -979,20 +967,8 @@ fn a_stale_record_does_not_label_the_backup_and_its_rollback_records_files_not_f
     let tk = linux_toolkit(&sb.root().join("cuda-12.4"), "12.4.1");
     let t = tk_arg(&tk);
     let home_b = sb.root().join("home-b");
-    put_release(
-        &sb.home(),
-        &fixtures::redist_linux("9.1.0.70", "12"),
-        "9.1.0.70",
-        "12",
-        Platform::LinuxX86_64,
-    );
-    put_release(
-        &home_b,
-        &fixtures::redist_linux("9.12.0.46", "12"),
-        "9.12.0.46",
-        "12",
-        Platform::LinuxX86_64,
-    );
+    put_redist_linux_12(&sb.home(), "9.1.0.70");
+    put_redist_linux_12(&home_b, "9.12.0.46");
     let hb = home_b.display().to_string();
     sb.run(["use", "9.1.0.70", "--mode", "copy", "--cuda-root", &t])
         .ok();
@@ -1051,13 +1027,7 @@ fn a_stale_record_does_not_label_the_backup_and_its_rollback_records_files_not_f
 fn world_9_1_and_9_12(sb: &Sandbox) -> std::path::PathBuf {
     let tk = linux_toolkit(&sb.root().join("cuda-12.4"), "12.4.1");
     for v in ["9.1.0.70", "9.12.0.46"] {
-        put_release(
-            &sb.home(),
-            &fixtures::redist_linux(v, "12"),
-            v,
-            "12",
-            Platform::LinuxX86_64,
-        );
+        put_redist_linux_12(&sb.home(), v);
     }
     tk
 }
@@ -1233,13 +1203,7 @@ fn cuda_12_4_and_9_12(sb: &Sandbox, tk: &Path) {
         r#"{"cuda": {"name": "CUDA SDK", "version": "12.4.1"}}"#,
     )
     .unwrap();
-    put_release(
-        &sb.home(),
-        &fixtures::redist_linux("9.12.0.46", "12"),
-        "9.12.0.46",
-        "12",
-        Platform::LinuxX86_64,
-    );
+    put_redist_linux_12(&sb.home(), "9.12.0.46");
 }
 
 #[test]

@@ -170,13 +170,7 @@ fn every_step(make: impl Fn() -> Scenario, action: &str) -> Vec<&'static str> {
 fn linux_from_foreign(mode: &str) -> Scenario {
     let sb = Sandbox::new();
     let tk = linux_toolkit(&sb.root().join("cuda-12.4"), "12.4.1");
-    put_release(
-        &sb.home(),
-        &fixtures::redist_linux("9.1.0.70", "12"),
-        "9.1.0.70",
-        "12",
-        Platform::LinuxX86_64,
-    );
+    put_redist_linux_12(&sb.home(), "9.1.0.70");
     std::fs::write(
         tk.join("include/cudnn.h"),
         fixtures::version_header("7.6.5"),
@@ -360,13 +354,7 @@ fn eight_concurrent_uses_leave_one_complete_release_and_backups_tell_the_story()
     std::fs::write(sb.home().join("config.toml"), "keep_backups = 20\n").unwrap();
     let versions: Vec<String> = (1..=8).map(|m| format!("9.{m}.0.1")).collect();
     for v in &versions {
-        put_release(
-            &sb.home(),
-            &fixtures::redist_linux(v, "12"),
-            v,
-            "12",
-            Platform::LinuxX86_64,
-        );
+        put_redist_linux_12(&sb.home(), v);
     }
     let t = tk.display().to_string();
     let children: Vec<_> = versions
@@ -553,13 +541,7 @@ fn sigterm_in_the_middle_of_rollback_undoes_it_and_exits_130() {
 /// A second home, with the 9.12.0.46 fixture in its store.
 fn home_with_9_12() -> Sandbox {
     let b = Sandbox::new();
-    put_release(
-        &b.home(),
-        &fixtures::redist_linux("9.12.0.46", "12"),
-        "9.12.0.46",
-        "12",
-        Platform::LinuxX86_64,
-    );
+    put_redist_linux_12(&b.home(), "9.12.0.46");
     b
 }
 

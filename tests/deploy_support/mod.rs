@@ -32,6 +32,18 @@ fn symlink(target: impl AsRef<Path>, link: impl AsRef<Path>) -> std::io::Result<
     }
 }
 
+/// Puts the redist fixture of cuDNN `version` for CUDA 12 (Linux x86_64)
+/// into the store of `home`, as [`put_release`] does; its folder.
+pub fn put_redist_linux_12(home: &Path, version: &str) -> PathBuf {
+    put_release(
+        home,
+        &crate::common::fixtures::redist_linux(version, "12"),
+        version,
+        "12",
+        Platform::LinuxX86_64,
+    )
+}
+
 /// A Linux-layout toolkit as the runfile installs it: `lib64 ->
 /// targets/x86_64-linux/lib`, `include -> targets/x86_64-linux/include`,
 /// `version.json`.
