@@ -792,15 +792,19 @@ mod tests {
         assert_eq!(a.release.as_deref(), Some("9.12.0.46_cuda12"));
         assert_eq!(
             get(&a, "LD_LIBRARY_PATH"),
-            Some(Some("/h/store/cuda-12/9.12.0.46/lib:/opt/a:/opt/b"))
+            Some(Some(
+                j("/h/store/cuda-12/9.12.0.46", "lib", ":/opt/a:/opt/b").as_str()
+            ))
         );
         assert_eq!(
             get(&a, "CPATH"),
-            Some(Some("/h/store/cuda-12/9.12.0.46/include"))
+            Some(Some(
+                j("/h/store/cuda-12/9.12.0.46", "include", "").as_str()
+            ))
         );
         assert_eq!(
             get(&a, "LIBRARY_PATH"),
-            Some(Some("/h/store/cuda-12/9.12.0.46/lib"))
+            Some(Some(j("/h/store/cuda-12/9.12.0.46", "lib", "").as_str()))
         );
         assert_eq!(
             get(&a, "CUDNN_PATH"),
@@ -808,11 +812,13 @@ mod tests {
         );
         assert_eq!(
             get(&a, "CUDNN_INCLUDE_DIR"),
-            Some(Some("/h/store/cuda-12/9.12.0.46/include"))
+            Some(Some(
+                j("/h/store/cuda-12/9.12.0.46", "include", "").as_str()
+            ))
         );
         assert_eq!(
             get(&a, "CUDNN_LIBRARY_DIR"),
-            Some(Some("/h/store/cuda-12/9.12.0.46/lib"))
+            Some(Some(j("/h/store/cuda-12/9.12.0.46", "lib", "").as_str()))
         );
         assert_eq!(
             get(&a, "CUDNNM_ORIG_CUDNN_PATH"),
@@ -835,7 +841,9 @@ mod tests {
         );
         assert_eq!(
             get(&b, "LD_LIBRARY_PATH"),
-            Some(Some("/h/store/cuda-12/9.27.0.42/lib:/opt/a:/opt/b"))
+            Some(Some(
+                j("/h/store/cuda-12/9.27.0.42", "lib", ":/opt/a:/opt/b").as_str()
+            ))
         );
         assert_eq!(get(&b, "CUDNNM_ORIG_CUDNN_PATH"), None);
         let e2 = applied(&e1, &b);
@@ -894,17 +902,23 @@ mod tests {
         let dir = r.dir.display().to_string();
         assert_eq!(
             get(&a, "PATH"),
-            Some(Some(format!("{dir}/bin;C:\\Windows").as_str()))
+            Some(Some(j(&dir, "bin", ";C:\\Windows").as_str()))
         );
         assert_eq!(
             get(&a, "INCLUDE"),
-            Some(Some(format!("{dir}/include").as_str()))
+            Some(Some(j(&dir, "include", "").as_str()))
         );
         assert_eq!(
             get(&a, "LIB"),
-            Some(Some(format!("{dir}/lib;C:\\VS\\lib").as_str()))
+            Some(Some(j(&dir, "lib", ";C:\\VS\\lib").as_str()))
         );
         assert_eq!(get(&a, "LD_LIBRARY_PATH"), None);
+    }
+
+    /// `dir` joined with `sub` as this host joins paths, then `rest`: the
+    /// activation values are the host's paths (`\` on Windows, `/` elsewhere).
+    fn j(dir: &str, sub: &str, rest: &str) -> String {
+        format!("{}{rest}", Path::new(dir).join(sub).display())
     }
 
     const NASTY: &str = "it's a \"q\" $HOME `id` \\n %PATH% ^& ü 你 ‘x’ !";

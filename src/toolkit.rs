@@ -793,14 +793,16 @@ mod tests {
     }
 
     fn make_linux_toolkit(root: &Path, version_json: &str) {
-        fs::create_dir_all(root.join("targets/x86_64-linux/lib")).unwrap();
-        fs::create_dir_all(root.join("targets/x86_64-linux/include")).unwrap();
         #[cfg(unix)]
         {
+            fs::create_dir_all(root.join("targets/x86_64-linux/lib")).unwrap();
+            fs::create_dir_all(root.join("targets/x86_64-linux/include")).unwrap();
             std::os::unix::fs::symlink("targets/x86_64-linux/lib", root.join("lib64")).unwrap();
             std::os::unix::fs::symlink("targets/x86_64-linux/include", root.join("include"))
                 .unwrap();
         }
+        // No links without privileges on Windows: plain folders, and no
+        // `targets/` (real folders there would be cuDNN folders too).
         #[cfg(not(unix))]
         {
             fs::create_dir_all(root.join("lib64")).unwrap();

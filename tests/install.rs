@@ -908,8 +908,15 @@ fn pip_missing_is_a_clear_error() {
             "could not run '/nonexistent/python3'",
             "install Python 3 with pip",
         ]);
+    // A program that runs, succeeds and downloads nothing.
     let mut sb = Sandbox::new();
-    sb.set_env("CUDNNM_PYTHON", "true");
+    if cfg!(windows) {
+        let fake = sb.root().join("fake-python.cmd");
+        std::fs::write(&fake, "@exit /b 0\r\n").unwrap();
+        sb.set_env("CUDNNM_PYTHON", &fake);
+    } else {
+        sb.set_env("CUDNNM_PYTHON", "true");
+    }
     sb.run(["install", "pip:x"])
         .code_is(4)
         .stderr_has(&["0 wheel files"]);

@@ -15,7 +15,7 @@ use pin_support::{fake_release, s};
 
 /// Runs `cudnnm ARGS` in `dir` instead of the sandbox's `work/`.
 fn run_in(sb: &Sandbox, dir: &Path, args: &[&str]) -> Run {
-    let out = sb.command().current_dir(dir).args(args).output().unwrap();
+    let out = common::output(sb.command().current_dir(dir).args(args));
     Run {
         args: args.iter().map(OsString::from).collect(),
         out,
@@ -98,7 +98,7 @@ fn resolution_order_flag_env_nearest_pin_default() {
     assert_eq!(r.json()["release"], "9.27.0.42_cuda12");
     assert_eq!(
         r.json()["source"]["path"],
-        s(&sb.work().join("proj/.cudnn-version"))
+        s(&sb.work().join("proj").join(".cudnn-version"))
     );
 
     fs::write(sb.work().join("proj/src/.cudnn-version"), "\n# nearer\n8\n").unwrap();
@@ -112,20 +112,18 @@ fn resolution_order_flag_env_nearest_pin_default() {
     assert_eq!(r.json()["source"]["kind"], "env-var");
 
     // --version (exec) beats CUDNNM_VERSION.
-    let r = run_in(
-        &sb,
-        &deep,
-        &[
-            "exec",
-            "--version",
-            "9.27",
-            "--",
-            "printenv",
-            "CUDNNM_ACTIVE",
-        ],
-    )
-    .ok();
-    assert_eq!(r.stdout(), "9.27.0.42_cuda12\n");
+    let show: &[&str] = if cfg!(windows) {
+        &["cmd", "/c", "echo %CUDNNM_ACTIVE%"]
+    } else {
+        &["printenv", "CUDNNM_ACTIVE"]
+    };
+    let args: Vec<&str> = ["exec", "--version", "9.27", "--"]
+        .iter()
+        .chain(show)
+        .copied()
+        .collect();
+    let r = run_in(&sb, &deep, &args).ok();
+    assert_eq!(r.stdout().trim_end(), "9.27.0.42_cuda12");
 }
 
 #[test]

@@ -21,6 +21,17 @@ pub trait Access {
     /// `Ok(uid)` when `dir` is writable (the uid new files get: the
     /// effective user on Unix, 0 elsewhere); the OS error otherwise.
     fn dir_writable(&self, dir: &Path) -> io::Result<u32>;
+
+    /// `Some(error)` when another program holds the file at `path` open so
+    /// that it cannot be moved aside now: on Windows a sharing violation,
+    /// retried briefly first (scanners let go within moments). Never on
+    /// Unix, which renames open files.
+    fn file_in_use(&self, path: &Path) -> Option<io::Error> {
+        match crate::fsops::retry_busy(|| crate::platform::open_for_move(path)) {
+            Err(e) if crate::platform::is_in_use(&e) => Some(e),
+            _ => None,
+        }
+    }
 }
 
 /// The real check: a probe file created and removed.
@@ -48,6 +59,10 @@ impl<A: Access> Access for DenyAccess<A> {
             return Err(io::Error::from(io::ErrorKind::PermissionDenied));
         }
         self.inner.dir_writable(dir)
+    }
+
+    fn file_in_use(&self, path: &Path) -> Option<io::Error> {
+        self.inner.file_in_use(path)
     }
 }
 
@@ -128,6 +143,9 @@ pub fn preflight(plan: &Plan, home: &Home, access: &dyn Access, elevate: &str) -
     }
     #[cfg(not(unix))]
     let _ = &uids;
+    if denied.is_empty() {
+        in_use(plan, access)?;
+    }
     // A folder of the cudnnm home is named first: elevating would not fix
     // it, but leave more files there that the user cannot change.
     let in_home = |p: &Path| p.starts_with(home.root());
@@ -157,6 +175,45 @@ pub fn preflight(plan: &Plan, home: &Home, access: &dyn Access, elevate: &str) -
         elevate.to_string()
     };
     Err(e.cause("nothing was changed").hint(hint))
+}
+
+/// Refuses when a file the change must move aside is held open by another
+/// program (Windows: a sharing violation that outlasts the retries). A DLL
+/// that a program merely loaded can be renamed and passes; one opened
+/// without delete sharing cannot, and moving the others first would leave
+/// the toolkit half changed until the undo.
+///
+/// # Errors
+/// [`Kind::Conflict`] naming the first such file (and how many more);
+/// nothing has changed.
+fn in_use(plan: &Plan, access: &dyn Access) -> Result<()> {
+    let busy: Vec<(&Path, io::Error)> = plan
+        .moves
+        .iter()
+        .filter_map(|m| Some((m.from.as_path(), access.file_in_use(&m.from)?)))
+        .collect();
+    let Some((first, why)) = busy.first() else {
+        return Ok(());
+    };
+    let mut e = Error::new(
+        Kind::Conflict,
+        format!(
+            "cannot change cuDNN in '{}': '{}' is in use by another program{}",
+            plan.toolkit.display(),
+            first.display(),
+            match busy.len() {
+                1 => String::new(),
+                n => format!(" (and {} more)", n - 1),
+            }
+        ),
+    )
+    .cause(why.to_string());
+    for (p, _) in busy.iter().skip(1).take(4) {
+        e = e.cause(format!("also in use: '{}'", p.display()));
+    }
+    Err(e.cause("nothing was changed").hint(
+        "close the programs using it (Python, Jupyter kernels, training runs, Visual Studio, Nsight), then run the command again; `cudnnm exec` activates a release for one process without touching the toolkit",
+    ))
 }
 
 /// `'/tk/lib64'`, or for a folder reached through a link `'/tk/lib64' (a
@@ -356,5 +413,55 @@ mod tests {
         let e = preflight(&p, &home, &only_bin, "x").unwrap_err();
         assert!(e.message().contains("bin"), "{e}");
         assert!(!e.message().contains("more"), "{e}");
+    }
+
+    /// Holds every file as a running program would (Windows' sharing
+    /// violation, os error 32), as data on any OS.
+    struct Held;
+
+    impl Access for Held {
+        fn dir_writable(&self, _dir: &Path) -> io::Result<u32> {
+            Ok(0)
+        }
+        fn file_in_use(&self, _path: &Path) -> Option<io::Error> {
+            Some(io::Error::other(
+                "The process cannot access the file because it is being used by another process. (os error 32)",
+            ))
+        }
+    }
+
+    #[test]
+    fn a_file_held_open_refuses_the_change_and_names_it() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().join("Program Files/CUDA/v12.4");
+        let home = Home::new(d.path().join("home"));
+        let p = plan(&root, &home);
+        let e = preflight(&p, &home, &Held, "elevate").unwrap_err();
+        assert_eq!(e.kind(), Kind::Conflict);
+        assert_eq!(
+            e.message(),
+            format!(
+                "cannot change cuDNN in '{}': '{}' is in use by another program",
+                root.display(),
+                root.join("bin/cudnn64_7.dll").display()
+            )
+        );
+        assert!(e.causes().iter().any(|c| c.contains("os error 32")), "{e}");
+        assert!(e.causes().iter().any(|c| c == "nothing was changed"));
+        assert!(
+            e.hint_text()
+                .unwrap()
+                .starts_with("close the programs using it"),
+            "{e}"
+        );
+        // A denied folder is named first: no use asking to close programs.
+        let both = DenyAccess {
+            denied: vec![d.path().to_path_buf()],
+            inner: Held,
+        };
+        assert_eq!(
+            preflight(&p, &home, &both, "elevate").unwrap_err().kind(),
+            Kind::Permission
+        );
     }
 }

@@ -223,6 +223,11 @@ pub fn prune(home: &Home, root: &Path, keep: u32) -> Result<Vec<u64>> {
             continue;
         }
         let trash = home.backups_dir().join(format!(".trash-{id}"));
+        // A `.trash-<id>` an interrupted prune left is garbage; Windows
+        // will not rename a folder onto it (Unix replaces an empty one).
+        if std::fs::symlink_metadata(&trash).is_ok() {
+            fsops::remove_dir_all(&trash)?;
+        }
         fsops::rename(&b.dir, &trash)?;
         fsops::remove_dir_all(&trash)?;
         removed.push(id);

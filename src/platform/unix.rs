@@ -9,6 +9,17 @@ pub fn is_transient_busy(_e: &io::Error) -> bool {
     false
 }
 
+/// Opens `path` as a move would: Unix renames a file whatever other
+/// processes hold it open, so there is nothing to ask. Always `Ok`.
+pub fn open_for_move(_path: &Path) -> io::Result<()> {
+    Ok(())
+}
+
+/// True when `e` says another program holds the file open. Never on Unix.
+pub fn is_in_use(_e: &io::Error) -> bool {
+    false
+}
+
 /// True when a rename failed because source and target are on different filesystems (EXDEV).
 pub fn is_cross_device(e: &io::Error) -> bool {
     e.kind() == io::ErrorKind::CrossesDevices

@@ -21,6 +21,35 @@ pub fn is_transient_busy(e: &io::Error) -> bool {
     )
 }
 
+/// Opens `path` with `DELETE` access, sharing everything, and closes it:
+/// exactly what a rename needs. Windows lets a DLL that a program has
+/// loaded be renamed (its image section shares delete access), so this
+/// succeeds for it; a file some program opened without delete sharing (an
+/// editor, a scanner, a copy in progress) fails with a sharing violation.
+/// Links are opened themselves, not followed.
+pub fn open_for_move(path: &Path) -> io::Result<()> {
+    use std::os::windows::fs::OpenOptionsExt;
+    const DELETE: u32 = 0x0001_0000;
+    const FILE_SHARE_READ_WRITE_DELETE: u32 = 0x7;
+    const FILE_FLAG_OPEN_REPARSE_POINT: u32 = 0x0020_0000;
+    const FILE_FLAG_BACKUP_SEMANTICS: u32 = 0x0200_0000;
+    std::fs::OpenOptions::new()
+        .access_mode(DELETE)
+        .share_mode(FILE_SHARE_READ_WRITE_DELETE)
+        .custom_flags(FILE_FLAG_OPEN_REPARSE_POINT | FILE_FLAG_BACKUP_SEMANTICS)
+        .open(path)
+        .map(drop)
+}
+
+/// True when `e` says another program holds the file open (a sharing or
+/// lock violation), as opposed to a missing right.
+pub fn is_in_use(e: &io::Error) -> bool {
+    matches!(
+        e.raw_os_error(),
+        Some(ERROR_SHARING_VIOLATION) | Some(ERROR_LOCK_VIOLATION)
+    )
+}
+
 /// True when a rename failed because the paths are on different volumes.
 pub fn is_cross_device(e: &io::Error) -> bool {
     e.raw_os_error() == Some(ERROR_NOT_SAME_DEVICE) || e.kind() == io::ErrorKind::CrossesDevices

@@ -185,11 +185,27 @@ impl Sandbox {
         S: AsRef<OsStr>,
     {
         let args: Vec<OsString> = args.into_iter().map(|a| a.as_ref().to_owned()).collect();
-        let out = self.command().args(&args).output().expect("run cudnnm");
+        let out = output(self.command().args(&args));
         Run {
             args,
             out,
             root: self.root().to_path_buf(),
+        }
+    }
+}
+
+/// Runs `cmd` to completion. Under wine, starting a process now and then
+/// fails with ERROR_INTERNAL_ERROR (1359) when many start at once; that
+/// start (nothing ran) is tried again, a few times.
+pub fn output(cmd: &mut Command) -> Output {
+    let mut tries = 0;
+    loop {
+        match cmd.output() {
+            Err(e) if cfg!(windows) && e.raw_os_error() == Some(1359) && tries < 5 => {
+                tries += 1;
+                std::thread::sleep(std::time::Duration::from_millis(100 * tries));
+            }
+            r => return r.expect("run cudnnm"),
         }
     }
 }
