@@ -944,6 +944,54 @@ mod tests {
         assert!(e.message().contains("2 CUDA toolkits"), "{e}");
     }
 
+    #[test]
+    fn cuda_path_variables_are_read_strictly_by_name() {
+        for (name, want) in [
+            ("CUDA_PATH_V11_2", Some("11.2")),
+            ("cuda_path_v12_4", Some("12.4")), // Windows names ignore case
+            ("CUDA_PATH_V11_2_OLD", None),
+            ("CUDA_PATH_V11", None),
+            ("CUDA_PATH_VX_Y", None),
+            ("CUDA_PATHS", None),
+            ("CUDA_PATH_V", None),
+            ("CUDA_ROOT", None),
+        ] {
+            assert_eq!(cuda_path_var_version(name), want.map(v), "{name}");
+        }
+        // Decoys that merely start with CUDA name no toolkit; the real
+        // variables do, each under its own name.
+        let d = tempfile::tempdir().unwrap();
+        let a = d.path().join("v11.2");
+        let b = d.path().join("v12.4");
+        let decoy = d.path().join("decoy");
+        make_windows_toolkit(&a, None);
+        make_windows_toolkit(&b, None);
+        make_windows_toolkit(&decoy, None);
+        let env = Env::from_vars(
+            [
+                ("CUDA_PATH_V11_2", a.clone().into_os_string()),
+                ("CUDA_PATH_V12_4", b.clone().into_os_string()),
+                ("CUDA_PATH_V12_4_OLD", decoy.clone().into_os_string()),
+                ("CUDA_ROOT", decoy.clone().into_os_string()),
+                ("CUDAPATH", decoy.into_os_string()),
+            ],
+            r"C:\",
+            true,
+        );
+        let found = discover_with(&env, &DefaultFolders::default());
+        let by: Vec<(PathBuf, &str)> = found
+            .iter()
+            .map(|t| (t.root.clone(), t.found_by.as_str()))
+            .collect();
+        assert_eq!(
+            by,
+            vec![
+                (canonical(&b), "CUDA_PATH_V12_4"),
+                (canonical(&a), "CUDA_PATH_V11_2")
+            ]
+        );
+    }
+
     #[cfg(unix)]
     #[test]
     fn named_discovery_keeps_each_sources_spelling() {

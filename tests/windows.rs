@@ -310,3 +310,33 @@ fn the_exe_imports_no_c_runtime_dll_that_a_machine_may_lack() {
         "runtime DLLs imported: {bad:?} (all: {dlls:?})"
     );
 }
+
+#[test]
+fn program_files_without_admin_rights_is_refused_before_any_change() {
+    // wine runs everything with full rights, so the denial is injected
+    // (CUDNNM_TEST_DENY_WRITE, debug builds): what is checked is that the
+    // Windows binary refuses before touching anything and says how to run
+    // elevated or activate per process. The probe itself (create and remove
+    // a file, as Program Files' ACLs decide) is the same code on Linux,
+    // where tests/use.rs denies it for real (a root-owned toolkit).
+    let mut sb = Sandbox::new();
+    let tk = toolkit_11_2(&sb);
+    hand_copied(&tk);
+    let zip = fixtures::windows_zip_8_1_0_77().write(sb.root());
+    sb.run([Path::new("install"), &zip]).ok();
+    let before = snapshot(&tk);
+    sb.set_env("CUDNNM_TEST_DENY_WRITE", &tk);
+    let root = tk.display().to_string();
+    sb.run(["use", "8.1.0.77", "--cuda-root", &root])
+        .code_is(5)
+        .stderr_has(&[
+            &format!("cannot change cuDNN in '{root}': no write access to"),
+            "nothing was changed",
+            "run it from an Administrator terminal: `cudnnm --home",
+            "cudnnm exec --version 8.1.0.77_cuda11.2 -- COMMAND",
+        ]);
+    let mut after = snapshot(&tk);
+    after.remove(".cudnnm-lock");
+    assert_eq!(after, before);
+    assert!(!sb.home().join("deployments.toml").exists());
+}
