@@ -6,10 +6,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rustup target list --installed | grep -qx x86_64-pc-windows-gnu || rustup target add x86_64-pc-windows-gnu
-eval "$(scripts/wine/setup.sh | sed 's/^/export /')"
+# On its own line so that `set -e` stops here when the prefix cannot be made.
+vars="$(scripts/wine/setup.sh)"
+eval "$vars"
 export WINEDEBUG=-all
 export CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER="$WINE"
-export CUDNNM_TEST_WHEELS="${CUDNNM_TEST_WHEELS:-$HOME/.cache/cudnnm/test-wheels}"
+# A real PE DLL (the stand-in setup.sh built) for the test that loads a
+# DLL into a running program and then switches cuDNN under it.
+export CUDNNM_TEST_PE_DLL="$WINEPREFIX/drive_c/windows/system32/bcryptprimitives.dll"
 status=0
 cargo test --target x86_64-pc-windows-gnu "$@" || status=$?
 # wine leaves its server running for a few seconds; stop it so CI ends cleanly.

@@ -6,9 +6,9 @@
 //! PATH/INCLUDE/LIB; the per-user `current` link; the import table of the
 //! `.exe` (C runtime linked statically).
 //!
-//! What wine cannot show (junctions, a DLL loaded by a running program,
-//! Program Files' ACLs, UAC) is checked on Linux as data: see
-//! `deploy::access` (held files, denied folders) and `tests/use.rs`.
+//! What wine cannot show (junctions, Program Files' ACLs, UAC, a second
+//! volume) is checked as data: `deploy::access` (held files, denied
+//! folders), the injected denial below, and `tests/use.rs` on Linux.
 #![cfg(windows)]
 
 mod common;
@@ -199,9 +199,11 @@ fn a_dll_held_open_by_another_program_refuses_use_and_changes_nothing() {
         "nothing was recorded"
     );
 
-    // Held for a moment (a scanner): cudnnm waits and goes on.
+    // Held for a moment (a scanner): cudnnm waits and goes on. Let go a
+    // second after the run starts, well after it first meets the file, so
+    // only the retries can make it succeed.
     let releaser = std::thread::spawn(move || {
-        std::thread::sleep(std::time::Duration::from_millis(300));
+        std::thread::sleep(std::time::Duration::from_millis(1000));
         drop(handle);
     });
     sb.run(["use", "8.1.0.77", "--cuda-root", &root]).ok();
@@ -316,9 +318,9 @@ fn program_files_without_admin_rights_is_refused_before_any_change() {
     // wine runs everything with full rights, so the denial is injected
     // (CUDNNM_TEST_DENY_WRITE, debug builds): what is checked is that the
     // Windows binary refuses before touching anything and says how to run
-    // elevated or activate per process. The probe itself (create and remove
-    // a file, as Program Files' ACLs decide) is the same code on Linux,
-    // where tests/use.rs denies it for real (a root-owned toolkit).
+    // elevated or activate per process. The Windows probe creates and
+    // removes `.cudnnm-probe` in each folder (as Program Files' ACLs
+    // decide); on Linux tests/use.rs denies its O_TMPFILE probe for real.
     let mut sb = Sandbox::new();
     let tk = toolkit_11_2(&sb);
     hand_copied(&tk);
@@ -339,4 +341,38 @@ fn program_files_without_admin_rights_is_refused_before_any_change() {
     after.remove(".cudnnm-lock");
     assert_eq!(after, before);
     assert!(!sb.home().join("deployments.toml").exists());
+}
+
+#[test]
+fn a_dll_loaded_by_a_running_program_is_renamed_into_the_backup() {
+    // A real PE DLL (scripts/test-windows.sh names the one it built) sits in
+    // the toolkit as cudnn64_8.dll and is loaded by this process, as a
+    // notebook holds cuDNN. Windows lets it be renamed, not deleted or
+    // overwritten: the switch moves it aside and goes on.
+    let pe = std::env::var_os("CUDNNM_TEST_PE_DLL")
+        .expect("CUDNNM_TEST_PE_DLL unset: run the Windows tests with scripts/test-windows.sh");
+    let sb = Sandbox::new();
+    let tk = toolkit_11_2(&sb);
+    let loaded = tk.join("bin").join("cudnn64_8.dll");
+    fs::copy(&pe, &loaded).unwrap();
+    let pe_bytes = fs::read(&loaded).unwrap();
+    // SAFETY: the DLL is the one-function stand-in built by
+    // scripts/wine/setup.sh; its DllMain does nothing.
+    let lib = unsafe { libloading::Library::new(&loaded) }.unwrap();
+    let zip = fixtures::windows_zip_8_1_0_77().write(sb.root());
+    sb.run([Path::new("install"), &zip]).ok();
+    let root = tk.display().to_string();
+    sb.run(["use", "8.1.0.77", "--cuda-root", &root]).ok();
+    assert_same(
+        &cudnn_files(&tk),
+        &expected(&fixtures::windows_zip_8_1_0_77()),
+        "after use, with the old DLL still loaded",
+    );
+    let backup = sb.home().join(r"backups\1\files\bin\cudnn64_8.dll");
+    assert_eq!(
+        fs::read(&backup).unwrap(),
+        pe_bytes,
+        "the loaded DLL is in backup 1"
+    );
+    drop(lib);
 }

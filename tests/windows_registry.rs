@@ -104,4 +104,15 @@ fn fix_puts_the_toolkit_bin_on_the_user_path_keeping_its_type_and_undo_restores_
         .to_string();
     sb.run(["doctor", "--undo-fix", &id]).ok();
     assert_eq!(user_path(), Some(before), "undo restores value and type");
+
+    // A plain REG_SZ Path stays REG_SZ.
+    let plain = (r"C:\Tools\x".to_string(), false);
+    set_user_path(Some(&plain));
+    let fixed = sb.run(["doctor", "--fix", "--cuda-root", &root, "--no-load"]);
+    assert_eq!(
+        user_path(),
+        Some((format!("{bin};{}", plain.0), false)),
+        "{}",
+        fixed.describe()
+    );
 }

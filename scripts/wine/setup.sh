@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Makes a wine prefix that can run Rust's Windows binaries, and prints where it is.
+# Makes a wine prefix that can run Rust's Windows binaries, and prints
+# `export WINEPREFIX=… WINE=…` lines (shell-quoted) for the caller to eval.
 #
 # wine 8.0 (Debian 12) lacks bcryptprimitives.dll, whose ProcessPrng Rust's
 # standard library imports, so every Rust .exe fails to start (c0000135).
@@ -42,5 +43,5 @@ if [ ! -f "$dll" ] || [ "$here/processprng.c" -nt "$dll" ]; then
     "$here/processprng.c" "$here/processprng.def" -ladvapi32
   cp "$tmp/bcryptprimitives.dll" "$dll"
 fi
-echo "WINEPREFIX=$WINEPREFIX"
-echo "WINE=$wine"
+# Shell-quoted, for `eval` by the caller (paths may hold spaces).
+printf 'export WINEPREFIX=%q\nexport WINE=%q\n' "$WINEPREFIX" "$wine"

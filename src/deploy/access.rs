@@ -24,12 +24,25 @@ pub trait Access {
 
     /// `Some(error)` when another program holds the file at `path` open so
     /// that it cannot be moved aside now: on Windows a sharing violation,
-    /// retried briefly first (scanners let go within moments). Never on
-    /// Unix, which renames open files.
-    fn file_in_use(&self, path: &Path) -> Option<io::Error> {
-        match crate::fsops::retry_busy(|| crate::platform::open_for_move(path)) {
-            Err(e) if crate::platform::is_in_use(&e) => Some(e),
-            _ => None,
+    /// retried for about two seconds first (scanners let go within
+    /// moments). `across_volumes`: the move must copy and delete, which a
+    /// DLL a program has loaded also forbids. Never on Unix, which renames
+    /// and deletes open files.
+    fn file_in_use(&self, path: &Path, across_volumes: bool) -> Option<io::Error> {
+        let mut delay = std::time::Duration::from_millis(10);
+        let mut waited = std::time::Duration::ZERO;
+        loop {
+            match crate::platform::open_for_move(path, across_volumes) {
+                Err(e) if crate::platform::is_in_use(&e) => {
+                    if waited >= std::time::Duration::from_secs(2) {
+                        return Some(e);
+                    }
+                    std::thread::sleep(delay);
+                    waited += delay;
+                    delay = (delay * 2).min(std::time::Duration::from_millis(250));
+                }
+                _ => return None,
+            }
         }
     }
 }
@@ -61,8 +74,8 @@ impl<A: Access> Access for DenyAccess<A> {
         self.inner.dir_writable(dir)
     }
 
-    fn file_in_use(&self, path: &Path) -> Option<io::Error> {
-        self.inner.file_in_use(path)
+    fn file_in_use(&self, path: &Path, across_volumes: bool) -> Option<io::Error> {
+        self.inner.file_in_use(path, across_volumes)
     }
 }
 
@@ -144,7 +157,7 @@ pub fn preflight(plan: &Plan, home: &Home, access: &dyn Access, elevate: &str) -
     #[cfg(not(unix))]
     let _ = &uids;
     if denied.is_empty() {
-        in_use(plan, access)?;
+        in_use(plan, home, access)?;
     }
     // A folder of the cudnnm home is named first: elevating would not fix
     // it, but leave more files there that the user cannot change.
@@ -179,18 +192,24 @@ pub fn preflight(plan: &Plan, home: &Home, access: &dyn Access, elevate: &str) -
 
 /// Refuses when a file the change must move aside is held open by another
 /// program (Windows: a sharing violation that outlasts the retries). A DLL
-/// that a program merely loaded can be renamed and passes; one opened
-/// without delete sharing cannot, and moving the others first would leave
-/// the toolkit half changed until the undo.
+/// that a program merely loaded can be renamed and passes when the backup
+/// is on the toolkit's volume; a file opened without delete sharing cannot
+/// be moved at all, nor a loaded DLL across volumes (copy, then delete).
+/// Moving the others first would leave the toolkit half changed until the undo.
 ///
 /// # Errors
 /// [`Kind::Conflict`] naming the first such file (and how many more);
 /// nothing has changed.
-fn in_use(plan: &Plan, access: &dyn Access) -> Result<()> {
+fn in_use(plan: &Plan, home: &Home, access: &dyn Access) -> Result<()> {
+    // A move into a backup on another volume copies, then deletes.
+    let backups = existing(&home.backups_dir());
     let busy: Vec<(&Path, io::Error)> = plan
         .moves
         .iter()
-        .filter_map(|m| Some((m.from.as_path(), access.file_in_use(&m.from)?)))
+        .filter_map(|m| {
+            let across = !crate::platform::same_volume(&m.from, &backups);
+            Some((m.from.as_path(), access.file_in_use(&m.from, across)?))
+        })
         .collect();
     let Some((first, why)) = busy.first() else {
         return Ok(());
@@ -423,7 +442,7 @@ mod tests {
         fn dir_writable(&self, _dir: &Path) -> io::Result<u32> {
             Ok(0)
         }
-        fn file_in_use(&self, _path: &Path) -> Option<io::Error> {
+        fn file_in_use(&self, _path: &Path, _across: bool) -> Option<io::Error> {
             Some(io::Error::other(
                 "The process cannot access the file because it is being used by another process. (os error 32)",
             ))

@@ -206,9 +206,13 @@ pub fn next_id(home: &Home) -> Result<u64> {
 /// Each is renamed to `backups/.trash-<id>` before deletion so a crash never
 /// leaves a half-deleted backup that still looks whole. Returns the removed ids.
 ///
+/// A backup whose folder cannot be renamed or removed now is kept (not an
+/// error): a later prune tries again, after sweeping `.trash-*` leftovers.
+///
 /// # Errors
-/// When a folder cannot be renamed or removed.
+/// When the backups cannot be listed.
 pub fn prune(home: &Home, root: &Path, keep: u32) -> Result<Vec<u64>> {
+    sweep_trash(home);
     let all = for_toolkit(home, root)?;
     let keep = keep.max(1) as usize;
     if all.len() <= keep + 1 {
@@ -225,11 +229,15 @@ pub fn prune(home: &Home, root: &Path, keep: u32) -> Result<Vec<u64>> {
         let trash = home.backups_dir().join(format!(".trash-{id}"));
         // A `.trash-<id>` an interrupted prune left is garbage; Windows
         // will not rename a folder onto it (Unix replaces an empty one).
-        if std::fs::symlink_metadata(&trash).is_ok() {
-            fsops::remove_dir_all(&trash)?;
+        if std::fs::symlink_metadata(&trash).is_ok() && fsops::remove_dir_all(&trash).is_err() {
+            continue;
         }
-        fsops::rename(&b.dir, &trash)?;
-        fsops::remove_dir_all(&trash)?;
+        // Best effort: a backup that cannot go now (a file in it still held
+        // by a program, on Windows) stays, and a later prune tries again.
+        if fsops::rename(&b.dir, &trash).is_err() {
+            continue;
+        }
+        let _ = fsops::remove_dir_all(&trash);
         removed.push(id);
     }
     Ok(removed)

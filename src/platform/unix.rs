@@ -11,7 +11,7 @@ pub fn is_transient_busy(_e: &io::Error) -> bool {
 
 /// Opens `path` as a move would: Unix renames a file whatever other
 /// processes hold it open, so there is nothing to ask. Always `Ok`.
-pub fn open_for_move(_path: &Path) -> io::Result<()> {
+pub fn open_for_move(_path: &Path, _across_volumes: bool) -> io::Result<()> {
     Ok(())
 }
 

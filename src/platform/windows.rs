@@ -23,18 +23,27 @@ pub fn is_transient_busy(e: &io::Error) -> bool {
 
 /// Opens `path` with `DELETE` access, sharing everything, and closes it:
 /// exactly what a rename needs. Windows lets a DLL that a program has
-/// loaded be renamed (its image section shares delete access), so this
-/// succeeds for it; a file some program opened without delete sharing (an
-/// editor, a scanner, a copy in progress) fails with a sharing violation.
+/// loaded be renamed (its image section does not conflict with delete
+/// access), so this succeeds for it; a file some program opened without
+/// delete sharing (an editor, a scanner, a copy in progress) fails with a
+/// sharing violation. `across_volumes` (the move will copy, then delete —
+/// and a loaded image may not be deleted or written): also asks for write
+/// access, which a loaded DLL refuses with a sharing violation.
 /// Links are opened themselves, not followed.
-pub fn open_for_move(path: &Path) -> io::Result<()> {
+pub fn open_for_move(path: &Path, across_volumes: bool) -> io::Result<()> {
     use std::os::windows::fs::OpenOptionsExt;
     const DELETE: u32 = 0x0001_0000;
+    const FILE_WRITE_DATA: u32 = 0x0002;
     const FILE_SHARE_READ_WRITE_DELETE: u32 = 0x7;
     const FILE_FLAG_OPEN_REPARSE_POINT: u32 = 0x0020_0000;
     const FILE_FLAG_BACKUP_SEMANTICS: u32 = 0x0200_0000;
+    let access = if across_volumes {
+        DELETE | FILE_WRITE_DATA
+    } else {
+        DELETE
+    };
     std::fs::OpenOptions::new()
-        .access_mode(DELETE)
+        .access_mode(access)
         .share_mode(FILE_SHARE_READ_WRITE_DELETE)
         .custom_flags(FILE_FLAG_OPEN_REPARSE_POINT | FILE_FLAG_BACKUP_SEMANTICS)
         .open(path)
