@@ -16,9 +16,6 @@ export CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER="$WINE"
 export CUDNNM_TEST_PE_DLL="$WINEPREFIX/drive_c/windows/system32/bcryptprimitives.dll"
 status=0
 cargo test --target x86_64-pc-windows-gnu "$@" || status=$?
-# Test sandboxes a test could not remove under wine (Windows will not
-# delete the store's read-only files through TempDir's drop) go here.
-rm -rf "$WINEPREFIX"/drive_c/users/*/Temp/cudnnm-test-* 2>/dev/null || true
 # wine leaves its server running for a few seconds; stop it so CI ends cleanly.
 "$(dirname "$WINE")/wineserver" -k 2>/dev/null || true
 exit $status

@@ -109,13 +109,22 @@ pub fn rename(from: &Path, to: &Path) -> Result<()> {
 
 /// Runs `op`, retrying on errors that mean "busy for a moment" on Windows
 /// (sharing violation, access denied from a scanner). Elsewhere runs once.
-pub fn retry_busy<T>(mut op: impl FnMut() -> io::Result<T>) -> io::Result<T> {
+pub fn retry_busy<T>(op: impl FnMut() -> io::Result<T>) -> io::Result<T> {
+    retry_if(platform::is_transient_busy, op)
+}
+
+/// Runs `op`, retrying while its error satisfies `busy`, for about two
+/// seconds in all (backoff from 10 ms to 250 ms); then returns the last error.
+pub fn retry_if<T>(
+    busy: impl Fn(&io::Error) -> bool,
+    mut op: impl FnMut() -> io::Result<T>,
+) -> io::Result<T> {
     let mut delay = Duration::from_millis(10);
     let mut waited = Duration::ZERO;
     loop {
         match op() {
             Ok(v) => return Ok(v),
-            Err(e) if platform::is_transient_busy(&e) && waited < Duration::from_secs(2) => {
+            Err(e) if busy(&e) && waited < Duration::from_secs(2) => {
                 std::thread::sleep(delay);
                 waited += delay;
                 delay = (delay * 2).min(Duration::from_millis(250));

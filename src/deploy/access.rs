@@ -29,21 +29,10 @@ pub trait Access {
     /// DLL a program has loaded also forbids. Never on Unix, which renames
     /// and deletes open files.
     fn file_in_use(&self, path: &Path, across_volumes: bool) -> Option<io::Error> {
-        let mut delay = std::time::Duration::from_millis(10);
-        let mut waited = std::time::Duration::ZERO;
-        loop {
-            match crate::platform::open_for_move(path, across_volumes) {
-                Err(e) if crate::platform::is_in_use(&e) => {
-                    if waited >= std::time::Duration::from_secs(2) {
-                        return Some(e);
-                    }
-                    std::thread::sleep(delay);
-                    waited += delay;
-                    delay = (delay * 2).min(std::time::Duration::from_millis(250));
-                }
-                _ => return None,
-            }
-        }
+        use crate::platform::{is_in_use, open_for_move};
+        crate::fsops::retry_if(is_in_use, || open_for_move(path, across_volumes))
+            .err()
+            .filter(is_in_use)
     }
 }
 

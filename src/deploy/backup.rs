@@ -227,13 +227,10 @@ pub fn prune(home: &Home, root: &Path, keep: u32) -> Result<Vec<u64>> {
             continue;
         }
         let trash = home.backups_dir().join(format!(".trash-{id}"));
-        // A `.trash-<id>` an interrupted prune left is garbage; Windows
-        // will not rename a folder onto it (Unix replaces an empty one).
-        if std::fs::symlink_metadata(&trash).is_ok() && fsops::remove_dir_all(&trash).is_err() {
-            continue;
-        }
         // Best effort: a backup that cannot go now (a file in it still held
-        // by a program, on Windows) stays, and a later prune tries again.
+        // by a program, on Windows; or a `.trash-<id>` the sweep above could
+        // not remove, which Windows will not rename onto) stays, and a
+        // later prune tries again.
         if fsops::rename(&b.dir, &trash).is_err() {
             continue;
         }

@@ -29,3 +29,8 @@ impl std::fmt::Display for DirLinkKind {
         })
     }
 }
+
+/// Creates a folder link, whichever kind [`link_dir_kind`] can make here.
+pub fn link_dir(target: &std::path::Path, link: &std::path::Path) -> std::io::Result<()> {
+    link_dir_kind(target, link).map(drop)
+}

@@ -30,11 +30,6 @@ pub fn symlink_file(target: &Path, link: &Path) -> io::Result<()> {
     std::os::unix::fs::symlink(target, link)
 }
 
-/// Creates a link to a folder (a symbolic link on Unix).
-pub fn link_dir(target: &Path, link: &Path) -> io::Result<()> {
-    std::os::unix::fs::symlink(target, link)
-}
-
 /// True when `meta` (from `symlink_metadata`) describes a link.
 pub fn is_link(meta: &Metadata, _path: &Path) -> bool {
     meta.file_type().is_symlink()

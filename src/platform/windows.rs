@@ -69,18 +69,6 @@ pub fn symlink_file(target: &Path, link: &Path) -> io::Result<()> {
     std::os::windows::fs::symlink_file(target, link)
 }
 
-/// Creates a folder link: a junction where the filesystem supports it (no
-/// admin needed), else a directory symbolic link.
-pub fn link_dir(target: &Path, link: &Path) -> io::Result<()> {
-    match junction::create(target, link) {
-        Ok(()) => Ok(()),
-        Err(_) => {
-            let _ = std::fs::remove_dir(link);
-            std::os::windows::fs::symlink_dir(target, link)
-        }
-    }
-}
-
 /// True when `meta` describes a symbolic link or a junction (any reparse point).
 pub fn is_link(meta: &Metadata, _path: &Path) -> bool {
     meta.file_type().is_symlink() || meta.file_attributes() & FILE_ATTRIBUTE_REPARSE_POINT != 0

@@ -107,6 +107,16 @@ pub struct Sandbox {
     pub env: Vec<(OsString, OsString)>,
 }
 
+/// Windows will not delete read-only files, and store files are read-only:
+/// `TempDir`'s own removal would leave the sandbox behind. cudnnm's
+/// `remove_dir_all` clears the bit where it must.
+#[cfg(windows)]
+impl Drop for Sandbox {
+    fn drop(&mut self) {
+        let _ = cudnnm::fsops::remove_dir_all(self.dir.path());
+    }
+}
+
 impl Default for Sandbox {
     fn default() -> Self {
         Self::new()
