@@ -161,10 +161,7 @@ pub fn preflight(plan: &Plan, home: &Home, access: &dyn Access, elevate: &str) -
             "cannot change cuDNN in '{}': no write access to {}{}",
             plan.toolkit.display(),
             describe_dir(first),
-            match denied.len() {
-                1 => String::new(),
-                n => format!(" (and {} more)", n - 1),
-            }
+            and_more(denied.len())
         ),
     )
     .cause(why);
@@ -209,10 +206,7 @@ fn in_use(plan: &Plan, home: &Home, access: &dyn Access) -> Result<()> {
             "cannot change cuDNN in '{}': '{}' is in use by another program{}",
             plan.toolkit.display(),
             first.display(),
-            match busy.len() {
-                1 => String::new(),
-                n => format!(" (and {} more)", n - 1),
-            }
+            and_more(busy.len())
         ),
     )
     .cause(why.to_string());
@@ -222,6 +216,14 @@ fn in_use(plan: &Plan, home: &Home, access: &dyn Access) -> Result<()> {
     Err(e.cause("nothing was changed").hint(
         "close the programs using it (Python, Jupyter kernels, training runs, Visual Studio, Nsight), then run the command again; `cudnnm exec` activates a release for one process without touching the toolkit",
     ))
+}
+
+/// `" (and N more)"` after the first of `count` (nothing for one).
+fn and_more(count: usize) -> String {
+    match count {
+        0 | 1 => String::new(),
+        n => format!(" (and {} more)", n - 1),
+    }
 }
 
 /// `'/tk/lib64'`, or for a folder reached through a link `'/tk/lib64' (a
