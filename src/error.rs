@@ -219,6 +219,23 @@ impl<T> IoResultExt<T> for io::Result<T> {
     }
 }
 
+/// An error's message followed by each new message of its sources, joined
+/// with `: ` (`LoadLibraryExW failed: The specified module could not be
+/// found. (os error 126)`): some errors (reqwest's, libloading's) keep
+/// the useful part only in their sources.
+pub fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut parts = vec![e.to_string()];
+    let mut src = e.source();
+    while let Some(s) = src {
+        let m = s.to_string();
+        if !parts.iter().any(|p| p.contains(&m)) {
+            parts.push(m);
+        }
+        src = s.source();
+    }
+    parts.join(": ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -76,7 +76,7 @@ fn query<T>(path: &Path, while_loaded: impl FnOnce() -> T) -> Result<(LibraryVer
     unsafe {
         let lib = libloading::Library::new(path).map_err(|e| {
             Error::new(Kind::Failure, format!("could not load '{}'", path.display()))
-                .cause(e)
+                .cause(crate::error::error_chain(&e))
                 .hint("the library may be for another platform, or one of its dependencies is missing (`cudnnm doctor` names it)")
         })?;
         let get_version: libloading::Symbol<unsafe extern "C" fn() -> usize> =

@@ -474,6 +474,34 @@ fn refuses_absolute_paths() {
 }
 
 #[test]
+fn refuses_entry_names_windows_cannot_hold() {
+    // `x.dll::$DATA` would overwrite x.dll's bytes on NTFS; `NUL.dll` and a
+    // trailing dot fail half-way on Windows. Refused up front on every host.
+    let sb = Sandbox::new();
+    for (entry, comp) in [
+        ("cuda/bin/cudnn64_8.dll::$DATA", "cudnn64_8.dll::$DATA"),
+        ("cuda/bin/NUL.dll", "NUL.dll"),
+        ("cuda/bin/cudnn64_8.dll.", "cudnn64_8.dll."),
+    ] {
+        let f = with_entry(
+            fixtures::windows_zip_8_1_0_77(),
+            entry,
+            Item::File(b"MZ x".to_vec()),
+        );
+        refused(
+            &sb,
+            &f.write_zip(sb.root()),
+            &[],
+            4,
+            &[
+                &format!("'{entry}'"),
+                &format!("Windows cannot hold as a file ('{comp}'"),
+            ],
+        );
+    }
+}
+
+#[test]
 fn refuses_parent_dir_entries_in_zip_and_tar() {
     let sb = Sandbox::new();
     let f = with_entry(

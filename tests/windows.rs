@@ -136,6 +136,16 @@ fn install_use_hardlink_switch_and_rollback_byte_for_byte() {
     assert!(text.contains("\"hardlink\""), "{cur}");
     assert!(text.contains("8.1.0.77_cuda11.2"), "{cur}");
 
+    // The fixture DLLs are not real libraries: verify says they do not load
+    // (with Windows' own reason), not that the files changed, and points to
+    // doctor rather than to a redeploy that would place the same bytes.
+    let v = sb.run(["verify"]).code_is(7);
+    let text = v.stdout() + &v.stderr();
+    assert!(text.contains("does not load"), "{text}");
+    assert!(text.contains("(os error "), "the OS reason is kept: {text}");
+    assert!(text.contains("are exactly what cudnnm placed"), "{text}");
+    assert!(!text.contains("deploys 8.1.0.77_cuda11.2 again"), "{text}");
+
     // cuDNN 7.1.3 is built for CUDA 8.0: refused, nothing changed; --force deploys it.
     sb.run(["use", "7.1.3", "--cuda-root", &root, "--mode", "hardlink"])
         .code_is(8);

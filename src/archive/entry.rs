@@ -40,6 +40,13 @@ pub enum Unsafe {
     Empty,
     /// Not valid UTF-8.
     NotUtf8,
+    /// A component Windows cannot hold as a file name (the name given):
+    /// a reserved device name (`NUL.dll`, `CON`, `COM1`), one of `<>:"|?*`
+    /// or a control character (`x.dll:ads` would write an NTFS stream into
+    /// `x.dll`), or a trailing dot or space (Windows drops it, so two
+    /// entries collide). No cuDNN release ships one; refused on every host
+    /// so that a release imports the same everywhere.
+    NotPortable(String),
 }
 
 impl fmt::Display for Unsafe {
@@ -49,8 +56,32 @@ impl fmt::Display for Unsafe {
             Unsafe::ParentDir => "has a '..' component that leaves the archive",
             Unsafe::Empty => "has an empty or NUL-containing name",
             Unsafe::NotUtf8 => "has a name that is not UTF-8",
+            Unsafe::NotPortable(c) => {
+                return write!(
+                    f,
+                    "has a name Windows cannot hold as a file ('{c}': a reserved device name, one of <>:\"|?*, or a trailing dot or space)"
+                );
+            }
         })
     }
+}
+
+/// Whether `c` is a file name Windows can hold (see [`Unsafe::NotPortable`];
+/// Microsoft's "Naming Files, Paths, and Namespaces").
+fn portable(c: &str) -> bool {
+    const RESERVED: [&str; 4] = ["CON", "PRN", "AUX", "NUL"];
+    let stem = c.split('.').next().unwrap_or(c).trim_end();
+    let upper = stem.to_ascii_uppercase();
+    let device = RESERVED.contains(&upper.as_str())
+        || (upper.len() == 4
+            && (upper.starts_with("COM") || upper.starts_with("LPT"))
+            && upper.as_bytes()[3].is_ascii_digit()
+            && upper.as_bytes()[3] != b'0');
+    !device
+        && !c.ends_with(['.', ' '])
+        && !c
+            .chars()
+            .any(|ch| ch < ' ' || matches!(ch, '<' | '>' | ':' | '"' | '|' | '?' | '*'))
 }
 
 /// Normalizes an entry name from an archive: backslashes become `/`, `./`
@@ -71,6 +102,7 @@ pub fn normalize(raw: &str) -> Result<String, Unsafe> {
         match c {
             "" | "." => {}
             ".." => return Err(Unsafe::ParentDir),
+            c if !portable(c) => return Err(Unsafe::NotPortable(c.to_string())),
             c => parts.push(c),
         }
     }
@@ -143,6 +175,37 @@ mod tests {
         assert_eq!(normalize("cuda/../../x"), Err(Unsafe::ParentDir));
         assert_eq!(normalize("a/.."), Err(Unsafe::ParentDir));
         assert_eq!(normalize("./"), Err(Unsafe::Empty));
+    }
+
+    #[test]
+    fn normalize_refuses_names_windows_cannot_hold() {
+        for (raw, comp) in [
+            ("cuda/bin/cudnn64_8.dll:ads", "cudnn64_8.dll:ads"),
+            ("cuda/bin/cudnn64_8.dll::$DATA", "cudnn64_8.dll::$DATA"),
+            ("cuda/bin/NUL.dll", "NUL.dll"),
+            ("cuda/include/con", "con"),
+            ("cuda/lib/x64/COM1.lib", "COM1.lib"),
+            ("cuda/lib/x64/lpt9", "lpt9"),
+            ("cuda/bin/cudnn64_8.dll.", "cudnn64_8.dll."),
+            ("cuda/bin/cudnn64_8.dll ", "cudnn64_8.dll "),
+            ("cuda/include/cudnn*.h", "cudnn*.h"),
+            ("cuda/include/a\u{1}b.h", "a\u{1}b.h"),
+        ] {
+            assert_eq!(
+                normalize(raw),
+                Err(Unsafe::NotPortable(comp.to_string())),
+                "{raw}"
+            );
+        }
+        // Names that only look alike are fine.
+        for ok in [
+            "cuda/bin/COM0.dll",
+            "cuda/CONSOLE.txt",
+            "cuda/include/nul_x.h",
+            "a/.b",
+        ] {
+            assert!(normalize(ok).is_ok(), "{ok}");
+        }
     }
 
     #[test]

@@ -37,7 +37,7 @@ use reqwest::header;
 use serde::{Deserialize, Serialize};
 
 use crate::env::{self, Env};
-use crate::error::{Error, IoResultExt, Kind, Result};
+use crate::error::{Error, IoResultExt, Kind, Result, error_chain};
 use crate::fsops;
 use crate::hash::{self, Hasher, Sha256Hex};
 use crate::home::Home;
@@ -796,20 +796,6 @@ fn classify(e: reqwest::Error, url: &str, name: &str) -> Failure {
         None => error_chain(&e),
     };
     Failure::Transient(Error::new(Kind::Network, format!("{what}: {detail}")))
-}
-
-/// The innermost messages of an error chain, joined (`connection refused`).
-fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut parts = vec![e.to_string()];
-    let mut src = e.source();
-    while let Some(s) = src {
-        let m = s.to_string();
-        if !parts.iter().any(|p| p.contains(&m)) {
-            parts.push(m);
-        }
-        src = s.source();
-    }
-    parts.join(": ")
 }
 
 static CRYPTO: Once = Once::new();

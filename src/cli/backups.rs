@@ -9,7 +9,7 @@ use serde::Serialize;
 use super::Ctx;
 use super::use_::recover_if_pending;
 use crate::deploy::backup;
-use crate::error::Result;
+use crate::error::{Error, Kind, Result};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -50,14 +50,25 @@ pub(super) fn human_size(n: u64) -> String {
 
 pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     recover_if_pending(ctx)?;
-    let filter = args.cuda_root.map(|p| {
-        let p = if p.is_absolute() {
-            p
-        } else {
-            ctx.env.cwd().join(p)
-        };
-        std::fs::canonicalize(&p).unwrap_or(p)
-    });
+    let filter = match args.cuda_root {
+        Some(p) => {
+            let p = if p.is_absolute() {
+                p
+            } else {
+                ctx.env.cwd().join(p)
+            };
+            if std::fs::metadata(&p).is_err() {
+                return Err(Error::new(
+                    Kind::NotFound,
+                    format!("--cuda-root '{}' does not exist", p.display()),
+                )
+                .hint("name the toolkit folder (`cudnnm toolkits` lists those cudnnm knows), or leave out --cuda-root to list every backup"));
+            }
+            // Spelled as the records are: no `\\?\` prefix on Windows.
+            Some(crate::fsops::canonical_or_self(&p))
+        }
+        None => None,
+    };
     let all = backup::list(&ctx.home)?;
     let mut firsts = std::collections::BTreeMap::new();
     for b in &all {

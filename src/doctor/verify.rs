@@ -414,10 +414,26 @@ fn deployment_help(tables: &Tables, d: &Deployment, installed: bool, c: &Check) 
         d.mode
     );
     let mut help = Vec::new();
-    let changed = !c.modified.is_empty()
-        || !c.missing.is_empty()
-        || !c.extra.is_empty()
-        || c.library.as_ref().is_some_and(|l| !l.ok);
+    let files_changed = !c.modified.is_empty() || !c.missing.is_empty() || !c.extra.is_empty();
+    // A library that reports another version was changed; one whose files
+    // all match but that does not load lacks something else: deploying it
+    // again would place the same bytes.
+    let misreports = c
+        .library
+        .as_ref()
+        .is_some_and(|l| !l.ok && l.reported.is_some());
+    let unloadable = c
+        .library
+        .as_ref()
+        .filter(|l| l.reported.is_none() && l.error.is_some());
+    let changed = files_changed || misreports;
+    if let Some(l) = unloadable.filter(|_| !changed && installed) {
+        help.push(format!(
+            "the files in {root} are exactly what cudnnm placed, but {} does not load here: a library it needs is missing (the CUDA runtime, cuBLAS, zlibwapi.dll for cuDNN 8.3–8.9 on Windows, the Visual C++ runtime) or it is built for another system; `cudnnm doctor --cuda-root {}` names what is missing",
+            l.path,
+            quote_arg(&root.to_string(), HOST_WINDOWS)
+        ));
+    }
     if !installed {
         help.push(format!(
             "{} is not in the store any more: {}, then `{use_cmd}` deploys it again",

@@ -4,7 +4,7 @@
 use std::fs::Metadata;
 use std::io;
 use std::os::windows::fs::MetadataExt;
-use std::path::{Component, Path};
+use std::path::{Component, Path, Prefix};
 
 const ERROR_ACCESS_DENIED: i32 = 5;
 const ERROR_SHARING_VIOLATION: i32 = 32;
@@ -85,14 +85,29 @@ pub fn remove_link(path: &Path, meta: &Metadata) -> io::Result<()> {
 
 /// True when `a` and `b` are on the same volume (same drive letter or UNC share).
 pub fn same_volume(a: &Path, b: &Path) -> bool {
-    fn prefix(p: &Path) -> Option<String> {
-        let p = std::fs::canonicalize(p).ok()?;
-        match p.components().next()? {
-            Component::Prefix(x) => Some(x.as_os_str().to_string_lossy().to_ascii_lowercase()),
-            _ => None,
-        }
+    // The drive letter or UNC share, however it is spelled (`\\?\Z:` from
+    // canonicalize, `Z:` from a path that cannot be canonicalized).
+    fn volume(p: &Path) -> Option<String> {
+        let p = std::fs::canonicalize(p)
+            .or_else(|_| std::path::absolute(p))
+            .ok()?;
+        let Component::Prefix(x) = p.components().next()? else {
+            return None;
+        };
+        Some(match x.kind() {
+            Prefix::Disk(d) | Prefix::VerbatimDisk(d) => {
+                format!("{}:", (d as char).to_ascii_lowercase())
+            }
+            Prefix::UNC(server, share) | Prefix::VerbatimUNC(server, share) => format!(
+                r"\\{}\{}",
+                server.to_string_lossy(),
+                share.to_string_lossy()
+            )
+            .to_ascii_lowercase(),
+            _ => x.as_os_str().to_string_lossy().to_ascii_lowercase(),
+        })
     }
-    matches!((prefix(a), prefix(b)), (Some(x), Some(y)) if x == y)
+    matches!((volume(a), volume(b)), (Some(x), Some(y)) if x == y)
 }
 
 /// True when `a` and `b` look like the same file on disk, as hard links do.
