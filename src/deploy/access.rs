@@ -22,18 +22,30 @@ pub trait Access {
     /// effective user on Unix, 0 elsewhere); the OS error otherwise.
     fn dir_writable(&self, dir: &Path) -> io::Result<u32>;
 
-    /// `Some(error)` when another program holds the file at `path` open so
-    /// that it cannot be moved aside now: on Windows a sharing violation,
-    /// retried for about two seconds first (scanners let go within
-    /// moments). `across_volumes`: the move must copy and delete, which a
-    /// DLL a program has loaded also forbids. Never on Unix, which renames
-    /// and deletes open files.
-    fn file_in_use(&self, path: &Path, across_volumes: bool) -> Option<io::Error> {
+    /// Why the file at `path` cannot be moved aside now, if it cannot: on
+    /// Windows [`Blocked::InUse`] for a sharing violation (another program
+    /// holds it open; retried for about two seconds first, as scanners let
+    /// go within moments), [`Blocked::Denied`] when its ACL forbids the
+    /// move. `across_volumes`: the move must copy and delete, which a DLL a
+    /// program has loaded also forbids. Never on Unix, which renames and
+    /// deletes open files (its folder rights are probed instead).
+    fn file_blocked(&self, path: &Path, across_volumes: bool) -> Option<Blocked> {
         use crate::platform::{is_in_use, open_for_move};
-        crate::fsops::retry_if(is_in_use, || open_for_move(path, across_volumes))
-            .err()
-            .filter(is_in_use)
+        match crate::fsops::retry_if(is_in_use, || open_for_move(path, across_volumes)) {
+            Err(e) if is_in_use(&e) => Some(Blocked::InUse(e)),
+            Err(e) if e.kind() == io::ErrorKind::PermissionDenied => Some(Blocked::Denied(e)),
+            _ => None,
+        }
     }
+}
+
+/// Why a file cannot be moved aside (see [`Access::file_blocked`]).
+#[derive(Debug)]
+pub enum Blocked {
+    /// Another program holds it open (Windows: a sharing violation).
+    InUse(io::Error),
+    /// This user may not move it (Windows: its ACL denies delete).
+    Denied(io::Error),
 }
 
 /// The real check: a probe file created and removed.
@@ -63,8 +75,8 @@ impl<A: Access> Access for DenyAccess<A> {
         self.inner.dir_writable(dir)
     }
 
-    fn file_in_use(&self, path: &Path, across_volumes: bool) -> Option<io::Error> {
-        self.inner.file_in_use(path, across_volumes)
+    fn file_blocked(&self, path: &Path, across_volumes: bool) -> Option<Blocked> {
+        self.inner.file_blocked(path, across_volumes)
     }
 }
 
@@ -146,7 +158,10 @@ pub fn preflight(plan: &Plan, home: &Home, access: &dyn Access, elevate: &str) -
     #[cfg(not(unix))]
     let _ = &uids;
     if denied.is_empty() {
-        in_use(plan, home, access)?;
+        let busy = blocked_moves(plan, home, access, &mut denied);
+        if denied.is_empty() {
+            refuse_in_use(plan, busy)?;
+        }
     }
     // A folder of the cudnnm home is named first: elevating would not fix
     // it, but leave more files there that the user cannot change.
@@ -176,6 +191,29 @@ pub fn preflight(plan: &Plan, home: &Home, access: &dyn Access, elevate: &str) -
     Err(e.cause("nothing was changed").hint(hint))
 }
 
+/// Asks about every file the change must move aside: those another
+/// program holds are returned, those this user may not move are added to
+/// `denied`.
+fn blocked_moves<'p>(
+    plan: &'p Plan,
+    home: &Home,
+    access: &dyn Access,
+    denied: &mut Vec<(PathBuf, String)>,
+) -> Vec<(&'p Path, io::Error)> {
+    // A move into a backup on another volume copies, then deletes.
+    let backups = existing(&home.backups_dir());
+    let mut busy = Vec::new();
+    for m in &plan.moves {
+        let across = !crate::platform::same_volume(&m.from, &backups);
+        match access.file_blocked(&m.from, across) {
+            Some(Blocked::InUse(e)) => busy.push((m.from.as_path(), e)),
+            Some(Blocked::Denied(e)) => denied.push((m.from.clone(), e.to_string())),
+            None => {}
+        }
+    }
+    busy
+}
+
 /// Refuses when a file the change must move aside is held open by another
 /// program (Windows: a sharing violation that outlasts the retries). A DLL
 /// that a program merely loaded can be renamed and passes when the backup
@@ -186,17 +224,7 @@ pub fn preflight(plan: &Plan, home: &Home, access: &dyn Access, elevate: &str) -
 /// # Errors
 /// [`Kind::Conflict`] naming the first such file (and how many more);
 /// nothing has changed.
-fn in_use(plan: &Plan, home: &Home, access: &dyn Access) -> Result<()> {
-    // A move into a backup on another volume copies, then deletes.
-    let backups = existing(&home.backups_dir());
-    let busy: Vec<(&Path, io::Error)> = plan
-        .moves
-        .iter()
-        .filter_map(|m| {
-            let across = !crate::platform::same_volume(&m.from, &backups);
-            Some((m.from.as_path(), access.file_in_use(&m.from, across)?))
-        })
-        .collect();
+fn refuse_in_use(plan: &Plan, busy: Vec<(&Path, io::Error)>) -> Result<()> {
     let Some((first, why)) = busy.first() else {
         return Ok(());
     };
@@ -433,10 +461,10 @@ mod tests {
         fn dir_writable(&self, _dir: &Path) -> io::Result<u32> {
             Ok(0)
         }
-        fn file_in_use(&self, _path: &Path, _across: bool) -> Option<io::Error> {
-            Some(io::Error::other(
+        fn file_blocked(&self, _path: &Path, _across: bool) -> Option<Blocked> {
+            Some(Blocked::InUse(io::Error::other(
                 "The process cannot access the file because it is being used by another process. (os error 32)",
-            ))
+            )))
         }
     }
 
@@ -473,5 +501,36 @@ mod tests {
             preflight(&p, &home, &both, "elevate").unwrap_err().kind(),
             Kind::Permission
         );
+    }
+
+    /// A file whose ACL forbids moving it (Windows), as data on any OS.
+    struct Locked;
+
+    impl Access for Locked {
+        fn dir_writable(&self, _dir: &Path) -> io::Result<u32> {
+            Ok(0)
+        }
+        fn file_blocked(&self, _path: &Path, _across: bool) -> Option<Blocked> {
+            Some(Blocked::Denied(io::Error::from(
+                io::ErrorKind::PermissionDenied,
+            )))
+        }
+    }
+
+    #[test]
+    fn a_file_that_may_not_be_moved_is_a_permission_refusal_with_the_elevate_hint() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().join("Program Files/CUDA/v12.4");
+        let home = Home::new(d.path().join("home"));
+        let p = plan(&root, &home);
+        let e = preflight(&p, &home, &Locked, "run it from an Administrator terminal").unwrap_err();
+        assert_eq!(e.kind(), Kind::Permission);
+        assert!(
+            e.message()
+                .contains(&format!("{}", root.join("bin/cudnn64_7.dll").display())),
+            "{e}"
+        );
+        assert_eq!(e.hint_text(), Some("run it from an Administrator terminal"));
+        assert!(e.causes().iter().any(|c| c == "nothing was changed"));
     }
 }
