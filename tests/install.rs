@@ -474,6 +474,18 @@ fn refuses_absolute_paths() {
 }
 
 #[test]
+fn a_renamed_download_keeps_its_build_number() {
+    // A browser's second download of the same file, in capitals.
+    let sb = Sandbox::new();
+    let mut f = fixtures::windows_zip_8_1_0_77();
+    f.name = "CUDNN-11.2-WINDOWS-X64-V8.1.0.77 (1).ZIP".into();
+    install(&sb, &f.write_zip(sb.root()), &[]).ok();
+    let l = list(&sb);
+    assert_eq!(l.len(), 1);
+    assert_eq!(l[0]["id"], "8.1.0.77_cuda11.2", "{l:?}");
+}
+
+#[test]
 fn refuses_entry_names_windows_cannot_hold() {
     // `x.dll::$DATA` would overwrite x.dll's bytes on NTFS; `NUL.dll` and a
     // trailing dot fail half-way on Windows. Refused up front on every host.

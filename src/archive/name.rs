@@ -22,15 +22,20 @@ pub struct NameInfo {
 }
 
 /// Parses an archive or folder name. Unknown names give an empty [`NameInfo`].
+/// Names are read as downloads get renamed: in any letter case, with a
+/// browser's duplicate mark (`… (1).zip`), a doubled extension
+/// (`….zip.zip`) or words before `cudnn-` (`Copy of cudnn-…`).
 pub fn parse(name: &str) -> NameInfo {
-    let base = strip_ext(name);
+    let lower = name.to_ascii_lowercase();
+    let base = strip_duplicate_mark(strip_ext(&lower));
     if let Some(n) = parse_wheel(base) {
         return n;
     }
-    if let Some(n) = parse_redist(base) {
+    let nvidia = base.find("cudnn-").map_or(base, |i| &base[i..]);
+    if let Some(n) = parse_redist(nvidia) {
         return n;
     }
-    if let Some(n) = parse_old(base) {
+    if let Some(n) = parse_old(nvidia) {
         return n;
     }
     if let Some(v) = base
@@ -46,13 +51,26 @@ pub fn parse(name: &str) -> NameInfo {
     NameInfo::default()
 }
 
+/// `name` without its archive extensions (all of them: `x.zip.zip` → `x`).
 fn strip_ext(name: &str) -> &str {
-    for ext in [".tar.xz", ".tar.gz", ".tgz", ".zip", ".whl", ".txz", ".tar"] {
-        if let Some(b) = name.strip_suffix(ext) {
-            return b;
+    let mut base = name;
+    'outer: loop {
+        for ext in [".tar.xz", ".tar.gz", ".tgz", ".zip", ".whl", ".txz", ".tar"] {
+            if let Some(b) = base.strip_suffix(ext) {
+                base = strip_duplicate_mark(b);
+                continue 'outer;
+            }
         }
+        return base;
     }
-    name
+}
+
+/// `x (1)` or `x(12)` → `x`: the mark browsers add to a repeated download.
+fn strip_duplicate_mark(base: &str) -> &str {
+    base.strip_suffix(')')
+        .and_then(|b| b.rsplit_once('('))
+        .filter(|(_, n)| !n.is_empty() && n.bytes().all(|c| c.is_ascii_digit()))
+        .map_or(base, |(b, _)| b.trim_end())
 }
 
 /// `nvidia_cudnn_cu12-9.1.0.70-py3-none-manylinux2014_x86_64`,
@@ -152,6 +170,37 @@ mod tests {
             Option<Platform>,
         );
         let cases: &[Case] = &[
+            // Renamed downloads read like the original.
+            (
+                "cudnn-11.2-windows-x64-v8.2.0.53 (1).zip",
+                Some("8.2.0.53"),
+                Some("11.2"),
+                Some(WindowsX86_64),
+            ),
+            (
+                "cudnn-11.2-windows-x64-v8.2.0.53(12).zip",
+                Some("8.2.0.53"),
+                Some("11.2"),
+                Some(WindowsX86_64),
+            ),
+            (
+                "cudnn-11.2-windows-x64-v8.2.0.53.zip (1).zip",
+                Some("8.2.0.53"),
+                Some("11.2"),
+                Some(WindowsX86_64),
+            ),
+            (
+                "CUDNN-11.2-WINDOWS-X64-V8.2.0.53.ZIP",
+                Some("8.2.0.53"),
+                Some("11.2"),
+                Some(WindowsX86_64),
+            ),
+            (
+                "Copy of cudnn-windows-x86_64-8.9.7.29_cuda12-archive (2).zip",
+                Some("8.9.7.29"),
+                Some("12"),
+                Some(WindowsX86_64),
+            ),
             // Old archives (version may be a prefix of the real one).
             (
                 "cudnn-11.2-windows-x64-v8.1.0.77.zip",
