@@ -73,6 +73,13 @@ fn fix_puts_the_toolkit_bin_on_the_user_path_keeping_its_type_and_undo_restores_
         "{}",
         fixed.describe()
     );
+    // This process keeps its PATH, so the finding stays; it is not offered
+    // again as a fix to apply.
+    assert!(
+        out.contains("(`cudnnm doctor --fix` leaves this to you: added"),
+        "{out}"
+    );
+    assert!(!out.contains("can be applied with"), "{out}");
     let (value, expand) = user_path().unwrap();
     assert_eq!(
         value,

@@ -83,9 +83,13 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
             snap = take(ctx, &args);
             findings = doctor::diagnose(&snap, &Tables::from_catalog(&catalog, &snap));
         }
-        // A fix this run skipped is not one `--fix` can apply: say why
-        // instead of counting it again.
-        for r in reports.iter().filter(|r| r.status == "skipped") {
+        // A fix this run skipped is not one `--fix` can apply, and one it
+        // applied whose finding is still seen (the user PATH, which only new
+        // processes read) is done: say which instead of offering it again.
+        for r in reports
+            .iter()
+            .filter(|r| r.status == "skipped" || r.status == "applied")
+        {
             let Some(a) = &r.auto_fix else { continue };
             for f in findings
                 .iter_mut()
