@@ -626,9 +626,20 @@ pub fn select_with(env: &Env, sel: &Selector, defaults: &DefaultFolders) -> Resu
     let all = discover_with(env, defaults);
     match all.len() {
         1 => Ok(all.into_iter().next().expect("one toolkit")),
-        0 => Err(Error::new(Kind::NotFound, "no CUDA toolkit found").hint(
-            "pass --cuda-root PATH (the folder holding include/ and lib64/ or lib\\x64\\), or set CUDA_PATH / CUDA_HOME",
-        )),
+        0 => {
+            let mut e = Error::new(Kind::NotFound, "no CUDA toolkit found");
+            // A variable that is set but names no toolkit is the usual cause
+            // (a typo, quotes left by `setx`, an uninstalled version): show it.
+            for c in found.iter().filter(|c| c.found_by.starts_with("CUDA_")) {
+                let why = Toolkit::at(&c.root, &c.found_by, env.is_windows())
+                    .err()
+                    .map_or_else(String::new, |e| format!(": {}", e.message()));
+                e = e.cause(format!("{}='{}'{why}", c.found_by, c.root.display()));
+            }
+            Err(e.hint(
+                "pass --cuda-root PATH (the folder holding include/ and lib64/ or lib\\x64\\), or set CUDA_PATH / CUDA_HOME to it (without quotes)",
+            ))
+        }
         _ => Err(Error::new(
             Kind::Usage,
             format!(
@@ -942,6 +953,21 @@ mod tests {
         let e = select_with(&bare, &Selector::default(), &scan_only).unwrap_err();
         assert_eq!(e.kind(), Kind::Usage);
         assert!(e.message().contains("2 CUDA toolkits"), "{e}");
+    }
+
+    #[test]
+    fn no_toolkit_found_shows_the_variables_that_name_none() {
+        let env = Env::from_vars([("CUDA_PATH", r#""C:\nope""#), ("PATH", "")], r"C:\", true);
+        let e = select_with(&env, &Selector::default(), &DefaultFolders::default()).unwrap_err();
+        assert_eq!(e.kind(), Kind::NotFound);
+        assert_eq!(e.message(), "no CUDA toolkit found");
+        assert!(
+            e.causes()
+                .iter()
+                .any(|c| c.starts_with(r#"CUDA_PATH='"C:\nope"': "#)),
+            "{e}"
+        );
+        assert!(e.hint_text().unwrap().contains("without quotes"), "{e}");
     }
 
     #[test]
