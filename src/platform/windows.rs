@@ -86,8 +86,10 @@ pub fn remove_link(path: &Path, meta: &Metadata) -> io::Result<()> {
 /// True when `a` and `b` are on the same volume (same drive letter or UNC share).
 pub fn same_volume(a: &Path, b: &Path) -> bool {
     // The drive letter or UNC share, however it is spelled (`\\?\Z:` from
-    // canonicalize, `Z:` from a path that cannot be canonicalized).
+    // canonicalize, `Z:` from an existing path that cannot be canonicalized,
+    // as very long ones under wine). A missing path is on no volume.
     fn volume(p: &Path) -> Option<String> {
+        std::fs::symlink_metadata(p).ok()?;
         let p = std::fs::canonicalize(p)
             .or_else(|_| std::path::absolute(p))
             .ok()?;
