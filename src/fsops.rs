@@ -15,7 +15,7 @@
 //! helpers live here. Every function is re-exported, so callers write
 //! `fsops::write_atomic`.
 
-use std::fs::{self, File};
+use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -82,7 +82,7 @@ pub fn retry_if<T>(
 /// Flushes a folder's entries to disk (Unix); a no-op where unsupported.
 pub fn sync_dir(dir: &Path) {
     #[cfg(unix)]
-    if let Ok(f) = File::open(dir) {
+    if let Ok(f) = fs::File::open(dir) {
         let _ = f.sync_all();
     }
     #[cfg(not(unix))]
@@ -135,6 +135,7 @@ pub fn sibling(path: &Path, tag: &str) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[cfg(unix)]
     use crate::error::Kind;
     use crate::hash;
 
