@@ -44,11 +44,11 @@ pub mod redist;
 pub mod refresh;
 pub mod resolve;
 #[cfg(test)]
+mod sources_test;
+#[cfg(test)]
 mod tests;
 
-pub use entry::{
-    Archive, DriverRow, FrameworkBuild, Origin, PublishedHash, SupportRow, WheelList,
-};
+pub use entry::{Archive, DriverRow, FrameworkBuild, Origin, PublishedHash, SupportRow, WheelList};
 pub use fetch::{FetchRequest, Fetched, fetch, fetch_archive};
 pub use mirror::{effective_mirror, mirror_url};
 pub(crate) use mirror::{is_absolute_url, normalize_base};
