@@ -14,33 +14,23 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fs;
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Instant;
 
 use super::binfmt;
 use super::names::{self, FileKind};
 use super::snapshot::*;
 use crate::archive::header;
+use crate::child::Running;
 use crate::deploy::Deployments;
 use crate::env::{self, Env};
 use crate::home::Home;
-use crate::libcudnn::LibraryVersion;
 use crate::store::{BrokenRelease, Release, Store};
 use crate::toolkit::{self, Layout, Toolkit};
 use crate::version::{CudaVariant, Version, release_id};
 
-/// What loading a library told: its version, and the cuDNN files the
-/// process had mapped while it was loaded (empty when unknown: not Linux).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Loaded {
-    /// `cudnnGetVersion()` and `cudnnGetCudartVersion()`.
-    pub version: LibraryVersion,
-    /// The cuDNN files mapped (the library itself and the sub-libraries it loaded).
-    pub modules: Vec<String>,
-}
-
-/// Asks a batch of libraries for their version; one result per path, in order.
-pub type Querier<'a> = &'a (dyn Fn(&[PathBuf]) -> Vec<Result<Loaded, String>> + Sync);
+// Kept here so that `doctor::verify` keeps its import; the protocol is `libcudnn`'s.
+pub use crate::libcudnn::{Loaded, Querier};
 
 /// What to gather.
 pub struct Options<'a> {
@@ -52,9 +42,6 @@ pub struct Options<'a> {
     /// Run `ldconfig -p`, `nvcc --version` and `nvidia-smi`.
     pub run_tools: bool,
 }
-
-/// How long an external program or library load may take.
-const TOOL_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// Names kept in folder listings besides cuDNN files and needed libraries.
 const WANTED: [&str; 9] = [
@@ -821,182 +808,6 @@ pub fn parse_nvidia_smi(tool: &str, out: &str) -> DriverInfo {
     d
 }
 
-/// A child process whose output is read on a thread (so a full pipe never blocks it).
-struct Running {
-    child: Child,
-    reader: std::thread::JoinHandle<String>,
-    /// Standard error, for the message when the child fails (cuDNN prints
-    /// "Unable to load any of {…}" there before it aborts).
-    errors: std::thread::JoinHandle<String>,
-}
-
-impl Running {
-    fn spawn(cmd: &mut Command) -> Option<Running> {
-        let mut child = cmd
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .ok()?;
-        fn drain(mut r: impl Read + Send + 'static) -> std::thread::JoinHandle<String> {
-            std::thread::spawn(move || {
-                let mut buf = Vec::new();
-                let _ = r.read_to_end(&mut buf);
-                String::from_utf8_lossy(&buf).into_owned()
-            })
-        }
-        let reader = drain(child.stdout.take()?);
-        let errors = drain(child.stderr.take()?);
-        Some(Running {
-            child,
-            reader,
-            errors,
-        })
-    }
-
-    /// Waits for the child (killing it after [`TOOL_TIMEOUT`]); its output on success.
-    fn finish(mut self) -> Result<String, String> {
-        let start = Instant::now();
-        let status = loop {
-            match self.child.try_wait() {
-                Ok(Some(st)) => break st,
-                Ok(None) if start.elapsed() < TOOL_TIMEOUT => {
-                    std::thread::sleep(Duration::from_millis(2))
-                }
-                Ok(None) => {
-                    let _ = self.child.kill();
-                    let _ = self.child.wait();
-                    return Err(format!("timed out after {} s", TOOL_TIMEOUT.as_secs()));
-                }
-                Err(e) => return Err(e.to_string()),
-            }
-        };
-        let out = self.reader.join().unwrap_or_default();
-        let errors = self.errors.join().unwrap_or_default();
-        if status.success() {
-            Ok(out)
-        } else {
-            // The last lines the child printed say why (stderr first).
-            let lines = |t: &str| -> Vec<String> {
-                t.lines()
-                    .map(str::trim)
-                    .filter(|l| !l.is_empty())
-                    .map(String::from)
-                    .collect()
-            };
-            let said = match lines(&errors) {
-                e if e.is_empty() => lines(&out),
-                e => e,
-            };
-            let tail = said[said.len().saturating_sub(3)..].join(" / ");
-            Err(format!("exited with {status}: {tail}"))
-        }
-    }
-}
-
-/// Loads each library in its own child process (`<exe> doctor
-/// --query-library PATH`), all at once, so that two copies with the same
-/// soname never share a process (a second `libcudnn.so.8` would get the
-/// first one's sub-libraries). The library's own folder is put first on the
-/// child's loader path (`LD_LIBRARY_PATH`, Windows `PATH`): cuDNN's main
-/// library loads its sub-libraries by name, and a build with `DT_RUNPATH`
-/// (9.12's, unlike 9.27's `DT_RPATH`) would otherwise answer with the
-/// sub-libraries of whatever set comes first — the mixing that
-/// `sub-libraries-mixed` warns about, not this file's version. Results in
-/// order of `paths`.
-pub fn query_in_children(exe: &Path, paths: &[PathBuf]) -> Vec<Result<Loaded, String>> {
-    let var = if cfg!(windows) {
-        env::PATH
-    } else {
-        env::LD_LIBRARY_PATH
-    };
-    let running: Vec<Option<Running>> = paths
-        .iter()
-        .map(|p| {
-            let mut dirs: Vec<PathBuf> = p.parent().map(Path::to_path_buf).into_iter().collect();
-            dirs.extend(
-                std::env::var_os(var)
-                    .map(|v| std::env::split_paths(&v).collect::<Vec<_>>())
-                    .unwrap_or_default(),
-            );
-            let joined = std::env::join_paths(dirs).unwrap_or_default();
-            Running::spawn(
-                Command::new(exe)
-                    .args(["doctor", "--query-library"])
-                    .arg(p)
-                    .env(var, joined),
-            )
-        })
-        .collect();
-    running
-        .into_iter()
-        .map(|r| {
-            let out = r
-                .ok_or_else(|| "could not start a child process".to_string())?
-                .finish()?;
-            parse_query_output(&out)
-        })
-        .collect()
-}
-
-/// The one-line answer of `doctor --query-library`:
-/// `{"cudnn":92700,"cudart":12090,"modules":["/x/libcudnn.so.9","/y/libcudnn_graph.so.9"]}`
-/// or `{"error":"…"}`.
-pub fn query_output(path: &Path) -> String {
-    match crate::libcudnn::query_version_and_modules(path) {
-        Ok((v, modules)) => serde_json::json!({
-            "cudnn": v.cudnn,
-            "cudart": v.cudart,
-            "modules": modules.iter().map(|m| s(m)).collect::<Vec<_>>(),
-        })
-        .to_string(),
-        Err(e) => serde_json::json!({"error": e.to_string()}).to_string(),
-    }
-}
-
-fn parse_query_output(out: &str) -> Result<Loaded, String> {
-    let v: serde_json::Value =
-        serde_json::from_str(out.trim()).map_err(|e| format!("bad answer from the child: {e}"))?;
-    if let Some(e) = v.get("error").and_then(|e| e.as_str()) {
-        return Err(e.to_string());
-    }
-    Ok(Loaded {
-        version: LibraryVersion {
-            cudnn: v
-                .get("cudnn")
-                .and_then(|x| x.as_u64())
-                .ok_or("no cudnn version")?,
-            cudart: v.get("cudart").and_then(|x| x.as_u64()).unwrap_or(0),
-        },
-        modules: v
-            .get("modules")
-            .and_then(|m| m.as_array())
-            .map(|a| {
-                a.iter()
-                    .filter_map(|x| x.as_str().map(str::to_owned))
-                    .collect()
-            })
-            .unwrap_or_default(),
-    })
-}
-
-/// Loads in this process (tests and library callers without a cudnnm
-/// binary). The modules are not listed: after the first library, this
-/// process's map holds every library loaded so far.
-pub fn query_in_process(paths: &[PathBuf]) -> Vec<Result<Loaded, String>> {
-    paths
-        .iter()
-        .map(|p| {
-            crate::libcudnn::query_version(p)
-                .map(|version| Loaded {
-                    version,
-                    modules: Vec::new(),
-                })
-                .map_err(|e| e.to_string())
-        })
-        .collect()
-}
-
 /// The `site-packages` folders of the Python environments in sight:
 /// `VIRTUAL_ENV`, `CONDA_PREFIX`, every Python on `PATH`, the user site.
 fn site_packages(env: &Env) -> Vec<PathBuf> {
@@ -1359,27 +1170,6 @@ fn deployment_states(
 mod tests {
     use super::*;
 
-    #[cfg(unix)]
-    #[test]
-    fn a_failed_child_is_described_by_what_it_printed_last() {
-        // As cuDNN does before it aborts: the reason goes to stderr.
-        let mut cmd = Command::new("sh");
-        cmd.args([
-            "-c",
-            "echo partial; echo 'Unable to load any of {libcudnn_graph.so.9.1.0}' >&2; kill -ABRT $$",
-        ]);
-        let err = Running::spawn(&mut cmd).unwrap().finish().unwrap_err();
-        assert!(err.contains("SIGABRT"), "{err}");
-        assert!(
-            err.ends_with(": Unable to load any of {libcudnn_graph.so.9.1.0}"),
-            "{err}"
-        );
-        let mut cmd = Command::new("sh");
-        cmd.args(["-c", "echo only stdout; exit 3"]);
-        let err = Running::spawn(&mut cmd).unwrap().finish().unwrap_err();
-        assert!(err.ends_with(": only stdout"), "{err}");
-    }
-
     #[test]
     fn parses_tool_outputs() {
         let ld = "1234 libs found in cache `/etc/ld.so.cache'\n\tlibcudnn.so.8 (libc6,x86-64) => /usr/lib/x86_64-linux-gnu/libcudnn.so.8\n\tlibz.so.1 (libc6,x86-64) => /lib/x86_64-linux-gnu/libz.so.1\nCache generated by: ldconfig (GNU libc) stable release version 2.36\n";
@@ -1398,23 +1188,6 @@ mod tests {
             "3.7"
         );
         assert!(parse_nvidia_smi("x", "garbage").version.is_none());
-        assert!(parse_query_output("{\"error\":\"nope\"}").is_err());
-        assert_eq!(
-            parse_query_output("{\"cudnn\":92700,\"cudart\":12090}")
-                .unwrap()
-                .version
-                .cudnn,
-            92700
-        );
-        let l = parse_query_output(
-            "{\"cudnn\":91200,\"cudart\":12090,\"modules\":[\"/a/libcudnn.so.9\",\"/b/libcudnn_graph.so.9\"]}",
-        )
-        .unwrap();
-        assert_eq!(
-            l.modules,
-            vec!["/a/libcudnn.so.9", "/b/libcudnn_graph.so.9"]
-        );
-        assert!(parse_query_output("not json").is_err());
     }
 
     /// A CUDA 12.4.1 toolkit folder (`version.json`, `include/`, `lib64/`).
