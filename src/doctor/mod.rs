@@ -74,6 +74,7 @@ pub mod checks;
 pub mod finding;
 pub mod fix;
 pub mod gather;
+mod probe;
 pub mod loader;
 pub mod names;
 pub mod render;
