@@ -91,11 +91,10 @@ impl Running {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
 
-    #[cfg(unix)]
     #[test]
     fn a_failed_child_is_described_by_what_it_printed_last() {
         // As cuDNN does before it aborts: the reason goes to stderr.
@@ -116,7 +115,6 @@ mod tests {
         assert!(err.ends_with(": only stdout"), "{err}");
     }
 
-    #[cfg(unix)]
     #[test]
     fn a_successful_child_gives_its_whole_output() {
         let mut cmd = Command::new("sh");
