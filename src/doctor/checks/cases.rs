@@ -2,6 +2,7 @@
 //! Windows cases are Windows snapshots as data (the checks never look at the host).
 
 use super::testkit::{Kit, v};
+use crate::doctor::FindingId;
 use crate::doctor::finding::{AutoFix, Severity};
 use crate::doctor::snapshot::*;
 
@@ -20,27 +21,43 @@ fn healthy_machines_have_no_findings() {
     }
 }
 
-#[test]
-fn every_finding_id_is_documented() {
-    let doc = include_str!("../mod.rs");
-    for id in crate::doctor::FINDING_IDS {
-        assert!(
-            doc.contains(&format!("| `{id}` |")),
-            "{id} missing from the table in doctor/mod.rs"
-        );
+/// The `.rs` files under `src/doctor/<sub>` (a file or a folder, searched
+/// through), read at run time, named by their path below `src/doctor`; the
+/// check tests (`cases*`, `testkit.rs`) left out.
+fn doctor_sources(sub: &str) -> Vec<(String, String)> {
+    let base = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/doctor");
+    let mut todo = vec![base.join(sub)];
+    let mut out = Vec::new();
+    while let Some(p) = todo.pop() {
+        if p.is_dir() {
+            todo.extend(std::fs::read_dir(&p).unwrap().flatten().map(|e| e.path()));
+            continue;
+        }
+        let name = p
+            .strip_prefix(&base)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
+        let file = p.file_name().unwrap().to_string_lossy();
+        if file.ends_with(".rs") && !file.starts_with("cases") && file != "testkit.rs" {
+            out.push((name, std::fs::read_to_string(&p).unwrap()));
+        }
     }
-    let checks: String = [
-        include_str!("system.rs"),
-        include_str!("files.rs"),
-        include_str!("loading.rs"),
-        include_str!("windows.rs"),
-        include_str!("frameworks.rs"),
-    ]
-    .concat();
-    for id in crate::doctor::FINDING_IDS {
+    assert!(!out.is_empty(), "no sources under src/doctor/{sub}");
+    out.sort();
+    out
+}
+
+#[test]
+fn every_finding_id_is_emitted_by_a_check() {
+    let checks: String = doctor_sources("checks")
+        .into_iter()
+        .map(|(_, t)| t)
+        .collect();
+    for id in FindingId::ALL {
         assert!(
-            checks.contains(&format!("\"{id}\"")),
-            "{id} is documented but no check emits it"
+            checks.contains(&format!("FindingId::{id:?}")),
+            "{id} is a finding id but no check emits it"
         );
     }
 }
@@ -74,17 +91,15 @@ fn user_facing_text_cites_public_sources_only() {
     // Every string a finding, a fix report or `verify` prints lives in these
     // files; internal notes may be named in comments only.
     let files = [
-        ("system.rs", include_str!("system.rs")),
-        ("files.rs", include_str!("files.rs")),
-        ("loading.rs", include_str!("loading.rs")),
-        ("windows.rs", include_str!("windows.rs")),
-        ("frameworks.rs", include_str!("frameworks.rs")),
-        ("mod.rs", include_str!("mod.rs")),
-        ("../fix.rs", include_str!("../fix.rs")),
-        ("../render.rs", include_str!("../render.rs")),
-        ("../verify.rs", include_str!("../verify.rs")),
-        ("../gather.rs", include_str!("../gather.rs")),
-    ];
+        "checks",
+        "fix.rs",
+        "render.rs",
+        "verify.rs",
+        "gather.rs",
+        "probe",
+    ]
+    .into_iter()
+    .flat_map(doctor_sources);
     let mut bad = Vec::new();
     for (name, text) in files {
         for (i, line) in text.lines().enumerate() {
@@ -112,10 +127,10 @@ fn os_not_64bit() {
     let mut k = Kit::healthy_windows();
     k.s.os.bits = 32;
     k.s.os.arch = "x86".into();
-    let f = k.expect("os-not-64bit");
+    let f = k.expect(FindingId::OsNot64Bit);
     assert_eq!(f.severity, Severity::Error);
     assert!(f.why.contains("193"));
-    Kit::healthy_windows().absent("os-not-64bit");
+    Kit::healthy_windows().absent(FindingId::OsNot64Bit);
 }
 
 #[test]
@@ -123,9 +138,9 @@ fn wrong_architecture() {
     let mut k = Kit::healthy_linux();
     k.file(&format!("{TK12}/lib64/libcudnn_ops.so.9.1.0"))
         .machine = Some("aarch64".into());
-    let f = k.expect("wrong-architecture");
+    let f = k.expect(FindingId::WrongArchitecture);
     assert!(f.title.contains("aarch64"), "{f:?}");
-    Kit::healthy_linux().absent("wrong-architecture");
+    Kit::healthy_linux().absent(FindingId::WrongArchitecture);
 }
 
 // --- issue item 2 -----------------------------------------------------------
@@ -134,7 +149,7 @@ fn wrong_architecture() {
 fn no_cuda_toolkit() {
     let mut k = Kit::linux();
     k.linux_set("/opt/cudnn/lib", "/opt/cudnn/include", "9.1.0", true);
-    assert_eq!(k.expect("no-cuda-toolkit").severity, Severity::Error);
+    assert_eq!(k.expect(FindingId::NoCudaToolkit).severity, Severity::Error);
     k.framework(
         "torch",
         "2.4.1+cu121",
@@ -142,11 +157,11 @@ fn no_cuda_toolkit() {
         None,
     );
     assert_eq!(
-        k.expect("no-cuda-toolkit").severity,
+        k.expect(FindingId::NoCudaToolkit).severity,
         Severity::Warning,
         "pip brings CUDA"
     );
-    Kit::healthy_linux().absent("no-cuda-toolkit");
+    Kit::healthy_linux().absent(FindingId::NoCudaToolkit);
 }
 
 #[test]
@@ -155,12 +170,12 @@ fn nvcc_belongs_to_another_toolkit_than_cuda_path() {
     let tk121 = r"C:\Program Files\NVIDIA GPU Computing Toolkit\CUDA\v12.1";
     k.toolkit(tk121, "12.1");
     k.nvcc(&format!(r"{tk121}\bin\nvcc.exe"), "12.1");
-    let f = k.expect("nvcc-cuda-path-mismatch");
+    let f = k.expect(FindingId::NvccCudaPathMismatch);
     assert!(
         f.title.contains("12.1") && f.title.contains("11.2"),
         "{f:?}"
     );
-    Kit::healthy_windows().absent("nvcc-cuda-path-mismatch");
+    Kit::healthy_windows().absent(FindingId::NvccCudaPathMismatch);
 }
 
 // --- issue item 3 -----------------------------------------------------------
@@ -169,7 +184,7 @@ fn nvcc_belongs_to_another_toolkit_than_cuda_path() {
 fn driver_older_than_the_toolkit_needs() {
     let mut k = Kit::healthy_linux();
     k.driver("450.51.06", &[]);
-    let f = k.expect("driver-too-old");
+    let f = k.expect(FindingId::DriverTooOld);
     assert_eq!(f.severity, Severity::Error);
     assert!(
         f.title.contains("550.54.15"),
@@ -177,32 +192,32 @@ fn driver_older_than_the_toolkit_needs() {
     );
     k.driver("535.104.05", &[]);
     assert_eq!(
-        k.expect("driver-minor-compat-only").severity,
+        k.expect(FindingId::DriverMinorCompatOnly).severity,
         Severity::Warning
     );
-    k.absent("driver-too-old");
+    k.absent(FindingId::DriverTooOld);
     // The reverse is fine: newer drivers run older CUDA.
     let mut k = Kit::healthy_windows();
     k.driver("560.94", &[]);
-    k.absent("driver-too-old");
-    k.absent("driver-minor-compat-only");
+    k.absent(FindingId::DriverTooOld);
+    k.absent(FindingId::DriverMinorCompatOnly);
 }
 
 #[test]
 fn no_driver_is_an_info_only() {
     let mut k = Kit::healthy_linux();
     k.s.driver = None;
-    assert_eq!(k.expect("driver-not-found").severity, Severity::Info);
-    Kit::healthy_linux().absent("driver-not-found");
+    assert_eq!(k.expect(FindingId::DriverNotFound).severity, Severity::Info);
+    Kit::healthy_linux().absent(FindingId::DriverNotFound);
 }
 
 #[test]
 fn gpu_below_the_supported_compute_capability() {
     let mut k = Kit::healthy_linux();
     k.driver("550.54.15", &[("Tesla K80", "3.7")]);
-    let f = k.expect("gpu-too-old");
+    let f = k.expect(FindingId::GpuTooOld);
     assert!(f.why.contains("5.0"), "{f:?}");
-    Kit::healthy_linux().absent("gpu-too-old");
+    Kit::healthy_linux().absent(FindingId::GpuTooOld);
 }
 
 // --- issue item 4, F26 ------------------------------------------------------
@@ -227,21 +242,21 @@ fn cudnn_build_does_not_fit_the_toolkit() {
         extra: vec![],
         files: vec![],
     });
-    let f = k.expect("cudnn-cuda-mismatch");
+    let f = k.expect(FindingId::CudnnCudaMismatch);
     assert!(f.seen.iter().any(|s| s.contains("11.2")), "{f:?}");
     // Without a record, the published CUDA range still rules it out.
     k.s.deployments.clear();
-    k.expect("cudnn-cuda-mismatch");
+    k.expect(FindingId::CudnnCudaMismatch);
     // Linux: a library built with CUDA 11.8 inside a 12.4 toolkit.
     let mut k = Kit::healthy_linux();
     k.file(&format!("{TK12}/lib64/libcudnn.so.9.1.0"))
         .cudart_version = Some(11080);
-    k.expect("cudnn-cuda-mismatch");
+    k.expect(FindingId::CudnnCudaMismatch);
     // Minor-version compatibility: a 12.9 build fits a 12.4 toolkit.
     let mut k = Kit::healthy_linux();
     k.file(&format!("{TK12}/lib64/libcudnn.so.9.1.0"))
         .cudart_version = Some(12090);
-    k.absent("cudnn-cuda-mismatch");
+    k.absent(FindingId::CudnnCudaMismatch);
 }
 
 #[test]
@@ -257,7 +272,7 @@ fn cudnn_loaded_from_another_cuda_install() {
     k.file("/opt/cuda-11.8/lib64/libcudnn.so.9.0.0")
         .cudart_version = Some(11080);
     k.s.ld_library_path.insert(0, "/opt/cuda-11.8/lib64".into());
-    let f = k.expect("cudnn-cuda-mismatch");
+    let f = k.expect(FindingId::CudnnCudaMismatch);
     assert!(
         f.title.contains("CUDA 11.8") && f.title.contains("12.4"),
         "{f:?}"
@@ -270,13 +285,13 @@ fn cudnn_loaded_from_another_cuda_install() {
 fn missing_library_of_the_set() {
     let mut k = Kit::healthy_windows();
     k.remove("cudnn_cnn_infer64_8.dll");
-    let f = k.expect("missing-library");
+    let f = k.expect(FindingId::MissingLibrary);
     assert!(f.title.contains("cudnn_cnn_infer64_8.dll"), "{f:?}");
     assert!(f.why.contains("Error code 126"), "{f:?}");
     let mut k = Kit::healthy_linux();
     k.remove("libcudnn_graph.so.9.1.0")
         .remove("libcudnn_graph.so.9");
-    let f = k.expect("missing-library");
+    let f = k.expect(FindingId::MissingLibrary);
     assert!(
         f.why
             .contains("libcudnn_graph.so.9: cannot open shared object file"),
@@ -288,33 +303,37 @@ fn missing_library_of_the_set() {
         k.remove(&format!("libcudnn_{st}.so.9.1.0"))
             .remove(&format!("libcudnn_{st}.so.9"));
     }
-    k.absent("missing-library");
+    k.absent(FindingId::MissingLibrary);
 }
 
 #[test]
 fn missing_header() {
     let mut k = Kit::healthy_windows();
     k.remove(r"\cudnn.h");
-    let f = k.expect("missing-header");
+    let f = k.expect(FindingId::MissingHeader);
     assert!(f.why.contains("C1083"), "{f:?}");
     let mut k = Kit::healthy_linux();
     k.remove("/cudnn_version.h");
-    let f = k.expect("missing-header");
+    let f = k.expect(FindingId::MissingHeader);
     assert!(f.why.contains("cudnn_version.h: No such file"), "{f:?}");
-    Kit::healthy_linux().absent("missing-header");
+    Kit::healthy_linux().absent(FindingId::MissingHeader);
 }
 
 #[test]
 fn missing_link_library() {
     let mut k = Kit::healthy_windows();
     k.remove(r"\cudnn.lib");
-    assert!(k.expect("missing-link-library").why.contains("LNK1181"));
+    assert!(
+        k.expect(FindingId::MissingLinkLibrary)
+            .why
+            .contains("LNK1181")
+    );
     let mut k = Kit::healthy_linux();
     k.remove("/libcudnn.so");
-    let f = k.expect("missing-link-library");
+    let f = k.expect(FindingId::MissingLinkLibrary);
     assert!(f.why.contains("cannot find -lcudnn"), "{f:?}");
     assert!(f.commands[0].starts_with("ln -s libcudnn.so.9"), "{f:?}");
-    Kit::healthy_windows().absent("missing-link-library");
+    Kit::healthy_windows().absent(FindingId::MissingLinkLibrary);
 }
 
 // --- issue item 6, F20 ------------------------------------------------------
@@ -326,11 +345,11 @@ fn import_libraries_in_lib_instead_of_lib_x64() {
         .remove(r"\lib\x64\cudnn64_8.lib");
     k.file(&format!(r"{TK112}\lib\cudnn.lib"));
     k.file(&format!(r"{TK112}\lib\cudnn64_8.lib"));
-    let f = k.expect("lib-not-in-x64");
+    let f = k.expect(FindingId::LibNotInX64);
     assert!(f.commands[0].starts_with("move "), "{f:?}");
-    k.absent("missing-link-library");
-    k.absent("file-in-wrong-folder");
-    Kit::healthy_windows().absent("lib-not-in-x64");
+    k.absent(FindingId::MissingLinkLibrary);
+    k.absent(FindingId::FileInWrongFolder);
+    Kit::healthy_windows().absent(FindingId::LibNotInX64);
 }
 
 #[test]
@@ -359,17 +378,17 @@ fn a_windows_layout_toolkit_is_checked_as_windows_on_linux() {
     k.file(&format!("{root}/lib/x64/cudnn.lib"));
     k.file(&format!("{root}/lib/x64/cudnn64_8.lib"));
     for id in [
-        "missing-library",
-        "missing-header",
-        "missing-link-library",
-        "lib-not-in-x64",
-        "file-in-wrong-folder",
+        FindingId::MissingLibrary,
+        FindingId::MissingHeader,
+        FindingId::MissingLinkLibrary,
+        FindingId::LibNotInX64,
+        FindingId::FileInWrongFolder,
     ] {
         k.absent(id);
     }
     // A stray import library in `lib`: the Windows mistake, found on Linux too.
     k.file(&format!("{root}/lib/cudnn.lib"));
-    let f = k.expect("lib-not-in-x64");
+    let f = k.expect(FindingId::LibNotInX64);
     assert_eq!(
         f.title,
         format!("cuDNN import libraries are in {root}/lib, not {root}/lib/x64"),
@@ -379,10 +398,10 @@ fn a_windows_layout_toolkit_is_checked_as_windows_on_linux() {
         f.commands,
         vec![format!("mv {root}/lib/cudnn*.lib {root}/lib/x64/")]
     );
-    k.absent("file-in-wrong-folder");
+    k.absent(FindingId::FileInWrongFolder);
     // A missing DLL is named as the DLL, in bin.
     k.remove("/bin/cudnn_cnn_infer64_8.dll");
-    let f = k.expect("missing-library");
+    let f = k.expect(FindingId::MissingLibrary);
     assert!(
         f.title.contains("cudnn_cnn_infer64_8.dll") && !f.title.contains(".so"),
         "{f:?}"
@@ -397,13 +416,13 @@ fn a_windows_layout_toolkit_is_checked_as_windows_on_linux() {
 fn files_in_the_wrong_toolkit_folder() {
     let mut k = Kit::healthy_windows();
     k.file(&format!(r"{TK112}\lib\x64\cudnn_ops_train64_8.dll"));
-    let f = k.expect("file-in-wrong-folder");
+    let f = k.expect(FindingId::FileInWrongFolder);
     assert!(f.seen[0].ends_with(r"v11.2\bin"), "{f:?}");
     // F20: the 8.3+ archive's `lib` copied as the toolkit's `lib`.
     let mut k = Kit::healthy_linux();
     k.file(&format!("{TK12}/lib/libcudnn_adv.so.9"));
-    k.expect("file-in-wrong-folder");
-    Kit::healthy_linux().absent("file-in-wrong-folder");
+    k.expect(FindingId::FileInWrongFolder);
+    Kit::healthy_linux().absent(FindingId::FileInWrongFolder);
 }
 
 // --- issue item 7, F01, F02 -------------------------------------------------
@@ -413,12 +432,12 @@ fn toolkit_bin_not_on_path() {
     let mut k = Kit::healthy_windows();
     k.s.path.retain(|p| !p.ends_with(r"v11.2\bin"));
     k.s.registry = None;
-    let f = k.expect("toolkit-not-on-loader-path");
+    let f = k.expect(FindingId::ToolkitNotOnLoaderPath);
     assert_eq!(f.severity, Severity::Error);
     assert_eq!(f.auto_fix, Some(AutoFix::AddToUserPath { dir: bin112() }));
     let mut k = Kit::healthy_linux();
     k.s.ld_library_path.clear();
-    let f = k.expect("toolkit-not-on-loader-path");
+    let f = k.expect(FindingId::ToolkitNotOnLoaderPath);
     assert!(
         f.commands[0].starts_with("export LD_LIBRARY_PATH=/usr/local/cuda-12.4/lib64"),
         "{f:?}"
@@ -428,7 +447,7 @@ fn toolkit_bin_not_on_path() {
         name: "libcudnn.so.9".into(),
         path: format!("{TK12}/lib64/libcudnn.so.9"),
     });
-    k.absent("toolkit-not-on-loader-path");
+    k.absent(FindingId::ToolkitNotOnLoaderPath);
 }
 
 #[test]
@@ -444,13 +463,13 @@ fn path_points_at_the_archive_root() {
     );
     k.s.path
         .push(r"C:\tools\cudnn-11.2-windows-x64-v8.1.0.77".into());
-    let f = k.expect("path-points-at-archive-root");
+    let f = k.expect(FindingId::PathPointsAtArchiveRoot);
     assert_eq!(f.severity, Severity::Error);
     assert!(f.title.contains(r"cuda\bin"), "{f:?}");
     k.s.path.pop();
     k.s.path
         .push(r"C:\tools\cudnn-11.2-windows-x64-v8.1.0.77\cuda\bin".into());
-    k.absent("path-points-at-archive-root");
+    k.absent(FindingId::PathPointsAtArchiveRoot);
 }
 
 #[test]
@@ -469,7 +488,7 @@ fn installer_puts_bin_on_path_but_dlls_are_in_a_cuda_subfolder() {
         );
     }
     k.s.path.push(format!(r"{base}\bin"));
-    let f = k.expect("installer-subfolder-not-on-path");
+    let f = k.expect(FindingId::InstallerSubfolderNotOnPath);
     assert_eq!(
         f.auto_fix,
         Some(AutoFix::AddToUserPath {
@@ -477,9 +496,9 @@ fn installer_puts_bin_on_path_but_dlls_are_in_a_cuda_subfolder() {
         }),
         "{f:?}"
     );
-    k.absent("path-points-at-archive-root");
+    k.absent(FindingId::PathPointsAtArchiveRoot);
     k.s.path.push(format!(r"{base}\bin\12.8"));
-    k.absent("installer-subfolder-not-on-path");
+    k.absent(FindingId::InstallerSubfolderNotOnPath);
 }
 
 // --- issue item 8 -----------------------------------------------------------
@@ -488,31 +507,34 @@ fn installer_puts_bin_on_path_but_dlls_are_in_a_cuda_subfolder() {
 fn cuda_path_missing_or_wrong() {
     let mut k = Kit::healthy_windows();
     k.s.env.remove("CUDA_PATH");
-    assert_eq!(k.expect("cuda-path-missing").severity, Severity::Warning);
+    assert_eq!(
+        k.expect(FindingId::CudaPathMissing).severity,
+        Severity::Warning
+    );
     let mut k = Kit::healthy_windows();
     k.s.env.insert("CUDA_PATH".into(), r"C:\nowhere".into());
-    k.expect("cuda-path-invalid");
+    k.expect(FindingId::CudaPathInvalid);
     // CUDA_PATH_V11_2 pointing at a 12.1 toolkit.
     let mut k = Kit::healthy_windows();
     let tk121 = r"C:\Program Files\NVIDIA GPU Computing Toolkit\CUDA\v12.1";
     k.toolkit(tk121, "12.1");
     k.s.env.insert("CUDA_PATH_V11_2".into(), tk121.into());
     assert_eq!(
-        k.expect("cuda-path-other-version").severity,
+        k.expect(FindingId::CudaPathOtherVersion).severity,
         Severity::Error
     );
     // CUDA_PATH at a toolkit without cuDNN while cuDNN is in another.
     let mut k = Kit::healthy_windows();
     k.toolkit(tk121, "12.1");
     k.s.env.insert("CUDA_PATH".into(), tk121.into());
-    let f = k.expect("cuda-path-other-version");
+    let f = k.expect(FindingId::CudaPathOtherVersion);
     assert_eq!(f.severity, Severity::Warning);
     assert!(f.seen[1].contains("v11.2"), "{f:?}");
     let k = Kit::healthy_windows();
     for id in [
-        "cuda-path-missing",
-        "cuda-path-invalid",
-        "cuda-path-other-version",
+        FindingId::CudaPathMissing,
+        FindingId::CudaPathInvalid,
+        FindingId::CudaPathOtherVersion,
     ] {
         k.absent(id);
     }
@@ -531,14 +553,14 @@ fn two_copies_on_path_the_first_older() {
     b.file_version = Some(v("5.1.10"));
     k.s.path
         .extend([r"C:\old".to_string(), r"C:\new".to_string()]);
-    let f = k.expect("multiple-cudnn-copies");
+    let f = k.expect(FindingId::MultipleCudnnCopies);
     assert_eq!(f.severity, Severity::Warning);
     assert!(
         f.seen[0].starts_with(r"1. C:\old\cudnn64_5.dll") && f.seen[0].ends_with("← loaded"),
         "{f:?}"
     );
     assert!(f.seen[1].contains("5.1.10"), "{f:?}");
-    Kit::healthy_windows().absent("multiple-cudnn-copies");
+    Kit::healthy_windows().absent(FindingId::MultipleCudnnCopies);
 }
 
 #[test]
@@ -557,7 +579,7 @@ fn ld_library_path_lists_an_old_copy_first() {
         "/venv/lib/python3.10/site-packages/nvidia/cudnn/lib".into(),
         format!("{TK12}/lib64"),
     ];
-    let f = k.expect("multiple-cudnn-copies");
+    let f = k.expect(FindingId::MultipleCudnnCopies);
     assert!(f.title.contains("/opt/old/lib64/libcudnn.so.8"), "{f:?}");
     assert!(
         f.seen[0].contains("8.0.3") && f.seen[0].contains("LD_LIBRARY_PATH entry 1"),
@@ -609,7 +631,7 @@ fn conda_before_pip_named_with_origins_and_order_fixed() {
         cuda: v("11.8"),
         cudnn: v("8.6"),
     });
-    let f = k.expect("multiple-cudnn-copies");
+    let f = k.expect(FindingId::MultipleCudnnCopies);
     assert!(f.seen[0].contains("conda package"), "{f:?}");
     assert!(f.seen[1].contains("pip wheel"), "{f:?}");
     assert_eq!(
@@ -640,12 +662,15 @@ fn sub_libraries_mix_between_sets() {
         false,
     );
     k.s.ld_library_path = vec![format!("{tk}/lib64")];
-    assert_eq!(k.expect("sub-libraries-mixed").severity, Severity::Warning);
+    assert_eq!(
+        k.expect(FindingId::SubLibrariesMixed).severity,
+        Severity::Warning
+    );
     // A sub-library missing from the first folder comes from the second: an error.
     k.s.ld_library_path.push(format!("{wheel}/lib"));
     k.remove("/lib64/libcudnn_cnn_infer.so.8")
         .remove("/lib64/libcudnn_cnn_infer.so.8.7.0");
-    let all = k.all("sub-libraries-mixed");
+    let all = k.all(FindingId::SubLibrariesMixed);
     assert!(
         all.iter().any(|f| f.severity == Severity::Error),
         "{}",
@@ -654,8 +679,8 @@ fn sub_libraries_mix_between_sets() {
     // One folder with two releases' files (a partial copy over an older one).
     let mut k = Kit::healthy_linux();
     k.file(&format!("{TK12}/lib64/libcudnn_ops.so.9.0.0"));
-    k.expect("sub-libraries-mixed");
-    Kit::healthy_linux().absent("sub-libraries-mixed");
+    k.expect(FindingId::SubLibrariesMixed);
+    Kit::healthy_linux().absent(FindingId::SubLibrariesMixed);
 }
 
 /// The tester's report: `a` holds only 9.12's `libcudnn.so.9` shim (a copy
@@ -694,7 +719,7 @@ fn shim_without_its_graph_library() -> Kit {
 #[test]
 fn a_copy_that_loads_another_copys_graph_library_is_mixing_not_a_duplicate() {
     let k = shim_without_its_graph_library();
-    let f = k.expect("sub-libraries-mixed");
+    let f = k.expect(FindingId::SubLibrariesMixed);
     assert_eq!(f.severity, Severity::Error, "{f:?}");
     assert!(
         f.title
@@ -716,7 +741,7 @@ fn a_copy_that_loads_another_copys_graph_library_is_mixing_not_a_duplicate() {
         vec!["cudnnm exec --version 9.12.0.46_cuda12 -- <your program>"]
     );
     // The two copies are not "the same version".
-    let c = k.expect("multiple-cudnn-copies");
+    let c = k.expect(FindingId::MultipleCudnnCopies);
     assert_eq!(c.severity, Severity::Warning);
     assert!(!c.why.contains("same version"), "{c:?}");
     assert!(
@@ -740,14 +765,14 @@ fn without_loading_a_missing_sub_library_found_in_another_copy_is_mixing() {
         f.loaded_modules.clear();
         f.store_copy = None;
     }
-    let f = k.expect("sub-libraries-mixed");
+    let f = k.expect(FindingId::SubLibrariesMixed);
     assert_eq!(f.severity, Severity::Error, "{f:?}");
     assert!(f.seen[0].contains("its own version is unknown"), "{f:?}");
     assert!(
         f.seen[1].contains("found via LD_LIBRARY_PATH entry 2"),
         "{f:?}"
     );
-    let c = k.expect("multiple-cudnn-copies");
+    let c = k.expect(FindingId::MultipleCudnnCopies);
     assert_eq!(
         c.severity,
         Severity::Warning,
@@ -759,10 +784,10 @@ fn without_loading_a_missing_sub_library_found_in_another_copy_is_mixing() {
     k.linux_set("/work/a", "/work/a/include", "9.1.0", true);
     k.linux_set("/work/b", "/work/b/include", "9.1.0", true);
     k.s.ld_library_path = vec!["/work/a".into(), "/work/b".into()];
-    let c = k.expect("multiple-cudnn-copies");
+    let c = k.expect(FindingId::MultipleCudnnCopies);
     assert_eq!(c.severity, Severity::Info, "{}", k.dump());
     assert!(
-        k.all("sub-libraries-mixed")
+        k.all(FindingId::SubLibrariesMixed)
             .iter()
             .all(|f| f.severity != Severity::Error),
         "{}",
@@ -784,14 +809,14 @@ fn header_and_library_disagree() {
         "libcudnn.so.5.1.10",
     );
     k.s.ld_library_path = vec!["/usr/local/cuda-8.0/lib64".into()];
-    let f = k.expect("header-library-mismatch");
+    let f = k.expect(FindingId::HeaderLibraryMismatch);
     assert!(f.seen[0].contains("cuDNN 5"), "{f:?}");
     // #10: the headers say 9.12.0, the loaded library 9.1.0.
     let mut k = Kit::healthy_linux();
     k.header(&format!("{TK12}/include/cudnn_version.h"), "9.12.0");
-    let f = k.expect("header-library-mismatch");
+    let f = k.expect(FindingId::HeaderLibraryMismatch);
     assert!(f.seen[0].contains("loaded library"), "{f:?}");
-    Kit::healthy_linux().absent("header-library-mismatch");
+    Kit::healthy_linux().absent(FindingId::HeaderLibraryMismatch);
 }
 
 // --- issue item 11, F08 -----------------------------------------------------
@@ -821,7 +846,7 @@ fn tensorflow_25_on_cudnn_805(cuda: &str) -> Kit {
 fn framework_wants_another_cudnn() {
     // TensorFlow 2.5 wants 8.1 with CUDA 11.2; 8.0.5 is what loads.
     let k = tensorflow_25_on_cudnn_805("11.2");
-    let f = k.expect("framework-cudnn-mismatch");
+    let f = k.expect(FindingId::FrameworkCudnnMismatch);
     assert!(
         f.title.contains("8.1") && f.title.contains("8.0.5"),
         "{f:?}"
@@ -833,7 +858,7 @@ fn framework_wants_another_cudnn() {
         r"C:\Python39\Lib\site-packages",
         None,
     );
-    k.absent("framework-cudnn-mismatch");
+    k.absent(FindingId::FrameworkCudnnMismatch);
     // PyTorch's exact wheel pin, moved by another install.
     let sp = "/venv/lib/python3.11/site-packages";
     let mut k = Kit::healthy_linux();
@@ -844,13 +869,13 @@ fn framework_wants_another_cudnn() {
         Some("nvidia-cudnn-cu12==9.1.0.70"),
     );
     k.framework("nvidia-cudnn-cu12", "9.3.0.75", sp, None);
-    let f = k.expect("framework-cudnn-mismatch");
+    let f = k.expect(FindingId::FrameworkCudnnMismatch);
     assert!(
         f.commands[0].contains("nvidia-cudnn-cu12==9.1.0.70"),
         "{f:?}"
     );
     k.s.frameworks[1].version = "9.1.0.70".into();
-    k.absent("framework-cudnn-mismatch");
+    k.absent(FindingId::FrameworkCudnnMismatch);
 }
 
 #[test]
@@ -862,7 +887,7 @@ fn framework_built_for_another_cuda_major() {
         "/usr/lib/python3/dist-packages",
         None,
     );
-    let f = k.expect("framework-cuda-mismatch");
+    let f = k.expect(FindingId::FrameworkCudaMismatch);
     assert!(f.title.contains("11.2"), "{f:?}");
     let mut k = Kit::healthy_linux();
     k.framework(
@@ -871,7 +896,7 @@ fn framework_built_for_another_cuda_major() {
         "/usr/lib/python3/dist-packages",
         None,
     );
-    k.absent("framework-cuda-mismatch");
+    k.absent(FindingId::FrameworkCudaMismatch);
 }
 
 #[test]
@@ -891,7 +916,7 @@ fn pinned_major_not_installed() {
         spec: "8.9.7.29_cuda12".into(),
         source: r"C:\proj\.cudnn-version".into(),
     });
-    let f = k.expect("cudnn-major-mismatch");
+    let f = k.expect(FindingId::CudnnMajorMismatch);
     assert!(
         f.title.contains("cudnn64_8.dll") && f.why.contains("ABI"),
         "{f:?}"
@@ -900,7 +925,7 @@ fn pinned_major_not_installed() {
         spec: "9".into(),
         source: "CUDNNM_VERSION".into(),
     });
-    k.absent("cudnn-major-mismatch");
+    k.absent(FindingId::CudnnMajorMismatch);
 }
 
 // --- issue item 12, F10 -----------------------------------------------------
@@ -912,12 +937,12 @@ fn visual_cpp_runtime_missing() {
         d.names
             .retain(|n| n != "vcruntime140_1.dll" && n != "msvcp140_1.dll")
     });
-    let f = k.expect("vc-runtime-missing");
+    let f = k.expect(FindingId::VcRuntimeMissing);
     assert!(
         f.title.contains("vcruntime140_1.dll") && f.why.contains("not a cuDNN problem"),
         "{f:?}"
     );
-    Kit::healthy_windows().absent("vc-runtime-missing");
+    Kit::healthy_windows().absent(FindingId::VcRuntimeMissing);
 }
 
 #[test]
@@ -927,17 +952,17 @@ fn universal_c_runtime_missing_on_windows_7() {
     k.s.dirs
         .iter_mut()
         .for_each(|d| d.names.retain(|n| n != "ucrtbase.dll"));
-    let f = k.expect("ucrt-missing");
+    let f = k.expect(FindingId::UcrtMissing);
     assert!(f.fix.as_deref().unwrap().contains("KB2999226"), "{f:?}");
     // The cuDNN DLLs import the UCRT: on Windows 7 that import is unresolved too.
-    k.expect("dependency-unresolved");
+    k.expect(FindingId::DependencyUnresolved);
     k.name_in(r"C:\Windows\System32", "api-ms-win-crt-runtime-l1-1-0.dll");
-    k.absent("ucrt-missing");
+    k.absent(FindingId::UcrtMissing);
     let mut k = Kit::healthy_windows();
     k.s.dirs
         .iter_mut()
         .for_each(|d| d.names.retain(|n| n != "ucrtbase.dll"));
-    k.absent("ucrt-missing");
+    k.absent(FindingId::UcrtMissing);
 }
 
 // --- issue item 13 ----------------------------------------------------------
@@ -946,9 +971,9 @@ fn universal_c_runtime_missing_on_windows_7() {
 fn registry_path_changed_after_the_process_started() {
     let mut k = Kit::healthy_windows();
     k.s.path.retain(|p| !p.ends_with(r"v11.2\bin"));
-    let f = k.expect("process-path-stale");
+    let f = k.expect(FindingId::ProcessPathStale);
     assert!(f.title.contains("machine"), "{f:?}");
-    Kit::healthy_windows().absent("process-path-stale");
+    Kit::healthy_windows().absent(FindingId::ProcessPathStale);
 }
 
 #[test]
@@ -961,7 +986,7 @@ fn user_and_machine_path_lead_to_different_copies() {
         machine: Some(format!(r"{old};C:\Windows\System32")),
     });
     k.s.path.push(old.into());
-    let f = k.expect("user-machine-path-differ");
+    let f = k.expect(FindingId::UserMachinePathDiffer);
     assert_eq!(f.severity, Severity::Warning);
     // User-only: a note.
     let mut k = Kit::healthy_windows();
@@ -970,10 +995,10 @@ fn user_and_machine_path_lead_to_different_copies() {
         machine: Some(r"C:\Windows\System32".into()),
     });
     assert_eq!(
-        k.expect("user-machine-path-differ").severity,
+        k.expect(FindingId::UserMachinePathDiffer).severity,
         Severity::Info
     );
-    Kit::healthy_windows().absent("user-machine-path-differ");
+    Kit::healthy_windows().absent(FindingId::UserMachinePathDiffer);
 }
 
 #[test]
@@ -983,8 +1008,11 @@ fn path_set_for_this_process_only() {
         user: None,
         machine: Some(r"C:\Windows\System32".into()),
     });
-    assert_eq!(k.expect("path-not-persistent").severity, Severity::Info);
-    Kit::healthy_windows().absent("path-not-persistent");
+    assert_eq!(
+        k.expect(FindingId::PathNotPersistent).severity,
+        Severity::Info
+    );
+    Kit::healthy_windows().absent(FindingId::PathNotPersistent);
 }
 
 // --- F03, F04 ---------------------------------------------------------------
@@ -1008,14 +1036,14 @@ fn windows_with(version: &str) -> Kit {
 fn zlibwapi_needed_only_by_8_3_to_9_1() {
     for ver in ["8.3.2.44", "8.9.7.29", "9.1.0.70"] {
         let k = windows_with(ver);
-        let f = k.expect("zlibwapi-missing");
+        let f = k.expect(FindingId::ZlibwapiMissing);
         assert!(f.why.contains("Could not locate zlibwapi.dll"), "{f:?}");
         let mut k = windows_with(ver);
         k.name_in(r"C:\CUDA\v12.2\bin", "zlibwapi.dll");
-        k.absent("zlibwapi-missing");
+        k.absent(FindingId::ZlibwapiMissing);
     }
     for ver in ["8.2.4.15", "9.2.0.82", "7.6.5.32"] {
-        windows_with(ver).absent("zlibwapi-missing");
+        windows_with(ver).absent(FindingId::ZlibwapiMissing);
     }
 }
 
@@ -1025,7 +1053,7 @@ fn present_dll_with_an_unresolved_import() {
     let mut k = Kit::healthy_windows();
     k.file(&format!(r"{}\cudnn_cnn_infer64_8.dll", bin112()))
         .needed = vec!["KERNEL32.dll".into(), "cublasLt64_12.dll".into()];
-    let f = k.expect("dependency-unresolved");
+    let f = k.expect(FindingId::DependencyUnresolved);
     assert!(
         f.title.contains("cudnn_cnn_infer64_8.dll") && f.title.contains("cublasLt64_12.dll"),
         "{f:?}"
@@ -1035,12 +1063,12 @@ fn present_dll_with_an_unresolved_import() {
     k.s.dirs
         .iter_mut()
         .for_each(|d| d.names.retain(|n| n != "libz.so.1"));
-    let f = k.expect("dependency-unresolved");
+    let f = k.expect(FindingId::DependencyUnresolved);
     assert!(
         f.title.contains("libz.so.1") && f.fix.as_deref().unwrap().contains("zlib1g"),
         "{f:?}"
     );
-    Kit::healthy_linux().absent("dependency-unresolved");
+    Kit::healthy_linux().absent(FindingId::DependencyUnresolved);
 }
 
 #[test]
@@ -1048,9 +1076,9 @@ fn library_that_does_not_load() {
     let mut k = Kit::healthy_linux();
     k.file(&format!("{TK12}/lib64/libcudnn.so.9.1.0"))
         .load_error = Some("libz.so.1: cannot open shared object file".into());
-    let f = k.expect("library-load-failed");
+    let f = k.expect(FindingId::LibraryLoadFailed);
     assert!(f.seen[1].contains("libz.so.1"), "{f:?}");
-    Kit::healthy_linux().absent("library-load-failed");
+    Kit::healthy_linux().absent(FindingId::LibraryLoadFailed);
 }
 
 // --- F16, F19, F21 ----------------------------------------------------------
@@ -1066,10 +1094,10 @@ fn cudnn_only_in_site_packages() {
         "9.1.0",
         false,
     );
-    let f = k.expect("cudnn-only-in-site-packages");
+    let f = k.expect(FindingId::CudnnOnlyInSitePackages);
     assert!(f.commands[0].contains(&format!("{wheel}/lib")), "{f:?}");
     k.s.ld_library_path.push(format!("{wheel}/lib"));
-    k.absent("cudnn-only-in-site-packages");
+    k.absent(FindingId::CudnnOnlyInSitePackages);
 }
 
 #[test]
@@ -1078,7 +1106,7 @@ fn soname_chain_broken_by_a_copy() {
     let mut k = Kit::healthy_linux();
     let f = k.file(&format!("{TK12}/lib64/libcudnn.so.9"));
     f.size = 1000;
-    let f = k.expect("broken-soname-chain");
+    let f = k.expect(FindingId::BrokenSonameChain);
     assert_eq!(f.severity, Severity::Error);
     assert_eq!(
         f.auto_fix,
@@ -1093,7 +1121,7 @@ fn soname_chain_broken_by_a_copy() {
     k.file(&format!("{TK12}/lib64/libcudnn.so"));
     k.file(&format!("{TK12}/lib64/libcudnn.so.9")).size = 1000;
     assert!(
-        k.all("broken-soname-chain")
+        k.all(FindingId::BrokenSonameChain)
             .iter()
             .any(|f| f.severity == Severity::Warning)
     );
@@ -1101,7 +1129,7 @@ fn soname_chain_broken_by_a_copy() {
     let mut k = Kit::healthy_linux();
     k.file(&format!("{TK12}/lib64/libcudnn_adv.so.9")).dangling = true;
     k.s.files.last_mut().unwrap().link_target = Some("libcudnn_adv.so.9.0.0".into());
-    k.expect("broken-soname-chain");
+    k.expect(FindingId::BrokenSonameChain);
     // Wheels hold only libX.so.M files: no chain expected.
     let mut k = Kit::linux();
     k.linux_set(
@@ -1110,21 +1138,21 @@ fn soname_chain_broken_by_a_copy() {
         "9.1.0",
         false,
     );
-    k.absent("broken-soname-chain");
-    Kit::healthy_linux().absent("broken-soname-chain");
+    k.absent(FindingId::BrokenSonameChain);
+    Kit::healthy_linux().absent(FindingId::BrokenSonameChain);
 }
 
 #[test]
 fn toolkit_needs_elevated_rights() {
     let mut k = Kit::healthy_linux();
     k.s.toolkits[0].writable = Some(false);
-    let f = k.expect("toolkit-not-writable");
+    let f = k.expect(FindingId::ToolkitNotWritable);
     assert_eq!(f.severity, Severity::Info);
     assert!(
         f.commands.iter().any(|c| c.contains("cudnnm exec")),
         "{f:?}"
     );
-    Kit::healthy_linux().absent("toolkit-not-writable");
+    Kit::healthy_linux().absent(FindingId::ToolkitNotWritable);
 }
 
 #[test]
@@ -1138,7 +1166,7 @@ fn another_homes_unfinished_change_is_an_error_naming_the_command_that_finishes_
         finish: finish.into(),
         running: false,
     });
-    let f = k.expect("toolkit-change-unfinished");
+    let f = k.expect(FindingId::ToolkitChangeUnfinished);
     assert_eq!(f.severity, Severity::Error);
     assert!(
         f.seen[0].contains("`use 9.27.0.42_cuda12` (backup 3 of cudnnm home /home/b/.cudnnm)"),
@@ -1148,19 +1176,19 @@ fn another_homes_unfinished_change_is_an_error_naming_the_command_that_finishes_
     // While the other process still holds the toolkit lock it is running,
     // not interrupted: a warning to wait, and no command to run.
     k.s.toolkits[0].unfinished_change.as_mut().unwrap().running = true;
-    let f = k.expect("toolkit-change-unfinished");
+    let f = k.expect(FindingId::ToolkitChangeUnfinished);
     assert_eq!(f.severity, Severity::Warning);
     assert!(f.title.contains("is being changed right now"), "{f:?}");
     assert!(f.commands.is_empty(), "{f:?}");
-    Kit::healthy_linux().absent("toolkit-change-unfinished");
+    Kit::healthy_linux().absent(FindingId::ToolkitChangeUnfinished);
 }
 
 #[test]
 fn nothing_installed() {
     let mut k = Kit::linux();
     k.toolkit(TK12, "12.4");
-    assert_eq!(k.expect("cudnn-not-found").severity, Severity::Error);
-    Kit::healthy_linux().absent("cudnn-not-found");
+    assert_eq!(k.expect(FindingId::CudnnNotFound).severity, Severity::Error);
+    Kit::healthy_linux().absent(FindingId::CudnnNotFound);
 }
 
 #[test]
@@ -1197,12 +1225,12 @@ fn deployed_files_changed() {
             ),
         ],
     });
-    k.absent("deployment-drift");
+    k.absent(FindingId::DeploymentDrift);
     // A stale copy beside the deployment (say in targets/x86_64-linux/lib)
     // is drift too, fixed by deploying again (which backs it up).
     let stale = format!("{TK12}/targets/x86_64-linux/lib/libcudnn_graph.so.9");
     k.s.deployments[0].extra = vec![stale.clone()];
-    let f = k.expect("deployment-drift");
+    let f = k.expect(FindingId::DeploymentDrift);
     assert!(
         f.title.contains("1 cuDNN file(s) in")
             && f.title
@@ -1219,7 +1247,7 @@ fn deployed_files_changed() {
     k.s.deployments[0].extra.clear();
     k.s.deployments[0].files[0].state = FileState::File { size: 1000 };
     k.s.deployments[0].files[1].state = FileState::Missing;
-    let f = k.expect("deployment-drift");
+    let f = k.expect(FindingId::DeploymentDrift);
     assert_eq!(f.seen.len(), 2);
     assert_eq!(
         f.auto_fix,
@@ -1238,7 +1266,7 @@ fn deployed_files_changed() {
         finish: "cudnnm --home /home/b/.cudnnm current".into(),
         running: false,
     });
-    let f = k.expect("deployment-drift");
+    let f = k.expect(FindingId::DeploymentDrift);
     assert_eq!(f.auto_fix, None);
     assert!(
         f.held_back
@@ -1274,8 +1302,8 @@ fn an_edit_through_a_hardlink_is_the_store_release_not_drift() {
             reinstall: "pip:nvidia-cudnn-jit-cu12==9.1.0.70".into(),
             reinstall_is_file: false,
         });
-    k.absent("deployment-drift");
-    let f = k.expect("store-release-damaged");
+    k.absent(FindingId::DeploymentDrift);
+    let f = k.expect(FindingId::StoreReleaseDamaged);
     assert_eq!(f.auto_fix, None);
     assert_eq!(
         f.seen,
@@ -1296,13 +1324,13 @@ fn an_edit_through_a_hardlink_is_the_store_release_not_drift() {
     // The same size change in a copy (not the store's file) is drift.
     k.s.deployments[0].files[0].store_file = false;
     k.s.store_changed.clear();
-    let f = k.expect("deployment-drift");
+    let f = k.expect(FindingId::DeploymentDrift);
     assert_eq!(f.severity, Severity::Error);
     assert!(f.auto_fix.is_some());
     // A toolkit whose own files all say another release than the record
     // (another home deployed 9.1.0 over this home's 9.27.0.42): no redeploy.
     k.s.deployments[0].release = "9.27.0.42_cuda12".into();
-    let f = k.expect("deployment-drift");
+    let f = k.expect(FindingId::DeploymentDrift);
     assert_eq!(
         f.title,
         format!("{TK12} now holds cuDNN 9.1.0 (not this home's record of 9.27.0.42_cuda12)")
@@ -1337,7 +1365,7 @@ fn a_change_a_rollback_restored_is_a_note_not_drift() {
             store_file: false,
         }],
     });
-    let f = k.expect("deployment-drift");
+    let f = k.expect(FindingId::DeploymentDrift);
     assert_eq!(f.severity, Severity::Info, "{f:?}");
     assert!(
         f.title.contains("not release 9.1.0.70_cuda12's copy"),
@@ -1352,7 +1380,10 @@ fn a_change_a_rollback_restored_is_a_note_not_drift() {
     );
     // Changed since the rollback: drift again, an error.
     k.s.deployments[0].files[0].state = FileState::File { size: 10 };
-    assert_eq!(k.expect("deployment-drift").severity, Severity::Error);
+    assert_eq!(
+        k.expect(FindingId::DeploymentDrift).severity,
+        Severity::Error
+    );
 }
 
 #[test]
@@ -1363,11 +1394,11 @@ fn the_driver_library_is_the_driver_findings_business() {
         "{TK12}/lib64/libcudnn_engines_runtime_compiled.so.9.1.0"
     ))
     .needed = vec!["libcuda.so.1".into(), "libc.so.6".into()];
-    let f = k.expect("dependency-unresolved");
+    let f = k.expect(FindingId::DependencyUnresolved);
     assert!(f.fix.as_deref().unwrap().contains("NVIDIA driver"), "{f:?}");
     k.s.driver = None;
-    k.absent("dependency-unresolved");
-    k.expect("driver-not-found");
+    k.absent(FindingId::DependencyUnresolved);
+    k.expect(FindingId::DriverNotFound);
 }
 
 #[test]
@@ -1396,7 +1427,7 @@ fn pytorch_rows_follow_the_cuda_of_the_wheel_and_bundled_copies_are_its_own() {
         "/opt/conda/lib/python3.11/site-packages",
         None,
     );
-    let f = k.expect("cudnn-major-mismatch");
+    let f = k.expect(FindingId::CudnnMajorMismatch);
     assert!(f.title.contains("PyTorch 2.5.1+cu124"), "{f:?}");
     // Windows: torch\lib carries cudnn64_9.dll; the loader path's cuDNN 8 is not its business.
     let mut k = Kit::healthy_windows();
@@ -1405,8 +1436,8 @@ fn pytorch_rows_follow_the_cuda_of_the_wheel_and_bundled_copies_are_its_own() {
     k.framework("torch", "2.5.1+cu124", sp, None);
     k.file(&format!(r"{sp}\torch\lib\cudnn64_9.dll"))
         .file_version = Some(v("9.1.0.70"));
-    k.absent("cudnn-major-mismatch");
-    k.absent("framework-cudnn-mismatch");
+    k.absent(FindingId::CudnnMajorMismatch);
+    k.absent(FindingId::FrameworkCudnnMismatch);
 }
 
 // --- the store -------------------------------------------------------------
@@ -1414,7 +1445,7 @@ fn pytorch_rows_follow_the_cuda_of_the_wheel_and_bundled_copies_are_its_own() {
 #[test]
 fn store_release_damaged() {
     let mut k = Kit::healthy_linux();
-    k.absent("store-release-damaged");
+    k.absent(FindingId::StoreReleaseDamaged);
     k.s.store_damaged.push(DamagedRelease {
         dir: "/h/store/cuda-12/9.12.0.46".into(),
         release: Some("9.12.0.46_cuda12".into()),
@@ -1428,7 +1459,7 @@ fn store_release_damaged() {
         extra: vec![],
         files: vec![],
     });
-    let f = k.expect("store-release-damaged");
+    let f = k.expect(FindingId::StoreReleaseDamaged);
     assert_eq!(f.severity, Severity::Error);
     assert!(f.title.contains("9.12.0.46_cuda12"), "{f:?}");
     assert!(f.seen[0].contains("expected `=`"), "{f:?}");
@@ -1437,7 +1468,7 @@ fn store_release_damaged() {
     assert_eq!(f.commands, vec!["cudnnm install 9.12.0.46_cuda12 --force"]);
     // A release the catalog does not know: words, not a command that fails.
     k.s.store_damaged[0].release = Some("9.12.0.46_cuda11".into());
-    let f = k.expect("store-release-damaged");
+    let f = k.expect(FindingId::StoreReleaseDamaged);
     assert!(f.commands.is_empty(), "{f:?}");
     assert!(f.fix.unwrap().contains("archive or wheel it came from"));
 }
@@ -1448,7 +1479,7 @@ fn store_release_damaged() {
 fn a_framework_mismatch_suggests_a_release_the_catalog_has_for_the_toolkit() {
     // TensorFlow 2.5 wants cuDNN 8.1 (CUDA 11.2); 8.0.5 is deployed.
     let mut k = tensorflow_25_on_cudnn_805("11.2.2");
-    let f = k.expect("framework-cudnn-mismatch");
+    let f = k.expect(FindingId::FrameworkCudnnMismatch);
     assert_eq!(
         f.commands,
         vec![
@@ -1460,7 +1491,7 @@ fn a_framework_mismatch_suggests_a_release_the_catalog_has_for_the_toolkit() {
     // A catalog without such a build: what to look for, no command that fails.
     k.t.offers
         .retain(|o| !o.version.to_string().starts_with("8.1"));
-    let f = k.expect("framework-cudnn-mismatch");
+    let f = k.expect(FindingId::FrameworkCudnnMismatch);
     assert!(f.commands.is_empty(), "{f:?}");
     assert!(
         f.fix
@@ -1486,7 +1517,7 @@ fn a_pin_for_a_variant_that_does_not_exist_gets_no_install_command() {
         spec: "9.12.0.46_cuda99".into(),
         source: "/home/me/.cudnn-version:1".into(),
     });
-    let f = k.expect("cudnn-major-mismatch");
+    let f = k.expect(FindingId::CudnnMajorMismatch);
     assert!(
         !f.commands.iter().any(|c| c.contains("cudnnm install")),
         "{f:?}"
@@ -1500,7 +1531,7 @@ fn a_pin_for_a_variant_that_does_not_exist_gets_no_install_command() {
     );
     // A pin the catalog has, for the toolkit's CUDA: exactly that release.
     k.s.pin.as_mut().unwrap().spec = "9.12".into();
-    let f = k.expect("cudnn-major-mismatch");
+    let f = k.expect(FindingId::CudnnMajorMismatch);
     assert_eq!(f.commands[0], "cudnnm install 9.12.0.46_cuda12", "{f:?}");
 }
 
@@ -1521,7 +1552,7 @@ fn a_build_for_another_cuda_suggests_one_that_exists_for_the_toolkit() {
     k.file(&format!("{tk}/lib64/libcudnn.so.9.12.0"))
         .cudart_version = Some(12090);
     k.s.ld_library_path = vec![format!("{tk}/lib64")];
-    let f = k.expect("cudnn-cuda-mismatch");
+    let f = k.expect(FindingId::CudnnCudaMismatch);
     assert_eq!(
         f.commands,
         vec![

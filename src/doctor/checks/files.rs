@@ -1,6 +1,7 @@
 //! The files of each installation: complete sets, right folders, soname
 //! chains, header against library, CUDA fit, architecture, deployments.
 
+use crate::doctor::FindingId;
 use std::collections::BTreeSet;
 
 use super::Cx;
@@ -39,7 +40,7 @@ fn architecture(cx: &Cx, out: &mut Vec<Finding>) {
         }
         // The same release for this machine, when the catalog has it.
         let (release, cmds) = cx.release_of(f);
-        let mut fd = Finding::new("wrong-architecture", Severity::Error, format!("{} is built for {m}, this system is {arch}", cx.name(&f.path)))
+        let mut fd = Finding::new(FindingId::WrongArchitecture, Severity::Error, format!("{} is built for {m}, this system is {arch}", cx.name(&f.path)))
             .seen(format!("{} ({m})", f.path))
             .why(if cx.w {
                 "Windows refuses to load it: error 193 \"%1 is not a valid Win32 application\".".to_string()
@@ -67,7 +68,7 @@ fn load_failures(cx: &Cx, out: &mut Vec<Finding>) {
             continue;
         }
         out.push(
-            Finding::new("library-load-failed", Severity::Error, format!("{} is present but does not load", cx.name(&f.path)))
+            Finding::new(FindingId::LibraryLoadFailed, Severity::Error, format!("{} is present but does not load", cx.name(&f.path)))
                 .seen(f.path.clone())
                 .seen(format!("loader: {e}"))
                 .why("A present file is not a loadable file: programs that use it fail with the same message.")
@@ -192,7 +193,7 @@ fn toolkit_set(cx: &Cx, t: &ToolkitInfo, out: &mut Vec<Finding>) {
             format!("\"{first}: cannot open shared object file: No such file or directory\"")
         };
         out.push(redeploy(
-            Finding::new("missing-library", Severity::Error, format!("cuDNN {m} in {} lacks {}", t.root, missing.join(", ")))
+            Finding::new(FindingId::MissingLibrary, Severity::Error, format!("cuDNN {m} in {} lacks {}", t.root, missing.join(", ")))
                 .seen(format!("missing from {dir}: {}", missing.join(", ")))
                 .why(format!("Loading cuDNN fails: {err}. cuDNN {m} loads its sub-libraries by name at run time, so every one must be there."))
                 .fix("Copy the complete set from the same release (all libraries, headers and import libraries together), or let cudnnm deploy it."),
@@ -218,7 +219,7 @@ fn toolkit_set(cx: &Cx, t: &ToolkitInfo, out: &mut Vec<Finding>) {
         };
         out.push(redeploy(
             Finding::new(
-                "missing-header",
+                FindingId::MissingHeader,
                 Severity::Error,
                 format!("{} lacks {}", t.include_dir(), missing_h.join(", ")),
             )
@@ -249,7 +250,7 @@ fn toolkit_set(cx: &Cx, t: &ToolkitInfo, out: &mut Vec<Finding>) {
             "/usr/bin/ld: cannot find -lcudnn".to_string()
         };
         let mut f = Finding::new(
-            "missing-link-library",
+            FindingId::MissingLinkLibrary,
             Severity::Error,
             format!("{} lacks {link}", t.lib_dir()),
         )
@@ -300,7 +301,7 @@ fn toolkit_folders(cx: &Cx, t: &ToolkitInfo, out: &mut Vec<Finding>) {
             format!("mv {}/cudnn*.lib {}/", sh_quote(&lib), sh_quote(&x64))
         };
         out.push(
-            Finding::new("lib-not-in-x64", Severity::Error, format!("cuDNN import libraries are in {lib}, not {x64}"))
+            Finding::new(FindingId::LibNotInX64, Severity::Error, format!("cuDNN import libraries are in {lib}, not {x64}"))
                 .seen(format!("in {lib}: {}", in_lib.iter().map(|f| cx.name(&f.path)).collect::<Vec<_>>().join(", ")))
                 .why(format!("The `lib` folder of the archive was copied to `lib` instead of `lib\\x64`; Visual Studio and CMake search {x64}: \"LINK : fatal error LNK1181: cannot open input file 'cudnn.lib'\"."))
                 .fix(format!("Move them into {x64}."))
@@ -325,7 +326,7 @@ fn toolkit_folders(cx: &Cx, t: &ToolkitInfo, out: &mut Vec<Finding>) {
         return;
     }
     let mut f = Finding::new(
-        "file-in-wrong-folder",
+        FindingId::FileInWrongFolder,
         Severity::Error,
         format!(
             "{} cuDNN file(s) in the wrong folder of {}",
@@ -392,7 +393,7 @@ fn runtime_sets(cx: &Cx, out: &mut Vec<Finding>) {
                 (None, None) => "Copy the complete set of the same release next to it, or install a whole release with cudnnm (`cudnnm list --remote`) and activate it from there.".to_string(),
             };
             let mut fd =
-                Finding::new("missing-library", Severity::Error, format!("the cuDNN {m} copy in {root} lacks {}", missing.join(", ")))
+                Finding::new(FindingId::MissingLibrary, Severity::Error, format!("the cuDNN {m} copy in {root} lacks {}", missing.join(", ")))
                     .seen(format!("in {root}: main library present, missing {}", missing.join(", ")))
                     .why(format!("cuDNN {m} loads its sub-libraries by name at run time; with them missing here they come from another copy or not at all (\"{}\").", if w { format!("Could not load library {}. Error code 126", missing[0].split(" or ").next().unwrap_or_default()) } else { format!("{}: cannot open shared object file", missing[0].split(" or ").next().unwrap_or_default()) }))
                     .fix(fix);
@@ -416,7 +417,7 @@ fn soname_chains(cx: &Cx, out: &mut Vec<Finding>) {
         let name = cx.name(&f.path);
         if f.dangling {
             out.push(
-                Finding::new("broken-soname-chain", Severity::Error, format!("{name} is a link to a file that does not exist"))
+                Finding::new(FindingId::BrokenSonameChain, Severity::Error, format!("{name} is a link to a file that does not exist"))
                     .seen(format!("{} -> {} (missing)", f.path, f.link_target.as_deref().unwrap_or("?")))
                     .why(format!("Loading by this name fails: \"{name}: cannot open shared object file: No such file or directory\"."))
                     .fix("Recreate the chain `libX.so -> libX.so.M -> libX.so.M.m.p` from the release's files (cp -P keeps links), or redeploy with cudnnm."),
@@ -457,7 +458,7 @@ fn soname_chains(cx: &Cx, out: &mut Vec<Finding>) {
         } else {
             (Severity::Error, "the soname")
         };
-        let mut fd = Finding::new("broken-soname-chain", sev, format!("{name} is a copy, not a link to {tname}"))
+        let mut fd = Finding::new(FindingId::BrokenSonameChain, sev, format!("{name} is a copy, not a link to {tname}"))
             .seen(format!("{} is a regular file ({} bytes)", f.path, f.size))
             .seen(format!("{} is a regular file ({} bytes)", target.path, target.size))
             .why(format!("{what} must be a symbolic link in the chain libX.so -> libX.so.M -> libX.so.M.m.p; as a copy, `ldconfig` warns \"{} is not a symbolic link\", the copy goes stale when the release changes, and two files answer to one name (copying without `cp -P` does this).", f.path));
@@ -530,7 +531,7 @@ fn header_vs_library(cx: &Cx, out: &mut Vec<Finding>) {
             continue;
         }
         let mut f = Finding::new(
-            "header-library-mismatch",
+            FindingId::HeaderLibraryMismatch,
             Severity::Error,
             format!("cuDNN headers and library disagree in {root}"),
         );
@@ -753,7 +754,7 @@ fn cuda_fit(cx: &Cx, out: &mut Vec<Finding>) {
             continue;
         }
         out.push(
-            Finding::new("cudnn-cuda-mismatch", Severity::Error, format!("cuDNN {ver} in {} does not fit its CUDA {c}", t.root))
+            Finding::new(FindingId::CudnnCudaMismatch, Severity::Error, format!("cuDNN {ver} in {} does not fit its CUDA {c}", t.root))
                 .seen(format!("{} — {because}", f.path))
                 .seen(format!("toolkit {} is CUDA {c}", t.root))
                 .why("A cuDNN build runs only with the CUDA it was built for: the same major.minor before CUDA 11, the same major from 11 on (minor-version compatibility). Otherwise loading fails on missing CUDA libraries (\"cublas64_11.dll not found\", \"libcublasLt.so.12: cannot open shared object file\") or calls fail with CUDNN_STATUS_ARCH_MISMATCH / CUDNN_STATUS_NOT_SUPPORTED.")
@@ -778,7 +779,7 @@ fn cuda_fit(cx: &Cx, out: &mut Vec<Finding>) {
             continue;
         }
         out.push(
-            Finding::new("cudnn-cuda-mismatch", Severity::Error, format!("the cuDNN {m} that loads is built for CUDA {var}; the toolkit in use is CUDA {c}"))
+            Finding::new(FindingId::CudnnCudaMismatch, Severity::Error, format!("the cuDNN {m} that loads is built for CUDA {var}; the toolkit in use is CUDA {c}"))
                 .seen(format!("loaded: {} ({how})", cx.describe(&f.path)))
                 .seen(format!("toolkit in use: {} (CUDA {c})", tk.root))
                 .why("cuDNN was taken from another CUDA install than the one in use (CUDAapi.jl#85): its CUDA libraries do not match, so loading or the first call fails (\"CUDNN_STATUS_NOT_INITIALIZED\", missing libcublasLt/cublas64 of the other version).")
@@ -826,7 +827,7 @@ fn deployments(cx: &Cx, out: &mut Vec<Finding>) {
             // not drift, but not the release's copy either (as `current` and
             // `verify` say). No automatic fix: it would replace the change.
             let mut f = Finding::new(
-                "deployment-drift",
+                FindingId::DeploymentDrift,
                 Severity::Info,
                 format!(
                     "{} file(s) in {} are not release {}'s copy: a rollback restored your change",
@@ -853,7 +854,7 @@ fn deployments(cx: &Cx, out: &mut Vec<Finding>) {
             // Another home (or the user) deployed another release there:
             // redeploying this home's record would undo that change.
             let mut f = Finding::new(
-                "deployment-drift",
+                FindingId::DeploymentDrift,
                 Severity::Warning,
                 format!(
                     "{} now holds cuDNN {v} (not this home's record of {})",
@@ -886,7 +887,7 @@ fn deployments(cx: &Cx, out: &mut Vec<Finding>) {
                 d.toolkit
             ),
         };
-        let mut f = Finding::new("deployment-drift", Severity::Error, title);
+        let mut f = Finding::new(FindingId::DeploymentDrift, Severity::Error, title);
         for l in lines {
             f = f.seen(l);
         }
@@ -922,7 +923,7 @@ fn store_damage(cx: &Cx, out: &mut Vec<Finding>) {
     for d in &cx.s.store_damaged {
         let name = d.release.as_deref().unwrap_or("a release");
         let mut f = Finding::new(
-            "store-release-damaged",
+            FindingId::StoreReleaseDamaged,
             Severity::Error,
             format!(
                 "the store holds {name} in {} without a readable receipt",
@@ -970,7 +971,7 @@ fn store_damage(cx: &Cx, out: &mut Vec<Finding>) {
 fn store_changed(cx: &Cx, out: &mut Vec<Finding>) {
     for c in &cx.s.store_changed {
         let mut f = Finding::new(
-            "store-release-damaged",
+            FindingId::StoreReleaseDamaged,
             Severity::Error,
             format!(
                 "the store release {} changed: {} file(s) differ from its receipt",

@@ -1,6 +1,7 @@
 //! What the loader finds: copies in search order, sub-library mixing, `PATH`
 //! and `LD_LIBRARY_PATH` mistakes, unresolved dependencies, zlib.
 
+use crate::doctor::FindingId;
 use std::collections::BTreeSet;
 
 use super::Cx;
@@ -64,7 +65,7 @@ fn not_found(cx: &Cx, out: &mut Vec<Finding>) {
         ),
     };
     let mut fd =
-        Finding::new("cudnn-not-found", Severity::Error, "no cuDNN found on this machine")
+        Finding::new(FindingId::CudnnNotFound, Severity::Error, "no cuDNN found on this machine")
             .seen(format!(
                 "looked in: the toolkits, {}, the loader's system folders, Python environments",
                 loader_var(cx)
@@ -129,7 +130,7 @@ fn copies(cx: &Cx, out: &mut Vec<Finding>) {
         };
         let winner = &hits[0];
         let mut f = Finding::new(
-            "multiple-cudnn-copies",
+            FindingId::MultipleCudnnCopies,
             sev,
             format!(
                 "{} copies of {name} are reachable; the loader takes {}",
@@ -251,7 +252,7 @@ fn mixing(cx: &Cx, out: &mut Vec<Finding>) {
             winners.iter().filter_map(|(_, _, v)| v.clone()).collect();
         if win_roots.len() > 1 && win_versions.len() > 1 {
             let mut f = Finding::new(
-                "sub-libraries-mixed",
+                FindingId::SubLibrariesMixed,
                 Severity::Error,
                 format!("cuDNN {m} libraries load from different releases"),
             );
@@ -269,7 +270,7 @@ fn mixing(cx: &Cx, out: &mut Vec<Finding>) {
             );
         } else if roots.len() > 1 && !mixed_majors.contains(&m) {
             let mut f = Finding::new(
-                "sub-libraries-mixed",
+                FindingId::SubLibrariesMixed,
                 Severity::Warning,
                 format!(
                     "{} sets of cuDNN {m} are visible; its sub-libraries can mix between them",
@@ -305,7 +306,7 @@ fn mixing(cx: &Cx, out: &mut Vec<Finding>) {
             let of_m: Vec<&Version> = vs.iter().filter(|(x, _)| *x == m).map(|(_, v)| v).collect();
             if of_m.len() > 1 {
                 out.push(
-                    Finding::new("sub-libraries-mixed", Severity::Error, format!("{root} holds cuDNN {m} libraries of {} releases", of_m.len()))
+                    Finding::new(FindingId::SubLibrariesMixed, Severity::Error, format!("{root} holds cuDNN {m} libraries of {} releases", of_m.len()))
                         .seen(format!("versions in file names: {}", of_m.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(", ")))
                         .why("A partial copy over an older release: the main library and its sub-libraries must be from one release (\"CUDNN_STATUS_VERSION_MISMATCH\").")
                         .fix("Remove the older files and copy one release's complete set (or let cudnnm deploy it)."),
@@ -337,7 +338,7 @@ fn toolkit_on_path(cx: &Cx, out: &mut Vec<Finding>) {
             Severity::Warning
         };
         let mut f = Finding::new(
-            "toolkit-not-on-loader-path",
+            FindingId::ToolkitNotOnLoaderPath,
             sev,
             format!("{dir} holds cuDNN {m} but is not on {}", loader_var(cx)),
         )
@@ -433,7 +434,7 @@ fn path_too_high(cx: &Cx, out: &mut Vec<Finding>) {
                 Severity::Error
             };
             let mut f = Finding::new(
-                "installer-subfolder-not-on-path",
+                FindingId::InstallerSubfolderNotOnPath,
                 sev,
                 format!(
                     "{e} is on {} but the cuDNN {m} DLLs are one level down, in per-CUDA subfolders",
@@ -475,7 +476,7 @@ fn path_too_high(cx: &Cx, out: &mut Vec<Finding>) {
             Severity::Error
         };
         let mut f = Finding::new(
-            "path-points-at-archive-root",
+            FindingId::PathPointsAtArchiveRoot,
             sev,
             format!(
                 "{e} is on {} but holds no cuDNN library; it is in {}",
@@ -554,7 +555,7 @@ fn only_in_site_packages(cx: &Cx, out: &mut Vec<Finding>) {
                 .map(|k| k.version.to_string())
                 .unwrap_or_else(|| n.major.unwrap_or(0).to_string());
         let mut fd = Finding::new(
-            "cudnn-only-in-site-packages",
+            FindingId::CudnnOnlyInSitePackages,
             Severity::Warning,
             format!("cuDNN {v} exists only inside a Python environment, on no loader path"),
         )
@@ -601,7 +602,7 @@ fn dependencies(cx: &Cx, out: &mut Vec<Finding>) {
         }
         let first = missing[0];
         let mut fd = Finding::new(
-            "dependency-unresolved",
+            FindingId::DependencyUnresolved,
             Severity::Error,
             format!(
                 "{} is present but cannot load: {first} is not found",
@@ -689,7 +690,7 @@ fn zlib(cx: &Cx, out: &mut Vec<Finding>) {
             .map(|k| k.version.to_string())
             .unwrap_or_else(|| m.to_string());
         out.push(
-            Finding::new("zlibwapi-missing", Severity::Error, format!("cuDNN {v} needs zlibwapi.dll, which is not on the DLL search path"))
+            Finding::new(FindingId::ZlibwapiMissing, Severity::Error, format!("cuDNN {v} needs zlibwapi.dll, which is not on the DLL search path"))
                 .seen(cx.describe(&f.path))
                 .seen("zlibwapi.dll: not in the DLL's folder, System32, the Windows folder, the working folder or PATH")
                 .why("cuDNN 8.3 to 9.1 on Windows load zlib's WINAPI build at run time and stop with \"Could not locate zlibwapi.dll. Please make sure it is in your library path!\" (cupy#6226, darknet#8551). From 9.2 zlib is built in.")
@@ -803,7 +804,7 @@ fn foreign_sublibraries(cx: &Cx, out: &mut Vec<Finding>) -> BTreeSet<u32> {
         let dir = cx.dir(&f.path);
         let names_list: Vec<&str> = foreign.iter().map(|x| x.name.as_str()).collect();
         let mut fd = Finding::new(
-            "sub-libraries-mixed",
+            FindingId::SubLibrariesMixed,
             Severity::Error,
             format!(
                 "{} loads {} from another cuDNN copy",
