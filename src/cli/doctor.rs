@@ -140,7 +140,7 @@ fn report_path(ctx: &Ctx, given: &Path) -> Result<PathBuf> {
         ctx.env.cwd().join(given)
     };
     let text = given.to_string_lossy();
-    let trailing = text.ends_with('/') || (cfg!(windows) && text.ends_with('\\'));
+    let trailing = text.ends_with('/') || (ctx.env.is_windows() && text.ends_with('\\'));
     if path.is_dir() || trailing {
         return Err(Error::new(
             Kind::Usage,

@@ -1,5 +1,5 @@
 //! Gathering: fills a [`Snapshot`] from this machine by running the probes
-//! of [`super::probe`], each filling its part. The only part of `doctor`
+//! (`doctor/probe/`, one per concern), each filling its part. The only part of `doctor`
 //! that looks at the host; the OS-specific bits (registry, Windows version,
 //! write access) come from [`crate::platform`], and which OS the snapshot
 //! describes is the environment's to say.

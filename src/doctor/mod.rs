@@ -23,7 +23,7 @@
 //!
 //! Field cases handled outside findings: F22 (version read from
 //! `cudnn_version.h`, its `_v8` copy, then `cudnn.h`, following links —
-//! [`header`], gathering); F21's preflight and F26's refusal belong to `use`.
+//! [`crate::archive::header`], gathering); F21's preflight and F26's refusal belong to `use`.
 
 pub mod binfmt;
 pub mod checks;
