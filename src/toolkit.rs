@@ -43,7 +43,7 @@ impl Layout {
     /// Whether a file name counts as a cuDNN file in this layout: it starts
     /// with `cudnn` or `libcudnn` (ASCII case-insensitive in the Windows
     /// layout, whose file systems ignore case) and reads as a cuDNN header or
-    /// library ([`crate::doctor::names::is_cudnn_file`]) — not a
+    /// library ([`crate::names::is_cudnn_file`]) — not a
     /// cudnn-frontend header, a sample or a note that merely shares the prefix.
     pub fn is_cudnn_name(&self, name: &str) -> bool {
         let lower;
@@ -54,8 +54,7 @@ impl Layout {
             }
             Layout::Linux => name,
         };
-        (n.starts_with("cudnn") || n.starts_with("libcudnn"))
-            && crate::doctor::names::is_cudnn_file(name)
+        (n.starts_with("cudnn") || n.starts_with("libcudnn")) && crate::names::is_cudnn_file(name)
     }
 }
 

@@ -38,6 +38,7 @@ use crate::version::{self, CudaVariant, Platform, Spec, Version};
 
 pub mod download;
 mod manifest;
+pub mod offer;
 pub mod redist;
 pub mod refresh;
 pub mod resolve;

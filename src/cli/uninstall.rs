@@ -11,7 +11,7 @@
 use std::path::{Path, PathBuf};
 
 use super::Ctx;
-use super::backups::human_size;
+use super::support::human_size;
 use crate::deploy::{Deployments, backup};
 use crate::error::{Error, Kind, Result};
 use crate::fsops;

@@ -5,8 +5,9 @@ use std::path::PathBuf;
 
 use super::Ctx;
 use crate::catalog::Catalog;
-use crate::doctor::{gather, verify};
+use crate::doctor::gather;
 use crate::error::{Kind, Result};
+use crate::verify;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -18,9 +19,12 @@ pub struct Args {
 /// Runs the command; returns the exit code (0 healthy, 7 problems found).
 pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     let exe = std::env::current_exe().ok();
-    let children = |paths: &[PathBuf]| match &exe {
-        Some(e) => gather::query_in_children(e, paths),
-        None => gather::query_in_process(paths),
+    let children = |paths: &[PathBuf]| {
+        let loaded = match &exe {
+            Some(e) => gather::query_in_children(e, paths),
+            None => gather::query_in_process(paths),
+        };
+        loaded.into_iter().map(|r| r.map(|l| l.version)).collect()
     };
     let catalog = Catalog::load(&ctx.home).unwrap_or_else(|e| {
         ctx.warn(format!(
@@ -31,7 +35,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     let report = verify::verify(
         &ctx.home,
         &catalog,
-        (!args.no_load).then_some(&children as gather::Querier),
+        (!args.no_load).then_some(&children as verify::LoadVersions),
     )?;
     if ctx.json {
         ctx.out_json(&report);

@@ -18,13 +18,13 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use super::binfmt;
-use super::names::{self, FileKind};
 use super::snapshot::*;
 use crate::archive::header;
 use crate::deploy::Deployments;
 use crate::env::{self, Env};
 use crate::home::Home;
 use crate::libcudnn::LibraryVersion;
+use crate::names::{self, FileKind};
 use crate::store::{BrokenRelease, Release, Store};
 use crate::toolkit::{self, Layout, Toolkit};
 use crate::version::{CudaVariant, Version, release_id};
@@ -1277,7 +1277,7 @@ fn changed_release(r: &Release) -> Option<ChangedRelease> {
     if files.is_empty() {
         return None;
     }
-    let (reinstall, reinstall_is_file) = super::verify::reinstall_arg(&r.id(), &r.receipt.source);
+    let (reinstall, reinstall_is_file) = r.receipt.source.reinstall_arg(&r.id());
     Some(ChangedRelease {
         release: r.id(),
         dir: s(&r.dir),

@@ -10,8 +10,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::names::{self, FileKind};
 use super::spath;
+use crate::names::{self, FileKind};
 use crate::version::Version;
 
 /// Snapshot schema version written by this build.

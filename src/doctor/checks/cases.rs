@@ -82,7 +82,10 @@ fn user_facing_text_cites_public_sources_only() {
         ("mod.rs", include_str!("mod.rs")),
         ("../fix.rs", include_str!("../fix.rs")),
         ("../render.rs", include_str!("../render.rs")),
-        ("../verify.rs", include_str!("../verify.rs")),
+        ("verify/mod.rs", include_str!("../../verify/mod.rs")),
+        ("verify/check.rs", include_str!("../../verify/check.rs")),
+        ("verify/help.rs", include_str!("../../verify/help.rs")),
+        ("verify/text.rs", include_str!("../../verify/text.rs")),
         ("../gather.rs", include_str!("../gather.rs")),
     ];
     let mut bad = Vec::new();
@@ -348,7 +351,7 @@ fn a_windows_layout_toolkit_is_checked_as_windows_on_linux() {
         unfinished_change: None,
     });
     let mut stems = vec!["cudnn"];
-    stems.extend(crate::doctor::names::sublib_stems(8));
+    stems.extend(crate::names::sublib_stems(8));
     for st in stems {
         let f = k.file(&format!("{root}/bin/{st}64_8.dll"));
         f.machine = Some("x86_64".into());

@@ -4,13 +4,12 @@
 use std::collections::BTreeSet;
 
 use super::Cx;
-use crate::doctor::finding::{
-    AutoFix, Finding, Severity, persist_user_path, prepend_loader_path, quote_arg, sh_quote,
-};
+use crate::doctor::finding::{AutoFix, Finding, Severity, persist_user_path, prepend_loader_path};
 use crate::doctor::loader::{self, Hit};
-use crate::doctor::names::{self, FileKind};
 use crate::doctor::snapshot::{CudnnFile, Origin};
 use crate::doctor::spath;
+use crate::names::{self, FileKind};
+use crate::quote::{quote_arg, sh_quote};
 use crate::version::{Spec, Version};
 
 pub(super) fn check(cx: &Cx, out: &mut Vec<Finding>) {
