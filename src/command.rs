@@ -86,9 +86,10 @@ impl CommandLine {
         CommandLine::new(Sub::Install).path(format!("PATH/TO/{name}"))
     }
 
-    /// `cudnnm install` of what [`crate::store::Source::reinstall_arg`]
-    /// answered: [`CommandLine::install_file`] when `is_file`, else
-    /// [`CommandLine::install`].
+    /// `cudnnm install` of a release spec or requirement, or, when
+    /// `is_file`, of a local file known by its name (what a receipt's
+    /// source says to reinstall from): [`CommandLine::install_file`] when
+    /// `is_file`, else [`CommandLine::install`].
     pub fn install_from(arg: &str, is_file: bool) -> CommandLine {
         if is_file {
             CommandLine::install_file(arg)

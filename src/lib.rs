@@ -20,7 +20,7 @@
 //! [`names`] (what cuDNN's file names say), [`quote`] (quoting for each
 //! shell), [`command`] (the cudnnm commands printed in hints). Layers point
 //! down: only `cli` and `doctor` itself use `doctor`, and no two top-level
-//! modules use each other (a test in [`layering`] enforces both).
+//! modules use each other (the tests in `src/layering.rs` enforce both).
 
 pub mod activate;
 pub mod archive;
@@ -35,6 +35,8 @@ pub mod fsops;
 pub mod hash;
 pub mod home;
 pub mod interrupt;
+#[cfg(test)]
+mod layering;
 pub mod libcudnn;
 pub mod lock;
 pub mod names;

@@ -11,7 +11,7 @@
 //! - Commands printed for a person ([`Dialect`], [`quote_arg`],
 //!   [`sh_quote`], [`ps_quote`]): a plain word stays bare so the command
 //!   reads naturally; anything else is quoted so that pasting it runs
-//!   exactly that argument. `crate::command` builds whole commands on this.
+//!   exactly that argument. The `command` module builds whole commands on this.
 //!
 //! Never `{:?}`: Rust's escapes are not any shell's.
 
