@@ -28,6 +28,7 @@ enum Sub {
     Current,
     Exec,
     Doctor,
+    Pin,
 }
 
 impl Sub {
@@ -40,6 +41,7 @@ impl Sub {
             Sub::Current => "current",
             Sub::Exec => "exec",
             Sub::Doctor => "doctor",
+            Sub::Pin => "pin",
         }
     }
 }
@@ -80,6 +82,11 @@ impl CommandLine {
         CommandLine::new(Sub::Install).word(what)
     }
 
+    /// `cudnnm install PATH`: a local archive or folder.
+    pub fn install_path(path: impl AsRef<OsStr>) -> CommandLine {
+        CommandLine::new(Sub::Install).path(path.as_ref().to_string_lossy().into_owned())
+    }
+
     /// `cudnnm install PATH/TO/<name>`: a local archive or folder known only
     /// by its name, the user filling in where it is.
     pub fn install_file(name: &str) -> CommandLine {
@@ -106,6 +113,11 @@ impl CommandLine {
     /// `cudnnm use SPEC`.
     pub fn use_(spec: impl Into<String>) -> CommandLine {
         CommandLine::new(Sub::Use).word(spec)
+    }
+
+    /// `cudnnm pin SPEC`.
+    pub fn pin(spec: impl Into<String>) -> CommandLine {
+        CommandLine::new(Sub::Pin).word(spec)
     }
 
     /// `cudnnm rollback`.

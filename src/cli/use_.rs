@@ -221,13 +221,15 @@ fn pick_release(
             ),
         )
         .hint(format!(
-            "install a {} build (`cudnnm install {spec} --platform {}`)",
+            "install a {} build (`{}`)",
             toolkit.layout.as_str(),
-            if toolkit.layout == Layout::Windows {
-                "windows-x86_64"
-            } else {
-                "linux-x86_64"
-            }
+            CommandLine::install(spec.to_string())
+                .platform(if toolkit.layout == Layout::Windows {
+                    "windows-x86_64"
+                } else {
+                    "linux-x86_64"
+                })
+                .for_host(ctx.env.is_windows())
         )));
     };
     if force {
@@ -262,8 +264,10 @@ fn pick_release(
     .cause("a build fits only its exact CUDA major.minor before CUDA 11, and any toolkit of its major from CUDA 11 on")
     .hint(if fitting.is_empty() {
         format!(
-            "install a build for CUDA {cuda_arg} (`cudnnm install {} --cuda {cuda_arg}`), or pass --force to deploy this one anyway",
-            spec.version
+            "install a build for CUDA {cuda_arg} (`{}`), or pass --force to deploy this one anyway",
+            CommandLine::install(spec.version.to_string())
+                .cuda(&cuda_arg)
+                .for_host(ctx.env.is_windows())
         )
     } else {
         format!(
