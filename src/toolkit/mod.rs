@@ -11,8 +11,8 @@
 //! `lib64 -> targets/<arch>/lib`. The CUDA version is in `version.json`
 //! (11.1+), `version.txt` (up to 11.0) or `CUDA_VERSION` in `include/cuda.h`.
 //!
-//! Here: what a toolkit is and where cuDNN goes in it; [`version`] reads
-//! its CUDA version, [`discover`] finds toolkits, [`select`] picks one.
+//! Here: what a toolkit is and where cuDNN goes in it; `version.rs` reads
+//! its CUDA version, `discover.rs` finds toolkits, `select.rs` picks one.
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};

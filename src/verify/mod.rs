@@ -12,8 +12,8 @@
 //! the catalog lists, the deployment's own release and mode).
 //!
 //! A command of its own over the store and the deployments, below `doctor`
-//! (which reads its advice, [`repair_commands`]): [`check`] compares files
-//! with records, [`help`] says what to do, [`text`] prints the report.
+//! (which reads its advice, [`repair_commands`]): `check.rs` compares files
+//! with records, `help.rs` says what to do, `text.rs` prints the report.
 
 use std::path::PathBuf;
 
