@@ -1,8 +1,8 @@
 //! Child processes started now and collected later: their output is read on
 //! threads (so a full pipe never blocks them) and they are killed after a
 //! timeout. `doctor` runs `ldconfig -p`, `nvcc --version`, `nvidia-smi` and
-//! one library load per child this way, all at the same time; see
-//! [`crate::libcudnn`] for the library-load protocol.
+//! one library load per child this way, all at the same time (the
+//! library-load protocol itself is `libcudnn`'s, which builds on this).
 
 use std::io::Read;
 use std::process::{Child, Command, Stdio};

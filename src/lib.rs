@@ -10,17 +10,25 @@
 //! - [`pin`]: `.cudnn-version` files and spec resolution.
 //! - [`activate`]: per-process environment for a release and shell rendering.
 //! - [`catalog`]: the release catalog (`manifest.toml`) and downloads.
+//! - [`verify`]: re-hashing the store and the deployments against their records.
 //! - [`doctor`]: system snapshot and platform-neutral checks.
 //! - [`interrupt`]: Ctrl-C / SIGTERM during a change: undo, then exit 130.
 //! - [`libcudnn`], [`child`]: loading a cuDNN library, in a child process of its own.
 //! - [`fsops`]: the one module that changes files (atomic writes, links, renames).
 //! - [`platform`]: the only code that differs by OS.
+//!
+//! Vocabulary every layer shares sits at the bottom, never inside a command:
+//! [`names`] (what cuDNN's file names say), [`quote`] (quoting for each
+//! shell), [`command`] (the cudnnm commands printed in hints). Layers point
+//! down: only `cli` and `doctor` itself use `doctor`, and no two top-level
+//! modules use each other (the tests in `src/layering.rs` enforce both).
 
 pub mod activate;
 pub mod archive;
 pub mod catalog;
 pub mod child;
 pub mod cli;
+pub mod command;
 pub mod deploy;
 pub mod doctor;
 pub mod env;
@@ -29,13 +37,18 @@ pub mod fsops;
 pub mod hash;
 pub mod home;
 pub mod interrupt;
+#[cfg(test)]
+mod layering;
 pub mod libcudnn;
 pub mod lock;
+pub mod names;
 pub mod pin;
 pub mod platform;
 pub mod progress;
+pub mod quote;
 pub mod store;
 pub mod toolkit;
+pub mod verify;
 pub mod version;
 
 pub use error::{Error, Result};

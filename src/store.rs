@@ -62,6 +62,44 @@ pub struct Source {
     pub url: Option<String>,
 }
 
+impl Source {
+    /// What `cudnnm install … --force` takes to import release `id` again
+    /// from this source — never another package: the `pip:` requirement it
+    /// came from; for a wheel file, the requirement its name gives
+    /// (`nvidia_cudnn_jit_cu12-9.27.0.42-….whl` →
+    /// `pip:nvidia-cudnn-jit-cu12==9.27.0.42`); the release id for an
+    /// archive the catalog downloaded; else the archive's or folder's name,
+    /// with `true` (the user gives its path). The command itself is
+    /// [`crate::command::CommandLine::install_from`].
+    pub fn reinstall_arg(&self, id: &str) -> (String, bool) {
+        if let Some(u) = self.url.as_deref().filter(|u| u.starts_with("pip:")) {
+            return (u.to_string(), false);
+        }
+        if self.kind == "wheel"
+            && let Some(req) = wheel_requirement(&self.name)
+        {
+            return (req, false);
+        }
+        if self.url.is_some() {
+            return (id.to_string(), false);
+        }
+        (self.name.clone(), true)
+    }
+}
+
+/// The `pip:` requirement of a wheel file name (PEP 427:
+/// `{distribution}-{version}-…whl`), the distribution spelled as PyPI does.
+fn wheel_requirement(name: &str) -> Option<String> {
+    let stem = name.strip_suffix(".whl")?;
+    let mut parts = stem.split('-');
+    let dist = parts.next().filter(|d| !d.is_empty())?;
+    let version = parts.next().filter(|v| !v.is_empty())?;
+    Some(format!(
+        "pip:{}=={version}",
+        dist.replace('_', "-").to_ascii_lowercase()
+    ))
+}
+
 /// One file of a release.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
 pub struct FileRecord {
@@ -87,27 +125,6 @@ impl Receipt {
     /// Sum of file sizes in bytes.
     pub fn total_size(&self) -> u64 {
         self.files.iter().map(|f| f.size).sum()
-    }
-
-    /// How to install this release again, from where it came:
-    /// `cudnnm install pip:nvidia-cudnn-cu12==9.1.0.70` for a pip
-    /// requirement, `cudnnm install 9.1.0.70 --cuda 12` for a catalog
-    /// download, else the archive or folder by its name (`cudnnm install
-    /// PATH/cudnn-….tar.xz`, its folder unknown).
-    pub fn reinstall_command(&self) -> String {
-        match self.source.url.as_deref() {
-            Some(u) if u.starts_with("pip:") => format!("`cudnnm install {u}`"),
-            Some(_) => format!("`cudnnm install {} --cuda {}`", self.version, self.cuda),
-            None => format!(
-                "`cudnnm install PATH/{}` (the {} it was installed from)",
-                self.source.name,
-                if self.source.kind == "folder" || self.source.kind == "installer-folder" {
-                    "folder"
-                } else {
-                    "file"
-                }
-            ),
-        }
     }
 
     /// Parses a receipt.
@@ -522,4 +539,53 @@ impl Drop for PartialRelease {
 /// Current time as RFC 3339 UTC with seconds (`2026-11-29T21:12:07Z`).
 pub fn now_rfc3339() -> String {
     humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn source(kind: &str, name: &str, url: Option<&str>) -> Source {
+        Source {
+            kind: kind.into(),
+            name: name.into(),
+            sha256: None,
+            size: 0,
+            url: url.map(str::to_string),
+        }
+    }
+
+    #[test]
+    fn reinstall_from_the_receipts_own_source() {
+        let id = "9.27.0.42_cuda12";
+        let jit = source(
+            "wheel",
+            "nvidia_cudnn_jit_cu12-9.27.0.42-py3-none-manylinux2014_x86_64.whl",
+            None,
+        );
+        assert_eq!(
+            jit.reinstall_arg(id),
+            ("pip:nvidia-cudnn-jit-cu12==9.27.0.42".to_string(), false)
+        );
+        let pip = source(
+            "wheel",
+            "x.whl",
+            Some("pip:nvidia-cudnn-jit-cu12==9.27.0.42"),
+        );
+        assert_eq!(
+            pip.reinstall_arg(id).0,
+            "pip:nvidia-cudnn-jit-cu12==9.27.0.42"
+        );
+        let dl = source(
+            "redist",
+            "cudnn-linux-x86_64-9.27.0.42_cuda12-archive.tar.xz",
+            Some("https://developer.download.nvidia.com/compute/cudnn/x.tar.xz"),
+        );
+        assert_eq!(dl.reinstall_arg(id), (id.to_string(), false));
+        let local = source("redist", "cudnn-9.27-custom.tar.xz", None);
+        assert_eq!(
+            local.reinstall_arg(id),
+            ("cudnn-9.27-custom.tar.xz".to_string(), true)
+        );
+    }
 }

@@ -680,7 +680,7 @@ fn a_symlink_deployment_turned_into_a_plain_copy_is_drift() {
         f["commands"][0],
         format!(
             "cudnnm use 9.27.0.42_cuda12 --cuda-root {} --mode symlink",
-            cudnnm::doctor::finding::sh_quote(&tk.display().to_string())
+            cudnnm::quote::sh_quote(&tk.display().to_string())
         )
     );
     let v = sb.run(["verify", "--json"]).code_is(7);

@@ -21,7 +21,7 @@ use deploy_support::linux_toolkit;
 
 /// `path` as doctor quotes it in the commands it prints (POSIX sh).
 fn q(path: &str) -> String {
-    cudnnm::doctor::finding::sh_quote(path)
+    cudnnm::quote::sh_quote(path)
 }
 
 fn sha(p: &Path) -> String {

@@ -387,7 +387,7 @@ fn a_change_restored_by_rollback_is_one_truth_for_current_verify_doctor_and_use(
     );
     let use_cmd = format!(
         "cudnnm use 9.12.0.46_cuda12 --cuda-root {} --mode copy",
-        cudnnm::doctor::finding::sh_quote(t)
+        cudnnm::quote::sh_quote(t)
     );
     let help = d["help"][0].as_str().unwrap();
     assert!(

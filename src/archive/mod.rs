@@ -13,6 +13,7 @@ pub mod source;
 
 use std::path::{Path, PathBuf};
 
+use crate::command::CommandLine;
 use crate::error::{Error, Kind, Result};
 use crate::hash::Sha256Hex;
 use crate::progress::Progress;
@@ -318,7 +319,7 @@ fn plan_or_explain(
             Kind::Usage,
             format!("'{}' holds builds for several CUDA versions: {}", path.display(), all.join(", ")),
         )
-        .hint(format!("choose one with --cuda, e.g. `cudnnm install \"{}\" --cuda {}`", path.display(), all.last().expect("several"))),
+        .hint(format!("choose one with --cuda, e.g. `{}`", CommandLine::install_path(path).cuda(all.last().expect("several")).for_host(cfg!(windows)))),
         PlanError::NoSuchCuda(want, all) => Error::new(
             Kind::NotFound,
             format!("'{}' has no build for CUDA {want}; it has {}", path.display(), all.join(", ")),
@@ -536,11 +537,16 @@ fn identify(
         (None, None) => {
             return Err(Error::new(
                 Kind::Usage,
-                format!("cannot tell which CUDA '{}' is built for: its name does not say", path.display()),
+                format!(
+                    "cannot tell which CUDA '{}' is built for: its name does not say",
+                    path.display()
+                ),
             )
             .hint(format!(
-                "pass --cuda, e.g. `cudnnm install \"{}\" --cuda 12` (or 11.2, 10.2 … as NVIDIA's download page names it)",
-                path.display()
+                "pass --cuda, e.g. `{}` (or 11.2, 10.2 … as NVIDIA's download page names it)",
+                CommandLine::install_path(path)
+                    .cuda(12)
+                    .for_host(cfg!(windows))
             )));
         }
     };
@@ -724,9 +730,11 @@ fn already_installed(
                 ),
             )
             .hint(format!(
-                "switch that toolkit away first (`cudnnm rollback` or `cudnnm use OTHER --cuda-root '{}'`), reinstall, then `cudnnm use {}` again",
-                toolkits[0],
-                existing.id()
+                "switch that toolkit away first (`cudnnm rollback` or `{}`), reinstall, then `{}` again",
+                CommandLine::use_("OTHER")
+                    .cuda_root(&toolkits[0])
+                    .for_host(cfg!(windows)),
+                CommandLine::use_(existing.id()).for_host(cfg!(windows))
             )));
         }
         return Ok(None);

@@ -40,6 +40,7 @@ mod entry;
 mod fetch;
 mod manifest;
 mod mirror;
+pub mod offer;
 pub mod redist;
 pub mod refresh;
 pub mod resolve;

@@ -7,6 +7,7 @@
 use serde::Serialize;
 
 use super::Ctx;
+use crate::command::CommandLine;
 use crate::error::{Error, Kind, Result};
 use crate::fsops;
 use crate::store::{Release, Store};
@@ -66,7 +67,8 @@ fn show(ctx: &Ctx) -> Result<u8> {
     }
     if release.is_none() {
         ctx.warn(format!(
-            "the default {default} is not installed; install it (`cudnnm install {default}`) or choose another with `cudnnm default SPEC`"
+            "the default {default} is not installed; install it (`{}`) or choose another with `cudnnm default SPEC`",
+            CommandLine::install(&default).for_host(ctx.env.is_windows())
         ));
     }
     Ok(0)
@@ -75,8 +77,10 @@ fn show(ctx: &Ctx) -> Result<u8> {
 fn set(ctx: &Ctx, spec: Spec) -> Result<u8> {
     let store = Store::new(&ctx.home);
     let release = store.newest_matching(&spec)?.ok_or_else(|| {
-        Error::new(Kind::NotFound, format!("no installed cuDNN matches {spec}"))
-            .hint(format!("install it first with `cudnnm install {spec}` (see `cudnnm list` for what is installed)"))
+        Error::new(Kind::NotFound, format!("no installed cuDNN matches {spec}")).hint(format!(
+            "install it first with `{}` (see `cudnnm list` for what is installed)",
+            CommandLine::install(spec.to_string()).for_host(ctx.env.is_windows())
+        ))
     })?;
     let _lock = ctx.lock()?;
     let mut config = ctx.home.config()?;

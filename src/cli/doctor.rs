@@ -61,7 +61,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     let mut findings = doctor::diagnose(&snap, &Tables::from_catalog(&catalog, &snap));
     if args.fix {
         let _lock = ctx.lock()?;
-        super::use_::recover_and_report(ctx)?;
+        super::support::recover_and_report(ctx)?;
         let roots: Vec<PathBuf> = args.cuda_root.iter().map(|p| absolute(ctx, p)).collect();
         let (reports, id) = fix::apply(&ctx.home, &ctx.env, &findings, &roots)?;
         if reports.is_empty() {

@@ -46,7 +46,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     let (resolved, activation, failure) =
         match pin::resolve_installed(args.version.as_deref(), &ctx.env, &ctx.home) {
             Ok(Some((resolved, release))) => {
-                super::exec::warn_foreign(ctx, &release);
+                super::support::warn_foreign(ctx, &release);
                 let a = activate::activate(&ctx.env, &ctx.home, &release);
                 (Some(resolved), a, None)
             }

@@ -8,6 +8,7 @@ use std::ffi::OsString;
 use std::process::Command;
 
 use super::Ctx;
+use super::support::warn_foreign;
 use crate::activate;
 use crate::error::{Error, Kind, Result};
 use crate::pin;
@@ -41,21 +42,6 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     cmd.args(rest);
     activate::activate(&ctx.env, &ctx.home, &release).apply(&mut cmd);
     run_command(cmd, program)
-}
-
-/// Warns when a release was built for another platform than this machine
-/// (a Windows zip imported on Linux): its libraries cannot load here.
-pub(super) fn warn_foreign(ctx: &Ctx, release: &crate::store::Release) {
-    if let Some(host) = crate::version::Platform::host()
-        && release.platform() != host
-    {
-        ctx.warn(format!(
-            "cuDNN {} is built for {}, not for this {} machine; its libraries will not load here",
-            release.id(),
-            release.platform(),
-            host
-        ));
-    }
 }
 
 #[cfg(unix)]

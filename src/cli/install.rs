@@ -4,7 +4,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use super::{Ctx, list};
+use super::Ctx;
+use super::support::ReleaseView;
 use crate::archive::{self, ImportRequest, Outcome};
 use crate::catalog;
 use crate::env;
@@ -165,7 +166,7 @@ fn import_and_report(ctx: &Ctx, mut req: ImportRequest) -> Result<u8> {
         Outcome::AlreadyInstalled(_) => "already-installed",
     };
     if ctx.json {
-        let view = list::ReleaseView::new(r, &[], false, false);
+        let view = ReleaseView::new(r, &[], false, false);
         ctx.out_json(&serde_json::json!({ "status": status, "release": view }));
     }
     match &imported.outcome {

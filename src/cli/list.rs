@@ -1,9 +1,8 @@
 //! `cudnnm list`: installed releases with version, CUDA variant, platform,
 //! size and source; deployed, default and pinned releases marked.
 
-use serde::Serialize;
-
 use super::Ctx;
+use super::support::ReleaseView;
 use crate::deploy::Deployments;
 use crate::error::Result;
 use crate::store::{Release, Store};
@@ -22,53 +21,7 @@ pub struct Args {
     pub platform: Option<String>,
 }
 
-/// One installed release as `list --json` and `install --json` print it.
-#[derive(Serialize)]
-pub struct ReleaseView<'a> {
-    pub id: String,
-    pub version: String,
-    pub cuda: String,
-    pub platform: String,
-    pub header_version: String,
-    /// Bytes of all files.
-    pub size: u64,
-    pub path: String,
-    pub installed_at: &'a str,
-    pub source: &'a crate::store::Source,
-    /// Toolkit roots where this release is deployed.
-    pub deployed_in: Vec<String>,
-    pub default: bool,
-    pub pinned: bool,
-}
-
-impl<'a> ReleaseView<'a> {
-    pub fn new(
-        r: &'a Release,
-        deployed_in: &[String],
-        default: bool,
-        pinned: bool,
-    ) -> ReleaseView<'a> {
-        ReleaseView {
-            id: r.id(),
-            version: r.version().to_string(),
-            cuda: r.cuda().to_string(),
-            platform: r.platform().to_string(),
-            header_version: r.receipt.header_version.to_string(),
-            size: r.receipt.total_size(),
-            path: r.dir.display().to_string(),
-            installed_at: &r.receipt.installed_at,
-            source: &r.receipt.source,
-            deployed_in: deployed_in.to_vec(),
-            default,
-            pinned,
-        }
-    }
-}
-
 pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
-    if args.remote {
-        return super::list_remote::run(ctx, &args);
-    }
     let want: Option<CudaVariant> = args.cuda.as_deref().map(str::parse).transpose()?;
     let store = Store::new(&ctx.home);
     let (all, broken) = store.scan()?;

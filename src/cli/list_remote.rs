@@ -5,7 +5,7 @@ use std::collections::HashSet;
 use serde::Serialize;
 
 use super::Ctx;
-use super::backups::human_size;
+use super::support::human_size;
 use crate::catalog::{self, Catalog, Origin, PublishedHash, resolve};
 use crate::error::{Error, Kind, Result};
 use crate::store::Store;
@@ -38,8 +38,10 @@ struct Row {
     min_compute: Option<Version>,
 }
 
-pub fn run(ctx: &Ctx, args: &super::list::Args) -> Result<u8> {
-    let platforms: Vec<Platform> = match args.platform.as_deref() {
+/// Lists the catalog for `platform` (a name, `all`, or this machine's),
+/// releases for CUDA `cuda` only when given (`list --remote`).
+pub fn run(ctx: &Ctx, cuda: Option<&str>, platform: Option<&str>) -> Result<u8> {
+    let platforms: Vec<Platform> = match platform {
         Some("all") => Platform::ALL.to_vec(),
         Some(p) => vec![p.parse()?],
         None => match Platform::host() {
@@ -47,7 +49,7 @@ pub fn run(ctx: &Ctx, args: &super::list::Args) -> Result<u8> {
             None => Platform::ALL.to_vec(),
         },
     };
-    let want: Option<CudaVariant> = args.cuda.as_deref().map(str::parse).transpose()?;
+    let want: Option<CudaVariant> = cuda.map(str::parse).transpose()?;
     let cat = Catalog::load(&ctx.home)?;
     for w in cat.warnings() {
         ctx.warn(w);

@@ -29,6 +29,7 @@ mod list_remote;
 mod manifest;
 mod pin;
 mod rollback;
+mod support;
 mod toolkits;
 mod ui;
 mod uninstall;
@@ -221,6 +222,10 @@ fn run_command(ctx: &Ctx, command: Command) -> Result<u8> {
     match command {
         Command::Install(a) => install::run(ctx, a),
         Command::Uninstall(a) => uninstall::run(ctx, a),
+        // `list --remote` is its own file; neither imports the other.
+        Command::List(a) if a.remote => {
+            list_remote::run(ctx, a.cuda.as_deref(), a.platform.as_deref())
+        }
         Command::List(a) => list::run(ctx, a),
         Command::Use(a) => use_::run(ctx, a),
         Command::Current(a) => current::run(ctx, a),

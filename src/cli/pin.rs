@@ -7,6 +7,7 @@ use std::fs;
 use serde::Serialize;
 
 use super::Ctx;
+use crate::command::CommandLine;
 use crate::env;
 use crate::error::{Error, IoResultExt, Kind, Result};
 use crate::fsops;
@@ -34,9 +35,14 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     let spec: Spec = args.spec.parse()?;
     let release = Store::new(&ctx.home).newest_matching(&spec)?;
     if release.is_none() && !args.force {
-        return Err(Error::new(Kind::NotFound, format!("no installed cuDNN matches {spec}")).hint(format!(
-            "install it first with `cudnnm install {spec}`, or pin it anyway with `cudnnm pin {spec} --force`"
-        )));
+        let host = |c: CommandLine| c.for_host(ctx.env.is_windows());
+        return Err(
+            Error::new(Kind::NotFound, format!("no installed cuDNN matches {spec}")).hint(format!(
+                "install it first with `{}`, or pin it anyway with `{}`",
+                host(CommandLine::install(spec.to_string())),
+                host(CommandLine::pin(spec.to_string()).force())
+            )),
+        );
     }
     let path = ctx.env.cwd().join(PIN_FILE);
     let existing = match fs::symlink_metadata(&path) {
@@ -71,8 +77,9 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
             path.display()
         )),
         None => ctx.status(format!(
-            "pinned cuDNN {spec} in '{}' (not installed yet: `cudnnm install {spec}`)",
-            path.display()
+            "pinned cuDNN {spec} in '{}' (not installed yet: `{}`)",
+            path.display(),
+            CommandLine::install(spec.to_string()).for_host(ctx.env.is_windows())
         )),
     }
     if let Some(v) = ctx.env.var(env::CUDNNM_VERSION) {

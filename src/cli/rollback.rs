@@ -7,10 +7,11 @@
 use serde::Serialize;
 
 use super::Ctx;
-use super::use_::{
+use super::support::{
     elevate_hint, msg_label, recorded_toolkits, recover_and_report, report_not_from_a_release,
     report_pruned,
 };
+use crate::command::CommandLine;
 use crate::deploy::recover::Recovered;
 use crate::deploy::{Deployments, access, apply, backup, inflight, journal, plan};
 use crate::error::{Error, Kind, Result};
@@ -118,7 +119,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     )?;
     let hint = elevate_hint(
         ctx,
-        &format!("rollback --to {}", source.record.id),
+        CommandLine::rollback().to_backup(source.record.id),
         &toolkit.root,
         None,
     );

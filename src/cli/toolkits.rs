@@ -4,8 +4,7 @@
 //! the cuDNN each holds.
 
 use super::Ctx;
-use super::current::ToolkitView;
-use super::use_::{known_toolkits, recover_if_pending};
+use super::support::{ToolkitView, known_toolkits, recover_if_pending};
 use crate::deploy::Deployments;
 use crate::error::Result;
 use crate::store::Store;

@@ -11,7 +11,8 @@
 use std::path::{Path, PathBuf};
 
 use super::Ctx;
-use super::backups::human_size;
+use super::support::human_size;
+use crate::command::CommandLine;
 use crate::deploy::{Deployments, backup};
 use crate::error::{Error, Kind, Result};
 use crate::fsops;
@@ -54,8 +55,8 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
                 ),
             )
             .hint(format!(
-                "name one exactly, e.g. `cudnnm uninstall {}`",
-                ids[0]
+                "name one exactly, e.g. `{}`",
+                CommandLine::uninstall(&ids[0]).for_host(ctx.env.is_windows())
             )));
         }
     };

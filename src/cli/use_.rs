@@ -1,18 +1,22 @@
 //! `cudnnm use [SPEC] [--cuda-root P | --cuda X.Y] [--mode M] [--force]`:
 //! deploy a release into a CUDA toolkit as one journaled transaction
-//! (DESIGN.md §5). Also the helpers `rollback`, `current`, `backups` and
-//! `toolkits` share: recovery reporting, the elevation hint, toolkit lists.
+//! (DESIGN.md §5).
 
 use std::path::Path;
 
 use serde::Serialize;
 
 use super::Ctx;
-use crate::deploy::recover::{self, Recovered};
+use super::support::{
+    elevate_hint, msg_label, recorded_toolkits, recover_and_report, report_not_from_a_release,
+    report_pruned, source_label,
+};
+use crate::command::CommandLine;
+use crate::deploy::recover::Recovered;
 use crate::deploy::switch::{self, UseRelease, Used};
-use crate::deploy::{Deployments, ModeRequest, access, journal, plan, status};
+use crate::deploy::{Deployments, ModeRequest, plan, status};
 use crate::error::{Error, Kind, Result};
-use crate::pin::{self, SpecSource};
+use crate::pin;
 use crate::store::{Release, Store};
 use crate::toolkit::{self, Layout, Selector, Toolkit};
 use crate::version::Spec;
@@ -130,7 +134,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     }
     let hint = elevate_hint(
         ctx,
-        &format!("use {}", release.id()),
+        CommandLine::use_(release.id()),
         &toolkit.root,
         Some(&release.id()),
     );
@@ -217,13 +221,15 @@ fn pick_release(
             ),
         )
         .hint(format!(
-            "install a {} build (`cudnnm install {spec} --platform {}`)",
+            "install a {} build (`{}`)",
             toolkit.layout.as_str(),
-            if toolkit.layout == Layout::Windows {
-                "windows-x86_64"
-            } else {
-                "linux-x86_64"
-            }
+            CommandLine::install(spec.to_string())
+                .platform(if toolkit.layout == Layout::Windows {
+                    "windows-x86_64"
+                } else {
+                    "linux-x86_64"
+                })
+                .for_host(ctx.env.is_windows())
         )));
     };
     if force {
@@ -258,8 +264,10 @@ fn pick_release(
     .cause("a build fits only its exact CUDA major.minor before CUDA 11, and any toolkit of its major from CUDA 11 on")
     .hint(if fitting.is_empty() {
         format!(
-            "install a build for CUDA {cuda_arg} (`cudnnm install {} --cuda {cuda_arg}`), or pass --force to deploy this one anyway",
-            spec.version
+            "install a build for CUDA {cuda_arg} (`{}`), or pass --force to deploy this one anyway",
+            CommandLine::install(spec.version.to_string())
+                .cuda(&cuda_arg)
+                .for_host(ctx.env.is_windows())
         )
     } else {
         format!(
@@ -267,106 +275,4 @@ fn pick_release(
             fitting.join(", ")
         )
     }))
-}
-
-/// Where a spec came from, for people.
-pub(super) fn source_label(s: &SpecSource) -> String {
-    match s {
-        SpecSource::Flag => "from --version".into(),
-        SpecSource::EnvVar => format!("from {}", crate::env::CUDNNM_VERSION),
-        SpecSource::PinFile { path, line } => {
-            format!("from '{}' line {line}", path.display())
-        }
-        SpecSource::Default { path } => format!("the default in '{}'", path.display()),
-    }
-}
-
-/// Finishes or undoes changes a crash left, saying which. Call under the lock.
-pub(super) fn recover_and_report(ctx: &Ctx) -> Result<Vec<Recovered>> {
-    let done = recover::recover_all(&ctx.home)?;
-    for r in &done {
-        ctx.warn(r.message());
-    }
-    Ok(done)
-}
-
-/// For read-only commands: when a journal exists, wait for the lock (the
-/// change may still be running) and recover; otherwise touch nothing.
-pub(super) fn recover_if_pending(ctx: &Ctx) -> Result<Vec<Recovered>> {
-    if !journal::any_pending(&ctx.home) {
-        return Ok(Vec::new());
-    }
-    let _lock = ctx.lock()?;
-    recover_and_report(ctx)
-}
-
-/// How to run `command` with the rights the toolkit needs, or to activate
-/// `release` per process instead (see [`access::elevate_hint`]).
-pub(super) fn elevate_hint(ctx: &Ctx, command: &str, root: &Path, release: Option<&str>) -> String {
-    access::elevate_hint(&ctx.env, &ctx.home, command, root, release)
-}
-
-/// A "held" label inside `cuDNN A → B`: `(none)` for a toolkit without cuDNN.
-pub(super) fn msg_label(label: &str) -> &str {
-    if label == plan::NO_CUDNN {
-        "(none)"
-    } else {
-        label
-    }
-}
-
-/// Names the files a change moved into backup `id` that look like cuDNN's
-/// but that no cuDNN release ships (see [`plan::moved_not_from_a_release`]).
-pub(super) fn report_not_from_a_release(ctx: &Ctx, id: u64, rels: &[String]) {
-    if !rels.is_empty() {
-        ctx.status(format!(
-            "also moved to backup {id}: {} (not part of any cuDNN release)",
-            rels.join(", ")
-        ));
-    }
-}
-
-/// Says which old backups were pruned.
-pub(super) fn report_pruned(ctx: &Ctx, pruned: &[u64]) {
-    if !pruned.is_empty() {
-        ctx.status(format!(
-            "removed old backup{} {} (config keep_backups)",
-            if pruned.len() == 1 { "" } else { "s" },
-            pruned
-                .iter()
-                .map(u64::to_string)
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
-    }
-}
-
-/// The toolkits `deployments.toml` records that are still toolkits (for
-/// `--cuda X.Y`, which picks among them as well as those discovered).
-pub(super) fn recorded_toolkits(ctx: &Ctx, deployments: &Deployments) -> Vec<Toolkit> {
-    deployments
-        .entries
-        .iter()
-        .filter_map(|d| Toolkit::at(&d.toolkit, "deployments.toml", ctx.env.is_windows()).ok())
-        .collect()
-}
-
-/// Every toolkit worth showing: those found on this machine, then those
-/// `deployments.toml` records elsewhere (sandbox folders, `--cuda-root`).
-pub(super) fn known_toolkits(ctx: &Ctx, deployments: &Deployments) -> Vec<Toolkit> {
-    let mut all = toolkit::discover(&ctx.env);
-    for d in &deployments.entries {
-        if all.iter().any(|t| t.root == d.toolkit) {
-            continue;
-        }
-        match Toolkit::at(&d.toolkit, "deployments.toml", ctx.env.is_windows()) {
-            Ok(t) => all.push(t),
-            Err(e) => ctx.warn(format!(
-                "cuDNN {} is recorded in '{}', which is no longer a toolkit: {e}",
-                d.release,
-                d.toolkit.display()
-            )),
-        }
-    }
-    all
 }

@@ -5,9 +5,9 @@ use std::path::PathBuf;
 
 use super::Ctx;
 use crate::catalog::Catalog;
-use crate::doctor::verify;
 use crate::error::{Kind, Result};
 use crate::libcudnn;
+use crate::verify;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -20,9 +20,12 @@ pub struct Args {
 pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     let exe = std::env::current_exe().ok();
     let env = &ctx.env;
-    let children = |paths: &[PathBuf]| match &exe {
-        Some(e) => libcudnn::query_in_children(e, env, paths),
-        None => libcudnn::query_in_process(paths),
+    let children = |paths: &[PathBuf]| {
+        let loaded = match &exe {
+            Some(e) => libcudnn::query_in_children(e, env, paths),
+            None => libcudnn::query_in_process(paths),
+        };
+        loaded.into_iter().map(|r| r.map(|l| l.version)).collect()
     };
     let catalog = Catalog::load(&ctx.home).unwrap_or_else(|e| {
         ctx.warn(format!(
@@ -33,7 +36,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     let report = verify::verify(
         &ctx.home,
         &catalog,
-        (!args.no_load).then_some(&children as libcudnn::Querier),
+        (!args.no_load).then_some(&children as verify::LoadVersions),
     )?;
     if ctx.json {
         ctx.out_json(&report);

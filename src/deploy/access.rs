@@ -12,9 +12,11 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use super::plan::Plan;
+use crate::command::CommandLine;
 use crate::env::Env;
 use crate::error::{Error, Kind, Result};
 use crate::home::Home;
+use crate::quote::quote_posix;
 
 /// Answers whether this process may create and remove entries in a folder.
 pub trait Access {
@@ -278,47 +280,43 @@ fn home_hint(home: &Home, dir: &Path) -> String {
         )
     } else {
         format!(
-            "make the cudnnm home yours again: `sudo chown -R \"$(id -u):$(id -g)\" '{}'` (an earlier `sudo cudnnm` may have left '{}' owned by root), or point --home / CUDNNM_HOME at a folder of yours; running cudnnm with sudo would leave more root-owned files there",
-            home.root().display(),
+            "make the cudnnm home yours again: `sudo chown -R \"$(id -u):$(id -g)\" {}` (an earlier `sudo cudnnm` may have left '{}' owned by root), or point --home / CUDNNM_HOME at a folder of yours; running cudnnm with sudo would leave more root-owned files there",
+            String::from_utf8_lossy(&quote_posix(home.root().as_os_str().as_encoded_bytes())),
             dir.display()
         )
     }
 }
 
-/// Quotes a path for the user's shell in a hint.
-/// `p` quoted for the shell of this machine, as every printed command is.
-fn quote(env: &Env, p: &Path) -> String {
-    crate::doctor::finding::quote_arg(&p.display().to_string(), env.is_windows())
-}
-
-/// The hint for a refusal by [`preflight`]: how to run `command` (`use
-/// 9.1.0.70_cuda12`) with the rights the toolkit at `root` needs — keeping
-/// this cudnnm home, which `sudo` would otherwise change — or to activate
-/// `release` per process instead, which needs no rights over the toolkit.
+/// The hint for a refusal by [`preflight`]: how to run `command`
+/// (`cudnnm use 9.1.0.70_cuda12`, without `--home` and `--cuda-root`) with
+/// the rights the toolkit at `root` needs — keeping this cudnnm home, which
+/// `sudo` would otherwise change — or to activate `release` per process
+/// instead, which needs no rights over the toolkit.
 pub fn elevate_hint(
     env: &Env,
     home: &Home,
-    command: &str,
+    command: CommandLine,
     root: &Path,
     release: Option<&str>,
 ) -> String {
+    let windows = env.is_windows();
     let per_process = match release {
         Some(r) => format!(
-            "; or, without admin rights, activate it per process: `cudnnm exec --version {r} -- COMMAND` (or `cudnnm env`)"
+            "; or, without admin rights, activate it per process: `{}` (or `cudnnm env`)",
+            CommandLine::exec(r, "COMMAND").for_host(windows)
         ),
         None => String::new(),
     };
-    if env.is_windows() {
+    let command = command.home(home.root()).cuda_root(root);
+    if windows {
         format!(
-            "run it from an Administrator terminal: `cudnnm --home {} {command} --cuda-root {}`{per_process}",
-            quote(env, home.root()),
-            quote(env, root)
+            "run it from an Administrator terminal: `{}`{per_process}",
+            command.for_host(windows)
         )
     } else {
         format!(
-            "run it as root, keeping this home: `sudo cudnnm --home {} {command} --cuda-root {}`{per_process}",
-            quote(env, home.root()),
-            quote(env, root)
+            "run it as root, keeping this home: `{}`{per_process}",
+            command.sudo().for_host(windows)
         )
     }
 }

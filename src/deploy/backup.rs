@@ -69,7 +69,8 @@ pub struct BackupRecord {
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub deployment: Option<Deployment>,
     /// How to install again the release whose store files this backup
-    /// refers to ([`crate::store::Receipt::reinstall_command`]), for the
+    /// refers to (a `cudnnm install` command in backticks, from
+    /// [`crate::store::Source::reinstall_arg`]), for the
     /// rollback that finds that release gone.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub reinstall: Option<String>,

@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::plan::Plan;
-use crate::doctor::finding::quote_arg;
+use crate::command::CommandLine;
 use crate::error::{Error, Kind, Result};
 use crate::fsops;
 use crate::home::Home;
@@ -132,11 +132,10 @@ pub fn foreign(home: &Home, root: &Path) -> Option<Inflight> {
 /// The command that finishes `m`'s change: any command run with its home
 /// recovers first (`current` changes nothing else).
 pub fn finish_command(m: &Inflight, root: &Path, windows: bool) -> String {
-    format!(
-        "cudnnm --home {} current --cuda-root {}",
-        quote_arg(&m.home.display().to_string(), windows),
-        quote_arg(&root.display().to_string(), windows)
-    )
+    CommandLine::current()
+        .home(&m.home)
+        .cuda_root(root)
+        .for_host(windows)
 }
 
 /// How to finish `m`'s change, for a hint: the command, and whose it is to

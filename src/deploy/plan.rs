@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use super::backup::{BackupFile, BackupRecord};
 use super::{Deployment, FileState, Mode, PlacedFile, mtime_ns};
+use crate::command::CommandLine;
 use crate::error::{Error, Kind, Result};
 use crate::hash::{self, Sha256Hex};
 use crate::home::Home;
@@ -242,14 +243,14 @@ impl Plan {
 
 /// The toolkit-relative paths of the files this plan moves into its backup
 /// whose names look like cuDNN's but that no cuDNN release ships
-/// ([`crate::doctor::names::is_release_name`]): leftovers or someone's own
+/// ([`crate::names::is_release_name`]): leftovers or someone's own
 /// files, which the summary names so nobody wonders where they went.
 pub fn moved_not_from_a_release(plan: &Plan) -> Vec<String> {
     plan.moves
         .iter()
         .filter(|m| {
             let name = m.rel.rsplit('/').next().unwrap_or(&m.rel);
-            !crate::doctor::names::is_release_name(name)
+            !crate::names::is_release_name(name)
         })
         .map(|m| m.rel.clone())
         .collect()
@@ -622,10 +623,25 @@ fn held_label(found: &[Found], current: Option<&Deployment>, toolkit: &Toolkit) 
     }
 }
 
-/// The reinstall command of the release `dep` names, when the store holds it.
+/// How to install again the release `dep` names, when the store holds it:
+/// the command from the source its receipt names, in backticks, and for a
+/// local file or folder which one it was.
 fn reinstall_of(store: &Store, dep: Option<&Deployment>) -> Option<String> {
     let dir = release_dir_of(store, &dep?.release)?;
-    Some(store.load(&dir).ok()??.receipt.reinstall_command())
+    let release = store.load(&dir).ok()??;
+    let (arg, is_file) = release.receipt.source.reinstall_arg(&release.id());
+    let cmd = CommandLine::install_from(&arg, is_file).for_host(cfg!(windows));
+    let source = &release.receipt.source;
+    Some(if is_file {
+        let what = if source.kind == "folder" || source.kind == "installer-folder" {
+            "folder"
+        } else {
+            "file"
+        };
+        format!("`{cmd}` (the {what} it was installed from)")
+    } else {
+        format!("`{cmd}`")
+    })
 }
 
 fn backup_record(
@@ -769,9 +785,10 @@ fn check_release_files(release: &Release, targets: &[Target]) -> Result<()> {
             .hint({
                 // From the source its receipt names, never another package
                 // of the same release id (the catalog's full wheel for a jit one).
-                let (arg, is_file) =
-                    crate::doctor::verify::reinstall_arg(&release.id(), &release.receipt.source);
-                let cmd = crate::doctor::verify::reinstall_command(&arg, is_file, cfg!(windows));
+                let (arg, is_file) = release.receipt.source.reinstall_arg(&release.id());
+                let cmd = CommandLine::install_from(&arg, is_file)
+                    .force()
+                    .for_host(cfg!(windows));
                 if is_file {
                     format!("reinstall it from the file it came from ({arg}): `{cmd}`; nothing was changed")
                 } else {
@@ -883,7 +900,12 @@ pub fn plan_use(
 /// backup written before it recorded that, the two ways there are.
 fn reinstall_hint(source: &BackupRecord) -> String {
     source.reinstall.clone().unwrap_or_else(|| {
-        "from the archive or pip requirement it came from: `cudnnm install PATH` or `cudnnm install pip:REQUIREMENT`".into()
+        let host = |c: CommandLine| c.for_host(cfg!(windows));
+        format!(
+            "from the archive or pip requirement it came from: `{}` or `{}`",
+            host(CommandLine::install("PATH")),
+            host(CommandLine::install("pip:REQUIREMENT"))
+        )
     })
 }
 

@@ -7,12 +7,12 @@
 //!
 //! Callers hold the home lock and have recovered any journal a crash left.
 
-use crate::doctor::finding::quote_arg;
 use std::path::{Path, PathBuf};
 
 use super::apply::{self, Outcome};
 use super::journal::FaultHook;
 use super::{Deployment, Deployments, Mode, ModeRequest, access, backup, inflight, plan, status};
+use crate::command::CommandLine;
 use crate::env::Env;
 use crate::error::{Error, Kind, Result};
 use crate::home::Home;
@@ -132,8 +132,10 @@ pub fn redeploy(home: &Home, env: &Env, root: &Path, release: &str) -> Result<Re
             format!("no deployment is recorded for '{}'", root.display()),
         )
         .hint(format!(
-            "deploy a release there with `cudnnm use SPEC --cuda-root {}`",
-            quote_arg(&root.display().to_string(), env.is_windows())
+            "deploy a release there with `{}`",
+            CommandLine::use_("SPEC")
+                .cuda_root(root)
+                .for_host(env.is_windows())
         )));
     };
     if dep.release != release {
@@ -162,9 +164,11 @@ pub fn redeploy(home: &Home, env: &Env, root: &Path, release: &str) -> Result<Re
             ),
         )
         .hint(format!(
-            "install it again (`cudnnm install {}`), or deploy another release with `cudnnm use SPEC --cuda-root {}`",
-            dep.release,
-            quote_arg(&root.display().to_string(), env.is_windows())
+            "install it again (`{}`), or deploy another release with `{}`",
+            CommandLine::install(&dep.release).for_host(env.is_windows()),
+            CommandLine::use_("SPEC")
+                .cuda_root(root)
+                .for_host(env.is_windows())
         )));
     };
     if status::check(dep, &toolkit, &store).is_clean() {
@@ -184,9 +188,10 @@ pub fn redeploy(home: &Home, env: &Env, root: &Path, release: &str) -> Result<Re
             ),
         )
         .hint(format!(
-            "nothing was changed; if this home's release belongs there, deploy it yourself with `cudnnm use {} --cuda-root {}`",
-            dep.release,
-            quote_arg(&root.display().to_string(), env.is_windows())
+            "nothing was changed; if this home's release belongs there, deploy it yourself with `{}`",
+            CommandLine::use_(&dep.release)
+                .cuda_root(root)
+                .for_host(env.is_windows())
         )));
     }
     let mode = ModeRequest::Exact(dep.mode).resolve(
@@ -198,7 +203,7 @@ pub fn redeploy(home: &Home, env: &Env, root: &Path, release: &str) -> Result<Re
     let elevate = access::elevate_hint(
         env,
         home,
-        &format!("use {} --mode {mode}", rel.id()),
+        CommandLine::use_(rel.id()).mode(mode),
         &toolkit.root,
         Some(&rel.id()),
     );

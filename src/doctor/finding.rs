@@ -7,6 +7,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 use super::FindingId;
+use crate::quote::{ps_quote, sh_quote};
 
 /// How bad a finding is. `doctor` exits non-zero when any is an error.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -149,39 +150,6 @@ impl AutoFix {
     }
 }
 
-/// Quotes one argument (a path) of a command doctor or verify prints, so
-/// that it arrives intact when pasted into the shell of the machine: on
-/// Windows, double quotes (`cmd` and PowerShell; an embedded `"` doubled);
-/// elsewhere POSIX `sh` ([`sh_quote`]). Every path put into a printed
-/// command goes through this, or [`sh_quote`] / [`ps_quote`] for a
-/// command of that one shell.
-pub fn quote_arg(p: &str, windows: bool) -> String {
-    if windows {
-        format!("\"{}\"", p.replace('"', "\"\""))
-    } else {
-        sh_quote(p)
-    }
-}
-
-/// Quotes a string for PowerShell: single quotes, an embedded `'` doubled
-/// (nothing inside expands).
-pub fn ps_quote(p: &str) -> String {
-    format!("'{}'", p.replace('\'', "''"))
-}
-
-/// Quotes a path for a POSIX shell when it needs it: a plain word (ASCII
-/// letters, digits, `/._-+:=,@%`) stays bare; anything else goes in single
-/// quotes, an embedded `'` written `'\''`.
-pub fn sh_quote(p: &str) -> String {
-    if !p.is_empty()
-        && p.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "/._-+:=,@%".contains(c))
-    {
-        return p.to_string();
-    }
-    format!("'{}'", p.replace('\'', r"'\''"))
-}
-
 /// The command that puts `dir` first on the loader path for this shell:
 /// `export LD_LIBRARY_PATH=…` (Linux) or `set "PATH=…;%PATH%"` (Windows cmd).
 pub fn prepend_loader_path(dir: &str, windows: bool) -> String {
@@ -208,9 +176,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn quoting_and_commands() {
-        assert_eq!(sh_quote("/usr/local/cuda/lib64"), "/usr/local/cuda/lib64");
-        assert_eq!(sh_quote("/a b/it's"), r"'/a b/it'\''s'");
+    fn loader_path_commands() {
         assert_eq!(
             prepend_loader_path("/x y", false),
             "export LD_LIBRARY_PATH='/x y'${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
@@ -220,16 +186,6 @@ mod tests {
             r#"set "PATH=C:\Program Files\x;%PATH%""#
         );
         assert!(persist_user_path(r"C:\it's").contains("'C:\\it''s;'"));
-        assert_eq!(quote_arg("/opt/cuda-12.4", false), "/opt/cuda-12.4");
-        assert_eq!(
-            quote_arg("/t/we ird 'q\" é$x", false),
-            r#"'/t/we ird '\''q" é$x'"#
-        );
-        assert_eq!(
-            quote_arg(r#"C:\we ird "q" $x"#, true),
-            r#""C:\we ird ""q"" $x""#
-        );
-        assert_eq!(ps_quote(r"C:\it's"), r"'C:\it''s'");
     }
 
     #[test]

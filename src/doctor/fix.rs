@@ -192,7 +192,7 @@ pub fn apply(
                         let mut msg = format!(
                             "deployed cuDNN {release} again into '{toolkit}' ({mode}); the files found there are in backup {} — `cudnnm rollback --cuda-root {}` puts them back",
                             p.id,
-                            super::finding::quote_arg(toolkit, env.is_windows())
+                            crate::quote::quote_arg(toolkit, env.is_windows())
                         );
                         if !used.pruned.is_empty() {
                             msg.push_str(&format!(

@@ -22,8 +22,7 @@ use super::snapshot::{SNAPSHOT_SCHEMA, Snapshot};
 use crate::env::Env;
 use crate::home::Home;
 
-// Kept here so that `doctor::verify` keeps its import; the protocol is `libcudnn`'s.
-pub use crate::libcudnn::{Loaded, Querier};
+use crate::libcudnn::Querier;
 
 /// What to gather.
 pub struct Options<'a> {

@@ -1,11 +1,11 @@
-//! `doctor` and `verify` (DESIGN.md §7): find, explain and fix what breaks
-//! real cuDNN setups.
+//! `doctor` (DESIGN.md §7): find, explain and fix what breaks real cuDNN
+//! setups.
 //!
 //! A [`Snapshot`] of the machine is gathered by small per-OS code
 //! ([`gather`]); platform-neutral checks ([`checks`]) turn it into
 //! [`Finding`]s; [`render`] prints text, `--json` and `--report` from that one
-//! list; [`fix`] applies the safe, reversible fixes; [`verify`] re-hashes the
-//! store and the deployments. Because the checks read only the snapshot, every
+//! list; [`fix`] applies the safe, reversible fixes ([`crate::verify`], its
+//! own module, re-hashes the store and the deployments). Because the checks read only the snapshot, every
 //! Windows case is tested on Linux with a Windows snapshot as data.
 //!
 //! # Findings
@@ -32,12 +32,10 @@ pub mod finding_id;
 pub mod fix;
 pub mod gather;
 pub mod loader;
-pub mod names;
 mod probe;
 pub mod render;
 pub mod snapshot;
 pub mod spath;
-pub mod verify;
 
 pub use checks::{DriverFloor, Tables};
 pub use finding::{AutoFix, Finding, Severity};

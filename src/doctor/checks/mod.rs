@@ -20,11 +20,14 @@ use std::collections::BTreeSet;
 
 use super::finding::Finding;
 use super::loader::{self, Hit};
-use super::names::{self, FileKind};
 use super::snapshot::{CudnnFile, Snapshot};
 use super::spath;
+use crate::catalog::offer::best_offer;
+pub use crate::catalog::offer::{Offer, offers_for};
 use crate::catalog::{Catalog, FrameworkBuild};
-use crate::version::{CudaVariant, Platform, Spec, Version};
+use crate::command::CommandLine;
+use crate::names::{self, FileKind};
+use crate::version::{Platform, Spec, Version};
 
 /// The minimum driver for one CUDA toolkit version on one OS (NVIDIA CUDA
 /// release notes, Table 3; cudnn-facts §5.3; `manifest.toml` via the catalog).
@@ -36,35 +39,6 @@ pub struct DriverFloor {
     pub windows: bool,
     /// The minimum driver version.
     pub min: Version,
-}
-
-/// A release the catalog can install on the snapshot's platform: an NVIDIA
-/// archive (`cudnnm install 9.12.0.46_cuda12`) or a PyPI wheel
-/// (`cudnnm install pip:nvidia-cudnn-cu12==9.12.0.46`).
-#[derive(Clone, Debug, PartialEq)]
-pub struct Offer {
-    /// The release version.
-    pub version: Version,
-    /// The CUDA it is built for.
-    pub cuda: CudaVariant,
-    /// The PyPI package, for a wheel; `None` for an NVIDIA archive.
-    pub wheel: Option<String>,
-}
-
-impl Offer {
-    /// The release id, `9.12.0.46_cuda12`.
-    pub fn id(&self) -> String {
-        crate::version::release_id(&self.version, &self.cuda)
-    }
-
-    /// The command that installs it (`extra` appended, e.g. `--force`).
-    pub fn install_command(&self, extra: &str) -> String {
-        let what = match &self.wheel {
-            None => self.id(),
-            Some(pkg) => format!("pip:{pkg}=={}", self.version),
-        };
-        format!("cudnnm install {what}{extra}")
-    }
 }
 
 /// Reference data the checks compare against: driver floors, framework
@@ -108,22 +82,11 @@ impl Tables {
         }
     }
 
-    /// The newest installable release that matches `spec` (a version or
-    /// prefix, with or without a CUDA variant) and, when `toolkit` is given,
-    /// fits a toolkit of that CUDA version; an NVIDIA archive before a wheel
-    /// of the same release. `None` when the catalog has none: then say what
-    /// to look for rather than print a command that fails.
+    /// The newest installable release that matches `spec` and, when
+    /// `toolkit` is given, fits a toolkit of that CUDA version
+    /// ([`best_offer`]).
     pub fn offer(&self, spec: &Spec, toolkit: Option<&Version>) -> Option<&Offer> {
-        self.offers
-            .iter()
-            .filter(|o| spec.matches(&o.version, &o.cuda))
-            .filter(|o| toolkit.is_none_or(|t| o.cuda.fits(t.major(), t.minor())))
-            .max_by(|a, b| {
-                a.version
-                    .cmp(&b.version)
-                    .then(a.cuda.cmp(&b.cuda))
-                    .then(b.wheel.is_some().cmp(&a.wheel.is_some()))
-            })
+        best_offer(&self.offers, spec, toolkit)
     }
 
     /// The driver a toolkit of CUDA `cuda` needs: the row for exactly that
@@ -137,37 +100,6 @@ impl Tables {
             .map(|d| &d.min)
             .min()
     }
-}
-
-/// The releases `catalog` can install on `platform`: its archives for that
-/// platform and, where NVIDIA publishes cuDNN wheels (Linux x86_64 and Arm
-/// servers, Windows x86_64), the PyPI versions.
-pub fn offers_for(catalog: &Catalog, platform: Option<Platform>) -> Vec<Offer> {
-    let mut offers: Vec<Offer> = catalog
-        .archives()
-        .iter()
-        .filter(|a| Some(a.platform) == platform)
-        .map(|a| Offer {
-            version: a.version.clone(),
-            cuda: a.cuda,
-            wheel: None,
-        })
-        .collect();
-    if matches!(
-        platform,
-        Some(Platform::LinuxX86_64 | Platform::LinuxSbsa | Platform::WindowsX86_64)
-    ) {
-        for w in catalog.wheels() {
-            for v in &w.versions {
-                offers.push(Offer {
-                    version: v.clone(),
-                    cuda: w.cuda,
-                    wheel: Some(w.package.clone()),
-                });
-            }
-        }
-    }
-    offers
 }
 
 /// What to say when the catalog has no release that fits: where to look,
@@ -338,13 +270,10 @@ impl<'a> Cx<'a> {
         let id = o.id();
         // Without a known toolkit, per-process activation (needs none).
         let activate = match toolkit {
-            Some(t) => format!(
-                "cudnnm use {id} --cuda-root {}",
-                super::finding::quote_arg(&t.root, self.w)
-            ),
-            None => format!("cudnnm exec --version {id} -- <your program>"),
+            Some(t) => CommandLine::use_(&id).cuda_root(&t.root).for_host(self.w),
+            None => CommandLine::exec(&id, "<your program>").for_host(self.w),
         };
-        Some((id, vec![o.install_command(""), activate]))
+        Some((id, vec![o.install().for_host(self.w), activate]))
     }
 
     /// The release copy `f` belongs to, when its full version is known, and

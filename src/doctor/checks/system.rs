@@ -2,9 +2,10 @@
 
 use super::Cx;
 use crate::doctor::FindingId;
-use crate::doctor::finding::{Finding, Severity, ps_quote, sh_quote};
+use crate::doctor::finding::{Finding, Severity};
 use crate::doctor::snapshot::{ToolkitInfo, cudart_to_version};
 use crate::doctor::spath;
+use crate::quote::{ps_quote, sh_quote};
 use crate::version::{CudaVariant, Version};
 
 pub(super) fn check(cx: &Cx, out: &mut Vec<Finding>) {
@@ -199,7 +200,7 @@ fn cuda_path(cx: &Cx, out: &mut Vec<Finding>) {
                         .seen(format!("{var}={root} ({})", ver(t)))
                         .seen(format!("cuDNN found in {} ({})", other.root, ver(other)))
                         .why(format!("Builds and frameworks that locate CUDA through {var} (CMake FindCUDAToolkit, onnxruntime, TensorFlow's configure) find no cuDNN there: \"Could not find cuDNN\" / \"cudnn.h: No such file or directory\"."))
-                        .fix(format!("Point {var} at {}, or deploy cuDNN into the toolkit it names with `cudnnm use SPEC --cuda-root {}`.", other.root, crate::doctor::finding::quote_arg(&t.root, cx.w))),
+                        .fix(format!("Point {var} at {}, or deploy cuDNN into the toolkit it names with `cudnnm use SPEC --cuda-root {}`.", other.root, crate::quote::quote_arg(&t.root, cx.w))),
                     );
                 }
             }

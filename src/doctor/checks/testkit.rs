@@ -4,9 +4,9 @@
 use crate::catalog::FrameworkBuild;
 use crate::doctor::FindingId;
 use crate::doctor::finding::Finding;
-use crate::doctor::names;
 use crate::doctor::snapshot::*;
 use crate::doctor::spath;
+use crate::names;
 use crate::version::Version;
 
 use super::{DriverFloor, Offer, Tables};

@@ -5,8 +5,8 @@ use super::Cx;
 use crate::doctor::FindingId;
 use crate::doctor::finding::{Finding, Severity};
 use crate::doctor::loader;
-use crate::doctor::names;
 use crate::doctor::spath;
+use crate::names;
 
 pub(super) fn check(cx: &Cx, out: &mut Vec<Finding>) {
     if !cx.w {

@@ -10,12 +10,12 @@ use super::folders::Scanner;
 use super::s;
 use crate::archive::header;
 use crate::doctor::binfmt;
-use crate::doctor::names::{self, FileKind};
 use crate::doctor::snapshot::{
     CudnnFile, DirListing, LdCacheEntry, Origin, Snapshot, ToolkitInfo, install_root,
 };
 use crate::env::Env;
 use crate::home::Home;
+use crate::names::{self, FileKind};
 
 /// Names kept in folder listings besides cuDNN files and needed libraries.
 const WANTED: [&str; 9] = [

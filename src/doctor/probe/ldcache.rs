@@ -6,9 +6,9 @@ use std::process::Command;
 
 use super::folders::Scanner;
 use crate::child::Running;
-use crate::doctor::names;
 use crate::doctor::snapshot::LdCacheEntry;
 use crate::env::Env;
+use crate::names;
 
 /// Where distributions keep `ldconfig`.
 const LDCONFIG: [&str; 3] = [

@@ -6,9 +6,9 @@ use std::path::PathBuf;
 
 use super::file_name;
 use crate::doctor::binfmt;
-use crate::doctor::names::{self, FileKind};
 use crate::doctor::snapshot::CudnnFile;
 use crate::libcudnn::Querier;
+use crate::names::{self, FileKind};
 
 /// Loads every main library of the snapshot's OS built for this host's
 /// machine, and records its version, CUDA runtime and mapped modules, or

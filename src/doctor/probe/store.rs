@@ -8,9 +8,9 @@ use std::fs;
 use std::path::Path;
 
 use super::{file_name, s};
-use crate::doctor::names::{self, FileKind};
 use crate::doctor::snapshot::{ChangedRelease, CudnnFile, DamagedRelease, Snapshot, StoreCopy};
 use crate::home::Home;
+use crate::names::{self, FileKind};
 use crate::store::{BrokenRelease, FileRecord, Release, Store};
 use crate::version::{CudaVariant, Version, release_id};
 
@@ -151,8 +151,7 @@ fn changed_release(r: &Release) -> Option<ChangedRelease> {
     if files.is_empty() {
         return None;
     }
-    let (reinstall, reinstall_is_file) =
-        crate::doctor::verify::reinstall_arg(&r.id(), &r.receipt.source);
+    let (reinstall, reinstall_is_file) = r.receipt.source.reinstall_arg(&r.id());
     Some(ChangedRelease {
         release: r.id(),
         dir: s(&r.dir),

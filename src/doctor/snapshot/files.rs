@@ -3,8 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::doctor::names::FileKind;
 use crate::doctor::spath;
+use crate::names::FileKind;
 use crate::version::Version;
 
 /// Where a cuDNN copy came from.

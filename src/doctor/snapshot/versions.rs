@@ -4,8 +4,8 @@
 //! copy of, the headers of its installation.
 
 use super::{CudnnFile, Snapshot};
-use crate::doctor::names;
 use crate::doctor::spath;
+use crate::names;
 use crate::version::Version;
 
 /// A version and where it was read.

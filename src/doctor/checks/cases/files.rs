@@ -162,7 +162,7 @@ fn a_windows_layout_toolkit_is_checked_as_windows_on_linux() {
         unfinished_change: None,
     });
     let mut stems = vec!["cudnn"];
-    stems.extend(crate::doctor::names::sublib_stems(8));
+    stems.extend(crate::names::sublib_stems(8));
     for st in stems {
         let f = k.file(&format!("{root}/bin/{st}64_8.dll"));
         f.machine = Some("x86_64".into());

@@ -106,7 +106,7 @@ fn user_facing_text_cites_public_sources_only() {
         "checks",
         "fix.rs",
         "render.rs",
-        "verify.rs",
+        "../verify",
         "gather.rs",
         "probe",
     ]

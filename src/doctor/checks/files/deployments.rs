@@ -4,12 +4,14 @@
 
 use std::collections::BTreeSet;
 
+use crate::command::CommandLine;
 use crate::doctor::FindingId;
 use crate::doctor::checks::Cx;
-use crate::doctor::finding::{AutoFix, Finding, Severity, quote_arg};
-use crate::doctor::names::{self, FileKind};
+use crate::doctor::finding::{AutoFix, Finding, Severity};
 use crate::doctor::snapshot::FileState;
 use crate::doctor::spath;
+use crate::names::{self, FileKind};
+use crate::quote::quote_arg;
 use crate::version::{Spec, Version};
 
 /// The release cudnnm deployed into the toolkit at `root`.
@@ -236,7 +238,7 @@ pub(super) fn store_damage(cx: &Cx, out: &mut Vec<Finding>) {
         f = match offer {
             Some(o) => f
                 .fix(format!("Import the release again over the damaged folder (`--force` replaces it), or delete {} if you no longer need it.", d.dir))
-                .command(o.install_command(" --force")),
+                .command(o.install().force().for_host(cx.w)),
             None => f.fix(format!("Import the release again from the archive or wheel it came from, with `cudnnm install --force` and that file (the catalog does not list {name} for this platform), or delete {} if you no longer need it.", d.dir)),
         };
         out.push(f);
@@ -273,9 +275,8 @@ fn store_changed(cx: &Cx, out: &mut Vec<Finding>) {
                 "linked from {t} ({m} deployment): the change shows there too"
             ));
         }
-        let install =
-            crate::doctor::verify::reinstall_command(&c.reinstall, c.reinstall_is_file, cx.w);
-        let cmds = crate::doctor::verify::repair_commands(&c.release, &install, &deployed, cx.w);
+        let install = CommandLine::install_from(&c.reinstall, c.reinstall_is_file).force();
+        let cmds = crate::verify::repair_commands(&c.release, &install, &deployed, cx.w);
         let from = if c.reinstall_is_file {
             format!("the file it came from ({})", c.reinstall)
         } else {

@@ -15,10 +15,11 @@ use std::collections::BTreeSet;
 use self::deployments::{deployed_release, redeploy_command};
 use super::Cx;
 use crate::doctor::FindingId;
-use crate::doctor::finding::{AutoFix, Finding, Severity, sh_quote};
-use crate::doctor::names;
+use crate::doctor::finding::{AutoFix, Finding, Severity};
 use crate::doctor::snapshot::CudnnFile;
 use crate::doctor::spath;
+use crate::names;
+use crate::quote::sh_quote;
 use crate::version::Version;
 
 pub(super) fn check(cx: &Cx, out: &mut Vec<Finding>) {

@@ -8,10 +8,11 @@ use std::collections::BTreeSet;
 use super::deployments::{deployed_release, held_instead, redeploy_command};
 use crate::doctor::FindingId;
 use crate::doctor::checks::{self, Cx};
-use crate::doctor::finding::{AutoFix, Finding, Severity, quote_arg, sh_quote};
-use crate::doctor::names::{self, FileKind};
+use crate::doctor::finding::{AutoFix, Finding, Severity};
 use crate::doctor::snapshot::{CudnnFile, ToolkitInfo};
 use crate::doctor::spath;
+use crate::names::{self, FileKind};
+use crate::quote::{quote_arg, sh_quote};
 
 /// True when `dir` is the right folder of toolkit `t` for files of `kind`,
 /// by the toolkit's layout (a Windows-layout toolkit is checked as Windows

@@ -9,9 +9,9 @@ use crate::doctor::FindingId;
 use crate::doctor::checks::{self, Cx};
 use crate::doctor::finding::{Finding, Severity, prepend_loader_path};
 use crate::doctor::loader::Hit;
-use crate::doctor::names;
 use crate::doctor::snapshot::CudnnFile;
 use crate::doctor::spath;
+use crate::names;
 use crate::version::Version;
 
 /// Distinct copies among hits (links to the same file count once).

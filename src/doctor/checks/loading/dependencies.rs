@@ -7,8 +7,8 @@ use crate::doctor::FindingId;
 use crate::doctor::checks::Cx;
 use crate::doctor::finding::{Finding, Severity};
 use crate::doctor::loader;
-use crate::doctor::names;
 use crate::doctor::spath;
+use crate::names;
 
 /// `dependency-unresolved` (F04): a present library whose imports
 /// (`DT_NEEDED`, PE import table) do not resolve in the loader's search.

@@ -10,9 +10,9 @@ use crate::doctor::FindingId;
 use crate::doctor::checks::Cx;
 use crate::doctor::finding::{Finding, Severity};
 use crate::doctor::loader;
-use crate::doctor::names;
 use crate::doctor::snapshot::{CudnnFile, Origin};
 use crate::doctor::spath;
+use crate::names;
 use crate::version::Version;
 
 /// `sub-libraries-mixed` (F14): cuDNN 8/9 load their sub-libraries by name,

@@ -13,8 +13,8 @@ mod paths;
 use super::Cx;
 use crate::doctor::FindingId;
 use crate::doctor::finding::{Finding, Severity};
-use crate::doctor::names::{self, FileKind};
 use crate::doctor::snapshot::CudnnFile;
+use crate::names::{self, FileKind};
 use crate::version::{Spec, Version};
 
 pub(super) fn check(cx: &Cx, out: &mut Vec<Finding>) {

@@ -9,13 +9,12 @@ use std::collections::BTreeSet;
 use super::loader_var;
 use crate::doctor::FindingId;
 use crate::doctor::checks::Cx;
-use crate::doctor::finding::{
-    AutoFix, Finding, Severity, persist_user_path, prepend_loader_path, quote_arg, sh_quote,
-};
+use crate::doctor::finding::{AutoFix, Finding, Severity, persist_user_path, prepend_loader_path};
 use crate::doctor::loader;
-use crate::doctor::names;
 use crate::doctor::snapshot::{CudnnFile, Origin};
 use crate::doctor::spath;
+use crate::names;
+use crate::quote::{quote_arg, sh_quote};
 use crate::version::Version;
 
 /// `toolkit-not-on-loader-path` (issue item 7).

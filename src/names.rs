@@ -1,5 +1,9 @@
 //! What cuDNN's file names say: which library, which major, which kind of
-//! file, and which files make a complete set for a major.
+//! file, and which files make a complete set for a major; and the runtime
+//! libraries a cuDNN loads beside it.
+//!
+//! Vocabulary at the bottom of the crate: the toolkit scan, the deploy plan,
+//! `verify` and `doctor` all read file names through this one module.
 //!
 //! Facts from cudnn-facts §4 (library names per major), §1 (archive
 //! listings) and §3.1 (where the version macros live).

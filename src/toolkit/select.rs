@@ -1,0 +1,195 @@
+//! Picking the one toolkit a command works on: `--cuda-root`, `--cuda X.Y`,
+//! or the toolkit the environment prefers.
+
+use std::path::{Path, PathBuf};
+
+use super::Toolkit;
+use super::discover::{DefaultFolders, candidates, discover_with, windows_cuda_parent};
+use crate::env::Env;
+use crate::error::{Error, Kind, Result};
+use crate::quote::{Dialect, quote_posix};
+use crate::version::Version;
+
+/// How `use`, `rollback` and `current` pick one toolkit.
+#[derive(Clone, Debug, Default)]
+pub struct Selector<'a> {
+    /// `--cuda-root PATH`.
+    pub root: Option<&'a Path>,
+    /// `--cuda X.Y`.
+    pub cuda: Option<&'a str>,
+    /// Toolkits known besides those discovered (the ones `deployments.toml`
+    /// records, deployed to with `--cuda-root`): `--cuda X.Y` picks one of
+    /// them too, as `cudnnm toolkits` lists them.
+    pub known: &'a [Toolkit],
+}
+
+/// Picks the toolkit to work on: `--cuda-root`; else `--cuda X.Y` (Windows:
+/// `CUDA_PATH_VX_Y`, then `%ProgramFiles%\…\CUDA\vX.Y`; Linux:
+/// `/usr/local/cuda-X.Y`; then any discovered toolkit of that version); else
+/// the toolkit named by `CUDA_PATH`/`CUDA_HOME`/`nvcc`/`/usr/local/cuda`,
+/// or the only one found.
+///
+/// # Errors
+/// [`Kind::NotFound`] when nothing matches; [`Kind::Usage`] when several
+/// toolkits are found and none is preferred (the message lists them).
+pub fn select(env: &Env, sel: &Selector) -> Result<Toolkit> {
+    select_with(env, sel, &DefaultFolders::for_env(env))
+}
+
+/// [`select`] with explicit default folders.
+pub fn select_with(env: &Env, sel: &Selector, defaults: &DefaultFolders) -> Result<Toolkit> {
+    if let Some(root) = sel.root {
+        let root = if root.is_absolute() {
+            root.to_path_buf()
+        } else {
+            env.cwd().join(root)
+        };
+        return Toolkit::at(&root, "--cuda-root", env.is_windows());
+    }
+    if let Some(c) = sel.cuda {
+        return select_cuda(env, c, defaults, sel.known);
+    }
+    let found = candidates(env, defaults);
+    for c in found.iter().filter(|c| c.preferred) {
+        if let Ok(t) = Toolkit::at(&c.root, &c.found_by, env.is_windows()) {
+            return Ok(t);
+        }
+    }
+    let all = discover_with(env, defaults);
+    match all.len() {
+        1 => Ok(all.into_iter().next().expect("one toolkit")),
+        0 => {
+            let mut e = Error::new(Kind::NotFound, "no CUDA toolkit found");
+            // A variable that is set but names no toolkit is the usual cause
+            // (a typo, quotes left by `setx`, an uninstalled version): show it.
+            for c in found.iter().filter(|c| c.found_by.starts_with("CUDA_")) {
+                let why = Toolkit::at(&c.root, &c.found_by, env.is_windows())
+                    .err()
+                    .map_or_else(String::new, |e| format!(": {}", e.message()));
+                e = e.cause(format!("{}='{}'{why}", c.found_by, c.root.display()));
+            }
+            Err(e.hint(
+                "pass --cuda-root PATH (the folder holding include/ and lib64/ or lib\\x64\\), or set CUDA_PATH / CUDA_HOME to it (without quotes)",
+            ))
+        }
+        _ => Err(Error::new(
+            Kind::Usage,
+            format!(
+                "{} CUDA toolkits found and none is marked current: {}",
+                all.len(),
+                all.iter()
+                    .map(|t| format!("{} (CUDA {})", t.root.display(), t.cuda_short()))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        )
+        .hint("pick one with --cuda X.Y or --cuda-root PATH")),
+    }
+}
+
+fn select_cuda(
+    env: &Env,
+    c: &str,
+    defaults: &DefaultFolders,
+    known: &[Toolkit],
+) -> Result<Toolkit> {
+    let want: Version = c.trim().trim_start_matches('v').parse().map_err(|_| {
+        Error::new(Kind::Usage, format!("'{c}' is not a CUDA version"))
+            .hint("write the toolkit version as X.Y, e.g. --cuda 12.4")
+    })?;
+    if want.parts().len() < 2 {
+        return Err(
+            Error::new(Kind::Usage, format!("--cuda {c}: give major.minor"))
+                .hint(format!("e.g. --cuda {}.0", want.major())),
+        );
+    }
+    let (ma, mi) = (want.major(), want.minor());
+    let mut tries: Vec<(PathBuf, String)> = Vec::new();
+    if env.is_windows() {
+        let var = format!("CUDA_PATH_V{ma}_{mi}");
+        if let Some(p) = env.var(&var) {
+            tries.push((PathBuf::from(p), var));
+        }
+        tries.push((
+            windows_cuda_parent(env).join(format!("v{ma}.{mi}")),
+            "default folder".into(),
+        ));
+    } else {
+        tries.push((
+            PathBuf::from(format!("/usr/local/cuda-{ma}.{mi}")),
+            "default folder".into(),
+        ));
+    }
+    for (p, by) in &tries {
+        if let Ok(t) = Toolkit::at(p, by, env.is_windows())
+            && t.cuda_major_minor() == (ma, mi)
+        {
+            return Ok(t);
+        }
+    }
+    let mut all = discover_with(env, defaults);
+    for k in known {
+        if !all.iter().any(|t| t.root == k.root) {
+            all.push(k.clone());
+        }
+    }
+    if let Some(t) = all.iter().find(|t| t.cuda_major_minor() == (ma, mi)) {
+        return Ok(t.clone());
+    }
+    let seen = if all.is_empty() {
+        "none".to_string()
+    } else {
+        all.iter()
+            .map(|t| {
+                format!(
+                    "'{}' (CUDA {}, found by {})",
+                    t.root.display(),
+                    t.cuda,
+                    t.found_by
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let sources = if env.is_windows() {
+        "CUDA_PATH, CUDA_HOME, CUDA_PATH_V*_*, nvcc on PATH, the default folders"
+    } else {
+        "CUDA_PATH, CUDA_HOME, nvcc on PATH, the default folders"
+    };
+    let mut e = Error::new(
+        Kind::NotFound,
+        format!(
+            "no CUDA {ma}.{mi} toolkit found (looked in {}, and among the toolkits named by {sources}{})",
+            tries
+                .iter()
+                .map(|(p, _)| format!("'{}'", p.display()))
+                .collect::<Vec<_>>()
+                .join(", "),
+            if known.is_empty() {
+                ""
+            } else {
+                " and deployments.toml"
+            }
+        ),
+    )
+    .cause(format!("toolkits found: {seen}"));
+    e = e.hint(match all.first() {
+        Some(t) => format!(
+            "pass the toolkit's folder with --cuda-root PATH (e.g. `--cuda-root {}` for CUDA {}), or --cuda with a version found",
+            quoted_root(&t.root, env.is_windows()),
+            t.cuda_short()
+        ),
+        None => "pass the toolkit's folder with --cuda-root PATH (the folder holding include/ and lib64/ or lib\\x64\\)".into(),
+    });
+    Err(e)
+}
+
+/// `root` for the user's shell, always quoted (the example reads as a path
+/// whatever it holds): POSIX single quotes, or as PowerShell reads it.
+fn quoted_root(root: &Path, windows: bool) -> String {
+    if windows {
+        Dialect::PowerShell.path(&root.to_string_lossy())
+    } else {
+        String::from_utf8_lossy(&quote_posix(root.as_os_str().as_encoded_bytes())).into_owned()
+    }
+}

@@ -1,0 +1,186 @@
+//! What to do about a record that does not match: commands that can work
+//! (releases the catalog lists, the deployment's own release and mode),
+//! never one that cannot find what it needs.
+
+use super::Check;
+use crate::catalog::offer::{Offer, best_offer};
+use crate::command::CommandLine;
+use crate::deploy::{Deployment, Deployments};
+use crate::store::{Release, Source};
+use crate::version::Spec;
+
+/// Commands verify prints are for this machine's shell.
+const HOST_WINDOWS: bool = cfg!(windows);
+
+/// The commands that repair store release `id` while it is deployed in
+/// `deployed` (toolkit root, mode): `install --force` is refused while a
+/// release is deployed, so each toolkit is switched away first (`cudnnm
+/// rollback`), the release imported again by `install`, then deployed again
+/// by its mode. Written for the shell of a Windows machine when `windows`.
+pub fn repair_commands(
+    id: &str,
+    install: &CommandLine,
+    deployed: &[(String, String)],
+    windows: bool,
+) -> Vec<String> {
+    let mut cmds: Vec<String> = deployed
+        .iter()
+        .map(|(t, _)| CommandLine::rollback().cuda_root(t).for_host(windows))
+        .collect();
+    cmds.push(install.for_host(windows));
+    cmds.extend(
+        deployed
+            .iter()
+            .map(|(t, m)| CommandLine::use_(id).cuda_root(t).mode(m).for_host(windows)),
+    );
+    cmds
+}
+
+/// How to import release `id` again: from the source its receipt names
+/// ([`Source::reinstall_arg`]); without a receipt, the catalog's archive or
+/// wheel of exactly that release — never a command that cannot find it.
+pub(super) fn reinstall_help(offers: &[Offer], id: &str, source: Option<&Source>) -> String {
+    if let Some(src) = source {
+        let (arg, file) = src.reinstall_arg(id);
+        let cmd = CommandLine::install_from(&arg, file)
+            .force()
+            .for_host(HOST_WINDOWS);
+        return if file {
+            format!("import {id} again from the file it came from ({arg}): `{cmd}`")
+        } else {
+            format!("import {id} again: `{cmd}`")
+        };
+    }
+    let spec: Option<Spec> = id.parse().ok().filter(|s: &Spec| s.cuda.is_some());
+    if let Some(sp) = &spec
+        && let Some(o) = best_offer(offers, sp, None).filter(|o| o.version == sp.version)
+    {
+        return format!(
+            "import {id} again: `{}`",
+            o.install().force().for_host(HOST_WINDOWS)
+        );
+    }
+    format!(
+        "import {id} again from the archive or wheel it came from with `cudnnm install --force` and that file; the catalog does not list it"
+    )
+}
+
+/// What to do about a store release whose files changed: import it again
+/// from its source, switching the toolkits it is deployed in away first
+/// (`install --force` is refused while it is deployed) and back after.
+pub(super) fn release_help(offers: &[Offer], r: &Release, deployments: &Deployments) -> String {
+    let id = r.id();
+    let deployed: Vec<(String, String)> = deployments
+        .entries
+        .iter()
+        .filter(|d| d.release == id)
+        .map(|d| (d.toolkit.display().to_string(), d.mode.to_string()))
+        .collect();
+    if deployed.is_empty() {
+        return reinstall_help(offers, &id, Some(&r.receipt.source));
+    }
+    let (arg, file) = r.receipt.source.reinstall_arg(&id);
+    let install = CommandLine::install_from(&arg, file).force();
+    let cmds = repair_commands(&id, &install, &deployed, HOST_WINDOWS);
+    format!(
+        "{id} is deployed, and `install --force` is refused while it is: switch each toolkit away, import it again from its source, deploy it again: {}",
+        cmds.iter()
+            .map(|c| format!("`{c}`"))
+            .collect::<Vec<_>>()
+            .join(", then ")
+    )
+}
+
+/// What to do about a deployment: redeploy it by its recorded mode when its
+/// files changed; keep or drop the files a rollback restored.
+pub(super) fn deployment_help(
+    offers: &[Offer],
+    d: &Deployment,
+    installed: bool,
+    c: &Check,
+) -> Vec<String> {
+    let root = d.toolkit.display();
+    let use_cmd = CommandLine::use_(&d.release)
+        .cuda_root(&d.toolkit)
+        .mode(d.mode)
+        .for_host(HOST_WINDOWS);
+    let mut help = Vec::new();
+    let files_changed = !c.modified.is_empty() || !c.missing.is_empty() || !c.extra.is_empty();
+    // A library that reports another version was changed; one whose files
+    // all match but that does not load lacks something else: deploying it
+    // again would place the same bytes.
+    let misreports = c
+        .library
+        .as_ref()
+        .is_some_and(|l| !l.ok && l.reported.is_some());
+    let unloadable = c
+        .library
+        .as_ref()
+        .filter(|l| l.reported.is_none() && l.error.is_some());
+    let changed = files_changed || misreports;
+    if let Some(l) = unloadable.filter(|_| !changed && installed) {
+        help.push(format!(
+            "the files in {root} are exactly what cudnnm placed, but {} does not load here: a library it needs is missing (the CUDA runtime, cuBLAS, zlibwapi.dll for cuDNN 8.3–8.9 on Windows, the Visual C++ runtime) or it is built for another system; `{}` names what is missing",
+            l.path,
+            CommandLine::doctor()
+                .cuda_root(&d.toolkit)
+                .for_host(HOST_WINDOWS)
+        ));
+    }
+    if !installed {
+        help.push(format!(
+            "{} is not in the store any more: {}, then `{use_cmd}` deploys it again",
+            d.release,
+            reinstall_help(offers, &d.release, d.source.as_ref())
+        ));
+    } else if changed {
+        help.push(format!(
+            "`{use_cmd}` deploys {} again; what is there now goes into a backup (`cudnnm rollback` brings it back)",
+            d.release
+        ));
+    }
+    if !c.restored.is_empty() {
+        let n = c.restored.len();
+        help.push(format!(
+            "{n} file{} in {root} {} not {}'s copy but yours: a change made before switching away, which `cudnnm rollback` restored from its backup. To keep {}, nothing needs doing (a later `cudnnm use` backs {} up first). To go back to the release's copy, run `{use_cmd}`; the changed file{} then go{} into a backup, and `cudnnm rollback` restores {} again",
+            if n == 1 { "" } else { "s" },
+            if n == 1 { "is" } else { "are" },
+            d.release,
+            if n == 1 { "it" } else { "them" },
+            if n == 1 { "it" } else { "them" },
+            if n == 1 { "" } else { "s" },
+            if n == 1 { "es" } else { "" },
+            if n == 1 { "it" } else { "them" },
+        ));
+    }
+    help
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn repair_commands_switch_away_reinstall_and_deploy_again() {
+        let id = "9.27.0.42_cuda12";
+        assert_eq!(
+            CommandLine::install_from("cudnn-9.27-custom.tar.xz", true)
+                .force()
+                .for_host(false),
+            "cudnnm install PATH/TO/cudnn-9.27-custom.tar.xz --force"
+        );
+        assert_eq!(
+            repair_commands(
+                id,
+                &CommandLine::install("pip:nvidia-cudnn-jit-cu12==9.27.0.42").force(),
+                &[("/opt/cuda 12".into(), "hardlink".into())],
+                false
+            ),
+            vec![
+                "cudnnm rollback --cuda-root '/opt/cuda 12'",
+                "cudnnm install pip:nvidia-cudnn-jit-cu12==9.27.0.42 --force",
+                "cudnnm use 9.27.0.42_cuda12 --cuda-root '/opt/cuda 12' --mode hardlink",
+            ]
+        );
+    }
+}

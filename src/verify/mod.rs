@@ -1,0 +1,179 @@
+//! `verify`: re-hashes every store release against its receipt and every
+//! deployment against what was placed, reporting modified, missing and extra
+//! files per release and per toolkit; loads each deployed main library where
+//! this platform can and compares `cudnnGetVersion()` with the receipt.
+//!
+//! A deployed file a rollback restored from a backup (the user's change to
+//! a file of the release, kept when switching away and brought back) is
+//! checked against the deployment record, which holds its content, and
+//! listed as `restored`: it is not the release's copy, as `current` says
+//! too, but it is what the record says is there. Each record that needs
+//! attention carries `help` naming only commands that can work (releases
+//! the catalog lists, the deployment's own release and mode).
+//!
+//! A command of its own over the store and the deployments, below `doctor`
+//! (which reads its advice, [`repair_commands`]): `check.rs` compares files
+//! with records, `help.rs` says what to do, `text.rs` prints the report.
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use crate::catalog::Catalog;
+use crate::catalog::offer::offers_for;
+use crate::deploy::Deployments;
+use crate::error::Result;
+use crate::home::Home;
+use crate::libcudnn::LibraryVersion;
+use crate::store::Store;
+use crate::version::Platform;
+
+mod check;
+mod help;
+mod text;
+
+use check::{broken_release_id, check_deployment, check_release};
+pub use help::repair_commands;
+use help::{deployment_help, reinstall_help, release_help};
+pub use text::text;
+
+/// Loads a batch of libraries and asks each for its version; one answer
+/// per path, in order (`Err` says why one did not load). The CLI passes a
+/// loader that runs each load in a child process.
+pub type LoadVersions<'a> =
+    &'a (dyn Fn(&[PathBuf]) -> Vec<std::result::Result<LibraryVersion, String>> + Sync);
+
+/// The whole result.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct VerifyReport {
+    /// No mismatch anywhere.
+    pub healthy: bool,
+    /// One entry per store release.
+    pub releases: Vec<Check>,
+    /// One entry per deployment.
+    pub deployments: Vec<Check>,
+}
+
+/// The result for one release or one deployment.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct Check {
+    /// The release id.
+    pub release: String,
+    /// The release folder, or the toolkit root for a deployment.
+    pub path: String,
+    /// Files checked.
+    pub files: usize,
+    /// Files whose content or link target changed, with what changed.
+    pub modified: Vec<String>,
+    /// Files that are gone.
+    pub missing: Vec<String>,
+    /// Files that should not be there.
+    pub extra: Vec<String>,
+    /// Deployed files that match the record but are not the release's own
+    /// copy: a rollback restored them from a backup (the user's change).
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub restored: Vec<String>,
+    /// What to do about what was found.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub help: Vec<String>,
+    /// The deployed main library's own answer, when it was loaded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub library: Option<LibraryCheck>,
+    /// A problem that stopped the check.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+impl Check {
+    /// True when nothing is wrong.
+    pub fn ok(&self) -> bool {
+        self.modified.is_empty()
+            && self.missing.is_empty()
+            && self.extra.is_empty()
+            && self.error.is_none()
+            && self.library.as_ref().is_none_or(|l| l.ok)
+    }
+}
+
+/// `cudnnGetVersion()` of a deployed library against the receipt.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct LibraryCheck {
+    /// The library loaded.
+    pub path: String,
+    /// The receipt's `header_version`.
+    pub expected: String,
+    /// What the library reported.
+    pub reported: Option<String>,
+    /// Why it could not be loaded.
+    pub error: Option<String>,
+    /// They agree.
+    pub ok: bool,
+}
+
+/// Verifies the store and the deployments of `home`.
+///
+/// # Errors
+/// When the store or `deployments.toml` cannot be read at all.
+pub fn verify(home: &Home, catalog: &Catalog, query: Option<LoadVersions>) -> Result<VerifyReport> {
+    let (releases, broken) = Store::new(home).scan()?;
+    let deployments = Deployments::load(home)?;
+    let offers = offers_for(catalog, Platform::host());
+    let mut rel: Vec<Check> = releases
+        .iter()
+        .map(|r| {
+            let mut c = check_release(r);
+            if !c.ok() {
+                c.help.push(release_help(&offers, r, &deployments));
+            }
+            c
+        })
+        .collect();
+    // A release folder whose receipt is gone or unreadable cannot be verified: that is a failure.
+    rel.extend(broken.iter().map(|b| {
+        let id = broken_release_id(&b.dir);
+        Check {
+            release: id.clone().unwrap_or_else(|| {
+                b.dir
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default()
+            }),
+            path: b.dir.display().to_string(),
+            error: Some(b.error.to_string()),
+            help: vec![format!(
+                "{}, or delete '{}' if you no longer need it",
+                reinstall_help(&offers, id.as_deref().unwrap_or("it"), None),
+                b.dir.display()
+            )],
+            ..Default::default()
+        }
+    }));
+    let dep: Vec<Check> = deployments
+        .entries
+        .iter()
+        .map(|d| {
+            let r = releases.iter().find(|r| r.id() == d.release);
+            let mut c = check_deployment(d, r, query);
+            // A link deployment of a changed store release: the change is
+            // the store's, and `use` would link the same files again.
+            let store_changed = !c.ok()
+                && d.mode != crate::deploy::Mode::Copy
+                && rel.iter().any(|x| x.release == d.release && !x.ok());
+            c.help = if store_changed {
+                vec![format!(
+                    "these files are the store's own ({} deployment): release {} itself changed, and deploying it again links the same files — repair it as its store entry says",
+                    d.mode, d.release
+                )]
+            } else {
+                deployment_help(&offers, d, r.is_some(), &c)
+            };
+            c
+        })
+        .collect();
+    let healthy = rel.iter().chain(&dep).all(Check::ok);
+    Ok(VerifyReport {
+        healthy,
+        releases: rel,
+        deployments: dep,
+    })
+}
