@@ -622,7 +622,7 @@ mod tests {
                 header_version: "9.12.0".parse().unwrap(),
                 installed_at: String::new(),
                 source: Source {
-                    kind: "wheel".into(),
+                    kind: crate::archive::layout::Shape::Wheel,
                     name: "x".into(),
                     sha256: None,
                     size: 0,

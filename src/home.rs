@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::env::{self, Env};
 use crate::error::{Error, IoResultExt, Result};
-use crate::fsops;
+use crate::record;
 
 /// Paths inside one cudnnm home folder. Creating a `Home` touches nothing on disk.
 #[derive(Clone, Debug)]
@@ -117,24 +117,20 @@ impl Home {
     /// # Errors
     /// When the file exists but cannot be read or parsed (names the file).
     pub fn config(&self) -> Result<Config> {
-        let path = self.config_file();
-        match std::fs::read_to_string(&path) {
-            Ok(s) => toml::from_str(&s).map_err(|e| {
-                Error::msg(format!("could not parse '{}'", path.display()))
-                    .cause(e.message())
-                    .hint("fix or delete the file; `cudnnm default SPEC` rewrites it")
-            }),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Config::default()),
-            Err(e) => Err(Error::io("read", &path, e)),
-        }
+        record::load_or_default(&self.config_file(), |path, message| {
+            Error::msg(format!("could not parse '{}'", path.display()))
+                .cause(message)
+                .hint("fix or delete the file; `cudnnm default SPEC` rewrites it")
+        })
     }
 
     /// Writes `config.toml` atomically.
+    ///
+    /// # Errors
+    /// When the home cannot be created or written.
     pub fn save_config(&self, config: &Config) -> Result<()> {
         self.ensure()?;
-        let text = toml::to_string_pretty(config)
-            .map_err(|e| Error::msg(format!("could not encode config: {e}")))?;
-        fsops::write_atomic(&self.config_file(), text.as_bytes())
+        record::save(&self.config_file(), config, "config")
     }
 }
 

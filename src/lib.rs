@@ -4,6 +4,7 @@
 //! only runs [`cli::main`]. Module map (see DESIGN.md §9):
 //! - [`version`]: release versions, CUDA variants, platforms, specs.
 //! - [`archive`]: recognising archive shapes and importing them safely.
+//! - [`record`]: typed records (a file or a link) and the state-file loader.
 //! - [`store`]: releases on disk and their receipts.
 //! - [`toolkit`]: CUDA toolkit discovery and layout.
 //! - [`deploy`]: the backup/journal transaction behind `use` and `rollback`.
@@ -32,6 +33,7 @@ pub mod lock;
 pub mod pin;
 pub mod platform;
 pub mod progress;
+pub mod record;
 pub mod store;
 pub mod toolkit;
 pub mod version;

@@ -19,8 +19,10 @@ use common::Sandbox;
 #[cfg(unix)]
 use {
     common::Run,
-    cudnnm::deploy::{Deployment, Deployments, Mode, PlacedFile},
+    cudnnm::archive::layout::Shape,
+    cudnnm::deploy::{Deployment, Deployments, Mode, Origin, PlacedFile},
     cudnnm::hash::sha256_file,
+    cudnnm::record::Entry,
     cudnnm::store::{FileRecord, Receipt, Source},
     doctor_wheels::wheel_files,
 };
@@ -47,21 +49,11 @@ fn world(mode: Mode) -> World {
             let dest = release.join(sub).join(&name);
             fs::hard_link(e.path(), &dest).unwrap();
             let (size, sha) = sha256_file(&dest).unwrap();
-            files.push(FileRecord {
-                path: format!("{sub}/{name}"),
-                size,
-                sha256: Some(sha),
-                link: None,
-            });
+            files.push(FileRecord::file(format!("{sub}/{name}"), size, sha));
         }
     }
     std::os::unix::fs::symlink("libcudnn.so.9", release.join("lib/libcudnn.so")).unwrap();
-    files.push(FileRecord {
-        path: "lib/libcudnn.so".into(),
-        size: 0,
-        sha256: None,
-        link: Some("libcudnn.so.9".into()),
-    });
+    files.push(FileRecord::link("lib/libcudnn.so", "libcudnn.so.9"));
     files.sort_by(|a, b| a.path.cmp(&b.path));
     let receipt = Receipt {
         schema: 1,
@@ -71,7 +63,7 @@ fn world(mode: Mode) -> World {
         header_version: "9.27.0".parse().unwrap(),
         installed_at: "2026-11-29T21:00:00Z".into(),
         source: Source {
-            kind: "wheel".into(),
+            kind: Shape::Wheel,
             name: "nvidia_cudnn_jit_cu12-9.27.0.42-py3-none-manylinux_2_27_x86_64.whl".into(),
             sha256: None,
             size: 0,
@@ -96,33 +88,31 @@ fn world(mode: Mode) -> World {
             .join(if sub == "lib" { "lib64" } else { "include" })
             .join(name);
         let src = release.join(&f.path);
-        let (link, sha) = match (&f.link, mode) {
+        let entry = match (f.entry.link_target(), mode) {
             (Some(l), _) => {
                 std::os::unix::fs::symlink(l, &dest).unwrap();
-                (Some(l.clone()), None)
+                Entry::link(l)
             }
             (None, Mode::Symlink) => {
                 std::os::unix::fs::symlink(&src, &dest).unwrap();
-                (Some(src.to_string_lossy().into_owned()), None)
+                Entry::link(src.to_string_lossy())
             }
             (None, _) => {
                 fs::copy(&src, &dest).unwrap();
-                (None, f.sha256.clone())
+                f.entry.clone()
             }
         };
         placed.push(PlacedFile {
             path: dest,
-            from: f.path.clone(),
-            sha256: sha,
-            link,
-            size: f.size,
+            from: Origin::Release(f.path.clone()),
+            entry,
             mtime_ns: None,
         });
     }
     let d = Deployments {
         entries: vec![Deployment {
             toolkit: toolkit.clone(),
-            release: "9.27.0.42_cuda12".into(),
+            release: "9.27.0.42_cuda12".parse().unwrap(),
             mode,
             deployed_at: "2026-11-29T21:01:00Z".into(),
             backup: None,
@@ -477,8 +467,8 @@ fn home_0_1() -> Sandbox {
                 } else {
                     fs::write(&dest, &bytes).unwrap();
                 }
-                let t = std::time::UNIX_EPOCH
-                    + std::time::Duration::from_nanos(mtime.parse().unwrap());
+                let t =
+                    std::time::UNIX_EPOCH + std::time::Duration::from_nanos(mtime.parse().unwrap());
                 fs::File::options()
                     .write(true)
                     .open(&dest)

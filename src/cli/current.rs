@@ -122,10 +122,10 @@ impl ToolkitView {
             cuda: t.cuda.to_string(),
             layout: t.layout,
             found_by: t.found_by.clone(),
-            release: dep.map(|d| d.release.clone()),
+            release: dep.map(|d| d.release.to_string()),
             mode: dep.map(|d| d.mode),
             deployed_at: dep.map(|d| d.deployed_at.clone()),
-            backup: dep.and_then(|d| d.backup.as_deref()?.parse().ok()),
+            backup: dep.and_then(|d| d.backup),
             drift: dep.map(|d| status::check(d, t, store)),
             unmanaged_cudnn: match dep {
                 Some(_) => None,

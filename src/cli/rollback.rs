@@ -148,7 +148,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
             restored_backup: source.record.id,
             from: p.from_label.clone(),
             to: p.to_label.clone(),
-            release: outcome.deployment.as_ref().map(|d| d.release.clone()),
+            release: outcome.deployment.as_ref().map(|d| d.release.to_string()),
             backup: p.id,
             not_from_a_release: unknown,
             pruned,

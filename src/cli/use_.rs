@@ -95,7 +95,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     let deployments = Deployments::load(&ctx.home)?;
     let current = deployments.for_toolkit(&toolkit.root);
     if let Some(d) = current
-        && d.release == release.id()
+        && d.release == release.release_id()
         && d.mode == mode
     {
         let drift = status::check(d, &toolkit, &store);

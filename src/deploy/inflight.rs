@@ -166,7 +166,7 @@ pub fn claim(home: &Home, plan: &Plan) {
     let mine = Inflight {
         home: fsops::canonical_or_self(home.root()),
         backup: plan.id,
-        action: plan.action.clone(),
+        action: plan.action.to_string(),
     };
     if let Ok(text) = toml::to_string(&mine) {
         let body = format!(

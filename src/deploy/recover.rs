@@ -93,7 +93,7 @@ pub fn recover_all(home: &Home) -> Result<Vec<Recovered>> {
         };
         inflight::release(home, &plan);
         out.push(Recovered {
-            action: plan.action.clone(),
+            action: plan.action.to_string(),
             toolkit: plan.toolkit.clone(),
             resolution,
             holds: match resolution {

@@ -136,7 +136,7 @@ pub fn redeploy(home: &Home, env: &Env, root: &Path, release: &str) -> Result<Re
             quote_arg(&root.display().to_string(), env.is_windows())
         )));
     };
-    if dep.release != release {
+    if dep.release.to_string() != release {
         return Err(Error::new(
             Kind::Conflict,
             format!(
@@ -148,11 +148,7 @@ pub fn redeploy(home: &Home, env: &Env, root: &Path, release: &str) -> Result<Re
         .hint("run `cudnnm doctor` again to see the current state"));
     }
     let store = Store::new(home);
-    let installed = match plan::release_dir_of(&store, &dep.release) {
-        Some(dir) => store.load(&dir)?,
-        None => None,
-    };
-    let Some(rel) = installed else {
+    let Some(rel) = store.get_id(&dep.release)? else {
         return Err(Error::new(
             Kind::NotFound,
             format!(

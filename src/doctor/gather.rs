@@ -1177,10 +1177,10 @@ fn mark_store_copies(files: &mut [CudnnFile], releases: &[Release]) {
     let mut by_name_size: HashMap<(String, u64), Vec<(&Release, &crate::store::FileRecord)>> =
         HashMap::new();
     for r in releases {
-        for rec in r.receipt.files.iter().filter(|x| x.link.is_none()) {
+        for rec in r.receipt.files.iter().filter(|x| !x.entry.is_link()) {
             let name = rec.path.rsplit('/').next().unwrap_or(&rec.path).to_string();
             by_name_size
-                .entry((name, rec.size))
+                .entry((name, rec.entry.size()))
                 .or_default()
                 .push((r, rec));
         }
@@ -1222,7 +1222,7 @@ fn mark_store_copies(files: &mut [CudnnFile], releases: &[Release]) {
         let Some(sha) = sha else { continue };
         if let Some((r, rec)) = cands
             .iter()
-            .find(|(_, rec)| rec.sha256.as_ref() == Some(&sha))
+            .find(|(_, rec)| rec.entry.sha256() == Some(&sha))
         {
             f.store_copy = Some(copy(r, rec, false));
         }
@@ -1256,18 +1256,19 @@ fn changed_release(r: &Release) -> Option<ChangedRelease> {
     let mut files = Vec::new();
     for f in &r.receipt.files {
         let p = r.dir.join(&f.path);
-        let problem = match (fs::symlink_metadata(&p), &f.link) {
+        let problem = match (fs::symlink_metadata(&p), f.entry.link_target()) {
             (Err(_), _) => Some("missing".to_string()),
             (Ok(m), Some(want)) if !m.file_type().is_symlink() => {
                 Some(format!("a regular file, expected a link to {want}"))
             }
             (Ok(_), Some(want)) => {
                 let got = fs::read_link(&p).map(|t| s(&t)).unwrap_or_default();
-                (&got != want).then(|| format!("links to {got}, expected {want}"))
+                (got != want).then(|| format!("links to {got}, expected {want}"))
             }
             (Ok(m), None) if m.file_type().is_symlink() => Some("a link, expected a file".into()),
             (Ok(m), None) => {
-                (m.len() != f.size).then(|| format!("{} bytes, expected {}", m.len(), f.size))
+                let size = f.entry.size();
+                (m.len() != size).then(|| format!("{} bytes, expected {size}", m.len()))
             }
         };
         if let Some(pr) = problem {
@@ -1297,7 +1298,7 @@ fn deployment_states(
         .entries
         .iter()
         .map(|d| {
-            let release = releases.iter().find(|r| r.id() == d.release);
+            let release = releases.iter().find(|r| r.release_id() == d.release);
             let receipt = release.map(|r| &r.receipt);
             let files = d
                 .files
@@ -1312,24 +1313,27 @@ fn deployment_states(
                     };
                     // A file a rollback restored is expected as recorded.
                     let restored = crate::deploy::status::restored_from_backup(p, receipt);
-                    let expected_size = if p.link.is_some() {
+                    let from = p.from.release_path();
+                    let expected_size = if p.entry.is_link() {
                         None
                     } else if restored.is_some() {
-                        Some(p.size)
+                        Some(p.entry.size())
                     } else {
                         receipt
-                            .and_then(|r| r.files.iter().find(|f| f.path == p.from))
-                            .map(|f| f.size)
+                            .and_then(|r| r.files.iter().find(|f| Some(f.path.as_str()) == from))
+                            .map(|f| f.entry.size())
                     };
                     let store_file = matches!(state, FileState::File { .. })
                         && release.is_some_and(|r| {
-                            crate::platform::same_file(&p.path, &r.dir.join(&p.from))
+                            from.is_some_and(|from| {
+                                crate::platform::same_file(&p.path, &r.dir.join(from))
+                            })
                         });
                     PlacedState {
                         store_file,
                         path: s(&p.path),
-                        from: p.from.clone(),
-                        expected_link: p.link.clone(),
+                        from: p.from.to_string(),
+                        expected_link: p.entry.link_target().map(str::to_string),
                         expected_size,
                         restored,
                         state,
@@ -1346,7 +1350,7 @@ fn deployment_states(
                 .collect();
             DeploymentState {
                 toolkit: s(&d.toolkit),
-                release: d.release.clone(),
+                release: d.release.to_string(),
                 mode: format!("{:?}", d.mode).to_ascii_lowercase(),
                 files,
                 extra,
@@ -1451,7 +1455,7 @@ mod tests {
         let deployments = Deployments {
             entries: vec![crate::deploy::Deployment {
                 toolkit: deployed.clone(),
-                release: "9.27.0.42_cuda12".into(),
+                release: "9.27.0.42_cuda12".parse().unwrap(),
                 mode: crate::deploy::Mode::Symlink,
                 deployed_at: "2026-01-01T00:00:00Z".into(),
                 backup: None,

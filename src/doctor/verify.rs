@@ -145,13 +145,13 @@ pub fn verify(home: &Home, catalog: &Catalog, query: Option<Querier>) -> Result<
         .entries
         .iter()
         .map(|d| {
-            let r = releases.iter().find(|r| r.id() == d.release);
+            let r = releases.iter().find(|r| r.release_id() == d.release);
             let mut c = check_deployment(d, r, query);
             // A link deployment of a changed store release: the change is
             // the store's, and `use` would link the same files again.
             let store_changed = !c.ok()
                 && d.mode != crate::deploy::Mode::Copy
-                && rel.iter().any(|x| x.release == d.release && !x.ok());
+                && rel.iter().any(|x| x.release == d.release.to_string() && !x.ok());
             c.help = if store_changed {
                 vec![format!(
                     "these files are the store's own ({} deployment): release {} itself changed, and deploying it again links the same files — repair it as its store entry says",
@@ -232,12 +232,12 @@ fn check_release(r: &Release) -> Check {
     known.insert(RECEIPT_FILE.to_string());
     for f in &r.receipt.files {
         known.insert(f.path.clone());
-        let size = f.link.is_none().then_some(f.size);
+        let size = (!f.entry.is_link()).then_some(f.entry.size());
         match compare(
             &r.dir.join(&f.path),
-            f.link.as_deref(),
+            f.entry.link_target(),
             size,
-            f.sha256.as_ref(),
+            f.entry.sha256(),
         ) {
             None => c.missing.push(f.path.clone()),
             Some(Err(why)) => c.modified.push(format!("{}: {why}", f.path)),
@@ -289,7 +289,7 @@ pub fn reinstall_arg(id: &str, source: &Source) -> (String, bool) {
     if let Some(u) = source.url.as_deref().filter(|u| u.starts_with("pip:")) {
         return (u.to_string(), false);
     }
-    if source.kind == "wheel"
+    if source.kind == crate::archive::layout::Shape::Wheel
         && let Some(req) = wheel_requirement(&source.name)
     {
         return (req, false);
@@ -381,7 +381,7 @@ fn release_help(tables: &Tables, r: &Release, deployments: &Deployments) -> Stri
     let deployed: Vec<(String, String)> = deployments
         .entries
         .iter()
-        .filter(|d| d.release == id)
+        .filter(|d| d.release == r.release_id())
         .map(|d| (d.toolkit.display().to_string(), d.mode.to_string()))
         .collect();
     if deployed.is_empty() {
@@ -438,7 +438,7 @@ fn deployment_help(tables: &Tables, d: &Deployment, installed: bool, c: &Check) 
         help.push(format!(
             "{} is not in the store any more: {}, then `{use_cmd}` deploys it again",
             d.release,
-            reinstall_help(tables, &d.release, d.source.as_ref())
+            reinstall_help(tables, &d.release.to_string(), d.source.as_ref())
         ));
     } else if changed {
         help.push(format!(
@@ -465,7 +465,7 @@ fn deployment_help(tables: &Tables, d: &Deployment, installed: bool, c: &Check) 
 
 fn check_deployment(d: &Deployment, release: Option<&Release>, query: Option<Querier>) -> Check {
     let mut c = Check {
-        release: d.release.clone(),
+        release: d.release.to_string(),
         path: d.toolkit.to_string_lossy().into_owned(),
         files: d.files.len(),
         ..Default::default()
@@ -480,8 +480,8 @@ fn check_deployment(d: &Deployment, release: Option<&Release>, query: Option<Que
     for p in &d.files {
         // A file a rollback restored: the record holds its content.
         if let Some(why) = restored_from_backup(p, receipt) {
-            let size = p.link.is_none().then_some(p.size);
-            match compare(&p.path, p.link.as_deref(), size, p.sha256.as_ref()) {
+            let size = (!p.entry.is_link()).then_some(p.entry.size());
+            match compare(&p.path, p.entry.link_target(), size, p.entry.sha256()) {
                 None => c.missing.push(p.path.to_string_lossy().into_owned()),
                 Some(Err(e)) => c.modified.push(format!(
                     "{}: {e} (the record of the file {why})",
@@ -494,10 +494,12 @@ fn check_deployment(d: &Deployment, release: Option<&Release>, query: Option<Que
                             Some(f.path.rsplit('/').next().unwrap_or(&f.path)) == name.as_deref()
                         })
                     });
-                    let detail = match (release_copy, &p.link) {
-                        (Some(f), None) if f.link.is_none() => format!(
+                    let detail = match (release_copy, p.entry.is_link()) {
+                        (Some(f), false) if !f.entry.is_link() => format!(
                             "{} bytes, the release's {} is {} bytes",
-                            p.size, f.path, f.size
+                            p.entry.size(),
+                            f.path,
+                            f.entry.size()
                         ),
                         (Some(f), _) => format!("not the release's {}", f.path),
                         (None, _) => "not a file of the release".into(),
@@ -508,16 +510,16 @@ fn check_deployment(d: &Deployment, release: Option<&Release>, query: Option<Que
             }
             continue;
         }
-        let size = match (&p.link, release) {
-            (None, Some(r)) => r
+        let size = match (p.entry.is_link(), release, p.from.release_path()) {
+            (false, Some(r), Some(from)) => r
                 .receipt
                 .files
                 .iter()
-                .find(|f| f.path == p.from)
-                .map(|f| f.size),
+                .find(|f| f.path == from)
+                .map(|f| f.entry.size()),
             _ => None,
         };
-        match compare(&p.path, p.link.as_deref(), size, p.sha256.as_ref()) {
+        match compare(&p.path, p.entry.link_target(), size, p.entry.sha256()) {
             None => c.missing.push(p.path.to_string_lossy().into_owned()),
             Some(Err(why)) => c.modified.push(format!("{}: {why}", p.path.display())),
             Some(Ok(())) => {}
@@ -691,7 +693,7 @@ mod tests {
 
     fn source(kind: &str, name: &str, url: Option<&str>) -> Source {
         Source {
-            kind: kind.into(),
+            kind: kind.parse().unwrap(),
             name: name.into(),
             sha256: None,
             size: 0,

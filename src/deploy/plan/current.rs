@@ -6,15 +6,15 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use super::{Move, NO_CUDNN, join_rel, rel_path, release_dir_of};
+use super::{Move, NO_CUDNN, join_rel, rel_path};
 use crate::deploy::backup::{BackupFile, BackupRecord};
-use crate::deploy::{Deployment, FileState, Mode, mtime_ns};
+use crate::deploy::{Deployment, Mode, mtime_ns};
 use crate::error::{Error, Kind, Result};
 use crate::hash::{self, Sha256Hex};
 use crate::platform;
+use crate::record::Entry;
 use crate::store::Store;
 use crate::toolkit::Toolkit;
-use crate::version::Version;
 
 /// One cuDNN file found in a toolkit.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -23,8 +23,8 @@ pub struct Found {
     pub path: PathBuf,
     /// Path relative to the toolkit root, `/`-separated (`lib64/libcudnn.so.9`).
     pub rel: String,
-    /// What it is.
-    pub state: FileState,
+    /// What it is: a file by content, or a link by target.
+    pub state: Entry,
     /// For an unchanged copy cudnnm placed: the store file with the same
     /// bytes (the backup records it instead of keeping a second copy).
     pub store_copy: Option<PathBuf>,
@@ -51,7 +51,7 @@ pub fn scan_toolkit(
         let meta = std::fs::symlink_metadata(&path).map_err(|e| Error::io("inspect", &path, e))?;
         let state = if meta.file_type().is_symlink() {
             let t = std::fs::read_link(&path).map_err(|e| Error::io("read the link", &path, e))?;
-            FileState::link(t.to_string_lossy().into_owned())
+            Entry::link(t.to_string_lossy().into_owned())
         } else if meta.is_file() {
             match known_hash(&path, &meta, known, store) {
                 Some((sha, store_src)) => {
@@ -59,7 +59,7 @@ pub fn scan_toolkit(
                     out.push(Found {
                         rel: rel_path(&toolkit.root, &path),
                         path,
-                        state: FileState::file(meta.len(), sha),
+                        state: Entry::file(meta.len(), sha),
                         store_copy: store_src,
                         mtime_ns: t,
                     });
@@ -67,7 +67,7 @@ pub fn scan_toolkit(
                 }
                 None => {
                     let (size, sha) = hash::sha256_file(&path)?;
-                    FileState::file(size, sha)
+                    Entry::file(size, sha)
                 }
             }
         } else {
@@ -131,18 +131,22 @@ fn known_hash(
 ) -> Option<(Sha256Hex, Option<PathBuf>)> {
     let d = known?;
     let pf = d.files.iter().find(|f| f.path == path)?;
-    let sha = pf.sha256.clone()?;
-    if pf.link.is_some() || meta.len() != pf.size {
+    let Entry::File(content) = &pf.entry else {
+        return None;
+    };
+    if meta.len() != content.size {
         return None;
     }
-    let src = release_dir_of(store, &d.release).and_then(|r| join_rel(&r, &pf.from).ok());
+    let sha = content.sha256.clone();
+    let src = join_rel(&store.dir_of(&d.release), pf.from.release_path()?).ok();
     match d.mode {
         Mode::Hardlink => platform::same_file(path, src.as_ref()?).then_some((sha, None)),
         Mode::Copy => {
             if pf.mtime_ns.is_none() || mtime_ns(meta) != pf.mtime_ns {
                 return None;
             }
-            let in_store = src.filter(|s| std::fs::metadata(s).is_ok_and(|m| m.len() == pf.size));
+            let in_store =
+                src.filter(|s| std::fs::metadata(s).is_ok_and(|m| m.len() == content.size));
             Some((sha, in_store))
         }
         Mode::Symlink => None,
@@ -190,20 +194,21 @@ pub fn record_describes(found: &[Found], dep: &Deployment, toolkit: &Toolkit) ->
     if found.is_empty() {
         return false;
     }
-    let recorded: Option<Version> = dep.version_label().parse().ok();
-    if let (Some(on_disk), Some(rec)) = (toolkit.header_cudnn_version(), recorded)
-        && on_disk.triple() != rec.triple()
+    if let Some(on_disk) = toolkit.header_cudnn_version()
+        && on_disk.triple() != dep.release.version.triple()
     {
         return false;
     }
     found.iter().any(|f| {
         dep.files.iter().any(|p| {
             p.path == f.path
-                && match (&p.link, &f.state.link) {
+                && match (&p.entry, &f.state) {
                     // A chain link (`libcudnn.so -> libcudnn.so.9`) is the same
                     // in every release; only a link into a store is telling.
-                    (Some(a), Some(b)) => a == b && Path::new(a).is_absolute(),
-                    (None, None) => p.sha256.is_some() && p.sha256 == f.state.sha256,
+                    (Entry::Link { target: a, .. }, Entry::Link { target: b, .. }) => {
+                        a == b && Path::new(a).is_absolute()
+                    }
+                    (Entry::File(a), Entry::File(b)) => a.sha256 == b.sha256,
                     _ => false,
                 }
         })
@@ -221,7 +226,7 @@ pub(super) fn held_label(
         return NO_CUDNN.into();
     }
     if let Some(d) = current {
-        return d.version_label().to_string();
+        return d.release.version.to_string();
     }
     match toolkit.header_cudnn_version() {
         Some(v) => format!("{v} (not from cudnnm)"),
@@ -262,8 +267,13 @@ pub(super) fn moves_for(found: &[Found], backup_dir: &Path, id: u64) -> Result<V
 
 /// The reinstall command of the release `dep` names, when the store holds it.
 pub(super) fn reinstall_of(store: &Store, dep: Option<&Deployment>) -> Option<String> {
-    let dir = release_dir_of(store, &dep?.release)?;
-    Some(store.load(&dir).ok()??.receipt.reinstall_command())
+    Some(
+        store
+            .get_id(&dep?.release)
+            .ok()??
+            .receipt
+            .reinstall_command(),
+    )
 }
 
 pub(super) fn backup_record(
@@ -281,8 +291,7 @@ pub(super) fn backup_record(
             .any(|f| {
                 f.store_copy.is_some()
                     || f.state
-                        .link
-                        .as_deref()
+                        .link_target()
                         .is_some_and(|l| Path::new(l).is_absolute())
             })
             .then_some(reinstall)
@@ -299,9 +308,7 @@ pub(super) fn backup_record(
             .iter()
             .map(|f| BackupFile {
                 path: f.rel.clone(),
-                size: f.state.size,
-                sha256: f.state.sha256.clone(),
-                link: f.state.link.clone(),
+                entry: f.state.clone(),
                 store: f.store_copy.clone(),
                 mtime_ns: f.mtime_ns,
             })

@@ -12,16 +12,18 @@
 //! - `rollback`: the plan that puts a backup's files back.
 
 use std::collections::BTreeSet;
+use std::fmt;
 use std::path::{Component, Path, PathBuf};
+use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
 use super::backup::BackupRecord;
-use super::{Deployment, FileState, Mode, PlacedFile, mtime_ns};
+use super::{Deployment, Mode, Origin, PlacedFile, mtime_ns};
 use crate::error::{Error, Kind, Result};
-use crate::store::Store;
+use crate::record::Entry;
 use crate::toolkit::Layout;
-use crate::version::Spec;
+use crate::version::ReleaseId;
 
 mod current;
 mod release;
@@ -49,7 +51,7 @@ pub struct Move {
     /// Toolkit-relative path.
     pub rel: String,
     /// What it is (size and hash, or link target).
-    pub state: FileState,
+    pub state: Entry,
     /// Set for an unchanged copy cudnnm placed whose bytes the store holds:
     /// it is renamed aside in its own folder (`to`), then deleted once the
     /// records are written, before anything is placed; undo renames it back,
@@ -86,9 +88,10 @@ pub struct Place {
     /// The link target (for `link`) or the file to link or copy.
     pub source: PathBuf,
     /// What the placed file must be: content size and hash, and for links the target.
-    pub state: FileState,
-    /// Where it came from, for the deployment record (`lib/libcudnn.so.9`).
-    pub from: String,
+    pub state: Entry,
+    /// Where it came from, for the deployment record: the release's file
+    /// (`lib/libcudnn.so.9`), or a backup's.
+    pub from: Origin,
     /// For copies: the modification time given to the copy (its source's,
     /// as `cp -p` does), so the record can hold it before the copy exists.
     #[serde(skip_serializing_if = "Option::is_none", default)]
@@ -116,8 +119,8 @@ impl Place {
 /// The deployment to record once the change is verified.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Next {
-    /// Release id (`9.27.0.42_cuda12`).
-    pub release: String,
+    /// The release (`9.27.0.42_cuda12`).
+    pub release: ReleaseId,
     /// Mode of the placed files.
     pub mode: Mode,
     /// Where the release came from (its receipt's source), kept in the
@@ -125,6 +128,55 @@ pub struct Next {
     /// release left the store.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub source: Option<crate::store::Source>,
+}
+
+/// What a change does, as the user asked for it. Written as the text
+/// cudnnm has always written in journals (`use 9.27.0.42_cuda12`,
+/// `rollback to backup 3`), which is also how messages name the change.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Action {
+    /// `use` of a store release.
+    Use(ReleaseId),
+    /// `rollback` to the backup of this id.
+    Rollback(u64),
+}
+
+impl fmt::Display for Action {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Action::Use(id) => write!(f, "use {id}"),
+            Action::Rollback(id) => write!(f, "rollback to backup {id}"),
+        }
+    }
+}
+
+impl FromStr for Action {
+    type Err = String;
+
+    fn from_str(s: &str) -> std::result::Result<Action, String> {
+        let parsed = if let Some(id) = s.strip_prefix("use ") {
+            id.parse().ok().map(Action::Use)
+        } else {
+            s.strip_prefix("rollback to backup ")
+                .and_then(|id| id.parse().ok())
+                .map(Action::Rollback)
+        };
+        parsed.ok_or_else(|| format!("'{s}' is not a change cudnnm makes"))
+    }
+}
+
+impl Serialize for Action {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Action {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        String::deserialize(d)?
+            .parse()
+            .map_err(serde::de::Error::custom)
+    }
 }
 
 /// A whole change, as stored in the journal before anything changes.
@@ -135,7 +187,7 @@ pub struct Plan {
     /// Transaction id, equal to the id of the backup it creates.
     pub id: u64,
     /// What the user asked for, for messages (`use 9.27.0.42_cuda12`, `rollback to backup 3`).
-    pub action: String,
+    pub action: Action,
     /// The toolkit root.
     pub toolkit: PathBuf,
     /// Its layout.
@@ -205,9 +257,7 @@ impl Plan {
             .map(|p| PlacedFile {
                 path: p.dest.clone(),
                 from: p.from.clone(),
-                sha256: p.state.sha256.clone(),
-                link: p.state.link.clone(),
-                size: p.state.size,
+                entry: p.state.clone(),
                 mtime_ns: match p.kind {
                     PlaceKind::Copy => p.mtime_ns,
                     _ => None,
@@ -219,7 +269,7 @@ impl Plan {
             release: next.release.clone(),
             mode: next.mode,
             deployed_at: deployed_at.to_string(),
-            backup: Some(self.id.to_string()),
+            backup: Some(self.id),
             files,
             source: next.source.clone(),
         })
@@ -252,19 +302,6 @@ pub fn moved_not_from_a_release(plan: &Plan) -> Vec<String> {
         .collect()
 }
 
-/// The `from` of a file a rollback restored from backup `id` that is not
-/// the release's own copy: `backup 3: include/cudnn.h`.
-pub fn backup_label(id: u64, rel: &str) -> String {
-    format!("backup {id}: {rel}")
-}
-
-/// The backup id and toolkit-relative path of a [`backup_label`], `None`
-/// for a release path (`include/cudnn.h`).
-pub fn parse_backup_label(from: &str) -> Option<(u64, &str)> {
-    let (id, rel) = from.strip_prefix("backup ")?.split_once(": ")?;
-    Some((id.parse().ok()?, rel))
-}
-
 /// `lib64/libcudnn.so.9` for `root/lib64/libcudnn.so.9`.
 pub fn rel_path(root: &Path, path: &Path) -> String {
     let rel = path.strip_prefix(root).unwrap_or(path);
@@ -290,12 +327,6 @@ pub fn join_rel(root: &Path, rel: &str) -> Result<PathBuf> {
         p.push(part);
     }
     Ok(p)
-}
-
-/// The store folder of release `id` (`9.12.0.46_cuda12`), whether or not it exists.
-pub fn release_dir_of(store: &Store, id: &str) -> Option<PathBuf> {
-    let spec: Spec = id.parse().ok()?;
-    Some(store.release_dir(&spec.version, spec.cuda.as_ref()?))
 }
 
 /// The modification time of the file a copy is made from (kept by the copy).

@@ -8,12 +8,14 @@ use std::path::PathBuf;
 
 use super::current::{backup_record, held_label, moves_for, reinstall_of};
 use super::{
-    Next, PLAN_SCHEMA, Place, PlaceKind, Plan, check_no_folder_at, check_toolkit_dirs, join_rel,
-    missing_dirs, record_describes, rel_path, scan_toolkit, source_mtime,
+    Action, Next, PLAN_SCHEMA, Place, PlaceKind, Plan, check_no_folder_at, join_rel, missing_dirs,
+    rel_path, source_mtime,
 };
-use crate::deploy::{Deployment, FileState, Mode};
+use super::{check_toolkit_dirs, record_describes, scan_toolkit};
+use crate::deploy::{Deployment, Mode, Origin};
 use crate::error::{Error, Kind, Result};
 use crate::home::Home;
+use crate::record::Entry;
 use crate::store::{Release, Store};
 use crate::toolkit::{Layout, Toolkit};
 
@@ -25,7 +27,7 @@ pub struct Target {
     /// The receipt path (`lib/libcudnn.so.9`).
     pub from: String,
     /// Content (size, hash) or link target, from the receipt.
-    pub state: FileState,
+    pub state: Entry,
 }
 
 /// Where each deployable file of `release` goes in `toolkit`: headers
@@ -88,25 +90,11 @@ pub fn release_targets(release: &Release, toolkit: &Toolkit) -> Result<Vec<Targe
             )
             .hint("reinstall the release with `cudnnm install --force …`"));
         }
-        let state = match &f.link {
-            Some(t) => FileState::link(t.clone()),
-            None => FileState {
-                size: f.size,
-                sha256: f.sha256.clone(),
-                link: None,
-            },
+        // A release's link is its own chain link: placed by its target.
+        let state = match &f.entry {
+            Entry::Link { target, .. } => Entry::link(target.clone()),
+            file => file.clone(),
         };
-        if state.link.is_none() && state.sha256.is_none() {
-            return Err(Error::new(
-                Kind::Integrity,
-                format!(
-                    "the receipt of {} lists '{}' without a SHA-256",
-                    release.id(),
-                    f.path
-                ),
-            )
-            .hint("reinstall the release with `cudnnm install --force …`"));
-        }
         out.push(Target {
             dest,
             from: f.path.clone(),
@@ -134,7 +122,7 @@ fn check_release_files(release: &Release, targets: &[Target]) -> Result<()> {
         let path = join_rel(&release.dir, &t.from)?;
         let problem = match std::fs::symlink_metadata(&path) {
             Err(_) => Some("is missing".to_string()),
-            Ok(m) => match &t.state.link {
+            Ok(m) => match t.state.link_target() {
                 Some(_) if std::fs::metadata(&path).is_err() => {
                     let to = std::fs::read_link(&path)
                         .map(|l| l.display().to_string())
@@ -145,10 +133,10 @@ fn check_release_files(release: &Release, targets: &[Target]) -> Result<()> {
                 None if m.file_type().is_symlink() || !m.is_file() => {
                     Some("is not a regular file".to_string())
                 }
-                None if m.len() != t.state.size => Some(format!(
+                None if m.len() != t.state.size() => Some(format!(
                     "holds {} bytes, not the {} its receipt records",
                     m.len(),
-                    t.state.size
+                    t.state.size()
                 )),
                 None => None,
             },
@@ -207,14 +195,15 @@ pub fn plan_use(
         .into_iter()
         .map(|t| {
             let src = join_rel(&release.dir, &t.from)?;
-            let (kind, source, state) = match (&t.state.link, mode) {
+            let (kind, source, state) = match (t.state.link_target(), mode) {
                 (Some(l), _) => (PlaceKind::Link, PathBuf::from(l), t.state.clone()),
+                // A link into the store, checked against the file it leads to.
                 (None, Mode::Symlink) => (
                     PlaceKind::Link,
                     src.clone(),
-                    FileState {
-                        link: Some(src.to_string_lossy().into_owned()),
-                        ..t.state.clone()
+                    Entry::Link {
+                        target: src.to_string_lossy().into_owned(),
+                        leads_to: t.state.content().cloned(),
                     },
                 ),
                 (None, Mode::Hardlink) => (PlaceKind::Hardlink, src, t.state.clone()),
@@ -230,7 +219,7 @@ pub fn plan_use(
                 kind,
                 source,
                 state,
-                from: t.from,
+                from: Origin::Release(t.from),
                 mtime_ns: mtime,
                 check_hash: false,
             })
@@ -243,7 +232,7 @@ pub fn plan_use(
             .iter()
             .map(|p| crate::fsops::parent_of(&p.dest).to_path_buf()),
     );
-    let action = format!("use {}", release.id());
+    let action = Action::Use(release.release_id());
     let held = held_label(&found, current, toolkit);
     Ok(Plan {
         schema: PLAN_SCHEMA,
@@ -265,7 +254,7 @@ pub fn plan_use(
         mkdirs,
         places,
         next: Some(Next {
-            release: release.id(),
+            release: release.release_id(),
             mode,
             source: Some(release.receipt.source.clone()),
         }),

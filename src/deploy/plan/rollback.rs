@@ -6,15 +6,15 @@ use std::path::{Path, PathBuf};
 
 use super::current::{backup_record, held_label, moves_for, reinstall_of};
 use super::{
-    Next, PLAN_SCHEMA, Place, PlaceKind, Plan, backup_label, check_no_folder_at,
-    check_toolkit_dirs, join_rel, missing_dirs, record_describes, release_dir_of, scan_toolkit,
-    source_mtime,
+    Action, Next, PLAN_SCHEMA, Place, PlaceKind, Plan, check_no_folder_at, check_toolkit_dirs,
+    join_rel, missing_dirs, record_describes, scan_toolkit, source_mtime,
 };
 use crate::deploy::backup::BackupRecord;
-use crate::deploy::{Deployment, FileState, Mode, PlacedFile};
+use crate::deploy::{Deployment, Mode, Origin, PlacedFile};
 use crate::error::{Error, Kind, Result};
 use crate::home::Home;
 use crate::platform;
+use crate::record::Entry;
 use crate::store::Store;
 use crate::toolkit::Toolkit;
 
@@ -51,7 +51,7 @@ pub fn plan_rollback(
     let current = current.filter(|d| record_describes(&found, d, toolkit));
     let backup_dir = home.backups_dir().join(id.to_string());
     let src_dep = source.deployment.as_ref();
-    let store_dir = src_dep.and_then(|d| release_dir_of(store, &d.release));
+    let store_dir = src_dep.map(|d| store.dir_of(&d.release));
     let mut any_copy = false;
     let mut places = Vec::new();
     for f in &source.files {
@@ -61,19 +61,21 @@ pub fn plan_rollback(
         // a file the user changed (or added) is recorded as the backup's, so
         // `current`, `verify`, `doctor` and the next `use` see that it is not
         // the release's copy.
-        let placed_as_is =
-            |p: &&PlacedFile| p.link == f.link && (p.link.is_some() || p.sha256 == f.sha256);
+        let placed_as_is = |p: &&PlacedFile| match (&p.entry, &f.entry) {
+            (Entry::Link { target: a, .. }, Entry::Link { target: b, .. }) => a == b,
+            (Entry::File(a), Entry::File(b)) => a.sha256 == b.sha256,
+            _ => false,
+        };
         let from = pf
             .filter(placed_as_is)
             .map(|p| p.from.clone())
-            .unwrap_or_else(|| backup_label(source.id, &f.path));
-        let state = FileState {
-            size: f.size,
-            sha256: f.sha256.clone(),
-            link: f.link.clone(),
-        };
+            .unwrap_or_else(|| Origin::Backup {
+                id: source.id,
+                path: f.path.clone(),
+            });
+        let state = f.entry.clone();
         let mut from_backup = false;
-        let (kind, src) = match &f.link {
+        let (kind, src) = match f.entry.link_target() {
             Some(l) => {
                 let target = PathBuf::from(l);
                 if target.is_absolute() && std::fs::metadata(&target).is_err() {
@@ -104,12 +106,19 @@ pub fn plan_rollback(
             None => {
                 let store_src = match (src_dep, &store_dir, pf) {
                     (Some(d), Some(sd), Some(pf))
-                        if d.mode == Mode::Hardlink && pf.sha256 == f.sha256 =>
+                        if d.mode == Mode::Hardlink && pf.entry.sha256() == f.entry.sha256() =>
                     {
-                        let s = join_rel(sd, &pf.from)?;
-                        let ok = std::fs::metadata(&s).is_ok_and(|m| m.len() == f.size)
-                            && platform::same_volume(&s, &toolkit.root);
-                        ok.then_some(s)
+                        // A hard-link deployment places only release files.
+                        match pf.from.release_path() {
+                            Some(from) => {
+                                let s = join_rel(sd, from)?;
+                                let ok = std::fs::metadata(&s)
+                                    .is_ok_and(|m| m.len() == f.entry.size())
+                                    && platform::same_volume(&s, &toolkit.root);
+                                ok.then_some(s)
+                            }
+                            None => None,
+                        }
                     }
                     _ => None,
                 };
@@ -117,8 +126,8 @@ pub fn plan_rollback(
                     (Some(s), _) => (PlaceKind::Hardlink, s),
                     (None, Some(s)) => {
                         // An unchanged copy: the store holds its bytes.
-                        if std::fs::metadata(s).map(|m| m.len()).ok() != Some(f.size) {
-                            let who = src_dep.map(|d| d.release.clone()).unwrap_or_default();
+                        if std::fs::metadata(s).map(|m| m.len()).ok() != Some(f.entry.size()) {
+                            let who = src_dep.map(|d| d.release.to_string()).unwrap_or_default();
                             return Err(Error::new(
                                 Kind::NotFound,
                                 format!(
@@ -186,7 +195,7 @@ pub fn plan_rollback(
         },
         source: d.source.clone(),
     });
-    let action = format!("rollback to backup {}", source.id);
+    let action = Action::Rollback(source.id);
     let held = held_label(&found, current, toolkit);
     Ok(Plan {
         schema: PLAN_SCHEMA,

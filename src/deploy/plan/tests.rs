@@ -1,12 +1,13 @@
 //! Tests of the planner: mapping, scanning, the use plan and its journal form.
 
 use super::*;
+use crate::archive::layout::Shape;
 use crate::hash;
 use crate::store::{FileRecord, Receipt, Release, Source};
 use crate::toolkit::{Layout, Toolkit};
 use crate::version::{CudaVariant, Platform, Version};
 #[cfg(unix)]
-use {crate::home::Home, std::fs};
+use {crate::home::Home, crate::store::Store, std::fs};
 
 fn receipt(version: &str, cuda: &str, platform: Platform, files: Vec<FileRecord>) -> Receipt {
     let v: Version = version.parse().unwrap();
@@ -18,7 +19,7 @@ fn receipt(version: &str, cuda: &str, platform: Platform, files: Vec<FileRecord>
         platform,
         installed_at: "2026-01-01T00:00:00Z".into(),
         source: Source {
-            kind: "folder".into(),
+            kind: Shape::Folder,
             name: "x".into(),
             sha256: None,
             size: 0,
@@ -29,21 +30,11 @@ fn receipt(version: &str, cuda: &str, platform: Platform, files: Vec<FileRecord>
 }
 
 fn file(path: &str, bytes: &[u8]) -> FileRecord {
-    FileRecord {
-        path: path.into(),
-        size: bytes.len() as u64,
-        sha256: Some(hash::sha256_bytes(bytes)),
-        link: None,
-    }
+    FileRecord::file(path, bytes.len() as u64, hash::sha256_bytes(bytes))
 }
 
 fn link(path: &str, target: &str) -> FileRecord {
-    FileRecord {
-        path: path.into(),
-        size: 0,
-        sha256: None,
-        link: Some(target.into()),
-    }
+    FileRecord::link(path, target)
 }
 
 fn toolkit(root: &Path, layout: Layout) -> Toolkit {
@@ -114,7 +105,7 @@ fn linux_chains_stay_links_and_duplicates_are_refused() {
     let tk = toolkit(Path::new("/tk"), Layout::Linux);
     let t = release_targets(&rel, &tk).unwrap();
     let so = t.iter().find(|t| t.from == "lib/libcudnn.so").unwrap();
-    assert_eq!(so.state.link.as_deref(), Some("libcudnn.so.9"));
+    assert_eq!(so.state.link_target(), Some("libcudnn.so.9"));
     assert_eq!(so.dest, Path::new("/tk/lib64/libcudnn.so"));
     r.files.push(file("lib/stubs/libcudnn.so.9.1.0", b"dup"));
     let rel = Release {
@@ -159,8 +150,8 @@ fn scan_finds_every_cudnn_file_and_plan_backs_them_up() {
             "lib64/libcudnn_dangling.so"
         ]
     );
-    assert_eq!(found[1].state.link.as_deref(), Some("libcudnn.so.7.6.5"));
-    assert_eq!(found[2].state.sha256, Some(hash::sha256_bytes(b"old")));
+    assert_eq!(found[1].state.link_target(), Some("libcudnn.so.7.6.5"));
+    assert_eq!(found[2].state.sha256(), Some(&hash::sha256_bytes(b"old")));
 
     let rdir = d.path().join("store/cuda-12/9.1.0.70");
     fs::create_dir_all(rdir.join("lib")).unwrap();
@@ -193,7 +184,7 @@ fn scan_finds_every_cudnn_file_and_plan_backs_them_up() {
         .unwrap();
     assert_eq!(so9.kind, PlaceKind::Link);
     assert_eq!(so9.source, rdir.join("lib/libcudnn.so.9"));
-    assert_eq!(so9.state.sha256, Some(hash::sha256_bytes(b"new")));
+    assert_eq!(so9.state.sha256(), Some(&hash::sha256_bytes(b"new")));
     assert!(plan.mkdirs.is_empty());
     assert_eq!(plan.step_count(), 1 + 4 + 2 + 2 + 1);
     assert!(!plan.copies());
@@ -234,4 +225,19 @@ fn missing_folders_are_created_parents_first() {
     );
     assert!(join_rel(root, "../x").is_err());
     assert!(join_rel(root, "lib64/x").is_ok());
+}
+
+#[test]
+fn actions_read_the_text_journals_hold() {
+    for text in ["use 9.27.0.42_cuda12", "rollback to backup 3"] {
+        let a: Action = text.parse().unwrap();
+        assert_eq!(a.to_string(), text);
+        let json = serde_json::to_string(&a).unwrap();
+        assert_eq!(json, format!("\"{text}\""));
+    }
+    assert_eq!(
+        "rollback to backup 3".parse::<Action>().unwrap(),
+        Action::Rollback(3)
+    );
+    assert!("install 9.1".parse::<Action>().is_err());
 }
