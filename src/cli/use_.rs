@@ -8,9 +8,9 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::Ctx;
+use crate::deploy::change::existing_toolkit_dir;
 use crate::deploy::recover::{self, Recovered};
-use crate::deploy::switch::{self, UseRelease, Used};
-use crate::deploy::{Deployments, ModeRequest, access, journal, plan, status};
+use crate::deploy::{Applied, Change, Deployments, Done, ModeRequest, access, journal, plan};
 use crate::error::{Error, Kind, Result};
 use crate::pin::{self, SpecSource};
 use crate::store::{Release, Store};
@@ -52,8 +52,9 @@ struct UseReport<'a> {
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
-    let _lock = ctx.lock()?;
-    let recovered = recover_and_report(ctx)?;
+    let lock = ctx.lock()?;
+    let change = Change::begin(&lock, &ctx.home, &ctx.env, ctx)?;
+    let recovered = change.recovered().to_vec();
     let known = recorded_toolkits(ctx, &Deployments::load(&ctx.home)?);
     let toolkit = toolkit::select(
         &ctx.env,
@@ -90,16 +91,17 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
         Some(m) => m.parse()?,
         None => ModeRequest::Auto,
     };
-    let probe_dir = switch::existing_toolkit_dir(&toolkit);
+    let probe_dir = existing_toolkit_dir(&toolkit);
     let mode = request.resolve(&release.dir, &probe_dir, ctx.env.is_windows())?;
-    let deployments = Deployments::load(&ctx.home)?;
-    let current = deployments.for_toolkit(&toolkit.root);
-    if let Some(d) = current
-        && d.release == release.release_id()
-        && d.mode == mode
-    {
-        let drift = status::check(d, &toolkit, &store);
-        if drift.is_clean() {
+    let hint = elevate_hint(
+        ctx,
+        &format!("use {}", release.id()),
+        &toolkit.root,
+        Some(&release.id()),
+    );
+    let Applied { outcome, pruned } = match change.use_release(&toolkit, &release, mode, &hint)? {
+        Done::Changed(applied) => *applied,
+        Done::AlreadyActive => {
             ctx.status(format!(
                 "cuDNN {} is already active in '{}' ({mode}); nothing changed",
                 release.version(),
@@ -121,33 +123,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
             }
             return Ok(0);
         }
-        ctx.status(format!(
-            "cuDNN {} is active in '{}' but the files changed ({}); deploying it again",
-            release.version(),
-            toolkit.root.display(),
-            drift.summary()
-        ));
-    }
-    let hint = elevate_hint(
-        ctx,
-        &format!("use {}", release.id()),
-        &toolkit.root,
-        Some(&release.id()),
-    );
-    let Used { outcome, pruned } = switch::use_release(
-        &ctx.home,
-        &ctx.env,
-        &store,
-        &UseRelease {
-            toolkit: &toolkit,
-            release: &release,
-            mode,
-            current,
-            keep_backups: config.backups_to_keep(),
-            elevate: &hint,
-            on_lock_wait: &|| ctx.status(crate::lock::toolkit_wait_message(&toolkit.root)),
-        },
-    )?;
+    };
     let p = &outcome.plan;
     ctx.status(format!(
         "cuDNN {} → {} in '{}' ({mode}, backup {})",
@@ -283,11 +259,7 @@ pub(super) fn source_label(s: &SpecSource) -> String {
 
 /// Finishes or undoes changes a crash left, saying which. Call under the lock.
 pub(super) fn recover_and_report(ctx: &Ctx) -> Result<Vec<Recovered>> {
-    let done = recover::recover_all(&ctx.home)?;
-    for r in &done {
-        ctx.warn(r.message());
-    }
-    Ok(done)
+    recover::recover_all(&ctx.home, ctx)
 }
 
 /// For read-only commands: when a journal exists, wait for the lock (the

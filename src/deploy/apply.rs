@@ -33,58 +33,62 @@ pub struct Outcome {
 /// the journal stays for the next command and the error says where the
 /// original files are.
 ///
-/// Call under the lock [`inflight::lock_for_change`] took: the in-flight
-/// marker is written first.
+/// The in-flight marker is written first and lives exactly as long as the
+/// journal: it goes when the journal is retired or was never written, and
+/// stays with a journal left for the next command ([`inflight::Claim`]).
+/// Call through [`super::Change`], which holds the toolkit lock.
 ///
 /// # Errors
 /// The first failure (I/O, a placed file that does not verify, a full disk).
 pub fn execute(home: &Home, plan: Plan, fault: FaultHook) -> Result<Outcome> {
-    inflight::claim(home, &plan);
+    let marker = inflight::Claim::new(home, &plan);
     // From here Ctrl-C / SIGTERM stop the change at the next step and undo it.
     crate::interrupt::install();
-    let mut journal = match Journal::begin(home, &plan, fault) {
-        Ok(j) => j,
-        Err(e) => {
-            inflight::release(home, &plan);
-            return Err(e);
-        }
-    };
+    let mut journal = Journal::begin(home, &plan, fault)?;
     let mut placing = false;
-    match forward(home, &plan, &mut journal, &mut placing) {
-        Ok(deployment) => {
-            journal.retire()?;
-            inflight::release(home, &plan);
-            Ok(Outcome { plan, deployment })
-        }
+    let result = match forward(home, &plan, &mut journal, &mut placing) {
+        Ok(deployment) => Ok(deployment),
         Err(e) => match undo(home, &plan, placing) {
-            Ok(()) => {
-                journal.retire()?;
-                inflight::release(home, &plan);
-                if e.kind() == Kind::Interrupted {
-                    // Its message already says the toolkit is as it was.
-                    return Err(e);
-                }
-                Err(e.cause(format!(
-                    "nothing changed: the earlier files are back in '{}'",
-                    plan.toolkit.display()
-                )))
+            // Undone: the toolkit is as it was; the journal goes as after a success.
+            Ok(()) if e.kind() == Kind::Interrupted => {
+                // Its message already says the toolkit is as it was.
+                Err(e)
             }
-            Err(u) => Err(Error::new(
-                e.kind(),
-                format!(
-                    "could not {} in '{}', nor undo it",
-                    plan.action,
-                    plan.toolkit.display()
-                ),
-            )
-            .cause(e.message())
-            .cause(u.message())
-            .hint(format!(
-                "the original files are safe in '{}'; fix the cause, then run any cudnnm command (e.g. `cudnnm current`) to finish the undo",
-                plan.backup_dir.join("files").display()
+            Ok(()) => Err(e.cause(format!(
+                "nothing changed: the earlier files are back in '{}'",
+                plan.toolkit.display()
             ))),
+            Err(u) => {
+                // The journal and the marker stay: the next command finishes the undo.
+                marker.keep();
+                return Err(not_undone(&plan, &e, &u));
+            }
         },
+    };
+    if let Err(e) = journal.retire() {
+        marker.keep();
+        return Err(e);
     }
+    drop(marker);
+    result.map(|deployment| Outcome { plan, deployment })
+}
+
+/// The error of a change that failed with `e` and whose undo failed with `u`.
+fn not_undone(plan: &Plan, e: &Error, u: &Error) -> Error {
+    Error::new(
+        e.kind(),
+        format!(
+            "could not {} in '{}', nor undo it",
+            plan.action,
+            plan.toolkit.display()
+        ),
+    )
+    .cause(e.message())
+    .cause(u.message())
+    .hint(format!(
+        "the original files are safe in '{}'; fix the cause, then run any cudnnm command (e.g. `cudnnm current`) to finish the undo",
+        plan.backup_dir.join("files").display()
+    ))
 }
 
 fn forward(

@@ -158,6 +158,45 @@ pub fn finish_advice(m: &Inflight, root: &Path, windows: bool) -> String {
     }
 }
 
+/// This change's marker in a toolkit root, from before `plan` changes
+/// anything until its journal is gone: dropping the claim removes the
+/// marker ([`release`]), [`Claim::keep`] leaves it with a journal that the
+/// next command finishes.
+#[derive(Debug)]
+#[must_use = "dropping the claim removes the marker"]
+pub struct Claim<'a> {
+    home: &'a Home,
+    toolkit: PathBuf,
+    id: u64,
+    kept: bool,
+}
+
+impl<'a> Claim<'a> {
+    /// Writes the marker of `plan` ([`claim`]).
+    pub fn new(home: &'a Home, plan: &Plan) -> Claim<'a> {
+        claim(home, plan);
+        Claim {
+            home,
+            toolkit: plan.toolkit.clone(),
+            id: plan.id,
+            kept: false,
+        }
+    }
+
+    /// Leaves the marker in place: the change's journal stays too.
+    pub fn keep(mut self) {
+        self.kept = true;
+    }
+}
+
+impl Drop for Claim<'_> {
+    fn drop(&mut self) {
+        if !self.kept {
+            release(self.home, &self.toolkit, self.id);
+        }
+    }
+}
+
 /// Before `plan` changes anything, under the lock [`lock_for_change`] took
 /// (which refused another home's unfinished change): writes this change's
 /// marker over any stale one. Failing to write it is not an error (see the
@@ -244,11 +283,12 @@ pub fn lock_for_change(
     Ok(lock)
 }
 
-/// After `plan`'s journal is retired, under the toolkit lock: removes the
-/// marker when it is this change's, or torn (unparseable: nobody else can be
-/// writing one while the lock is held). Another change's marker is left alone.
-pub fn release(home: &Home, plan: &Plan) {
-    let p = path(&plan.toolkit);
+/// After the journal of change `id` to the toolkit at `root` is retired,
+/// under the toolkit lock: removes the marker when it is this change's, or
+/// torn (unparseable: nobody else can be writing one while the lock is
+/// held). Another change's marker is left alone.
+pub fn release(home: &Home, root: &Path, id: u64) {
+    let p = path(root);
     let Ok(bytes) = std::fs::read(&p) else {
         return;
     };
@@ -256,7 +296,7 @@ pub fn release(home: &Home, plan: &Plan) {
         .ok()
         .and_then(|t| toml::from_str::<Inflight>(t).ok());
     let ours = match parsed {
-        Some(m) => m.is_from(home) && m.backup == plan.id,
+        Some(m) => m.is_from(home) && m.backup == id,
         None => true,
     };
     if ours {

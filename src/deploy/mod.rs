@@ -15,8 +15,10 @@
 //! - [`recover`]: what the next command does with a journal left by a crash;
 //! - [`backup`]: `backups/<id>/` with `backup.toml`, listing and pruning;
 //! - [`status`]: drift between a deployment record and the toolkit;
-//! - [`switch`]: plan, preflight, transaction and pruning as one call — what
-//!   `use` and `doctor --fix` (redeploying a drifted release) run.
+//! - [`change`]: the one guard every change goes through — recovery, the
+//!   toolkit lock, plan, preflight, transaction and pruning — for `use`,
+//!   `rollback` and `doctor --fix` (redeploying a drifted release) alike,
+//!   reporting through a [`Reporter`].
 //!
 //! [`Deployments`] (`deployments.toml`) is the contract that `uninstall`,
 //! `verify` and `doctor` read.
@@ -24,12 +26,14 @@
 pub mod access;
 pub mod apply;
 pub mod backup;
+pub mod change;
 pub mod inflight;
 pub mod journal;
 pub mod plan;
 pub mod recover;
 pub mod status;
-pub mod switch;
+
+pub use change::{Applied, Change, Done, Redeployed, Reporter, Silent};
 
 use std::fmt;
 use std::path::{Path, PathBuf};
