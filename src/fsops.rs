@@ -656,6 +656,40 @@ pub fn sibling(path: &Path, tag: &str) -> PathBuf {
     parent_of(path).join(format!(".{tag}-{}-{name}", std::process::id()))
 }
 
+// ---------------------------------------------------------------------------
+// Changes the deploy code, the store and the home made with `std::fs`
+// directly before (issue 17 §5): the in-flight marker, the home folder.
+// ---------------------------------------------------------------------------
+
+/// Creates the new file `path` with `bytes`, failing when anything is at
+/// `path` already — so a link put in its place is never written through.
+/// Not synced (for markers whose loss costs only a guard).
+///
+/// # Errors
+/// When `path` exists or cannot be written; a partial file is removed.
+pub fn write_new(path: &Path, bytes: &[u8]) -> Result<()> {
+    let mut f = File::options()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .with_path("create", path)?;
+    let r = f.write_all(bytes).with_path("write", path);
+    if r.is_err() {
+        drop(f);
+        let _ = fs::remove_file(path);
+    }
+    r
+}
+
+/// Creates `dir` and its parents; a failure says `could not <what> '<dir>'`
+/// (`create the cudnnm home`).
+///
+/// # Errors
+/// When the folder cannot be created (read-only or full disk).
+pub fn create_dir_all_as(dir: &Path, what: &str) -> Result<()> {
+    fs::create_dir_all(dir).with_path(what, dir)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -12,7 +12,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::env::{self, Env};
-use crate::error::{Error, IoResultExt, Result};
+use crate::error::{Error, Result};
+use crate::fsops;
 use crate::record;
 
 /// Paths inside one cudnnm home folder. Creating a `Home` touches nothing on disk.
@@ -109,7 +110,7 @@ impl Home {
     /// # Errors
     /// When the folder cannot be created (read-only or full disk).
     pub fn ensure(&self) -> Result<()> {
-        std::fs::create_dir_all(&self.root).with_path("create the cudnnm home", &self.root)
+        fsops::create_dir_all_as(&self.root, "create the cudnnm home")
     }
 
     /// Reads `config.toml`; a missing file is the default config.
@@ -185,7 +186,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let home = Home::new(dir.path());
         assert_eq!(home.config().unwrap(), Config::default());
-        std::fs::write(home.config_file(), "default = \"8.1\"\nfuture_key = 1\n").unwrap();
+        fsops::write_atomic(&home.config_file(), b"default = \"8.1\"\nfuture_key = 1\n").unwrap();
         assert_eq!(home.config().unwrap().default.as_deref(), Some("8.1"));
         let c = Config {
             keep_backups: Some(3),
@@ -193,7 +194,7 @@ mod tests {
         };
         home.save_config(&c).unwrap();
         assert_eq!(home.config().unwrap(), c);
-        std::fs::write(home.config_file(), "default = [").unwrap();
+        fsops::write_atomic(&home.config_file(), b"default = [").unwrap();
         let e = home.config().unwrap_err();
         assert!(e.message().contains("config.toml"));
     }

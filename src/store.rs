@@ -513,7 +513,7 @@ impl Store {
         fsops::rename(&release.dir, &t)?;
         fsops::remove_dir_all(&t)?;
         let parent = fsops::parent_of(&release.dir);
-        let _ = fs::remove_dir(parent); // the cuda-<v> folder, when now empty
+        fsops::remove_dir_if_empty(parent); // the cuda-<v> folder
         Ok(())
     }
 }

@@ -413,8 +413,8 @@ mod tests {
     fn preflight_probes_every_folder_and_refuses_whole() {
         let d = tempfile::tempdir().unwrap();
         let root = d.path().join("Program Files/CUDA/v12.4");
-        std::fs::create_dir_all(root.join("bin")).unwrap();
-        std::fs::create_dir_all(root.join("include")).unwrap();
+        crate::fsops::create_dir_all(&root.join("bin")).unwrap();
+        crate::fsops::create_dir_all(&root.join("include")).unwrap();
         let home = Home::new(d.path().join("home"));
         let p = plan(&root, &home);
         let ok = Recorder {

@@ -492,10 +492,10 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let home = Home::new(d.path().join("home"));
         let tk = d.path().join("tk");
-        std::fs::create_dir_all(tk.join("lib64")).unwrap();
+        fsops::create_dir_all(&tk.join("lib64")).unwrap();
         let store_file = d.path().join("store/lib/libcudnn.so.9");
-        std::fs::create_dir_all(store_file.parent().unwrap()).unwrap();
-        std::fs::write(&store_file, b"library bytes").unwrap();
+        fsops::create_dir_all(fsops::parent_of(&store_file)).unwrap();
+        fsops::write_atomic(&store_file, b"library bytes").unwrap();
         let dest = tk.join("lib64/libcudnn.so.9");
         let previous = Deployment {
             toolkit: tk.clone(),

@@ -329,10 +329,10 @@ pub fn materialize(r: &Referring, release_dir: &Path, release_id: &ReleaseId) ->
         let dest = super::plan::join_rel(&dir.join("files"), &f.path)?;
         fsops::create_dir_all(fsops::parent_of(&dest))?;
         let tmp = fsops::sibling(&dest, "materialize");
-        let _ = std::fs::remove_file(&tmp);
+        let _ = fsops::remove_file(&tmp);
         let (size, sha) = fsops::copy_file_hashed(&src, &tmp)?;
         if f.store.is_some() && (Some(&sha) != f.entry.sha256() || size != f.entry.size()) {
-            let _ = std::fs::remove_file(&tmp);
+            let _ = fsops::remove_file(&tmp);
             return Err(Error::new(
                 Kind::Integrity,
                 format!(
@@ -411,11 +411,11 @@ mod tests {
         for id in 1..=8 {
             let tk = if id == 4 { "/other" } else { "/tk" };
             let dir = home.backups_dir().join(id.to_string());
-            std::fs::create_dir_all(dir.join("files")).unwrap();
+            fsops::create_dir_all(&dir.join("files")).unwrap();
             record(id, tk).save(&dir).unwrap();
         }
-        std::fs::create_dir_all(home.backups_dir().join("9")).unwrap(); // in flight: not listed
-        std::fs::create_dir_all(home.backups_dir().join(".trash-2")).unwrap();
+        fsops::create_dir_all(&home.backups_dir().join("9")).unwrap(); // in flight: not listed
+        fsops::create_dir_all(&home.backups_dir().join(".trash-2")).unwrap();
         assert_eq!(next_id(&home).unwrap(), 10);
         assert_eq!(list(&home).unwrap().len(), 8);
         assert_eq!(for_toolkit(&home, Path::new("/tk")).unwrap().len(), 7);

@@ -226,12 +226,7 @@ pub fn claim(home: &Home, plan: &Plan) {
         // creating the new one exclusively, so a link put in its place is
         // never written through.
         let _ = fsops::remove_file(&p);
-        let made = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&p)
-            .and_then(|mut f| std::io::Write::write_all(&mut f, body.as_bytes()));
-        if made.is_ok() {
+        if fsops::write_new(&p, body.as_bytes()).is_ok() {
             let _ = crate::platform::make_world_readable(&p);
         }
     }
@@ -312,19 +307,19 @@ mod tests {
     fn a_marker_is_live_only_while_its_journal_can_exist() {
         let d = tempfile::tempdir().unwrap();
         let home = d.path().join("home");
-        std::fs::create_dir_all(home.join("journal")).unwrap();
+        fsops::create_dir_all(&home.join("journal")).unwrap();
         let m = |home: PathBuf| Inflight {
             home,
             backup: 3,
             action: "use 9.27.0.42_cuda12".into(),
         };
         assert!(!m(home.clone()).is_live(), "no journal: stale");
-        std::fs::write(home.join("journal/3.json"), b"{}").unwrap();
+        fsops::write_atomic(&home.join("journal/3.json"), b"{}").unwrap();
         assert!(m(home.clone()).is_live());
         // A home path that cannot exist (a file where a folder should be,
         // ENOTDIR) is stale, not "cannot tell": it must not block forever.
         let file = d.path().join("a-file");
-        std::fs::write(&file, b"").unwrap();
+        fsops::write_atomic(&file, b"").unwrap();
         assert!(!m(file.join("x")).is_live());
         assert!(!m(d.path().join("deleted-home")).is_live());
     }

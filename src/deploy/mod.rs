@@ -329,8 +329,8 @@ mod tests {
         );
         let d = tempfile::tempdir().unwrap();
         let (a, b) = (d.path().join("a"), d.path().join("b"));
-        std::fs::create_dir_all(&a).unwrap();
-        std::fs::create_dir_all(&b).unwrap();
+        crate::fsops::create_dir_all(&a).unwrap();
+        crate::fsops::create_dir_all(&b).unwrap();
         assert_eq!(
             ModeRequest::Auto.resolve(&a, &b, false).unwrap(),
             Mode::Symlink

@@ -7,7 +7,7 @@ use crate::store::{FileRecord, Receipt, Release, Source};
 use crate::toolkit::{Layout, Toolkit};
 use crate::version::{CudaVariant, Platform, Version};
 #[cfg(unix)]
-use {crate::home::Home, crate::store::Store, std::fs};
+use {crate::fsops, crate::home::Home, crate::store::Store};
 
 fn receipt(version: &str, cuda: &str, platform: Platform, files: Vec<FileRecord>) -> Receipt {
     let v: Version = version.parse().unwrap();
@@ -125,19 +125,23 @@ fn scan_finds_every_cudnn_file_and_plan_backs_them_up() {
     let home = Home::new(d.path().join("home"));
     let store = Store::new(&home);
     let root = d.path().join("tk (x86) ü");
-    fs::create_dir_all(root.join("include")).unwrap();
-    fs::create_dir_all(root.join("targets/x86_64-linux/lib")).unwrap();
-    std::os::unix::fs::symlink("targets/x86_64-linux/lib", root.join("lib64")).unwrap();
-    fs::write(
-        root.join("include/cudnn.h"),
-        "#define CUDNN_MAJOR 7\n#define CUDNN_MINOR 6\n#define CUDNN_PATCHLEVEL 5\n",
+    fsops::create_dir_all(&root.join("include")).unwrap();
+    fsops::create_dir_all(&root.join("targets/x86_64-linux/lib")).unwrap();
+    fsops::symlink(Path::new("targets/x86_64-linux/lib"), &root.join("lib64")).unwrap();
+    fsops::write_atomic(
+        &root.join("include/cudnn.h"),
+        b"#define CUDNN_MAJOR 7\n#define CUDNN_MINOR 6\n#define CUDNN_PATCHLEVEL 5\n",
     )
     .unwrap();
-    fs::write(root.join("include/cuda.h"), "x").unwrap();
-    fs::write(root.join("lib64/libcudnn.so.7.6.5"), "old").unwrap();
-    std::os::unix::fs::symlink("libcudnn.so.7.6.5", root.join("lib64/libcudnn.so.7")).unwrap();
-    std::os::unix::fs::symlink("gone", root.join("lib64/libcudnn_dangling.so")).unwrap();
-    fs::create_dir(root.join("lib64/cudnn_samples")).unwrap();
+    fsops::write_atomic(&root.join("include/cuda.h"), b"x").unwrap();
+    fsops::write_atomic(&root.join("lib64/libcudnn.so.7.6.5"), b"old").unwrap();
+    fsops::symlink(
+        Path::new("libcudnn.so.7.6.5"),
+        &root.join("lib64/libcudnn.so.7"),
+    )
+    .unwrap();
+    fsops::symlink(Path::new("gone"), &root.join("lib64/libcudnn_dangling.so")).unwrap();
+    fsops::create_dir_all(&root.join("lib64/cudnn_samples")).unwrap();
     let tk = toolkit(&root, Layout::Linux);
     let found = scan_toolkit(&tk, None, &store).unwrap();
     let rels: Vec<&str> = found.iter().map(|f| f.rel.as_str()).collect();
@@ -154,9 +158,9 @@ fn scan_finds_every_cudnn_file_and_plan_backs_them_up() {
     assert_eq!(found[2].state.sha256(), Some(&hash::sha256_bytes(b"old")));
 
     let rdir = d.path().join("store/cuda-12/9.1.0.70");
-    fs::create_dir_all(rdir.join("lib")).unwrap();
-    fs::write(rdir.join("lib/libcudnn.so.9"), "new").unwrap();
-    std::os::unix::fs::symlink("libcudnn.so.9", rdir.join("lib/libcudnn.so")).unwrap();
+    fsops::create_dir_all(&rdir.join("lib")).unwrap();
+    fsops::write_atomic(&rdir.join("lib/libcudnn.so.9"), b"new").unwrap();
+    fsops::symlink(Path::new("libcudnn.so.9"), &rdir.join("lib/libcudnn.so")).unwrap();
     let rel = Release {
         dir: rdir.clone(),
         receipt: receipt(
@@ -198,14 +202,14 @@ fn scan_finds_every_cudnn_file_and_plan_backs_them_up() {
     assert!(copy.copies());
     assert_eq!(
         copy.places[0].mtime_ns,
-        mtime_ns(&fs::metadata(rdir.join("lib/libcudnn.so.9")).unwrap()),
+        mtime_ns(&std::fs::metadata(rdir.join("lib/libcudnn.so.9")).unwrap()),
         "a copy keeps its source's modification time"
     );
     // A journal roundtrip keeps the plan whole.
     let json = serde_json::to_string(&plan).unwrap();
     assert_eq!(serde_json::from_str::<Plan>(&json).unwrap(), plan);
     // A store file that is gone is named before anything is planned.
-    fs::remove_file(rdir.join("lib/libcudnn.so.9")).unwrap();
+    fsops::remove_file(&rdir.join("lib/libcudnn.so.9")).unwrap();
     let e = plan_use(&home, &store, &tk, &rel, Mode::Symlink, None, 7).unwrap_err();
     assert_eq!(e.kind(), Kind::Integrity);
     assert!(
