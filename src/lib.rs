@@ -13,12 +13,14 @@
 //! - [`catalog`]: the release catalog (`manifest.toml`) and downloads.
 //! - [`doctor`]: system snapshot and platform-neutral checks.
 //! - [`interrupt`]: Ctrl-C / SIGTERM during a change: undo, then exit 130.
+//! - [`libcudnn`], [`child`]: loading a cuDNN library, in a child process of its own.
 //! - [`fsops`]: the one module that changes files (atomic writes, links, renames).
 //! - [`platform`]: the only code that differs by OS.
 
 pub mod activate;
 pub mod archive;
 pub mod catalog;
+pub mod child;
 pub mod cli;
 pub mod deploy;
 pub mod doctor;

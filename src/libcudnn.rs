@@ -2,9 +2,21 @@
 //! `cudnnGetCudartVersion()`. Both answer without a GPU or CUDA driver
 //! (cudnn-facts §3.4), which lets `verify`, `doctor` and the tests check the
 //! version a library really reports, not what its file name claims.
+//!
+//! Whenever one process looks at more than one cuDNN, each library is loaded
+//! in a child process of its own: the loader shares libraries by soname, so
+//! after one `libcudnn.so.9` is loaded a second one (another release)
+//! resolves its sub-libraries (`libcudnn_graph.so.9`, …) to the first
+//! release's copies and reports the first release's version. The one child
+//! protocol is the hidden command `cudnnm probe-library PATH` ([`PROBE_COMMAND`]):
+//! the child prints [`probe_answer`], one line of JSON, and the parent reads
+//! it back with [`query_in_children`]. `doctor` and `verify` both use it.
 
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
+use crate::child::Running;
+use crate::env::{self, Env};
 use crate::error::{Error, Kind, Result};
 use crate::version::Version;
 
@@ -98,51 +110,221 @@ fn query<T>(path: &Path, while_loaded: impl FnOnce() -> T) -> Result<(LibraryVer
     }
 }
 
-/// Like [`query_version`], but in a child process (`<exe> probe-library
-/// PATH`, a hidden command of the cudnnm binary `exe`).
-///
-/// Needed whenever one process looks at more than one cuDNN: the loader
-/// shares libraries by soname, so after one `libcudnn.so.9` is loaded a
-/// second one (another release) resolves its sub-libraries
-/// (`libcudnn_graph.so.9`, …) to the first release's copies and reports the
-/// first release's version.
+/// The hidden cudnnm command a child runs to load one library:
+/// `<exe> probe-library PATH` prints [`probe_answer`] for `PATH`.
+pub const PROBE_COMMAND: &str = "probe-library";
+
+/// What loading a library told: its version, and the cuDNN files the
+/// process had mapped while it was loaded (empty when unknown: not Linux).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Loaded {
+    /// `cudnnGetVersion()` and `cudnnGetCudartVersion()`.
+    pub version: LibraryVersion,
+    /// The cuDNN files mapped (the library itself and the sub-libraries it loaded).
+    pub modules: Vec<String>,
+}
+
+/// Asks a batch of libraries for their version; one result per path, in
+/// order. An error is the reason in words (the loader's message, or how the
+/// child failed). [`query_in_children`] and [`query_in_process`] are the two.
+pub type Querier<'a> = &'a (dyn Fn(&[PathBuf]) -> Vec<std::result::Result<Loaded, String>> + Sync);
+
+/// The child's answer for the library at `path`, one line of JSON:
+/// `{"cudnn":92700,"cudart":12090,"modules":["/x/libcudnn.so.9","/y/libcudnn_graph.so.9"]}`,
+/// or `{"error":"…"}` when it does not load (the child still exits 0).
+pub fn probe_answer(path: &Path) -> String {
+    match query_version_and_modules(path) {
+        Ok((v, modules)) => serde_json::json!({
+            "cudnn": v.cudnn,
+            "cudart": v.cudart,
+            "modules": modules
+                .iter()
+                .map(|m| m.to_string_lossy().into_owned())
+                .collect::<Vec<_>>(),
+        })
+        .to_string(),
+        Err(e) => serde_json::json!({"error": e.to_string()}).to_string(),
+    }
+}
+
+/// Why a child gave no version.
+enum Refusal {
+    /// The child answered: the library does not load (its message).
+    Answered(String),
+    /// The child could not start, failed, timed out or answered garbage.
+    Child(String),
+}
+
+impl Refusal {
+    fn text(self) -> String {
+        match self {
+            Refusal::Answered(t) | Refusal::Child(t) => t,
+        }
+    }
+}
+
+/// Reads a [`probe_answer`] back.
+fn parse_probe_answer(out: &str) -> std::result::Result<Loaded, Refusal> {
+    let v: serde_json::Value = serde_json::from_str(out.trim())
+        .map_err(|e| Refusal::Child(format!("bad answer from the child: {e}")))?;
+    if let Some(e) = v.get("error").and_then(|e| e.as_str()) {
+        return Err(Refusal::Answered(e.to_string()));
+    }
+    Ok(Loaded {
+        version: LibraryVersion {
+            cudnn: v
+                .get("cudnn")
+                .and_then(|x| x.as_u64())
+                .ok_or_else(|| Refusal::Child("no cudnn version".into()))?,
+            cudart: v.get("cudart").and_then(|x| x.as_u64()).unwrap_or(0),
+        },
+        modules: v
+            .get("modules")
+            .and_then(|m| m.as_array())
+            .map(|a| {
+                a.iter()
+                    .filter_map(|x| x.as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default(),
+    })
+}
+
+/// Starts `<exe> probe-library PATH` for each path, all at once, and
+/// collects the answers (each child may take [`crate::child::TIMEOUT`]).
+/// The library's own folder is put first on the child's loader path
+/// (`LD_LIBRARY_PATH`, Windows `PATH`, after `env`'s value): cuDNN's main
+/// library loads its sub-libraries by name, and a build with `DT_RUNPATH`
+/// (9.12's, unlike 9.27's `DT_RPATH`) would otherwise answer with the
+/// sub-libraries of whatever set comes first, not this file's version.
+fn run_children(
+    exe: &Path,
+    env: &Env,
+    paths: &[PathBuf],
+) -> Vec<std::result::Result<Loaded, Refusal>> {
+    let var = if env.is_windows() {
+        env::PATH
+    } else {
+        env::LD_LIBRARY_PATH
+    };
+    let running: Vec<Option<Running>> = paths
+        .iter()
+        .map(|p| {
+            let mut dirs: Vec<PathBuf> = p.parent().map(Path::to_path_buf).into_iter().collect();
+            // Split as the loader splits (an empty entry stays: it means `.`).
+            dirs.extend(env.var_os(var).into_iter().flat_map(std::env::split_paths));
+            let joined = std::env::join_paths(dirs).unwrap_or_default();
+            Running::spawn(Command::new(exe).arg(PROBE_COMMAND).arg(p).env(var, joined))
+        })
+        .collect();
+    running
+        .into_iter()
+        .map(|r| {
+            let out = r
+                .ok_or_else(|| Refusal::Child("could not start a child process".into()))?
+                .finish()
+                .map_err(Refusal::Child)?;
+            parse_probe_answer(&out)
+        })
+        .collect()
+}
+
+/// Loads each library in its own child process of the cudnnm binary `exe`
+/// (see the module comment for why), all at once, so that two copies with
+/// the same soname never share a process. `env` is this process's
+/// environment: the children inherit it, with the library's folder first on
+/// the loader path. Results in order of `paths`.
+pub fn query_in_children(
+    exe: &Path,
+    env: &Env,
+    paths: &[PathBuf],
+) -> Vec<std::result::Result<Loaded, String>> {
+    run_children(exe, env, paths)
+        .into_iter()
+        .map(|r| r.map_err(Refusal::text))
+        .collect()
+}
+
+/// Loads in this process (tests and library callers without a cudnnm
+/// binary). The modules are not listed: after the first library, this
+/// process's map holds every library loaded so far.
+pub fn query_in_process(paths: &[PathBuf]) -> Vec<std::result::Result<Loaded, String>> {
+    paths
+        .iter()
+        .map(|p| {
+            query_version(p)
+                .map(|version| Loaded {
+                    version,
+                    modules: Vec::new(),
+                })
+                .map_err(|e| e.to_string())
+        })
+        .collect()
+}
+
+/// Like [`query_version`], but in a child process of the cudnnm binary
+/// `exe` (the protocol of [`query_in_children`], with this process's
+/// environment).
 ///
 /// # Errors
-/// When the child cannot start, or reports that the library does not load.
+/// [`Kind::Failure`] when the library does not load (the child's message),
+/// or when the child cannot start, fails or answers garbage.
 pub fn query_version_isolated(exe: &Path, path: &Path) -> Result<LibraryVersion> {
-    let out = std::process::Command::new(exe)
-        .arg("probe-library")
-        .arg(path)
-        .stdin(std::process::Stdio::null())
-        .output()
-        .map_err(|e| {
-            Error::msg(format!(
-                "could not run '{}' to load '{}'",
-                exe.display(),
-                path.display()
-            ))
-            .cause(e)
-        })?;
-    let text = String::from_utf8_lossy(&out.stdout);
-    if !out.status.success() {
-        let err = String::from_utf8_lossy(&out.stderr);
-        let first = err
-            .lines()
-            .next()
-            .unwrap_or("")
-            .trim_start_matches("error: ");
-        return Err(Error::new(
+    let env = Env::from_process();
+    match run_children(exe, &env, &[path.to_path_buf()]).pop() {
+        Some(Ok(l)) => Ok(l.version),
+        Some(Err(Refusal::Answered(why))) => Err(Error::new(Kind::Failure, why)),
+        Some(Err(Refusal::Child(why))) => Err(Error::new(
             Kind::Failure,
-            format!("could not load '{}'", path.display()),
+            format!("could not load '{}' in a child process", path.display()),
         )
-        .cause(first.to_string()));
+        .cause(why)),
+        None => Err(Error::msg("no answer from the child process")),
     }
-    let mut it = text.split_whitespace().map(str::parse::<u64>);
-    match (it.next(), it.next()) {
-        (Some(Ok(cudnn)), Some(Ok(cudart))) => Ok(LibraryVersion { cudnn, cudart }),
-        _ => Err(Error::msg(format!(
-            "unexpected answer from probe-library: '{}'",
-            text.trim()
-        ))),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn answers_are_read_back() {
+        let refused = |out: &str| match parse_probe_answer(out) {
+            Err(Refusal::Answered(t)) => Some(t),
+            _ => None,
+        };
+        assert_eq!(refused("{\"error\":\"nope\"}").as_deref(), Some("nope"));
+        let l =
+            parse_probe_answer("{\"cudnn\":92700,\"cudart\":12090}").unwrap_or_else(|_| panic!());
+        assert_eq!(l.version.cudnn, 92700);
+        assert_eq!(l.version.version().to_string(), "9.27.0");
+        assert!(l.modules.is_empty());
+        let l = parse_probe_answer(
+            "{\"cudnn\":91200,\"cudart\":12090,\"modules\":[\"/a/libcudnn.so.9\",\"/b/libcudnn_graph.so.9\"]}",
+        )
+        .unwrap_or_else(|_| panic!());
+        assert_eq!(
+            l.modules,
+            vec!["/a/libcudnn.so.9", "/b/libcudnn_graph.so.9"]
+        );
+        assert!(matches!(
+            parse_probe_answer("not json"),
+            Err(Refusal::Child(_))
+        ));
+        assert!(matches!(
+            parse_probe_answer("{\"cudart\":1}"),
+            Err(Refusal::Child(_))
+        ));
+    }
+
+    #[test]
+    fn a_library_that_does_not_load_is_answered_as_an_error() {
+        let v: serde_json::Value =
+            serde_json::from_str(&probe_answer(Path::new("/nonexistent/libcudnn.so.9"))).unwrap();
+        let e = v["error"].as_str().unwrap();
+        assert!(
+            e.starts_with("could not load '/nonexistent/libcudnn.so.9'"),
+            "{e}"
+        );
     }
 }

@@ -252,22 +252,19 @@ fn plain_copy_where_the_release_had_a_link_chain_is_found_fixed_and_undone() {
 
 #[cfg(unix)]
 #[test]
-fn query_library_answers_for_the_real_library() {
+fn probe_library_answers_for_the_real_library() {
     let mut sb = Sandbox::new();
     let tk = toolkit(&mut sb, false);
     let r = sb
         .run([
-            "doctor",
-            "--query-library",
+            "probe-library",
             tk.join("lib64/libcudnn.so.9").to_str().unwrap(),
         ])
         .ok();
     let j: serde_json::Value = serde_json::from_str(r.stdout().trim()).unwrap();
     assert_eq!(j["cudnn"], 92700, "{}", r.describe());
     assert_eq!(j["cudart"].as_u64().unwrap() / 1000, 12);
-    let r = sb
-        .run(["doctor", "--query-library", "/nonexistent/libcudnn.so.9"])
-        .ok();
+    let r = sb.run(["probe-library", "/nonexistent/libcudnn.so.9"]).ok();
     assert!(r.stdout().contains("\"error\""), "{}", r.describe());
 }
 

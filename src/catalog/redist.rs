@@ -1,4 +1,4 @@
-//! NVIDIA's `redistrib_<label>.json` index (cudnn-facts §2.2), read by
+//! NVIDIA's `redistrib_<label>.json` index (docs/releases.md#redist-index), read by
 //! `cudnnm manifest refresh`.
 //!
 //! Two shapes exist. Shape A (`redistrib_8.9.7.29.json`, 8.5.0.96, 8.9.2.26)
@@ -233,8 +233,8 @@ pub fn index_links(html: &str) -> Vec<String> {
 pub(crate) mod tests {
     use super::*;
 
-    /// `redistrib_9.1.0.json` as vendored by nixpkgs (cudnn-facts §2.2), with
-    /// the Linux and Windows entries whose hashes the reference gives in full.
+    /// `redistrib_9.1.0.json` (NVIDIA's file, as vendored by nixpkgs), with
+    /// the Linux and Windows entries only (docs/releases.md#redist-index).
     pub(crate) const SAMPLE_B: &str = r#"{
     "release_date": "2024-04-12",
     "release_label": "9.1.0",

@@ -16,8 +16,9 @@ use crate::version::{CudaVariant, Platform, Version};
 
 /// Whether a build for `variant` serves a user who asked for `--cuda want`.
 /// `want` without a minor (`12`) takes every build of that major; with a minor
-/// (`11.8`, `10.2`) it takes builds that fit such a toolkit (DESIGN.md §4:
-/// the same major.minor before CUDA 11, the same major from 11 on).
+/// (`11.8`, `10.2`) it takes builds that fit such a toolkit: the same
+/// major.minor before CUDA 11, the same major from 11 on
+/// (docs/releases.md#minor-version-compatibility).
 pub fn cuda_serves(want: &CudaVariant, variant: &CudaVariant) -> bool {
     match want.minor() {
         None => variant.major() == want.major(),

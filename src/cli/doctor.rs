@@ -9,6 +9,7 @@ use crate::catalog::Catalog;
 use crate::deploy::{Change, Reporter};
 use crate::doctor::{self, Snapshot, Tables, fix, gather, render};
 use crate::error::{Error, IoResultExt, Kind, Result};
+use crate::libcudnn;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -32,9 +33,6 @@ pub struct Args {
     /// Do not load libraries to ask their version (versions from headers and file names)
     #[arg(long)]
     pub no_load: bool,
-    /// Internal: load one library and print its version as JSON
-    #[arg(long, hide = true, value_name = "PATH")]
-    pub query_library: Option<PathBuf>,
 }
 
 /// Runs the command; returns the exit code (0 healthy, 7 problems found).
@@ -53,10 +51,6 @@ impl Reporter for FixReporter<'_> {
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
-    if let Some(p) = &args.query_library {
-        ctx.out(gather::query_output(p));
-        return Ok(0);
-    }
     if let Some(id) = &args.undo_fix {
         let _lock = ctx.lock()?;
         for line in fix::undo(&ctx.home, id)? {
@@ -162,7 +156,7 @@ fn report_path(ctx: &Ctx, given: &Path) -> Result<PathBuf> {
         ctx.env.cwd().join(given)
     };
     let text = given.to_string_lossy();
-    let trailing = text.ends_with('/') || (cfg!(windows) && text.ends_with('\\'));
+    let trailing = text.ends_with('/') || (ctx.env.is_windows() && text.ends_with('\\'));
     if path.is_dir() || trailing {
         return Err(Error::new(
             Kind::Usage,
@@ -203,14 +197,15 @@ fn absolute(ctx: &Ctx, p: &Path) -> PathBuf {
 /// Gathers this machine, loading libraries in child processes of this binary.
 fn take(ctx: &Ctx, args: &Args) -> Snapshot {
     let exe = std::env::current_exe().ok();
+    let env = &ctx.env;
     let children = |paths: &[PathBuf]| match &exe {
-        Some(e) => gather::query_in_children(e, paths),
-        None => gather::query_in_process(paths),
+        Some(e) => libcudnn::query_in_children(e, env, paths),
+        None => libcudnn::query_in_process(paths),
     };
     let cuda_roots = args.cuda_root.iter().map(|p| absolute(ctx, p)).collect();
     let opts = gather::Options {
         cuda_roots,
-        query: (!args.no_load).then_some(&children as gather::Querier),
+        query: (!args.no_load).then_some(&children as libcudnn::Querier),
         run_tools: true,
     };
     gather::gather(&ctx.env, &ctx.home, &opts)

@@ -86,7 +86,8 @@ enum Command {
     Manifest(manifest::Args),
     /// Print shell completions
     Completions(completions::Args),
-    /// Load one cuDNN library and print `cudnnGetVersion() cudnnGetCudartVersion()` (internal)
+    /// Load one cuDNN library and print its version as JSON (internal: the
+    /// child process of `doctor` and `verify`, [`crate::libcudnn::PROBE_COMMAND`])
     #[command(hide = true)]
     ProbeLibrary {
         /// The library file
@@ -261,8 +262,7 @@ fn run_command(ctx: &Ctx, command: Command) -> Result<u8> {
         Command::Manifest(a) => manifest::run(ctx, a),
         Command::Completions(a) => completions::run(ctx, a),
         Command::ProbeLibrary { path } => {
-            let v = crate::libcudnn::query_version(&path)?;
-            ctx.out(format!("{} {}", v.cudnn, v.cudart));
+            ctx.out(crate::libcudnn::probe_answer(&path));
             Ok(0)
         }
     }

@@ -5,8 +5,9 @@ use std::path::PathBuf;
 
 use super::Ctx;
 use crate::catalog::Catalog;
-use crate::doctor::{gather, verify};
+use crate::doctor::verify;
 use crate::error::{Kind, Result};
+use crate::libcudnn;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -18,9 +19,10 @@ pub struct Args {
 /// Runs the command; returns the exit code (0 healthy, 7 problems found).
 pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     let exe = std::env::current_exe().ok();
+    let env = &ctx.env;
     let children = |paths: &[PathBuf]| match &exe {
-        Some(e) => gather::query_in_children(e, paths),
-        None => gather::query_in_process(paths),
+        Some(e) => libcudnn::query_in_children(e, env, paths),
+        None => libcudnn::query_in_process(paths),
     };
     let catalog = Catalog::load(&ctx.home).unwrap_or_else(|e| {
         ctx.warn(format!(
@@ -31,7 +33,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     let report = verify::verify(
         &ctx.home,
         &catalog,
-        (!args.no_load).then_some(&children as gather::Querier),
+        (!args.no_load).then_some(&children as libcudnn::Querier),
     )?;
     if ctx.json {
         ctx.out_json(&report);

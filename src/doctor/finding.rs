@@ -6,6 +6,8 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use super::FindingId;
+
 /// How bad a finding is. `doctor` exits non-zero when any is an error.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -60,8 +62,8 @@ pub enum AutoFix {
 /// One problem (or fact) found.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Finding {
-    /// Stable kebab-case id (table in [`super`]).
-    pub id: String,
+    /// What it is about: a stable id, kebab-case in text and `--json`.
+    pub id: FindingId,
     /// How bad it is.
     pub severity: Severity,
     /// One line: what is wrong.
@@ -85,9 +87,9 @@ pub struct Finding {
 
 impl Finding {
     /// A finding with an id, severity and title; the rest added by the builders below.
-    pub fn new(id: &str, severity: Severity, title: impl Into<String>) -> Finding {
+    pub fn new(id: FindingId, severity: Severity, title: impl Into<String>) -> Finding {
         Finding {
-            id: id.to_string(),
+            id,
             severity,
             title: title.into(),
             seen: Vec::new(),

@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use super::FindingId;
 use super::finding::{AutoFix, Finding};
 use crate::deploy::{self, Redeployed};
 use crate::error::{Error, IoResultExt, Kind, Result};
@@ -66,7 +67,7 @@ pub enum Change {
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct FixReport {
     /// The finding it answers.
-    pub finding: String,
+    pub finding: FindingId,
     /// `applied` or `skipped`.
     pub status: &'static str,
     /// What was done, or why not.
@@ -123,7 +124,7 @@ pub fn apply(
         let Some(a) = &f.auto_fix else {
             if let Some(why) = &f.held_back {
                 reports.push(FixReport {
-                    finding: f.id.clone(),
+                    finding: f.id,
                     status: "skipped",
                     message: why.clone(),
                     auto_fix: None,
@@ -137,7 +138,7 @@ pub fn apply(
         done.push(a.clone());
         if !in_scope(a.target(), roots) {
             reports.push(FixReport {
-                finding: f.id.clone(),
+                finding: f.id,
                 auto_fix: Some(a.clone()),
                 status: "skipped",
                 message: format!(
@@ -170,7 +171,7 @@ pub fn apply(
                 }
                 Ok(None) => {
                     reports.push(FixReport {
-                        finding: f.id.clone(),
+                        finding: f.id,
                         auto_fix: Some(a.clone()),
                         status: "skipped",
                         message: format!("{d} is already on your user PATH in the registry; open a new terminal (or restart the program) to see it"),
@@ -207,7 +208,7 @@ pub fn apply(
                     }
                     Ok(Redeployed::AlreadyClean) => {
                         reports.push(FixReport {
-                            finding: f.id.clone(),
+                            finding: f.id,
                             auto_fix: Some(a.clone()),
                             status: "skipped",
                             message: format!(
@@ -222,13 +223,13 @@ pub fn apply(
         };
         reports.push(match r {
             Ok(m) => FixReport {
-                finding: f.id.clone(),
+                finding: f.id,
                 auto_fix: Some(a.clone()),
                 status: "applied",
                 message: m,
             },
             Err(e) => FixReport {
-                finding: f.id.clone(),
+                finding: f.id,
                 auto_fix: Some(a.clone()),
                 status: "skipped",
                 message: format!(
@@ -388,7 +389,7 @@ mod tests {
     use crate::env::Env;
 
     fn finding(fix: AutoFix) -> Finding {
-        Finding::new("broken-soname-chain", Severity::Error, "t").auto(fix)
+        Finding::new(FindingId::BrokenSonameChain, Severity::Error, "t").auto(fix)
     }
 
     /// [`apply`] as `doctor --fix` runs it: under the home lock, through the change guard.

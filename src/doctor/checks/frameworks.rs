@@ -2,6 +2,7 @@
 //! (issue item 11), `framework-cuda-mismatch`, `cudnn-major-mismatch` (F08).
 
 use super::Cx;
+use crate::doctor::FindingId;
 use crate::doctor::finding::{Finding, Severity};
 use crate::doctor::snapshot::Framework;
 use crate::doctor::spath;
@@ -146,7 +147,7 @@ fn pinned_wheels(cx: &Cx, out: &mut Vec<Finding>) {
             continue;
         }
         let mut fd = Finding::new(
-            "framework-cudnn-mismatch",
+            FindingId::FrameworkCudnnMismatch,
             Severity::Error,
             match &have {
                 Some(h) => format!(
@@ -199,7 +200,7 @@ fn table_rows(cx: &Cx, out: &mut Vec<Finding>) {
                 .unwrap_or_else(|| r.cuda.clone());
             let cmds = cx.install_and_use(&spec, Some(&cuda), tk);
             let mut fd = Finding::new(
-                    "framework-cudnn-mismatch",
+                    FindingId::FrameworkCudnnMismatch,
                     Severity::Error,
                     format!("{who} is built with cuDNN {}; the loaded cuDNN is {}", r.cudnn, k.version),
                 )
@@ -221,7 +222,7 @@ fn table_rows(cx: &Cx, out: &mut Vec<Finding>) {
         {
             out.push(
                 Finding::new(
-                    "framework-cuda-mismatch",
+                    FindingId::FrameworkCudaMismatch,
                     Severity::Warning,
                     format!("{who} is built with CUDA {}; the toolkit in use is CUDA {c}", r.cuda),
                 )
@@ -254,7 +255,7 @@ fn majors(cx: &Cx, out: &mut Vec<Finding>) {
             .collect();
         let name = cx.loader_name("cudnn", m);
         let mut f = Finding::new(
-            "cudnn-major-mismatch",
+            FindingId::CudnnMajorMismatch,
             Severity::Error,
             format!(
                 "{} needs cuDNN {m} ({name}); only cuDNN {} is reachable",

@@ -3,9 +3,9 @@
 //! Windows case is a Linux test with a Windows snapshot as data.
 //!
 //! - `system.rs`: OS, toolkits, `nvcc`, `CUDA_PATH`, driver, GPU.
-//! - `files.rs`: the files of each installation (complete set, folders,
+//! - `files/`: the files of each installation (complete set, folders,
 //!   soname chains, header against library, CUDA fit, architecture).
-//! - `loading.rs`: what the loader finds (copies in search order, mixing,
+//! - `loading/`: what the loader finds (copies in search order, mixing,
 //!   `PATH` mistakes, dependencies, zlib).
 //! - `windows.rs`: Visual C++ runtime, UCRT, registry `PATH`.
 //! - `frameworks.rs`: what frameworks and pins expect against what loads.

@@ -1,6 +1,7 @@
 //! OS, toolkits, `nvcc`, `CUDA_PATH`, driver and GPU.
 
 use super::Cx;
+use crate::doctor::FindingId;
 use crate::doctor::finding::{Finding, Severity, ps_quote, sh_quote};
 use crate::doctor::snapshot::{ToolkitInfo, cudart_to_version};
 use crate::doctor::spath;
@@ -34,7 +35,7 @@ fn os_bits(cx: &Cx, out: &mut Vec<Finding>) {
     }
     out.push(
         Finding::new(
-            "os-not-64bit",
+            FindingId::OsNot64Bit,
             Severity::Error,
             format!("this is a {}-bit operating system; cuDNN exists only for 64-bit systems", os.bits),
         )
@@ -64,7 +65,7 @@ fn toolkits(cx: &Cx, out: &mut Vec<Finding>) {
     } else {
         Severity::Error
     };
-    let mut f = Finding::new("no-cuda-toolkit", sev, "no CUDA toolkit found")
+    let mut f = Finding::new(FindingId::NoCudaToolkit, sev, "no CUDA toolkit found")
         .seen("searched: --cuda-root, CUDA_PATH, CUDA_PATH_V*, CUDA_HOME, nvcc on PATH, the default install folders")
         .why("cuDNN is a CUDA library: it needs the CUDA runtime and cuBLAS/cuBLASLt (cuDNN 9 also NVRTC) at run time, and compiling against it needs the toolkit's headers. `cudnnm use` deploys into a toolkit.");
     if pip_cuda {
@@ -122,7 +123,7 @@ fn nvcc_vs_cuda_path(cx: &Cx, out: &mut Vec<Finding>) {
     };
     out.push(
         Finding::new(
-            "nvcc-cuda-path-mismatch",
+            FindingId::NvccCudaPathMismatch,
             Severity::Warning,
             format!("nvcc on PATH is CUDA {}.{}, but {var} points at CUDA {}.{}", a.major(), a.minor(), b.major(), b.minor()),
         )
@@ -152,7 +153,7 @@ fn cuda_path(cx: &Cx, out: &mut Vec<Finding>) {
         match toolkit_at(cx, value).and_then(|t| t.cuda.clone()) {
             Some(c) if mm(&c) != (ma, mi) => out.push(
                 Finding::new(
-                    "cuda-path-other-version",
+                    FindingId::CudaPathOtherVersion,
                     Severity::Error,
                     format!("{name} points at a CUDA {}.{} toolkit", c.major(), c.minor()),
                 )
@@ -162,7 +163,7 @@ fn cuda_path(cx: &Cx, out: &mut Vec<Finding>) {
             ),
             None if toolkit_at(cx, value).is_none() => out.push(
                 Finding::new(
-                    "cuda-path-invalid",
+                    FindingId::CudaPathInvalid,
                     Severity::Error,
                     format!("{name} points at a folder that is not a CUDA toolkit"),
                 )
@@ -176,7 +177,7 @@ fn cuda_path(cx: &Cx, out: &mut Vec<Finding>) {
     match root_var(cx) {
         Some((var, root)) => match toolkit_at(cx, root) {
             None => out.push(
-                Finding::new("cuda-path-invalid", Severity::Error, format!("{var} points at a folder that is not a CUDA toolkit"))
+                Finding::new(FindingId::CudaPathInvalid, Severity::Error, format!("{var} points at a folder that is not a CUDA toolkit"))
                     .seen(format!("{var}={root}"))
                     .why("No version.json, version.txt or include/cuda.h there: build scripts and frameworks that read it (CMake FindCUDAToolkit, onnxruntime, TensorFlow's configure) fail to find CUDA.")
                     .fix(format!("Point {var} at an installed toolkit, or remove it."))
@@ -191,7 +192,7 @@ fn cuda_path(cx: &Cx, out: &mut Vec<Finding>) {
                     let ver = |t: &ToolkitInfo| t.cuda.as_ref().map(|c| format!("CUDA {c}")).unwrap_or_else(|| "a toolkit".into());
                     out.push(
                         Finding::new(
-                            "cuda-path-other-version",
+                            FindingId::CudaPathOtherVersion,
                             Severity::Warning,
                             format!("{var} points at {} with no cuDNN; cuDNN is in {}", ver(t), ver(other)),
                         )
@@ -206,7 +207,7 @@ fn cuda_path(cx: &Cx, out: &mut Vec<Finding>) {
         None if cx.w && !s.toolkits.is_empty() => {
             let t = cx.toolkit_in_use().unwrap_or(&s.toolkits[0]);
             out.push(
-                Finding::new("cuda-path-missing", Severity::Warning, "CUDA_PATH is not set")
+                Finding::new(FindingId::CudaPathMissing, Severity::Warning, "CUDA_PATH is not set")
                     .seen(format!("toolkits found: {}", s.toolkits.iter().map(|t| t.root.as_str()).collect::<Vec<_>>().join(", ")))
                     .why("NVIDIA's installer sets CUDA_PATH (and CUDA_PATH_VX_Y); CMake, MSBuild's CUDA targets, onnxruntime and TensorFlow's build read it and fail without it (\"CUDA_PATH is not set\", \"Could not find CUDA\").")
                     .fix("Set CUDA_PATH to the toolkit you use, then open a new terminal.")
@@ -253,7 +254,7 @@ fn driver(cx: &Cx, out: &mut Vec<Finding>) {
     let Some(d) = &s.driver else {
         if !s.toolkits.is_empty() || !s.files.is_empty() {
             out.push(
-                Finding::new("driver-not-found", Severity::Info, "no NVIDIA driver found (nvidia-smi is not on PATH or failed); driver and GPU checks skipped")
+                Finding::new(FindingId::DriverNotFound, Severity::Info, "no NVIDIA driver found (nvidia-smi is not on PATH or failed); driver and GPU checks skipped")
                     .why("Without a driver no CUDA program runs on a GPU (\"CUDA driver version is insufficient\", \"no CUDA-capable device is detected\"), and libraries that link the driver library (libcuda.so.1 / nvcuda.dll, e.g. cuDNN 9's runtime-compiled engines) do not load; on a build machine without a GPU this is expected.")
                     .fix("Install the NVIDIA driver for your GPU (https://www.nvidia.com/drivers)."),
             );
@@ -271,9 +272,9 @@ fn driver(cx: &Cx, out: &mut Vec<Finding>) {
         }
         let compat = minor_compat_floor(c.major(), cx.w).filter(|f| dv >= f);
         let (id, sev) = if compat.is_some() {
-            ("driver-minor-compat-only", Severity::Warning)
+            (FindingId::DriverMinorCompatOnly, Severity::Warning)
         } else {
-            ("driver-too-old", Severity::Error)
+            (FindingId::DriverTooOld, Severity::Error)
         };
         let mut f = Finding::new(
             id,
@@ -338,7 +339,7 @@ fn gpu(cx: &Cx, out: &mut Vec<Finding>) {
             };
             if *cc < need {
                 out.push(
-                    Finding::new("gpu-too-old", Severity::Error, format!("{} (compute capability {cc}) is not supported by cuDNN {}", g.name, k.version))
+                    Finding::new(FindingId::GpuTooOld, Severity::Error, format!("{} (compute capability {cc}) is not supported by cuDNN {}", g.name, k.version))
                         .seen(format!("GPU: {} (compute capability {cc})", g.name))
                         .seen(format!("cuDNN: {}", cx.describe(&a.hit.path)))
                         .why(format!("cuDNN {} supports compute capability {need} and newer (NVIDIA support matrix); on this GPU its calls fail with CUDNN_STATUS_ARCH_MISMATCH or \"no kernel image is available for execution on the device\".", k.version))
@@ -367,12 +368,12 @@ fn unfinished(cx: &Cx, out: &mut Vec<Finding>) {
             )
         };
         let f = if u.running {
-            Finding::new("toolkit-change-unfinished", Severity::Warning, format!("{} is being changed right now by another cudnnm home", t.root))
+            Finding::new(FindingId::ToolkitChangeUnfinished, Severity::Warning, format!("{} is being changed right now by another cudnnm home", t.root))
                 .seen(whose)
                 .why("Another cudnnm process holds this toolkit's lock and is switching its cuDNN files; until it finishes, the toolkit holds part of the old cuDNN and part of the new.")
                 .fix("Wait for it to finish, then run doctor again.")
         } else {
-            let f = Finding::new("toolkit-change-unfinished", Severity::Error, format!("{} is in the middle of an interrupted change from another cudnnm home", t.root))
+            let f = Finding::new(FindingId::ToolkitChangeUnfinished, Severity::Error, format!("{} is in the middle of an interrupted change from another cudnnm home", t.root))
                 .seen(whose)
                 .why("A cudnnm change to this toolkit stopped part-way (a crash, a kill or a power cut). Its journal and the original files are in that other home, which finishes or undoes the change at its next command; until then the toolkit may hold part of the old cuDNN and part of the new, and cudnnm from any other home refuses to change it.")
                 .fix("Run any cudnnm command with that home (as its user): it completes the change or puts the original files back.");
@@ -393,7 +394,7 @@ fn writable(cx: &Cx, out: &mut Vec<Finding>) {
             continue;
         }
         out.push(
-            Finding::new("toolkit-not-writable", Severity::Info, format!("you cannot change the cuDNN files of {}", t.root))
+            Finding::new(FindingId::ToolkitNotWritable, Severity::Info, format!("you cannot change the cuDNN files of {}", t.root))
                 .seen(format!("{} and its include/lib folders are not writable by this user", t.root))
                 .why("Deploying or switching cuDNN in this toolkit (`cudnnm use`) needs administrator/root rights; cudnnm checks every target first and refuses whole rather than half.")
                 .fix("Run `cudnnm use` from an elevated prompt (sudo on Linux), or activate a release per process, which needs no rights.")

@@ -2,6 +2,7 @@
 //! healthy Windows machine, and builders to break them one way at a time.
 
 use crate::catalog::FrameworkBuild;
+use crate::doctor::FindingId;
 use crate::doctor::finding::Finding;
 use crate::doctor::names;
 use crate::doctor::snapshot::*;
@@ -463,7 +464,7 @@ impl Kit {
 
     /// The one finding with `id`; panics with every finding when absent.
     #[track_caller]
-    pub fn expect(&self, id: &str) -> Finding {
+    pub fn expect(&self, id: FindingId) -> Finding {
         let all = self.run();
         let mut it = all.iter().filter(|f| f.id == id);
         match it.next() {
@@ -473,13 +474,13 @@ impl Kit {
     }
 
     /// Every finding with `id`.
-    pub fn all(&self, id: &str) -> Vec<Finding> {
+    pub fn all(&self, id: FindingId) -> Vec<Finding> {
         self.run().into_iter().filter(|f| f.id == id).collect()
     }
 
     /// Asserts there is no finding with `id`.
     #[track_caller]
-    pub fn absent(&self, id: &str) {
+    pub fn absent(&self, id: FindingId) {
         assert!(
             self.all(id).is_empty(),
             "unexpected {id}; findings:\n{}",

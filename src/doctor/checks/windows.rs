@@ -2,6 +2,7 @@
 //! Universal C Runtime, and the user/machine `PATH` in the registry.
 
 use super::Cx;
+use crate::doctor::FindingId;
 use crate::doctor::finding::{Finding, Severity};
 use crate::doctor::loader;
 use crate::doctor::names;
@@ -29,7 +30,7 @@ fn runtimes(cx: &Cx, out: &mut Vec<Finding>) {
     if !missing.is_empty() {
         out.push(
             Finding::new(
-                "vc-runtime-missing",
+                FindingId::VcRuntimeMissing,
                 Severity::Error,
                 format!("the Visual C++ runtime is missing: {}", missing.join(", ")),
             )
@@ -45,7 +46,7 @@ fn runtimes(cx: &Cx, out: &mut Vec<Finding>) {
         && loader::find(s, "ucrtbase.dll").is_empty()
     {
         out.push(
-            Finding::new("ucrt-missing", Severity::Error, "the Universal C Runtime is not installed")
+            Finding::new(FindingId::UcrtMissing, Severity::Error, "the Universal C Runtime is not installed")
                 .seen(format!(
                     "Windows {}; no {} or ucrtbase.dll in System32",
                     s.os.version.as_deref().unwrap_or("version unknown"),
@@ -90,7 +91,7 @@ fn registry_path(cx: &Cx, out: &mut Vec<Finding>) {
         let (u, m, p) = (has(&user, d), has(&machine, d), has(&s.path, d));
         if (u || m) && !p {
             out.push(
-                Finding::new("process-path-stale", Severity::Warning, format!("{d} is on the {} PATH but not on this process's PATH", if u { "user" } else { "machine" }))
+                Finding::new(FindingId::ProcessPathStale, Severity::Warning, format!("{d} is on the {} PATH but not on this process's PATH", if u { "user" } else { "machine" }))
                     .seen(format!("registry {} Path holds {d}", if u { "user (HKCU)" } else { "machine (HKLM)" }))
                     .seen("this process's PATH does not")
                     .why("A process copies PATH when it starts: terminals, IDEs, Jupyter and services started before the change keep the old PATH and still fail with \"Could not load dynamic library\".")
@@ -99,7 +100,7 @@ fn registry_path(cx: &Cx, out: &mut Vec<Finding>) {
         }
         if p && !u && !m {
             out.push(
-                Finding::new("path-not-persistent", Severity::Info, format!("{d} is on PATH for this process only"))
+                Finding::new(FindingId::PathNotPersistent, Severity::Info, format!("{d} is on PATH for this process only"))
                     .seen(format!("neither the user nor the machine Path in the registry holds {d}"))
                     .why("It was set in this shell (`set PATH=…`, an activation script): other programs and new terminals do not see it.")
                     .fix("Keep it per process on purpose (`cudnnm exec`/`cudnnm env`), or add it to your user PATH."),
@@ -116,7 +117,7 @@ fn registry_path(cx: &Cx, out: &mut Vec<Finding>) {
         && !spath::same(&ud, &md, true)
     {
         out.push(
-            Finding::new("user-machine-path-differ", Severity::Warning, "the user PATH and the machine PATH lead to different cuDNN copies")
+            Finding::new(FindingId::UserMachinePathDiffer, Severity::Warning, "the user PATH and the machine PATH lead to different cuDNN copies")
                 .seen(format!("user Path (HKCU): {}", cx.describe_dir(&ud)))
                 .seen(format!("machine Path (HKLM): {}", cx.describe_dir(&md)))
                 .why("Windows puts the machine Path before the user Path: your programs get the machine's copy, while a service or another account sees only the machine Path. Editing only one of them changes less than it seems.")
@@ -126,7 +127,7 @@ fn registry_path(cx: &Cx, out: &mut Vec<Finding>) {
         && holder(&machine).is_none()
     {
         out.push(
-            Finding::new("user-machine-path-differ", Severity::Info, format!("{ud} is on your user PATH only"))
+            Finding::new(FindingId::UserMachinePathDiffer, Severity::Info, format!("{ud} is on your user PATH only"))
                 .seen(format!("user Path (HKCU) holds {ud}; the machine Path (HKLM) does not"))
                 .why("Programs run by another account or as a service (Jupyter or a web server started as a service, scheduled tasks as SYSTEM) read only the machine Path and do not find cuDNN.")
                 .fix("If your framework runs as a service or another user, add the folder to the machine Path (System Properties → Environment Variables, elevated)."),

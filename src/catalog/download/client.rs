@@ -1,0 +1,157 @@
+//! The HTTP client every download uses (rustls with ring, limited
+//! redirects, timeouts, proxies from the environment snapshot) and the
+//! reader of small index files (`redistrib_*.json`, directory listings).
+
+use std::io::Read;
+use std::sync::Once;
+
+use reqwest::StatusCode;
+use reqwest::blocking::Client;
+
+use super::failure::{Failure, classify};
+use super::transfer::is_file_url;
+use super::{BACKOFF, CONNECT_TIMEOUT, MAX_INDEX_BYTES, MAX_REDIRECTS, READ_TIMEOUT, RETRIES};
+use crate::env::{self, Env};
+use crate::error::{Error, IoResultExt, Kind, Result, error_chain};
+
+static CRYPTO: Once = Once::new();
+
+/// The HTTP client: rustls with ring, redirects limited, proxies from `env`.
+///
+/// # Errors
+/// [`Kind::Usage`] when a proxy variable holds something that is not a URL.
+pub fn client(env: &Env) -> Result<Client> {
+    CRYPTO.call_once(|| {
+        // Another part of the process may have installed one already; either is fine.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
+    let mut b = Client::builder()
+        .user_agent(concat!("cudnnm/", env!("CARGO_PKG_VERSION")))
+        .redirect(reqwest::redirect::Policy::limited(MAX_REDIRECTS))
+        .connect_timeout(CONNECT_TIMEOUT)
+        .timeout(READ_TIMEOUT)
+        .no_proxy();
+    let var = |name: &str| {
+        env.var(name)
+            .or_else(|| env.var(&name.to_ascii_lowercase()))
+    };
+    let no_proxy = var(env::NO_PROXY).and_then(|s| reqwest::NoProxy::from_string(&s));
+    let bad_proxy = |name: &str, v: &str, e: reqwest::Error| {
+        Error::new(Kind::Usage, format!("{name}='{v}' is not a proxy URL"))
+            .cause(error_chain(&e))
+            .hint(format!(
+                "set {name} to a URL such as http://proxy.example:3128, or unset it"
+            ))
+    };
+    for name in [env::HTTPS_PROXY, env::HTTP_PROXY, env::ALL_PROXY] {
+        if let Some(v) = var(name) {
+            let made = match name {
+                env::HTTPS_PROXY => reqwest::Proxy::https(v.as_str()),
+                env::HTTP_PROXY => reqwest::Proxy::http(v.as_str()),
+                _ => reqwest::Proxy::all(v.as_str()),
+            };
+            let p = made.map_err(|e| bad_proxy(name, &v, e))?;
+            b = b.proxy(p.no_proxy(no_proxy.clone()));
+        }
+    }
+    b.build().map_err(|e| {
+        Error::new(Kind::Network, "could not set up the HTTPS client").cause(error_chain(&e))
+    })
+}
+
+/// Reads a small file (a `redistrib_*.json`, a directory listing) from an
+/// `http(s)://` or `file://` URL, with the same retries and error messages as
+/// archive downloads.
+///
+/// # Errors
+/// [`Kind::Network`] for HTTP and connection failures, [`Kind::Integrity`]
+/// for a body over 32 MiB, I/O errors for `file://` URLs.
+pub fn fetch_bytes(env: &Env, url: &str) -> Result<Vec<u8>> {
+    if is_file_url(url) {
+        let path = reqwest::Url::parse(url)
+            .ok()
+            .and_then(|u| u.to_file_path().ok())
+            .ok_or_else(|| Error::new(Kind::Usage, format!("'{url}' is not a usable file URL")))?;
+        return std::fs::read(&path).with_path("read", &path);
+    }
+    let client = client(env)?;
+    let mut failures = 0u32;
+    loop {
+        match get_small(&client, url) {
+            Ok(bytes) => return Ok(bytes),
+            Err(Failure::Transient(_)) if failures < RETRIES => {
+                failures += 1;
+                std::thread::sleep(BACKOFF * 2u32.pow(failures - 1));
+            }
+            Err(Failure::Transient(e) | Failure::NotThere(e) | Failure::Fatal(e)) => {
+                let e = if e.message().contains(url) {
+                    e
+                } else {
+                    e.context(format!("could not read {url}"))
+                };
+                return Err(e.hint(
+                    "check the URL and the network or proxy (HTTPS_PROXY); use `--mirror URL`, or pass a downloaded redistrib_*.json with --from FILE",
+                ));
+            }
+        }
+    }
+}
+
+fn get_small(client: &Client, url: &str) -> std::result::Result<Vec<u8>, Failure> {
+    let name = url.trim_end_matches('/').rsplit('/').next().unwrap_or(url);
+    let resp = client.get(url).send().map_err(|e| classify(e, url, name))?;
+    let s = resp.status();
+    if s == StatusCode::TOO_MANY_REQUESTS || s.is_server_error() {
+        return Err(Failure::Transient(Error::new(
+            Kind::Network,
+            format!("could not read {url}: HTTP {s}"),
+        )));
+    }
+    if !s.is_success() {
+        return Err(Failure::Fatal(Error::new(
+            Kind::Network,
+            format!("could not read {url}: HTTP {s}"),
+        )));
+    }
+    let mut out = Vec::new();
+    resp.take(MAX_INDEX_BYTES + 1)
+        .read_to_end(&mut out)
+        .map_err(|e| {
+            Failure::Transient(
+                Error::new(
+                    Kind::Network,
+                    format!("connection lost while reading {url}"),
+                )
+                .cause(error_chain(&e)),
+            )
+        })?;
+    if out.len() as u64 > MAX_INDEX_BYTES {
+        return Err(Failure::Fatal(Error::new(
+            Kind::Integrity,
+            format!("{url} is larger than {MAX_INDEX_BYTES} bytes; not an index file"),
+        )));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn proxies_come_from_the_env_snapshot() {
+        let env = Env::from_vars(
+            [
+                ("https_proxy", "http://127.0.0.1:3128"),
+                ("NO_PROXY", "localhost"),
+            ],
+            "/",
+            false,
+        );
+        assert!(client(&env).is_ok());
+        let env = Env::from_vars([("HTTP_PROXY", "::not a url::")], "/", false);
+        let e = client(&env).unwrap_err();
+        assert_eq!(e.kind(), Kind::Usage);
+        assert!(e.message().contains("HTTP_PROXY"), "{e}");
+    }
+}

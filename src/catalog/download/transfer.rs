@@ -1,0 +1,367 @@
+//! Moving the bytes of one archive into its partial file: each URL in turn,
+//! HTTP with retries, backoff and `Range` resumes, or a copy from a
+//! `file://` mirror; an HTML page is refused before a byte is kept.
+
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use reqwest::StatusCode;
+use reqwest::blocking::Client;
+use reqwest::header;
+
+use super::failure::{Failure, classify, gave_up, html_error, manual_hint, missing_error};
+use super::{BACKOFF, Job, MAX_ATTEMPTS, RETRIES};
+use crate::error::{Error, IoResultExt, Kind, Result, error_chain};
+use crate::fsops;
+use crate::hash::{Hasher, Sha256Hex};
+use crate::progress::Progress;
+
+/// The growing download: its file, length and the hash of every byte in it.
+pub(super) struct Partial {
+    pub(super) path: PathBuf,
+    file: File,
+    pub(super) len: u64,
+    hasher: Hasher,
+}
+
+impl Partial {
+    /// Opens (or creates) the partial file, hashing what an earlier run left.
+    pub(super) fn open(path: &Path) -> Result<Partial> {
+        let (file, len) = fsops::open_append(path)?;
+        let mut hasher = Hasher::new();
+        if len > 0 {
+            let mut r = File::open(path).with_path("read", path)?;
+            let mut buf = vec![0u8; 1 << 20];
+            let mut seen = 0u64;
+            while seen < len {
+                let n = r.read(&mut buf).with_path("read", path)?;
+                if n == 0 {
+                    break;
+                }
+                let n = n.min((len - seen) as usize);
+                hasher.update(&buf[..n]);
+                seen += n as u64;
+            }
+        }
+        Ok(Partial {
+            path: path.to_path_buf(),
+            file,
+            len,
+            hasher,
+        })
+    }
+
+    pub(super) fn reset(&mut self) -> Result<()> {
+        fsops::truncate(&self.file, &self.path)?;
+        self.len = 0;
+        self.hasher = Hasher::new();
+        Ok(())
+    }
+
+    pub(super) fn append(&mut self, buf: &[u8]) -> Result<()> {
+        self.file.write_all(buf).with_path("write", &self.path)?;
+        self.hasher.update(buf);
+        self.len += buf.len() as u64;
+        Ok(())
+    }
+
+    pub(super) fn finish(self) -> (u64, Sha256Hex) {
+        let _ = self.file.sync_all();
+        (self.len, self.hasher.finish())
+    }
+}
+
+/// Tries each URL in turn; returns the one that delivered.
+pub(super) fn transfer_any(
+    client: Option<&Client>,
+    job: &Job,
+    partial: &mut Partial,
+    progress: &dyn Progress,
+) -> Result<String> {
+    let mut missing: Vec<Error> = Vec::new();
+    for url in job.urls {
+        let r = if is_file_url(url) {
+            copy_file_url(url, job, partial, progress)
+        } else {
+            let client = client.expect("an HTTP client exists when a URL needs one");
+            transfer_http(client, url, job, partial, progress)
+        };
+        progress.finish();
+        match r {
+            Ok(()) => return Ok(url.clone()),
+            Err(Failure::NotThere(e)) => missing.push(e),
+            Err(Failure::Transient(e) | Failure::Fatal(e)) => return Err(e),
+        }
+    }
+    let mut errors = missing.into_iter();
+    let first = errors.next().unwrap_or_else(|| {
+        Error::new(
+            Kind::Network,
+            format!("no URL to download {} from", job.name),
+        )
+    });
+    Err(errors.fold(first, |acc, e| acc.cause(e.message())))
+}
+
+/// Downloads `url` into `partial` with retries and resume.
+fn transfer_http(
+    client: &Client,
+    url: &str,
+    job: &Job,
+    partial: &mut Partial,
+    progress: &dyn Progress,
+) -> std::result::Result<(), Failure> {
+    let mut failures = 0u32;
+    let mut attempts = 0u32;
+    let mut started = false;
+    loop {
+        attempts += 1;
+        let before = partial.len;
+        match attempt(client, url, job, partial, progress, &mut started) {
+            Ok(()) => return Ok(()),
+            Err(Failure::Transient(e)) => {
+                if partial.len > before {
+                    failures = 0;
+                } else {
+                    failures += 1;
+                }
+                if failures > RETRIES || attempts >= MAX_ATTEMPTS {
+                    return Err(Failure::Fatal(gave_up(e, url, job, partial)));
+                }
+                let wait = BACKOFF * 2u32.saturating_pow(failures.saturating_sub(1));
+                std::thread::sleep(wait);
+            }
+            Err(other) => return Err(other),
+        }
+    }
+}
+
+/// One GET, streamed into `partial`.
+fn attempt(
+    client: &Client,
+    url: &str,
+    job: &Job,
+    partial: &mut Partial,
+    progress: &dyn Progress,
+    started: &mut bool,
+) -> std::result::Result<(), Failure> {
+    let mut rb = client.get(url);
+    let offset = partial.len;
+    if offset > 0 {
+        rb = rb.header(header::RANGE, format!("bytes={offset}-"));
+    }
+    let resp = rb.send().map_err(|e| classify(e, url, job.name))?;
+    let status = resp.status();
+    let final_url = resp.url().to_string();
+    match status {
+        StatusCode::PARTIAL_CONTENT => {
+            let start = resp
+                .headers()
+                .get(header::CONTENT_RANGE)
+                .and_then(|v| v.to_str().ok())
+                .and_then(content_range_start);
+            if start != Some(offset) {
+                partial.reset().map_err(Failure::Fatal)?;
+                return Err(Failure::Transient(Error::new(
+                    Kind::Network,
+                    format!(
+                        "{url} answered a range request with another range ({start:?}); starting over"
+                    ),
+                )));
+            }
+        }
+        StatusCode::OK => {
+            if offset > 0 {
+                // The server ignored the range: the body is the whole file.
+                partial.reset().map_err(Failure::Fatal)?;
+            }
+        }
+        StatusCode::RANGE_NOT_SATISFIABLE if offset > 0 => {
+            // The partial file already holds the whole file (or more); the hash decides.
+            return Ok(());
+        }
+        StatusCode::NOT_FOUND | StatusCode::GONE => {
+            return Err(Failure::NotThere(missing_error(status, url, job)));
+        }
+        StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN => {
+            return Err(Failure::NotThere(missing_error(status, url, job)));
+        }
+        s if s == StatusCode::REQUEST_TIMEOUT
+            || s == StatusCode::TOO_MANY_REQUESTS
+            || s.is_server_error() =>
+        {
+            return Err(Failure::Transient(Error::new(
+                Kind::Network,
+                format!("HTTP {s} from {url}"),
+            )));
+        }
+        s => {
+            return Err(Failure::Fatal(
+                Error::new(
+                    Kind::Network,
+                    format!("could not download {}: HTTP {s} from {url}", job.name),
+                )
+                .hint(manual_hint(job.name)),
+            ));
+        }
+    }
+    let is_html = resp
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|t| t.to_ascii_lowercase().contains("text/html"));
+    if is_html {
+        return Err(Failure::Fatal(html_error(url, &final_url, job)));
+    }
+    let total = resp.content_length().map(|n| n + partial.len).or(job.size);
+    if !*started {
+        progress.start(&format!("downloading {}", job.name), total);
+        progress.advance(partial.len);
+        *started = true;
+    }
+    stream(resp, url, &final_url, job, partial, progress)
+}
+
+/// Copies a response body into `partial`, refusing an HTML page at the start.
+fn stream(
+    mut body: impl Read,
+    url: &str,
+    final_url: &str,
+    job: &Job,
+    partial: &mut Partial,
+    progress: &dyn Progress,
+) -> std::result::Result<(), Failure> {
+    let mut buf = vec![0u8; 256 << 10];
+    let mut first = partial.len == 0;
+    loop {
+        let n = match body.read(&mut buf) {
+            Ok(0) => return Ok(()),
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => {
+                return Err(Failure::Transient(
+                    Error::new(
+                        Kind::Network,
+                        format!("connection lost while reading {url}"),
+                    )
+                    .cause(error_chain(&e)),
+                ));
+            }
+        };
+        if first {
+            first = false;
+            if looks_like_html(&buf[..n]) {
+                return Err(Failure::Fatal(html_error(url, final_url, job)));
+            }
+        }
+        partial.append(&buf[..n]).map_err(Failure::Fatal)?;
+        progress.advance(n as u64);
+    }
+}
+
+/// A `file://` URL (a mirror folder): copy from the partial file's length on.
+fn copy_file_url(
+    url: &str,
+    job: &Job,
+    partial: &mut Partial,
+    progress: &dyn Progress,
+) -> std::result::Result<(), Failure> {
+    let path = reqwest::Url::parse(url)
+        .ok()
+        .and_then(|u| u.to_file_path().ok())
+        .ok_or_else(|| {
+            Failure::Fatal(Error::new(
+                Kind::Usage,
+                format!("'{url}' is not a usable file URL"),
+            ))
+        })?;
+    let mut f = match File::open(&path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(Failure::NotThere(
+                Error::new(
+                    Kind::Network,
+                    format!("could not find {} in the mirror folder: '{}' does not exist", job.name, path.display()),
+                )
+                .hint(format!(
+                    "copy NVIDIA's file to that path (the mirror keeps NVIDIA's folder layout), or run `cudnnm install PATH` on {} directly",
+                    job.name
+                )),
+            ));
+        }
+        Err(e) => return Err(Failure::Fatal(Error::io("open", &path, e))),
+    };
+    let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+    if partial.len > len {
+        partial.reset().map_err(Failure::Fatal)?;
+    }
+    f.seek(SeekFrom::Start(partial.len))
+        .with_path("read", &path)
+        .map_err(Failure::Fatal)?;
+    progress.start(&format!("copying {}", job.name), Some(len));
+    progress.advance(partial.len);
+    stream(f, url, url, job, partial, progress).map_err(|e| match e {
+        Failure::Transient(e) => Failure::Fatal(e),
+        other => other,
+    })
+}
+
+pub(super) fn is_file_url(u: &str) -> bool {
+    u.get(..7)
+        .is_some_and(|p| p.eq_ignore_ascii_case("file://"))
+}
+
+/// `bytes 100-199/200` → 100.
+fn content_range_start(v: &str) -> Option<u64> {
+    let rest = v.trim().strip_prefix("bytes")?.trim_start();
+    rest.split('-').next()?.trim().parse().ok()
+}
+
+/// True when the bytes open an HTML document (a login or error page).
+fn looks_like_html(b: &[u8]) -> bool {
+    let head: Vec<u8> = b
+        .iter()
+        .skip_while(|c| c.is_ascii_whitespace() || **c == 0xEF || **c == 0xBB || **c == 0xBF)
+        .take(15)
+        .map(u8::to_ascii_lowercase)
+        .collect();
+    head.starts_with(b"<!doctype html") || head.starts_with(b"<html") || head.starts_with(b"<head")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hash;
+
+    #[test]
+    fn content_ranges_and_html_sniffing() {
+        assert_eq!(content_range_start("bytes 100-199/200"), Some(100));
+        assert_eq!(content_range_start("bytes 0-0/*"), Some(0));
+        assert_eq!(content_range_start("items 1-2/3"), None);
+        assert!(looks_like_html(b"\n  <!DOCTYPE html><html>"));
+        assert!(looks_like_html(b"\xEF\xBB\xBF<HTML lang=en>"));
+        assert!(!looks_like_html(b"\xFD7zXZ\x00\x00"));
+        assert!(!looks_like_html(b"PK\x03\x04"));
+    }
+
+    #[test]
+    fn partial_files_resume_with_the_hash_of_what_they_hold() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join(".partial-x");
+        let mut part = Partial::open(&p).unwrap();
+        part.append(b"hello ").unwrap();
+        drop(part);
+        let mut part = Partial::open(&p).unwrap();
+        assert_eq!(part.len, 6);
+        part.append(b"world").unwrap();
+        let (n, h) = part.finish();
+        assert_eq!(n, 11);
+        assert_eq!(h, hash::sha256_bytes(b"hello world"));
+        let mut part = Partial::open(&p).unwrap();
+        part.reset().unwrap();
+        part.append(b"abc").unwrap();
+        assert_eq!(part.finish().1, hash::sha256_bytes(b"abc"));
+        assert_eq!(std::fs::read(&p).unwrap(), b"abc");
+    }
+}

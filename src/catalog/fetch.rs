@@ -1,0 +1,164 @@
+//! `install VERSION`: pick the catalog's archive, download it into the cache
+//! (or find it there) and check it against the SHA-256 values its sources
+//! published, the user's `--sha256`, or nothing when unverified is allowed.
+
+use super::{Archive, Catalog, download, effective_mirror, resolve};
+use crate::env::Env;
+use crate::error::{Error, Kind, Result};
+use crate::hash::Sha256Hex;
+use crate::home::Home;
+use crate::progress::Progress;
+use crate::version::Version;
+
+/// What `cudnnm install SPEC` asks the catalog for.
+#[derive(Clone, Debug)]
+pub struct FetchRequest {
+    /// The requested release (`8.1.0.77`, `9.1`, `8.9.7.29_cuda12`).
+    pub spec: crate::version::Spec,
+    /// `--cuda`: the CUDA variant wanted, when given.
+    pub cuda: Option<crate::version::CudaVariant>,
+    /// The platform to download for (`--platform`, default the host).
+    pub platform: crate::version::Platform,
+    /// `--mirror` / `CUDNNM_MIRROR` / `mirror` in config: replaces NVIDIA's base URL.
+    pub mirror: Option<String>,
+    /// `--sha256`: the hash the user expects (needed for archives without a published hash).
+    pub sha256: Option<crate::hash::Sha256Hex>,
+    /// `--allow-unverified`: accept an archive with no published hash.
+    pub allow_unverified: bool,
+}
+
+/// A downloaded (or cached) archive, verified, ready for import.
+#[derive(Clone, Debug)]
+pub struct Fetched {
+    /// The archive in `downloads/` (named by its SHA-256, no extension).
+    pub path: std::path::PathBuf,
+    /// Its original file name (`cudnn-11.2-windows-x64-v8.1.0.77.zip`), which the importer reads.
+    pub name: String,
+    /// Its SHA-256 (verified against the catalog or `--sha256`, or computed when unverified).
+    pub sha256: crate::hash::Sha256Hex,
+    /// The URL it came from (for a cache hit: the URL it was first downloaded from).
+    pub url: String,
+    /// The catalog's CUDA variant for it.
+    pub cuda: crate::version::CudaVariant,
+    /// The catalog's release version.
+    pub version: Version,
+    /// True when the archive came from the cache without a download.
+    pub cached: bool,
+    /// Lines the CLI must show the user: what was not verified, catalog problems.
+    pub warnings: Vec<String>,
+}
+
+/// Resolves `req` against the catalog and downloads the archive into the
+/// cache (`downloads/`, by hash), verifying SHA-256 while streaming; a cached
+/// archive is not downloaded again. The mirror is `req.mirror`, else
+/// `CUDNNM_MIRROR` in `env`, else `mirror` in `config.toml`.
+///
+/// # Errors
+/// Unknown version ([`Kind::NotFound`], naming the nearest known ones), several
+/// CUDA variants and none chosen ([`Kind::Usage`]), no published hash without
+/// `--sha256`/`--allow-unverified` and hash mismatch ([`Kind::Integrity`]),
+/// HTTP and network failures ([`Kind::Network`], with hints).
+pub fn fetch(
+    home: &Home,
+    env: &crate::env::Env,
+    req: &FetchRequest,
+    progress: &dyn crate::progress::Progress,
+) -> Result<Fetched> {
+    let catalog = Catalog::load(home)?;
+    let toolkits = crate::toolkit::discover(env);
+    let archive = resolve::select(&catalog, req, &toolkits)?;
+    let mirror = effective_mirror(req.mirror.as_deref(), env, home)?;
+    let mut warnings: Vec<String> = catalog.warnings().to_vec();
+    let mut fetched = fetch_archive(home, env, archive, req, mirror.as_deref(), progress)?;
+    warnings.append(&mut fetched.warnings);
+    fetched.warnings = warnings;
+    Ok(fetched)
+}
+
+/// Downloads one catalog archive (or finds it in the cache) and checks it
+/// against its published hashes, `req.sha256`, or nothing when
+/// `req.allow_unverified`.
+///
+/// # Errors
+/// As [`fetch`].
+pub fn fetch_archive(
+    home: &Home,
+    env: &Env,
+    archive: &Archive,
+    req: &FetchRequest,
+    mirror: Option<&str>,
+    progress: &dyn Progress,
+) -> Result<Fetched> {
+    let mut warnings = Vec::new();
+    let expect: Vec<Sha256Hex> = match &req.sha256 {
+        Some(h) => {
+            if archive.is_verifiable() && !archive.hashes.iter().any(|p| &p.sha256 == h) {
+                warnings.push(format!(
+                    "--sha256 {} is not a hash any source published for {}; accepting only your value",
+                    h.short(),
+                    archive.name()
+                ));
+            }
+            vec![h.clone()]
+        }
+        None if archive.is_verifiable() => {
+            archive.hashes.iter().map(|p| p.sha256.clone()).collect()
+        }
+        None if req.allow_unverified => {
+            warnings.push(format!(
+                "NOT VERIFIED: no source published a SHA-256 for {} ({} for {}); --allow-unverified skipped the integrity check, so cudnnm cannot tell a damaged or substituted file from the genuine one",
+                archive.name(),
+                archive.id(),
+                archive.platform
+            ));
+            Vec::new()
+        }
+        None => {
+            return Err(Error::new(
+                Kind::Integrity,
+                format!(
+                    "no published SHA-256 for {} (cuDNN {} for CUDA {}, {}); refusing to install it unverified",
+                    archive.name(),
+                    archive.version,
+                    archive.cuda,
+                    archive.platform
+                ),
+            )
+            .hint(format!(
+                "pass `--sha256 HEX` with a hash you trust for that file, or `--allow-unverified` to install it without a check (URL: {})",
+                archive.urls(mirror).join(" or ")
+            )));
+        }
+    };
+    let urls = archive.urls(mirror);
+    let job = download::Job {
+        urls: &urls,
+        name: archive.name(),
+        size: archive.size,
+        expect: &expect,
+        identity: download::Identity {
+            version: &archive.version,
+            cuda: &archive.cuda,
+            platform: archive.platform,
+        },
+    };
+    let got = download::download(home, env, &job, progress)?;
+    if expect.is_empty() {
+        warnings.push(format!(
+            "the unverified archive {} has SHA-256 {}; record it to check future installs (`--sha256 {}`)",
+            archive.name(),
+            got.sha256,
+            got.sha256
+        ));
+    }
+    Ok(Fetched {
+        path: got.path,
+        name: archive.name().to_string(),
+        sha256: got.sha256,
+        url: got.url,
+        cuda: archive.cuda,
+        version: archive.version.clone(),
+        cached: got.cached,
+        warnings,
+    })
+}

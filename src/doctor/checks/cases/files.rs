@@ -1,0 +1,338 @@
+//! Cases for `files/`: architecture, complete sets and folders, soname
+//! chains, header against library, CUDA fit, load failures.
+
+use super::*;
+
+// --- issue item 1 -----------------------------------------------------------
+
+#[test]
+fn wrong_architecture() {
+    let mut k = Kit::healthy_linux();
+    k.file(&format!("{TK12}/lib64/libcudnn_ops.so.9.1.0"))
+        .machine = Some("aarch64".into());
+    let f = k.expect(FindingId::WrongArchitecture);
+    assert!(f.title.contains("aarch64"), "{f:?}");
+    Kit::healthy_linux().absent(FindingId::WrongArchitecture);
+}
+
+// --- issue item 4, F26 ------------------------------------------------------
+
+#[test]
+fn cudnn_build_does_not_fit_the_toolkit() {
+    // An 8.x build for 11.2 in a CUDA 8.0 toolkit.
+    let mut k = Kit::windows();
+    let tk80 = r"C:\Program Files\NVIDIA GPU Computing Toolkit\CUDA\v8.0";
+    k.toolkit(tk80, "8.0");
+    k.windows_set(
+        &format!(r"{tk80}\bin"),
+        &format!(r"{tk80}\include"),
+        &format!(r"{tk80}\lib\x64"),
+        "8.1.0.77",
+    );
+    k.s.path.insert(0, format!(r"{tk80}\bin"));
+    k.s.deployments.push(DeploymentState {
+        toolkit: tk80.into(),
+        release: "8.1.0.77_cuda11.2".into(),
+        mode: "hardlink".into(),
+        extra: vec![],
+        files: vec![],
+    });
+    let f = k.expect(FindingId::CudnnCudaMismatch);
+    assert!(f.seen.iter().any(|s| s.contains("11.2")), "{f:?}");
+    // Without a record, the published CUDA range still rules it out.
+    k.s.deployments.clear();
+    k.expect(FindingId::CudnnCudaMismatch);
+    // Linux: a library built with CUDA 11.8 inside a 12.4 toolkit.
+    let mut k = Kit::healthy_linux();
+    k.file(&format!("{TK12}/lib64/libcudnn.so.9.1.0"))
+        .cudart_version = Some(11080);
+    k.expect(FindingId::CudnnCudaMismatch);
+    // Minor-version compatibility: a 12.9 build fits a 12.4 toolkit.
+    let mut k = Kit::healthy_linux();
+    k.file(&format!("{TK12}/lib64/libcudnn.so.9.1.0"))
+        .cudart_version = Some(12090);
+    k.absent(FindingId::CudnnCudaMismatch);
+}
+
+#[test]
+fn cudnn_loaded_from_another_cuda_install() {
+    // F26: LD_LIBRARY_PATH brings a CUDA 11 build ahead of the 12.4 toolkit's.
+    let mut k = Kit::healthy_linux();
+    k.linux_set(
+        "/opt/cuda-11.8/lib64",
+        "/opt/cuda-11.8/include",
+        "9.0.0",
+        true,
+    );
+    k.file("/opt/cuda-11.8/lib64/libcudnn.so.9.0.0")
+        .cudart_version = Some(11080);
+    k.s.ld_library_path.insert(0, "/opt/cuda-11.8/lib64".into());
+    let f = k.expect(FindingId::CudnnCudaMismatch);
+    assert!(
+        f.title.contains("CUDA 11.8") && f.title.contains("12.4"),
+        "{f:?}"
+    );
+}
+
+// --- issue item 5 -----------------------------------------------------------
+
+#[test]
+fn missing_library_of_the_set() {
+    let mut k = Kit::healthy_windows();
+    k.remove("cudnn_cnn_infer64_8.dll");
+    let f = k.expect(FindingId::MissingLibrary);
+    assert!(f.title.contains("cudnn_cnn_infer64_8.dll"), "{f:?}");
+    assert!(f.why.contains("Error code 126"), "{f:?}");
+    let mut k = Kit::healthy_linux();
+    k.remove("libcudnn_graph.so.9.1.0")
+        .remove("libcudnn_graph.so.9");
+    let f = k.expect(FindingId::MissingLibrary);
+    assert!(
+        f.why
+            .contains("libcudnn_graph.so.9: cannot open shared object file"),
+        "{f:?}"
+    );
+    // The JIT subset (cudnn, graph, runtime-compiled engines) is complete.
+    let mut k = Kit::healthy_linux();
+    for st in ["adv", "cnn", "ops", "heuristic", "engines_precompiled"] {
+        k.remove(&format!("libcudnn_{st}.so.9.1.0"))
+            .remove(&format!("libcudnn_{st}.so.9"));
+    }
+    k.absent(FindingId::MissingLibrary);
+}
+
+#[test]
+fn missing_header() {
+    let mut k = Kit::healthy_windows();
+    k.remove(r"\cudnn.h");
+    let f = k.expect(FindingId::MissingHeader);
+    assert!(f.why.contains("C1083"), "{f:?}");
+    let mut k = Kit::healthy_linux();
+    k.remove("/cudnn_version.h");
+    let f = k.expect(FindingId::MissingHeader);
+    assert!(f.why.contains("cudnn_version.h: No such file"), "{f:?}");
+    Kit::healthy_linux().absent(FindingId::MissingHeader);
+}
+
+#[test]
+fn missing_link_library() {
+    let mut k = Kit::healthy_windows();
+    k.remove(r"\cudnn.lib");
+    assert!(
+        k.expect(FindingId::MissingLinkLibrary)
+            .why
+            .contains("LNK1181")
+    );
+    let mut k = Kit::healthy_linux();
+    k.remove("/libcudnn.so");
+    let f = k.expect(FindingId::MissingLinkLibrary);
+    assert!(f.why.contains("cannot find -lcudnn"), "{f:?}");
+    assert!(f.commands[0].starts_with("ln -s libcudnn.so.9"), "{f:?}");
+    Kit::healthy_windows().absent(FindingId::MissingLinkLibrary);
+}
+
+// --- issue item 6, F20 ------------------------------------------------------
+
+#[test]
+fn import_libraries_in_lib_instead_of_lib_x64() {
+    let mut k = Kit::healthy_windows();
+    k.remove(r"\lib\x64\cudnn.lib")
+        .remove(r"\lib\x64\cudnn64_8.lib");
+    k.file(&format!(r"{TK112}\lib\cudnn.lib"));
+    k.file(&format!(r"{TK112}\lib\cudnn64_8.lib"));
+    let f = k.expect(FindingId::LibNotInX64);
+    assert!(f.commands[0].starts_with("move "), "{f:?}");
+    k.absent(FindingId::MissingLinkLibrary);
+    k.absent(FindingId::FileInWrongFolder);
+    Kit::healthy_windows().absent(FindingId::LibNotInX64);
+}
+
+#[test]
+fn a_windows_layout_toolkit_is_checked_as_windows_on_linux() {
+    // A Windows toolkit tree (a copy, a mounted drive) examined on Linux: its
+    // layout, not the host, decides the file set and the folders.
+    let mut k = Kit::linux();
+    let root = "/mnt/c/CUDA/v11.2";
+    k.s.toolkits.push(ToolkitInfo {
+        root: root.into(),
+        cuda: Some(v("11.2.2")),
+        layout: ToolkitLayout::Windows,
+        found_by: "--cuda-root".into(),
+        writable: None,
+        unfinished_change: None,
+    });
+    let mut stems = vec!["cudnn"];
+    stems.extend(crate::doctor::names::sublib_stems(8));
+    for st in stems {
+        let f = k.file(&format!("{root}/bin/{st}64_8.dll"));
+        f.machine = Some("x86_64".into());
+        f.file_version = Some(v("8.1.0.77"));
+    }
+    k.header(&format!("{root}/include/cudnn_version.h"), "8.1.0");
+    k.file(&format!("{root}/include/cudnn.h"));
+    k.file(&format!("{root}/lib/x64/cudnn.lib"));
+    k.file(&format!("{root}/lib/x64/cudnn64_8.lib"));
+    for id in [
+        FindingId::MissingLibrary,
+        FindingId::MissingHeader,
+        FindingId::MissingLinkLibrary,
+        FindingId::LibNotInX64,
+        FindingId::FileInWrongFolder,
+    ] {
+        k.absent(id);
+    }
+    // A stray import library in `lib`: the Windows mistake, found on Linux too.
+    k.file(&format!("{root}/lib/cudnn.lib"));
+    let f = k.expect(FindingId::LibNotInX64);
+    assert_eq!(
+        f.title,
+        format!("cuDNN import libraries are in {root}/lib, not {root}/lib/x64"),
+        "paths keep the host's spelling: {f:?}"
+    );
+    assert_eq!(
+        f.commands,
+        vec![format!("mv {root}/lib/cudnn*.lib {root}/lib/x64/")]
+    );
+    k.absent(FindingId::FileInWrongFolder);
+    // A missing DLL is named as the DLL, in bin.
+    k.remove("/bin/cudnn_cnn_infer64_8.dll");
+    let f = k.expect(FindingId::MissingLibrary);
+    assert!(
+        f.title.contains("cudnn_cnn_infer64_8.dll") && !f.title.contains(".so"),
+        "{f:?}"
+    );
+    assert!(
+        f.seen[0].starts_with(&format!("missing from {root}/bin:")),
+        "{f:?}"
+    );
+}
+
+#[test]
+fn files_in_the_wrong_toolkit_folder() {
+    let mut k = Kit::healthy_windows();
+    k.file(&format!(r"{TK112}\lib\x64\cudnn_ops_train64_8.dll"));
+    let f = k.expect(FindingId::FileInWrongFolder);
+    assert!(f.seen[0].ends_with(r"v11.2\bin"), "{f:?}");
+    // F20: the 8.3+ archive's `lib` copied as the toolkit's `lib`.
+    let mut k = Kit::healthy_linux();
+    k.file(&format!("{TK12}/lib/libcudnn_adv.so.9"));
+    k.expect(FindingId::FileInWrongFolder);
+    Kit::healthy_linux().absent(FindingId::FileInWrongFolder);
+}
+
+// --- issue item 10, F24 -----------------------------------------------------
+
+#[test]
+fn header_and_library_disagree() {
+    // F24: the header says 7.x, the library is 5.1 (partial copy).
+    let mut k = Kit::linux();
+    k.toolkit("/usr/local/cuda-8.0", "8.0");
+    k.header("/usr/local/cuda-8.0/include/cudnn.h", "7.0.5");
+    k.file("/usr/local/cuda-8.0/lib64/libcudnn.so.5.1.10");
+    k.link(
+        "/usr/local/cuda-8.0/lib64/libcudnn.so.5",
+        "libcudnn.so.5.1.10",
+    );
+    k.s.ld_library_path = vec!["/usr/local/cuda-8.0/lib64".into()];
+    let f = k.expect(FindingId::HeaderLibraryMismatch);
+    assert!(f.seen[0].contains("cuDNN 5"), "{f:?}");
+    // #10: the headers say 9.12.0, the loaded library 9.1.0.
+    let mut k = Kit::healthy_linux();
+    k.header(&format!("{TK12}/include/cudnn_version.h"), "9.12.0");
+    let f = k.expect(FindingId::HeaderLibraryMismatch);
+    assert!(f.seen[0].contains("loaded library"), "{f:?}");
+    Kit::healthy_linux().absent(FindingId::HeaderLibraryMismatch);
+}
+
+// --- F03, F04 ---------------------------------------------------------------
+
+#[test]
+fn library_that_does_not_load() {
+    let mut k = Kit::healthy_linux();
+    k.file(&format!("{TK12}/lib64/libcudnn.so.9.1.0"))
+        .load_error = Some("libz.so.1: cannot open shared object file".into());
+    let f = k.expect(FindingId::LibraryLoadFailed);
+    assert!(f.seen[1].contains("libz.so.1"), "{f:?}");
+    Kit::healthy_linux().absent(FindingId::LibraryLoadFailed);
+}
+
+// --- F16, F19, F21 ----------------------------------------------------------
+
+#[test]
+fn soname_chain_broken_by_a_copy() {
+    // F19: libcudnn.so.9 is a regular file where a link was expected.
+    let mut k = Kit::healthy_linux();
+    let f = k.file(&format!("{TK12}/lib64/libcudnn.so.9"));
+    f.size = 1000;
+    let f = k.expect(FindingId::BrokenSonameChain);
+    assert_eq!(f.severity, Severity::Error);
+    assert_eq!(
+        f.auto_fix,
+        Some(AutoFix::RelinkSoname {
+            dir: format!("{TK12}/lib64"),
+            link: "libcudnn.so.9".into(),
+            target: "libcudnn.so.9.1.0".into()
+        })
+    );
+    // The development link copied: a warning.
+    let mut k = Kit::healthy_linux();
+    k.file(&format!("{TK12}/lib64/libcudnn.so"));
+    k.file(&format!("{TK12}/lib64/libcudnn.so.9")).size = 1000;
+    assert!(
+        k.all(FindingId::BrokenSonameChain)
+            .iter()
+            .any(|f| f.severity == Severity::Warning)
+    );
+    // A dangling link.
+    let mut k = Kit::healthy_linux();
+    k.file(&format!("{TK12}/lib64/libcudnn_adv.so.9")).dangling = true;
+    k.s.files.last_mut().unwrap().link_target = Some("libcudnn_adv.so.9.0.0".into());
+    k.expect(FindingId::BrokenSonameChain);
+    // Wheels hold only libX.so.M files: no chain expected.
+    let mut k = Kit::linux();
+    k.linux_set(
+        "/w/nvidia/cudnn/lib",
+        "/w/nvidia/cudnn/include",
+        "9.1.0",
+        false,
+    );
+    k.absent(FindingId::BrokenSonameChain);
+    Kit::healthy_linux().absent(FindingId::BrokenSonameChain);
+}
+
+// --- suggestions name only releases that exist -----------------------------
+
+#[test]
+fn a_build_for_another_cuda_suggests_one_that_exists_for_the_toolkit() {
+    // cuDNN 9.12 (built for CUDA 12) deployed into a CUDA 11.8 toolkit: the
+    // catalog has no 9.12 build for CUDA 11, so not `install 9.12 --cuda 11`
+    // but the newest 9.x that has one.
+    let mut k = Kit::linux();
+    let tk = "/usr/local/cuda-11.8";
+    k.toolkit(tk, "11.8");
+    k.linux_set(
+        &format!("{tk}/lib64"),
+        &format!("{tk}/include"),
+        "9.12.0",
+        true,
+    );
+    k.file(&format!("{tk}/lib64/libcudnn.so.9.12.0"))
+        .cudart_version = Some(12090);
+    k.s.ld_library_path = vec![format!("{tk}/lib64")];
+    let f = k.expect(FindingId::CudnnCudaMismatch);
+    assert_eq!(
+        f.commands,
+        vec![
+            "cudnnm install pip:nvidia-cudnn-cu11==9.10.2.21".to_string(),
+            format!("cudnnm use 9.10.2.21_cuda11 --cuda-root {tk}"),
+        ],
+        "{f:?}"
+    );
+    assert!(
+        f.fix
+            .as_deref()
+            .unwrap()
+            .contains("no cuDNN 9.12.0 built for CUDA 11.8"),
+        "{f:?}"
+    );
+}

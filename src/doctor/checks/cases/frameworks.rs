@@ -1,0 +1,216 @@
+//! Cases for `frameworks.rs`: what frameworks and pins expect, and the
+//! releases suggested for them.
+
+use super::*;
+
+// --- issue item 11, F08 -----------------------------------------------------
+
+/// TensorFlow 2.5 (built with cuDNN 8.1, CUDA 11.2) beside a CUDA toolkit of
+/// version `cuda` whose bin holds cuDNN 8.0.5.39, first on PATH.
+fn tensorflow_25_on_cudnn_805(cuda: &str) -> Kit {
+    let mut k = Kit::windows();
+    k.toolkit(TK112, cuda);
+    k.windows_set(
+        &bin112(),
+        &format!(r"{TK112}\include"),
+        &format!(r"{TK112}\lib\x64"),
+        "8.0.5.39",
+    );
+    k.s.path.insert(0, bin112());
+    k.framework(
+        "tensorflow",
+        "2.5.0",
+        r"C:\Python39\Lib\site-packages",
+        None,
+    );
+    k
+}
+
+#[test]
+fn framework_wants_another_cudnn() {
+    // TensorFlow 2.5 wants 8.1 with CUDA 11.2; 8.0.5 is what loads.
+    let k = tensorflow_25_on_cudnn_805("11.2");
+    let f = k.expect(FindingId::FrameworkCudnnMismatch);
+    assert!(
+        f.title.contains("8.1") && f.title.contains("8.0.5"),
+        "{f:?}"
+    );
+    let mut k = Kit::healthy_windows();
+    k.framework(
+        "tensorflow",
+        "2.5.0",
+        r"C:\Python39\Lib\site-packages",
+        None,
+    );
+    k.absent(FindingId::FrameworkCudnnMismatch);
+    // PyTorch's exact wheel pin, moved by another install.
+    let sp = "/venv/lib/python3.11/site-packages";
+    let mut k = Kit::healthy_linux();
+    k.framework(
+        "torch",
+        "2.4.1+cu121",
+        sp,
+        Some("nvidia-cudnn-cu12==9.1.0.70"),
+    );
+    k.framework("nvidia-cudnn-cu12", "9.3.0.75", sp, None);
+    let f = k.expect(FindingId::FrameworkCudnnMismatch);
+    assert!(
+        f.commands[0].contains("nvidia-cudnn-cu12==9.1.0.70"),
+        "{f:?}"
+    );
+    k.s.frameworks[1].version = "9.1.0.70".into();
+    k.absent(FindingId::FrameworkCudnnMismatch);
+}
+
+#[test]
+fn framework_built_for_another_cuda_major() {
+    let mut k = Kit::healthy_linux();
+    k.framework(
+        "tensorflow",
+        "2.10.0",
+        "/usr/lib/python3/dist-packages",
+        None,
+    );
+    let f = k.expect(FindingId::FrameworkCudaMismatch);
+    assert!(f.title.contains("11.2"), "{f:?}");
+    let mut k = Kit::healthy_linux();
+    k.framework(
+        "tensorflow",
+        "2.19.0",
+        "/usr/lib/python3/dist-packages",
+        None,
+    );
+    k.absent(FindingId::FrameworkCudaMismatch);
+}
+
+#[test]
+fn pinned_major_not_installed() {
+    // F08: the project needs cudnn64_8.dll; only cuDNN 9 is installed.
+    let mut k = Kit::windows();
+    let tk = r"C:\CUDA\v12.4";
+    k.toolkit(tk, "12.4");
+    k.windows_set(
+        &format!(r"{tk}\bin"),
+        &format!(r"{tk}\include"),
+        &format!(r"{tk}\lib\x64"),
+        "9.1.0.70",
+    );
+    k.s.path.insert(0, format!(r"{tk}\bin"));
+    k.s.pin = Some(PinInfo {
+        spec: "8.9.7.29_cuda12".into(),
+        source: r"C:\proj\.cudnn-version".into(),
+    });
+    let f = k.expect(FindingId::CudnnMajorMismatch);
+    assert!(
+        f.title.contains("cudnn64_8.dll") && f.why.contains("ABI"),
+        "{f:?}"
+    );
+    k.s.pin = Some(PinInfo {
+        spec: "9".into(),
+        source: "CUDNNM_VERSION".into(),
+    });
+    k.absent(FindingId::CudnnMajorMismatch);
+}
+
+// --- F16, F19, F21 ----------------------------------------------------------
+
+#[test]
+fn pytorch_rows_follow_the_cuda_of_the_wheel_and_bundled_copies_are_its_own() {
+    let row = |cuda: &str, cudnn: &str| crate::catalog::FrameworkBuild {
+        framework: "pytorch".into(),
+        first: v("2.5"),
+        last: v("2.5"),
+        os: None,
+        cuda: v(cuda),
+        cudnn: v(cudnn),
+    };
+    // torch 2.5.1+cu124 from a conda-style environment (no wheel pin), cuDNN 8 loaded: 9 is needed.
+    let mut k = Kit::healthy_linux();
+    k.t.frameworks = vec![row("11.8", "9.1.0.70"), row("12.4", "9.1.0.70")];
+    k.remove("libcudnn.so.9.1.0").remove("/libcudnn.so.9");
+    k.linux_set(
+        &format!("{TK12}/lib64"),
+        &format!("{TK12}/include"),
+        "8.9.7",
+        true,
+    );
+    k.framework(
+        "torch",
+        "2.5.1+cu124",
+        "/opt/conda/lib/python3.11/site-packages",
+        None,
+    );
+    let f = k.expect(FindingId::CudnnMajorMismatch);
+    assert!(f.title.contains("PyTorch 2.5.1+cu124"), "{f:?}");
+    // Windows: torch\lib carries cudnn64_9.dll; the loader path's cuDNN 8 is not its business.
+    let mut k = Kit::healthy_windows();
+    k.t.frameworks = vec![row("12.4", "9.1.0.70")];
+    let sp = r"C:\Python311\Lib\site-packages";
+    k.framework("torch", "2.5.1+cu124", sp, None);
+    k.file(&format!(r"{sp}\torch\lib\cudnn64_9.dll"))
+        .file_version = Some(v("9.1.0.70"));
+    k.absent(FindingId::CudnnMajorMismatch);
+    k.absent(FindingId::FrameworkCudnnMismatch);
+}
+
+// --- suggestions name only releases that exist -----------------------------
+
+#[test]
+fn a_framework_mismatch_suggests_a_release_the_catalog_has_for_the_toolkit() {
+    // TensorFlow 2.5 wants cuDNN 8.1 (CUDA 11.2); 8.0.5 is deployed.
+    let mut k = tensorflow_25_on_cudnn_805("11.2.2");
+    let f = k.expect(FindingId::FrameworkCudnnMismatch);
+    assert_eq!(
+        f.commands,
+        vec![
+            "cudnnm install 8.1.1.33_cuda11.2".to_string(),
+            format!("cudnnm use 8.1.1.33_cuda11.2 --cuda-root \"{TK112}\""),
+        ],
+        "{f:?}"
+    );
+    // A catalog without such a build: what to look for, no command that fails.
+    k.t.offers
+        .retain(|o| !o.version.to_string().starts_with("8.1"));
+    let f = k.expect(FindingId::FrameworkCudnnMismatch);
+    assert!(f.commands.is_empty(), "{f:?}");
+    assert!(
+        f.fix
+            .as_deref()
+            .unwrap()
+            .contains("The catalog lists no cuDNN 8.1 build for CUDA 11.2"),
+        "{f:?}"
+    );
+}
+
+#[test]
+fn a_pin_for_a_variant_that_does_not_exist_gets_no_install_command() {
+    // The pin names 9.12.0.46_cuda99; only cuDNN 8 is reachable.
+    let mut k = Kit::healthy_linux();
+    k.remove("libcudnn.so.9.1.0").remove("/libcudnn.so.9");
+    k.linux_set(
+        &format!("{TK12}/lib64"),
+        &format!("{TK12}/include"),
+        "8.9.7",
+        true,
+    );
+    k.s.pin = Some(PinInfo {
+        spec: "9.12.0.46_cuda99".into(),
+        source: "/home/me/.cudnn-version:1".into(),
+    });
+    let f = k.expect(FindingId::CudnnMajorMismatch);
+    assert!(
+        !f.commands.iter().any(|c| c.contains("cudnnm install")),
+        "{f:?}"
+    );
+    assert!(
+        f.fix
+            .as_deref()
+            .unwrap()
+            .contains("The catalog lists no cuDNN 9.12.0.46 for CUDA 99"),
+        "{f:?}"
+    );
+    // A pin the catalog has, for the toolkit's CUDA: exactly that release.
+    k.s.pin.as_mut().unwrap().spec = "9.12".into();
+    let f = k.expect(FindingId::CudnnMajorMismatch);
+    assert_eq!(f.commands[0], "cudnnm install 9.12.0.46_cuda12", "{f:?}");
+}

@@ -1,0 +1,433 @@
+//! Cases for `loading/`: loader path mistakes, copies in search order,
+//! sub-library mixing, dependencies, zlib, cuDNN only in Python.
+
+use super::*;
+
+// --- issue item 7, F01, F02 -------------------------------------------------
+
+#[test]
+fn toolkit_bin_not_on_path() {
+    let mut k = Kit::healthy_windows();
+    k.s.path.retain(|p| !p.ends_with(r"v11.2\bin"));
+    k.s.registry = None;
+    let f = k.expect(FindingId::ToolkitNotOnLoaderPath);
+    assert_eq!(f.severity, Severity::Error);
+    assert_eq!(f.auto_fix, Some(AutoFix::AddToUserPath { dir: bin112() }));
+    let mut k = Kit::healthy_linux();
+    k.s.ld_library_path.clear();
+    let f = k.expect(FindingId::ToolkitNotOnLoaderPath);
+    assert!(
+        f.commands[0].starts_with("export LD_LIBRARY_PATH=/usr/local/cuda-12.4/lib64"),
+        "{f:?}"
+    );
+    // Registered with ldconfig instead: fine.
+    k.s.ld_cache.push(LdCacheEntry {
+        name: "libcudnn.so.9".into(),
+        path: format!("{TK12}/lib64/libcudnn.so.9"),
+    });
+    k.absent(FindingId::ToolkitNotOnLoaderPath);
+}
+
+#[test]
+fn path_points_at_the_archive_root() {
+    // F01: PATH holds the folder the zip was unpacked into; the DLL is in cuda\bin.
+    let mut k = Kit::windows();
+    k.toolkit(TK112, "11.2");
+    k.windows_set(
+        r"C:\tools\cudnn-11.2-windows-x64-v8.1.0.77\cuda\bin",
+        r"C:\tools\cudnn-11.2-windows-x64-v8.1.0.77\cuda\include",
+        r"C:\tools\cudnn-11.2-windows-x64-v8.1.0.77\cuda\lib\x64",
+        "8.1.0.77",
+    );
+    k.s.path
+        .push(r"C:\tools\cudnn-11.2-windows-x64-v8.1.0.77".into());
+    let f = k.expect(FindingId::PathPointsAtArchiveRoot);
+    assert_eq!(f.severity, Severity::Error);
+    assert!(f.title.contains(r"cuda\bin"), "{f:?}");
+    k.s.path.pop();
+    k.s.path
+        .push(r"C:\tools\cudnn-11.2-windows-x64-v8.1.0.77\cuda\bin".into());
+    k.absent(FindingId::PathPointsAtArchiveRoot);
+}
+
+#[test]
+fn installer_puts_bin_on_path_but_dlls_are_in_a_cuda_subfolder() {
+    // F02: cuDNN 9 installer, DLLs in bin\12.8 and bin\11.8, toolkit CUDA 12.8.
+    let mut k = Kit::windows();
+    let tk = r"C:\Program Files\NVIDIA GPU Computing Toolkit\CUDA\v12.8";
+    k.toolkit(tk, "12.8");
+    let base = r"C:\Program Files\NVIDIA\CUDNN\v9.7";
+    for c in ["11.8", "12.8"] {
+        k.windows_set(
+            &format!(r"{base}\bin\{c}"),
+            &format!(r"{base}\include\{c}"),
+            &format!(r"{base}\lib\{c}\x64"),
+            "9.7.1",
+        );
+    }
+    k.s.path.push(format!(r"{base}\bin"));
+    let f = k.expect(FindingId::InstallerSubfolderNotOnPath);
+    assert_eq!(
+        f.auto_fix,
+        Some(AutoFix::AddToUserPath {
+            dir: format!(r"{base}\bin\12.8")
+        }),
+        "{f:?}"
+    );
+    k.absent(FindingId::PathPointsAtArchiveRoot);
+    k.s.path.push(format!(r"{base}\bin\12.8"));
+    k.absent(FindingId::InstallerSubfolderNotOnPath);
+}
+
+// --- issue item 9, F06, F12, F13 --------------------------------------------
+
+#[test]
+fn two_copies_on_path_the_first_older() {
+    // F06: two cudnn64_5.dll on PATH; the first is older.
+    let mut k = Kit::windows();
+    k.toolkit(r"C:\CUDA\v8.0", "8.0");
+    let a = k.file(r"C:\old\cudnn64_5.dll");
+    a.file_version = Some(v("5.0.5"));
+    let b = k.file(r"C:\new\cudnn64_5.dll");
+    b.file_version = Some(v("5.1.10"));
+    k.s.path
+        .extend([r"C:\old".to_string(), r"C:\new".to_string()]);
+    let f = k.expect(FindingId::MultipleCudnnCopies);
+    assert_eq!(f.severity, Severity::Warning);
+    assert!(
+        f.seen[0].starts_with(r"1. C:\old\cudnn64_5.dll") && f.seen[0].ends_with("← loaded"),
+        "{f:?}"
+    );
+    assert!(f.seen[1].contains("5.1.10"), "{f:?}");
+    Kit::healthy_windows().absent(FindingId::MultipleCudnnCopies);
+}
+
+#[test]
+fn ld_library_path_lists_an_old_copy_first() {
+    // F12: LD_LIBRARY_PATH holds cuDNN 8.0.3 before the framework's own 8.3.2.
+    let mut k = Kit::healthy_linux();
+    k.linux_set("/opt/old/lib64", "/opt/old/include", "8.0.3", true);
+    k.linux_set(
+        "/venv/lib/python3.10/site-packages/nvidia/cudnn/lib",
+        "/venv/lib/python3.10/site-packages/nvidia/cudnn/include",
+        "8.3.2",
+        false,
+    );
+    k.s.ld_library_path = vec![
+        "/opt/old/lib64".into(),
+        "/venv/lib/python3.10/site-packages/nvidia/cudnn/lib".into(),
+        format!("{TK12}/lib64"),
+    ];
+    let f = k.expect(FindingId::MultipleCudnnCopies);
+    assert!(f.title.contains("/opt/old/lib64/libcudnn.so.8"), "{f:?}");
+    assert!(
+        f.seen[0].contains("8.0.3") && f.seen[0].contains("LD_LIBRARY_PATH entry 1"),
+        "{f:?}"
+    );
+    assert!(
+        f.seen[1].contains("8.3.2") && f.seen[1].contains("pip wheel"),
+        "{f:?}"
+    );
+}
+
+#[test]
+fn conda_before_pip_named_with_origins_and_order_fixed() {
+    // F13: a conda env's lib/ (8.1) searched before the pip wheel (8.6) TensorFlow 2.12 wants.
+    let mut k = Kit::healthy_linux();
+    let conda = "/home/me/miniconda3/envs/tf";
+    let wheel = format!("{conda}/lib/python3.10/site-packages/nvidia/cudnn");
+    k.linux_set(
+        &format!("{conda}/lib"),
+        &format!("{conda}/include"),
+        "8.1.0",
+        true,
+    );
+    for f in k.s.files.iter_mut().filter(|f| {
+        f.path.starts_with(&format!("{conda}/lib/lib"))
+            || f.path.starts_with(&format!("{conda}/include"))
+    }) {
+        f.origin = Origin::Conda;
+        f.origin_detail = Some(conda.into());
+    }
+    k.linux_set(
+        &format!("{wheel}/lib"),
+        &format!("{wheel}/include"),
+        "8.6.0",
+        false,
+    );
+    k.s.ld_library_path = vec![format!("{conda}/lib"), format!("{wheel}/lib")];
+    k.framework(
+        "tensorflow",
+        "2.12.0",
+        &format!("{conda}/lib/python3.10/site-packages"),
+        None,
+    );
+    k.t.frameworks.push(crate::catalog::FrameworkBuild {
+        framework: "tensorflow".into(),
+        first: v("2.12.0"),
+        last: v("2.13.0"),
+        os: Some("linux".into()),
+        cuda: v("11.8"),
+        cudnn: v("8.6"),
+    });
+    let f = k.expect(FindingId::MultipleCudnnCopies);
+    assert!(f.seen[0].contains("conda package"), "{f:?}");
+    assert!(f.seen[1].contains("pip wheel"), "{f:?}");
+    assert_eq!(
+        f.commands,
+        vec![format!(
+            "export LD_LIBRARY_PATH={wheel}/lib${{LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}}"
+        )]
+    );
+}
+
+#[test]
+fn sub_libraries_mix_between_sets() {
+    // F14: two complete cuDNN 8 sets visible: the wheel folder and a toolkit lib64.
+    let mut k = Kit::linux();
+    let tk = "/usr/local/cuda-11.8";
+    k.toolkit(tk, "11.8");
+    k.linux_set(
+        &format!("{tk}/lib64"),
+        &format!("{tk}/include"),
+        "8.7.0",
+        true,
+    );
+    let wheel = "/venv/lib/python3.10/site-packages/nvidia/cudnn";
+    k.linux_set(
+        &format!("{wheel}/lib"),
+        &format!("{wheel}/include"),
+        "8.5.0",
+        false,
+    );
+    k.s.ld_library_path = vec![format!("{tk}/lib64")];
+    assert_eq!(
+        k.expect(FindingId::SubLibrariesMixed).severity,
+        Severity::Warning
+    );
+    // A sub-library missing from the first folder comes from the second: an error.
+    k.s.ld_library_path.push(format!("{wheel}/lib"));
+    k.remove("/lib64/libcudnn_cnn_infer.so.8")
+        .remove("/lib64/libcudnn_cnn_infer.so.8.7.0");
+    let all = k.all(FindingId::SubLibrariesMixed);
+    assert!(
+        all.iter().any(|f| f.severity == Severity::Error),
+        "{}",
+        k.dump()
+    );
+    // One folder with two releases' files (a partial copy over an older one).
+    let mut k = Kit::healthy_linux();
+    k.file(&format!("{TK12}/lib64/libcudnn_ops.so.9.0.0"));
+    k.expect(FindingId::SubLibrariesMixed);
+    Kit::healthy_linux().absent(FindingId::SubLibrariesMixed);
+}
+
+/// The tester's report: `a` holds only 9.12's `libcudnn.so.9` shim (a copy
+/// from the store), `b` 9.27's shim and graph library; `LD_LIBRARY_PATH=a:b`.
+/// Loaded, `a`'s shim reports 9.27.0: its graph library comes from `b`.
+fn shim_without_its_graph_library() -> Kit {
+    let mut k = Kit::linux();
+    let a = k.file("/work/a/libcudnn.so.9");
+    a.machine = Some("x86_64".into());
+    a.soname = Some("libcudnn.so.9".into());
+    a.runpath = vec!["$ORIGIN".into()];
+    a.library_version = Some(v("9.27.0"));
+    a.loaded_modules = vec![
+        "/work/a/libcudnn.so.9".into(),
+        "/work/b/libcudnn_graph.so.9".into(),
+    ];
+    a.store_copy = Some(StoreCopy {
+        release: "9.12.0.46_cuda12".into(),
+        version: v("9.12.0.46"),
+        file: "lib/libcudnn.so.9".into(),
+        inside: false,
+    });
+    let b = k.file("/work/b/libcudnn.so.9");
+    b.machine = Some("x86_64".into());
+    b.runpath = vec!["$ORIGIN".into()];
+    b.library_version = Some(v("9.27.0"));
+    b.loaded_modules = vec![
+        "/work/b/libcudnn.so.9".into(),
+        "/work/b/libcudnn_graph.so.9".into(),
+    ];
+    k.file("/work/b/libcudnn_graph.so.9").machine = Some("x86_64".into());
+    k.s.ld_library_path = vec!["/work/a".into(), "/work/b".into()];
+    k
+}
+
+#[test]
+fn a_copy_that_loads_another_copys_graph_library_is_mixing_not_a_duplicate() {
+    let k = shim_without_its_graph_library();
+    let f = k.expect(FindingId::SubLibrariesMixed);
+    assert_eq!(f.severity, Severity::Error, "{f:?}");
+    assert!(
+        f.title
+            .starts_with("/work/a/libcudnn.so.9 loads libcudnn_graph.so.9"),
+        "{f:?}"
+    );
+    assert!(f.seen[0].contains("9.12.0.46"), "its own version: {f:?}");
+    assert!(
+        f.seen[1].starts_with("libcudnn_graph.so.9 comes from /work/b/libcudnn_graph.so.9")
+            && f.seen[1].contains("9.27.0"),
+        "{f:?}"
+    );
+    assert!(
+        f.seen.iter().any(|l| l.contains("it reports cuDNN 9.27.0")),
+        "{f:?}"
+    );
+    assert_eq!(
+        f.commands,
+        vec!["cudnnm exec --version 9.12.0.46_cuda12 -- <your program>"]
+    );
+    // The two copies are not "the same version".
+    let c = k.expect(FindingId::MultipleCudnnCopies);
+    assert_eq!(c.severity, Severity::Warning);
+    assert!(!c.why.contains("same version"), "{c:?}");
+    assert!(
+        c.seen[0].contains("9.12.0.46 (store receipt; reports 9.27.0 when loaded"),
+        "{c:?}"
+    );
+    assert!(c.seen[1].contains("9.27.0 (loaded library)"), "{c:?}");
+    // What a program gets is summarised by the copy's own version.
+    let act = crate::doctor::checks::active_copies(&k.s);
+    assert_eq!(act[0].version.as_deref(), Some("9.12.0.46"));
+    assert_eq!(act[0].version_source.as_deref(), Some("store receipt"));
+}
+
+#[test]
+fn without_loading_a_missing_sub_library_found_in_another_copy_is_mixing() {
+    // --no-load (or a snapshot from elsewhere): no versions, no module list;
+    // the folder lacks libcudnn_graph.so.9 and the loader finds b's.
+    let mut k = shim_without_its_graph_library();
+    for f in &mut k.s.files {
+        f.library_version = None;
+        f.loaded_modules.clear();
+        f.store_copy = None;
+    }
+    let f = k.expect(FindingId::SubLibrariesMixed);
+    assert_eq!(f.severity, Severity::Error, "{f:?}");
+    assert!(f.seen[0].contains("its own version is unknown"), "{f:?}");
+    assert!(
+        f.seen[1].contains("found via LD_LIBRARY_PATH entry 2"),
+        "{f:?}"
+    );
+    let c = k.expect(FindingId::MultipleCudnnCopies);
+    assert_eq!(
+        c.severity,
+        Severity::Warning,
+        "unknown versions are never 'the same'"
+    );
+    assert!(c.why.contains("unknown"), "{c:?}");
+    // Two whole sets whose own files agree are the same version (a note).
+    let mut k = Kit::linux();
+    k.linux_set("/work/a", "/work/a/include", "9.1.0", true);
+    k.linux_set("/work/b", "/work/b/include", "9.1.0", true);
+    k.s.ld_library_path = vec!["/work/a".into(), "/work/b".into()];
+    let c = k.expect(FindingId::MultipleCudnnCopies);
+    assert_eq!(c.severity, Severity::Info, "{}", k.dump());
+    assert!(
+        k.all(FindingId::SubLibrariesMixed)
+            .iter()
+            .all(|f| f.severity != Severity::Error),
+        "{}",
+        k.dump()
+    );
+}
+
+// --- F03, F04 ---------------------------------------------------------------
+
+fn windows_with(version: &str) -> Kit {
+    let mut k = Kit::windows();
+    let tk = r"C:\CUDA\v12.2";
+    k.toolkit(tk, "12.2");
+    k.windows_set(
+        &format!(r"{tk}\bin"),
+        &format!(r"{tk}\include"),
+        &format!(r"{tk}\lib\x64"),
+        version,
+    );
+    k.s.path.insert(0, format!(r"{tk}\bin"));
+    k.s.env.insert("CUDA_PATH".into(), tk.into());
+    k
+}
+
+#[test]
+fn zlibwapi_needed_only_by_8_3_to_9_1() {
+    for ver in ["8.3.2.44", "8.9.7.29", "9.1.0.70"] {
+        let k = windows_with(ver);
+        let f = k.expect(FindingId::ZlibwapiMissing);
+        assert!(f.why.contains("Could not locate zlibwapi.dll"), "{f:?}");
+        let mut k = windows_with(ver);
+        k.name_in(r"C:\CUDA\v12.2\bin", "zlibwapi.dll");
+        k.absent(FindingId::ZlibwapiMissing);
+    }
+    for ver in ["8.2.4.15", "9.2.0.82", "7.6.5.32"] {
+        windows_with(ver).absent(FindingId::ZlibwapiMissing);
+    }
+}
+
+#[test]
+fn present_dll_with_an_unresolved_import() {
+    // F04: cudnn_cnn_infer64_8.dll is on PATH, but cublasLt64_11.dll is nowhere.
+    let mut k = Kit::healthy_windows();
+    k.file(&format!(r"{}\cudnn_cnn_infer64_8.dll", bin112()))
+        .needed = vec!["KERNEL32.dll".into(), "cublasLt64_12.dll".into()];
+    let f = k.expect(FindingId::DependencyUnresolved);
+    assert!(
+        f.title.contains("cudnn_cnn_infer64_8.dll") && f.title.contains("cublasLt64_12.dll"),
+        "{f:?}"
+    );
+    // Linux: libz.so.1 not installed.
+    let mut k = Kit::healthy_linux();
+    k.s.dirs
+        .iter_mut()
+        .for_each(|d| d.names.retain(|n| n != "libz.so.1"));
+    let f = k.expect(FindingId::DependencyUnresolved);
+    assert!(
+        f.title.contains("libz.so.1") && f.fix.as_deref().unwrap().contains("zlib1g"),
+        "{f:?}"
+    );
+    Kit::healthy_linux().absent(FindingId::DependencyUnresolved);
+}
+
+// --- F16, F19, F21 ----------------------------------------------------------
+
+#[test]
+fn cudnn_only_in_site_packages() {
+    let mut k = Kit::linux();
+    k.toolkit(TK12, "12.4");
+    let wheel = "/home/me/.venv/lib/python3.12/site-packages/nvidia/cudnn";
+    k.linux_set(
+        &format!("{wheel}/lib"),
+        &format!("{wheel}/include"),
+        "9.1.0",
+        false,
+    );
+    let f = k.expect(FindingId::CudnnOnlyInSitePackages);
+    assert!(f.commands[0].contains(&format!("{wheel}/lib")), "{f:?}");
+    k.s.ld_library_path.push(format!("{wheel}/lib"));
+    k.absent(FindingId::CudnnOnlyInSitePackages);
+}
+
+#[test]
+fn nothing_installed() {
+    let mut k = Kit::linux();
+    k.toolkit(TK12, "12.4");
+    assert_eq!(k.expect(FindingId::CudnnNotFound).severity, Severity::Error);
+    Kit::healthy_linux().absent(FindingId::CudnnNotFound);
+}
+
+#[test]
+fn the_driver_library_is_the_driver_findings_business() {
+    // cuDNN 9's runtime-compiled engines link libcuda.so.1, which the driver installs.
+    let mut k = Kit::healthy_linux();
+    k.file(&format!(
+        "{TK12}/lib64/libcudnn_engines_runtime_compiled.so.9.1.0"
+    ))
+    .needed = vec!["libcuda.so.1".into(), "libc.so.6".into()];
+    let f = k.expect(FindingId::DependencyUnresolved);
+    assert!(f.fix.as_deref().unwrap().contains("NVIDIA driver"), "{f:?}");
+    k.s.driver = None;
+    k.absent(FindingId::DependencyUnresolved);
+    k.expect(FindingId::DriverNotFound);
+}

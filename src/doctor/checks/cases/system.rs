@@ -1,0 +1,176 @@
+//! Cases for `system.rs`: OS, toolkits, `nvcc`, `CUDA_PATH`, driver, GPU,
+//! write access, unfinished changes.
+
+use super::*;
+
+// --- issue item 1 -----------------------------------------------------------
+
+#[test]
+fn os_not_64bit() {
+    let mut k = Kit::healthy_windows();
+    k.s.os.bits = 32;
+    k.s.os.arch = "x86".into();
+    let f = k.expect(FindingId::OsNot64Bit);
+    assert_eq!(f.severity, Severity::Error);
+    assert!(f.why.contains("193"));
+    Kit::healthy_windows().absent(FindingId::OsNot64Bit);
+}
+
+// --- issue item 2 -----------------------------------------------------------
+
+#[test]
+fn no_cuda_toolkit() {
+    let mut k = Kit::linux();
+    k.linux_set("/opt/cudnn/lib", "/opt/cudnn/include", "9.1.0", true);
+    assert_eq!(k.expect(FindingId::NoCudaToolkit).severity, Severity::Error);
+    k.framework(
+        "torch",
+        "2.4.1+cu121",
+        "/venv/lib/python3.11/site-packages",
+        None,
+    );
+    assert_eq!(
+        k.expect(FindingId::NoCudaToolkit).severity,
+        Severity::Warning,
+        "pip brings CUDA"
+    );
+    Kit::healthy_linux().absent(FindingId::NoCudaToolkit);
+}
+
+#[test]
+fn nvcc_belongs_to_another_toolkit_than_cuda_path() {
+    let mut k = Kit::healthy_windows();
+    let tk121 = r"C:\Program Files\NVIDIA GPU Computing Toolkit\CUDA\v12.1";
+    k.toolkit(tk121, "12.1");
+    k.nvcc(&format!(r"{tk121}\bin\nvcc.exe"), "12.1");
+    let f = k.expect(FindingId::NvccCudaPathMismatch);
+    assert!(
+        f.title.contains("12.1") && f.title.contains("11.2"),
+        "{f:?}"
+    );
+    Kit::healthy_windows().absent(FindingId::NvccCudaPathMismatch);
+}
+
+// --- issue item 3 -----------------------------------------------------------
+
+#[test]
+fn driver_older_than_the_toolkit_needs() {
+    let mut k = Kit::healthy_linux();
+    k.driver("450.51.06", &[]);
+    let f = k.expect(FindingId::DriverTooOld);
+    assert_eq!(f.severity, Severity::Error);
+    assert!(
+        f.title.contains("550.54.15"),
+        "the 12.4 Update 1 row applies: {f:?}"
+    );
+    k.driver("535.104.05", &[]);
+    assert_eq!(
+        k.expect(FindingId::DriverMinorCompatOnly).severity,
+        Severity::Warning
+    );
+    k.absent(FindingId::DriverTooOld);
+    // The reverse is fine: newer drivers run older CUDA.
+    let mut k = Kit::healthy_windows();
+    k.driver("560.94", &[]);
+    k.absent(FindingId::DriverTooOld);
+    k.absent(FindingId::DriverMinorCompatOnly);
+}
+
+#[test]
+fn no_driver_is_an_info_only() {
+    let mut k = Kit::healthy_linux();
+    k.s.driver = None;
+    assert_eq!(k.expect(FindingId::DriverNotFound).severity, Severity::Info);
+    Kit::healthy_linux().absent(FindingId::DriverNotFound);
+}
+
+#[test]
+fn gpu_below_the_supported_compute_capability() {
+    let mut k = Kit::healthy_linux();
+    k.driver("550.54.15", &[("Tesla K80", "3.7")]);
+    let f = k.expect(FindingId::GpuTooOld);
+    assert!(f.why.contains("5.0"), "{f:?}");
+    Kit::healthy_linux().absent(FindingId::GpuTooOld);
+}
+
+// --- issue item 8 -----------------------------------------------------------
+
+#[test]
+fn cuda_path_missing_or_wrong() {
+    let mut k = Kit::healthy_windows();
+    k.s.env.remove("CUDA_PATH");
+    assert_eq!(
+        k.expect(FindingId::CudaPathMissing).severity,
+        Severity::Warning
+    );
+    let mut k = Kit::healthy_windows();
+    k.s.env.insert("CUDA_PATH".into(), r"C:\nowhere".into());
+    k.expect(FindingId::CudaPathInvalid);
+    // CUDA_PATH_V11_2 pointing at a 12.1 toolkit.
+    let mut k = Kit::healthy_windows();
+    let tk121 = r"C:\Program Files\NVIDIA GPU Computing Toolkit\CUDA\v12.1";
+    k.toolkit(tk121, "12.1");
+    k.s.env.insert("CUDA_PATH_V11_2".into(), tk121.into());
+    assert_eq!(
+        k.expect(FindingId::CudaPathOtherVersion).severity,
+        Severity::Error
+    );
+    // CUDA_PATH at a toolkit without cuDNN while cuDNN is in another.
+    let mut k = Kit::healthy_windows();
+    k.toolkit(tk121, "12.1");
+    k.s.env.insert("CUDA_PATH".into(), tk121.into());
+    let f = k.expect(FindingId::CudaPathOtherVersion);
+    assert_eq!(f.severity, Severity::Warning);
+    assert!(f.seen[1].contains("v11.2"), "{f:?}");
+    let k = Kit::healthy_windows();
+    for id in [
+        FindingId::CudaPathMissing,
+        FindingId::CudaPathInvalid,
+        FindingId::CudaPathOtherVersion,
+    ] {
+        k.absent(id);
+    }
+}
+
+// --- F16, F19, F21 ----------------------------------------------------------
+
+#[test]
+fn toolkit_needs_elevated_rights() {
+    let mut k = Kit::healthy_linux();
+    k.s.toolkits[0].writable = Some(false);
+    let f = k.expect(FindingId::ToolkitNotWritable);
+    assert_eq!(f.severity, Severity::Info);
+    assert!(
+        f.commands.iter().any(|c| c.contains("cudnnm exec")),
+        "{f:?}"
+    );
+    Kit::healthy_linux().absent(FindingId::ToolkitNotWritable);
+}
+
+#[test]
+fn another_homes_unfinished_change_is_an_error_naming_the_command_that_finishes_it() {
+    let mut k = Kit::healthy_linux();
+    let finish = "cudnnm --home /home/b/.cudnnm current --cuda-root /usr/local/cuda-12.4";
+    k.s.toolkits[0].unfinished_change = Some(crate::doctor::snapshot::UnfinishedChange {
+        home: "/home/b/.cudnnm".into(),
+        backup: 3,
+        action: "use 9.27.0.42_cuda12".into(),
+        finish: finish.into(),
+        running: false,
+    });
+    let f = k.expect(FindingId::ToolkitChangeUnfinished);
+    assert_eq!(f.severity, Severity::Error);
+    assert!(
+        f.seen[0].contains("`use 9.27.0.42_cuda12` (backup 3 of cudnnm home /home/b/.cudnnm)"),
+        "{f:?}"
+    );
+    assert_eq!(f.commands, vec![finish.to_string()]);
+    // While the other process still holds the toolkit lock it is running,
+    // not interrupted: a warning to wait, and no command to run.
+    k.s.toolkits[0].unfinished_change.as_mut().unwrap().running = true;
+    let f = k.expect(FindingId::ToolkitChangeUnfinished);
+    assert_eq!(f.severity, Severity::Warning);
+    assert!(f.title.contains("is being changed right now"), "{f:?}");
+    assert!(f.commands.is_empty(), "{f:?}");
+    Kit::healthy_linux().absent(FindingId::ToolkitChangeUnfinished);
+}

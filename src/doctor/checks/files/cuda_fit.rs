@@ -1,0 +1,189 @@
+//! `cudnn-cuda-mismatch`: a cuDNN build that does not fit its toolkit's
+//! CUDA, or a loaded copy built for another CUDA than the toolkit in use;
+//! with the build that fits, when the catalog has one.
+
+use std::collections::BTreeSet;
+
+use super::deployments::deployed_release;
+use crate::doctor::FindingId;
+use crate::doctor::checks::{self, Cx};
+use crate::doctor::finding::{Finding, Severity};
+use crate::doctor::snapshot::{CudnnFile, ToolkitInfo, cudart_to_version};
+use crate::doctor::spath;
+use crate::version::{CudaVariant, Spec, Version};
+
+/// The CUDA variant a library was built for: from `cudnnGetCudartVersion()`,
+/// else from the release id cudnnm deployed (`…_cuda11.2`).
+fn build_variant(cx: &Cx, f: &CudnnFile) -> Option<(CudaVariant, String)> {
+    let f = cx.s.resolve(f);
+    if let Some(n) = f.cudart_version.filter(|n| *n > 0) {
+        let c = cudart_to_version(n);
+        return Some((
+            CudaVariant::new(c.major(), Some(c.minor())),
+            format!(
+                "built with CUDA runtime {}.{} (cudnnGetCudartVersion)",
+                c.major(),
+                c.minor()
+            ),
+        ));
+    }
+    let t = cx.s.toolkit_of(&f.path)?;
+    let r = deployed_release(cx, &t.root)?;
+    let (_, c) = r.split_once("_cuda")?;
+    Some((
+        CudaVariant::from_name_part(c)?,
+        format!("release {r} deployed by cudnnm"),
+    ))
+}
+
+/// The CUDA versions a cuDNN major was published for (cudnn-facts §5.1):
+/// 7.x for CUDA 8.0–10.2, 8.x for 10.1–12.x, 9.x for 11–13.
+fn published_for(cudnn_major: u32, cuda: &Version) -> Option<bool> {
+    let c = (cuda.major(), cuda.minor());
+    Some(match cudnn_major {
+        7 => ((8, 0)..=(10, 2)).contains(&c),
+        8 => (10, 1) <= c && c.0 <= 12,
+        9 => (11..=13).contains(&c.0),
+        _ => return None,
+    })
+}
+
+/// The fix for a cuDNN build that does not fit toolkit `t` of CUDA `c`: the
+/// same release built for that CUDA, else the newest of its major that
+/// fits, from the catalog — or what to look for when it has none.
+fn fitting_build(cx: &Cx, f: &CudnnFile, t: &ToolkitInfo, c: &Version) -> (String, Vec<String>) {
+    let own = cx.s.version_of(f).map(|k| k.version);
+    let cuda = format!("{}.{}", c.major(), c.minor());
+    let same = own.as_ref().filter(|v| v.parts().len() >= 3).and_then(|v| {
+        cx.install_and_use(
+            &Spec {
+                version: v.clone(),
+                cuda: None,
+            },
+            Some(c),
+            Some(t),
+        )
+    });
+    if let Some((id, cmds)) = same {
+        return (
+            format!(
+                "Deploy the same release built for CUDA {cuda} ({id}) into {}.",
+                t.root
+            ),
+            cmds,
+        );
+    }
+    let major = own.as_ref().map(|v| v.major());
+    let newest = major.and_then(|m| {
+        cx.install_and_use(
+            &Spec {
+                version: Version::from_parts(&[m]),
+                cuda: None,
+            },
+            Some(c),
+            Some(t),
+        )
+    });
+    match (newest, &own) {
+        (Some((id, cmds)), Some(v)) => (
+            format!(
+                "The catalog has no cuDNN {v} built for CUDA {cuda}; the newest cuDNN {}.x that is: {id}. Deploy it into {}, or use this cuDNN with the toolkit it was built for.",
+                v.major(),
+                t.root
+            ),
+            cmds,
+        ),
+        _ => (
+            format!(
+                "Deploy a build made for CUDA {cuda} into {}, or use this cuDNN with the toolkit it was built for. {}",
+                t.root,
+                checks::look_for(&match major {
+                    Some(m) => format!("cuDNN {m}.x build for CUDA {cuda}"),
+                    None => format!("cuDNN build for CUDA {cuda}"),
+                })
+            ),
+            Vec::new(),
+        ),
+    }
+}
+
+/// Sets a fix text and its commands.
+trait FixWith {
+    fn fix_with(self, fix: (String, Vec<String>)) -> Self;
+}
+
+impl FixWith for Finding {
+    fn fix_with(self, (text, cmds): (String, Vec<String>)) -> Finding {
+        cmds.into_iter().fold(self.fix(text), Finding::command)
+    }
+}
+
+/// `cudnn-cuda-mismatch` (issue item 4, F26).
+pub(super) fn cuda_fit(cx: &Cx, out: &mut Vec<Finding>) {
+    let w = cx.w;
+    let mut reported = BTreeSet::new();
+    // (a) Libraries inside a toolkit.
+    for (f, n) in cx.shared().filter(|(_, n)| n.is_main() && !n.dev_link) {
+        let Some(t) = cx.s.toolkit_of(&f.path) else {
+            continue;
+        };
+        let Some(c) = &t.cuda else { continue };
+        let Some(m) = n.major else { continue };
+        let ver =
+            cx.s.version_of(f)
+                .map(|k| k.version.to_string())
+                .unwrap_or_else(|| m.to_string());
+        let (bad, because) = match build_variant(cx, f) {
+            Some((var, how)) => (
+                !checks::system::fits(&var, c),
+                format!("{how}: a build for CUDA {var}"),
+            ),
+            None => match published_for(m, c) {
+                Some(false) => (
+                    true,
+                    format!(
+                        "cuDNN {m}.x was never published for CUDA {}.{}",
+                        c.major(),
+                        c.minor()
+                    ),
+                ),
+                _ => (false, String::new()),
+            },
+        };
+        if !bad || !reported.insert(t.root.clone()) {
+            continue;
+        }
+        out.push(
+            Finding::new(FindingId::CudnnCudaMismatch, Severity::Error, format!("cuDNN {ver} in {} does not fit its CUDA {c}", t.root))
+                .seen(format!("{} — {because}", f.path))
+                .seen(format!("toolkit {} is CUDA {c}", t.root))
+                .why("A cuDNN build runs only with the CUDA it was built for: the same major.minor before CUDA 11, the same major from 11 on (minor-version compatibility). Otherwise loading fails on missing CUDA libraries (\"cublas64_11.dll not found\", \"libcublasLt.so.12: cannot open shared object file\") or calls fail with CUDNN_STATUS_ARCH_MISMATCH / CUDNN_STATUS_NOT_SUPPORTED.")
+                .fix_with(fitting_build(cx, f, t, c)),
+        );
+    }
+    // (b) F26: the copy loaded comes from another CUDA than the toolkit in use.
+    let Some(tk) = cx.toolkit_in_use() else {
+        return;
+    };
+    let Some(c) = &tk.cuda else { return };
+    for m in cx.majors_present() {
+        let Some(a) = cx.active(m) else { continue };
+        let Some(f) = a.file else { continue };
+        if spath::is_within(&f.path, &tk.root, w) {
+            continue;
+        }
+        let Some((var, how)) = build_variant(cx, f) else {
+            continue;
+        };
+        if checks::system::fits(&var, c) {
+            continue;
+        }
+        out.push(
+            Finding::new(FindingId::CudnnCudaMismatch, Severity::Error, format!("the cuDNN {m} that loads is built for CUDA {var}; the toolkit in use is CUDA {c}"))
+                .seen(format!("loaded: {} ({how})", cx.describe(&f.path)))
+                .seen(format!("toolkit in use: {} (CUDA {c})", tk.root))
+                .why("cuDNN was taken from another CUDA install than the one in use (CUDAapi.jl#85): its CUDA libraries do not match, so loading or the first call fails (\"CUDNN_STATUS_NOT_INITIALIZED\", missing libcublasLt/cublas64 of the other version).")
+                .fix_with(fitting_build(cx, f, tk, c)),
+        );
+    }
+}

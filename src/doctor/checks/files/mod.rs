@@ -1,0 +1,239 @@
+//! The files of each installation: complete sets, right folders, soname
+//! chains, header against library, CUDA fit, architecture, deployments.
+//!
+//! Here: architecture, load failures, soname chains, header against
+//! library. `sets.rs`: complete sets in the right folders; `cuda_fit.rs`:
+//! builds against their toolkit's CUDA; `deployments.rs`: what cudnnm
+//! deployed and stored.
+
+mod cuda_fit;
+mod deployments;
+mod sets;
+
+use std::collections::BTreeSet;
+
+use self::deployments::{deployed_release, redeploy_command};
+use super::Cx;
+use crate::doctor::FindingId;
+use crate::doctor::finding::{AutoFix, Finding, Severity, sh_quote};
+use crate::doctor::names;
+use crate::doctor::snapshot::CudnnFile;
+use crate::doctor::spath;
+use crate::version::Version;
+
+pub(super) fn check(cx: &Cx, out: &mut Vec<Finding>) {
+    architecture(cx, out);
+    load_failures(cx, out);
+    for t in &cx.s.toolkits {
+        sets::toolkit_set(cx, t, out);
+        sets::toolkit_folders(cx, t, out);
+    }
+    sets::runtime_sets(cx, out);
+    soname_chains(cx, out);
+    header_vs_library(cx, out);
+    cuda_fit::cuda_fit(cx, out);
+    deployments::deployments(cx, out);
+    deployments::store_damage(cx, out);
+}
+
+/// `wrong-architecture`: a library built for another machine than this OS.
+fn architecture(cx: &Cx, out: &mut Vec<Finding>) {
+    let arch = &cx.s.os.arch;
+    if arch.is_empty() {
+        return;
+    }
+    let mut seen = BTreeSet::new();
+    for (f, _) in cx.shared() {
+        let Some(m) = &f.machine else { continue };
+        if m == arch || !seen.insert(f.real_path.clone().unwrap_or_else(|| f.path.clone())) {
+            continue;
+        }
+        // The same release for this machine, when the catalog has it.
+        let (release, cmds) = cx.release_of(f);
+        let mut fd = Finding::new(FindingId::WrongArchitecture, Severity::Error, format!("{} is built for {m}, this system is {arch}", cx.name(&f.path)))
+            .seen(format!("{} ({m})", f.path))
+            .why(if cx.w {
+                "Windows refuses to load it: error 193 \"%1 is not a valid Win32 application\".".to_string()
+            } else {
+                "The loader skips or refuses it: \"wrong ELF class\" or \"cannot open shared object file: No such file or directory\".".to_string()
+            })
+            .fix(match (&cmds, &release) {
+                (Some((id, _)), _) => format!("Install the {arch} build of this release ({id}) and remove this copy."),
+                (None, Some(v)) => format!("Remove this copy. {}", super::look_for(&format!("{arch} build of cuDNN {v}"))),
+                (None, None) => format!("Remove this copy and install an {arch} build (`cudnnm list --remote` shows the releases the catalog has for this machine)."),
+            });
+        if let Some((_, c)) = cmds {
+            fd = fd.command(c[0].clone());
+        }
+        out.push(fd);
+    }
+}
+
+/// `library-load-failed`: the library could not be loaded; the loader's message says why.
+fn load_failures(cx: &Cx, out: &mut Vec<Finding>) {
+    let mut seen = BTreeSet::new();
+    for (f, _) in cx.shared() {
+        let Some(e) = &f.load_error else { continue };
+        if !seen.insert(f.real_path.clone().unwrap_or_else(|| f.path.clone())) {
+            continue;
+        }
+        out.push(
+            Finding::new(FindingId::LibraryLoadFailed, Severity::Error, format!("{} is present but does not load", cx.name(&f.path)))
+                .seen(f.path.clone())
+                .seen(format!("loader: {e}"))
+                .why("A present file is not a loadable file: programs that use it fail with the same message.")
+                .fix("Install what the message names (a dependency such as zlib or cuBLAS), or replace a damaged copy (`cudnnm verify` checks cudnnm's own)."),
+        );
+    }
+}
+
+/// `broken-soname-chain` (F19): `libcudnn.so.8` a regular file beside its
+/// real `libcudnn.so.8.x.y`, a copied development link, or a dangling link.
+fn soname_chains(cx: &Cx, out: &mut Vec<Finding>) {
+    if cx.w {
+        return;
+    }
+    let libs: Vec<(&CudnnFile, names::NameInfo)> = cx.shared().collect();
+    for (f, n) in &libs {
+        let dir = cx.dir(&f.path);
+        let name = cx.name(&f.path);
+        if f.dangling {
+            out.push(
+                Finding::new(FindingId::BrokenSonameChain, Severity::Error, format!("{name} is a link to a file that does not exist"))
+                    .seen(format!("{} -> {} (missing)", f.path, f.link_target.as_deref().unwrap_or("?")))
+                    .why(format!("Loading by this name fails: \"{name}: cannot open shared object file: No such file or directory\"."))
+                    .fix("Recreate the chain `libX.so -> libX.so.M -> libX.so.M.m.p` from the release's files (cp -P keeps links), or redeploy with cudnnm."),
+            );
+            continue;
+        }
+        if f.link_target.is_some() {
+            continue;
+        }
+        // A regular libX.so.M next to a regular libX.so.M.m.p, or a regular libX.so next to libX.so.M.
+        if n.major.is_none() && !n.dev_link {
+            continue;
+        }
+        let candidates = libs.iter().filter(|(g, gn)| {
+            gn.stem == n.stem
+                && (n.dev_link || gn.major == n.major)
+                && spath::same(&cx.dir(&g.path), &dir, false)
+                && !spath::same(&g.path, &f.path, false)
+        });
+        let target = if n.dev_link {
+            candidates
+                .filter(|(_, gn)| !gn.dev_link && gn.full_version.is_none())
+                .map(|(g, _)| *g)
+                .next()
+        } else if n.full_version.is_none() {
+            candidates
+                .filter(|(g, gn)| gn.full_version.is_some() && g.link_target.is_none())
+                .map(|(g, _)| *g)
+                .next()
+        } else {
+            None
+        };
+        let Some(target) = target else { continue };
+        let tname = cx.name(&target.path);
+        let same_bytes = f.size == target.size;
+        let (sev, what) = if n.dev_link {
+            (Severity::Warning, "the development link")
+        } else {
+            (Severity::Error, "the soname")
+        };
+        let mut fd = Finding::new(FindingId::BrokenSonameChain, sev, format!("{name} is a copy, not a link to {tname}"))
+            .seen(format!("{} is a regular file ({} bytes)", f.path, f.size))
+            .seen(format!("{} is a regular file ({} bytes)", target.path, target.size))
+            .why(format!("{what} must be a symbolic link in the chain libX.so -> libX.so.M -> libX.so.M.m.p; as a copy, `ldconfig` warns \"{} is not a symbolic link\", the copy goes stale when the release changes, and two files answer to one name (copying without `cp -P` does this).", f.path));
+        if same_bytes {
+            fd = fd
+                .fix(format!("Replace the copy by a link to {tname} (`cudnnm doctor --fix` does it, backing the copy up first)."))
+                .command(format!("ln -sf {} {}", sh_quote(tname), sh_quote(&f.path)))
+                .auto(AutoFix::RelinkSoname { dir: dir.clone(), link: name.to_string(), target: tname.to_string() });
+        } else {
+            fd = fd.seen("the two files differ: they come from different releases").fix("Remove the stale copy and recreate the link from the release you want (or redeploy with cudnnm).");
+        }
+        out.push(fd);
+    }
+}
+
+/// `header-library-mismatch` (issue item 10, F24): per installation, the
+/// headers' version against the main library's.
+fn header_vs_library(cx: &Cx, out: &mut Vec<Finding>) {
+    let w = cx.w;
+    for root in cx.s.roots() {
+        // Headers that disagree among themselves.
+        let hdrs: Vec<(&CudnnFile, &Version)> =
+            cx.s.files_in_root(&root)
+                .filter_map(|f| Some((f, f.header_version.as_ref()?)))
+                .collect();
+        let distinct: BTreeSet<(u32, u32, u32)> = hdrs
+            .iter()
+            .map(|(_, v)| (v.major(), v.minor(), v.patch()))
+            .collect();
+        let Some(h) = cx.s.header_version(&root) else {
+            continue;
+        };
+        let libs: Vec<(&CudnnFile, names::NameInfo)> = cx
+            .shared()
+            .filter(|(f, n)| spath::same(&f.root, &root, w) && n.is_main() && !n.dev_link)
+            .collect();
+        let mut problems: Vec<String> = Vec::new();
+        if distinct.len() > 1 {
+            for (f, v) in &hdrs {
+                problems.push(format!("{} declares {v}", f.path));
+            }
+        }
+        let same_major: Vec<&(&CudnnFile, names::NameInfo)> = libs
+            .iter()
+            .filter(|(_, n)| n.major == Some(h.version.major()))
+            .collect();
+        if same_major.is_empty() {
+            if let Some((f, n)) = libs.first() {
+                problems.push(format!(
+                    "headers declare {} but the library is cuDNN {} ({})",
+                    h.version,
+                    n.major.map(|m| m.to_string()).unwrap_or_else(|| "?".into()),
+                    f.path
+                ));
+            }
+        } else {
+            for (f, _) in same_major {
+                let Some(k) = cx.s.library_version(f) else {
+                    continue;
+                };
+                if k.version.parts().len() >= 3 && k.version.triple() != h.version.triple() {
+                    problems.push(format!(
+                        "{} is {} ({}), headers declare {}",
+                        f.path, k.version, k.source, h.version
+                    ));
+                }
+            }
+        }
+        if problems.is_empty() {
+            continue;
+        }
+        let mut f = Finding::new(
+            FindingId::HeaderLibraryMismatch,
+            Severity::Error,
+            format!("cuDNN headers and library disagree in {root}"),
+        );
+        for p in problems {
+            f = f.seen(p);
+        }
+        let release =
+            cx.s.toolkit_of(&root)
+                .and_then(|t| deployed_release(cx, &t.root).map(|r| (t.root.clone(), r)));
+        f = f
+            .why("Programs compiled against these headers check cudnnGetVersion() at start-up and stop (\"Loaded runtime CuDNN library: X but source was compiled with: Y\"), or misbehave when they do not check; sub-library headers stop compilation outright (\"#error Version mismatch in cuDNN\"). A partial copy or a stale file leaves this state.")
+            .fix("Replace headers and libraries together with one release's set.");
+        if let Some((tk, r)) = release {
+            f = f
+                .command(redeploy_command(cx, &tk, &r))
+                .auto(AutoFix::Redeploy {
+                    toolkit: tk,
+                    release: r,
+                });
+        }
+        out.push(f);
+    }
+}

@@ -1,0 +1,137 @@
+//! What a present library needs: `dependency-unresolved` (a DT_NEEDED or
+//! PE import the loader does not find) and `zlibwapi-missing`.
+
+use std::collections::BTreeSet;
+
+use crate::doctor::FindingId;
+use crate::doctor::checks::Cx;
+use crate::doctor::finding::{Finding, Severity};
+use crate::doctor::loader;
+use crate::doctor::names;
+use crate::doctor::spath;
+
+/// `dependency-unresolved` (F04): a present library whose imports
+/// (`DT_NEEDED`, PE import table) do not resolve in the loader's search.
+pub(super) fn dependencies(cx: &Cx, out: &mut Vec<Finding>) {
+    let mut done = BTreeSet::new();
+    for (_, _, name) in cx.loader_names() {
+        let Some(h) = cx.hits(&name).into_iter().next() else {
+            continue;
+        };
+        let Some(f) = cx.s.file(&h.path) else {
+            continue;
+        };
+        let f = cx.s.resolve(f);
+        let real = f.real_path.clone().unwrap_or_else(|| f.path.clone());
+        if !done.insert(spath::key(&real, cx.w)) {
+            continue;
+        }
+        let missing: Vec<&String> = f
+            .needed
+            .iter()
+            .filter(|d| !loader::is_virtual(cx.s, d))
+            .filter(|d| !(is_driver_library(d) && cx.s.driver.is_none()))
+            .filter(|d| loader::find_for(cx.s, d, f).is_empty())
+            .collect();
+        if missing.is_empty() {
+            continue;
+        }
+        let first = missing[0];
+        let mut fd = Finding::new(
+            FindingId::DependencyUnresolved,
+            Severity::Error,
+            format!(
+                "{} is present but cannot load: {first} is not found",
+                cx.name(&f.path)
+            ),
+        )
+        .seen(h.path.clone());
+        for d in &missing {
+            fd = fd.seen(format!("needs {d}: not in the loader's search folders"));
+        }
+        let hint = dependency_hint(first);
+        out.push(
+            fd.why(if cx.w {
+                format!("A DLL loads only when every DLL it imports loads: \"Could not load library {}. Error code 126\" (\"The specified module could not be found\") names the cuDNN file, not the missing {first} (whisper-ctranslate2#41).", cx.name(&f.path))
+            } else {
+                format!("\"{}: {first}: cannot open shared object file: No such file or directory\".", cx.name(&f.path))
+            })
+            .fix(hint),
+        );
+    }
+}
+
+/// The CUDA driver library (`libcuda.so.1`, `nvcuda.dll`): it comes with the
+/// NVIDIA driver, so without a driver its absence is `driver-not-found`'s news.
+fn is_driver_library(name: &str) -> bool {
+    let l = name.to_ascii_lowercase();
+    l.starts_with("libcuda.so") || l == "nvcuda.dll"
+}
+
+/// What to install for a missing dependency, by name.
+fn dependency_hint(name: &str) -> String {
+    let l = name.to_ascii_lowercase();
+    if is_driver_library(name) {
+        format!(
+            "{name} comes with the NVIDIA driver: install the driver (in a container, run it with the NVIDIA container toolkit so the driver's libraries are mounted)."
+        )
+    } else if l.starts_with("cublas")
+        || l.starts_with("libcublas")
+        || l.starts_with("cudart")
+        || l.starts_with("libcudart")
+        || l.starts_with("nvrtc")
+        || l.starts_with("libnvrtc")
+    {
+        format!(
+            "{name} comes with the CUDA toolkit (or pip's nvidia-* wheels) of the CUDA version this cuDNN was built for; install it, or put its folder on the loader path."
+        )
+    } else if l.starts_with("zlibwapi") {
+        "Install zlibwapi.dll next to the cuDNN DLLs (see the zlibwapi-missing finding).".into()
+    } else if l.starts_with("libz.so") {
+        "Install zlib (`sudo apt install zlib1g` or `sudo dnf install zlib`).".into()
+    } else if l.starts_with("vcruntime") || l.starts_with("msvcp") {
+        "Install the Microsoft Visual C++ 2015–2022 Redistributable (x64).".into()
+    } else {
+        format!("Install the package that provides {name}, or add its folder to the loader path.")
+    }
+}
+
+/// `zlibwapi-missing` (F03): cuDNN 8.3–8.9 and 9.0–9.1 on Windows load
+/// `zlibwapi.dll` (cudnn-facts §7.1).
+pub(super) fn zlib(cx: &Cx, out: &mut Vec<Finding>) {
+    if !cx.w {
+        return;
+    }
+    for m in cx.majors_present() {
+        let Some(a) = cx.active(m) else { continue };
+        let Some(f) = a.file else { continue };
+        let imports = f
+            .needed
+            .iter()
+            .any(|n| n.eq_ignore_ascii_case(names::ZLIBWAPI_DLL));
+        let by_version = a
+            .version
+            .as_ref()
+            .is_some_and(|k| k.version.parts().len() >= 2 && names::needs_zlibwapi(&k.version));
+        if !(imports || by_version) {
+            continue;
+        }
+        if !loader::find_for(cx.s, names::ZLIBWAPI_DLL, f).is_empty() {
+            continue;
+        }
+        let dir = cx.dir(&f.path);
+        let v = a
+            .version
+            .as_ref()
+            .map(|k| k.version.to_string())
+            .unwrap_or_else(|| m.to_string());
+        out.push(
+            Finding::new(FindingId::ZlibwapiMissing, Severity::Error, format!("cuDNN {v} needs zlibwapi.dll, which is not on the DLL search path"))
+                .seen(cx.describe(&f.path))
+                .seen("zlibwapi.dll: not in the DLL's folder, System32, the Windows folder, the working folder or PATH")
+                .why("cuDNN 8.3 to 9.1 on Windows load zlib's WINAPI build at run time and stop with \"Could not locate zlibwapi.dll. Please make sure it is in your library path!\" (cupy#6226, darknet#8551). From 9.2 zlib is built in.")
+                .fix(format!("Download zlib123dllx64.zip (http://www.winimage.com/zLibDll/zlib123dllx64.zip, SHA-256 fd324c6923aa4f45a60413665e0b68bb34a7779d0861849e02d2711ff8efb9a4) and copy dll_x64\\zlibwapi.dll into {dir}."))
+                .command(format!("copy dll_x64\\zlibwapi.dll \"{dir}\\\"")),
+        );
+    }
+}

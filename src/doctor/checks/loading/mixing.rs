@@ -1,0 +1,324 @@
+//! `sub-libraries-mixed`: a main library that takes sub-libraries from
+//! another copy (seen when it was loaded, or missing from its folder and
+//! found elsewhere), cuDNN 8/9 sub-libraries of different releases in one
+//! folder, several sets visible.
+
+use std::collections::BTreeSet;
+
+use super::{loader_var, triple};
+use crate::doctor::FindingId;
+use crate::doctor::checks::Cx;
+use crate::doctor::finding::{Finding, Severity};
+use crate::doctor::loader;
+use crate::doctor::names;
+use crate::doctor::snapshot::{CudnnFile, Origin};
+use crate::doctor::spath;
+use crate::version::Version;
+
+/// `sub-libraries-mixed` (F14): cuDNN 8/9 load their sub-libraries by name,
+/// so with several sets visible they can come from different copies.
+pub(super) fn mixing(cx: &Cx, out: &mut Vec<Finding>) {
+    let mixed_majors = foreign_sublibraries(cx, out);
+    for m in cx.majors_present().into_iter().filter(|m| *m >= 8) {
+        let mut stems: Vec<&str> = vec!["cudnn"];
+        stems.extend(names::sublib_stems(m));
+        // Winners per library and every root that holds a reachable copy.
+        let mut winners: Vec<(String, String, Option<Version>)> = Vec::new();
+        let mut roots: Vec<String> = Vec::new();
+        for st in &stems {
+            let hits = cx.hits(&cx.loader_name(st, m));
+            for (i, h) in hits.iter().enumerate() {
+                let file = cx.s.file(&h.path);
+                let root = file
+                    .map(|f| f.root.clone())
+                    .unwrap_or_else(|| cx.dir(&h.path));
+                if !roots.iter().any(|r| spath::same(r, &root, cx.w)) {
+                    roots.push(root.clone());
+                }
+                if i == 0 {
+                    winners.push((cx.loader_name(st, m), root, triple(cx, file)));
+                }
+            }
+        }
+        // Framework-owned copies loaded by absolute path (pip wheels) count too.
+        for f in cx
+            .shared()
+            .filter(|(f, n)| f.origin == Origin::PipWheel && n.is_main() && n.major == Some(m))
+            .map(|(f, _)| f)
+        {
+            if !roots.iter().any(|r| spath::same(r, &f.root, cx.w)) {
+                roots.push(f.root.clone());
+            }
+        }
+        let win_roots: BTreeSet<String> = winners
+            .iter()
+            .map(|(_, r, _)| spath::key(r, cx.w))
+            .collect();
+        let win_versions: BTreeSet<Version> =
+            winners.iter().filter_map(|(_, _, v)| v.clone()).collect();
+        if win_roots.len() > 1 && win_versions.len() > 1 {
+            let mut f = Finding::new(
+                FindingId::SubLibrariesMixed,
+                Severity::Error,
+                format!("cuDNN {m} libraries load from different releases"),
+            );
+            for (n, r, v) in &winners {
+                f = f.seen(format!(
+                    "{n} from {r} ({})",
+                    v.as_ref()
+                        .map(|v| v.to_string())
+                        .unwrap_or_else(|| "version unknown".into())
+                ));
+            }
+            out.push(
+                f.why(format!("cuDNN {m} loads each sub-library by name, so each comes from the first folder in the search order that has it; here they come from different releases, which fails at the first call (\"CUDNN_STATUS_VERSION_MISMATCH\", \"undefined symbol\") or corrupts results."))
+                    .fix(format!("Keep one complete set on {}; remove partial copies.", loader_var(cx))),
+            );
+        } else if roots.len() > 1 && !mixed_majors.contains(&m) {
+            let mut f = Finding::new(
+                FindingId::SubLibrariesMixed,
+                Severity::Warning,
+                format!(
+                    "{} sets of cuDNN {m} are visible; its sub-libraries can mix between them",
+                    roots.len()
+                ),
+            );
+            for r in &roots {
+                let v = cx
+                    .shared()
+                    .find(|(f, n)| {
+                        spath::same(&f.root, r, cx.w) && n.is_main() && n.major == Some(m)
+                    })
+                    .and_then(|(f, _)| cx.s.version_of(f))
+                    .map(|k| k.version.to_string())
+                    .unwrap_or_else(|| "version unknown".into());
+                f = f.seen(format!("{r} ({v})"));
+            }
+            out.push(
+                f.why(format!("A program that loads lib/cudnn from one set by path (a framework's own wheel, an RPATH) still gets every sub-library by name from the first folder of {} that has it: two sets on the system means sub-libraries from the other one (pytorch#119989).", loader_var(cx)))
+                    .fix(format!("Keep one set of cuDNN {m} reachable: remove the other folder from {}, or uninstall the duplicate.", loader_var(cx))),
+            );
+        }
+    }
+    // Sub-libraries of one folder from different releases (Linux real names).
+    for root in cx.s.roots() {
+        let vs: BTreeSet<(u32, Version)> = cx
+            .shared()
+            .filter(|(f, _)| spath::same(&f.root, &root, cx.w))
+            .filter_map(|(_, n)| Some((n.major?, n.full_version?.triple())))
+            .collect();
+        let majors: BTreeSet<u32> = vs.iter().map(|(m, _)| *m).collect();
+        for m in majors {
+            let of_m: Vec<&Version> = vs.iter().filter(|(x, _)| *x == m).map(|(_, v)| v).collect();
+            if of_m.len() > 1 {
+                out.push(
+                    Finding::new(FindingId::SubLibrariesMixed, Severity::Error, format!("{root} holds cuDNN {m} libraries of {} releases", of_m.len()))
+                        .seen(format!("versions in file names: {}", of_m.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(", ")))
+                        .why("A partial copy over an older release: the main library and its sub-libraries must be from one release (\"CUDNN_STATUS_VERSION_MISMATCH\").")
+                        .fix("Remove the older files and copy one release's complete set (or let cudnnm deploy it)."),
+                );
+            }
+        }
+    }
+}
+
+/// A sub-library a main library takes from another folder than its own.
+pub(super) struct Foreign {
+    /// Its loader name (`libcudnn_graph.so.9`).
+    pub name: String,
+    /// The file it comes from.
+    pub path: String,
+    /// How doctor knows: `loaded` (mapped in the process that loaded the
+    /// main library) or the loader search step that finds it.
+    pub how: String,
+}
+
+/// The sub-libraries of cuDNN `major` that the main library `f` takes from
+/// another folder: those mapped from elsewhere when it was loaded (with its
+/// own folder first on the loader path), and those its own folder lacks that
+/// the loader's search finds in another copy.
+pub(super) fn foreign(cx: &Cx, f: &CudnnFile, major: u32) -> Vec<Foreign> {
+    let real = cx.s.resolve(f);
+    let own_dirs: Vec<String> = [
+        Some(cx.dir(&f.path)),
+        f.real_path.as_deref().map(|r| cx.dir(r)),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    let is_own = |p: &str| own_dirs.iter().any(|d| spath::same(&cx.dir(p), d, cx.w));
+    let mut out: Vec<Foreign> =
+        cx.s.foreign_modules(f)
+            .into_iter()
+            .filter(|p| !is_own(p))
+            .map(|p| Foreign {
+                name: cx.name(&p).to_string(),
+                path: p,
+                how: "mapped in the process that loaded it".into(),
+            })
+            .collect();
+    for st in names::sublib_stems(major) {
+        let ln = cx.loader_name(st, major);
+        if out.iter().any(|x| spath::name_eq(&x.name, &ln, cx.w))
+            || own_dirs.iter().any(|d| cx.s.has(d, &ln))
+        {
+            continue;
+        }
+        if let Some(h) = loader::find_for(cx.s, &ln, real)
+            .into_iter()
+            .find(|h| !is_own(&h.path))
+        {
+            out.push(Foreign {
+                name: ln,
+                path: h.path,
+                how: format!("found via {}", h.via),
+            });
+        }
+    }
+    out
+}
+
+/// The version of the copy in folder `dir`: its main library's own evidence,
+/// else the headers of its installation.
+fn folder_version(cx: &Cx, dir: &str) -> Option<crate::doctor::snapshot::Known> {
+    let main = cx
+        .shared()
+        .find(|(f, n)| n.is_main() && !n.dev_link && spath::same(&cx.dir(&f.path), dir, cx.w));
+    if let Some((f, _)) = main
+        && let Some(k) = cx.s.library_version(f)
+    {
+        return Some(k);
+    }
+    let root =
+        cx.s.files
+            .iter()
+            .find(|f| spath::same(&cx.dir(&f.path), dir, cx.w))?;
+    cx.s.header_version(&root.root)
+}
+
+/// `sub-libraries-mixed` for one copy at a time (F14): a main library whose
+/// folder lacks sub-libraries that another copy provides — loading it runs
+/// one copy's main library with another's sub-libraries. Errors unless every
+/// version involved is known from the copies' own files and the same.
+/// Returns the majors reported.
+fn foreign_sublibraries(cx: &Cx, out: &mut Vec<Finding>) -> BTreeSet<u32> {
+    let mut majors = BTreeSet::new();
+    let mut done = BTreeSet::new();
+    for (f, n) in cx.shared().filter(|(_, n)| n.is_main() && !n.dev_link) {
+        let Some(m) = n.major.filter(|m| *m >= 8) else {
+            continue;
+        };
+        let real = f.real_path.clone().unwrap_or_else(|| f.path.clone());
+        if !done.insert((spath::key(&cx.dir(&f.path), cx.w), spath::key(&real, cx.w))) {
+            continue;
+        }
+        let foreign = foreign(cx, f, m);
+        if foreign.is_empty() {
+            continue;
+        }
+        majors.insert(m);
+        let own = cx.s.own_library_version(f).or_else(|| {
+            cx.s.header_version(&f.root)
+                .filter(|h| h.version.major() == m)
+        });
+        let loaded = cx.s.resolve(f).library_version.clone();
+        let mut versions: Vec<Option<Version>> = vec![own.as_ref().map(|k| k.version.triple())];
+        let dir = cx.dir(&f.path);
+        let names_list: Vec<&str> = foreign.iter().map(|x| x.name.as_str()).collect();
+        let mut fd = Finding::new(
+            FindingId::SubLibrariesMixed,
+            Severity::Error,
+            format!(
+                "{} loads {} from another cuDNN copy",
+                f.path,
+                names_list.join(", ")
+            ),
+        )
+        .seen(match (&own, &cx.s.resolve(f).store_copy) {
+            (Some(k), Some(c)) if k.source == "store receipt" => format!(
+                "{}: cuDNN {} by its own bytes (the same as {} of store release {})",
+                f.path, k.version, c.file, c.release
+            ),
+            (Some(k), _) => format!("{}: cuDNN {} by its own {}", f.path, k.version, k.source),
+            (None, _) => format!(
+                "{}: its own version is unknown (no header, versioned file name or store receipt beside it)",
+                f.path
+            ),
+        });
+        let mut others: Vec<String> = Vec::new();
+        for x in &foreign {
+            let odir = cx.dir(&x.path);
+            let v = folder_version(cx, &odir);
+            versions.push(v.as_ref().map(|k| k.version.triple()));
+            let v = v
+                .map(|k| format!("cuDNN {} ({})", k.version, k.source))
+                .unwrap_or_else(|| "version unknown".into());
+            fd = fd.seen(format!("{} comes from {} — {v}; {}", x.name, x.path, x.how));
+            if !others.iter().any(|o| spath::same(o, &odir, cx.w)) {
+                others.push(odir);
+            }
+        }
+        if let Some(l) = &loaded {
+            let differs = own
+                .as_ref()
+                .is_none_or(|k| k.version.triple() != l.triple());
+            if differs {
+                versions.push(Some(l.triple()));
+                let graph = names::soname("cudnn_graph", m);
+                fd = fd.seen(match foreign.iter().find(|x| m >= 9 && x.name == graph) {
+                    Some(g) => format!(
+                        "loaded, it reports cuDNN {l}: cudnnGetVersion() is answered by {graph}, which comes from {}",
+                        g.path
+                    ),
+                    None => format!("loaded, it reports cuDNN {l}, not its own version"),
+                });
+            }
+        }
+        let same = versions.iter().all(|v| v.is_some())
+            && versions.iter().flatten().collect::<BTreeSet<_>>().len() == 1;
+        if same {
+            fd.severity = Severity::Warning;
+        }
+        let release_words = match &own {
+            Some(k) => format!("cuDNN {}'s main library", k.version),
+            None => "this main library".to_string(),
+        };
+        fd = fd.why(format!(
+            "cuDNN {m} loads its sub-libraries by name at run time, and {dir} does not hold {}: the loader takes {} from {}. A program that loads this copy runs {release_words} with another copy's sub-libraries; {}",
+            names_list.join(", "),
+            if foreign.len() == 1 { "it" } else { "them" },
+            others.join(", "),
+            if same {
+                "today both are the same release, so it works until either is updated."
+            } else {
+                "they must come from one release, so the first call fails (\"CUDNN_STATUS_VERSION_MISMATCH\", \"undefined symbol\") or reports another version than it is (pytorch#119989)."
+            }
+        ));
+        let mut fix = format!(
+            "Keep each cuDNN set whole in one folder: copy {} of the same release next to {}, or take this partial copy off {}.",
+            names_list.join(", "),
+            f.path,
+            loader_var(cx)
+        );
+        let store =
+            cx.s.resolve(f)
+                .store_copy
+                .clone()
+                .or_else(|| f.store_copy.clone());
+        if let Some(c) = &store {
+            fix.push_str(&format!(
+                " The cudnnm store holds the whole release {}: `cudnnm exec --version {} -- PROGRAM` runs a program with it.",
+                c.release, c.release
+            ));
+        }
+        fd = fd.fix(fix);
+        if let Some(c) = store {
+            fd = fd.command(format!(
+                "cudnnm exec --version {} -- <your program>",
+                c.release
+            ));
+        }
+        out.push(fd);
+    }
+    majors
+}

@@ -1,0 +1,249 @@
+//! The finding ids: stable (scripts match on them), kebab-case in text and
+//! `--json`, one enum in code so that a check cannot emit an id that is not
+//! documented. The user-facing table of ids is README.md's ("### Doctor");
+//! a test checks that it lists exactly these.
+//!
+//! Sources: issue 6 items (#1–#13), field cases (F01–F26,
+//! ../shared/reference/field-cases.md).
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// Declares [`FindingId`] with its text form and the list of all ids, from
+/// one list (so the three never disagree).
+macro_rules! finding_ids {
+    ($($(#[$doc:meta])* $variant:ident = $id:literal,)*) => {
+        /// What a finding is about: one variant per id. Severities named
+        /// here are the usual ones; a check may lower one (the README table
+        /// says when).
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub enum FindingId {
+            $($(#[$doc])* $variant,)*
+        }
+
+        impl FindingId {
+            /// Every id, in the order of the README table.
+            pub const ALL: &'static [FindingId] = &[$(FindingId::$variant,)*];
+
+            /// The stable kebab-case id (`missing-library`).
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $(FindingId::$variant => $id,)*
+                }
+            }
+        }
+    };
+}
+
+finding_ids! {
+    /// The OS is 32-bit. Severity: error. Source: #1.
+    OsNot64Bit = "os-not-64bit",
+    /// A library built for another machine (aarch64 on x86_64, 32-bit DLL). Severity: error.
+    /// Source: #1.
+    WrongArchitecture = "wrong-architecture",
+    /// No CUDA toolkit found. Severity: error (warning with pip CUDA). Source: #2.
+    NoCudaToolkit = "no-cuda-toolkit",
+    /// `nvcc` on PATH is another CUDA than `CUDA_PATH`/`CUDA_HOME`. Severity: warning. Source: #2.
+    NvccCudaPathMismatch = "nvcc-cuda-path-mismatch",
+    /// No `nvidia-smi`; driver and GPU checks skipped. Severity: info. Source: #3.
+    DriverNotFound = "driver-not-found",
+    /// The driver is older than a toolkit needs (catalog table). Severity: error. Source: #3.
+    DriverTooOld = "driver-too-old",
+    /// Runs only through CUDA minor-version compatibility. Severity: warning. Source: #3.
+    DriverMinorCompatOnly = "driver-minor-compat-only",
+    /// The GPU's compute capability is below what the active cuDNN supports. Severity: error.
+    /// Source: §5.2.
+    GpuTooOld = "gpu-too-old",
+    /// A cuDNN build that does not fit its toolkit's CUDA, or the loaded copy comes from another
+    /// CUDA. Severity: error. Source: #4, F26.
+    CudnnCudaMismatch = "cudnn-cuda-mismatch",
+    /// A library of the set is missing (DLL/.so: loads fail). Severity: error. Source: #5.
+    MissingLibrary = "missing-library",
+    /// `cudnn.h`/`cudnn_version.h` missing (compiles fail). Severity: error. Source: #5.
+    MissingHeader = "missing-header",
+    /// `cudnn.lib`/`libcudnn.so` missing (links fail). Severity: error. Source: #5.
+    MissingLinkLibrary = "missing-link-library",
+    /// Import libraries in `lib` instead of `lib\x64`. Severity: error. Source: #6.
+    LibNotInX64 = "lib-not-in-x64",
+    /// A cuDNN file in a toolkit folder where no tool looks. Severity: error. Source: F20.
+    FileInWrongFolder = "file-in-wrong-folder",
+    /// The toolkit's `bin` not on PATH / `lib64` not on the loader path. Severity: error (warning
+    /// when another copy loads). Source: #7.
+    ToolkitNotOnLoaderPath = "toolkit-not-on-loader-path",
+    /// A PATH/LD_LIBRARY_PATH entry above the folder holding the libraries. Severity: error
+    /// (warning when another copy loads). Source: #7, F01.
+    PathPointsAtArchiveRoot = "path-points-at-archive-root",
+    /// NVIDIA's cuDNN 9 installer: `bin` on PATH, DLLs in `bin\<CUDA>`. Severity: error (warning
+    /// when another copy loads). Source: F02.
+    InstallerSubfolderNotOnPath = "installer-subfolder-not-on-path",
+    /// Windows: `CUDA_PATH` not set. Severity: warning. Source: #8.
+    CudaPathMissing = "cuda-path-missing",
+    /// `CUDA_PATH`/`CUDA_HOME`/`CUDA_PATH_VX_Y` is not a toolkit. Severity: error. Source: #8.
+    CudaPathInvalid = "cuda-path-invalid",
+    /// `CUDA_PATH_VX_Y` names another version; `CUDA_PATH` names a toolkit without the cuDNN.
+    /// Severity: error/warning. Source: #8.
+    CudaPathOtherVersion = "cuda-path-other-version",
+    /// Several copies reachable, in loader order, the winner marked. Severity: warning (info when
+    /// every copy's own files say the same version). Source: #9, F06, F12, F13.
+    MultipleCudnnCopies = "multiple-cudnn-copies",
+    /// A main library that takes sub-libraries from another copy (seen when loaded, or missing from
+    /// its folder and found elsewhere), cuDNN 8/9 sub-libraries from different releases, or several
+    /// sets visible. Severity: error/warning. Source: F14.
+    SubLibrariesMixed = "sub-libraries-mixed",
+    /// Headers and library of one installation disagree. Severity: error. Source: #10, F24.
+    HeaderLibraryMismatch = "header-library-mismatch",
+    /// The cuDNN that loads is not what the framework was built with. Severity: error. Source: #11.
+    FrameworkCudnnMismatch = "framework-cudnn-mismatch",
+    /// The framework's CUDA major differs from the toolkit in use. Severity: warning. Source: #11.
+    FrameworkCudaMismatch = "framework-cuda-mismatch",
+    /// A pin or framework needs major M, only another major is reachable. Severity: error. Source:
+    /// F08.
+    CudnnMajorMismatch = "cudnn-major-mismatch",
+    /// `vcruntime140(_1).dll`/`msvcp140(_1).dll` missing. Severity: error. Source: #12, F10.
+    VcRuntimeMissing = "vc-runtime-missing",
+    /// Windows before 10 without the Universal C Runtime. Severity: error. Source: #12, F10.
+    UcrtMissing = "ucrt-missing",
+    /// The registry PATH holds the cuDNN folder, this process's PATH does not. Severity: warning.
+    /// Source: #13.
+    ProcessPathStale = "process-path-stale",
+    /// User and machine PATH lead to different copies. Severity: warning (info when user-only).
+    /// Source: #13.
+    UserMachinePathDiffer = "user-machine-path-differ",
+    /// The cuDNN folder is on PATH in this process only. Severity: info. Source: #13.
+    PathNotPersistent = "path-not-persistent",
+    /// Windows cuDNN 8.3–8.9 / 9.0–9.1 without `zlibwapi.dll`. Severity: error. Source: F03.
+    ZlibwapiMissing = "zlibwapi-missing",
+    /// A present library whose DT_NEEDED/PE import does not resolve. Severity: error. Source: F04.
+    DependencyUnresolved = "dependency-unresolved",
+    /// The library did not load; the loader's message. Severity: error. Source: F04.
+    LibraryLoadFailed = "library-load-failed",
+    /// CuDNN only inside a Python environment. Severity: warning. Source: F16.
+    CudnnOnlyInSitePackages = "cudnn-only-in-site-packages",
+    /// `libcudnn.so.8` a copy instead of a link, or a dangling link. Severity: error (warning for
+    /// the dev link). Source: F19.
+    BrokenSonameChain = "broken-soname-chain",
+    /// Switching this toolkit needs elevated rights. Severity: info. Source: F21.
+    ToolkitNotWritable = "toolkit-not-writable",
+    /// Another home's change to the toolkit is running, or was interrupted and not finished yet.
+    /// Severity: error (warning while it runs).
+    ToolkitChangeUnfinished = "toolkit-change-unfinished",
+    /// No cuDNN anywhere. Severity: error.
+    CudnnNotFound = "cudnn-not-found",
+    /// Files cudnnm deployed have changed. Severity: error (info for a change of yours a rollback
+    /// restored; warning when the toolkit's own files now say another release). Source: verify.
+    DeploymentDrift = "deployment-drift",
+    /// A store release folder whose `receipt.toml` is missing or unreadable, or whose files changed
+    /// by size, link or presence (edited through a link deployment). Severity: error. Source:
+    /// verify.
+    StoreReleaseDamaged = "store-release-damaged",
+}
+
+impl fmt::Display for FindingId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for FindingId {
+    type Err = String;
+
+    /// The id whose [`FindingId::as_str`] is `s`.
+    fn from_str(s: &str) -> Result<FindingId, String> {
+        FindingId::ALL
+            .iter()
+            .copied()
+            .find(|id| id.as_str() == s)
+            .ok_or_else(|| format!("unknown finding id '{s}'"))
+    }
+}
+
+impl Serialize for FindingId {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for FindingId {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<FindingId, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_kebab_case_unique_and_read_back() {
+        let mut seen = std::collections::BTreeSet::new();
+        for &id in FindingId::ALL {
+            let s = id.as_str();
+            assert!(
+                s.chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-'),
+                "{s}"
+            );
+            assert!(seen.insert(s), "{s} twice");
+            assert_eq!(s.parse::<FindingId>(), Ok(id));
+            assert_eq!(serde_json::to_string(&id).unwrap(), format!("\"{s}\""));
+            assert_eq!(
+                serde_json::from_str::<FindingId>(&format!("\"{s}\"")).unwrap(),
+                id
+            );
+        }
+        assert_eq!(FindingId::OsNot64Bit.to_string(), "os-not-64bit");
+        assert!("no-such-id".parse::<FindingId>().is_err());
+        assert!(serde_json::from_str::<FindingId>("\"no-such-id\"").is_err());
+    }
+
+    /// The ids README.md's table under "### Doctor" lists: every `id` in
+    /// the first column of its rows.
+    fn readme_ids(readme: &str) -> Vec<String> {
+        let section = readme
+            .split("\n### ")
+            .find(|s| s.starts_with("Doctor\n"))
+            .expect("README.md has a '### Doctor' section");
+        let mut ids = Vec::new();
+        for row in section.lines().filter(|l| l.starts_with('|')) {
+            let first = row.split('|').nth(1).unwrap_or("").trim();
+            if first == "id" || first.starts_with("---") {
+                continue;
+            }
+            ids.extend(
+                first
+                    .split(',')
+                    .map(|c| c.trim().trim_matches('`').to_string()),
+            );
+        }
+        ids
+    }
+
+    #[test]
+    fn the_readme_table_lists_every_finding_id_and_no_other() {
+        let listed = readme_ids(include_str!("../../README.md"));
+        let ids: Vec<&str> = FindingId::ALL.iter().map(|id| id.as_str()).collect();
+        for id in &ids {
+            assert_eq!(
+                listed.iter().filter(|l| l == id).count(),
+                1,
+                "{id} should be listed once in README.md's table of finding ids"
+            );
+        }
+        for l in &listed {
+            assert!(
+                l.parse::<FindingId>().is_ok(),
+                "README.md lists '{l}', which is no finding id"
+            );
+        }
+        // The table parser itself.
+        assert_eq!(
+            readme_ids(
+                "x\n### Doctor\n\n| id | s |\n| --- | --- |\n| `a`, `b` | e |\n| `c` | w |\n\n### Next\n| `d` | x |\n"
+            ),
+            vec!["a", "b", "c"]
+        );
+    }
+}

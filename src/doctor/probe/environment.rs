@@ -1,0 +1,200 @@
+//! The environment probe: OS and architecture, the variables that matter,
+//! `PATH` / `LD_LIBRARY_PATH` in order, the loader's fixed folders and the
+//! registry `PATH` values.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use super::s;
+use crate::doctor::binfmt;
+use crate::doctor::snapshot::{OsInfo, RegistryPaths, Snapshot};
+use crate::env::{self, Env};
+
+/// Fills the OS, variables, path lists, system folders and registry `PATH`.
+pub(crate) fn probe(snap: &mut Snapshot, env: &Env) {
+    let windows = env.is_windows();
+    snap.os = os_info(env);
+    for (k, v) in env.vars() {
+        let k = k.to_string_lossy();
+        if keep_var(&k) {
+            snap.env
+                .insert(k.into_owned(), v.to_string_lossy().into_owned());
+        }
+    }
+    snap.path = env.path_list(env::PATH).iter().map(|p| s(p)).collect();
+    if !windows {
+        snap.ld_library_path = env
+            .path_list(env::LD_LIBRARY_PATH)
+            .iter()
+            .map(|p| s(p))
+            .collect();
+    }
+    snap.system_dirs = system_dirs(env).iter().map(|p| s(p)).collect();
+    if let Some((user, machine)) = crate::platform::registry_paths() {
+        snap.registry = Some(RegistryPaths { user, machine });
+    }
+}
+
+/// The variables recorded in the snapshot (besides `PATH`/`LD_LIBRARY_PATH`, kept as lists).
+fn keep_var(name: &str) -> bool {
+    let u = name.to_ascii_uppercase();
+    u.starts_with("CUDA_PATH")
+        || u.starts_with("CUDNN")
+        || matches!(
+            u.as_str(),
+            "CUDA_HOME"
+                | "CUDA_ROOT"
+                | "CONDA_PREFIX"
+                | "CONDA_DEFAULT_ENV"
+                | "VIRTUAL_ENV"
+                | "SYSTEMROOT"
+                | "WINDIR"
+                | "PROCESSOR_ARCHITECTURE"
+                | "PROCESSOR_ARCHITEW6432"
+                | "PYTHONPATH"
+        )
+}
+
+/// The GNU multiarch triplet of this host (`x86_64-linux-gnu`).
+pub(crate) fn triplet() -> Option<&'static str> {
+    match std::env::consts::ARCH {
+        "x86_64" => Some("x86_64-linux-gnu"),
+        "aarch64" => Some("aarch64-linux-gnu"),
+        "powerpc64" => Some("powerpc64le-linux-gnu"),
+        _ => None,
+    }
+}
+
+/// The loader's fixed folders: Linux trusted folders; Windows `System32`
+/// and the Windows folder.
+fn system_dirs(env: &Env) -> Vec<PathBuf> {
+    if env.is_windows() {
+        let root = env
+            .var("SystemRoot")
+            .or_else(|| env.var("windir"))
+            .unwrap_or_else(|| r"C:\Windows".into());
+        let root = PathBuf::from(root);
+        return vec![root.join("System32"), root];
+    }
+    let mut v = Vec::new();
+    if let Some(t) = triplet() {
+        v.push(Path::new("/lib").join(t));
+        v.push(Path::new("/usr/lib").join(t));
+    }
+    for d in ["/lib64", "/usr/lib64", "/lib", "/usr/lib"] {
+        v.push(PathBuf::from(d));
+    }
+    v.retain(|d| d.is_dir());
+    v
+}
+
+fn os_info(env: &Env) -> OsInfo {
+    if env.is_windows() {
+        let pa = env
+            .var("PROCESSOR_ARCHITEW6432")
+            .or_else(|| env.var("PROCESSOR_ARCHITECTURE"))
+            .unwrap_or_default();
+        let arch = windows_arch(&pa).unwrap_or_else(binfmt::host_machine);
+        let (name, version) = match crate::platform::windows_version() {
+            Some((n, v)) => (n, Some(v)),
+            None => (None, None),
+        };
+        return OsInfo {
+            family: "windows".into(),
+            name,
+            version,
+            arch: arch.into(),
+            bits: bits_of(arch),
+        };
+    }
+    let name = fs::read_to_string("/etc/os-release")
+        .ok()
+        .and_then(|t| os_release_name(&t));
+    let version = fs::read_to_string("/proc/sys/kernel/osrelease")
+        .ok()
+        .map(|v| v.trim().to_string());
+    let arch = binfmt::host_machine();
+    OsInfo {
+        family: std::env::consts::OS.to_string(),
+        name,
+        version,
+        arch: arch.into(),
+        bits: bits_of(arch),
+    }
+}
+
+/// The OS architecture a Windows `PROCESSOR_ARCHITECTURE` value names
+/// (`AMD64` → `x86_64`), any case.
+fn windows_arch(value: &str) -> Option<&'static str> {
+    match value.to_ascii_uppercase().as_str() {
+        "AMD64" => Some("x86_64"),
+        "ARM64" => Some("aarch64"),
+        "X86" => Some("x86"),
+        _ => None,
+    }
+}
+
+/// `PRETTY_NAME` of `/etc/os-release` (`PRETTY_NAME="Ubuntu 22.04.4 LTS"`).
+fn os_release_name(text: &str) -> Option<String> {
+    text.lines()
+        .find_map(|l| l.strip_prefix("PRETTY_NAME="))
+        .map(|v| v.trim_matches('"').to_string())
+}
+
+fn bits_of(arch: &str) -> u32 {
+    match arch {
+        "x86_64" | "aarch64" | "ppc64le" | "ppc64" => 64,
+        _ => 32,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn os_names_and_architectures() {
+        assert_eq!(
+            os_release_name("NAME=\"Ubuntu\"\nPRETTY_NAME=\"Ubuntu 22.04.4 LTS\"\nID=ubuntu\n")
+                .as_deref(),
+            Some("Ubuntu 22.04.4 LTS")
+        );
+        assert_eq!(os_release_name("ID=alpine\n"), None);
+        assert_eq!(windows_arch("AMD64"), Some("x86_64"));
+        assert_eq!(windows_arch("arm64"), Some("aarch64"));
+        assert_eq!(windows_arch("x86"), Some("x86"));
+        assert_eq!(windows_arch("IA64"), None);
+        assert_eq!(bits_of("x86"), 32);
+        assert_eq!(bits_of("aarch64"), 64);
+    }
+
+    #[test]
+    fn a_windows_environment_is_described_as_windows() {
+        let env = Env::from_vars(
+            [
+                ("PROCESSOR_ARCHITECTURE", "x86"),
+                ("SystemRoot", r"D:\Win"),
+                ("Path", r"C:\a;C:\b"),
+                ("CUDA_PATH", r"C:\cuda"),
+                ("HOME", r"C:\Users\u"),
+            ],
+            r"C:\work",
+            true,
+        );
+        let mut snap = Snapshot::default();
+        probe(&mut snap, &env);
+        assert_eq!(snap.os.family, "windows");
+        assert_eq!((snap.os.arch.as_str(), snap.os.bits), ("x86", 32));
+        assert_eq!(snap.path, vec![r"C:\a", r"C:\b"]);
+        assert!(snap.ld_library_path.is_empty());
+        assert_eq!(
+            snap.system_dirs,
+            vec![s(&Path::new(r"D:\Win").join("System32")), r"D:\Win".into()]
+        );
+        let kept: Vec<&str> = snap.env.keys().map(String::as_str).collect();
+        assert_eq!(
+            kept,
+            vec!["CUDA_PATH", "PROCESSOR_ARCHITECTURE", "SystemRoot"]
+        );
+    }
+}

@@ -1,0 +1,246 @@
+//! The files probe: every cuDNN file in the folders listed (links, size,
+//! header version, ELF/PE details, where it came from), and the folder
+//! listings kept in the snapshot.
+
+use std::collections::{BTreeSet, HashMap};
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use super::folders::Scanner;
+use super::s;
+use crate::archive::header;
+use crate::doctor::binfmt;
+use crate::doctor::names::{self, FileKind};
+use crate::doctor::snapshot::{
+    CudnnFile, DirListing, LdCacheEntry, Origin, Snapshot, ToolkitInfo, install_root,
+};
+use crate::env::Env;
+use crate::home::Home;
+
+/// Names kept in folder listings besides cuDNN files and needed libraries.
+const WANTED: [&str; 9] = [
+    names::VC_RUNTIME_DLLS[0],
+    names::VC_RUNTIME_DLLS[1],
+    names::VC_RUNTIME_DLLS[2],
+    names::VC_RUNTIME_DLLS[3],
+    names::UCRT_DLL,
+    "ucrtbase.dll",
+    names::ZLIBWAPI_DLL,
+    "libz.so.1",
+    "zlib1.dll",
+];
+
+/// Fills [`Snapshot::files`]: every cuDNN file in the folders `scan` listed.
+pub(crate) fn probe(snap: &mut Snapshot, env: &Env, home: &Home, scan: &Scanner) {
+    let windows = env.is_windows();
+    let ctx = Origins::new(env, home, &snap.toolkits);
+    let mut bin_cache: HashMap<String, binfmt::BinInfo> = HashMap::new();
+    for (dir, entries) in &scan.listed {
+        for name in entries {
+            if names::classify(name).is_none() {
+                continue;
+            }
+            let path = dir.join(name);
+            if let Some(f) = read_file(&path, &ctx, &mut bin_cache, windows) {
+                snap.files.push(f);
+            }
+        }
+    }
+}
+
+/// Fills [`Snapshot::dirs`] and [`Snapshot::ld_cache`] with the names that
+/// matter: cuDNN files, runtimes, and everything a cuDNN file needs.
+pub(crate) fn listings(snap: &mut Snapshot, scan: &Scanner, cache: Vec<LdCacheEntry>) {
+    let mut keep: BTreeSet<String> = WANTED.iter().map(|n| n.to_ascii_lowercase()).collect();
+    for f in &snap.files {
+        keep.extend(f.needed.iter().map(|n| n.to_ascii_lowercase()));
+    }
+    for (dir, entries) in &scan.listed {
+        let names: Vec<String> = entries
+            .iter()
+            .filter(|n| names::is_cudnn_name(n) || keep.contains(&n.to_ascii_lowercase()))
+            .cloned()
+            .collect();
+        snap.dirs.push(DirListing {
+            path: s(dir),
+            names,
+        });
+    }
+    snap.ld_cache = cache
+        .into_iter()
+        .filter(|e| names::is_cudnn_name(&e.name) || keep.contains(&e.name.to_ascii_lowercase()))
+        .collect();
+}
+
+/// What decides a file's origin.
+struct Origins {
+    toolkits: Vec<String>,
+    home: PathBuf,
+    system: Vec<PathBuf>,
+}
+
+impl Origins {
+    fn new(env: &Env, home: &Home, toolkits: &[ToolkitInfo]) -> Origins {
+        let mut system: Vec<PathBuf> = Vec::new();
+        if env.is_windows() {
+            system.push(PathBuf::from(
+                env.var("SystemRoot")
+                    .unwrap_or_else(|| r"C:\Windows".into()),
+            ));
+        } else {
+            for d in ["/usr/lib", "/lib", "/usr/lib64", "/lib64", "/usr/include"] {
+                system.push(PathBuf::from(d));
+            }
+        }
+        Origins {
+            toolkits: toolkits.iter().map(|t| t.root.clone()).collect(),
+            home: home.root().to_path_buf(),
+            system,
+        }
+    }
+
+    fn of(&self, path: &Path) -> (Origin, Option<String>) {
+        if let Some(t) = self
+            .toolkits
+            .iter()
+            .filter(|t| path.starts_with(t))
+            .max_by_key(|t| t.len())
+        {
+            return (Origin::Toolkit, Some(t.clone()));
+        }
+        if path.starts_with(self.home.join("store")) || path.starts_with(self.home.join("current"))
+        {
+            return (Origin::CudnnmStore, None);
+        }
+        let comps: Vec<String> = path
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect();
+        if let Some(i) = comps
+            .iter()
+            .position(|c| c == "site-packages" || c == "dist-packages")
+        {
+            let pkg = comps[i + 1..comps.len().saturating_sub(1)].join("/");
+            return (Origin::PipWheel, Some(pkg));
+        }
+        for anc in path.ancestors().skip(1).take(5) {
+            if anc.join("conda-meta").is_dir() {
+                return (Origin::Conda, Some(s(anc)));
+            }
+        }
+        let lower = s(path).to_ascii_lowercase().replace('\\', "/");
+        if lower.contains("/nvidia/cudnn/v") {
+            return (Origin::NvidiaInstaller, None);
+        }
+        if self.system.iter().any(|d| path.starts_with(d)) {
+            return (Origin::System, None);
+        }
+        (Origin::Other, None)
+    }
+}
+
+/// One cuDNN file: links, size, header version, binary details.
+fn read_file(
+    path: &Path,
+    o: &Origins,
+    bins: &mut HashMap<String, binfmt::BinInfo>,
+    windows: bool,
+) -> Option<CudnnFile> {
+    let lmeta = fs::symlink_metadata(path).ok()?;
+    if lmeta.is_dir() {
+        return None;
+    }
+    let name = path.file_name()?.to_string_lossy().into_owned();
+    let n = names::classify(&name)?;
+    let link_target = lmeta
+        .file_type()
+        .is_symlink()
+        .then(|| fs::read_link(path).ok().map(|t| s(&t)))
+        .flatten();
+    let meta = fs::metadata(path);
+    let dangling = meta.is_err() && link_target.is_some();
+    if meta.as_ref().is_ok_and(|m| m.is_dir()) {
+        return None;
+    }
+    let real_path = crate::fsops::canonical(path).map(|p| s(&p));
+    let (origin, origin_detail) = o.of(path);
+    let mut f = CudnnFile {
+        path: s(path),
+        root: install_root(&s(path), windows),
+        origin,
+        origin_detail,
+        kind: Some(n.kind),
+        size: meta.as_ref().map(|m| m.len()).unwrap_or(0),
+        real_path: real_path.clone(),
+        link_target,
+        dangling,
+        ..Default::default()
+    };
+    if n.kind == FileKind::Header {
+        if names::is_version_header(&name) {
+            f.header_version = header::read_version(path);
+        }
+        return Some(f);
+    }
+    if n.kind == FileKind::Shared && !dangling {
+        let key = real_path.unwrap_or_else(|| s(path));
+        let info = bins
+            .entry(key.clone())
+            .or_insert_with(|| binfmt::read(Path::new(&key)));
+        f.machine = info.machine.clone();
+        f.soname = info.soname.clone();
+        f.needed = info.needed.clone();
+        f.rpath = info.rpath.clone();
+        f.runpath = info.runpath.clone();
+        f.file_version = info.file_version.clone();
+    }
+    Some(f)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn origins_by_where_a_file_is() {
+        let d = tempfile::tempdir().unwrap();
+        let home = Home::new(d.path().join("home"));
+        let tk = d.path().join("cuda-12.4");
+        let toolkits = [ToolkitInfo {
+            root: s(&tk),
+            ..Default::default()
+        }];
+        let env = Env::from_vars(Vec::<(String, String)>::new(), "/", false);
+        let o = Origins::new(&env, &home, &toolkits);
+        let of = |p: &Path| o.of(p);
+        assert_eq!(
+            of(&tk.join("lib64/libcudnn.so.9")),
+            (Origin::Toolkit, Some(s(&tk)))
+        );
+        assert_eq!(
+            of(&d.path().join("home/store/cuda-12/9.1.0/lib/libcudnn.so.9")).0,
+            Origin::CudnnmStore
+        );
+        assert_eq!(
+            of(&d
+                .path()
+                .join("venv/lib/python3.12/site-packages/nvidia/cudnn/lib/libcudnn.so.9")),
+            (Origin::PipWheel, Some("nvidia/cudnn/lib".into()))
+        );
+        let conda = d.path().join("conda");
+        fs::create_dir_all(conda.join("conda-meta")).unwrap();
+        assert_eq!(
+            of(&conda.join("lib/libcudnn.so.9")),
+            (Origin::Conda, Some(s(&conda)))
+        );
+        assert_eq!(
+            of(Path::new("/x/NVIDIA/CUDNN/v9.7/bin/12.8/cudnn64_9.dll")).0,
+            Origin::NvidiaInstaller
+        );
+        assert_eq!(
+            of(Path::new("/usr/lib/x86_64-linux-gnu/libcudnn.so.8")).0,
+            Origin::System
+        );
+        assert_eq!(of(&d.path().join("unzipped/bin/x.dll")).0, Origin::Other);
+    }
+}

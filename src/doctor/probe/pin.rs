@@ -1,0 +1,31 @@
+//! The pin probe: the release that applies in the working folder, and where
+//! that was decided (as `cudnnm current` resolves it).
+
+use crate::doctor::snapshot::{PinInfo, Snapshot};
+use crate::env::Env;
+use crate::home::Home;
+use crate::pin::SpecSource;
+
+/// Fills [`Snapshot::pin`]; a pin that cannot be read is a note.
+pub(crate) fn probe(snap: &mut Snapshot, env: &Env, home: &Home) {
+    snap.pin = match crate::pin::resolve_spec(None, env, home) {
+        Ok(Some(r)) => Some(PinInfo {
+            spec: r.spec.to_string(),
+            source: describe_source(&r.source),
+        }),
+        Ok(None) => None,
+        Err(e) => {
+            snap.notes.push(format!("pin: {}", e.message()));
+            None
+        }
+    };
+}
+
+fn describe_source(s: &SpecSource) -> String {
+    match s {
+        SpecSource::Flag => "--version".into(),
+        SpecSource::EnvVar => "CUDNNM_VERSION".into(),
+        SpecSource::PinFile { path, line } => format!("{}:{line}", path.display()),
+        SpecSource::Default { path } => format!("default in {}", path.display()),
+    }
+}

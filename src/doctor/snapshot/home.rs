@@ -1,0 +1,95 @@
+//! cudnnm's own state as seen: store folders that are damaged or whose
+//! files changed, and what is at each path a deployment placed.
+
+use serde::{Deserialize, Serialize};
+
+/// A store folder (`store/cuda-<variant>/<version>`) without a readable receipt.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct DamagedRelease {
+    /// The folder.
+    pub dir: String,
+    /// The release id its folder names (`9.27.0.42_cuda12`), when they parse.
+    pub release: Option<String>,
+    /// Why the receipt cannot be used, with its causes.
+    pub error: String,
+}
+
+/// A store release whose files changed since it was imported.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct ChangedRelease {
+    /// The release id (`9.27.0.42_cuda12`).
+    pub release: String,
+    /// The release folder.
+    pub dir: String,
+    /// Each changed file, relative to the folder, with what changed
+    /// (`include/cudnn_version.h: 300 bytes, expected 286`).
+    pub files: Vec<String>,
+    /// What `cudnnm install … --force` takes to import it again from its
+    /// original source (`pip:nvidia-cudnn-jit-cu12==9.27.0.42`, a release
+    /// id the catalog downloads, or the archive's file name).
+    pub reinstall: String,
+    /// True when `reinstall` is only the name of a local archive or folder
+    /// (the user must give its path).
+    pub reinstall_is_file: bool,
+}
+
+/// A deployment and the state of its files now.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct DeploymentState {
+    /// The toolkit root.
+    pub toolkit: String,
+    /// The release id (`8.9.7.29_cuda12`).
+    pub release: String,
+    /// `symlink`, `hardlink` or `copy`.
+    pub mode: String,
+    /// The placed files.
+    pub files: Vec<PlacedState>,
+    /// cuDNN files in the toolkit's cuDNN folders that the deployment did
+    /// not place (what `current` and `verify` call extra).
+    pub extra: Vec<String>,
+}
+
+/// One placed file, what it should be and what it is.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct PlacedState {
+    /// The file in the toolkit.
+    pub path: String,
+    /// The store file it came from (`lib/libcudnn.so.9`).
+    pub from: String,
+    /// The link target it should have, for links.
+    pub expected_link: Option<String>,
+    /// The size it should have, for files (from the receipt; from the
+    /// deployment record for a file a rollback restored).
+    pub expected_size: Option<u64>,
+    /// Set when the file is not the release's own copy but one a rollback
+    /// restored from a backup (the user's change): why, in words.
+    pub restored: Option<String>,
+    /// What is there now.
+    pub state: FileState,
+    /// The file in the toolkit is the store's own file (a hard link to
+    /// it): a change to it is a change to the store release.
+    pub store_file: bool,
+}
+
+/// What is at a path now.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "is", rename_all = "kebab-case")]
+pub enum FileState {
+    /// Nothing.
+    #[default]
+    Missing,
+    /// A symbolic link.
+    Link {
+        /// Its target as written.
+        target: String,
+    },
+    /// A regular file.
+    File {
+        /// Its size in bytes.
+        size: u64,
+    },
+}

@@ -1,0 +1,280 @@
+//! The snapshot: everything `doctor` knows about a machine, as plain data.
+//!
+//! Gathering (the probes `gather.rs` runs) fills it; the checks read only
+//! this. It is also what `doctor --report FILE.json` records and what
+//! `doctor --snapshot FILE.json` diagnoses again elsewhere, so every field is
+//! serialisable and every path is text in the snapshot OS's own spelling
+//! (see [`crate::doctor::spath`]): a Windows snapshot is diagnosed on a Linux
+//! host.
+//!
+//! The records by concern: `toolkits.rs` (toolkits and changes to them),
+//! `files.rs` (cuDNN files and where they came from), `versions.rs` (what
+//! version a copy is, from its own evidence), `frameworks.rs` (Python
+//! packages), `home.rs` (cudnnm's own store and deployments).
+
+mod files;
+mod frameworks;
+mod home;
+mod toolkits;
+mod versions;
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+pub use files::{CudnnFile, Origin, StoreCopy, install_root};
+pub use frameworks::Framework;
+pub use home::{ChangedRelease, DamagedRelease, DeploymentState, FileState, PlacedState};
+pub use toolkits::{ToolkitInfo, ToolkitLayout, UnfinishedChange};
+pub use versions::{Known, cudart_to_version};
+
+use super::spath;
+use crate::version::Version;
+
+/// Snapshot schema version written by this build.
+pub const SNAPSHOT_SCHEMA: u32 = 1;
+
+/// A machine, as `doctor` saw it.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct Snapshot {
+    /// [`SNAPSHOT_SCHEMA`].
+    pub schema: u32,
+    /// When it was taken, RFC 3339 UTC.
+    pub taken_at: String,
+    /// The cudnnm version that took it.
+    pub cudnnm_version: String,
+    /// Operating system and architecture.
+    pub os: OsInfo,
+    /// The working folder.
+    pub cwd: String,
+    /// The environment variables that matter to CUDA and cuDNN (`CUDA_PATH*`,
+    /// `CUDA_HOME`, `CUDNN_*`, `CUDNNM_*`, `CONDA_PREFIX`, `VIRTUAL_ENV`,
+    /// `SystemRoot`, …), by name.
+    pub env: BTreeMap<String, String>,
+    /// `PATH` entries in order.
+    pub path: Vec<String>,
+    /// `LD_LIBRARY_PATH` entries in order (Linux).
+    pub ld_library_path: Vec<String>,
+    /// The ld.so cache (`ldconfig -p`) entries for the names that matter.
+    pub ld_cache: Vec<LdCacheEntry>,
+    /// Folders the loader always searches: Linux trusted folders (`/lib64`,
+    /// `/usr/lib/x86_64-linux-gnu`, …); Windows `System32` then the Windows folder.
+    pub system_dirs: Vec<String>,
+    /// Windows: the folder of the program that loads cuDNN, when known; the
+    /// loader searches it first.
+    pub app_dir: Option<String>,
+    /// Windows: the user and machine `Path` values from the registry, unexpanded.
+    pub registry: Option<RegistryPaths>,
+    /// CUDA toolkits found.
+    pub toolkits: Vec<ToolkitInfo>,
+    /// Every folder examined, with the names in it that matter (cuDNN files,
+    /// system runtimes, and every library a cuDNN file needs).
+    pub dirs: Vec<DirListing>,
+    /// Every cuDNN file found, with what it says about itself.
+    pub files: Vec<CudnnFile>,
+    /// `nvcc` on `PATH`, when present.
+    pub nvcc: Option<Nvcc>,
+    /// The NVIDIA driver, from `nvidia-smi`, when present.
+    pub driver: Option<DriverInfo>,
+    /// Installed Python frameworks and cuDNN wheels.
+    pub frameworks: Vec<Framework>,
+    /// The release pinned for the working folder, if any.
+    pub pin: Option<PinInfo>,
+    /// What cudnnm deployed into toolkits, and what is there now.
+    pub deployments: Vec<DeploymentState>,
+    /// cudnnm store folders that should hold a release but whose
+    /// `receipt.toml` is missing or unreadable.
+    pub store_damaged: Vec<DamagedRelease>,
+    /// cudnnm store releases whose files no longer match their receipt
+    /// (size, link target, presence): edited through a link deployment.
+    pub store_changed: Vec<ChangedRelease>,
+    /// Problems met while gathering (unreadable folders, tools that failed).
+    pub notes: Vec<String>,
+    /// Time spent per gathering phase, in milliseconds.
+    pub timings_ms: Vec<(String, u64)>,
+}
+
+/// Operating system and architecture.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct OsInfo {
+    /// `linux` or `windows` (Rust's `std::env::consts::OS` names).
+    pub family: String,
+    /// A readable name: `Ubuntu 22.04.4 LTS`, `Windows 10 Pro`.
+    pub name: Option<String>,
+    /// The OS version: Windows `10.0.19045` or `6.1.7601` (Windows 7); Linux kernel release.
+    pub version: Option<String>,
+    /// The OS architecture: `x86_64`, `aarch64`, `x86`, `ppc64le`.
+    pub arch: String,
+    /// The OS word size: 64 or 32.
+    pub bits: u32,
+}
+
+/// One ld.so cache entry.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct LdCacheEntry {
+    /// The name the loader looks up (`libcudnn.so.8`).
+    pub name: String,
+    /// The file it maps to.
+    pub path: String,
+}
+
+/// The `Path` values stored in the Windows registry.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct RegistryPaths {
+    /// `HKCU\Environment\Path`.
+    pub user: Option<String>,
+    /// `HKLM\SYSTEM\CurrentControlSet\Control\Session Manager\Environment\Path`.
+    pub machine: Option<String>,
+}
+
+/// One folder and the names in it that matter.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct DirListing {
+    /// The folder.
+    pub path: String,
+    /// File names in it (cuDNN files, runtimes, dependencies), as spelled on disk.
+    pub names: Vec<String>,
+}
+
+/// `nvcc` found on `PATH`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct Nvcc {
+    /// The executable.
+    pub path: String,
+    /// `nvcc --version` output.
+    pub output: Option<String>,
+    /// The CUDA release it reports (`release 11.2` → `11.2`).
+    pub release: Option<Version>,
+}
+
+/// The NVIDIA driver and GPUs.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct DriverInfo {
+    /// The `nvidia-smi` used.
+    pub tool: String,
+    /// Its output.
+    pub output: String,
+    /// The driver version (`550.54.14`, `551.61`).
+    pub version: Option<Version>,
+    /// The GPUs.
+    pub gpus: Vec<Gpu>,
+}
+
+/// One GPU.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct Gpu {
+    /// Its name.
+    pub name: String,
+    /// Compute capability (`8.6`).
+    pub compute_capability: Option<Version>,
+}
+
+/// The pinned release.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct PinInfo {
+    /// The spec (`8.1`, `8.9.7.29_cuda12`).
+    pub spec: String,
+    /// Where it came from (`.cudnn-version` path, `CUDNNM_VERSION`, default).
+    pub source: String,
+}
+
+impl Snapshot {
+    /// True when the snapshot is of a Windows machine.
+    pub fn windows(&self) -> bool {
+        self.os.family == "windows"
+    }
+
+    /// An environment variable (case-insensitive on Windows).
+    pub fn var(&self, name: &str) -> Option<&str> {
+        if let Some(v) = self.env.get(name) {
+            return Some(v.as_str()).filter(|v| !v.is_empty());
+        }
+        if self.windows() {
+            return self
+                .env
+                .iter()
+                .find(|(k, _)| k.eq_ignore_ascii_case(name))
+                .map(|(_, v)| v.as_str())
+                .filter(|v| !v.is_empty());
+        }
+        None
+    }
+
+    /// The file record at `path`.
+    pub fn file(&self, path: &str) -> Option<&CudnnFile> {
+        let w = self.windows();
+        self.files.iter().find(|f| spath::same(&f.path, path, w))
+    }
+
+    /// The listing of `dir`, when the folder was examined.
+    pub fn listing(&self, dir: &str) -> Option<&DirListing> {
+        let w = self.windows();
+        self.dirs.iter().find(|d| spath::same(&d.path, dir, w))
+    }
+
+    /// The name as spelled on disk when `dir` holds `name` (case-insensitive on Windows).
+    pub fn name_in<'a>(&'a self, dir: &str, name: &str) -> Option<&'a str> {
+        let w = self.windows();
+        if let Some(l) = self.listing(dir)
+            && let Some(n) = l.names.iter().find(|n| spath::name_eq(n, name, w))
+        {
+            return Some(n.as_str());
+        }
+        self.files
+            .iter()
+            .find(|f| {
+                spath::name_eq(spath::file_name(&f.path, w), name, w)
+                    && spath::parent(&f.path, w).is_some_and(|p| spath::same(&p, dir, w))
+            })
+            .map(|f| spath::file_name(&f.path, w))
+    }
+
+    /// True when `dir` holds `name`.
+    pub fn has(&self, dir: &str, name: &str) -> bool {
+        self.name_in(dir, name).is_some()
+    }
+
+    /// The file a link resolves to, when it is in the snapshot; else `f` itself.
+    pub fn resolve<'a>(&'a self, f: &'a CudnnFile) -> &'a CudnnFile {
+        match &f.real_path {
+            Some(r) if !spath::same(r, &f.path, self.windows()) => self.file(r).unwrap_or(f),
+            _ => f,
+        }
+    }
+
+    /// The toolkit whose root holds `path`, if any.
+    pub fn toolkit_of(&self, path: &str) -> Option<&ToolkitInfo> {
+        let w = self.windows();
+        self.toolkits
+            .iter()
+            .filter(|t| spath::is_within(path, &t.root, w))
+            .max_by_key(|t| t.root.len())
+    }
+
+    /// The cuDNN files of `root` (an installation root).
+    pub fn files_in_root<'a>(&'a self, root: &'a str) -> impl Iterator<Item = &'a CudnnFile> + 'a {
+        let w = self.windows();
+        self.files
+            .iter()
+            .filter(move |f| spath::same(&f.root, root, w))
+    }
+
+    /// Distinct installation roots, in the order first seen.
+    pub fn roots(&self) -> Vec<String> {
+        let w = self.windows();
+        let mut out: Vec<String> = Vec::new();
+        for f in &self.files {
+            if !out.iter().any(|r| spath::same(r, &f.root, w)) {
+                out.push(f.root.clone());
+            }
+        }
+        out
+    }
+}

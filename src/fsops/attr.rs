@@ -1,0 +1,103 @@
+//! File attributes cudnnm sets (the read-only bit, modification times) and
+//! the probe that a folder accepts new entries.
+
+use std::fs::{self, File};
+use std::io;
+use std::path::Path;
+use std::time::Duration;
+
+use crate::error::{Error, IoResultExt, Result};
+use crate::platform;
+
+/// Sets or clears the read-only permission of a file (not of a link's target).
+pub fn set_readonly(path: &Path, readonly: bool) -> Result<()> {
+    let meta = fs::symlink_metadata(path).with_path("inspect", path)?;
+    if meta.file_type().is_symlink() {
+        return Ok(());
+    }
+    let mut perm = meta.permissions();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = perm.mode();
+        perm.set_mode(if readonly {
+            mode & !0o222
+        } else {
+            mode | 0o200
+        });
+    }
+    #[cfg(not(unix))]
+    perm.set_readonly(readonly);
+    fs::set_permissions(path, perm).with_path("change permissions of", path)
+}
+
+/// Sets the modification time of the file at `path` to `mtime_ns`
+/// (nanoseconds since the Unix epoch), as `cp -p` keeps it. Works on
+/// read-only files (the read-only bit is lifted for the call on Windows).
+///
+/// # Errors
+/// When the file cannot be opened or its time set.
+pub fn set_mtime(path: &Path, mtime_ns: i64) -> Result<()> {
+    let t = std::time::UNIX_EPOCH + Duration::from_nanos(mtime_ns.max(0) as u64);
+    let set = || -> io::Result<()> {
+        let f = if cfg!(windows) {
+            File::options().write(true).open(path)?
+        } else {
+            File::open(path)?
+        };
+        f.set_modified(t)
+    };
+    match set() {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::PermissionDenied => {
+            let ro = fs::metadata(path).is_ok_and(|m| m.permissions().readonly());
+            set_readonly(path, false)?;
+            let r = set().with_path("set the modification time of", path);
+            if ro {
+                set_readonly(path, true)?;
+            }
+            r
+        }
+        Err(e) => Err(Error::io("set the modification time of", path, e)),
+    }
+}
+
+/// Checks that entries can be created and removed in `dir`, leaving
+/// nothing behind: on Linux with an unnamed `O_TMPFILE` file (which needs
+/// the same write permission and has no name a kill could strand),
+/// elsewhere by creating and removing `.cudnnm-probe` (a stale one from a
+/// killed probe is replaced). Returns the new file's owner (the effective
+/// user id on Unix; 0 elsewhere) so callers can reason about ownership.
+///
+/// # Errors
+/// The OS error of the create or remove (`PermissionDenied`, `ReadOnlyFilesystem`).
+pub fn probe_dir_writable(dir: &Path) -> io::Result<u32> {
+    fn owner(f: &File) -> u32 {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            f.metadata().map(|m| m.uid()).unwrap_or(0)
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = f;
+            0
+        }
+    }
+    if let Some(f) = platform::open_unnamed_temp(dir)? {
+        return Ok(owner(&f));
+    }
+    let probe = dir.join(".cudnnm-probe");
+    let f = match File::options().write(true).create_new(true).open(&probe) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+            fs::remove_file(&probe)?;
+            File::options().write(true).create_new(true).open(&probe)?
+        }
+        Err(e) => return Err(e),
+    };
+    let uid = owner(&f);
+    drop(f);
+    fs::remove_file(&probe)?;
+    Ok(uid)
+}

@@ -1,0 +1,54 @@
+//! Removal of what cudnnm owns: single files and links, whole trees (read-only
+//! bits lifted only where the OS insists), and folders left empty.
+
+use std::fs;
+use std::io;
+use std::path::Path;
+
+use super::{retry_busy, set_readonly};
+use crate::error::{Error, IoResultExt, Result};
+
+/// Removes one file or link (never a folder), making it writable first when
+/// needed (Windows refuses to delete read-only files).
+pub fn remove_file(path: &Path) -> Result<()> {
+    match retry_busy(|| fs::remove_file(path)) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::PermissionDenied => {
+            let _ = set_readonly(path, false);
+            retry_busy(|| fs::remove_file(path)).with_path("remove", path)
+        }
+        Err(e) => Err(Error::io("remove", path, e)),
+    }
+}
+
+/// Removes a folder tree that cudnnm owns (store release, partial import,
+/// backup). Missing is fine. Read-only bits are cleared only when the
+/// removal is refused for them (Windows will not delete a read-only file;
+/// Unix does not care): a file in the tree may be a hard link to a store
+/// file — a backup of a hardlink deployment — and clearing the bit of one
+/// link clears it for the store's file too.
+pub fn remove_dir_all(path: &Path) -> Result<()> {
+    match fs::symlink_metadata(path) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(Error::io("inspect", path, e)),
+        Ok(_) => {}
+    }
+    match retry_busy(|| fs::remove_dir_all(path)) {
+        Ok(()) => return Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::PermissionDenied => {}
+        Err(e) => return Err(Error::io("remove", path, e)),
+    }
+    for entry in walkdir::WalkDir::new(path).into_iter().flatten() {
+        if entry.file_type().is_file() {
+            let _ = set_readonly(entry.path(), false);
+        }
+    }
+    retry_busy(|| fs::remove_dir_all(path)).with_path("remove", path)
+}
+
+/// Removes `dir` when it is an empty folder; returns whether it did.
+/// Missing or non-empty folders are left alone without error.
+pub fn remove_dir_if_empty(dir: &Path) -> bool {
+    fs::remove_dir(dir).is_ok()
+}

@@ -1,0 +1,177 @@
+//! Writes that readers never see half done: one file or a batch replaced
+//! atomically, a file created and synced once, an append-only log, and the
+//! growing file of a resumable download.
+
+use std::fs::{self, File};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use super::{create_dir_all, parent_of, rename, sync_dir};
+use crate::error::{IoResultExt, Result};
+
+/// Writes `bytes` to `path` atomically: temp file in the same folder, fsync,
+/// rename over `path`, fsync the folder. Readers see the old or the new file,
+/// never a mix.
+///
+/// # Errors
+/// When the folder is not writable or the disk is full; the temp file is removed.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    write_atomic_all(&[(path, bytes)])
+}
+
+/// Writes several files atomically as one batch: every temp file is written
+/// and fsynced first, then all are renamed over their targets, then their
+/// folders are fsynced. Each file is old or new, never a mix; the batch costs
+/// about as many disk flushes as one [`write_atomic`] (what matters when
+/// other processes keep the disk busy).
+///
+/// # Errors
+/// As [`write_atomic`]; temp files of a failed batch are removed.
+pub fn write_atomic_all(files: &[(&Path, &[u8])]) -> Result<()> {
+    let mut temps = Vec::new();
+    for (path, bytes) in files {
+        let dir = parent_of(path);
+        fs::create_dir_all(dir).with_path("create", dir)?;
+        let mut tmp = tempfile::Builder::new()
+            .prefix(".tmp-")
+            .tempfile_in(dir)
+            .with_path("create a temporary file in", dir)?;
+        tmp.write_all(bytes).with_path("write", tmp.path())?;
+        temps.push((tmp, *path));
+    }
+    for (tmp, _) in &temps {
+        tmp.as_file().sync_all().with_path("sync", tmp.path())?;
+    }
+    let mut dirs = Vec::new();
+    for (tmp, path) in temps {
+        let tmp_path = tmp.into_temp_path();
+        rename(&tmp_path, path)?;
+        let _ = tmp_path.keep();
+        let dir = parent_of(path).to_path_buf();
+        if !dirs.contains(&dir) {
+            dirs.push(dir);
+        }
+    }
+    for d in dirs {
+        sync_dir(&d);
+    }
+    Ok(())
+}
+
+/// Creates the new file `path` with `bytes`, failing when anything is at
+/// `path` already — so a link put in its place is never written through.
+/// Not synced (for markers whose loss costs only a guard: the deploy's
+/// in-flight marker).
+///
+/// # Errors
+/// When `path` exists or cannot be written; a partial file is removed.
+pub fn write_new(path: &Path, bytes: &[u8]) -> Result<()> {
+    let mut f = File::options()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .with_path("create", path)?;
+    let r = f.write_all(bytes).with_path("write", path);
+    if r.is_err() {
+        drop(f);
+        let _ = fs::remove_file(path);
+    }
+    r
+}
+
+/// Creates `path` (which must not exist) with `bytes`, fsyncs it, then
+/// fsyncs its folder: one flush instead of [`write_atomic`]'s two. Not
+/// atomic: a crash before it returns can leave a partial file, so use it
+/// only for files whose readers can tell (the deploy journal's plan).
+///
+/// # Errors
+/// When `path` exists or cannot be written; a partial file is removed.
+pub fn write_new_synced(path: &Path, bytes: &[u8]) -> Result<()> {
+    let mut f = File::options()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .with_path("create", path)?;
+    let r = f
+        .write_all(bytes)
+        .and_then(|()| f.sync_all())
+        .with_path("write", path);
+    if r.is_err() {
+        drop(f);
+        let _ = fs::remove_file(path);
+        return r;
+    }
+    sync_dir(parent_of(path));
+    Ok(())
+}
+
+/// Opens `path` for appending, creating it when missing: the growing file of
+/// a resumable download. Returns the handle and the current length.
+///
+/// # Errors
+/// When the file cannot be created or opened (names the file).
+pub fn open_append(path: &Path) -> Result<(File, u64)> {
+    create_dir_all(parent_of(path))?;
+    let f = File::options()
+        .create(true)
+        .append(true)
+        .open(path)
+        .with_path("open", path)?;
+    let len = f.metadata().with_path("inspect", path)?.len();
+    Ok((f, len))
+}
+
+/// Empties a file opened with [`open_append`] (a download that must start over).
+///
+/// # Errors
+/// When the file cannot be truncated.
+pub fn truncate(file: &File, path: &Path) -> Result<()> {
+    file.set_len(0).with_path("truncate", path)
+}
+
+/// An append-only text log (the deploy journal's step log). Each
+/// [`AppendLog::append`] is one `write` of a whole line, visible to the next
+/// process even if this one is killed; [`AppendLog::sync`] makes everything
+/// so far durable across power loss.
+#[derive(Debug)]
+pub struct AppendLog {
+    file: File,
+    path: PathBuf,
+}
+
+impl AppendLog {
+    /// Opens (creating) the log at `path` for appending.
+    ///
+    /// # Errors
+    /// When the file cannot be created.
+    pub fn open(path: &Path) -> Result<AppendLog> {
+        let file = File::options()
+            .append(true)
+            .create(true)
+            .open(path)
+            .with_path("open the journal log", path)?;
+        Ok(AppendLog {
+            file,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// Appends `line` and a newline in one write.
+    ///
+    /// # Errors
+    /// When the write fails (disk full).
+    pub fn append(&mut self, line: &str) -> Result<()> {
+        let mut buf = Vec::with_capacity(line.len() + 1);
+        buf.extend_from_slice(line.as_bytes());
+        buf.push(b'\n');
+        self.file.write_all(&buf).with_path("write", &self.path)
+    }
+
+    /// Flushes the log to disk (fsync).
+    ///
+    /// # Errors
+    /// When the sync fails.
+    pub fn sync(&self) -> Result<()> {
+        self.file.sync_data().with_path("sync", &self.path)
+    }
+}
