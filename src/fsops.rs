@@ -34,7 +34,7 @@ pub use copy::{copy_file, copy_file_checked, copy_file_hashed, move_file};
 pub use link::{hard_link, remove_link, replace_dir_link, replace_link, symlink};
 pub use remove::{remove_dir_all, remove_dir_if_empty, remove_file};
 pub use write::{
-    AppendLog, open_append, truncate, write_atomic, write_atomic_all, write_new_synced,
+    AppendLog, open_append, truncate, write_atomic, write_atomic_all, write_new, write_new_synced,
 };
 
 /// Renames `from` to `to`, replacing a file at `to`. Retries for up to about
@@ -92,6 +92,15 @@ pub fn sync_dir(dir: &Path) {
 /// Creates `dir` and its parents.
 pub fn create_dir_all(dir: &Path) -> Result<()> {
     fs::create_dir_all(dir).with_path("create", dir)
+}
+
+/// Creates `dir` and its parents; a failure says `could not <what> '<dir>'`
+/// (`create the cudnnm home`).
+///
+/// # Errors
+/// When the folder cannot be created (read-only or full disk).
+pub fn create_dir_all_as(dir: &Path, what: &str) -> Result<()> {
+    fs::create_dir_all(dir).with_path(what, dir)
 }
 
 /// `fs::canonicalize` without Windows' verbatim prefix (`\\?\C:\…` →

@@ -12,8 +12,9 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::env::{self, Env};
-use crate::error::{Error, IoResultExt, Result};
+use crate::error::{Error, Result};
 use crate::fsops;
+use crate::record;
 
 /// Paths inside one cudnnm home folder. Creating a `Home` touches nothing on disk.
 #[derive(Clone, Debug)]
@@ -109,7 +110,7 @@ impl Home {
     /// # Errors
     /// When the folder cannot be created (read-only or full disk).
     pub fn ensure(&self) -> Result<()> {
-        std::fs::create_dir_all(&self.root).with_path("create the cudnnm home", &self.root)
+        fsops::create_dir_all_as(&self.root, "create the cudnnm home")
     }
 
     /// Reads `config.toml`; a missing file is the default config.
@@ -117,24 +118,20 @@ impl Home {
     /// # Errors
     /// When the file exists but cannot be read or parsed (names the file).
     pub fn config(&self) -> Result<Config> {
-        let path = self.config_file();
-        match std::fs::read_to_string(&path) {
-            Ok(s) => toml::from_str(&s).map_err(|e| {
-                Error::msg(format!("could not parse '{}'", path.display()))
-                    .cause(e.message())
-                    .hint("fix or delete the file; `cudnnm default SPEC` rewrites it")
-            }),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Config::default()),
-            Err(e) => Err(Error::io("read", &path, e)),
-        }
+        record::load_or_default(&self.config_file(), |path, message| {
+            Error::msg(format!("could not parse '{}'", path.display()))
+                .cause(message)
+                .hint("fix or delete the file; `cudnnm default SPEC` rewrites it")
+        })
     }
 
     /// Writes `config.toml` atomically.
+    ///
+    /// # Errors
+    /// When the home cannot be created or written.
     pub fn save_config(&self, config: &Config) -> Result<()> {
         self.ensure()?;
-        let text = toml::to_string_pretty(config)
-            .map_err(|e| Error::msg(format!("could not encode config: {e}")))?;
-        fsops::write_atomic(&self.config_file(), text.as_bytes())
+        record::save(&self.config_file(), config, "config")
     }
 }
 
@@ -189,7 +186,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let home = Home::new(dir.path());
         assert_eq!(home.config().unwrap(), Config::default());
-        std::fs::write(home.config_file(), "default = \"8.1\"\nfuture_key = 1\n").unwrap();
+        fsops::write_atomic(&home.config_file(), b"default = \"8.1\"\nfuture_key = 1\n").unwrap();
         assert_eq!(home.config().unwrap().default.as_deref(), Some("8.1"));
         let c = Config {
             keep_backups: Some(3),
@@ -197,7 +194,7 @@ mod tests {
         };
         home.save_config(&c).unwrap();
         assert_eq!(home.config().unwrap(), c);
-        std::fs::write(home.config_file(), "default = [").unwrap();
+        fsops::write_atomic(&home.config_file(), b"default = [").unwrap();
         let e = home.config().unwrap_err();
         assert!(e.message().contains("config.toml"));
     }

@@ -4,6 +4,7 @@
 //! only runs [`cli::main`]. Module map (see DESIGN.md §9):
 //! - [`version`]: release versions, CUDA variants, platforms, specs.
 //! - [`archive`]: recognising archive shapes and importing them safely.
+//! - [`record`]: typed records (a file or a link) and the state-file loader.
 //! - [`store`]: releases on disk and their receipts.
 //! - [`toolkit`]: CUDA toolkit discovery and layout.
 //! - [`deploy`]: the backup/journal transaction behind `use` and `rollback`.
@@ -19,7 +20,8 @@
 //!
 //! Vocabulary every layer shares sits at the bottom, never inside a command:
 //! [`names`] (what cuDNN's file names say), [`quote`] (quoting for each
-//! shell), [`command`] (the cudnnm commands printed in hints). Layers point
+//! shell), [`command`] (the cudnnm commands printed in hints), [`shape`] (the kinds
+//! of archive a receipt records). Layers point
 //! down: only `cli` and `doctor` itself use `doctor`, and no two top-level
 //! modules use each other (the tests in `src/layering.rs` enforce both).
 
@@ -46,6 +48,8 @@ pub mod pin;
 pub mod platform;
 pub mod progress;
 pub mod quote;
+pub mod record;
+pub mod shape;
 pub mod store;
 pub mod toolkit;
 pub mod verify;

@@ -497,7 +497,7 @@ mod tests {
             header_version: version.triple(),
             installed_at: "2026-01-01T00:00:00Z".into(),
             source: Source {
-                kind: "folder".into(),
+                kind: crate::shape::Shape::Folder,
                 name: "test".into(),
                 sha256: None,
                 size: 0,

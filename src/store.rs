@@ -14,7 +14,9 @@ use crate::error::{Error, IoResultExt, Kind, Result};
 use crate::fsops;
 use crate::hash::Sha256Hex;
 use crate::home::Home;
-use crate::version::{self, CudaVariant, Platform, Spec, Version};
+use crate::record::{self, Entry};
+use crate::shape::Shape;
+use crate::version::{CudaVariant, Platform, ReleaseId, Spec, Version};
 
 /// Receipt schema version written by this build.
 pub const RECEIPT_SCHEMA: u32 = 1;
@@ -47,8 +49,9 @@ pub struct Receipt {
 /// The origin of an imported release.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
 pub struct Source {
-    /// The archive shape (`windows-zip`, `linux-tgz`, `redist`, `wheel`, `installer-folder`, `folder`, `flat`).
-    pub kind: String,
+    /// The archive shape (written `windows-zip`, `linux-tgz`, `redist`,
+    /// `wheel`, `installer-folder`, `folder`, `flat`).
+    pub kind: Shape,
     /// The archive or folder name as given (`cudnn-11.2-windows-x64-v8.1.0.77.zip`).
     pub name: String,
     /// SHA-256 of the archive file; absent for folders.
@@ -75,7 +78,7 @@ impl Source {
         if let Some(u) = self.url.as_deref().filter(|u| u.starts_with("pip:")) {
             return (u.to_string(), false);
         }
-        if self.kind == "wheel"
+        if self.kind == crate::shape::Shape::Wheel
             && let Some(req) = wheel_requirement(&self.name)
         {
             return (req, false);
@@ -100,31 +103,49 @@ fn wheel_requirement(name: &str) -> Option<String> {
     ))
 }
 
-/// One file of a release.
+/// One file of a release: a file by size and SHA-256, or a link by its
+/// target as stored (`libcudnn.so.9` → `libcudnn.so.9.1.0`).
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
 pub struct FileRecord {
     /// Path relative to the release folder, `/`-separated (`lib/libcudnn.so.9`).
     pub path: String,
-    /// Size in bytes (0 for links).
-    #[serde(default)]
-    pub size: u64,
-    /// SHA-256 of the content; absent for links.
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub sha256: Option<Sha256Hex>,
-    /// For a symbolic link: its target as stored (`libcudnn.so.9.1.0`).
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub link: Option<String>,
+    /// What it is.
+    #[serde(flatten)]
+    pub entry: Entry,
+}
+
+impl FileRecord {
+    /// A regular file of the release.
+    pub fn file(path: impl Into<String>, size: u64, sha256: Sha256Hex) -> FileRecord {
+        FileRecord {
+            path: path.into(),
+            entry: Entry::file(size, sha256),
+        }
+    }
+
+    /// A link of the release to `target`.
+    pub fn link(path: impl Into<String>, target: impl Into<String>) -> FileRecord {
+        FileRecord {
+            path: path.into(),
+            entry: Entry::link(target),
+        }
+    }
 }
 
 impl Receipt {
-    /// The canonical id, e.g. `8.9.7.29_cuda12`.
+    /// The release, e.g. `8.9.7.29_cuda12`.
+    pub fn release_id(&self) -> ReleaseId {
+        ReleaseId::new(self.version.clone(), self.cuda)
+    }
+
+    /// The canonical id as text, `8.9.7.29_cuda12`, for messages and commands.
     pub fn id(&self) -> String {
-        version::release_id(&self.version, &self.cuda)
+        self.release_id().to_string()
     }
 
     /// Sum of file sizes in bytes.
     pub fn total_size(&self) -> u64 {
-        self.files.iter().map(|f| f.size).sum()
+        self.files.iter().map(|f| f.entry.size()).sum()
     }
 
     /// Parses a receipt.
@@ -132,20 +153,23 @@ impl Receipt {
     /// # Errors
     /// When the text is not a valid receipt (names `path`).
     pub fn parse(text: &str, path: &Path) -> Result<Receipt> {
-        toml::from_str(text).map_err(|e| {
-            Error::new(
-                Kind::Integrity,
-                format!("could not read the receipt '{}'", path.display()),
-            )
-            .cause(e.message())
-            .hint("reinstall the release with `cudnnm install --force …`, or remove its folder")
-        })
+        toml::from_str(text).map_err(|e| receipt_error(path, e.message()))
     }
 
     /// The receipt as TOML.
     pub fn to_toml(&self) -> String {
         toml::to_string_pretty(self).expect("receipts always encode")
     }
+}
+
+/// A receipt that does not parse.
+fn receipt_error(path: &Path, message: &str) -> Error {
+    Error::new(
+        Kind::Integrity,
+        format!("could not read the receipt '{}'", path.display()),
+    )
+    .cause(message)
+    .hint("reinstall the release with `cudnnm install --force …`, or remove its folder")
 }
 
 /// One installed release: its folder and receipt.
@@ -173,7 +197,12 @@ impl Release {
         self.receipt.platform
     }
 
-    /// The canonical id, `8.9.7.29_cuda12`.
+    /// The release, `8.9.7.29_cuda12`.
+    pub fn release_id(&self) -> ReleaseId {
+        self.receipt.release_id()
+    }
+
+    /// The canonical id as text, `8.9.7.29_cuda12`, for messages and commands.
     pub fn id(&self) -> String {
         self.receipt.id()
     }
@@ -225,6 +254,11 @@ impl Store {
     /// The folder a release of `version` for `cuda` lives in (whether or not it exists).
     pub fn release_dir(&self, version: &Version, cuda: &CudaVariant) -> PathBuf {
         self.root.join(cuda.dir_name()).join(version.to_string())
+    }
+
+    /// The folder of release `id` (whether or not it exists).
+    pub fn dir_of(&self, id: &ReleaseId) -> PathBuf {
+        self.release_dir(&id.version, &id.cuda)
     }
 
     /// Every installed release, sorted by version then CUDA variant.
@@ -292,20 +326,24 @@ impl Store {
     /// # Errors
     /// When the receipt exists but is unreadable or malformed.
     pub fn load(&self, dir: &Path) -> Result<Option<Release>> {
-        let path = dir.join(RECEIPT_FILE);
-        match fs::read_to_string(&path) {
-            Ok(text) => Ok(Some(Release {
-                dir: dir.to_path_buf(),
-                receipt: Receipt::parse(&text, &path)?,
-            })),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(Error::io("read", &path, e)),
-        }
+        let receipt = record::load(&dir.join(RECEIPT_FILE), receipt_error)?;
+        Ok(receipt.map(|receipt| Release {
+            dir: dir.to_path_buf(),
+            receipt,
+        }))
     }
 
     /// The installed release of exactly `version` for `cuda`, if any.
     pub fn get(&self, version: &Version, cuda: &CudaVariant) -> Result<Option<Release>> {
         self.load(&self.release_dir(version, cuda))
+    }
+
+    /// The installed release `id`, if any.
+    ///
+    /// # Errors
+    /// As [`Store::load`].
+    pub fn get_id(&self, id: &ReleaseId) -> Result<Option<Release>> {
+        self.load(&self.dir_of(id))
     }
 
     /// Installed releases matching `spec`, newest first.
@@ -449,7 +487,7 @@ impl Store {
         let dir = partial.path().to_path_buf();
         fsops::write_atomic(&dir.join(RECEIPT_FILE), receipt.to_toml().as_bytes())?;
         for f in &receipt.files {
-            if f.link.is_none() {
+            if !f.entry.is_link() {
                 fsops::set_readonly(&dir.join(&f.path), true)?;
             }
         }
@@ -492,7 +530,7 @@ impl Store {
         fsops::rename(&release.dir, &t)?;
         fsops::remove_dir_all(&t)?;
         let parent = fsops::parent_of(&release.dir);
-        let _ = fs::remove_dir(parent); // the cuda-<v> folder, when now empty
+        fsops::remove_dir_if_empty(parent); // the cuda-<v> folder
         Ok(())
     }
 }
@@ -547,7 +585,7 @@ mod tests {
 
     fn source(kind: &str, name: &str, url: Option<&str>) -> Source {
         Source {
-            kind: kind.into(),
+            kind: kind.parse().unwrap(),
             name: name.into(),
             sha256: None,
             size: 0,

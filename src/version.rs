@@ -480,7 +480,80 @@ impl<'de> Deserialize<'de> for Spec {
 
 /// The canonical id of a release: `8.9.7.29_cuda12`, `8.1.0.77_cuda11.2`.
 pub fn release_id(version: &Version, cuda: &CudaVariant) -> String {
-    format!("{version}_cuda{cuda}")
+    ReleaseId::new(version.clone(), *cuda).to_string()
+}
+
+/// Which release: its full version and the CUDA variant it was built for.
+/// Written as `<version>_cuda<variant>` (`9.12.0.46_cuda12`,
+/// `8.1.0.77_cuda11.2`) in records and messages, and read back from exactly
+/// that form, so a record names the store folder without parsing a spec.
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ReleaseId {
+    /// The release version (`9.12.0.46`).
+    pub version: Version,
+    /// The CUDA variant (`12`, `11.2`).
+    pub cuda: CudaVariant,
+}
+
+impl ReleaseId {
+    /// The id of `version` built for `cuda`.
+    pub fn new(version: Version, cuda: CudaVariant) -> ReleaseId {
+        ReleaseId { version, cuda }
+    }
+
+    /// The spec that names exactly this release.
+    pub fn spec(&self) -> Spec {
+        Spec {
+            version: self.version.clone(),
+            cuda: Some(self.cuda),
+        }
+    }
+}
+
+impl FromStr for ReleaseId {
+    type Err = Error;
+
+    /// Reads what [`fmt::Display`] writes. The variant is taken as written
+    /// (`_cuda10` stays `10`; only names from NVIDIA are read as 10.2).
+    fn from_str(s: &str) -> Result<Self> {
+        let bad = || {
+            Error::new(Kind::Usage, format!("'{s}' is not a release id"))
+                .hint("a release id is a version and its CUDA variant, e.g. 9.12.0.46_cuda12")
+        };
+        let (v, c) = s.trim().split_once("_cuda").ok_or_else(bad)?;
+        let version: Version = v.parse().map_err(|_| bad())?;
+        let cuda = match c.parse::<Version>().map_err(|_| bad())?.parts() {
+            [ma] => CudaVariant::new(*ma, None),
+            [ma, mi] => CudaVariant::new(*ma, Some(*mi)),
+            _ => return Err(bad()),
+        };
+        Ok(ReleaseId { version, cuda })
+    }
+}
+
+impl fmt::Display for ReleaseId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}_cuda{}", self.version, self.cuda)
+    }
+}
+
+impl fmt::Debug for ReleaseId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "ReleaseId({self})")
+    }
+}
+
+impl Serialize for ReleaseId {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for ReleaseId {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
 }
 
 #[cfg(test)]
@@ -595,5 +668,22 @@ mod tests {
             Platform::LinuxSbsa
         );
         assert!("macos".parse::<Platform>().is_err());
+    }
+
+    #[test]
+    fn release_ids_read_back_what_they_write() {
+        for text in ["9.12.0.46_cuda12", "8.1.0.77_cuda11.2", "7.1.3_cuda8.0"] {
+            let id: ReleaseId = text.parse().unwrap();
+            assert_eq!(id.to_string(), text);
+            assert_eq!(toml::Value::try_from(&id).unwrap().as_str(), Some(text));
+        }
+        let id: ReleaseId = "9.12.0.46_cuda12".parse().unwrap();
+        assert_eq!(id.version, v("9.12.0.46"));
+        assert_eq!(id.cuda, "12".parse().unwrap());
+        assert_eq!(release_id(&id.version, &id.cuda), "9.12.0.46_cuda12");
+        assert!(id.spec().matches(&id.version, &id.cuda));
+        for bad in ["9.12.0.46", "9.12.0.46_cu12", "x_cuda12", "9_cuda1.2.3", ""] {
+            assert!(bad.parse::<ReleaseId>().is_err(), "{bad}");
+        }
     }
 }

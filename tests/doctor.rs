@@ -611,7 +611,7 @@ fn a_symlink_deployment_turned_into_a_plain_copy_is_drift() {
     // The release as `cudnnm install` imported it, placed by symlinks into the
     // store and recorded the way `cudnnm use --mode symlink` records it; then
     // libcudnn.so.9 is copied over with plain `cp`.
-    use cudnnm::deploy::{Deployment, Deployments, Mode, PlacedFile};
+    use cudnnm::deploy::{Deployment, Deployments, Mode, Origin, PlacedFile};
     let mut sb = Sandbox::new();
     let whl = real_wheel("nvidia_cudnn_jit_cu12-9.27.0.42");
     sb.run([OsString::from("install"), whl.into_os_string()])
@@ -629,10 +629,8 @@ fn a_symlink_deployment_turned_into_a_plain_copy_is_drift() {
             std::os::unix::fs::symlink(&target, &dest).unwrap();
             files.push(PlacedFile {
                 path: dest,
-                from: format!("{from}/{}", e.file_name().to_string_lossy()),
-                sha256: None,
-                link: Some(target.to_string_lossy().into_owned()),
-                size: 0,
+                from: Origin::Release(format!("{from}/{}", e.file_name().to_string_lossy())),
+                entry: cudnnm::record::Entry::link(target.to_string_lossy()),
                 mtime_ns: None,
             });
         }
@@ -640,7 +638,7 @@ fn a_symlink_deployment_turned_into_a_plain_copy_is_drift() {
     let d = Deployments {
         entries: vec![Deployment {
             toolkit: tk.clone(),
-            release: "9.27.0.42_cuda12".into(),
+            release: "9.27.0.42_cuda12".parse().unwrap(),
             mode: Mode::Symlink,
             deployed_at: "2026-11-29T22:00:00Z".into(),
             backup: None,

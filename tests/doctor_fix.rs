@@ -158,14 +158,21 @@ fn a_drift_repaired_by_hand_before_the_fix_runs_is_left_alone() {
     let (tk, _) = deployed(&sb, "copy");
     let env = cudnnm::env::Env::from_vars(Vec::<(String, String)>::new(), "/", false);
     let home = cudnnm::home::Home::new(sb.home());
-    let r = cudnnm::deploy::switch::redeploy(&home, &env, &tk, "9.12.0.46_cuda12").unwrap();
+    // As `doctor --fix` runs it: under the home lock, through the change guard.
+    let redeploy = |release: &str| {
+        let lock = cudnnm::lock::HomeLock::acquire(&home, || {}).unwrap();
+        let change =
+            cudnnm::deploy::Change::begin(&lock, &home, &env, &cudnnm::deploy::Silent).unwrap();
+        change.redeploy(&tk, release)
+    };
+    let r = redeploy("9.12.0.46_cuda12").unwrap();
     assert!(
-        matches!(r, cudnnm::deploy::switch::Redeployed::AlreadyClean),
+        matches!(r, cudnnm::deploy::Redeployed::AlreadyClean),
         "{r:?}"
     );
     let backups = sb.run(["backups", "--json"]).ok().json();
     assert_eq!(backups.as_array().map(Vec::len), Some(1), "{backups}");
-    let e = cudnnm::deploy::switch::redeploy(&home, &env, &tk, "9.27.0.42_cuda12").unwrap_err();
+    let e = redeploy("9.27.0.42_cuda12").unwrap_err();
     assert_eq!(e.kind(), cudnnm::error::Kind::Conflict);
     assert!(
         e.message().contains("now records cuDNN 9.12.0.46_cuda12"),

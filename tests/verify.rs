@@ -19,8 +19,10 @@ use common::Sandbox;
 #[cfg(unix)]
 use {
     common::Run,
-    cudnnm::deploy::{Deployment, Deployments, Mode, PlacedFile},
+    cudnnm::deploy::{Deployment, Deployments, Mode, Origin, PlacedFile},
     cudnnm::hash::sha256_file,
+    cudnnm::record::Entry,
+    cudnnm::shape::Shape,
     cudnnm::store::{FileRecord, Receipt, Source},
     doctor_wheels::wheel_files,
 };
@@ -47,21 +49,11 @@ fn world(mode: Mode) -> World {
             let dest = release.join(sub).join(&name);
             fs::hard_link(e.path(), &dest).unwrap();
             let (size, sha) = sha256_file(&dest).unwrap();
-            files.push(FileRecord {
-                path: format!("{sub}/{name}"),
-                size,
-                sha256: Some(sha),
-                link: None,
-            });
+            files.push(FileRecord::file(format!("{sub}/{name}"), size, sha));
         }
     }
     std::os::unix::fs::symlink("libcudnn.so.9", release.join("lib/libcudnn.so")).unwrap();
-    files.push(FileRecord {
-        path: "lib/libcudnn.so".into(),
-        size: 0,
-        sha256: None,
-        link: Some("libcudnn.so.9".into()),
-    });
+    files.push(FileRecord::link("lib/libcudnn.so", "libcudnn.so.9"));
     files.sort_by(|a, b| a.path.cmp(&b.path));
     let receipt = Receipt {
         schema: 1,
@@ -71,7 +63,7 @@ fn world(mode: Mode) -> World {
         header_version: "9.27.0".parse().unwrap(),
         installed_at: "2026-11-29T21:00:00Z".into(),
         source: Source {
-            kind: "wheel".into(),
+            kind: Shape::Wheel,
             name: "nvidia_cudnn_jit_cu12-9.27.0.42-py3-none-manylinux_2_27_x86_64.whl".into(),
             sha256: None,
             size: 0,
@@ -96,33 +88,31 @@ fn world(mode: Mode) -> World {
             .join(if sub == "lib" { "lib64" } else { "include" })
             .join(name);
         let src = release.join(&f.path);
-        let (link, sha) = match (&f.link, mode) {
+        let entry = match (f.entry.link_target(), mode) {
             (Some(l), _) => {
                 std::os::unix::fs::symlink(l, &dest).unwrap();
-                (Some(l.clone()), None)
+                Entry::link(l)
             }
             (None, Mode::Symlink) => {
                 std::os::unix::fs::symlink(&src, &dest).unwrap();
-                (Some(src.to_string_lossy().into_owned()), None)
+                Entry::link(src.to_string_lossy())
             }
             (None, _) => {
                 fs::copy(&src, &dest).unwrap();
-                (None, f.sha256.clone())
+                f.entry.clone()
             }
         };
         placed.push(PlacedFile {
             path: dest,
-            from: f.path.clone(),
-            sha256: sha,
-            link,
-            size: f.size,
+            from: Origin::Release(f.path.clone()),
+            entry,
             mtime_ns: None,
         });
     }
     let d = Deployments {
         entries: vec![Deployment {
             toolkit: toolkit.clone(),
-            release: "9.27.0.42_cuda12".into(),
+            release: "9.27.0.42_cuda12".parse().unwrap(),
             mode,
             deployed_at: "2026-11-29T21:01:00Z".into(),
             backup: None,
@@ -434,4 +424,261 @@ fn a_change_restored_by_rollback_is_one_truth_for_current_verify_doctor_and_use(
     // …and keeping it after all: the change is in a backup.
     sb.run(["rollback", "--cuda-root", t]).ok();
     assert_eq!(fs::read(&h).unwrap(), edited);
+}
+
+/// Where `tests/fixtures/home-0.1/make/make-home.sh` built the fixture: the
+/// prefix of every absolute path its records and links hold.
+#[cfg(unix)]
+const FIXTURE_ROOT: &str = "/tmp/cudnnm-fixture-0.1";
+
+/// A sandbox holding the fixture `tests/fixtures/home-0.1`: a home written
+/// by cudnnm 0.1 (commit 5d40b1e) and two sandbox toolkits (see its
+/// README). The tree is copied into the sandbox root with what git does not
+/// keep put back from `tree.txt` (every folder; each file's mode and
+/// modification time). Relocation replaces the text `/tmp/cudnnm-fixture-0.1`
+/// by the sandbox root in every file holding it and at the start of every
+/// link target: the test checks which files and links those are, so the
+/// fixture cannot grow absolute paths unnoticed.
+#[cfg(unix)]
+fn home_0_1() -> Sandbox {
+    use std::os::unix::fs::PermissionsExt;
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home-0.1");
+    let sb = Sandbox::new();
+    let root = sb.root().to_str().unwrap().to_string();
+    // The root goes into TOML and JSON strings unescaped.
+    assert!(!root.contains(['"', '\\']), "{root}");
+    let mut substituted = Vec::new();
+    let tree = fs::read_to_string(src.join("tree.txt")).unwrap();
+    let mut modes = Vec::new();
+    for line in tree.lines() {
+        let parts: Vec<&str> = line.splitn(4, ' ').collect();
+        let (mode, rel) = match parts[..] {
+            ["d", mode, rel] => {
+                fs::create_dir_all(sb.root().join(rel)).unwrap();
+                (mode, rel)
+            }
+            ["f", mode, mtime, rel] => {
+                let bytes = fs::read(src.join("root").join(rel)).unwrap();
+                let dest = sb.root().join(rel);
+                let text = String::from_utf8_lossy(&bytes);
+                if text.contains(FIXTURE_ROOT) {
+                    fs::write(&dest, text.replace(FIXTURE_ROOT, &root)).unwrap();
+                    substituted.push(rel.to_string());
+                } else {
+                    fs::write(&dest, &bytes).unwrap();
+                }
+                let t =
+                    std::time::UNIX_EPOCH + std::time::Duration::from_nanos(mtime.parse().unwrap());
+                fs::File::options()
+                    .write(true)
+                    .open(&dest)
+                    .unwrap()
+                    .set_modified(t)
+                    .unwrap();
+                (mode, rel)
+            }
+            _ => panic!("bad tree.txt line {line:?}"),
+        };
+        modes.push((sb.root().join(rel), u32::from_str_radix(mode, 8).unwrap()));
+    }
+    for e in walkdir::WalkDir::new(src.join("root")).min_depth(1) {
+        let e = e.unwrap();
+        if !e.path_is_symlink() {
+            continue;
+        }
+        let rel = e.path().strip_prefix(src.join("root")).unwrap();
+        let target = fs::read_link(e.path()).unwrap();
+        let t = target.to_str().unwrap();
+        let t = match t.strip_prefix(FIXTURE_ROOT) {
+            Some(rest) => {
+                substituted.push(format!("{} -> {FIXTURE_ROOT}…", rel.display()));
+                format!("{root}{rest}")
+            }
+            None => t.to_string(),
+        };
+        std::os::unix::fs::symlink(t, sb.root().join(rel)).unwrap();
+    }
+    // Files first, then folders (a read-only folder takes no new entries).
+    modes.reverse();
+    for (p, mode) in modes {
+        fs::set_permissions(&p, fs::Permissions::from_mode(mode)).unwrap();
+    }
+    substituted.sort();
+    let links = |dir: &str, names: &[&str]| -> Vec<String> {
+        names
+            .iter()
+            .map(|n| format!("home/backups/{dir}/files/{n} -> {FIXTURE_ROOT}…"))
+            .collect()
+    };
+    let headers_and_libs = [
+        "include/cudnn.h",
+        "include/cudnn_ops.h",
+        "include/cudnn_version.h",
+        "lib64/libcudnn.so.9.2.1",
+        "lib64/libcudnn_ops.so.9.2.1",
+    ];
+    let mut want: Vec<String> = (1..=6)
+        .map(|i| format!("home/backups/{i}/backup.toml"))
+        .collect();
+    want.extend(links("5", &headers_and_libs));
+    want.extend(links("6", &headers_and_libs));
+    want.extend([
+        format!("home/current/cuda-12 -> {FIXTURE_ROOT}…"),
+        "home/deployments.toml".to_string(),
+        "home/journal/6.json".to_string(),
+        "toolkits/cuda-12.4/.cudnnm-inflight.toml".to_string(),
+    ]);
+    want.sort();
+    assert_eq!(substituted, want);
+    sb
+}
+
+#[cfg(unix)]
+#[test]
+fn a_home_written_by_cudnnm_0_1_is_recovered_verified_and_rolled_back() {
+    let sb = home_0_1();
+    let home = sb.home();
+    let store = |v: &str, rel: &str| home.join("store/cuda-12").join(v).join(rel);
+    let a = sb.root().join("toolkits/cuda-12.4");
+    let b = sb.root().join("toolkits/cuda-12.8");
+    let (a_arg, b_arg) = (a.to_str().unwrap(), b.to_str().unwrap());
+    let deployed = [
+        ("include", "cudnn.h"),
+        ("include", "cudnn_ops.h"),
+        ("include", "cudnn_version.h"),
+        ("lib", "libcudnn.so.9.2.1"),
+        ("lib", "libcudnn_ops.so.9.2.1"),
+    ];
+    let in_toolkit = |tk: &PathBuf, dir: &str, name: &str| {
+        tk.join(if dir == "lib" { "lib64" } else { dir }).join(name)
+    };
+
+    // The `use` that 0.1 was killed in (journal 6, after 4 of 9 files were
+    // placed) is undone first: cuda-12.4 holds its 9.2.1.18 links again,
+    // and id 6 is free for the next backup.
+    let r = sb.run(["current", "--json", "--cuda-root", a_arg]).ok();
+    let rec = &r.json()["recovered"];
+    assert_eq!(rec[0]["action"], "use 9.1.0.70_cuda12", "{}", r.describe());
+    assert_eq!(rec[0]["resolution"], "undone");
+    assert_eq!(rec[0]["holds"], "9.2.1.18");
+    assert!(!home.join("journal/6.json").exists());
+    assert!(!home.join("backups/6").exists());
+    assert!(!a.join(".cudnnm-inflight.toml").exists());
+    for (dir, name) in deployed {
+        assert_eq!(
+            fs::read_link(in_toolkit(&a, dir, name)).unwrap(),
+            store("9.2.1.18", &format!("{dir}/{name}")),
+            "{}",
+            common::listing(sb.root())
+        );
+    }
+    assert_eq!(
+        fs::read_link(a.join("lib64/libcudnn.so.9")).unwrap(),
+        PathBuf::from("libcudnn.so.9.2.1")
+    );
+
+    // Every record reads and matches: both releases, both toolkits; the
+    // header a rollback restored from backup 4 is named as such.
+    let r = sb.run(["verify", "--json", "--no-load"]).ok();
+    let j = r.json();
+    assert_eq!(j["healthy"], true, "{}", r.describe());
+    let ids: Vec<&str> = j["releases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["release"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["9.1.0.70_cuda12", "9.2.1.18_cuda12"]);
+    let deps = j["deployments"].as_array().unwrap();
+    assert_eq!(deps.len(), 2, "{}", r.describe());
+    let dep_b = deps.iter().find(|d| d["path"] == b_arg).unwrap();
+    assert_eq!(dep_b["release"], "9.1.0.70_cuda12");
+    assert_eq!(dep_b["files"], 9);
+    let restored = dep_b["restored"][0].as_str().unwrap();
+    assert!(
+        restored.ends_with(
+            "include/cudnn.h: restored by rollback from backup 4; 93 bytes, the release's include/cudnn.h is 68 bytes"
+        ),
+        "{restored}"
+    );
+    let dep_a = deps.iter().find(|d| d["path"] == a_arg).unwrap();
+    assert_eq!(dep_a["release"], "9.2.1.18_cuda12");
+
+    // Rolling cuda-12.4 back restores backup 2: the copies of 9.1.0.70 that
+    // 0.1 recorded by their store files, made again from the store.
+    sb.run(["rollback", "--cuda-root", a_arg]).ok().stderr_has(&[&format!(
+        "cuDNN 9.2.1.18 → 9.1.0.70 in '{a_arg}' (restored backup 2; copy, backup 6 holds what was replaced)"
+    )]);
+    for (dir, name) in [
+        ("include", "cudnn.h"),
+        ("include", "cudnn_version.h"),
+        ("lib", "libcudnn.so.9.1.0"),
+    ] {
+        let p = in_toolkit(&a, dir, name);
+        assert!(!fs::symlink_metadata(&p).unwrap().is_symlink());
+        assert_eq!(
+            fs::read(&p).unwrap(),
+            fs::read(store("9.1.0.70", &format!("{dir}/{name}"))).unwrap()
+        );
+    }
+    assert_eq!(
+        fs::read_to_string(a.join("include/cudnn.h")).unwrap(),
+        "/* cudnn.h fixture for cuDNN 9.1.0.70 */\n#include \"cudnn_version.h\"\n"
+    );
+    assert_eq!(
+        fs::read_link(a.join("lib64/libcudnn.so.9")).unwrap(),
+        PathBuf::from("libcudnn.so.9.1.0")
+    );
+
+    // Backup 1 holds what the user had before cudnnm: it comes back byte
+    // for byte, and nothing else stays.
+    sb.run(["rollback", "--to", "1"]).ok();
+    assert_eq!(
+        fs::read_to_string(a.join("include/cudnn.h")).unwrap(),
+        "/* cudnn.h the user copied in, cuDNN 8.9.7 */\n"
+    );
+    let mytool = fs::read(a.join("lib64/libcudnn_mytool.so")).unwrap();
+    assert!(mytool.starts_with(b"\x7fELF"));
+    assert!(mytool.ends_with(b"libcudnn_mytool.so: the user's own library"));
+    let mut names: Vec<String> = fs::read_dir(a.join("lib64"))
+        .unwrap()
+        .chain(fs::read_dir(a.join("include")).unwrap())
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "cuda.h",
+            "cudnn.h",
+            "cudnn_version.h",
+            "libcudart.so.12",
+            "libcudnn.so.8",
+            "libcudnn_mytool.so"
+        ]
+    );
+
+    // Rolling cuda-12.8 back restores backup 5: links into 9.2.1.18.
+    sb.run(["rollback", "--cuda-root", b_arg]).ok().stderr_has(&[&format!(
+        "cuDNN 9.1.0.70 → 9.2.1.18 in '{b_arg}' (restored backup 5; symlink, backup 8 holds what was replaced)"
+    )]);
+    for (dir, name) in deployed {
+        assert_eq!(
+            fs::read_link(in_toolkit(&b, dir, name)).unwrap(),
+            store("9.2.1.18", &format!("{dir}/{name}"))
+        );
+    }
+    // The edited header went into backup 8 with its bytes.
+    assert!(
+        fs::read_to_string(home.join("backups/8/files/include/cudnn.h"))
+            .unwrap()
+            .ends_with("/* edited by the user */\n")
+    );
+    let r = sb.run(["verify", "--json", "--no-load"]).ok();
+    let j = r.json();
+    assert_eq!(j["healthy"], true, "{}", r.describe());
+    let deps = j["deployments"].as_array().unwrap();
+    assert_eq!(deps.len(), 1, "{}", r.describe());
+    assert_eq!(deps[0]["release"], "9.2.1.18_cuda12");
+    assert_eq!(deps[0]["path"], b_arg);
 }

@@ -17,7 +17,7 @@ fn release(dir: &str, platform: Platform) -> Release {
             header_version: "9.12.0".parse().unwrap(),
             installed_at: String::new(),
             source: Source {
-                kind: "wheel".into(),
+                kind: crate::shape::Shape::Wheel,
                 name: "x".into(),
                 sha256: None,
                 size: 0,

@@ -16,39 +16,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::entry::{self, Entry, EntryKind};
 use crate::version::CudaVariant;
 
-/// The recognised archive shape.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Shape {
-    /// Old Windows zip (`cuda\bin`, `cuda\include`, `cuda\lib\x64`).
-    WindowsZip,
-    /// Old Linux tgz (`cuda/include`, `cuda/lib64`).
-    LinuxTgz,
-    /// NVIDIA redist archive (`<name>-archive/…`).
-    Redist,
-    /// pip wheel (`nvidia/cudnn*/…`).
-    Wheel,
-    /// NVIDIA's cuDNN 9 Windows installer folder (`bin/<CUDA>/…`).
-    InstallerFolder,
-    /// Headers and libraries in one folder (cuDNN v2 tgz).
-    Flat,
-    /// Any other folder with `include` and `lib`/`bin` below one root.
-    Folder,
-}
-
-impl Shape {
-    /// The name recorded in receipts (`windows-zip`, `linux-tgz`, `redist`, …).
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            Shape::WindowsZip => "windows-zip",
-            Shape::LinuxTgz => "linux-tgz",
-            Shape::Redist => "redist",
-            Shape::Wheel => "wheel",
-            Shape::InstallerFolder => "installer-folder",
-            Shape::Flat => "flat",
-            Shape::Folder => "folder",
-        }
-    }
-}
+pub use crate::shape::Shape;
 
 /// What a planned item becomes in the store.
 #[derive(Clone, Debug, PartialEq, Eq)]

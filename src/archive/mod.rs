@@ -265,7 +265,7 @@ fn finish(
         header_version: id.header_version.clone(),
         installed_at: store::now_rfc3339(),
         source: Source {
-            kind: plan.shape.as_str().into(),
+            kind: plan.shape,
             name: name.into(),
             sha256,
             size,
@@ -701,12 +701,7 @@ fn add_dev_links(dir: &Path, files: &[FileRecord], platform: Platform) -> Result
         }
         let link = dir.join(&dev);
         source::make_symlink(file, &link).map_err(|e| Error::io("create the link", &link, e))?;
-        out.push(FileRecord {
-            path: dev,
-            size: 0,
-            sha256: None,
-            link: Some(file.to_string()),
-        });
+        out.push(FileRecord::link(dev, file.to_string()));
     }
     Ok(out)
 }

@@ -254,12 +254,7 @@ impl ZipSource {
                 write_stream(f, &target, &mut buf, progress)
             };
             let (size, sha) = written.map_err(|e| stream_error(&self.path, &it.src, &target, e))?;
-            out.push(FileRecord {
-                path: it.dest.clone(),
-                size,
-                sha256: Some(sha),
-                link: None,
-            });
+            out.push(FileRecord::file(it.dest.clone(), size, sha));
         }
         Ok(out)
     }
@@ -431,22 +426,12 @@ fn place_links(plan: &Plan, dest: &Path) -> Result<Vec<FileRecord>> {
             ItemKind::File { .. } => {}
             ItemKind::Symlink(t) => {
                 make_symlink(t, &target).with_path("create the link", &target)?;
-                out.push(FileRecord {
-                    path: it.dest.clone(),
-                    size: 0,
-                    sha256: None,
-                    link: Some(t.clone()),
-                });
+                out.push(FileRecord::link(it.dest.clone(), t.clone()));
             }
             ItemKind::CopyOf(of) => {
                 fs::copy(dest.join(of), &target).with_path("write", &target)?;
                 let (size, sha) = hash::sha256_file(&target)?;
-                out.push(FileRecord {
-                    path: it.dest.clone(),
-                    size,
-                    sha256: Some(sha),
-                    link: None,
-                });
+                out.push(FileRecord::file(it.dest.clone(), size, sha));
             }
         }
     }
@@ -649,12 +634,7 @@ pub fn apply_tar_plan(
             let to = dest.join(&it.dest);
             fs::rename(&from, &to).with_path("move", &from)?;
             let (size, sha) = hashes[&it.src].clone();
-            out.push(FileRecord {
-                path: it.dest.clone(),
-                size,
-                sha256: Some(sha),
-                link: None,
-            });
+            out.push(FileRecord::file(it.dest.clone(), size, sha));
         }
     }
     out.extend(place_links(plan, dest)?);
@@ -769,12 +749,7 @@ pub fn copy_dir(
             | io::ErrorKind::AlreadyExists => Error::io("write", &to, e),
             _ => Error::io("read", &from, e),
         })?;
-        out.push(FileRecord {
-            path: it.dest.clone(),
-            size,
-            sha256: Some(sha),
-            link: None,
-        });
+        out.push(FileRecord::file(it.dest.clone(), size, sha));
     }
     out.extend(place_links(plan, dest)?);
     progress.finish();

@@ -69,7 +69,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
             created_at: b.record.created_at.clone(),
             reason: b.record.reason.clone(),
             held: b.record.held.clone(),
-            release: b.record.deployment.as_ref().map(|d| d.release.clone()),
+            release: b.record.deployment.as_ref().map(|d| d.release.to_string()),
             files: b.record.files.len(),
             size: b.record.size(),
             first: firsts.get(&b.record.toolkit) == Some(&b.record.id),

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use super::Ctx;
 use crate::catalog::Catalog;
+use crate::deploy::{Change, Reporter};
 use crate::doctor::{self, Snapshot, Tables, fix, gather, render};
 use crate::error::{Error, IoResultExt, Kind, Result};
 use crate::libcudnn;
@@ -35,6 +36,20 @@ pub struct Args {
 }
 
 /// Runs the command; returns the exit code (0 healthy, 7 problems found).
+/// What `--fix` shows of a change it makes: waits and recoveries as every
+/// command does; a redeploy's own line (`fix applied […]`) says the rest.
+struct FixReporter<'a>(&'a Ctx);
+
+impl Reporter for FixReporter<'_> {
+    fn on_toolkit_lock_wait(&self, root: &std::path::Path) {
+        self.0.on_toolkit_lock_wait(root);
+    }
+
+    fn on_recovered(&self, recovered: &crate::deploy::recover::Recovered) {
+        self.0.on_recovered(recovered);
+    }
+}
+
 pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     if let Some(id) = &args.undo_fix {
         let _lock = ctx.lock()?;
@@ -60,10 +75,11 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     });
     let mut findings = doctor::diagnose(&snap, &Tables::from_catalog(&catalog, &snap));
     if args.fix {
-        let _lock = ctx.lock()?;
-        super::support::recover_and_report(ctx)?;
+        let lock = ctx.lock()?;
+        let reporter = FixReporter(ctx);
+        let change = Change::begin(&lock, &ctx.home, &ctx.env, &reporter)?;
         let roots: Vec<PathBuf> = args.cuda_root.iter().map(|p| absolute(ctx, p)).collect();
-        let (reports, id) = fix::apply(&ctx.home, &ctx.env, &findings, &roots)?;
+        let (reports, id) = fix::apply(&change, &findings, &roots)?;
         if reports.is_empty() {
             ctx.status("doctor --fix: nothing to fix automatically");
         }

@@ -143,7 +143,7 @@ fn import_and_report(ctx: &Ctx, mut req: ImportRequest) -> Result<u8> {
     let store = Store::new(&ctx.home);
     for d in crate::deploy::Deployments::load(&ctx.home)?.entries {
         req.deployed
-            .entry(d.release)
+            .entry(d.release.to_string())
             .or_default()
             .push(d.toolkit.display().to_string());
     }

@@ -62,7 +62,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
         .map(|r| {
             let id = r.id();
             let deployed: Vec<String> = deployments
-                .toolkits_using(&id)
+                .toolkits_using(&r.release_id())
                 .iter()
                 .map(|d| d.toolkit.display().to_string())
                 .collect();

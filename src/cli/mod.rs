@@ -159,6 +159,32 @@ impl Ctx {
     }
 }
 
+/// What changes to toolkits report, printed as every command prints:
+/// status lines on stderr (none with `-q`), warnings always.
+impl crate::deploy::Reporter for Ctx {
+    fn on_toolkit_lock_wait(&self, root: &std::path::Path) {
+        self.status(crate::lock::toolkit_wait_message(root));
+    }
+
+    fn on_recovered(&self, recovered: &crate::deploy::recover::Recovered) {
+        self.warn(recovered.message());
+    }
+
+    fn on_drifted(
+        &self,
+        release: &crate::store::Release,
+        root: &std::path::Path,
+        drift: &crate::deploy::status::Drift,
+    ) {
+        self.status(format!(
+            "cuDNN {} is active in '{}' but the files changed ({}); deploying it again",
+            release.version(),
+            root.display(),
+            drift.summary()
+        ));
+    }
+}
+
 /// Runs the CLI with the process's arguments and environment; returns the exit code.
 pub fn main() -> ExitCode {
     run(std::env::args_os().collect())

@@ -8,15 +8,12 @@ use serde::Serialize;
 
 use super::Ctx;
 use super::support::{
-    elevate_hint, msg_label, recorded_toolkits, recover_and_report, report_not_from_a_release,
-    report_pruned,
+    elevate_hint, msg_label, recorded_toolkits, report_not_from_a_release, report_pruned,
 };
 use crate::command::CommandLine;
 use crate::deploy::recover::Recovered;
-use crate::deploy::{Deployments, access, apply, backup, inflight, journal, plan};
+use crate::deploy::{Applied, Change, Deployments, backup, plan};
 use crate::error::{Error, Kind, Result};
-use crate::lock::toolkit_wait_message;
-use crate::store::Store;
 use crate::toolkit::{self, Selector, Toolkit};
 
 #[derive(clap::Args, Debug)]
@@ -46,8 +43,9 @@ struct RollbackReport {
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
-    let _lock = ctx.lock()?;
-    let recovered = recover_and_report(ctx)?;
+    let lock = ctx.lock()?;
+    let change = Change::begin(&lock, &ctx.home, &ctx.env, ctx)?;
+    let recovered = change.recovered().to_vec();
     let known = recorded_toolkits(ctx, &Deployments::load(&ctx.home)?);
     let selector = Selector {
         root: args.cuda_root.as_deref(),
@@ -98,35 +96,13 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
             (tk, b)
         }
     };
-    // Planned and run under the toolkit's lock: another home's change to
-    // this toolkit finishes first.
-    let _toolkit_lock =
-        inflight::lock_for_change(&ctx.home, &toolkit.root, ctx.env.is_windows(), || {
-            ctx.status(toolkit_wait_message(&toolkit.root))
-        })?;
-    let store = Store::new(&ctx.home);
-    let deployments = Deployments::load(&ctx.home)?;
-    let current = deployments.for_toolkit(&toolkit.root);
-    let id = backup::next_id(&ctx.home)?;
-    let plan = plan::plan_rollback(
-        &ctx.home,
-        &store,
-        &toolkit,
-        &source.record,
-        &source.dir,
-        current,
-        id,
-    )?;
     let hint = elevate_hint(
         ctx,
         CommandLine::rollback().to_backup(source.record.id),
         &toolkit.root,
         None,
     );
-    access::preflight(&plan, &ctx.home, &*access::checker(&ctx.env), &hint)?;
-    let outcome = apply::execute(&ctx.home, plan, journal::FaultHook::from_env(&ctx.env))?;
-    let config = ctx.home.config()?;
-    let pruned = backup::prune(&ctx.home, &toolkit.root, config.backups_to_keep())?;
+    let Applied { outcome, pruned } = change.rollback(&toolkit, &source, &hint)?;
     let p = &outcome.plan;
     let how = match &outcome.deployment {
         Some(d) => format!("{}, ", d.mode),
@@ -149,7 +125,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
             restored_backup: source.record.id,
             from: p.from_label.clone(),
             to: p.to_label.clone(),
-            release: outcome.deployment.as_ref().map(|d| d.release.clone()),
+            release: outcome.deployment.as_ref().map(|d| d.release.to_string()),
             backup: p.id,
             not_from_a_release: unknown,
             pruned,

@@ -32,11 +32,7 @@ pub fn source_label(s: &SpecSource) -> String {
 
 /// Finishes or undoes changes a crash left, saying which. Call under the lock.
 pub fn recover_and_report(ctx: &Ctx) -> Result<Vec<Recovered>> {
-    let done = recover::recover_all(&ctx.home)?;
-    for r in &done {
-        ctx.warn(r.message());
-    }
-    Ok(done)
+    recover::recover_all(&ctx.home, ctx)
 }
 
 /// For read-only commands: when a journal exists, wait for the lock (the
@@ -215,10 +211,10 @@ impl ToolkitView {
             cuda: t.cuda.to_string(),
             layout: t.layout,
             found_by: t.found_by.clone(),
-            release: dep.map(|d| d.release.clone()),
+            release: dep.map(|d| d.release.to_string()),
             mode: dep.map(|d| d.mode),
             deployed_at: dep.map(|d| d.deployed_at.clone()),
-            backup: dep.and_then(|d| d.backup.as_deref()?.parse().ok()),
+            backup: dep.and_then(|d| d.backup),
             drift: dep.map(|d| status::check(d, t, store)),
             unmanaged_cudnn: match dep {
                 Some(_) => None,

@@ -63,7 +63,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     let id = release.id();
     let deployments = Deployments::load(&ctx.home)?;
     let used: Vec<String> = deployments
-        .toolkits_using(&id)
+        .toolkits_using(&release.release_id())
         .iter()
         .map(|d| d.toolkit.display().to_string())
         .collect();
@@ -120,7 +120,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
             )));
         }
         for r in &referring {
-            let n = backup::materialize(r, &release.dir, &id)?;
+            let n = backup::materialize(r, &release.dir, &release.release_id())?;
             ctx.status(format!(
                 "copied {} of cuDNN {id} into backup {} (of '{}') so it can still be restored",
                 plural(n, "file", "files"),

@@ -1,6 +1,7 @@
 //! `cudnnm use [SPEC] [--cuda-root P | --cuda X.Y] [--mode M] [--force]`:
 //! deploy a release into a CUDA toolkit as one journaled transaction
-//! (DESIGN.md §5).
+//! (DESIGN.md §5). Also the helpers `rollback`, `current`, `backups` and
+//! `toolkits` share: recovery reporting, the elevation hint, toolkit lists.
 
 use std::path::Path;
 
@@ -8,13 +9,13 @@ use serde::Serialize;
 
 use super::Ctx;
 use super::support::{
-    elevate_hint, msg_label, recorded_toolkits, recover_and_report, report_not_from_a_release,
-    report_pruned, source_label,
+    elevate_hint, msg_label, recorded_toolkits, report_not_from_a_release, report_pruned,
+    source_label,
 };
 use crate::command::CommandLine;
+use crate::deploy::change::existing_toolkit_dir;
 use crate::deploy::recover::Recovered;
-use crate::deploy::switch::{self, UseRelease, Used};
-use crate::deploy::{Deployments, ModeRequest, plan, status};
+use crate::deploy::{Applied, Change, Deployments, Done, ModeRequest, plan};
 use crate::error::{Error, Kind, Result};
 use crate::pin;
 use crate::store::{Release, Store};
@@ -56,8 +57,9 @@ struct UseReport<'a> {
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
-    let _lock = ctx.lock()?;
-    let recovered = recover_and_report(ctx)?;
+    let lock = ctx.lock()?;
+    let change = Change::begin(&lock, &ctx.home, &ctx.env, ctx)?;
+    let recovered = change.recovered().to_vec();
     let known = recorded_toolkits(ctx, &Deployments::load(&ctx.home)?);
     let toolkit = toolkit::select(
         &ctx.env,
@@ -94,16 +96,17 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
         Some(m) => m.parse()?,
         None => ModeRequest::Auto,
     };
-    let probe_dir = switch::existing_toolkit_dir(&toolkit);
+    let probe_dir = existing_toolkit_dir(&toolkit);
     let mode = request.resolve(&release.dir, &probe_dir, ctx.env.is_windows())?;
-    let deployments = Deployments::load(&ctx.home)?;
-    let current = deployments.for_toolkit(&toolkit.root);
-    if let Some(d) = current
-        && d.release == release.id()
-        && d.mode == mode
-    {
-        let drift = status::check(d, &toolkit, &store);
-        if drift.is_clean() {
+    let hint = elevate_hint(
+        ctx,
+        CommandLine::use_(release.id()),
+        &toolkit.root,
+        Some(&release.id()),
+    );
+    let Applied { outcome, pruned } = match change.use_release(&toolkit, &release, mode, &hint)? {
+        Done::Changed(applied) => *applied,
+        Done::AlreadyActive => {
             ctx.status(format!(
                 "cuDNN {} is already active in '{}' ({mode}); nothing changed",
                 release.version(),
@@ -125,33 +128,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
             }
             return Ok(0);
         }
-        ctx.status(format!(
-            "cuDNN {} is active in '{}' but the files changed ({}); deploying it again",
-            release.version(),
-            toolkit.root.display(),
-            drift.summary()
-        ));
-    }
-    let hint = elevate_hint(
-        ctx,
-        CommandLine::use_(release.id()),
-        &toolkit.root,
-        Some(&release.id()),
-    );
-    let Used { outcome, pruned } = switch::use_release(
-        &ctx.home,
-        &ctx.env,
-        &store,
-        &UseRelease {
-            toolkit: &toolkit,
-            release: &release,
-            mode,
-            current,
-            keep_backups: config.backups_to_keep(),
-            elevate: &hint,
-            on_lock_wait: &|| ctx.status(crate::lock::toolkit_wait_message(&toolkit.root)),
-        },
-    )?;
+    };
     let p = &outcome.plan;
     ctx.status(format!(
         "cuDNN {} → {} in '{}' ({mode}, backup {})",

@@ -324,9 +324,10 @@ pub fn elevate_hint(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::deploy::FileState;
+    use crate::deploy::Origin;
     use crate::deploy::backup::BackupRecord;
     use crate::deploy::plan::{Move, PLAN_SCHEMA, Place, PlaceKind};
+    use crate::record::Entry;
     use crate::toolkit::Layout;
     use std::cell::RefCell;
 
@@ -348,11 +349,11 @@ mod tests {
     }
 
     fn plan(root: &Path, home: &Home) -> Plan {
-        let state = FileState::file(1, crate::hash::sha256_bytes(b"x"));
+        let state = Entry::file(1, crate::hash::sha256_bytes(b"x"));
         Plan {
             schema: PLAN_SCHEMA,
             id: 1,
-            action: "use 9.1.0.70_cuda12".into(),
+            action: crate::deploy::plan::Action::Use("9.1.0.70_cuda12".parse().unwrap()),
             toolkit: root.to_path_buf(),
             layout: Layout::Windows,
             backup_dir: home.backups_dir().join("1"),
@@ -372,7 +373,7 @@ mod tests {
                     kind: PlaceKind::Copy,
                     source: PathBuf::from("/store/x"),
                     state: state.clone(),
-                    from: "bin/cudnn64_9.dll".into(),
+                    from: Origin::Release("bin/cudnn64_9.dll".into()),
                     mtime_ns: None,
                     check_hash: false,
                 },
@@ -382,7 +383,7 @@ mod tests {
                     kind: PlaceKind::Copy,
                     source: PathBuf::from("/store/y"),
                     state,
-                    from: "include/cudnn.h".into(),
+                    from: Origin::Release("include/cudnn.h".into()),
                     mtime_ns: None,
                     check_hash: false,
                 },
@@ -410,8 +411,8 @@ mod tests {
     fn preflight_probes_every_folder_and_refuses_whole() {
         let d = tempfile::tempdir().unwrap();
         let root = d.path().join("Program Files/CUDA/v12.4");
-        std::fs::create_dir_all(root.join("bin")).unwrap();
-        std::fs::create_dir_all(root.join("include")).unwrap();
+        crate::fsops::create_dir_all(&root.join("bin")).unwrap();
+        crate::fsops::create_dir_all(&root.join("include")).unwrap();
         let home = Home::new(d.path().join("home"));
         let p = plan(&root, &home);
         let ok = Recorder {

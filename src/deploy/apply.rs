@@ -8,13 +8,14 @@ use std::path::Path;
 
 use super::inflight;
 use super::journal::{self, FaultHook, Journal};
-use super::plan::{Place, PlaceKind, Plan};
-use super::{Deployment, Deployments, FileState};
+use super::plan::{Action, Place, PlaceKind, Plan};
+use super::{Deployment, Deployments};
 use crate::error::{Error, Kind, Result};
 use crate::fsops;
 use crate::hash;
 use crate::home::Home;
 use crate::platform;
+use crate::record::{self, Entry};
 
 /// What a finished change did.
 #[derive(Debug)]
@@ -32,58 +33,62 @@ pub struct Outcome {
 /// the journal stays for the next command and the error says where the
 /// original files are.
 ///
-/// Call under the lock [`inflight::lock_for_change`] took: the in-flight
-/// marker is written first.
+/// The in-flight marker is written first and lives exactly as long as the
+/// journal: it goes when the journal is retired or was never written, and
+/// stays with a journal left for the next command ([`inflight::Claim`]).
+/// Call through [`super::Change`], which holds the toolkit lock.
 ///
 /// # Errors
 /// The first failure (I/O, a placed file that does not verify, a full disk).
 pub fn execute(home: &Home, plan: Plan, fault: FaultHook) -> Result<Outcome> {
-    inflight::claim(home, &plan);
+    let marker = inflight::Claim::new(home, &plan);
     // From here Ctrl-C / SIGTERM stop the change at the next step and undo it.
     crate::interrupt::install();
-    let mut journal = match Journal::begin(home, &plan, fault) {
-        Ok(j) => j,
-        Err(e) => {
-            inflight::release(home, &plan);
-            return Err(e);
-        }
-    };
+    let mut journal = Journal::begin(home, &plan, fault)?;
     let mut placing = false;
-    match forward(home, &plan, &mut journal, &mut placing) {
-        Ok(deployment) => {
-            journal.retire()?;
-            inflight::release(home, &plan);
-            Ok(Outcome { plan, deployment })
-        }
+    let result = match forward(home, &plan, &mut journal, &mut placing) {
+        Ok(deployment) => Ok(deployment),
         Err(e) => match undo(home, &plan, placing) {
-            Ok(()) => {
-                journal.retire()?;
-                inflight::release(home, &plan);
-                if e.kind() == Kind::Interrupted {
-                    // Its message already says the toolkit is as it was.
-                    return Err(e);
-                }
-                Err(e.cause(format!(
-                    "nothing changed: the earlier files are back in '{}'",
-                    plan.toolkit.display()
-                )))
+            // Undone: the toolkit is as it was; the journal goes as after a success.
+            Ok(()) if e.kind() == Kind::Interrupted => {
+                // Its message already says the toolkit is as it was.
+                Err(e)
             }
-            Err(u) => Err(Error::new(
-                e.kind(),
-                format!(
-                    "could not {} in '{}', nor undo it",
-                    plan.action,
-                    plan.toolkit.display()
-                ),
-            )
-            .cause(e.message())
-            .cause(u.message())
-            .hint(format!(
-                "the original files are safe in '{}'; fix the cause, then run any cudnnm command (e.g. `cudnnm current`) to finish the undo",
-                plan.backup_dir.join("files").display()
+            Ok(()) => Err(e.cause(format!(
+                "nothing changed: the earlier files are back in '{}'",
+                plan.toolkit.display()
             ))),
+            Err(u) => {
+                // The journal and the marker stay: the next command finishes the undo.
+                marker.keep();
+                return Err(not_undone(&plan, &e, &u));
+            }
         },
+    };
+    if let Err(e) = journal.retire() {
+        marker.keep();
+        return Err(e);
     }
+    drop(marker);
+    result.map(|deployment| Outcome { plan, deployment })
+}
+
+/// The error of a change that failed with `e` and whose undo failed with `u`.
+fn not_undone(plan: &Plan, e: &Error, u: &Error) -> Error {
+    Error::new(
+        e.kind(),
+        format!(
+            "could not {} in '{}', nor undo it",
+            plan.action,
+            plan.toolkit.display()
+        ),
+    )
+    .cause(e.message())
+    .cause(u.message())
+    .hint(format!(
+        "the original files are safe in '{}'; fix the cause, then run any cudnnm command (e.g. `cudnnm current`) to finish the undo",
+        plan.backup_dir.join("files").display()
+    ))
 }
 
 fn forward(
@@ -106,7 +111,7 @@ fn forward(
     for (i, m) in plan.moves.iter().enumerate() {
         // Renamed, never deleted, even when the store holds the bytes: a DLL
         // a running program has loaded can be renamed on Windows, not deleted.
-        fsops::move_file(&m.from, &m.to, m.state.sha256.as_ref())?;
+        fsops::move_file(&m.from, &m.to, m.state.sha256())?;
         j.step(&format!("move {i}"))?;
     }
     for d in plan.backup_dirs().iter().chain(plan.toolkit_dirs().iter()) {
@@ -165,7 +170,7 @@ fn toolkit_full(e: Error, p: &Place, plan: &Plan) -> Error {
         return e;
     }
     let dir = super::access::describe_dir(fsops::parent_of(&p.dest));
-    let symlink = if plan.action.starts_with("use ") {
+    let symlink = if matches!(plan.action, Action::Use(_)) {
         ", or deploy with `--mode symlink` (links into the store take no space there)"
     } else {
         ""
@@ -202,15 +207,15 @@ fn place(p: &Place) -> Result<()> {
 fn copy_verified(
     src: &Path,
     tmp: &Path,
-    state: &FileState,
+    state: &Entry,
     mtime_ns: Option<i64>,
     check_hash: bool,
 ) -> Result<()> {
     let ok = if check_hash {
         let (n, sha) = fsops::copy_file_checked(src, tmp)?;
-        Some(&sha) == state.sha256.as_ref() && n == state.size
+        Some(&sha) == state.sha256() && n == state.size()
     } else {
-        fsops::copy_file(src, tmp)? == state.size
+        fsops::copy_file(src, tmp)? == state.size()
     };
     if !ok {
         fsops::remove_file(tmp)?;
@@ -247,12 +252,10 @@ pub fn check_placed(p: &Place, thorough: bool) -> std::result::Result<(), String
                 ));
             }
             let m = std::fs::metadata(&p.dest).map_err(|_| format!("'{d}' is a broken link"))?;
-            if p.state.sha256.is_some() && m.len() != p.state.size {
-                return Err(format!(
-                    "'{d}' leads to {} bytes, not {}",
-                    m.len(),
-                    p.state.size
-                ));
+            if let Some(c) = p.state.content()
+                && m.len() != c.size
+            {
+                return Err(format!("'{d}' leads to {} bytes, not {}", m.len(), c.size));
             }
         }
         PlaceKind::Hardlink => {
@@ -264,12 +267,12 @@ pub fn check_placed(p: &Place, thorough: bool) -> std::result::Result<(), String
             }
         }
         PlaceKind::Copy => {
-            if !meta.is_file() || meta.len() != p.state.size {
-                return Err(format!("'{d}' is not a file of {} bytes", p.state.size));
+            if !meta.is_file() || meta.len() != p.state.size() {
+                return Err(format!("'{d}' is not a file of {} bytes", p.state.size()));
             }
             if thorough {
                 let (_, sha) = hash::sha256_file(&p.dest).map_err(|e| e.to_string())?;
-                if Some(&sha) != p.state.sha256.as_ref() {
+                if Some(&sha) != p.state.sha256() {
                     return Err(format!("'{d}' does not match its SHA-256"));
                 }
             }
@@ -315,10 +318,8 @@ pub fn commit(home: &Home, plan: &Plan) -> Result<Option<Deployment>> {
     let dep = plan.deployment(&crate::store::now_rfc3339());
     let mut all = Deployments::load(home)?;
     all.set(&plan.toolkit, dep.clone());
-    let backup_toml = toml::to_string_pretty(&plan.backup)
-        .map_err(|e| Error::msg(format!("could not encode backup {}: {e}", plan.id)))?;
-    let deployments_toml = toml::to_string_pretty(&all)
-        .map_err(|e| Error::msg(format!("could not encode deployments: {e}")))?;
+    let backup_toml = plan.backup.to_toml()?;
+    let deployments_toml = record::to_toml(&all, "deployments")?;
     fsops::write_atomic_all(&[
         (
             &plan.backup_dir.join(super::backup::BACKUP_FILE),
@@ -331,19 +332,19 @@ pub fn commit(home: &Home, plan: &Plan) -> Result<Option<Deployment>> {
 
 /// Whether the file at `path` is `state`: a link with that target, or a file
 /// with that size and SHA-256.
-fn is_state(path: &Path, state: &FileState) -> bool {
+fn is_state(path: &Path, state: &Entry) -> bool {
     let Ok(meta) = std::fs::symlink_metadata(path) else {
         return false;
     };
-    match &state.link {
-        Some(t) => {
+    match state {
+        Entry::Link { target, .. } => {
             meta.file_type().is_symlink()
-                && std::fs::read_link(path).is_ok_and(|l| l == Path::new(t))
+                && std::fs::read_link(path).is_ok_and(|l| l == Path::new(target))
         }
-        None => {
+        Entry::File(c) => {
             meta.is_file()
-                && meta.len() == state.size
-                && hash::sha256_file(path).is_ok_and(|(_, h)| Some(&h) == state.sha256.as_ref())
+                && meta.len() == c.size
+                && hash::sha256_file(path).is_ok_and(|(_, h)| h == c.sha256)
         }
     }
 }
@@ -360,7 +361,7 @@ fn is_ours(p: &Place) -> bool {
                 && std::fs::read_link(&p.dest).is_ok_and(|t| t == p.source)
         }
         PlaceKind::Hardlink => platform::same_file(&p.dest, &p.source),
-        PlaceKind::Copy => meta.is_file() && meta.len() == p.state.size,
+        PlaceKind::Copy => meta.is_file() && meta.len() == p.state.size(),
     }
 }
 
@@ -424,7 +425,7 @@ pub fn undo(home: &Home, plan: &Plan, placing_started: bool) -> Result<()> {
         }
         match (exists(&m.from), exists(&m.to)) {
             (false, true) => {
-                if let Err(e) = fsops::move_file(&m.to, &m.from, m.state.sha256.as_ref()) {
+                if let Err(e) = fsops::move_file(&m.to, &m.from, m.state.sha256()) {
                     problems.push(e.to_string());
                 }
             }
@@ -483,7 +484,7 @@ mod tests {
     use super::*;
     use crate::deploy::backup::BackupRecord;
     use crate::deploy::plan::{Move, PLAN_SCHEMA};
-    use crate::deploy::{Mode, PlacedFile};
+    use crate::deploy::{Mode, Origin, PlacedFile};
     use crate::toolkit::Layout;
 
     #[test]
@@ -491,24 +492,22 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let home = Home::new(d.path().join("home"));
         let tk = d.path().join("tk");
-        std::fs::create_dir_all(tk.join("lib64")).unwrap();
+        fsops::create_dir_all(&tk.join("lib64")).unwrap();
         let store_file = d.path().join("store/lib/libcudnn.so.9");
-        std::fs::create_dir_all(store_file.parent().unwrap()).unwrap();
-        std::fs::write(&store_file, b"library bytes").unwrap();
+        fsops::create_dir_all(fsops::parent_of(&store_file)).unwrap();
+        fsops::write_atomic(&store_file, b"library bytes").unwrap();
         let dest = tk.join("lib64/libcudnn.so.9");
         let previous = Deployment {
             toolkit: tk.clone(),
-            release: "9.1.0.70_cuda12".into(),
+            release: "9.1.0.70_cuda12".parse().unwrap(),
             mode: Mode::Copy,
             deployed_at: "2026-01-01T00:00:00Z".into(),
-            backup: Some("1".into()),
+            backup: Some(1),
             source: None,
             files: vec![PlacedFile {
                 path: dest.clone(),
-                from: "lib/libcudnn.so.9".into(),
-                sha256: Some(hash::sha256_bytes(b"library bytes")),
-                link: None,
-                size: 13,
+                from: Origin::Release("lib/libcudnn.so.9".into()),
+                entry: Entry::file(13, hash::sha256_bytes(b"library bytes")),
                 mtime_ns: Some(1_700_000_000_000_000_000),
             }],
         };
@@ -518,7 +517,7 @@ mod tests {
         all.set(
             &tk,
             Some(Deployment {
-                release: "9.2.0.1_cuda12".into(),
+                release: "9.2.0.1_cuda12".parse().unwrap(),
                 ..previous.clone()
             }),
         );
@@ -526,7 +525,7 @@ mod tests {
         let plan = Plan {
             schema: PLAN_SCHEMA,
             id: 2,
-            action: "use 9.2.0.1_cuda12".into(),
+            action: Action::Use("9.2.0.1_cuda12".parse().unwrap()),
             toolkit: tk.clone(),
             layout: Layout::Linux,
             backup_dir: home.backups_dir().join("2"),
@@ -535,7 +534,7 @@ mod tests {
                 from: dest.clone(),
                 to: home.backups_dir().join("2/files/lib64/libcudnn.so.9"),
                 rel: "lib64/libcudnn.so.9".into(),
-                state: FileState::file(13, hash::sha256_bytes(b"library bytes")),
+                state: Entry::file(13, hash::sha256_bytes(b"library bytes")),
                 store_copy: Some(store_file.clone()),
                 mtime_ns: Some(1_700_000_000_000_000_000),
             }],

@@ -16,9 +16,10 @@ use serde::{Deserialize, Serialize};
 use super::Deployment;
 use crate::error::{Error, Kind, Result};
 use crate::fsops;
-use crate::hash::Sha256Hex;
 use crate::home::Home;
+use crate::record::{self, Entry};
 use crate::toolkit::Layout;
+use crate::version::ReleaseId;
 
 /// The record file inside a backup folder.
 pub const BACKUP_FILE: &str = "backup.toml";
@@ -29,15 +30,9 @@ pub struct BackupFile {
     /// Path relative to the toolkit root, `/`-separated (`lib64/libcudnn.so.9`);
     /// the file itself is `backups/<id>/files/<path>`.
     pub path: String,
-    /// Size in bytes (0 for links).
-    #[serde(default)]
-    pub size: u64,
-    /// SHA-256 of the content; absent for links.
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub sha256: Option<Sha256Hex>,
-    /// For a link: its target as it was.
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub link: Option<String>,
+    /// What it was: a file by content, or a link by its target as it was.
+    #[serde(flatten)]
+    pub entry: Entry,
     /// For an unchanged copy cudnnm had placed: the store file holding the
     /// same bytes. The backup keeps no second copy of it; rollback copies it
     /// from the store (and says so if that release was uninstalled).
@@ -86,8 +81,16 @@ impl BackupRecord {
         self.files
             .iter()
             .filter(|f| f.store.is_none())
-            .map(|f| f.size)
+            .map(|f| f.entry.size())
             .sum()
+    }
+
+    /// `backup.toml` as text.
+    ///
+    /// # Errors
+    /// When the record cannot be encoded (never for records cudnnm makes).
+    pub fn to_toml(&self) -> Result<String> {
+        record::to_toml(self, &format!("backup {}", self.id))
     }
 
     /// Writes `backup.toml` into `dir` atomically.
@@ -95,9 +98,7 @@ impl BackupRecord {
     /// # Errors
     /// When the folder is not writable.
     pub fn save(&self, dir: &Path) -> Result<()> {
-        let text = toml::to_string_pretty(self)
-            .map_err(|e| Error::msg(format!("could not encode backup {}: {e}", self.id)))?;
-        fsops::write_atomic(&dir.join(BACKUP_FILE), text.as_bytes())
+        record::save(&dir.join(BACKUP_FILE), self, &format!("backup {}", self.id))
     }
 }
 
@@ -120,20 +121,18 @@ pub fn list(home: &Home) -> Result<Vec<Backup>> {
     let dir = home.backups_dir();
     let mut out = Vec::new();
     for (id, path) in numbered_dirs(&dir)? {
-        let file = path.join(BACKUP_FILE);
-        let text = match std::fs::read_to_string(&file) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-            Err(e) => return Err(Error::io("read", &file, e)),
-        };
-        let record: BackupRecord = toml::from_str(&text).map_err(|e| {
-            Error::new(Kind::Integrity, format!("could not read '{}'", file.display()))
-                .cause(e.message())
+        let loaded: Option<BackupRecord> = record::load(
+            &path.join(BACKUP_FILE),
+            |file, message| {
+                Error::new(Kind::Integrity, format!("could not read '{}'", file.display()))
+                .cause(message)
                 .hint(format!(
                     "the files are still in '{}'; move that folder out of the backups folder to hide it",
                     path.display()
                 ))
-        })?;
+            },
+        )?;
+        let Some(record) = loaded else { continue };
         if record.id != id {
             continue;
         }
@@ -248,8 +247,8 @@ fn refers_to(f: &BackupFile, release_dir: &Path) -> bool {
     f.store
         .as_deref()
         .is_some_and(|s| s.starts_with(release_dir))
-        || f.link
-            .as_deref()
+        || f.entry
+            .link_target()
             .is_some_and(|l| Path::new(l).is_absolute() && Path::new(l).starts_with(release_dir))
 }
 
@@ -283,8 +282,8 @@ pub fn referring_to(home: &Home, release_dir: &Path) -> Result<Vec<Referring>> {
         }
         let bytes = files
             .iter()
-            .map(|f| match (&f.store, &f.link) {
-                (Some(_), _) => f.size,
+            .map(|f| match (&f.store, f.entry.link_target()) {
+                (Some(_), _) => f.entry.size(),
                 (None, Some(l)) => std::fs::metadata(l).map(|m| m.len()).unwrap_or(0),
                 (None, None) => 0,
             })
@@ -315,7 +314,7 @@ pub fn referring_to(home: &Home, release_dir: &Path) -> Result<Vec<Referring>> {
 /// When a file cannot be copied or does not match its record (the backup
 /// and the release are left as they were; the caller must not remove the
 /// release).
-pub fn materialize(r: &Referring, release_dir: &Path, release_id: &str) -> Result<usize> {
+pub fn materialize(r: &Referring, release_dir: &Path, release_id: &ReleaseId) -> Result<usize> {
     let dir = &r.backup.dir;
     let mut record = r.backup.record.clone();
     let mut n = 0;
@@ -323,7 +322,7 @@ pub fn materialize(r: &Referring, release_dir: &Path, release_id: &str) -> Resul
         if !refers_to(f, release_dir) {
             continue;
         }
-        let src = match (&f.store, &f.link) {
+        let src = match (&f.store, f.entry.link_target()) {
             (Some(s), _) => s.clone(),
             (None, Some(l)) => PathBuf::from(l),
             (None, None) => continue,
@@ -331,10 +330,10 @@ pub fn materialize(r: &Referring, release_dir: &Path, release_id: &str) -> Resul
         let dest = super::plan::join_rel(&dir.join("files"), &f.path)?;
         fsops::create_dir_all(fsops::parent_of(&dest))?;
         let tmp = fsops::sibling(&dest, "materialize");
-        let _ = std::fs::remove_file(&tmp);
+        let _ = fsops::remove_file(&tmp);
         let (size, sha) = fsops::copy_file_hashed(&src, &tmp)?;
-        if f.store.is_some() && (Some(&sha) != f.sha256.as_ref() || size != f.size) {
-            let _ = std::fs::remove_file(&tmp);
+        if f.store.is_some() && (Some(&sha) != f.entry.sha256() || size != f.entry.size()) {
+            let _ = fsops::remove_file(&tmp);
             return Err(Error::new(
                 Kind::Integrity,
                 format!(
@@ -353,16 +352,14 @@ pub fn materialize(r: &Referring, release_dir: &Path, release_id: &str) -> Resul
         }
         fsops::rename(&tmp, &dest)?;
         f.store = None;
-        f.link = None;
-        f.size = size;
-        f.sha256 = Some(sha);
+        f.entry = Entry::file(size, sha);
         n += 1;
     }
     fsops::sync_dir(&dir.join("files"));
     if record
         .deployment
         .as_ref()
-        .is_some_and(|d| d.release == release_id)
+        .is_some_and(|d| &d.release == release_id)
     {
         record.deployment = None;
     }
@@ -400,9 +397,7 @@ mod tests {
             reinstall: None,
             files: vec![BackupFile {
                 path: "lib64/libcudnn.so.9".into(),
-                size: 3,
-                sha256: Some(crate::hash::sha256_bytes(b"abc")),
-                link: None,
+                entry: Entry::file(3, crate::hash::sha256_bytes(b"abc")),
                 store: None,
                 mtime_ns: None,
             }],
@@ -417,11 +412,11 @@ mod tests {
         for id in 1..=8 {
             let tk = if id == 4 { "/other" } else { "/tk" };
             let dir = home.backups_dir().join(id.to_string());
-            std::fs::create_dir_all(dir.join("files")).unwrap();
+            fsops::create_dir_all(&dir.join("files")).unwrap();
             record(id, tk).save(&dir).unwrap();
         }
-        std::fs::create_dir_all(home.backups_dir().join("9")).unwrap(); // in flight: not listed
-        std::fs::create_dir_all(home.backups_dir().join(".trash-2")).unwrap();
+        fsops::create_dir_all(&home.backups_dir().join("9")).unwrap(); // in flight: not listed
+        fsops::create_dir_all(&home.backups_dir().join(".trash-2")).unwrap();
         assert_eq!(next_id(&home).unwrap(), 10);
         assert_eq!(list(&home).unwrap().len(), 8);
         assert_eq!(for_toolkit(&home, Path::new("/tk")).unwrap().len(), 7);

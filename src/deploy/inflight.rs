@@ -157,6 +157,45 @@ pub fn finish_advice(m: &Inflight, root: &Path, windows: bool) -> String {
     }
 }
 
+/// This change's marker in a toolkit root, from before `plan` changes
+/// anything until its journal is gone: dropping the claim removes the
+/// marker ([`release`]), [`Claim::keep`] leaves it with a journal that the
+/// next command finishes.
+#[derive(Debug)]
+#[must_use = "dropping the claim removes the marker"]
+pub struct Claim<'a> {
+    home: &'a Home,
+    toolkit: PathBuf,
+    id: u64,
+    kept: bool,
+}
+
+impl<'a> Claim<'a> {
+    /// Writes the marker of `plan` ([`claim`]).
+    pub fn new(home: &'a Home, plan: &Plan) -> Claim<'a> {
+        claim(home, plan);
+        Claim {
+            home,
+            toolkit: plan.toolkit.clone(),
+            id: plan.id,
+            kept: false,
+        }
+    }
+
+    /// Leaves the marker in place: the change's journal stays too.
+    pub fn keep(mut self) {
+        self.kept = true;
+    }
+}
+
+impl Drop for Claim<'_> {
+    fn drop(&mut self) {
+        if !self.kept {
+            release(self.home, &self.toolkit, self.id);
+        }
+    }
+}
+
 /// Before `plan` changes anything, under the lock [`lock_for_change`] took
 /// (which refused another home's unfinished change): writes this change's
 /// marker over any stale one. Failing to write it is not an error (see the
@@ -165,7 +204,7 @@ pub fn claim(home: &Home, plan: &Plan) {
     let mine = Inflight {
         home: fsops::canonical_or_self(home.root()),
         backup: plan.id,
-        action: plan.action.clone(),
+        action: plan.action.to_string(),
     };
     if let Ok(text) = toml::to_string(&mine) {
         let body = format!(
@@ -186,12 +225,7 @@ pub fn claim(home: &Home, plan: &Plan) {
         // creating the new one exclusively, so a link put in its place is
         // never written through.
         let _ = fsops::remove_file(&p);
-        let made = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&p)
-            .and_then(|mut f| std::io::Write::write_all(&mut f, body.as_bytes()));
-        if made.is_ok() {
+        if fsops::write_new(&p, body.as_bytes()).is_ok() {
             let _ = crate::platform::make_world_readable(&p);
         }
     }
@@ -243,11 +277,12 @@ pub fn lock_for_change(
     Ok(lock)
 }
 
-/// After `plan`'s journal is retired, under the toolkit lock: removes the
-/// marker when it is this change's, or torn (unparseable: nobody else can be
-/// writing one while the lock is held). Another change's marker is left alone.
-pub fn release(home: &Home, plan: &Plan) {
-    let p = path(&plan.toolkit);
+/// After the journal of change `id` to the toolkit at `root` is retired,
+/// under the toolkit lock: removes the marker when it is this change's, or
+/// torn (unparseable: nobody else can be writing one while the lock is
+/// held). Another change's marker is left alone.
+pub fn release(home: &Home, root: &Path, id: u64) {
+    let p = path(root);
     let Ok(bytes) = std::fs::read(&p) else {
         return;
     };
@@ -255,7 +290,7 @@ pub fn release(home: &Home, plan: &Plan) {
         .ok()
         .and_then(|t| toml::from_str::<Inflight>(t).ok());
     let ours = match parsed {
-        Some(m) => m.is_from(home) && m.backup == plan.id,
+        Some(m) => m.is_from(home) && m.backup == id,
         None => true,
     };
     if ours {
@@ -271,19 +306,19 @@ mod tests {
     fn a_marker_is_live_only_while_its_journal_can_exist() {
         let d = tempfile::tempdir().unwrap();
         let home = d.path().join("home");
-        std::fs::create_dir_all(home.join("journal")).unwrap();
+        fsops::create_dir_all(&home.join("journal")).unwrap();
         let m = |home: PathBuf| Inflight {
             home,
             backup: 3,
             action: "use 9.27.0.42_cuda12".into(),
         };
         assert!(!m(home.clone()).is_live(), "no journal: stale");
-        std::fs::write(home.join("journal/3.json"), b"{}").unwrap();
+        fsops::write_atomic(&home.join("journal/3.json"), b"{}").unwrap();
         assert!(m(home.clone()).is_live());
         // A home path that cannot exist (a file where a folder should be,
         // ENOTDIR) is stale, not "cannot tell": it must not block forever.
         let file = d.path().join("a-file");
-        std::fs::write(&file, b"").unwrap();
+        fsops::write_atomic(&file, b"").unwrap();
         assert!(!m(file.join("x")).is_live());
         assert!(!m(d.path().join("deleted-home")).is_live());
     }

@@ -153,7 +153,7 @@ impl Journal {
         {
             // The test-only pause: a change in flight for a test to signal
             // or race; it goes on when the test removes the file.
-            let _ = std::fs::write(f, std::process::id().to_string());
+            let _ = fsops::write_atomic(f, std::process::id().to_string().as_bytes());
             let start = std::time::Instant::now();
             while f.exists()
                 && !crate::interrupt::requested()
@@ -304,17 +304,21 @@ mod tests {
     fn a_torn_plan_is_discarded_only_when_nothing_had_changed() {
         let d = tempfile::tempdir().unwrap();
         let home = Home::new(d.path());
-        std::fs::create_dir_all(home.journal_dir()).unwrap();
+        fsops::create_dir_all(&home.journal_dir()).unwrap();
         // Torn before its flush returned: no backup folder yet, nothing changed.
-        std::fs::write(home.journal_dir().join("3.json"), b"{\"schema\": 1, \"id\"").unwrap();
-        std::fs::write(home.journal_dir().join("3.log"), b"").unwrap();
-        std::fs::write(home.journal_dir().join(".tmp-x"), b"").unwrap();
+        fsops::write_new(
+            &home.journal_dir().join("3.json"),
+            b"{\"schema\": 1, \"id\"",
+        )
+        .unwrap();
+        fsops::write_new(&home.journal_dir().join("3.log"), b"").unwrap();
+        fsops::write_new(&home.journal_dir().join(".tmp-x"), b"").unwrap();
         assert!(any_pending(&home));
         assert!(pending(&home).unwrap().is_empty());
         assert_eq!(std::fs::read_dir(home.journal_dir()).unwrap().count(), 0);
         // Damaged after changes began (its backup folder exists): refuse, keep it.
-        std::fs::write(home.journal_dir().join("4.json"), b"garbage").unwrap();
-        std::fs::create_dir_all(home.backups_dir().join("4/files")).unwrap();
+        fsops::write_new(&home.journal_dir().join("4.json"), b"garbage").unwrap();
+        fsops::create_dir_all(&home.backups_dir().join("4/files")).unwrap();
         let e = pending(&home).unwrap_err();
         assert_eq!(e.kind(), Kind::Integrity);
         assert!(e.hint_text().unwrap().contains("backups"), "{e:?}");

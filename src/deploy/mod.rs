@@ -15,8 +15,10 @@
 //! - [`recover`]: what the next command does with a journal left by a crash;
 //! - [`backup`]: `backups/<id>/` with `backup.toml`, listing and pruning;
 //! - [`status`]: drift between a deployment record and the toolkit;
-//! - [`switch`]: plan, preflight, transaction and pruning as one call — what
-//!   `use` and `doctor --fix` (redeploying a drifted release) run.
+//! - [`change`]: the one guard every change goes through — recovery, the
+//!   toolkit lock, plan, preflight, transaction and pruning — for `use`,
+//!   `rollback` and `doctor --fix` (redeploying a drifted release) alike,
+//!   reporting through a [`Reporter`].
 //!
 //! [`Deployments`] (`deployments.toml`) is the contract that `uninstall`,
 //! `verify` and `doctor` read.
@@ -24,12 +26,14 @@
 pub mod access;
 pub mod apply;
 pub mod backup;
+pub mod change;
 pub mod inflight;
 pub mod journal;
 pub mod plan;
 pub mod recover;
 pub mod status;
-pub mod switch;
+
+pub use change::{Applied, Change, Done, Redeployed, Reporter, Silent};
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -38,9 +42,9 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Kind, Result};
-use crate::fsops;
-use crate::hash::Sha256Hex;
 use crate::home::Home;
+use crate::record::{self, Entry};
+use crate::version::ReleaseId;
 
 /// How files were placed in a toolkit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -130,43 +134,75 @@ impl ModeRequest {
     }
 }
 
-/// What a file in a toolkit or backup is: a regular file of `size` bytes
-/// with `sha256`, or a symbolic link with target `link` (size 0, no hash).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
-pub struct FileState {
-    /// Size in bytes (0 for links).
-    #[serde(default)]
-    pub size: u64,
-    /// SHA-256 of the content; absent for links.
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub sha256: Option<Sha256Hex>,
-    /// For a symbolic link: its target as stored, never dereferenced.
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub link: Option<String>,
+/// Where a placed file came from: the release's own file, or — after a
+/// rollback restored a file that was not the release's copy (the user's
+/// edit, or a file the user added) — that backup's file.
+///
+/// Written as the text cudnnm has always written (`lib/libcudnn.so.9`, or
+/// `backup 3: include/cudnn.h`), so older homes and older releases agree.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Origin {
+    /// The store file, by its receipt path (`lib/libcudnn.so.9`).
+    Release(String),
+    /// The file `path` (toolkit-relative) of backup `id`.
+    Backup {
+        /// The backup id.
+        id: u64,
+        /// Its toolkit-relative path (`include/cudnn.h`).
+        path: String,
+    },
 }
 
-impl FileState {
-    /// A regular file.
-    pub fn file(size: u64, sha256: Sha256Hex) -> FileState {
-        FileState {
-            size,
-            sha256: Some(sha256),
-            link: None,
+impl Origin {
+    /// The receipt path of the release's own file; `None` for a backup's file.
+    pub fn release_path(&self) -> Option<&str> {
+        match self {
+            Origin::Release(p) => Some(p),
+            Origin::Backup { .. } => None,
         }
     }
 
-    /// A symbolic link to `target`.
-    pub fn link(target: impl Into<String>) -> FileState {
-        FileState {
-            size: 0,
-            sha256: None,
-            link: Some(target.into()),
+    /// The backup a rollback restored the file from, if it did.
+    pub fn backup_id(&self) -> Option<u64> {
+        match self {
+            Origin::Backup { id, .. } => Some(*id),
+            Origin::Release(_) => None,
         }
     }
+}
 
-    /// True for a link.
-    pub fn is_link(&self) -> bool {
-        self.link.is_some()
+impl fmt::Display for Origin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Origin::Release(p) => f.write_str(p),
+            Origin::Backup { id, path } => write!(f, "backup {id}: {path}"),
+        }
+    }
+}
+
+impl From<&str> for Origin {
+    /// Reads the text form; anything but `backup <id>: <path>` is a release path.
+    fn from(s: &str) -> Origin {
+        let backup = s.strip_prefix("backup ").and_then(|r| {
+            let (id, path) = r.split_once(": ")?;
+            Some(Origin::Backup {
+                id: id.parse().ok()?,
+                path: path.to_string(),
+            })
+        });
+        backup.unwrap_or_else(|| Origin::Release(s.to_string()))
+    }
+}
+
+impl Serialize for Origin {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Origin {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        Ok(Origin::from(String::deserialize(d)?.as_str()))
     }
 }
 
@@ -175,19 +211,15 @@ impl FileState {
 pub struct PlacedFile {
     /// Absolute path in the toolkit.
     pub path: PathBuf,
-    /// The store file it came from (relative to the release folder, `lib/libcudnn.so.9`).
-    pub from: String,
-    /// SHA-256 of the content (absent for a symlink that belongs to the release's own chain).
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub sha256: Option<Sha256Hex>,
-    /// For links: the link target as written.
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub link: Option<String>,
-    /// Size in bytes of the content (0 for a chain link).
-    #[serde(default)]
-    pub size: u64,
+    /// Where it came from.
+    pub from: Origin,
+    /// What was placed: a copy or hard link by content; a link by target,
+    /// with the content of the store file it leads to (a symlink
+    /// deployment's), or without (the release's own chain link).
+    #[serde(flatten)]
+    pub entry: Entry,
     /// For copies: the file's modification time when placed, in nanoseconds
-    /// since the Unix epoch. With `size` it lets `current` and the next
+    /// since the Unix epoch. With the size it lets `current` and the next
     /// `use` see that a copy is unchanged without re-reading it (as git's
     /// index does); `verify` re-hashes.
     #[serde(skip_serializing_if = "Option::is_none", default)]
@@ -199,31 +231,25 @@ pub struct PlacedFile {
 pub struct Deployment {
     /// The toolkit root.
     pub toolkit: PathBuf,
-    /// The release id (`8.9.7.29_cuda12`).
-    pub release: String,
+    /// The release (`8.9.7.29_cuda12`).
+    pub release: ReleaseId,
     /// Placement mode.
     pub mode: Mode,
     /// RFC 3339 time of the deployment.
     pub deployed_at: String,
-    /// The backup holding what was there before.
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub backup: Option<String>,
+    /// The backup holding what was there before (its id; written as text).
+    #[serde(
+        with = "record::id_text",
+        skip_serializing_if = "Option::is_none",
+        default
+    )]
+    pub backup: Option<u64>,
     /// Every file placed.
     #[serde(rename = "file", default)]
     pub files: Vec<PlacedFile>,
     /// Where the release came from (its receipt's source at deployment).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub source: Option<crate::store::Source>,
-}
-
-impl Deployment {
-    /// The release version part of the id (`8.9.7.29` of `8.9.7.29_cuda12`).
-    pub fn version_label(&self) -> &str {
-        self.release
-            .split_once("_cuda")
-            .map(|(v, _)| v)
-            .unwrap_or(&self.release)
-    }
 }
 
 /// `deployments.toml`: every toolkit cudnnm manages.
@@ -240,16 +266,11 @@ impl Deployments {
     /// # Errors
     /// When the file exists but cannot be read or parsed.
     pub fn load(home: &Home) -> Result<Deployments> {
-        let path = home.deployments_file();
-        match std::fs::read_to_string(&path) {
-            Ok(s) => toml::from_str(&s).map_err(|e| {
-                Error::msg(format!("could not parse '{}'", path.display()))
-                    .cause(e.message())
-                    .hint("restore it from a copy, or delete it: cudnnm then treats every toolkit as not managed (backups stay)")
-            }),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Deployments::default()),
-            Err(e) => Err(Error::io("read", &path, e)),
-        }
+        record::load_or_default(&home.deployments_file(), |path, message| {
+            Error::msg(format!("could not parse '{}'", path.display()))
+                .cause(message)
+                .hint("restore it from a copy, or delete it: cudnnm then treats every toolkit as not managed (backups stay)")
+        })
     }
 
     /// Writes `deployments.toml` atomically (temp file, fsync, rename).
@@ -257,9 +278,7 @@ impl Deployments {
     /// # Errors
     /// When the home folder is not writable or the disk is full.
     pub fn save(&self, home: &Home) -> Result<()> {
-        let text = toml::to_string_pretty(self)
-            .map_err(|e| Error::msg(format!("could not encode deployments: {e}")))?;
-        fsops::write_atomic(&home.deployments_file(), text.as_bytes())
+        record::save(&home.deployments_file(), self, "deployments")
     }
 
     /// The deployment in the toolkit at `root`, if any.
@@ -268,8 +287,8 @@ impl Deployments {
     }
 
     /// Toolkits where release `id` is deployed.
-    pub fn toolkits_using(&self, id: &str) -> Vec<&Deployment> {
-        self.entries.iter().filter(|d| d.release == id).collect()
+    pub fn toolkits_using(&self, id: &ReleaseId) -> Vec<&Deployment> {
+        self.entries.iter().filter(|d| &d.release == id).collect()
     }
 
     /// Sets the entry for `root` to `dep` (or removes it when `None`),
@@ -310,8 +329,8 @@ mod tests {
         );
         let d = tempfile::tempdir().unwrap();
         let (a, b) = (d.path().join("a"), d.path().join("b"));
-        std::fs::create_dir_all(&a).unwrap();
-        std::fs::create_dir_all(&b).unwrap();
+        crate::fsops::create_dir_all(&a).unwrap();
+        crate::fsops::create_dir_all(&b).unwrap();
         assert_eq!(
             ModeRequest::Auto.resolve(&a, &b, false).unwrap(),
             Mode::Symlink
@@ -339,34 +358,74 @@ mod tests {
         let home = Home::new(d.path());
         let mut all = Deployments::load(&home).unwrap();
         assert!(all.entries.is_empty());
+        let id: ReleaseId = "9.12.0.46_cuda12".parse().unwrap();
         let dep = Deployment {
             toolkit: PathBuf::from("/tk/a b"),
-            release: "9.12.0.46_cuda12".into(),
+            release: id.clone(),
             mode: Mode::Symlink,
             deployed_at: "2026-01-01T00:00:00Z".into(),
-            backup: Some("1".into()),
+            backup: Some(1),
             source: None,
-            files: vec![PlacedFile {
-                path: PathBuf::from("/tk/a b/lib64/libcudnn.so"),
-                from: "lib/libcudnn.so".into(),
-                sha256: None,
-                link: Some("libcudnn.so.9".into()),
-                size: 0,
-                mtime_ns: None,
-            }],
+            files: vec![
+                PlacedFile {
+                    path: PathBuf::from("/tk/a b/lib64/libcudnn.so"),
+                    from: Origin::Release("lib/libcudnn.so".into()),
+                    entry: Entry::link("libcudnn.so.9"),
+                    mtime_ns: None,
+                },
+                PlacedFile {
+                    path: PathBuf::from("/tk/a b/include/cudnn.h"),
+                    from: Origin::Backup {
+                        id: 3,
+                        path: "include/cudnn.h".into(),
+                    },
+                    entry: Entry::file(4, crate::hash::sha256_bytes(b"edit")),
+                    mtime_ns: Some(1),
+                },
+            ],
         };
         all.set(&dep.toolkit.clone(), Some(dep.clone()));
         all.save(&home).unwrap();
+        let text = std::fs::read_to_string(home.deployments_file()).unwrap();
+        assert!(text.contains("release = \"9.12.0.46_cuda12\""), "{text}");
+        assert!(text.contains("backup = \"1\""), "{text}");
+        assert!(
+            text.contains("from = \"backup 3: include/cudnn.h\""),
+            "{text}"
+        );
         let back = Deployments::load(&home).unwrap();
         assert_eq!(back, all);
-        assert_eq!(back.toolkits_using("9.12.0.46_cuda12").len(), 1);
+        assert_eq!(back.toolkits_using(&id).len(), 1);
         assert_eq!(
             back.for_toolkit(Path::new("/tk/a b"))
                 .unwrap()
-                .version_label(),
-            "9.12.0.46"
+                .release
+                .version,
+            "9.12.0.46".parse().unwrap()
         );
         all.set(Path::new("/tk/a b"), None);
         assert!(all.entries.is_empty());
+    }
+
+    #[test]
+    fn origins_read_the_text_cudnnm_always_wrote() {
+        assert_eq!(
+            Origin::from("backup 12: lib64/x"),
+            Origin::Backup {
+                id: 12,
+                path: "lib64/x".into()
+            }
+        );
+        assert_eq!(
+            Origin::from("include/cudnn.h"),
+            Origin::Release("include/cudnn.h".into())
+        );
+        assert_eq!(
+            Origin::from("backup x: y"),
+            Origin::Release("backup x: y".into())
+        );
+        for text in ["backup 3: include/cudnn.h", "lib/libcudnn.so.9"] {
+            assert_eq!(Origin::from(text).to_string(), text);
+        }
     }
 }

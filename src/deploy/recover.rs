@@ -3,16 +3,16 @@
 //! journals. A change whose placed files were verified (`verified` in the
 //! log) and still check out — copies re-hashed — is completed; anything else
 //! is undone in reverse. Either way the toolkit ends fully old or fully new,
-//! and the caller tells the user which.
+//! and the reporter tells the user which.
 
 use std::path::PathBuf;
 
 use serde::Serialize;
 
-use super::{apply, backup, inflight, journal};
+use super::{Reporter, apply, backup, inflight, journal};
 use crate::error::Result;
 use crate::home::Home;
-use crate::lock::{ToolkitLock, toolkit_wait_message};
+use crate::lock::ToolkitLock;
 
 /// What recovery did with one interrupted change.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -60,13 +60,14 @@ impl Recovered {
     }
 }
 
-/// Finishes or undoes every journal left in the home. Call under the home
-/// lock. Also removes leftovers of interrupted prunes.
+/// Finishes or undoes every journal left in the home, telling `reporter`
+/// of each as it is done. Call under the home lock. Also removes leftovers
+/// of interrupted prunes.
 ///
 /// # Errors
 /// When a change can be neither completed nor undone (the error names the
 /// backup folder holding the originals; the journal stays for a retry).
-pub fn recover_all(home: &Home) -> Result<Vec<Recovered>> {
+pub fn recover_all(home: &Home, reporter: &dyn Reporter) -> Result<Vec<Recovered>> {
     let mut out = Vec::new();
     for p in journal::pending(home)? {
         let plan = p.plan.clone();
@@ -74,7 +75,7 @@ pub fn recover_all(home: &Home) -> Result<Vec<Recovered>> {
         // is gone has nothing to lock, and nothing another home could change).
         let _toolkit_lock = plan.toolkit.is_dir().then(|| {
             ToolkitLock::acquire(&plan.toolkit, || {
-                eprintln!("{}", toolkit_wait_message(&plan.toolkit))
+                reporter.on_toolkit_lock_wait(&plan.toolkit)
             })
         });
         let complete = p.has(journal::VERIFIED) && apply::verify(&plan, true).is_ok();
@@ -91,9 +92,9 @@ pub fn recover_all(home: &Home) -> Result<Vec<Recovered>> {
             p.retire()?;
             Resolution::Undone
         };
-        inflight::release(home, &plan);
-        out.push(Recovered {
-            action: plan.action.clone(),
+        inflight::release(home, &plan.toolkit, plan.id);
+        let r = Recovered {
+            action: plan.action.to_string(),
             toolkit: plan.toolkit.clone(),
             resolution,
             holds: match resolution {
@@ -101,7 +102,9 @@ pub fn recover_all(home: &Home) -> Result<Vec<Recovered>> {
                 Resolution::Completed => plan.to_label.clone(),
             },
             backup: plan.id,
-        });
+        };
+        reporter.on_recovered(&r);
+        out.push(r);
     }
     backup::sweep_trash(home);
     Ok(out)

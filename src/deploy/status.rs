@@ -8,9 +8,10 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use super::plan::{parse_backup_label, release_dir_of, scan_toolkit_names};
-use super::{Deployment, Mode, PlacedFile, mtime_ns};
+use super::plan::scan_toolkit_names;
+use super::{Deployment, Mode, Origin, PlacedFile, mtime_ns};
 use crate::platform;
+use crate::record::Entry;
 use crate::store::{Receipt, Store};
 use crate::toolkit::Toolkit;
 
@@ -69,49 +70,52 @@ impl Drift {
 }
 
 /// Whether a recorded file is not the release's own copy: a rollback
-/// restored it from a backup ([`super::plan::backup_label`]), or — in a
-/// record written before that label — its recorded content is not the
-/// receipt's. `None` for the release's copy.
+/// restored it from a backup ([`Origin::Backup`]), or — in a record written
+/// before cudnnm recorded that — its recorded content is not the receipt's.
+/// `None` for the release's copy.
 pub fn restored_from_backup(p: &PlacedFile, receipt: Option<&Receipt>) -> Option<String> {
-    if let Some((id, _)) = parse_backup_label(&p.from) {
-        return Some(format!("restored by rollback from backup {id}"));
-    }
-    let rec = receipt?.files.iter().find(|r| r.path == p.from);
+    let from = match &p.from {
+        Origin::Backup { id, .. } => {
+            return Some(format!("restored by rollback from backup {id}"));
+        }
+        Origin::Release(from) => from,
+    };
+    let rec = receipt?.files.iter().find(|r| &r.path == from);
     match rec {
         None => Some("not a file of the release".into()),
-        Some(r) if p.sha256.is_some() && r.sha256.is_some() && p.sha256 != r.sha256 => {
-            Some("restored by rollback; its content is not the release's".into())
-        }
-        Some(_) => None,
+        Some(r) => match (p.entry.sha256(), r.entry.sha256()) {
+            (Some(a), Some(b)) if a != b => {
+                Some("restored by rollback; its content is not the release's".into())
+            }
+            _ => None,
+        },
     }
 }
 
 /// Compares `dep` with the files in `toolkit`.
 pub fn check(dep: &Deployment, toolkit: &Toolkit, store: &Store) -> Drift {
     let mut d = Drift::default();
-    let release_dir = release_dir_of(store, &dep.release);
-    let receipt = release_dir
-        .as_deref()
-        .and_then(|r| store.load(r).ok().flatten())
-        .map(|r| r.receipt);
+    let release_dir = store.dir_of(&dep.release);
+    let receipt = store.load(&release_dir).ok().flatten().map(|r| r.receipt);
     for f in &dep.files {
         let Ok(meta) = std::fs::symlink_metadata(&f.path) else {
             d.missing.push(f.path.clone());
             continue;
         };
-        let ok = match &f.link {
-            Some(t) => {
+        let ok = match &f.entry {
+            Entry::Link { target, .. } => {
                 meta.file_type().is_symlink()
-                    && std::fs::read_link(&f.path).is_ok_and(|l| l.as_os_str() == t.as_str())
+                    && std::fs::read_link(&f.path).is_ok_and(|l| l.as_os_str() == target.as_str())
                     && std::fs::metadata(&f.path).is_ok()
             }
-            None => match dep.mode {
-                Mode::Hardlink => release_dir
-                    .as_ref()
-                    .is_some_and(|r| platform::same_file(&f.path, &r.join(&f.from))),
+            Entry::File(content) => match dep.mode {
+                Mode::Hardlink => f
+                    .from
+                    .release_path()
+                    .is_some_and(|from| platform::same_file(&f.path, &release_dir.join(from))),
                 _ => {
                     meta.is_file()
-                        && meta.len() == f.size
+                        && meta.len() == content.size
                         && (f.mtime_ns.is_none() || mtime_ns(&meta) == f.mtime_ns)
                 }
             },
@@ -144,10 +148,8 @@ mod tests {
     fn placed(from: &str, bytes: &[u8]) -> PlacedFile {
         PlacedFile {
             path: PathBuf::from("/tk/include/cudnn.h"),
-            from: from.into(),
-            sha256: Some(sha256_bytes(bytes)),
-            link: None,
-            size: bytes.len() as u64,
+            from: Origin::from(from),
+            entry: Entry::file(bytes.len() as u64, sha256_bytes(bytes)),
             mtime_ns: None,
         }
     }
@@ -186,13 +188,7 @@ mod tests {
             d.summary(),
             "files match the record; 1 file is not the release's copy (restored by rollback)"
         );
-        assert_eq!(
-            crate::deploy::plan::parse_backup_label("backup 12: lib64/x"),
-            Some((12, "lib64/x"))
-        );
-        assert_eq!(
-            crate::deploy::plan::parse_backup_label("include/cudnn.h"),
-            None
-        );
+        assert_eq!(Origin::from("backup 12: lib64/x").backup_id(), Some(12));
+        assert_eq!(Origin::from("include/cudnn.h").backup_id(), None);
     }
 }

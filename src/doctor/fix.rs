@@ -7,8 +7,8 @@
 //! `--undo-fix <id>` replays backwards. All file changes go through
 //! [`crate::fsops`]; the registry through [`crate::platform`].
 //!
-//! A drifted deployment is redeployed through the deploy module
-//! ([`crate::deploy::switch::redeploy`]): a normal `use` transaction of the
+//! A drifted deployment is redeployed through the deploy module's guard
+//! ([`crate::deploy::Change::redeploy`]): a normal `use` transaction of the
 //! recorded release by its recorded mode. The drifted files go into a
 //! backup like any change's, so `cudnnm rollback` (not `--undo-fix`)
 //! undoes it; the report says which backup.
@@ -19,8 +19,7 @@ use serde::{Deserialize, Serialize};
 
 use super::FindingId;
 use super::finding::{AutoFix, Finding};
-use crate::deploy::switch::{self, Redeployed};
-use crate::env::Env;
+use crate::deploy::{self, Redeployed};
 use crate::error::{Error, IoResultExt, Kind, Result};
 use crate::fsops;
 use crate::hash;
@@ -100,14 +99,14 @@ pub fn in_scope(target: &str, roots: &[PathBuf]) -> bool {
 /// the others are reported as skipped. A finding whose fix is held back
 /// ([`Finding::held_back`]) is reported as skipped with its reason. The
 /// record of what changed is written before returning; its id is in the
-/// messages. Call under the home lock, after recovering any journal a crash
-/// left (a redeploy is a `use` transaction).
+/// messages. Runs under `change`, the home's change guard (a redeploy is a
+/// `use` transaction).
 pub fn apply(
-    home: &Home,
-    env: &Env,
+    change: &deploy::Change,
     findings: &[Finding],
     roots: &[PathBuf],
 ) -> Result<(Vec<FixReport>, Option<String>)> {
+    let (home, env) = (change.home(), change.env());
     let id = format!(
         "{}-{}",
         crate::store::now_rfc3339().replace([':', '-'], ""),
@@ -182,22 +181,23 @@ pub fn apply(
                 Err(e) => Err(e),
             },
             AutoFix::Redeploy { toolkit, release } => {
-                match switch::redeploy(home, env, Path::new(toolkit), release) {
+                match change.redeploy(Path::new(toolkit), release) {
                     Ok(Redeployed::Done {
                         release,
                         mode,
-                        used,
+                        applied,
                     }) => {
-                        let p = &used.outcome.plan;
+                        let p = &applied.outcome.plan;
                         let mut msg = format!(
                             "deployed cuDNN {release} again into '{toolkit}' ({mode}); the files found there are in backup {} — `cudnnm rollback --cuda-root {}` puts them back",
                             p.id,
                             crate::quote::quote_arg(toolkit, env.is_windows())
                         );
-                        if !used.pruned.is_empty() {
+                        if !applied.pruned.is_empty() {
                             msg.push_str(&format!(
                                 "; removed old backup(s) {} (config keep_backups)",
-                                used.pruned
+                                applied
+                                    .pruned
                                     .iter()
                                     .map(u64::to_string)
                                     .collect::<Vec<_>>()
@@ -386,9 +386,22 @@ pub fn undo(home: &Home, id: &str) -> Result<Vec<String>> {
 mod tests {
     use super::*;
     use crate::doctor::finding::Severity;
+    use crate::env::Env;
 
     fn finding(fix: AutoFix) -> Finding {
         Finding::new(FindingId::BrokenSonameChain, Severity::Error, "t").auto(fix)
+    }
+
+    /// [`apply`] as `doctor --fix` runs it: under the home lock, through the change guard.
+    fn apply_fixes(
+        home: &Home,
+        env: &Env,
+        findings: &[Finding],
+        roots: &[PathBuf],
+    ) -> Result<(Vec<FixReport>, Option<String>)> {
+        let lock = crate::lock::HomeLock::acquire(home, || {})?;
+        let change = deploy::Change::begin(&lock, home, env, &deploy::Silent)?;
+        apply(&change, findings, roots)
     }
 
     #[test]
@@ -404,7 +417,7 @@ mod tests {
             link: "libcudnn.so.8".into(),
             target: "libcudnn.so.8.9.7".into(),
         });
-        let (reports, id) = apply(&home, &Env::default(), &[f.clone(), f], &[]).unwrap();
+        let (reports, id) = apply_fixes(&home, &Env::default(), &[f.clone(), f], &[]).unwrap();
         assert_eq!(
             reports.len(),
             1,
@@ -438,7 +451,7 @@ mod tests {
             link: "libcudnn.so.8".into(),
             target: "libcudnn.so.8.9.7".into(),
         });
-        let (reports, id) = apply(&home, &Env::default(), &[f], &[]).unwrap();
+        let (reports, id) = apply_fixes(&home, &Env::default(), &[f], &[]).unwrap();
         assert_eq!(reports[0].status, "skipped");
         assert!(reports[0].message.contains("differ"), "{reports:?}");
         assert!(id.is_none());
@@ -457,7 +470,7 @@ mod tests {
         std::fs::create_dir_all(tk.join("lib64")).unwrap();
         std::fs::write(tk.join("version.json"), r#"{"cuda":{"version":"12.4.1"}}"#).unwrap();
         let tk = std::fs::canonicalize(tk).unwrap();
-        let (reports, id) = apply(
+        let (reports, id) = apply_fixes(
             &home,
             &env,
             &[

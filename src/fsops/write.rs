@@ -58,6 +58,27 @@ pub fn write_atomic_all(files: &[(&Path, &[u8])]) -> Result<()> {
     Ok(())
 }
 
+/// Creates the new file `path` with `bytes`, failing when anything is at
+/// `path` already — so a link put in its place is never written through.
+/// Not synced (for markers whose loss costs only a guard: the deploy's
+/// in-flight marker).
+///
+/// # Errors
+/// When `path` exists or cannot be written; a partial file is removed.
+pub fn write_new(path: &Path, bytes: &[u8]) -> Result<()> {
+    let mut f = File::options()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .with_path("create", path)?;
+    let r = f.write_all(bytes).with_path("write", path);
+    if r.is_err() {
+        drop(f);
+        let _ = fs::remove_file(path);
+    }
+    r
+}
+
 /// Creates `path` (which must not exist) with `bytes`, fsyncs it, then
 /// fsyncs its folder: one flush instead of [`write_atomic`]'s two. Not
 /// atomic: a crash before it returns can leave a partial file, so use it

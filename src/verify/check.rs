@@ -75,12 +75,12 @@ pub(super) fn check_release(r: &Release) -> Check {
     known.insert(RECEIPT_FILE.to_string());
     for f in &r.receipt.files {
         known.insert(f.path.clone());
-        let size = f.link.is_none().then_some(f.size);
+        let size = (!f.entry.is_link()).then_some(f.entry.size());
         match compare(
             &r.dir.join(&f.path),
-            f.link.as_deref(),
+            f.entry.link_target(),
             size,
-            f.sha256.as_ref(),
+            f.entry.sha256(),
         ) {
             None => c.missing.push(f.path.clone()),
             Some(Err(why)) => c.modified.push(format!("{}: {why}", f.path)),
@@ -127,7 +127,7 @@ pub(super) fn check_deployment(
     query: Option<LoadVersions>,
 ) -> Check {
     let mut c = Check {
-        release: d.release.clone(),
+        release: d.release.to_string(),
         path: d.toolkit.to_string_lossy().into_owned(),
         files: d.files.len(),
         ..Default::default()
@@ -142,8 +142,8 @@ pub(super) fn check_deployment(
     for p in &d.files {
         // A file a rollback restored: the record holds its content.
         if let Some(why) = restored_from_backup(p, receipt) {
-            let size = p.link.is_none().then_some(p.size);
-            match compare(&p.path, p.link.as_deref(), size, p.sha256.as_ref()) {
+            let size = (!p.entry.is_link()).then_some(p.entry.size());
+            match compare(&p.path, p.entry.link_target(), size, p.entry.sha256()) {
                 None => c.missing.push(p.path.to_string_lossy().into_owned()),
                 Some(Err(e)) => c.modified.push(format!(
                     "{}: {e} (the record of the file {why})",
@@ -156,10 +156,12 @@ pub(super) fn check_deployment(
                             Some(f.path.rsplit('/').next().unwrap_or(&f.path)) == name.as_deref()
                         })
                     });
-                    let detail = match (release_copy, &p.link) {
-                        (Some(f), None) if f.link.is_none() => format!(
+                    let detail = match (release_copy, p.entry.is_link()) {
+                        (Some(f), false) if !f.entry.is_link() => format!(
                             "{} bytes, the release's {} is {} bytes",
-                            p.size, f.path, f.size
+                            p.entry.size(),
+                            f.path,
+                            f.entry.size()
                         ),
                         (Some(f), _) => format!("not the release's {}", f.path),
                         (None, _) => "not a file of the release".into(),
@@ -170,16 +172,16 @@ pub(super) fn check_deployment(
             }
             continue;
         }
-        let size = match (&p.link, release) {
-            (None, Some(r)) => r
+        let size = match (p.entry.is_link(), release, p.from.release_path()) {
+            (false, Some(r), Some(from)) => r
                 .receipt
                 .files
                 .iter()
-                .find(|f| f.path == p.from)
-                .map(|f| f.size),
+                .find(|f| f.path == from)
+                .map(|f| f.entry.size()),
             _ => None,
         };
-        match compare(&p.path, p.link.as_deref(), size, p.sha256.as_ref()) {
+        match compare(&p.path, p.entry.link_target(), size, p.entry.sha256()) {
             None => c.missing.push(p.path.to_string_lossy().into_owned()),
             Some(Err(why)) => c.modified.push(format!("{}: {why}", p.path.display())),
             Some(Ok(())) => {}

@@ -73,7 +73,7 @@ pub(super) fn release_help(offers: &[Offer], r: &Release, deployments: &Deployme
     let deployed: Vec<(String, String)> = deployments
         .entries
         .iter()
-        .filter(|d| d.release == id)
+        .filter(|d| d.release == r.release_id())
         .map(|d| (d.toolkit.display().to_string(), d.mode.to_string()))
         .collect();
     if deployed.is_empty() {
@@ -100,7 +100,7 @@ pub(super) fn deployment_help(
     c: &Check,
 ) -> Vec<String> {
     let root = d.toolkit.display();
-    let use_cmd = CommandLine::use_(&d.release)
+    let use_cmd = CommandLine::use_(d.release.to_string())
         .cuda_root(&d.toolkit)
         .mode(d.mode)
         .for_host(HOST_WINDOWS);
@@ -131,7 +131,7 @@ pub(super) fn deployment_help(
         help.push(format!(
             "{} is not in the store any more: {}, then `{use_cmd}` deploys it again",
             d.release,
-            reinstall_help(offers, &d.release, d.source.as_ref())
+            reinstall_help(offers, &d.release.to_string(), d.source.as_ref())
         ));
     } else if changed {
         help.push(format!(

@@ -152,13 +152,13 @@ pub fn verify(home: &Home, catalog: &Catalog, query: Option<LoadVersions>) -> Re
         .entries
         .iter()
         .map(|d| {
-            let r = releases.iter().find(|r| r.id() == d.release);
+            let r = releases.iter().find(|r| r.release_id() == d.release);
             let mut c = check_deployment(d, r, query);
             // A link deployment of a changed store release: the change is
             // the store's, and `use` would link the same files again.
             let store_changed = !c.ok()
                 && d.mode != crate::deploy::Mode::Copy
-                && rel.iter().any(|x| x.release == d.release && !x.ok());
+                && rel.iter().any(|x| x.release == d.release.to_string() && !x.ok());
             c.help = if store_changed {
                 vec![format!(
                     "these files are the store's own ({} deployment): release {} itself changed, and deploying it again links the same files — repair it as its store entry says",

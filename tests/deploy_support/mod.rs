@@ -123,28 +123,22 @@ pub fn put_release(
         match item {
             Item::File(bytes) => {
                 std::fs::write(&dest, bytes).unwrap();
-                files.push(FileRecord {
-                    path: rel,
-                    size: bytes.len() as u64,
-                    sha256: Some(hash::sha256_bytes(bytes)),
-                    link: None,
-                });
+                files.push(FileRecord::file(
+                    rel,
+                    bytes.len() as u64,
+                    hash::sha256_bytes(bytes),
+                ));
             }
             Item::Symlink(t) => {
                 symlink(t, &dest).unwrap();
-                files.push(FileRecord {
-                    path: rel,
-                    size: 0,
-                    sha256: None,
-                    link: Some(t.clone()),
-                });
+                files.push(FileRecord::link(rel, t.clone()));
             }
             _ => {}
         }
     }
     files.sort_by(|a, b| a.path.cmp(&b.path));
     for f in &files {
-        if f.link.is_none() {
+        if !f.entry.is_link() {
             let p = dir.join(&f.path);
             let mut perm = std::fs::metadata(&p).unwrap().permissions();
             perm.set_readonly(true);
@@ -159,7 +153,7 @@ pub fn put_release(
         platform,
         installed_at: "2026-11-29T00:00:00Z".into(),
         source: Source {
-            kind: "folder".into(),
+            kind: cudnnm::shape::Shape::Folder,
             name: fixture.name.clone(),
             sha256: None,
             size: 0,

@@ -24,7 +24,7 @@ pub fn fake_release(home: &Path, version: &str, cuda: &str) -> PathBuf {
         header_version: v.triple(),
         installed_at: "2026-11-29T00:00:00Z".into(),
         source: Source {
-            kind: "folder".into(),
+            kind: cudnnm::shape::Shape::Folder,
             name: format!("fake-{version}"),
             sha256: None,
             size: 0,

@@ -29,7 +29,7 @@ pub(crate) fn states(
         .entries
         .iter()
         .map(|d| {
-            let release = releases.iter().find(|r| r.id() == d.release);
+            let release = releases.iter().find(|r| r.release_id() == d.release);
             let receipt = release.map(|r| &r.receipt);
             let files = d
                 .files
@@ -44,24 +44,27 @@ pub(crate) fn states(
                     };
                     // A file a rollback restored is expected as recorded.
                     let restored = crate::deploy::status::restored_from_backup(p, receipt);
-                    let expected_size = if p.link.is_some() {
+                    let from = p.from.release_path();
+                    let expected_size = if p.entry.is_link() {
                         None
                     } else if restored.is_some() {
-                        Some(p.size)
+                        Some(p.entry.size())
                     } else {
                         receipt
-                            .and_then(|r| r.files.iter().find(|f| f.path == p.from))
-                            .map(|f| f.size)
+                            .and_then(|r| r.files.iter().find(|f| Some(f.path.as_str()) == from))
+                            .map(|f| f.entry.size())
                     };
                     let store_file = matches!(state, FileState::File { .. })
                         && release.is_some_and(|r| {
-                            crate::platform::same_file(&p.path, &r.dir.join(&p.from))
+                            from.is_some_and(|from| {
+                                crate::platform::same_file(&p.path, &r.dir.join(from))
+                            })
                         });
                     PlacedState {
                         store_file,
                         path: s(&p.path),
-                        from: p.from.clone(),
-                        expected_link: p.link.clone(),
+                        from: p.from.to_string(),
+                        expected_link: p.entry.link_target().map(str::to_string),
                         expected_size,
                         restored,
                         state,
@@ -78,7 +81,7 @@ pub(crate) fn states(
                 .collect();
             DeploymentState {
                 toolkit: s(&d.toolkit),
-                release: d.release.clone(),
+                release: d.release.to_string(),
                 mode: format!("{:?}", d.mode).to_ascii_lowercase(),
                 files,
                 extra,

@@ -51,10 +51,10 @@ const STORE_MATCH_MAX: u64 = 64 << 20;
 pub(crate) fn mark_copies(files: &mut [CudnnFile], releases: &[Release]) {
     let mut by_name_size: HashMap<(String, u64), Vec<(&Release, &FileRecord)>> = HashMap::new();
     for r in releases {
-        for rec in r.receipt.files.iter().filter(|x| x.link.is_none()) {
+        for rec in r.receipt.files.iter().filter(|x| !x.entry.is_link()) {
             let name = rec.path.rsplit('/').next().unwrap_or(&rec.path).to_string();
             by_name_size
-                .entry((name, rec.size))
+                .entry((name, rec.entry.size()))
                 .or_default()
                 .push((r, rec));
         }
@@ -96,7 +96,7 @@ pub(crate) fn mark_copies(files: &mut [CudnnFile], releases: &[Release]) {
         let Some(sha) = sha else { continue };
         if let Some((r, rec)) = cands
             .iter()
-            .find(|(_, rec)| rec.sha256.as_ref() == Some(&sha))
+            .find(|(_, rec)| rec.entry.sha256() == Some(&sha))
         {
             f.store_copy = Some(copy(r, rec, false));
         }
@@ -130,18 +130,19 @@ fn changed_release(r: &Release) -> Option<ChangedRelease> {
     let mut files = Vec::new();
     for f in &r.receipt.files {
         let p = r.dir.join(&f.path);
-        let problem = match (fs::symlink_metadata(&p), &f.link) {
+        let problem = match (fs::symlink_metadata(&p), f.entry.link_target()) {
             (Err(_), _) => Some("missing".to_string()),
             (Ok(m), Some(want)) if !m.file_type().is_symlink() => {
                 Some(format!("a regular file, expected a link to {want}"))
             }
             (Ok(_), Some(want)) => {
                 let got = fs::read_link(&p).map(|t| s(&t)).unwrap_or_default();
-                (&got != want).then(|| format!("links to {got}, expected {want}"))
+                (got != want).then(|| format!("links to {got}, expected {want}"))
             }
             (Ok(m), None) if m.file_type().is_symlink() => Some("a link, expected a file".into()),
             (Ok(m), None) => {
-                (m.len() != f.size).then(|| format!("{} bytes, expected {}", m.len(), f.size))
+                let size = f.entry.size();
+                (m.len() != size).then(|| format!("{} bytes, expected {size}", m.len()))
             }
         };
         if let Some(pr) = problem {

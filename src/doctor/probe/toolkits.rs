@@ -220,7 +220,7 @@ mod tests {
         let deployments = Deployments {
             entries: vec![crate::deploy::Deployment {
                 toolkit: deployed.clone(),
-                release: "9.27.0.42_cuda12".into(),
+                release: "9.27.0.42_cuda12".parse().unwrap(),
                 mode: crate::deploy::Mode::Symlink,
                 deployed_at: "2026-01-01T00:00:00Z".into(),
                 backup: None,

@@ -1,0 +1,355 @@
+//! The one guard every change to a toolkit goes through (DESIGN.md §5):
+//! `use`, `rollback` and the redeploy of `doctor --fix` alike.
+//!
+//! [`Change::begin`] runs under the home lock (it asks for proof) and first
+//! finishes or undoes what a crash left. Each change then takes the
+//! toolkit's lock ([`inflight::lock_for_change`]: another home's unfinished
+//! change there is refused), reads the deployment recorded there, and runs
+//! plan → preflight → journaled transaction → prune. The in-flight marker
+//! lives exactly as long as the change's journal ([`apply::execute`]).
+//!
+//! Library code reports through [`Reporter`] (uv's shape): only the CLI
+//! prints, so `-q` and `--json` hold for every message.
+
+use std::path::{Path, PathBuf};
+
+use super::apply::{self, Outcome};
+use super::backup::{self, Backup};
+use super::journal::FaultHook;
+use super::plan::{self, Plan};
+use super::recover::{self, Recovered};
+use super::status::{self, Drift};
+use super::{Deployment, Deployments, Mode, ModeRequest, access, inflight};
+use crate::command::CommandLine;
+use crate::env::Env;
+use crate::error::{Error, Kind, Result};
+use crate::home::Home;
+use crate::lock::HomeLock;
+use crate::store::{Release, Store};
+use crate::toolkit::Toolkit;
+
+/// What a change tells the user while it runs. Every method has a silent
+/// default, so a reporter implements only what it shows.
+pub trait Reporter {
+    /// Another cudnnm process (of any home) holds the lock of the toolkit at
+    /// `root`; this one waits for it. Called at most once per lock.
+    fn on_toolkit_lock_wait(&self, root: &Path) {
+        let _ = root;
+    }
+
+    /// Recovery finished or undid a change a crash interrupted.
+    fn on_recovered(&self, recovered: &Recovered) {
+        let _ = recovered;
+    }
+
+    /// `release` is recorded in the toolkit at `root` by the mode asked
+    /// for, but its files changed (`drift`): it is deployed again.
+    fn on_drifted(&self, release: &Release, root: &Path, drift: &Drift) {
+        let _ = (release, root, drift);
+    }
+}
+
+/// A reporter that says nothing (tests; callers with no one to tell).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Silent;
+
+impl Reporter for Silent {}
+
+/// What a finished transaction did.
+#[derive(Debug)]
+pub struct Applied {
+    /// The transaction that ran (its plan holds the backup id and the labels).
+    pub outcome: Outcome,
+    /// Old backups of the toolkit removed afterwards.
+    pub pruned: Vec<u64>,
+}
+
+/// What [`Change::use_release`] found and did.
+#[derive(Debug)]
+pub enum Done {
+    /// The toolkit holds the release as recorded, by that mode, unchanged:
+    /// nothing changed.
+    AlreadyActive,
+    /// The release was deployed.
+    Changed(Box<Applied>),
+}
+
+/// What [`Change::redeploy`] found and did.
+#[derive(Debug)]
+pub enum Redeployed {
+    /// The toolkit matches its record again (someone fixed it meanwhile): nothing changed.
+    AlreadyClean,
+    /// The release was deployed again.
+    Done {
+        /// The release.
+        release: crate::version::ReleaseId,
+        /// The mode it was placed by (the recorded one).
+        mode: Mode,
+        /// What the change did; its backup holds the drifted files.
+        applied: Box<Applied>,
+    },
+}
+
+/// Changes to toolkits from one home, under its lock. See the module docs.
+pub struct Change<'a> {
+    home: &'a Home,
+    env: &'a Env,
+    reporter: &'a dyn Reporter,
+    store: Store,
+    recovered: Vec<Recovered>,
+}
+
+impl<'a> Change<'a> {
+    /// Starts changing toolkits from `home`, whose lock `_lock` is held:
+    /// finishes or undoes every change a crash left (each reported), and
+    /// removes what interrupted prunes left.
+    ///
+    /// # Errors
+    /// As [`recover::recover_all`].
+    pub fn begin(
+        _lock: &'a HomeLock,
+        home: &'a Home,
+        env: &'a Env,
+        reporter: &'a dyn Reporter,
+    ) -> Result<Change<'a>> {
+        let recovered = recover::recover_all(home, reporter)?;
+        Ok(Change {
+            home,
+            env,
+            reporter,
+            store: Store::new(home),
+            recovered,
+        })
+    }
+
+    /// The home.
+    pub fn home(&self) -> &'a Home {
+        self.home
+    }
+
+    /// The environment the changes run in.
+    pub fn env(&self) -> &'a Env {
+        self.env
+    }
+
+    /// The interrupted changes [`Change::begin`] finished or undid.
+    pub fn recovered(&self) -> &[Recovered] {
+        &self.recovered
+    }
+
+    /// Deploys `release` into `toolkit` by `mode`: every cuDNN file there
+    /// goes into a new backup first. When the toolkit already holds the
+    /// release as recorded, by that mode, nothing changes; when it is
+    /// recorded but its files changed, it is deployed again (reported).
+    /// `elevate` is the hint for a refusal for lack of rights
+    /// ([`access::elevate_hint`]).
+    ///
+    /// # Errors
+    /// As [`plan::plan_use`], [`access::preflight`] (nothing changed) and
+    /// [`apply::execute`] (undone before returning); another home's
+    /// unfinished change to the toolkit ([`inflight::lock_for_change`]).
+    pub fn use_release(
+        &self,
+        toolkit: &Toolkit,
+        release: &Release,
+        mode: Mode,
+        elevate: &str,
+    ) -> Result<Done> {
+        let _toolkit_lock = self.lock_toolkit(&toolkit.root)?;
+        let deployments = Deployments::load(self.home)?;
+        self.use_locked(toolkit, release, mode, elevate, &deployments)
+    }
+
+    /// Puts the files of `source` back into `toolkit`; the files there go
+    /// into a new backup first, so the rollback can itself be rolled back.
+    ///
+    /// # Errors
+    /// As [`plan::plan_rollback`], [`access::preflight`] and [`apply::execute`].
+    pub fn rollback(&self, toolkit: &Toolkit, source: &Backup, elevate: &str) -> Result<Applied> {
+        let _toolkit_lock = self.lock_toolkit(&toolkit.root)?;
+        let deployments = Deployments::load(self.home)?;
+        let current = deployments.for_toolkit(&toolkit.root);
+        self.transact(toolkit, elevate, |id| {
+            plan::plan_rollback(
+                self.home,
+                &self.store,
+                toolkit,
+                &source.record,
+                &source.dir,
+                current,
+                id,
+            )
+        })
+    }
+
+    /// Deploys release `release` again into the toolkit at `root`, where
+    /// `deployments.toml` records it, by the recorded mode, when the
+    /// toolkit no longer matches the record — `doctor --fix`'s repair of a
+    /// drifted deployment. The drifted files go into a backup like any
+    /// change's, so `cudnnm rollback` undoes it. The premise is checked
+    /// under the toolkit's lock (doctor saw the toolkit before waiting for
+    /// it): the record must still name that release, and the files must
+    /// still differ from it.
+    ///
+    /// # Errors
+    /// [`Kind::NotFound`] when no deployment is recorded for `root`, the
+    /// toolkit is gone or the release is no longer installed;
+    /// [`Kind::Conflict`] when the record names another release now, or the
+    /// toolkit's headers declare another cuDNN; as [`Change::use_release`].
+    pub fn redeploy(&self, root: &Path, release: &str) -> Result<Redeployed> {
+        let windows = self.env.is_windows();
+        let toolkit = Toolkit::at(root, "deployments.toml", windows)?;
+        let _toolkit_lock = self.lock_toolkit(&toolkit.root)?;
+        let deployments = Deployments::load(self.home)?;
+        let use_here = |spec: &str| CommandLine::use_(spec).cuda_root(root).for_host(windows);
+        let Some(dep) = deployments.for_toolkit(&toolkit.root) else {
+            return Err(Error::new(
+                Kind::NotFound,
+                format!("no deployment is recorded for '{}'", root.display()),
+            )
+            .hint(format!(
+                "deploy a release there with `{}`",
+                use_here("SPEC")
+            )));
+        };
+        if dep.release.to_string() != release {
+            return Err(Error::new(
+                Kind::Conflict,
+                format!(
+                    "'{}' now records cuDNN {}, not {release}",
+                    root.display(),
+                    dep.release
+                ),
+            )
+            .hint("run `cudnnm doctor` again to see the current state"));
+        }
+        let Some(rel) = self.store.get_id(&dep.release)? else {
+            return Err(Error::new(
+                Kind::NotFound,
+                format!(
+                    "cuDNN {} (recorded in '{}') is no longer installed",
+                    dep.release,
+                    root.display()
+                ),
+            )
+            .hint(format!(
+                "install it again (`{}`), or deploy another release with `{}`",
+                CommandLine::install(dep.release.to_string()).for_host(windows),
+                use_here("SPEC")
+            )));
+        };
+        // Headers that now declare another cuDNN: another home (or the user)
+        // deployed something else; redeploying this home's record would undo
+        // it. (A toolkit that matches its record holds the release's own
+        // headers, so this never refuses one that needs no change.)
+        if let Some(v) = toolkit.header_cudnn_version()
+            && v.triple() != rel.version().triple()
+        {
+            return Err(Error::new(
+                Kind::Conflict,
+                format!(
+                    "'{}' now holds cuDNN {v} (not this home's record of {})",
+                    root.display(),
+                    dep.release
+                ),
+            )
+            .hint(format!(
+                "nothing was changed; if this home's release belongs there, deploy it yourself with `{}`",
+                use_here(&dep.release.to_string())
+            )));
+        }
+        let mode = ModeRequest::Exact(dep.mode).resolve(
+            &rel.dir,
+            &existing_toolkit_dir(&toolkit),
+            windows,
+        )?;
+        let elevate = access::elevate_hint(
+            self.env,
+            self.home,
+            CommandLine::use_(rel.id()).mode(mode),
+            &toolkit.root,
+            Some(&rel.id()),
+        );
+        Ok(
+            match self.use_locked(&toolkit, &rel, mode, &elevate, &deployments)? {
+                Done::AlreadyActive => Redeployed::AlreadyClean,
+                Done::Changed(applied) => Redeployed::Done {
+                    release: rel.release_id(),
+                    mode,
+                    applied,
+                },
+            },
+        )
+    }
+
+    /// The toolkit lock of `root`, taken after the home lock: another
+    /// home's change to this toolkit finishes first.
+    fn lock_toolkit(&self, root: &Path) -> Result<crate::lock::ToolkitLock> {
+        inflight::lock_for_change(self.home, root, self.env.is_windows(), || {
+            self.reporter.on_toolkit_lock_wait(root)
+        })
+    }
+
+    /// [`Change::use_release`] under the toolkit lock, with the records read there.
+    fn use_locked(
+        &self,
+        toolkit: &Toolkit,
+        release: &Release,
+        mode: Mode,
+        elevate: &str,
+        deployments: &Deployments,
+    ) -> Result<Done> {
+        let current = deployments.for_toolkit(&toolkit.root);
+        if let Some(drift) = self.drift_of_same(current, toolkit, release, mode) {
+            if drift.is_clean() {
+                return Ok(Done::AlreadyActive);
+            }
+            self.reporter.on_drifted(release, &toolkit.root, &drift);
+        }
+        let applied = self.transact(toolkit, elevate, |id| {
+            plan::plan_use(self.home, &self.store, toolkit, release, mode, current, id)
+        })?;
+        Ok(Done::Changed(Box::new(applied)))
+    }
+
+    /// The drift of the toolkit from its record, when the record names
+    /// `release` placed by `mode` (the one test of "already active").
+    fn drift_of_same(
+        &self,
+        current: Option<&Deployment>,
+        toolkit: &Toolkit,
+        release: &Release,
+        mode: Mode,
+    ) -> Option<Drift> {
+        let d = current.filter(|d| d.release == release.release_id() && d.mode == mode)?;
+        Some(status::check(d, toolkit, &self.store))
+    }
+
+    /// Plans a change with a new backup id, checks write access to
+    /// everything it touches, runs it as one transaction, then prunes the
+    /// toolkit's old backups (`keep_backups` in `config.toml`).
+    fn transact(
+        &self,
+        toolkit: &Toolkit,
+        elevate: &str,
+        make: impl FnOnce(u64) -> Result<Plan>,
+    ) -> Result<Applied> {
+        let keep = self.home.config()?.backups_to_keep();
+        let plan = make(backup::next_id(self.home)?)?;
+        access::preflight(&plan, self.home, &*access::checker(self.env), elevate)?;
+        let outcome = apply::execute(self.home, plan, FaultHook::from_env(self.env))?;
+        let pruned = backup::prune(self.home, &toolkit.root, keep)?;
+        Ok(Applied { outcome, pruned })
+    }
+}
+
+/// A toolkit folder that exists, for the same-volume test of a mode: the
+/// library folder, else the root.
+pub fn existing_toolkit_dir(toolkit: &Toolkit) -> PathBuf {
+    let lib = toolkit.lib_dir();
+    if lib.is_dir() {
+        lib
+    } else {
+        toolkit.root.clone()
+    }
+}
