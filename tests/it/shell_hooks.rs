@@ -8,8 +8,8 @@
 
 #![cfg(unix)]
 
-mod common;
-mod pin_support;
+use crate::common;
+use crate::pin_support;
 
 use std::fs;
 use std::path::{Path, PathBuf};

@@ -6,7 +6,7 @@
 
 #![cfg(all(target_os = "linux", target_arch = "x86_64"))]
 
-mod common;
+use crate::common;
 
 use std::fs;
 
