@@ -3,7 +3,10 @@
 //! user PATH (restoring it at the end), which other tests must not see.
 #![cfg(windows)]
 
+// The support modules of the main integration binary (tests/it).
+#[path = "it/common/mod.rs"]
 mod common;
+#[path = "it/deploy_support.rs"]
 mod deploy_support;
 
 use std::path::Path;

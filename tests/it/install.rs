@@ -1,7 +1,7 @@
 //! `cudnnm install` from every real archive shape, every bad input, pip, the
 //! real cuDNN builds, `list` and `uninstall`.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::path::{Path, PathBuf};

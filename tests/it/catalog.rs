@@ -5,7 +5,7 @@
 //! so their hashes reach the catalog the way a lab's would: `manifest refresh`
 //! of the mirror's index, or a hand-written `catalog.toml`.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::path::{Path, PathBuf};

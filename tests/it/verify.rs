@@ -8,9 +8,11 @@
 //! libraries, so those tests and their helpers are `#[cfg(unix)]`; the
 //! empty-home test runs on every OS.
 
-mod common;
-mod deploy_support;
-mod doctor_wheels;
+use crate::common;
+#[cfg(unix)]
+use crate::deploy_support;
+#[cfg(unix)]
+use crate::doctor_wheels;
 
 #[cfg(unix)]
 use std::{fs, path::PathBuf};

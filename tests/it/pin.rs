@@ -3,8 +3,8 @@
 //! stable `current/cuda-<variant>` link, and `exec`'s environment, arguments
 //! and exit code.
 
-mod common;
-mod pin_support;
+use crate::common;
+use crate::pin_support;
 
 use std::ffi::OsString;
 use std::fs;

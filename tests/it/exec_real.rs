@@ -6,7 +6,7 @@
 
 #![cfg(all(target_os = "linux", target_arch = "x86_64"))]
 
-mod common;
+use crate::common;
 
 use std::fs;
 
@@ -19,6 +19,9 @@ print(lib.cudnnGetVersion())\n";
 
 #[test]
 fn exec_loads_the_flagged_or_pinned_real_release_by_soname() {
+    if common::skip::need_program("python3", "python3").is_none() {
+        return;
+    }
     let sb = Sandbox::new();
     for w in [
         "nvidia_cudnn_jit_cu12-9.12.0.46",

@@ -8,11 +8,11 @@
 //!
 //! What wine cannot show (junctions, Program Files' ACLs, UAC, a second
 //! volume) is checked as data: `deploy::access` (held files, denied
-//! folders), the injected denial below, and `tests/use.rs` on Linux.
+//! folders), the injected denial below, and `tests/it/use_.rs` on Linux.
 #![cfg(windows)]
 
-mod common;
-mod deploy_support;
+use crate::common;
+use crate::deploy_support;
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -330,7 +330,7 @@ fn program_files_without_admin_rights_is_refused_before_any_change() {
     // Windows binary refuses before touching anything and says how to run
     // elevated or activate per process. The Windows probe creates and
     // removes `.cudnnm-probe` in each folder (as Program Files' ACLs
-    // decide); on Linux tests/use.rs denies its O_TMPFILE probe for real.
+    // decide); on Linux tests/it/use_.rs denies its O_TMPFILE probe for real.
     let mut sb = Sandbox::new();
     let tk = toolkit_11_2(&sb);
     hand_copied(&tk);

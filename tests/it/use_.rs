@@ -6,8 +6,8 @@
 // the Windows layout is exercised here as data (see deploy_support).
 #![cfg(unix)]
 
-mod common;
-mod deploy_support;
+use crate::common;
+use crate::deploy_support;
 
 use std::path::Path;
 

@@ -8,8 +8,9 @@
 //! helpers are `#[cfg(unix)]`; the snapshot and empty-machine tests run on
 //! every OS.
 
-mod common;
-mod doctor_wheels;
+use crate::common;
+#[cfg(unix)]
+use crate::doctor_wheels;
 
 use std::fs;
 #[cfg(unix)]

@@ -5,7 +5,7 @@
 //! reading the served index (their hashes are the fixtures'), which is also
 //! how a lab feeds its own copy to cudnnm. No other network address is used.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;

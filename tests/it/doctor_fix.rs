@@ -9,8 +9,8 @@
 // These tests build toolkits with Unix links and run as processes on Linux.
 #![cfg(unix)]
 
-mod common;
-mod deploy_support;
+use crate::common;
+use crate::deploy_support;
 
 use std::fs;
 use std::path::{Path, PathBuf};

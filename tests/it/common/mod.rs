@@ -5,6 +5,7 @@
 
 pub mod fixtures;
 pub mod http;
+pub mod skip;
 pub mod tls;
 
 use std::ffi::{OsStr, OsString};

@@ -1,0 +1,29 @@
+//! The integration tests, as one test binary: each file under `tests/` used
+//! to be a binary of its own, and each linked the whole crate (fourteen
+//! links of cudnnm per build); as modules of this one it is linked once.
+//! Run one file's tests with a filter on its module, e.g.
+//! `cargo test --test it use_crash::`.
+//!
+//! `tests/windows_registry.rs` stays a binary of its own: it changes the wine
+//! prefix's user PATH in the registry, which `doctor` reads, so no other test
+//! may run in the same process while it does.
+
+// Shared support, declared once.
+mod common;
+mod deploy_support;
+mod doctor_wheels;
+mod pin_support;
+
+mod catalog;
+mod doctor;
+mod doctor_fix;
+mod download;
+mod exec_real;
+mod install;
+mod pin;
+mod shell_hooks;
+mod use_;
+mod use_crash;
+mod use_real;
+mod verify;
+mod windows;
