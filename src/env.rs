@@ -10,6 +10,11 @@ use std::path::{Path, PathBuf};
 
 /// `CUDNNM_HOME`: the cudnnm home folder (store, backups, config); overrides the platform data folder.
 pub const CUDNNM_HOME: &str = "CUDNNM_HOME";
+/// `CUDNNM_SYSTEM_HOME`: the system home (releases installed for every
+/// user with `install --system`); overrides `/opt/cudnnm` / `%ProgramData%\cudnnm`.
+pub const CUDNNM_SYSTEM_HOME: &str = "CUDNNM_SYSTEM_HOME";
+/// `ProgramData`: Windows' folder for data shared by all users (`C:\ProgramData`).
+pub const PROGRAM_DATA: &str = "ProgramData";
 /// `CUDNNM_VERSION`: the spec to use in this shell, above any `.cudnn-version`.
 pub const CUDNNM_VERSION: &str = "CUDNNM_VERSION";
 /// `CUDNNM_MIRROR`: base URL replacing NVIDIA's download server.

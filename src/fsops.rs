@@ -29,7 +29,7 @@ mod link;
 mod remove;
 mod write;
 
-pub use attr::{probe_dir_writable, set_mtime, set_readonly};
+pub use attr::{make_shared, make_tree_shared, probe_dir_writable, set_mtime, set_readonly};
 pub use copy::{copy_file, copy_file_checked, copy_file_hashed, move_file};
 pub use link::{hard_link, remove_link, replace_dir_link, replace_link, symlink};
 pub use remove::{remove_dir_all, remove_dir_if_empty, remove_file};

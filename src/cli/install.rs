@@ -37,9 +37,18 @@ pub struct Args {
     /// Install a catalog archive that has no published SHA-256 without checking it
     #[arg(long)]
     pub allow_unverified: bool,
+    /// Work on the system store (--system-home), which every user of the machine
+    /// reads; needs root or Administrator (or write access an admin gave)
+    #[arg(long)]
+    pub system: bool,
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
+    if args.system {
+        // Every user must be able to reach the system store.
+        ctx.home.ensure()?;
+        crate::fsops::make_shared(ctx.home.root())?;
+    }
     let cuda: Option<CudaVariant> = args.cuda.as_deref().map(str::parse).transpose()?;
     let sha256 = args.sha256.as_deref().map(Sha256Hex::parse).transpose()?;
     let base = ImportRequest {
@@ -166,7 +175,7 @@ fn import_and_report(ctx: &Ctx, mut req: ImportRequest) -> Result<u8> {
         Outcome::AlreadyInstalled(_) => "already-installed",
     };
     if ctx.json {
-        let view = ReleaseView::new(r, &[], false, false);
+        let view = ReleaseView::new(r, &[], false, false).in_store(&store);
         ctx.out_json(&serde_json::json!({ "status": status, "release": view }));
     }
     match &imported.outcome {

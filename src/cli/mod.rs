@@ -43,6 +43,10 @@ pub struct Cli {
     /// cudnnm home folder (store, backups, config) [default: platform data folder]
     #[arg(long, global = true, env = "CUDNNM_HOME", value_name = "DIR")]
     pub home: Option<PathBuf>,
+    /// The system home, whose releases every user sees [default: /opt/cudnnm,
+    /// %ProgramData%\cudnnm on Windows; env CUDNNM_SYSTEM_HOME]
+    #[arg(long, global = true, value_name = "DIR")]
+    pub system_home: Option<PathBuf>,
     /// Print machine-readable JSON on stdout
     #[arg(long, global = true)]
     pub json: bool,
@@ -226,7 +230,16 @@ pub fn run(args: Vec<OsString>) -> ExitCode {
 }
 
 fn dispatch(cli: Cli, env: Env) -> Result<u8> {
-    let home = Home::locate(cli.home.as_deref(), &env)?;
+    let system = Home::locate_system(cli.system_home.as_deref(), &env);
+    // `install --system` and `uninstall --system` work on the system home as
+    // a home of its own; every other command reads it after the user's.
+    let home = match system_command(&cli.command) {
+        Some(command) => {
+            support::check_system_writable(&system, &env, command)?;
+            Home::system(system)
+        }
+        None => Home::locate(cli.home.as_deref(), &env)?.with_system(system),
+    };
     let ctx = Ctx {
         home,
         json: cli.json,
@@ -242,6 +255,19 @@ fn dispatch(cli: Cli, env: Env) -> Result<u8> {
             .hint("check the file or disk that stdout is redirected to")),
         None => Ok(code),
     }
+}
+
+/// The command line to show an administrator when `command` writes the
+/// system home (`install --system`, `uninstall --system`); `None` for
+/// commands that do not.
+fn system_command(command: &Command) -> Option<crate::command::CommandLine> {
+    use crate::command::CommandLine;
+    let c = match command {
+        Command::Install(a) if a.system => CommandLine::install(a.what.clone()),
+        Command::Uninstall(a) if a.system => CommandLine::uninstall(a.spec.clone()),
+        _ => return None,
+    };
+    Some(c.literal("--system"))
 }
 
 fn run_command(ctx: &Ctx, command: Command) -> Result<u8> {

@@ -13,7 +13,7 @@ use crate::deploy::plan::{NO_CUDNN, scan_toolkit_names};
 use crate::deploy::recover::{self, Recovered};
 use crate::deploy::status::{self, Drift};
 use crate::deploy::{Deployments, Mode, access, inflight, journal, plan};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::pin::SpecSource;
 use crate::store::{Release, Store};
 use crate::toolkit::{self, Layout, Toolkit};
@@ -49,6 +49,52 @@ pub fn recover_if_pending(ctx: &Ctx) -> Result<Vec<Recovered>> {
 /// `release` per process instead (see [`access::elevate_hint`]).
 pub fn elevate_hint(ctx: &Ctx, command: CommandLine, root: &Path, release: Option<&str>) -> String {
     access::elevate_hint(&ctx.env, &ctx.home, command, root, release)
+}
+
+/// Refuses, before anything is changed, a command that would write the
+/// system home at `system` when this user may not: [`Kind::Permission`]
+/// (exit 5) with the command to run as root or as Administrator. The
+/// nearest existing folder of `system/store` decides (unknown on Windows,
+/// where ACLs decide and a refused write fails with the same kind).
+pub fn check_system_writable(
+    system: &Path,
+    env: &crate::env::Env,
+    command: CommandLine,
+) -> Result<()> {
+    let store = system.join("store");
+    let mut probe = store.as_path();
+    while !probe.exists() {
+        match probe.parent() {
+            Some(p) => probe = p,
+            None => return Ok(()),
+        }
+    }
+    if crate::platform::dir_writable(probe) != Some(false) {
+        return Ok(());
+    }
+    let windows = env.is_windows();
+    let command = command
+        .literal("--system-home")
+        .path(system.to_string_lossy());
+    let how = if windows {
+        format!(
+            "run it from an Administrator terminal: `{}`",
+            command.for_host(true)
+        )
+    } else {
+        format!("run it as root: `{}`", command.sudo().for_host(false))
+    };
+    Err(Error::new(
+        crate::error::Kind::Permission,
+        format!(
+            "cannot write the system store '{}' ('{}' is not writable for this user)",
+            store.display(),
+            probe.display()
+        ),
+    )
+    .hint(format!(
+        "{how}; or ask whoever administers this machine (releases a user installs without --system go to their own home)"
+    )))
 }
 
 /// A "held" label inside `cuDNN A → B`: `(none)` for a toolkit without cuDNN.
@@ -257,6 +303,8 @@ impl ToolkitView {
 /// One installed release as `list --json` and `install --json` print it.
 #[derive(Serialize)]
 pub struct ReleaseView<'a> {
+    #[serde(skip)]
+    release: &'a Release,
     pub id: String,
     pub version: String,
     pub cuda: String,
@@ -271,6 +319,8 @@ pub struct ReleaseView<'a> {
     pub deployed_in: Vec<String>,
     pub default: bool,
     pub pinned: bool,
+    /// Which store holds it: `user` or `system`.
+    pub origin: crate::store::StoreOrigin,
 }
 
 impl<'a> ReleaseView<'a> {
@@ -281,6 +331,7 @@ impl<'a> ReleaseView<'a> {
         pinned: bool,
     ) -> ReleaseView<'a> {
         ReleaseView {
+            release: r,
             id: r.id(),
             version: r.version().to_string(),
             cuda: r.cuda().to_string(),
@@ -293,7 +344,14 @@ impl<'a> ReleaseView<'a> {
             deployed_in: deployed_in.to_vec(),
             default,
             pinned,
+            origin: crate::store::StoreOrigin::User,
         }
+    }
+
+    /// The same view, naming the store that holds the release.
+    pub fn in_store(mut self, store: &Store) -> ReleaseView<'a> {
+        self.origin = store.origin(self.release);
+        self
     }
 }
 

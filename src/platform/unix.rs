@@ -177,3 +177,22 @@ pub fn make_world_readable(path: &Path) -> io::Result<()> {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o644))
 }
+
+/// Makes one entry of a tree every user may read but nobody may change
+/// through its mode: folders 0755, files 0555 when any execute bit is set
+/// else 0444; links are left alone. Used for the system store.
+pub fn make_shared_read_only(path: &Path, meta: &std::fs::Metadata) -> io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = if meta.is_dir() {
+        0o755
+    } else if meta.is_file() {
+        if meta.permissions().mode() & 0o111 != 0 {
+            0o555
+        } else {
+            0o444
+        }
+    } else {
+        return Ok(());
+    };
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
+}

@@ -258,3 +258,15 @@ pub fn link_dir_kind(target: &Path, link: &Path) -> io::Result<super::DirLinkKin
 pub fn make_world_readable(_path: &Path) -> io::Result<()> {
     Ok(())
 }
+
+/// Makes one entry of a tree read-only: files get the read-only attribute;
+/// folders keep their ACL, which `%ProgramData%` gives every user read
+/// access through inheritance. Used for the system store.
+pub fn make_shared_read_only(path: &Path, meta: &std::fs::Metadata) -> io::Result<()> {
+    if meta.is_file() {
+        let mut p = meta.permissions();
+        p.set_readonly(true);
+        std::fs::set_permissions(path, p)?;
+    }
+    Ok(())
+}

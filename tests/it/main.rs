@@ -22,6 +22,7 @@ mod exec_real;
 mod install;
 mod pin;
 mod shell_hooks;
+mod system;
 mod use_;
 mod use_crash;
 mod use_real;
