@@ -80,6 +80,14 @@ impl Home {
         self.kind == HomeKind::System
     }
 
+    /// The system home this user home also reads, if any.
+    pub fn system_root(&self) -> Option<&Path> {
+        match &self.kind {
+            HomeKind::User { system: Some(s) } => Some(s),
+            _ => None,
+        }
+    }
+
     /// The store of the system home this user home also reads, if any.
     pub fn system_store_dir(&self) -> Option<PathBuf> {
         match &self.kind {
