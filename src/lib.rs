@@ -10,6 +10,7 @@
 //! - [`deploy`]: the backup/journal transaction behind `use` and `rollback`.
 //! - [`pin`]: `.cudnn-version` files and spec resolution.
 //! - [`activate`]: per-process environment for a release and shell rendering.
+//! - [`modulefile`]: Lmod and Environment Modules modulefiles for releases (`export`).
 //! - [`catalog`]: the release catalog (`manifest.toml`) and downloads.
 //! - [`verify`]: re-hashing the store and the deployments against their records.
 //! - [`doctor`]: system snapshot and platform-neutral checks.
@@ -43,6 +44,7 @@ pub mod interrupt;
 mod layering;
 pub mod libcudnn;
 pub mod lock;
+pub mod modulefile;
 pub mod names;
 pub mod pin;
 pub mod platform;

@@ -23,6 +23,8 @@ mod default;
 mod doctor;
 mod env;
 mod exec;
+mod export_lmod;
+mod export_tcl;
 mod install;
 mod list;
 mod list_remote;
@@ -91,6 +93,9 @@ enum Command {
     Manifest(manifest::Args),
     /// Print shell completions
     Completions(completions::Args),
+    /// Write releases out for other tools: Lmod or Tcl modulefiles, Spack
+    #[command(subcommand)]
+    Export(Export),
     /// Load one cuDNN library and print its version as JSON (internal: the
     /// child process of `doctor` and `verify`, [`crate::libcudnn::PROBE_COMMAND`])
     #[command(hide = true)]
@@ -100,10 +105,21 @@ enum Command {
     },
 }
 
+/// `cudnnm export …`: one file per target under `src/cli/`.
+#[derive(Subcommand, Debug)]
+enum Export {
+    /// Write one Lmod (Lua) modulefile per release into DIR/cudnn/
+    Lmod(support::ModuleArgs),
+    /// Write one Environment Modules (Tcl) modulefile per release into DIR/cudnn/
+    Tcl(support::ModuleArgs),
+}
+
 /// Everything a command needs: home, output settings, and the environment read once.
 pub struct Ctx {
     /// The cudnnm home.
     pub home: Home,
+    /// The system home's folder (`--system-home`, `CUDNNM_SYSTEM_HOME`, or the platform's).
+    pub system_home: PathBuf,
     /// `--json`.
     pub json: bool,
     /// `-q`.
@@ -231,17 +247,21 @@ pub fn run(args: Vec<OsString>) -> ExitCode {
 
 fn dispatch(cli: Cli, env: Env) -> Result<u8> {
     let system = Home::locate_system(cli.system_home.as_deref(), &env);
-    // `install --system` and `uninstall --system` work on the system home as
-    // a home of its own; every other command reads it after the user's.
+    // `install --system`, `uninstall --system` and `default --system` work on
+    // the system home as a home of its own; every other command reads it
+    // after the user's.
     let home = match system_command(&cli.command) {
         Some(command) => {
-            support::check_system_writable(&system, &env, command)?;
-            Home::system(system)
+            if let Some(command) = command {
+                support::check_system_writable(&system, &env, command)?;
+            }
+            Home::system(system.clone())
         }
-        None => Home::locate(cli.home.as_deref(), &env)?.with_system(system),
+        None => Home::locate(cli.home.as_deref(), &env)?.with_system(system.clone()),
     };
     let ctx = Ctx {
         home,
+        system_home: system,
         json: cli.json,
         quiet: cli.quiet,
         env,
@@ -257,17 +277,22 @@ fn dispatch(cli: Cli, env: Env) -> Result<u8> {
     }
 }
 
-/// The command line to show an administrator when `command` writes the
-/// system home (`install --system`, `uninstall --system`); `None` for
-/// commands that do not.
-fn system_command(command: &Command) -> Option<crate::command::CommandLine> {
+/// For a command that works on the system home (`install --system`,
+/// `uninstall --system`, `default --system`): `Some`, holding the command
+/// line to show an administrator when it writes there; `None` for commands
+/// that work on the user's home.
+fn system_command(command: &Command) -> Option<Option<crate::command::CommandLine>> {
     use crate::command::CommandLine;
     let c = match command {
         Command::Install(a) if a.system => CommandLine::install(a.what.clone()),
         Command::Uninstall(a) if a.system => CommandLine::uninstall(a.spec.clone()),
+        Command::Default(a) if a.system => match &a.spec {
+            Some(spec) => CommandLine::default_(spec.clone()),
+            None => return Some(None),
+        },
         _ => return None,
     };
-    Some(c.literal("--system"))
+    Some(Some(c.literal("--system")))
 }
 
 fn run_command(ctx: &Ctx, command: Command) -> Result<u8> {
@@ -292,6 +317,8 @@ fn run_command(ctx: &Ctx, command: Command) -> Result<u8> {
         Command::Verify(a) => verify::run(ctx, a),
         Command::Manifest(a) => manifest::run(ctx, a),
         Command::Completions(a) => completions::run(ctx, a),
+        Command::Export(Export::Lmod(a)) => export_lmod::run(ctx, a),
+        Command::Export(Export::Tcl(a)) => export_tcl::run(ctx, a),
         Command::ProbeLibrary { path } => {
             ctx.out(crate::libcudnn::probe_answer(&path));
             Ok(0)

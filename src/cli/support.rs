@@ -14,6 +14,7 @@ use crate::deploy::recover::{self, Recovered};
 use crate::deploy::status::{self, Drift};
 use crate::deploy::{Deployments, Mode, access, inflight, journal, plan};
 use crate::error::{Error, Result};
+use crate::fsops;
 use crate::pin::SpecSource;
 use crate::store::{Release, Store};
 use crate::toolkit::{self, Layout, Toolkit};
@@ -353,6 +354,163 @@ impl<'a> ReleaseView<'a> {
         self.origin = store.origin(self.release);
         self
     }
+}
+
+/// The arguments of `export lmod` and `export tcl`.
+#[derive(clap::Args, Debug)]
+pub struct ModuleArgs {
+    /// The modulepath folder; modulefiles go to DIR/cudnn/
+    pub dir: PathBuf,
+    /// Export the system store's releases (and default) instead of your own
+    #[arg(long)]
+    pub system: bool,
+    /// The site's CUDA module, loaded before cuDNN's: a template with
+    /// {major}, {minor}, {variant} (e.g. cuda/{major}.{minor})
+    #[arg(long, value_name = "TEMPLATE")]
+    pub cuda_module: Option<String>,
+}
+
+/// One export's outcome, as `--json` prints it.
+#[derive(Serialize)]
+struct ExportReport {
+    dir: String,
+    written: Vec<String>,
+    unchanged: Vec<String>,
+    removed: Vec<String>,
+    default: Option<String>,
+}
+
+/// `export lmod` / `export tcl`: plans with [`crate::modulefile::plan`]
+/// from the chosen store and what `DIR/cudnn/` holds, then writes, links
+/// and removes through `fsops`. Modulefiles are made readable by every user.
+pub fn export_modules(
+    ctx: &Ctx,
+    engine: crate::modulefile::Engine,
+    args: ModuleArgs,
+) -> Result<u8> {
+    use crate::home::Home;
+    use crate::modulefile::{self, CudaModule, Existing, ModuleRelease, Step};
+    let cuda_module = args
+        .cuda_module
+        .as_deref()
+        .map(CudaModule::parse)
+        .transpose()?;
+    let home = if args.system {
+        Home::system(ctx.system_home.clone())
+    } else {
+        Home::new(ctx.home.root())
+    };
+    let releases = Store::new(&home).releases()?;
+    let modules: Vec<ModuleRelease> = releases
+        .iter()
+        .map(|r| ModuleRelease {
+            id: r.release_id(),
+            dir: r.dir.clone(),
+            windows: r.platform().is_windows(),
+            source: r.receipt.source.name.clone(),
+            sha256: r.receipt.source.sha256.clone(),
+        })
+        .collect();
+    let default = home
+        .config()?
+        .default
+        .and_then(|d| d.parse::<crate::version::Spec>().ok())
+        .and_then(|spec| crate::pin::select(&spec, &releases))
+        .map(|r| format!("{}-cuda{}", r.version(), r.cuda()));
+    let dir = ctx.env.cwd().join(&args.dir);
+    let folder = dir.join(modulefile::FAMILY);
+    let mut existing = Existing::default();
+    if let Ok(rd) = std::fs::read_dir(&folder) {
+        for e in rd.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if let Ok(target) = std::fs::read_link(e.path()) {
+                existing
+                    .links
+                    .insert(name, target.to_string_lossy().into_owned());
+            } else if e.path().is_file()
+                && let Ok(text) = std::fs::read_to_string(e.path())
+            {
+                existing.files.insert(name, text);
+            }
+        }
+    }
+    let steps = modulefile::plan(
+        engine,
+        &dir,
+        &modules,
+        cuda_module.as_ref(),
+        default.as_deref(),
+        &existing,
+    )?;
+    fsops::create_dir_all(&folder)?;
+    fsops::make_shared(&folder)?;
+    let mut report = ExportReport {
+        dir: folder.display().to_string(),
+        written: Vec::new(),
+        unchanged: Vec::new(),
+        removed: Vec::new(),
+        default: default.clone(),
+    };
+    for step in &steps {
+        match step {
+            Step::Write {
+                path,
+                text,
+                changed,
+            } => {
+                if *changed {
+                    fsops::write_atomic(path, text.as_bytes())?;
+                    fsops::make_shared(path)?;
+                    report.written.push(path.display().to_string());
+                } else {
+                    report.unchanged.push(path.display().to_string());
+                }
+            }
+            Step::Link {
+                path,
+                target,
+                changed,
+            } => {
+                if *changed {
+                    fsops::replace_link(Path::new(target), path, false)?;
+                    report.written.push(path.display().to_string());
+                } else {
+                    report.unchanged.push(path.display().to_string());
+                }
+            }
+            Step::Remove { path } => {
+                if std::fs::read_link(path).is_ok() {
+                    fsops::remove_link(path)?;
+                } else {
+                    fsops::remove_file(path)?;
+                }
+                report.removed.push(path.display().to_string());
+            }
+        }
+    }
+    if ctx.json {
+        ctx.out_json(&report);
+    } else {
+        for p in &report.written {
+            ctx.out(format!("wrote {p}"));
+        }
+        for p in &report.removed {
+            ctx.out(format!("removed {p}"));
+        }
+        ctx.status(format!(
+            "{} cuDNN modulefiles in '{}' ({} written, {} unchanged, {} removed){}; use them with `module use {}`",
+            modules.len(),
+            folder.display(),
+            report.written.len(),
+            report.unchanged.len(),
+            report.removed.len(),
+            default
+                .map(|d| format!(", default {d}"))
+                .unwrap_or_default(),
+            dir.display()
+        ));
+    }
+    Ok(0)
 }
 
 /// `1.2 GiB`, `830 KiB`, `12 B`.
