@@ -321,6 +321,44 @@ pub fn render_default(engine: Engine, version: &str) -> String {
     }
 }
 
+/// A Spack `packages.yaml` block declaring `releases` as external `cudnn`
+/// packages that Spack must not build: one spec per release,
+/// `cudnn@<version>-<cuda>` as Spack's own `cudnn` package spells its
+/// versions (`9.2.0.82-12`, `8.4.0.27-11.6`), with its folder as `prefix:`.
+/// Format: <https://spack.readthedocs.io/en/latest/packages_yaml.html>.
+pub fn spack_packages(releases: &[ModuleRelease]) -> String {
+    let mut out = String::from(
+        "# cuDNN releases of cudnnm, for Spack's packages.yaml (written by cudnnm export spack)\npackages:\n  cudnn:\n    buildable: false\n    externals:\n",
+    );
+    for r in releases {
+        out.push_str(&format!(
+            "    - spec: cudnn@{}-{}\n      prefix: {}\n",
+            r.id.version,
+            r.id.cuda,
+            yaml_str(&r.dir.to_string_lossy())
+        ));
+    }
+    if releases.is_empty() {
+        out.push_str("    []\n");
+    }
+    out
+}
+
+/// `s` as a YAML double-quoted scalar.
+fn yaml_str(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
 /// Whether the text of a file in the `cudnn/` folder was written by cudnnm.
 pub fn is_ours(text: &str) -> bool {
     text.lines().take(3).any(|l| l.contains(MARKER))
@@ -641,6 +679,24 @@ mod tests {
                 .unwrap_err()
                 .kind(),
             Kind::Conflict
+        );
+    }
+
+    #[test]
+    fn spack_block_names_each_release_and_its_prefix() {
+        let y = spack_packages(&[rel("9.12.0.46", "12"), rel("8.4.0.27", "11.6")]);
+        assert_eq!(
+            y.lines().skip(1).collect::<Vec<_>>(),
+            [
+                "packages:",
+                "  cudnn:",
+                "    buildable: false",
+                "    externals:",
+                "    - spec: cudnn@9.12.0.46-12",
+                "      prefix: \"/opt/cudnnm/store/cuda-12/9.12.0.46\"",
+                "    - spec: cudnn@8.4.0.27-11.6",
+                "      prefix: \"/opt/cudnnm/store/cuda-11.6/8.4.0.27\"",
+            ]
         );
     }
 

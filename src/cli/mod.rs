@@ -23,7 +23,9 @@ mod default;
 mod doctor;
 mod env;
 mod exec;
+mod export_dir;
 mod export_lmod;
+mod export_spack;
 mod export_tcl;
 mod install;
 mod list;
@@ -112,6 +114,10 @@ enum Export {
     Lmod(support::ModuleArgs),
     /// Write one Environment Modules (Tcl) modulefile per release into DIR/cudnn/
     Tcl(support::ModuleArgs),
+    /// Print a Spack packages.yaml block with each release as an external cudnn
+    Spack(export_spack::Args),
+    /// Write one release as a plain folder plus cudnn.env, for containers
+    Dir(export_dir::Args),
 }
 
 /// Everything a command needs: home, output settings, and the environment read once.
@@ -319,6 +325,8 @@ fn run_command(ctx: &Ctx, command: Command) -> Result<u8> {
         Command::Completions(a) => completions::run(ctx, a),
         Command::Export(Export::Lmod(a)) => export_lmod::run(ctx, a),
         Command::Export(Export::Tcl(a)) => export_tcl::run(ctx, a),
+        Command::Export(Export::Spack(a)) => export_spack::run(ctx, a),
+        Command::Export(Export::Dir(a)) => export_dir::run(ctx, a),
         Command::ProbeLibrary { path } => {
             ctx.out(crate::libcudnn::probe_answer(&path));
             Ok(0)

@@ -380,6 +380,37 @@ struct ExportReport {
     default: Option<String>,
 }
 
+/// The home whose store an export reads (the system home with `system`,
+/// else the user's own store alone), its releases, and each as a
+/// [`crate::modulefile::ModuleRelease`].
+pub fn export_releases(
+    ctx: &Ctx,
+    system: bool,
+) -> Result<(
+    crate::home::Home,
+    Vec<Release>,
+    Vec<crate::modulefile::ModuleRelease>,
+)> {
+    use crate::home::Home;
+    let home = if system {
+        Home::system(ctx.system_home.clone())
+    } else {
+        Home::new(ctx.home.root())
+    };
+    let releases = Store::new(&home).releases()?;
+    let modules = releases
+        .iter()
+        .map(|r| crate::modulefile::ModuleRelease {
+            id: r.release_id(),
+            dir: r.dir.clone(),
+            windows: r.platform().is_windows(),
+            source: r.receipt.source.name.clone(),
+            sha256: r.receipt.source.sha256.clone(),
+        })
+        .collect();
+    Ok((home, releases, modules))
+}
+
 /// `export lmod` / `export tcl`: plans with [`crate::modulefile::plan`]
 /// from the chosen store and what `DIR/cudnn/` holds, then writes, links
 /// and removes through `fsops`. Modulefiles are made readable by every user.
@@ -388,29 +419,13 @@ pub fn export_modules(
     engine: crate::modulefile::Engine,
     args: ModuleArgs,
 ) -> Result<u8> {
-    use crate::home::Home;
-    use crate::modulefile::{self, CudaModule, Existing, ModuleRelease, Step};
+    use crate::modulefile::{self, CudaModule, Existing, Step};
     let cuda_module = args
         .cuda_module
         .as_deref()
         .map(CudaModule::parse)
         .transpose()?;
-    let home = if args.system {
-        Home::system(ctx.system_home.clone())
-    } else {
-        Home::new(ctx.home.root())
-    };
-    let releases = Store::new(&home).releases()?;
-    let modules: Vec<ModuleRelease> = releases
-        .iter()
-        .map(|r| ModuleRelease {
-            id: r.release_id(),
-            dir: r.dir.clone(),
-            windows: r.platform().is_windows(),
-            source: r.receipt.source.name.clone(),
-            sha256: r.receipt.source.sha256.clone(),
-        })
-        .collect();
+    let (home, releases, modules) = export_releases(ctx, args.system)?;
     let default = home
         .config()?
         .default

@@ -232,3 +232,96 @@ fn export_is_idempotent_and_removes_only_its_own_stale_files() {
         "-- mine\n"
     );
 }
+
+/// `export dir`: a real release written out, the store's copy removed, and
+/// the library loaded from the exported folder alone, with the variables
+/// its `cudnn.env` names.
+#[test]
+fn an_exported_folder_loads_on_its_own() {
+    if common::skip::need_program("python3", "python3").is_none() {
+        return;
+    }
+    let sb = Sandbox::new();
+    let wheel = common::real_wheel("nvidia_cudnn_jit_cu12-9.27.0.42");
+    sb.run(["install".as_ref(), wheel.as_os_str()]).ok();
+    let dest = sb.root().join("image/opt/cudnn");
+    sb.run([
+        "export".as_ref(),
+        "dir".as_ref(),
+        dest.as_os_str(),
+        "9.27".as_ref(),
+    ])
+    .ok();
+    // The soname chain is kept as links.
+    assert_eq!(
+        std::fs::read_link(dest.join("lib/libcudnn.so")).unwrap(),
+        Path::new("libcudnn.so.9")
+    );
+    sb.run(["uninstall", "9.27.0.42"]).ok();
+    assert!(!sb.home().join("store/cuda-12/9.27.0.42").exists());
+
+    let env_text = std::fs::read_to_string(dest.join("cudnn.env")).unwrap();
+    let vars: Vec<(String, String)> = env_text
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|l| l.split_once('='))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    let lib = dest.join("lib").display().to_string();
+    assert!(
+        vars.contains(&("LD_LIBRARY_PATH".to_string(), lib.clone())),
+        "{env_text}"
+    );
+    assert!(vars.contains(&("CUDNN_PATH".to_string(), dest.display().to_string())));
+    let out = std::process::Command::new("python3")
+        .args(["-c", PROBE])
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .envs(vars)
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "92700\n",
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    // Never into a folder that holds files.
+    sb.run([
+        "export".as_ref(),
+        "dir".as_ref(),
+        dest.as_os_str(),
+        "9.27".as_ref(),
+    ])
+    .code_is(3);
+    sb.run(["install".as_ref(), wheel.as_os_str()]).ok();
+    sb.run([
+        "export".as_ref(),
+        "dir".as_ref(),
+        dest.as_os_str(),
+        "9.27".as_ref(),
+    ])
+    .code_is(8)
+    .stderr_has(&["is not empty"]);
+}
+
+#[test]
+fn spack_block_lists_the_system_releases() {
+    let sb = Sandbox::new();
+    let dir = sb.root().join("archives");
+    std::fs::create_dir_all(&dir).unwrap();
+    let a = common::fixtures::redist_linux("9.1.0.70", "12").write(&dir);
+    sb.run(["install".as_ref(), "--system".as_ref(), a.as_os_str()])
+        .ok();
+    let out = sb.run(["export", "spack", "--system"]).ok().stdout();
+    let prefix = sb.system().join("store/cuda-12/9.1.0.70");
+    assert!(out.contains("    buildable: false\n"), "{out}");
+    assert!(out.contains("    - spec: cudnn@9.1.0.70-12\n"), "{out}");
+    assert!(
+        out.contains(&format!("      prefix: \"{}\"\n", prefix.display())),
+        "{out}"
+    );
+    // The user's own export has none of the system's.
+    assert!(!sb.run(["export", "spack"]).ok().stdout().contains("spec:"));
+}
