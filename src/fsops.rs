@@ -34,7 +34,8 @@ pub use copy::{copy_file, copy_file_checked, copy_file_hashed, move_file};
 pub use link::{hard_link, remove_link, replace_dir_link, replace_link, symlink};
 pub use remove::{remove_dir_all, remove_dir_if_empty, remove_file};
 pub use write::{
-    AppendLog, open_append, truncate, write_atomic, write_atomic_all, write_new, write_new_synced,
+    AppendLog, create_exclusive, open_append, truncate, write_atomic, write_atomic_all, write_new,
+    write_new_synced,
 };
 
 /// Renames `from` to `to`, replacing a file at `to`. Retries for up to about

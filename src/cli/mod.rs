@@ -176,11 +176,24 @@ impl Ctx {
 
     /// Takes the home lock, saying so if another cudnnm holds it.
     pub fn lock(&self) -> Result<HomeLock> {
-        HomeLock::acquire(&self.home, || {
-            self.status(format!(
+        let options = crate::lock::LockOptions {
+            force_fallback: cfg!(debug_assertions)
+                && self
+                    .env
+                    .var(crate::env::CUDNNM_TEST_LOCK_UNSUPPORTED)
+                    .is_some(),
+        };
+        HomeLock::acquire_with(&self.home, options, |holder| {
+            match holder {
+            None => self.status(format!(
                 "waiting for another cudnnm process to finish (lock '{}')",
                 self.home.lock_file().display()
-            ))
+            )),
+            Some(h) => self.status(format!(
+                "waiting for another cudnnm process to finish ({h}; lock file '{}', this file system cannot lock; remove the file if that process is gone)",
+                self.home.root().join(crate::lock::HELD_FILE).display()
+            )),
+        }
         })
     }
 }

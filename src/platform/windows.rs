@@ -270,3 +270,27 @@ pub fn make_shared_read_only(path: &Path, meta: &std::fs::Metadata) -> io::Resul
     }
     Ok(())
 }
+
+/// Whether a lock call failed because the file system cannot lock
+/// (`ERROR_NOT_SUPPORTED`, 50, `ERROR_INVALID_FUNCTION`, 1, from some SMB servers).
+pub fn is_lock_unsupported(e: &io::Error) -> bool {
+    e.raw_os_error().is_some_and(|c| c == 50 || c == 1)
+}
+
+/// This machine's name (`COMPUTERNAME`, else `localhost`).
+pub fn host_name() -> String {
+    std::env::var("COMPUTERNAME")
+        .ok()
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "localhost".to_string())
+}
+
+/// Unknown on Windows.
+pub fn process_start(_pid: u32) -> Option<u64> {
+    None
+}
+
+/// Unknown on Windows: `false`.
+pub fn process_gone(_pid: u32) -> bool {
+    false
+}

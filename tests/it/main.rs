@@ -20,6 +20,7 @@ mod doctor_fix;
 mod download;
 mod exec_real;
 mod install;
+mod lock_fallback;
 mod modules;
 mod pin;
 mod shell_hooks;
