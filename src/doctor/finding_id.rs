@@ -138,6 +138,9 @@ finding_ids! {
     /// by size, link or presence (edited through a link deployment). Severity: error. Source:
     /// verify.
     StoreReleaseDamaged = "store-release-damaged",
+    /// The home, the system store or a toolkit is on a network file system, where locking may not
+    /// work. Severity: warning.
+    NetworkFileSystem = "network-file-system",
 }
 
 impl fmt::Display for FindingId {

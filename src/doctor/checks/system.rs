@@ -17,6 +17,24 @@ pub(super) fn check(cx: &Cx, out: &mut Vec<Finding>) {
     gpu(cx, out);
     unfinished(cx, out);
     writable(cx, out);
+    network_fs(cx, out);
+}
+
+/// `network-file-system`: a folder cudnnm locks or changes is on NFS,
+/// Lustre, SMB or another network file system.
+fn network_fs(cx: &Cx, out: &mut Vec<Finding>) {
+    for n in &cx.s.network_fs {
+        out.push(
+            Finding::new(
+                FindingId::NetworkFileSystem,
+                Severity::Warning,
+                format!("the cudnnm {} '{}' is on a network file system ({})", n.what, n.path, n.fs_type),
+            )
+            .seen(format!("'{}' is mounted as {} at '{}'", n.path, n.fs_type, n.mount))
+            .why("cudnnm admits one writer at a time with an OS file lock (flock). On NFS mounted with `nolock` or Lustre mounted without `flock` that call fails or does nothing; cudnnm then uses an exclusive lock file (`lock.held`, naming host, PID and start time) instead, which a process of the same host takes over once its holder is dead, but which a crash on another node leaves behind until it is removed. Two nodes changing one home at the same moment are only as safe as the file system's exclusive create.")
+            .fix("Keep CUDNNM_HOME on a local disk where you can (the store can still be shared read-only as the system store); on a cluster, let one node install into the system store. If a command waits on a lock file from a node that crashed, remove that `lock.held`."),
+        );
+    }
 }
 
 fn v(s: &str) -> Version {

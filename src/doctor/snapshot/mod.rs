@@ -89,10 +89,27 @@ pub struct Snapshot {
     /// cudnnm store releases whose files no longer match their receipt
     /// (size, link target, presence): edited through a link deployment.
     pub store_changed: Vec<ChangedRelease>,
+    /// cudnnm's folders (home, system store, toolkits) that are on a
+    /// network file system, where locking may not work.
+    pub network_fs: Vec<NetworkFs>,
     /// Problems met while gathering (unreadable folders, tools that failed).
     pub notes: Vec<String>,
     /// Time spent per gathering phase, in milliseconds.
     pub timings_ms: Vec<(String, u64)>,
+}
+
+/// One of cudnnm's folders on a network file system.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct NetworkFs {
+    /// What the folder is: `home`, `system store` or `toolkit`.
+    pub what: String,
+    /// The folder.
+    pub path: String,
+    /// The file system type as the mount table names it (`nfs4`, `lustre`).
+    pub fs_type: String,
+    /// Where it is mounted.
+    pub mount: String,
 }
 
 /// Operating system and architecture.

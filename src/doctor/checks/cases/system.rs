@@ -174,3 +174,18 @@ fn another_homes_unfinished_change_is_an_error_naming_the_command_that_finishes_
     assert!(f.commands.is_empty(), "{f:?}");
     Kit::healthy_linux().absent(FindingId::ToolkitChangeUnfinished);
 }
+
+#[test]
+fn a_home_on_a_network_file_system_is_a_warning() {
+    let mut k = Kit::healthy_linux();
+    k.s.network_fs.push(crate::doctor::snapshot::NetworkFs {
+        what: "home".into(),
+        path: "/home/u/.local/share/cudnnm".into(),
+        fs_type: "nfs4".into(),
+        mount: "/home".into(),
+    });
+    let f = k.expect(FindingId::NetworkFileSystem);
+    assert_eq!(f.severity, Severity::Warning);
+    assert!(f.title.contains("nfs4"), "{f:?}");
+    Kit::healthy_linux().absent(FindingId::NetworkFileSystem);
+}
