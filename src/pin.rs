@@ -407,6 +407,7 @@ pub fn pin_file_text(spec: &Spec, existing: Option<&[u8]>) -> String {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // tests build their fixtures directly
 mod tests {
     use super::*;
     use crate::store::{Receipt, Source};

@@ -72,6 +72,7 @@ pub fn version_in(include: &Path) -> Option<Version> {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // tests build their fixtures directly
 mod tests {
     use super::*;
 

@@ -16,7 +16,7 @@ use crate::version::Version;
 /// [`Kind::NotFound`] when none of those gives a version (the causes name
 /// what was tried and any file that could not be parsed).
 pub fn read_cuda_version(root: &Path) -> Result<Version> {
-    read_cuda_version_for(root, detect_layout(root, cfg!(windows)))
+    read_cuda_version_for(root, detect_layout(root, crate::platform::HOST_WINDOWS))
 }
 
 pub(super) fn read_cuda_version_for(root: &Path, layout: Layout) -> Result<Version> {

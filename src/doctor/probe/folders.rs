@@ -137,6 +137,7 @@ fn probe_below(scan: &mut Scanner, entry: &Path, system: &[String]) {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // tests build their fixtures directly
 mod tests {
     use super::*;
 
