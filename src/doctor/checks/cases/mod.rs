@@ -76,9 +76,9 @@ fn every_finding_id_is_emitted_by_a_check() {
 
 /// Internal reference tags (a section sign, the names of notes kept outside
 /// the repository, a field-case id, an item of an internal tracker) in a
-/// line of code that is not a comment. The tags are spelled in pieces so that this
-/// file does not cite them itself (`catalog::sources_test` checks every
-/// line of the repository, comments included).
+/// line of code that is not a comment. The tags are spelled in pieces so
+/// that this file does not cite them itself (`catalog::sources_test` checks
+/// every line of the repository, comments included).
 fn internal_tag(line: &str) -> Option<&'static str> {
     let t = line.trim_start();
     if t.starts_with("//") {
