@@ -10,8 +10,8 @@
 //!
 //! # Findings
 //!
-//! Each finding has a stable id, a [`FindingId`]; README.md's table ("###
-//! Doctor") lists them for users, and a test keeps it complete.
+//! Each finding has a stable id, a [`FindingId`]; README.md's table
+//! ("### Doctor") lists them for users, and a test keeps it complete.
 //!
 //! A copy's version comes from its own evidence: the library's answer when it
 //! loaded with its own sub-libraries (`loaded_modules`, Linux), its DLL file
