@@ -1,4 +1,4 @@
-//! Per-process activation (DESIGN.md §6): the environment that makes one
+//! Per-process activation (`docs/architecture.md#activation`): the environment that makes one
 //! release visible to a process, and its rendering for each shell.
 //!
 //! An [`Activation`] is plain data: the variables to set or unset, computed

@@ -1,4 +1,4 @@
-//! Importing cuDNN archives into the store (DESIGN.md §3): open → recognise
+//! Importing cuDNN archives into the store (`docs/architecture.md#importing`): open → recognise
 //! the shape by entry names → plan the mapping to the store layout → check
 //! every entry → extract into `store/.partial-*` while hashing → read the
 //! version from the headers → cross-check the name and the caller → write
@@ -678,7 +678,7 @@ fn detect_platform(dir: &Path, plan: &Plan, guess: Platform) -> Result<Platform>
 
 /// Adds the unversioned development link (`libcudnn.so -> libcudnn.so.9`)
 /// for every `libX.so.M` that lacks one: wheels carry only `.so.M` files
-/// (cudnn-facts §1.5), and linkers look for `libX.so`.
+/// (`docs/releases.md#pip-wheels`), and linkers look for `libX.so`.
 fn add_dev_links(dir: &Path, files: &[FileRecord], platform: Platform) -> Result<Vec<FileRecord>> {
     if platform.is_windows() {
         return Ok(Vec::new());

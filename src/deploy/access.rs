@@ -1,4 +1,4 @@
-//! The preflight (field case F21): before a change moves anything, check
+//! The preflight (`docs/breakages.md#toolkit-not-writable`): before a change moves anything, check
 //! that this process may change every folder it will touch — the toolkit's
 //! cuDNN folders (or the nearest existing parent of one it must create), the
 //! backup and journal folders — and, on Unix, that a sticky folder will let
