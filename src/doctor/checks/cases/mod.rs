@@ -73,4 +73,3 @@ fn every_finding_id_is_emitted_by_a_check() {
         );
     }
 }
-
