@@ -45,8 +45,8 @@ fn mm(x: &Version) -> (u32, u32) {
     (x.major(), x.minor())
 }
 
-/// `os-not-64bit` (issue item 1): cuDNN ships only 64-bit builds
-/// (cudnn-facts §1: x86_64, sbsa, aarch64, ppc64le; Windows x86_64).
+/// `os-not-64bit` (`docs/breakages.md#os-not-64-bit`): cuDNN ships only 64-bit
+/// builds (x86_64, sbsa, aarch64, ppc64le Linux; x86_64 Windows).
 fn os_bits(cx: &Cx, out: &mut Vec<Finding>) {
     let os = &cx.s.os;
     if os.bits == 0 || os.bits == 64 {
@@ -69,7 +69,7 @@ fn os_bits(cx: &Cx, out: &mut Vec<Finding>) {
     );
 }
 
-/// `no-cuda-toolkit` (issue item 2).
+/// `no-cuda-toolkit` (`docs/breakages.md#no-cuda-toolkit`).
 fn toolkits(cx: &Cx, out: &mut Vec<Finding>) {
     let s = cx.s;
     if !s.toolkits.is_empty() {
@@ -110,7 +110,7 @@ fn root_var<'a>(cx: &'a Cx) -> Option<(&'static str, &'a str)> {
         .find_map(|n| cx.s.var(n).map(|v| (n, v)))
 }
 
-/// `nvcc-cuda-path-mismatch` (issue item 2).
+/// `nvcc-cuda-path-mismatch` (`docs/breakages.md#no-cuda-toolkit`).
 fn nvcc_vs_cuda_path(cx: &Cx, out: &mut Vec<Finding>) {
     let Some(nvcc) = &cx.s.nvcc else { return };
     let Some((var, root)) = root_var(cx) else {
@@ -154,7 +154,8 @@ fn nvcc_vs_cuda_path(cx: &Cx, out: &mut Vec<Finding>) {
     );
 }
 
-/// `cuda-path-invalid`, `cuda-path-other-version`, `cuda-path-missing` (issue item 8).
+/// `cuda-path-invalid`, `cuda-path-other-version`, `cuda-path-missing`
+/// (`docs/breakages.md#cuda-path-wrong`).
 fn cuda_path(cx: &Cx, out: &mut Vec<Finding>) {
     let s = cx.s;
     // CUDA_PATH_VX_Y naming another version.
@@ -255,7 +256,8 @@ impl ToolkitCommands for Finding {
 }
 
 /// The driver that runs every toolkit of a CUDA major through minor-version
-/// compatibility (CUDA release notes Table 2; cudnn-facts §5.4).
+/// compatibility (CUDA release notes Table 2;
+/// `docs/releases.md#minor-version-compatibility`).
 fn minor_compat_floor(cuda_major: u32, windows: bool) -> Option<Version> {
     match (cuda_major, windows) {
         (11, false) => Some(v("450.80.02")),
@@ -267,7 +269,8 @@ fn minor_compat_floor(cuda_major: u32, windows: bool) -> Option<Version> {
     }
 }
 
-/// `driver-not-found`, `driver-too-old`, `driver-minor-compat-only` (issue item 3).
+/// `driver-not-found`, `driver-too-old`, `driver-minor-compat-only`
+/// (`docs/breakages.md#driver-too-old`).
 fn driver(cx: &Cx, out: &mut Vec<Finding>) {
     let s = cx.s;
     let Some(d) = &s.driver else {
@@ -321,9 +324,10 @@ fn mm_s(c: &Version) -> String {
     format!("{}.{}", c.major(), c.minor())
 }
 
-/// The lowest compute capability a cuDNN build supports (cudnn-facts §5.2):
-/// 7.x 3.0; 8.0–8.5 3.5 with CUDA 11 (3.0 with 10.2); 8.9 and 9.x 5.0;
-/// builds for CUDA 13 7.5. `None` where unverified (8.6–8.8).
+/// The lowest compute capability a cuDNN build supports
+/// (`docs/releases.md#minimum-compute-capability`): 7.x 3.0; 8.0–8.5 3.5 with
+/// CUDA 11 (3.0 with 10.2); 8.9 and 9.x 5.0; builds for CUDA 13 7.5. `None`
+/// where unverified (8.6–8.8).
 fn min_cc(cudnn: &Version, cudart: Option<u64>) -> Option<Version> {
     let cuda_major = cudart.map(|n| cudart_to_version(n).major());
     Some(match (cudnn.major(), cudnn.minor()) {
@@ -406,7 +410,8 @@ fn unfinished(cx: &Cx, out: &mut Vec<Finding>) {
     }
 }
 
-/// `toolkit-not-writable` (F21): changing the toolkit needs elevated rights.
+/// `toolkit-not-writable` (`docs/breakages.md#toolkit-not-writable`): changing
+/// the toolkit needs elevated rights.
 fn writable(cx: &Cx, out: &mut Vec<Finding>) {
     for t in &cx.s.toolkits {
         if t.writable != Some(false) {
