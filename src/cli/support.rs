@@ -413,7 +413,8 @@ pub fn export_releases(
 
 /// `export lmod` / `export tcl`: plans with [`crate::modulefile::plan`]
 /// from the chosen store and what `DIR/cudnn/` holds, then writes, links
-/// and removes through `fsops`. Modulefiles are made readable by every user.
+/// and removes through `fsops`. Modulefiles are made readable by every user
+/// (mode 0644 on Unix; on Windows the folder's ACL decides).
 pub fn export_modules(
     ctx: &Ctx,
     engine: crate::modulefile::Engine,
@@ -475,7 +476,9 @@ pub fn export_modules(
             } => {
                 if *changed {
                     fsops::write_atomic(path, text.as_bytes())?;
-                    fsops::make_shared(path)?;
+                    // Readable by every user (written 0600 first), still replaceable by the next export.
+                    crate::platform::make_world_readable(path)
+                        .map_err(|e| Error::io("change permissions of", path, e))?;
                     report.written.push(path.display().to_string());
                 } else {
                     report.unchanged.push(path.display().to_string());
