@@ -118,10 +118,22 @@ impl Home {
                 None => PathBuf::from(UNIX_SYSTEM_HOME),
             },
         };
-        if root.is_absolute() || is_windows_absolute(&root, env) {
+        let absolute = if env.is_windows() {
+            is_windows_absolute(&root, env)
+        } else {
+            root.to_string_lossy().starts_with('/')
+        };
+        if absolute {
             root
         } else {
-            env.cwd().join(root)
+            // Joined by the environment's rules, as text.
+            let sep = if env.is_windows() { '\\' } else { '/' };
+            let cwd = env.cwd().to_string_lossy();
+            PathBuf::from(format!(
+                "{}{sep}{}",
+                cwd.trim_end_matches(sep),
+                root.display()
+            ))
         }
     }
 
@@ -326,7 +338,7 @@ mod tests {
         let user = Home::new("/u").with_system(PathBuf::from("/opt/cudnnm"));
         assert_eq!(
             user.system_store_dir(),
-            Some(PathBuf::from("/opt/cudnnm/store"))
+            Some(PathBuf::from("/opt/cudnnm").join("store"))
         );
         // The system home reading itself sees one store, not two.
         let admin = Home::new("/opt/cudnnm").with_system(PathBuf::from("/opt/cudnnm"));

@@ -78,17 +78,25 @@ impl ModuleRelease {
         format!("{}-cuda{}", self.id.version, self.id.cuda)
     }
 
+    /// `sub` below the release folder, joined by the rules of the release's
+    /// platform (so that the text is the same on every host).
+    fn under(&self, sub: &str) -> PathBuf {
+        let sep = if self.windows { '\\' } else { '/' };
+        let dir = self.dir.to_string_lossy();
+        PathBuf::from(format!("{}{sep}{sub}", dir.trim_end_matches(sep)))
+    }
+
     fn include_dir(&self) -> PathBuf {
-        self.dir.join("include")
+        self.under("include")
     }
 
     fn lib_dir(&self) -> PathBuf {
-        self.dir.join("lib")
+        self.under("lib")
     }
 
     fn loader(&self) -> (&'static str, PathBuf) {
         if self.windows {
-            (env::PATH, self.dir.join("bin"))
+            (env::PATH, self.under("bin"))
         } else {
             (env::LD_LIBRARY_PATH, self.lib_dir())
         }

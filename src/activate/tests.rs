@@ -324,7 +324,7 @@ fn a_system_release_is_replaced_and_removed_like_the_users_own() {
     let on_system = applied(&env, &activate(&env, &home, &sys));
     assert_eq!(
         on_system.var("LD_LIBRARY_PATH").unwrap(),
-        "/opt/cudnnm/store/cuda-12/9.12.0.46/lib:/usr/lib/x"
+        j("/opt/cudnnm/store/cuda-12/9.12.0.46", "lib", ":/usr/lib/x")
     );
     let own = release(
         "/home/u/cudnnm/store/cuda-12/9.27.0.42",
@@ -333,7 +333,11 @@ fn a_system_release_is_replaced_and_removed_like_the_users_own() {
     let switched = applied(&on_system, &activate(&on_system, &home, &own));
     assert_eq!(
         switched.var("LD_LIBRARY_PATH").unwrap(),
-        "/home/u/cudnnm/store/cuda-12/9.27.0.42/lib:/usr/lib/x"
+        j(
+            "/home/u/cudnnm/store/cuda-12/9.27.0.42",
+            "lib",
+            ":/usr/lib/x"
+        )
     );
     let back = applied(&on_system, &deactivate(&on_system, &home));
     assert_eq!(back.var("LD_LIBRARY_PATH").unwrap(), "/usr/lib/x");

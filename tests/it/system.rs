@@ -1,6 +1,10 @@
 //! The system store (`install --system`): releases an administrator installs
 //! once for every user of a machine. Users see them after their own, may
 //! point their default, pins and deployments at them, and never change them.
+//! Unix: file modes and a second user; the Windows system home's path is a
+//! unit test of `home` (run under wine with the library's tests).
+
+#![cfg(unix)]
 
 use crate::common;
 use crate::deploy_support;
@@ -37,7 +41,6 @@ fn list(sb: &Sandbox) -> Vec<(String, String)> {
         .collect()
 }
 
-#[cfg(unix)]
 fn mode(p: &Path) -> u32 {
     use std::os::unix::fs::PermissionsExt;
     std::fs::symlink_metadata(p).unwrap().permissions().mode() & 0o7777
@@ -54,7 +57,6 @@ fn users_see_system_releases_after_their_own_and_never_change_them() {
     assert!(!sb.home().exists(), "the user's home was created");
     let rel = system_release(&sb, "9.1.0.70");
     assert!(rel.join("receipt.toml").is_file());
-    #[cfg(unix)]
     {
         assert_eq!(mode(&rel), 0o755);
         assert_eq!(mode(&sb.system().join("store")), 0o755);
