@@ -40,6 +40,41 @@ fn rank(want: &CudaVariant, variant: &CudaVariant) -> (u8, u32) {
     }
 }
 
+/// [`select`], but for a version prefix (`9`, `9.1`) on a machine whose
+/// oldest GPU in use has compute capability `gpu`: the newest archive that
+/// runs on that GPU (by the support matrix's `min_compute`; releases with no
+/// known minimum count as running). Returns the pick and, when a newer
+/// archive was passed over for the GPU, that archive. An exact spec, or a
+/// prefix with nothing that runs, picks as [`select`] does (the caller then
+/// refuses or warns).
+///
+/// # Errors
+/// As [`select`].
+pub fn select_for_gpu(
+    cat: &Catalog,
+    req: &FetchRequest,
+    toolkits: &[Toolkit],
+    gpu: Option<&Version>,
+) -> Result<(Archive, Option<Archive>)> {
+    let best = select(cat, req, toolkits)?.clone();
+    let Some(cc) = gpu else {
+        return Ok((best, None));
+    };
+    let runs = |a: &Archive| {
+        cat.min_compute(&a.version, &a.cuda)
+            .is_none_or(|m| m <= *cc)
+    };
+    if req.spec.is_exact() || runs(&best) {
+        return Ok((best, None));
+    }
+    let mut runnable = cat.clone();
+    runnable.archives.retain(runs);
+    match select(&runnable, req, toolkits) {
+        Ok(a) => Ok((a.clone(), Some(best))),
+        Err(_) => Ok((best, None)),
+    }
+}
+
 /// The one archive `req` names for `req.platform`.
 ///
 /// # Errors

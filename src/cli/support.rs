@@ -17,6 +17,7 @@ use crate::error::Result;
 use crate::pin::SpecSource;
 use crate::store::{Release, Store};
 use crate::toolkit::{self, Layout, Toolkit};
+use crate::version::{CudaVariant, Version};
 
 /// Where a spec came from, for people.
 pub fn source_label(s: &SpecSource) -> String {
@@ -386,5 +387,176 @@ mod tests {
         assert_eq!(super::human_size(12), "12 B");
         assert_eq!(super::human_size(1536), "1.5 KiB");
         assert_eq!(super::human_size(1_268_000_000), "1.2 GiB");
+    }
+}
+
+/// Whether a release can run on the GPUs a CUDA program started here would
+/// use (`install` and `use`; never `env`, `exec` or the shell hooks). Built
+/// once per command: it runs `nvidia-smi` once. With no GPU visible every
+/// release passes and nothing is said.
+#[derive(Clone, Debug)]
+pub struct GpuGate {
+    /// The GPUs CUDA would use (after `CUDA_VISIBLE_DEVICES`).
+    pub gpus: Vec<crate::gpu::Gpu>,
+    catalog: crate::catalog::Catalog,
+    /// Installed releases: (version, CUDA variant), to suggest one that runs.
+    installed: Vec<(Version, CudaVariant)>,
+    windows: bool,
+}
+
+/// A release the oldest GPU in use cannot run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TooOld {
+    /// That GPU.
+    pub gpu: crate::gpu::Gpu,
+    /// The lowest compute capability the release supports.
+    pub needs: Version,
+}
+
+impl GpuGate {
+    /// Reads the GPUs (through `nvidia-smi`), the catalog and the installed releases.
+    pub fn read(ctx: &Ctx) -> GpuGate {
+        let gpus = crate::gpu::visible(&ctx.env, &crate::gpu::Processes);
+        GpuGate::new(ctx, gpus)
+    }
+
+    /// A gate for `gpus` as given.
+    pub fn new(ctx: &Ctx, gpus: Vec<crate::gpu::Gpu>) -> GpuGate {
+        if gpus.is_empty() {
+            return GpuGate {
+                gpus,
+                catalog: crate::catalog::Catalog::default(),
+                installed: Vec::new(),
+                windows: ctx.env.is_windows(),
+            };
+        }
+        let catalog = crate::catalog::Catalog::load(&ctx.home)
+            .unwrap_or_else(|_| crate::catalog::Catalog::embedded());
+        let installed = Store::new(&ctx.home)
+            .releases()
+            .unwrap_or_default()
+            .iter()
+            .map(|r| (r.version().clone(), *r.cuda()))
+            .collect();
+        GpuGate {
+            gpus,
+            catalog,
+            installed,
+            windows: ctx.env.is_windows(),
+        }
+    }
+
+    /// The oldest GPU in use (lowest compute capability), if any is visible.
+    pub fn oldest(&self) -> Option<&crate::gpu::Gpu> {
+        crate::gpu::oldest(&self.gpus)
+    }
+
+    /// `Some` when the oldest GPU in use is below the minimum NVIDIA's
+    /// support matrix gives for `version` built for `cuda`.
+    pub fn too_old(&self, version: &Version, cuda: &CudaVariant) -> Option<TooOld> {
+        let gpu = self.oldest()?;
+        let needs = self.catalog.min_compute(version, cuda)?;
+        (gpu.compute < needs).then(|| TooOld {
+            gpu: gpu.clone(),
+            needs,
+        })
+    }
+
+    /// The newest release that runs on the oldest GPU: installed ones first,
+    /// then the catalog's; a build for `prefer`'s CUDA major wins over others.
+    /// Returns the version, its CUDA variant and whether it is installed.
+    pub fn newest_that_runs(&self, prefer: &CudaVariant) -> Option<(Version, CudaVariant, bool)> {
+        let gpu = self.oldest()?;
+        let runs = |v: &Version, c: &CudaVariant| {
+            self.catalog
+                .min_compute(v, c)
+                .is_some_and(|m| m <= gpu.compute)
+        };
+        let host = crate::version::Platform::host();
+        let catalog = self
+            .catalog
+            .archives()
+            .iter()
+            .filter(|a| Some(a.platform) == host)
+            .map(|a| (a.version.clone(), a.cuda))
+            .chain(
+                self.catalog
+                    .wheels()
+                    .iter()
+                    .flat_map(|w| w.versions.iter().map(|v| (v.clone(), w.cuda))),
+            );
+        let pick = |cands: Vec<(Version, CudaVariant)>| {
+            let ok: Vec<&(Version, CudaVariant)> =
+                cands.iter().filter(|(v, c)| runs(v, c)).collect();
+            ok.iter()
+                .filter(|(_, c)| c.major() == prefer.major())
+                .max_by(|a, b| a.0.cmp(&b.0))
+                .or_else(|| ok.iter().max_by(|a, b| a.0.cmp(&b.0)))
+                .map(|p| (*p).clone())
+        };
+        if let Some((v, c)) = pick(self.installed.clone()) {
+            return Some((v, c, true));
+        }
+        pick(catalog.collect()).map(|(v, c)| (v, c, false))
+    }
+
+    /// Refuses (exit 8) a release the oldest GPU in use cannot run, naming the
+    /// GPU, its compute capability, the release's minimum and the newest
+    /// release that does run there; with `force` returns a warning instead.
+    /// `doing` is the verb for the messages (`install`, `deploy`).
+    ///
+    /// # Errors
+    /// [`crate::error::Kind::Conflict`] when the GPU is too old and `force` is not set.
+    pub fn check(
+        &self,
+        version: &Version,
+        cuda: &CudaVariant,
+        force: bool,
+        doing: &str,
+    ) -> Result<Option<String>> {
+        let Some(t) = self.too_old(version, cuda) else {
+            return Ok(None);
+        };
+        let g = &t.gpu;
+        let what = format!(
+            "{} (GPU {}, compute capability {})",
+            g.name, g.index, g.compute
+        );
+        if force {
+            return Ok(Some(format!(
+                "cuDNN {version} for CUDA {cuda} needs compute capability {} or newer and will not run on {what}; {doing}ing it anyway (--force)",
+                t.needs
+            )));
+        }
+        let suggestion = match self.newest_that_runs(cuda) {
+            Some((v, c, installed)) => {
+                let cmd = if installed {
+                    CommandLine::use_(v.to_string())
+                } else {
+                    CommandLine::install(v.to_string()).cuda(c)
+                };
+                format!(
+                    "the newest release that runs on it is cuDNN {v} for CUDA {c} ({}: `{}`); or pass --force to {doing} this one anyway",
+                    if installed {
+                        "installed"
+                    } else {
+                        "in the catalog"
+                    },
+                    cmd.for_host(self.windows)
+                )
+            }
+            None => format!(
+                "no known release runs on this GPU; pass --force to {doing} this one anyway"
+            ),
+        };
+        Err(crate::error::Error::new(
+            crate::error::Kind::Conflict,
+            format!(
+                "cuDNN {version} for CUDA {cuda} cannot run on {what}: it needs compute capability {} or newer",
+                t.needs
+            ),
+        )
+        .cause("NVIDIA's cuDNN support matrix for this release and CUDA lists no older GPUs; on them cuDNN calls fail with CUDNN_STATUS_ARCH_MISMATCH or \"no kernel image is available for execution on the device\"")
+        .hint(suggestion))
     }
 }

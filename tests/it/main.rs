@@ -19,6 +19,7 @@ mod doctor;
 mod doctor_fix;
 mod download;
 mod exec_real;
+mod gpu;
 mod install;
 mod pin;
 mod shell_hooks;
