@@ -363,6 +363,29 @@ mod tests {
     const W: Platform = Platform::WindowsX86_64;
 
     #[test]
+    fn a_prefix_picks_the_newest_release_the_gpu_runs() {
+        let cat = Catalog::embedded();
+        let p = Platform::LinuxX86_64;
+        let r = req("9", Some("12"), p);
+        let (newest, none) = select_for_gpu(&cat, &r, &[], None).unwrap();
+        assert!(newest.version >= v("9.11"), "{}", newest.version);
+        assert!(none.is_none());
+        // Turing (7.5) runs the newest CUDA 12 build.
+        let (a, none) = select_for_gpu(&cat, &r, &[], Some(&v("7.5"))).unwrap();
+        assert_eq!(a.version, newest.version);
+        assert!(none.is_none());
+        // Pascal (6.1): the newest 9.10.x, and the newer one passed over is named.
+        let (a, over) = select_for_gpu(&cat, &r, &[], Some(&v("6.1"))).unwrap();
+        assert!(v("9.10").is_prefix_of(&a.version), "{}", a.version);
+        assert_eq!(over.unwrap().version, newest.version);
+        // An exact version is not swapped for another (install then refuses).
+        let exact = req(&newest.version.to_string(), Some("12"), p);
+        let (a, over) = select_for_gpu(&cat, &exact, &[], Some(&v("6.1"))).unwrap();
+        assert_eq!(a.version, newest.version);
+        assert!(over.is_none());
+    }
+
+    #[test]
     fn exact_prefix_and_suffix_forms() {
         let cat = Catalog::embedded();
         let a = select(&cat, &req("7.1.3", None, W), &[]).unwrap();
