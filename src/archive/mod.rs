@@ -51,9 +51,10 @@ pub struct ImportRequest {
 /// A check on the identified release (its version and CUDA variant): an
 /// error refuses the import, `Ok(Some(msg))` admits it with a warning.
 #[derive(Clone)]
-pub struct Admit(
-    pub std::sync::Arc<dyn Fn(&Version, &CudaVariant) -> Result<Option<String>> + Send + Sync>,
-);
+pub struct Admit(pub std::sync::Arc<AdmitFn>);
+
+/// The function inside [`Admit`].
+pub type AdmitFn = dyn Fn(&Version, &CudaVariant) -> Result<Option<String>> + Send + Sync;
 
 impl std::fmt::Debug for Admit {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
