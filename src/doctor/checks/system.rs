@@ -335,7 +335,14 @@ fn releases_in_use(cx: &Cx) -> Vec<InUse> {
         match out.iter_mut().find(|r| same(r)) {
             Some(r) => {
                 r.roles.push(role);
-                if version.parts().len() > r.version.parts().len() {
+                if version.parts().len() > r.version.parts().len()
+                    || (r.cuda.is_none() && cuda.is_some())
+                {
+                    let cuda = cuda.or(r.cuda);
+                    let label = match &cuda {
+                        Some(c) => format!("{version} for CUDA {c}"),
+                        None => version.to_string(),
+                    };
                     (r.version, r.cuda, r.label) = (version, cuda, label);
                 }
             }

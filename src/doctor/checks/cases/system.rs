@@ -153,6 +153,34 @@ fn pascal_and_volta_cannot_run_cuda_12_builds_of_9_11_and_later() {
 }
 
 #[test]
+fn a_windows_snapshot_judges_the_deployed_release_by_its_cuda_build() {
+    // cuDNN 8.1.0.77 for CUDA 11.2 starts at Kepler 3.5 (3.0 only for CUDA 10.2 builds).
+    let deployed = |k: &mut Kit| {
+        k.s.deployments = vec![DeploymentState {
+            toolkit: r"C:\Program Files\NVIDIA GPU Computing Toolkit\CUDA\v11.2".into(),
+            release: "8.1.0.77_cuda11.2".into(),
+            mode: "copy".into(),
+            ..Default::default()
+        }];
+    };
+    let mut k = Kit::healthy_windows();
+    deployed(&mut k);
+    k.driver("546.33", &[("Quadro K4000", "3.0")]);
+    let f = k.expect(FindingId::GpuTooOld);
+    assert!(f.why.contains("3.5 and newer"), "{f:?}");
+    assert!(
+        f.seen
+            .iter()
+            .any(|l| l.contains(r"deployed in C:\Program Files")),
+        "{f:?}"
+    );
+    let mut k = Kit::healthy_windows();
+    deployed(&mut k);
+    k.driver("546.33", &[("Tesla K40c", "3.5")]);
+    k.absent(FindingId::GpuTooOld);
+}
+
+#[test]
 fn a_pinned_release_the_gpu_cannot_run_is_reported() {
     let mut k = Kit::healthy_linux();
     k.driver("550.54.15", &[("NVIDIA GeForce GTX 1080", "6.1")]);
