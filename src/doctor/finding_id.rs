@@ -138,6 +138,9 @@ finding_ids! {
     /// by size, link or presence (edited through a link deployment). Severity: error. Source:
     /// verify.
     StoreReleaseDamaged = "store-release-damaged",
+    /// A store release whose `receipt.toml` (or folder) this user may not read: a permission
+    /// problem, not damage. Severity: warning.
+    StoreReleaseUnreadable = "store-release-unreadable",
 }
 
 impl fmt::Display for FindingId {

@@ -959,3 +959,69 @@ fn a_9_12_shim_that_loads_the_9_27_graph_library_is_mixing_not_the_same_version(
         r.describe()
     );
 }
+
+#[cfg(unix)]
+#[test]
+fn a_missing_development_link_is_a_warning_not_an_error() {
+    let mut sb = Sandbox::new();
+    let tk = toolkit(&mut sb, false);
+    // Healthy neighbour: with the link, no finding.
+    let r = doctor(&sb, &tk, &[]).ok();
+    assert!(
+        !ids(&r).contains(&"missing-link-library".to_string()),
+        "{}",
+        r.describe()
+    );
+    // Without libcudnn.so, programs still load cuDNN (by its SONAME); only
+    // `-lcudnn` builds fail: a warning, and doctor exits 0.
+    fs::remove_file(tk.join("lib64/libcudnn.so")).unwrap();
+    let r = doctor(&sb, &tk, &[]).ok();
+    let f = finding(&r, "missing-link-library");
+    assert_eq!(f["severity"], "warning", "{}", r.describe());
+    assert!(
+        f["why"].as_str().unwrap().contains("cannot find -lcudnn"),
+        "{f}"
+    );
+    assert_eq!(r.json()["errors"], 0, "{}", r.describe());
+}
+
+#[cfg(unix)]
+#[test]
+fn a_receipt_this_user_cannot_read_is_a_permission_problem_not_damage() {
+    use std::os::unix::fs::PermissionsExt;
+    if !crate::deploy_support::is_root() {
+        // Needs a second user (nobody, via setpriv) so the mode applies to the reader.
+        common::skip::skip(
+            "needs root, to run cudnnm as a second user (nobody, through setpriv) whom a mode 0000 receipt denies",
+        );
+        return;
+    }
+    let sb = Sandbox::new();
+    // Healthy neighbour: the real release, readable: neither finding.
+    store_release_in(&sb.home(), "9.27.0.42");
+    let r = sb.run(["doctor", "--json", "--no-load"]);
+    for id in ["store-release-damaged", "store-release-unreadable"] {
+        assert!(!ids(&r).contains(&id.to_string()), "{}", r.describe());
+    }
+    // The 9.12 release's real receipt, mode 0000, in a home owned by nobody.
+    let dir = sb.home().join("store/cuda-12/9.12.0.46");
+    fs::create_dir_all(&dir).unwrap();
+    let receipt = dir.join("receipt.toml");
+    fs::copy(imported("9.12.0.46").join("receipt.toml"), &receipt).unwrap();
+    // The shared 9.27 files are hard links: give this home its own copy of them
+    // before run_as_nobody changes the home's owner.
+    fs::remove_dir_all(sb.home().join("store/cuda-12/9.27.0.42")).unwrap();
+    fs::set_permissions(&receipt, fs::Permissions::from_mode(0o000)).unwrap();
+    let r = crate::deploy_support::run_as_nobody(&sb, &["doctor", "--json", "--no-load"]);
+    let f = finding(&r, "store-release-unreadable");
+    assert_eq!(f["severity"], "warning", "{}", r.describe());
+    let text = f.to_string();
+    assert!(text.contains("9.12.0.46_cuda12"), "{text}");
+    assert!(text.contains("ermission denied"), "{text}");
+    assert!(text.contains("chmod -R u+rX"), "{text}");
+    assert!(
+        !ids(&r).contains(&"store-release-damaged".to_string()),
+        "{}",
+        r.describe()
+    );
+}

@@ -126,6 +126,7 @@ fn missing_link_library() {
     let mut k = Kit::healthy_linux();
     k.remove("/libcudnn.so");
     let f = k.expect(FindingId::MissingLinkLibrary);
+    assert_eq!(f.severity, Severity::Warning, "only builds need it: {f:?}");
     assert!(f.why.contains("cannot find -lcudnn"), "{f:?}");
     assert!(f.commands[0].starts_with("ln -s libcudnn.so.9"), "{f:?}");
     Kit::healthy_windows().absent(FindingId::MissingLinkLibrary);

@@ -186,13 +186,15 @@ pub(super) fn toolkit_set(cx: &Cx, t: &ToolkitInfo, out: &mut Vec<Finding>) {
         } else {
             "/usr/bin/ld: cannot find -lcudnn".to_string()
         };
+        // Only building needs it: programs already built load the runtime
+        // library by its SONAME / DLL name, so this is a warning.
         let mut f = Finding::new(
             FindingId::MissingLinkLibrary,
-            Severity::Error,
+            Severity::Warning,
             format!("{} lacks {link}", t.lib_dir()),
         )
         .seen(format!("missing from {}: {link}", t.lib_dir()))
-        .why(format!("Linking against cuDNN fails: \"{err}\"."));
+        .why(format!("Building with -lcudnn (or linking cudnn.lib) fails: \"{err}\". Programs already built are not affected: they load cuDNN by its runtime name."));
         let dev_target = majors
             .iter()
             .next_back()
