@@ -119,6 +119,10 @@ finding_ids! {
     DependencyUnresolved = "dependency-unresolved",
     /// The library did not load; the loader's message. Severity: error. Source: F04.
     LibraryLoadFailed = "library-load-failed",
+    /// A library this user may not read (mode, owner, ACL). Severity: error.
+    LibraryUnreadable = "library-unreadable",
+    /// A library on a file system mounted `noexec`. Severity: error.
+    LibraryOnNoexecMount = "library-on-noexec-mount",
     /// CuDNN only inside a Python environment. Severity: warning. Source: F16.
     CudnnOnlyInSitePackages = "cudnn-only-in-site-packages",
     /// `libcudnn.so.8` a copy instead of a link, or a dangling link. Severity: error (warning for

@@ -1025,3 +1025,155 @@ fn a_receipt_this_user_cannot_read_is_a_permission_problem_not_damage() {
         r.describe()
     );
 }
+
+#[cfg(unix)]
+#[test]
+fn a_library_this_user_may_not_read_is_a_permission_finding_not_a_failed_load() {
+    use std::os::unix::fs::PermissionsExt;
+    if !crate::deploy_support::is_root() {
+        common::skip::skip(
+            "needs root, to run cudnnm as a second user (nobody, through setpriv) whom a mode 0000 library denies",
+        );
+        return;
+    }
+    let mut sb = Sandbox::new();
+    let tk = toolkit(&mut sb, false);
+    let lib = tk.join("lib64/libcudnn.so.9");
+    // A copy of its own (the placed file is a hard link to the shared import).
+    fs::remove_file(&lib).unwrap();
+    fs::copy(imported("9.27.0.42").join("lib/libcudnn.so.9"), &lib).unwrap();
+    let args = ["doctor", "--json", "--cuda-root", tk.to_str().unwrap()];
+    // Healthy neighbour: readable, it loads for nobody too.
+    let r = crate::deploy_support::run_as_nobody(&sb, &args);
+    assert!(
+        !ids(&r).contains(&"library-unreadable".to_string()),
+        "{}",
+        r.describe()
+    );
+    assert!(
+        !ids(&r).contains(&"library-load-failed".to_string()),
+        "{}",
+        r.describe()
+    );
+    fs::set_permissions(&lib, fs::Permissions::from_mode(0o000)).unwrap();
+    let r = crate::deploy_support::run_as_nobody(&sb, &args);
+    let f = finding(&r, "library-unreadable");
+    assert_eq!(f["severity"], "error", "{}", r.describe());
+    assert!(
+        f["title"]
+            .as_str()
+            .unwrap()
+            .starts_with("libcudnn.so.9 is present but this user may not read it"),
+        "{f}"
+    );
+    assert!(
+        f["why"]
+            .as_str()
+            .unwrap()
+            .contains("cannot open shared object file: Permission denied"),
+        "{f}"
+    );
+    assert_eq!(
+        f["commands"][0],
+        format!("chmod a+r {}", lib.display()),
+        "{f}"
+    );
+    // Not "does not load, reinstall".
+    assert!(
+        !ids(&r).contains(&"library-load-failed".to_string()),
+        "{}",
+        r.describe()
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn a_library_on_a_noexec_mount_names_the_mount_option() {
+    if common::skip::need_program("unshare", "util-linux").is_none() {
+        return;
+    }
+    let sb = Sandbox::new();
+    let tk = empty_toolkit(&sb, "cuda-12.4");
+    let release = imported("9.27.0.42");
+    place_headers(&release, &tk);
+    // lib64 becomes a noexec tmpfs inside a private mount namespace: the small
+    // libcudnn.so.9 copied onto it, the big sub-libraries linked from the import.
+    let lib64 = tk.join("lib64");
+    let mut script = format!(
+        "mount -t tmpfs -o noexec,size=4m tmpfs '{l}' || exit 99; cp '{r}/lib/libcudnn.so.9' '{l}/' || exit 98; ",
+        l = lib64.display(),
+        r = release.display()
+    );
+    for e in fs::read_dir(release.join("lib")).unwrap().flatten() {
+        let n = e.file_name().to_string_lossy().into_owned();
+        if n != "libcudnn.so.9" {
+            script.push_str(&format!(
+                "ln -s '{}' '{}/{n}'; ",
+                e.path().display(),
+                lib64.display()
+            ));
+        }
+    }
+    let doctor_cmd = format!(
+        "exec '{}' doctor --json --cuda-root '{}'",
+        common::bin().display(),
+        tk.display()
+    );
+    let run = |script: &str| {
+        let out = sb
+            .wrapped("unshare")
+            .args(["-rm", "sh", "-c", script])
+            .output()
+            .unwrap();
+        Run {
+            args: vec!["doctor".into()],
+            out,
+            root: sb.root().to_path_buf(),
+        }
+    };
+    // Healthy neighbour: the same on an exec tmpfs.
+    let healthy = run(&format!("{}{doctor_cmd}", script.replace("noexec,", "")));
+    assert!(
+        !ids(&healthy).contains(&"library-on-noexec-mount".to_string()),
+        "{}",
+        healthy.describe()
+    );
+    assert!(
+        !ids(&healthy).contains(&"library-load-failed".to_string()),
+        "{}",
+        healthy.describe()
+    );
+    let r = run(&format!("{script}{doctor_cmd}"));
+    let f = finding(&r, "library-on-noexec-mount");
+    assert_eq!(f["severity"], "error", "{}", r.describe());
+    assert!(
+        f["why"]
+            .as_str()
+            .unwrap()
+            .contains("failed to map segment from shared object"),
+        "{f}"
+    );
+    assert_eq!(
+        f["commands"][0],
+        format!("sudo mount -o remount,exec {}", lib64.display()),
+        "{f}"
+    );
+    assert!(
+        !ids(&r).contains(&"library-load-failed".to_string()),
+        "{}",
+        r.describe()
+    );
+}
+
+/// Copies a store release's `include/` into a toolkit's `include/` (hard links).
+#[cfg(unix)]
+fn place_headers(release: &Path, tk: &Path) {
+    for e in fs::read_dir(release.join("include")).unwrap().flatten() {
+        let dest = tk.join("include").join(e.file_name());
+        if e.file_type().unwrap().is_symlink() {
+            std::os::unix::fs::symlink(fs::read_link(e.path()).unwrap(), &dest).unwrap();
+        } else {
+            fs::hard_link(e.path(), &dest).unwrap();
+        }
+    }
+}

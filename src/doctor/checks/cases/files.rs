@@ -337,3 +337,49 @@ fn a_build_for_another_cuda_suggests_one_that_exists_for_the_toolkit() {
         "{f:?}"
     );
 }
+
+#[test]
+fn a_library_the_loader_may_not_read_or_map_says_so_and_not_reinstall() {
+    let lib = "/usr/local/cuda-12.4/lib64/libcudnn_graph.so.9";
+    let mut k = Kit::healthy_linux();
+    let f = k.s.files.iter_mut().find(|f| f.path == lib).unwrap();
+    f.unreadable = true;
+    // libcudnn.so.9 then fails to load naming it: explained, not "reinstall".
+    let main =
+        k.s.files
+            .iter_mut()
+            .find(|f| f.path.ends_with("/libcudnn.so.9"))
+            .unwrap();
+    main.load_error = Some(format!(
+        "{lib}: cannot open shared object file: Permission denied"
+    ));
+    let f = k.expect(FindingId::LibraryUnreadable);
+    assert_eq!(f.severity, Severity::Error);
+    assert!(f.why.contains("Permission denied"), "{f:?}");
+    assert!(f.commands[0].starts_with("chmod a+r "), "{f:?}");
+    k.absent(FindingId::LibraryLoadFailed);
+
+    let mut k = Kit::healthy_linux();
+    let f = k.s.files.iter_mut().find(|f| f.path == lib).unwrap();
+    f.noexec_mount = Some("/usr/local".into());
+    let f = k.expect(FindingId::LibraryOnNoexecMount);
+    assert!(f.why.contains("failed to map segment"), "{f:?}");
+    assert_eq!(f.commands, vec!["sudo mount -o remount,exec /usr/local"]);
+
+    // Windows: an ACL without read/execute is error 5 and an icacls grant.
+    let mut k = Kit::healthy_windows();
+    let f =
+        k.s.files
+            .iter_mut()
+            .find(|f| f.path.ends_with(r"\cudnn64_8.dll"))
+            .unwrap();
+    f.unreadable = true;
+    let f = k.expect(FindingId::LibraryUnreadable);
+    assert!(f.why.contains("error 5"), "{f:?}");
+    assert!(f.commands[0].starts_with("icacls "), "{f:?}");
+
+    // Healthy neighbours.
+    Kit::healthy_linux().absent(FindingId::LibraryUnreadable);
+    Kit::healthy_linux().absent(FindingId::LibraryOnNoexecMount);
+    Kit::healthy_windows().absent(FindingId::LibraryUnreadable);
+}

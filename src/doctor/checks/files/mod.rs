@@ -24,6 +24,7 @@ use crate::version::Version;
 
 pub(super) fn check(cx: &Cx, out: &mut Vec<Finding>) {
     architecture(cx, out);
+    access(cx, out);
     load_failures(cx, out);
     for t in &cx.s.toolkits {
         sets::toolkit_set(cx, t, out);
@@ -70,11 +71,69 @@ fn architecture(cx: &Cx, out: &mut Vec<Finding>) {
     }
 }
 
+/// `library-unreadable` and `library-on-noexec-mount`: a library the loader
+/// may not open or map, whatever its content. What the loader says (ld.so:
+/// "cannot open shared object file: Permission denied" / "failed to map
+/// segment from shared object"; LoadLibrary: error 5) and the real fix.
+fn access(cx: &Cx, out: &mut Vec<Finding>) {
+    let mut seen = BTreeSet::new();
+    for (f, _) in cx.shared() {
+        if !f.unreadable && f.noexec_mount.is_none() {
+            continue;
+        }
+        let real = f.real_path.clone().unwrap_or_else(|| f.path.clone());
+        if !seen.insert(real.clone()) {
+            continue;
+        }
+        // The file itself (links to it are the same file).
+        let name = spath::file_name(&real, cx.w).to_string();
+        let seen_line = real.clone();
+        if f.unreadable {
+            let fd = Finding::new(
+                FindingId::LibraryUnreadable,
+                Severity::Error,
+                format!("{name} is present but this user may not read it"),
+            )
+            .seen(seen_line.clone())
+            .seen("opening it for reading: permission denied");
+            out.push(if cx.w {
+                fd.why(format!("LoadLibrary fails with error 5, \"Access is denied\": the file's access control list gives this user no read and execute right. Its content may be fine; reinstalling does not change the ACL of a file cudnnm did not create."))
+                    .fix(format!("Give users read and execute rights on {real} (an administrator can), or copy cuDNN to a folder you own."))
+                    .command(format!("icacls \"{real}\" /grant \"%USERNAME%:RX\""))
+            } else {
+                fd.why(format!("The loader stops with \"{name}: cannot open shared object file: Permission denied\": the file's mode, owner or ACL (or a folder on its way without the x bit) denies this user. Its content may be fine; this is not a damaged copy to reinstall."))
+                    .fix(format!("Let every user read it (its owner or root can): `chmod a+r` on the file and `a+x` on its folders; `ls -l` and `getfacl` show who may read it."))
+                    .command(format!("chmod a+r {}", sh_quote(&real)))
+            });
+        }
+        if let Some(mp) = &f.noexec_mount {
+            out.push(
+                Finding::new(FindingId::LibraryOnNoexecMount, Severity::Error, format!("{name} is on {mp}, mounted noexec"))
+                    .seen(seen_line)
+                    .seen(format!("mount options of {mp}: noexec"))
+                    .why(format!("The loader may not map code from a noexec file system: it stops with \"{name}: failed to map segment from shared object\" (\"Operation not permitted\"). The file itself is fine."))
+                    .fix(format!("Remount {mp} without noexec (and drop noexec from its line in /etc/fstab so it stays so), or keep cuDNN on another file system."))
+                    .command(format!("sudo mount -o remount,exec {}", sh_quote(mp))),
+            );
+        }
+    }
+}
+
 /// `library-load-failed`: the library could not be loaded; the loader's message says why.
+/// Not for a library the loader may not open or map ([`access`] explains those).
 fn load_failures(cx: &Cx, out: &mut Vec<Finding>) {
     let mut seen = BTreeSet::new();
     for (f, _) in cx.shared() {
         let Some(e) = &f.load_error else { continue };
+        // Its own access, or a dependency's that the message names, is explained by `access`.
+        let blocked = cx
+            .shared()
+            .into_iter()
+            .filter(|(g, _)| g.unreadable || g.noexec_mount.is_some())
+            .any(|(g, _)| std::ptr::eq(g, f) || e.contains(cx.name(&g.path)));
+        if blocked {
+            continue;
+        }
         if !seen.insert(f.real_path.clone().unwrap_or_else(|| f.path.clone())) {
             continue;
         }
