@@ -97,12 +97,12 @@ fn access(cx: &Cx, out: &mut Vec<Finding>) {
             .seen(seen_line.clone())
             .seen("opening it for reading: permission denied");
             out.push(if cx.w {
-                fd.why(format!("LoadLibrary fails with error 5, \"Access is denied\": the file's access control list gives this user no read and execute right. Its content may be fine; reinstalling does not change the ACL of a file cudnnm did not create."))
+                fd.why("LoadLibrary fails with error 5, \"Access is denied\": the file's access control list gives this user no read and execute right. Its content may be fine; reinstalling does not change the ACL of a file cudnnm did not create.")
                     .fix(format!("Give users read and execute rights on {real} (an administrator can), or copy cuDNN to a folder you own."))
                     .command(format!("icacls \"{real}\" /grant \"%USERNAME%:RX\""))
             } else {
                 fd.why(format!("The loader stops with \"{name}: cannot open shared object file: Permission denied\": the file's mode, owner or ACL (or a folder on its way without the x bit) denies this user. Its content may be fine; this is not a damaged copy to reinstall."))
-                    .fix(format!("Let every user read it (its owner or root can): `chmod a+r` on the file and `a+x` on its folders; `ls -l` and `getfacl` show who may read it."))
+                    .fix("Let every user read it (its owner or root can): `chmod a+r` on the file and `a+x` on its folders; `ls -l` and `getfacl` show who may read it.")
                     .command(format!("chmod a+r {}", sh_quote(&real)))
             });
         }
@@ -128,7 +128,6 @@ fn load_failures(cx: &Cx, out: &mut Vec<Finding>) {
         // Its own access, or a dependency's that the message names, is explained by `access`.
         let blocked = cx
             .shared()
-            .into_iter()
             .filter(|(g, _)| g.unreadable || g.noexec_mount.is_some())
             .any(|(g, _)| std::ptr::eq(g, f) || e.contains(cx.name(&g.path)));
         if blocked {
