@@ -72,6 +72,9 @@ finding_ids! {
     /// The toolkit's `bin` not on PATH / `lib64` not on the loader path. Severity: error (warning
     /// when another copy loads). Source: #7.
     ToolkitNotOnLoaderPath = "toolkit-not-on-loader-path",
+    /// An empty or relative `LD_LIBRARY_PATH` entry: ld.so searches the working folder. Severity:
+    /// warning.
+    LdLibraryPathCurrentFolder = "ld-library-path-current-folder",
     /// A PATH/LD_LIBRARY_PATH entry above the folder holding the libraries. Severity: error
     /// (warning when another copy loads). Source: #7, F01.
     PathPointsAtArchiveRoot = "path-points-at-archive-root",

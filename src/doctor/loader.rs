@@ -62,6 +62,47 @@ impl fmt::Display for Via {
     }
 }
 
+/// The folders ld.so searches for `LD_LIBRARY_PATH` set to `raw`, in order,
+/// one per entry (so entry numbers stay as written), for a program whose
+/// working folder is `cwd`. As glibc's loader reads it (elf/dl-load.c,
+/// `fillin_rpath`; ld.so(8)): entries are separated by `:` or `;`, an empty
+/// entry (a leading, trailing or doubled separator) is the working folder,
+/// and a relative entry is taken from the working folder. An unset or empty
+/// variable adds nothing.
+pub fn ld_library_path_dirs(raw: &str, cwd: &str) -> Vec<String> {
+    if raw.is_empty() {
+        return Vec::new();
+    }
+    raw.split([':', ';'])
+        .map(|e| {
+            let rel = e.trim_start_matches("./");
+            if e.starts_with('/') {
+                match e.trim_end_matches('/') {
+                    "" => "/".to_string(),
+                    t => t.to_string(),
+                }
+            } else if e.is_empty() || e == "." || rel.is_empty() {
+                cwd.to_string()
+            } else {
+                format!("{}/{rel}", cwd.trim_end_matches('/'))
+            }
+        })
+        .collect()
+}
+
+/// The 0-based numbers of the `LD_LIBRARY_PATH` entries in `raw` that name
+/// the working folder or a folder relative to it (empty, `.`, `lib`).
+pub fn ld_library_path_relative(raw: &str) -> Vec<usize> {
+    if raw.is_empty() {
+        return Vec::new();
+    }
+    raw.split([':', ';'])
+        .enumerate()
+        .filter(|(_, e)| !e.starts_with('/'))
+        .map(|(i, _)| i)
+        .collect()
+}
+
 /// One place the loader finds a library, in search order.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Hit {
@@ -211,6 +252,29 @@ pub fn windows_major(s: &Snapshot) -> Option<u32> {
 mod tests {
     use super::super::snapshot::{DirListing, LdCacheEntry, OsInfo};
     use super::*;
+
+    #[test]
+    fn empty_and_relative_ld_library_path_entries_are_the_working_folder() {
+        let d = |raw: &str| ld_library_path_dirs(raw, "/home/me/proj");
+        // What `export LD_LIBRARY_PATH=$LD_LIBRARY_PATH:/x` leaves when it was unset.
+        assert_eq!(d(":/x"), ["/home/me/proj", "/x"]);
+        assert_eq!(d("/x:"), ["/x", "/home/me/proj"]);
+        assert_eq!(d("/x::/y"), ["/x", "/home/me/proj", "/y"]);
+        // glibc also splits on ';'; `.` and relative names are taken from the working folder.
+        assert_eq!(
+            d("/x;lib:./b:."),
+            [
+                "/x",
+                "/home/me/proj/lib",
+                "/home/me/proj/b",
+                "/home/me/proj"
+            ]
+        );
+        assert_eq!(d("/x/"), ["/x"]);
+        assert!(d("").is_empty());
+        assert_eq!(ld_library_path_relative("/x::/y:lib"), [1, 3]);
+        assert!(ld_library_path_relative("/x:/y").is_empty());
+    }
 
     fn linux() -> Snapshot {
         Snapshot {

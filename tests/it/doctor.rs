@@ -1177,3 +1177,105 @@ fn place_headers(release: &Path, tk: &Path) {
         }
     }
 }
+
+/// `cudnnGetVersion()` of the `libcudnn.so.9` a fresh python3 process loads
+/// by name, with `ld_path` as LD_LIBRARY_PATH and `cwd` as working folder:
+/// what ld.so itself picks.
+#[cfg(unix)]
+fn dlopen_version(ld_path: &str, cwd: &Path) -> u64 {
+    let out = std::process::Command::new("python3")
+        .args([
+            "-c",
+            "import ctypes; l=ctypes.CDLL('libcudnn.so.9'); l.cudnnGetVersion.restype=ctypes.c_size_t; print(l.cudnnGetVersion())",
+        ])
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("LD_LIBRARY_PATH", ld_path)
+        .current_dir(cwd)
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().parse().unwrap()
+}
+
+#[cfg(unix)]
+#[test]
+fn an_empty_ld_library_path_entry_is_the_working_folder_as_for_ld_so() {
+    if common::skip::need_program("python3", "python3").is_none() {
+        return;
+    }
+    let mut sb = Sandbox::new();
+    let tk = empty_toolkit(&sb, "cuda-12.4");
+    place(&imported("9.27.0.42"), &tk);
+    // The working folder holds 9.12's libraries (a project's own copy).
+    for e in fs::read_dir(imported("9.12.0.46").join("lib"))
+        .unwrap()
+        .flatten()
+    {
+        let dest = sb.work().join(e.file_name());
+        if e.file_type().unwrap().is_symlink() {
+            std::os::unix::fs::symlink(fs::read_link(e.path()).unwrap(), &dest).unwrap();
+        } else {
+            fs::hard_link(e.path(), &dest).unwrap();
+        }
+    }
+    let lib64 = tk.join("lib64").display().to_string();
+    let work_lib = sb.work().join("libcudnn.so.9").display().to_string();
+    // Healthy neighbour: an absolute entry alone; ld.so and doctor agree on 9.27.
+    sb.set_env("LD_LIBRARY_PATH", &lib64);
+    assert_eq!(dlopen_version(&lib64, &sb.work()), 92700);
+    let r = doctor(&sb, &tk, &[]).ok();
+    assert!(
+        !ids(&r).contains(&"ld-library-path-current-folder".to_string()),
+        "{}",
+        r.describe()
+    );
+    assert_eq!(
+        r.json()["summary"]["active_cudnn"][0]["version"],
+        "9.27.0",
+        "{}",
+        r.describe()
+    );
+    // `:x`, `x:` and `x::y`: each empty entry is the working folder.
+    for (value, first) in [
+        (format!(":{lib64}"), true),
+        (format!("{lib64}:"), false),
+        (format!("{lib64}::/nonexistent"), false),
+        (format!("/nonexistent::{lib64}"), true),
+    ] {
+        sb.env.retain(|(k, _)| k != "LD_LIBRARY_PATH");
+        sb.set_env("LD_LIBRARY_PATH", &value);
+        let expect = if first { 91200 } else { 92700 };
+        assert_eq!(
+            dlopen_version(&value, &sb.work()),
+            expect,
+            "ld.so with {value}"
+        );
+        let r = doctor(&sb, &tk, &[]);
+        let active = &r.json()["summary"]["active_cudnn"][0];
+        let (want_path, want_version) = if first {
+            (work_lib.clone(), "9.12.0")
+        } else {
+            (format!("{lib64}/libcudnn.so.9"), "9.27.0")
+        };
+        assert_eq!(
+            active["path"],
+            want_path.as_str(),
+            "{value}: {}",
+            r.describe()
+        );
+        assert_eq!(active["version"], want_version, "{value}: {}", r.describe());
+        let f = finding(&r, "ld-library-path-current-folder");
+        assert_eq!(f["severity"], "warning", "{f}");
+        assert!(f["seen"].to_string().contains("is empty"), "{f}");
+        assert_eq!(
+            f["seen"].to_string().contains("here the loader takes"),
+            first,
+            "{value}: {f}"
+        );
+    }
+}

@@ -54,8 +54,12 @@ pub struct Snapshot {
     pub env: BTreeMap<String, String>,
     /// `PATH` entries in order.
     pub path: Vec<String>,
-    /// `LD_LIBRARY_PATH` entries in order (Linux).
+    /// `LD_LIBRARY_PATH` entries in order (Linux), as ld.so reads them: an
+    /// empty entry is the working folder, a relative one is taken from it
+    /// ([`crate::doctor::loader::ld_library_path_dirs`]).
     pub ld_library_path: Vec<String>,
+    /// `LD_LIBRARY_PATH` exactly as set (Linux), when set.
+    pub ld_library_path_raw: Option<String>,
     /// The ld.so cache (`ldconfig -p`) entries for the names that matter.
     pub ld_cache: Vec<LdCacheEntry>,
     /// Folders the loader always searches: Linux trusted folders (`/lib64`,
