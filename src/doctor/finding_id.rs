@@ -122,6 +122,12 @@ finding_ids! {
     DependencyUnresolved = "dependency-unresolved",
     /// The library did not load; the loader's message. Severity: error. Source: F04.
     LibraryLoadFailed = "library-load-failed",
+    /// A file under one cuDNN major's name whose content is another major (a renamed file).
+    /// Severity: error.
+    LibraryRenamed = "library-renamed",
+    /// A file under a cuDNN name that is not cuDNN at all (a link to `libz`, `libcuda`).
+    /// Severity: error.
+    NotACudnnLibrary = "not-a-cudnn-library",
     /// A library this user may not read (mode, owner, ACL). Severity: error.
     LibraryUnreadable = "library-unreadable",
     /// A library on a file system mounted `noexec`. Severity: error.

@@ -1279,3 +1279,80 @@ fn an_empty_ld_library_path_entry_is_the_working_folder_as_for_ld_so() {
         );
     }
 }
+
+#[cfg(unix)]
+#[test]
+fn a_renamed_major_and_a_non_cudnn_library_under_a_cudnn_name_are_said_plainly() {
+    let mut sb = Sandbox::new();
+    let tk = toolkit(&mut sb, false);
+    // Healthy neighbour: the real 9.27 set alone.
+    let r = doctor(&sb, &tk, &[]).ok();
+    for id in ["library-renamed", "not-a-cudnn-library"] {
+        assert!(!ids(&r).contains(&id.to_string()), "{}", r.describe());
+    }
+    // 9.27's libcudnn.so.9 copied as libcudnn.so.8 (to satisfy a cuDNN 8 program).
+    let renamed = tk.join("lib64/libcudnn.so.8");
+    fs::copy(imported("9.27.0.42").join("lib/libcudnn.so.9"), &renamed).unwrap();
+    let r = doctor(&sb, &tk, &[]);
+    // Not "missing sub-libraries" of a cuDNN 8 that is not there.
+    assert!(
+        !ids(&r).contains(&"missing-library".to_string()),
+        "{}",
+        r.describe()
+    );
+    let f = finding(&r, "library-renamed");
+    assert_eq!(f["severity"], "error", "{f}");
+    assert!(
+        f["title"]
+            .as_str()
+            .unwrap()
+            .starts_with("libcudnn.so.8 is renamed: this file is cuDNN 9"),
+        "{f}"
+    );
+    assert_eq!(f["commands"][0], format!("rm {}", renamed.display()), "{f}");
+    assert!(
+        !ids(&r).contains(&"library-load-failed".to_string()),
+        "{}",
+        r.describe()
+    );
+    fs::remove_file(&renamed).unwrap();
+
+    // A link under a cuDNN name to zlib.
+    let Some(libz) = [
+        "/lib/x86_64-linux-gnu/libz.so.1",
+        "/usr/lib/x86_64-linux-gnu/libz.so.1",
+        "/usr/lib64/libz.so.1",
+        "/lib64/libz.so.1",
+    ]
+    .into_iter()
+    .map(Path::new)
+    .find(|p| p.exists()) else {
+        common::skip::skip("no libz.so.1 in the usual folders (apt-get install zlib1g)");
+        return;
+    };
+    std::os::unix::fs::symlink(libz, &renamed).unwrap();
+    let r = doctor(&sb, &tk, &[]);
+    assert!(
+        !ids(&r).contains(&"missing-library".to_string()),
+        "{}",
+        r.describe()
+    );
+    let f = finding(&r, "not-a-cudnn-library");
+    assert!(
+        f["title"]
+            .as_str()
+            .unwrap()
+            .starts_with("libcudnn.so.8 is not a cuDNN library: its SONAME is libz.so.1"),
+        "{f}"
+    );
+    assert!(
+        !ids(&r).contains(&"library-load-failed".to_string()),
+        "{}",
+        r.describe()
+    );
+    assert!(
+        !ids(&r).contains(&"library-renamed".to_string()),
+        "{}",
+        r.describe()
+    );
+}

@@ -383,3 +383,23 @@ fn a_library_the_loader_may_not_read_or_map_says_so_and_not_reinstall() {
     Kit::healthy_linux().absent(FindingId::LibraryOnNoexecMount);
     Kit::healthy_windows().absent(FindingId::LibraryUnreadable);
 }
+
+#[test]
+fn a_windows_dll_renamed_to_another_major_is_said_plainly() {
+    // cudnn64_8.dll renamed to cudnn64_5.dll for an old program: its file version says 8.1.0.77.
+    let mut k = Kit::healthy_windows();
+    let bin = r"C:\Program Files\NVIDIA GPU Computing Toolkit\CUDA\v11.2\bin";
+    let f = k.file(&format!(r"{bin}\cudnn64_5.dll"));
+    f.machine = Some("x86_64".into());
+    f.file_version = Some(v("8.1.0.77"));
+    let f = k.expect(FindingId::LibraryRenamed);
+    assert_eq!(
+        f.title,
+        "cudnn64_5.dll is renamed: this file is cuDNN 8.1.0.77"
+    );
+    assert!(f.commands[0].starts_with("del "), "{f:?}");
+    k.absent(FindingId::MissingLibrary);
+    Kit::healthy_windows().absent(FindingId::LibraryRenamed);
+    Kit::healthy_linux().absent(FindingId::LibraryRenamed);
+    Kit::healthy_linux().absent(FindingId::NotACudnnLibrary);
+}

@@ -81,9 +81,12 @@ pub(super) fn toolkit_set(cx: &Cx, t: &ToolkitInfo, out: &mut Vec<Finding>) {
         })
     };
     let header_v = cx.s.header_version(&t.root).map(|k| k.version.major());
+    // A file whose name lies about its major (`library-renamed`,
+    // `not-a-cudnn-library`) does not make that major present.
     let mut majors: BTreeSet<u32> = files
         .iter()
         .filter(|(_, n)| n.kind == FileKind::Shared && !n.dev_link)
+        .filter(|(f, n)| n.major.is_none_or(|m| super::content_of(f, m).is_none()))
         .filter_map(|(_, n)| n.major)
         .collect();
     majors.extend(header_v);
@@ -301,6 +304,7 @@ pub(super) fn runtime_sets(cx: &Cx, out: &mut Vec<Finding>) {
         let majors: BTreeSet<u32> = libs
             .iter()
             .filter(|(_, n)| n.is_main())
+            .filter(|(f, n)| n.major.is_none_or(|m| super::content_of(f, m).is_none()))
             .filter_map(|(_, n)| n.major)
             .collect();
         for m in majors {
