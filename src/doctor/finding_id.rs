@@ -104,6 +104,11 @@ finding_ids! {
     /// A pin or framework needs major M, only another major is reachable. Severity: error. Source:
     /// F08.
     CudnnMajorMismatch = "cudnn-major-mismatch",
+    /// The pin names a build for another CUDA than the toolkit in use. Severity: warning.
+    PinToolkitMismatch = "pin-toolkit-mismatch",
+    /// The pin names another release of the same major than the one the loader takes.
+    /// Severity: warning.
+    PinReleaseMismatch = "pin-release-mismatch",
     /// `vcruntime140(_1).dll`/`msvcp140(_1).dll` missing. Severity: error. Source: #12, F10.
     VcRuntimeMissing = "vc-runtime-missing",
     /// Windows before 10 without the Universal C Runtime. Severity: error. Source: #12, F10.

@@ -1356,3 +1356,47 @@ fn a_renamed_major_and_a_non_cudnn_library_under_a_cudnn_name_are_said_plainly()
         r.describe()
     );
 }
+
+#[cfg(unix)]
+#[test]
+fn a_pin_is_checked_against_the_toolkit_in_use_and_the_loaded_release() {
+    let mut sb = Sandbox::new();
+    let tk = toolkit(&mut sb, false);
+    sb.set_env("CUDA_HOME", &tk);
+    let pin = sb.work().join(".cudnn-version");
+    // Healthy neighbour: the pin names the loaded release, built for the toolkit's CUDA.
+    fs::write(&pin, "9.27.0.42_cuda12\n").unwrap();
+    let r = doctor(&sb, &tk, &[]).ok();
+    for id in ["pin-toolkit-mismatch", "pin-release-mismatch"] {
+        assert!(!ids(&r).contains(&id.to_string()), "{}", r.describe());
+    }
+    // Another release of the same major than the real 9.27 the loader takes.
+    fs::write(&pin, "9.12.0.46\n").unwrap();
+    let r = doctor(&sb, &tk, &[]).ok();
+    let f = finding(&r, "pin-release-mismatch");
+    assert_eq!(f["severity"], "warning", "{f}");
+    assert!(
+        f["title"]
+            .as_str()
+            .unwrap()
+            .contains("asks for cuDNN 9.12.0.46; the loader takes cuDNN 9.27.0 here"),
+        "{f}"
+    );
+    assert!(
+        !ids(&r).contains(&"pin-toolkit-mismatch".to_string()),
+        "{}",
+        r.describe()
+    );
+    // A build for CUDA 11 pinned while the toolkit in use is CUDA 12.4.
+    fs::write(&pin, "9.27.0.42_cuda11\n").unwrap();
+    let r = doctor(&sb, &tk, &[]).ok();
+    let f = finding(&r, "pin-toolkit-mismatch");
+    assert!(
+        f["title"]
+            .as_str()
+            .unwrap()
+            .ends_with("is a build for CUDA 11; the toolkit in use is CUDA 12.4"),
+        "{f}"
+    );
+    assert_eq!(f["commands"][0], "cudnnm pin 9.27.0.42_cuda12", "{f}");
+}
