@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Benchmarks per-process activation (issue 4): whole-process medians of
+# Benchmarks per-process activation: whole-process medians of
 # `cudnnm env`, `cudnnm exec -- true`, `cudnnm current` and the shell hook's
 # cost per `cd`, with 50 releases in a scratch store, beside `fnm env` when
 # fnm is installed, else beside a bare `true` process. Needs hyperfine and

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Import benchmark (issue 2): one real large wheel, nvidia-cudnn-cu12 8.9.2.26
+# Import benchmark: one real large wheel, nvidia-cudnn-cu12 8.9.2.26
 # (732 MB, 1.18 GB unpacked, largest member 617 MB), imported side by side by
 #   cudnnm install            (archive SHA-256 + every file's SHA-256 + receipt)
 #   sha256sum + unzip -q      (the manual way)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Benchmark of switching (issue 3): `cudnnm use` between two installed
+# Benchmark of switching: `cudnnm use` between two installed
 # releases of the real nvidia-cudnn-cu12 wheels, 8.9.2.26 (1.18 GB of
 # libraries) and 9.1.0.70, in symlink, hardlink and copy mode, against the
 # manual way (`rm` the toolkit's cuDNN files, `cp -P` the other set from a

@@ -84,7 +84,7 @@ impl Env {
         Env {
             vars: std::env::vars_os().collect(),
             cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
-            windows: cfg!(windows),
+            windows: crate::platform::HOST_WINDOWS,
         }
     }
 

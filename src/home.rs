@@ -1,4 +1,4 @@
-//! The cudnnm home folder (DESIGN.md §2): where the store, downloads,
+//! The cudnnm home folder (`docs/architecture.md#home-layout`): where the store, downloads,
 //! backups, journal, deployments and config live, and `config.toml` itself.
 //!
 //! ```text

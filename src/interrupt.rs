@@ -1,4 +1,4 @@
-//! Ctrl-C and SIGTERM during a change to a toolkit (DESIGN.md §5): the first
+//! Ctrl-C and SIGTERM during a change to a toolkit (`docs/architecture.md#deploying`): the first
 //! signal only sets a flag; the transaction checks it at each journal step
 //! and, when set, undoes what it did and fails with [`Kind::Interrupted`]
 //! (exit 130, as a shell reports a process ended by SIGINT). A second signal

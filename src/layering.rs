@@ -1,4 +1,4 @@
-//! Layers point down (DESIGN.md §9), checked on the sources themselves:
+//! Layers point down (`docs/architecture.md#layers`), checked on the sources themselves:
 //! - nothing outside `src/doctor/` and `src/cli/` uses `doctor`;
 //! - a command file of `src/cli/` never uses another command file (shared
 //!   helpers live in `cli/support.rs`);

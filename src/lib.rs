@@ -1,7 +1,7 @@
 //! cudnnm: a manager for many NVIDIA cuDNN releases on one machine.
 //!
 //! The library holds all logic so that tests call it directly; `src/main.rs`
-//! only runs [`cli::main`]. Module map (see DESIGN.md §9):
+//! only runs [`cli::main`]. Module map (`docs/architecture.md#layers`):
 //! - [`version`]: release versions, CUDA variants, platforms, specs.
 //! - [`archive`]: recognising archive shapes and importing them safely.
 //! - [`record`]: typed records (a file or a link) and the state-file loader.

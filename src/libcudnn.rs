@@ -1,16 +1,17 @@
 //! Asking a cuDNN library what it is: load it and call `cudnnGetVersion()` and
 //! `cudnnGetCudartVersion()`. Both answer without a GPU or CUDA driver
-//! (cudnn-facts §3.4), which lets `verify`, `doctor` and the tests check the
-//! version a library really reports, not what its file name claims.
+//! (`docs/releases.md#runtime-version-queries`), which lets `verify`, `doctor`
+//! and the tests check the version a library really reports, not what its file
+//! name claims.
 //!
-//! Whenever one process looks at more than one cuDNN, each library is loaded
-//! in a child process of its own: the loader shares libraries by soname, so
-//! after one `libcudnn.so.9` is loaded a second one (another release)
-//! resolves its sub-libraries (`libcudnn_graph.so.9`, …) to the first
-//! release's copies and reports the first release's version. The one child
-//! protocol is the hidden command `cudnnm probe-library PATH` ([`PROBE_COMMAND`]):
-//! the child prints [`probe_answer`], one line of JSON, and the parent reads
-//! it back with [`query_in_children`]. `doctor` and `verify` both use it.
+//! Whenever one process looks at more than one cuDNN, each library is loaded in
+//! a child process of its own: the loader shares libraries by soname, so after
+//! one `libcudnn.so.9` is loaded a second one (another release) resolves its
+//! sub-libraries (`libcudnn_graph.so.9`, …) to the first release's copies and
+//! reports the first release's version. The one child protocol is the hidden
+//! command `cudnnm probe-library PATH` ([`PROBE_COMMAND`]): the child prints
+//! [`probe_answer`], one line of JSON, and the parent reads it back with
+//! [`query_in_children`]. `doctor` and `verify` both use it.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -112,14 +112,13 @@ pub fn toolkit_wait_message(root: &Path) -> String {
     )
 }
 
-#[cfg(unix)]
+/// Opens what the toolkit lock is taken on: the folder itself where the OS
+/// allows it, else a lock file inside it (see [`crate::platform::toolkit_lock_file`]).
 fn open_toolkit_lock(root: &Path) -> Result<(File, std::path::PathBuf)> {
-    let f = File::open(root).with_path("open the toolkit folder to lock it", root)?;
-    Ok((f, root.to_path_buf()))
-}
-
-#[cfg(not(unix))]
-fn open_toolkit_lock(root: &Path) -> Result<(File, std::path::PathBuf)> {
+    let Some(path) = crate::platform::toolkit_lock_file(root) else {
+        let f = File::open(root).with_path("open the toolkit folder to lock it", root)?;
+        return Ok((f, root.to_path_buf()));
+    };
     let open = |path: &Path| {
         File::options()
             .read(true)
@@ -128,7 +127,6 @@ fn open_toolkit_lock(root: &Path) -> Result<(File, std::path::PathBuf)> {
             .truncate(false)
             .open(path)
     };
-    let path = root.join(".cudnnm-lock");
     match open(&path) {
         Ok(f) => Ok((f, path)),
         // Without write access to the root (Program Files as a normal user)
@@ -147,6 +145,7 @@ fn open_toolkit_lock(root: &Path) -> Result<(File, std::path::PathBuf)> {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // tests build their fixtures directly
 mod tests {
     use super::*;
     use std::sync::Arc;

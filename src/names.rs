@@ -5,8 +5,9 @@
 //! Vocabulary at the bottom of the crate: the toolkit scan, the deploy plan,
 //! `verify` and `doctor` all read file names through this one module.
 //!
-//! Facts from cudnn-facts §4 (library names per major), §1 (archive
-//! listings) and §3.1 (where the version macros live).
+//! Facts from `docs/releases.md`: `#library-names` (library names per major),
+//! `#archive-families` (archive listings) and `#version-headers` (where the
+//! version macros live).
 
 use serde::{Deserialize, Serialize};
 
@@ -95,7 +96,7 @@ pub fn is_cudnn_file(name: &str) -> bool {
 }
 
 /// Header stems cuDNN releases ship, each also as a `_vM.h` copy from 8 on
-/// (cudnn-facts §1.3, §1.4): 7 and before `cudnn.h`; 8 the `_infer`/`_train`
+/// (`docs/releases.md#archive-families`): 7 and before `cudnn.h`; 8 the `_infer`/`_train`
 /// split; 9 `adv`, `cnn`, `graph`, `ops`, and from 9.2x `gnn_ops`,
 /// `subquadratic_ops`.
 const RELEASE_HEADER_STEMS: [&str; 15] = [
@@ -118,7 +119,8 @@ const RELEASE_HEADER_STEMS: [&str; 15] = [
 
 /// True when some cuDNN release ships a file of this name: a header of
 /// [`RELEASE_HEADER_STEMS`], or a library (shared, static, import) of the
-/// main library or a sub-library of cuDNN 8 or 9 (cudnn-facts §1, §4; the
+/// main library or a sub-library of cuDNN 8 or 9 (`docs/releases.md#archive-families`,
+/// `#library-names`; the
 /// static `cudnn_engines_tensor_ir` of newer 9.x). A cuDNN-looking name that
 /// no release ships (`cudnn_foo.h`) is a leftover or someone's own file.
 pub fn is_release_name(name: &str) -> bool {
@@ -215,7 +217,7 @@ fn split_win_major(base: &str) -> Option<(&str, u32)> {
 }
 
 /// Sub-library stems per major: none before 8; six for 8; seven for 9+
-/// (cudnn-facts §4).
+/// (`docs/releases.md#library-names`).
 pub fn sublib_stems(major: u32) -> &'static [&'static str] {
     match major {
         0..=7 => &[],
@@ -244,7 +246,7 @@ pub fn sublib_stems(major: u32) -> &'static [&'static str] {
 /// sub-libraries by name (cupy PR #5103, "Could not load library
 /// cudnn_cnn_infer64_8.dll"); cuDNN 9 needs `cudnn_graph` and an engine
 /// library — the JIT wheels ship only `cudnn`, `cudnn_graph` and
-/// `cudnn_engines_runtime_compiled` (cudnn-facts §1.5), so the other
+/// `cudnn_engines_runtime_compiled` (`docs/releases.md#pip-wheels`), so the other
 /// sub-libraries are optional.
 pub fn required_groups(major: u32) -> Vec<Vec<&'static str>> {
     match major {
@@ -275,7 +277,7 @@ pub fn soname(stem: &str, major: u32) -> String {
 
 /// True for a header that holds the version macros: `cudnn_version.h` and
 /// its `_vM` copy (8+), `cudnn.h` / `cudnn_vM.h` (7 and before; distro
-/// packages, cudnn-facts §8.1) (cudnn-facts §3.1).
+/// packages, `docs/system.md#distro-packages`; `docs/releases.md#version-headers`).
 pub fn is_version_header(name: &str) -> bool {
     match classify(name) {
         Some(i) if i.kind == FileKind::Header => i.stem == "cudnn_version" || i.stem == "cudnn",
@@ -284,7 +286,8 @@ pub fn is_version_header(name: &str) -> bool {
 }
 
 /// The Visual C++ runtime DLLs that x64 programs built with MSVC 2015–2022
-/// load (cudnn-facts §7.3; `_1` variants: tensorflow#36407, F10).
+/// load (`docs/system.md#windows-runtime`; `_1` variants:
+/// <https://github.com/tensorflow/tensorflow/issues/36407>).
 pub const VC_RUNTIME_DLLS: [&str; 4] = [
     "vcruntime140.dll",
     "vcruntime140_1.dll",
@@ -293,14 +296,14 @@ pub const VC_RUNTIME_DLLS: [&str; 4] = [
 ];
 
 /// The Universal C Runtime forwarder a program built with MSVC 2015+ needs;
-/// missing on Windows 7/8.1 without KB2999226 (cudnn-facts §7.3).
+/// missing on Windows 7/8.1 without KB2999226 (`docs/system.md#windows-runtime`).
 pub const UCRT_DLL: &str = "api-ms-win-crt-runtime-l1-1-0.dll";
 
-/// The zlib build cuDNN 8.3–9.1 on Windows loads (cudnn-facts §7.1).
+/// The zlib build cuDNN 8.3–9.1 on Windows loads (`docs/system.md#zlib-on-windows`).
 pub const ZLIBWAPI_DLL: &str = "zlibwapi.dll";
 
 /// Whether a Windows cuDNN of `version` needs `zlibwapi.dll`: 8.3.0 to
-/// 8.9.x and 9.0.x to 9.1.x (cudnn-facts §7.1: cupy#6226; conda-forge:
+/// 8.9.x and 9.0.x to 9.1.x (`docs/system.md#zlib-on-windows`: cupy#6226; conda-forge:
 /// "zlib is statically linked into CUDNN since version 9.2").
 pub fn needs_zlibwapi(version: &Version) -> bool {
     let (ma, mi) = (version.major(), version.minor());

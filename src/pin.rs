@@ -1,4 +1,4 @@
-//! Which release applies here, and why (DESIGN.md §6). First match wins:
+//! Which release applies here, and why (`docs/architecture.md#pins`). First match wins:
 //! the `--version` flag, `CUDNNM_VERSION`, the nearest `.cudnn-version`
 //! walking up from the working folder to the filesystem root, the default in
 //! `config.toml`. Like rustup, the answer always carries its source, so
@@ -407,6 +407,7 @@ pub fn pin_file_text(spec: &Spec, existing: Option<&[u8]>) -> String {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // tests build their fixtures directly
 mod tests {
     use super::*;
     use crate::store::{Receipt, Source};

@@ -1,4 +1,4 @@
-//! The store (DESIGN.md §2–3): unpacked releases in a normalized layout,
+//! The store (`docs/architecture.md#home-layout`): unpacked releases in a normalized layout,
 //! `store/cuda-<variant>/<version>/{bin,include,lib}` plus `receipt.toml`.
 //!
 //! A release appears in the store only whole: imports build it in a

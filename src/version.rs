@@ -15,7 +15,7 @@ use crate::error::{Error, Kind, Result};
 /// A cuDNN version of one to four numbers: `9`, `8.1`, `7.1.3`, `8.1.0.77`.
 ///
 /// The fourth number is NVIDIA's build number; it appears only in file and
-/// package names, never in the headers (cudnn-facts §3.3). Ordering is numeric
+/// package names, never in the headers (`docs/releases.md#version-number`). Ordering is numeric
 /// per component, and a shorter version sorts before a longer one it prefixes
 /// (`7.1.3 < 7.1.3.0`).
 #[derive(Clone, PartialEq, Eq, Hash)]
@@ -70,7 +70,7 @@ impl Version {
     /// The `CUDNN_VERSION` integer that the headers define and that
     /// `cudnnGetVersion()` returns: `MAJOR*1000 + MINOR*100 + PATCHLEVEL` up to
     /// cuDNN 8, `MAJOR*10000 + MINOR*100 + PATCHLEVEL` from cuDNN 9 (NVIDIA cuDNN
-    /// 9.0.0 release notes; cudnn-facts §3.3). `7.1.3 → 7103`, `9.27.0 → 92700`.
+    /// 9.0.0 release notes; `docs/releases.md#version-number`). `7.1.3 → 7103`, `9.27.0 → 92700`.
     pub fn cudnn_version_number(&self) -> u64 {
         let (ma, mi, pa) = (
             self.major() as u64,
@@ -173,7 +173,8 @@ impl<'de> Deserialize<'de> for Version {
 ///
 /// Before CUDA 11 a build fits only the toolkit of the same `major.minor`;
 /// from CUDA 11 on, NVIDIA's minor-version compatibility lets a build serve
-/// every toolkit of the same major (CUDA compatibility guide, cudnn-facts §5.4).
+/// every toolkit of the same major (CUDA compatibility guide,
+/// `docs/releases.md#minor-version-compatibility`).
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct CudaVariant {
     major: u32,

@@ -1,6 +1,7 @@
 //! `doctor --fix` and the user PATH in the registry (`HKCU\Environment`),
 //! under wine's registry. A test binary of its own: it changes the prefix's
 //! user PATH (restoring it at the end), which other tests must not see.
+#![allow(clippy::disallowed_methods)] // tests build their fixtures with std::fs
 #![cfg(windows)]
 
 // The support modules of the main integration binary (tests/it).

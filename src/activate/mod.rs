@@ -1,4 +1,4 @@
-//! Per-process activation (DESIGN.md §6): the environment that makes one
+//! Per-process activation (`docs/architecture.md#activation`): the environment that makes one
 //! release visible to a process, and its rendering for each shell.
 //!
 //! An [`Activation`] is plain data: the variables to set or unset, computed
@@ -220,17 +220,5 @@ pub fn edit_path_list(
     if out.is_empty() {
         return None;
     }
-    Some(os_from_bytes(out.join(&sep)))
-}
-
-#[cfg(unix)]
-fn os_from_bytes(bytes: Vec<u8>) -> OsString {
-    use std::os::unix::ffi::OsStringExt;
-    OsString::from_vec(bytes)
-}
-
-#[cfg(not(unix))]
-fn os_from_bytes(bytes: Vec<u8>) -> OsString {
-    // Pieces of WTF-8 split at ASCII separators; lossless for valid Unicode.
-    String::from_utf8_lossy(&bytes).into_owned().into()
+    Some(crate::platform::os_string_from_bytes(out.join(&sep)))
 }

@@ -2,8 +2,9 @@
 //!
 //! The macros `CUDNN_MAJOR`, `CUDNN_MINOR`, `CUDNN_PATCHLEVEL` live in
 //! `cudnn_version.h` from cuDNN 8 on (also `cudnn_version_v8.h`/`_v9.h`) and
-//! at the top of `cudnn.h` before (cudnn-facts §3.1, field case F22). Some
-//! 7.x headers put several spaces between name and value (§3.2), so parsing
+//! at the top of `cudnn.h` before (`docs/releases.md#version-headers`,
+//! `docs/breakages.md#version-macros-moved-8-0`). Some 7.x headers put several
+//! spaces between name and value, so parsing
 //! is whitespace-tolerant.
 
 use std::io::Read;
@@ -72,6 +73,7 @@ pub fn version_in(include: &Path) -> Option<Version> {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // tests build their fixtures directly
 mod tests {
     use super::*;
 

@@ -2,7 +2,7 @@
 //! mapping into the store's normalized layout (`bin/`, `include/`, `lib/`,
 //! license files at the top). Pure: entries in, plan out.
 //!
-//! Shapes (cudnn-facts §1): old Windows zip `cuda/{bin,include,lib/x64}`; old
+//! Shapes (`docs/releases.md#archive-families`): old Windows zip `cuda/{bin,include,lib/x64}`; old
 //! Linux tgz `cuda/{include,lib64}` (ppc64le: `cuda/targets/<arch>/…`); redist
 //! `<name>-archive/{bin[/x64],include,lib[/x64]}`; wheel
 //! `nvidia/cudnn[_jit]/{include,lib,bin}`; NVIDIA's cuDNN 9 Windows installer

@@ -1,4 +1,4 @@
-//! Importing cuDNN archives into the store (DESIGN.md §3): open → recognise
+//! Importing cuDNN archives into the store (`docs/architecture.md#importing`): open → recognise
 //! the shape by entry names → plan the mapping to the store layout → check
 //! every entry → extract into `store/.partial-*` while hashing → read the
 //! version from the headers → cross-check the name and the caller → write
@@ -351,7 +351,7 @@ fn plan_or_explain(
             Kind::Usage,
             format!("'{}' holds builds for several CUDA versions: {}", path.display(), all.join(", ")),
         )
-        .hint(format!("choose one with --cuda, e.g. `{}`", CommandLine::install_path(path).cuda(all.last().expect("several")).for_host(cfg!(windows)))),
+        .hint(format!("choose one with --cuda, e.g. `{}`", CommandLine::install_path(path).cuda(all.last().expect("several")).for_host(crate::platform::HOST_WINDOWS))),
         PlanError::NoSuchCuda(want, all) => Error::new(
             Kind::NotFound,
             format!("'{}' has no build for CUDA {want}; it has {}", path.display(), all.join(", ")),
@@ -578,7 +578,7 @@ fn identify(
                 "pass --cuda, e.g. `{}` (or 11.2, 10.2 … as NVIDIA's download page names it)",
                 CommandLine::install_path(path)
                     .cuda(12)
-                    .for_host(cfg!(windows))
+                    .for_host(crate::platform::HOST_WINDOWS)
             )));
         }
     };
@@ -710,7 +710,7 @@ fn detect_platform(dir: &Path, plan: &Plan, guess: Platform) -> Result<Platform>
 
 /// Adds the unversioned development link (`libcudnn.so -> libcudnn.so.9`)
 /// for every `libX.so.M` that lacks one: wheels carry only `.so.M` files
-/// (cudnn-facts §1.5), and linkers look for `libX.so`.
+/// (`docs/releases.md#pip-wheels`), and linkers look for `libX.so`.
 fn add_dev_links(dir: &Path, files: &[FileRecord], platform: Platform) -> Result<Vec<FileRecord>> {
     if platform.is_windows() {
         return Ok(Vec::new());
@@ -732,7 +732,8 @@ fn add_dev_links(dir: &Path, files: &[FileRecord], platform: Platform) -> Result
             continue;
         }
         let link = dir.join(&dev);
-        source::make_symlink(file, &link).map_err(|e| Error::io("create the link", &link, e))?;
+        crate::fsops::symlink_or_copy(file, &link)
+            .map_err(|e| Error::io("create the link", &link, e))?;
         out.push(FileRecord::link(dev, file.to_string()));
     }
     Ok(out)
@@ -760,8 +761,8 @@ fn already_installed(
                 "switch that toolkit away first (`cudnnm rollback` or `{}`), reinstall, then `{}` again",
                 CommandLine::use_("OTHER")
                     .cuda_root(&toolkits[0])
-                    .for_host(cfg!(windows)),
-                CommandLine::use_(existing.id()).for_host(cfg!(windows))
+                    .for_host(crate::platform::HOST_WINDOWS),
+                CommandLine::use_(existing.id()).for_host(crate::platform::HOST_WINDOWS)
             )));
         }
         return Ok(None);

@@ -1,6 +1,6 @@
 //! What an archive's name says: version, CUDA variant, platform.
 //!
-//! Naming schemes (cudnn-facts §1.1, §1.5): old archives
+//! Naming schemes (`docs/releases.md#archive-families`): old archives
 //! `cudnn-<CUDA>-<os>-x64-v<version>[-prod|-ga].{zip,tgz}`; redist archives
 //! `cudnn-<platform>-<version>_cuda<CUDA>-archive.{tar.xz,zip}`; wheels
 //! `nvidia_cudnn[_jit]_cu<M>-<version>-<tags>.whl`; NVIDIA's Windows installer

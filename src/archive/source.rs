@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 use super::entry::{self, Entry, EntryKind, Unsafe};
 use super::layout::{Item, ItemKind, Plan};
 use crate::error::{Error, IoResultExt, Kind, Result};
+use crate::fsops;
 use crate::hash::{self, Hasher, Sha256Hex};
 use crate::progress::Progress;
 use crate::store::FileRecord;
@@ -285,7 +286,7 @@ fn make_dirs(plan: &Plan, dest: &Path) -> Result<()> {
     dirs.sort();
     dirs.dedup();
     for d in dirs {
-        fs::create_dir_all(&d).with_path("create", &d)?;
+        fsops::create_dir_all(&d)?;
     }
     Ok(())
 }
@@ -297,7 +298,7 @@ fn write_stream(
     buf: &mut [u8],
     progress: &dyn Progress,
 ) -> io::Result<(u64, Sha256Hex)> {
-    let mut out = File::options().write(true).create_new(true).open(target)?;
+    let mut out = fsops::create_new_file(target)?;
     let mut h = Hasher::new();
     let mut n = 0u64;
     loop {
@@ -337,7 +338,7 @@ fn write_stream_pipelined(
     target: &Path,
     progress: &dyn Progress,
 ) -> io::Result<(u64, Sha256Hex)> {
-    let out = File::options().write(true).create_new(true).open(target)?;
+    let out = fsops::create_new_file(target)?;
     let (full_tx, full_rx) = std::sync::mpsc::sync_channel::<(Vec<u8>, usize)>(PIPE_DEPTH);
     let (empty_tx, empty_rx) = std::sync::mpsc::channel::<Vec<u8>>();
     std::thread::scope(|s| {
@@ -425,34 +426,17 @@ fn place_links(plan: &Plan, dest: &Path) -> Result<Vec<FileRecord>> {
         match &it.kind {
             ItemKind::File { .. } => {}
             ItemKind::Symlink(t) => {
-                make_symlink(t, &target).with_path("create the link", &target)?;
+                fsops::symlink_or_copy(t, &target).with_path("create the link", &target)?;
                 out.push(FileRecord::link(it.dest.clone(), t.clone()));
             }
             ItemKind::CopyOf(of) => {
-                fs::copy(dest.join(of), &target).with_path("write", &target)?;
+                fsops::copy_file(&dest.join(of), &target)?;
                 let (size, sha) = hash::sha256_file(&target)?;
                 out.push(FileRecord::file(it.dest.clone(), size, sha));
             }
         }
     }
     Ok(out)
-}
-
-/// Creates a relative symbolic link. On Windows, where creating links needs
-/// a privilege, a link inside a Linux release is stored as a copy of its target.
-pub fn make_symlink(target: &str, link: &Path) -> io::Result<()> {
-    #[cfg(unix)]
-    {
-        std::os::unix::fs::symlink(target, link)
-    }
-    #[cfg(not(unix))]
-    {
-        let t = link.parent().unwrap_or(Path::new(".")).join(target);
-        match std::os::windows::fs::symlink_file(target, link) {
-            Ok(()) => Ok(()),
-            Err(_) => fs::copy(t, link).map(|_| ()),
-        }
-    }
 }
 
 // ---------------------------------------------------------------- tar
@@ -531,7 +515,7 @@ pub fn read_tar(
                 }
                 let target = raw.join(&name);
                 if let Some(p) = target.parent() {
-                    fs::create_dir_all(p).with_path("create", p)?;
+                    fsops::create_dir_all(p)?;
                 }
                 forget_earlier(&mut entries, &mut hashes, &name, &target);
                 let (n, sha) = write_stream(&mut item, &target, &mut buf, &NoAdvance)
@@ -592,7 +576,7 @@ fn forget_earlier(
     if let Some(i) = entries.iter().position(|e| e.path == name) {
         entries.remove(i);
         hashes.remove(name);
-        let _ = fs::remove_file(target);
+        let _ = fsops::remove_file(target);
     }
 }
 
@@ -632,7 +616,7 @@ pub fn apply_tar_plan(
         if let ItemKind::File { .. } = it.kind {
             let from = raw.join(&it.src);
             let to = dest.join(&it.dest);
-            fs::rename(&from, &to).with_path("move", &from)?;
+            fsops::rename(&from, &to)?;
             let (size, sha) = hashes[&it.src].clone();
             out.push(FileRecord::file(it.dest.clone(), size, sha));
         }

@@ -218,6 +218,7 @@ fn read_source(env: &Env, s: &str, out: &mut Vec<(String, Vec<u8>, bool)>) -> Re
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // tests build their fixtures directly
 mod tests {
     use super::*;
     use crate::catalog::Catalog;

@@ -66,7 +66,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
             let home: std::path::PathBuf = ctx.home.root().components().collect();
             text.extend(activate::hook(shell, &exe, &home)?);
         }
-        // A closed pipe is not an error (STYLE.md).
+        // A closed pipe is not an error (`docs/architecture.md#output-and-errors`).
         let _ = std::io::stdout().lock().write_all(&text);
     }
     match failure {

@@ -44,19 +44,12 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     run_command(cmd, program)
 }
 
-#[cfg(unix)]
+/// Runs the program with the activation applied: in place of cudnnm on Unix,
+/// as a waited-for child on Windows (no `exec` there).
 fn run_command(mut cmd: Command, program: &OsString) -> Result<u8> {
-    use std::os::unix::process::CommandExt;
-    // Only returns on failure.
-    let err = cmd.exec();
-    Err(start_error(program, err))
-}
-
-#[cfg(not(unix))]
-fn run_command(mut cmd: Command, program: &OsString) -> Result<u8> {
-    let status = cmd.status().map_err(|e| start_error(program, e))?;
+    let code = crate::platform::run_in_place(&mut cmd).map_err(|e| start_error(program, e))?;
     // Windows codes beyond a byte (e.g. 0xC0000005 for a crash) must not wrap to 0.
-    Ok(match status.code() {
+    Ok(match code {
         Some(c) if (0..=255).contains(&c) => c as u8,
         _ => 1,
     })

@@ -224,7 +224,7 @@ fn install_pip(ctx: &Ctx, requirement: &str, base: ImportRequest) -> Result<u8> 
             .hint("give one requirement, e.g. `cudnnm install pip:nvidia-cudnn-cu12==9.1.0.70` (pip options are not passed through)"));
     }
     let python = ctx.env.var(env::CUDNNM_PYTHON).unwrap_or_else(|| {
-        if cfg!(windows) {
+        if crate::platform::HOST_WINDOWS {
             "python".into()
         } else {
             "python3".into()

@@ -1,6 +1,6 @@
 //! `cudnnm use [SPEC] [--cuda-root P | --cuda X.Y] [--mode M] [--force]`:
 //! deploy a release into a CUDA toolkit as one journaled transaction
-//! (DESIGN.md §5). Also the helpers `rollback`, `current`, `backups` and
+//! (`docs/architecture.md#deploying`). Also the helpers `rollback`, `current`, `backups` and
 //! `toolkits` share: recovery reporting, the elevation hint, toolkit lists.
 
 use std::path::Path;

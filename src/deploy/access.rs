@@ -1,4 +1,4 @@
-//! The preflight (field case F21): before a change moves anything, check
+//! The preflight (`docs/breakages.md#toolkit-not-writable`): before a change moves anything, check
 //! that this process may change every folder it will touch — the toolkit's
 //! cuDNN folders (or the nearest existing parent of one it must create), the
 //! backup and journal folders — and, on Unix, that a sticky folder will let
@@ -138,27 +138,16 @@ pub fn preflight(plan: &Plan, home: &Home, access: &dyn Access, elevate: &str) -
             Err(e) => denied.push((probe, e.to_string())),
         }
     }
-    #[cfg(unix)]
     for m in &plan.moves {
-        use std::os::unix::fs::MetadataExt;
         let dir = crate::fsops::parent_of(&m.from);
-        let (Some(uid), Ok(dm), Ok(fm)) = (
-            uids.get(dir),
-            std::fs::metadata(dir),
-            std::fs::symlink_metadata(&m.from),
-        ) else {
-            continue;
-        };
-        let sticky = dm.mode() & 0o1000 != 0;
-        if sticky && *uid != 0 && fm.uid() != *uid && dm.uid() != *uid {
+        let Some(uid) = uids.get(dir) else { continue };
+        if crate::platform::sticky_forbids(dir, &m.from, *uid) {
             denied.push((
                 m.from.clone(),
                 "the folder is sticky and the file belongs to another user".into(),
             ));
         }
     }
-    #[cfg(not(unix))]
-    let _ = &uids;
     if denied.is_empty() {
         let busy = blocked_moves(plan, home, access, &mut denied);
         if denied.is_empty() {
@@ -273,7 +262,7 @@ pub fn describe_dir(p: &Path) -> String {
 /// the home's ownership or permissions. Running cudnnm elevated would leave
 /// files in the home that the user cannot change afterwards.
 fn home_hint(home: &Home, dir: &Path) -> String {
-    if cfg!(windows) {
+    if crate::platform::HOST_WINDOWS {
         format!(
             "give your account write access to the cudnnm home '{}' (Properties > Security), or point --home / CUDNNM_HOME at a folder of yours; running cudnnm as Administrator would leave files there that you cannot change",
             home.root().display()

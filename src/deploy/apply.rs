@@ -1,4 +1,4 @@
-//! Running a [`Plan`] (DESIGN.md §5 steps 3–7): journal, move the current
+//! Running a [`Plan`] (`docs/architecture.md#deploying`): journal, move the current
 //! files into the backup, place the target's files, verify, record, retire
 //! the journal. Any failure before the journal is retired is undone in
 //! reverse in this process; a crash is finished or undone by the next

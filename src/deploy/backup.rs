@@ -1,4 +1,4 @@
-//! Backups (DESIGN.md §2, §5): `backups/<id>/files/<toolkit-relative path>`
+//! Backups (`docs/architecture.md#home-layout`): `backups/<id>/files/<toolkit-relative path>`
 //! holds the cuDNN files moved out of a toolkit byte for byte (links stay
 //! links), and `backups/<id>/backup.toml` records where they came from,
 //! their sizes and hashes, when and why.

@@ -1,4 +1,4 @@
-//! The one guard every change to a toolkit goes through (DESIGN.md §5):
+//! The one guard every change to a toolkit goes through (`docs/architecture.md#deploying`):
 //! `use`, `rollback` and the redeploy of `doctor --fix` alike.
 //!
 //! [`Change::begin`] runs under the home lock (it asks for proof) and first

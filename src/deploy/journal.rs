@@ -1,4 +1,4 @@
-//! The journal (DESIGN.md §5 step 3): a change in flight, on disk before the
+//! The journal (`docs/architecture.md#deploying`): a change in flight, on disk before the
 //! first file moves, so that a crash at any point leaves enough to finish or
 //! undo it (rustup's transaction lives only in memory; a kill skips its
 //! rollback).

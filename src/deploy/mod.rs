@@ -1,4 +1,4 @@
-//! Deploying a release into a CUDA toolkit (DESIGN.md §5): plan, journal,
+//! Deploying a release into a CUDA toolkit (`docs/architecture.md#deploying`): plan, journal,
 //! backup, place, verify, record — and recovery and rollback.
 //!
 //! The pieces, in the order a change runs through them:

@@ -1,4 +1,4 @@
-//! Finishing what a crash left (DESIGN.md §5, "After a crash"): every
+//! Finishing what a crash left (`docs/architecture.md#recovery`): every
 //! mutating command, under the home lock and before anything else, looks for
 //! journals. A change whose placed files were verified (`verified` in the
 //! log) and still check out — copies re-hashed — is completed; anything else

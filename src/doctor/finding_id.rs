@@ -3,8 +3,8 @@
 //! documented. The user-facing table of ids is README.md's ("### Doctor");
 //! a test checks that it lists exactly these.
 //!
-//! Sources: issue 6 items (#1–#13), field cases (F01–F26,
-//! ../shared/reference/field-cases.md).
+//! Sources: each id names the case of `docs/breakages.md` it comes from (an
+//! anchor there, `#anchor`), or the fact table in `docs/releases.md`.
 
 use std::fmt;
 use std::str::FromStr;
@@ -38,94 +38,113 @@ macro_rules! finding_ids {
 }
 
 finding_ids! {
-    /// The OS is 32-bit. Severity: error. Source: #1.
+    /// The OS is 32-bit. Severity: error. Source: `#os-not-64-bit`.
     OsNot64Bit = "os-not-64bit",
     /// A library built for another machine (aarch64 on x86_64, 32-bit DLL). Severity: error.
-    /// Source: #1.
+    /// Source: `#os-not-64-bit`.
     WrongArchitecture = "wrong-architecture",
-    /// No CUDA toolkit found. Severity: error (warning with pip CUDA). Source: #2.
+    /// No CUDA toolkit found. Severity: error (warning with pip CUDA). Source: `#no-cuda-toolkit`.
     NoCudaToolkit = "no-cuda-toolkit",
-    /// `nvcc` on PATH is another CUDA than `CUDA_PATH`/`CUDA_HOME`. Severity: warning. Source: #2.
+    /// `nvcc` on PATH is another CUDA than `CUDA_PATH`/`CUDA_HOME`. Severity: warning. Source:
+    /// `#no-cuda-toolkit`.
     NvccCudaPathMismatch = "nvcc-cuda-path-mismatch",
-    /// No `nvidia-smi`; driver and GPU checks skipped. Severity: info. Source: #3.
+    /// No `nvidia-smi`; driver and GPU checks skipped. Severity: info. Source: `#driver-too-old`.
     DriverNotFound = "driver-not-found",
-    /// The driver is older than a toolkit needs (catalog table). Severity: error. Source: #3.
+    /// The driver is older than a toolkit needs (catalog table). Severity: error. Source:
+    /// `#driver-too-old`.
     DriverTooOld = "driver-too-old",
-    /// Runs only through CUDA minor-version compatibility. Severity: warning. Source: #3.
+    /// Runs only through CUDA minor-version compatibility. Severity: warning. Source:
+    /// `#driver-too-old`.
     DriverMinorCompatOnly = "driver-minor-compat-only",
     /// The GPU's compute capability is below what the active cuDNN supports. Severity: error.
-    /// Source: §5.2.
+    /// Source: `docs/releases.md#minimum-compute-capability`.
     GpuTooOld = "gpu-too-old",
     /// A cuDNN build that does not fit its toolkit's CUDA, or the loaded copy comes from another
-    /// CUDA. Severity: error. Source: #4, F26.
+    /// CUDA. Severity: error. Source: `#build-for-other-cuda`, `#cudnn-from-another-cuda`.
     CudnnCudaMismatch = "cudnn-cuda-mismatch",
-    /// A library of the set is missing (DLL/.so: loads fail). Severity: error. Source: #5.
+    /// A library of the set is missing (DLL/.so: loads fail). Severity: error. Source:
+    /// `#file-missing-from-set`.
     MissingLibrary = "missing-library",
-    /// `cudnn.h`/`cudnn_version.h` missing (compiles fail). Severity: error. Source: #5.
+    /// `cudnn.h`/`cudnn_version.h` missing (compiles fail). Severity: error. Source:
+    /// `#file-missing-from-set`.
     MissingHeader = "missing-header",
-    /// `cudnn.lib`/`libcudnn.so` missing (links fail). Severity: error. Source: #5.
+    /// `cudnn.lib`/`libcudnn.so` missing (links fail). Severity: error. Source:
+    /// `#file-missing-from-set`.
     MissingLinkLibrary = "missing-link-library",
-    /// Import libraries in `lib` instead of `lib\x64`. Severity: error. Source: #6.
+    /// Import libraries in `lib` instead of `lib\x64`. Severity: error. Source: `#lib-not-in-x64`.
     LibNotInX64 = "lib-not-in-x64",
-    /// A cuDNN file in a toolkit folder where no tool looks. Severity: error. Source: F20.
+    /// A cuDNN file in a toolkit folder where no tool looks. Severity: error. Source:
+    /// `#archive-layout-changed-8-3`.
     FileInWrongFolder = "file-in-wrong-folder",
     /// The toolkit's `bin` not on PATH / `lib64` not on the loader path. Severity: error (warning
-    /// when another copy loads). Source: #7.
+    /// when another copy loads). Source: `#toolkit-bin-not-on-path`.
     ToolkitNotOnLoaderPath = "toolkit-not-on-loader-path",
     /// An empty or relative `LD_LIBRARY_PATH` entry: ld.so searches the working folder. Severity:
     /// warning.
     LdLibraryPathCurrentFolder = "ld-library-path-current-folder",
     /// A PATH/LD_LIBRARY_PATH entry above the folder holding the libraries. Severity: error
-    /// (warning when another copy loads). Source: #7, F01.
+    /// (warning when another copy loads). Source: `#toolkit-bin-not-on-path`,
+    /// `#path-at-archive-root`.
     PathPointsAtArchiveRoot = "path-points-at-archive-root",
     /// NVIDIA's cuDNN 9 installer: `bin` on PATH, DLLs in `bin\<CUDA>`. Severity: error (warning
-    /// when another copy loads). Source: F02.
+    /// when another copy loads). Source: `#installer-subfolder-not-on-path`.
     InstallerSubfolderNotOnPath = "installer-subfolder-not-on-path",
-    /// Windows: `CUDA_PATH` not set. Severity: warning. Source: #8.
+    /// Windows: `CUDA_PATH` not set. Severity: warning. Source: `#cuda-path-wrong`.
     CudaPathMissing = "cuda-path-missing",
-    /// `CUDA_PATH`/`CUDA_HOME`/`CUDA_PATH_VX_Y` is not a toolkit. Severity: error. Source: #8.
+    /// `CUDA_PATH`/`CUDA_HOME`/`CUDA_PATH_VX_Y` is not a toolkit. Severity: error. Source:
+    /// `#cuda-path-wrong`.
     CudaPathInvalid = "cuda-path-invalid",
     /// `CUDA_PATH_VX_Y` names another version; `CUDA_PATH` names a toolkit without the cuDNN.
-    /// Severity: error/warning. Source: #8.
+    /// Severity: error/warning. Source: `#cuda-path-wrong`.
     CudaPathOtherVersion = "cuda-path-other-version",
     /// Several copies reachable, in loader order, the winner marked. Severity: warning (info when
-    /// every copy's own files say the same version). Source: #9, F06, F12, F13.
+    /// every copy's own files say the same version). Source: `#several-copies-reachable`,
+    /// `#older-copy-first-on-path`, `#stale-copy-on-ld-library-path`, `#conda-env-shadows-wheel`.
     MultipleCudnnCopies = "multiple-cudnn-copies",
     /// A main library that takes sub-libraries from another copy (seen when loaded, or missing from
     /// its folder and found elsewhere), cuDNN 8/9 sub-libraries from different releases, or several
-    /// sets visible. Severity: error/warning. Source: F14.
+    /// sets visible. Severity: error/warning. Source: `#sub-libraries-mixed`.
     SubLibrariesMixed = "sub-libraries-mixed",
-    /// Headers and library of one installation disagree. Severity: error. Source: #10, F24.
+    /// Headers and library of one installation disagree. Severity: error. Source:
+    /// `#header-library-mismatch`.
     HeaderLibraryMismatch = "header-library-mismatch",
-    /// The cuDNN that loads is not what the framework was built with. Severity: error. Source: #11.
+    /// The cuDNN that loads is not what the framework was built with. Severity: error. Source:
+    /// `#framework-expects-other-version`.
     FrameworkCudnnMismatch = "framework-cudnn-mismatch",
-    /// The framework's CUDA major differs from the toolkit in use. Severity: warning. Source: #11.
+    /// The framework's CUDA major differs from the toolkit in use. Severity: warning. Source:
+    /// `#framework-expects-other-version`.
     FrameworkCudaMismatch = "framework-cuda-mismatch",
     /// A pin or framework needs major M, only another major is reachable. Severity: error. Source:
-    /// F08.
+    /// `#major-version-mismatch`.
     CudnnMajorMismatch = "cudnn-major-mismatch",
     /// The pin names a build for another CUDA than the toolkit in use. Severity: warning.
     PinToolkitMismatch = "pin-toolkit-mismatch",
     /// The pin names another release of the same major than the one the loader takes.
     /// Severity: warning.
     PinReleaseMismatch = "pin-release-mismatch",
-    /// `vcruntime140(_1).dll`/`msvcp140(_1).dll` missing. Severity: error. Source: #12, F10.
+    /// `vcruntime140(_1).dll`/`msvcp140(_1).dll` missing. Severity: error. Source:
+    /// `#vc-runtime-missing`.
     VcRuntimeMissing = "vc-runtime-missing",
-    /// Windows before 10 without the Universal C Runtime. Severity: error. Source: #12, F10.
+    /// Windows before 10 without the Universal C Runtime. Severity: error. Source:
+    /// `#vc-runtime-missing`.
     UcrtMissing = "ucrt-missing",
     /// The registry PATH holds the cuDNN folder, this process's PATH does not. Severity: warning.
-    /// Source: #13.
+    /// Source: `#user-and-machine-path-differ`.
     ProcessPathStale = "process-path-stale",
     /// User and machine PATH lead to different copies. Severity: warning (info when user-only).
-    /// Source: #13.
+    /// Source: `#user-and-machine-path-differ`.
     UserMachinePathDiffer = "user-machine-path-differ",
-    /// The cuDNN folder is on PATH in this process only. Severity: info. Source: #13.
+    /// The cuDNN folder is on PATH in this process only. Severity: info. Source:
+    /// `#user-and-machine-path-differ`.
     PathNotPersistent = "path-not-persistent",
-    /// Windows cuDNN 8.3–8.9 / 9.0–9.1 without `zlibwapi.dll`. Severity: error. Source: F03.
+    /// Windows cuDNN 8.3–8.9 / 9.0–9.1 without `zlibwapi.dll`. Severity: error. Source:
+    /// `#dll-load-failed-zlibwapi`.
     ZlibwapiMissing = "zlibwapi-missing",
-    /// A present library whose DT_NEEDED/PE import does not resolve. Severity: error. Source: F04.
+    /// A present library whose DT_NEEDED/PE import does not resolve. Severity: error. Source:
+    /// `#dependency-unresolved`.
     DependencyUnresolved = "dependency-unresolved",
-    /// The library did not load; the loader's message. Severity: error. Source: F04.
+    /// The library did not load; the loader's message. Severity: error. Source:
+    /// `#dependency-unresolved`.
     LibraryLoadFailed = "library-load-failed",
     /// A file under one cuDNN major's name whose content is another major (a renamed file).
     /// Severity: error.
@@ -137,12 +156,14 @@ finding_ids! {
     LibraryUnreadable = "library-unreadable",
     /// A library on a file system mounted `noexec`. Severity: error.
     LibraryOnNoexecMount = "library-on-noexec-mount",
-    /// CuDNN only inside a Python environment. Severity: warning. Source: F16.
+    /// CuDNN only inside a Python environment. Severity: warning. Source:
+    /// `#cudnn-only-in-site-packages`.
     CudnnOnlyInSitePackages = "cudnn-only-in-site-packages",
     /// `libcudnn.so.8` a copy instead of a link, or a dangling link. Severity: error (warning for
-    /// the dev link). Source: F19.
+    /// the dev link). Source: `#soname-link-copied-as-file`.
     BrokenSonameChain = "broken-soname-chain",
-    /// Switching this toolkit needs elevated rights. Severity: info. Source: F21.
+    /// Switching this toolkit needs elevated rights. Severity: info. Source:
+    /// `#toolkit-not-writable`.
     ToolkitNotWritable = "toolkit-not-writable",
     /// Another home's change to the toolkit is running, or was interrupted and not finished yet.
     /// Severity: error (warning while it runs).

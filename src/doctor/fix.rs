@@ -383,6 +383,7 @@ pub fn undo(home: &Home, id: &str) -> Result<Vec<String>> {
 }
 
 #[cfg(all(test, unix))]
+#[allow(clippy::disallowed_methods)] // tests build their fixtures directly
 mod tests {
     use super::*;
     use crate::doctor::finding::Severity;

@@ -9,11 +9,11 @@
 //!   `System32`, the Windows folder, the working folder, then `PATH` in
 //!   order. For a DLL's own imports the DLL's folder is searched first, as
 //!   Python 3.8+ and `LOAD_WITH_ALTERED_SEARCH_PATH` do; `os.add_dll_directory`
-//!   folders (cudnn-facts §7.2) are not modelled.
+//!   folders (`docs/system.md#library-search`) are not modelled.
 //!
 //! API-set names (`api-ms-win-core-*`, `ext-ms-*`) are virtual and always
 //! resolve; `api-ms-win-crt-*` (the Universal C Runtime) resolve on Windows 10
-//! and later, or when present in a system folder (cudnn-facts §7.3).
+//! and later, or when present in a system folder (`docs/system.md#windows-runtime`).
 
 use std::fmt;
 

@@ -1,6 +1,7 @@
 //! File attributes cudnnm sets (the read-only bit, modification times) and
 //! the probe that a folder accepts new entries.
 
+#![allow(clippy::disallowed_methods)] // the one place files change
 use std::fs::{self, File};
 use std::io;
 use std::path::Path;
@@ -16,18 +17,7 @@ pub fn set_readonly(path: &Path, readonly: bool) -> Result<()> {
         return Ok(());
     }
     let mut perm = meta.permissions();
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        let mode = perm.mode();
-        perm.set_mode(if readonly {
-            mode & !0o222
-        } else {
-            mode | 0o200
-        });
-    }
-    #[cfg(not(unix))]
-    perm.set_readonly(readonly);
+    platform::set_readonly_bits(&mut perm, readonly);
     fs::set_permissions(path, perm).with_path("change permissions of", path)
 }
 
@@ -40,7 +30,7 @@ pub fn set_readonly(path: &Path, readonly: bool) -> Result<()> {
 pub fn set_mtime(path: &Path, mtime_ns: i64) -> Result<()> {
     let t = std::time::UNIX_EPOCH + Duration::from_nanos(mtime_ns.max(0) as u64);
     let set = || -> io::Result<()> {
-        let f = if cfg!(windows) {
+        let f = if crate::platform::HOST_WINDOWS {
             File::options().write(true).open(path)?
         } else {
             File::open(path)?
@@ -72,20 +62,8 @@ pub fn set_mtime(path: &Path, mtime_ns: i64) -> Result<()> {
 /// # Errors
 /// The OS error of the create or remove (`PermissionDenied`, `ReadOnlyFilesystem`).
 pub fn probe_dir_writable(dir: &Path) -> io::Result<u32> {
-    fn owner(f: &File) -> u32 {
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::MetadataExt;
-            f.metadata().map(|m| m.uid()).unwrap_or(0)
-        }
-        #[cfg(not(unix))]
-        {
-            let _ = f;
-            0
-        }
-    }
     if let Some(f) = platform::open_unnamed_temp(dir)? {
-        return Ok(owner(&f));
+        return Ok(platform::file_owner(&f));
     }
     let probe = dir.join(".cudnnm-probe");
     let f = match File::options().write(true).create_new(true).open(&probe) {
@@ -96,7 +74,7 @@ pub fn probe_dir_writable(dir: &Path) -> io::Result<u32> {
         }
         Err(e) => return Err(e),
     };
-    let uid = owner(&f);
+    let uid = platform::file_owner(&f);
     drop(f);
     fs::remove_file(&probe)?;
     Ok(uid)

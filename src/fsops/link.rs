@@ -1,6 +1,7 @@
 //! Links: replaced atomically, made as given, and removed only when they
 //! are links (a real file or folder in their place is refused).
 
+#![allow(clippy::disallowed_methods)] // the one place files change
 use std::fs;
 use std::io;
 use std::path::Path;
@@ -67,7 +68,7 @@ fn replace_link_with<T>(link: &Path, make: impl FnOnce(&Path) -> io::Result<T>) 
 
 fn rename_link_over(tmp: &Path, link: &Path) -> Result<()> {
     // Windows cannot rename a directory link over an existing one; remove the old link first.
-    if cfg!(windows) && fs::symlink_metadata(link).is_ok() {
+    if crate::platform::HOST_WINDOWS && fs::symlink_metadata(link).is_ok() {
         remove_link(link)?;
     }
     rename(tmp, link)
@@ -115,10 +116,29 @@ pub fn hard_link(src: &Path, dst: &Path) -> Result<()> {
 pub fn symlink(target: &Path, link: &Path) -> Result<()> {
     platform::symlink_file(target, link).map_err(|e| {
         let err = Error::io("create the link", link, e);
-        if cfg!(windows) {
+        if crate::platform::HOST_WINDOWS {
             err.hint("creating symbolic links on Windows needs Developer Mode or an Administrator terminal; use --mode hardlink or --mode copy instead")
         } else {
             err
         }
     })
+}
+
+/// Creates the relative symbolic link `link` → `target` that a release
+/// records (`target` as written in the archive, never resolved). On Windows,
+/// where creating links needs a privilege, a refused link is written as a
+/// copy of its target instead, so a Linux release still unpacks there.
+///
+/// # Errors
+/// When `link` exists, or (Unix) links cannot be made here, or (Windows) the
+/// fallback copy fails.
+pub fn symlink_or_copy(target: &str, link: &Path) -> io::Result<()> {
+    match platform::symlink_file(Path::new(target), link) {
+        Ok(()) => Ok(()),
+        Err(e) if !platform::HOST_WINDOWS => Err(e),
+        Err(_) => {
+            let resolved = link.parent().unwrap_or(Path::new(".")).join(target);
+            fs::copy(resolved, link).map(drop)
+        }
+    }
 }

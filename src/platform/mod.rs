@@ -2,6 +2,7 @@
 //! signature in `unix.rs` and `windows.rs` (after Volta), so the logic around
 //! them stays platform-neutral and testable on Linux.
 
+#![allow(clippy::disallowed_methods)] // the one place files change
 #[cfg(unix)]
 mod unix;
 #[cfg(unix)]
@@ -11,6 +12,11 @@ pub use unix::*;
 mod windows;
 #[cfg(windows)]
 pub use windows::*;
+
+/// Whether this binary was built for Windows. Logic that must know the host
+/// (rather than the OS a snapshot or a toolkit layout describes) asks this
+/// constant, so `cfg!(windows)` appears only in this module.
+pub const HOST_WINDOWS: bool = cfg!(windows);
 
 /// Which kind of folder link [`link_dir_kind`] made.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

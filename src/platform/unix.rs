@@ -1,5 +1,6 @@
 //! Unix implementations (Linux first; macOS builds but cuDNN no longer ships for it).
 
+#![allow(clippy::disallowed_methods)] // the one place files change
 use std::fs::Metadata;
 use std::io;
 use std::path::Path;
@@ -176,4 +177,59 @@ pub fn link_dir_kind(target: &Path, link: &Path) -> io::Result<super::DirLinkKin
 pub fn make_world_readable(path: &Path) -> io::Result<()> {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o644))
+}
+
+/// Runs `cmd` in place of this process (`execvp`), so signals and the exit
+/// code reach the caller unchanged. Returns only on failure.
+pub fn run_in_place(cmd: &mut std::process::Command) -> io::Result<Option<i32>> {
+    use std::os::unix::process::CommandExt;
+    Err(cmd.exec())
+}
+
+/// Bytes of an environment value back to an `OsString` (lossless on Unix).
+pub fn os_string_from_bytes(bytes: Vec<u8>) -> std::ffi::OsString {
+    use std::os::unix::ffi::OsStringExt;
+    std::ffi::OsString::from_vec(bytes)
+}
+
+/// The file the toolkit lock is taken on: `None` means the toolkit folder
+/// itself (Unix can lock an open folder).
+pub fn toolkit_lock_file(_root: &Path) -> Option<std::path::PathBuf> {
+    None
+}
+
+/// True when `dir` has the sticky bit and the user `uid` (not root) owns
+/// neither `dir` nor `file` in it: the kernel then refuses to move or remove
+/// `file`, even though `dir` is writable (as in `/tmp`).
+pub fn sticky_forbids(dir: &Path, file: &Path, uid: u32) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let (Ok(dm), Ok(fm)) = (std::fs::metadata(dir), std::fs::symlink_metadata(file)) else {
+        return false;
+    };
+    dm.mode() & 0o1000 != 0 && uid != 0 && fm.uid() != uid && dm.uid() != uid
+}
+
+/// Flushes a folder's entries (names just created or renamed) to disk.
+pub fn sync_dir(dir: &Path) {
+    if let Ok(f) = std::fs::File::open(dir) {
+        let _ = f.sync_all();
+    }
+}
+
+/// Sets or clears the write bits (owner, group, others) of `perm`; clearing
+/// write for owner only would leave a group-writable store file.
+pub fn set_readonly_bits(perm: &mut std::fs::Permissions, readonly: bool) {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = perm.mode();
+    perm.set_mode(if readonly {
+        mode & !0o222
+    } else {
+        mode | 0o200
+    });
+}
+
+/// The user id owning an open file (0 when it cannot be read).
+pub fn file_owner(f: &std::fs::File) -> u32 {
+    use std::os::unix::fs::MetadataExt;
+    f.metadata().map(|m| m.uid()).unwrap_or(0)
 }

@@ -1,6 +1,7 @@
 //! Windows implementations: junctions for folder links (no admin needed),
 //! retries for files held by scanners, volume checks for hard links.
 
+#![allow(clippy::disallowed_methods)] // the one place files change
 use std::fs::Metadata;
 use std::io;
 use std::os::windows::fs::MetadataExt;
@@ -257,4 +258,40 @@ pub fn link_dir_kind(target: &Path, link: &Path) -> io::Result<super::DirLinkKin
 /// folder's ACL, which already decides that; nothing to do.
 pub fn make_world_readable(_path: &Path) -> io::Result<()> {
     Ok(())
+}
+
+/// Runs `cmd` as a child and waits: Windows has no `exec`. Returns its exit
+/// code (`None` when it has none).
+pub fn run_in_place(cmd: &mut std::process::Command) -> io::Result<Option<i32>> {
+    cmd.status().map(|s| s.code())
+}
+
+/// Bytes of an environment value back to an `OsString`: pieces of WTF-8 split
+/// at ASCII separators; lossless for valid Unicode.
+pub fn os_string_from_bytes(bytes: Vec<u8>) -> std::ffi::OsString {
+    String::from_utf8_lossy(&bytes).into_owned().into()
+}
+
+/// The file the toolkit lock is taken on: a folder cannot be opened for
+/// locking on Windows, so a `.cudnnm-lock` file inside it.
+pub fn toolkit_lock_file(root: &Path) -> Option<std::path::PathBuf> {
+    Some(root.join(".cudnnm-lock"))
+}
+
+/// Windows has no sticky bit; ACLs are checked by the write probe.
+pub fn sticky_forbids(_dir: &Path, _file: &Path, _uid: u32) -> bool {
+    false
+}
+
+/// Folder entries cannot be flushed on their own on Windows: a no-op.
+pub fn sync_dir(_dir: &Path) {}
+
+/// Sets or clears the read-only attribute.
+pub fn set_readonly_bits(perm: &mut std::fs::Permissions, readonly: bool) {
+    perm.set_readonly(readonly);
+}
+
+/// Windows files have no numeric owner here: always 0.
+pub fn file_owner(_f: &std::fs::File) -> u32 {
+    0
 }

@@ -1,9 +1,9 @@
-//! CUDA toolkits (DESIGN.md §4): finding them, reading their CUDA version, and
+//! CUDA toolkits (`docs/architecture.md#toolkits`): finding them, reading their CUDA version, and
 //! where cuDNN files go inside them. The layout is data chosen by the
 //! toolkit's content (and the host as a tie-breaker), so Linux tests exercise
 //! Windows toolkits too.
 //!
-//! Sources of facts (cudnn-facts §7.4): Windows toolkits live in
+//! Sources of facts (`docs/system.md#toolkit-locations`): Windows toolkits live in
 //! `C:\Program Files\NVIDIA GPU Computing Toolkit\CUDA\vX.Y` with `bin`,
 //! `include`, `lib\x64`, and the installer sets `CUDA_PATH` and
 //! `CUDA_PATH_VX_Y`; Linux toolkits live in `/usr/local/cuda-X.Y` (with
@@ -78,7 +78,8 @@ impl Layout {
 /// A CUDA toolkit root.
 #[derive(Clone, Debug, Serialize)]
 pub struct Toolkit {
-    /// The toolkit root (`C:\Program Files\NVIDIA GPU Computing Toolkit\CUDA\v11.2`, `/usr/local/cuda-12.4`).
+    /// The toolkit root (`C:\Program Files\NVIDIA GPU Computing
+    /// Toolkit\CUDA\v11.2`, `/usr/local/cuda-12.4`).
     pub root: PathBuf,
     /// Its CUDA version (`11.2.152`, `8.0.61`; at least major.minor).
     pub cuda: Version,

@@ -1,3 +1,4 @@
+#![allow(clippy::disallowed_methods)] // tests build their fixtures directly
 //! Toolkits as data: layouts, version files, discovery and selection in
 //! sandboxes, Windows toolkits included.
 

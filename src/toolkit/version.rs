@@ -16,7 +16,7 @@ use crate::version::Version;
 /// [`Kind::NotFound`] when none of those gives a version (the causes name
 /// what was tried and any file that could not be parsed).
 pub fn read_cuda_version(root: &Path) -> Result<Version> {
-    read_cuda_version_for(root, detect_layout(root, cfg!(windows)))
+    read_cuda_version_for(root, detect_layout(root, crate::platform::HOST_WINDOWS))
 }
 
 pub(super) fn read_cuda_version_for(root: &Path, layout: Layout) -> Result<Version> {
@@ -142,7 +142,8 @@ fn parse_toolkit_version(s: &str) -> Option<Version> {
 
 /// The cuDNN version declared by the headers in `include`: `CUDNN_MAJOR`,
 /// `CUDNN_MINOR`, `CUDNN_PATCHLEVEL` from `cudnn_version.h` (cuDNN 8+), else
-/// `cudnn.h` (cuDNN 7 and before) — field case F22. See [`crate::archive::header`].
+/// `cudnn.h` (cuDNN 7 and before) —
+/// `docs/breakages.md#version-macros-moved-8-0`. See [`crate::archive::header`].
 pub fn header_cudnn_version(include: &Path) -> Option<Version> {
     crate::archive::header::version_in(include)
 }

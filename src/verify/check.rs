@@ -189,7 +189,11 @@ pub(super) fn check_deployment(
     }
     // Where `use` looks; a root that no longer reads as a toolkit has its
     // placed files reported missing already.
-    if let Ok(t) = crate::toolkit::Toolkit::at(&d.toolkit, "deployments.toml", cfg!(windows)) {
+    if let Ok(t) = crate::toolkit::Toolkit::at(
+        &d.toolkit,
+        "deployments.toml",
+        crate::platform::HOST_WINDOWS,
+    ) {
         c.extra = crate::deploy::status::extra_files(d, &t)
             .iter()
             .map(|p| p.to_string_lossy().into_owned())

@@ -10,7 +10,7 @@ use crate::store::{Release, Source};
 use crate::version::Spec;
 
 /// Commands verify prints are for this machine's shell.
-const HOST_WINDOWS: bool = cfg!(windows);
+const HOST_WINDOWS: bool = crate::platform::HOST_WINDOWS;
 
 /// The commands that repair store release `id` while it is deployed in
 /// `deployed` (toolkit root, mode): `install --force` is refused while a

@@ -307,7 +307,8 @@ fn reports_are_written_and_can_be_diagnosed_again() {
 }
 
 /// A Windows machine as data: NVIDIA's cuDNN 9 installer put `…\v9.7\bin` on
-/// PATH while the DLLs sit in `bin\12.8` (F02), and no zlib is needed (9.7).
+/// PATH while the DLLs sit in `bin\12.8`
+/// (`docs/breakages.md#installer-subfolder-not-on-path`), and no zlib is needed (9.7).
 fn windows_snapshot() -> serde_json::Value {
     let base = r"C:\Program Files\NVIDIA\CUDNN\v9.7";
     let tk = r"C:\Program Files\NVIDIA GPU Computing Toolkit\CUDA\v12.8";
@@ -411,8 +412,9 @@ fn nothing_installed_is_unhealthy_with_the_commands_to_fix_it() {
 #[cfg(unix)]
 #[test]
 fn distro_style_headers_are_read_through_their_links() {
-    // F22: cuDNN 8 keeps its macros in cudnn_version.h; Debian packages ship
-    // only cudnn_version_v8.h and point cudnn_version.h at it.
+    // docs/breakages.md#version-macros-moved-8-0: cuDNN 8 keeps its macros in
+    // cudnn_version.h; Debian packages ship only cudnn_version_v8.h and point
+    // cudnn_version.h at it.
     let sb = Sandbox::new();
     let tk = sb.root().join("cuda-11.8");
     fs::create_dir_all(tk.join("include")).unwrap();
@@ -463,7 +465,8 @@ fn distro_style_headers_are_read_through_their_links() {
 #[cfg(unix)]
 #[test]
 fn ld_library_path_at_an_unpacked_archive_root() {
-    // F01, Linux flavour: the entry is the archive folder, the libraries are in its lib/.
+    // docs/breakages.md#path-at-archive-root, Linux flavour: the entry is the
+    // archive folder, the libraries are in its lib/.
     let mut sb = Sandbox::new();
     let arch = sb.root().join("cudnn-linux-x86_64-8.9.7.29_cuda12-archive");
     fs::create_dir_all(arch.join("lib")).unwrap();
@@ -493,8 +496,9 @@ fn ld_library_path_at_an_unpacked_archive_root() {
 #[cfg(unix)]
 #[test]
 fn python_environments_are_read() {
-    // F16: cuDNN only inside a virtual environment; and PyTorch's exact pin
-    // against the cuDNN wheel another install moved.
+    // docs/breakages.md#cudnn-only-in-site-packages: cuDNN only inside a
+    // virtual environment; and PyTorch's exact pin against the cuDNN wheel
+    // another install moved.
     let mut sb = Sandbox::new();
     let site = sb.root().join("venv/lib/python3.11/site-packages");
     let lib = site.join("nvidia/cudnn/lib");
@@ -696,7 +700,8 @@ fn a_symlink_deployment_turned_into_a_plain_copy_is_drift() {
 #[cfg(unix)]
 #[test]
 fn a_project_pinned_to_cudnn_8_with_only_cudnn_9_installed() {
-    // F08: the pin names cuDNN 8; cudnn64_8/libcudnn.so.8 and 9 are different libraries.
+    // docs/breakages.md#major-version-mismatch: the pin names cuDNN 8;
+    // cudnn64_8/libcudnn.so.8 and 9 are different libraries.
     let mut sb = Sandbox::new();
     let tk = toolkit(&mut sb, false);
     fs::write(

@@ -7,6 +7,7 @@
 //! `tests/windows_registry.rs` stays a binary of its own: it changes the wine
 //! prefix's user PATH in the registry, which `doctor` reads, so no other test
 //! may run in the same process while it does.
+#![allow(clippy::disallowed_methods)] // tests build their fixtures with std::fs
 
 // Shared support, declared once.
 mod common;

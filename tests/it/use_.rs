@@ -411,7 +411,8 @@ fn a_toolkit_the_user_may_not_write_is_refused_whole() {
     let t = tk_arg(&tk);
     let r = if is_root() {
         // Root ignores permission bits; an ordinary user does not: run as
-        // nobody over this root-owned toolkit (field case F21).
+        // nobody over this root-owned toolkit
+        // (`docs/breakages.md#toolkit-not-writable`).
         run_as_nobody(&sb, &["use", "9.1.0.70", "--cuda-root", &t])
     } else {
         let mut p = std::fs::metadata(&real_lib).unwrap().permissions();

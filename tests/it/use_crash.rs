@@ -1,4 +1,4 @@
-//! Crash safety and concurrency of `use` and `rollback` (DESIGN.md §5):
+//! Crash safety and concurrency of `use` and `rollback` (`docs/architecture.md#deploying`):
 //! the test-only fault hook kills the process after every journal step in
 //! turn; `kill -9` hits a large `use` at random moments; eight `use`
 //! processes race for one toolkit. After each, the next command must find

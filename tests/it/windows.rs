@@ -1,5 +1,5 @@
 //! The Windows binary doing Windows things, run under wine by
-//! `scripts/test-windows.sh` (issue 7): a toolkit in `…\NVIDIA GPU Computing
+//! `scripts/test-windows.sh`: a toolkit in `…\NVIDIA GPU Computing
 //! Toolkit\CUDA\v11.2` and a home whose path has spaces and non-ASCII
 //! characters; old Windows zips installed, deployed by hard link, switched,
 //! rolled back, byte for byte; a DLL held open by another process; `exec`'s

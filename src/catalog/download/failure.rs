@@ -146,7 +146,7 @@ pub(super) fn classify(e: reqwest::Error, url: &str, name: &str) -> Failure {
             .and_then(|u| u.host_str().map(str::to_string))
             .unwrap_or_else(|| url.to_string());
         let chain = error_chain(&e);
-        let trust = if cfg!(windows) {
+        let trust = if crate::platform::HOST_WINDOWS {
             "import that CA's certificate into Windows' Trusted Root Certification Authorities store".to_string()
         } else {
             // Read as rustls-native-certs reads it: from the process.

@@ -273,7 +273,7 @@ pub(super) fn reinstall_of(store: &Store, dep: Option<&Deployment>) -> Option<St
     let release = store.get_id(&dep?.release).ok()??;
     let source = &release.receipt.source;
     let (arg, is_file) = source.reinstall_arg(&release.id());
-    let cmd = CommandLine::install_from(&arg, is_file).for_host(cfg!(windows));
+    let cmd = CommandLine::install_from(&arg, is_file).for_host(crate::platform::HOST_WINDOWS);
     Some(if is_file {
         let what = if source.kind.is_folder() {
             "folder"

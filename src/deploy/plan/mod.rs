@@ -1,4 +1,4 @@
-//! Planning a change as pure data (DESIGN.md §5 step 2): the toolkit's
+//! Planning a change as pure data (`docs/architecture.md#deploying`): the toolkit's
 //! current cuDNN files (every `cudnn*`/`libcudnn*` in its cuDNN folders,
 //! whoever put them there) versus the files of the target — a store release
 //! for `use`, a backup for `rollback`. The [`Plan`] is what the journal

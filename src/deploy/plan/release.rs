@@ -157,7 +157,7 @@ fn check_release_files(release: &Release, targets: &[Target]) -> Result<()> {
                 let (arg, is_file) = release.receipt.source.reinstall_arg(&release.id());
                 let cmd = CommandLine::install_from(&arg, is_file)
                     .force()
-                    .for_host(cfg!(windows));
+                    .for_host(crate::platform::HOST_WINDOWS);
                 if is_file {
                     format!("reinstall it from the file it came from ({arg}): `{cmd}`; nothing was changed")
                 } else {

@@ -23,7 +23,7 @@ use crate::toolkit::Toolkit;
 /// backup written before it recorded that, the two ways there are.
 fn reinstall_hint(source: &BackupRecord) -> String {
     source.reinstall.clone().unwrap_or_else(|| {
-        let host = |c: CommandLine| c.for_host(cfg!(windows));
+        let host = |c: CommandLine| c.for_host(crate::platform::HOST_WINDOWS);
         format!(
             "from the archive or pip requirement it came from: `{}` or `{}`",
             host(CommandLine::install("PATH")),

@@ -1,5 +1,6 @@
 //! What frameworks and pins expect against what loads: `framework-cudnn-mismatch`
-//! (issue item 11), `framework-cuda-mismatch`, `cudnn-major-mismatch` (F08).
+//! `framework-cuda-mismatch` (`docs/breakages.md#framework-expects-other-version`),
+//! `cudnn-major-mismatch` (`docs/breakages.md#major-version-mismatch`).
 
 use super::Cx;
 use crate::doctor::FindingId;
@@ -247,7 +248,7 @@ fn pinned_wheels(cx: &Cx, out: &mut Vec<Finding>) {
 }
 
 /// `framework-cudnn-mismatch` and `framework-cuda-mismatch` from the
-/// framework tables (cudnn-facts §6): TensorFlow loads cuDNN by name from the
+/// framework tables (`docs/releases.md#framework-builds`): TensorFlow loads cuDNN by name from the
 /// loader path and needs the same major and at least the minor it was built with.
 fn table_rows(cx: &Cx, out: &mut Vec<Finding>) {
     for f in &cx.s.frameworks {
@@ -306,7 +307,7 @@ fn table_rows(cx: &Cx, out: &mut Vec<Finding>) {
     }
 }
 
-/// `cudnn-major-mismatch` (F08): something needs cuDNN M, only other majors load.
+/// `cudnn-major-mismatch`: something needs cuDNN M, only other majors load.
 fn majors(cx: &Cx, out: &mut Vec<Finding>) {
     let reachable: Vec<u32> = cx
         .majors_present()

@@ -30,7 +30,8 @@ use crate::names::{self, FileKind};
 use crate::version::{Platform, Spec, Version};
 
 /// The minimum driver for one CUDA toolkit version on one OS (NVIDIA CUDA
-/// release notes, Table 3; cudnn-facts §5.3; `manifest.toml` via the catalog).
+/// release notes, Table 3; `docs/releases.md#driver-floors`; `manifest.toml` via
+/// the catalog).
 #[derive(Clone, Debug, PartialEq)]
 pub struct DriverFloor {
     /// The CUDA toolkit version (`12.4`, `12.4.1`, `11.2.0`).

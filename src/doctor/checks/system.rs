@@ -27,8 +27,8 @@ fn mm(x: &Version) -> (u32, u32) {
     (x.major(), x.minor())
 }
 
-/// `os-not-64bit` (issue item 1): cuDNN ships only 64-bit builds
-/// (cudnn-facts §1: x86_64, sbsa, aarch64, ppc64le; Windows x86_64).
+/// `os-not-64bit` (`docs/breakages.md#os-not-64-bit`): cuDNN ships only 64-bit
+/// builds (x86_64, sbsa, aarch64, ppc64le Linux; x86_64 Windows).
 fn os_bits(cx: &Cx, out: &mut Vec<Finding>) {
     let os = &cx.s.os;
     if os.bits == 0 || os.bits == 64 {
@@ -51,7 +51,7 @@ fn os_bits(cx: &Cx, out: &mut Vec<Finding>) {
     );
 }
 
-/// `no-cuda-toolkit` (issue item 2).
+/// `no-cuda-toolkit` (`docs/breakages.md#no-cuda-toolkit`).
 fn toolkits(cx: &Cx, out: &mut Vec<Finding>) {
     let s = cx.s;
     if !s.toolkits.is_empty() {
@@ -92,7 +92,7 @@ fn root_var<'a>(cx: &'a Cx) -> Option<(&'static str, &'a str)> {
         .find_map(|n| cx.s.var(n).map(|v| (n, v)))
 }
 
-/// `nvcc-cuda-path-mismatch` (issue item 2).
+/// `nvcc-cuda-path-mismatch` (`docs/breakages.md#no-cuda-toolkit`).
 fn nvcc_vs_cuda_path(cx: &Cx, out: &mut Vec<Finding>) {
     let Some(nvcc) = &cx.s.nvcc else { return };
     let Some((var, root)) = root_var(cx) else {
@@ -136,7 +136,8 @@ fn nvcc_vs_cuda_path(cx: &Cx, out: &mut Vec<Finding>) {
     );
 }
 
-/// `cuda-path-invalid`, `cuda-path-other-version`, `cuda-path-missing` (issue item 8).
+/// `cuda-path-invalid`, `cuda-path-other-version`, `cuda-path-missing`
+/// (`docs/breakages.md#cuda-path-wrong`).
 fn cuda_path(cx: &Cx, out: &mut Vec<Finding>) {
     let s = cx.s;
     // CUDA_PATH_VX_Y naming another version.
@@ -237,7 +238,8 @@ impl ToolkitCommands for Finding {
 }
 
 /// The driver that runs every toolkit of a CUDA major through minor-version
-/// compatibility (CUDA release notes Table 2; cudnn-facts §5.4).
+/// compatibility (CUDA release notes Table 2;
+/// `docs/releases.md#minor-version-compatibility`).
 fn minor_compat_floor(cuda_major: u32, windows: bool) -> Option<Version> {
     match (cuda_major, windows) {
         (11, false) => Some(v("450.80.02")),
@@ -249,7 +251,8 @@ fn minor_compat_floor(cuda_major: u32, windows: bool) -> Option<Version> {
     }
 }
 
-/// `driver-not-found`, `driver-too-old`, `driver-minor-compat-only` (issue item 3).
+/// `driver-not-found`, `driver-too-old`, `driver-minor-compat-only`
+/// (`docs/breakages.md#driver-too-old`).
 fn driver(cx: &Cx, out: &mut Vec<Finding>) {
     let s = cx.s;
     let Some(d) = &s.driver else {
@@ -486,7 +489,8 @@ fn unfinished(cx: &Cx, out: &mut Vec<Finding>) {
     }
 }
 
-/// `toolkit-not-writable` (F21): changing the toolkit needs elevated rights.
+/// `toolkit-not-writable` (`docs/breakages.md#toolkit-not-writable`): changing
+/// the toolkit needs elevated rights.
 fn writable(cx: &Cx, out: &mut Vec<Finding>) {
     for t in &cx.s.toolkits {
         if t.writable != Some(false) {

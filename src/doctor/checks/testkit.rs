@@ -21,7 +21,7 @@ pub(crate) struct Kit {
     pub t: Tables,
 }
 
-/// cudnn-facts §5.3 rows used by the tests.
+/// Rows of `docs/releases.md#driver-floors` used by the tests.
 fn driver_rows() -> Vec<DriverFloor> {
     let row = |c: &str, w: bool, m: &str| DriverFloor {
         cuda: v(c),
@@ -40,7 +40,7 @@ fn driver_rows() -> Vec<DriverFloor> {
     ]
 }
 
-/// cudnn-facts §6.1 TensorFlow rows used by the tests.
+/// TensorFlow rows of `docs/releases.md#framework-builds` used by the tests.
 fn framework_rows() -> Vec<FrameworkBuild> {
     let row = |f: &str, l: &str, os: Option<&str>, cuda: &str, cudnn: &str| FrameworkBuild {
         framework: "tensorflow".into(),
@@ -296,7 +296,7 @@ impl Kit {
         f
     }
 
-    /// A complete Linux set of `version` (cudnn-facts §4): libraries with
+    /// A complete Linux set of `version` (`docs/releases.md#library-names`): libraries with
     /// chains (or wheel-style `.so.M` files), headers, the dev link.
     pub fn linux_set(&mut self, lib: &str, inc: &str, version: &str, chain: bool) -> &mut Kit {
         let ver = v(version);

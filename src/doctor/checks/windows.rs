@@ -1,4 +1,4 @@
-//! Windows runtime pitfalls (cudnn-facts §7.3): the Visual C++ runtime, the
+//! Windows runtime pitfalls (`docs/system.md#windows-runtime`): the Visual C++ runtime, the
 //! Universal C Runtime, and the user/machine `PATH` in the registry.
 
 use super::Cx;
@@ -16,7 +16,7 @@ pub(super) fn check(cx: &Cx, out: &mut Vec<Finding>) {
     registry_path(cx, out);
 }
 
-/// `vc-runtime-missing`, `ucrt-missing` (issue item 12, F10).
+/// `vc-runtime-missing`, `ucrt-missing` (`docs/breakages.md#vc-runtime-missing`).
 fn runtimes(cx: &Cx, out: &mut Vec<Finding>) {
     let s = cx.s;
     if cx.shared().next().is_none() && s.frameworks.is_empty() {
@@ -67,8 +67,9 @@ fn split(s: &crate::doctor::snapshot::Snapshot, v: &str) -> Vec<String> {
 }
 
 /// `process-path-stale`, `user-machine-path-differ`, `path-not-persistent`
-/// (issue item 13): the folders holding cuDNN DLLs in the registry's user and
-/// machine `Path` against this process's `PATH`.
+/// (`docs/breakages.md#user-and-machine-path-differ`): the folders holding
+/// cuDNN DLLs in the registry's user and machine `Path` against this process's
+/// `PATH`.
 fn registry_path(cx: &Cx, out: &mut Vec<Finding>) {
     let s = cx.s;
     let Some(reg) = &s.registry else { return };

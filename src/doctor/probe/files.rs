@@ -263,6 +263,7 @@ fn read_file(
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // tests build their fixtures directly
 mod tests {
     use super::*;
 

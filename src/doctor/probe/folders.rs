@@ -105,9 +105,11 @@ pub(crate) fn probe(snap: &Snapshot, env: &Env, sites: &[PathBuf]) -> Scanner {
     scan
 }
 
-/// F01/F02: the folders just below a loader path entry where an unpacked
-/// archive or NVIDIA's installer keeps its libraries (`bin`, `cuda\bin`,
-/// `bin\<CUDA>`, `lib`, `lib64`, `<cudnn-…>\bin`). System folders are skipped.
+/// `docs/breakages.md#path-at-archive-root` and
+/// `docs/breakages.md#installer-subfolder-not-on-path`: the folders just below
+/// a loader path entry where an unpacked archive or NVIDIA's installer keeps
+/// its libraries (`bin`, `cuda\bin`, `bin\<CUDA>`, `lib`, `lib64`,
+/// `<cudnn-…>\bin`). System folders are skipped.
 fn probe_below(scan: &mut Scanner, entry: &Path, system: &[String]) {
     if system.iter().any(|d| entry.starts_with(d))
         || entry.starts_with("/usr")
@@ -139,6 +141,7 @@ fn probe_below(scan: &mut Scanner, entry: &Path, system: &[String]) {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // tests build their fixtures directly
 mod tests {
     use super::*;
 

@@ -181,6 +181,7 @@ fn cudnn_requirement(
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // tests build their fixtures directly
 mod tests {
     use super::*;
 

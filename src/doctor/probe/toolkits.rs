@@ -174,6 +174,7 @@ fn nvcc_release(out: &str) -> Option<Version> {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // tests build their fixtures directly
 mod tests {
     use super::*;
 

@@ -1,5 +1,5 @@
 //! Fixture archives in the exact layouts and file names of real cuDNN
-//! releases (../shared/reference/cudnn-facts.md §1, §4), with tiny contents:
+//! releases (`docs/releases.md#archive-families`, `#library-names`), with tiny contents:
 //! real version-macro lines in the headers, a minimal ELF or PE header in the
 //! libraries (so platform detection reads real magic), and real symlink chains.
 //!
@@ -121,7 +121,8 @@ impl Fixture {
             };
             h.set_entry_type(ty);
             h.set_size(data.len() as u64);
-            // Raw name bytes: the tar crate refuses `..` and absolute paths, which bad-input tests need.
+            // Raw name bytes: the tar crate refuses `..` and absolute paths,
+            // which bad-input tests need.
             set_raw_name(&mut h, p);
             match item {
                 Item::Symlink(t) | Item::Hardlink(t) => {
@@ -206,7 +207,7 @@ fn nums(v: &str) -> Vec<u32> {
 /// The version header text as NVIDIA writes it: `cudnn_version.h` for 8+,
 /// the top of `cudnn.h` for 7 and before (several spaces after some macro
 /// names in 7.x, as in the real 7.1 headers). `CUDNN_VERSION` uses the
-/// formula of the major (cudnn-facts §3.3).
+/// formula of the major (`docs/releases.md#version-number`).
 pub fn version_header(v: &str) -> String {
     let n = nums(v);
     let (ma, mi, pa) = (n[0], n[1], n.get(2).copied().unwrap_or(0));
@@ -264,7 +265,7 @@ pub fn implib_bytes(marker: &str) -> Vec<u8> {
 
 const LICENSE_SLA: &str = "NVIDIA_SLA_cuDNN_Support.txt";
 
-/// Sub-library stems per major (cudnn-facts §4).
+/// Sub-library stems per major (`docs/releases.md#library-names`).
 pub fn sublibs(major: u32) -> Vec<&'static str> {
     match major {
         0..=7 => vec![],
@@ -497,7 +498,7 @@ pub fn redist_linux(version: &str, cuda: &str) -> Fixture {
 }
 
 /// NVIDIA redist archive for Windows: `cudnn-windows-x86_64-<v>_cuda<c>-archive.zip`.
-/// Folder drift (cudnn-facts §1.4): import libraries in `lib\` for 8.3–8.4,
+/// Folder drift (`docs/releases.md#windows-folder-drift`): import libraries in `lib\` for 8.3–8.4,
 /// `lib\x64\` from 8.5; DLLs in `bin\` up to 9.17, `bin\x64\` from 9.18.
 pub fn redist_windows(version: &str, cuda: &str) -> Fixture {
     let base = format!("cudnn-windows-x86_64-{version}_cuda{cuda}-archive");

@@ -3,7 +3,8 @@
 
 use super::*;
 
-// --- F16, F19, F21 ----------------------------------------------------------
+// --- cudnn-only-in-site-packages, soname-link-copied-as-file,
+// toolkit-not-writable (docs/breakages.md) ----------------------------------
 
 #[test]
 fn deployed_files_changed() {

@@ -3,7 +3,7 @@
 
 use super::*;
 
-// --- issue item 1 -----------------------------------------------------------
+// --- os-not-64-bit (docs/breakages.md) -------------------------------------
 
 #[test]
 fn wrong_architecture() {
@@ -15,7 +15,7 @@ fn wrong_architecture() {
     Kit::healthy_linux().absent(FindingId::WrongArchitecture);
 }
 
-// --- issue item 4, F26 ------------------------------------------------------
+// --- build-for-other-cuda, cudnn-from-another-cuda (docs/breakages.md) -----
 
 #[test]
 fn cudnn_build_does_not_fit_the_toolkit() {
@@ -56,7 +56,7 @@ fn cudnn_build_does_not_fit_the_toolkit() {
 
 #[test]
 fn cudnn_loaded_from_another_cuda_install() {
-    // F26: LD_LIBRARY_PATH brings a CUDA 11 build ahead of the 12.4 toolkit's.
+    // cudnn-from-another-cuda: LD_LIBRARY_PATH brings a CUDA 11 build ahead of the 12.4 toolkit's.
     let mut k = Kit::healthy_linux();
     k.linux_set(
         "/opt/cuda-11.8/lib64",
@@ -74,7 +74,7 @@ fn cudnn_loaded_from_another_cuda_install() {
     );
 }
 
-// --- issue item 5 -----------------------------------------------------------
+// --- file-missing-from-set (docs/breakages.md) -----------------------------
 
 #[test]
 fn missing_library_of_the_set() {
@@ -132,7 +132,7 @@ fn missing_link_library() {
     Kit::healthy_windows().absent(FindingId::MissingLinkLibrary);
 }
 
-// --- issue item 6, F20 ------------------------------------------------------
+// --- lib-not-in-x64, archive-layout-changed-8-3 (docs/breakages.md) --------
 
 #[test]
 fn import_libraries_in_lib_instead_of_lib_x64() {
@@ -214,18 +214,18 @@ fn files_in_the_wrong_toolkit_folder() {
     k.file(&format!(r"{TK112}\lib\x64\cudnn_ops_train64_8.dll"));
     let f = k.expect(FindingId::FileInWrongFolder);
     assert!(f.seen[0].ends_with(r"v11.2\bin"), "{f:?}");
-    // F20: the 8.3+ archive's `lib` copied as the toolkit's `lib`.
+    // archive-layout-changed-8-3: the 8.3+ archive's `lib` copied as the toolkit's `lib`.
     let mut k = Kit::healthy_linux();
     k.file(&format!("{TK12}/lib/libcudnn_adv.so.9"));
     k.expect(FindingId::FileInWrongFolder);
     Kit::healthy_linux().absent(FindingId::FileInWrongFolder);
 }
 
-// --- issue item 10, F24 -----------------------------------------------------
+// --- header-library-mismatch (docs/breakages.md) ---------------------------
 
 #[test]
 fn header_and_library_disagree() {
-    // F24: the header says 7.x, the library is 5.1 (partial copy).
+    // header-library-mismatch: the header says 7.x, the library is 5.1 (partial copy).
     let mut k = Kit::linux();
     k.toolkit("/usr/local/cuda-8.0", "8.0");
     k.header("/usr/local/cuda-8.0/include/cudnn.h", "7.0.5");
@@ -245,7 +245,7 @@ fn header_and_library_disagree() {
     Kit::healthy_linux().absent(FindingId::HeaderLibraryMismatch);
 }
 
-// --- F03, F04 ---------------------------------------------------------------
+// --- dll-load-failed-zlibwapi, dependency-unresolved (docs/breakages.md) ---
 
 #[test]
 fn library_that_does_not_load() {
@@ -257,11 +257,12 @@ fn library_that_does_not_load() {
     Kit::healthy_linux().absent(FindingId::LibraryLoadFailed);
 }
 
-// --- F16, F19, F21 ----------------------------------------------------------
+// --- cudnn-only-in-site-packages, soname-link-copied-as-file,
+// toolkit-not-writable (docs/breakages.md) ----------------------------------
 
 #[test]
 fn soname_chain_broken_by_a_copy() {
-    // F19: libcudnn.so.9 is a regular file where a link was expected.
+    // soname-link-copied-as-file: libcudnn.so.9 is a regular file where a link was expected.
     let mut k = Kit::healthy_linux();
     let f = k.file(&format!("{TK12}/lib64/libcudnn.so.9"));
     f.size = 1000;

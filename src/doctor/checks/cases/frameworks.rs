@@ -3,7 +3,7 @@
 
 use super::*;
 
-// --- issue item 11, F08 -----------------------------------------------------
+// --- framework-expects-other-version, major-version-mismatch (docs/breakages.md) ---
 
 /// TensorFlow 2.5 (built with cuDNN 8.1, CUDA 11.2) beside a CUDA toolkit of
 /// version `cuda` whose bin holds cuDNN 8.0.5.39, first on PATH.
@@ -85,7 +85,7 @@ fn framework_built_for_another_cuda_major() {
 
 #[test]
 fn pinned_major_not_installed() {
-    // F08: the project needs cudnn64_8.dll; only cuDNN 9 is installed.
+    // major-version-mismatch: the project needs cudnn64_8.dll; only cuDNN 9 is installed.
     let mut k = Kit::windows();
     let tk = r"C:\CUDA\v12.4";
     k.toolkit(tk, "12.4");
@@ -112,7 +112,8 @@ fn pinned_major_not_installed() {
     k.absent(FindingId::CudnnMajorMismatch);
 }
 
-// --- F16, F19, F21 ----------------------------------------------------------
+// --- cudnn-only-in-site-packages, soname-link-copied-as-file,
+// toolkit-not-writable (docs/breakages.md) ----------------------------------
 
 #[test]
 fn pytorch_rows_follow_the_cuda_of_the_wheel_and_bundled_copies_are_its_own() {

@@ -3,7 +3,8 @@
 
 use super::*;
 
-// --- issue item 7, F01, F02 -------------------------------------------------
+// --- toolkit-bin-not-on-path, path-at-archive-root,
+// installer-subfolder-not-on-path (docs/breakages.md) -----------------------
 
 #[test]
 fn toolkit_bin_not_on_path() {
@@ -30,7 +31,8 @@ fn toolkit_bin_not_on_path() {
 
 #[test]
 fn path_points_at_the_archive_root() {
-    // F01: PATH holds the folder the zip was unpacked into; the DLL is in cuda\bin.
+    // path-at-archive-root: PATH holds the folder the zip was unpacked into;
+    // the DLL is in cuda\bin.
     let mut k = Kit::windows();
     k.toolkit(TK112, "11.2");
     k.windows_set(
@@ -52,7 +54,8 @@ fn path_points_at_the_archive_root() {
 
 #[test]
 fn installer_puts_bin_on_path_but_dlls_are_in_a_cuda_subfolder() {
-    // F02: cuDNN 9 installer, DLLs in bin\12.8 and bin\11.8, toolkit CUDA 12.8.
+    // installer-subfolder-not-on-path: cuDNN 9 installer, DLLs in bin\12.8 and
+    // bin\11.8, toolkit CUDA 12.8.
     let mut k = Kit::windows();
     let tk = r"C:\Program Files\NVIDIA GPU Computing Toolkit\CUDA\v12.8";
     k.toolkit(tk, "12.8");
@@ -79,11 +82,12 @@ fn installer_puts_bin_on_path_but_dlls_are_in_a_cuda_subfolder() {
     k.absent(FindingId::InstallerSubfolderNotOnPath);
 }
 
-// --- issue item 9, F06, F12, F13 --------------------------------------------
+// --- several-copies-reachable, older-copy-first-on-path,
+// stale-copy-on-ld-library-path, conda-env-shadows-wheel (docs/breakages.md) ---
 
 #[test]
 fn two_copies_on_path_the_first_older() {
-    // F06: two cudnn64_5.dll on PATH; the first is older.
+    // older-copy-first-on-path: two cudnn64_5.dll on PATH; the first is older.
     let mut k = Kit::windows();
     k.toolkit(r"C:\CUDA\v8.0", "8.0");
     let a = k.file(r"C:\old\cudnn64_5.dll");
@@ -104,7 +108,8 @@ fn two_copies_on_path_the_first_older() {
 
 #[test]
 fn ld_library_path_lists_an_old_copy_first() {
-    // F12: LD_LIBRARY_PATH holds cuDNN 8.0.3 before the framework's own 8.3.2.
+    // stale-copy-on-ld-library-path: LD_LIBRARY_PATH holds cuDNN 8.0.3 before
+    // the framework's own 8.3.2.
     let mut k = Kit::healthy_linux();
     k.linux_set("/opt/old/lib64", "/opt/old/include", "8.0.3", true);
     k.linux_set(
@@ -132,7 +137,8 @@ fn ld_library_path_lists_an_old_copy_first() {
 
 #[test]
 fn conda_before_pip_named_with_origins_and_order_fixed() {
-    // F13: a conda env's lib/ (8.1) searched before the pip wheel (8.6) TensorFlow 2.12 wants.
+    // conda-env-shadows-wheel: a conda env's lib/ (8.1) searched before the pip
+    // wheel (8.6) TensorFlow 2.12 wants.
     let mut k = Kit::healthy_linux();
     let conda = "/home/me/miniconda3/envs/tf";
     let wheel = format!("{conda}/lib/python3.10/site-packages/nvidia/cudnn");
@@ -183,7 +189,7 @@ fn conda_before_pip_named_with_origins_and_order_fixed() {
 
 #[test]
 fn sub_libraries_mix_between_sets() {
-    // F14: two complete cuDNN 8 sets visible: the wheel folder and a toolkit lib64.
+    // sub-libraries-mixed: two complete cuDNN 8 sets visible: the wheel folder and a toolkit lib64.
     let mut k = Kit::linux();
     let tk = "/usr/local/cuda-11.8";
     k.toolkit(tk, "11.8");
@@ -334,7 +340,7 @@ fn without_loading_a_missing_sub_library_found_in_another_copy_is_mixing() {
     );
 }
 
-// --- F03, F04 ---------------------------------------------------------------
+// --- dll-load-failed-zlibwapi, dependency-unresolved (docs/breakages.md) ---
 
 fn windows_with(version: &str) -> Kit {
     let mut k = Kit::windows();
@@ -368,7 +374,7 @@ fn zlibwapi_needed_only_by_8_3_to_9_1() {
 
 #[test]
 fn present_dll_with_an_unresolved_import() {
-    // F04: cudnn_cnn_infer64_8.dll is on PATH, but cublasLt64_11.dll is nowhere.
+    // dependency-unresolved: cudnn_cnn_infer64_8.dll is on PATH, but cublasLt64_11.dll is nowhere.
     let mut k = Kit::healthy_windows();
     k.file(&format!(r"{}\cudnn_cnn_infer64_8.dll", bin112()))
         .needed = vec!["KERNEL32.dll".into(), "cublasLt64_12.dll".into()];
@@ -390,7 +396,8 @@ fn present_dll_with_an_unresolved_import() {
     Kit::healthy_linux().absent(FindingId::DependencyUnresolved);
 }
 
-// --- F16, F19, F21 ----------------------------------------------------------
+// --- cudnn-only-in-site-packages, soname-link-copied-as-file,
+// toolkit-not-writable (docs/breakages.md) ----------------------------------
 
 #[test]
 fn cudnn_only_in_site_packages() {

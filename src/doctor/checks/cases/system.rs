@@ -3,7 +3,7 @@
 
 use super::*;
 
-// --- issue item 1 -----------------------------------------------------------
+// --- os-not-64-bit (docs/breakages.md) -------------------------------------
 
 #[test]
 fn os_not_64bit() {
@@ -16,7 +16,7 @@ fn os_not_64bit() {
     Kit::healthy_windows().absent(FindingId::OsNot64Bit);
 }
 
-// --- issue item 2 -----------------------------------------------------------
+// --- no-cuda-toolkit (docs/breakages.md) -----------------------------------
 
 #[test]
 fn no_cuda_toolkit() {
@@ -51,7 +51,7 @@ fn nvcc_belongs_to_another_toolkit_than_cuda_path() {
     Kit::healthy_windows().absent(FindingId::NvccCudaPathMismatch);
 }
 
-// --- issue item 3 -----------------------------------------------------------
+// --- driver-too-old (docs/breakages.md) ------------------------------------
 
 #[test]
 fn driver_older_than_the_toolkit_needs() {
@@ -205,7 +205,7 @@ fn a_pinned_release_the_gpu_cannot_run_is_reported() {
     k.absent(FindingId::GpuTooOld);
 }
 
-// --- issue item 8 -----------------------------------------------------------
+// --- cuda-path-wrong (docs/breakages.md) -----------------------------------
 
 #[test]
 fn cuda_path_missing_or_wrong() {
@@ -244,7 +244,8 @@ fn cuda_path_missing_or_wrong() {
     }
 }
 
-// --- F16, F19, F21 ----------------------------------------------------------
+// --- cudnn-only-in-site-packages, soname-link-copied-as-file,
+// toolkit-not-writable (docs/breakages.md) ----------------------------------
 
 #[test]
 fn toolkit_needs_elevated_rights() {

@@ -2,7 +2,7 @@
 
 use super::*;
 
-// --- issue item 12, F10 -----------------------------------------------------
+// --- vc-runtime-missing (docs/breakages.md) --------------------------------
 
 #[test]
 fn visual_cpp_runtime_missing() {
@@ -39,7 +39,7 @@ fn universal_c_runtime_missing_on_windows_7() {
     k.absent(FindingId::UcrtMissing);
 }
 
-// --- issue item 13 ----------------------------------------------------------
+// --- user-and-machine-path-differ (docs/breakages.md) ----------------------
 
 #[test]
 fn registry_path_changed_after_the_process_started() {

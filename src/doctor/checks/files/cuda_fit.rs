@@ -36,7 +36,7 @@ fn build_variant(cx: &Cx, f: &CudnnFile) -> Option<(CudaVariant, String)> {
     ))
 }
 
-/// The CUDA versions a cuDNN major was published for (cudnn-facts §5.1):
+/// The CUDA versions a cuDNN major was published for (`docs/releases.md#cuda-variants`):
 /// 7.x for CUDA 8.0–10.2, 8.x for 10.1–12.x, 9.x for 11–13.
 fn published_for(cudnn_major: u32, cuda: &Version) -> Option<bool> {
     let c = (cuda.major(), cuda.minor());
@@ -118,7 +118,8 @@ impl FixWith for Finding {
     }
 }
 
-/// `cudnn-cuda-mismatch` (issue item 4, F26).
+/// `cudnn-cuda-mismatch` (`docs/breakages.md#build-for-other-cuda`,
+/// `docs/breakages.md#cudnn-from-another-cuda`).
 pub(super) fn cuda_fit(cx: &Cx, out: &mut Vec<Finding>) {
     let w = cx.w;
     let mut reported = BTreeSet::new();
@@ -161,7 +162,7 @@ pub(super) fn cuda_fit(cx: &Cx, out: &mut Vec<Finding>) {
                 .fix_with(fitting_build(cx, f, t, c)),
         );
     }
-    // (b) F26: the copy loaded comes from another CUDA than the toolkit in use.
+    // (b) The copy loaded comes from another CUDA than the toolkit in use.
     let Some(tk) = cx.toolkit_in_use() else {
         return;
     };

@@ -246,8 +246,9 @@ fn load_failures(cx: &Cx, out: &mut Vec<Finding>) {
     }
 }
 
-/// `broken-soname-chain` (F19): `libcudnn.so.8` a regular file beside its
-/// real `libcudnn.so.8.x.y`, a copied development link, or a dangling link.
+/// `broken-soname-chain` (`docs/breakages.md#soname-link-copied-as-file`):
+/// `libcudnn.so.8` a regular file beside its real `libcudnn.so.8.x.y`, a copied
+/// development link, or a dangling link.
 fn soname_chains(cx: &Cx, out: &mut Vec<Finding>) {
     if cx.w {
         return;
@@ -268,7 +269,8 @@ fn soname_chains(cx: &Cx, out: &mut Vec<Finding>) {
         if f.link_target.is_some() {
             continue;
         }
-        // A regular libX.so.M next to a regular libX.so.M.m.p, or a regular libX.so next to libX.so.M.
+        // A regular libX.so.M next to a regular libX.so.M.m.p, or a regular
+        // libX.so next to libX.so.M.
         if n.major.is_none() && !n.dev_link {
             continue;
         }
@@ -315,7 +317,7 @@ fn soname_chains(cx: &Cx, out: &mut Vec<Finding>) {
     }
 }
 
-/// `header-library-mismatch` (issue item 10, F24): per installation, the
+/// `header-library-mismatch` (`docs/breakages.md#header-library-mismatch`): per installation, the
 /// headers' version against the main library's.
 fn header_vs_library(cx: &Cx, out: &mut Vec<Finding>) {
     let w = cx.w;

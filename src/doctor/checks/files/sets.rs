@@ -65,7 +65,8 @@ fn toolkit_files<'a>(cx: &'a Cx, t: &'a ToolkitInfo) -> Vec<(&'a CudnnFile, name
         .collect()
 }
 
-/// `missing-library`, `missing-header`, `missing-link-library` (issue item 5).
+/// `missing-library`, `missing-header`, `missing-link-library`
+/// (`docs/breakages.md#file-missing-from-set`).
 pub(super) fn toolkit_set(cx: &Cx, t: &ToolkitInfo, out: &mut Vec<Finding>) {
     let files = toolkit_files(cx, t);
     if files.is_empty() {
@@ -224,7 +225,8 @@ fn is_lib_root(cx: &Cx, t: &ToolkitInfo, f: &CudnnFile) -> bool {
     spath::relative(&cx.dir(&f.path), &t.root, cx.w).is_some_and(|r| r.eq_ignore_ascii_case("lib"))
 }
 
-/// `lib-not-in-x64` (issue item 6) and `file-in-wrong-folder` (F20).
+/// `lib-not-in-x64` (`docs/breakages.md#lib-not-in-x64`) and `file-in-wrong-folder`
+/// (`docs/breakages.md#archive-layout-changed-8-3`).
 pub(super) fn toolkit_folders(cx: &Cx, t: &ToolkitInfo, out: &mut Vec<Finding>) {
     let files = toolkit_files(cx, t);
     let w = t.is_windows();

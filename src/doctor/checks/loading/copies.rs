@@ -29,7 +29,9 @@ fn wanted(cx: &Cx, major: u32) -> Option<(Version, String)> {
         .map(|e| (e.version, e.who))
 }
 
-/// `multiple-cudnn-copies` (issue item 9, F06, F12, F13).
+/// `multiple-cudnn-copies` (`docs/breakages.md#several-copies-reachable`,
+/// `#older-copy-first-on-path`, `#stale-copy-on-ld-library-path`,
+/// `#conda-env-shadows-wheel`).
 pub(super) fn copies(cx: &Cx, out: &mut Vec<Finding>) {
     for m in cx.majors_present() {
         let name = cx.loader_name("cudnn", m);

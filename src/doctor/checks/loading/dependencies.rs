@@ -10,8 +10,9 @@ use crate::doctor::loader;
 use crate::doctor::spath;
 use crate::names;
 
-/// `dependency-unresolved` (F04): a present library whose imports
-/// (`DT_NEEDED`, PE import table) do not resolve in the loader's search.
+/// `dependency-unresolved` (`docs/breakages.md#dependency-unresolved`): a
+/// present library whose imports (`DT_NEEDED`, PE import table) do not resolve
+/// in the loader's search.
 pub(super) fn dependencies(cx: &Cx, out: &mut Vec<Finding>) {
     let mut done = BTreeSet::new();
     for (_, _, name) in cx.loader_names() {
@@ -96,8 +97,9 @@ fn dependency_hint(name: &str) -> String {
     }
 }
 
-/// `zlibwapi-missing` (F03): cuDNN 8.3–8.9 and 9.0–9.1 on Windows load
-/// `zlibwapi.dll` (cudnn-facts §7.1).
+/// `zlibwapi-missing`: cuDNN 8.3–8.9 and 9.0–9.1 on Windows load
+/// `zlibwapi.dll` (`docs/system.md#zlib-on-windows`,
+/// `docs/breakages.md#dll-load-failed-zlibwapi`).
 pub(super) fn zlib(cx: &Cx, out: &mut Vec<Finding>) {
     if !cx.w {
         return;

@@ -15,8 +15,9 @@ use crate::doctor::spath;
 use crate::names;
 use crate::version::Version;
 
-/// `sub-libraries-mixed` (F14): cuDNN 8/9 load their sub-libraries by name,
-/// so with several sets visible they can come from different copies.
+/// `sub-libraries-mixed` (`docs/breakages.md#sub-libraries-mixed`): cuDNN 8/9
+/// load their sub-libraries by name, so with several sets visible they can come
+/// from different copies.
 pub(super) fn mixing(cx: &Cx, out: &mut Vec<Finding>) {
     let mixed_majors = foreign_sublibraries(cx, out);
     for m in cx.majors_present().into_iter().filter(|m| *m >= 8) {
@@ -196,7 +197,7 @@ fn folder_version(cx: &Cx, dir: &str) -> Option<crate::doctor::snapshot::Known> 
     cx.s.header_version(&root.root)
 }
 
-/// `sub-libraries-mixed` for one copy at a time (F14): a main library whose
+/// `sub-libraries-mixed` for one copy at a time: a main library whose
 /// folder lacks sub-libraries that another copy provides — loading it runs
 /// one copy's main library with another's sub-libraries. Errors unless every
 /// version involved is known from the copies' own files and the same.

@@ -70,7 +70,7 @@ pub(super) fn current_folder(cx: &Cx, out: &mut Vec<Finding>) {
     );
 }
 
-/// `toolkit-not-on-loader-path` (issue item 7).
+/// `toolkit-not-on-loader-path` (`docs/breakages.md#toolkit-bin-not-on-path`).
 pub(super) fn toolkit_on_path(cx: &Cx, out: &mut Vec<Finding>) {
     for t in &cx.s.toolkits {
         let mains: Vec<(&CudnnFile, names::NameInfo)> = cx
@@ -131,9 +131,11 @@ fn cuda_dir_version(name: &str) -> Option<Version> {
     (v.parts().len() == 2 && v.major() >= 10).then_some(v)
 }
 
-/// `path-points-at-archive-root` (issue item 7, F01) and
-/// `installer-subfolder-not-on-path` (F02): a loader path entry above the
-/// folder that holds the libraries; the loader never looks into subfolders.
+/// `path-points-at-archive-root` (`docs/breakages.md#path-at-archive-root`) and
+/// `installer-subfolder-not-on-path`
+/// (`docs/breakages.md#installer-subfolder-not-on-path`): a loader path entry
+/// above the folder that holds the libraries; the loader never looks into
+/// subfolders.
 pub(super) fn path_too_high(cx: &Cx, out: &mut Vec<Finding>) {
     let entries: &[String] = if cx.w {
         &cx.s.path
@@ -290,7 +292,7 @@ fn pick_cuda_dir(vs: &[Version], cuda: Option<&Version>) -> Option<Version> {
     newest(&mut vs.iter())
 }
 
-/// `cudnn-only-in-site-packages` (F16).
+/// `cudnn-only-in-site-packages` (`docs/breakages.md#cudnn-only-in-site-packages`).
 pub(super) fn only_in_site_packages(cx: &Cx, out: &mut Vec<Finding>) {
     let majors = cx.majors_present();
     if majors.iter().any(|m| cx.active(*m).is_some()) {
