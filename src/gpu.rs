@@ -179,6 +179,7 @@ pub fn oldest(gpus: &[Gpu]) -> Option<&Gpu> {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // tests build their fixtures directly
 mod tests {
     use super::*;
 
