@@ -146,6 +146,9 @@ finding_ids! {
     /// The library did not load; the loader's message. Severity: error. Source:
     /// `#dependency-unresolved`.
     LibraryLoadFailed = "library-load-failed",
+    /// A dependency the loader resolves (zlibwapi, cuBLAS, the CUDA runtime) built for another
+    /// machine type than the cuDNN that needs it. Severity: error.
+    DependencyWrongArchitecture = "dependency-wrong-architecture",
     /// A file under one cuDNN major's name whose content is another major (a renamed file).
     /// Severity: error.
     LibraryRenamed = "library-renamed",

@@ -301,6 +301,7 @@ mod tests {
             s.dirs.push(DirListing {
                 path: d.into(),
                 names: vec!["libcudnn.so.8".into()],
+                ..Default::default()
             });
         }
         let hits = find(&s, "libcudnn.so.8");
@@ -326,10 +327,12 @@ mod tests {
         s.dirs.push(DirListing {
             path: "/w/lib".into(),
             names: vec!["libz.so.1".into()],
+            ..Default::default()
         });
         s.dirs.push(DirListing {
             path: "/ld".into(),
             names: vec!["libz.so.1".into()],
+            ..Default::default()
         });
         let mut r = CudnnFile {
             path: "/w/lib/libcudnn_graph.so.9".into(),
@@ -364,10 +367,12 @@ mod tests {
         s.dirs.push(DirListing {
             path: r"C:\b".into(),
             names: vec!["CUDNN64_7.DLL".into()],
+            ..Default::default()
         });
         s.dirs.push(DirListing {
             path: r"c:\a\".into(),
             names: vec!["cudnn64_7.dll".into()],
+            ..Default::default()
         });
         let h = find(&s, "cudnn64_7.dll");
         assert_eq!(h.len(), 2);

@@ -1405,3 +1405,105 @@ fn a_pin_is_checked_against_the_toolkit_in_use_and_the_loaded_release() {
     );
     assert_eq!(f["commands"][0], "cudnnm pin 9.27.0.42_cuda12", "{f}");
 }
+
+#[cfg(unix)]
+#[test]
+fn a_32_bit_zlibwapi_from_mingw_is_found_by_its_machine_type() {
+    // Real PE files: a 64-bit "cudnn64_8.dll" importing zlibwapi.dll, and
+    // zlibwapi.dll built for x86-64 and for i686, probed on this machine;
+    // the saved snapshot then diagnosed as the Windows machine it describes.
+    let (Some(_), Some(_)) = (
+        common::skip::need_program("x86_64-w64-mingw32-gcc", "gcc-mingw-w64-x86-64"),
+        common::skip::need_program("i686-w64-mingw32-gcc", "gcc-mingw-w64-i686"),
+    ) else {
+        return;
+    };
+    let mut sb = Sandbox::new();
+    let src = sb.root().join("src");
+    fs::create_dir_all(&src).unwrap();
+    fs::write(
+        src.join("z.c"),
+        "__declspec(dllexport) int zlibVersion(void) { return 1; }\n",
+    )
+    .unwrap();
+    fs::write(
+        src.join("c.c"),
+        "int zlibVersion(void);\n__declspec(dllexport) unsigned long long cudnnGetVersion(void) { return 8907 + zlibVersion(); }\n",
+    )
+    .unwrap();
+    let tk = sb.root().join("CUDA/v12.2");
+    for d in ["bin", "include", "lib/x64"] {
+        fs::create_dir_all(tk.join(d)).unwrap();
+    }
+    fs::write(tk.join("version.txt"), "CUDA Version 12.2.140\n").unwrap();
+    let (z32, z64) = (sb.root().join("zlib32"), sb.root().join("zlib64"));
+    let gcc = |cc: &str, args: &[&Path]| {
+        let st = std::process::Command::new(cc)
+            .arg("-shared")
+            .args(args)
+            .status()
+            .unwrap();
+        assert!(st.success(), "{cc} {args:?}");
+    };
+    for (cc, dir) in [
+        ("x86_64-w64-mingw32-gcc", &z64),
+        ("i686-w64-mingw32-gcc", &z32),
+    ] {
+        fs::create_dir_all(dir).unwrap();
+        gcc(
+            cc,
+            &[Path::new("-o"), &dir.join("zlibwapi.dll"), &src.join("z.c")],
+        );
+    }
+    gcc(
+        "x86_64-w64-mingw32-gcc",
+        &[
+            Path::new("-o"),
+            &tk.join("bin/cudnn64_8.dll"),
+            &src.join("c.c"),
+            &z64.join("zlibwapi.dll"),
+        ],
+    );
+    // Probe: both zlib folders are scanned (listed on the loader path here).
+    add_ld_path(&mut sb, &z32);
+    add_ld_path(&mut sb, &z64);
+    doctor(&sb, &tk, &["--no-load", "--report", "probe.json"]);
+    let rep: serde_json::Value =
+        serde_json::from_slice(&fs::read(sb.work().join("probe.json")).unwrap()).unwrap();
+    let mut snap = rep["snapshot"].clone();
+    let machines: Vec<String> = snap["dirs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|d| d["machines"]["zlibwapi.dll"].as_str().map(String::from))
+        .collect();
+    assert!(
+        machines.contains(&"x86".to_string()) && machines.contains(&"x86_64".to_string()),
+        "{machines:?}"
+    );
+    // The same files as a Windows machine sees them, PATH in two orders.
+    snap["os"]["family"] = "windows".into();
+    snap["ld_library_path"] = serde_json::json!([]);
+    let bin = tk.join("bin").display().to_string();
+    let diagnose = |first: &Path| {
+        let mut s = snap.clone();
+        s["path"] = serde_json::json!([first.display().to_string(), bin]);
+        fs::write(sb.work().join("win.json"), serde_json::to_vec(&s).unwrap()).unwrap();
+        sb.run(["doctor", "--json", "--snapshot", "win.json"])
+    };
+    let healthy = diagnose(&z64);
+    assert!(
+        !ids(&healthy).contains(&"dependency-wrong-architecture".to_string()),
+        "{}",
+        healthy.describe()
+    );
+    let r = diagnose(&z32);
+    let f = finding(&r, "dependency-wrong-architecture");
+    assert!(
+        f["title"].as_str().unwrap().starts_with(
+            "zlibwapi.dll, which cudnn64_8.dll needs, is built for x86; cudnn64_8.dll is x86_64"
+        ),
+        "{f}"
+    );
+    assert!(f["why"].as_str().unwrap().contains("error 193"), "{f}");
+}

@@ -225,6 +225,7 @@ impl Kit {
             None => self.s.dirs.push(DirListing {
                 path: dir.into(),
                 names: vec![name.into()],
+                ..Default::default()
             }),
         }
         self

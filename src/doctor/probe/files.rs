@@ -126,9 +126,22 @@ pub(crate) fn listings(snap: &mut Snapshot, scan: &Scanner, cache: Vec<LdCacheEn
             .filter(|n| names::is_cudnn_name(n) || keep.contains(&n.to_ascii_lowercase()))
             .cloned()
             .collect();
+        // Dependencies (zlibwapi.dll, cublas64_12.dll, libz.so.1): their machine type.
+        let machines = names
+            .iter()
+            .filter(|n| !names::is_cudnn_name(n))
+            .filter_map(|n| {
+                let p = dir.join(n);
+                p.is_file()
+                    .then(|| binfmt::read(&p).machine)
+                    .flatten()
+                    .map(|m| (n.clone(), m))
+            })
+            .collect();
         snap.dirs.push(DirListing {
             path: s(dir),
             names,
+            machines,
         });
     }
     snap.ld_cache = cache

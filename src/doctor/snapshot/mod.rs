@@ -141,6 +141,10 @@ pub struct DirListing {
     pub path: String,
     /// File names in it (cuDNN files, runtimes, dependencies), as spelled on disk.
     pub names: Vec<String>,
+    /// The machine each library among `names` that is not a cuDNN file is
+    /// built for (`x86_64`, `x86`, `aarch64`), by name: a dependency of
+    /// another machine type than the cuDNN that needs it does not load.
+    pub machines: BTreeMap<String, String>,
 }
 
 /// `nvcc` found on `PATH`.

@@ -26,6 +26,7 @@ pub(super) fn check(cx: &Cx, out: &mut Vec<Finding>) {
     paths::path_too_high(cx, out);
     paths::only_in_site_packages(cx, out);
     dependencies::dependencies(cx, out);
+    dependencies::machine_types(cx, out);
     dependencies::zlib(cx, out);
 }
 
