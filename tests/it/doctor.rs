@@ -1507,3 +1507,73 @@ fn a_32_bit_zlibwapi_from_mingw_is_found_by_its_machine_type() {
     );
     assert!(f["why"].as_str().unwrap().contains("error 193"), "{f}");
 }
+
+#[cfg(unix)]
+#[test]
+fn a_framework_whose_pinned_wheel_loses_to_ld_library_path_is_reported() {
+    // torch requires nvidia-cudnn-cu12==9.27.0.42 and has it (real wheel files);
+    // a conda-style lib folder on LD_LIBRARY_PATH holds the real 9.12.
+    let mut sb = Sandbox::new();
+    let venv = sb.root().join("venv");
+    let site = venv.join("lib/python3.11/site-packages");
+    let lib = site.join("nvidia/cudnn/lib");
+    fs::create_dir_all(&lib).unwrap();
+    let w = wheel_files("9.27.0.42", true);
+    for n in [
+        "libcudnn.so.9",
+        "libcudnn_graph.so.9",
+        "libcudnn_engines_runtime_compiled.so.9",
+    ] {
+        fs::hard_link(w.join("lib").join(n), lib.join(n)).unwrap();
+    }
+    for (dir, body) in [
+        (
+            "torch-2.9.0.dist-info",
+            "Metadata-Version: 2.1\nName: torch\nVersion: 2.9.0\nRequires-Dist: nvidia-cudnn-cu12==9.27.0.42; platform_system == \"Linux\"\n\n",
+        ),
+        (
+            "nvidia_cudnn_cu12-9.27.0.42.dist-info",
+            "Metadata-Version: 2.1\nName: nvidia-cudnn-cu12\nVersion: 9.27.0.42\n\n",
+        ),
+    ] {
+        fs::create_dir_all(site.join(dir)).unwrap();
+        fs::write(site.join(dir).join("METADATA"), body).unwrap();
+    }
+    sb.set_env("VIRTUAL_ENV", &venv);
+    // Healthy neighbour: nothing else on the loader path.
+    let r = sb.run(["doctor", "--json"]);
+    assert!(
+        !ids(&r).contains(&"framework-cudnn-mismatch".to_string()),
+        "{}",
+        r.describe()
+    );
+    // The conda env's lib with another cuDNN 9 on LD_LIBRARY_PATH.
+    let conda_lib = sb.root().join("conda/lib");
+    fs::create_dir_all(&conda_lib).unwrap();
+    for e in fs::read_dir(imported("9.12.0.46").join("lib"))
+        .unwrap()
+        .flatten()
+    {
+        let dest = conda_lib.join(e.file_name());
+        if e.file_type().unwrap().is_symlink() {
+            std::os::unix::fs::symlink(fs::read_link(e.path()).unwrap(), &dest).unwrap();
+        } else {
+            fs::hard_link(e.path(), &dest).unwrap();
+        }
+    }
+    add_ld_path(&mut sb, &conda_lib);
+    let r = sb.run(["doctor", "--json"]);
+    let f = finding(&r, "framework-cudnn-mismatch");
+    assert_eq!(
+        f["title"],
+        "PyTorch 2.9.0 requires nvidia-cudnn-cu12==9.27.0.42 (installed), but the loader takes cuDNN 9.12.0 first",
+        "{}",
+        r.describe()
+    );
+    assert!(
+        f["seen"]
+            .to_string()
+            .contains(&conda_lib.display().to_string()),
+        "{f}"
+    );
+}

@@ -216,6 +216,7 @@ fn pinned_wheels(cx: &Cx, out: &mut Vec<Finding>) {
                 .find(|w| w.name == pkg && spath::same(&w.location, &f.location, cx.w));
         let have = wheel.and_then(|w| w.numeric_version());
         if have.as_ref() == Some(&want) {
+            loader_first(cx, f, &pkg, &want, out);
             continue;
         }
         let mut fd = Finding::new(
@@ -245,6 +246,42 @@ fn pinned_wheels(cx: &Cx, out: &mut Vec<Finding>) {
             .command(format!("python -m pip install \"{pkg}=={want}\""));
         out.push(fd);
     }
+}
+
+/// `framework-cudnn-mismatch` for a framework whose pinned wheel is the
+/// right one but loses to another copy: on Linux, `LD_LIBRARY_PATH` is
+/// searched before the framework's `RUNPATH` into its wheel (ld.so(8)), so a
+/// conda env's `lib` or a toolkit on that path supplies the cuDNN it loads.
+fn loader_first(cx: &Cx, f: &Framework, pkg: &str, want: &Version, out: &mut Vec<Finding>) {
+    if cx.w {
+        return;
+    }
+    let Some(a) = cx.active(want.major()) else {
+        return;
+    };
+    if !matches!(a.hit.via, crate::doctor::loader::Via::LdLibraryPath(_))
+        || spath::is_within(&a.hit.path, &f.location, cx.w)
+    {
+        return;
+    }
+    let Some(k) = &a.version else { return };
+    let n = want.parts().len().min(k.version.parts().len());
+    if n < 2 || want.parts()[..n] == k.version.parts()[..n] {
+        return;
+    }
+    let who = format!("{} {}", pretty(&f.name), f.version);
+    out.push(
+        Finding::new(
+            FindingId::FrameworkCudnnMismatch,
+            Severity::Error,
+            format!("{who} requires {pkg}=={want} (installed), but the loader takes cuDNN {} first", k.version),
+        )
+        .seen(format!("{} {} in {} requires {pkg}=={want}", f.name, f.version, f.location))
+        .seen(format!("{pkg} {want} in {}", f.location))
+        .seen(format!("the loader takes {}", cx.describe(&a.hit.path)))
+        .why(format!("ld.so searches LD_LIBRARY_PATH before the RUNPATH that points {who} at its own wheel, so it loads cuDNN {} and stops with \"Loaded runtime CuDNN library: {} but source was compiled with: {want}\" or fails on missing symbols.", k.version, k.version))
+        .fix(format!("Remove {} from LD_LIBRARY_PATH for this environment (conda: do not export the env's lib folder), or run other programs with that cuDNN through `cudnnm exec`.", cx.dir(&a.hit.path))),
+    );
 }
 
 /// `framework-cudnn-mismatch` and `framework-cuda-mismatch` from the

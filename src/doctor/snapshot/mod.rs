@@ -59,6 +59,7 @@ pub struct Snapshot {
     /// ([`crate::doctor::loader::ld_library_path_dirs`]).
     pub ld_library_path: Vec<String>,
     /// `LD_LIBRARY_PATH` exactly as set (Linux), when set.
+    #[serde(default)]
     pub ld_library_path_raw: Option<String>,
     /// The ld.so cache (`ldconfig -p`) entries for the names that matter.
     pub ld_cache: Vec<LdCacheEntry>,
@@ -144,6 +145,7 @@ pub struct DirListing {
     /// The machine each library among `names` that is not a cuDNN file is
     /// built for (`x86_64`, `x86`, `aarch64`), by name: a dependency of
     /// another machine type than the cuDNN that needs it does not load.
+    #[serde(default)]
     pub machines: BTreeMap<String, String>,
 }
 
