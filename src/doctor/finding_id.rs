@@ -56,8 +56,9 @@ finding_ids! {
     /// Runs only through CUDA minor-version compatibility. Severity: warning. Source:
     /// `#driver-too-old`.
     DriverMinorCompatOnly = "driver-minor-compat-only",
-    /// The GPU's compute capability is below what the active cuDNN supports. Severity: error.
-    /// Source: `docs/releases.md#minimum-compute-capability`.
+    /// A GPU's compute capability is below what a release in use (loaded, deployed, pinned)
+    /// supports. Severity: error. Source: `#gpu-dropped-by-9-11`,
+    /// `docs/releases.md#minimum-compute-capability`.
     GpuTooOld = "gpu-too-old",
     /// A cuDNN build that does not fit its toolkit's CUDA, or the loaded copy comes from another
     /// CUDA. Severity: error. Source: `#build-for-other-cuda`, `#cudnn-from-another-cuda`.
