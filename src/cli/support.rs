@@ -463,41 +463,49 @@ impl GpuGate {
     }
 
     /// The newest release that runs on the oldest GPU: installed ones first,
-    /// then the catalog's; a build for `prefer`'s CUDA major wins over others.
-    /// Returns the version, its CUDA variant and whether it is installed.
-    pub fn newest_that_runs(&self, prefer: &CudaVariant) -> Option<(Version, CudaVariant, bool)> {
+    /// then what the catalog can install here (an NVIDIA archive before a
+    /// PyPI wheel of the same version); a build for `prefer`'s CUDA major
+    /// wins over others. Returns the release and the command that gets it.
+    pub fn newest_that_runs(
+        &self,
+        prefer: &CudaVariant,
+    ) -> Option<(Version, CudaVariant, CommandLine, bool)> {
         let gpu = self.oldest()?;
         let runs = |v: &Version, c: &CudaVariant| {
             self.catalog
                 .min_compute(v, c)
                 .is_some_and(|m| m <= gpu.compute)
         };
-        let host = crate::version::Platform::host();
-        let catalog = self
-            .catalog
-            .archives()
-            .iter()
-            .filter(|a| Some(a.platform) == host)
-            .map(|a| (a.version.clone(), a.cuda))
-            .chain(
-                self.catalog
-                    .wheels()
-                    .iter()
-                    .flat_map(|w| w.versions.iter().map(|v| (v.clone(), w.cuda))),
-            );
-        let pick = |cands: Vec<(Version, CudaVariant)>| {
-            let ok: Vec<&(Version, CudaVariant)> =
-                cands.iter().filter(|(v, c)| runs(v, c)).collect();
+        let best = |cands: Vec<(Version, CudaVariant, CommandLine, bool)>| {
+            let ok: Vec<_> = cands
+                .into_iter()
+                .filter(|(v, c, _, _)| runs(v, c))
+                .collect();
+            let key = |x: &(Version, CudaVariant, CommandLine, bool)| (x.0.clone(), !x.3);
             ok.iter()
-                .filter(|(_, c)| c.major() == prefer.major())
-                .max_by(|a, b| a.0.cmp(&b.0))
-                .or_else(|| ok.iter().max_by(|a, b| a.0.cmp(&b.0)))
-                .map(|p| (*p).clone())
+                .filter(|x| x.1.major() == prefer.major())
+                .max_by_key(|x| key(x))
+                .or_else(|| ok.iter().max_by_key(|x| key(x)))
+                .cloned()
         };
-        if let Some((v, c)) = pick(self.installed.clone()) {
-            return Some((v, c, true));
+        let installed = self
+            .installed
+            .iter()
+            .map(|(v, c)| (v.clone(), *c, CommandLine::use_(v.to_string()), true))
+            .collect();
+        if let Some(r) = best(installed) {
+            return Some(r);
         }
-        pick(catalog.collect()).map(|(v, c)| (v, c, false))
+        let offers =
+            crate::catalog::offer::offers_for(&self.catalog, crate::version::Platform::host());
+        // The last field marks an archive (preferred over a wheel of the same version).
+        best(
+            offers
+                .into_iter()
+                .map(|o| (o.version.clone(), o.cuda, o.install(), o.wheel.is_none()))
+                .collect(),
+        )
+        .map(|(v, c, cmd, _)| (v, c, cmd, false))
     }
 
     /// Refuses (exit 8) a release the oldest GPU in use cannot run, naming the
@@ -529,12 +537,7 @@ impl GpuGate {
             )));
         }
         let suggestion = match self.newest_that_runs(cuda) {
-            Some((v, c, installed)) => {
-                let cmd = if installed {
-                    CommandLine::use_(v.to_string())
-                } else {
-                    CommandLine::install(v.to_string()).cuda(c)
-                };
+            Some((v, c, cmd, installed)) => {
                 format!(
                     "the newest release that runs on it is cuDNN {v} for CUDA {c} ({}: `{}`); or pass --force to {doing} this one anyway",
                     if installed {

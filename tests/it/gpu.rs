@@ -90,8 +90,9 @@ fn pascal_and_volta_refuse_the_real_9_12_and_9_27_builds() {
                 &format!("cuDNN {version} for CUDA 12 cannot run on {name} (GPU 0, compute capability {cc})"),
                 "needs compute capability 7.5 or newer",
                 // The newest catalog release that still runs there.
-                "the newest release that runs on it is cuDNN 9.10.",
-                "for CUDA 12 (in the catalog: `cudnnm install 9.10.",
+                "the newest release that runs on it is cuDNN 9.10.2.21 for CUDA 12",
+                // A command that works: 9.10.2.21 is published as a wheel only.
+                "(in the catalog: `cudnnm install pip:nvidia-cudnn-cu12==9.10.2.21`)",
                 "--force",
             ]);
             assert!(store_is_empty(&sb), "{}", r.describe());

@@ -424,8 +424,8 @@ fn gpu(cx: &Cx, out: &mut Vec<Finding>) {
             f = match newest_that_runs(cx, cc, r.cuda.as_ref()) {
                 Some(o) => f
                     .fix(format!("Use cuDNN {}, the newest release that runs on this GPU, in place of {} (or run on a newer GPU).", o.id(), r.label))
-                    .command(format!("cudnnm install {}", o.version))
-                    .command(format!("cudnnm use {}", o.version)),
+                    .command(o.install().for_host(cx.w))
+                    .command(format!("cudnnm use {}", o.id())),
                 None => f.fix("Use an older cuDNN that still supports this GPU (and the CUDA it needs), or a newer GPU."),
             };
             out.push(f);

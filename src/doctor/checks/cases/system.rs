@@ -142,7 +142,8 @@ fn pascal_and_volta_cannot_run_cuda_12_builds_of_9_11_and_later() {
                 "{f:?}"
             );
             assert!(
-                f.commands.contains(&"cudnnm install 9.10.2.21".to_string()),
+                f.commands
+                    .contains(&"cudnnm install 9.10.2.21_cuda12".to_string()),
                 "{f:?}"
             );
         }
