@@ -16,6 +16,7 @@
 //! - [`doctor`]: system snapshot and platform-neutral checks.
 //! - [`interrupt`]: Ctrl-C / SIGTERM during a change: undo, then exit 130.
 //! - [`libcudnn`], [`child`]: loading a cuDNN library, in a child process of its own.
+//! - [`gpu`]: the GPUs CUDA would use here, and their compute capability.
 //! - [`fsops`]: the one module that changes files (atomic writes, links, renames).
 //! - [`platform`]: the only code that differs by OS.
 //!
@@ -37,6 +38,7 @@ pub mod doctor;
 pub mod env;
 pub mod error;
 pub mod fsops;
+pub mod gpu;
 pub mod hash;
 pub mod home;
 pub mod interrupt;

@@ -18,6 +18,7 @@ use crate::fsops;
 use crate::pin::SpecSource;
 use crate::store::{Release, Store};
 use crate::toolkit::{self, Layout, Toolkit};
+use crate::version::{CudaVariant, Version};
 
 /// Where a spec came from, for people.
 pub fn source_label(s: &SpecSource) -> String {
@@ -620,5 +621,179 @@ mod tests {
         assert_eq!(super::human_size(12), "12 B");
         assert_eq!(super::human_size(1536), "1.5 KiB");
         assert_eq!(super::human_size(1_268_000_000), "1.2 GiB");
+    }
+}
+
+/// Whether a release can run on the GPUs a CUDA program started here would
+/// use (`install` and `use`; never `env`, `exec` or the shell hooks). Built
+/// once per command: it runs `nvidia-smi` once. With no GPU visible every
+/// release passes and nothing is said.
+#[derive(Clone, Debug)]
+pub struct GpuGate {
+    /// The GPUs CUDA would use (after `CUDA_VISIBLE_DEVICES`).
+    pub gpus: Vec<crate::gpu::Gpu>,
+    catalog: crate::catalog::Catalog,
+    /// Installed releases: (version, CUDA variant), to suggest one that runs.
+    installed: Vec<(Version, CudaVariant)>,
+    windows: bool,
+}
+
+/// A release the oldest GPU in use cannot run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TooOld {
+    /// That GPU.
+    pub gpu: crate::gpu::Gpu,
+    /// The lowest compute capability the release supports.
+    pub needs: Version,
+}
+
+impl GpuGate {
+    /// Reads the GPUs (through `nvidia-smi`), the catalog and the installed releases.
+    pub fn read(ctx: &Ctx) -> GpuGate {
+        let gpus = crate::gpu::visible(&ctx.env, &crate::gpu::Processes);
+        GpuGate::new(ctx, gpus)
+    }
+
+    /// A gate for `gpus` as given.
+    pub fn new(ctx: &Ctx, gpus: Vec<crate::gpu::Gpu>) -> GpuGate {
+        if gpus.is_empty() {
+            return GpuGate {
+                gpus,
+                catalog: crate::catalog::Catalog::default(),
+                installed: Vec::new(),
+                windows: ctx.env.is_windows(),
+            };
+        }
+        let catalog = crate::catalog::Catalog::load(&ctx.home)
+            .unwrap_or_else(|_| crate::catalog::Catalog::embedded());
+        let installed = Store::new(&ctx.home)
+            .releases()
+            .unwrap_or_default()
+            .iter()
+            .map(|r| (r.version().clone(), *r.cuda()))
+            .collect();
+        GpuGate {
+            gpus,
+            catalog,
+            installed,
+            windows: ctx.env.is_windows(),
+        }
+    }
+
+    /// The oldest GPU in use (lowest compute capability), if any is visible.
+    pub fn oldest(&self) -> Option<&crate::gpu::Gpu> {
+        crate::gpu::oldest(&self.gpus)
+    }
+
+    /// `Some` when the oldest GPU in use is below the minimum NVIDIA's
+    /// support matrix gives for `version` built for `cuda`.
+    pub fn too_old(&self, version: &Version, cuda: &CudaVariant) -> Option<TooOld> {
+        let gpu = self.oldest()?;
+        let needs = self.catalog.min_compute(version, cuda)?;
+        (gpu.compute < needs).then(|| TooOld {
+            gpu: gpu.clone(),
+            needs,
+        })
+    }
+
+    /// The newest release that runs on the oldest GPU: installed ones first,
+    /// then what the catalog can install here (an NVIDIA archive before a
+    /// PyPI wheel of the same version); a build for `prefer`'s CUDA major
+    /// wins over others. Returns the release and the command that gets it.
+    pub fn newest_that_runs(
+        &self,
+        prefer: &CudaVariant,
+    ) -> Option<(Version, CudaVariant, CommandLine, bool)> {
+        let gpu = self.oldest()?;
+        let runs = |v: &Version, c: &CudaVariant| {
+            self.catalog
+                .min_compute(v, c)
+                .is_some_and(|m| m <= gpu.compute)
+        };
+        let best = |cands: Vec<(Version, CudaVariant, CommandLine, bool)>| {
+            let ok: Vec<_> = cands
+                .into_iter()
+                .filter(|(v, c, _, _)| runs(v, c))
+                .collect();
+            let key = |x: &(Version, CudaVariant, CommandLine, bool)| (x.0.clone(), !x.3);
+            ok.iter()
+                .filter(|x| x.1.major() == prefer.major())
+                .max_by_key(|x| key(x))
+                .or_else(|| ok.iter().max_by_key(|x| key(x)))
+                .cloned()
+        };
+        let installed = self
+            .installed
+            .iter()
+            .map(|(v, c)| (v.clone(), *c, CommandLine::use_(v.to_string()), true))
+            .collect();
+        if let Some(r) = best(installed) {
+            return Some(r);
+        }
+        let offers =
+            crate::catalog::offer::offers_for(&self.catalog, crate::version::Platform::host());
+        // The last field marks an archive (preferred over a wheel of the same version).
+        best(
+            offers
+                .into_iter()
+                .map(|o| (o.version.clone(), o.cuda, o.install(), o.wheel.is_none()))
+                .collect(),
+        )
+        .map(|(v, c, cmd, _)| (v, c, cmd, false))
+    }
+
+    /// Refuses (exit 8) a release the oldest GPU in use cannot run, naming the
+    /// GPU, its compute capability, the release's minimum and the newest
+    /// release that does run there; with `force` returns a warning instead.
+    /// `doing` is the verb for the messages (`install`, `deploy`).
+    ///
+    /// # Errors
+    /// [`crate::error::Kind::Conflict`] when the GPU is too old and `force` is not set.
+    pub fn check(
+        &self,
+        version: &Version,
+        cuda: &CudaVariant,
+        force: bool,
+        doing: &str,
+    ) -> Result<Option<String>> {
+        let Some(t) = self.too_old(version, cuda) else {
+            return Ok(None);
+        };
+        let g = &t.gpu;
+        let what = format!(
+            "{} (GPU {}, compute capability {})",
+            g.name, g.index, g.compute
+        );
+        if force {
+            return Ok(Some(format!(
+                "cuDNN {version} for CUDA {cuda} needs compute capability {} or newer and will not run on {what}; {doing}ing it anyway (--force)",
+                t.needs
+            )));
+        }
+        let suggestion = match self.newest_that_runs(cuda) {
+            Some((v, c, cmd, installed)) => {
+                format!(
+                    "the newest release that runs on it is cuDNN {v} for CUDA {c} ({}: `{}`); or pass --force to {doing} this one anyway",
+                    if installed {
+                        "installed"
+                    } else {
+                        "in the catalog"
+                    },
+                    cmd.for_host(self.windows)
+                )
+            }
+            None => format!(
+                "no known release runs on this GPU; pass --force to {doing} this one anyway"
+            ),
+        };
+        Err(crate::error::Error::new(
+            crate::error::Kind::Conflict,
+            format!(
+                "cuDNN {version} for CUDA {cuda} cannot run on {what}: it needs compute capability {} or newer",
+                t.needs
+            ),
+        )
+        .cause("NVIDIA's cuDNN support matrix for this release and CUDA lists no older GPUs; on them cuDNN calls fail with CUDNN_STATUS_ARCH_MISMATCH or \"no kernel image is available for execution on the device\"")
+        .hint(suggestion))
     }
 }

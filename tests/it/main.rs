@@ -20,6 +20,7 @@ mod doctor;
 mod doctor_fix;
 mod download;
 mod exec_real;
+mod gpu;
 mod install;
 mod lock_fallback;
 mod modules;

@@ -54,8 +54,13 @@ pub struct Snapshot {
     pub env: BTreeMap<String, String>,
     /// `PATH` entries in order.
     pub path: Vec<String>,
-    /// `LD_LIBRARY_PATH` entries in order (Linux).
+    /// `LD_LIBRARY_PATH` entries in order (Linux), as ld.so reads them: an
+    /// empty entry is the working folder, a relative one is taken from it
+    /// ([`crate::doctor::loader::ld_library_path_dirs`]).
     pub ld_library_path: Vec<String>,
+    /// `LD_LIBRARY_PATH` exactly as set (Linux), when set.
+    #[serde(default)]
+    pub ld_library_path_raw: Option<String>,
     /// The ld.so cache (`ldconfig -p`) entries for the names that matter.
     pub ld_cache: Vec<LdCacheEntry>,
     /// Folders the loader always searches: Linux trusted folders (`/lib64`,
@@ -154,6 +159,11 @@ pub struct DirListing {
     pub path: String,
     /// File names in it (cuDNN files, runtimes, dependencies), as spelled on disk.
     pub names: Vec<String>,
+    /// The machine each library among `names` that is not a cuDNN file is
+    /// built for (`x86_64`, `x86`, `aarch64`), by name: a dependency of
+    /// another machine type than the cuDNN that needs it does not load.
+    #[serde(default)]
+    pub machines: BTreeMap<String, String>,
 }
 
 /// `nvcc` found on `PATH`.
