@@ -38,8 +38,8 @@ pub const CUDNNM_TEST_PAUSE_FILE: &str = "CUDNNM_TEST_PAUSE_FILE";
 /// path is tested even when tests run as root.
 pub const CUDNNM_TEST_DENY_WRITE: &str = "CUDNNM_TEST_DENY_WRITE";
 /// `CUDNNM_TEST_LOCK_UNSUPPORTED`: test-only, read by debug builds alone:
-/// the home lock acts as if the file system could not lock, so the
-/// exclusive lock file fallback runs on a local disk.
+/// the home lock and the toolkit locks act as if the file system could not
+/// lock, so the exclusive lock file fallback runs on a local disk.
 pub const CUDNNM_TEST_LOCK_UNSUPPORTED: &str = "CUDNNM_TEST_LOCK_UNSUPPORTED";
 /// `CUDNN_PATH`: the root of the active cuDNN (read by CMake scripts and frameworks).
 pub const CUDNN_PATH: &str = "CUDNN_PATH";

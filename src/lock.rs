@@ -170,14 +170,7 @@ impl HomeLock {
             .truncate(false)
             .open(&path)
             .with_path("open the lock file", &path)?;
-        let tried = if options.force_fallback {
-            Err(TryLockError::Error(std::io::Error::from(
-                std::io::ErrorKind::Unsupported,
-            )))
-        } else {
-            file.try_lock()
-        };
-        match tried {
+        match try_lock(&file, options) {
             Ok(()) => {}
             Err(TryLockError::WouldBlock) => {
                 on_wait(None);
@@ -257,11 +250,39 @@ fn take_over(path: &Path, dead: Option<&Holder>) {
     let _ = fsops::remove_file(&aside);
 }
 
+/// The exclusive lock file in a toolkit root where its file system cannot
+/// `flock` (see [`HELD_FILE`] for the home's).
+pub const TOOLKIT_HELD_FILE: &str = ".cudnnm-lock.held";
+
+/// Set once by the CLI in debug builds when `CUDNNM_TEST_LOCK_UNSUPPORTED`
+/// is set: toolkit locks then act as on a file system that cannot lock.
+static FORCE_TOOLKIT_FALLBACK: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
+/// Makes every later [`ToolkitLock::acquire`] of this process use the lock
+/// file fallback (tests of network file systems on a local disk).
+pub fn force_toolkit_fallback(on: bool) {
+    FORCE_TOOLKIT_FALLBACK.store(on, std::sync::atomic::Ordering::Relaxed);
+}
+
 /// A held exclusive lock on a CUDA toolkit; released on drop (and by the OS
-/// when the process dies, like the home lock).
+/// when the process dies, like the home lock; a fallback lock file left by a
+/// dead process of this host is taken over).
 #[derive(Debug)]
 pub struct ToolkitLock {
     _file: File,
+    /// The exclusive lock file and its record, when the fallback holds the lock.
+    held: Option<(PathBuf, Holder)>,
+}
+
+impl Drop for ToolkitLock {
+    fn drop(&mut self) {
+        if let Some((path, me)) = &self.held
+            && read_holder(path).as_ref() == Some(me)
+        {
+            let _ = fsops::remove_file(path);
+        }
+    }
 }
 
 impl ToolkitLock {
@@ -276,17 +297,58 @@ impl ToolkitLock {
     ///
     /// # Errors
     /// When the folder (or lock file) cannot be opened or locked.
+    ///
+    /// Where the file system cannot lock (Lustre without `flock`, NFS with
+    /// `nolock`), the lock is the exclusive file [`TOOLKIT_HELD_FILE`] in the
+    /// toolkit root, as for the home.
     pub fn acquire(root: &Path, on_wait: impl FnOnce()) -> Result<ToolkitLock> {
+        let options = LockOptions {
+            force_fallback: FORCE_TOOLKIT_FALLBACK.load(std::sync::atomic::Ordering::Relaxed),
+        };
+        Self::acquire_with(root, options, on_wait)
+    }
+
+    /// [`ToolkitLock::acquire`] with explicit options.
+    ///
+    /// # Errors
+    /// As [`ToolkitLock::acquire`].
+    pub fn acquire_with(
+        root: &Path,
+        options: LockOptions,
+        on_wait: impl FnOnce(),
+    ) -> Result<ToolkitLock> {
         let (file, path) = open_toolkit_lock(root)?;
-        match file.try_lock() {
+        match try_lock(&file, options) {
             Ok(()) => {}
             Err(TryLockError::WouldBlock) => {
                 on_wait();
                 file.lock().with_path("lock", &path)?;
             }
+            Err(TryLockError::Error(e)) if is_unsupported(&e) => {
+                let held = hold_lock_file(&root.join(TOOLKIT_HELD_FILE), |_| on_wait())?;
+                return Ok(ToolkitLock {
+                    _file: file,
+                    held: Some(held),
+                });
+            }
             Err(TryLockError::Error(e)) => return Err(Error::io("lock", &path, e)),
         }
-        Ok(ToolkitLock { _file: file })
+        Ok(ToolkitLock {
+            _file: file,
+            held: None,
+        })
+    }
+}
+
+/// `file.try_lock()`, or the error of a file system that cannot lock when
+/// `options` ask for the fallback.
+fn try_lock(file: &File, options: LockOptions) -> std::result::Result<(), TryLockError> {
+    if options.force_fallback {
+        Err(TryLockError::Error(std::io::Error::from(
+            std::io::ErrorKind::Unsupported,
+        )))
+    } else {
+        file.try_lock()
     }
 }
 
@@ -294,8 +356,19 @@ impl ToolkitLock {
 /// change is running there). Takes the lock for a moment when it is free;
 /// `false` when the lock cannot be opened at all.
 pub fn toolkit_busy(root: &Path) -> bool {
-    open_toolkit_lock(root)
-        .is_ok_and(|(file, _)| matches!(file.try_lock(), Err(TryLockError::WouldBlock)))
+    let forced = LockOptions {
+        force_fallback: FORCE_TOOLKIT_FALLBACK.load(std::sync::atomic::Ordering::Relaxed),
+    };
+    match open_toolkit_lock(root).map(|(file, _)| try_lock(&file, forced)) {
+        Err(_) | Ok(Ok(())) => false,
+        Ok(Err(TryLockError::WouldBlock)) => true,
+        // Without locks, a live holder's lock file says a change is running.
+        Ok(Err(TryLockError::Error(e))) if is_unsupported(&e) => {
+            read_holder(&root.join(TOOLKIT_HELD_FILE))
+                .is_some_and(|h| !h.is_dead_here(&platform::host_name()))
+        }
+        Ok(Err(TryLockError::Error(_))) => false,
+    }
 }
 
 /// What a process waiting for the toolkit lock tells the user.
@@ -498,5 +571,34 @@ mod tests {
         drop(first);
         t.join().unwrap();
         assert!(waited.load(Ordering::SeqCst));
+    }
+
+    #[test]
+    fn a_toolkit_on_a_file_system_without_locks_is_locked_by_a_lock_file() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().to_path_buf();
+        let first =
+            ToolkitLock::acquire_with(&root, FALLBACK, || panic!("free lock must not wait"))
+                .unwrap();
+        let held = read_holder(&root.join(TOOLKIT_HELD_FILE)).unwrap();
+        assert_eq!(held.pid, std::process::id());
+        let waited = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let w = waited.clone();
+        let r = root.clone();
+        let t = std::thread::spawn(move || {
+            let _l = ToolkitLock::acquire_with(&r, FALLBACK, || {
+                w.store(true, std::sync::atomic::Ordering::SeqCst)
+            })
+            .unwrap();
+        });
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        assert!(
+            !t.is_finished(),
+            "a second holder must wait for the lock file"
+        );
+        drop(first);
+        t.join().unwrap();
+        assert!(waited.load(std::sync::atomic::Ordering::SeqCst));
+        assert!(!root.join(TOOLKIT_HELD_FILE).exists());
     }
 }

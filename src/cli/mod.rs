@@ -278,6 +278,10 @@ fn dispatch(cli: Cli, env: Env) -> Result<u8> {
         }
         None => Home::locate(cli.home.as_deref(), &env)?.with_system(system.clone()),
     };
+    // Test hook (debug builds only): act as on a file system without locks.
+    crate::lock::force_toolkit_fallback(
+        cfg!(debug_assertions) && env.var(crate::env::CUDNNM_TEST_LOCK_UNSUPPORTED).is_some(),
+    );
     let ctx = Ctx {
         home,
         system_home: system,

@@ -99,3 +99,59 @@ fn a_waiter_takes_over_the_lock_file_of_a_killed_process() {
     );
     assert!(!held.exists());
 }
+
+/// The toolkit lock through the same fallback: `use` waits on the toolkit's
+/// `.cudnnm-lock.held` while another live process of this host holds it,
+/// then deploys once that process is killed, and leaves no lock file behind.
+#[test]
+fn use_waits_on_the_toolkit_lock_file_of_a_live_holder() {
+    let mut sb = Sandbox::new();
+    sb.set_env("CUDNNM_TEST_LOCK_UNSUPPORTED", "1");
+    crate::deploy_support::put_redist_linux_12(&sb.home(), "9.1.0.70");
+    let tk = crate::deploy_support::linux_toolkit(&sb.root().join("cuda-12.4"), "12.4.1");
+
+    let mut holder = std::process::Command::new("sleep")
+        .arg("60")
+        .spawn()
+        .unwrap();
+    let pid = holder.id();
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .unwrap()
+        .trim()
+        .to_string();
+    let held = tk.join(".cudnnm-lock.held");
+    std::fs::write(
+        &held,
+        format!(
+            "host = \"{host}\"\npid = {pid}\nsince = 0\nstarted = {}\n",
+            start_ticks(pid)
+        ),
+    )
+    .unwrap();
+
+    let waiter = sb
+        .command()
+        .args(["use", "9.1.0.70", "--cuda-root"])
+        .arg(&tk)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(800));
+    assert!(
+        !tk.join("lib64/libcudnn.so.9").exists(),
+        "cudnnm changed the toolkit while another process held its lock file"
+    );
+
+    holder.kill().unwrap();
+    holder.wait().unwrap();
+    let out = waiter.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("toolkit lock"), "{stderr}");
+    assert!(
+        std::fs::symlink_metadata(tk.join("lib64/libcudnn.so.9")).is_ok(),
+        "{stderr}"
+    );
+    assert!(!held.exists(), "the toolkit lock file was not removed");
+}
