@@ -123,6 +123,10 @@ finding_ids! {
     /// The pin names another release of the same major than the one the loader takes.
     /// Severity: warning.
     PinReleaseMismatch = "pin-release-mismatch",
+    /// The first `cudnn.h` a compiler finds declares another release than
+    /// the library the loader takes. Severity: warning. Source:
+    /// `#compiler-header-mismatch`.
+    CompilerHeaderMismatch = "compiler-header-mismatch",
     /// `vcruntime140(_1).dll`/`msvcp140(_1).dll` missing. Severity: error. Source:
     /// `#vc-runtime-missing`.
     VcRuntimeMissing = "vc-runtime-missing",

@@ -19,6 +19,7 @@ mod catalog;
 mod doctor;
 mod doctor_corpus;
 mod doctor_fix;
+mod doctor_headers;
 mod download;
 mod exec_real;
 mod gpu;

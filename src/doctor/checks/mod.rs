@@ -12,6 +12,7 @@
 
 mod files;
 mod frameworks;
+mod headers;
 mod loading;
 mod system;
 mod windows;
@@ -170,6 +171,7 @@ pub fn run_all(s: &Snapshot, t: &Tables) -> Vec<Finding> {
     loading::check(&cx, &mut out);
     windows::check(&cx, &mut out);
     frameworks::check(&cx, &mut out);
+    headers::check(&cx, &mut out);
     out.sort_by_key(|f| f.severity);
     out
 }

@@ -20,12 +20,14 @@
 //! - `pin.rs`: the release pinned for the working folder.
 //! - `netfs.rs`: cudnnm's folders on network file systems.
 //! - `gpu.rs`: the driver and GPUs (`nvidia-smi`).
+//! - `headers.rs`: the cuDNN headers a compiler finds, in its search order.
 
 pub(super) mod deployments;
 pub(super) mod environment;
 pub(super) mod files;
 pub(super) mod folders;
 pub(super) mod gpu;
+pub(super) mod headers;
 pub(super) mod ldcache;
 pub(super) mod loads;
 pub(super) mod netfs;

@@ -97,6 +97,9 @@ pub struct Snapshot {
     /// cudnnm's folders (home, system store, toolkits) that are on a
     /// network file system, where locking may not work.
     pub network_fs: Vec<NetworkFs>,
+    /// Every `cudnn.h` / `cudnn_version.h` a compiler would find, in its
+    /// search order (see [`CompilerHeader`]).
+    pub compiler_headers: Vec<CompilerHeader>,
     /// Problems met while gathering (unreadable folders, tools that failed).
     pub notes: Vec<String>,
     /// Time spent per gathering phase, in milliseconds.
@@ -176,6 +179,22 @@ pub struct Nvcc {
     pub output: Option<String>,
     /// The CUDA release it reports (`release 11.2` → `11.2`).
     pub release: Option<Version>,
+}
+
+/// A cuDNN header in a folder a compiler searches.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct CompilerHeader {
+    /// Why the compiler looks there: `CPATH`, `C_INCLUDE_PATH`,
+    /// `CPLUS_INCLUDE_PATH`, `INCLUDE`, `toolkit` or `system`.
+    pub source: String,
+    /// The header's path in that folder (`/usr/include/cudnn.h`).
+    pub path: String,
+    /// The links followed from `path`, each target as written resolved to
+    /// a full path, last = the real file (empty when `path` is no link).
+    pub chain: Vec<String>,
+    /// The version its `CUDNN_MAJOR`/`MINOR`/`PATCHLEVEL` declare.
+    pub version: Option<Version>,
 }
 
 /// The NVIDIA driver and GPUs.
