@@ -229,9 +229,10 @@ fn real_of(s: &Snapshot, path: &str) -> String {
         .unwrap_or_else(|| path.to_string())
 }
 
-/// Whether a needed library name resolves without a file: Windows API sets
-/// (`api-ms-win-core-*`, `ext-ms-*`) always; the UCRT's `api-ms-win-crt-*`
-/// on Windows 10 and later. Linux: never.
+/// Whether a needed library name resolves without a file on the search
+/// path: Windows API sets (`api-ms-win-core-*`, `ext-ms-*`) and the system's
+/// known DLLs ([`KNOWN_DLLS`]) always; the UCRT's `api-ms-win-crt-*` on
+/// Windows 10 and later. Linux: never.
 pub fn is_virtual(s: &Snapshot, name: &str) -> bool {
     if !s.windows() {
         return false;
@@ -240,8 +241,44 @@ pub fn is_virtual(s: &Snapshot, name: &str) -> bool {
     if l.starts_with("api-ms-win-crt-") {
         return windows_major(s).is_some_and(|m| m >= 10);
     }
-    l.starts_with("api-ms-win-") || l.starts_with("ext-ms-")
+    l.starts_with("api-ms-win-") || l.starts_with("ext-ms-") || KNOWN_DLLS.contains(&l.as_str())
 }
+
+/// Windows' known DLLs (`ntdll.dll` and the `KnownDLLs` registry list of
+/// Windows 10 and 11): the loader maps them from System32 before any search
+/// (<https://learn.microsoft.com/en-us/windows/win32/dlls/dynamic-link-library-search-order>),
+/// so they are never missing, even from a snapshot without a System32 listing.
+pub const KNOWN_DLLS: &[&str] = &[
+    "ntdll.dll",
+    "kernel32.dll",
+    "kernelbase.dll",
+    "advapi32.dll",
+    "clbcatq.dll",
+    "combase.dll",
+    "comdlg32.dll",
+    "coml2.dll",
+    "difxapi.dll",
+    "gdi32.dll",
+    "gdiplus.dll",
+    "imagehlp.dll",
+    "imm32.dll",
+    "msctf.dll",
+    "msvcrt.dll",
+    "normaliz.dll",
+    "nsi.dll",
+    "ole32.dll",
+    "oleaut32.dll",
+    "psapi.dll",
+    "rpcrt4.dll",
+    "sechost.dll",
+    "setupapi.dll",
+    "shcore.dll",
+    "shell32.dll",
+    "shlwapi.dll",
+    "user32.dll",
+    "wldap32.dll",
+    "ws2_32.dll",
+];
 
 /// The Windows major version (`10` of `10.0.19045`; `6` for Windows 7/8.x).
 pub fn windows_major(s: &Snapshot) -> Option<u32> {
@@ -379,6 +416,8 @@ mod tests {
         assert_eq!(h[0].path, r"C:\a\cudnn64_7.dll");
         assert_eq!(h[1].path, r"C:\b\CUDNN64_7.DLL");
         assert!(is_virtual(&s, "api-ms-win-core-synch-l1-2-0.dll"));
+        assert!(is_virtual(&s, "KERNEL32.dll"));
+        assert!(!is_virtual(&s, "zlibwapi.dll"));
         assert!(
             !is_virtual(&s, "api-ms-win-crt-runtime-l1-1-0.dll"),
             "Windows 7"
