@@ -58,17 +58,25 @@ fn parse_nvidia_smi(tool: &str, out: &str) -> DriverInfo {
         output: out.to_string(),
         ..Default::default()
     };
+    // A GPU name may hold commas: the driver version and compute capability
+    // are the last two columns. A line whose driver column does not read as
+    // a version is not this query's answer and is skipped; a compute
+    // capability of `[N/A]` is kept as unknown.
     for line in out.lines().filter(|l| !l.trim().is_empty()) {
         let cols: Vec<&str> = line.split(',').map(str::trim).collect();
-        if cols.len() < 2 {
+        if cols.len() < 3 {
             continue;
         }
+        let n = cols.len();
+        let Ok(version) = cols[n - 2].parse() else {
+            continue;
+        };
         if d.version.is_none() {
-            d.version = cols[1].parse().ok();
+            d.version = Some(version);
         }
         d.gpus.push(Gpu {
-            name: cols[0].to_string(),
-            compute_capability: cols.get(2).and_then(|c| c.parse().ok()),
+            name: cols[..n - 2].join(", "),
+            compute_capability: cols[n - 1].parse().ok(),
         });
     }
     d
@@ -89,5 +97,11 @@ mod tests {
             "3.7"
         );
         assert!(parse_nvidia_smi("x", "garbage").version.is_none());
+        // A name with a comma; and another query's answer (index, uuid,
+        // name, compute_cap) is not read as a driver and GPU.
+        let d = parse_nvidia_smi("x", "Quadro RTX 8000, rev 2, 535.1, 7.5\n");
+        assert_eq!(d.gpus[0].name, "Quadro RTX 8000, rev 2");
+        let d = parse_nvidia_smi("x", "0, GPU-1234, NVIDIA GeForce GTX 1080, 6.1\n");
+        assert!(d.version.is_none() && d.gpus.is_empty(), "{d:?}");
     }
 }
