@@ -123,6 +123,9 @@ finding_ids! {
     /// The pin names another release of the same major than the one the loader takes.
     /// Severity: warning.
     PinReleaseMismatch = "pin-release-mismatch",
+    /// The pin that applies here (`.cudnn-version`, `CUDNNM_VERSION`,
+    /// `default`) cannot be read. Severity: error.
+    PinUnreadable = "pin-unreadable",
     /// The first `cudnn.h` a compiler finds declares another release than
     /// the library the loader takes. Severity: warning. Source:
     /// `#compiler-header-mismatch`.

@@ -1,5 +1,6 @@
 //! `compiler-header-mismatch`: the first `cudnn.h` on the compiler's search
-//! path against the real cuDNN 9.27 library the loader takes.
+//! path against the real cuDNN 9.27 library the loader takes; and
+//! `pin-unreadable`, a pin file that is no version spec.
 #![cfg(unix)]
 
 use std::fs;
@@ -101,6 +102,36 @@ fn headers_of_the_loaded_release_first_are_healthy() {
         .collect();
     assert!(
         !ids.contains(&"compiler-header-mismatch"),
+        "{}",
+        run.describe()
+    );
+}
+
+#[test]
+fn an_unreadable_pin_is_an_error() {
+    let sb = Sandbox::new();
+    fs::write(sb.work().join(".cudnn-version"), "latest-and-greatest\n").unwrap();
+    let run = sb.run(["doctor", "--json", "--cuda-root", "/nonexistent"]);
+    let f = run.finding("pin-unreadable");
+    assert_eq!(f["severity"], "error");
+    assert!(
+        f["title"]
+            .as_str()
+            .unwrap()
+            .contains("'latest-and-greatest' is not a cuDNN version spec"),
+        "{}",
+        run.describe()
+    );
+    // A valid pin gives no such finding.
+    fs::write(sb.work().join(".cudnn-version"), "9.27\n").unwrap();
+    let run = sb.run(["doctor", "--json", "--cuda-root", "/nonexistent"]);
+    let j = run.json();
+    assert!(
+        j["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|f| f["id"] != "pin-unreadable"),
         "{}",
         run.describe()
     );

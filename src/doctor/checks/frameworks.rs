@@ -20,6 +20,21 @@ pub(super) fn check(cx: &Cx, out: &mut Vec<Finding>) {
 /// default) release against the toolkit a build uses and against the
 /// release the loader takes in this environment.
 fn pins(cx: &Cx, out: &mut Vec<Finding>) {
+    if let Some(e) = &cx.s.pin_error {
+        let (what, hint) = e.split_once("\nhint: ").unwrap_or((e.as_str(), ""));
+        let mut f = Finding::new(
+            FindingId::PinUnreadable,
+            Severity::Error,
+            format!("the pin here cannot be read: {what}"),
+        )
+        .why("`cudnnm exec`, `cudnnm env`, `cudnnm current` and the shell hook read this pin, so they fail in this folder.");
+        f = if hint.is_empty() {
+            f.fix("Write a release there (`9`, `9.1`, `8.9.7.29_cuda12`), or remove the pin.")
+        } else {
+            f.fix(hint.to_string())
+        };
+        out.push(f.command("cudnnm pin <version>"));
+    }
     let Some(p) = &cx.s.pin else { return };
     let Ok(spec) = p.spec.parse::<Spec>() else {
         return;

@@ -16,6 +16,10 @@ pub(crate) fn probe(snap: &mut Snapshot, env: &Env, home: &Home) {
         Ok(None) => None,
         Err(e) => {
             snap.notes.push(format!("pin: {}", e.message()));
+            snap.pin_error = Some(match e.hint_text() {
+                Some(h) => format!("{}\nhint: {h}", e.message()),
+                None => e.message().to_string(),
+            });
             None
         }
     };

@@ -86,6 +86,9 @@ pub struct Snapshot {
     pub frameworks: Vec<Framework>,
     /// The release pinned for the working folder, if any.
     pub pin: Option<PinInfo>,
+    /// Why the pin that applies here cannot be read (`cudnnm current`'s
+    /// error and hint), when it cannot.
+    pub pin_error: Option<String>,
     /// What cudnnm deployed into toolkits, and what is there now.
     pub deployments: Vec<DeploymentState>,
     /// cudnnm store folders that should hold a release but whose
