@@ -236,14 +236,85 @@ impl Release {
 #[derive(Clone, Debug)]
 pub struct Store {
     root: PathBuf,
+    /// Test-only: abort right after this step of a replacing [`Store::commit`].
+    fault_after_step: Option<u64>,
 }
+
+/// The name prefix a release replaced by `install --force` has beside its
+/// successor while the swap is under way: `cuda-12/.replaced-9.1.0.70`.
+pub const REPLACED_PREFIX: &str = ".replaced-";
 
 impl Store {
     /// The store of `home` (`$CUDNNM_HOME/store`).
     pub fn new(home: &Home) -> Store {
         Store {
             root: home.store_dir(),
+            fault_after_step: None,
         }
+    }
+
+    /// The same store whose replacing [`Store::commit`] aborts the process
+    /// right after step `step` (1: the old release moved aside; 2: the new
+    /// one in place; 3: the old one deleted), as a kill would; for the
+    /// crash tests (`CUDNNM_FAULT_AFTER_STEP`, read by debug builds only).
+    pub fn with_fault_after_step(mut self, step: Option<u64>) -> Store {
+        self.fault_after_step = step;
+        self
+    }
+
+    fn fault_point(&self, step: u64) {
+        if self.fault_after_step == Some(step) {
+            // Die now, as a kill -9 would: no destructor, no undo.
+            std::process::abort();
+        }
+    }
+
+    /// Releases an interrupted `install --force` left moved aside
+    /// (`cuda-*/.replaced-<version>`), as `(folder, the release folder it belongs in)`.
+    pub fn replaced(&self) -> Vec<(PathBuf, PathBuf)> {
+        let mut out = Vec::new();
+        let Ok(top) = fs::read_dir(&self.root) else {
+            return out;
+        };
+        for cuda_dir in top.flatten() {
+            if !cuda_dir.file_name().to_string_lossy().starts_with("cuda-") {
+                continue;
+            }
+            let Ok(rd) = fs::read_dir(cuda_dir.path()) else {
+                continue;
+            };
+            for e in rd.flatten() {
+                let n = e.file_name().to_string_lossy().into_owned();
+                if let Some(v) = n.strip_prefix(REPLACED_PREFIX) {
+                    out.push((e.path(), cuda_dir.path().join(v)));
+                }
+            }
+        }
+        out.sort();
+        out
+    }
+
+    /// Finishes or undoes each replacement an interrupted `install --force`
+    /// left: when the new release is in place the old one is deleted;
+    /// otherwise the old one is moved back. Either way one release is in the
+    /// store. Call under the home lock. Returns the release folders whose
+    /// old release came back.
+    ///
+    /// # Errors
+    /// When an old release cannot be moved back (it stays where it is and
+    /// the next command tries again).
+    pub fn recover_replaced(&self) -> Result<Vec<PathBuf>> {
+        let mut restored = Vec::new();
+        for (aside, dest) in self.replaced() {
+            if fs::symlink_metadata(&dest).is_ok() {
+                fsops::remove_dir_all(&aside)?;
+            } else {
+                fsops::rename(&aside, &dest)?;
+                fsops::sync_dir(fsops::parent_of(&dest));
+                restored.push(dest);
+            }
+        }
+        Ok(restored)
     }
 
     /// The store folder.
@@ -295,6 +366,11 @@ impl Store {
                 continue;
             };
             for rel in versions.flatten() {
+                if rel.file_name().to_string_lossy().starts_with('.') {
+                    // A release moved aside by an interrupted replacement
+                    // (see `recover_replaced`), not one of the store's.
+                    continue;
+                }
                 let looks_like_release = rel
                     .file_name()
                     .to_str()
@@ -447,6 +523,7 @@ impl Store {
     /// When the store folder cannot be created (read-only home, full disk).
     pub fn begin_import(&self) -> Result<PartialRelease> {
         fsops::create_dir_all(&self.root)?;
+        self.recover_replaced()?;
         self.sweep_partials();
         let dir = tempfile::Builder::new()
             .prefix(".partial-")
@@ -472,7 +549,12 @@ impl Store {
 
     /// Moves a finished partial release into place as `version`/`cuda`,
     /// writing its receipt and making its files read-only. With `replace`,
-    /// an existing release there is swapped out and deleted.
+    /// an existing release there is swapped out and deleted: it is first
+    /// renamed to `.replaced-<version>` beside it, then the new one is
+    /// renamed into place, then the old one is deleted. A kill between the
+    /// two renames leaves the old release aside, and the next command under
+    /// the lock ([`Store::recover_replaced`]) moves it back: the store always
+    /// holds the old release or the new one.
     ///
     /// # Errors
     /// [`Kind::Conflict`] when a release exists there and `replace` is false;
@@ -491,8 +573,10 @@ impl Store {
                 fsops::set_readonly(&dir.join(&f.path), true)?;
             }
         }
-        fsops::create_dir_all(fsops::parent_of(&dest))?;
-        let mut trash = None;
+        fsops::sync_dir(&dir);
+        let parent = fsops::parent_of(&dest).to_path_buf();
+        fsops::create_dir_all(&parent)?;
+        let mut aside = None;
         if dest.exists() {
             if !replace {
                 return Err(Error::new(
@@ -500,21 +584,29 @@ impl Store {
                     format!("'{}' already exists", dest.display()),
                 ));
             }
-            let t = fsops::sibling(&dest, "trash");
-            let t = self.root.join(t.file_name().unwrap());
-            fsops::rename(&dest, &t)?;
-            trash = Some(t);
+            let name = dest.file_name().unwrap_or_default().to_string_lossy();
+            let a = parent.join(format!("{REPLACED_PREFIX}{name}"));
+            if fs::symlink_metadata(&a).is_ok() {
+                // Left by an earlier replacement whose successor is in place.
+                fsops::remove_dir_all(&a)?;
+            }
+            fsops::rename(&dest, &a)?;
+            fsops::sync_dir(&parent);
+            aside = Some(a);
+            self.fault_point(1);
         }
         if let Err(e) = fsops::rename(&dir, &dest) {
-            if let Some(t) = &trash {
-                let _ = fsops::rename(t, &dest);
+            if let Some(a) = &aside {
+                let _ = fsops::rename(a, &dest);
             }
             return Err(e);
         }
         partial.keep();
-        fsops::sync_dir(fsops::parent_of(&dest));
-        if let Some(t) = trash {
-            fsops::remove_dir_all(&t)?;
+        fsops::sync_dir(&parent);
+        if let Some(a) = aside {
+            self.fault_point(2);
+            fsops::remove_dir_all(&a)?;
+            self.fault_point(3);
         }
         Ok(Release { dir: dest, receipt })
     }

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use super::Ctx;
-use super::support::ReleaseView;
+use super::support::{ReleaseView, recover_and_report};
 use crate::archive::{self, ImportRequest, Outcome};
 use crate::catalog;
 use crate::env;
@@ -140,7 +140,9 @@ fn looks_like_path(s: &str) -> bool {
 
 fn import_and_report(ctx: &Ctx, mut req: ImportRequest) -> Result<u8> {
     let _lock = ctx.lock()?;
-    let store = Store::new(&ctx.home);
+    recover_and_report(ctx)?;
+    let store = Store::new(&ctx.home)
+        .with_fault_after_step(crate::deploy::journal::FaultHook::from_env(&ctx.env).after_step);
     for d in crate::deploy::Deployments::load(&ctx.home)?.entries {
         req.deployed
             .entry(d.release.to_string())

@@ -38,7 +38,7 @@ pub fn recover_and_report(ctx: &Ctx) -> Result<Vec<Recovered>> {
 /// For read-only commands: when a journal exists, wait for the lock (the
 /// change may still be running) and recover; otherwise touch nothing.
 pub fn recover_if_pending(ctx: &Ctx) -> Result<Vec<Recovered>> {
-    if !journal::any_pending(&ctx.home) {
+    if !journal::any_pending(&ctx.home) && Store::new(&ctx.home).replaced().is_empty() {
         return Ok(Vec::new());
     }
     let _lock = ctx.lock()?;

@@ -23,6 +23,7 @@ mod exec_real;
 mod install;
 mod pin;
 mod shell_hooks;
+mod store_crash;
 mod use_;
 mod use_crash;
 mod use_real;
