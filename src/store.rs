@@ -238,6 +238,19 @@ pub struct Store {
     root: PathBuf,
     /// Test-only: abort right after this step of a replacing [`Store::commit`].
     fault_after_step: Option<u64>,
+    /// Test-only: before committing (step 0), create this file and wait
+    /// while it exists (at most a minute) or until a signal asks to stop.
+    pause_file: Option<PathBuf>,
+}
+
+/// A folder an import left in the store (`store/.partial-*`): killed, or
+/// still running when the home lock is held.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PartialLeft {
+    /// The folder.
+    pub dir: PathBuf,
+    /// Bytes of the files in it.
+    pub bytes: u64,
 }
 
 /// The name prefix a release replaced by `install --force` has beside its
@@ -250,7 +263,46 @@ impl Store {
         Store {
             root: home.store_dir(),
             fault_after_step: None,
+            pause_file: None,
         }
+    }
+
+    /// The same store with the test-only pause before commit (see
+    /// `CUDNNM_TEST_PAUSE_AFTER_STEP=0` and `CUDNNM_TEST_PAUSE_FILE`).
+    pub fn with_pause_file(mut self, file: Option<PathBuf>) -> Store {
+        self.pause_file = file;
+        self
+    }
+
+    fn pause_point(&self) {
+        let Some(f) = &self.pause_file else { return };
+        let _ = fsops::write_atomic(f, std::process::id().to_string().as_bytes());
+        let start = std::time::Instant::now();
+        while f.exists()
+            && !crate::interrupt::requested()
+            && start.elapsed() < std::time::Duration::from_secs(60)
+        {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+    }
+
+    /// Folders interrupted imports left (`store/.partial-*`), with their
+    /// sizes. While an import runs (it holds the home lock) its own folder is
+    /// one of them; callers that cannot tell check [`crate::lock::home_busy`].
+    pub fn partials(&self) -> Vec<PartialLeft> {
+        let Ok(rd) = fs::read_dir(&self.root) else {
+            return Vec::new();
+        };
+        let mut out: Vec<PartialLeft> = rd
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with(".partial-"))
+            .map(|e| PartialLeft {
+                bytes: tree_bytes(&e.path()),
+                dir: e.path(),
+            })
+            .collect();
+        out.sort_by(|a, b| a.dir.cmp(&b.dir));
+        out
     }
 
     /// The same store whose replacing [`Store::commit`] aborts the process
@@ -522,6 +574,9 @@ impl Store {
     /// # Errors
     /// When the store folder cannot be created (read-only home, full disk).
     pub fn begin_import(&self) -> Result<PartialRelease> {
+        // Ctrl-C now sets a flag the copy loops check: the import stops and
+        // its partial folder is removed before the process exits.
+        crate::interrupt::install();
         fsops::create_dir_all(&self.root)?;
         self.recover_replaced()?;
         self.sweep_partials();
@@ -567,6 +622,10 @@ impl Store {
     ) -> Result<Release> {
         let dest = self.release_dir(&receipt.version, &receipt.cuda);
         let dir = partial.path().to_path_buf();
+        self.pause_point();
+        if crate::interrupt::requested() {
+            return Err(crate::interrupt::import_error());
+        }
         fsops::write_atomic(&dir.join(RECEIPT_FILE), receipt.to_toml().as_bytes())?;
         for f in &receipt.files {
             if !f.entry.is_link() {
@@ -664,6 +723,34 @@ impl Drop for PartialRelease {
             let _ = fsops::remove_dir_all(&p);
         }
     }
+}
+
+/// `1.2 GiB`, `830 KiB`, `12 B`.
+pub fn human_size(n: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = n as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u < UNITS.len() - 1 {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{n} B")
+    } else {
+        format!("{v:.1} {}", UNITS[u])
+    }
+}
+
+/// Bytes of the regular files under `dir` (links not followed).
+fn tree_bytes(dir: &Path) -> u64 {
+    let Ok(rd) = fs::read_dir(dir) else { return 0 };
+    rd.flatten()
+        .map(|e| match e.file_type() {
+            Ok(t) if t.is_dir() => tree_bytes(&e.path()),
+            Ok(t) if t.is_file() => e.metadata().map(|m| m.len()).unwrap_or(0),
+            _ => 0,
+        })
+        .sum()
 }
 
 /// Current time as RFC 3339 UTC with seconds (`2026-11-29T21:12:07Z`).

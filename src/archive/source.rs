@@ -308,6 +308,7 @@ fn write_stream(
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(e),
         };
+        stop_if_interrupted()?;
         h.update(&buf[..k]);
         out.write_all(&buf[..k])?;
         n += k as u64;
@@ -363,6 +364,7 @@ fn write_stream_pipelined(
                 if k == 0 {
                     return Ok(());
                 }
+                stop_if_interrupted()?;
                 total += k as u64;
                 if total > MAX_ENTRY_BYTES {
                     return Err(io::Error::new(
@@ -387,6 +389,15 @@ fn write_stream_pipelined(
     })
 }
 
+/// Fails when a signal asked the process to stop (see [`crate::interrupt`]);
+/// [`stream_error`] then reports the interruption, not a damaged archive.
+fn stop_if_interrupted() -> io::Result<()> {
+    if crate::interrupt::requested() {
+        return Err(io::Error::other("interrupted"));
+    }
+    Ok(())
+}
+
 /// Reads until `buf` is full or the input ends; returns the bytes read.
 fn read_full(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
     let mut n = 0;
@@ -404,6 +415,9 @@ fn read_full(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
 /// Classifies a failure while copying one entry: write-side errors (disk
 /// full, read-only) name the target; read-side errors mean a corrupt archive.
 fn stream_error(archive: &Path, entry_name: &str, target: &Path, e: io::Error) -> Error {
+    if crate::interrupt::requested() {
+        return crate::interrupt::import_error();
+    }
     match e.kind() {
         io::ErrorKind::StorageFull
         | io::ErrorKind::QuotaExceeded

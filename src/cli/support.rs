@@ -71,6 +71,22 @@ pub fn report_not_from_a_release(ctx: &Ctx, id: u64, rels: &[String]) {
     }
 }
 
+/// Warns of each folder an interrupted import left in the store
+/// (`store/.partial-*`), with its size and how to free it. Says nothing
+/// while another cudnnm holds the home lock: the folder may be its import.
+pub fn report_partials(ctx: &Ctx) {
+    if crate::lock::home_busy(&ctx.home) {
+        return;
+    }
+    for p in Store::new(&ctx.home).partials() {
+        ctx.warn(format!(
+            "an interrupted install left '{}' ({}); the next `cudnnm install` removes it, or delete that folder",
+            p.dir.display(),
+            human_size(p.bytes)
+        ));
+    }
+}
+
 /// Says which old backups were pruned.
 pub fn report_pruned(ctx: &Ctx, pruned: &[u64]) {
     if !pruned.is_empty() {
@@ -297,21 +313,7 @@ impl<'a> ReleaseView<'a> {
     }
 }
 
-/// `1.2 GiB`, `830 KiB`, `12 B`.
-pub fn human_size(n: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut v = n as f64;
-    let mut u = 0;
-    while v >= 1024.0 && u < UNITS.len() - 1 {
-        v /= 1024.0;
-        u += 1;
-    }
-    if u == 0 {
-        format!("{n} B")
-    } else {
-        format!("{v:.1} {}", UNITS[u])
-    }
-}
+pub use crate::store::human_size;
 
 /// A text table: every column as wide as its widest cell (ids of any
 /// length, long labels), the columns `right` marks right-aligned (numbers),

@@ -159,6 +159,9 @@ finding_ids! {
     /// by size, link or presence (edited through a link deployment). Severity: error. Source:
     /// verify.
     StoreReleaseDamaged = "store-release-damaged",
+    /// A folder an interrupted import left in the store (`store/.partial-*`), taking disk space
+    /// no command shows. Severity: warning.
+    StorePartialLeft = "store-partial-left",
 }
 
 impl fmt::Display for FindingId {

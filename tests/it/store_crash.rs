@@ -121,3 +121,116 @@ fn a_forced_reinstall_killed_at_any_step_leaves_the_old_or_the_new_release() {
     }
     assert_eq!(outcomes, vec!["old", "new", "new"]);
 }
+
+/// `store/.partial-*` folders.
+fn partials(sb: &Sandbox) -> Vec<PathBuf> {
+    std::fs::read_dir(sb.home().join("store"))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with(".partial-"))
+        .map(|e| e.path())
+        .collect()
+}
+
+/// Starts `install ARCHIVE`, paused with the release extracted in
+/// `store/.partial-*` and not yet committed; sends it `signal`.
+fn signal_mid_install(sb: &Sandbox, archive: &Path, signal: &str) -> Run {
+    let pause = sb.root().join("paused");
+    let mut cmd = sb.command();
+    cmd.args(["install".as_ref(), archive.as_os_str()]);
+    let child = common::spawn_paused(
+        cmd,
+        0,
+        &pause,
+        std::process::Stdio::piped(),
+        std::process::Stdio::piped(),
+    );
+    assert_eq!(partials(sb).len(), 1, "extracting into a partial folder");
+    let st = std::process::Command::new("kill")
+        .args([signal, &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let out = child.wait_with_output().unwrap();
+    Run {
+        args: vec!["install".into(), archive.into()],
+        out,
+        root: sb.root().to_path_buf(),
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn ctrl_c_during_install_removes_its_partial_folder_and_exits_130() {
+    let sb = Sandbox::new();
+    std::fs::create_dir_all(sb.root().join("a")).unwrap();
+    let zip = fixtures::windows_zip_8_1_0_77().write(&sb.root().join("a"));
+    signal_mid_install(&sb, &zip, "-INT")
+        .code_is(130)
+        .stderr_has(&["error: interrupted; nothing was installed\nhelp: "]);
+    assert!(partials(&sb).is_empty(), "{:?}", partials(&sb));
+    assert!(
+        sb.run(["list", "--json"])
+            .ok()
+            .json()
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn a_partial_folder_a_kill_left_is_reported_with_its_size_until_the_next_install() {
+    let sb = Sandbox::new();
+    std::fs::create_dir_all(sb.root().join("a")).unwrap();
+    let zip = fixtures::windows_zip_8_1_0_77().write(&sb.root().join("a"));
+    signal_mid_install(&sb, &zip, "-KILL").code_is(-1);
+    let left = partials(&sb);
+    assert_eq!(left.len(), 1);
+    let bytes: u64 = walkdir::WalkDir::new(&left[0])
+        .into_iter()
+        .flatten()
+        .filter(|e| e.file_type().is_file())
+        .map(|e| e.metadata().unwrap().len())
+        .sum();
+    assert!(bytes > 0);
+    let said = format!(
+        "warning: an interrupted install left '{}' ({}); the next `cudnnm install` removes it, or delete that folder",
+        left[0].display(),
+        cudnnm::store::human_size(bytes)
+    );
+    sb.run(["list"]).ok().stderr_has(&[&said]);
+    sb.run(["verify", "--no-load"]).ok().stderr_has(&[&said]);
+    let d = sb.run(["doctor", "--json"]).json();
+    let f = d["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["id"] == "store-partial-left")
+        .unwrap_or_else(|| panic!("{d}"))
+        .clone();
+    assert!(
+        f["title"]
+            .as_str()
+            .unwrap()
+            .contains(&left[0].display().to_string()),
+        "{f}"
+    );
+    assert!(
+        f["title"]
+            .as_str()
+            .unwrap()
+            .contains(&cudnnm::store::human_size(bytes)),
+        "{f}"
+    );
+    // The next install sweeps it and says nothing more about it.
+    sb.run(["install".as_ref(), zip.as_os_str()]).ok();
+    assert!(partials(&sb).is_empty());
+    let r = sb.run(["list"]).ok();
+    assert!(
+        !r.stderr().contains("interrupted install"),
+        "{}",
+        r.describe()
+    );
+}
