@@ -29,6 +29,90 @@ pub struct Entry {
     pub kind: EntryKind,
 }
 
+/// Most entries accepted in one archive. No cuDNN release holds more than a
+/// few hundred files; a count past this is refused before anything is
+/// written, so memory stays bounded.
+pub const MAX_ENTRIES: usize = 20_000;
+
+/// How one entry clashes with the entries before it (see [`Tree`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Clash {
+    /// The same path as an earlier file or link (the later would win).
+    Duplicate,
+    /// A file or link at a path that is also a folder (an entry
+    /// `lib/x.so.9` and `lib/x.so.9/` or `lib/x.so.9/y`): one shadows the other.
+    FileAndFolder(String),
+    /// More than [`MAX_ENTRIES`] entries.
+    TooMany,
+}
+
+impl fmt::Display for Clash {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Clash::Duplicate => f.write_str("appears twice in the archive"),
+            Clash::FileAndFolder(p) => write!(
+                f,
+                "clashes with another entry: '{p}' is both a file and a folder"
+            ),
+            Clash::TooMany => write!(
+                f,
+                "is past the {MAX_ENTRIES}th entry; no cuDNN archive holds that many"
+            ),
+        }
+    }
+}
+
+/// The paths an archive's entries claim, checked one entry at a time (tar
+/// streams): each path is a file (or link) or a folder, never both, and
+/// never claimed twice by a file. Memory grows with the entries, which
+/// [`MAX_ENTRIES`] bounds.
+#[derive(Debug, Default)]
+pub struct Tree {
+    files: std::collections::HashSet<String>,
+    dirs: std::collections::HashSet<String>,
+    count: usize,
+}
+
+impl Tree {
+    /// Adds entry `e`.
+    ///
+    /// # Errors
+    /// The [`Clash`] it makes with the entries added before it.
+    pub fn add(&mut self, e: &Entry) -> Result<(), Clash> {
+        self.count += 1;
+        if self.count > MAX_ENTRIES {
+            return Err(Clash::TooMany);
+        }
+        let is_dir = e.kind == EntryKind::Dir;
+        let path = e.path.as_str();
+        if self.files.contains(path) {
+            return Err(if is_dir {
+                Clash::FileAndFolder(path.to_string())
+            } else {
+                Clash::Duplicate
+            });
+        }
+        if !is_dir && self.dirs.contains(path) {
+            return Err(Clash::FileAndFolder(path.to_string()));
+        }
+        let mut end = 0;
+        while let Some(i) = path[end..].find('/') {
+            let a = &path[..end + i];
+            if self.files.contains(a) {
+                return Err(Clash::FileAndFolder(a.to_string()));
+            }
+            self.dirs.insert(a.to_string());
+            end += i + 1;
+        }
+        if is_dir {
+            self.dirs.insert(path.to_string());
+        } else {
+            self.files.insert(path.to_string());
+        }
+        Ok(())
+    }
+}
+
 /// Why an entry is refused.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Unsafe {

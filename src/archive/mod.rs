@@ -10,6 +10,7 @@ pub mod header;
 pub mod layout;
 pub mod name;
 pub mod source;
+pub mod zipdir;
 
 use std::path::{Path, PathBuf};
 

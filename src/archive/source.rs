@@ -86,6 +86,12 @@ pub fn bad(path: &Path, why: impl std::fmt::Display) -> Error {
     )
 }
 
+fn clashing_entry(path: &Path, name: &str, why: entry::Clash) -> Error {
+    bad(path, format!("entry '{name}' {why}")).hint(
+        "this archive is malformed (no cuDNN release is built so); download it again from NVIDIA and check its SHA-256",
+    )
+}
+
 fn unsafe_entry(path: &Path, name: &str, why: Unsafe) -> Error {
     bad(path, format!("entry '{name}' {why}")).hint(
         "this archive is malformed or hostile; download it again from NVIDIA and check its SHA-256",
@@ -107,9 +113,55 @@ impl ZipSource {
     /// # Errors
     /// A truncated or corrupt zip; unsafe entry names; absurd sizes.
     pub fn open(path: &Path) -> Result<ZipSource> {
+        // The declared count first: the zip library reads the whole
+        // central directory into memory, so an absurd count is refused
+        // before it does.
+        let dir = super::zipdir::directory(path).with_path("read", path)?;
+        let count = |n: u64| {
+            bad(
+                path,
+                format!(
+                    "holds {n} entries; no cuDNN archive holds more than {}",
+                    entry::MAX_ENTRIES
+                ),
+            )
+            .hint("this archive is malformed or hostile; download it again from NVIDIA")
+        };
+        if let Some(d) = &dir {
+            if d.entries > entry::MAX_ENTRIES as u64 {
+                return Err(count(d.entries));
+            }
+            // Names as stored, so that two entries of one name (which the
+            // zip library folds into one) are refused, naming it.
+            if let Some(names) = super::zipdir::names(path, d).with_path("read", path)? {
+                let mut seen = std::collections::HashSet::new();
+                for n in &names {
+                    if !seen.insert(n.as_str()) {
+                        return Err(clashing_entry(path, n, entry::Clash::Duplicate));
+                    }
+                }
+            }
+        }
         let mut za = open_zip(path)?;
+        if za.len() > entry::MAX_ENTRIES {
+            return Err(count(za.len() as u64));
+        }
+        if let Some(d) = &dir
+            && (za.len() as u64) < d.entries
+        {
+            return Err(bad(
+                path,
+                format!(
+                    "declares {} entries but {} have distinct names: some entry appears twice",
+                    d.entries,
+                    za.len()
+                ),
+            )
+            .hint("this archive is malformed (no cuDNN release is built so); download it again from NVIDIA and check its SHA-256"));
+        }
         let mut entries = Vec::with_capacity(za.len());
         let mut index = HashMap::new();
+        let mut tree = entry::Tree::default();
         for i in 0..za.len() {
             let mut f = za
                 .by_index(i)
@@ -141,8 +193,11 @@ impl ZipSource {
                 }
                 EntryKind::File { size }
             };
-            index.insert(norm.clone(), i);
-            entries.push(Entry { path: norm, kind });
+            let e = Entry { path: norm, kind };
+            tree.add(&e)
+                .map_err(|why| clashing_entry(path, &raw, why))?;
+            index.insert(e.path.clone(), i);
+            entries.push(e);
         }
         Ok(ZipSource {
             path: path.to_path_buf(),
@@ -495,6 +550,7 @@ pub fn read_tar(
     let mut hashes = HashMap::new();
     let mut buf = vec![0u8; BUF];
     let mut expanded = 0u64;
+    let mut tree = entry::Tree::default();
     let corrupt = |e: &dyn std::fmt::Display| {
         bad(path, format!("is truncated or corrupt ({e})"))
             .hint("the download may be incomplete; fetch it again and compare its SHA-256")
@@ -506,6 +562,19 @@ pub fn read_tar(
             String::from_utf8(name_bytes).map_err(|_| unsafe_entry(path, "?", Unsafe::NotUtf8))?;
         let name = entry::normalize(&raw_name).map_err(|why| unsafe_entry(path, &raw_name, why))?;
         let ty = item.header().entry_type();
+        if !matches!(ty, tar::EntryType::XGlobalHeader | tar::EntryType::XHeader) {
+            // Checked before anything of it is written.
+            let probe = Entry {
+                path: name.clone(),
+                kind: if ty == tar::EntryType::Directory {
+                    EntryKind::Dir
+                } else {
+                    EntryKind::File { size: 0 }
+                },
+            };
+            tree.add(&probe)
+                .map_err(|why| clashing_entry(path, &raw_name, why))?;
+        }
         let kind = match ty {
             tar::EntryType::Regular | tar::EntryType::Continuous => {
                 let size = item.header().size().map_err(|e| corrupt(&e))?;
@@ -531,7 +600,6 @@ pub fn read_tar(
                 if let Some(p) = target.parent() {
                     fsops::create_dir_all(p)?;
                 }
-                forget_earlier(&mut entries, &mut hashes, &name, &target);
                 let (n, sha) = write_stream(&mut item, &target, &mut buf, &NoAdvance)
                     .map_err(|e| stream_error(path, &raw_name, &target, e))?;
                 if n != size {
@@ -548,7 +616,6 @@ pub fn read_tar(
                     .link_name_bytes()
                     .map(|b| String::from_utf8_lossy(&b).into_owned())
                     .ok_or_else(|| corrupt(&format!("link '{raw_name}' has no target")))?;
-                forget_earlier(&mut entries, &mut hashes, &name, &raw.join(&name));
                 if ty == tar::EntryType::Symlink {
                     EntryKind::Symlink(t)
                 } else {
@@ -578,21 +645,6 @@ pub fn read_tar(
 
 /// Largest decompressed/compressed ratio accepted for a tar stream.
 const MAX_EXPANSION: u64 = 200;
-
-/// A tar may hold the same path twice; as with `tar -x`, the later entry
-/// wins, so the earlier one is forgotten (and its file removed from `raw`).
-fn forget_earlier(
-    entries: &mut Vec<Entry>,
-    hashes: &mut HashMap<String, (u64, Sha256Hex)>,
-    name: &str,
-    target: &Path,
-) {
-    if let Some(i) = entries.iter().position(|e| e.path == name) {
-        entries.remove(i);
-        hashes.remove(name);
-        let _ = fsops::remove_file(target);
-    }
-}
 
 /// What [`read_tar`] found.
 pub struct TarResult {

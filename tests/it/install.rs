@@ -1123,17 +1123,6 @@ fn refuses_link_loops() {
     );
 }
 
-#[cfg(unix)]
-#[test]
-fn a_repeated_tar_entry_takes_the_later_one() {
-    let sb = Sandbox::new();
-    let mut f = fixtures::linux_tgz("10.2", "7.6.5.32");
-    f.file("cuda/NVIDIA_SLA_cuDNN_Support.txt", "second copy wins");
-    install(&sb, &f.write_tgz(sb.root()), &[]).ok();
-    let lic = release_dir(&sb, "10.2", "7.6.5.32").join("NVIDIA_SLA_cuDNN_Support.txt");
-    assert_eq!(fs::read_to_string(lic).unwrap(), "second copy wins");
-}
-
 #[test]
 fn refuses_a_tar_that_expands_like_a_bomb() {
     let sb = Sandbox::new();
@@ -1205,5 +1194,107 @@ fn stdout_write_failures_are_errors_and_json_errors_are_json() {
             j["error"]["exit_code"].as_i64()
         ),
         (Some("not-found"), Some(3))
+    );
+}
+
+#[test]
+fn a_file_shadowed_by_a_folder_entry_is_refused_naming_it() {
+    let sb = Sandbox::new();
+    // zip: the library and a folder entry of the same name.
+    let mut f = fixtures::windows_zip_8_1_0_77();
+    f.push("cuda/bin/cudnn64_8.dll/", Item::Dir);
+    let zip = f.write(sb.root());
+    refused(
+        &sb,
+        &zip,
+        &[],
+        4,
+        &[
+            "entry 'cuda/bin/cudnn64_8.dll/'",
+            "'cuda/bin/cudnn64_8.dll' is both a file and a folder",
+        ],
+    );
+    // zip: a member below the library's path.
+    let mut f = fixtures::windows_zip_8_1_0_77();
+    f.file("cuda/bin/cudnn64_8.dll/x", "x");
+    refused(
+        &sb,
+        &f.write(sb.root()),
+        &[],
+        4,
+        &[
+            "entry 'cuda/bin/cudnn64_8.dll/x'",
+            "is both a file and a folder",
+        ],
+    );
+    // tar: a folder entry after the file (was exit 1 with an internal path).
+    let mut f = fixtures::linux_tgz("10.2", "7.6.5.32");
+    f.push("cuda/include/cudnn.h", Item::Dir);
+    refused(
+        &sb,
+        &f.write(sb.root()),
+        &[],
+        4,
+        &[
+            "entry 'cuda/include/cudnn.h'",
+            "'cuda/include/cudnn.h' is both a file and a folder",
+        ],
+    );
+}
+
+#[test]
+fn duplicate_entries_are_refused_naming_them() {
+    let sb = Sandbox::new();
+    // zip: a second, different cudnn64_8.dll (the later one would win).
+    let mut f = fixtures::windows_zip_8_1_0_77();
+    f.file("cuda/bin/cudnn64_8.dlX", fixtures::dll_bytes("tampered"));
+    let zip = f.write_zip_renaming(
+        sb.root(),
+        "cuda/bin/cudnn64_8.dlX",
+        "cuda/bin/cudnn64_8.dll",
+    );
+    refused(
+        &sb,
+        &zip,
+        &[],
+        4,
+        &["entry 'cuda/bin/cudnn64_8.dll' appears twice in the archive"],
+    );
+    // tar: the header twice.
+    let mut f = fixtures::linux_tgz("10.2", "7.6.5.32");
+    f.file("cuda/include/cudnn.h", fixtures::version_header("7.6.4"));
+    refused(
+        &sb,
+        &f.write(sb.root()),
+        &[],
+        4,
+        &["entry 'cuda/include/cudnn.h' appears twice in the archive"],
+    );
+}
+
+#[test]
+fn an_archive_with_an_absurd_entry_count_is_refused_before_extracting() {
+    let sb = Sandbox::new();
+    let mut f = fixtures::windows_zip_8_1_0_77();
+    for i in 0..20_001 {
+        f.push(&format!("cuda/extra/{i}/"), Item::Dir);
+    }
+    refused(
+        &sb,
+        &f.write(sb.root()),
+        &[],
+        4,
+        &["holds 20032 entries; no cuDNN archive holds more than 20000"],
+    );
+    let mut f = fixtures::linux_tgz("10.2", "7.6.5.32");
+    for i in 0..20_001 {
+        f.push(&format!("cuda/extra/{i}/"), Item::Dir);
+    }
+    refused(
+        &sb,
+        &f.write(sb.root()),
+        &[],
+        4,
+        &["no cuDNN archive holds that many"],
     );
 }

@@ -106,6 +106,33 @@ impl Fixture {
         path
     }
 
+    /// Writes a zip whose entry names then have every `from` replaced by
+    /// `to` (same length) in the file's bytes: a zip with two entries of
+    /// one name, which zip writers refuse to make.
+    pub fn write_zip_renaming(&self, dir: &Path, from: &str, to: &str) -> PathBuf {
+        assert_eq!(from.len(), to.len());
+        let path = self.write_zip(dir);
+        let mut bytes = fs::read(&path).unwrap();
+        let (f, t) = (from.as_bytes(), to.as_bytes());
+        let mut i = 0;
+        let mut n = 0;
+        while i + f.len() <= bytes.len() {
+            if &bytes[i..i + f.len()] == f {
+                bytes[i..i + f.len()].copy_from_slice(t);
+                n += 1;
+                i += f.len();
+            } else {
+                i += 1;
+            }
+        }
+        assert!(
+            n >= 2,
+            "renamed in the local header and the central directory"
+        );
+        fs::write(&path, bytes).unwrap();
+        path
+    }
+
     fn write_tar<W: Write>(&self, w: W) -> W {
         let mut t = tar::Builder::new(w);
         for (p, item) in &self.entries {
