@@ -162,6 +162,8 @@ impl ZipSource {
         let mut entries = Vec::with_capacity(za.len());
         let mut index = HashMap::new();
         let mut tree = entry::Tree::default();
+        let archive_bytes = fs::metadata(path).with_path("read", path)?.len();
+        let mut declared = 0u64;
         for i in 0..za.len() {
             let mut f = za
                 .by_index(i)
@@ -191,6 +193,10 @@ impl ZipSource {
                     )
                     .hint("this archive is malformed or hostile; download it again"));
                 }
+                // The sizes the zip declares, in all: a bomb of many
+                // entries is refused before any is written.
+                declared = declared.saturating_add(size);
+                check_expansion(path, declared, archive_bytes)?;
                 EntryKind::File { size }
             };
             let e = Entry { path: norm, kind };
@@ -304,12 +310,25 @@ impl ZipSource {
                 .by_index(self.index[&it.src])
                 .map_err(|e| bad(&self.path, format!("'{}' is unreadable: {e}", it.src)))?;
             let target = dest.join(&it.dest);
-            let written = if item_size(it) >= PIPELINE_MIN {
+            // Never more than the entry declares (one byte more tells a lie).
+            let declared = item_size(it);
+            let f = f.take(declared.saturating_add(1));
+            let written = if declared >= PIPELINE_MIN {
                 write_stream_pipelined(f, &target, progress)
             } else {
                 write_stream(f, &target, &mut buf, progress)
             };
             let (size, sha) = written.map_err(|e| stream_error(&self.path, &it.src, &target, e))?;
+            if size != declared {
+                return Err(bad(
+                    &self.path,
+                    format!(
+                        "entry '{}' holds more or fewer bytes than the {declared} it declares",
+                        it.src
+                    ),
+                )
+                .hint("this archive is malformed or hostile; download it again from NVIDIA"));
+            }
             out.push(FileRecord::file(it.dest.clone(), size, sha));
         }
         Ok(out)
@@ -586,16 +605,7 @@ pub fn read_tar(
                 }
                 // Real cuDNN tarballs expand about 2.5×; a bomb expands thousands of times.
                 expanded += size;
-                if expanded > (64 << 20) && expanded > MAX_EXPANSION * compressed.get().max(1) {
-                    return Err(bad(
-                        path,
-                        format!(
-                            "expands to more than {MAX_EXPANSION} times its size ({expanded} bytes from {} read), unlike any cuDNN archive",
-                            compressed.get()
-                        ),
-                    )
-                    .hint("this archive is malformed or hostile; download it again from NVIDIA"));
-                }
+                check_expansion(path, expanded, compressed.get())?;
                 let target = raw.join(&name);
                 if let Some(p) = target.parent() {
                     fsops::create_dir_all(p)?;
@@ -643,8 +653,33 @@ pub fn read_tar(
     })
 }
 
-/// Largest decompressed/compressed ratio accepted for a tar stream.
+/// Largest decompressed/compressed ratio accepted for an archive's whole
+/// content (real cuDNN archives and wheels expand 2 to 3 times; a bomb
+/// thousands of times). Below 64 MiB of content it is not applied.
 const MAX_EXPANSION: u64 = 200;
+
+/// Most bytes an archive may expand to in all: several times a whole real
+/// cuDNN release unpacked (a few GiB), whatever the archive's size.
+pub const MAX_TOTAL_BYTES: u64 = 32 << 30;
+
+/// Refuses an archive of `archive_bytes` whose content reaches
+/// `expanded` bytes: more than [`MAX_TOTAL_BYTES`], or (past 64 MiB) more
+/// than [`MAX_EXPANSION`] times its size.
+fn check_expansion(path: &Path, expanded: u64, archive_bytes: u64) -> Result<()> {
+    let why = if expanded > MAX_TOTAL_BYTES {
+        format!(
+            "expands to more than {} GiB ({expanded} bytes), more than any cuDNN release",
+            MAX_TOTAL_BYTES >> 30
+        )
+    } else if expanded > (64 << 20) && expanded > MAX_EXPANSION * archive_bytes.max(1) {
+        format!(
+            "expands to more than {MAX_EXPANSION} times its size ({expanded} bytes from {archive_bytes}), unlike any cuDNN archive"
+        )
+    } else {
+        return Ok(());
+    };
+    Err(bad(path, why).hint("this archive is malformed or hostile; download it again from NVIDIA"))
+}
 
 /// What [`read_tar`] found.
 pub struct TarResult {

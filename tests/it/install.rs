@@ -1298,3 +1298,25 @@ fn an_archive_with_an_absurd_entry_count_is_refused_before_extracting() {
         &["no cuDNN archive holds that many"],
     );
 }
+
+#[test]
+fn a_zip_of_many_entries_that_expands_like_a_bomb_is_refused_before_writing() {
+    let sb = Sandbox::new();
+    // Each entry alone is small enough; together they expand ~1000 times.
+    let mut f = fixtures::windows_zip_8_1_0_77();
+    for i in 0..3 {
+        f.file(
+            &format!("cuda/lib/x64/cudnn_pad{i}.lib"),
+            vec![0u8; 30 << 20],
+        );
+    }
+    let zip = f.write(sb.root());
+    assert!(fs::metadata(&zip).unwrap().len() < (1 << 20));
+    refused(
+        &sb,
+        &zip,
+        &[],
+        4,
+        &["expands to more than 200 times its size"],
+    );
+}
