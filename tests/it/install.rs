@@ -1320,3 +1320,55 @@ fn a_zip_of_many_entries_that_expands_like_a_bomb_is_refused_before_writing() {
         &["expands to more than 200 times its size"],
     );
 }
+
+#[test]
+fn a_wheel_whose_members_do_not_match_its_record_is_refused() {
+    let sb = Sandbox::new();
+    let good = fixtures::wheel("nvidia-cudnn-cu12", "9.1.0.70", false);
+    let record_at = good
+        .entries
+        .iter()
+        .find(|(p, _)| p.ends_with(".dist-info/RECORD"))
+        .unwrap()
+        .0
+        .clone();
+    let lib = good
+        .entries
+        .iter()
+        .find(|(p, _)| p.ends_with("libcudnn_graph.so.9"))
+        .unwrap()
+        .0
+        .clone();
+    // A tampered library under the RECORD of the real one.
+    let mut f = good.clone();
+    f.replace(&record_at, good.record_text().as_bytes());
+    f.replace(
+        &lib,
+        &fixtures::elf_bytes("libcudnn_graph.so.9 patched", false),
+    );
+    refused(
+        &sb,
+        &f.write(sb.root()),
+        &[],
+        4,
+        &[&format!(
+            "member '{lib}' does not match its SHA-256 in the wheel's RECORD"
+        )],
+    );
+    // A member RECORD does not list.
+    let mut f = good.clone();
+    f.replace(&record_at, good.record_text().as_bytes());
+    f.file(
+        "nvidia/cudnn/lib/libcudnn_extra.so.9",
+        fixtures::elf_bytes("extra", false),
+    );
+    refused(
+        &sb,
+        &f.write(sb.root()),
+        &[],
+        4,
+        &["member 'nvidia/cudnn/lib/libcudnn_extra.so.9' is not listed in the wheel's RECORD"],
+    );
+    // The same wheel with its own RECORD installs.
+    install(&sb, &good.write(sb.root()), &[]).ok();
+}

@@ -81,7 +81,48 @@ impl Fixture {
     }
 
     /// Writes a zip (also used for wheels) into `dir`; returns its path.
+    /// A wheel's RECORD for the entries as they are now: every file with
+    /// its SHA-256 (urlsafe base64) and size, RECORD itself without.
+    pub fn record_text(&self) -> String {
+        let mut out = String::new();
+        for (p, item) in &self.entries {
+            match item {
+                Item::File(_) if p.ends_with(".dist-info/RECORD") => {
+                    out.push_str(&format!("{p},,\n"))
+                }
+                Item::File(b) => {
+                    let sha = cudnnm::hash::sha256_bytes(b);
+                    out.push_str(&format!(
+                        "{p},sha256={},{}\n",
+                        cudnnm::archive::record::urlsafe_b64(&sha),
+                        b.len()
+                    ));
+                }
+                _ => {}
+            }
+        }
+        out
+    }
+
     pub fn write_zip(&self, dir: &Path) -> PathBuf {
+        // A wheel whose RECORD was left empty gets the RECORD of its entries.
+        let filled;
+        let this = if self.name.ends_with(".whl")
+            && self.entries.iter().any(|(p, i)| {
+                p.ends_with(".dist-info/RECORD") && matches!(i, Item::File(b) if b.is_empty())
+            }) {
+            let text = self.record_text();
+            let mut f = self.clone();
+            f.replace(".dist-info/RECORD", text.as_bytes());
+            filled = f;
+            &filled
+        } else {
+            self
+        };
+        this.write_zip_as_is(dir)
+    }
+
+    fn write_zip_as_is(&self, dir: &Path) -> PathBuf {
         let path = dir.join(&self.name);
         let f = fs::File::create(&path).unwrap();
         let mut z = zip::ZipWriter::new(f);
