@@ -29,6 +29,7 @@ enum Sub {
     Exec,
     Doctor,
     Pin,
+    Default,
 }
 
 impl Sub {
@@ -42,6 +43,7 @@ impl Sub {
             Sub::Exec => "exec",
             Sub::Doctor => "doctor",
             Sub::Pin => "pin",
+            Sub::Default => "default",
         }
     }
 }
@@ -113,6 +115,11 @@ impl CommandLine {
     /// `cudnnm use SPEC`.
     pub fn use_(spec: impl Into<String>) -> CommandLine {
         CommandLine::new(Sub::Use).word(spec)
+    }
+
+    /// `cudnnm default SPEC`.
+    pub fn default_(spec: impl Into<String>) -> CommandLine {
+        CommandLine::new(Sub::Default).word(spec)
     }
 
     /// `cudnnm pin SPEC`.

@@ -10,6 +10,11 @@ use std::path::{Path, PathBuf};
 
 /// `CUDNNM_HOME`: the cudnnm home folder (store, backups, config); overrides the platform data folder.
 pub const CUDNNM_HOME: &str = "CUDNNM_HOME";
+/// `CUDNNM_SYSTEM_HOME`: the system home (releases installed for every
+/// user with `install --system`); overrides `/opt/cudnnm` / `%ProgramData%\cudnnm`.
+pub const CUDNNM_SYSTEM_HOME: &str = "CUDNNM_SYSTEM_HOME";
+/// `ProgramData`: Windows' folder for data shared by all users (`C:\ProgramData`).
+pub const PROGRAM_DATA: &str = "ProgramData";
 /// `CUDNNM_VERSION`: the spec to use in this shell, above any `.cudnn-version`.
 pub const CUDNNM_VERSION: &str = "CUDNNM_VERSION";
 /// `CUDNNM_MIRROR`: base URL replacing NVIDIA's download server.
@@ -34,6 +39,10 @@ pub const CUDNNM_TEST_PAUSE_FILE: &str = "CUDNNM_TEST_PAUSE_FILE";
 /// (path-list) the deploy preflight treats as not writable, so the refusal
 /// path is tested even when tests run as root.
 pub const CUDNNM_TEST_DENY_WRITE: &str = "CUDNNM_TEST_DENY_WRITE";
+/// `CUDNNM_TEST_LOCK_UNSUPPORTED`: test-only, read by debug builds alone:
+/// the home lock acts as if the file system could not lock, so the
+/// exclusive lock file fallback runs on a local disk.
+pub const CUDNNM_TEST_LOCK_UNSUPPORTED: &str = "CUDNNM_TEST_LOCK_UNSUPPORTED";
 /// `CUDNN_PATH`: the root of the active cuDNN (read by CMake scripts and frameworks).
 pub const CUDNN_PATH: &str = "CUDNN_PATH";
 /// `CUDNN_INCLUDE_DIR`: the folder holding `cudnn.h`.

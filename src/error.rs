@@ -34,7 +34,8 @@ pub enum Kind {
     /// `doctor` or `verify` found a problem (exit 7).
     Unhealthy,
     /// The request conflicts with the current state: a deployed release,
-    /// an incompatible CUDA variant without `--force` (exit 8).
+    /// an incompatible CUDA variant or a GPU too old for the release
+    /// without `--force` (exit 8).
     Conflict,
     /// Ctrl-C or SIGTERM stopped a change, which was undone (exit 130).
     Interrupted,

@@ -30,13 +30,13 @@ mod link;
 mod remove;
 mod write;
 
-pub use attr::{probe_dir_writable, set_mtime, set_readonly};
+pub use attr::{make_shared, make_tree_shared, probe_dir_writable, set_mtime, set_readonly};
 pub use copy::{copy_file, copy_file_checked, copy_file_hashed, move_file};
 pub use link::{hard_link, remove_link, replace_dir_link, replace_link, symlink, symlink_or_copy};
 pub use remove::{remove_dir_all, remove_dir_if_empty, remove_file};
 pub use write::{
-    AppendLog, create_new_file, open_append, truncate, write_atomic, write_atomic_all, write_new,
-    write_new_synced,
+    AppendLog, create_exclusive, create_new_file, open_append, truncate, write_atomic,
+    write_atomic_all, write_new, write_new_synced,
 };
 
 /// Renames `from` to `to`, replacing a file at `to`. Retries for up to about

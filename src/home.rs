@@ -16,16 +16,125 @@ use crate::error::{Error, Result};
 use crate::fsops;
 use crate::record;
 
+/// The system home on Linux and macOS: releases an administrator installed
+/// for every user of the machine.
+pub const UNIX_SYSTEM_HOME: &str = "/opt/cudnnm";
+
+/// Which kind of home a [`Home`] is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum HomeKind {
+    /// A user's own home; `system` is the system home whose releases the
+    /// user also sees (after their own), when there is one apart from theirs.
+    User {
+        /// The system home's folder.
+        system: Option<PathBuf>,
+    },
+    /// The system home itself (`install --system`): what it writes must be
+    /// readable by every user.
+    System,
+}
+
 /// Paths inside one cudnnm home folder. Creating a `Home` touches nothing on disk.
 #[derive(Clone, Debug)]
 pub struct Home {
     root: PathBuf,
+    kind: HomeKind,
 }
 
 impl Home {
-    /// A home at `root` (absolute or relative to the working folder).
+    /// A user home at `root` (absolute or relative to the working folder)
+    /// that sees no system store.
     pub fn new(root: impl Into<PathBuf>) -> Home {
-        Home { root: root.into() }
+        Home {
+            root: root.into(),
+            kind: HomeKind::User { system: None },
+        }
+    }
+
+    /// The system home at `root`, as `install --system` writes it.
+    pub fn system(root: impl Into<PathBuf>) -> Home {
+        Home {
+            root: root.into(),
+            kind: HomeKind::System,
+        }
+    }
+
+    /// This user home, also seeing the releases of the system home at
+    /// `system` (ignored when it is this home itself).
+    pub fn with_system(mut self, system: PathBuf) -> Home {
+        if system != self.root && self.kind != HomeKind::System {
+            self.kind = HomeKind::User {
+                system: Some(system),
+            };
+        }
+        self
+    }
+
+    /// Which kind of home this is.
+    pub fn kind(&self) -> &HomeKind {
+        &self.kind
+    }
+
+    /// Whether this is the system home (what it writes is world-readable).
+    pub fn is_system(&self) -> bool {
+        self.kind == HomeKind::System
+    }
+
+    /// The system home this user home also reads, if any.
+    pub fn system_root(&self) -> Option<&Path> {
+        match &self.kind {
+            HomeKind::User { system: Some(s) } => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The store of the system home this user home also reads, if any.
+    pub fn system_store_dir(&self) -> Option<PathBuf> {
+        match &self.kind {
+            HomeKind::User { system: Some(s) } => Some(s.join("store")),
+            _ => None,
+        }
+    }
+
+    /// The system home chosen by `--system-home`, else `CUDNNM_SYSTEM_HOME`,
+    /// else the platform's: `%ProgramData%\cudnnm` on Windows (`ProgramData`
+    /// defaults to `C:\ProgramData`), [`UNIX_SYSTEM_HOME`] elsewhere. The
+    /// path is built as text by the rules of the environment's platform, so
+    /// the Windows answer is the same when computed on Linux.
+    pub fn locate_system(flag: Option<&Path>, env: &Env) -> PathBuf {
+        let root = match flag {
+            Some(p) => p.to_path_buf(),
+            None => match env
+                .var_os(env::CUDNNM_SYSTEM_HOME)
+                .filter(|v| !v.is_empty())
+            {
+                Some(v) => PathBuf::from(v),
+                None if env.is_windows() => {
+                    let data = env
+                        .var(env::PROGRAM_DATA)
+                        .unwrap_or_else(|| r"C:\ProgramData".to_string());
+                    PathBuf::from(format!("{}\\cudnnm", data.trim_end_matches('\\')))
+                }
+                None => PathBuf::from(UNIX_SYSTEM_HOME),
+            },
+        };
+        let absolute = if env.is_windows() {
+            is_windows_absolute(&root, env)
+        } else {
+            root.to_string_lossy().starts_with('/')
+        };
+        if absolute {
+            root
+        } else {
+            // Joined by the environment's rules, as text.
+            let sep = if env.is_windows() { '\\' } else { '/' };
+            let cwd = env.cwd().to_string_lossy();
+            PathBuf::from(format!(
+                "{}{sep}{}",
+                cwd.trim_end_matches(sep),
+                root.display()
+            ))
+        }
     }
 
     /// The home chosen by `--home`, else `CUDNNM_HOME`, else the platform data
@@ -52,7 +161,7 @@ impl Home {
         } else {
             env.cwd().join(root)
         };
-        Ok(Home { root })
+        Ok(Home::new(root))
     }
 
     /// The home folder itself.
@@ -135,6 +244,21 @@ impl Home {
     }
 }
 
+/// Whether `p` is absolute by Windows rules (`C:\…`, `\\server\…`) in a
+/// Windows environment, also when computed on another platform.
+fn is_windows_absolute(p: &Path, env: &Env) -> bool {
+    if !env.is_windows() {
+        return false;
+    }
+    let s = p.to_string_lossy();
+    let b = s.as_bytes();
+    s.starts_with("\\\\")
+        || (b.len() >= 3
+            && b[0].is_ascii_alphabetic()
+            && b[1] == b':'
+            && (b[2] == b'\\' || b[2] == b'/'))
+}
+
 /// `config.toml`: user settings. Unknown keys are ignored.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 #[serde(default)]
@@ -179,6 +303,47 @@ mod tests {
             Home::locate(Some(Path::new("rel")), &env).unwrap().root(),
             Path::new("/cwd/rel")
         );
+    }
+
+    #[test]
+    fn system_home_by_platform_flag_and_env() {
+        let linux = Env::from_vars([("X", "y")], "/cwd", false);
+        assert_eq!(
+            Home::locate_system(None, &linux),
+            PathBuf::from("/opt/cudnnm")
+        );
+        let win = Env::from_vars([("ProgramData", r"D:\Data")], r"C:\work", true);
+        assert_eq!(
+            Home::locate_system(None, &win),
+            PathBuf::from(r"D:\Data\cudnnm")
+        );
+        let win_bare = Env::from_vars([("X", "y")], r"C:\work", true);
+        assert_eq!(
+            Home::locate_system(None, &win_bare),
+            PathBuf::from(r"C:\ProgramData\cudnnm")
+        );
+        let set = Env::from_vars(
+            [(env::CUDNNM_SYSTEM_HOME, r"\\srv\share\cudnnm")],
+            r"C:\w",
+            true,
+        );
+        assert_eq!(
+            Home::locate_system(None, &set),
+            PathBuf::from(r"\\srv\share\cudnnm")
+        );
+        assert_eq!(
+            Home::locate_system(Some(Path::new("rel")), &linux),
+            PathBuf::from("/cwd/rel")
+        );
+        let user = Home::new("/u").with_system(PathBuf::from("/opt/cudnnm"));
+        assert_eq!(
+            user.system_store_dir(),
+            Some(PathBuf::from("/opt/cudnnm").join("store"))
+        );
+        // The system home reading itself sees one store, not two.
+        let admin = Home::new("/opt/cudnnm").with_system(PathBuf::from("/opt/cudnnm"));
+        assert_eq!(admin.system_store_dir(), None);
+        assert!(Home::system("/opt/cudnnm").is_system());
     }
 
     #[test]

@@ -10,11 +10,13 @@
 //! - [`deploy`]: the backup/journal transaction behind `use` and `rollback`.
 //! - [`pin`]: `.cudnn-version` files and spec resolution.
 //! - [`activate`]: per-process environment for a release and shell rendering.
+//! - [`modulefile`]: Lmod and Environment Modules modulefiles for releases (`export`).
 //! - [`catalog`]: the release catalog (`manifest.toml`) and downloads.
 //! - [`verify`]: re-hashing the store and the deployments against their records.
 //! - [`doctor`]: system snapshot and platform-neutral checks.
 //! - [`interrupt`]: Ctrl-C / SIGTERM during a change: undo, then exit 130.
 //! - [`libcudnn`], [`child`]: loading a cuDNN library, in a child process of its own.
+//! - [`gpu`]: the GPUs CUDA would use here, and their compute capability.
 //! - [`fsops`]: the one module that changes files (atomic writes, links, renames).
 //! - [`platform`]: the only code that differs by OS.
 //!
@@ -36,6 +38,7 @@ pub mod doctor;
 pub mod env;
 pub mod error;
 pub mod fsops;
+pub mod gpu;
 pub mod hash;
 pub mod home;
 pub mod interrupt;
@@ -43,6 +46,7 @@ pub mod interrupt;
 mod layering;
 pub mod libcudnn;
 pub mod lock;
+pub mod modulefile;
 pub mod names;
 pub mod pin;
 pub mod platform;

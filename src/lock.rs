@@ -7,13 +7,104 @@
 //! on Unix, `LockFileEx` on Windows). The OS drops it when the process dies,
 //! even by `kill -9`, so a crash never leaves a stale lock; the journal, not
 //! the lock, records unfinished work. A waiting process says so once, like Volta.
+//!
+//! Network file systems may not lock: Lustre mounted without `flock` fails
+//! the call (`ENOSYS`), NFS mounted with `nolock` or without a lock daemon
+//! fails it too (`ENOLCK`, `EOPNOTSUPP`). The home lock then falls back to
+//! an exclusive lock file, `lock.held`, created only if absent (`O_EXCL`,
+//! which NFS v3 and later honour), holding the holder's host, PID and start
+//! time ([`Holder`]). The OS no longer drops it when its process dies, so a
+//! waiter takes over a lock file left by a dead process of this host, and
+//! reports one from another host with its age (it cannot tell whether that
+//! process lives). `doctor` warns when a home is on such a file system.
 
 use std::fs::{File, TryLockError};
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, IoResultExt, Result};
+use crate::fsops;
 use crate::home::Home;
+use crate::platform;
+
+/// The exclusive lock file used where the file system cannot lock (see the module docs).
+pub const HELD_FILE: &str = "lock.held";
+
+/// How often a waiter looks at an exclusive lock file again.
+const POLL: Duration = Duration::from_millis(100);
+
+/// How old an exclusive lock file without a readable record must be to be
+/// taken as left by a holder that died while writing it.
+const UNREADABLE_STALE: Duration = Duration::from_secs(30);
+
+/// Who holds an exclusive lock file: written into it by the holder.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Holder {
+    /// The host name of the holder's machine.
+    pub host: String,
+    /// Its process id.
+    pub pid: u32,
+    /// When it took the lock, seconds since the Unix epoch.
+    pub since: u64,
+    /// The process's start time as the OS counts it (Linux: clock ticks
+    /// after boot, `/proc/PID/stat` field 22), telling a reused PID apart.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started: Option<u64>,
+}
+
+impl Holder {
+    /// This process.
+    pub fn this_process() -> Holder {
+        let pid = std::process::id();
+        Holder {
+            host: platform::host_name(),
+            pid,
+            since: now_secs(),
+            started: platform::process_start(pid),
+        }
+    }
+
+    /// Whether the holder is a process of this host that is gone (or whose
+    /// PID now belongs to another process); `false` when unknown.
+    pub fn is_dead_here(&self, host: &str) -> bool {
+        if self.host != host {
+            return false;
+        }
+        match platform::process_start(self.pid) {
+            Some(now) => self.started.is_some_and(|s| s != now),
+            None => platform::process_gone(self.pid),
+        }
+    }
+
+    /// `host 'h', pid 12, for 3m 5s`.
+    pub fn describe(&self) -> String {
+        let age = now_secs().saturating_sub(self.since);
+        format!(
+            "host '{}', pid {}, for {}",
+            self.host,
+            self.pid,
+            humantime::format_duration(Duration::from_secs(age))
+        )
+    }
+}
+
+fn now_secs() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+/// How [`HomeLock::acquire_with`] locks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LockOptions {
+    /// Act as if the file system could not lock (tests: the fallback on a
+    /// local disk; `CUDNNM_TEST_LOCK_UNSUPPORTED` in debug builds).
+    pub force_fallback: bool,
+}
 
 /// The holder's record in the lock file: its PID, padded with spaces to a
 /// fixed width so that each holder overwrites the last one's whole record.
@@ -25,6 +116,28 @@ fn pid_record(pid: u32) -> String {
 #[derive(Debug)]
 pub struct HomeLock {
     _file: File,
+    /// The exclusive lock file and its record, when the fallback holds the lock.
+    held: Option<(PathBuf, Holder)>,
+}
+
+impl Drop for HomeLock {
+    fn drop(&mut self) {
+        if let Some((path, me)) = &self.held
+            && read_holder(path).as_ref() == Some(me)
+        {
+            let _ = fsops::remove_file(path);
+        }
+    }
+}
+
+/// Whether a lock call failed because the file system cannot lock (not
+/// because another process holds the lock).
+pub fn is_unsupported(e: &std::io::Error) -> bool {
+    e.kind() == std::io::ErrorKind::Unsupported || platform::is_lock_unsupported(e)
+}
+
+fn read_holder(path: &Path) -> Option<Holder> {
+    toml::from_str(&std::fs::read_to_string(path).ok()?).ok()
 }
 
 impl HomeLock {
@@ -34,6 +147,20 @@ impl HomeLock {
     /// # Errors
     /// When the home folder or lock file cannot be created or locked.
     pub fn acquire(home: &Home, on_wait: impl FnOnce()) -> Result<HomeLock> {
+        Self::acquire_with(home, LockOptions::default(), |_| on_wait())
+    }
+
+    /// [`HomeLock::acquire`], falling back to the exclusive lock file when
+    /// the file system cannot lock. `on_wait` gets who holds the lock file,
+    /// when that is known.
+    ///
+    /// # Errors
+    /// When the home folder or lock file cannot be created or locked.
+    pub fn acquire_with(
+        home: &Home,
+        options: LockOptions,
+        on_wait: impl FnOnce(Option<String>),
+    ) -> Result<HomeLock> {
         home.ensure()?;
         let path = home.lock_file();
         let mut file = File::options()
@@ -43,11 +170,25 @@ impl HomeLock {
             .truncate(false)
             .open(&path)
             .with_path("open the lock file", &path)?;
-        match file.try_lock() {
+        let tried = if options.force_fallback {
+            Err(TryLockError::Error(std::io::Error::from(
+                std::io::ErrorKind::Unsupported,
+            )))
+        } else {
+            file.try_lock()
+        };
+        match tried {
             Ok(()) => {}
             Err(TryLockError::WouldBlock) => {
-                on_wait();
+                on_wait(None);
                 file.lock().with_path("lock", &path)?;
+            }
+            Err(TryLockError::Error(e)) if is_unsupported(&e) => {
+                let held = hold_lock_file(&home.root().join(HELD_FILE), on_wait)?;
+                return Ok(HomeLock {
+                    _file: file,
+                    held: Some(held),
+                });
             }
             Err(TryLockError::Error(e)) => {
                 return Err(Error::io("lock", &path, e));
@@ -59,8 +200,61 @@ impl HomeLock {
         // flushed on close by ext4 (its replace-by-truncate heuristic), which
         // cost every command 5–11 ms under load.
         let _ = file.write_all(pid_record(std::process::id()).as_bytes());
-        Ok(HomeLock { _file: file })
+        Ok(HomeLock {
+            _file: file,
+            held: None,
+        })
     }
+}
+
+/// Takes the exclusive lock file at `path`: created only if absent, with
+/// this process's [`Holder`] record. While another holder has it, waits
+/// (telling `on_wait` once who holds it); a file left by a dead process of
+/// this host is taken over.
+fn hold_lock_file(path: &Path, on_wait: impl FnOnce(Option<String>)) -> Result<(PathBuf, Holder)> {
+    let me = Holder::this_process();
+    let text = toml::to_string(&me).expect("holders encode");
+    let mut on_wait = Some(on_wait);
+    loop {
+        if fsops::create_exclusive(path, text.as_bytes())? {
+            return Ok((path.to_path_buf(), me));
+        }
+        match read_holder(path) {
+            Some(h) if h.is_dead_here(&me.host) => {
+                take_over(path, Some(&h));
+                continue;
+            }
+            // A holder that died between creating the file and writing it.
+            None if std::fs::metadata(path)
+                .and_then(|m| m.modified())
+                .is_ok_and(|t| t.elapsed().is_ok_and(|age| age > UNREADABLE_STALE)) =>
+            {
+                take_over(path, None);
+                continue;
+            }
+            holder => {
+                if let Some(f) = on_wait.take() {
+                    f(holder.map(|h| h.describe()));
+                }
+            }
+        }
+        std::thread::sleep(POLL);
+    }
+}
+
+/// Removes the stale lock file of `dead` (`None`: an unreadable one):
+/// moved aside first, then removed only when the file moved is still the
+/// stale one (another waiter may have taken over and locked in between;
+/// its file is put back unless a third has locked since).
+fn take_over(path: &Path, dead: Option<&Holder>) {
+    let aside = fsops::sibling(path, "stale");
+    if fsops::rename(path, &aside).is_err() {
+        return;
+    }
+    if read_holder(&aside).as_ref() != dead {
+        let _ = fsops::hard_link(&aside, path);
+    }
+    let _ = fsops::remove_file(&aside);
 }
 
 /// A held exclusive lock on a CUDA toolkit; released on drop (and by the OS
@@ -190,6 +384,113 @@ mod tests {
         drop(first);
         t.join().unwrap();
         assert!(waited.load(Ordering::SeqCst));
+    }
+
+    const FALLBACK: LockOptions = LockOptions {
+        force_fallback: true,
+    };
+
+    #[test]
+    fn the_fallback_lock_file_names_its_holder_and_goes_on_drop() {
+        let d = tempfile::tempdir().unwrap();
+        let home = Home::new(d.path());
+        let l =
+            HomeLock::acquire_with(&home, FALLBACK, |_| panic!("free lock must not wait")).unwrap();
+        let held = read_holder(&d.path().join(HELD_FILE)).unwrap();
+        assert_eq!(held.pid, std::process::id());
+        assert_eq!(held.host, platform::host_name());
+        assert_eq!(held.started, platform::process_start(std::process::id()));
+        drop(l);
+        assert!(!d.path().join(HELD_FILE).exists());
+    }
+
+    /// Linux only: telling a dead process needs `/proc`.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_lock_file_of_a_dead_process_of_this_host_is_taken_over() {
+        let d = tempfile::tempdir().unwrap();
+        let home = Home::new(d.path());
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id();
+        child.wait().unwrap();
+        let dead = Holder {
+            host: platform::host_name(),
+            pid,
+            since: 0,
+            started: Some(1),
+        };
+        std::fs::write(d.path().join(HELD_FILE), toml::to_string(&dead).unwrap()).unwrap();
+        let l = HomeLock::acquire_with(&home, FALLBACK, |_| {
+            panic!("a dead holder is not waited for")
+        })
+        .unwrap();
+        assert_eq!(
+            read_holder(&d.path().join(HELD_FILE)).unwrap().pid,
+            std::process::id()
+        );
+        drop(l);
+    }
+
+    #[test]
+    fn a_lock_file_of_another_host_is_waited_for_and_reported_with_its_age() {
+        let d = tempfile::tempdir().unwrap();
+        let home = Home::new(d.path());
+        let other = Holder {
+            host: "node-17.cluster".into(),
+            pid: 1,
+            since: now_secs() - 125,
+            started: None,
+        };
+        let path = d.path().join(HELD_FILE);
+        std::fs::write(&path, toml::to_string(&other).unwrap()).unwrap();
+        let p = path.clone();
+        let t = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(300));
+            std::fs::remove_file(p).unwrap();
+        });
+        let said = std::cell::RefCell::new(None);
+        let l = HomeLock::acquire_with(&home, FALLBACK, |h| *said.borrow_mut() = h).unwrap();
+        t.join().unwrap();
+        let said = said.into_inner().unwrap();
+        assert!(
+            said.starts_with("host 'node-17.cluster', pid 1, for 2m 5s"),
+            "{said}"
+        );
+        drop(l);
+    }
+
+    /// Linux's errno numbers.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn lock_errors_of_network_file_systems_are_told_apart() {
+        assert!(is_unsupported(&std::io::Error::from(
+            std::io::ErrorKind::Unsupported
+        )));
+        for code in [38, 37, 95] {
+            assert!(is_unsupported(&std::io::Error::from_raw_os_error(code)));
+        }
+        assert!(!is_unsupported(&std::io::Error::from_raw_os_error(11)));
+    }
+
+    #[test]
+    fn second_fallback_holder_waits_until_first_drops() {
+        let d = tempfile::tempdir().unwrap();
+        let home = Home::new(d.path());
+        let first = HomeLock::acquire_with(&home, FALLBACK, |_| panic!("free")).unwrap();
+        let waited = Arc::new(AtomicBool::new(false));
+        let w = waited.clone();
+        let h2 = home.clone();
+        let t = std::thread::spawn(move || {
+            let _l = HomeLock::acquire_with(&h2, FALLBACK, |h| {
+                assert!(h.unwrap().contains(&format!("pid {}", std::process::id())));
+                w.store(true, Ordering::SeqCst)
+            })
+            .unwrap();
+        });
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        assert!(waited.load(Ordering::SeqCst));
+        drop(first);
+        t.join().unwrap();
     }
 
     #[test]

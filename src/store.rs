@@ -232,10 +232,34 @@ impl Release {
     }
 }
 
-/// The store under a home folder.
+/// Which store a release was found in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StoreOrigin {
+    /// The user's own store (`$CUDNNM_HOME/store`).
+    User,
+    /// The system store an administrator filled (`install --system`), read-only to users.
+    System,
+}
+
+impl std::fmt::Display for StoreOrigin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            StoreOrigin::User => "user",
+            StoreOrigin::System => "system",
+        })
+    }
+}
+
+/// The store under a home folder, and for a user home the system store
+/// after it: reading sees the user's releases first, then the system's (a
+/// system release with the id of one of the user's is hidden by it);
+/// writing (imports, removal) only ever touches the home's own store.
 #[derive(Clone, Debug)]
 pub struct Store {
     root: PathBuf,
+    system: Option<PathBuf>,
+    shared: bool,
     /// Test-only: abort right after this step of a replacing [`Store::commit`].
     fault_after_step: Option<u64>,
     /// Test-only: before committing (step 0), create this file and wait
@@ -258,10 +282,13 @@ pub struct PartialLeft {
 pub const REPLACED_PREFIX: &str = ".replaced-";
 
 impl Store {
-    /// The store of `home` (`$CUDNNM_HOME/store`).
+    /// The store of `home` (`$CUDNNM_HOME/store`), reading the system store
+    /// too when `home` sees one ([`Home::system_store_dir`]).
     pub fn new(home: &Home) -> Store {
         Store {
             root: home.store_dir(),
+            system: home.system_store_dir(),
+            shared: home.is_system(),
             fault_after_step: None,
             pause_file: None,
         }
@@ -369,19 +396,59 @@ impl Store {
         Ok(restored)
     }
 
-    /// The store folder.
+    /// The store folder this store writes.
     pub fn root(&self) -> &Path {
         &self.root
     }
 
-    /// The folder a release of `version` for `cuda` lives in (whether or not it exists).
+    /// The system store this store also reads, if any.
+    pub fn system_root(&self) -> Option<&Path> {
+        self.system.as_deref()
+    }
+
+    /// The store folders read, in order, with their origin.
+    fn roots(&self) -> Vec<(&Path, StoreOrigin)> {
+        let own = if self.shared {
+            StoreOrigin::System
+        } else {
+            StoreOrigin::User
+        };
+        let mut v = vec![(self.root.as_path(), own)];
+        if let Some(s) = &self.system {
+            v.push((s.as_path(), StoreOrigin::System));
+        }
+        v
+    }
+
+    /// Which store `release` lives in.
+    pub fn origin(&self, release: &Release) -> StoreOrigin {
+        match &self.system {
+            Some(s) if release.dir.starts_with(s) => StoreOrigin::System,
+            _ if self.shared => StoreOrigin::System,
+            _ => StoreOrigin::User,
+        }
+    }
+
+    /// The folder a release of `version` for `cuda` is written to in this
+    /// home's own store (whether or not it exists).
     pub fn release_dir(&self, version: &Version, cuda: &CudaVariant) -> PathBuf {
         self.root.join(cuda.dir_name()).join(version.to_string())
     }
 
-    /// The folder of release `id` (whether or not it exists).
+    /// The folder of release `id`: in the user's store when it is there,
+    /// else in the system store when it is there, else where the user's
+    /// store would hold it.
     pub fn dir_of(&self, id: &ReleaseId) -> PathBuf {
-        self.release_dir(&id.version, &id.cuda)
+        let own = self.release_dir(&id.version, &id.cuda);
+        if let Some(s) = &self.system
+            && !own.exists()
+        {
+            let sys = s.join(id.cuda.dir_name()).join(id.version.to_string());
+            if sys.exists() {
+                return sys;
+            }
+        }
+        own
     }
 
     /// Every installed release, sorted by version then CUDA variant.
@@ -401,12 +468,34 @@ impl Store {
     /// # Errors
     /// When the store folder exists but cannot be listed.
     pub fn scan(&self) -> Result<(Vec<Release>, Vec<BrokenRelease>)> {
+        let mut out: Vec<Release> = Vec::new();
+        let mut broken = Vec::new();
+        for (i, (root, _)) in self.roots().into_iter().enumerate() {
+            let (found, bad) = match Self::scan_root(root) {
+                // An unreadable system store hides its releases, never the user's.
+                Err(_) if i > 0 => continue,
+                r => r?,
+            };
+            for r in found {
+                if !out.iter().any(|o| o.release_id() == r.release_id()) {
+                    out.push(r);
+                }
+            }
+            broken.extend(bad);
+        }
+        out.sort_by(|a, b| a.version().cmp(b.version()).then(a.cuda().cmp(b.cuda())));
+        broken.sort_by(|a, b| a.dir.cmp(&b.dir));
+        Ok((out, broken))
+    }
+
+    /// [`Store::scan`] of one store folder.
+    fn scan_root(root: &Path) -> Result<(Vec<Release>, Vec<BrokenRelease>)> {
         let mut out = Vec::new();
         let mut broken = Vec::new();
-        let top = match fs::read_dir(&self.root) {
+        let top = match fs::read_dir(root) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((out, broken)),
-            Err(e) => return Err(Error::io("list", &self.root, e)),
+            Err(e) => return Err(Error::io("list", root, e)),
         };
         for cuda_dir in top.flatten() {
             let name = cuda_dir.file_name();
@@ -427,7 +516,7 @@ impl Store {
                     .file_name()
                     .to_str()
                     .is_some_and(|n| n.parse::<Version>().is_ok());
-                match self.load(&rel.path()) {
+                match load_dir(&rel.path()) {
                     Ok(Some(r)) => out.push(r),
                     Ok(None) if looks_like_release => broken.push(BrokenRelease {
                         dir: rel.path(),
@@ -444,8 +533,6 @@ impl Store {
                 }
             }
         }
-        out.sort_by(|a, b| a.version().cmp(b.version()).then(a.cuda().cmp(b.cuda())));
-        broken.sort_by(|a, b| a.dir.cmp(&b.dir));
         Ok((out, broken))
     }
 
@@ -454,16 +541,21 @@ impl Store {
     /// # Errors
     /// When the receipt exists but is unreadable or malformed.
     pub fn load(&self, dir: &Path) -> Result<Option<Release>> {
-        let receipt = record::load(&dir.join(RECEIPT_FILE), receipt_error)?;
-        Ok(receipt.map(|receipt| Release {
-            dir: dir.to_path_buf(),
-            receipt,
-        }))
+        load_dir(dir)
     }
 
-    /// The installed release of exactly `version` for `cuda`, if any.
+    /// The installed release of exactly `version` for `cuda`, if any: the
+    /// user's, else the system's.
     pub fn get(&self, version: &Version, cuda: &CudaVariant) -> Result<Option<Release>> {
-        self.load(&self.release_dir(version, cuda))
+        if let Some(r) = self.load(&self.release_dir(version, cuda))? {
+            return Ok(Some(r));
+        }
+        match &self.system {
+            Some(s) => Ok(load_dir(&s.join(cuda.dir_name()).join(version.to_string()))
+                .ok()
+                .flatten()),
+            None => Ok(None),
+        }
     }
 
     /// The installed release `id`, if any.
@@ -510,10 +602,36 @@ impl Store {
         keep: impl Fn(&Release) -> bool,
     ) -> Result<Option<Release>> {
         let mut found: Vec<(Version, CudaVariant, PathBuf)> = Vec::new();
-        let top = match fs::read_dir(&self.root) {
+        for (i, (root, _)) in self.roots().into_iter().enumerate() {
+            match Self::candidates(root, spec, &mut found) {
+                Err(_) if i > 0 => {}
+                r => r?,
+            }
+        }
+        // A stable sort: for equal ids the user's folder (found first) stays first.
+        found.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.cmp(&a.1)));
+        for (version, cuda, dir) in found {
+            if let Ok(Some(r)) = self.load(&dir)
+                && r.version() == &version
+                && r.cuda() == &cuda
+                && keep(&r)
+            {
+                return Ok(Some(r));
+            }
+        }
+        Ok(None)
+    }
+
+    /// The release folders of `root` whose names match `spec`, appended to `found`.
+    fn candidates(
+        root: &Path,
+        spec: &Spec,
+        found: &mut Vec<(Version, CudaVariant, PathBuf)>,
+    ) -> Result<()> {
+        let top = match fs::read_dir(root) {
             Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(Error::io("list", &self.root, e)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(Error::io("list", root, e)),
         };
         for cuda_dir in top.flatten() {
             let name = cuda_dir.file_name();
@@ -543,17 +661,7 @@ impl Store {
                 }
             }
         }
-        found.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.cmp(&a.1)));
-        for (version, cuda, dir) in found {
-            if let Ok(Some(r)) = self.load(&dir)
-                && r.version() == &version
-                && r.cuda() == &cuda
-                && keep(&r)
-            {
-                return Ok(Some(r));
-            }
-        }
-        Ok(None)
+        Ok(())
     }
 
     /// The one installed release `spec` names: the newest match, or an error
@@ -632,9 +740,17 @@ impl Store {
                 fsops::set_readonly(&dir.join(&f.path), true)?;
             }
         }
+        if self.shared {
+            // The system store: every user reads it, nobody but its owner changes it.
+            fsops::make_tree_shared(&dir)?;
+        }
         fsops::sync_dir(&dir);
         let parent = fsops::parent_of(&dest).to_path_buf();
         fsops::create_dir_all(&parent)?;
+        if self.shared {
+            fsops::make_shared(&self.root)?;
+            fsops::make_shared(&parent)?;
+        }
         let mut aside = None;
         if dest.exists() {
             if !replace {
@@ -672,7 +788,22 @@ impl Store {
 
     /// Removes a release folder from the store (rename aside, then delete, so
     /// a crash never leaves a half-deleted release that still has a receipt).
+    ///
+    /// # Errors
+    /// [`Kind::Permission`] for a release outside this home's own store
+    /// (a system release seen from a user's home); I/O errors.
     pub fn remove(&self, release: &Release) -> Result<()> {
+        if !release.dir.starts_with(&self.root) {
+            return Err(Error::new(
+                Kind::Permission,
+                format!(
+                    "cuDNN {} is in the system store '{}', not in yours",
+                    release.id(),
+                    fsops::parent_of(fsops::parent_of(&release.dir)).display()
+                ),
+            )
+            .hint("an administrator removes it with `cudnnm uninstall --system`"));
+        }
         let t = self.root.join(
             fsops::sibling(&release.dir, "trash")
                 .file_name()
@@ -684,6 +815,15 @@ impl Store {
         fsops::remove_dir_if_empty(parent); // the cuda-<v> folder
         Ok(())
     }
+}
+
+/// Loads the release in `dir`, `None` when it has no receipt.
+fn load_dir(dir: &Path) -> Result<Option<Release>> {
+    let receipt = record::load(&dir.join(RECEIPT_FILE), receipt_error)?;
+    Ok(receipt.map(|receipt| Release {
+        dir: dir.to_path_buf(),
+        receipt,
+    }))
 }
 
 /// A store folder that should hold a release but has no readable receipt.

@@ -113,12 +113,7 @@ pub fn activate(env: &Env, home: &Home, release: &Release) -> Activation {
         (include, release.include_dir()),
         (lib, release.lib_dir()),
     ] {
-        let value = edit_path_list(
-            env.var_os(name),
-            Some(dir.as_os_str()),
-            home.root(),
-            windows,
-        );
+        let value = edit_path_lists(env.var_os(name), Some(dir.as_os_str()), home, windows);
         want.push((name.to_string(), value));
     }
     let scalars = [
@@ -155,7 +150,7 @@ pub fn deactivate(env: &Env, home: &Home) -> Activation {
     for name in path_vars(windows) {
         want.push((
             name.to_string(),
-            edit_path_list(env.var_os(name), None, home.root(), windows),
+            edit_path_lists(env.var_os(name), None, home, windows),
         ));
     }
     for name in SAVED_SCALARS {
@@ -167,6 +162,23 @@ pub fn deactivate(env: &Env, home: &Home) -> Activation {
     Activation {
         release: None,
         changes: only_changes(env, want),
+    }
+}
+
+/// [`edit_path_list`] for `home` and, for a user home, for the system home
+/// it reads too: a system release's entries are replaced like the user's own.
+fn edit_path_lists(
+    value: Option<&OsStr>,
+    add: Option<&OsStr>,
+    home: &Home,
+    windows: bool,
+) -> Option<OsString> {
+    match home.system_root() {
+        Some(system) => {
+            let without = edit_path_list(value, None, system, windows);
+            edit_path_list(without.as_deref(), add, home.root(), windows)
+        }
+        None => edit_path_list(value, add, home.root(), windows),
     }
 }
 

@@ -315,3 +315,31 @@ fn windows_activation_uses_bin_path_include_lib() {
 fn j(dir: &str, sub: &str, rest: &str) -> String {
     format!("{}{rest}", Path::new(dir).join(sub).display())
 }
+
+#[test]
+fn a_system_release_is_replaced_and_removed_like_the_users_own() {
+    let home = Home::new("/home/u/cudnnm").with_system(PathBuf::from("/opt/cudnnm"));
+    let env = Env::from_vars([("LD_LIBRARY_PATH", "/usr/lib/x")], "/", false);
+    let sys = release("/opt/cudnnm/store/cuda-12/9.12.0.46", Platform::LinuxX86_64);
+    let on_system = applied(&env, &activate(&env, &home, &sys));
+    assert_eq!(
+        on_system.var("LD_LIBRARY_PATH").unwrap(),
+        j("/opt/cudnnm/store/cuda-12/9.12.0.46", "lib", ":/usr/lib/x")
+    );
+    let own = release(
+        "/home/u/cudnnm/store/cuda-12/9.27.0.42",
+        Platform::LinuxX86_64,
+    );
+    let switched = applied(&on_system, &activate(&on_system, &home, &own));
+    assert_eq!(
+        switched.var("LD_LIBRARY_PATH").unwrap(),
+        j(
+            "/home/u/cudnnm/store/cuda-12/9.27.0.42",
+            "lib",
+            ":/usr/lib/x"
+        )
+    );
+    let back = applied(&on_system, &deactivate(&on_system, &home));
+    assert_eq!(back.var("LD_LIBRARY_PATH").unwrap(), "/usr/lib/x");
+    assert_eq!(back.var("CPATH"), None);
+}

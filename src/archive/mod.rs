@@ -43,6 +43,35 @@ pub struct ImportRequest {
     /// Releases deployed in toolkits (release id → toolkit roots), from
     /// `deployments.toml`: reinstalling one would change files under them.
     pub deployed: std::collections::BTreeMap<String, Vec<String>>,
+    /// Asked once the release is identified, before anything is written to
+    /// the store: an error refuses the import (the store stays as it was), a
+    /// message becomes a warning (`install` refuses a release this machine's
+    /// GPUs cannot run).
+    pub admit: Option<Admit>,
+}
+
+/// A check on the identified release (its version and CUDA variant): an
+/// error refuses the import, `Ok(Some(msg))` admits it with a warning.
+#[derive(Clone)]
+pub struct Admit(pub std::sync::Arc<AdmitFn>);
+
+/// The function inside [`Admit`].
+pub type AdmitFn = dyn Fn(&Version, &CudaVariant) -> Result<Option<String>> + Send + Sync;
+
+impl std::fmt::Debug for Admit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Admit(..)")
+    }
+}
+
+/// Runs `req.admit` on `id`, adding its warning to the identity's.
+fn admit(req: &ImportRequest, id: &mut Identity) -> Result<()> {
+    if let Some(Admit(f)) = &req.admit
+        && let Some(w) = f(&id.version, &id.cuda)?
+    {
+        id.warnings.push(w);
+    }
+    Ok(())
 }
 
 /// What an import did, and anything the user should be warned about.
@@ -131,7 +160,7 @@ fn import_zip(
     };
     // The platform needs library bytes; a zip's DLL/ELF names decide it up front.
     let platform_hint = platform_from_names(&plan);
-    let id = identify(
+    let mut id = identify(
         path,
         name,
         req,
@@ -140,6 +169,7 @@ fn import_zip(
         metadata.as_deref(),
         platform_hint,
     )?;
+    admit(req, &mut id)?;
     if let Some(done) = already_installed(store, &id, req)? {
         return Ok(done);
     }
@@ -246,7 +276,7 @@ fn import_tar(
     let read = |p: &str| source::read_text_file(&raw.join(p));
     let plan = plan_or_explain(path, &tar.entries, opts, false, read)?;
     let header_text = first_version_header(path, &plan, read)?;
-    let id = identify(
+    let mut id = identify(
         path,
         name,
         req,
@@ -255,6 +285,7 @@ fn import_tar(
         None,
         platform_from_names(&plan),
     )?;
+    admit(req, &mut id)?;
     if let Some(done) = already_installed(store, &id, req)? {
         return Ok(done);
     }
@@ -306,7 +337,7 @@ fn import_dir(
     } else {
         name
     };
-    let id = identify(
+    let mut id = identify(
         root,
         name,
         req,
@@ -315,6 +346,7 @@ fn import_dir(
         metadata.as_deref(),
         platform_from_names(&plan),
     )?;
+    admit(req, &mut id)?;
     if let Some(done) = already_installed(store, &id, req)? {
         return Ok(done);
     }

@@ -46,6 +46,8 @@ pub struct Fetched {
     pub cached: bool,
     /// Lines the CLI must show the user: what was not verified, catalog problems.
     pub warnings: Vec<String>,
+    /// Status lines: why a newer release was passed over for this machine's GPU.
+    pub notes: Vec<String>,
 }
 
 /// Resolves `req` against the catalog and downloads the archive into the
@@ -64,14 +66,54 @@ pub fn fetch(
     req: &FetchRequest,
     progress: &dyn crate::progress::Progress,
 ) -> Result<Fetched> {
+    fetch_for(home, env, req, progress, None, &|_, _| Ok(None))
+}
+
+/// A release check run on the catalog's pick before anything is downloaded:
+/// an error refuses, `Ok(Some(msg))` goes on with a warning.
+pub type Check<'a> = &'a dyn Fn(&Version, &crate::version::CudaVariant) -> Result<Option<String>>;
+
+/// [`fetch`] on a machine whose oldest GPU in use is `gpu`: a version prefix
+/// picks the newest release that runs on it ([`resolve::select_for_gpu`]),
+/// saying in [`Fetched::notes`] which newer one it passed over and why; then
+/// `check` accepts or refuses the pick before the download.
+///
+/// # Errors
+/// As [`fetch`], and whatever `check` returns.
+pub fn fetch_for(
+    home: &Home,
+    env: &crate::env::Env,
+    req: &FetchRequest,
+    progress: &dyn crate::progress::Progress,
+    gpu: Option<&crate::gpu::Gpu>,
+    check: Check<'_>,
+) -> Result<Fetched> {
     let catalog = Catalog::load(home)?;
     let toolkits = crate::toolkit::discover(env);
-    let archive = resolve::select(&catalog, req, &toolkits)?;
-    let mirror = effective_mirror(req.mirror.as_deref(), env, home)?;
+    let (archive, passed_over) =
+        resolve::select_for_gpu(&catalog, req, &toolkits, gpu.map(|g| &g.compute))?;
     let mut warnings: Vec<String> = catalog.warnings().to_vec();
-    let mut fetched = fetch_archive(home, env, archive, req, mirror.as_deref(), progress)?;
+    if let Some(w) = check(&archive.version, &archive.cuda)? {
+        warnings.push(w);
+    }
+    let mut notes = Vec::new();
+    if let (Some(newer), Some(g)) = (&passed_over, gpu) {
+        let needs = catalog
+            .min_compute(&newer.version, &newer.cuda)
+            .map_or_else(
+                || "a newer GPU".to_string(),
+                |m| format!("compute capability {m} or newer"),
+            );
+        notes.push(format!(
+            "picked cuDNN {} for CUDA {}, the newest '{}' release that runs on {} (compute capability {}); cuDNN {} for CUDA {} needs {needs}",
+            archive.version, archive.cuda, req.spec, g.name, g.compute, newer.version, newer.cuda
+        ));
+    }
+    let mirror = effective_mirror(req.mirror.as_deref(), env, home)?;
+    let mut fetched = fetch_archive(home, env, &archive, req, mirror.as_deref(), progress)?;
     warnings.append(&mut fetched.warnings);
     fetched.warnings = warnings;
+    fetched.notes = notes;
     Ok(fetched)
 }
 
@@ -160,5 +202,6 @@ pub fn fetch_archive(
         version: archive.version.clone(),
         cached: got.cached,
         warnings,
+        notes: Vec::new(),
     })
 }

@@ -40,6 +40,41 @@ fn rank(want: &CudaVariant, variant: &CudaVariant) -> (u8, u32) {
     }
 }
 
+/// [`select`], but for a version prefix (`9`, `9.1`) on a machine whose
+/// oldest GPU in use has compute capability `gpu`: the newest archive that
+/// runs on that GPU (by the support matrix's `min_compute`; releases with no
+/// known minimum count as running). Returns the pick and, when a newer
+/// archive was passed over for the GPU, that archive. An exact spec, or a
+/// prefix with nothing that runs, picks as [`select`] does (the caller then
+/// refuses or warns).
+///
+/// # Errors
+/// As [`select`].
+pub fn select_for_gpu(
+    cat: &Catalog,
+    req: &FetchRequest,
+    toolkits: &[Toolkit],
+    gpu: Option<&Version>,
+) -> Result<(Archive, Option<Archive>)> {
+    let best = select(cat, req, toolkits)?.clone();
+    let Some(cc) = gpu else {
+        return Ok((best, None));
+    };
+    let runs = |a: &Archive| {
+        cat.min_compute(&a.version, &a.cuda)
+            .is_none_or(|m| m <= *cc)
+    };
+    if req.spec.is_exact() || runs(&best) {
+        return Ok((best, None));
+    }
+    let mut runnable = cat.clone();
+    runnable.archives.retain(runs);
+    match select(&runnable, req, toolkits) {
+        Ok(a) => Ok((a.clone(), Some(best))),
+        Err(_) => Ok((best, None)),
+    }
+}
+
 /// The one archive `req` names for `req.platform`.
 ///
 /// # Errors
@@ -326,6 +361,29 @@ mod tests {
 
     const L: Platform = Platform::LinuxX86_64;
     const W: Platform = Platform::WindowsX86_64;
+
+    #[test]
+    fn a_prefix_picks_the_newest_release_the_gpu_runs() {
+        let cat = Catalog::embedded();
+        let p = Platform::LinuxX86_64;
+        let r = req("9", Some("12"), p);
+        let (newest, none) = select_for_gpu(&cat, &r, &[], None).unwrap();
+        assert!(newest.version >= v("9.11"), "{}", newest.version);
+        assert!(none.is_none());
+        // Turing (7.5) runs the newest CUDA 12 build.
+        let (a, none) = select_for_gpu(&cat, &r, &[], Some(&v("7.5"))).unwrap();
+        assert_eq!(a.version, newest.version);
+        assert!(none.is_none());
+        // Pascal (6.1): the newest 9.10.x, and the newer one passed over is named.
+        let (a, over) = select_for_gpu(&cat, &r, &[], Some(&v("6.1"))).unwrap();
+        assert!(v("9.10").is_prefix_of(&a.version), "{}", a.version);
+        assert_eq!(over.unwrap().version, newest.version);
+        // An exact version is not swapped for another (install then refuses).
+        let exact = req(&newest.version.to_string(), Some("12"), p);
+        let (a, over) = select_for_gpu(&cat, &exact, &[], Some(&v("6.1"))).unwrap();
+        assert_eq!(a.version, newest.version);
+        assert!(over.is_none());
+    }
 
     #[test]
     fn exact_prefix_and_suffix_forms() {

@@ -94,7 +94,13 @@ fn support_matrix_and_compute_capability() {
     assert_eq!(cat.min_compute(&v("8.1.0.77"), &c("10.2")), Some(v("3.0")));
     assert_eq!(cat.min_compute(&v("7.1.3"), &c("8.0")), Some(v("3.0")));
     assert_eq!(cat.min_compute(&v("9.1.0.70"), &c("12")), Some(v("5.0")));
-    assert_eq!(cat.min_compute(&v("9.22.0.52"), &c("13")), None);
+    assert_eq!(cat.min_compute(&v("9.10.2.21"), &c("12")), Some(v("5.0")));
+    assert_eq!(cat.min_compute(&v("9.10.2.21"), &c("11")), Some(v("5.0")));
+    // NVIDIA's 9.11.0 support matrix drops Maxwell, Pascal and Volta from the CUDA 12 builds.
+    assert_eq!(cat.min_compute(&v("9.11.0.98"), &c("12")), Some(v("7.5")));
+    assert_eq!(cat.min_compute(&v("9.12.0.46"), &c("12")), Some(v("7.5")));
+    assert_eq!(cat.min_compute(&v("9.27.0.42"), &c("12")), Some(v("7.5")));
+    assert_eq!(cat.min_compute(&v("9.22.0.52"), &c("13")), Some(v("7.5")));
 }
 
 #[test]

@@ -17,6 +17,10 @@ use crate::version::Spec;
 pub struct Args {
     /// The release to make the default; without it, print the default
     pub spec: Option<String>,
+    /// Set or show the system home's default (what `export` marks as the
+    /// modules' default); needs write access to the system home to set
+    #[arg(long)]
+    pub system: bool,
 }
 
 #[derive(Serialize)]

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use super::Ctx;
-use super::support::{ReleaseView, recover_and_report};
+use super::support::{GpuGate, ReleaseView, recover_and_report};
 use crate::archive::{self, ImportRequest, Outcome};
 use crate::catalog;
 use crate::env;
@@ -37,15 +37,33 @@ pub struct Args {
     /// Install a catalog archive that has no published SHA-256 without checking it
     #[arg(long)]
     pub allow_unverified: bool,
+    /// Work on the system store (--system-home), which every user of the machine
+    /// reads; needs root or Administrator (or write access an admin gave)
+    #[arg(long)]
+    pub system: bool,
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
+    if args.system {
+        // Every user must be able to reach the system store.
+        ctx.home.ensure()?;
+        crate::fsops::make_shared(ctx.home.root())?;
+    }
     let cuda: Option<CudaVariant> = args.cuda.as_deref().map(str::parse).transpose()?;
     let sha256 = args.sha256.as_deref().map(Sha256Hex::parse).transpose()?;
+    // The GPUs are read once, here (never by `env`, `exec` or the hooks).
+    let gate = std::sync::Arc::new(GpuGate::read(ctx));
+    let admit = {
+        let (gate, force) = (gate.clone(), args.force);
+        archive::Admit(std::sync::Arc::new(move |v, c| {
+            gate.check(v, c, force, "install")
+        }))
+    };
     let base = ImportRequest {
         cuda,
         expected_sha256: sha256.clone(),
         force: args.force,
+        admit: Some(admit),
         ..Default::default()
     };
     let local = args.what.starts_with("pip:")
@@ -83,10 +101,22 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
         )
         .hint("check the path; to install from the catalog give a version such as 8.1.0.77"));
     }
-    let spec: Spec = args.what.parse().map_err(|_| {
+    let latest = args.what.trim().eq_ignore_ascii_case("latest");
+    let spec: Spec = if latest {
+        // `latest`: the newest major the catalog has; the GPU then picks within it.
+        let newest = catalog::Catalog::load(&ctx.home)?
+            .archives()
+            .iter()
+            .map(|a| a.version.major())
+            .max()
+            .unwrap_or(9);
+        newest.to_string().parse()?
+    } else {
+        args.what.parse().map_err(|_| {
         Error::new(Kind::Usage, format!("'{}' is neither a file nor a cuDNN version", args.what))
-            .hint("give a version (8.1.0.77, 9.1), an archive path (./cudnn-….zip), or pip:nvidia-cudnn-cu12==9.1.0.70")
-    })?;
+            .hint("give a version (8.1.0.77, 9.1, latest), an archive path (./cudnn-….zip), or pip:nvidia-cudnn-cu12==9.1.0.70")
+        })?
+    };
     let platform = match &args.platform {
         Some(p) => p.parse()?,
         None => Platform::host().ok_or_else(|| {
@@ -107,9 +137,19 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
         allow_unverified: args.allow_unverified,
     };
     let progress = ctx.progress();
-    let fetched = catalog::fetch(&ctx.home, &ctx.env, &req, &*progress)?;
+    let fetched = catalog::fetch_for(
+        &ctx.home,
+        &ctx.env,
+        &req,
+        &*progress,
+        gate.oldest(),
+        &|v, c| gate.check(v, c, args.force, "install"),
+    )?;
     for w in &fetched.warnings {
         ctx.warn(w);
+    }
+    for n in &fetched.notes {
+        ctx.status(n);
     }
     ctx.status(if fetched.cached {
         format!("using {} from the download cache", fetched.name)
@@ -170,7 +210,7 @@ fn import_and_report(ctx: &Ctx, mut req: ImportRequest) -> Result<u8> {
         Outcome::AlreadyInstalled(_) => "already-installed",
     };
     if ctx.json {
-        let view = ReleaseView::new(r, &[], false, false);
+        let view = ReleaseView::new(r, &[], false, false).in_store(&store);
         ctx.out_json(&serde_json::json!({ "status": status, "release": view }));
     }
     match &imported.outcome {

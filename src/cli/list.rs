@@ -70,7 +70,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
                 .collect();
             let is_default = default_id.as_deref() == Some(id.as_str());
             let is_pinned = pinned_id.as_deref() == Some(id.as_str());
-            ReleaseView::new(r, &deployed, is_default, is_pinned)
+            ReleaseView::new(r, &deployed, is_default, is_pinned).in_store(&store)
         })
         .collect();
     if ctx.json {
@@ -88,8 +88,8 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
         .unwrap_or(7)
         .max(7);
     ctx.out(format!(
-        "{:<w$}  {:<5}  {:<14}  {:>10}  SOURCE",
-        "VERSION", "CUDA", "PLATFORM", "SIZE"
+        "{:<w$}  {:<5}  {:<14}  {:>10}  {:<6}  SOURCE",
+        "VERSION", "CUDA", "PLATFORM", "SIZE", "STORE"
     ));
     for v in &views {
         let mut marks = Vec::new();
@@ -108,11 +108,12 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
             format!("  ({})", marks.join(", "))
         };
         ctx.out(format!(
-            "{:<w$}  {:<5}  {:<14}  {:>10}  {}{marks}",
+            "{:<w$}  {:<5}  {:<14}  {:>10}  {:<6}  {}{marks}",
             v.version,
             v.cuda,
             v.platform,
             indicatif::HumanBytes(v.size).to_string(),
+            v.origin.to_string(),
             v.source.url.as_deref().unwrap_or(&v.source.name),
         ));
     }

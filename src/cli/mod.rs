@@ -23,6 +23,10 @@ mod default;
 mod doctor;
 mod env;
 mod exec;
+mod export_dir;
+mod export_lmod;
+mod export_spack;
+mod export_tcl;
 mod install;
 mod list;
 mod list_remote;
@@ -43,6 +47,10 @@ pub struct Cli {
     /// cudnnm home folder (store, backups, config) [default: platform data folder]
     #[arg(long, global = true, env = "CUDNNM_HOME", value_name = "DIR")]
     pub home: Option<PathBuf>,
+    /// The system home, whose releases every user sees [default: /opt/cudnnm,
+    /// %ProgramData%\cudnnm on Windows; env CUDNNM_SYSTEM_HOME]
+    #[arg(long, global = true, value_name = "DIR")]
+    pub system_home: Option<PathBuf>,
     /// Print machine-readable JSON on stdout
     #[arg(long, global = true)]
     pub json: bool,
@@ -87,6 +95,9 @@ enum Command {
     Manifest(manifest::Args),
     /// Print shell completions
     Completions(completions::Args),
+    /// Write releases out for other tools: Lmod or Tcl modulefiles, Spack
+    #[command(subcommand)]
+    Export(Export),
     /// Load one cuDNN library and print its version as JSON (internal: the
     /// child process of `doctor` and `verify`, [`crate::libcudnn::PROBE_COMMAND`])
     #[command(hide = true)]
@@ -96,10 +107,25 @@ enum Command {
     },
 }
 
+/// `cudnnm export …`: one file per target under `src/cli/`.
+#[derive(Subcommand, Debug)]
+enum Export {
+    /// Write one Lmod (Lua) modulefile per release into DIR/cudnn/
+    Lmod(support::ModuleArgs),
+    /// Write one Environment Modules (Tcl) modulefile per release into DIR/cudnn/
+    Tcl(support::ModuleArgs),
+    /// Print a Spack packages.yaml block with each release as an external cudnn
+    Spack(export_spack::Args),
+    /// Write one release as a plain folder plus cudnn.env, for containers
+    Dir(export_dir::Args),
+}
+
 /// Everything a command needs: home, output settings, and the environment read once.
 pub struct Ctx {
     /// The cudnnm home.
     pub home: Home,
+    /// The system home's folder (`--system-home`, `CUDNNM_SYSTEM_HOME`, or the platform's).
+    pub system_home: PathBuf,
     /// `--json`.
     pub json: bool,
     /// `-q`.
@@ -150,11 +176,24 @@ impl Ctx {
 
     /// Takes the home lock, saying so if another cudnnm holds it.
     pub fn lock(&self) -> Result<HomeLock> {
-        HomeLock::acquire(&self.home, || {
-            self.status(format!(
+        let options = crate::lock::LockOptions {
+            force_fallback: cfg!(debug_assertions)
+                && self
+                    .env
+                    .var(crate::env::CUDNNM_TEST_LOCK_UNSUPPORTED)
+                    .is_some(),
+        };
+        HomeLock::acquire_with(&self.home, options, |holder| {
+            match holder {
+            None => self.status(format!(
                 "waiting for another cudnnm process to finish (lock '{}')",
                 self.home.lock_file().display()
-            ))
+            )),
+            Some(h) => self.status(format!(
+                "waiting for another cudnnm process to finish ({h}; lock file '{}', this file system cannot lock; remove the file if that process is gone)",
+                self.home.root().join(crate::lock::HELD_FILE).display()
+            )),
+        }
         })
     }
 }
@@ -233,9 +272,22 @@ pub fn run(args: Vec<OsString>) -> ExitCode {
 }
 
 fn dispatch(cli: Cli, env: Env) -> Result<u8> {
-    let home = Home::locate(cli.home.as_deref(), &env)?;
+    let system = Home::locate_system(cli.system_home.as_deref(), &env);
+    // `install --system`, `uninstall --system` and `default --system` work on
+    // the system home as a home of its own; every other command reads it
+    // after the user's.
+    let home = match system_command(&cli.command) {
+        Some(command) => {
+            if let Some(command) = command {
+                support::check_system_writable(&system, &env, command)?;
+            }
+            Home::system(system.clone())
+        }
+        None => Home::locate(cli.home.as_deref(), &env)?.with_system(system.clone()),
+    };
     let ctx = Ctx {
         home,
+        system_home: system,
         json: cli.json,
         quiet: cli.quiet,
         env,
@@ -249,6 +301,24 @@ fn dispatch(cli: Cli, env: Env) -> Result<u8> {
             .hint("check the file or disk that stdout is redirected to")),
         None => Ok(code),
     }
+}
+
+/// For a command that works on the system home (`install --system`,
+/// `uninstall --system`, `default --system`): `Some`, holding the command
+/// line to show an administrator when it writes there; `None` for commands
+/// that work on the user's home.
+fn system_command(command: &Command) -> Option<Option<crate::command::CommandLine>> {
+    use crate::command::CommandLine;
+    let c = match command {
+        Command::Install(a) if a.system => CommandLine::install(a.what.clone()),
+        Command::Uninstall(a) if a.system => CommandLine::uninstall(a.spec.clone()),
+        Command::Default(a) if a.system => match &a.spec {
+            Some(spec) => CommandLine::default_(spec.clone()),
+            None => return Some(None),
+        },
+        _ => return None,
+    };
+    Some(Some(c.literal("--system")))
 }
 
 fn run_command(ctx: &Ctx, command: Command) -> Result<u8> {
@@ -273,6 +343,10 @@ fn run_command(ctx: &Ctx, command: Command) -> Result<u8> {
         Command::Verify(a) => verify::run(ctx, a),
         Command::Manifest(a) => manifest::run(ctx, a),
         Command::Completions(a) => completions::run(ctx, a),
+        Command::Export(Export::Lmod(a)) => export_lmod::run(ctx, a),
+        Command::Export(Export::Tcl(a)) => export_tcl::run(ctx, a),
+        Command::Export(Export::Spack(a)) => export_spack::run(ctx, a),
+        Command::Export(Export::Dir(a)) => export_dir::run(ctx, a),
         Command::ProbeLibrary { path } => {
             ctx.out(crate::libcudnn::probe_answer(&path));
             Ok(0)

@@ -13,10 +13,12 @@ use crate::deploy::plan::{NO_CUDNN, scan_toolkit_names};
 use crate::deploy::recover::{self, Recovered};
 use crate::deploy::status::{self, Drift};
 use crate::deploy::{Deployments, Mode, access, inflight, journal, plan};
-use crate::error::Result;
+use crate::error::{Error, Result};
+use crate::fsops;
 use crate::pin::SpecSource;
 use crate::store::{Release, Store};
 use crate::toolkit::{self, Layout, Toolkit};
+use crate::version::{CudaVariant, Version};
 
 /// Where a spec came from, for people.
 pub fn source_label(s: &SpecSource) -> String {
@@ -49,6 +51,52 @@ pub fn recover_if_pending(ctx: &Ctx) -> Result<Vec<Recovered>> {
 /// `release` per process instead (see [`access::elevate_hint`]).
 pub fn elevate_hint(ctx: &Ctx, command: CommandLine, root: &Path, release: Option<&str>) -> String {
     access::elevate_hint(&ctx.env, &ctx.home, command, root, release)
+}
+
+/// Refuses, before anything is changed, a command that would write the
+/// system home at `system` when this user may not: [`Kind::Permission`]
+/// (exit 5) with the command to run as root or as Administrator. The
+/// nearest existing folder of `system/store` decides (unknown on Windows,
+/// where ACLs decide and a refused write fails with the same kind).
+pub fn check_system_writable(
+    system: &Path,
+    env: &crate::env::Env,
+    command: CommandLine,
+) -> Result<()> {
+    let store = system.join("store");
+    let mut probe = store.as_path();
+    while !probe.exists() {
+        match probe.parent() {
+            Some(p) => probe = p,
+            None => return Ok(()),
+        }
+    }
+    if crate::platform::dir_writable(probe) != Some(false) {
+        return Ok(());
+    }
+    let windows = env.is_windows();
+    let command = command
+        .literal("--system-home")
+        .path(system.to_string_lossy());
+    let how = if windows {
+        format!(
+            "run it from an Administrator terminal: `{}`",
+            command.for_host(true)
+        )
+    } else {
+        format!("run it as root: `{}`", command.sudo().for_host(false))
+    };
+    Err(Error::new(
+        crate::error::Kind::Permission,
+        format!(
+            "cannot write the system store '{}' ('{}' is not writable for this user)",
+            store.display(),
+            probe.display()
+        ),
+    )
+    .hint(format!(
+        "{how}; or ask whoever administers this machine (releases a user installs without --system go to their own home)"
+    )))
 }
 
 /// A "held" label inside `cuDNN A → B`: `(none)` for a toolkit without cuDNN.
@@ -273,6 +321,8 @@ impl ToolkitView {
 /// One installed release as `list --json` and `install --json` print it.
 #[derive(Serialize)]
 pub struct ReleaseView<'a> {
+    #[serde(skip)]
+    release: &'a Release,
     pub id: String,
     pub version: String,
     pub cuda: String,
@@ -287,6 +337,8 @@ pub struct ReleaseView<'a> {
     pub deployed_in: Vec<String>,
     pub default: bool,
     pub pinned: bool,
+    /// Which store holds it: `user` or `system`.
+    pub origin: crate::store::StoreOrigin,
 }
 
 impl<'a> ReleaseView<'a> {
@@ -297,6 +349,7 @@ impl<'a> ReleaseView<'a> {
         pinned: bool,
     ) -> ReleaseView<'a> {
         ReleaseView {
+            release: r,
             id: r.id(),
             version: r.version().to_string(),
             cuda: r.cuda().to_string(),
@@ -309,8 +362,190 @@ impl<'a> ReleaseView<'a> {
             deployed_in: deployed_in.to_vec(),
             default,
             pinned,
+            origin: crate::store::StoreOrigin::User,
         }
     }
+
+    /// The same view, naming the store that holds the release.
+    pub fn in_store(mut self, store: &Store) -> ReleaseView<'a> {
+        self.origin = store.origin(self.release);
+        self
+    }
+}
+
+/// The arguments of `export lmod` and `export tcl`.
+#[derive(clap::Args, Debug)]
+pub struct ModuleArgs {
+    /// The modulepath folder; modulefiles go to DIR/cudnn/
+    pub dir: PathBuf,
+    /// Export the system store's releases (and default) instead of your own
+    #[arg(long)]
+    pub system: bool,
+    /// The site's CUDA module, loaded before cuDNN's: a template with
+    /// {major}, {minor}, {variant} (e.g. cuda/{major}.{minor})
+    #[arg(long, value_name = "TEMPLATE")]
+    pub cuda_module: Option<String>,
+}
+
+/// One export's outcome, as `--json` prints it.
+#[derive(Serialize)]
+struct ExportReport {
+    dir: String,
+    written: Vec<String>,
+    unchanged: Vec<String>,
+    removed: Vec<String>,
+    default: Option<String>,
+}
+
+/// The home whose store an export reads (the system home with `system`,
+/// else the user's own store alone), its releases, and each as a
+/// [`crate::modulefile::ModuleRelease`].
+pub fn export_releases(
+    ctx: &Ctx,
+    system: bool,
+) -> Result<(
+    crate::home::Home,
+    Vec<Release>,
+    Vec<crate::modulefile::ModuleRelease>,
+)> {
+    use crate::home::Home;
+    let home = if system {
+        Home::system(ctx.system_home.clone())
+    } else {
+        Home::new(ctx.home.root())
+    };
+    let releases = Store::new(&home).releases()?;
+    let modules = releases
+        .iter()
+        .map(|r| crate::modulefile::ModuleRelease {
+            id: r.release_id(),
+            dir: r.dir.clone(),
+            windows: r.platform().is_windows(),
+            source: r.receipt.source.name.clone(),
+            sha256: r.receipt.source.sha256.clone(),
+        })
+        .collect();
+    Ok((home, releases, modules))
+}
+
+/// `export lmod` / `export tcl`: plans with [`crate::modulefile::plan`]
+/// from the chosen store and what `DIR/cudnn/` holds, then writes, links
+/// and removes through `fsops`. Modulefiles are made readable by every user
+/// (mode 0644 on Unix; on Windows the folder's ACL decides).
+pub fn export_modules(
+    ctx: &Ctx,
+    engine: crate::modulefile::Engine,
+    args: ModuleArgs,
+) -> Result<u8> {
+    use crate::modulefile::{self, CudaModule, Existing, Step};
+    let cuda_module = args
+        .cuda_module
+        .as_deref()
+        .map(CudaModule::parse)
+        .transpose()?;
+    let (home, releases, modules) = export_releases(ctx, args.system)?;
+    let default = home
+        .config()?
+        .default
+        .and_then(|d| d.parse::<crate::version::Spec>().ok())
+        .and_then(|spec| crate::pin::select(&spec, &releases))
+        .map(|r| format!("{}-cuda{}", r.version(), r.cuda()));
+    let dir = ctx.env.cwd().join(&args.dir);
+    let folder = dir.join(modulefile::FAMILY);
+    let mut existing = Existing::default();
+    if let Ok(rd) = std::fs::read_dir(&folder) {
+        for e in rd.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if let Ok(target) = std::fs::read_link(e.path()) {
+                existing
+                    .links
+                    .insert(name, target.to_string_lossy().into_owned());
+            } else if e.path().is_file()
+                && let Ok(text) = std::fs::read_to_string(e.path())
+            {
+                existing.files.insert(name, text);
+            }
+        }
+    }
+    let steps = modulefile::plan(
+        engine,
+        &dir,
+        &modules,
+        cuda_module.as_ref(),
+        default.as_deref(),
+        &existing,
+    )?;
+    fsops::create_dir_all(&folder)?;
+    fsops::make_shared(&folder)?;
+    let mut report = ExportReport {
+        dir: folder.display().to_string(),
+        written: Vec::new(),
+        unchanged: Vec::new(),
+        removed: Vec::new(),
+        default: default.clone(),
+    };
+    for step in &steps {
+        match step {
+            Step::Write {
+                path,
+                text,
+                changed,
+            } => {
+                if *changed {
+                    fsops::write_atomic(path, text.as_bytes())?;
+                    // Readable by every user (written 0600 first), still replaceable by the next export.
+                    crate::platform::make_world_readable(path)
+                        .map_err(|e| Error::io("change permissions of", path, e))?;
+                    report.written.push(path.display().to_string());
+                } else {
+                    report.unchanged.push(path.display().to_string());
+                }
+            }
+            Step::Link {
+                path,
+                target,
+                changed,
+            } => {
+                if *changed {
+                    fsops::replace_link(Path::new(target), path, false)?;
+                    report.written.push(path.display().to_string());
+                } else {
+                    report.unchanged.push(path.display().to_string());
+                }
+            }
+            Step::Remove { path } => {
+                if std::fs::read_link(path).is_ok() {
+                    fsops::remove_link(path)?;
+                } else {
+                    fsops::remove_file(path)?;
+                }
+                report.removed.push(path.display().to_string());
+            }
+        }
+    }
+    if ctx.json {
+        ctx.out_json(&report);
+    } else {
+        for p in &report.written {
+            ctx.out(format!("wrote {p}"));
+        }
+        for p in &report.removed {
+            ctx.out(format!("removed {p}"));
+        }
+        ctx.status(format!(
+            "{} cuDNN modulefiles in '{}' ({} written, {} unchanged, {} removed){}; use them with `module use {}`",
+            modules.len(),
+            folder.display(),
+            report.written.len(),
+            report.unchanged.len(),
+            report.removed.len(),
+            default
+                .map(|d| format!(", default {d}"))
+                .unwrap_or_default(),
+            dir.display()
+        ));
+    }
+    Ok(0)
 }
 
 pub use crate::store::human_size;
@@ -388,5 +623,179 @@ mod tests {
         assert_eq!(super::human_size(12), "12 B");
         assert_eq!(super::human_size(1536), "1.5 KiB");
         assert_eq!(super::human_size(1_268_000_000), "1.2 GiB");
+    }
+}
+
+/// Whether a release can run on the GPUs a CUDA program started here would
+/// use (`install` and `use`; never `env`, `exec` or the shell hooks). Built
+/// once per command: it runs `nvidia-smi` once. With no GPU visible every
+/// release passes and nothing is said.
+#[derive(Clone, Debug)]
+pub struct GpuGate {
+    /// The GPUs CUDA would use (after `CUDA_VISIBLE_DEVICES`).
+    pub gpus: Vec<crate::gpu::Gpu>,
+    catalog: crate::catalog::Catalog,
+    /// Installed releases: (version, CUDA variant), to suggest one that runs.
+    installed: Vec<(Version, CudaVariant)>,
+    windows: bool,
+}
+
+/// A release the oldest GPU in use cannot run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TooOld {
+    /// That GPU.
+    pub gpu: crate::gpu::Gpu,
+    /// The lowest compute capability the release supports.
+    pub needs: Version,
+}
+
+impl GpuGate {
+    /// Reads the GPUs (through `nvidia-smi`), the catalog and the installed releases.
+    pub fn read(ctx: &Ctx) -> GpuGate {
+        let gpus = crate::gpu::visible(&ctx.env, &crate::gpu::Processes);
+        GpuGate::new(ctx, gpus)
+    }
+
+    /// A gate for `gpus` as given.
+    pub fn new(ctx: &Ctx, gpus: Vec<crate::gpu::Gpu>) -> GpuGate {
+        if gpus.is_empty() {
+            return GpuGate {
+                gpus,
+                catalog: crate::catalog::Catalog::default(),
+                installed: Vec::new(),
+                windows: ctx.env.is_windows(),
+            };
+        }
+        let catalog = crate::catalog::Catalog::load(&ctx.home)
+            .unwrap_or_else(|_| crate::catalog::Catalog::embedded());
+        let installed = Store::new(&ctx.home)
+            .releases()
+            .unwrap_or_default()
+            .iter()
+            .map(|r| (r.version().clone(), *r.cuda()))
+            .collect();
+        GpuGate {
+            gpus,
+            catalog,
+            installed,
+            windows: ctx.env.is_windows(),
+        }
+    }
+
+    /// The oldest GPU in use (lowest compute capability), if any is visible.
+    pub fn oldest(&self) -> Option<&crate::gpu::Gpu> {
+        crate::gpu::oldest(&self.gpus)
+    }
+
+    /// `Some` when the oldest GPU in use is below the minimum NVIDIA's
+    /// support matrix gives for `version` built for `cuda`.
+    pub fn too_old(&self, version: &Version, cuda: &CudaVariant) -> Option<TooOld> {
+        let gpu = self.oldest()?;
+        let needs = self.catalog.min_compute(version, cuda)?;
+        (gpu.compute < needs).then(|| TooOld {
+            gpu: gpu.clone(),
+            needs,
+        })
+    }
+
+    /// The newest release that runs on the oldest GPU: installed ones first,
+    /// then what the catalog can install here (an NVIDIA archive before a
+    /// PyPI wheel of the same version); a build for `prefer`'s CUDA major
+    /// wins over others. Returns the release and the command that gets it.
+    pub fn newest_that_runs(
+        &self,
+        prefer: &CudaVariant,
+    ) -> Option<(Version, CudaVariant, CommandLine, bool)> {
+        let gpu = self.oldest()?;
+        let runs = |v: &Version, c: &CudaVariant| {
+            self.catalog
+                .min_compute(v, c)
+                .is_some_and(|m| m <= gpu.compute)
+        };
+        let best = |cands: Vec<(Version, CudaVariant, CommandLine, bool)>| {
+            let ok: Vec<_> = cands
+                .into_iter()
+                .filter(|(v, c, _, _)| runs(v, c))
+                .collect();
+            let key = |x: &(Version, CudaVariant, CommandLine, bool)| (x.0.clone(), !x.3);
+            ok.iter()
+                .filter(|x| x.1.major() == prefer.major())
+                .max_by_key(|x| key(x))
+                .or_else(|| ok.iter().max_by_key(|x| key(x)))
+                .cloned()
+        };
+        let installed = self
+            .installed
+            .iter()
+            .map(|(v, c)| (v.clone(), *c, CommandLine::use_(v.to_string()), true))
+            .collect();
+        if let Some(r) = best(installed) {
+            return Some(r);
+        }
+        let offers =
+            crate::catalog::offer::offers_for(&self.catalog, crate::version::Platform::host());
+        // The last field marks an archive (preferred over a wheel of the same version).
+        best(
+            offers
+                .into_iter()
+                .map(|o| (o.version.clone(), o.cuda, o.install(), o.wheel.is_none()))
+                .collect(),
+        )
+        .map(|(v, c, cmd, _)| (v, c, cmd, false))
+    }
+
+    /// Refuses (exit 8) a release the oldest GPU in use cannot run, naming the
+    /// GPU, its compute capability, the release's minimum and the newest
+    /// release that does run there; with `force` returns a warning instead.
+    /// `doing` is the verb for the messages (`install`, `deploy`).
+    ///
+    /// # Errors
+    /// [`crate::error::Kind::Conflict`] when the GPU is too old and `force` is not set.
+    pub fn check(
+        &self,
+        version: &Version,
+        cuda: &CudaVariant,
+        force: bool,
+        doing: &str,
+    ) -> Result<Option<String>> {
+        let Some(t) = self.too_old(version, cuda) else {
+            return Ok(None);
+        };
+        let g = &t.gpu;
+        let what = format!(
+            "{} (GPU {}, compute capability {})",
+            g.name, g.index, g.compute
+        );
+        if force {
+            return Ok(Some(format!(
+                "cuDNN {version} for CUDA {cuda} needs compute capability {} or newer and will not run on {what}; {doing}ing it anyway (--force)",
+                t.needs
+            )));
+        }
+        let suggestion = match self.newest_that_runs(cuda) {
+            Some((v, c, cmd, installed)) => {
+                format!(
+                    "the newest release that runs on it is cuDNN {v} for CUDA {c} ({}: `{}`); or pass --force to {doing} this one anyway",
+                    if installed {
+                        "installed"
+                    } else {
+                        "in the catalog"
+                    },
+                    cmd.for_host(self.windows)
+                )
+            }
+            None => format!(
+                "no known release runs on this GPU; pass --force to {doing} this one anyway"
+            ),
+        };
+        Err(crate::error::Error::new(
+            crate::error::Kind::Conflict,
+            format!(
+                "cuDNN {version} for CUDA {cuda} cannot run on {what}: it needs compute capability {} or newer",
+                t.needs
+            ),
+        )
+        .cause("NVIDIA's cuDNN support matrix for this release and CUDA lists no older GPUs; on them cuDNN calls fail with CUDNN_STATUS_ARCH_MISMATCH or \"no kernel image is available for execution on the device\"")
+        .hint(suggestion))
     }
 }

@@ -11,13 +11,13 @@
 use std::path::{Path, PathBuf};
 
 use super::Ctx;
-use super::support::human_size;
+use super::support::{human_size, known_toolkits};
 use crate::command::CommandLine;
-use crate::deploy::{Deployments, backup};
+use crate::deploy::{Deployments, backup, inflight};
 use crate::error::{Error, Kind, Result};
 use crate::fsops;
 use crate::home::Home;
-use crate::store::{Release, Store};
+use crate::store::{Release, Store, StoreOrigin};
 use crate::version::Spec;
 
 #[derive(clap::Args, Debug)]
@@ -29,6 +29,10 @@ pub struct Args {
     /// backups need its files (they are copied into the backups first)
     #[arg(long)]
     pub force: bool,
+    /// Work on the system store (--system-home), which every user of the machine
+    /// reads; needs root or Administrator (or write access an admin gave)
+    #[arg(long)]
+    pub system: bool,
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
@@ -61,7 +65,43 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
         }
     };
     let id = release.id();
+    if !ctx.home.is_system() && store.origin(release) == StoreOrigin::System {
+        return Err(Error::new(
+            Kind::Permission,
+            format!(
+                "cuDNN {id} is in the system store '{}', which users do not change",
+                store
+                    .system_root()
+                    .map(Path::display)
+                    .map(|d| d.to_string())
+                    .unwrap_or_default()
+            ),
+        )
+        .hint(format!(
+            "an administrator removes it for everyone: `{}`",
+            CommandLine::uninstall(&id)
+                .literal("--system")
+                .sudo()
+                .for_host(ctx.env.is_windows())
+        )));
+    }
     let deployments = Deployments::load(&ctx.home)?;
+    if ctx.home.is_system() {
+        let seen = system_users(ctx, &deployments, release);
+        if !seen.is_empty() && !args.force {
+            return Err(Error::new(
+                Kind::Conflict,
+                format!("users still need cuDNN {id}: {}", seen.join("; ")),
+            )
+            .hint("ask them to switch (`cudnnm use OTHER` or `cudnnm rollback`), or pass --force (their links will dangle until they do)"));
+        }
+        for s in &seen {
+            ctx.warn(format!("{s}; its links into cuDNN {id} will dangle"));
+        }
+        ctx.warn(format!(
+            "users' own defaults, pins and backups are in their homes, which cudnnm cannot see; a user whose default was cuDNN {id} is told so by their next command, with how to choose another"
+        ));
+    }
     let used: Vec<String> = deployments
         .toolkits_using(&release.release_id())
         .iter()
@@ -157,6 +197,49 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
         ));
     }
     Ok(0)
+}
+
+/// What an administrator's cudnnm can know about users of a system
+/// release: toolkits on this machine (found, or recorded in the system
+/// home) whose cuDNN files link into the release, and changes in flight
+/// there (the in-flight marker) that name it.
+fn system_users(ctx: &Ctx, deployments: &Deployments, release: &Release) -> Vec<String> {
+    let mut out = Vec::new();
+    let dir = fsops::canonical_or_self(&release.dir);
+    for t in known_toolkits(ctx, deployments) {
+        let mut links = 0;
+        for d in [t.include_dir(), t.lib_dir(), t.root.join("bin")] {
+            let Ok(rd) = std::fs::read_dir(&d) else {
+                continue;
+            };
+            for e in rd.flatten() {
+                let p = e.path();
+                if std::fs::read_link(&p).is_ok()
+                    && fsops::canonical(&p).is_some_and(|c| c.starts_with(&dir))
+                {
+                    links += 1;
+                }
+            }
+        }
+        if links > 0 {
+            out.push(format!(
+                "toolkit '{}' holds {} linking into it",
+                t.root.display(),
+                plural(links, "file", "files")
+            ));
+        }
+        if let Some(m) = inflight::read(&t.root)
+            && m.action.contains(&release.id())
+        {
+            out.push(format!(
+                "a change in flight in '{}' ({}, home '{}') uses it",
+                t.root.display(),
+                m.action,
+                m.home.display()
+            ));
+        }
+    }
+    out
 }
 
 /// `1 backup`, `2 backups`.

@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use super::Ctx;
 use super::support::{
-    elevate_hint, msg_label, recorded_toolkits, report_not_from_a_release, report_pruned,
+    GpuGate, elevate_hint, msg_label, recorded_toolkits, report_not_from_a_release, report_pruned,
     source_label,
 };
 use crate::command::CommandLine;
@@ -90,7 +90,11 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
         },
     };
     let store = Store::new(&ctx.home);
-    let release = pick_release(ctx, &store, &spec, &toolkit, args.force)?;
+    let gate = GpuGate::read(ctx);
+    let release = pick_release(ctx, &store, &spec, &toolkit, args.force, &gate)?;
+    if let Some(w) = gate.check(release.version(), release.cuda(), args.force, "deploy")? {
+        ctx.warn(w);
+    }
     let config = ctx.home.config()?;
     let request: ModeRequest = match args.mode.as_deref().or(config.mode.as_deref()) {
         Some(m) => m.parse()?,
@@ -159,17 +163,40 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
 
 /// The newest installed release matching `spec` that fits `toolkit` (its
 /// platform, and its CUDA: exact major.minor before CUDA 11, the same major
-/// from 11 on). With `force`, the newest match of the right platform.
+/// from 11 on). With `force`, the newest match of the right platform. A
+/// version prefix (`9`) prefers the newest release that runs on the GPUs in
+/// use, saying which newer one it passed over.
 fn pick_release(
     ctx: &Ctx,
     store: &Store,
     spec: &Spec,
     toolkit: &Toolkit,
     force: bool,
+    gate: &GpuGate,
 ) -> Result<Release> {
     let (ma, mi) = toolkit.cuda_major_minor();
     let platform_ok =
         |r: &Release| r.platform().is_windows() == (toolkit.layout == Layout::Windows);
+    if let Some(gpu) = gate.oldest().filter(|_| !spec.is_exact()) {
+        let fits = |r: &Release| platform_ok(r) && r.cuda().fits(ma, mi);
+        if let Some(r) = store.newest_matching_where(spec, |r| {
+            fits(r) && gate.too_old(r.version(), r.cuda()).is_none()
+        })? {
+            if let Some(newer) = store.newest_matching_where(spec, fits)?
+                && let Some(t) = gate.too_old(newer.version(), newer.cuda())
+            {
+                ctx.status(format!(
+                    "picked cuDNN {}, the newest installed '{spec}' release that runs on {} (compute capability {}); cuDNN {} needs {} or newer",
+                    r.id(),
+                    gpu.name,
+                    gpu.compute,
+                    newer.id(),
+                    t.needs
+                ));
+            }
+            return Ok(r);
+        }
+    }
     // The common case reads only the chosen release's receipt; the others
     // are read only to explain a refusal.
     if let Some(r) =

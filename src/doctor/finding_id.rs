@@ -56,8 +56,9 @@ finding_ids! {
     /// Runs only through CUDA minor-version compatibility. Severity: warning. Source:
     /// `#driver-too-old`.
     DriverMinorCompatOnly = "driver-minor-compat-only",
-    /// The GPU's compute capability is below what the active cuDNN supports. Severity: error.
-    /// Source: `docs/releases.md#minimum-compute-capability`.
+    /// A GPU's compute capability is below what a release in use (loaded, deployed, pinned)
+    /// supports. Severity: error. Source: `#gpu-dropped-by-9-11`,
+    /// `docs/releases.md#minimum-compute-capability`.
     GpuTooOld = "gpu-too-old",
     /// A cuDNN build that does not fit its toolkit's CUDA, or the loaded copy comes from another
     /// CUDA. Severity: error. Source: `#build-for-other-cuda`, `#cudnn-from-another-cuda`.
@@ -79,6 +80,9 @@ finding_ids! {
     /// The toolkit's `bin` not on PATH / `lib64` not on the loader path. Severity: error (warning
     /// when another copy loads). Source: `#toolkit-bin-not-on-path`.
     ToolkitNotOnLoaderPath = "toolkit-not-on-loader-path",
+    /// An empty or relative `LD_LIBRARY_PATH` entry: ld.so searches the working folder. Severity:
+    /// warning.
+    LdLibraryPathCurrentFolder = "ld-library-path-current-folder",
     /// A PATH/LD_LIBRARY_PATH entry above the folder holding the libraries. Severity: error
     /// (warning when another copy loads). Source: `#toolkit-bin-not-on-path`,
     /// `#path-at-archive-root`.
@@ -114,6 +118,11 @@ finding_ids! {
     /// A pin or framework needs major M, only another major is reachable. Severity: error. Source:
     /// `#major-version-mismatch`.
     CudnnMajorMismatch = "cudnn-major-mismatch",
+    /// The pin names a build for another CUDA than the toolkit in use. Severity: warning.
+    PinToolkitMismatch = "pin-toolkit-mismatch",
+    /// The pin names another release of the same major than the one the loader takes.
+    /// Severity: warning.
+    PinReleaseMismatch = "pin-release-mismatch",
     /// `vcruntime140(_1).dll`/`msvcp140(_1).dll` missing. Severity: error. Source:
     /// `#vc-runtime-missing`.
     VcRuntimeMissing = "vc-runtime-missing",
@@ -138,6 +147,19 @@ finding_ids! {
     /// The library did not load; the loader's message. Severity: error. Source:
     /// `#dependency-unresolved`.
     LibraryLoadFailed = "library-load-failed",
+    /// A dependency the loader resolves (zlibwapi, cuBLAS, the CUDA runtime) built for another
+    /// machine type than the cuDNN that needs it. Severity: error.
+    DependencyWrongArchitecture = "dependency-wrong-architecture",
+    /// A file under one cuDNN major's name whose content is another major (a renamed file).
+    /// Severity: error.
+    LibraryRenamed = "library-renamed",
+    /// A file under a cuDNN name that is not cuDNN at all (a link to `libz`, `libcuda`).
+    /// Severity: error.
+    NotACudnnLibrary = "not-a-cudnn-library",
+    /// A library this user may not read (mode, owner, ACL). Severity: error.
+    LibraryUnreadable = "library-unreadable",
+    /// A library on a file system mounted `noexec`. Severity: error.
+    LibraryOnNoexecMount = "library-on-noexec-mount",
     /// CuDNN only inside a Python environment. Severity: warning. Source:
     /// `#cudnn-only-in-site-packages`.
     CudnnOnlyInSitePackages = "cudnn-only-in-site-packages",
@@ -159,6 +181,12 @@ finding_ids! {
     /// by size, link or presence (edited through a link deployment). Severity: error. Source:
     /// verify.
     StoreReleaseDamaged = "store-release-damaged",
+    /// A store release whose `receipt.toml` (or folder) this user may not read: a permission
+    /// problem, not damage. Severity: warning.
+    StoreReleaseUnreadable = "store-release-unreadable",
+    /// The home, the system store or a toolkit is on a network file system, where locking may not
+    /// work. Severity: warning.
+    NetworkFileSystem = "network-file-system",
     /// A folder an interrupted import left in the store (`store/.partial-*`), taking disk space
     /// no command shows. Severity: warning.
     StorePartialLeft = "store-partial-left",

@@ -16,7 +16,8 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use super::probe::{
-    deployments, environment, files, folders, gpu, ldcache, loads, pin, python, store, toolkits,
+    deployments, environment, files, folders, gpu, ldcache, loads, netfs, pin, python, store,
+    toolkits,
 };
 use super::snapshot::{SNAPSHOT_SCHEMA, Snapshot};
 use crate::env::Env;
@@ -57,6 +58,7 @@ pub fn gather(env: &Env, home: &Home, opts: &Options) -> Snapshot {
     let deployments = deployments::load(&mut snap.notes, home);
     toolkits::probe(&mut snap, env, home, &opts.cuda_roots, &deployments);
     let store = store::scan(&mut snap, home);
+    netfs::probe(&mut snap, home);
     laps.lap(&mut snap, "toolkits");
 
     let sites = python::site_packages(env);

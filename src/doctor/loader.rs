@@ -62,6 +62,47 @@ impl fmt::Display for Via {
     }
 }
 
+/// The folders ld.so searches for `LD_LIBRARY_PATH` set to `raw`, in order,
+/// one per entry (so entry numbers stay as written), for a program whose
+/// working folder is `cwd`. As glibc's loader reads it (elf/dl-load.c,
+/// `fillin_rpath`; ld.so(8)): entries are separated by `:` or `;`, an empty
+/// entry (a leading, trailing or doubled separator) is the working folder,
+/// and a relative entry is taken from the working folder. An unset or empty
+/// variable adds nothing.
+pub fn ld_library_path_dirs(raw: &str, cwd: &str) -> Vec<String> {
+    if raw.is_empty() {
+        return Vec::new();
+    }
+    raw.split([':', ';'])
+        .map(|e| {
+            let rel = e.trim_start_matches("./");
+            if e.starts_with('/') {
+                match e.trim_end_matches('/') {
+                    "" => "/".to_string(),
+                    t => t.to_string(),
+                }
+            } else if e.is_empty() || e == "." || rel.is_empty() {
+                cwd.to_string()
+            } else {
+                format!("{}/{rel}", cwd.trim_end_matches('/'))
+            }
+        })
+        .collect()
+}
+
+/// The 0-based numbers of the `LD_LIBRARY_PATH` entries in `raw` that name
+/// the working folder or a folder relative to it (empty, `.`, `lib`).
+pub fn ld_library_path_relative(raw: &str) -> Vec<usize> {
+    if raw.is_empty() {
+        return Vec::new();
+    }
+    raw.split([':', ';'])
+        .enumerate()
+        .filter(|(_, e)| !e.starts_with('/'))
+        .map(|(i, _)| i)
+        .collect()
+}
+
 /// One place the loader finds a library, in search order.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Hit {
@@ -212,6 +253,29 @@ mod tests {
     use super::super::snapshot::{DirListing, LdCacheEntry, OsInfo};
     use super::*;
 
+    #[test]
+    fn empty_and_relative_ld_library_path_entries_are_the_working_folder() {
+        let d = |raw: &str| ld_library_path_dirs(raw, "/home/me/proj");
+        // What `export LD_LIBRARY_PATH=$LD_LIBRARY_PATH:/x` leaves when it was unset.
+        assert_eq!(d(":/x"), ["/home/me/proj", "/x"]);
+        assert_eq!(d("/x:"), ["/x", "/home/me/proj"]);
+        assert_eq!(d("/x::/y"), ["/x", "/home/me/proj", "/y"]);
+        // glibc also splits on ';'; `.` and relative names are taken from the working folder.
+        assert_eq!(
+            d("/x;lib:./b:."),
+            [
+                "/x",
+                "/home/me/proj/lib",
+                "/home/me/proj/b",
+                "/home/me/proj"
+            ]
+        );
+        assert_eq!(d("/x/"), ["/x"]);
+        assert!(d("").is_empty());
+        assert_eq!(ld_library_path_relative("/x::/y:lib"), [1, 3]);
+        assert!(ld_library_path_relative("/x:/y").is_empty());
+    }
+
     fn linux() -> Snapshot {
         Snapshot {
             os: OsInfo {
@@ -237,6 +301,7 @@ mod tests {
             s.dirs.push(DirListing {
                 path: d.into(),
                 names: vec!["libcudnn.so.8".into()],
+                ..Default::default()
             });
         }
         let hits = find(&s, "libcudnn.so.8");
@@ -262,10 +327,12 @@ mod tests {
         s.dirs.push(DirListing {
             path: "/w/lib".into(),
             names: vec!["libz.so.1".into()],
+            ..Default::default()
         });
         s.dirs.push(DirListing {
             path: "/ld".into(),
             names: vec!["libz.so.1".into()],
+            ..Default::default()
         });
         let mut r = CudnnFile {
             path: "/w/lib/libcudnn_graph.so.9".into(),
@@ -300,10 +367,12 @@ mod tests {
         s.dirs.push(DirListing {
             path: r"C:\b".into(),
             names: vec!["CUDNN64_7.DLL".into()],
+            ..Default::default()
         });
         s.dirs.push(DirListing {
             path: r"c:\a\".into(),
             names: vec!["cudnn64_7.dll".into()],
+            ..Default::default()
         });
         let h = find(&s, "cudnn64_7.dll");
         assert_eq!(h.len(), 2);

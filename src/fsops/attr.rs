@@ -21,6 +21,37 @@ pub fn set_readonly(path: &Path, readonly: bool) -> Result<()> {
     fs::set_permissions(path, perm).with_path("change permissions of", path)
 }
 
+/// Makes the tree at `dir` readable by every user and read-only
+/// ([`platform::make_shared_read_only`] on each entry, the folder last).
+///
+/// # Errors
+/// When an entry cannot be listed or its permissions set.
+pub fn make_tree_shared(dir: &Path) -> Result<()> {
+    let mut entries = Vec::new();
+    for e in walkdir::WalkDir::new(dir).contents_first(true) {
+        let e = e.map_err(|e| {
+            let p = e.path().unwrap_or(dir).to_path_buf();
+            Error::io("list", &p, e.into())
+        })?;
+        entries.push(e.path().to_path_buf());
+    }
+    for p in entries {
+        let meta = fs::symlink_metadata(&p).with_path("inspect", &p)?;
+        platform::make_shared_read_only(&p, &meta).with_path("change permissions of", &p)?;
+    }
+    Ok(())
+}
+
+/// Makes the one folder or file at `path` readable by every user (see
+/// [`make_tree_shared`]): the folders above a system release.
+///
+/// # Errors
+/// When its permissions cannot be set.
+pub fn make_shared(path: &Path) -> Result<()> {
+    let meta = fs::symlink_metadata(path).with_path("inspect", path)?;
+    platform::make_shared_read_only(path, &meta).with_path("change permissions of", path)
+}
+
 /// Sets the modification time of the file at `path` to `mtime_ns`
 /// (nanoseconds since the Unix epoch), as `cp -p` keeps it. Works on
 /// read-only files (the read-only bit is lifted for the call on Windows).

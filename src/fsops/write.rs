@@ -80,6 +80,30 @@ pub fn write_new(path: &Path, bytes: &[u8]) -> Result<()> {
     r
 }
 
+/// Creates `path` with `bytes` and fsyncs it, only if nothing is there
+/// (`O_EXCL`, honoured by NFS v3 and later): `Ok(false)` when something is.
+/// The exclusive lock file of file systems that cannot lock.
+///
+/// # Errors
+/// When `path` cannot be created or written; a partial file is removed.
+pub fn create_exclusive(path: &Path, bytes: &[u8]) -> Result<bool> {
+    let mut f = match File::options().write(true).create_new(true).open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => return Ok(false),
+        Err(e) => return Err(crate::error::Error::io("create", path, e)),
+    };
+    let r = f
+        .write_all(bytes)
+        .and_then(|()| f.sync_all())
+        .with_path("write", path);
+    if r.is_err() {
+        drop(f);
+        let _ = fs::remove_file(path);
+        return r.map(|()| false);
+    }
+    Ok(true)
+}
+
 /// Creates `path` (which must not exist) with `bytes`, fsyncs it, then
 /// fsyncs its folder: one flush instead of [`write_atomic`]'s two. Not
 /// atomic: a crash before it returns can leave a partial file, so use it

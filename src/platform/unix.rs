@@ -179,6 +179,63 @@ pub fn make_world_readable(path: &Path) -> io::Result<()> {
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o644))
 }
 
+/// Makes one entry of a tree every user may read but nobody may change
+/// through its mode: folders 0755, files 0555 when any execute bit is set
+/// else 0444; links are left alone. Used for the system store.
+pub fn make_shared_read_only(path: &Path, meta: &std::fs::Metadata) -> io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = if meta.is_dir() {
+        0o755
+    } else if meta.is_file() {
+        if meta.permissions().mode() & 0o111 != 0 {
+            0o555
+        } else {
+            0o444
+        }
+    } else {
+        return Ok(());
+    };
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
+}
+
+/// Whether a lock call failed because the file system cannot lock: `ENOSYS`
+/// (Lustre without `flock`), `ENOLCK` (NFS without a lock daemon),
+/// `EOPNOTSUPP` (numbers from Linux's and the BSDs' `errno.h`).
+pub fn is_lock_unsupported(e: &io::Error) -> bool {
+    let codes: &[i32] = if cfg!(target_os = "linux") {
+        &[38, 37, 95]
+    } else {
+        &[78, 77, 102, 45]
+    };
+    e.raw_os_error().is_some_and(|c| codes.contains(&c))
+}
+
+/// This machine's host name (`/proc/sys/kernel/hostname`, else `HOSTNAME`,
+/// else `localhost`).
+pub fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .or_else(|| std::env::var("HOSTNAME").ok().filter(|s| !s.is_empty()))
+        .unwrap_or_else(|| "localhost".to_string())
+}
+
+/// When process `pid` started, in clock ticks after boot (`/proc/PID/stat`
+/// field 22); `None` when it is not running or there is no `/proc`.
+pub fn process_start(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name (field 2) may hold spaces; fields after its ')' count from 3.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    rest.split_whitespace().nth(19)?.parse().ok()
+}
+
+/// Whether process `pid` is known to be gone: `/proc` exists and has no
+/// entry for it. `false` when that cannot be told.
+pub fn process_gone(pid: u32) -> bool {
+    Path::new("/proc/self").exists() && !Path::new(&format!("/proc/{pid}")).exists()
+}
+
 /// Runs `cmd` in place of this process (`execvp`), so signals and the exit
 /// code reach the caller unchanged. Returns only on failure.
 pub fn run_in_place(cmd: &mut std::process::Command) -> io::Result<Option<i32>> {

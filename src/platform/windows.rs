@@ -260,6 +260,42 @@ pub fn make_world_readable(_path: &Path) -> io::Result<()> {
     Ok(())
 }
 
+/// Makes one entry of a tree read-only: files get the read-only attribute;
+/// folders keep their ACL, which `%ProgramData%` gives every user read
+/// access through inheritance. Used for the system store.
+pub fn make_shared_read_only(path: &Path, meta: &std::fs::Metadata) -> io::Result<()> {
+    if meta.is_file() {
+        let mut p = meta.permissions();
+        p.set_readonly(true);
+        std::fs::set_permissions(path, p)?;
+    }
+    Ok(())
+}
+
+/// Whether a lock call failed because the file system cannot lock
+/// (`ERROR_NOT_SUPPORTED`, 50, `ERROR_INVALID_FUNCTION`, 1, from some SMB servers).
+pub fn is_lock_unsupported(e: &io::Error) -> bool {
+    e.raw_os_error().is_some_and(|c| c == 50 || c == 1)
+}
+
+/// This machine's name (`COMPUTERNAME`, else `localhost`).
+pub fn host_name() -> String {
+    std::env::var("COMPUTERNAME")
+        .ok()
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "localhost".to_string())
+}
+
+/// Unknown on Windows.
+pub fn process_start(_pid: u32) -> Option<u64> {
+    None
+}
+
+/// Unknown on Windows: `false`.
+pub fn process_gone(_pid: u32) -> bool {
+    false
+}
+
 /// Runs `cmd` as a child and waits: Windows has no `exec`. Returns its exit
 /// code (`None` when it has none).
 pub fn run_in_place(cmd: &mut std::process::Command) -> io::Result<Option<i32>> {

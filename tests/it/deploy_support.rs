@@ -311,6 +311,8 @@ pub fn run_as_nobody(sb: &crate::common::Sandbox, args: &[&str]) -> crate::commo
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("HOME", sb.work())
         .env("CUDNNM_HOME", sb.home())
+        .env("CUDNNM_SYSTEM_HOME", sb.system())
+        .envs(sb.env.iter().map(|(k, v)| (k, v)))
         .current_dir(sb.work())
         .output()
         .expect("setpriv runs (util-linux; .ci/run installs it)");

@@ -964,3 +964,616 @@ fn a_9_12_shim_that_loads_the_9_27_graph_library_is_mixing_not_the_same_version(
         r.describe()
     );
 }
+
+#[cfg(unix)]
+#[test]
+fn a_missing_development_link_is_a_warning_not_an_error() {
+    let mut sb = Sandbox::new();
+    let tk = toolkit(&mut sb, false);
+    // Healthy neighbour: with the link, no finding.
+    let r = doctor(&sb, &tk, &[]).ok();
+    assert!(
+        !ids(&r).contains(&"missing-link-library".to_string()),
+        "{}",
+        r.describe()
+    );
+    // Without libcudnn.so, programs still load cuDNN (by its SONAME); only
+    // `-lcudnn` builds fail: a warning, and doctor exits 0.
+    fs::remove_file(tk.join("lib64/libcudnn.so")).unwrap();
+    let r = doctor(&sb, &tk, &[]).ok();
+    let f = finding(&r, "missing-link-library");
+    assert_eq!(f["severity"], "warning", "{}", r.describe());
+    assert!(
+        f["why"].as_str().unwrap().contains("cannot find -lcudnn"),
+        "{f}"
+    );
+    assert_eq!(r.json()["errors"], 0, "{}", r.describe());
+}
+
+#[cfg(unix)]
+#[test]
+fn a_receipt_this_user_cannot_read_is_a_permission_problem_not_damage() {
+    use std::os::unix::fs::PermissionsExt;
+    if !crate::deploy_support::is_root() {
+        // Needs a second user (nobody, via setpriv) so the mode applies to the reader.
+        common::skip::skip(
+            "needs root, to run cudnnm as a second user (nobody, through setpriv) whom a mode 0000 receipt denies",
+        );
+        return;
+    }
+    let sb = Sandbox::new();
+    // Healthy neighbour: the real release, readable: neither finding.
+    store_release_in(&sb.home(), "9.27.0.42");
+    let r = sb.run(["doctor", "--json", "--no-load"]);
+    for id in ["store-release-damaged", "store-release-unreadable"] {
+        assert!(!ids(&r).contains(&id.to_string()), "{}", r.describe());
+    }
+    // The 9.12 release's real receipt, mode 0000, in a home owned by nobody.
+    let dir = sb.home().join("store/cuda-12/9.12.0.46");
+    fs::create_dir_all(&dir).unwrap();
+    let receipt = dir.join("receipt.toml");
+    fs::copy(imported("9.12.0.46").join("receipt.toml"), &receipt).unwrap();
+    // The shared 9.27 files are hard links: give this home its own copy of them
+    // before run_as_nobody changes the home's owner.
+    fs::remove_dir_all(sb.home().join("store/cuda-12/9.27.0.42")).unwrap();
+    fs::set_permissions(&receipt, fs::Permissions::from_mode(0o000)).unwrap();
+    let r = crate::deploy_support::run_as_nobody(&sb, &["doctor", "--json", "--no-load"]);
+    let f = finding(&r, "store-release-unreadable");
+    assert_eq!(f["severity"], "warning", "{}", r.describe());
+    let text = f.to_string();
+    assert!(text.contains("9.12.0.46_cuda12"), "{text}");
+    assert!(text.contains("ermission denied"), "{text}");
+    assert!(text.contains("chmod -R u+rX"), "{text}");
+    assert!(
+        !ids(&r).contains(&"store-release-damaged".to_string()),
+        "{}",
+        r.describe()
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn a_library_this_user_may_not_read_is_a_permission_finding_not_a_failed_load() {
+    use std::os::unix::fs::PermissionsExt;
+    if !crate::deploy_support::is_root() {
+        common::skip::skip(
+            "needs root, to run cudnnm as a second user (nobody, through setpriv) whom a mode 0000 library denies",
+        );
+        return;
+    }
+    let mut sb = Sandbox::new();
+    let tk = toolkit(&mut sb, false);
+    let lib = tk.join("lib64/libcudnn.so.9");
+    // A copy of its own (the placed file is a hard link to the shared import).
+    fs::remove_file(&lib).unwrap();
+    fs::copy(imported("9.27.0.42").join("lib/libcudnn.so.9"), &lib).unwrap();
+    let args = ["doctor", "--json", "--cuda-root", tk.to_str().unwrap()];
+    // Healthy neighbour: readable, it loads for nobody too.
+    let r = crate::deploy_support::run_as_nobody(&sb, &args);
+    assert!(
+        !ids(&r).contains(&"library-unreadable".to_string()),
+        "{}",
+        r.describe()
+    );
+    assert!(
+        !ids(&r).contains(&"library-load-failed".to_string()),
+        "{}",
+        r.describe()
+    );
+    fs::set_permissions(&lib, fs::Permissions::from_mode(0o000)).unwrap();
+    let r = crate::deploy_support::run_as_nobody(&sb, &args);
+    let f = finding(&r, "library-unreadable");
+    assert_eq!(f["severity"], "error", "{}", r.describe());
+    assert!(
+        f["title"]
+            .as_str()
+            .unwrap()
+            .starts_with("libcudnn.so.9 is present but this user may not read it"),
+        "{f}"
+    );
+    assert!(
+        f["why"]
+            .as_str()
+            .unwrap()
+            .contains("cannot open shared object file: Permission denied"),
+        "{f}"
+    );
+    assert_eq!(
+        f["commands"][0],
+        format!("chmod a+r {}", lib.display()),
+        "{f}"
+    );
+    // Not "does not load, reinstall".
+    assert!(
+        !ids(&r).contains(&"library-load-failed".to_string()),
+        "{}",
+        r.describe()
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn a_library_on_a_noexec_mount_names_the_mount_option() {
+    if common::skip::need_program("unshare", "util-linux").is_none() {
+        return;
+    }
+    let sb = Sandbox::new();
+    let tk = empty_toolkit(&sb, "cuda-12.4");
+    let release = imported("9.27.0.42");
+    place_headers(&release, &tk);
+    // lib64 becomes a noexec tmpfs inside a private mount namespace: the small
+    // libcudnn.so.9 copied onto it, the big sub-libraries linked from the import.
+    let lib64 = tk.join("lib64");
+    let mut script = format!(
+        "mount -t tmpfs -o noexec,size=4m tmpfs '{l}' || exit 99; cp '{r}/lib/libcudnn.so.9' '{l}/' || exit 98; ",
+        l = lib64.display(),
+        r = release.display()
+    );
+    for e in fs::read_dir(release.join("lib")).unwrap().flatten() {
+        let n = e.file_name().to_string_lossy().into_owned();
+        if n != "libcudnn.so.9" {
+            script.push_str(&format!(
+                "ln -s '{}' '{}/{n}'; ",
+                e.path().display(),
+                lib64.display()
+            ));
+        }
+    }
+    let doctor_cmd = format!(
+        "exec '{}' doctor --json --cuda-root '{}'",
+        common::bin().display(),
+        tk.display()
+    );
+    let run = |script: &str| {
+        let out = sb
+            .wrapped("unshare")
+            .args(["-rm", "sh", "-c", script])
+            .output()
+            .unwrap();
+        Run {
+            args: vec!["doctor".into()],
+            out,
+            root: sb.root().to_path_buf(),
+        }
+    };
+    // Healthy neighbour: the same on an exec tmpfs.
+    let healthy = run(&format!("{}{doctor_cmd}", script.replace("noexec,", "")));
+    assert!(
+        !ids(&healthy).contains(&"library-on-noexec-mount".to_string()),
+        "{}",
+        healthy.describe()
+    );
+    assert!(
+        !ids(&healthy).contains(&"library-load-failed".to_string()),
+        "{}",
+        healthy.describe()
+    );
+    let r = run(&format!("{script}{doctor_cmd}"));
+    let f = finding(&r, "library-on-noexec-mount");
+    assert_eq!(f["severity"], "error", "{}", r.describe());
+    assert!(
+        f["why"]
+            .as_str()
+            .unwrap()
+            .contains("failed to map segment from shared object"),
+        "{f}"
+    );
+    assert_eq!(
+        f["commands"][0],
+        format!("sudo mount -o remount,exec {}", lib64.display()),
+        "{f}"
+    );
+    assert!(
+        !ids(&r).contains(&"library-load-failed".to_string()),
+        "{}",
+        r.describe()
+    );
+}
+
+/// Copies a store release's `include/` into a toolkit's `include/` (hard links).
+#[cfg(unix)]
+fn place_headers(release: &Path, tk: &Path) {
+    for e in fs::read_dir(release.join("include")).unwrap().flatten() {
+        let dest = tk.join("include").join(e.file_name());
+        if e.file_type().unwrap().is_symlink() {
+            std::os::unix::fs::symlink(fs::read_link(e.path()).unwrap(), &dest).unwrap();
+        } else {
+            fs::hard_link(e.path(), &dest).unwrap();
+        }
+    }
+}
+
+/// `cudnnGetVersion()` of the `libcudnn.so.9` a fresh python3 process loads
+/// by name, with `ld_path` as LD_LIBRARY_PATH and `cwd` as working folder:
+/// what ld.so itself picks.
+#[cfg(unix)]
+fn dlopen_version(ld_path: &str, cwd: &Path) -> u64 {
+    let out = std::process::Command::new("python3")
+        .args([
+            "-c",
+            "import ctypes; l=ctypes.CDLL('libcudnn.so.9'); l.cudnnGetVersion.restype=ctypes.c_size_t; print(l.cudnnGetVersion())",
+        ])
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("LD_LIBRARY_PATH", ld_path)
+        .current_dir(cwd)
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().parse().unwrap()
+}
+
+#[cfg(unix)]
+#[test]
+fn an_empty_ld_library_path_entry_is_the_working_folder_as_for_ld_so() {
+    if common::skip::need_program("python3", "python3").is_none() {
+        return;
+    }
+    let mut sb = Sandbox::new();
+    let tk = empty_toolkit(&sb, "cuda-12.4");
+    place(&imported("9.27.0.42"), &tk);
+    // The working folder holds 9.12's libraries (a project's own copy).
+    for e in fs::read_dir(imported("9.12.0.46").join("lib"))
+        .unwrap()
+        .flatten()
+    {
+        let dest = sb.work().join(e.file_name());
+        if e.file_type().unwrap().is_symlink() {
+            std::os::unix::fs::symlink(fs::read_link(e.path()).unwrap(), &dest).unwrap();
+        } else {
+            fs::hard_link(e.path(), &dest).unwrap();
+        }
+    }
+    let lib64 = tk.join("lib64").display().to_string();
+    let work_lib = sb.work().join("libcudnn.so.9").display().to_string();
+    // Healthy neighbour: an absolute entry alone; ld.so and doctor agree on 9.27.
+    sb.set_env("LD_LIBRARY_PATH", &lib64);
+    assert_eq!(dlopen_version(&lib64, &sb.work()), 92700);
+    let r = doctor(&sb, &tk, &[]).ok();
+    assert!(
+        !ids(&r).contains(&"ld-library-path-current-folder".to_string()),
+        "{}",
+        r.describe()
+    );
+    assert_eq!(
+        r.json()["summary"]["active_cudnn"][0]["version"],
+        "9.27.0",
+        "{}",
+        r.describe()
+    );
+    // `:x`, `x:` and `x::y`: each empty entry is the working folder.
+    for (value, first) in [
+        (format!(":{lib64}"), true),
+        (format!("{lib64}:"), false),
+        (format!("{lib64}::/nonexistent"), false),
+        (format!("/nonexistent::{lib64}"), true),
+    ] {
+        sb.env.retain(|(k, _)| k != "LD_LIBRARY_PATH");
+        sb.set_env("LD_LIBRARY_PATH", &value);
+        let expect = if first { 91200 } else { 92700 };
+        assert_eq!(
+            dlopen_version(&value, &sb.work()),
+            expect,
+            "ld.so with {value}"
+        );
+        let r = doctor(&sb, &tk, &[]);
+        let active = &r.json()["summary"]["active_cudnn"][0];
+        let (want_path, want_version) = if first {
+            (work_lib.clone(), "9.12.0")
+        } else {
+            (format!("{lib64}/libcudnn.so.9"), "9.27.0")
+        };
+        assert_eq!(
+            active["path"],
+            want_path.as_str(),
+            "{value}: {}",
+            r.describe()
+        );
+        assert_eq!(active["version"], want_version, "{value}: {}", r.describe());
+        let f = finding(&r, "ld-library-path-current-folder");
+        assert_eq!(f["severity"], "warning", "{f}");
+        assert!(f["seen"].to_string().contains("is empty"), "{f}");
+        assert_eq!(
+            f["seen"].to_string().contains("here the loader takes"),
+            first,
+            "{value}: {f}"
+        );
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn a_renamed_major_and_a_non_cudnn_library_under_a_cudnn_name_are_said_plainly() {
+    let mut sb = Sandbox::new();
+    let tk = toolkit(&mut sb, false);
+    // Healthy neighbour: the real 9.27 set alone.
+    let r = doctor(&sb, &tk, &[]).ok();
+    for id in ["library-renamed", "not-a-cudnn-library"] {
+        assert!(!ids(&r).contains(&id.to_string()), "{}", r.describe());
+    }
+    // 9.27's libcudnn.so.9 copied as libcudnn.so.8 (to satisfy a cuDNN 8 program).
+    let renamed = tk.join("lib64/libcudnn.so.8");
+    fs::copy(imported("9.27.0.42").join("lib/libcudnn.so.9"), &renamed).unwrap();
+    let r = doctor(&sb, &tk, &[]);
+    // Not "missing sub-libraries" of a cuDNN 8 that is not there.
+    assert!(
+        !ids(&r).contains(&"missing-library".to_string()),
+        "{}",
+        r.describe()
+    );
+    let f = finding(&r, "library-renamed");
+    assert_eq!(f["severity"], "error", "{f}");
+    assert!(
+        f["title"]
+            .as_str()
+            .unwrap()
+            .starts_with("libcudnn.so.8 is renamed: this file is cuDNN 9"),
+        "{f}"
+    );
+    assert_eq!(f["commands"][0], format!("rm {}", renamed.display()), "{f}");
+    assert!(
+        !ids(&r).contains(&"library-load-failed".to_string()),
+        "{}",
+        r.describe()
+    );
+    fs::remove_file(&renamed).unwrap();
+
+    // A link under a cuDNN name to zlib.
+    let Some(libz) = [
+        "/lib/x86_64-linux-gnu/libz.so.1",
+        "/usr/lib/x86_64-linux-gnu/libz.so.1",
+        "/usr/lib64/libz.so.1",
+        "/lib64/libz.so.1",
+    ]
+    .into_iter()
+    .map(Path::new)
+    .find(|p| p.exists()) else {
+        common::skip::skip("no libz.so.1 in the usual folders (apt-get install zlib1g)");
+        return;
+    };
+    std::os::unix::fs::symlink(libz, &renamed).unwrap();
+    let r = doctor(&sb, &tk, &[]);
+    assert!(
+        !ids(&r).contains(&"missing-library".to_string()),
+        "{}",
+        r.describe()
+    );
+    let f = finding(&r, "not-a-cudnn-library");
+    assert!(
+        f["title"]
+            .as_str()
+            .unwrap()
+            .starts_with("libcudnn.so.8 is not a cuDNN library: its SONAME is libz.so.1"),
+        "{f}"
+    );
+    assert!(
+        !ids(&r).contains(&"library-load-failed".to_string()),
+        "{}",
+        r.describe()
+    );
+    assert!(
+        !ids(&r).contains(&"library-renamed".to_string()),
+        "{}",
+        r.describe()
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn a_pin_is_checked_against_the_toolkit_in_use_and_the_loaded_release() {
+    let mut sb = Sandbox::new();
+    let tk = toolkit(&mut sb, false);
+    sb.set_env("CUDA_HOME", &tk);
+    let pin = sb.work().join(".cudnn-version");
+    // Healthy neighbour: the pin names the loaded release, built for the toolkit's CUDA.
+    fs::write(&pin, "9.27.0.42_cuda12\n").unwrap();
+    let r = doctor(&sb, &tk, &[]).ok();
+    for id in ["pin-toolkit-mismatch", "pin-release-mismatch"] {
+        assert!(!ids(&r).contains(&id.to_string()), "{}", r.describe());
+    }
+    // Another release of the same major than the real 9.27 the loader takes.
+    fs::write(&pin, "9.12.0.46\n").unwrap();
+    let r = doctor(&sb, &tk, &[]).ok();
+    let f = finding(&r, "pin-release-mismatch");
+    assert_eq!(f["severity"], "warning", "{f}");
+    assert!(
+        f["title"]
+            .as_str()
+            .unwrap()
+            .contains("asks for cuDNN 9.12.0.46; the loader takes cuDNN 9.27.0 here"),
+        "{f}"
+    );
+    assert!(
+        !ids(&r).contains(&"pin-toolkit-mismatch".to_string()),
+        "{}",
+        r.describe()
+    );
+    // A build for CUDA 11 pinned while the toolkit in use is CUDA 12.4.
+    fs::write(&pin, "9.27.0.42_cuda11\n").unwrap();
+    let r = doctor(&sb, &tk, &[]).ok();
+    let f = finding(&r, "pin-toolkit-mismatch");
+    assert!(
+        f["title"]
+            .as_str()
+            .unwrap()
+            .ends_with("is a build for CUDA 11; the toolkit in use is CUDA 12.4"),
+        "{f}"
+    );
+    assert_eq!(f["commands"][0], "cudnnm pin 9.27.0.42_cuda12", "{f}");
+}
+
+#[cfg(unix)]
+#[test]
+fn a_32_bit_zlibwapi_from_mingw_is_found_by_its_machine_type() {
+    // Real PE files: a 64-bit "cudnn64_8.dll" importing zlibwapi.dll, and
+    // zlibwapi.dll built for x86-64 and for i686, probed on this machine;
+    // the saved snapshot then diagnosed as the Windows machine it describes.
+    let (Some(_), Some(_)) = (
+        common::skip::need_program("x86_64-w64-mingw32-gcc", "gcc-mingw-w64-x86-64"),
+        common::skip::need_program("i686-w64-mingw32-gcc", "gcc-mingw-w64-i686"),
+    ) else {
+        return;
+    };
+    let mut sb = Sandbox::new();
+    let src = sb.root().join("src");
+    fs::create_dir_all(&src).unwrap();
+    fs::write(
+        src.join("z.c"),
+        "__declspec(dllexport) int zlibVersion(void) { return 1; }\n",
+    )
+    .unwrap();
+    fs::write(
+        src.join("c.c"),
+        "int zlibVersion(void);\n__declspec(dllexport) unsigned long long cudnnGetVersion(void) { return 8907 + zlibVersion(); }\n",
+    )
+    .unwrap();
+    let tk = sb.root().join("CUDA/v12.2");
+    for d in ["bin", "include", "lib/x64"] {
+        fs::create_dir_all(tk.join(d)).unwrap();
+    }
+    fs::write(tk.join("version.txt"), "CUDA Version 12.2.140\n").unwrap();
+    let (z32, z64) = (sb.root().join("zlib32"), sb.root().join("zlib64"));
+    let gcc = |cc: &str, args: &[&Path]| {
+        let st = std::process::Command::new(cc)
+            .arg("-shared")
+            .args(args)
+            .status()
+            .unwrap();
+        assert!(st.success(), "{cc} {args:?}");
+    };
+    for (cc, dir) in [
+        ("x86_64-w64-mingw32-gcc", &z64),
+        ("i686-w64-mingw32-gcc", &z32),
+    ] {
+        fs::create_dir_all(dir).unwrap();
+        gcc(
+            cc,
+            &[Path::new("-o"), &dir.join("zlibwapi.dll"), &src.join("z.c")],
+        );
+    }
+    gcc(
+        "x86_64-w64-mingw32-gcc",
+        &[
+            Path::new("-o"),
+            &tk.join("bin/cudnn64_8.dll"),
+            &src.join("c.c"),
+            &z64.join("zlibwapi.dll"),
+        ],
+    );
+    // Probe: both zlib folders are scanned (listed on the loader path here).
+    add_ld_path(&mut sb, &z32);
+    add_ld_path(&mut sb, &z64);
+    doctor(&sb, &tk, &["--no-load", "--report", "probe.json"]);
+    let rep: serde_json::Value =
+        serde_json::from_slice(&fs::read(sb.work().join("probe.json")).unwrap()).unwrap();
+    let mut snap = rep["snapshot"].clone();
+    let machines: Vec<String> = snap["dirs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|d| d["machines"]["zlibwapi.dll"].as_str().map(String::from))
+        .collect();
+    assert!(
+        machines.contains(&"x86".to_string()) && machines.contains(&"x86_64".to_string()),
+        "{machines:?}"
+    );
+    // The same files as a Windows machine sees them, PATH in two orders.
+    snap["os"]["family"] = "windows".into();
+    snap["ld_library_path"] = serde_json::json!([]);
+    let bin = tk.join("bin").display().to_string();
+    let diagnose = |first: &Path| {
+        let mut s = snap.clone();
+        s["path"] = serde_json::json!([first.display().to_string(), bin]);
+        fs::write(sb.work().join("win.json"), serde_json::to_vec(&s).unwrap()).unwrap();
+        sb.run(["doctor", "--json", "--snapshot", "win.json"])
+    };
+    let healthy = diagnose(&z64);
+    assert!(
+        !ids(&healthy).contains(&"dependency-wrong-architecture".to_string()),
+        "{}",
+        healthy.describe()
+    );
+    let r = diagnose(&z32);
+    let f = finding(&r, "dependency-wrong-architecture");
+    assert!(
+        f["title"].as_str().unwrap().starts_with(
+            "zlibwapi.dll, which cudnn64_8.dll needs, is built for x86; cudnn64_8.dll is x86_64"
+        ),
+        "{f}"
+    );
+    assert!(f["why"].as_str().unwrap().contains("error 193"), "{f}");
+}
+
+#[cfg(unix)]
+#[test]
+fn a_framework_whose_pinned_wheel_loses_to_ld_library_path_is_reported() {
+    // torch requires nvidia-cudnn-cu12==9.27.0.42 and has it (real wheel files);
+    // a conda-style lib folder on LD_LIBRARY_PATH holds the real 9.12.
+    let mut sb = Sandbox::new();
+    let venv = sb.root().join("venv");
+    let site = venv.join("lib/python3.11/site-packages");
+    let lib = site.join("nvidia/cudnn/lib");
+    fs::create_dir_all(&lib).unwrap();
+    let w = wheel_files("9.27.0.42", true);
+    for n in [
+        "libcudnn.so.9",
+        "libcudnn_graph.so.9",
+        "libcudnn_engines_runtime_compiled.so.9",
+    ] {
+        fs::hard_link(w.join("lib").join(n), lib.join(n)).unwrap();
+    }
+    for (dir, body) in [
+        (
+            "torch-2.9.0.dist-info",
+            "Metadata-Version: 2.1\nName: torch\nVersion: 2.9.0\nRequires-Dist: nvidia-cudnn-cu12==9.27.0.42; platform_system == \"Linux\"\n\n",
+        ),
+        (
+            "nvidia_cudnn_cu12-9.27.0.42.dist-info",
+            "Metadata-Version: 2.1\nName: nvidia-cudnn-cu12\nVersion: 9.27.0.42\n\n",
+        ),
+    ] {
+        fs::create_dir_all(site.join(dir)).unwrap();
+        fs::write(site.join(dir).join("METADATA"), body).unwrap();
+    }
+    sb.set_env("VIRTUAL_ENV", &venv);
+    // Healthy neighbour: nothing else on the loader path.
+    let r = sb.run(["doctor", "--json"]);
+    assert!(
+        !ids(&r).contains(&"framework-cudnn-mismatch".to_string()),
+        "{}",
+        r.describe()
+    );
+    // The conda env's lib with another cuDNN 9 on LD_LIBRARY_PATH.
+    let conda_lib = sb.root().join("conda/lib");
+    fs::create_dir_all(&conda_lib).unwrap();
+    for e in fs::read_dir(imported("9.12.0.46").join("lib"))
+        .unwrap()
+        .flatten()
+    {
+        let dest = conda_lib.join(e.file_name());
+        if e.file_type().unwrap().is_symlink() {
+            std::os::unix::fs::symlink(fs::read_link(e.path()).unwrap(), &dest).unwrap();
+        } else {
+            fs::hard_link(e.path(), &dest).unwrap();
+        }
+    }
+    add_ld_path(&mut sb, &conda_lib);
+    let r = sb.run(["doctor", "--json"]);
+    let f = finding(&r, "framework-cudnn-mismatch");
+    assert_eq!(
+        f["title"],
+        "PyTorch 2.9.0 requires nvidia-cudnn-cu12==9.27.0.42 (installed), but the loader takes cuDNN 9.12.0 first",
+        "{}",
+        r.describe()
+    );
+    assert!(
+        f["seen"]
+            .to_string()
+            .contains(&conda_lib.display().to_string()),
+        "{f}"
+    );
+}

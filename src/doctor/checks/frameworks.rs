@@ -13,6 +13,77 @@ pub(super) fn check(cx: &Cx, out: &mut Vec<Finding>) {
     pinned_wheels(cx, out);
     table_rows(cx, out);
     majors(cx, out);
+    pins(cx, out);
+}
+
+/// `pin-toolkit-mismatch` and `pin-release-mismatch`: the pinned (or
+/// default) release against the toolkit a build uses and against the
+/// release the loader takes in this environment.
+fn pins(cx: &Cx, out: &mut Vec<Finding>) {
+    let Some(p) = &cx.s.pin else { return };
+    let Ok(spec) = p.spec.parse::<Spec>() else {
+        return;
+    };
+    let who = format!("the pin `{}` ({})", p.spec, p.source);
+    // Against the toolkit: only a pin that names its CUDA build says which it is.
+    if let (Some(variant), Some(tk)) = (&spec.cuda, cx.toolkit_in_use())
+        && let Some(c) = &tk.cuda
+        && !variant.fits(c.major(), c.minor())
+    {
+        let fitting: Vec<&str> =
+            cx.s.toolkits
+                .iter()
+                .filter(|t| {
+                    t.cuda
+                        .as_ref()
+                        .is_some_and(|tc| variant.fits(tc.major(), tc.minor()))
+                })
+                .map(|t| t.root.as_str())
+                .collect();
+        let mut f = Finding::new(
+            FindingId::PinToolkitMismatch,
+            Severity::Warning,
+            format!("{who} is a build for CUDA {variant}; the toolkit in use is CUDA {}.{}", c.major(), c.minor()),
+        )
+        .seen(format!("pinned: cuDNN {spec}"))
+        .seen(format!("toolkit in use: {} (CUDA {c}, {})", tk.root, tk.found_by))
+        .why(format!("A cuDNN build runs with the CUDA it was built for (the same major.minor before CUDA 11, the same major from 11 on): with the CUDA {}.{} runtime this build fails to load or stops with CUDNN_STATUS_VERSION_MISMATCH / \"CUDA driver version is insufficient\".", c.major(), c.minor()));
+        f = match fitting.first() {
+            Some(root) => f
+                .fix(format!("Point the build at a CUDA {variant} toolkit ({root} is one: set CUDA_PATH/CUDA_HOME and PATH to it), or pin a build of this cuDNN for CUDA {}.", c.major()))
+                .command(format!("cudnnm pin {}_cuda{}", spec.version, if c.major() >= 11 { c.major().to_string() } else { format!("{}.{}", c.major(), c.minor()) })),
+            None => f
+                .fix(format!("Pin a build of this cuDNN for the toolkit in use (CUDA {}), or install a CUDA {variant} toolkit.", c.major()))
+                .command(format!("cudnnm pin {}_cuda{}", spec.version, if c.major() >= 11 { c.major().to_string() } else { format!("{}.{}", c.major(), c.minor()) })),
+        };
+        out.push(f);
+    }
+    // Against the loaded release of the same major (another major is `cudnn-major-mismatch`).
+    let m = spec.version.major();
+    let Some(a) = cx.active(m) else { return };
+    let Some(k) = &a.version else { return };
+    if spec.version.parts().len() < 2 || k.version.parts().len() < 2 {
+        return;
+    }
+    // Compare on what both say (a loaded library gives major.minor.patch).
+    let n = spec.version.parts().len().min(k.version.parts().len());
+    if spec.version.parts()[..n] == k.version.parts()[..n] {
+        return;
+    }
+    out.push(
+        Finding::new(
+            FindingId::PinReleaseMismatch,
+            Severity::Warning,
+            format!("{who} asks for cuDNN {}; the loader takes cuDNN {} here", spec.version, k.version),
+        )
+        .seen(format!("pinned: cuDNN {spec}"))
+        .seen(format!("the loader takes {}", cx.describe(&a.hit.path)))
+        .why("A pin applies to programs started through cudnnm (`cudnnm exec`, or a shell where `cudnnm env` ran); anything else — an IDE, a service, a plain shell — loads what the loader path gives, so the project builds or runs against a release it did not pin.")
+        .fix("Run the project through cudnnm, activate the pin in this shell, or deploy the pinned release into the toolkit.")
+        .command("cudnnm exec -- <your program>")
+        .command(if cx.w { "cudnnm env --shell powershell | Invoke-Expression".to_string() } else { "eval \"$(cudnnm env --shell bash)\"".to_string() })
+        .command(format!("cudnnm use {}", p.spec)),
+    );
 }
 
 /// Something that wants a cuDNN: a framework build or a pin.
@@ -145,6 +216,7 @@ fn pinned_wheels(cx: &Cx, out: &mut Vec<Finding>) {
                 .find(|w| w.name == pkg && spath::same(&w.location, &f.location, cx.w));
         let have = wheel.and_then(|w| w.numeric_version());
         if have.as_ref() == Some(&want) {
+            loader_first(cx, f, &pkg, &want, out);
             continue;
         }
         let mut fd = Finding::new(
@@ -174,6 +246,42 @@ fn pinned_wheels(cx: &Cx, out: &mut Vec<Finding>) {
             .command(format!("python -m pip install \"{pkg}=={want}\""));
         out.push(fd);
     }
+}
+
+/// `framework-cudnn-mismatch` for a framework whose pinned wheel is the
+/// right one but loses to another copy: on Linux, `LD_LIBRARY_PATH` is
+/// searched before the framework's `RUNPATH` into its wheel (ld.so(8)), so a
+/// conda env's `lib` or a toolkit on that path supplies the cuDNN it loads.
+fn loader_first(cx: &Cx, f: &Framework, pkg: &str, want: &Version, out: &mut Vec<Finding>) {
+    if cx.w {
+        return;
+    }
+    let Some(a) = cx.active(want.major()) else {
+        return;
+    };
+    if !matches!(a.hit.via, crate::doctor::loader::Via::LdLibraryPath(_))
+        || spath::is_within(&a.hit.path, &f.location, cx.w)
+    {
+        return;
+    }
+    let Some(k) = &a.version else { return };
+    let n = want.parts().len().min(k.version.parts().len());
+    if n < 2 || want.parts()[..n] == k.version.parts()[..n] {
+        return;
+    }
+    let who = format!("{} {}", pretty(&f.name), f.version);
+    out.push(
+        Finding::new(
+            FindingId::FrameworkCudnnMismatch,
+            Severity::Error,
+            format!("{who} requires {pkg}=={want} (installed), but the loader takes cuDNN {} first", k.version),
+        )
+        .seen(format!("{} {} in {} requires {pkg}=={want}", f.name, f.version, f.location))
+        .seen(format!("{pkg} {want} in {}", f.location))
+        .seen(format!("the loader takes {}", cx.describe(&a.hit.path)))
+        .why(format!("ld.so searches LD_LIBRARY_PATH before the RUNPATH that points {who} at its own wheel, so it loads cuDNN {} and stops with \"Loaded runtime CuDNN library: {} but source was compiled with: {want}\" or fails on missing symbols.", k.version, k.version))
+        .fix(format!("Remove {} from LD_LIBRARY_PATH for this environment (conda: do not export the env's lib folder), or run other programs with that cuDNN through `cudnnm exec`.", cx.dir(&a.hit.path))),
+    );
 }
 
 /// `framework-cudnn-mismatch` and `framework-cuda-mismatch` from the

@@ -54,6 +54,9 @@ pub struct Tables {
     /// Releases the catalog knows for the snapshot's platform, so that a
     /// suggested `cudnnm install` names only one that exists.
     pub offers: Vec<Offer>,
+    /// The support matrix's rows that give a minimum GPU compute capability
+    /// (docs/releases.md, "Minimum compute capability per CUDA variant").
+    pub compute: Vec<crate::catalog::SupportRow>,
 }
 
 impl Tables {
@@ -80,7 +83,32 @@ impl Tables {
             drivers,
             frameworks: catalog.frameworks().to_vec(),
             offers: offers_for(catalog, snapshot_platform(s)),
+            compute: compute_rows(catalog),
         }
+    }
+
+    /// The lowest GPU compute capability a build of cuDNN `version` for
+    /// CUDA `cuda` supports. Where the build is not known exactly (no CUDA,
+    /// or a major-only `10`), the lowest over the builds it may be (never a
+    /// false alarm). `None` where the support matrix gives no minimum.
+    pub fn min_compute(
+        &self,
+        version: &Version,
+        cuda: Option<&crate::version::CudaVariant>,
+    ) -> Option<Version> {
+        let v = version.triple();
+        self.compute
+            .iter()
+            .filter(|r| r.first.triple() <= v && v <= r.last.triple())
+            .filter(|r| match (&r.cuda, cuda) {
+                (Some(rc), Some(c)) => {
+                    rc.major() == c.major()
+                        && (rc.minor().is_none() || c.minor().is_none() || rc.minor() == c.minor())
+                }
+                _ => true,
+            })
+            .filter_map(|r| r.min_compute.clone())
+            .min()
     }
 
     /// The newest installable release that matches `spec` and, when
@@ -101,6 +129,16 @@ impl Tables {
             .map(|d| &d.min)
             .min()
     }
+}
+
+/// The catalog's support rows that carry a minimum compute capability.
+pub fn compute_rows(catalog: &Catalog) -> Vec<crate::catalog::SupportRow> {
+    catalog
+        .support()
+        .iter()
+        .filter(|r| r.min_compute.is_some())
+        .cloned()
+        .collect()
 }
 
 /// What to say when the catalog has no release that fits: where to look,
@@ -367,6 +405,7 @@ mod tests {
             ],
             frameworks: vec![],
             offers: vec![],
+            compute: vec![],
         };
         assert_eq!(
             t.driver_floor(&v("12.4.1"), false).unwrap().to_string(),

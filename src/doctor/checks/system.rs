@@ -17,6 +17,24 @@ pub(super) fn check(cx: &Cx, out: &mut Vec<Finding>) {
     gpu(cx, out);
     unfinished(cx, out);
     writable(cx, out);
+    network_fs(cx, out);
+}
+
+/// `network-file-system`: a folder cudnnm locks or changes is on NFS,
+/// Lustre, SMB or another network file system.
+fn network_fs(cx: &Cx, out: &mut Vec<Finding>) {
+    for n in &cx.s.network_fs {
+        out.push(
+            Finding::new(
+                FindingId::NetworkFileSystem,
+                Severity::Warning,
+                format!("the cudnnm {} '{}' is on a network file system ({})", n.what, n.path, n.fs_type),
+            )
+            .seen(format!("'{}' is mounted as {} at '{}'", n.path, n.fs_type, n.mount))
+            .why("cudnnm admits one writer at a time with an OS file lock (flock). On NFS mounted with `nolock` or Lustre mounted without `flock` that call fails or does nothing; cudnnm then uses an exclusive lock file (`lock.held`, naming host, PID and start time) instead, which a process of the same host takes over once its holder is dead, but which a crash on another node leaves behind until it is removed. Two nodes changing one home at the same moment are only as safe as the file system's exclusive create.")
+            .fix("Keep CUDNNM_HOME on a local disk where you can (the store can still be shared read-only as the system store); on a cluster, let one node install into the system store. If a command waits on a lock file from a node that crashed, remove that `lock.held`."),
+        );
+    }
 }
 
 fn v(s: &str) -> Version {
@@ -306,53 +324,150 @@ fn mm_s(c: &Version) -> String {
     format!("{}.{}", c.major(), c.minor())
 }
 
-/// The lowest compute capability a cuDNN build supports
-/// (`docs/releases.md#minimum-compute-capability`): 7.x 3.0; 8.0–8.5 3.5 with
-/// CUDA 11 (3.0 with 10.2); 8.9 and 9.x 5.0; builds for CUDA 13 7.5. `None`
-/// where unverified (8.6–8.8).
-fn min_cc(cudnn: &Version, cudart: Option<u64>) -> Option<Version> {
-    let cuda_major = cudart.map(|n| cudart_to_version(n).major());
-    Some(match (cudnn.major(), cudnn.minor()) {
-        (0..=7, _) => v("3.0"),
-        (8, 0..=5) if cuda_major == Some(10) => v("3.0"),
-        (8, 0..=5) => v("3.5"),
-        (8, 9) => v("5.0"),
-        (8, _) => return None,
-        _ if cuda_major.is_some_and(|m| m >= 13) => v("7.5"),
-        _ => v("5.0"),
-    })
+/// A release doctor judges against the GPUs, and why it matters here.
+struct InUse {
+    version: Version,
+    cuda: Option<CudaVariant>,
+    label: String,
+    roles: Vec<String>,
 }
 
-/// `gpu-too-old`: the active cuDNN does not support a GPU's compute capability.
-fn gpu(cx: &Cx, out: &mut Vec<Finding>) {
-    let Some(d) = &cx.s.driver else { return };
+/// The releases that matter on this machine: the ones the loader takes,
+/// the ones deployed into toolkits, and the pinned or default one.
+fn releases_in_use(cx: &Cx) -> Vec<InUse> {
+    let mut out: Vec<InUse> = Vec::new();
+    let mut add = |version: Version, cuda: Option<CudaVariant>, role: String| {
+        if version.parts().len() < 2 {
+            return;
+        }
+        let label = match &cuda {
+            Some(c) => format!("{version} for CUDA {c}"),
+            None => version.to_string(),
+        };
+        // The same release seen twice (a loaded 9.12.0 built with CUDA 12.3
+        // and the deployed 9.12.0.46_cuda12) is judged once, by its fuller name.
+        let same = |r: &InUse| {
+            r.version.triple() == version.triple()
+                && match (&r.cuda, &cuda) {
+                    (Some(a), Some(b)) => a.major() == b.major(),
+                    _ => true,
+                }
+        };
+        match out.iter_mut().find(|r| same(r)) {
+            Some(r) => {
+                r.roles.push(role);
+                if version.parts().len() > r.version.parts().len()
+                    || (r.cuda.is_none() && cuda.is_some())
+                {
+                    let cuda = cuda.or(r.cuda);
+                    let label = match &cuda {
+                        Some(c) => format!("{version} for CUDA {c}"),
+                        None => version.to_string(),
+                    };
+                    (r.version, r.cuda, r.label) = (version, cuda, label);
+                }
+            }
+            None => out.push(InUse {
+                version,
+                cuda,
+                label,
+                roles: vec![role],
+            }),
+        }
+    };
     for major in cx.majors_present() {
         let Some(a) = cx.active(major) else { continue };
         let Some(k) = &a.version else { continue };
-        if k.version.parts().len() < 2 {
-            continue;
+        let cuda = a
+            .file
+            .and_then(|f| cx.s.resolve(f).cudart_version)
+            .map(cudart_to_version)
+            .and_then(|c| format!("{}.{}", c.major(), c.minor()).parse().ok());
+        add(
+            k.version.clone(),
+            cuda,
+            format!("the loader takes {}", cx.describe(&a.hit.path)),
+        );
+    }
+    for d in &cx.s.deployments {
+        if let Ok(id) = d.release.parse::<crate::version::ReleaseId>() {
+            add(
+                id.version,
+                Some(id.cuda),
+                format!("deployed in {}", d.toolkit),
+            );
         }
-        let Some(need) = min_cc(
-            &k.version,
-            a.file.and_then(|f| cx.s.resolve(f).cudart_version),
-        ) else {
+    }
+    if let Some(p) = &cx.s.pin
+        && let Ok(spec) = p.spec.parse::<crate::version::Spec>()
+    {
+        add(
+            spec.version,
+            spec.cuda,
+            format!("pinned as `{}` ({})", p.spec, p.source),
+        );
+    }
+    out
+}
+
+/// `gpu-too-old`: a release the loader takes, deployed into a toolkit, or
+/// pinned, does not support a GPU's compute capability (the support
+/// matrix's minimum per release and CUDA build, from the catalog).
+fn gpu(cx: &Cx, out: &mut Vec<Finding>) {
+    let Some(d) = &cx.s.driver else { return };
+    for r in releases_in_use(cx) {
+        let Some(need) = cx.t.min_compute(&r.version, r.cuda.as_ref()) else {
             continue;
         };
         for g in &d.gpus {
             let Some(cc) = &g.compute_capability else {
                 continue;
             };
-            if *cc < need {
-                out.push(
-                    Finding::new(FindingId::GpuTooOld, Severity::Error, format!("{} (compute capability {cc}) is not supported by cuDNN {}", g.name, k.version))
-                        .seen(format!("GPU: {} (compute capability {cc})", g.name))
-                        .seen(format!("cuDNN: {}", cx.describe(&a.hit.path)))
-                        .why(format!("cuDNN {} supports compute capability {need} and newer (NVIDIA support matrix); on this GPU its calls fail with CUDNN_STATUS_ARCH_MISMATCH or \"no kernel image is available for execution on the device\".", k.version))
-                        .fix("Use an older cuDNN that still supports this GPU (and the CUDA it needs), or a newer GPU."),
-                );
+            if *cc >= need {
+                continue;
             }
+            let mut f = Finding::new(
+                FindingId::GpuTooOld,
+                Severity::Error,
+                format!(
+                    "{} (compute capability {cc}) cannot run cuDNN {}",
+                    g.name, r.label
+                ),
+            )
+            .seen(format!("GPU: {} (compute capability {cc})", g.name));
+            for role in &r.roles {
+                f = f.seen(format!("cuDNN {}: {role}", r.label));
+            }
+            f = f.why(format!("cuDNN {} supports compute capability {need} and newer (NVIDIA's cuDNN support matrix: CUDA 12 builds of 9.11 and later, and every CUDA 13 build, start at Turing, 7.5); on this GPU its calls fail with CUDNN_STATUS_ARCH_MISMATCH or \"no kernel image is available for execution on the device\".", r.label));
+            f = match newest_that_runs(cx, cc, r.cuda.as_ref()) {
+                Some(o) => f
+                    .fix(format!("Use cuDNN {}, the newest release that runs on this GPU, in place of {} (or run on a newer GPU).", o.id(), r.label))
+                    .command(o.install().for_host(cx.w))
+                    .command(format!("cudnnm use {}", o.id())),
+                None => f.fix("Use an older cuDNN that still supports this GPU (and the CUDA it needs), or a newer GPU."),
+            };
+            out.push(f);
         }
     }
+}
+
+/// The newest catalog release (a build for `cuda`'s major preferred) whose
+/// minimum compute capability is at most `cc`.
+fn newest_that_runs<'a>(
+    cx: &'a Cx,
+    cc: &Version,
+    cuda: Option<&CudaVariant>,
+) -> Option<&'a super::Offer> {
+    let runs = |o: &&super::Offer| {
+        cx.t.min_compute(&o.version, Some(&o.cuda))
+            .is_some_and(|n| n <= *cc)
+    };
+    let ok: Vec<&super::Offer> = cx.t.offers.iter().filter(runs).collect();
+    ok.iter()
+        .copied()
+        .filter(|o| cuda.is_none_or(|c| c.major() == o.cuda.major()))
+        .max_by(|a, b| a.version.cmp(&b.version))
+        .or_else(|| ok.iter().copied().max_by(|a, b| a.version.cmp(&b.version)))
 }
 
 /// `toolkit-change-unfinished`: another home's change to a toolkit is

@@ -100,6 +100,7 @@ impl Kit {
                 drivers: driver_rows(),
                 frameworks: framework_rows(),
                 offers: offer_rows(),
+                compute: super::compute_rows(&crate::catalog::Catalog::embedded()),
             },
         }
     }
@@ -224,6 +225,7 @@ impl Kit {
             None => self.s.dirs.push(DirListing {
                 path: dir.into(),
                 names: vec![name.into()],
+                ..Default::default()
             }),
         }
         self

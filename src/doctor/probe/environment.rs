@@ -22,12 +22,10 @@ pub(crate) fn probe(snap: &mut Snapshot, env: &Env) {
         }
     }
     snap.path = env.path_list(env::PATH).iter().map(|p| s(p)).collect();
-    if !windows {
-        snap.ld_library_path = env
-            .path_list(env::LD_LIBRARY_PATH)
-            .iter()
-            .map(|p| s(p))
-            .collect();
+    if !windows && let Some(raw) = env.var_os(env::LD_LIBRARY_PATH) {
+        let raw = raw.to_string_lossy().into_owned();
+        snap.ld_library_path = crate::doctor::loader::ld_library_path_dirs(&raw, &s(env.cwd()));
+        snap.ld_library_path_raw = Some(raw);
     }
     snap.system_dirs = system_dirs(env).iter().map(|p| s(p)).collect();
     if let Some((user, machine)) = crate::platform::registry_paths() {

@@ -35,17 +35,82 @@ pub(crate) fn probe(snap: &mut Snapshot, env: &Env, home: &Home, scan: &Scanner)
     let windows = env.is_windows();
     let ctx = Origins::new(env, home, &snap.toolkits);
     let mut bin_cache: HashMap<String, binfmt::BinInfo> = HashMap::new();
+    // Linux lists its mounts here; elsewhere there is no such file and no noexec.
+    let mounts = fs::read_to_string("/proc/self/mountinfo")
+        .map(|t| noexec_mounts(&t))
+        .unwrap_or_default();
     for (dir, entries) in &scan.listed {
         for name in entries {
             if names::classify(name).is_none() {
                 continue;
             }
             let path = dir.join(name);
-            if let Some(f) = read_file(&path, &ctx, &mut bin_cache, windows) {
+            if let Some(mut f) = read_file(&path, &ctx, &mut bin_cache, windows) {
+                if f.kind == Some(FileKind::Shared) && !f.dangling {
+                    f.unreadable = matches!(fs::File::open(&path), Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied);
+                    let real = f.real_path.clone().unwrap_or_else(|| f.path.clone());
+                    f.noexec_mount = noexec_mount_of(&mounts, &real);
+                }
                 snap.files.push(f);
             }
         }
     }
+}
+
+/// The mount points mounted `noexec`, from the text of
+/// `/proc/self/mountinfo` (proc(5): field 5 is the mount point, with space,
+/// tab, newline and backslash written as octal escapes; field 6 the
+/// per-mount options). Each entry: (mount point, noexec).
+pub(crate) fn noexec_mounts(mountinfo: &str) -> Vec<(String, bool)> {
+    let unescape = |f: &str| {
+        let b = f.as_bytes();
+        let mut out: Vec<u8> = Vec::with_capacity(b.len());
+        let mut i = 0;
+        while i < b.len() {
+            let octal = b[i] == b'\\'
+                && i + 3 < b.len()
+                && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c));
+            match octal
+                .then(|| u8::from_str_radix(&f[i + 1..i + 4], 8).ok())
+                .flatten()
+            {
+                Some(n) => {
+                    out.push(n);
+                    i += 4;
+                }
+                None => {
+                    out.push(b[i]);
+                    i += 1;
+                }
+            }
+        }
+        String::from_utf8_lossy(&out).into_owned()
+    };
+    mountinfo
+        .lines()
+        .filter_map(|l| {
+            let cols: Vec<&str> = l.split(' ').collect();
+            let mp = cols.get(4)?;
+            let opts = cols.get(5)?;
+            Some((unescape(mp), opts.split(',').any(|o| o == "noexec")))
+        })
+        .collect()
+}
+
+/// The mount point of the file system holding `path` when it is `noexec`:
+/// the longest mount point that is `path` or one of its folders (the last
+/// mounted wins a tie, as the kernel stacks mounts).
+pub(crate) fn noexec_mount_of(mounts: &[(String, bool)], path: &str) -> Option<String> {
+    let under = |mp: &str| {
+        mp == "/" || path == mp || path.strip_prefix(mp).is_some_and(|r| r.starts_with('/'))
+    };
+    let mut best: Option<&(String, bool)> = None;
+    for m in mounts.iter().filter(|m| under(&m.0)) {
+        if best.is_none_or(|b| m.0.len() >= b.0.len()) {
+            best = Some(m);
+        }
+    }
+    best.filter(|m| m.1).map(|m| m.0.clone())
 }
 
 /// Fills [`Snapshot::dirs`] and [`Snapshot::ld_cache`] with the names that
@@ -61,9 +126,22 @@ pub(crate) fn listings(snap: &mut Snapshot, scan: &Scanner, cache: Vec<LdCacheEn
             .filter(|n| names::is_cudnn_name(n) || keep.contains(&n.to_ascii_lowercase()))
             .cloned()
             .collect();
+        // Dependencies (zlibwapi.dll, cublas64_12.dll, libz.so.1): their machine type.
+        let machines = names
+            .iter()
+            .filter(|n| !names::is_cudnn_name(n))
+            .filter_map(|n| {
+                let p = dir.join(n);
+                p.is_file()
+                    .then(|| binfmt::read(&p).machine)
+                    .flatten()
+                    .map(|m| (n.clone(), m))
+            })
+            .collect();
         snap.dirs.push(DirListing {
             path: s(dir),
             names,
+            machines,
         });
     }
     snap.ld_cache = cache
@@ -201,6 +279,24 @@ fn read_file(
 #[allow(clippy::disallowed_methods)] // tests build their fixtures directly
 mod tests {
     use super::*;
+
+    #[test]
+    fn noexec_mounts_are_read_from_mountinfo() {
+        let info = "22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n\
+                    30 22 0:25 / /mnt/usb\\040stick rw,nosuid,nodev,noexec,relatime - vfat /dev/sdb1 rw\n\
+                    31 30 0:26 / /mnt/usb\\040stick/ok rw,relatime - tmpfs tmpfs rw\n";
+        let m = noexec_mounts(info);
+        assert_eq!(m.len(), 3);
+        assert_eq!(m[1], ("/mnt/usb stick".to_string(), true));
+        assert_eq!(
+            noexec_mount_of(&m, "/mnt/usb stick/cuda/lib64/libcudnn.so.9").as_deref(),
+            Some("/mnt/usb stick")
+        );
+        // A mount below it without noexec wins; so does the root for other paths.
+        assert_eq!(noexec_mount_of(&m, "/mnt/usb stick/ok/libcudnn.so.9"), None);
+        assert_eq!(noexec_mount_of(&m, "/mnt/usb sticky/libcudnn.so.9"), None);
+        assert_eq!(noexec_mount_of(&m, "/usr/lib/libcudnn.so.9"), None);
+    }
 
     #[test]
     fn origins_by_where_a_file_is() {

@@ -54,11 +54,13 @@ pub(crate) fn probe(snap: &Snapshot, env: &Env, sites: &[PathBuf]) -> Scanner {
             scan.add(&d.join("include"));
         }
     }
-    let loader_entries = env.path_list(if windows {
-        env::PATH
+    // Linux: the folders ld.so really searches (empty and relative entries
+    // are the working folder), as the environment probe resolved them.
+    let loader_entries: Vec<PathBuf> = if windows {
+        env.path_list(env::PATH)
     } else {
-        env::LD_LIBRARY_PATH
-    });
+        snap.ld_library_path.iter().map(PathBuf::from).collect()
+    };
     for d in &loader_entries {
         scan.add(d);
         probe_below(&mut scan, d, &snap.system_dirs);

@@ -18,6 +18,7 @@
 //! - `loads.rs`: each main library loaded in a child process.
 //! - `python.rs`: `site-packages` folders, frameworks and cuDNN wheels.
 //! - `pin.rs`: the release pinned for the working folder.
+//! - `netfs.rs`: cudnnm's folders on network file systems.
 //! - `gpu.rs`: the driver and GPUs (`nvidia-smi`).
 
 pub(super) mod deployments;
@@ -27,6 +28,7 @@ pub(super) mod folders;
 pub(super) mod gpu;
 pub(super) mod ldcache;
 pub(super) mod loads;
+pub(super) mod netfs;
 pub(super) mod pin;
 pub(super) mod python;
 pub(super) mod store;

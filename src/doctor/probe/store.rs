@@ -134,6 +134,7 @@ fn damaged_release(b: &BrokenRelease) -> DamagedRelease {
         dir: s(&b.dir),
         release: version.zip(cuda).map(|(v, c)| release_id(&v, &c)),
         error: b.error.to_string(),
+        unreadable: b.error.kind() == crate::error::Kind::Permission,
     }
 }
 

@@ -94,6 +94,12 @@ pub struct CudnnFile {
     pub runpath: Vec<String>,
     /// The machine it is built for (`x86_64`, `aarch64`, `x86`).
     pub machine: Option<String>,
+    /// True when opening it for reading was denied to this user (file mode,
+    /// owner, ACL, or a folder on the way it may not enter).
+    pub unreadable: bool,
+    /// The mount point of the `noexec` file system it lives on, if it does:
+    /// the loader may not map code from it.
+    pub noexec_mount: Option<String>,
 }
 
 /// A store release a file is a copy of.

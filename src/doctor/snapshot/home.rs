@@ -23,6 +23,9 @@ pub struct DamagedRelease {
     pub release: Option<String>,
     /// Why the receipt cannot be used, with its causes.
     pub error: String,
+    /// True when the receipt exists but this user may not read it (or its
+    /// folder): permission denied, not damage.
+    pub unreadable: bool,
 }
 
 /// A store release whose files changed since it was imported.

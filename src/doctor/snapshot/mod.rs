@@ -56,8 +56,13 @@ pub struct Snapshot {
     pub env: BTreeMap<String, String>,
     /// `PATH` entries in order.
     pub path: Vec<String>,
-    /// `LD_LIBRARY_PATH` entries in order (Linux).
+    /// `LD_LIBRARY_PATH` entries in order (Linux), as ld.so reads them: an
+    /// empty entry is the working folder, a relative one is taken from it
+    /// ([`crate::doctor::loader::ld_library_path_dirs`]).
     pub ld_library_path: Vec<String>,
+    /// `LD_LIBRARY_PATH` exactly as set (Linux), when set.
+    #[serde(default)]
+    pub ld_library_path_raw: Option<String>,
     /// The ld.so cache (`ldconfig -p`) entries for the names that matter.
     pub ld_cache: Vec<LdCacheEntry>,
     /// Folders the loader always searches: Linux trusted folders (`/lib64`,
@@ -91,6 +96,9 @@ pub struct Snapshot {
     /// cudnnm store releases whose files no longer match their receipt
     /// (size, link target, presence): edited through a link deployment.
     pub store_changed: Vec<ChangedRelease>,
+    /// cudnnm's folders (home, system store, toolkits) that are on a
+    /// network file system, where locking may not work.
+    pub network_fs: Vec<NetworkFs>,
     /// Folders interrupted imports left in the store (`store/.partial-*`);
     /// none listed while another cudnnm holds the home lock.
     pub store_partials: Vec<StorePartial>,
@@ -98,6 +106,20 @@ pub struct Snapshot {
     pub notes: Vec<String>,
     /// Time spent per gathering phase, in milliseconds.
     pub timings_ms: Vec<(String, u64)>,
+}
+
+/// One of cudnnm's folders on a network file system.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct NetworkFs {
+    /// What the folder is: `home`, `system store` or `toolkit`.
+    pub what: String,
+    /// The folder.
+    pub path: String,
+    /// The file system type as the mount table names it (`nfs4`, `lustre`).
+    pub fs_type: String,
+    /// Where it is mounted.
+    pub mount: String,
 }
 
 /// Operating system and architecture.
@@ -142,6 +164,11 @@ pub struct DirListing {
     pub path: String,
     /// File names in it (cuDNN files, runtimes, dependencies), as spelled on disk.
     pub names: Vec<String>,
+    /// The machine each library among `names` that is not a cuDNN file is
+    /// built for (`x86_64`, `x86`, `aarch64`), by name: a dependency of
+    /// another machine type than the cuDNN that needs it does not load.
+    #[serde(default)]
+    pub machines: BTreeMap<String, String>,
 }
 
 /// `nvcc` found on `PATH`.

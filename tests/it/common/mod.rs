@@ -154,19 +154,26 @@ impl Sandbox {
         self.root().join("work")
     }
 
+    /// The system home every sandbox command sees (`CUDNNM_SYSTEM_HOME`), so
+    /// that tests never read the machine's own `/opt/cudnnm`.
+    pub fn system(&self) -> PathBuf {
+        self.root().join("system")
+    }
+
     /// Adds an environment variable for every command run in this sandbox.
     pub fn set_env(&mut self, k: impl Into<OsString>, v: impl Into<OsString>) {
         self.env.push((k.into(), v.into()));
     }
 
     /// A `Command` for the binary with a scrubbed environment: only PATH,
-    /// HOME, CUDNNM_HOME and what `set_env` added; working folder `work/`.
+    /// HOME, CUDNNM_HOME, CUDNNM_SYSTEM_HOME and what `set_env` added; working folder `work/`.
     pub fn command(&self) -> Command {
         let mut c = Command::new(bin());
         c.env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("HOME", self.root())
             .env("CUDNNM_HOME", self.home())
+            .env("CUDNNM_SYSTEM_HOME", self.system())
             .current_dir(self.work());
         for (k, v) in &self.env {
             c.env(k, v);

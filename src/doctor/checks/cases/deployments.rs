@@ -212,6 +212,7 @@ fn store_release_damaged() {
         release: Some("9.12.0.46_cuda12".into()),
         error: "could not read the receipt '/h/store/cuda-12/9.12.0.46/receipt.toml': expected `=`"
             .into(),
+        unreadable: false,
     });
     k.s.deployments.push(DeploymentState {
         toolkit: TK12.into(),
@@ -232,4 +233,21 @@ fn store_release_damaged() {
     let f = k.expect(FindingId::StoreReleaseDamaged);
     assert!(f.commands.is_empty(), "{f:?}");
     assert!(f.fix.unwrap().contains("archive or wheel it came from"));
+}
+
+#[test]
+fn a_receipt_denied_to_this_user_is_a_permission_warning() {
+    let mut k = Kit::healthy_linux();
+    k.s.store_damaged.push(DamagedRelease {
+        dir: "/h/store/cuda-12/9.12.0.46".into(),
+        release: Some("9.12.0.46_cuda12".into()),
+        error: "could not read '/h/store/cuda-12/9.12.0.46/receipt.toml': Permission denied (os error 13)".into(),
+        unreadable: true,
+    });
+    let f = k.expect(FindingId::StoreReleaseUnreadable);
+    assert_eq!(f.severity, Severity::Warning);
+    assert_eq!(f.commands, vec!["chmod -R u+rX /h/store/cuda-12/9.12.0.46"]);
+    assert!(!f.why.contains("install --force"), "{f:?}");
+    k.absent(FindingId::StoreReleaseDamaged);
+    Kit::healthy_linux().absent(FindingId::StoreReleaseUnreadable);
 }

@@ -126,6 +126,7 @@ fn missing_link_library() {
     let mut k = Kit::healthy_linux();
     k.remove("/libcudnn.so");
     let f = k.expect(FindingId::MissingLinkLibrary);
+    assert_eq!(f.severity, Severity::Warning, "only builds need it: {f:?}");
     assert!(f.why.contains("cannot find -lcudnn"), "{f:?}");
     assert!(f.commands[0].starts_with("ln -s libcudnn.so.9"), "{f:?}");
     Kit::healthy_windows().absent(FindingId::MissingLinkLibrary);
@@ -336,4 +337,70 @@ fn a_build_for_another_cuda_suggests_one_that_exists_for_the_toolkit() {
             .contains("no cuDNN 9.12.0 built for CUDA 11.8"),
         "{f:?}"
     );
+}
+
+#[test]
+fn a_library_the_loader_may_not_read_or_map_says_so_and_not_reinstall() {
+    let lib = "/usr/local/cuda-12.4/lib64/libcudnn_graph.so.9";
+    let mut k = Kit::healthy_linux();
+    let f = k.s.files.iter_mut().find(|f| f.path == lib).unwrap();
+    f.unreadable = true;
+    // libcudnn.so.9 then fails to load naming it: explained, not "reinstall".
+    let main =
+        k.s.files
+            .iter_mut()
+            .find(|f| f.path.ends_with("/libcudnn.so.9"))
+            .unwrap();
+    main.load_error = Some(format!(
+        "{lib}: cannot open shared object file: Permission denied"
+    ));
+    let f = k.expect(FindingId::LibraryUnreadable);
+    assert_eq!(f.severity, Severity::Error);
+    assert!(f.why.contains("Permission denied"), "{f:?}");
+    assert!(f.commands[0].starts_with("chmod a+r "), "{f:?}");
+    k.absent(FindingId::LibraryLoadFailed);
+
+    let mut k = Kit::healthy_linux();
+    let f = k.s.files.iter_mut().find(|f| f.path == lib).unwrap();
+    f.noexec_mount = Some("/usr/local".into());
+    let f = k.expect(FindingId::LibraryOnNoexecMount);
+    assert!(f.why.contains("failed to map segment"), "{f:?}");
+    assert_eq!(f.commands, vec!["sudo mount -o remount,exec /usr/local"]);
+
+    // Windows: an ACL without read/execute is error 5 and an icacls grant.
+    let mut k = Kit::healthy_windows();
+    let f =
+        k.s.files
+            .iter_mut()
+            .find(|f| f.path.ends_with(r"\cudnn64_8.dll"))
+            .unwrap();
+    f.unreadable = true;
+    let f = k.expect(FindingId::LibraryUnreadable);
+    assert!(f.why.contains("error 5"), "{f:?}");
+    assert!(f.commands[0].starts_with("icacls "), "{f:?}");
+
+    // Healthy neighbours.
+    Kit::healthy_linux().absent(FindingId::LibraryUnreadable);
+    Kit::healthy_linux().absent(FindingId::LibraryOnNoexecMount);
+    Kit::healthy_windows().absent(FindingId::LibraryUnreadable);
+}
+
+#[test]
+fn a_windows_dll_renamed_to_another_major_is_said_plainly() {
+    // cudnn64_8.dll renamed to cudnn64_5.dll for an old program: its file version says 8.1.0.77.
+    let mut k = Kit::healthy_windows();
+    let bin = r"C:\Program Files\NVIDIA GPU Computing Toolkit\CUDA\v11.2\bin";
+    let f = k.file(&format!(r"{bin}\cudnn64_5.dll"));
+    f.machine = Some("x86_64".into());
+    f.file_version = Some(v("8.1.0.77"));
+    let f = k.expect(FindingId::LibraryRenamed);
+    assert_eq!(
+        f.title,
+        "cudnn64_5.dll is renamed: this file is cuDNN 8.1.0.77"
+    );
+    assert!(f.commands[0].starts_with("del "), "{f:?}");
+    k.absent(FindingId::MissingLibrary);
+    Kit::healthy_windows().absent(FindingId::LibraryRenamed);
+    Kit::healthy_linux().absent(FindingId::LibraryRenamed);
+    Kit::healthy_linux().absent(FindingId::NotACudnnLibrary);
 }

@@ -215,3 +215,29 @@ fn a_pin_for_a_variant_that_does_not_exist_gets_no_install_command() {
     let f = k.expect(FindingId::CudnnMajorMismatch);
     assert_eq!(f.commands[0], "cudnnm install 9.12.0.46_cuda12", "{f:?}");
 }
+
+#[test]
+fn a_pin_for_a_cuda_10_1_build_while_cuda_path_names_11_2() {
+    let mut k = Kit::healthy_windows();
+    k.s.pin = Some(PinInfo {
+        spec: "8.0.5.39_cuda10.1".into(),
+        source: r"C:\proj\.cudnn-version".into(),
+    });
+    let f = k.expect(FindingId::PinToolkitMismatch);
+    assert!(
+        f.title
+            .contains("CUDA 10.1; the toolkit in use is CUDA 11.2"),
+        "{f:?}"
+    );
+    assert_eq!(f.commands, vec!["cudnnm pin 8.0.5.39_cuda11"]);
+    // The same major as the loaded 8.1.0.77, another release.
+    let f = k.expect(FindingId::PinReleaseMismatch);
+    assert!(f.title.contains("asks for cuDNN 8.0.5.39"), "{f:?}");
+    // Healthy neighbour: the deployed release, pinned.
+    k.s.pin = Some(PinInfo {
+        spec: "8.1.0.77_cuda11.2".into(),
+        source: r"C:\proj\.cudnn-version".into(),
+    });
+    k.absent(FindingId::PinToolkitMismatch);
+    k.absent(FindingId::PinReleaseMismatch);
+}

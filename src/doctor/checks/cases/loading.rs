@@ -438,3 +438,35 @@ fn the_driver_library_is_the_driver_findings_business() {
     k.absent(FindingId::DependencyUnresolved);
     k.expect(FindingId::DriverNotFound);
 }
+
+#[test]
+fn a_32_bit_zlibwapi_found_first_beside_a_64_bit_cudnn() {
+    let (zlib32, zlib64) = (r"C:\tools\zlib32", r"C:\tools\zlib64");
+    let mut k = windows_with("8.9.7.29");
+    for f in
+        k.s.files
+            .iter_mut()
+            .filter(|f| f.path.ends_with("64_8.dll"))
+    {
+        f.needed.push("zlibwapi.dll".into());
+    }
+    let put = |k: &mut Kit, dir: &str, machine: &str| {
+        k.name_in(dir, "zlibwapi.dll");
+        let d = k.s.dirs.iter_mut().find(|d| d.path == dir).unwrap();
+        d.machines.insert("zlibwapi.dll".into(), machine.into());
+        k.s.path.insert(0, dir.into());
+    };
+    // Healthy neighbour: a 64-bit zlibwapi.dll on PATH.
+    put(&mut k, zlib64, "x86_64");
+    k.absent(FindingId::DependencyWrongArchitecture);
+    // A 32-bit copy earlier on PATH is the one LoadLibrary takes: error 193.
+    put(&mut k, zlib32, "x86");
+    let f = k.expect(FindingId::DependencyWrongArchitecture);
+    assert!(f.title.starts_with("zlibwapi.dll, which cudnn"), "{f:?}");
+    assert!(f.title.contains("is built for x86; cudnn"), "{f:?}");
+    assert!(f.why.contains("error 193"), "{f:?}");
+    assert!(
+        f.seen[1].contains(r"C:\tools\zlib32\zlibwapi.dll (x86)"),
+        "{f:?}"
+    );
+}

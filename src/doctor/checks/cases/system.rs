@@ -93,6 +93,119 @@ fn gpu_below_the_supported_compute_capability() {
     Kit::healthy_linux().absent(FindingId::GpuTooOld);
 }
 
+/// A machine whose only cuDNN is a CUDA 12 build of `version` deployed in
+/// its toolkit (the loader takes it), with one GPU.
+fn gpu_machine(gpu: (&str, &str), version: &str) -> Kit {
+    let mut k = Kit::linux();
+    let root = "/usr/local/cuda-12.4";
+    k.toolkit(root, "12.4.1");
+    k.linux_set(
+        &format!("{root}/lib64"),
+        &format!("{root}/include"),
+        version,
+        true,
+    );
+    k.s.ld_library_path = vec![format!("{root}/lib64")];
+    k.driver("570.86.10", &[gpu]);
+    k.s.deployments = vec![DeploymentState {
+        toolkit: root.into(),
+        release: format!("{version}_cuda12"),
+        mode: "symlink".into(),
+        ..Default::default()
+    }];
+    k
+}
+
+#[test]
+fn pascal_and_volta_cannot_run_cuda_12_builds_of_9_11_and_later() {
+    for gpu in [
+        ("NVIDIA GeForce GTX 1080", "6.1"),
+        ("Tesla V100-SXM2-16GB", "7.0"),
+    ] {
+        for version in ["9.12.0.46", "9.27.0.42"] {
+            let k = gpu_machine(gpu, version);
+            let f = k.expect(FindingId::GpuTooOld);
+            assert_eq!(f.severity, Severity::Error);
+            assert!(f.title.contains(gpu.0) && f.title.contains(gpu.1), "{f:?}");
+            assert!(f.why.contains("7.5 and newer"), "{f:?}");
+            // Deployed and taken by the loader: one finding naming both.
+            assert_eq!(k.all(FindingId::GpuTooOld).len(), 1, "{f:?}");
+            assert!(
+                f.seen
+                    .iter()
+                    .any(|l| l.contains("deployed in /usr/local/cuda-12.4")),
+                "{f:?}"
+            );
+            // The advice: the newest catalog release that runs there (9.10.x for CUDA 12).
+            assert!(
+                f.fix.as_deref().unwrap().contains("cuDNN 9.10.2.21_cuda12"),
+                "{f:?}"
+            );
+            assert!(
+                f.commands
+                    .contains(&"cudnnm install 9.10.2.21_cuda12".to_string()),
+                "{f:?}"
+            );
+        }
+    }
+    // Healthy neighbours: Turing runs them; Pascal runs 9.10.
+    gpu_machine(("NVIDIA GeForce RTX 2080 Ti", "7.5"), "9.27.0.42").absent(FindingId::GpuTooOld);
+    gpu_machine(("NVIDIA GeForce GTX 1080", "6.1"), "9.10.2.21").absent(FindingId::GpuTooOld);
+}
+
+#[test]
+fn a_windows_snapshot_judges_the_deployed_release_by_its_cuda_build() {
+    // cuDNN 8.1.0.77 for CUDA 11.2 starts at Kepler 3.5 (3.0 only for CUDA 10.2 builds).
+    let deployed = |k: &mut Kit| {
+        k.s.deployments = vec![DeploymentState {
+            toolkit: r"C:\Program Files\NVIDIA GPU Computing Toolkit\CUDA\v11.2".into(),
+            release: "8.1.0.77_cuda11.2".into(),
+            mode: "copy".into(),
+            ..Default::default()
+        }];
+    };
+    let mut k = Kit::healthy_windows();
+    deployed(&mut k);
+    k.driver("546.33", &[("Quadro K4000", "3.0")]);
+    let f = k.expect(FindingId::GpuTooOld);
+    assert!(f.why.contains("3.5 and newer"), "{f:?}");
+    assert!(
+        f.seen
+            .iter()
+            .any(|l| l.contains(r"deployed in C:\Program Files")),
+        "{f:?}"
+    );
+    let mut k = Kit::healthy_windows();
+    deployed(&mut k);
+    k.driver("546.33", &[("Tesla K40c", "3.5")]);
+    k.absent(FindingId::GpuTooOld);
+}
+
+#[test]
+fn a_pinned_release_the_gpu_cannot_run_is_reported() {
+    let mut k = Kit::healthy_linux();
+    k.driver("550.54.15", &[("NVIDIA GeForce GTX 1080", "6.1")]);
+    k.absent(FindingId::GpuTooOld);
+    k.s.pin = Some(PinInfo {
+        spec: "9.12.0.46_cuda12".into(),
+        source: "/home/me/proj/.cudnn-version".into(),
+    });
+    let f = k.expect(FindingId::GpuTooOld);
+    assert!(f.title.contains("cuDNN 9.12.0.46 for CUDA 12"), "{f:?}");
+    assert!(
+        f.seen
+            .iter()
+            .any(|l| l.contains("pinned as `9.12.0.46_cuda12`")),
+        "{f:?}"
+    );
+    // A pin of 9.10 is fine on Pascal.
+    k.s.pin = Some(PinInfo {
+        spec: "9.10".into(),
+        source: "default".into(),
+    });
+    k.absent(FindingId::GpuTooOld);
+}
+
 // --- cuda-path-wrong (docs/breakages.md) -----------------------------------
 
 #[test]
@@ -174,4 +287,19 @@ fn another_homes_unfinished_change_is_an_error_naming_the_command_that_finishes_
     assert!(f.title.contains("is being changed right now"), "{f:?}");
     assert!(f.commands.is_empty(), "{f:?}");
     Kit::healthy_linux().absent(FindingId::ToolkitChangeUnfinished);
+}
+
+#[test]
+fn a_home_on_a_network_file_system_is_a_warning() {
+    let mut k = Kit::healthy_linux();
+    k.s.network_fs.push(crate::doctor::snapshot::NetworkFs {
+        what: "home".into(),
+        path: "/home/u/.local/share/cudnnm".into(),
+        fs_type: "nfs4".into(),
+        mount: "/home".into(),
+    });
+    let f = k.expect(FindingId::NetworkFileSystem);
+    assert_eq!(f.severity, Severity::Warning);
+    assert!(f.title.contains("nfs4"), "{f:?}");
+    Kit::healthy_linux().absent(FindingId::NetworkFileSystem);
 }

@@ -205,6 +205,10 @@ pub(super) fn store_damage(cx: &Cx, out: &mut Vec<Finding>) {
     store_partials(cx, out);
     for d in &cx.s.store_damaged {
         let name = d.release.as_deref().unwrap_or("a release");
+        if d.unreadable {
+            out.push(store_unreadable(cx, d, name));
+            continue;
+        }
         let mut f = Finding::new(
             FindingId::StoreReleaseDamaged,
             Severity::Error,
@@ -243,6 +247,32 @@ pub(super) fn store_damage(cx: &Cx, out: &mut Vec<Finding>) {
             None => f.fix(format!("Import the release again from the archive or wheel it came from, with `cudnnm install --force` and that file (the catalog does not list {name} for this platform), or delete {} if you no longer need it.", d.dir)),
         };
         out.push(f);
+    }
+}
+
+/// `store-release-unreadable`: the receipt is there but this user may not
+/// read it (or its folder). Reinstalling would not help and may fail the
+/// same way; the fix is the permission.
+fn store_unreadable(cx: &Cx, d: &crate::doctor::snapshot::DamagedRelease, name: &str) -> Finding {
+    let f = Finding::new(
+        FindingId::StoreReleaseUnreadable,
+        Severity::Warning,
+        format!("you may not read the store release {name} in {}", d.dir),
+    )
+    .seen(d.error.clone())
+    .why("cudnnm knows a release through its receipt.toml; this user is denied reading it (file mode, owner or ACL), so the release is left out of `cudnnm list`, `use`, `exec` and `env`, and `verify` cannot check it. Its files are not known to be damaged: this is a permission problem, and reinstalling does not fix it.");
+    if cx.w {
+        f.fix(format!(
+            "Give your user read access to {} (or run cudnnm as the user who owns this home).",
+            d.dir
+        ))
+        .command(format!(
+            "icacls \"{}\" /grant \"%USERNAME%:(OI)(CI)RX\" /T",
+            d.dir
+        ))
+    } else {
+        f.fix(format!("Give your user read access to {} — `chmod` when you own it, `sudo chown -R \"$USER\"` when another user (often root, from a `sudo cudnnm install`) does; `ls -ld` shows the owner.", d.dir))
+            .command(format!("chmod -R u+rX {}", crate::quote::sh_quote(&d.dir)))
     }
 }
 

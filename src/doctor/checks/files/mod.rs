@@ -24,6 +24,8 @@ use crate::version::Version;
 
 pub(super) fn check(cx: &Cx, out: &mut Vec<Finding>) {
     architecture(cx, out);
+    lying_names(cx, out);
+    access(cx, out);
     load_failures(cx, out);
     for t in &cx.s.toolkits {
         sets::toolkit_set(cx, t, out);
@@ -70,11 +72,167 @@ fn architecture(cx: &Cx, out: &mut Vec<Finding>) {
     }
 }
 
+/// What a shared file's content says it is, against its cuDNN name.
+pub(super) enum Content {
+    /// cuDNN of another major: the content's version (or major) and how it is known.
+    OtherMajor(String, &'static str),
+    /// Not cuDNN: what it is instead, in words.
+    NotCudnn(String),
+}
+
+/// Whether `f` (named as cuDNN major `named`) holds something else: its
+/// SONAME, the version it answered when loaded, or its PE file version.
+pub(super) fn content_of(f: &CudnnFile, named: u32) -> Option<Content> {
+    let no_symbol = f
+        .load_error
+        .as_deref()
+        .is_some_and(|e| e.contains("has no cudnnGetVersion"));
+    if let Some(sn) = &f.soname {
+        match names::classify(sn) {
+            Some(n) => {
+                if let Some(m) = n.major.filter(|m| *m != named) {
+                    return Some(Content::OtherMajor(
+                        f.library_version
+                            .as_ref()
+                            .filter(|v| v.major() == m)
+                            .map_or_else(|| format!("{m}"), ToString::to_string),
+                        "its SONAME",
+                    ));
+                }
+            }
+            None => {
+                let mut what = format!("its SONAME is {sn}");
+                if no_symbol {
+                    what.push_str(" and it has no cudnnGetVersion");
+                }
+                return Some(Content::NotCudnn(what));
+            }
+        }
+    }
+    if let Some(v) = f.library_version.as_ref().filter(|v| v.major() != named) {
+        return Some(Content::OtherMajor(
+            v.to_string(),
+            "the version it reports when loaded",
+        ));
+    }
+    if let Some(v) = f.file_version.as_ref().filter(|v| v.major() != named) {
+        return Some(Content::OtherMajor(v.to_string(), "its file version"));
+    }
+    if no_symbol {
+        return Some(Content::NotCudnn("it has no cudnnGetVersion".into()));
+    }
+    None
+}
+
+/// `library-renamed` and `not-a-cudnn-library`: a name that lies. A
+/// `libcudnn.so.8` that is really cuDNN 9 (renamed to satisfy a program
+/// built for 8), or a link under a cuDNN name to another library.
+fn lying_names(cx: &Cx, out: &mut Vec<Finding>) {
+    let mut seen = BTreeSet::new();
+    for (f, n) in cx.shared() {
+        let Some(named) = n.major.filter(|_| !n.dev_link) else {
+            continue;
+        };
+        let Some(content) = content_of(f, named) else {
+            continue;
+        };
+        if !seen.insert(f.path.clone()) {
+            continue;
+        }
+        let name = cx.name(&f.path);
+        let mut place = f.path.clone();
+        if let Some(real) = f.real_path.as_ref().filter(|r| **r != f.path) {
+            place = format!("{} -> {real}", f.path);
+        }
+        let remove = if cx.w {
+            format!("del \"{}\"", f.path)
+        } else {
+            format!("rm {}", sh_quote(&f.path))
+        };
+        out.push(match content {
+            Content::OtherMajor(v, how) => Finding::new(FindingId::LibraryRenamed, Severity::Error, format!("{name} is renamed: this file is cuDNN {v}"))
+                .seen(place)
+                .seen(format!("named for cuDNN {named}; {how} says cuDNN {v}"))
+                .why(format!("cuDNN majors are not binary compatible: a program built for cuDNN {named} that loads this file gets cuDNN {v} under the old name and fails on missing or changed symbols (\"undefined symbol\", CUDNN_STATUS_VERSION_MISMATCH), or this file looks for cuDNN {v}'s sub-libraries, which a cuDNN {named} set does not have."))
+                .fix(format!("Remove the renamed file and install the cuDNN {named} release the program needs (majors live side by side), or rebuild the program for cuDNN {v}."))
+                .command(remove),
+            Content::NotCudnn(what) => Finding::new(FindingId::NotACudnnLibrary, Severity::Error, format!("{name} is not a cuDNN library: {what}"))
+                .seen(place)
+                .seen(what.clone())
+                .why(format!("A file named {name} is what a program loads for cuDNN {named}; this one is another library, so the program fails at its first cuDNN call (\"undefined symbol: cudnnCreate\") or loads the wrong code."))
+                .fix(format!("Remove it and put the real cuDNN {named} library there (or nothing)."))
+                .command(remove),
+        });
+    }
+}
+
+/// `library-unreadable` and `library-on-noexec-mount`: a library the loader
+/// may not open or map, whatever its content. What the loader says (ld.so:
+/// "cannot open shared object file: Permission denied" / "failed to map
+/// segment from shared object"; LoadLibrary: error 5) and the real fix.
+fn access(cx: &Cx, out: &mut Vec<Finding>) {
+    let mut seen = BTreeSet::new();
+    for (f, _) in cx.shared() {
+        if !f.unreadable && f.noexec_mount.is_none() {
+            continue;
+        }
+        let real = f.real_path.clone().unwrap_or_else(|| f.path.clone());
+        if !seen.insert(real.clone()) {
+            continue;
+        }
+        // The file itself (links to it are the same file).
+        let name = spath::file_name(&real, cx.w).to_string();
+        let seen_line = real.clone();
+        if f.unreadable {
+            let fd = Finding::new(
+                FindingId::LibraryUnreadable,
+                Severity::Error,
+                format!("{name} is present but this user may not read it"),
+            )
+            .seen(seen_line.clone())
+            .seen("opening it for reading: permission denied");
+            out.push(if cx.w {
+                fd.why("LoadLibrary fails with error 5, \"Access is denied\": the file's access control list gives this user no read and execute right. Its content may be fine; reinstalling does not change the ACL of a file cudnnm did not create.")
+                    .fix(format!("Give users read and execute rights on {real} (an administrator can), or copy cuDNN to a folder you own."))
+                    .command(format!("icacls \"{real}\" /grant \"%USERNAME%:RX\""))
+            } else {
+                fd.why(format!("The loader stops with \"{name}: cannot open shared object file: Permission denied\": the file's mode, owner or ACL (or a folder on its way without the x bit) denies this user. Its content may be fine; this is not a damaged copy to reinstall."))
+                    .fix("Let every user read it (its owner or root can): `chmod a+r` on the file and `a+x` on its folders; `ls -l` and `getfacl` show who may read it.")
+                    .command(format!("chmod a+r {}", sh_quote(&real)))
+            });
+        }
+        if let Some(mp) = &f.noexec_mount {
+            out.push(
+                Finding::new(FindingId::LibraryOnNoexecMount, Severity::Error, format!("{name} is on {mp}, mounted noexec"))
+                    .seen(seen_line)
+                    .seen(format!("mount options of {mp}: noexec"))
+                    .why(format!("The loader may not map code from a noexec file system: it stops with \"{name}: failed to map segment from shared object\" (\"Operation not permitted\"). The file itself is fine."))
+                    .fix(format!("Remount {mp} without noexec (and drop noexec from its line in /etc/fstab so it stays so), or keep cuDNN on another file system."))
+                    .command(format!("sudo mount -o remount,exec {}", sh_quote(mp))),
+            );
+        }
+    }
+}
+
 /// `library-load-failed`: the library could not be loaded; the loader's message says why.
+/// Not for a library the loader may not open or map ([`access`] explains those).
 fn load_failures(cx: &Cx, out: &mut Vec<Finding>) {
     let mut seen = BTreeSet::new();
     for (f, _) in cx.shared() {
         let Some(e) = &f.load_error else { continue };
+        // Its own access, or a dependency's that the message names, is explained by `access`.
+        let blocked = cx
+            .shared()
+            .filter(|(g, _)| g.unreadable || g.noexec_mount.is_some())
+            .any(|(g, _)| std::ptr::eq(g, f) || e.contains(cx.name(&g.path)));
+        if blocked {
+            continue;
+        }
+        // A name that lies is explained by `lying_names`.
+        let named = names::classify(cx.name(&f.path)).and_then(|n| n.major);
+        if named.is_some_and(|m| content_of(f, m).is_some()) {
+            continue;
+        }
         if !seen.insert(f.real_path.clone().unwrap_or_else(|| f.path.clone())) {
             continue;
         }

@@ -82,9 +82,12 @@ pub(super) fn toolkit_set(cx: &Cx, t: &ToolkitInfo, out: &mut Vec<Finding>) {
         })
     };
     let header_v = cx.s.header_version(&t.root).map(|k| k.version.major());
+    // A file whose name lies about its major (`library-renamed`,
+    // `not-a-cudnn-library`) does not make that major present.
     let mut majors: BTreeSet<u32> = files
         .iter()
         .filter(|(_, n)| n.kind == FileKind::Shared && !n.dev_link)
+        .filter(|(f, n)| n.major.is_none_or(|m| super::content_of(f, m).is_none()))
         .filter_map(|(_, n)| n.major)
         .collect();
     majors.extend(header_v);
@@ -187,13 +190,15 @@ pub(super) fn toolkit_set(cx: &Cx, t: &ToolkitInfo, out: &mut Vec<Finding>) {
         } else {
             "/usr/bin/ld: cannot find -lcudnn".to_string()
         };
+        // Only building needs it: programs already built load the runtime
+        // library by its SONAME / DLL name, so this is a warning.
         let mut f = Finding::new(
             FindingId::MissingLinkLibrary,
-            Severity::Error,
+            Severity::Warning,
             format!("{} lacks {link}", t.lib_dir()),
         )
         .seen(format!("missing from {}: {link}", t.lib_dir()))
-        .why(format!("Linking against cuDNN fails: \"{err}\"."));
+        .why(format!("Building with -lcudnn (or linking cudnn.lib) fails: \"{err}\". Programs already built are not affected: they load cuDNN by its runtime name."));
         let dev_target = majors
             .iter()
             .next_back()
@@ -301,6 +306,7 @@ pub(super) fn runtime_sets(cx: &Cx, out: &mut Vec<Finding>) {
         let majors: BTreeSet<u32> = libs
             .iter()
             .filter(|(_, n)| n.is_main())
+            .filter(|(f, n)| n.major.is_none_or(|m| super::content_of(f, m).is_none()))
             .filter_map(|(_, n)| n.major)
             .collect();
         for m in majors {

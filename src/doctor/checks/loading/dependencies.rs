@@ -62,6 +62,78 @@ pub(super) fn dependencies(cx: &Cx, out: &mut Vec<Finding>) {
     }
 }
 
+/// The machine type of the library at `path`: a cuDNN file's own record,
+/// else the folder listing's.
+fn machine_at<'a>(cx: &Cx<'a>, path: &str) -> Option<&'a str> {
+    if let Some(f) = cx.s.file(path) {
+        return cx.s.resolve(f).machine.as_deref();
+    }
+    let dir = spath::parent(path, cx.w)?;
+    let name = spath::file_name(path, cx.w);
+    cx.s.dirs
+        .iter()
+        .filter(|d| spath::same(&d.path, &dir, cx.w))
+        .find_map(|d| {
+            d.machines
+                .iter()
+                .find(|(n, _)| spath::name_eq(n, name, cx.w))
+                .map(|(_, m)| m.as_str())
+        })
+}
+
+/// `dependency-wrong-architecture`: every library a loadable cuDNN file
+/// imports, as the loader resolves it, must be built for the same machine.
+/// Windows takes the first `zlibwapi.dll` it finds and fails with error 193
+/// when it is 32-bit; ld.so skips a library of the wrong ELF class and goes
+/// on searching, so on Linux only a search with no right copy fails.
+pub(super) fn machine_types(cx: &Cx, out: &mut Vec<Finding>) {
+    let mut done = BTreeSet::new();
+    for (_, _, name) in cx.loader_names() {
+        for h in cx.hits(&name) {
+            let Some(f) = cx.s.file(&h.path) else {
+                continue;
+            };
+            let f = cx.s.resolve(f);
+            let Some(own) = f.machine.as_deref() else {
+                continue;
+            };
+            for d in f.needed.iter().filter(|d| !loader::is_virtual(cx.s, d)) {
+                let hits = loader::find_for(cx.s, d, f);
+                let typed: Vec<(&loader::Hit, &str)> = hits
+                    .iter()
+                    .filter_map(|x| Some((x, machine_at(cx, &x.path)?)))
+                    .collect();
+                let bad = if cx.w {
+                    // The first copy found is the one loaded.
+                    hits.first()
+                        .and_then(|x| typed.iter().find(|(t, _)| t.path == x.path))
+                        .filter(|(_, m)| *m != own)
+                } else if !typed.is_empty() && typed.iter().all(|(_, m)| *m != own) {
+                    typed.first()
+                } else {
+                    None
+                };
+                let Some((hit, m)) = bad else { continue };
+                if !done.insert((spath::key(&hit.path, cx.w), own.to_string())) {
+                    continue;
+                }
+                let lib = cx.name(&f.path);
+                out.push(
+                    Finding::new(FindingId::DependencyWrongArchitecture, Severity::Error, format!("{d}, which {lib} needs, is built for {m}; {lib} is {own}"))
+                        .seen(format!("{} ({own})", f.path))
+                        .seen(format!("{d} found first at {} ({m}), through the {}", hit.path, hit.via))
+                        .why(if cx.w {
+                            format!("Windows loads the first {d} on the search path and will not map a {m} DLL into a {own} process: loading {lib} fails with error 193, \"%1 is not a valid Win32 application\" (or 126 naming {lib}).")
+                        } else {
+                            format!("ld.so skips a library of the wrong ELF class and finds no {own} {d}: \"{d}: wrong ELF class\" / \"cannot open shared object file\".")
+                        })
+                        .fix(format!("Replace {} with the {own} build of {d}, or put a folder holding the {own} build earlier on the {}.", hit.path, if cx.w { "PATH" } else { "loader path" })),
+                );
+            }
+        }
+    }
+}
+
 /// The CUDA driver library (`libcuda.so.1`, `nvcuda.dll`): it comes with the
 /// NVIDIA driver, so without a driver its absence is `driver-not-found`'s news.
 fn is_driver_library(name: &str) -> bool {

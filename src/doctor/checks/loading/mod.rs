@@ -22,9 +22,11 @@ pub(super) fn check(cx: &Cx, out: &mut Vec<Finding>) {
     copies::copies(cx, out);
     mixing::mixing(cx, out);
     paths::toolkit_on_path(cx, out);
+    paths::current_folder(cx, out);
     paths::path_too_high(cx, out);
     paths::only_in_site_packages(cx, out);
     dependencies::dependencies(cx, out);
+    dependencies::machine_types(cx, out);
     dependencies::zlib(cx, out);
 }
 

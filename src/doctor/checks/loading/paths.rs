@@ -17,6 +17,59 @@ use crate::names;
 use crate::quote::{quote_arg, sh_quote};
 use crate::version::Version;
 
+/// `ld-library-path-current-folder`: an empty or relative `LD_LIBRARY_PATH`
+/// entry, which ld.so takes from the working folder of each program. The
+/// loader order (`loader::find`) already searches it; this says so, and
+/// names the cuDNN it makes win here.
+pub(super) fn current_folder(cx: &Cx, out: &mut Vec<Finding>) {
+    if cx.w {
+        return;
+    }
+    let Some(raw) = &cx.s.ld_library_path_raw else {
+        return;
+    };
+    let rel = loader::ld_library_path_relative(raw);
+    if rel.is_empty() {
+        return;
+    }
+    let entries: Vec<&str> = raw.split([':', ';']).collect();
+    let which: Vec<String> = rel
+        .iter()
+        .map(|&i| match entries.get(i).copied().unwrap_or("") {
+            "" => format!("entry {} is empty", i + 1),
+            e => format!("entry {} is the relative `{e}`", i + 1),
+        })
+        .collect();
+    let mut f = Finding::new(
+        FindingId::LdLibraryPathCurrentFolder,
+        Severity::Warning,
+        "LD_LIBRARY_PATH makes every program search the folder it runs in",
+    )
+    .seen(format!("LD_LIBRARY_PATH={raw}"))
+    .seen(which.join("; "));
+    // The cuDNN the working folder supplies here, and whether it wins.
+    for major in cx.majors_present() {
+        if let Some(a) = cx.active(major)
+            && matches!(a.hit.via, loader::Via::LdLibraryPath(i) if rel.contains(&i))
+        {
+            f = f.seen(format!(
+                "here the loader takes {} through that entry",
+                cx.describe(&a.hit.path)
+            ));
+        }
+    }
+    let kept: Vec<&str> = entries
+        .iter()
+        .copied()
+        .filter(|e| e.starts_with('/'))
+        .collect();
+    out.push(
+        f.why("ld.so reads an empty entry (a leading or trailing `:`, or `::`) as the current folder, and a relative entry as a folder below it (ld.so(8)). A program started in a folder that holds a libcudnn.so.* — an unpacked archive, a project's own copy — loads that copy before any other. An empty entry is what `export LD_LIBRARY_PATH=$LD_LIBRARY_PATH:/x` leaves when the variable was unset.")
+            .fix("Drop the empty and relative entries (use absolute folders), and append without leaving one behind: `export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}/x`.")
+            .command(format!("export LD_LIBRARY_PATH={}", sh_quote(&kept.join(":")))),
+    );
+}
+
 /// `toolkit-not-on-loader-path` (`docs/breakages.md#toolkit-bin-not-on-path`).
 pub(super) fn toolkit_on_path(cx: &Cx, out: &mut Vec<Finding>) {
     for t in &cx.s.toolkits {

@@ -1,0 +1,25 @@
+//! `cudnnm export spack [--system]`: prints a Spack `packages.yaml` block
+//! naming each release as an external `cudnn` that Spack does not build, so
+//! Spack builds link the very bytes cudnnm installed.
+
+use super::Ctx;
+use super::support::export_releases;
+use crate::error::Result;
+use crate::modulefile;
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The system store's releases instead of your own
+    #[arg(long)]
+    pub system: bool,
+}
+
+pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
+    let (_, _, modules) = export_releases(ctx, args.system)?;
+    if modules.is_empty() {
+        ctx.warn("no cuDNN releases to export; the block lists none");
+    }
+    let text = modulefile::spack_packages(&modules);
+    ctx.out(text.trim_end());
+    Ok(0)
+}

@@ -1,0 +1,226 @@
+//! GPU architecture: `install` and `use` refuse a release the GPUs in use
+//! cannot run (exit 8), with the real `nvidia-cudnn-jit-cu12` 9.12.0.46 and
+//! 9.27.0.42 wheels (CUDA 12 builds of 9.11+, which need compute capability
+//! 7.5) and a stand-in `nvidia-smi` on PATH that answers as a Pascal (6.1),
+//! Volta (7.0) or Turing (7.5) machine would. `env`, `exec` and the shell
+//! hooks never run it.
+
+// The stand-in nvidia-smi is a shell script.
+#![cfg(unix)]
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use crate::common::{Sandbox, fixtures, real_wheel};
+use crate::deploy_support::linux_toolkit;
+
+const W912: &str = "nvidia_cudnn_jit_cu12-9.12.0.46";
+const W927: &str = "nvidia_cudnn_jit_cu12-9.27.0.42";
+
+const PASCAL: &str = "0, GPU-0a0a0a0a-1111-2222-3333-444455556666, NVIDIA GeForce GTX 1080, 6.1";
+const VOLTA: &str = "0, GPU-0b0b0b0b-1111-2222-3333-444455556666, Tesla V100-SXM2-16GB, 7.0";
+const TURING: &str = "0, GPU-0c0c0c0c-1111-2222-3333-444455556666, NVIDIA GeForce RTX 2080 Ti, 7.5";
+
+/// A sandbox whose PATH starts with a folder holding a stand-in `nvidia-smi`
+/// that prints `lines` and counts its calls in `root/smi-calls`.
+fn machine(lines: &[&str]) -> Sandbox {
+    let mut sb = Sandbox::new();
+    set_gpus(&sb, lines);
+    let bin = sb.root().join("gpu-bin");
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    sb.set_env("PATH", path);
+    sb
+}
+
+/// Replaces the stand-in's answer.
+fn set_gpus(sb: &Sandbox, lines: &[&str]) {
+    let bin = sb.root().join("gpu-bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let smi = bin.join("nvidia-smi");
+    let body: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(
+        &smi,
+        format!(
+            "#!/bin/sh\necho \"$@\" >> '{}'\ncat <<'EOF'\n{body}EOF\n",
+            calls_file(sb).display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&smi, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+fn calls_file(sb: &Sandbox) -> PathBuf {
+    sb.root().join("smi-calls")
+}
+
+fn calls(sb: &Sandbox) -> usize {
+    std::fs::read_to_string(calls_file(sb))
+        .map(|t| t.lines().count())
+        .unwrap_or(0)
+}
+
+fn store_is_empty(sb: &Sandbox) -> bool {
+    let store = sb.home().join("store");
+    std::fs::read_dir(&store).map_or(true, |rd| {
+        rd.flatten()
+            .all(|e| e.file_name().to_string_lossy().starts_with('.'))
+    })
+}
+
+fn install(sb: &Sandbox, wheel: &Path, extra: &[&str]) -> crate::common::Run {
+    let mut args = vec!["install".to_string(), wheel.display().to_string()];
+    args.extend(extra.iter().map(|s| s.to_string()));
+    sb.run(&args)
+}
+
+#[test]
+fn pascal_and_volta_refuse_the_real_9_12_and_9_27_builds() {
+    for (gpu, name, cc) in [
+        (PASCAL, "NVIDIA GeForce GTX 1080", "6.1"),
+        (VOLTA, "Tesla V100-SXM2-16GB", "7.0"),
+    ] {
+        let sb = machine(&[gpu]);
+        for w in [W912, W927] {
+            let version = &w["nvidia_cudnn_jit_cu12-".len()..];
+            let r = install(&sb, &real_wheel(w), &[]).code_is(8).stderr_has(&[
+                &format!("cuDNN {version} for CUDA 12 cannot run on {name} (GPU 0, compute capability {cc})"),
+                "needs compute capability 7.5 or newer",
+                // The newest catalog release that still runs there.
+                "the newest release that runs on it is cuDNN 9.10.2.21 for CUDA 12",
+                // A command that works: 9.10.2.21 is published as a wheel only.
+                "(in the catalog: `cudnnm install pip:nvidia-cudnn-cu12==9.10.2.21`)",
+                "--force",
+            ]);
+            assert!(store_is_empty(&sb), "{}", r.describe());
+        }
+        assert!(calls(&sb) >= 2, "nvidia-smi was asked");
+    }
+}
+
+#[test]
+fn turing_accepts_them_and_force_overrides_on_pascal() {
+    let sb = machine(&[TURING]);
+    let tk = linux_toolkit(&sb.root().join("cuda-12.4"), "12.4.1");
+    let t = tk.display().to_string();
+    for w in [W912, W927] {
+        let r = install(&sb, &real_wheel(w), &[]).ok();
+        assert!(
+            !r.stderr().contains("compute capability"),
+            "{}",
+            r.describe()
+        );
+    }
+    sb.run(["use", "9.27.0.42", "--cuda-root", &t]).ok();
+    assert!(tk.join("lib64/libcudnn.so.9").exists());
+
+    // The same store on a Pascal machine: `use` refuses and changes nothing.
+    set_gpus(&sb, &[PASCAL]);
+    sb.run(["use", "9.12.0.46", "--cuda-root", &t])
+        .code_is(8)
+        .stderr_has(&[
+            "cuDNN 9.12.0.46 for CUDA 12 cannot run on NVIDIA GeForce GTX 1080 (GPU 0, compute capability 6.1): it needs compute capability 7.5 or newer",
+        ]);
+    let target = std::fs::read_link(tk.join("lib64/libcudnn.so.9")).unwrap();
+    assert!(target.to_string_lossy().contains("9.27.0.42"), "{target:?}");
+    sb.run(["use", "9.12.0.46", "--cuda-root", &t, "--force"])
+        .ok()
+        .stderr_has(&[
+            "will not run on NVIDIA GeForce GTX 1080",
+            "(--force)",
+            "9.27.0.42 → 9.12.0.46",
+        ]);
+
+    // `install --force` on Pascal installs with a warning.
+    let sb = machine(&[PASCAL]);
+    install(&sb, &real_wheel(W927), &["--force"])
+        .ok()
+        .stderr_has(&[
+            "needs compute capability 7.5 or newer and will not run on NVIDIA GeForce GTX 1080",
+            "installing it anyway (--force)",
+        ]);
+    assert!(!store_is_empty(&sb));
+}
+
+#[test]
+fn two_gpus_are_judged_by_the_oldest_one_in_use() {
+    let pascal_and_turing = [
+        PASCAL,
+        "1, GPU-0c0c0c0c-1111-2222-3333-444455556666, NVIDIA GeForce RTX 2080 Ti, 7.5",
+    ];
+    let mut sb = machine(&pascal_and_turing);
+    install(&sb, &real_wheel(W912), &[])
+        .code_is(8)
+        .stderr_has(&["NVIDIA GeForce GTX 1080 (GPU 0, compute capability 6.1)"]);
+    // Only the Turing card visible to CUDA: by index in PCI order, or by UUID.
+    sb.set_env("CUDA_DEVICE_ORDER", "PCI_BUS_ID");
+    sb.set_env("CUDA_VISIBLE_DEVICES", "1");
+    install(&sb, &real_wheel(W912), &[]).ok();
+    sb.set_env("CUDA_VISIBLE_DEVICES", "GPU-0a0a0a0a");
+    install(&sb, &real_wheel(W927), &[])
+        .code_is(8)
+        .stderr_has(&["NVIDIA GeForce GTX 1080"]);
+    // No GPU visible to CUDA: nothing said, nothing refused.
+    sb.set_env("CUDA_VISIBLE_DEVICES", "");
+    let r = install(&sb, &real_wheel(W927), &[]).ok();
+    assert!(
+        !r.stderr().contains("compute capability"),
+        "{}",
+        r.describe()
+    );
+}
+
+#[test]
+fn no_gpu_or_a_failing_nvidia_smi_is_silent() {
+    // No nvidia-smi anywhere on PATH.
+    let mut sb = Sandbox::new();
+    sb.set_env("PATH", "/usr/bin:/bin");
+    let r = install(&sb, &real_wheel(W912), &[]).ok();
+    assert!(!r.stderr().contains("GPU"), "{}", r.describe());
+    // An nvidia-smi that fails (no driver loaded) or prints nothing.
+    let sb = machine(&[]);
+    let r = install(&sb, &real_wheel(W912), &[]).ok();
+    assert!(!r.stderr().contains("GPU"), "{}", r.describe());
+    let bin = sb.root().join("gpu-bin/nvidia-smi");
+    std::fs::write(
+        &bin,
+        "#!/bin/sh\necho 'NVIDIA-SMI has failed' >&2\nexit 9\n",
+    )
+    .unwrap();
+    let r = install(&sb, &real_wheel(W927), &[]).ok();
+    assert!(!r.stderr().contains("GPU"), "{}", r.describe());
+}
+
+#[test]
+fn a_version_prefix_picks_the_newest_release_that_runs_and_env_exec_never_ask() {
+    let sb = machine(&[PASCAL]);
+    let tk = linux_toolkit(&sb.root().join("cuda-12.4"), "12.4.1");
+    let t = tk.display().to_string();
+    // A 9.10 release (a fixture: real layout, stand-in library bytes) and the real 9.27.
+    let old = fixtures::redist_linux("9.10.2.21", "12").write(&sb.work());
+    install(&sb, &old, &[]).ok();
+    install(&sb, &real_wheel(W927), &["--force"]).ok();
+    sb.run(["use", "9", "--cuda-root", &t]).ok().stderr_has(&[
+        "picked cuDNN 9.10.2.21",
+        "runs on NVIDIA GeForce GTX 1080 (compute capability 6.1); cuDNN 9.27.0.42",
+        "needs 7.5 or newer",
+        "(none) → 9.10.2.21",
+    ]);
+    // An exact version that cannot run names the installed one that can.
+    sb.run(["use", "9.27.0.42", "--cuda-root", &t])
+        .code_is(8)
+        .stderr_has(&["installed: `cudnnm use 9.10.2.21`"]);
+
+    // Per-process activation never runs nvidia-smi.
+    let before = calls(&sb);
+    sb.run(["env", "--shell", "bash", "--version", "9.27.0.42"])
+        .ok();
+    sb.run(["exec", "--version", "9.27.0.42", "--", "true"])
+        .ok();
+    sb.run(["pin", "9.27.0.42"]).ok();
+    sb.run(["env", "--shell", "bash"]).ok();
+    assert_eq!(calls(&sb), before, "env/exec/pin must not query the GPU");
+}

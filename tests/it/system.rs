@@ -1,0 +1,212 @@
+//! The system store (`install --system`): releases an administrator installs
+//! once for every user of a machine. Users see them after their own, may
+//! point their default, pins and deployments at them, and never change them.
+//! Unix: file modes and a second user; the Windows system home's path is a
+//! unit test of `home` (run under wine with the library's tests).
+
+#![cfg(unix)]
+
+use crate::common;
+use crate::deploy_support;
+
+use std::path::{Path, PathBuf};
+
+use common::Sandbox;
+use common::fixtures;
+use serde_json::Value;
+
+fn archive(sb: &Sandbox, version: &str) -> PathBuf {
+    let dir = sb.root().join("archives");
+    std::fs::create_dir_all(&dir).unwrap();
+    fixtures::redist_linux(version, "12").write(&dir)
+}
+
+fn system_release(sb: &Sandbox, version: &str) -> PathBuf {
+    sb.system().join("store/cuda-12").join(version)
+}
+
+fn list(sb: &Sandbox) -> Vec<(String, String)> {
+    sb.run(["list", "--json"])
+        .ok()
+        .json()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v: &Value| {
+            (
+                v["id"].as_str().unwrap().to_string(),
+                v["origin"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+fn mode(p: &Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::symlink_metadata(p).unwrap().permissions().mode() & 0o7777
+}
+
+#[test]
+fn users_see_system_releases_after_their_own_and_never_change_them() {
+    let sb = Sandbox::new();
+    let a = archive(&sb, "9.1.0.70");
+    sb.run(["install".as_ref(), "--system".as_ref(), a.as_os_str()])
+        .ok()
+        .stderr_has(&["installed cuDNN 9.1.0.70"]);
+    // The system install wrote only the system home.
+    assert!(!sb.home().exists(), "the user's home was created");
+    let rel = system_release(&sb, "9.1.0.70");
+    assert!(rel.join("receipt.toml").is_file());
+    {
+        assert_eq!(mode(&rel), 0o755);
+        assert_eq!(mode(&sb.system().join("store")), 0o755);
+        assert_eq!(mode(&sb.system().join("store/cuda-12")), 0o755);
+        assert_eq!(mode(&rel.join("include/cudnn_version.h")), 0o444);
+        assert_eq!(mode(&rel.join("receipt.toml")), 0o444);
+    }
+
+    // The user's own release, and the system one after it.
+    let b = archive(&sb, "9.2.0.82");
+    sb.run(["install".as_ref(), b.as_os_str()]).ok();
+    assert_eq!(
+        list(&sb),
+        vec![
+            ("9.1.0.70_cuda12".to_string(), "system".to_string()),
+            ("9.2.0.82_cuda12".to_string(), "user".to_string()),
+        ]
+    );
+    let text = sb.run(["list"]).ok().stdout();
+    let line = |v: &str| text.lines().find(|l| l.starts_with(v)).unwrap().to_string();
+    assert!(line("9.1.0.70").contains(" system "), "{text}");
+    assert!(line("9.2.0.82").contains(" user "), "{text}");
+
+    // A user's default may be a system release; its link points into the system store.
+    sb.run(["default", "9.1.0.70_cuda12"]).ok();
+    let link = sb.home().join("current/cuda-12");
+    assert_eq!(
+        std::fs::canonicalize(&link).unwrap(),
+        std::fs::canonicalize(&rel).unwrap()
+    );
+    sb.run(["env", "--shell", "bash"])
+        .ok()
+        .stdout_has(&[&rel.join("lib").display().to_string()]);
+
+    // A user does not remove a system release.
+    sb.run(["uninstall", "9.1.0.70_cuda12"])
+        .code_is(5)
+        .stderr_has(&["system store", "uninstall 9.1.0.70_cuda12 --system"]);
+    assert!(rel.join("receipt.toml").is_file());
+
+    // The administrator does; the user's next command says what happened.
+    sb.run(["uninstall", "--system", "9.1.0.70_cuda12"])
+        .ok()
+        .stderr_has(&["cannot see", "removed cuDNN 9.1.0.70_cuda12"]);
+    assert!(!rel.exists());
+    sb.run(["exec", "--", "true"]).code_is(3).stderr_has(&[
+        "cuDNN 9.1.0.70_cuda12 is not installed",
+        "cudnnm default SPEC",
+    ]);
+}
+
+#[test]
+fn a_system_copy_is_hidden_by_the_users_own() {
+    let sb = Sandbox::new();
+    let a = archive(&sb, "9.1.0.70");
+    sb.run(["install".as_ref(), "--system".as_ref(), a.as_os_str()])
+        .ok();
+    // Installing what the system has is already done.
+    sb.run(["install".as_ref(), a.as_os_str()])
+        .ok()
+        .stderr_has(&["already installed"]);
+    assert!(!sb.home().join("store/cuda-12/9.1.0.70").exists());
+    sb.run(["install".as_ref(), a.as_os_str(), "--force".as_ref()])
+        .ok();
+    assert!(
+        sb.home()
+            .join("store/cuda-12/9.1.0.70/receipt.toml")
+            .is_file()
+    );
+    assert_eq!(
+        list(&sb),
+        vec![("9.1.0.70_cuda12".to_string(), "user".to_string())]
+    );
+}
+
+/// A real second user: root installs a real cuDNN build into the system
+/// store; `nobody`, with a home of their own, lists it, pins it, runs a
+/// program that loads it, deploys it into their own toolkit, and is refused
+/// `uninstall --system` (exit 5, nothing changed).
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+#[test]
+fn an_unprivileged_user_uses_the_system_store_and_cannot_change_it() {
+    if !deploy_support::is_root() {
+        common::skip::skip("needs root to act as a second user (setpriv --reuid nobody)");
+        return;
+    }
+    if common::skip::need_program("setpriv", "util-linux").is_none()
+        || common::skip::need_program("python3", "python3").is_none()
+    {
+        return;
+    }
+    let sb = Sandbox::new();
+    let wheel = common::real_wheel("nvidia_cudnn_jit_cu12-9.27.0.42");
+    sb.run(["install".as_ref(), "--system".as_ref(), wheel.as_os_str()])
+        .ok();
+    let rel = system_release(&sb, "9.27.0.42");
+    let before = deploy_support::snapshot(&sb.system());
+    // The user's home and working folder are theirs.
+    std::fs::create_dir_all(sb.home()).unwrap();
+    std::process::Command::new("chown")
+        .args(["65534:65534"])
+        .arg(sb.work())
+        .status()
+        .unwrap();
+
+    let listed = deploy_support::run_as_nobody(&sb, &["list", "--json"]).ok();
+    assert_eq!(listed.json()[0]["id"], "9.27.0.42_cuda12");
+    assert_eq!(listed.json()[0]["origin"], "system");
+
+    deploy_support::run_as_nobody(&sb, &["pin", "9.27"]).ok();
+    let probe = "import ctypes\nlib = ctypes.CDLL('libcudnn.so.9')\nlib.cudnnGetVersion.restype = ctypes.c_size_t\nprint(lib.cudnnGetVersion())";
+    let r = deploy_support::run_as_nobody(&sb, &["exec", "--", "python3", "-c", probe]).ok();
+    assert_eq!(r.stdout(), "92700\n", "{}", r.describe());
+
+    // Their own toolkit, a sandbox they own.
+    let tk = deploy_support::linux_toolkit(&sb.work().join("cuda-12.4"), "12.4");
+    std::process::Command::new("chown")
+        .args(["-R", "65534:65534"])
+        .arg(&tk)
+        .status()
+        .unwrap();
+    let t = tk.display().to_string();
+    deploy_support::run_as_nobody(&sb, &["use", "9.27.0.42", "--cuda-root", &t]).ok();
+    let lib = std::fs::canonicalize(tk.join("lib64/libcudnn.so.9")).unwrap();
+    assert!(
+        lib.starts_with(std::fs::canonicalize(&rel).unwrap()),
+        "{}",
+        lib.display()
+    );
+
+    let refused = deploy_support::run_as_nobody(&sb, &["uninstall", "--system", "9.27.0.42"]);
+    let refused = refused.code_is(5).stderr_has(&[
+        "cannot write the system store",
+        "sudo cudnnm uninstall 9.27.0.42 --system",
+    ]);
+    drop(refused);
+    deploy_support::run_as_nobody(&sb, &["uninstall", "9.27.0.42"]).code_is(5);
+    assert_eq!(deploy_support::snapshot(&sb.system()), before);
+
+    // The administrator sees the user's toolkit linking into the release.
+    let admin = common::output(sb.command().env("CUDA_HOME", &tk).args([
+        "uninstall",
+        "--system",
+        "9.27.0.42",
+    ]));
+    common::Run {
+        args: vec!["uninstall --system 9.27.0.42".into()],
+        out: admin,
+        root: sb.root().to_path_buf(),
+    }
+    .code_is(8)
+    .stderr_has(&["users still need cuDNN 9.27.0.42_cuda12", &t]);
+}
