@@ -131,7 +131,14 @@ pub enum Unsafe {
     /// entries collide). No cuDNN release ships one; refused on every host
     /// so that a release imports the same everywhere.
     NotPortable(String),
+    /// A name component longer than file systems hold (its length in bytes).
+    TooLong(usize),
 }
+
+/// Longest name component accepted, in bytes: what ext4, XFS, APFS and
+/// NTFS hold (255 bytes, or 255 UTF-16 units on NTFS). cuDNN's own names
+/// are far shorter.
+pub const MAX_COMPONENT_BYTES: usize = 255;
 
 impl fmt::Display for Unsafe {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -140,6 +147,12 @@ impl fmt::Display for Unsafe {
             Unsafe::ParentDir => "has a '..' component that leaves the archive",
             Unsafe::Empty => "has an empty or NUL-containing name",
             Unsafe::NotUtf8 => "has a name that is not UTF-8",
+            Unsafe::TooLong(n) => {
+                return write!(
+                    f,
+                    "has a name part of {n} bytes, too long for the file system (at most {MAX_COMPONENT_BYTES})"
+                );
+            }
             Unsafe::NotPortable(c) => {
                 return write!(
                     f,
@@ -187,6 +200,7 @@ pub fn normalize(raw: &str) -> Result<String, Unsafe> {
             "" | "." => {}
             ".." => return Err(Unsafe::ParentDir),
             c if !portable(c) => return Err(Unsafe::NotPortable(c.to_string())),
+            c if c.len() > MAX_COMPONENT_BYTES => return Err(Unsafe::TooLong(c.len())),
             c => parts.push(c),
         }
     }

@@ -1372,3 +1372,19 @@ fn a_wheel_whose_members_do_not_match_its_record_is_refused() {
     // The same wheel with its own RECORD installs.
     install(&sb, &good.write(sb.root()), &[]).ok();
 }
+
+#[test]
+fn a_name_too_long_for_the_file_system_is_said_plainly() {
+    let sb = Sandbox::new();
+    let long = "x".repeat(300);
+    let mut f = fixtures::windows_zip_8_1_0_77();
+    f.file(&format!("cuda/include/{long}.h"), "x");
+    let r = refused(
+        &sb,
+        &f.write(sb.root()),
+        &[],
+        4,
+        &["has a name part of 302 bytes, too long for the file system (at most 255)"],
+    );
+    assert!(!r.stderr().contains("corrupt"), "{}", r.describe());
+}
