@@ -24,12 +24,14 @@ pub const CUDNNM_ACTIVE: &str = "CUDNNM_ACTIVE";
 /// `CUDNNM_PYTHON`: the Python used for `install pip:…` (default `python3`, or `python` on Windows).
 pub const CUDNNM_PYTHON: &str = "CUDNNM_PYTHON";
 /// `CUDNNM_FAULT_AFTER_STEP`: test-only, read by debug builds alone: `use` and
-/// `rollback` abort right after journal step K (crash-safety tests).
+/// `rollback` abort right after journal step K (crash-safety tests);
+/// `install --force` over an installed release right after step K of its swap.
 pub const CUDNNM_FAULT_AFTER_STEP: &str = "CUDNNM_FAULT_AFTER_STEP";
 /// `CUDNNM_TEST_PAUSE_AFTER_STEP`: test-only, read by debug builds alone:
 /// `use` and `rollback` pause right after journal step K, while the file
 /// `CUDNNM_TEST_PAUSE_FILE` exists (they create it), so a test can signal or
-/// race a change in flight.
+/// race a change in flight; with K = 0, `install` pauses so, its release
+/// extracted in `store/.partial-*` and not yet committed.
 pub const CUDNNM_TEST_PAUSE_AFTER_STEP: &str = "CUDNNM_TEST_PAUSE_AFTER_STEP";
 /// `CUDNNM_TEST_PAUSE_FILE`: see [`CUDNNM_TEST_PAUSE_AFTER_STEP`].
 pub const CUDNNM_TEST_PAUSE_FILE: &str = "CUDNNM_TEST_PAUSE_FILE";

@@ -1,4 +1,6 @@
-//! Ctrl-C and SIGTERM during a change to a toolkit (`docs/architecture.md#deploying`): the first
+//! Ctrl-C and SIGTERM during a change to a toolkit (`docs/architecture.md#deploying`)
+//! or an import into the store (which then stops and removes its partial
+//! folder, [`import_error`]): the first
 //! signal only sets a flag; the transaction checks it at each journal step
 //! and, when set, undoes what it did and fails with [`Kind::Interrupted`]
 //! (exit 130, as a shell reports a process ended by SIGINT). A second signal
@@ -47,4 +49,11 @@ pub fn requested() -> bool {
 pub fn error() -> Error {
     Error::new(Kind::Interrupted, "interrupted; the toolkit is as it was")
         .hint("nothing was changed; run the command again to make the change")
+}
+
+/// The error an import returns when a signal stopped it (its partial
+/// folder is removed as the error unwinds).
+pub fn import_error() -> Error {
+    Error::new(Kind::Interrupted, "interrupted; nothing was installed")
+        .hint("the store is as it was; run the command again to install")
 }

@@ -371,6 +371,16 @@ pub fn toolkit_busy(root: &Path) -> bool {
     }
 }
 
+/// Whether a cudnnm process holds the lock of `home` right now (a command
+/// that changes the home is running). `false` when there is no lock file.
+pub fn home_busy(home: &Home) -> bool {
+    File::options()
+        .read(true)
+        .write(true)
+        .open(home.lock_file())
+        .is_ok_and(|f| matches!(f.try_lock(), Err(TryLockError::WouldBlock)))
+}
+
 /// What a process waiting for the toolkit lock tells the user.
 pub fn toolkit_wait_message(root: &Path) -> String {
     format!(

@@ -260,7 +260,26 @@ pub struct Store {
     root: PathBuf,
     system: Option<PathBuf>,
     shared: bool,
+    /// Test-only: abort right after this step of a replacing [`Store::commit`].
+    fault_after_step: Option<u64>,
+    /// Test-only: before committing (step 0), create this file and wait
+    /// while it exists (at most a minute) or until a signal asks to stop.
+    pause_file: Option<PathBuf>,
 }
+
+/// A folder an import left in the store (`store/.partial-*`): killed, or
+/// still running when the home lock is held.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PartialLeft {
+    /// The folder.
+    pub dir: PathBuf,
+    /// Bytes of the files in it.
+    pub bytes: u64,
+}
+
+/// The name prefix a release replaced by `install --force` has beside its
+/// successor while the swap is under way: `cuda-12/.replaced-9.1.0.70`.
+pub const REPLACED_PREFIX: &str = ".replaced-";
 
 impl Store {
     /// The store of `home` (`$CUDNNM_HOME/store`), reading the system store
@@ -270,7 +289,111 @@ impl Store {
             root: home.store_dir(),
             system: home.system_store_dir(),
             shared: home.is_system(),
+            fault_after_step: None,
+            pause_file: None,
         }
+    }
+
+    /// The same store with the test-only pause before commit (see
+    /// `CUDNNM_TEST_PAUSE_AFTER_STEP=0` and `CUDNNM_TEST_PAUSE_FILE`).
+    pub fn with_pause_file(mut self, file: Option<PathBuf>) -> Store {
+        self.pause_file = file;
+        self
+    }
+
+    fn pause_point(&self) {
+        let Some(f) = &self.pause_file else { return };
+        let _ = fsops::write_atomic(f, std::process::id().to_string().as_bytes());
+        let start = std::time::Instant::now();
+        while f.exists()
+            && !crate::interrupt::requested()
+            && start.elapsed() < std::time::Duration::from_secs(60)
+        {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+    }
+
+    /// Folders interrupted imports left (`store/.partial-*`), with their
+    /// sizes. While an import runs (it holds the home lock) its own folder is
+    /// one of them; callers that cannot tell check [`crate::lock::home_busy`].
+    pub fn partials(&self) -> Vec<PartialLeft> {
+        let Ok(rd) = fs::read_dir(&self.root) else {
+            return Vec::new();
+        };
+        let mut out: Vec<PartialLeft> = rd
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with(".partial-"))
+            .map(|e| PartialLeft {
+                bytes: tree_bytes(&e.path()),
+                dir: e.path(),
+            })
+            .collect();
+        out.sort_by(|a, b| a.dir.cmp(&b.dir));
+        out
+    }
+
+    /// The same store whose replacing [`Store::commit`] aborts the process
+    /// right after step `step` (1: the old release moved aside; 2: the new
+    /// one in place; 3: the old one deleted), as a kill would; for the
+    /// crash tests (`CUDNNM_FAULT_AFTER_STEP`, read by debug builds only).
+    pub fn with_fault_after_step(mut self, step: Option<u64>) -> Store {
+        self.fault_after_step = step;
+        self
+    }
+
+    fn fault_point(&self, step: u64) {
+        if self.fault_after_step == Some(step) {
+            // Die now, as a kill -9 would: no destructor, no undo.
+            std::process::abort();
+        }
+    }
+
+    /// Releases an interrupted `install --force` left moved aside
+    /// (`cuda-*/.replaced-<version>`), as `(folder, the release folder it belongs in)`.
+    pub fn replaced(&self) -> Vec<(PathBuf, PathBuf)> {
+        let mut out = Vec::new();
+        let Ok(top) = fs::read_dir(&self.root) else {
+            return out;
+        };
+        for cuda_dir in top.flatten() {
+            if !cuda_dir.file_name().to_string_lossy().starts_with("cuda-") {
+                continue;
+            }
+            let Ok(rd) = fs::read_dir(cuda_dir.path()) else {
+                continue;
+            };
+            for e in rd.flatten() {
+                let n = e.file_name().to_string_lossy().into_owned();
+                if let Some(v) = n.strip_prefix(REPLACED_PREFIX) {
+                    out.push((e.path(), cuda_dir.path().join(v)));
+                }
+            }
+        }
+        out.sort();
+        out
+    }
+
+    /// Finishes or undoes each replacement an interrupted `install --force`
+    /// left: when the new release is in place the old one is deleted;
+    /// otherwise the old one is moved back. Either way one release is in the
+    /// store. Call under the home lock. Returns the release folders whose
+    /// old release came back.
+    ///
+    /// # Errors
+    /// When an old release cannot be moved back (it stays where it is and
+    /// the next command tries again).
+    pub fn recover_replaced(&self) -> Result<Vec<PathBuf>> {
+        let mut restored = Vec::new();
+        for (aside, dest) in self.replaced() {
+            if fs::symlink_metadata(&dest).is_ok() {
+                fsops::remove_dir_all(&aside)?;
+            } else {
+                fsops::rename(&aside, &dest)?;
+                fsops::sync_dir(fsops::parent_of(&dest));
+                restored.push(dest);
+            }
+        }
+        Ok(restored)
     }
 
     /// The store folder this store writes.
@@ -384,6 +507,11 @@ impl Store {
                 continue;
             };
             for rel in versions.flatten() {
+                if rel.file_name().to_string_lossy().starts_with('.') {
+                    // A release moved aside by an interrupted replacement
+                    // (see `recover_replaced`), not one of the store's.
+                    continue;
+                }
                 let looks_like_release = rel
                     .file_name()
                     .to_str()
@@ -554,7 +682,11 @@ impl Store {
     /// # Errors
     /// When the store folder cannot be created (read-only home, full disk).
     pub fn begin_import(&self) -> Result<PartialRelease> {
+        // Ctrl-C now sets a flag the copy loops check: the import stops and
+        // its partial folder is removed before the process exits.
+        crate::interrupt::install();
         fsops::create_dir_all(&self.root)?;
+        self.recover_replaced()?;
         self.sweep_partials();
         let dir = tempfile::Builder::new()
             .prefix(".partial-")
@@ -580,7 +712,12 @@ impl Store {
 
     /// Moves a finished partial release into place as `version`/`cuda`,
     /// writing its receipt and making its files read-only. With `replace`,
-    /// an existing release there is swapped out and deleted.
+    /// an existing release there is swapped out and deleted: it is first
+    /// renamed to `.replaced-<version>` beside it, then the new one is
+    /// renamed into place, then the old one is deleted. A kill between the
+    /// two renames leaves the old release aside, and the next command under
+    /// the lock ([`Store::recover_replaced`]) moves it back: the store always
+    /// holds the old release or the new one.
     ///
     /// # Errors
     /// [`Kind::Conflict`] when a release exists there and `replace` is false;
@@ -593,6 +730,10 @@ impl Store {
     ) -> Result<Release> {
         let dest = self.release_dir(&receipt.version, &receipt.cuda);
         let dir = partial.path().to_path_buf();
+        self.pause_point();
+        if crate::interrupt::requested() {
+            return Err(crate::interrupt::import_error());
+        }
         fsops::write_atomic(&dir.join(RECEIPT_FILE), receipt.to_toml().as_bytes())?;
         for f in &receipt.files {
             if !f.entry.is_link() {
@@ -603,12 +744,14 @@ impl Store {
             // The system store: every user reads it, nobody but its owner changes it.
             fsops::make_tree_shared(&dir)?;
         }
-        fsops::create_dir_all(fsops::parent_of(&dest))?;
+        fsops::sync_dir(&dir);
+        let parent = fsops::parent_of(&dest).to_path_buf();
+        fsops::create_dir_all(&parent)?;
         if self.shared {
             fsops::make_shared(&self.root)?;
-            fsops::make_shared(fsops::parent_of(&dest))?;
+            fsops::make_shared(&parent)?;
         }
-        let mut trash = None;
+        let mut aside = None;
         if dest.exists() {
             if !replace {
                 return Err(Error::new(
@@ -616,21 +759,29 @@ impl Store {
                     format!("'{}' already exists", dest.display()),
                 ));
             }
-            let t = fsops::sibling(&dest, "trash");
-            let t = self.root.join(t.file_name().unwrap());
-            fsops::rename(&dest, &t)?;
-            trash = Some(t);
+            let name = dest.file_name().unwrap_or_default().to_string_lossy();
+            let a = parent.join(format!("{REPLACED_PREFIX}{name}"));
+            if fs::symlink_metadata(&a).is_ok() {
+                // Left by an earlier replacement whose successor is in place.
+                fsops::remove_dir_all(&a)?;
+            }
+            fsops::rename(&dest, &a)?;
+            fsops::sync_dir(&parent);
+            aside = Some(a);
+            self.fault_point(1);
         }
         if let Err(e) = fsops::rename(&dir, &dest) {
-            if let Some(t) = &trash {
-                let _ = fsops::rename(t, &dest);
+            if let Some(a) = &aside {
+                let _ = fsops::rename(a, &dest);
             }
             return Err(e);
         }
         partial.keep();
-        fsops::sync_dir(fsops::parent_of(&dest));
-        if let Some(t) = trash {
-            fsops::remove_dir_all(&t)?;
+        fsops::sync_dir(&parent);
+        if let Some(a) = aside {
+            self.fault_point(2);
+            fsops::remove_dir_all(&a)?;
+            self.fault_point(3);
         }
         Ok(Release { dir: dest, receipt })
     }
@@ -712,6 +863,34 @@ impl Drop for PartialRelease {
             let _ = fsops::remove_dir_all(&p);
         }
     }
+}
+
+/// `1.2 GiB`, `830 KiB`, `12 B`.
+pub fn human_size(n: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = n as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u < UNITS.len() - 1 {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{n} B")
+    } else {
+        format!("{v:.1} {}", UNITS[u])
+    }
+}
+
+/// Bytes of the regular files under `dir` (links not followed).
+fn tree_bytes(dir: &Path) -> u64 {
+    let Ok(rd) = fs::read_dir(dir) else { return 0 };
+    rd.flatten()
+        .map(|e| match e.file_type() {
+            Ok(t) if t.is_dir() => tree_bytes(&e.path()),
+            Ok(t) if t.is_file() => e.metadata().map(|m| m.len()).unwrap_or(0),
+            _ => 0,
+        })
+        .sum()
 }
 
 /// Current time as RFC 3339 UTC with seconds (`2026-11-29T21:12:07Z`).

@@ -29,6 +29,90 @@ pub struct Entry {
     pub kind: EntryKind,
 }
 
+/// Most entries accepted in one archive. No cuDNN release holds more than a
+/// few hundred files; a count past this is refused before anything is
+/// written, so memory stays bounded.
+pub const MAX_ENTRIES: usize = 20_000;
+
+/// How one entry clashes with the entries before it (see [`Tree`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Clash {
+    /// The same path as an earlier file or link (the later would win).
+    Duplicate,
+    /// A file or link at a path that is also a folder (an entry
+    /// `lib/x.so.9` and `lib/x.so.9/` or `lib/x.so.9/y`): one shadows the other.
+    FileAndFolder(String),
+    /// More than [`MAX_ENTRIES`] entries.
+    TooMany,
+}
+
+impl fmt::Display for Clash {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Clash::Duplicate => f.write_str("appears twice in the archive"),
+            Clash::FileAndFolder(p) => write!(
+                f,
+                "clashes with another entry: '{p}' is both a file and a folder"
+            ),
+            Clash::TooMany => write!(
+                f,
+                "is past the {MAX_ENTRIES}th entry; no cuDNN archive holds that many"
+            ),
+        }
+    }
+}
+
+/// The paths an archive's entries claim, checked one entry at a time (tar
+/// streams): each path is a file (or link) or a folder, never both, and
+/// never claimed twice by a file. Memory grows with the entries, which
+/// [`MAX_ENTRIES`] bounds.
+#[derive(Debug, Default)]
+pub struct Tree {
+    files: std::collections::HashSet<String>,
+    dirs: std::collections::HashSet<String>,
+    count: usize,
+}
+
+impl Tree {
+    /// Adds entry `e`.
+    ///
+    /// # Errors
+    /// The [`Clash`] it makes with the entries added before it.
+    pub fn add(&mut self, e: &Entry) -> Result<(), Clash> {
+        self.count += 1;
+        if self.count > MAX_ENTRIES {
+            return Err(Clash::TooMany);
+        }
+        let is_dir = e.kind == EntryKind::Dir;
+        let path = e.path.as_str();
+        if self.files.contains(path) {
+            return Err(if is_dir {
+                Clash::FileAndFolder(path.to_string())
+            } else {
+                Clash::Duplicate
+            });
+        }
+        if !is_dir && self.dirs.contains(path) {
+            return Err(Clash::FileAndFolder(path.to_string()));
+        }
+        let mut end = 0;
+        while let Some(i) = path[end..].find('/') {
+            let a = &path[..end + i];
+            if self.files.contains(a) {
+                return Err(Clash::FileAndFolder(a.to_string()));
+            }
+            self.dirs.insert(a.to_string());
+            end += i + 1;
+        }
+        if is_dir {
+            self.dirs.insert(path.to_string());
+        } else {
+            self.files.insert(path.to_string());
+        }
+        Ok(())
+    }
+}
+
 /// Why an entry is refused.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Unsafe {
@@ -47,7 +131,14 @@ pub enum Unsafe {
     /// entries collide). No cuDNN release ships one; refused on every host
     /// so that a release imports the same everywhere.
     NotPortable(String),
+    /// A name component longer than file systems hold (its length in bytes).
+    TooLong(usize),
 }
+
+/// Longest name component accepted, in bytes: what ext4, XFS, APFS and
+/// NTFS hold (255 bytes, or 255 UTF-16 units on NTFS). cuDNN's own names
+/// are far shorter.
+pub const MAX_COMPONENT_BYTES: usize = 255;
 
 impl fmt::Display for Unsafe {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -56,6 +147,12 @@ impl fmt::Display for Unsafe {
             Unsafe::ParentDir => "has a '..' component that leaves the archive",
             Unsafe::Empty => "has an empty or NUL-containing name",
             Unsafe::NotUtf8 => "has a name that is not UTF-8",
+            Unsafe::TooLong(n) => {
+                return write!(
+                    f,
+                    "has a name part of {n} bytes, too long for the file system (at most {MAX_COMPONENT_BYTES})"
+                );
+            }
             Unsafe::NotPortable(c) => {
                 return write!(
                     f,
@@ -103,6 +200,7 @@ pub fn normalize(raw: &str) -> Result<String, Unsafe> {
             "" | "." => {}
             ".." => return Err(Unsafe::ParentDir),
             c if !portable(c) => return Err(Unsafe::NotPortable(c.to_string())),
+            c if c.len() > MAX_COMPONENT_BYTES => return Err(Unsafe::TooLong(c.len())),
             c => parts.push(c),
         }
     }

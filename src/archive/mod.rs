@@ -9,7 +9,9 @@ pub mod entry;
 pub mod header;
 pub mod layout;
 pub mod name;
+pub mod record;
 pub mod source;
+pub mod zipdir;
 
 use std::path::{Path, PathBuf};
 
@@ -171,10 +173,91 @@ fn import_zip(
     if let Some(done) = already_installed(store, &id, req)? {
         return Ok(done);
     }
+    let record = wheel_record(path, &zip, &plan)?;
     let partial = store.begin_import()?;
     let (files, size, sha) = zip.extract(&plan, partial.path(), progress)?;
     check_sha(path, req, &sha)?;
+    if let Some(r) = &record {
+        check_wheel_members(path, r, &plan, &files)?;
+    }
     finish(store, req, name, &plan, id, partial, files, size, Some(sha))
+}
+
+/// A wheel's `RECORD` (for a zip whose plan found a wheel's METADATA),
+/// after checking that it lists every member of the zip.
+///
+/// # Errors
+/// [`Kind::Integrity`] when the wheel has no `RECORD`, or a member is not in it.
+fn wheel_record(
+    path: &Path,
+    zip: &source::ZipSource,
+    plan: &Plan,
+) -> Result<Option<record::Record>> {
+    // The cuDNN wheel's own dist-info, else any top-level one the zip has.
+    let at = match &plan.metadata {
+        Some(meta) => meta.strip_suffix("METADATA").unwrap_or(meta).to_string() + "RECORD",
+        None => match zip.entries().iter().find(|e| {
+            e.path
+                .strip_suffix(".dist-info/RECORD")
+                .is_some_and(|d| !d.contains('/'))
+        }) {
+            Some(e) => e.path.clone(),
+            None => return Ok(None),
+        },
+    };
+    let refuse = |why: String| {
+        source::bad(path, why).hint(
+            "a wheel lists every member with its SHA-256 in RECORD; this one was altered or built wrong — download it again (`pip download`)",
+        )
+    };
+    if !zip.entries().iter().any(|e| e.path == at) {
+        return Err(refuse(format!("the wheel has no '{at}'")));
+    }
+    let r = record::Record::parse(&zip.read_text(&at)?);
+    for e in zip.entries() {
+        if matches!(e.kind, entry::EntryKind::File { .. })
+            && !record::exempt(&e.path)
+            && !r.lists(&e.path)
+        {
+            return Err(refuse(format!(
+                "member '{}' is not listed in the wheel's RECORD",
+                e.path
+            )));
+        }
+    }
+    Ok(Some(r))
+}
+
+/// Checks every extracted member of a wheel against its `RECORD`.
+///
+/// # Errors
+/// [`Kind::Integrity`] naming the first member whose size or SHA-256 differs.
+fn check_wheel_members(
+    path: &Path,
+    r: &record::Record,
+    plan: &Plan,
+    files: &[FileRecord],
+) -> Result<()> {
+    let src_of: std::collections::HashMap<&str, &str> = plan
+        .items
+        .iter()
+        .map(|i| (i.dest.as_str(), i.src.as_str()))
+        .collect();
+    for f in files {
+        let (Some(sha), Some(src)) = (f.entry.sha256(), src_of.get(f.path.as_str())) else {
+            continue;
+        };
+        if let Err(m) = r.check(src, f.entry.size(), sha) {
+            let why = match m {
+                record::Mismatch::Missing => "has no SHA-256 in the wheel's RECORD",
+                record::Mismatch::Differs => "does not match its SHA-256 in the wheel's RECORD",
+            };
+            return Err(source::bad(path, format!("member '{src}' {why}")).hint(
+                "the wheel was altered after it was built; download it again (`pip download`) and compare",
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn import_tar(

@@ -86,6 +86,12 @@ pub fn bad(path: &Path, why: impl std::fmt::Display) -> Error {
     )
 }
 
+fn clashing_entry(path: &Path, name: &str, why: entry::Clash) -> Error {
+    bad(path, format!("entry '{name}' {why}")).hint(
+        "this archive is malformed (no cuDNN release is built so); download it again from NVIDIA and check its SHA-256",
+    )
+}
+
 fn unsafe_entry(path: &Path, name: &str, why: Unsafe) -> Error {
     bad(path, format!("entry '{name}' {why}")).hint(
         "this archive is malformed or hostile; download it again from NVIDIA and check its SHA-256",
@@ -107,9 +113,57 @@ impl ZipSource {
     /// # Errors
     /// A truncated or corrupt zip; unsafe entry names; absurd sizes.
     pub fn open(path: &Path) -> Result<ZipSource> {
+        // The declared count first: the zip library reads the whole
+        // central directory into memory, so an absurd count is refused
+        // before it does.
+        let dir = super::zipdir::directory(path).with_path("read", path)?;
+        let count = |n: u64| {
+            bad(
+                path,
+                format!(
+                    "holds {n} entries; no cuDNN archive holds more than {}",
+                    entry::MAX_ENTRIES
+                ),
+            )
+            .hint("this archive is malformed or hostile; download it again from NVIDIA")
+        };
+        if let Some(d) = &dir {
+            if d.entries > entry::MAX_ENTRIES as u64 {
+                return Err(count(d.entries));
+            }
+            // Names as stored, so that two entries of one name (which the
+            // zip library folds into one) are refused, naming it.
+            if let Some(names) = super::zipdir::names(path, d).with_path("read", path)? {
+                let mut seen = std::collections::HashSet::new();
+                for n in &names {
+                    if !seen.insert(n.as_str()) {
+                        return Err(clashing_entry(path, n, entry::Clash::Duplicate));
+                    }
+                }
+            }
+        }
         let mut za = open_zip(path)?;
+        if za.len() > entry::MAX_ENTRIES {
+            return Err(count(za.len() as u64));
+        }
+        if let Some(d) = &dir
+            && (za.len() as u64) < d.entries
+        {
+            return Err(bad(
+                path,
+                format!(
+                    "declares {} entries but {} have distinct names: some entry appears twice",
+                    d.entries,
+                    za.len()
+                ),
+            )
+            .hint("this archive is malformed (no cuDNN release is built so); download it again from NVIDIA and check its SHA-256"));
+        }
         let mut entries = Vec::with_capacity(za.len());
         let mut index = HashMap::new();
+        let mut tree = entry::Tree::default();
+        let archive_bytes = fs::metadata(path).with_path("read", path)?.len();
+        let mut declared = 0u64;
         for i in 0..za.len() {
             let mut f = za
                 .by_index(i)
@@ -139,10 +193,17 @@ impl ZipSource {
                     )
                     .hint("this archive is malformed or hostile; download it again"));
                 }
+                // The sizes the zip declares, in all: a bomb of many
+                // entries is refused before any is written.
+                declared = declared.saturating_add(size);
+                check_expansion(path, declared, archive_bytes)?;
                 EntryKind::File { size }
             };
-            index.insert(norm.clone(), i);
-            entries.push(Entry { path: norm, kind });
+            let e = Entry { path: norm, kind };
+            tree.add(&e)
+                .map_err(|why| clashing_entry(path, &raw, why))?;
+            index.insert(e.path.clone(), i);
+            entries.push(e);
         }
         Ok(ZipSource {
             path: path.to_path_buf(),
@@ -249,12 +310,25 @@ impl ZipSource {
                 .by_index(self.index[&it.src])
                 .map_err(|e| bad(&self.path, format!("'{}' is unreadable: {e}", it.src)))?;
             let target = dest.join(&it.dest);
-            let written = if item_size(it) >= PIPELINE_MIN {
+            // Never more than the entry declares (one byte more tells a lie).
+            let declared = item_size(it);
+            let f = f.take(declared.saturating_add(1));
+            let written = if declared >= PIPELINE_MIN {
                 write_stream_pipelined(f, &target, progress)
             } else {
                 write_stream(f, &target, &mut buf, progress)
             };
             let (size, sha) = written.map_err(|e| stream_error(&self.path, &it.src, &target, e))?;
+            if size != declared {
+                return Err(bad(
+                    &self.path,
+                    format!(
+                        "entry '{}' holds more or fewer bytes than the {declared} it declares",
+                        it.src
+                    ),
+                )
+                .hint("this archive is malformed or hostile; download it again from NVIDIA"));
+            }
             out.push(FileRecord::file(it.dest.clone(), size, sha));
         }
         Ok(out)
@@ -308,6 +382,7 @@ fn write_stream(
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(e),
         };
+        stop_if_interrupted()?;
         h.update(&buf[..k]);
         out.write_all(&buf[..k])?;
         n += k as u64;
@@ -363,6 +438,7 @@ fn write_stream_pipelined(
                 if k == 0 {
                     return Ok(());
                 }
+                stop_if_interrupted()?;
                 total += k as u64;
                 if total > MAX_ENTRY_BYTES {
                     return Err(io::Error::new(
@@ -387,6 +463,15 @@ fn write_stream_pipelined(
     })
 }
 
+/// Fails when a signal asked the process to stop (see [`crate::interrupt`]);
+/// [`stream_error`] then reports the interruption, not a damaged archive.
+fn stop_if_interrupted() -> io::Result<()> {
+    if crate::interrupt::requested() {
+        return Err(io::Error::other("interrupted"));
+    }
+    Ok(())
+}
+
 /// Reads until `buf` is full or the input ends; returns the bytes read.
 fn read_full(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
     let mut n = 0;
@@ -404,6 +489,9 @@ fn read_full(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
 /// Classifies a failure while copying one entry: write-side errors (disk
 /// full, read-only) name the target; read-side errors mean a corrupt archive.
 fn stream_error(archive: &Path, entry_name: &str, target: &Path, e: io::Error) -> Error {
+    if crate::interrupt::requested() {
+        return crate::interrupt::import_error();
+    }
     match e.kind() {
         io::ErrorKind::StorageFull
         | io::ErrorKind::QuotaExceeded
@@ -481,6 +569,7 @@ pub fn read_tar(
     let mut hashes = HashMap::new();
     let mut buf = vec![0u8; BUF];
     let mut expanded = 0u64;
+    let mut tree = entry::Tree::default();
     let corrupt = |e: &dyn std::fmt::Display| {
         bad(path, format!("is truncated or corrupt ({e})"))
             .hint("the download may be incomplete; fetch it again and compare its SHA-256")
@@ -492,6 +581,19 @@ pub fn read_tar(
             String::from_utf8(name_bytes).map_err(|_| unsafe_entry(path, "?", Unsafe::NotUtf8))?;
         let name = entry::normalize(&raw_name).map_err(|why| unsafe_entry(path, &raw_name, why))?;
         let ty = item.header().entry_type();
+        if !matches!(ty, tar::EntryType::XGlobalHeader | tar::EntryType::XHeader) {
+            // Checked before anything of it is written.
+            let probe = Entry {
+                path: name.clone(),
+                kind: if ty == tar::EntryType::Directory {
+                    EntryKind::Dir
+                } else {
+                    EntryKind::File { size: 0 }
+                },
+            };
+            tree.add(&probe)
+                .map_err(|why| clashing_entry(path, &raw_name, why))?;
+        }
         let kind = match ty {
             tar::EntryType::Regular | tar::EntryType::Continuous => {
                 let size = item.header().size().map_err(|e| corrupt(&e))?;
@@ -503,21 +605,11 @@ pub fn read_tar(
                 }
                 // Real cuDNN tarballs expand about 2.5×; a bomb expands thousands of times.
                 expanded += size;
-                if expanded > (64 << 20) && expanded > MAX_EXPANSION * compressed.get().max(1) {
-                    return Err(bad(
-                        path,
-                        format!(
-                            "expands to more than {MAX_EXPANSION} times its size ({expanded} bytes from {} read), unlike any cuDNN archive",
-                            compressed.get()
-                        ),
-                    )
-                    .hint("this archive is malformed or hostile; download it again from NVIDIA"));
-                }
+                check_expansion(path, expanded, compressed.get())?;
                 let target = raw.join(&name);
                 if let Some(p) = target.parent() {
                     fsops::create_dir_all(p)?;
                 }
-                forget_earlier(&mut entries, &mut hashes, &name, &target);
                 let (n, sha) = write_stream(&mut item, &target, &mut buf, &NoAdvance)
                     .map_err(|e| stream_error(path, &raw_name, &target, e))?;
                 if n != size {
@@ -534,7 +626,6 @@ pub fn read_tar(
                     .link_name_bytes()
                     .map(|b| String::from_utf8_lossy(&b).into_owned())
                     .ok_or_else(|| corrupt(&format!("link '{raw_name}' has no target")))?;
-                forget_earlier(&mut entries, &mut hashes, &name, &raw.join(&name));
                 if ty == tar::EntryType::Symlink {
                     EntryKind::Symlink(t)
                 } else {
@@ -562,22 +653,32 @@ pub fn read_tar(
     })
 }
 
-/// Largest decompressed/compressed ratio accepted for a tar stream.
+/// Largest decompressed/compressed ratio accepted for an archive's whole
+/// content (real cuDNN archives and wheels expand 2 to 3 times; a bomb
+/// thousands of times). Below 64 MiB of content it is not applied.
 const MAX_EXPANSION: u64 = 200;
 
-/// A tar may hold the same path twice; as with `tar -x`, the later entry
-/// wins, so the earlier one is forgotten (and its file removed from `raw`).
-fn forget_earlier(
-    entries: &mut Vec<Entry>,
-    hashes: &mut HashMap<String, (u64, Sha256Hex)>,
-    name: &str,
-    target: &Path,
-) {
-    if let Some(i) = entries.iter().position(|e| e.path == name) {
-        entries.remove(i);
-        hashes.remove(name);
-        let _ = fsops::remove_file(target);
-    }
+/// Most bytes an archive may expand to in all: several times a whole real
+/// cuDNN release unpacked (a few GiB), whatever the archive's size.
+pub const MAX_TOTAL_BYTES: u64 = 32 << 30;
+
+/// Refuses an archive of `archive_bytes` whose content reaches
+/// `expanded` bytes: more than [`MAX_TOTAL_BYTES`], or (past 64 MiB) more
+/// than [`MAX_EXPANSION`] times its size.
+fn check_expansion(path: &Path, expanded: u64, archive_bytes: u64) -> Result<()> {
+    let why = if expanded > MAX_TOTAL_BYTES {
+        format!(
+            "expands to more than {} GiB ({expanded} bytes), more than any cuDNN release",
+            MAX_TOTAL_BYTES >> 30
+        )
+    } else if expanded > (64 << 20) && expanded > MAX_EXPANSION * archive_bytes.max(1) {
+        format!(
+            "expands to more than {MAX_EXPANSION} times its size ({expanded} bytes from {archive_bytes}), unlike any cuDNN archive"
+        )
+    } else {
+        return Ok(());
+    };
+    Err(bad(path, why).hint("this archive is malformed or hostile; download it again from NVIDIA"))
 }
 
 /// What [`read_tar`] found.

@@ -1,6 +1,8 @@
 //! `cudnnm backups [--cuda-root P]`: every backup, oldest first, with its
 //! toolkit, when and why it was taken, what it holds, its size, and which is
-//! each toolkit's first (its state before cudnnm, never pruned).
+//! each toolkit's first (its state before cudnnm, never pruned), and the
+//! files of the user's own a backup keeps (never pruned either).
+//! `cudnnm backups --remove ID`: removes the backups named, whatever they hold.
 
 use std::path::PathBuf;
 
@@ -16,6 +18,9 @@ pub struct Args {
     /// Only backups of this CUDA toolkit root
     #[arg(long, value_name = "PATH")]
     pub cuda_root: Option<std::path::PathBuf>,
+    /// Remove these backups, even one keeping files of your own (pruning never does)
+    #[arg(long, value_name = "ID", num_args = 1..)]
+    pub remove: Vec<String>,
 }
 
 #[derive(Serialize)]
@@ -29,11 +34,39 @@ struct BackupView {
     files: usize,
     size: u64,
     first: bool,
+    /// Files of the user's own it holds (kept until `--remove` names it).
+    users_files: Vec<String>,
     dir: PathBuf,
+}
+
+/// `--remove ID...`: removes each backup named, under the home lock.
+fn remove(ctx: &Ctx, ids: &[String]) -> Result<u8> {
+    let ids = ids
+        .iter()
+        .map(|s| backup::parse_id(s))
+        .collect::<Result<Vec<u64>>>()?;
+    let _lock = ctx.lock()?;
+    let bytes = backup::release_bytes(&ctx.home);
+    for id in ids {
+        let b = backup::remove(&ctx.home, id)?;
+        let yours = b.record.users_files(&bytes);
+        if yours.is_empty() {
+            ctx.status(format!("removed backup {id}"));
+        } else {
+            ctx.status(format!(
+                "removed backup {id} and the files of yours it kept: {}",
+                yours.join(", ")
+            ));
+        }
+    }
+    Ok(0)
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     recover_if_pending(ctx)?;
+    if !args.remove.is_empty() {
+        return remove(ctx, &args.remove);
+    }
     let filter = match args.cuda_root {
         Some(p) => {
             let p = if p.is_absolute() {
@@ -60,6 +93,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
             .entry(b.record.toolkit.clone())
             .or_insert(b.record.id);
     }
+    let bytes = backup::release_bytes(&ctx.home);
     let views: Vec<BackupView> = all
         .iter()
         .filter(|b| filter.as_ref().is_none_or(|f| &b.record.toolkit == f))
@@ -73,6 +107,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
             files: b.record.files.len(),
             size: b.record.size(),
             first: firsts.get(&b.record.toolkit) == Some(&b.record.id),
+            users_files: b.record.users_files(&bytes),
             dir: b.dir.clone(),
         })
         .collect();
@@ -94,6 +129,8 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
                 human_size(v.size),
                 if v.first {
                     format!("{} (first)", v.held)
+                } else if !v.users_files.is_empty() {
+                    format!("{} (kept: yours: {})", v.held, v.users_files.join(", "))
                 } else {
                     v.held.clone()
                 },

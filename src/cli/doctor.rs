@@ -48,6 +48,10 @@ impl Reporter for FixReporter<'_> {
     fn on_recovered(&self, recovered: &crate::deploy::recover::Recovered) {
         self.0.on_recovered(recovered);
     }
+
+    fn on_release_restored(&self, dir: &std::path::Path) {
+        self.0.on_release_restored(dir);
+    }
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use super::Ctx;
-use super::support::{GpuGate, ReleaseView};
+use super::support::{GpuGate, ReleaseView, recover_and_report};
 use crate::archive::{self, ImportRequest, Outcome};
 use crate::catalog;
 use crate::env;
@@ -180,7 +180,11 @@ fn looks_like_path(s: &str) -> bool {
 
 fn import_and_report(ctx: &Ctx, mut req: ImportRequest) -> Result<u8> {
     let _lock = ctx.lock()?;
-    let store = Store::new(&ctx.home);
+    recover_and_report(ctx)?;
+    let hook = crate::deploy::journal::FaultHook::from_env(&ctx.env);
+    let store = Store::new(&ctx.home)
+        .with_fault_after_step(hook.after_step)
+        .with_pause_file(hook.pause_file.filter(|_| hook.pause_after_step == Some(0)));
     for d in crate::deploy::Deployments::load(&ctx.home)?.entries {
         req.deployed
             .entry(d.release.to_string())

@@ -23,6 +23,8 @@ pub struct Args {
 
 pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     let want: Option<CudaVariant> = args.cuda.as_deref().map(str::parse).transpose()?;
+    super::support::recover_if_pending(ctx)?;
+    super::support::report_partials(ctx);
     let store = Store::new(&ctx.home);
     let (all, broken) = store.scan()?;
     for b in &broken {

@@ -209,6 +209,13 @@ impl crate::deploy::Reporter for Ctx {
         self.warn(recovered.message());
     }
 
+    fn on_release_restored(&self, dir: &std::path::Path) {
+        self.warn(format!(
+            "recovered an interrupted `install --force`: the release it was replacing is back in '{}'",
+            dir.display()
+        ));
+    }
+
     fn on_drifted(
         &self,
         release: &crate::store::Release,

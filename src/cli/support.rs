@@ -40,7 +40,7 @@ pub fn recover_and_report(ctx: &Ctx) -> Result<Vec<Recovered>> {
 /// For read-only commands: when a journal exists, wait for the lock (the
 /// change may still be running) and recover; otherwise touch nothing.
 pub fn recover_if_pending(ctx: &Ctx) -> Result<Vec<Recovered>> {
-    if !journal::any_pending(&ctx.home) {
+    if !journal::any_pending(&ctx.home) && Store::new(&ctx.home).replaced().is_empty() {
         return Ok(Vec::new());
     }
     let _lock = ctx.lock()?;
@@ -113,8 +113,24 @@ pub fn msg_label(label: &str) -> &str {
 pub fn report_not_from_a_release(ctx: &Ctx, id: u64, rels: &[String]) {
     if !rels.is_empty() {
         ctx.status(format!(
-            "also moved to backup {id}: {} (not part of any cuDNN release)",
+            "also moved to backup {id}: {} (not part of any cuDNN release), kept until `cudnnm backups --remove {id}`",
             rels.join(", ")
+        ));
+    }
+}
+
+/// Warns of each folder an interrupted import left in the store
+/// (`store/.partial-*`), with its size and how to free it. Says nothing
+/// while another cudnnm holds the home lock: the folder may be its import.
+pub fn report_partials(ctx: &Ctx) {
+    if crate::lock::home_busy(&ctx.home) {
+        return;
+    }
+    for p in Store::new(&ctx.home).partials() {
+        ctx.warn(format!(
+            "an interrupted install left '{}' ({}); the next `cudnnm install` removes it, or delete that folder",
+            p.dir.display(),
+            human_size(p.bytes)
         ));
     }
 }
@@ -532,21 +548,7 @@ pub fn export_modules(
     Ok(0)
 }
 
-/// `1.2 GiB`, `830 KiB`, `12 B`.
-pub fn human_size(n: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut v = n as f64;
-    let mut u = 0;
-    while v >= 1024.0 && u < UNITS.len() - 1 {
-        v /= 1024.0;
-        u += 1;
-    }
-    if u == 0 {
-        format!("{n} B")
-    } else {
-        format!("{v:.1} {}", UNITS[u])
-    }
-}
+pub use crate::store::human_size;
 
 /// A text table: every column as wide as its widest cell (ids of any
 /// length, long labels), the columns `right` marks right-aligned (numbers),

@@ -18,6 +18,8 @@ pub struct Args {
 
 /// Runs the command; returns the exit code (0 healthy, 7 problems found).
 pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
+    super::support::recover_if_pending(ctx)?;
+    super::support::report_partials(ctx);
     let exe = std::env::current_exe().ok();
     let env = &ctx.env;
     let children = |paths: &[PathBuf]| {

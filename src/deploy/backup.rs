@@ -9,6 +9,7 @@
 //! listed. Pruning keeps the newest N per toolkit and always a toolkit's
 //! first backup: its state before cudnnm touched it.
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -16,6 +17,7 @@ use serde::{Deserialize, Serialize};
 use super::Deployment;
 use crate::error::{Error, Kind, Result};
 use crate::fsops;
+use crate::hash::Sha256Hex;
 use crate::home::Home;
 use crate::record::{self, Entry};
 use crate::toolkit::Layout;
@@ -41,6 +43,43 @@ pub struct BackupFile {
     /// Its modification time (nanoseconds since the epoch), restored with it.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub mtime_ns: Option<i64>,
+    /// True for bytes copied here from a store release (when that release
+    /// was uninstalled, see [`materialize`]): a release's bytes, not the
+    /// user's, so they never keep the backup from being pruned.
+    #[serde(skip_serializing_if = "is_false", default)]
+    pub from_release: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+impl BackupFile {
+    /// Whether this file is the user's own: a name no cuDNN release ships
+    /// (`lib64/libcudnn_myplugin.so.9`), or a regular file with a release's
+    /// name whose bytes are none of `release_bytes` (a patched `cudnn.h`, a
+    /// hand-copied library). Unchanged copies of store files, links into the
+    /// store and release bytes kept at uninstall are not. Links with a
+    /// release's name (soname chains) are not either: they hold no bytes.
+    pub fn is_users(&self, release_bytes: &HashSet<Sha256Hex>) -> bool {
+        if self.store.is_some() || self.from_release {
+            return false;
+        }
+        if self
+            .entry
+            .link_target()
+            .is_some_and(|t| Path::new(t).is_absolute())
+        {
+            return false;
+        }
+        let name = self.path.rsplit('/').next().unwrap_or(&self.path);
+        if !crate::names::is_release_name(name) {
+            return true;
+        }
+        self.entry
+            .sha256()
+            .is_some_and(|sha| !release_bytes.contains(sha))
+    }
 }
 
 /// `backup.toml`.
@@ -83,6 +122,16 @@ impl BackupRecord {
             .filter(|f| f.store.is_none())
             .map(|f| f.entry.size())
             .sum()
+    }
+
+    /// Toolkit-relative paths of the files that are the user's own
+    /// ([`BackupFile::is_users`]).
+    pub fn users_files(&self, release_bytes: &HashSet<Sha256Hex>) -> Vec<String> {
+        self.files
+            .iter()
+            .filter(|f| f.is_users(release_bytes))
+            .map(|f| f.path.clone())
+            .collect()
     }
 
     /// `backup.toml` as text.
@@ -201,8 +250,23 @@ pub fn next_id(home: &Home) -> Result<u64> {
         .unwrap_or(1))
 }
 
+/// The SHA-256 of every file of every release in the store: the bytes
+/// that are a release's, not the user's. Releases whose receipts cannot be
+/// read add nothing (their files then count as the user's: kept, not lost).
+pub fn release_bytes(home: &Home) -> HashSet<Sha256Hex> {
+    crate::store::Store::new(home)
+        .releases()
+        .unwrap_or_default()
+        .iter()
+        .flat_map(|r| r.receipt.files.iter())
+        .filter_map(|f| f.entry.sha256().cloned())
+        .collect()
+}
+
 /// Removes old backups of the toolkit at `root`: keeps the newest `keep`
-/// (at least one: the one the next rollback needs) and always the first.
+/// (at least one: the one the next rollback needs), always the first, and
+/// always those holding files of the user's own ([`BackupFile::is_users`]):
+/// those go only when `cudnnm backups --remove <id>` names them ([`remove`]).
 /// Each is renamed to `backups/.trash-<id>` before deletion so a crash never
 /// leaves a half-deleted backup that still looks whole. Returns the removed ids.
 ///
@@ -220,24 +284,47 @@ pub fn prune(home: &Home, root: &Path, keep: u32) -> Result<Vec<u64>> {
     }
     let first = all[0].record.id;
     let newest: Vec<u64> = all.iter().rev().take(keep).map(|b| b.record.id).collect();
+    let mut ours: Option<HashSet<Sha256Hex>> = None;
     let mut removed = Vec::new();
     for b in &all {
         let id = b.record.id;
         if id == first || newest.contains(&id) {
             continue;
         }
-        let trash = home.backups_dir().join(format!(".trash-{id}"));
-        // Best effort: a backup that cannot go now (a file in it still held
-        // by a program, on Windows; or a `.trash-<id>` the sweep above could
-        // not remove, which Windows will not rename onto) stays, and a
-        // later prune tries again.
-        if fsops::rename(&b.dir, &trash).is_err() {
+        let bytes = ours.get_or_insert_with(|| release_bytes(home));
+        if !b.record.users_files(bytes).is_empty() {
             continue;
         }
-        let _ = fsops::remove_dir_all(&trash);
-        removed.push(id);
+        if remove_dir(home, b).is_ok() {
+            removed.push(id);
+        }
     }
     Ok(removed)
+}
+
+/// Removes backup `b` (renamed to `backups/.trash-<id>` first, so a crash
+/// never leaves a half-deleted backup that still looks whole).
+fn remove_dir(home: &Home, b: &Backup) -> Result<()> {
+    let trash = home.backups_dir().join(format!(".trash-{}", b.record.id));
+    // A backup that cannot go now (a file in it still held by a program, on
+    // Windows; or a `.trash-<id>` the sweep could not remove, which Windows
+    // will not rename onto) stays whole.
+    fsops::rename(&b.dir, &trash)?;
+    let _ = fsops::remove_dir_all(&trash);
+    Ok(())
+}
+
+/// Removes backup `id` because the user named it (`cudnnm backups --remove`),
+/// whatever it holds. Call under the home lock. Returns what it was.
+///
+/// # Errors
+/// [`Kind::NotFound`] when there is no such backup; when its folder cannot be
+/// renamed away (it is then left whole).
+pub fn remove(home: &Home, id: u64) -> Result<Backup> {
+    sweep_trash(home);
+    let b = load(home, id)?;
+    remove_dir(home, &b)?;
+    Ok(b)
 }
 
 /// Whether backup file `f` holds no bytes of its own for a file of the
@@ -353,6 +440,7 @@ pub fn materialize(r: &Referring, release_dir: &Path, release_id: &ReleaseId) ->
         fsops::rename(&tmp, &dest)?;
         f.store = None;
         f.entry = Entry::file(size, sha);
+        f.from_release = true;
         n += 1;
     }
     fsops::sync_dir(&dir.join("files"));
@@ -400,6 +488,9 @@ mod tests {
                 entry: Entry::file(3, crate::hash::sha256_bytes(b"abc")),
                 store: None,
                 mtime_ns: None,
+                // Backup 3 holds a file of the user's own (bytes no
+                // release in this empty store has); the others hold release bytes.
+                from_release: id != 3,
             }],
         }
     }
@@ -424,12 +515,29 @@ mod tests {
         assert_eq!(load(&home, 42).unwrap_err().kind(), Kind::NotFound);
         assert_eq!(load(&home, 3).unwrap().record.size(), 3);
         let removed = prune(&home, Path::new("/tk"), 3).unwrap();
-        assert_eq!(removed, vec![2, 3, 5]);
+        assert_eq!(removed, vec![2, 5], "backup 3 holds the user's file");
         let left: Vec<u64> = list(&home).unwrap().iter().map(|b| b.record.id).collect();
-        assert_eq!(left, vec![1, 4, 6, 7, 8]);
+        assert_eq!(left, vec![1, 3, 4, 6, 7, 8]);
         sweep_trash(&home);
         assert!(!home.backups_dir().join(".trash-2").exists());
         assert_eq!(prune(&home, Path::new("/tk"), 0).unwrap(), vec![6, 7]);
+        let bytes = HashSet::new();
+        assert_eq!(
+            load(&home, 3).unwrap().record.users_files(&bytes),
+            vec!["lib64/libcudnn.so.9".to_string()]
+        );
+        assert!(
+            load(&home, 8)
+                .unwrap()
+                .record
+                .users_files(&bytes)
+                .is_empty()
+        );
+        // Only naming it removes it.
+        assert_eq!(remove(&home, 3).unwrap().record.id, 3);
+        assert_eq!(remove(&home, 3).unwrap_err().kind(), Kind::NotFound);
+        let left: Vec<u64> = list(&home).unwrap().iter().map(|b| b.record.id).collect();
+        assert_eq!(left, vec![1, 4, 8]);
         assert_eq!(parse_id("#3").unwrap(), 3);
         assert_eq!(parse_id("x").unwrap_err().kind(), Kind::Usage);
     }

@@ -42,6 +42,12 @@ pub trait Reporter {
         let _ = recovered;
     }
 
+    /// Recovery moved back into `dir` the release an interrupted
+    /// `install --force` had moved aside (its replacement never arrived).
+    fn on_release_restored(&self, dir: &Path) {
+        let _ = dir;
+    }
+
     /// `release` is recorded in the toolkit at `root` by the mode asked
     /// for, but its files changed (`drift`): it is deployed again.
     fn on_drifted(&self, release: &Release, root: &Path, drift: &Drift) {

@@ -68,6 +68,11 @@ impl Recovered {
 /// When a change can be neither completed nor undone (the error names the
 /// backup folder holding the originals; the journal stays for a retry).
 pub fn recover_all(home: &Home, reporter: &dyn Reporter) -> Result<Vec<Recovered>> {
+    // First the store: a change below may need the release an interrupted
+    // `install --force` had moved aside.
+    for dir in crate::store::Store::new(home).recover_replaced()? {
+        reporter.on_release_restored(&dir);
+    }
     let mut out = Vec::new();
     for p in journal::pending(home)? {
         let plan = p.plan.clone();

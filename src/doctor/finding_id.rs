@@ -194,6 +194,9 @@ finding_ids! {
     /// The home, the system store or a toolkit is on a network file system, where locking may not
     /// work. Severity: warning.
     NetworkFileSystem = "network-file-system",
+    /// A folder an interrupted import left in the store (`store/.partial-*`), taking disk space
+    /// no command shows. Severity: warning.
+    StorePartialLeft = "store-partial-left",
 }
 
 impl fmt::Display for FindingId {

@@ -1123,17 +1123,6 @@ fn refuses_link_loops() {
     );
 }
 
-#[cfg(unix)]
-#[test]
-fn a_repeated_tar_entry_takes_the_later_one() {
-    let sb = Sandbox::new();
-    let mut f = fixtures::linux_tgz("10.2", "7.6.5.32");
-    f.file("cuda/NVIDIA_SLA_cuDNN_Support.txt", "second copy wins");
-    install(&sb, &f.write_tgz(sb.root()), &[]).ok();
-    let lic = release_dir(&sb, "10.2", "7.6.5.32").join("NVIDIA_SLA_cuDNN_Support.txt");
-    assert_eq!(fs::read_to_string(lic).unwrap(), "second copy wins");
-}
-
 #[test]
 fn refuses_a_tar_that_expands_like_a_bomb() {
     let sb = Sandbox::new();
@@ -1206,4 +1195,196 @@ fn stdout_write_failures_are_errors_and_json_errors_are_json() {
         ),
         (Some("not-found"), Some(3))
     );
+}
+
+#[test]
+fn a_file_shadowed_by_a_folder_entry_is_refused_naming_it() {
+    let sb = Sandbox::new();
+    // zip: the library and a folder entry of the same name.
+    let mut f = fixtures::windows_zip_8_1_0_77();
+    f.push("cuda/bin/cudnn64_8.dll/", Item::Dir);
+    let zip = f.write(sb.root());
+    refused(
+        &sb,
+        &zip,
+        &[],
+        4,
+        &[
+            "entry 'cuda/bin/cudnn64_8.dll/'",
+            "'cuda/bin/cudnn64_8.dll' is both a file and a folder",
+        ],
+    );
+    // zip: a member below the library's path.
+    let mut f = fixtures::windows_zip_8_1_0_77();
+    f.file("cuda/bin/cudnn64_8.dll/x", "x");
+    refused(
+        &sb,
+        &f.write(sb.root()),
+        &[],
+        4,
+        &[
+            "entry 'cuda/bin/cudnn64_8.dll/x'",
+            "is both a file and a folder",
+        ],
+    );
+    // tar: a folder entry after the file (was exit 1 with an internal path).
+    let mut f = fixtures::linux_tgz("10.2", "7.6.5.32");
+    f.push("cuda/include/cudnn.h", Item::Dir);
+    refused(
+        &sb,
+        &f.write(sb.root()),
+        &[],
+        4,
+        &[
+            "entry 'cuda/include/cudnn.h'",
+            "'cuda/include/cudnn.h' is both a file and a folder",
+        ],
+    );
+}
+
+#[test]
+fn duplicate_entries_are_refused_naming_them() {
+    let sb = Sandbox::new();
+    // zip: a second, different cudnn64_8.dll (the later one would win).
+    let mut f = fixtures::windows_zip_8_1_0_77();
+    f.file("cuda/bin/cudnn64_8.dlX", fixtures::dll_bytes("tampered"));
+    let zip = f.write_zip_renaming(
+        sb.root(),
+        "cuda/bin/cudnn64_8.dlX",
+        "cuda/bin/cudnn64_8.dll",
+    );
+    refused(
+        &sb,
+        &zip,
+        &[],
+        4,
+        &["entry 'cuda/bin/cudnn64_8.dll' appears twice in the archive"],
+    );
+    // tar: the header twice.
+    let mut f = fixtures::linux_tgz("10.2", "7.6.5.32");
+    f.file("cuda/include/cudnn.h", fixtures::version_header("7.6.4"));
+    refused(
+        &sb,
+        &f.write(sb.root()),
+        &[],
+        4,
+        &["entry 'cuda/include/cudnn.h' appears twice in the archive"],
+    );
+}
+
+#[test]
+fn an_archive_with_an_absurd_entry_count_is_refused_before_extracting() {
+    let sb = Sandbox::new();
+    let mut f = fixtures::windows_zip_8_1_0_77();
+    for i in 0..20_001 {
+        f.push(&format!("cuda/extra/{i}/"), Item::Dir);
+    }
+    refused(
+        &sb,
+        &f.write(sb.root()),
+        &[],
+        4,
+        &["holds 20032 entries; no cuDNN archive holds more than 20000"],
+    );
+    let mut f = fixtures::linux_tgz("10.2", "7.6.5.32");
+    for i in 0..20_001 {
+        f.push(&format!("cuda/extra/{i}/"), Item::Dir);
+    }
+    refused(
+        &sb,
+        &f.write(sb.root()),
+        &[],
+        4,
+        &["no cuDNN archive holds that many"],
+    );
+}
+
+#[test]
+fn a_zip_of_many_entries_that_expands_like_a_bomb_is_refused_before_writing() {
+    let sb = Sandbox::new();
+    // Each entry alone is small enough; together they expand ~1000 times.
+    let mut f = fixtures::windows_zip_8_1_0_77();
+    for i in 0..3 {
+        f.file(
+            &format!("cuda/lib/x64/cudnn_pad{i}.lib"),
+            vec![0u8; 30 << 20],
+        );
+    }
+    let zip = f.write(sb.root());
+    assert!(fs::metadata(&zip).unwrap().len() < (1 << 20));
+    refused(
+        &sb,
+        &zip,
+        &[],
+        4,
+        &["expands to more than 200 times its size"],
+    );
+}
+
+#[test]
+fn a_wheel_whose_members_do_not_match_its_record_is_refused() {
+    let sb = Sandbox::new();
+    let good = fixtures::wheel("nvidia-cudnn-cu12", "9.1.0.70", false);
+    let record_at = good
+        .entries
+        .iter()
+        .find(|(p, _)| p.ends_with(".dist-info/RECORD"))
+        .unwrap()
+        .0
+        .clone();
+    let lib = good
+        .entries
+        .iter()
+        .find(|(p, _)| p.ends_with("libcudnn_graph.so.9"))
+        .unwrap()
+        .0
+        .clone();
+    // A tampered library under the RECORD of the real one.
+    let mut f = good.clone();
+    f.replace(&record_at, good.record_text().as_bytes());
+    f.replace(
+        &lib,
+        &fixtures::elf_bytes("libcudnn_graph.so.9 patched", false),
+    );
+    refused(
+        &sb,
+        &f.write(sb.root()),
+        &[],
+        4,
+        &[&format!(
+            "member '{lib}' does not match its SHA-256 in the wheel's RECORD"
+        )],
+    );
+    // A member RECORD does not list.
+    let mut f = good.clone();
+    f.replace(&record_at, good.record_text().as_bytes());
+    f.file(
+        "nvidia/cudnn/lib/libcudnn_extra.so.9",
+        fixtures::elf_bytes("extra", false),
+    );
+    refused(
+        &sb,
+        &f.write(sb.root()),
+        &[],
+        4,
+        &["member 'nvidia/cudnn/lib/libcudnn_extra.so.9' is not listed in the wheel's RECORD"],
+    );
+    // The same wheel with its own RECORD installs.
+    install(&sb, &good.write(sb.root()), &[]).ok();
+}
+
+#[test]
+fn a_name_too_long_for_the_file_system_is_said_plainly() {
+    let sb = Sandbox::new();
+    let long = "x".repeat(300);
+    let mut f = fixtures::windows_zip_8_1_0_77();
+    f.file(&format!("cuda/include/{long}.h"), "x");
+    let r = refused(
+        &sb,
+        &f.write(sb.root()),
+        &[],
+        4,
+        &["has a name part of 302 bytes, too long for the file system (at most 255)"],
+    );
+    assert!(!r.stderr().contains("corrupt"), "{}", r.describe());
 }

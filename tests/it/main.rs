@@ -28,6 +28,7 @@ mod lock_fallback;
 mod modules;
 mod pin;
 mod shell_hooks;
+mod store_crash;
 mod system;
 mod use_;
 mod use_crash;

@@ -1324,3 +1324,74 @@ fn targets_folders_outside_the_root_are_left_alone_and_lib64_to_lib_verifies_cle
         .ok()
         .stdout_has(&["Everything matches its record."]);
 }
+
+#[test]
+fn pruning_keeps_the_users_own_files_until_removed_by_name() {
+    let (sb, tk) = linux_world();
+    std::fs::create_dir_all(sb.home()).unwrap();
+    std::fs::write(sb.home().join("config.toml"), "keep_backups = 2\n").unwrap();
+    let t = tk_arg(&tk);
+    sb.run(["use", "9.12", "--cuda-root", &t, "--mode", "copy"])
+        .ok();
+    // The user patches the deployed header and drops a plugin of their own.
+    let mut patched = std::fs::read(tk.join("include/cudnn.h")).unwrap();
+    patched.extend_from_slice(b"\n#define MY_PATCH 1\n");
+    std::fs::write(tk.join("include/cudnn.h"), &patched).unwrap();
+    let plugin = b"\x7fELF my own plugin".to_vec();
+    std::fs::write(tk.join("lib64/libcudnn_myplugin.so.9"), &plugin).unwrap();
+    sb.run(["use", "9.1", "--cuda-root", &t, "--mode", "copy"])
+        .ok()
+        .stderr_has(&[
+            "also moved to backup 2: lib64/libcudnn_myplugin.so.9 (not part of any cuDNN release)",
+            "kept until `cudnnm backups --remove 2`",
+        ]);
+    // Far more switches than keep_backups: backup 2 holds the user's bytes.
+    for v in ["9.12", "9.1", "9.12", "9.1", "9.12"] {
+        sb.run(["use", v, "--cuda-root", &t, "--mode", "copy"]).ok();
+    }
+    let j = sb.run(["backups", "--json"]).ok().json();
+    let ids: Vec<u64> = j
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["id"].as_u64().unwrap())
+        .collect();
+    assert_eq!(
+        ids,
+        vec![1, 2, 6, 7],
+        "pruned all but first, newest 2 and the user's"
+    );
+    let kept = &j[1];
+    assert_eq!(
+        kept["users_files"],
+        serde_json::json!(["include/cudnn.h", "lib64/libcudnn_myplugin.so.9"])
+    );
+    assert!(j[3]["users_files"].as_array().unwrap().is_empty());
+    let text = sb.run(["backups"]).ok().stdout();
+    assert!(
+        text.contains("(kept: yours: include/cudnn.h, lib64/libcudnn_myplugin.so.9)"),
+        "{text}"
+    );
+    let files = sb.home().join("backups/2/files");
+    assert_eq!(
+        std::fs::read(files.join("include/cudnn.h")).unwrap(),
+        patched
+    );
+    assert_eq!(
+        std::fs::read(files.join("lib64/libcudnn_myplugin.so.9")).unwrap(),
+        plugin
+    );
+    // Rolling back to that state gives both back byte for byte.
+    sb.run(["rollback", "--to", "2"]).ok();
+    assert_eq!(std::fs::read(tk.join("include/cudnn.h")).unwrap(), patched);
+    assert_eq!(
+        std::fs::read(tk.join("lib64/libcudnn_myplugin.so.9")).unwrap(),
+        plugin
+    );
+    // Only a command naming it removes it.
+    sb.run(["backups", "--remove", "2"]).ok().stderr_has(&[
+        "removed backup 2 and the files of yours it kept: include/cudnn.h, lib64/libcudnn_myplugin.so.9",
+    ]);
+    assert!(!sb.home().join("backups/2").exists());
+    sb.run(["backups", "--remove", "2"]).code_is(3);
+}

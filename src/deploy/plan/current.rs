@@ -321,6 +321,7 @@ pub(super) fn backup_record(
                 entry: f.state.clone(),
                 store: f.store_copy.clone(),
                 mtime_ns: f.mtime_ns,
+                from_release: false,
             })
             .collect(),
     }

@@ -8,7 +8,9 @@ use std::fs;
 use std::path::Path;
 
 use super::{file_name, s};
-use crate::doctor::snapshot::{ChangedRelease, CudnnFile, DamagedRelease, Snapshot, StoreCopy};
+use crate::doctor::snapshot::{
+    ChangedRelease, CudnnFile, DamagedRelease, Snapshot, StoreCopy, StorePartial,
+};
 use crate::home::Home;
 use crate::names::{self, FileKind};
 use crate::store::{BrokenRelease, FileRecord, Release, Store};
@@ -25,10 +27,21 @@ pub(crate) struct Scanned {
 
 /// Scans the store of `home`; a store that cannot be read is a note.
 pub(crate) fn scan(snap: &mut Snapshot, home: &Home) -> Scanned {
-    let (releases, damaged) = Store::new(home).scan().unwrap_or_else(|e| {
+    let store = Store::new(home);
+    let (releases, damaged) = store.scan().unwrap_or_else(|e| {
         snap.notes.push(format!("store: {e}"));
         Default::default()
     });
+    if !crate::lock::home_busy(home) {
+        snap.store_partials = store
+            .partials()
+            .into_iter()
+            .map(|p| StorePartial {
+                dir: s(&p.dir),
+                bytes: p.bytes,
+            })
+            .collect();
+    }
     Scanned { releases, damaged }
 }
 

@@ -3,6 +3,16 @@
 
 use serde::{Deserialize, Serialize};
 
+/// A folder an interrupted import left in the store (`store/.partial-*`).
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct StorePartial {
+    /// The folder.
+    pub dir: String,
+    /// Bytes of the files in it.
+    pub bytes: u64,
+}
+
 /// A store folder (`store/cuda-<variant>/<version>`) without a readable receipt.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 #[serde(default)]

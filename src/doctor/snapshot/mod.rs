@@ -24,7 +24,9 @@ use serde::{Deserialize, Serialize};
 
 pub use files::{CudnnFile, Origin, StoreCopy, install_root};
 pub use frameworks::Framework;
-pub use home::{ChangedRelease, DamagedRelease, DeploymentState, FileState, PlacedState};
+pub use home::{
+    ChangedRelease, DamagedRelease, DeploymentState, FileState, PlacedState, StorePartial,
+};
 pub use toolkits::{ToolkitInfo, ToolkitLayout, UnfinishedChange};
 pub use versions::{Known, cudart_to_version};
 
@@ -103,6 +105,9 @@ pub struct Snapshot {
     /// Every `cudnn.h` / `cudnn_version.h` a compiler would find, in its
     /// search order (see [`CompilerHeader`]).
     pub compiler_headers: Vec<CompilerHeader>,
+    /// Folders interrupted imports left in the store (`store/.partial-*`);
+    /// none listed while another cudnnm holds the home lock.
+    pub store_partials: Vec<StorePartial>,
     /// Problems met while gathering (unreadable folders, tools that failed).
     pub notes: Vec<String>,
     /// Time spent per gathering phase, in milliseconds.

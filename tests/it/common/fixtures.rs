@@ -81,7 +81,48 @@ impl Fixture {
     }
 
     /// Writes a zip (also used for wheels) into `dir`; returns its path.
+    /// A wheel's RECORD for the entries as they are now: every file with
+    /// its SHA-256 (urlsafe base64) and size, RECORD itself without.
+    pub fn record_text(&self) -> String {
+        let mut out = String::new();
+        for (p, item) in &self.entries {
+            match item {
+                Item::File(_) if p.ends_with(".dist-info/RECORD") => {
+                    out.push_str(&format!("{p},,\n"))
+                }
+                Item::File(b) => {
+                    let sha = cudnnm::hash::sha256_bytes(b);
+                    out.push_str(&format!(
+                        "{p},sha256={},{}\n",
+                        cudnnm::archive::record::urlsafe_b64(&sha),
+                        b.len()
+                    ));
+                }
+                _ => {}
+            }
+        }
+        out
+    }
+
     pub fn write_zip(&self, dir: &Path) -> PathBuf {
+        // A wheel whose RECORD was left empty gets the RECORD of its entries.
+        let filled;
+        let this = if self.name.ends_with(".whl")
+            && self.entries.iter().any(|(p, i)| {
+                p.ends_with(".dist-info/RECORD") && matches!(i, Item::File(b) if b.is_empty())
+            }) {
+            let text = self.record_text();
+            let mut f = self.clone();
+            f.replace(".dist-info/RECORD", text.as_bytes());
+            filled = f;
+            &filled
+        } else {
+            self
+        };
+        this.write_zip_as_is(dir)
+    }
+
+    fn write_zip_as_is(&self, dir: &Path) -> PathBuf {
         let path = dir.join(&self.name);
         let f = fs::File::create(&path).unwrap();
         let mut z = zip::ZipWriter::new(f);
@@ -103,6 +144,33 @@ impl Fixture {
             }
         }
         z.finish().unwrap();
+        path
+    }
+
+    /// Writes a zip whose entry names then have every `from` replaced by
+    /// `to` (same length) in the file's bytes: a zip with two entries of
+    /// one name, which zip writers refuse to make.
+    pub fn write_zip_renaming(&self, dir: &Path, from: &str, to: &str) -> PathBuf {
+        assert_eq!(from.len(), to.len());
+        let path = self.write_zip(dir);
+        let mut bytes = fs::read(&path).unwrap();
+        let (f, t) = (from.as_bytes(), to.as_bytes());
+        let mut i = 0;
+        let mut n = 0;
+        while i + f.len() <= bytes.len() {
+            if &bytes[i..i + f.len()] == f {
+                bytes[i..i + f.len()].copy_from_slice(t);
+                n += 1;
+                i += f.len();
+            } else {
+                i += 1;
+            }
+        }
+        assert!(
+            n >= 2,
+            "renamed in the local header and the central directory"
+        );
+        fs::write(&path, bytes).unwrap();
         path
     }
 

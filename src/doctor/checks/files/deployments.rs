@@ -202,6 +202,7 @@ fn change_unfinished(cx: &Cx, root: &str) -> bool {
 /// through a toolkit it is linked into (symlink or hardlink deployment).
 pub(super) fn store_damage(cx: &Cx, out: &mut Vec<Finding>) {
     store_changed(cx, out);
+    store_partials(cx, out);
     for d in &cx.s.store_damaged {
         let name = d.release.as_deref().unwrap_or("a release");
         if d.unreadable {
@@ -272,6 +273,26 @@ fn store_unreadable(cx: &Cx, d: &crate::doctor::snapshot::DamagedRelease, name: 
     } else {
         f.fix(format!("Give your user read access to {} — `chmod` when you own it, `sudo chown -R \"$USER\"` when another user (often root, from a `sudo cudnnm install`) does; `ls -ld` shows the owner.", d.dir))
             .command(format!("chmod -R u+rX {}", crate::quote::sh_quote(&d.dir)))
+    }
+}
+
+/// `store-partial-left`: a folder an import killed before it finished
+/// (power cut, `kill -9`, a second Ctrl-C) left in the store.
+fn store_partials(cx: &Cx, out: &mut Vec<Finding>) {
+    for p in &cx.s.store_partials {
+        out.push(
+            Finding::new(
+                FindingId::StorePartialLeft,
+                Severity::Warning,
+                format!(
+                    "an interrupted install left {} ({}) in the store",
+                    p.dir,
+                    crate::store::human_size(p.bytes)
+                ),
+            )
+            .why("An import extracts a release into a `.partial-*` folder of the store and renames it into place when it is whole; an import killed before that leaves the folder, which no release, `list` entry or deployment uses.")
+            .fix(format!("The next `cudnnm install` removes it; or delete {} yourself (no cudnnm command is running).", p.dir)),
+        );
     }
 }
 

@@ -1,0 +1,135 @@
+//! A wheel's `RECORD` (`<name>.dist-info/RECORD`): one line per member,
+//! `path,sha256=<urlsafe base64 digest, no padding>,size`. Every member but
+//! `RECORD` itself (and its signatures) must be listed with its hash, and an
+//! installer checks each member against it (the binary distribution format,
+//! <https://packaging.python.org/en/latest/specifications/binary-distribution-format/>,
+//! "The .dist-info directory" and "Signed wheel files").
+
+use std::collections::HashMap;
+
+use crate::hash::Sha256Hex;
+
+/// The listed members: path → (SHA-256 as urlsafe base64 without padding, size).
+#[derive(Debug, Default)]
+pub struct Record {
+    entries: HashMap<String, (Option<String>, Option<u64>)>,
+}
+
+/// Why a member does not check out against `RECORD`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Mismatch {
+    /// Not listed, or listed without a SHA-256.
+    Missing,
+    /// Listed with other bytes.
+    Differs,
+}
+
+impl Record {
+    /// Parses `RECORD` text. Lines it cannot read list nothing (their
+    /// members are then missing, and refused).
+    pub fn parse(text: &str) -> Record {
+        let mut entries = HashMap::new();
+        for line in text.lines() {
+            let mut parts = line.rsplitn(3, ',');
+            let (Some(size), Some(hash), Some(path)) = (parts.next(), parts.next(), parts.next())
+            else {
+                continue;
+            };
+            let path = path
+                .strip_prefix('"')
+                .and_then(|p| p.strip_suffix('"'))
+                .map(|p| p.replace("\"\"", "\""))
+                .unwrap_or_else(|| path.to_string());
+            let sha = hash.strip_prefix("sha256=").map(str::to_string);
+            entries.insert(path, (sha, size.trim().parse().ok()));
+        }
+        Record { entries }
+    }
+
+    /// Whether `path` is listed at all.
+    pub fn lists(&self, path: &str) -> bool {
+        self.entries.contains_key(path)
+    }
+
+    /// Checks member `path` of `size` bytes and SHA-256 `sha`.
+    ///
+    /// # Errors
+    /// The [`Mismatch`].
+    pub fn check(&self, path: &str, size: u64, sha: &Sha256Hex) -> Result<(), Mismatch> {
+        let Some((Some(want), want_size)) = self.entries.get(path) else {
+            return Err(Mismatch::Missing);
+        };
+        if *want != urlsafe_b64(sha) || want_size.is_some_and(|s| s != size) {
+            return Err(Mismatch::Differs);
+        }
+        Ok(())
+    }
+}
+
+/// Whether `path` needs no entry of its own: `RECORD` and its signatures.
+pub fn exempt(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    path.contains(".dist-info/") && matches!(name, "RECORD" | "RECORD.jws" | "RECORD.p7s")
+}
+
+/// A SHA-256 as `RECORD` writes it: the 32 bytes in urlsafe base64 without padding.
+pub fn urlsafe_b64(sha: &Sha256Hex) -> String {
+    const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    let hex = sha.as_str().as_bytes();
+    let bytes: Vec<u8> = hex
+        .chunks(2)
+        .map(|c| u8::from_str_radix(std::str::from_utf8(c).unwrap_or("00"), 16).unwrap_or(0))
+        .collect();
+    let mut out = String::with_capacity(43);
+    for c in bytes.chunks(3) {
+        let n = (c[0] as u32) << 16
+            | (*c.get(1).unwrap_or(&0) as u32) << 8
+            | *c.get(2).unwrap_or(&0) as u32;
+        let k = c.len() + 1;
+        for j in 0..k {
+            out.push(A[((n >> (18 - 6 * j)) & 63) as usize] as char);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_records_and_checks_members() {
+        // sha256("abc"), as pip writes it.
+        let sha = crate::hash::sha256_bytes(b"abc");
+        assert_eq!(
+            urlsafe_b64(&sha),
+            "ungWv48Bz-pBQUDeXa4iI7ADYaOWF3qctBD_YfIAFa0"
+        );
+        let r = Record::parse(
+            "nvidia/cudnn/lib/a.so.9,sha256=ungWv48Bz-pBQUDeXa4iI7ADYaOWF3qctBD_YfIAFa0,3\n\
+             \"nvidia/x,y\",sha256=ungWv48Bz-pBQUDeXa4iI7ADYaOWF3qctBD_YfIAFa0,3\n\
+             nvidia_cudnn-9.dist-info/RECORD,,\n",
+        );
+        assert_eq!(r.check("nvidia/cudnn/lib/a.so.9", 3, &sha), Ok(()));
+        assert_eq!(r.check("nvidia/x,y", 3, &sha), Ok(()));
+        assert_eq!(
+            r.check("nvidia/cudnn/lib/a.so.9", 4, &sha),
+            Err(Mismatch::Differs)
+        );
+        let other = crate::hash::sha256_bytes(b"abd");
+        assert_eq!(
+            r.check("nvidia/cudnn/lib/a.so.9", 3, &other),
+            Err(Mismatch::Differs)
+        );
+        assert_eq!(
+            r.check("nvidia/cudnn/lib/b.so.9", 3, &sha),
+            Err(Mismatch::Missing)
+        );
+        assert_eq!(
+            r.check("nvidia_cudnn-9.dist-info/RECORD", 0, &sha),
+            Err(Mismatch::Missing)
+        );
+        assert!(exempt("nvidia_cudnn-9.dist-info/RECORD"));
+        assert!(!exempt("nvidia/cudnn/RECORD"));
+    }
+}
