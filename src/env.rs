@@ -19,6 +19,9 @@ pub const PROGRAM_DATA: &str = "ProgramData";
 pub const CUDNNM_VERSION: &str = "CUDNNM_VERSION";
 /// `CUDNNM_MIRROR`: base URL replacing NVIDIA's download server.
 pub const CUDNNM_MIRROR: &str = "CUDNNM_MIRROR";
+/// `CUDNNM_INSTALL_BASE`: the release folder (URL or local folder) that `self update`,
+/// `install.sh` and `install.ps1` download cudnnm from.
+pub const CUDNNM_INSTALL_BASE: &str = "CUDNNM_INSTALL_BASE";
 /// `CUDNNM_ACTIVE`: set by `exec`/`env` to the id of the release activated for this process.
 pub const CUDNNM_ACTIVE: &str = "CUDNNM_ACTIVE";
 /// `CUDNNM_PYTHON`: the Python used for `install pip:…` (default `python3`, or `python` on Windows).

@@ -17,6 +17,7 @@
 //! - [`interrupt`]: Ctrl-C / SIGTERM during a change: undo, then exit 130.
 //! - [`libcudnn`], [`child`]: loading a cuDNN library, in a child process of its own.
 //! - [`gpu`]: the GPUs CUDA would use here, and their compute capability.
+//! - [`selfupdate`]: `self update` from the release downloads.
 //! - [`fsops`]: the one module that changes files (atomic writes, links, renames).
 //! - [`platform`]: the only code that differs by OS.
 //!
@@ -53,6 +54,7 @@ pub mod platform;
 pub mod progress;
 pub mod quote;
 pub mod record;
+pub mod selfupdate;
 pub mod shape;
 pub mod store;
 pub mod toolkit;

@@ -33,6 +33,7 @@ mod list_remote;
 mod manifest;
 mod pin;
 mod rollback;
+mod self_;
 mod support;
 mod toolkits;
 mod ui;
@@ -98,6 +99,9 @@ enum Command {
     /// Write releases out for other tools: Lmod or Tcl modulefiles, Spack
     #[command(subcommand)]
     Export(Export),
+    /// Manage cudnnm itself (`self update`)
+    #[command(name = "self")]
+    Self_(self_::Args),
     /// Load one cuDNN library and print its version as JSON (internal: the
     /// child process of `doctor` and `verify`, [`crate::libcudnn::PROBE_COMMAND`])
     #[command(hide = true)]
@@ -351,6 +355,7 @@ fn run_command(ctx: &Ctx, command: Command) -> Result<u8> {
         Command::Export(Export::Tcl(a)) => export_tcl::run(ctx, a),
         Command::Export(Export::Spack(a)) => export_spack::run(ctx, a),
         Command::Export(Export::Dir(a)) => export_dir::run(ctx, a),
+        Command::Self_(a) => self_::run(ctx, a),
         Command::ProbeLibrary { path } => {
             ctx.out(crate::libcudnn::probe_answer(&path));
             Ok(0)

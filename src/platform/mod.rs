@@ -40,3 +40,35 @@ impl std::fmt::Display for DirLinkKind {
 pub fn link_dir(target: &std::path::Path, link: &std::path::Path) -> std::io::Result<()> {
     link_dir_kind(target, link).map(drop)
 }
+
+/// The release target this binary was built for, as the release artifacts
+/// name it (`x86_64-unknown-linux-gnu`, `aarch64-unknown-linux-gnu`,
+/// `x86_64-pc-windows-gnu`); `None` where no release is published.
+pub fn release_target() -> Option<&'static str> {
+    if cfg!(all(
+        target_os = "linux",
+        target_arch = "x86_64",
+        target_env = "gnu"
+    )) {
+        Some("x86_64-unknown-linux-gnu")
+    } else if cfg!(all(
+        target_os = "linux",
+        target_arch = "aarch64",
+        target_env = "gnu"
+    )) {
+        Some("aarch64-unknown-linux-gnu")
+    } else if cfg!(all(windows, target_arch = "x86_64")) {
+        Some("x86_64-pc-windows-gnu")
+    } else {
+        None
+    }
+}
+
+/// Puts the executable `new` in place of the running program's file. On
+/// Windows the running `.exe` cannot be overwritten, so it is renamed aside
+/// first (and removed once it exits); elsewhere `new` is renamed over it.
+/// `new` should sit in the same folder as the running program.
+#[cfg(feature = "self-update")]
+pub fn replace_running_exe(new: &std::path::Path) -> std::io::Result<()> {
+    self_replace::self_replace(new)
+}

@@ -290,3 +290,10 @@ pub fn file_owner(f: &std::fs::File) -> u32 {
     use std::os::unix::fs::MetadataExt;
     f.metadata().map(|m| m.uid()).unwrap_or(0)
 }
+
+/// Makes `path` executable by everyone and writable by its owner (mode 0755):
+/// a freshly written cudnnm binary.
+pub fn make_executable(path: &Path) -> io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755))
+}

@@ -331,3 +331,8 @@ pub fn set_readonly_bits(perm: &mut std::fs::Permissions, readonly: bool) {
 pub fn file_owner(_f: &std::fs::File) -> u32 {
     0
 }
+
+/// Nothing to do: Windows runs any `.exe`.
+pub fn make_executable(_path: &Path) -> io::Result<()> {
+    Ok(())
+}

@@ -27,6 +27,7 @@ mod install;
 mod lock_fallback;
 mod modules;
 mod pin;
+mod self_update;
 mod shell_hooks;
 mod store_crash;
 mod system;

@@ -1,0 +1,187 @@
+#!/usr/bin/env bash
+# usage: scripts/dist.sh VERSION
+#
+# Builds the release artifacts of cudnnm VERSION into dist/ (the single
+# source of truth: .github/workflows/release.yml only calls this):
+#   cudnnm-VERSION-x86_64-unknown-linux-gnu.tar.gz   glibc 2.17 (cargo-zigbuild)
+#   cudnnm-VERSION-aarch64-unknown-linux-gnu.tar.gz  glibc 2.17 (cargo-zigbuild)
+#   cudnnm-VERSION-x86_64-pc-windows-gnu.zip         cudnnm.exe, C runtime static
+#   cudnnm-VERSION-py3-none-*.whl                    manylinux_2_17 x86_64/aarch64, win_amd64
+#                                                    (maturin, bindings = "bin", no self update)
+#   SHA256SUMS, install.sh, install.ps1, cudnnm.json (Scoop), winget/ (winget manifests)
+#
+# DIST_TARGETS (comma-separated) builds a subset: x86_64-linux, aarch64-linux,
+# windows, wheel-x86_64, wheel-aarch64, wheel-windows (default: all).
+# DIST_REPO (owner/name, default cudnnm/cudnnm) names the GitHub repository
+# whose release download URLs go into the Scoop and winget manifests.
+#
+# Needs: cargo-zigbuild and ziglang (`pip install ziglang cargo-zigbuild`),
+# maturin (`pip install maturin`), the rustup targets, and for Windows
+# gcc-mingw-w64-x86-64. Build times per target go to target/dist-times.txt.
+# DIST_KEEP=1 keeps what dist/ already holds and adds the targets asked for.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+version="${1:?usage: scripts/dist.sh VERSION}"
+crate_version="$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -n1)"
+if [ "$version" != "$crate_version" ]; then
+  echo "error: VERSION $version differs from Cargo.toml's version $crate_version" >&2
+  echo "help: set version = \"$version\" in Cargo.toml first (the binary reports that one)" >&2
+  exit 2
+fi
+targets=",${DIST_TARGETS:-x86_64-linux,aarch64-linux,windows,wheel-x86_64,wheel-aarch64,wheel-windows},"
+repo="${DIST_REPO:-cudnnm/cudnnm}"
+dist=dist
+glibc_max=2.17
+want() { [[ "$targets" == *",$1,"* ]]; }
+
+# DIST_KEEP=1 adds to an existing dist/ (build targets one at a time);
+# otherwise dist/ starts empty.
+[ "${DIST_KEEP:-}" = 1 ] || rm -rf "$dist"
+mkdir -p "$dist" target
+times=target/dist-times.txt
+[ "${DIST_KEEP:-}" = 1 ] || : >"$times"
+stage="$(mktemp -d)"
+trap 'rm -rf "$stage"' EXIT
+
+timed() { # timed LABEL COMMAND...: runs COMMAND, records its wall time
+  local label="$1" start end
+  shift
+  start=$(date +%s)
+  "$@"
+  end=$(date +%s)
+  echo "$label: $((end - start)) s" | tee -a "$times" >&2
+}
+
+ensure_target() {
+  rustup target list --installed | grep -qx "$1" || rustup target add "$1"
+}
+
+# A tarball: the binary at the top level, with the README.
+linux_tarball() { # linux_tarball ARCH
+  local triple="$1-unknown-linux-gnu" dir="$stage/$1"
+  ensure_target "$triple"
+  # The .2.17 suffix makes zig link against glibc 2.17's symbol versions.
+  cargo zigbuild --release --locked --target "$triple.$glibc_max"
+  mkdir -p "$dir"
+  cp "target/$triple/release/cudnnm" "$dir/cudnnm"
+  scripts/check-glibc.sh "$dir/cudnnm" "$glibc_max" | tee -a "$times"
+  cp README.md "$dir/"
+  tar --owner=0 --group=0 --numeric-owner -C "$dir" -czf "$dist/cudnnm-$version-$triple.tar.gz" cudnnm README.md
+}
+
+windows_zip() {
+  local triple=x86_64-pc-windows-gnu dir="$stage/windows"
+  ensure_target "$triple"
+  cargo build --release --locked --target "$triple"
+  mkdir -p "$dir"
+  cp "target/$triple/release/cudnnm.exe" README.md "$dir/"
+  (cd "$dir" && python3 -m zipfile -c "$OLDPWD/$dist/cudnnm-$version-$triple.zip" cudnnm.exe README.md)
+}
+
+# Wheels: maturin reads pyproject.toml (bindings = "bin", no default features).
+wheel() { # wheel TRIPLE [maturin options]
+  local triple="$1"
+  shift
+  ensure_target "$triple"
+  maturin build --release --locked --target "$triple" --out "$dist" "$@"
+}
+
+want x86_64-linux && timed "x86_64-unknown-linux-gnu tarball" linux_tarball x86_64
+want aarch64-linux && timed "aarch64-unknown-linux-gnu tarball" linux_tarball aarch64
+want windows && timed "x86_64-pc-windows-gnu zip" windows_zip
+want wheel-x86_64 && timed "wheel manylinux_2_17_x86_64" wheel x86_64-unknown-linux-gnu --zig --compatibility manylinux2014
+want wheel-aarch64 && timed "wheel manylinux_2_17_aarch64" wheel aarch64-unknown-linux-gnu --zig --compatibility manylinux2014
+want wheel-windows && timed "wheel win_amd64" wheel x86_64-pc-windows-gnu
+
+# The Linux wheels: the policy auditwheel sees, and the glibc floor of the binary inside.
+for whl in "$dist"/*manylinux*.whl; do
+  [ -e "$whl" ] || continue
+  if command -v auditwheel >/dev/null; then
+    auditwheel show "$whl" | tee -a "$times"
+    grep -q 'manylinux_2_17' <<<"$(auditwheel show "$whl")" || { echo "error: auditwheel does not accept $whl as manylinux_2_17" >&2; exit 1; }
+  fi
+  rm -rf "$stage/whl" && mkdir -p "$stage/whl"
+  python3 -m zipfile -e "$whl" "$stage/whl"
+  scripts/check-glibc.sh "$(find "$stage/whl" -name cudnnm -type f)" "$glibc_max" | tee -a "$times"
+done
+
+cp install.sh install.ps1 "$dist/"
+(cd "$dist" && sha256sum -- cudnnm-* >SHA256SUMS)
+
+# Scoop and winget manifests for the Windows zip, with its release URL and hash.
+zip_name="cudnnm-$version-x86_64-pc-windows-gnu.zip"
+if [ -e "$dist/$zip_name" ]; then
+  url="https://github.com/$repo/releases/download/v$version/$zip_name"
+  sha="$(sha256sum "$dist/$zip_name" | cut -d' ' -f1)"
+  cat >"$dist/cudnnm.json" <<JSON
+{
+    "version": "$version",
+    "description": "Install, switch, pin and diagnose many NVIDIA cuDNN versions on one machine",
+    "homepage": "https://github.com/$repo",
+    "license": "MIT OR Apache-2.0",
+    "architecture": {
+        "64bit": {
+            "url": "$url",
+            "hash": "$sha"
+        }
+    },
+    "bin": "cudnnm.exe",
+    "checkver": {
+        "github": "https://github.com/$repo"
+    },
+    "autoupdate": {
+        "architecture": {
+            "64bit": {
+                "url": "https://github.com/$repo/releases/download/v\$version/cudnnm-\$version-x86_64-pc-windows-gnu.zip"
+            }
+        },
+        "hash": {
+            "url": "https://github.com/$repo/releases/download/v\$version/SHA256SUMS"
+        }
+    }
+}
+JSON
+  id="cudnnm.cudnnm"
+  wdir="$dist/winget/manifests/c/cudnnm/cudnnm/$version"
+  mkdir -p "$wdir"
+  cat >"$wdir/$id.yaml" <<YAML
+PackageIdentifier: $id
+PackageVersion: $version
+DefaultLocale: en-US
+ManifestType: version
+ManifestVersion: 1.6.0
+YAML
+  cat >"$wdir/$id.installer.yaml" <<YAML
+PackageIdentifier: $id
+PackageVersion: $version
+InstallerType: zip
+NestedInstallerType: portable
+NestedInstallerFiles:
+  - RelativeFilePath: cudnnm.exe
+    PortableCommandAlias: cudnnm
+Installers:
+  - Architecture: x64
+    InstallerUrl: $url
+    InstallerSha256: ${sha^^}
+ManifestType: installer
+ManifestVersion: 1.6.0
+YAML
+  cat >"$wdir/$id.locale.en-US.yaml" <<YAML
+PackageIdentifier: $id
+PackageVersion: $version
+PackageLocale: en-US
+Publisher: cudnnm
+PackageName: cudnnm
+License: MIT OR Apache-2.0
+ShortDescription: Install, switch, pin and diagnose many NVIDIA cuDNN versions on one machine
+PackageUrl: https://github.com/$repo
+Moniker: cudnnm
+ManifestType: defaultLocale
+ManifestVersion: 1.6.0
+YAML
+fi
+
+echo "dist/ for cudnnm $version:" >&2
+(cd "$dist" && ls -l --block-size=K cudnnm-* SHA256SUMS) >&2
+cat "$times" >&2
