@@ -84,12 +84,11 @@ fn chain(path: &Path) -> Vec<PathBuf> {
     out
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 #[allow(clippy::disallowed_methods)] // tests build their fixtures directly
 mod tests {
     use super::*;
 
-    #[cfg(unix)]
     #[test]
     fn chain_follows_relative_and_absolute_links() {
         let d = tempfile::tempdir().unwrap();
