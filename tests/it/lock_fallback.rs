@@ -19,6 +19,29 @@ fn start_ticks(pid: u32) -> u64 {
     rest.split_whitespace().nth(19).unwrap().parse().unwrap()
 }
 
+/// A live process of this host (`sleep 60`) recorded as the holder of the
+/// lock file `held`; returns the process and its host name.
+fn live_holder(held: &std::path::Path) -> (std::process::Child, String) {
+    let holder = std::process::Command::new("sleep")
+        .arg("60")
+        .spawn()
+        .unwrap();
+    let pid = holder.id();
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .unwrap()
+        .trim()
+        .to_string();
+    std::fs::write(
+        held,
+        format!(
+            "host = \"{host}\"\npid = {pid}\nsince = 0\nstarted = {}\n",
+            start_ticks(pid)
+        ),
+    )
+    .unwrap();
+    (holder, host)
+}
+
 #[test]
 fn a_waiter_takes_over_the_lock_file_of_a_killed_process() {
     let mut sb = Sandbox::new();
@@ -28,25 +51,10 @@ fn a_waiter_takes_over_the_lock_file_of_a_killed_process() {
     let archive = common::fixtures::redist_linux("9.1.0.70", "12").write(&dir);
 
     // Another process of this host holds the lock file.
-    let mut holder = std::process::Command::new("sleep")
-        .arg("60")
-        .spawn()
-        .unwrap();
-    let pid = holder.id();
-    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .unwrap()
-        .trim()
-        .to_string();
     std::fs::create_dir_all(sb.home()).unwrap();
     let held = sb.home().join("lock.held");
-    std::fs::write(
-        &held,
-        format!(
-            "host = \"{host}\"\npid = {pid}\nsince = 0\nstarted = {}\n",
-            start_ticks(pid)
-        ),
-    )
-    .unwrap();
+    let (mut holder, host) = live_holder(&held);
+    let pid = holder.id();
 
     let mut waiter = sb
         .command()
@@ -110,24 +118,8 @@ fn use_waits_on_the_toolkit_lock_file_of_a_live_holder() {
     crate::deploy_support::put_redist_linux_12(&sb.home(), "9.1.0.70");
     let tk = crate::deploy_support::linux_toolkit(&sb.root().join("cuda-12.4"), "12.4.1");
 
-    let mut holder = std::process::Command::new("sleep")
-        .arg("60")
-        .spawn()
-        .unwrap();
-    let pid = holder.id();
-    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .unwrap()
-        .trim()
-        .to_string();
     let held = tk.join(".cudnnm-lock.held");
-    std::fs::write(
-        &held,
-        format!(
-            "host = \"{host}\"\npid = {pid}\nsince = 0\nstarted = {}\n",
-            start_ticks(pid)
-        ),
-    )
-    .unwrap();
+    let (mut holder, _host) = live_holder(&held);
 
     let waiter = sb
         .command()
