@@ -241,10 +241,14 @@ mod tests {
     #[test]
     fn visible_reads_the_environment_and_is_empty_without_nvidia_smi() {
         let dir = tempfile::tempdir().unwrap();
-        let env = |vars: Vec<(&str, String)>| Env::from_vars(vars, dir.path(), false);
+        // The host's own rules: a Windows temp path holds a drive colon.
+        let env = |vars: Vec<(&str, String)>| {
+            Env::from_vars(vars, dir.path(), crate::platform::HOST_WINDOWS)
+        };
         let no_smi = env(vec![("PATH", dir.path().display().to_string())]);
         assert!(visible(&no_smi, &Canned(Ok(TWO.into()))).is_empty());
         std::fs::write(dir.path().join("nvidia-smi"), "").unwrap();
+        std::fs::write(dir.path().join("nvidia-smi.exe"), "").unwrap();
         let path = dir.path().display().to_string();
         let all = env(vec![("PATH", path.clone())]);
         assert_eq!(visible(&all, &Canned(Ok(TWO.into()))).len(), 2);
