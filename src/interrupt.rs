@@ -57,3 +57,15 @@ pub fn import_error() -> Error {
     Error::new(Kind::Interrupted, "interrupted; nothing was installed")
         .hint("the store is as it was; run the command again to install")
 }
+
+/// The test-only pause of a change in flight (store import, deploy): writes
+/// this process's id to `file`, then waits until a test removes the file,
+/// an interrupt arrives, or 60 s pass, so a test can signal or race a
+/// process at a known step.
+pub fn test_pause(file: &std::path::Path) {
+    let _ = crate::fsops::write_atomic(file, std::process::id().to_string().as_bytes());
+    let start = std::time::Instant::now();
+    while file.exists() && !requested() && start.elapsed() < std::time::Duration::from_secs(60) {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}

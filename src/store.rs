@@ -302,14 +302,8 @@ impl Store {
     }
 
     fn pause_point(&self) {
-        let Some(f) = &self.pause_file else { return };
-        let _ = fsops::write_atomic(f, std::process::id().to_string().as_bytes());
-        let start = std::time::Instant::now();
-        while f.exists()
-            && !crate::interrupt::requested()
-            && start.elapsed() < std::time::Duration::from_secs(60)
-        {
-            std::thread::sleep(std::time::Duration::from_millis(10));
+        if let Some(f) = &self.pause_file {
+            crate::interrupt::test_pause(f);
         }
     }
 

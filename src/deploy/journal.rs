@@ -151,16 +151,7 @@ impl Journal {
         if self.fault.pause_after_step == Some(self.steps)
             && let Some(f) = &self.fault.pause_file
         {
-            // The test-only pause: a change in flight for a test to signal
-            // or race; it goes on when the test removes the file.
-            let _ = fsops::write_atomic(f, std::process::id().to_string().as_bytes());
-            let start = std::time::Instant::now();
-            while f.exists()
-                && !crate::interrupt::requested()
-                && start.elapsed() < std::time::Duration::from_secs(60)
-            {
-                std::thread::sleep(std::time::Duration::from_millis(10));
-            }
+            crate::interrupt::test_pause(f);
         }
     }
 

@@ -87,11 +87,17 @@ pub fn write_new(path: &Path, bytes: &[u8]) -> Result<()> {
 /// # Errors
 /// When `path` cannot be created or written; a partial file is removed.
 pub fn create_exclusive(path: &Path, bytes: &[u8]) -> Result<bool> {
-    let mut f = match File::options().write(true).create_new(true).open(path) {
+    let f = match create_new_file(path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => return Ok(false),
         Err(e) => return Err(crate::error::Error::io("create", path, e)),
     };
+    fill_synced(f, path, bytes).map(|()| true)
+}
+
+/// Writes `bytes` into the new file `f` at `path` and fsyncs it; on failure
+/// the partial file is removed.
+fn fill_synced(mut f: File, path: &Path, bytes: &[u8]) -> Result<()> {
     let r = f
         .write_all(bytes)
         .and_then(|()| f.sync_all())
@@ -99,9 +105,8 @@ pub fn create_exclusive(path: &Path, bytes: &[u8]) -> Result<bool> {
     if r.is_err() {
         drop(f);
         let _ = fs::remove_file(path);
-        return r.map(|()| false);
     }
-    Ok(true)
+    r
 }
 
 /// Creates `path` (which must not exist) with `bytes`, fsyncs it, then
@@ -112,20 +117,8 @@ pub fn create_exclusive(path: &Path, bytes: &[u8]) -> Result<bool> {
 /// # Errors
 /// When `path` exists or cannot be written; a partial file is removed.
 pub fn write_new_synced(path: &Path, bytes: &[u8]) -> Result<()> {
-    let mut f = File::options()
-        .write(true)
-        .create_new(true)
-        .open(path)
-        .with_path("create", path)?;
-    let r = f
-        .write_all(bytes)
-        .and_then(|()| f.sync_all())
-        .with_path("write", path);
-    if r.is_err() {
-        drop(f);
-        let _ = fs::remove_file(path);
-        return r;
-    }
+    let f = create_new_file(path).with_path("create", path)?;
+    fill_synced(f, path, bytes)?;
     sync_dir(parent_of(path));
     Ok(())
 }
