@@ -7,6 +7,7 @@
 
 pub mod entry;
 pub mod header;
+mod identify;
 pub mod layout;
 pub mod name;
 pub mod record;
@@ -21,6 +22,10 @@ use crate::hash::Sha256Hex;
 use crate::progress::Progress;
 use crate::store::{self, FileRecord, Receipt, Release, Source, Store};
 use crate::version::{CudaVariant, Platform, Version};
+pub use identify::library_version;
+use identify::{
+    detect_platform, first_version_header, identify, platform_from_names, sibling_wheel_metadata,
+};
 use layout::{Plan, PlanError, PlanOptions};
 use source::Format;
 
@@ -224,6 +229,24 @@ fn wheel_record(
                 e.path
             )));
         }
+    }
+    // And every file RECORD lists is in the wheel: a wheel that lost a
+    // library would install as an incomplete release that still verifies.
+    let present: std::collections::HashSet<&str> =
+        zip.entries().iter().map(|e| e.path.as_str()).collect();
+    let mut lost: Vec<&str> = r
+        .paths()
+        .filter(|p| !p.ends_with('/') && !record::exempt(p) && !present.contains(p))
+        .collect();
+    lost.sort_unstable();
+    if let Some(first) = lost.first() {
+        return Err(refuse(format!(
+            "'{first}' is listed in the wheel's RECORD but missing from the wheel{}",
+            match lost.len() {
+                1 => String::new(),
+                n => format!(" ({} more missing)", n - 1),
+            }
+        )));
     }
     Ok(Some(r))
 }
@@ -504,293 +527,6 @@ fn several_trees(
         .hint("unpack it and import the one folder you want with `cudnnm install FOLDER`")
 }
 
-fn first_version_header(
-    path: &Path,
-    plan: &Plan,
-    read: impl Fn(&str) -> Result<String>,
-) -> Result<(String, Version)> {
-    for h in &plan.version_headers {
-        if let Some(v) = header::parse_version(&read(h)?) {
-            return Ok((h.clone(), v));
-        }
-    }
-    Err(source::bad(path, "its headers define no CUDNN_MAJOR/CUDNN_MINOR/CUDNN_PATCHLEVEL, so its version is unknown")
-        .hint("cudnn_version.h (cuDNN 8+) or cudnn.h (7 and before) must carry the version macros; the archive may be damaged"))
-}
-
-/// The platform the library names imply: DLLs → Windows; `.so` → Linux (the
-/// architecture is read from the ELF header after extraction).
-fn platform_from_names(plan: &Plan) -> Option<Platform> {
-    let dll = plan
-        .libraries()
-        .any(|i| i.dest.to_ascii_lowercase().ends_with(".dll"));
-    let so = plan.libraries().any(|i| i.dest.contains(".so"));
-    match (dll, so) {
-        (true, false) => Some(Platform::WindowsX86_64),
-        (false, true) => Some(Platform::LinuxX86_64),
-        _ => None,
-    }
-}
-
-/// Decides version, CUDA variant and platform from the headers, libraries,
-/// name and request; refuses disagreements (unless `--force` for versions).
-fn identify(
-    path: &Path,
-    name: &str,
-    req: &ImportRequest,
-    plan: &Plan,
-    header: &(String, Version),
-    metadata: Option<&str>,
-    platform: Option<Platform>,
-) -> Result<Identity> {
-    let (header_path, hv) = header;
-    // Every library's major must be the header's; full-versioned sonames must match exactly.
-    for it in plan.libraries() {
-        let file = it.dest.rsplit('/').next().unwrap_or(&it.dest);
-        if let Some(lv) = library_version(file)
-            && !(lv.parts().len() >= 3 && lv.triple() == *hv
-                || lv.parts().len() < 3 && lv.major() == hv.major())
-        {
-            return Err(source::bad(
-                path,
-                format!("holds two different cuDNN versions: {header_path} says {hv}, but '{file}' is cuDNN {lv}"),
-            )
-            .hint("the archive mixes files of two releases; import a clean copy of one release"));
-        }
-    }
-    let mut warnings = Vec::new();
-    let info = name::parse(name);
-    // A wheel's METADATA says what it is; its file name can be anything.
-    let meta = metadata.map(wheel_metadata);
-    if let Some(m) = &meta {
-        let disagree = |what: &str, named: String, meta: String| {
-            source::bad(path, format!("its name says {what} {named} but its wheel METADATA says {meta}"))
-                .hint("the file was renamed or mixed up; use the wheel as pip downloaded it (`--force` trusts the METADATA)")
-        };
-        if let (Some(n), Some(v)) = (&info.version, &m.version)
-            && !(n.is_prefix_of(v) || v.is_prefix_of(n))
-        {
-            if !req.force {
-                return Err(disagree("cuDNN", n.to_string(), v.to_string()));
-            }
-            warnings.push(format!(
-                "its name says cuDNN {n} but its METADATA says {v}; imported as {v} (--force)"
-            ));
-        }
-        if let (Some(n), Some(c)) = (&info.cuda, &m.cuda)
-            && !(n.major() == c.major()
-                && (n.minor().is_none() || c.minor().is_none() || n.minor() == c.minor()))
-        {
-            if !req.force {
-                return Err(disagree("CUDA", n.to_string(), c.to_string()));
-            }
-            warnings.push(format!(
-                "its name says CUDA {n} but its METADATA says {c}; imported for CUDA {c} (--force)"
-            ));
-        }
-    }
-    let named = match &meta {
-        Some(m) => m.version.clone().or(info.version.clone()),
-        None => info.version.clone(),
-    };
-    let version = match named {
-        None => hv.clone(),
-        Some(n) if n.is_prefix_of(hv) => hv.clone(),
-        Some(n) if hv.is_prefix_of(&n) => n,
-        Some(n) if req.force => {
-            warnings.push(format!(
-                "its name says cuDNN {n} but its headers say {hv}; imported as {hv} (--force)"
-            ));
-            hv.clone()
-        }
-        Some(n) => {
-            return Err(source::bad(
-                path,
-                format!("its name says cuDNN {n} but its headers say {hv}"),
-            )
-            .hint(format!(
-                "check that you have the archive you meant; `--force` imports it as {hv}"
-            )));
-        }
-    };
-    let named_cuda = meta
-        .as_ref()
-        .and_then(|m| m.cuda)
-        .or(info.cuda)
-        .or_else(|| {
-            plan.installer_cuda
-                .as_deref()
-                .and_then(CudaVariant::from_name_part)
-                .map(|c| {
-                    // NVIDIA's installer folders are per CUDA major from 11 on (`12.8` serves all of 12.x).
-                    if c.major() >= 11 {
-                        CudaVariant::new(c.major(), None)
-                    } else {
-                        c
-                    }
-                })
-        });
-    let cuda = match (req.cuda, named_cuda) {
-        (Some(given), Some(named)) => {
-            let agrees = given.major() == named.major()
-                && (given.minor().is_none()
-                    || named.minor().is_none()
-                    || given.minor() == named.minor());
-            if !agrees {
-                return Err(Error::new(
-                    Kind::Usage,
-                    format!(
-                        "'{}' is built for CUDA {named}, but --cuda {given} was given",
-                        path.display()
-                    ),
-                )
-                .hint(format!("drop --cuda, or pass --cuda {named}")));
-            }
-            named
-        }
-        (Some(c), None) | (None, Some(c)) => c,
-        (None, None) => {
-            return Err(Error::new(
-                Kind::Usage,
-                format!(
-                    "cannot tell which CUDA '{}' is built for: its name does not say",
-                    path.display()
-                ),
-            )
-            .hint(format!(
-                "pass --cuda, e.g. `{}` (or 11.2, 10.2 … as NVIDIA's download page names it)",
-                CommandLine::install_path(path)
-                    .cuda(12)
-                    .for_host(crate::platform::HOST_WINDOWS)
-            )));
-        }
-    };
-    let platform = match platform {
-        Some(p) => p,
-        None => {
-            return Err(source::bad(
-                path,
-                "holds both Windows DLLs and Linux libraries, or neither",
-            )
-            .hint("import one platform's archive at a time"));
-        }
-    };
-    Ok(Identity {
-        version,
-        header_version: hv.clone(),
-        cuda,
-        platform,
-        warnings,
-    })
-}
-
-/// What a wheel's METADATA says: `Version:` and the CUDA of `Name:`
-/// (`nvidia-cudnn-cu12`, `nvidia-cudnn-jit-cu12` → 12).
-struct WheelMetadata {
-    version: Option<Version>,
-    cuda: Option<CudaVariant>,
-}
-
-fn wheel_metadata(text: &str) -> WheelMetadata {
-    let field = |key: &str| {
-        text.lines()
-            .take_while(|l| !l.trim().is_empty())
-            .find_map(|l| l.strip_prefix(key))
-            .map(|v| v.trim().to_string())
-    };
-    WheelMetadata {
-        version: field("Version:").and_then(|v| v.parse().ok()),
-        cuda: field("Name:").and_then(|n| {
-            let n = n.to_ascii_lowercase().replace('_', "-");
-            n.rsplit('-').next().and_then(CudaVariant::from_name_part)
-        }),
-    }
-}
-
-/// The METADATA of the cuDNN wheel a `site-packages/nvidia/cudnn[_jit]`
-/// folder came from: `site-packages/nvidia_cudnn[_jit]_cuNN-*.dist-info/METADATA`.
-fn sibling_wheel_metadata(root: &Path) -> Option<String> {
-    let leaf = root.file_name()?.to_str()?.to_ascii_lowercase();
-    let nvidia = root.parent()?;
-    if !nvidia.file_name()?.eq_ignore_ascii_case("nvidia") {
-        return None;
-    }
-    let prefix = format!("nvidia_{leaf}_cu");
-    let found: Vec<PathBuf> = std::fs::read_dir(nvidia.parent()?)
-        .ok()?
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| {
-            p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
-                let n = n.to_ascii_lowercase();
-                n.starts_with(&prefix) && n.ends_with(".dist-info")
-            })
-        })
-        .collect();
-    match found.as_slice() {
-        [one] => source::read_text_file(&one.join("METADATA")).ok(),
-        _ => None,
-    }
-}
-
-/// The cuDNN version a library file name carries: `libcudnn.so.8.1.0` → 8.1.0,
-/// `libcudnn_ops.so.9` → 9, `cudnn64_8.dll` / `cudnn_ops64_9.lib` → 8 / 9.
-/// `None` for names without one (`libcudnn.so`, `cudnn.lib`, `libcudnn_static.a`).
-pub fn library_version(file: &str) -> Option<Version> {
-    let lower = file.to_ascii_lowercase();
-    if let Some(i) = lower.find(".so.") {
-        return lower[i + 4..].parse().ok();
-    }
-    let stem = lower
-        .strip_suffix(".dll")
-        .or_else(|| lower.strip_suffix(".lib"))?;
-    let (_, m) = stem.rsplit_once("64_")?;
-    m.parse::<u32>().ok().map(|m| Version::from_parts(&[m]))
-}
-
-/// The platform of the extracted libraries: Windows for DLLs; for ELF files
-/// the machine in the header (x86_64, aarch64 → sbsa unless the name says
-/// Jetson, ppc64le). A file that is not ELF keeps the name-based guess.
-fn detect_platform(dir: &Path, plan: &Plan, guess: Platform) -> Result<Platform> {
-    if guess.is_windows() {
-        return Ok(guess);
-    }
-    for it in plan.libraries() {
-        if !matches!(it.kind, layout::ItemKind::File { .. }) || !it.dest.contains(".so") {
-            continue;
-        }
-        let mut head = [0u8; 20];
-        let Ok(mut f) = std::fs::File::open(dir.join(&it.dest)) else {
-            continue;
-        };
-        if std::io::Read::read_exact(&mut f, &mut head).is_err() || &head[..4] != b"\x7fELF" {
-            continue;
-        }
-        let machine = if head[5] == 1 {
-            u16::from_le_bytes([head[18], head[19]])
-        } else {
-            u16::from_be_bytes([head[18], head[19]])
-        };
-        return Ok(match machine {
-            62 => Platform::LinuxX86_64,
-            183 if guess == Platform::LinuxAarch64 => Platform::LinuxAarch64,
-            183 => Platform::LinuxSbsa,
-            21 => Platform::LinuxPpc64le,
-            other => {
-                return Err(Error::new(
-                    Kind::Integrity,
-                    format!(
-                        "'{}' is built for ELF machine {other}, which cuDNN does not ship for",
-                        it.dest
-                    ),
-                )
-                .hint("the library is damaged or not a cuDNN build; download the archive again and check its SHA-256"));
-            }
-        });
-    }
-    Ok(guess)
-}
-
 /// Adds the unversioned development link (`libcudnn.so -> libcudnn.so.9`)
 /// for every `libX.so.M` that lacks one: wheels carry only `.so.M` files
 /// (`docs/releases.md#pip-wheels`), and linkers look for `libX.so`.
@@ -871,6 +607,7 @@ fn already_installed(
 
 #[cfg(test)]
 mod tests {
+    use super::identify::wheel_metadata;
     use super::*;
 
     #[test]

@@ -46,6 +46,11 @@ impl Record {
         Record { entries }
     }
 
+    /// Every path listed, in no particular order.
+    pub fn paths(&self) -> impl Iterator<Item = &str> {
+        self.entries.keys().map(String::as_str)
+    }
+
     /// Whether `path` is listed at all.
     pub fn lists(&self, path: &str) -> bool {
         self.entries.contains_key(path)

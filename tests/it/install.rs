@@ -1369,6 +1369,19 @@ fn a_wheel_whose_members_do_not_match_its_record_is_refused() {
         4,
         &["member 'nvidia/cudnn/lib/libcudnn_extra.so.9' is not listed in the wheel's RECORD"],
     );
+    // A library RECORD lists that the wheel lost: not an incomplete release.
+    let mut f = good.clone();
+    f.replace(&record_at, good.record_text().as_bytes());
+    f.entries.retain(|(p, _)| *p != lib);
+    refused(
+        &sb,
+        &f.write(sb.root()),
+        &[],
+        4,
+        &[&format!(
+            "'{lib}' is listed in the wheel's RECORD but missing from the wheel"
+        )],
+    );
     // The same wheel with its own RECORD installs.
     install(&sb, &good.write(sb.root()), &[]).ok();
 }

@@ -11,6 +11,10 @@
 //! Writes here go only into the private partial folder, which the store
 //! removes on any failure; `fsops` handles everything that touches shared state.
 
+mod tarball;
+
+pub use tarball::{TarResult, apply_tar_plan, read_tar};
+
 use std::collections::HashMap;
 use std::fs::{self, File};
 use std::io::{self, BufReader, Read, Write};
@@ -28,6 +32,34 @@ use crate::store::FileRecord;
 pub const MAX_ENTRY_BYTES: u64 = 16 << 30;
 
 const BUF: usize = 256 << 10;
+
+/// Largest decompressed/compressed ratio accepted for an archive's whole
+/// content (real cuDNN archives and wheels expand 2 to 3 times; a bomb
+/// thousands of times). Below 64 MiB of content it is not applied.
+const MAX_EXPANSION: u64 = 200;
+
+/// Most bytes an archive may expand to in all: several times a whole real
+/// cuDNN release unpacked (a few GiB), whatever the archive's size.
+pub const MAX_TOTAL_BYTES: u64 = 32 << 30;
+
+/// Refuses an archive of `archive_bytes` whose content reaches
+/// `expanded` bytes: more than [`MAX_TOTAL_BYTES`], or (past 64 MiB) more
+/// than [`MAX_EXPANSION`] times its size.
+fn check_expansion(path: &Path, expanded: u64, archive_bytes: u64) -> Result<()> {
+    let why = if expanded > MAX_TOTAL_BYTES {
+        format!(
+            "expands to more than {} GiB ({expanded} bytes), more than any cuDNN release",
+            MAX_TOTAL_BYTES >> 30
+        )
+    } else if expanded > (64 << 20) && expanded > MAX_EXPANSION * archive_bytes.max(1) {
+        format!(
+            "expands to more than {MAX_EXPANSION} times its size ({expanded} bytes from {archive_bytes}), unlike any cuDNN archive"
+        )
+    } else {
+        return Ok(());
+    };
+    Err(bad(path, why).hint("this archive is malformed or hostile; download it again from NVIDIA"))
+}
 
 /// The container format, sniffed from the first bytes (never from the name).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -525,229 +557,6 @@ fn place_links(plan: &Plan, dest: &Path) -> Result<Vec<FileRecord>> {
         }
     }
     Ok(out)
-}
-
-// ---------------------------------------------------------------- tar
-
-/// Streams a tar (plain, gzip or xz) into `raw` under the partial folder,
-/// checking each entry before writing it. Returns the entries, the size and
-/// SHA-256 of every regular file written (by entry path), and the archive's
-/// size and SHA-256 (of the compressed bytes).
-pub fn read_tar(
-    path: &Path,
-    format: Format,
-    raw: &Path,
-    progress: &dyn Progress,
-) -> Result<TarResult> {
-    let file = File::open(path).with_path("open", path)?;
-    let total = file.metadata().map(|m| m.len()).ok();
-    progress.start("unpacking", total);
-    let compressed = std::cell::Cell::new(0u64);
-    let counted = hash::HashingReader::new(ProgressReader {
-        inner: file,
-        progress,
-        read: &compressed,
-    });
-    let mut input = BufReader::with_capacity(BUF, counted);
-    let decoded: Box<dyn Read + '_> = match format {
-        Format::TarGz => Box::new(flate2::bufread::MultiGzDecoder::new(&mut input)),
-        Format::TarXz => {
-            let threads = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
-            let stream = liblzma::stream::MtStreamBuilder::new()
-                .threads(threads)
-                .memlimit_threading(256 << 20)
-                .memlimit_stop(u64::MAX)
-                .decoder()
-                .map_err(|e| Error::msg(format!("could not start the xz decoder: {e}")))?;
-            Box::new(liblzma::bufread::XzDecoder::new_stream(&mut input, stream))
-        }
-        Format::Tar => Box::new(&mut input),
-        Format::Zip | Format::Dir => unreachable!("not a tar format"),
-    };
-    let mut archive = tar::Archive::new(decoded);
-    let mut entries = Vec::new();
-    let mut hashes = HashMap::new();
-    let mut buf = vec![0u8; BUF];
-    let mut expanded = 0u64;
-    let mut tree = entry::Tree::default();
-    let corrupt = |e: &dyn std::fmt::Display| {
-        bad(path, format!("is truncated or corrupt ({e})"))
-            .hint("the download may be incomplete; fetch it again and compare its SHA-256")
-    };
-    for item in archive.entries().map_err(|e| corrupt(&e))? {
-        let mut item = item.map_err(|e| corrupt(&e))?;
-        let name_bytes = item.path_bytes().into_owned();
-        let raw_name =
-            String::from_utf8(name_bytes).map_err(|_| unsafe_entry(path, "?", Unsafe::NotUtf8))?;
-        let name = entry::normalize(&raw_name).map_err(|why| unsafe_entry(path, &raw_name, why))?;
-        let ty = item.header().entry_type();
-        if !matches!(ty, tar::EntryType::XGlobalHeader | tar::EntryType::XHeader) {
-            // Checked before anything of it is written.
-            let probe = Entry {
-                path: name.clone(),
-                kind: if ty == tar::EntryType::Directory {
-                    EntryKind::Dir
-                } else {
-                    EntryKind::File { size: 0 }
-                },
-            };
-            tree.add(&probe)
-                .map_err(|why| clashing_entry(path, &raw_name, why))?;
-        }
-        let kind = match ty {
-            tar::EntryType::Regular | tar::EntryType::Continuous => {
-                let size = item.header().size().map_err(|e| corrupt(&e))?;
-                if size > MAX_ENTRY_BYTES {
-                    return Err(bad(
-                        path,
-                        format!("entry '{raw_name}' claims {size} bytes, more than any cuDNN file"),
-                    ));
-                }
-                // Real cuDNN tarballs expand about 2.5×; a bomb expands thousands of times.
-                expanded += size;
-                check_expansion(path, expanded, compressed.get())?;
-                let target = raw.join(&name);
-                if let Some(p) = target.parent() {
-                    fsops::create_dir_all(p)?;
-                }
-                let (n, sha) = write_stream(&mut item, &target, &mut buf, &NoAdvance)
-                    .map_err(|e| stream_error(path, &raw_name, &target, e))?;
-                if n != size {
-                    return Err(corrupt(&format!(
-                        "entry '{raw_name}' is {n} bytes, its header says {size}"
-                    )));
-                }
-                hashes.insert(name.clone(), (n, sha));
-                EntryKind::File { size }
-            }
-            tar::EntryType::Directory => EntryKind::Dir,
-            tar::EntryType::Symlink | tar::EntryType::Link => {
-                let t = item
-                    .link_name_bytes()
-                    .map(|b| String::from_utf8_lossy(&b).into_owned())
-                    .ok_or_else(|| corrupt(&format!("link '{raw_name}' has no target")))?;
-                if ty == tar::EntryType::Symlink {
-                    EntryKind::Symlink(t)
-                } else {
-                    EntryKind::Hardlink(t)
-                }
-            }
-            tar::EntryType::XGlobalHeader | tar::EntryType::XHeader => continue,
-            other => {
-                return Err(bad(path, format!("entry '{raw_name}' is a {}, not a file, folder or link", describe_type(other)))
-                    .hint("cuDNN archives hold only files, folders and links; this one is malformed or hostile"));
-            }
-        };
-        entries.push(Entry { path: name, kind });
-    }
-    drop(archive);
-    // Read whatever follows the tar end marker so the digest covers the whole file.
-    let counted = input.into_inner();
-    let (size, sha) = counted.finish().map_err(|e| Error::io("read", path, e))?;
-    progress.finish();
-    Ok(TarResult {
-        entries,
-        hashes,
-        size,
-        sha256: sha,
-    })
-}
-
-/// Largest decompressed/compressed ratio accepted for an archive's whole
-/// content (real cuDNN archives and wheels expand 2 to 3 times; a bomb
-/// thousands of times). Below 64 MiB of content it is not applied.
-const MAX_EXPANSION: u64 = 200;
-
-/// Most bytes an archive may expand to in all: several times a whole real
-/// cuDNN release unpacked (a few GiB), whatever the archive's size.
-pub const MAX_TOTAL_BYTES: u64 = 32 << 30;
-
-/// Refuses an archive of `archive_bytes` whose content reaches
-/// `expanded` bytes: more than [`MAX_TOTAL_BYTES`], or (past 64 MiB) more
-/// than [`MAX_EXPANSION`] times its size.
-fn check_expansion(path: &Path, expanded: u64, archive_bytes: u64) -> Result<()> {
-    let why = if expanded > MAX_TOTAL_BYTES {
-        format!(
-            "expands to more than {} GiB ({expanded} bytes), more than any cuDNN release",
-            MAX_TOTAL_BYTES >> 30
-        )
-    } else if expanded > (64 << 20) && expanded > MAX_EXPANSION * archive_bytes.max(1) {
-        format!(
-            "expands to more than {MAX_EXPANSION} times its size ({expanded} bytes from {archive_bytes}), unlike any cuDNN archive"
-        )
-    } else {
-        return Ok(());
-    };
-    Err(bad(path, why).hint("this archive is malformed or hostile; download it again from NVIDIA"))
-}
-
-/// What [`read_tar`] found.
-pub struct TarResult {
-    /// The entries, in archive order.
-    pub entries: Vec<Entry>,
-    /// Size and SHA-256 of each regular file written, by entry path.
-    pub hashes: HashMap<String, (u64, Sha256Hex)>,
-    /// Archive size in bytes.
-    pub size: u64,
-    /// Archive SHA-256.
-    pub sha256: Sha256Hex,
-}
-
-fn describe_type(t: tar::EntryType) -> &'static str {
-    match t {
-        tar::EntryType::Char => "character device",
-        tar::EntryType::Block => "block device",
-        tar::EntryType::Fifo => "named pipe",
-        tar::EntryType::GNUSparse => "sparse file",
-        _ => "special entry",
-    }
-}
-
-/// Moves a streamed tar's planned files from `raw` to their store paths,
-/// creates the links, and returns the file records.
-pub fn apply_tar_plan(
-    plan: &Plan,
-    raw: &Path,
-    dest: &Path,
-    hashes: &HashMap<String, (u64, Sha256Hex)>,
-) -> Result<Vec<FileRecord>> {
-    make_dirs(plan, dest)?;
-    let mut out = Vec::new();
-    for it in &plan.items {
-        if let ItemKind::File { .. } = it.kind {
-            let from = raw.join(&it.src);
-            let to = dest.join(&it.dest);
-            fsops::rename(&from, &to)?;
-            let (size, sha) = hashes[&it.src].clone();
-            out.push(FileRecord::file(it.dest.clone(), size, sha));
-        }
-    }
-    out.extend(place_links(plan, dest)?);
-    crate::fsops::remove_dir_all(raw)?;
-    Ok(out)
-}
-
-struct ProgressReader<'a, R> {
-    inner: R,
-    progress: &'a dyn Progress,
-    read: &'a std::cell::Cell<u64>,
-}
-
-impl<R: Read> Read for ProgressReader<'_, R> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        self.read.set(self.read.get() + n as u64);
-        self.progress.advance(n as u64);
-        Ok(n)
-    }
-}
-
-struct NoAdvance;
-
-impl Progress for NoAdvance {
-    fn start(&self, _: &str, _: Option<u64>) {}
-    fn advance(&self, _: u64) {}
-    fn finish(&self) {}
 }
 
 // ---------------------------------------------------------------- folder
