@@ -53,6 +53,24 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     };
     let release = store.resolve(&spec)?;
     let dest = ctx.env.cwd().join(&args.dest);
+    // A copy inside a cudnnm home would be taken for a release of its store.
+    let resolved = match dest.file_name() {
+        Some(name) => fsops::canonical_or_self(fsops::parent_of(&dest)).join(name),
+        None => fsops::canonical_or_self(&dest),
+    };
+    for home in [ctx.home.root(), ctx.system_home.as_path()] {
+        if resolved.starts_with(fsops::canonical_or_self(home)) {
+            return Err(Error::new(
+                Kind::Usage,
+                format!(
+                    "'{}' is inside the cudnnm home '{}'",
+                    dest.display(),
+                    home.display()
+                ),
+            )
+            .hint("export to a folder outside the home (cudnnm manages everything in it)"));
+        }
+    }
     let empty_dir = std::fs::read_dir(&dest).is_ok_and(|mut d| d.next().is_none());
     if dest.exists() && !empty_dir {
         return Err(Error::new(

@@ -304,6 +304,18 @@ fn an_exported_folder_loads_on_its_own() {
     ])
     .code_is(8)
     .stderr_has(&["is not empty"]);
+    // Never inside the home, where the copy would pass for a store release.
+    let inside = sb.home().join("store/cuda-12/9.99.0.1");
+    sb.run([
+        "export".as_ref(),
+        "dir".as_ref(),
+        inside.as_os_str(),
+        "9.27".as_ref(),
+    ])
+    .code_is(2)
+    .stderr_has(&["is inside the cudnnm home"]);
+    assert!(!inside.exists());
+    sb.run(["verify", "--no-load"]).ok();
 }
 
 #[test]
