@@ -12,6 +12,9 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::error::{Error, Kind, Result};
 
+mod spec;
+pub use spec::{Bound, Op, Spec, VersionReq};
+
 /// A cuDNN version of one to four numbers: `9`, `8.1`, `7.1.3`, `8.1.0.77`.
 ///
 /// The fourth number is NVIDIA's build number; it appears only in file and
@@ -393,92 +396,6 @@ impl<'de> Deserialize<'de> for Platform {
     }
 }
 
-/// What a user writes to pick a release: an exact version (`8.1.0.77`), a
-/// prefix (`8.1`, `9`) meaning the newest match, optionally with NVIDIA's CUDA
-/// suffix (`8.9.7.29_cuda12`, `8.3.2.44_cuda11.5`).
-#[derive(Clone, PartialEq, Eq, Hash)]
-pub struct Spec {
-    /// The version or version prefix.
-    pub version: Version,
-    /// The CUDA variant, when the spec names one.
-    pub cuda: Option<CudaVariant>,
-}
-
-impl Spec {
-    /// Whether a release of `version` built for `cuda` satisfies this spec.
-    /// A spec's CUDA `12` matches a release variant `12` or `12.x`; a spec's
-    /// `11.2` matches only `11.2`.
-    pub fn matches(&self, version: &Version, cuda: &CudaVariant) -> bool {
-        if !self.version.is_prefix_of(version) {
-            return false;
-        }
-        match &self.cuda {
-            None => true,
-            Some(want) => {
-                want.major == cuda.major && (want.minor.is_none() || want.minor == cuda.minor)
-            }
-        }
-    }
-
-    /// True when the spec names a full version (three or four numbers) rather than a prefix.
-    pub fn is_exact(&self) -> bool {
-        self.version.parts().len() >= 3
-    }
-}
-
-impl FromStr for Spec {
-    type Err = Error;
-
-    fn from_str(s: &str) -> Result<Self> {
-        let t = s.trim();
-        let (v, c) = match t.find("_cu").or_else(|| t.find("-cu")) {
-            Some(i) => (&t[..i], Some(&t[i + 1..])),
-            None => (t, None),
-        };
-        let version: Version = v.parse().map_err(|_| {
-            Error::new(Kind::Usage, format!("'{s}' is not a cuDNN version spec"))
-                .hint("write an exact version (8.1.0.77), a prefix (8.1, 9) or NVIDIA's form (8.9.7.29_cuda12)")
-        })?;
-        let cuda = match c {
-            None => None,
-            Some(c) => Some(CudaVariant::from_name_part(c).ok_or_else(|| {
-                Error::new(Kind::Usage, format!("'{s}': '{c}' is not a CUDA suffix"))
-                    .hint("write the suffix as _cuda12 or _cuda11.2")
-            })?),
-        };
-        Ok(Spec { version, cuda })
-    }
-}
-
-impl fmt::Display for Spec {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.version)?;
-        if let Some(c) = &self.cuda {
-            write!(f, "_cuda{c}")?;
-        }
-        Ok(())
-    }
-}
-
-impl fmt::Debug for Spec {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Spec({self})")
-    }
-}
-
-impl Serialize for Spec {
-    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        s.collect_str(self)
-    }
-}
-
-impl<'de> Deserialize<'de> for Spec {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        let s = String::deserialize(d)?;
-        s.parse().map_err(serde::de::Error::custom)
-    }
-}
-
 /// The canonical id of a release: `8.9.7.29_cuda12`, `8.1.0.77_cuda11.2`.
 pub fn release_id(version: &Version, cuda: &CudaVariant) -> String {
     ReleaseId::new(version.clone(), *cuda).to_string()
@@ -504,10 +421,7 @@ impl ReleaseId {
 
     /// The spec that names exactly this release.
     pub fn spec(&self) -> Spec {
-        Spec {
-            version: self.version.clone(),
-            cuda: Some(self.cuda),
-        }
+        Spec::prefix(self.version.clone(), Some(self.cuda))
     }
 }
 
@@ -633,30 +547,6 @@ mod tests {
             "12"
         );
         assert_eq!(c112.dir_name(), "cuda-11.2");
-    }
-
-    #[test]
-    fn specs() {
-        let s: Spec = "8.9.7.29_cuda12".parse().unwrap();
-        assert_eq!(s.version, v("8.9.7.29"));
-        assert_eq!(s.cuda.unwrap().to_string(), "12");
-        let c12: CudaVariant = "12".parse().unwrap();
-        let c11: CudaVariant = "11".parse().unwrap();
-        assert!(s.matches(&v("8.9.7.29"), &c12));
-        assert!(!s.matches(&v("8.9.7.29"), &c11));
-        let p: Spec = "8.1".parse().unwrap();
-        assert!(p.matches(&v("8.1.0.77"), &"11.2".parse().unwrap()));
-        assert!(!p.matches(&v("8.10.0"), &c12));
-        assert!(!p.is_exact());
-        let s: Spec = "8.3.2.44_cuda11.5".parse().unwrap();
-        assert_eq!(s.to_string(), "8.3.2.44_cuda11.5");
-        assert!(s.matches(&v("8.3.2.44"), &"11.5".parse().unwrap()));
-        assert!(!s.matches(&v("8.3.2.44"), &"11.6".parse().unwrap()));
-        let s: Spec = "9_cuda12".parse().unwrap();
-        assert!(s.matches(&v("9.1.0.70"), &"12".parse().unwrap()));
-        for bad in ["latest", "8.1 9.0", "8.1_cudax", ""] {
-            assert!(bad.parse::<Spec>().is_err(), "{bad}");
-        }
     }
 
     #[test]

@@ -283,7 +283,10 @@ fn not_found(
         k.dedup();
         k
     };
-    let near = nearest(&spec.version, &known, 5);
+    let near = spec
+        .anchor()
+        .map(|a| nearest(a, &known, 5))
+        .unwrap_or_default();
     let mut e = Error::new(
         Kind::NotFound,
         format!("cuDNN {spec} is not in the catalog for {platform}"),

@@ -269,7 +269,7 @@ fn pick_release(
     .hint(if fitting.is_empty() {
         format!(
             "install a build for CUDA {cuda_arg} (`{}`), or pass --force to deploy this one anyway",
-            CommandLine::install(spec.version.to_string())
+            CommandLine::install(spec.to_string())
                 .cuda(&cuda_arg)
                 .for_host(ctx.env.is_windows())
         )

@@ -53,7 +53,7 @@ pub(super) fn reinstall_help(offers: &[Offer], id: &str, source: Option<&Source>
     }
     let spec: Option<Spec> = id.parse().ok().filter(|s: &Spec| s.cuda.is_some());
     if let Some(sp) = &spec
-        && let Some(o) = best_offer(offers, sp, None).filter(|o| o.version == sp.version)
+        && let Some(o) = best_offer(offers, sp, None).filter(|o| Some(&o.version) == sp.version())
     {
         return format!(
             "import {id} again: `{}`",

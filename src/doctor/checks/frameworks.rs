@@ -66,30 +66,32 @@ fn pins(cx: &Cx, out: &mut Vec<Finding>) {
         f = match fitting.first() {
             Some(root) => f
                 .fix(format!("Point the build at a CUDA {variant} toolkit ({root} is one: set CUDA_PATH/CUDA_HOME and PATH to it), or pin a build of this cuDNN for CUDA {}.", c.major()))
-                .command(format!("cudnnm pin {}_cuda{}", spec.version, if c.major() >= 11 { c.major().to_string() } else { format!("{}.{}", c.major(), c.minor()) })),
+                .command(format!("cudnnm pin {}", repin(&spec, c))),
             None => f
                 .fix(format!("Pin a build of this cuDNN for the toolkit in use (CUDA {}), or install a CUDA {variant} toolkit.", c.major()))
-                .command(format!("cudnnm pin {}_cuda{}", spec.version, if c.major() >= 11 { c.major().to_string() } else { format!("{}.{}", c.major(), c.minor()) })),
+                .command(format!("cudnnm pin {}", repin(&spec, c))),
         };
         out.push(f);
     }
     // Against the loaded release of the same major (another major is `cudnn-major-mismatch`).
-    let m = spec.version.major();
+    // A range or `latest` names no one version to compare with.
+    let Some(version) = spec.version() else { return };
+    let m = version.major();
     let Some(a) = cx.active(m) else { return };
     let Some(k) = &a.version else { return };
-    if spec.version.parts().len() < 2 || k.version.parts().len() < 2 {
+    if version.parts().len() < 2 || k.version.parts().len() < 2 {
         return;
     }
     // Compare on what both say (a loaded library gives major.minor.patch).
-    let n = spec.version.parts().len().min(k.version.parts().len());
-    if spec.version.parts()[..n] == k.version.parts()[..n] {
+    let n = version.parts().len().min(k.version.parts().len());
+    if version.parts()[..n] == k.version.parts()[..n] {
         return;
     }
     out.push(
         Finding::new(
             FindingId::PinReleaseMismatch,
             Severity::Warning,
-            format!("{who} asks for cuDNN {}; the loader takes cuDNN {} here", spec.version, k.version),
+            format!("{who} asks for cuDNN {}; the loader takes cuDNN {} here", version, k.version),
         )
         .seen(format!("pinned: cuDNN {spec}"))
         .seen(format!("the loader takes {}", cx.describe(&a.hit.path)))
@@ -178,10 +180,11 @@ pub(crate) fn expectations(cx: &Cx) -> Vec<Expectation> {
     let mut v = Vec::new();
     if let Some(p) = &cx.s.pin
         && let Ok(spec) = p.spec.parse::<Spec>()
+        && let Some(version) = spec.version().cloned()
     {
         v.push(Expectation {
             who: format!("the pin {} ({})", p.spec, p.source),
-            version: spec.version,
+            version,
             cuda: None,
             variant: spec.cuda,
         });
@@ -315,10 +318,7 @@ fn table_rows(cx: &Cx, out: &mut Vec<Finding>) {
             && k.version.minor() < r.cudnn.minor()
         {
             let tk = cx.toolkit_in_use();
-            let spec = Spec {
-                version: r.cudnn.clone(),
-                cuda: None,
-            };
+            let spec = Spec::prefix(r.cudnn.clone(), None);
             let cuda = tk
                 .and_then(|t| t.cuda.clone())
                 .unwrap_or_else(|| r.cuda.clone());
@@ -399,10 +399,7 @@ fn majors(cx: &Cx, out: &mut Vec<Finding>) {
             f = f.seen(format!("built with CUDA {c}"));
         }
         let tk = cx.toolkit_in_use();
-        let spec = Spec {
-            version: e.version.clone(),
-            cuda: e.variant,
-        };
+        let spec = Spec::prefix(e.version.clone(), e.variant);
         let cuda = tk.and_then(|t| t.cuda.clone()).or_else(|| e.cuda.clone());
         let cmds = cx.install_and_use(&spec, cuda.as_ref(), tk);
         let wanted = match (&e.variant, &cuda) {
@@ -425,5 +422,15 @@ fn majors(cx: &Cx, out: &mut Vec<Finding>) {
             f = f.command(c);
         }
         out.push(f);
+    }
+}
+
+/// The pin `spec` with its CUDA suffix changed to the toolkit `c`'s variant
+/// (its major from CUDA 11 on, `major.minor` before).
+fn repin(spec: &Spec, c: &Version) -> Spec {
+    let minor = (c.major() < 11).then(|| c.minor());
+    Spec {
+        req: spec.req.clone(),
+        cuda: Some(CudaVariant::new(c.major(), minor)),
     }
 }

@@ -328,10 +328,7 @@ impl<'a> Cx<'a> {
             .filter(|k| k.version.parts().len() >= 3)
             .map(|k| k.version);
         let cmds = version.as_ref().and_then(|v| {
-            let spec = Spec {
-                version: v.clone(),
-                cuda: None,
-            };
+            let spec = Spec::prefix(v.clone(), None);
             self.install_and_use(&spec, None, None)
         });
         (version, cmds)

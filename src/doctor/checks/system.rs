@@ -400,9 +400,10 @@ fn releases_in_use(cx: &Cx) -> Vec<InUse> {
     }
     if let Some(p) = &cx.s.pin
         && let Ok(spec) = p.spec.parse::<crate::version::Spec>()
+        && let Some(version) = spec.version().cloned()
     {
         add(
-            spec.version,
+            version,
             spec.cuda,
             format!("pinned as `{}` ({})", p.spec, p.source),
         );

@@ -56,10 +56,7 @@ fn fitting_build(cx: &Cx, f: &CudnnFile, t: &ToolkitInfo, c: &Version) -> (Strin
     let cuda = format!("{}.{}", c.major(), c.minor());
     let same = own.as_ref().filter(|v| v.parts().len() >= 3).and_then(|v| {
         cx.install_and_use(
-            &Spec {
-                version: v.clone(),
-                cuda: None,
-            },
+            &Spec::prefix(v.clone(), None),
             Some(c),
             Some(t),
         )
@@ -76,10 +73,7 @@ fn fitting_build(cx: &Cx, f: &CudnnFile, t: &ToolkitInfo, c: &Version) -> (Strin
     let major = own.as_ref().map(|v| v.major());
     let newest = major.and_then(|m| {
         cx.install_and_use(
-            &Spec {
-                version: Version::from_parts(&[m]),
-                cuda: None,
-            },
+            &Spec::prefix(Version::from_parts(&[m]), None),
             Some(c),
             Some(t),
         )

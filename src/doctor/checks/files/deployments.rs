@@ -27,7 +27,7 @@ pub(super) fn deployed_release(cx: &Cx, root: &str) -> Option<String> {
 /// full version) all agree on one version and it is another release's.
 /// Then another cudnnm home, or the user, deployed something else there.
 pub(super) fn held_instead(cx: &Cx, root: &str, release: &str) -> Option<Version> {
-    let recorded = release.parse::<Spec>().ok()?.version.triple();
+    let recorded = release.parse::<Spec>().ok()?.version()?.triple();
     let mut seen: BTreeSet<Version> = BTreeSet::new();
     seen.extend(cx.s.header_version(root).map(|k| k.version.triple()));
     for f in cx.s.files_in_root(root) {
@@ -239,7 +239,7 @@ pub(super) fn store_damage(cx: &Cx, out: &mut Vec<Finding>) {
             .as_deref()
             .and_then(|id| id.parse::<Spec>().ok())
             .filter(|sp| sp.cuda.is_some())
-            .and_then(|sp| cx.t.offer(&sp, None).filter(|o| o.version == sp.version));
+            .and_then(|sp| cx.t.offer(&sp, None).filter(|o| Some(&o.version) == sp.version()));
         f = match offer {
             Some(o) => f
                 .fix(format!("Import the release again over the damaged folder (`--force` replaces it), or delete {} if you no longer need it.", d.dir))

@@ -48,10 +48,7 @@ fn not_found(cx: &Cx, out: &mut Vec<Finding>) {
     let tk = cx.toolkit_in_use();
     let cmds = [9, 8, 7].iter().find_map(|m| {
         cx.install_and_use(
-            &Spec {
-                version: Version::from_parts(&[*m]),
-                cuda: None,
-            },
+            &Spec::prefix(Version::from_parts(&[*m]), None),
             None,
             tk,
         )
