@@ -84,6 +84,11 @@ impl CommandLine {
         CommandLine::new(Sub::Install).word(what)
     }
 
+    /// `cudnnm install` without an argument: what the pin (or lock) names here.
+    pub fn install_here() -> CommandLine {
+        CommandLine::new(Sub::Install)
+    }
+
     /// `cudnnm install PATH`: a local archive or folder.
     pub fn install_path(path: impl AsRef<OsStr>) -> CommandLine {
         CommandLine::new(Sub::Install).path(path.as_ref().to_string_lossy().into_owned())

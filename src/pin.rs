@@ -23,6 +23,8 @@ use crate::home::Home;
 use crate::store::{Release, Store};
 use crate::version::Spec;
 
+pub mod lockfile;
+
 /// The pin file name.
 pub const PIN_FILE: &str = ".cudnn-version";
 
@@ -220,7 +222,7 @@ pub fn read_pin(path: &Path) -> Result<(Spec, usize)> {
         )
         .hint(
             "write one spec on the first line that is not blank or a # comment, \
-             e.g. 9.12, 8.1.0.77 or 8.9.7.29_cuda12",
+             e.g. 9.12, 9.10.x, >=9.1,<9.11, latest_cuda12 or 8.9.7.29_cuda12",
         )
     })
 }

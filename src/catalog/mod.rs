@@ -41,6 +41,7 @@ mod fetch;
 mod manifest;
 mod mirror;
 pub mod offer;
+pub mod pip;
 pub mod redist;
 pub mod refresh;
 pub mod resolve;

@@ -1,24 +1,29 @@
-//! `cudnnm install SPEC|PATH|pip:REQ`: import a release into the store from a
+//! `cudnnm install [SPEC|PATH|pip:REQ]`: import a release into the store from a
 //! local archive or folder, from the user's own pip, or from the catalog.
-
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+//! Without an argument: what applies here (the pin, then the default),
+//! exactly as `.cudnn-version.lock` beside the pin records it when there is
+//! one (`--locked`: only so).
 
 use super::Ctx;
 use super::support::{GpuGate, ReleaseView, recover_and_report};
 use crate::archive::{self, ImportRequest, Outcome};
 use crate::catalog;
-use crate::env;
 use crate::error::{Error, IoResultExt, Kind, Result};
 use crate::hash::Sha256Hex;
 use crate::store::Store;
 use crate::version::{CudaVariant, Platform, Spec};
 
+mod here;
+
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// A catalog version (8.1.0.77, 9.1), a local archive or folder, or pip:REQUIREMENT
+    /// A catalog spec (8.1.0.77, 9.10.x, >=9.1,<9.11, latest), a local archive or
+    /// folder, or pip:REQUIREMENT [default: the pin or default here, as locked]
     #[arg(value_name = "SPEC|PATH|pip:REQ")]
-    pub what: String,
+    pub what: Option<String>,
+    /// Without SPEC: fail unless the lock file exists and still satisfies the pin
+    #[arg(long, conflicts_with = "what")]
+    pub locked: bool,
     /// The CUDA the release is built for, when its name does not say (11.2, 12)
     #[arg(long, value_name = "V")]
     pub cuda: Option<String>,
@@ -66,8 +71,11 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
         admit: Some(admit),
         ..Default::default()
     };
-    let local = args.what.starts_with("pip:")
-        || std::fs::symlink_metadata(ctx.env.cwd().join(&args.what)).is_ok();
+    let Some(what) = args.what.clone() else {
+        return here::install_here(ctx, &args, base, &gate);
+    };
+    let local = what.starts_with("pip:")
+        || std::fs::symlink_metadata(ctx.env.cwd().join(&what)).is_ok();
     if local {
         for (given, flag) in [
             (args.platform.is_some(), "--platform"),
@@ -75,16 +83,15 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
         ] {
             if given {
                 ctx.warn(format!(
-                    "{flag} applies to catalog installs; ignored for '{}'",
-                    args.what
+                    "{flag} applies to catalog installs; ignored for '{what}'"
                 ));
             }
         }
     }
-    if let Some(requirement) = args.what.strip_prefix("pip:") {
+    if let Some(requirement) = what.strip_prefix("pip:") {
         return install_pip(ctx, requirement.trim(), base);
     }
-    let path = ctx.env.cwd().join(&args.what);
+    let path = ctx.env.cwd().join(&what);
     if std::fs::symlink_metadata(&path).is_ok() {
         return import_and_report(
             ctx,
@@ -94,39 +101,33 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
             },
         );
     }
-    if looks_like_path(&args.what) {
+    if looks_like_path(&what) {
         return Err(Error::new(
             Kind::NotFound,
             format!("no such file or folder '{}'", path.display()),
         )
         .hint("check the path; to install from the catalog give a version such as 8.1.0.77"));
     }
-    let latest = args.what.trim().eq_ignore_ascii_case("latest");
-    let spec: Spec = if latest {
-        // `latest`: the newest major the catalog has; the GPU then picks within it.
-        let newest = catalog::Catalog::load(&ctx.home)?
-            .archives()
-            .iter()
-            .map(|a| a.version.major())
-            .max()
-            .unwrap_or(9);
-        newest.to_string().parse()?
-    } else {
-        args.what.parse().map_err(|_| {
-        Error::new(Kind::Usage, format!("'{}' is neither a file nor a cuDNN version", args.what))
-            .hint("give a version (8.1.0.77, 9.1, latest), an archive path (./cudnn-….zip), or pip:nvidia-cudnn-cu12==9.1.0.70")
-        })?
-    };
-    let platform = match &args.platform {
-        Some(p) => p.parse()?,
-        None => Platform::host().ok_or_else(|| {
-            Error::new(
-                Kind::Usage,
-                "cuDNN is not published for this machine's platform",
-            )
-            .hint("pass --platform")
-        })?,
-    };
+    let spec: Spec = what.parse().map_err(|e: Error| {
+        Error::new(Kind::Usage, format!("'{what}' is neither a file nor a cuDNN version spec"))
+            .cause(e.message().to_string())
+            .hint("give a spec (8.1.0.77, 9.10.x, >=9.1,<9.11, latest, latest_cuda12), an archive path (./cudnn-….zip), or pip:nvidia-cudnn-cu12==9.1.0.70")
+    })?;
+    install_catalog(ctx, &args, spec, cuda, sha256, &gate)
+}
+
+/// Installs the newest catalog release `spec` names for this machine: its
+/// toolkits' CUDA (or `--cuda`) and the oldest GPU in use
+/// ([`catalog::resolve::select_for_gpu`]).
+fn install_catalog(
+    ctx: &Ctx,
+    args: &Args,
+    spec: Spec,
+    cuda: Option<CudaVariant>,
+    sha256: Option<Sha256Hex>,
+    gate: &GpuGate,
+) -> Result<u8> {
+    let platform = platform_of(args)?;
     let mirror = args.mirror.clone().or(ctx.home.config()?.mirror);
     let req = catalog::FetchRequest {
         spec,
@@ -168,6 +169,20 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
             ..Default::default()
         },
     )
+}
+
+/// `--platform`, else the host's.
+fn platform_of(args: &Args) -> Result<Platform> {
+    match &args.platform {
+        Some(p) => p.parse(),
+        None => Platform::host().ok_or_else(|| {
+            Error::new(
+                Kind::Usage,
+                "cuDNN is not published for this machine's platform",
+            )
+            .hint("pass --platform")
+        }),
+    }
 }
 
 fn looks_like_path(s: &str) -> bool {
@@ -228,21 +243,10 @@ fn import_and_report(ctx: &Ctx, mut req: ImportRequest) -> Result<u8> {
     Ok(0)
 }
 
-/// Fetches a wheel with the user's own pip (their index, proxy and
-/// certificates apply) and imports it. `--only-binary=:all:` keeps pip from
-/// building (and running) a source package.
+/// Fetches a wheel with the user's own pip ([`catalog::pip`]) and imports it.
 fn install_pip(ctx: &Ctx, requirement: &str, base: ImportRequest) -> Result<u8> {
-    if requirement.is_empty() || requirement.starts_with('-') {
-        return Err(Error::new(Kind::Usage, format!("'pip:{requirement}' does not name a package"))
-            .hint("give one requirement, e.g. `cudnnm install pip:nvidia-cudnn-cu12==9.1.0.70` (pip options are not passed through)"));
-    }
-    let python = ctx.env.var(env::CUDNNM_PYTHON).unwrap_or_else(|| {
-        if crate::platform::HOST_WINDOWS {
-            "python".into()
-        } else {
-            "python3".into()
-        }
-    });
+    catalog::pip::check_requirement(requirement)?;
+    let python = catalog::pip::python(&ctx.env);
     ctx.home.ensure()?;
     let tmp = tempfile::Builder::new()
         .prefix(".pip-")
@@ -251,52 +255,7 @@ fn install_pip(ctx: &Ctx, requirement: &str, base: ImportRequest) -> Result<u8> 
     ctx.status(format!(
         "fetching {requirement} with `{python} -m pip download`"
     ));
-    let mut cmd = Command::new(&python);
-    cmd.args([
-        "-m",
-        "pip",
-        "download",
-        "--no-deps",
-        "--only-binary=:all:",
-        "--dest",
-    ])
-    .arg(tmp.path())
-    .arg(requirement)
-    .stdin(Stdio::null());
-    if ctx.quiet {
-        cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
-    } else {
-        // pip's progress goes to our stderr so stdout stays clean for --json.
-        cmd.stdout(Stdio::from(std::io::stderr()))
-            .stderr(Stdio::inherit());
-    }
-    let out = cmd.output().map_err(|e| {
-        Error::new(Kind::NotFound, format!("could not run '{python}' to fetch {requirement}"))
-            .cause(e)
-            .hint("install Python 3 with pip (Debian/Ubuntu: `apt install python3-pip`), or set CUDNNM_PYTHON to your Python")
-    })?;
-    if !out.status.success() {
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        if stderr.contains("No module named pip") {
-            return Err(Error::new(Kind::NotFound, format!("'{python}' has no pip module"))
-                .hint("install pip (`python3 -m ensurepip --upgrade`, or `apt install python3-pip`), or set CUDNNM_PYTHON to a Python that has it"));
-        }
-        let tail: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
-        let tail = tail[tail.len().saturating_sub(3)..].join(" / ");
-        let mut e = Error::new(
-            Kind::Network,
-            format!("pip could not download '{requirement}' ({})", out.status),
-        );
-        if !tail.is_empty() {
-            e = e.cause(tail);
-        } else if !ctx.quiet {
-            e = e.cause("pip's messages are above");
-        }
-        return Err(e.hint(
-            "check the requirement (e.g. nvidia-cudnn-cu12==9.1.0.70, nvidia-cudnn-jit-cu12==9.27.0.42) and your pip index or proxy settings",
-        ));
-    }
-    let wheel = find_wheel(tmp.path(), requirement)?;
+    let wheel = catalog::pip::download(&python, requirement, tmp.path(), ctx.quiet)?;
     let name = wheel.file_name().map(|n| n.to_string_lossy().into_owned());
     import_and_report(
         ctx,
@@ -307,27 +266,4 @@ fn install_pip(ctx: &Ctx, requirement: &str, base: ImportRequest) -> Result<u8> 
             ..base
         },
     )
-}
-
-fn find_wheel(dir: &Path, requirement: &str) -> Result<PathBuf> {
-    let files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .with_path("list", dir)?
-        .flatten()
-        .map(|e| e.path())
-        .collect();
-    let wheels: Vec<&PathBuf> = files
-        .iter()
-        .filter(|p| p.extension().is_some_and(|e| e == "whl"))
-        .collect();
-    match wheels.as_slice() {
-        [one] => Ok((*one).clone()),
-        _ => Err(Error::new(
-            Kind::Integrity,
-            format!(
-                "pip fetched {} wheel files for '{requirement}', expected one",
-                wheels.len()
-            ),
-        )
-        .hint("name one package version, e.g. pip:nvidia-cudnn-cu12==9.1.0.70")),
-    }
 }

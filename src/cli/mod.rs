@@ -29,6 +29,7 @@ mod export_spack;
 mod export_tcl;
 mod install;
 mod list;
+mod lock;
 mod list_remote;
 mod manifest;
 mod pin;
@@ -80,6 +81,8 @@ enum Command {
     Backups(backups::Args),
     /// Pin a release for this folder (writes .cudnn-version)
     Pin(pin::Args),
+    /// Write .cudnn-version.lock beside the pin: the exact release, per platform its archive and SHA-256
+    Lock(lock::Args),
     /// Set or show the default release
     Default(default::Args),
     /// Run a command with a release activated for that process only
@@ -318,7 +321,10 @@ fn dispatch(cli: Cli, env: Env) -> Result<u8> {
 fn system_command(command: &Command) -> Option<Option<crate::command::CommandLine>> {
     use crate::command::CommandLine;
     let c = match command {
-        Command::Install(a) if a.system => CommandLine::install(a.what.clone()),
+        Command::Install(a) if a.system => match &a.what {
+            Some(w) => CommandLine::install(w.clone()),
+            None => CommandLine::install_here(),
+        },
         Command::Uninstall(a) if a.system => CommandLine::uninstall(a.spec.clone()),
         Command::Default(a) if a.system => match &a.spec {
             Some(spec) => CommandLine::default_(spec.clone()),
@@ -333,6 +339,7 @@ fn run_command(ctx: &Ctx, command: Command) -> Result<u8> {
     match command {
         Command::Install(a) => install::run(ctx, a),
         Command::Uninstall(a) => uninstall::run(ctx, a),
+        Command::Lock(a) => lock::run(ctx, a),
         // `list --remote` is its own file; neither imports the other.
         Command::List(a) if a.remote => {
             list_remote::run(ctx, a.cuda.as_deref(), a.platform.as_deref())

@@ -1,0 +1,250 @@
+//! `cudnnm install` without an argument: the spec that applies here (the
+//! pin, then the default), installed exactly as the lock file beside the pin
+//! records it when that lock still satisfies the pin, else resolved against
+//! the catalog for this machine as `install SPEC` does.
+
+use super::{Args, import_and_report, install_catalog, install_pip, platform_of};
+use crate::archive::ImportRequest;
+use crate::catalog::{self, download};
+use crate::cli::Ctx;
+use crate::cli::support::GpuGate;
+use crate::command::CommandLine;
+use crate::error::{Error, Kind, Result};
+use crate::pin::lockfile::{self, LockedSource, ProjectLock};
+use crate::pin::{self, SpecSource};
+use crate::store::Store;
+
+/// Installs what applies here; see the module documentation.
+pub(super) fn install_here(
+    ctx: &Ctx,
+    args: &Args,
+    base: ImportRequest,
+    gate: &GpuGate,
+) -> Result<u8> {
+    let host = |c: CommandLine| c.for_host(ctx.env.is_windows()).to_string();
+    let resolved = pin::resolve_spec(None, &ctx.env, &ctx.home)?.ok_or_else(|| {
+        Error::new(Kind::NotFound, "no cuDNN release is named for this folder")
+            .cause("no CUDNNM_VERSION, no .cudnn-version here or above, no default")
+            .hint(format!(
+                "name one: `{}`, or pin one with `cudnnm pin SPEC --force` and run `cudnnm install` again",
+                host(CommandLine::install("SPEC".to_string()))
+            ))
+    })?;
+    let spec = &resolved.spec;
+    let lock_file = match &resolved.source {
+        SpecSource::PinFile { path, .. } => Some(lockfile::lock_path(path)),
+        _ => None,
+    };
+    let lock = match &lock_file {
+        Some(p) => ProjectLock::read(p)?.map(|l| (l, p.clone())),
+        None => None,
+    };
+    if args.locked && lock.is_none() {
+        let r#where = match &lock_file {
+            Some(p) => format!("there is no lock file '{}'", p.display()),
+            None => format!(
+                "the spec comes from {}, not from a pin file a lock sits beside",
+                resolved.source
+            ),
+        };
+        return Err(Error::new(
+            Kind::Integrity,
+            format!("install --locked: {where}"),
+        )
+        .hint("write one beside the pin with `cudnnm lock` (and commit it), or drop --locked"));
+    }
+    match lock {
+        Some((l, path)) if l.satisfies(spec) => {
+            ctx.status(format!(
+                "installing {} as locked in '{}' (pin {spec}, {})",
+                l.release,
+                path.display(),
+                resolved.source
+            ));
+            install_locked(ctx, args, &l, &path, base)
+        }
+        Some((l, path)) => {
+            let msg = format!(
+                "the lock '{}' names {}, which does not satisfy the pin {spec} ({})",
+                path.display(),
+                l.release,
+                resolved.source
+            );
+            if args.locked {
+                return Err(Error::new(Kind::Integrity, format!("install --locked: {msg}"))
+                    .hint("lock the pin again with `cudnnm lock` (and commit the lock), or restore the pin the lock was written for"));
+            }
+            ctx.warn(format!(
+                "{msg}; resolving the pin instead (`cudnnm lock` records the new pick)"
+            ));
+            resolve_and_install(ctx, args, &resolved, base, gate)
+        }
+        None => resolve_and_install(ctx, args, &resolved, base, gate),
+    }
+}
+
+/// The pin without a lock: the newest installed match is a no-op, else the
+/// newest catalog match for this machine is installed.
+fn resolve_and_install(
+    ctx: &Ctx,
+    args: &Args,
+    resolved: &pin::Resolved,
+    base: ImportRequest,
+    gate: &GpuGate,
+) -> Result<u8> {
+    let spec = &resolved.spec;
+    if !args.force
+        && let Some(r) = Store::new(&ctx.home).newest_matching(spec)?
+    {
+        return already(ctx, &r, &format!("matches {spec} from {}", resolved.source));
+    }
+    install_catalog(
+        ctx,
+        args,
+        spec.clone(),
+        base.cuda,
+        base.expected_sha256.clone(),
+        gate,
+    )
+}
+
+fn already(ctx: &Ctx, r: &crate::store::Release, why: &str) -> Result<u8> {
+    if ctx.json {
+        ctx.out_json(&serde_json::json!({
+            "status": "already-installed",
+            "release": r.id(),
+        }));
+    }
+    ctx.status(format!(
+        "cuDNN {} is already installed at '{}' ({why}); nothing to do",
+        r.id(),
+        r.dir.display()
+    ));
+    Ok(0)
+}
+
+/// Installs exactly the bytes the lock records for this platform, or fails
+/// with [`Kind::Integrity`] naming the lock file and the hash.
+fn install_locked(
+    ctx: &Ctx,
+    args: &Args,
+    l: &ProjectLock,
+    path: &std::path::Path,
+    base: ImportRequest,
+) -> Result<u8> {
+    let platform = platform_of(args)?;
+    let src = l.source(platform).ok_or_else(|| {
+        Error::new(
+            Kind::Integrity,
+            format!(
+                "the lock '{}' records no archive of {} for {platform}",
+                path.display(),
+                l.release
+            ),
+        )
+        .cause(format!(
+            "it has {}",
+            if l.platform.is_empty() {
+                "none".to_string()
+            } else {
+                l.platform.keys().cloned().collect::<Vec<_>>().join(", ")
+            }
+        ))
+        .hint("run `cudnnm lock` on this platform to add it (and commit the lock)")
+    })?;
+    let want = src.sha256().clone();
+    if !args.force
+        && let Some(r) = Store::new(&ctx.home).get_id(&l.release)?
+    {
+        match &r.receipt.source.sha256 {
+            Some(h) if *h != want => {
+                let msg = format!(
+                    "{} is installed from an archive with SHA-256 {}, not the {} the lock '{}' records",
+                    l.release,
+                    h,
+                    want,
+                    path.display()
+                );
+                if args.locked {
+                    return Err(Error::new(Kind::Integrity, format!("install --locked: {msg}"))
+                        .hint(format!(
+                            "reinstall the locked bytes with `cudnnm install --force` ({})",
+                            CommandLine::install(l.release.to_string()).for_host(ctx.env.is_windows())
+                        )));
+                }
+                ctx.warn(format!("{msg}; `cudnnm install --force` installs the locked one"));
+            }
+            _ => {}
+        }
+        return already(ctx, &r, &format!("as locked in '{}'", path.display()));
+    }
+    let mismatch = |e: Error, from: &str| {
+        if e.kind() == Kind::Integrity {
+            Error::new(
+                Kind::Integrity,
+                format!(
+                    "{from} is not the archive the lock '{}' records (SHA-256 {want}); nothing was installed",
+                    path.display()
+                ),
+            )
+            .cause(e.to_string())
+            .hint("the bytes behind that source changed: find out why; if the new archive is genuine, lock again with `cudnnm lock`")
+        } else {
+            e
+        }
+    };
+    match src {
+        LockedSource::Pip { pip, .. } => {
+            let req = ImportRequest {
+                expected_sha256: Some(want.clone()),
+                ..base
+            };
+            install_pip(ctx, pip, req).map_err(|e| mismatch(e, &format!("pip:{pip}")))
+        }
+        LockedSource::Catalog {
+            url,
+            path: rel,
+            size,
+            ..
+        } => {
+            let mirror = catalog::effective_mirror(args.mirror.as_deref(), &ctx.env, &ctx.home)?;
+            let from = match (&mirror, rel) {
+                (Some(m), Some(rel)) => format!("{m}{rel}"),
+                _ => url.clone(),
+            };
+            let name = from.rsplit('/').next().unwrap_or(&from).to_string();
+            let urls = [from.clone()];
+            let expect = [want.clone()];
+            let job = download::Job {
+                urls: &urls,
+                name: &name,
+                size: *size,
+                expect: &expect,
+                identity: download::Identity {
+                    version: &l.release.version,
+                    cuda: &l.release.cuda,
+                    platform,
+                },
+            };
+            let progress = ctx.progress();
+            let got = download::download(&ctx.home, &ctx.env, &job, &*progress)
+                .map_err(|e| mismatch(e, &format!("'{from}'")))?;
+            ctx.status(if got.cached {
+                format!("using {name} from the download cache")
+            } else {
+                format!("downloaded {name} from {}", got.url)
+            });
+            import_and_report(
+                ctx,
+                ImportRequest {
+                    source: got.path,
+                    name: Some(name),
+                    cuda: Some(l.release.cuda),
+                    expected_sha256: Some(want.clone()),
+                    url: Some(got.url),
+                    ..base
+                },
+            )
+        }
+    }
+}
