@@ -499,4 +499,71 @@ mod tests {
         assert!(cuda_serves(&c("11"), &c("11.2")));
         assert!(!cuda_serves(&c("12"), &c("11")));
     }
+
+    /// A catalog fixture: 9.1.0.70, 9.10.2.21, 9.11.0.98 for CUDA 12 and
+    /// 11, 9.11.0.98 also for CUDA 13, a support row that puts 9.11 out of
+    /// reach of GPUs below compute capability 7.5 (as NVIDIA's matrix does
+    /// for the CUDA 12 builds of 9.11, docs/releases.md#minimum-compute-capability).
+    fn ranged() -> Catalog {
+        let mut t = String::from("schema = 1\n\n");
+        for (v, cudas) in [
+            ("9.1.0.70", &["12", "11"][..]),
+            ("9.10.2.21", &["12", "11"][..]),
+            ("9.11.0.98", &["12", "11", "13"][..]),
+        ] {
+            for c in cudas {
+                t.push_str(&format!(
+                    "[[archive]]\nversion = \"{v}\"\ncuda = \"{c}\"\nplatform = \"linux-x86_64\"\n\
+                     path = \"cudnn/redist/cudnn/linux-x86_64/cudnn-linux-x86_64-{v}_cuda{c}-archive.tar.xz\"\n\
+                     source = \"test\"\nhashes = [{{ sha256 = \"{}\", source = \"test\" }}]\n\n",
+                    "a".repeat(64)
+                ));
+            }
+        }
+        t.push_str("[[support]]\ncudnn = [\"9.11.0\", \"9.11.0\"]\ncuda = \"12\"\nmin_compute = \"7.5\"\nsource = \"test\"\n");
+        let c = Catalog::from_texts(&t, None);
+        assert!(c.warnings().is_empty(), "{:?}", c.warnings());
+        c
+    }
+
+    fn pick(spec: &str, cuda: Option<&str>, gpu: Option<&str>) -> String {
+        let cat = ranged();
+        let gpu = gpu.map(v);
+        match select_for_gpu(&cat, &req(spec, cuda, L), &[tk("12.4")], gpu.as_ref()) {
+            Ok((a, _)) => a.id(),
+            Err(e) => format!("error: {e}"),
+        }
+    }
+
+    #[test]
+    fn ranges_and_aliases_resolve_against_the_catalog() {
+        assert_eq!(pick(">=9.1,<9.11", None, None), "9.10.2.21_cuda12");
+        assert_eq!(pick("<9.11", Some("11.8"), None), "9.10.2.21_cuda11", "<9.11 excludes 9.11.0.x");
+        assert_eq!(pick(">=9.11", None, None), "9.11.0.98_cuda12");
+        assert_eq!(pick(">9.10", None, None), "9.11.0.98_cuda12", ">9.10 starts at 9.11");
+        assert_eq!(pick("<=9.10", None, None), "9.10.2.21_cuda12", "<=9.10 includes 9.10.2");
+        assert_eq!(pick("9.10.x", None, None), "9.10.2.21_cuda12");
+        assert_eq!(pick("9.1.x", None, None), "9.1.0.70_cuda12", "9.1.x excludes 9.10.x and 9.11.x");
+        assert_eq!(pick("=9.1", None, None), "9.1.0.70_cuda12");
+        assert_eq!(pick("latest", None, None), "9.11.0.98_cuda12", "the toolkit's CUDA picks among builds");
+        assert_eq!(pick("latest_cuda13", None, None), "9.11.0.98_cuda13");
+        assert_eq!(pick("latest_cuda11", None, None), "9.11.0.98_cuda11");
+        assert_eq!(pick("9.10.x_cuda11", None, None), "9.10.2.21_cuda11");
+        assert_eq!(pick(">=9.1,<9.11_cuda11", None, None), "9.10.2.21_cuda11");
+        let none = pick(">=9.12", None, None);
+        assert!(none.starts_with("error: cuDNN >=9.12 is not in the catalog"), "{none}");
+        assert!(pick(">=9.1,<9.1", None, None).starts_with("error: "));
+    }
+
+    #[test]
+    fn a_range_or_latest_honours_the_gpu_floor_an_exact_version_does_not() {
+        // A Pascal GPU (6.1) cannot run the CUDA 12 build of 9.11: the newest match it runs wins.
+        assert_eq!(pick("latest", None, Some("6.1")), "9.10.2.21_cuda12");
+        assert_eq!(pick(">=9.1", None, Some("6.1")), "9.10.2.21_cuda12");
+        assert_eq!(pick(">=9.1", None, Some("8.0")), "9.11.0.98_cuda12");
+        // A build the floor does not name (CUDA 11) still runs there.
+        assert_eq!(pick("latest_cuda11", None, Some("6.1")), "9.11.0.98_cuda11");
+        // An exact version stays what it is (install then refuses it for the GPU).
+        assert_eq!(pick("9.11.0.98", None, Some("6.1")), "9.11.0.98_cuda12");
+    }
 }

@@ -10,6 +10,7 @@ use super::support::{ToolkitView, known_toolkits, recover_if_pending, source_lab
 use crate::deploy::Deployments;
 use crate::deploy::recover::Recovered;
 use crate::error::Result;
+use crate::pin::lockfile::{self, ProjectLock};
 use crate::pin::{self, SpecSource};
 use crate::store::Store;
 use crate::toolkit::Toolkit;
@@ -31,6 +32,18 @@ struct SpecView {
     source: SpecSource,
     /// The installed release it resolves to, if any.
     release: Option<String>,
+    /// Why that release: `the newest installed release with >=9.1 and <9.11`.
+    why: String,
+    /// The lock file beside the pin, when there is one, and the release it names.
+    lock: Option<LockView>,
+}
+
+#[derive(Serialize)]
+struct LockView {
+    path: std::path::PathBuf,
+    release: String,
+    /// Whether the locked release still satisfies the pin.
+    satisfies_pin: bool,
 }
 
 #[derive(Serialize)]
@@ -43,11 +56,34 @@ struct CurrentView {
 pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     let recovered = recover_if_pending(ctx)?;
     let store = Store::new(&ctx.home);
-    let spec = pin::resolve_spec(args.version.as_deref(), &ctx.env, &ctx.home)?.map(|r| SpecView {
-        release: store.resolve(&r.spec).ok().map(|rel| rel.id()),
-        spec: r.spec.to_string(),
-        source: r.source,
-    });
+    let spec = match pin::resolve_spec(args.version.as_deref(), &ctx.env, &ctx.home)? {
+        None => None,
+        Some(r) => {
+            let release = store.resolve(&r.spec).ok().map(|rel| rel.id());
+            let why = match &release {
+                Some(_) => r.spec.describe("installed"),
+                None => format!("no installed release matches; it would be {}", r.spec.describe("catalog")),
+            };
+            let lock = match &r.source {
+                SpecSource::PinFile { path, .. } => {
+                    let path = lockfile::lock_path(path);
+                    ProjectLock::read(&path)?.map(|l| LockView {
+                        release: l.release.to_string(),
+                        satisfies_pin: l.satisfies(&r.spec),
+                        path,
+                    })
+                }
+                _ => None,
+            };
+            Some(SpecView {
+                release,
+                why,
+                spec: r.spec.to_string(),
+                source: r.source,
+                lock,
+            })
+        }
+    };
     let deployments = Deployments::load(&ctx.home)?;
     let toolkits = match &args.cuda_root {
         Some(root) => {
@@ -73,12 +109,27 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
         return Ok(0);
     }
     match &view.spec {
-        Some(s) => ctx.out(format!(
-            "spec here: {} ({}) → {}",
-            s.spec,
-            source_label(&s.source),
-            s.release.as_deref().unwrap_or("not installed")
-        )),
+        Some(s) => {
+            ctx.out(format!(
+                "spec here: {} ({}) → {} ({})",
+                s.spec,
+                source_label(&s.source),
+                s.release.as_deref().unwrap_or("not installed"),
+                s.why
+            ));
+            if let Some(l) = &s.lock {
+                ctx.out(format!(
+                    "locked: {} in '{}'{}",
+                    l.release,
+                    l.path.display(),
+                    if l.satisfies_pin {
+                        ""
+                    } else {
+                        " (no longer satisfies the pin: run `cudnnm lock`)"
+                    }
+                ));
+            }
+        }
         None => {
             ctx.out("spec here: none (no --version, CUDNNM_VERSION, .cudnn-version or default)")
         }

@@ -179,9 +179,11 @@ impl Spec {
         matches!(&self.req, VersionReq::Prefix { version, wildcard: false } if version.parts().len() >= 3)
     }
 
-    /// A phrase for `current`: why a release matches (`the newest installed
-    /// release in >=9.1,<9.11`, `exactly 9.10.2.21`).
-    pub fn describe(&self) -> String {
+    /// A phrase for `current` saying which release the spec picks among
+    /// `among` (`installed`): `exactly 9.10.2.21`, `the newest installed
+    /// 9.10.x release`, `the newest installed release with >=9.1 and <9.11`,
+    /// each followed by ` built for CUDA 12` when the spec names its CUDA.
+    pub fn describe(&self, among: &str) -> String {
         let cuda = self
             .cuda
             .map(|c| format!(" built for CUDA {c}"))
@@ -191,16 +193,16 @@ impl Spec {
                 format!("exactly {version}{cuda}")
             }
             VersionReq::Prefix { version, .. } => {
-                format!("the newest {version}.x release{cuda}")
+                format!("the newest {among} {version}.x release{cuda}")
             }
             VersionReq::Range(b) => format!(
-                "the newest release with {}{cuda}",
+                "the newest {among} release with {}{cuda}",
                 b.iter()
                     .map(Bound::to_string)
                     .collect::<Vec<_>>()
                     .join(" and ")
             ),
-            VersionReq::Latest => format!("the newest release{cuda}"),
+            VersionReq::Latest => format!("the newest {among} release{cuda}"),
         }
     }
 }
@@ -410,6 +412,12 @@ mod tests {
         assert!(r.matches(&v("9.5.0"), &c("12")));
         assert!(!r.matches(&v("9.5.0"), &c("11.8")));
         assert!(!r.is_exact());
+        assert_eq!(
+            r.describe("installed"),
+            "the newest installed release with >=9.1 and <9.11 built for CUDA 12"
+        );
+        assert_eq!(spec("9.10.x").describe("installed"), "the newest installed 9.10.x release");
+        assert_eq!(spec("9.10.2.21").describe("installed"), "exactly 9.10.2.21");
     }
 
     #[test]
