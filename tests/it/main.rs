@@ -27,6 +27,7 @@ mod install;
 mod lock_fallback;
 mod modules;
 mod pin;
+mod project_lock;
 mod self_update;
 mod shell_hooks;
 mod store_crash;

@@ -1,0 +1,323 @@
+//! Reproducible projects: a pin with a range, `cudnnm lock`, and a bare
+//! `cudnnm install` on a second home that gets exactly the locked bytes
+//! through a loopback mirror. Archives are fixtures in NVIDIA's redist
+//! layouts served by a real HTTP server on 127.0.0.1, in a catalog read by
+//! `cudnnm manifest refresh` from a served `redistrib_*.json`. The versions
+//! (9.40.x, 9.41.x) are made up so that no embedded catalog entry mixes in.
+//! The catalog's URLs are NVIDIA's, so each home reaches the served tree
+//! as its mirror (`CUDNNM_MIRROR`), as a lab without internet access does.
+
+use crate::common;
+
+use std::path::{Path, PathBuf};
+
+use common::Sandbox;
+use common::fixtures;
+use common::http::TestServer;
+use cudnnm::hash::sha256_bytes;
+
+const REDIST: &str = "compute/cudnn/redist/";
+const OLD: &str = "9.40.1.3";
+const NEW: &str = "9.41.0.7";
+
+/// One served archive.
+struct Served {
+    /// Server path.
+    path: String,
+    bytes: Vec<u8>,
+    sha: String,
+}
+
+/// A server holding Linux and Windows CUDA 12 archives of 9.40.1.3 and a
+/// Linux one of 9.41.0.7, with one `redistrib_*.json` per release.
+struct Project {
+    server: TestServer,
+    files: Vec<Served>,
+}
+
+fn redistrib(version: &str, entries: &[(&str, &Served)]) -> String {
+    let plats: Vec<String> = entries
+        .iter()
+        .map(|(p, s)| {
+            let rel = s.path.strip_prefix(REDIST).unwrap();
+            format!(
+                r#""{p}": {{ "relative_path": "{rel}", "sha256": "{}", "md5": "00000000000000000000000000000000", "size": "{}" }}"#,
+                s.sha,
+                s.bytes.len()
+            )
+        })
+        .collect();
+    format!(
+        r#"{{ "release_date": "2026-01-05", "release_label": "{version}", "release_product": "cudnn",
+  "cudnn": {{ "name": "NVIDIA CUDA Deep Neural Network library", "license": "cudnn", "license_path": "cudnn/LICENSE.txt",
+    "version": "{version}", {} }} }}"#,
+        plats.join(", ")
+    )
+}
+
+fn build(dir: &Path, fx: fixtures::Fixture, plat: &str) -> Served {
+    std::fs::create_dir_all(dir).unwrap();
+    let file = fx.write(dir);
+    let bytes = std::fs::read(&file).unwrap();
+    let name = file.file_name().unwrap().to_string_lossy().into_owned();
+    Served {
+        path: format!("{REDIST}cudnn/{plat}/{name}"),
+        sha: sha256_bytes(&bytes).to_string(),
+        bytes,
+    }
+}
+
+impl Project {
+    fn new(fx: &Path) -> Project {
+        std::fs::create_dir_all(fx).unwrap();
+        let server = TestServer::start();
+        let files = vec![
+            build(fx, fixtures::redist_linux(OLD, "12"), "linux-x86_64"),
+            build(fx, fixtures::redist_windows(OLD, "12"), "windows-x86_64"),
+            build(fx, fixtures::redist_linux(NEW, "12"), "linux-x86_64"),
+        ];
+        for f in &files {
+            server.file(&f.path, f.bytes.clone());
+        }
+        let p = Project { server, files };
+        p.server.file(
+            &format!("{REDIST}redistrib_{OLD}.json"),
+            redistrib(
+                OLD,
+                &[("linux-x86_64", &p.files[0]), ("windows-x86_64", &p.files[1])],
+            )
+            .into_bytes(),
+        );
+        p.server.file(
+            &format!("{REDIST}redistrib_{NEW}.json"),
+            redistrib(NEW, &[("linux-x86_64", &p.files[2])]).into_bytes(),
+        );
+        p
+    }
+
+    /// Reads both served indexes into `sb`'s user catalog.
+    fn refresh(&self, sb: &Sandbox) {
+        sb.run([
+            "manifest",
+            "refresh",
+            "--from",
+            &self.server.url(&format!("{REDIST}redistrib_{OLD}.json")),
+            "--from",
+            &self.server.url(&format!("{REDIST}redistrib_{NEW}.json")),
+        ])
+        .ok();
+    }
+}
+
+/// The receipt of release `id` in `home`'s store.
+fn receipt(home: &Path, id: &str) -> Option<String> {
+    let (v, c) = id.split_once("_cuda").unwrap();
+    std::fs::read_to_string(home.join(format!("store/cuda-{c}/{v}/receipt.toml"))).ok()
+}
+
+/// Every release folder in `home`'s store (`cuda-12/9.40.1.3`), sorted.
+fn releases(home: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    for c in std::fs::read_dir(home.join("store")).into_iter().flatten().flatten() {
+        let cn = c.file_name().to_string_lossy().into_owned();
+        if !cn.starts_with("cuda-") {
+            continue;
+        }
+        for v in std::fs::read_dir(c.path()).unwrap().flatten() {
+            out.push(format!("{cn}/{}", v.file_name().to_string_lossy()));
+        }
+    }
+    out.sort();
+    out
+}
+
+fn lock_of(dir: &Path) -> PathBuf {
+    dir.join(".cudnn-version.lock")
+}
+
+#[test]
+fn a_locked_project_installs_the_same_bytes_on_a_second_home_through_a_mirror() {
+    let mut sb = Sandbox::new();
+    let p = Project::new(&sb.root().join("fx"));
+    sb.set_env("CUDNNM_MIRROR", p.server.url("compute/"));
+    p.refresh(&sb);
+    sb.run(["pin", ">=9.40,<9.41", "--force"]).ok();
+    sb.run(["lock"])
+        .ok()
+        .stderr_has(&["locked 9.40.1.3_cuda12", "linux-x86_64, windows-x86_64"]);
+    let lock = std::fs::read_to_string(lock_of(&sb.work())).unwrap();
+    // The exact release and, per platform, the served file and its hash.
+    assert!(lock.contains("pin = \">=9.40,<9.41\"\nrelease = \"9.40.1.3_cuda12\"\n"), "{lock}");
+    let linux = lock.find("[platform.linux-x86_64]").expect("linux entry");
+    let windows = lock.find("[platform.windows-x86_64]").expect("windows entry");
+    assert!(linux < windows, "{lock}");
+    assert!(lock[linux..windows].contains(&format!("sha256 = \"{}\"", p.files[0].sha)), "{lock}");
+    // NVIDIA's URL and the path under its base, which a mirror replaces.
+    let rel = p.files[0].path.strip_prefix("compute/").unwrap();
+    assert!(
+        lock[linux..windows].contains(&format!(
+            "url = \"https://developer.download.nvidia.com/compute/{rel}\"\npath = \"{rel}\"\n"
+        )),
+        "{lock}"
+    );
+    assert!(lock[windows..].contains(&format!("sha256 = \"{}\"", p.files[1].sha)), "{lock}");
+    assert!(!lock.contains(NEW), "<9.41 excludes 9.41.0.7: {lock}");
+    // Stable byte for byte when run again.
+    sb.run(["lock"]).ok().stderr_has(&["lock unchanged"]);
+    assert_eq!(std::fs::read_to_string(lock_of(&sb.work())).unwrap(), lock);
+
+    // A teammate's machine: a fresh home with no catalog entry for these
+    // releases, the project's two files, and a mirror of the server's tree.
+    let sb2 = {
+        let mut s = Sandbox::new();
+        let mirror = TestServer::start();
+        for f in &p.files {
+            mirror.file(&f.path, f.bytes.clone());
+        }
+        s.set_env("CUDNNM_MIRROR", mirror.url("compute/"));
+        (s, mirror)
+    };
+    let (sb2, mirror) = sb2;
+    for f in [".cudnn-version", ".cudnn-version.lock"] {
+        std::fs::copy(sb.work().join(f), sb2.work().join(f)).unwrap();
+    }
+    let before = p.server.hits(&p.files[0].path);
+    sb2.run(["install"])
+        .ok()
+        .stderr_has(&["as locked in", "installed cuDNN 9.40.1.3 for CUDA 12"]);
+    assert_eq!(mirror.hits(&p.files[0].path), 1, "the mirror served the archive");
+    assert_eq!(p.server.hits(&p.files[0].path), before, "only the second home's mirror was asked");
+    assert_eq!(releases(&sb2.home()), ["cuda-12/9.40.1.3"]);
+    let r = receipt(&sb2.home(), "9.40.1.3_cuda12").unwrap();
+    assert!(r.contains(&format!("sha256 = \"{}\"", p.files[0].sha)), "{r}");
+    // Installed: a no-op that says so, downloading nothing.
+    sb2.run(["install"])
+        .ok()
+        .stderr_has(&["9.40.1.3_cuda12 is already installed", "nothing to do"]);
+    assert_eq!(mirror.hits(&p.files[0].path), 1);
+    // Activation takes the newest installed match, without the catalog.
+    sb2.run(["current"])
+        .ok()
+        .stdout_has(&[
+            "spec here: >=9.40,<9.41 (",
+            "→ 9.40.1.3_cuda12 (the newest installed release with >=9.40 and <9.41)",
+            "locked: 9.40.1.3_cuda12 in '",
+        ]);
+}
+
+#[test]
+fn a_changed_archive_behind_the_locked_url_is_refused() {
+    let mut sb = Sandbox::new();
+    let p = Project::new(&sb.root().join("fx"));
+    sb.set_env("CUDNNM_MIRROR", p.server.url("compute/"));
+    p.refresh(&sb);
+    sb.run(["pin", "9.40.x", "--force"]).ok();
+    sb.run(["lock"]).ok();
+    // The server now holds other bytes under the same name: a rebuilt archive.
+    let mut other = fixtures::redist_linux(OLD, "12");
+    other.file(
+        &format!("cudnn-linux-x86_64-{OLD}_cuda12-archive/EXTRA"),
+        "not what was locked",
+    );
+    let changed = build(&sb.root().join("fx2"), other, "linux-x86_64");
+    assert_ne!(changed.sha, p.files[0].sha);
+    p.server.file(&p.files[0].path, changed.bytes.clone());
+    let e = sb.run(["install"]).code_is(4);
+    let lock_path = lock_of(&sb.work());
+    e.stderr_has(&[
+        &format!("the lock '{}' records", lock_path.display()),
+        &format!("(SHA-256 {})", p.files[0].sha),
+        "nothing was installed",
+    ]);
+    assert_eq!(releases(&sb.home()), Vec::<String>::new(), "nothing installed");
+    let cached: Vec<String> = std::fs::read_dir(sb.home().join("downloads"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| !n.starts_with('.'))
+        .collect();
+    assert!(
+        !cached.iter().any(|n| n.starts_with(&changed.sha)),
+        "the changed bytes are not kept: {cached:?}"
+    );
+    // Served as locked again, the same command installs the locked bytes.
+    p.server.file(&p.files[0].path, p.files[0].bytes.clone());
+    sb.run(["install"]).ok();
+    let r = receipt(&sb.home(), "9.40.1.3_cuda12").unwrap();
+    assert!(r.contains(&p.files[0].sha), "{r}");
+}
+
+#[test]
+fn locked_install_fails_when_the_pin_moved_past_the_lock() {
+    let mut sb = Sandbox::new();
+    let p = Project::new(&sb.root().join("fx"));
+    sb.set_env("CUDNNM_MIRROR", p.server.url("compute/"));
+    p.refresh(&sb);
+    sb.run(["pin", "9.40.x", "--force"]).ok();
+    sb.run(["lock"]).ok();
+    sb.run(["pin", "9.41", "--force"]).ok();
+    let lock_path = lock_of(&sb.work());
+    sb.run(["install", "--locked"]).code_is(4).stderr_has(&[
+        &format!("the lock '{}' names 9.40.1.3_cuda12", lock_path.display()),
+        "does not satisfy the pin 9.41",
+        ".cudnn-version' line 1",
+        "cudnnm lock",
+    ]);
+    assert_eq!(releases(&sb.home()), Vec::<String>::new());
+    // Without --locked the stale lock is named and the pin is resolved.
+    sb.run(["install"])
+        .ok()
+        .stderr_has(&["does not satisfy the pin 9.41", "installed cuDNN 9.41.0.7"]);
+    assert_eq!(releases(&sb.home()), ["cuda-12/9.41.0.7"]);
+    // No lock at all: --locked refuses, naming the file it looked for.
+    std::fs::remove_file(&lock_path).unwrap();
+    sb.run(["install", "--locked"])
+        .code_is(4)
+        .stderr_has(&[&format!("there is no lock file '{}'", lock_path.display())]);
+}
+
+#[test]
+fn a_bare_install_resolves_the_pin_against_the_catalog_then_is_a_no_op() {
+    let mut sb = Sandbox::new();
+    let p = Project::new(&sb.root().join("fx"));
+    sb.set_env("CUDNNM_MIRROR", p.server.url("compute/"));
+    p.refresh(&sb);
+    // Nothing names a release: the error says how to name one.
+    sb.run(["install"])
+        .code_is(3)
+        .stderr_has(&["no cuDNN release is named for this folder", "cudnnm pin SPEC"]);
+    sb.run(["pin", "latest_cuda12", "--force"]).ok();
+    sb.run(["install"])
+        .ok()
+        .stderr_has(&["installed cuDNN 9.41.0.7 for CUDA 12"]);
+    assert_eq!(p.server.hits(&p.files[2].path), 1);
+    sb.run(["install"])
+        .ok()
+        .stderr_has(&["9.41.0.7_cuda12 is already installed", "matches latest_cuda12"]);
+    assert_eq!(p.server.hits(&p.files[2].path), 1, "a no-op downloads nothing");
+    // The default applies where no pin does.
+    std::fs::remove_file(sb.work().join(".cudnn-version")).unwrap();
+    sb.run(["default", "9.40.x"]).code_is(3);
+    std::fs::write(sb.home().join("config.toml"), "default = \"9.40.x\"\n").unwrap();
+    sb.run(["install"])
+        .ok()
+        .stderr_has(&["installed cuDNN 9.40.1.3 for CUDA 12"]);
+    // Ranges pick the newest installed match for activation: 9.40 here, 9.41 with >=9.40.
+    let env = sb
+        .run(["exec", "--version", "<9.41", "--", "sh", "-c", "echo $CUDNN_PATH"])
+        .ok()
+        .stdout();
+    assert!(env.trim().ends_with("9.40.1.3"), "{env}");
+    let env = sb
+        .run(["exec", "--version", ">=9.40", "--", "sh", "-c", "echo $CUDNN_PATH"])
+        .ok()
+        .stdout();
+    assert!(env.trim().ends_with("9.41.0.7"), "{env}");
+    sb.run(["exec", "--version", "9.4.x", "--", "true"])
+        .code_is(3)
+        .stderr_has(&["cuDNN 9.4.x is not installed"]);
+    sb.run(["exec", "--version", "~9.40", "--", "true"])
+        .code_is(2)
+        .stderr_has(&["'~9.40' is not a cuDNN version spec", ">=9.1,<9.11"]);
+}
