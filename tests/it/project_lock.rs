@@ -321,3 +321,63 @@ fn a_bare_install_resolves_the_pin_against_the_catalog_then_is_a_no_op() {
         .code_is(2)
         .stderr_has(&["'~9.40' is not a cuDNN version spec", ">=9.1,<9.11"]);
 }
+
+/// Real pip, offline: the index is off and `links` (a find-links folder) is
+/// the only source, as in `install::pip_requirement_runs_the_users_pip`.
+#[cfg(target_os = "linux")]
+fn offline_pip(sb: &mut Sandbox, links: &Path) {
+    sb.set_env("PIP_NO_INDEX", "1");
+    sb.set_env("PIP_FIND_LINKS", links);
+    sb.set_env("PIP_CONFIG_FILE", "/dev/null");
+    // A release the catalog knows only from PyPI (no archive of it anywhere).
+    std::fs::create_dir_all(sb.home()).unwrap();
+    std::fs::write(
+        sb.home().join("catalog.toml"),
+        "schema = 1\n\n[[wheel]]\npackage = \"nvidia-cudnn-cu12\"\ncuda = \"12\"\nsource = \"test\"\nversions = [\"9.30.0.1\"]\n",
+    )
+    .unwrap();
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_pip_only_release_is_locked_by_the_hash_of_the_wheel_pip_fetched() {
+    let mut sb = Sandbox::new();
+    let links = sb.root().join("links");
+    std::fs::create_dir_all(&links).unwrap();
+    let wheel = fixtures::wheel("nvidia_cudnn_cu12", "9.30.0.1", false).write(&links);
+    let sha = sha256_bytes(&std::fs::read(&wheel).unwrap()).to_string();
+    offline_pip(&mut sb, &links);
+    sb.run(["pin", "9.30.x", "--force"]).ok();
+    sb.run(["lock"]).ok().stderr_has(&["published only on PyPI"]);
+    let lock = std::fs::read_to_string(lock_of(&sb.work())).unwrap();
+    assert!(
+        lock.ends_with(&format!(
+            "release = \"9.30.0.1_cuda12\"\n\n[platform.linux-x86_64]\npip = \"nvidia-cudnn-cu12==9.30.0.1\"\nwheel = \"{}\"\nsha256 = \"{sha}\"\n",
+            wheel.file_name().unwrap().to_string_lossy()
+        )),
+        "{lock}"
+    );
+    // A second home installs it through pip, checked against the lock.
+    let mut sb2 = Sandbox::new();
+    offline_pip(&mut sb2, &links);
+    for f in [".cudnn-version", ".cudnn-version.lock"] {
+        std::fs::copy(sb.work().join(f), sb2.work().join(f)).unwrap();
+    }
+    sb2.run(["install", "--locked"]).ok();
+    let r = receipt(&sb2.home(), "9.30.0.1_cuda12").unwrap();
+    assert!(r.contains(&sha), "{r}");
+    // Other bytes under the same wheel name: refused, nothing installed.
+    let mut other = fixtures::wheel("nvidia_cudnn_cu12", "9.30.0.1", false);
+    other.file("nvidia/cudnn/EXTRA", "not what was locked");
+    other.write(&links);
+    let mut sb3 = Sandbox::new();
+    offline_pip(&mut sb3, &links);
+    for f in [".cudnn-version", ".cudnn-version.lock"] {
+        std::fs::copy(sb.work().join(f), sb3.work().join(f)).unwrap();
+    }
+    sb3.run(["install"]).code_is(4).stderr_has(&[
+        "pip:nvidia-cudnn-cu12==9.30.0.1 is not the archive the lock '",
+        &format!("(SHA-256 {sha})"),
+    ]);
+    assert_eq!(releases(&sb3.home()), Vec::<String>::new());
+}
