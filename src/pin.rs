@@ -461,9 +461,13 @@ mod tests {
         let e = err(b"# c\n8.1 9.0\n");
         assert_eq!(e.line, Some(2));
         assert!(e.reason.contains("'8.1 9.0' holds 2 words"), "{e:?}");
-        let e = err(b"latest\n");
+        let e = err(b"newest\n");
         assert_eq!(e.line, Some(1));
-        assert!(e.reason.contains("'latest' is not a cuDNN version spec"));
+        assert!(e.reason.contains("'newest' is not a cuDNN version spec"));
+        // Ranges and aliases are specs (`version::Spec`); a space inside one is two words.
+        assert_eq!(ok(b">=9.1,<9.11 # range\n"), (">=9.1,<9.11".into(), 1));
+        assert_eq!(ok(b"latest_cuda12\r\n"), ("latest_cuda12".into(), 1));
+        assert!(err(b">=9.1, <9.11\n").reason.contains("holds 2 words"));
         // A doubled UTF-8 BOM: the second one is shown, not hidden.
         let e = err("\u{feff}\u{feff}9.12\n".as_bytes());
         assert_eq!(

@@ -538,20 +538,43 @@ mod tests {
     #[test]
     fn ranges_and_aliases_resolve_against_the_catalog() {
         assert_eq!(pick(">=9.1,<9.11", None, None), "9.10.2.21_cuda12");
-        assert_eq!(pick("<9.11", Some("11.8"), None), "9.10.2.21_cuda11", "<9.11 excludes 9.11.0.x");
+        assert_eq!(
+            pick("<9.11", Some("11.8"), None),
+            "9.10.2.21_cuda11",
+            "<9.11 excludes 9.11.0.x"
+        );
         assert_eq!(pick(">=9.11", None, None), "9.11.0.98_cuda12");
-        assert_eq!(pick(">9.10", None, None), "9.11.0.98_cuda12", ">9.10 starts at 9.11");
-        assert_eq!(pick("<=9.10", None, None), "9.10.2.21_cuda12", "<=9.10 includes 9.10.2");
+        assert_eq!(
+            pick(">9.10", None, None),
+            "9.11.0.98_cuda12",
+            ">9.10 starts at 9.11"
+        );
+        assert_eq!(
+            pick("<=9.10", None, None),
+            "9.10.2.21_cuda12",
+            "<=9.10 includes 9.10.2"
+        );
         assert_eq!(pick("9.10.x", None, None), "9.10.2.21_cuda12");
-        assert_eq!(pick("9.1.x", None, None), "9.1.0.70_cuda12", "9.1.x excludes 9.10.x and 9.11.x");
+        assert_eq!(
+            pick("9.1.x", None, None),
+            "9.1.0.70_cuda12",
+            "9.1.x excludes 9.10.x and 9.11.x"
+        );
         assert_eq!(pick("=9.1", None, None), "9.1.0.70_cuda12");
-        assert_eq!(pick("latest", None, None), "9.11.0.98_cuda12", "the toolkit's CUDA picks among builds");
+        assert_eq!(
+            pick("latest", None, None),
+            "9.11.0.98_cuda12",
+            "the toolkit's CUDA picks among builds"
+        );
         assert_eq!(pick("latest_cuda13", None, None), "9.11.0.98_cuda13");
         assert_eq!(pick("latest_cuda11", None, None), "9.11.0.98_cuda11");
         assert_eq!(pick("9.10.x_cuda11", None, None), "9.10.2.21_cuda11");
         assert_eq!(pick(">=9.1,<9.11_cuda11", None, None), "9.10.2.21_cuda11");
         let none = pick(">=9.12", None, None);
-        assert!(none.starts_with("error: cuDNN >=9.12 is not in the catalog"), "{none}");
+        assert!(
+            none.starts_with("error: cuDNN >=9.12 is not in the catalog"),
+            "{none}"
+        );
         assert!(pick(">=9.1,<9.1", None, None).starts_with("error: "));
     }
 

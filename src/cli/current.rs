@@ -62,7 +62,10 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
             let release = store.resolve(&r.spec).ok().map(|rel| rel.id());
             let why = match &release {
                 Some(_) => r.spec.describe("installed"),
-                None => format!("no installed release matches; it would be {}", r.spec.describe("catalog")),
+                None => format!(
+                    "no installed release matches; it would be {}",
+                    r.spec.describe("catalog")
+                ),
             };
             let lock = match &r.source {
                 SpecSource::PinFile { path, .. } => {

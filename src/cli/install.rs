@@ -74,8 +74,8 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     let Some(what) = args.what.clone() else {
         return here::install_here(ctx, &args, base, &gate);
     };
-    let local = what.starts_with("pip:")
-        || std::fs::symlink_metadata(ctx.env.cwd().join(&what)).is_ok();
+    let local =
+        what.starts_with("pip:") || std::fs::symlink_metadata(ctx.env.cwd().join(&what)).is_ok();
     if local {
         for (given, flag) in [
             (args.platform.is_some(), "--platform"),

@@ -60,8 +60,11 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     let platform = match &args.platform {
         Some(p) => p.parse()?,
         None => Platform::host().ok_or_else(|| {
-            Error::new(Kind::Usage, "cuDNN is not published for this machine's platform")
-                .hint("pass --platform")
+            Error::new(
+                Kind::Usage,
+                "cuDNN is not published for this machine's platform",
+            )
+            .hint("pass --platform")
         })?,
     };
     let cat = Catalog::load(&ctx.home)?;
@@ -80,91 +83,87 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     let toolkits = crate::toolkit::discover(&ctx.env);
     let old = ProjectLock::read(&lock_path)?;
     let mut entries = std::collections::BTreeMap::new();
-    let release = match resolve::select_for_gpu(
-        &cat,
-        &req,
-        &toolkits,
-        gate.oldest().map(|g| &g.compute),
-    ) {
-        Ok((archive, _)) => {
-            let id = ReleaseId::new(archive.version.clone(), archive.cuda);
-            let installed = Store::new(&ctx.home)
-                .get_id(&id)?
-                .and_then(|r| r.receipt.source.sha256);
-            for a in cat
-                .archives()
-                .iter()
-                .filter(|a| a.version == id.version && a.cuda == id.cuda)
-            {
-                // The installed archive's hash when a source published it, else the first published.
-                let Some(sha) = a
-                    .hashes
+    let release =
+        match resolve::select_for_gpu(&cat, &req, &toolkits, gate.oldest().map(|g| &g.compute)) {
+            Ok((archive, _)) => {
+                let id = ReleaseId::new(archive.version.clone(), archive.cuda);
+                let installed = Store::new(&ctx.home)
+                    .get_id(&id)?
+                    .and_then(|r| r.receipt.source.sha256);
+                for a in cat
+                    .archives()
                     .iter()
-                    .map(|h| &h.sha256)
-                    .find(|h| installed.as_ref() == Some(*h) && a.platform == platform)
-                    .or(a.hashes.first().map(|h| &h.sha256))
-                else {
-                    ctx.warn(format!(
-                        "{} for {} has no published SHA-256; left out of the lock",
-                        a.name(),
-                        a.platform
-                    ));
-                    continue;
-                };
-                entries.insert(
-                    a.platform.as_str().to_string(),
-                    LockedSource::Catalog {
-                        url: a.urls(None).swap_remove(0),
-                        path: (!catalog::is_absolute_url(&a.path)).then(|| a.path.clone()),
-                        sha256: sha.clone(),
-                        size: a.size,
-                    },
-                );
-            }
-            id
-        }
-        Err(e) => {
-            let Some((w, v)) = cat.wheel_for(&crate::version::Spec {
-                req: spec.req.clone(),
-                cuda: spec.cuda.or(cuda),
-            }) else {
-                return Err(e);
-            };
-            let id = ReleaseId::new(v.clone(), w.cuda);
-            if let Some(o) = old.as_ref().filter(|o| o.release == id) {
-                entries.extend(
-                    o.platform
+                    .filter(|a| a.version == id.version && a.cuda == id.cuda)
+                {
+                    // The installed archive's hash when a source published it, else the first published.
+                    let Some(sha) = a
+                        .hashes
                         .iter()
-                        .filter(|(_, s)| matches!(s, LockedSource::Pip { .. }))
-                        .map(|(k, s)| (k.clone(), s.clone())),
-                );
+                        .map(|h| &h.sha256)
+                        .find(|h| installed.as_ref() == Some(*h) && a.platform == platform)
+                        .or(a.hashes.first().map(|h| &h.sha256))
+                    else {
+                        ctx.warn(format!(
+                            "{} for {} has no published SHA-256; left out of the lock",
+                            a.name(),
+                            a.platform
+                        ));
+                        continue;
+                    };
+                    entries.insert(
+                        a.platform.as_str().to_string(),
+                        LockedSource::Catalog {
+                            url: a.urls(None).swap_remove(0),
+                            path: (!catalog::is_absolute_url(&a.path)).then(|| a.path.clone()),
+                            sha256: sha.clone(),
+                            size: a.size,
+                        },
+                    );
+                }
+                id
             }
-            let requirement = format!("{}=={v}", w.package);
-            ctx.status(format!(
+            Err(e) => {
+                let Some((w, v)) = cat.wheel_for(&crate::version::Spec {
+                    req: spec.req.clone(),
+                    cuda: spec.cuda.or(cuda),
+                }) else {
+                    return Err(e);
+                };
+                let id = ReleaseId::new(v.clone(), w.cuda);
+                if let Some(o) = old.as_ref().filter(|o| o.release == id) {
+                    entries.extend(
+                        o.platform
+                            .iter()
+                            .filter(|(_, s)| matches!(s, LockedSource::Pip { .. }))
+                            .map(|(k, s)| (k.clone(), s.clone())),
+                    );
+                }
+                let requirement = format!("{}=={v}", w.package);
+                ctx.status(format!(
                 "cuDNN {id} is published only on PyPI; hashing the wheel pip fetches for {platform}"
             ));
-            ctx.home.ensure()?;
-            let tmp = tempfile::Builder::new()
-                .prefix(".pip-")
-                .tempdir_in(ctx.home.root())
-                .with_path("create a folder in", ctx.home.root())?;
-            let python = catalog::pip::python(&ctx.env);
-            let wheel = catalog::pip::download(&python, &requirement, tmp.path(), ctx.quiet)?;
-            let (_, sha) = hash::sha256_file(&wheel)?;
-            entries.insert(
-                platform.as_str().to_string(),
-                LockedSource::Pip {
-                    pip: requirement,
-                    wheel: wheel
-                        .file_name()
-                        .map(|n| n.to_string_lossy().into_owned())
-                        .unwrap_or_default(),
-                    sha256: sha,
-                },
-            );
-            id
-        }
-    };
+                ctx.home.ensure()?;
+                let tmp = tempfile::Builder::new()
+                    .prefix(".pip-")
+                    .tempdir_in(ctx.home.root())
+                    .with_path("create a folder in", ctx.home.root())?;
+                let python = catalog::pip::python(&ctx.env);
+                let wheel = catalog::pip::download(&python, &requirement, tmp.path(), ctx.quiet)?;
+                let (_, sha) = hash::sha256_file(&wheel)?;
+                entries.insert(
+                    platform.as_str().to_string(),
+                    LockedSource::Pip {
+                        pip: requirement,
+                        wheel: wheel
+                            .file_name()
+                            .map(|n| n.to_string_lossy().into_owned())
+                            .unwrap_or_default(),
+                        sha256: sha,
+                    },
+                );
+                id
+            }
+        };
     if entries.is_empty() {
         return Err(Error::new(
             Kind::Integrity,

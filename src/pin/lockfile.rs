@@ -198,7 +198,10 @@ mod tests {
             "{body}"
         );
         assert!(text.find("linux-x86_64").unwrap() < text.find("windows-x86_64").unwrap());
-        assert_eq!(back.source(Platform::LinuxX86_64).unwrap().sha256(), &sha('a'));
+        assert_eq!(
+            back.source(Platform::LinuxX86_64).unwrap().sha256(),
+            &sha('a')
+        );
     }
 
     #[test]
@@ -212,8 +215,8 @@ mod tests {
 
     #[test]
     fn a_bad_lock_names_the_file() {
-        let e = ProjectLock::parse("release = 3\n", Path::new("/p/.cudnn-version.lock"))
-            .unwrap_err();
+        let e =
+            ProjectLock::parse("release = 3\n", Path::new("/p/.cudnn-version.lock")).unwrap_err();
         assert!(e.to_string().contains("/p/.cudnn-version.lock"), "{e}");
         assert!(e.hint_text().unwrap().contains("cudnnm lock"));
     }

@@ -237,9 +237,16 @@ impl FromStr for Spec {
         };
         let cuda = match c {
             None => None,
-            Some(c) => Some(CudaVariant::from_name_part(&c.to_ascii_lowercase()).ok_or_else(
-                || bad_spec(s, Some(&format!("'{c}' is not a CUDA suffix such as cuda12 or cuda11.8"))),
-            )?),
+            Some(c) => Some(
+                CudaVariant::from_name_part(&c.to_ascii_lowercase()).ok_or_else(|| {
+                    bad_spec(
+                        s,
+                        Some(&format!(
+                            "'{c}' is not a CUDA suffix such as cuda12 or cuda11.8"
+                        )),
+                    )
+                })?,
+            ),
         };
         if v.is_empty() {
             return Err(bad_spec(s, None));
@@ -262,9 +269,7 @@ impl FromStr for Spec {
                 .ok_or_else(|| {
                     bad_spec(
                         s,
-                        Some(&format!(
-                            "'{part}' does not start with >=, >, <=, < or ="
-                        )),
+                        Some(&format!("'{part}' does not start with >=, >, <=, < or =")),
                     )
                 })?;
                 bounds.push(Bound {
@@ -400,9 +405,15 @@ mod tests {
         assert!(!r.admits(&v("9.11.0.98")), "<9.11 excludes 9.11.0.x");
         assert!(!r.admits(&v("9.0.0.312")));
         assert!(!r.admits(&v("8.9.7.29")));
-        assert!(spec("<=9.10").admits(&v("9.10.2.21")), "<=9.10 includes 9.10.x");
+        assert!(
+            spec("<=9.10").admits(&v("9.10.2.21")),
+            "<=9.10 includes 9.10.x"
+        );
         assert!(!spec("<=9.10").admits(&v("9.11.0")));
-        assert!(!spec(">9.10").admits(&v("9.10.2.21")), ">9.10 starts at 9.11");
+        assert!(
+            !spec(">9.10").admits(&v("9.10.2.21")),
+            ">9.10 starts at 9.11"
+        );
         assert!(spec(">9.10").admits(&v("9.11.0")));
         assert!(spec("=9.10").admits(&v("9.10.1")));
         assert!(!spec("=9.10").admits(&v("9.1.0")));
@@ -416,7 +427,10 @@ mod tests {
             r.describe("installed"),
             "the newest installed release with >=9.1 and <9.11 built for CUDA 12"
         );
-        assert_eq!(spec("9.10.x").describe("installed"), "the newest installed 9.10.x release");
+        assert_eq!(
+            spec("9.10.x").describe("installed"),
+            "the newest installed 9.10.x release"
+        );
         assert_eq!(spec("9.10.2.21").describe("installed"), "exactly 9.10.2.21");
     }
 
@@ -466,10 +480,7 @@ mod tests {
             "_cuda12",
         ] {
             let e = bad.parse::<Spec>().unwrap_err();
-            assert!(
-                e.to_string().contains(&format!("'{bad}'")),
-                "{bad}: {e}"
-            );
+            assert!(e.to_string().contains(&format!("'{bad}'")), "{bad}: {e}");
             assert!(
                 e.hint_text()
                     .is_some_and(|h| h.contains(">=9.1,<9.11") && h.contains("latest")),

@@ -84,7 +84,10 @@ impl Project {
             &format!("{REDIST}redistrib_{OLD}.json"),
             redistrib(
                 OLD,
-                &[("linux-x86_64", &p.files[0]), ("windows-x86_64", &p.files[1])],
+                &[
+                    ("linux-x86_64", &p.files[0]),
+                    ("windows-x86_64", &p.files[1]),
+                ],
             )
             .into_bytes(),
         );
@@ -118,7 +121,11 @@ fn receipt(home: &Path, id: &str) -> Option<String> {
 /// Every release folder in `home`'s store (`cuda-12/9.40.1.3`), sorted.
 fn releases(home: &Path) -> Vec<String> {
     let mut out = Vec::new();
-    for c in std::fs::read_dir(home.join("store")).into_iter().flatten().flatten() {
+    for c in std::fs::read_dir(home.join("store"))
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
         let cn = c.file_name().to_string_lossy().into_owned();
         if !cn.starts_with("cuda-") {
             continue;
@@ -147,11 +154,19 @@ fn a_locked_project_installs_the_same_bytes_on_a_second_home_through_a_mirror() 
         .stderr_has(&["locked 9.40.1.3_cuda12", "linux-x86_64, windows-x86_64"]);
     let lock = std::fs::read_to_string(lock_of(&sb.work())).unwrap();
     // The exact release and, per platform, the served file and its hash.
-    assert!(lock.contains("pin = \">=9.40,<9.41\"\nrelease = \"9.40.1.3_cuda12\"\n"), "{lock}");
+    assert!(
+        lock.contains("pin = \">=9.40,<9.41\"\nrelease = \"9.40.1.3_cuda12\"\n"),
+        "{lock}"
+    );
     let linux = lock.find("[platform.linux-x86_64]").expect("linux entry");
-    let windows = lock.find("[platform.windows-x86_64]").expect("windows entry");
+    let windows = lock
+        .find("[platform.windows-x86_64]")
+        .expect("windows entry");
     assert!(linux < windows, "{lock}");
-    assert!(lock[linux..windows].contains(&format!("sha256 = \"{}\"", p.files[0].sha)), "{lock}");
+    assert!(
+        lock[linux..windows].contains(&format!("sha256 = \"{}\"", p.files[0].sha)),
+        "{lock}"
+    );
     // NVIDIA's URL and the path under its base, which a mirror replaces.
     let rel = p.files[0].path.strip_prefix("compute/").unwrap();
     assert!(
@@ -160,7 +175,10 @@ fn a_locked_project_installs_the_same_bytes_on_a_second_home_through_a_mirror() 
         )),
         "{lock}"
     );
-    assert!(lock[windows..].contains(&format!("sha256 = \"{}\"", p.files[1].sha)), "{lock}");
+    assert!(
+        lock[windows..].contains(&format!("sha256 = \"{}\"", p.files[1].sha)),
+        "{lock}"
+    );
     assert!(!lock.contains(NEW), "<9.41 excludes 9.41.0.7: {lock}");
     // Stable byte for byte when run again.
     sb.run(["lock"]).ok().stderr_has(&["lock unchanged"]);
@@ -185,24 +203,33 @@ fn a_locked_project_installs_the_same_bytes_on_a_second_home_through_a_mirror() 
     sb2.run(["install"])
         .ok()
         .stderr_has(&["as locked in", "installed cuDNN 9.40.1.3 for CUDA 12"]);
-    assert_eq!(mirror.hits(&p.files[0].path), 1, "the mirror served the archive");
-    assert_eq!(p.server.hits(&p.files[0].path), before, "only the second home's mirror was asked");
+    assert_eq!(
+        mirror.hits(&p.files[0].path),
+        1,
+        "the mirror served the archive"
+    );
+    assert_eq!(
+        p.server.hits(&p.files[0].path),
+        before,
+        "only the second home's mirror was asked"
+    );
     assert_eq!(releases(&sb2.home()), ["cuda-12/9.40.1.3"]);
     let r = receipt(&sb2.home(), "9.40.1.3_cuda12").unwrap();
-    assert!(r.contains(&format!("sha256 = \"{}\"", p.files[0].sha)), "{r}");
+    assert!(
+        r.contains(&format!("sha256 = \"{}\"", p.files[0].sha)),
+        "{r}"
+    );
     // Installed: a no-op that says so, downloading nothing.
     sb2.run(["install"])
         .ok()
         .stderr_has(&["9.40.1.3_cuda12 is already installed", "nothing to do"]);
     assert_eq!(mirror.hits(&p.files[0].path), 1);
     // Activation takes the newest installed match, without the catalog.
-    sb2.run(["current"])
-        .ok()
-        .stdout_has(&[
-            "spec here: >=9.40,<9.41 (",
-            "→ 9.40.1.3_cuda12 (the newest installed release with >=9.40 and <9.41)",
-            "locked: 9.40.1.3_cuda12 in '",
-        ]);
+    sb2.run(["current"]).ok().stdout_has(&[
+        "spec here: >=9.40,<9.41 (",
+        "→ 9.40.1.3_cuda12 (the newest installed release with >=9.40 and <9.41)",
+        "locked: 9.40.1.3_cuda12 in '",
+    ]);
 }
 
 #[test]
@@ -229,7 +256,11 @@ fn a_changed_archive_behind_the_locked_url_is_refused() {
         &format!("(SHA-256 {})", p.files[0].sha),
         "nothing was installed",
     ]);
-    assert_eq!(releases(&sb.home()), Vec::<String>::new(), "nothing installed");
+    assert_eq!(
+        releases(&sb.home()),
+        Vec::<String>::new(),
+        "nothing installed"
+    );
     let cached: Vec<String> = std::fs::read_dir(sb.home().join("downloads"))
         .into_iter()
         .flatten()
@@ -284,18 +315,24 @@ fn a_bare_install_resolves_the_pin_against_the_catalog_then_is_a_no_op() {
     sb.set_env("CUDNNM_MIRROR", p.server.url("compute/"));
     p.refresh(&sb);
     // Nothing names a release: the error says how to name one.
-    sb.run(["install"])
-        .code_is(3)
-        .stderr_has(&["no cuDNN release is named for this folder", "cudnnm pin SPEC"]);
+    sb.run(["install"]).code_is(3).stderr_has(&[
+        "no cuDNN release is named for this folder",
+        "cudnnm pin SPEC",
+    ]);
     sb.run(["pin", "latest_cuda12", "--force"]).ok();
     sb.run(["install"])
         .ok()
         .stderr_has(&["installed cuDNN 9.41.0.7 for CUDA 12"]);
     assert_eq!(p.server.hits(&p.files[2].path), 1);
-    sb.run(["install"])
-        .ok()
-        .stderr_has(&["9.41.0.7_cuda12 is already installed", "matches latest_cuda12"]);
-    assert_eq!(p.server.hits(&p.files[2].path), 1, "a no-op downloads nothing");
+    sb.run(["install"]).ok().stderr_has(&[
+        "9.41.0.7_cuda12 is already installed",
+        "matches latest_cuda12",
+    ]);
+    assert_eq!(
+        p.server.hits(&p.files[2].path),
+        1,
+        "a no-op downloads nothing"
+    );
     // The default applies where no pin does.
     std::fs::remove_file(sb.work().join(".cudnn-version")).unwrap();
     sb.run(["default", "9.40.x"]).code_is(3);
@@ -305,12 +342,28 @@ fn a_bare_install_resolves_the_pin_against_the_catalog_then_is_a_no_op() {
         .stderr_has(&["installed cuDNN 9.40.1.3 for CUDA 12"]);
     // Ranges pick the newest installed match for activation: 9.40 here, 9.41 with >=9.40.
     let env = sb
-        .run(["exec", "--version", "<9.41", "--", "sh", "-c", "echo $CUDNN_PATH"])
+        .run([
+            "exec",
+            "--version",
+            "<9.41",
+            "--",
+            "sh",
+            "-c",
+            "echo $CUDNN_PATH",
+        ])
         .ok()
         .stdout();
     assert!(env.trim().ends_with("9.40.1.3"), "{env}");
     let env = sb
-        .run(["exec", "--version", ">=9.40", "--", "sh", "-c", "echo $CUDNN_PATH"])
+        .run([
+            "exec",
+            "--version",
+            ">=9.40",
+            "--",
+            "sh",
+            "-c",
+            "echo $CUDNN_PATH",
+        ])
         .ok()
         .stdout();
     assert!(env.trim().ends_with("9.41.0.7"), "{env}");
@@ -348,7 +401,9 @@ fn a_pip_only_release_is_locked_by_the_hash_of_the_wheel_pip_fetched() {
     let sha = sha256_bytes(&std::fs::read(&wheel).unwrap()).to_string();
     offline_pip(&mut sb, &links);
     sb.run(["pin", "9.30.x", "--force"]).ok();
-    sb.run(["lock"]).ok().stderr_has(&["published only on PyPI"]);
+    sb.run(["lock"])
+        .ok()
+        .stderr_has(&["published only on PyPI"]);
     let lock = std::fs::read_to_string(lock_of(&sb.work())).unwrap();
     assert!(
         lock.ends_with(&format!(

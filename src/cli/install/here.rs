@@ -47,11 +47,11 @@ pub(super) fn install_here(
                 resolved.source
             ),
         };
-        return Err(Error::new(
-            Kind::Integrity,
-            format!("install --locked: {where}"),
-        )
-        .hint("write one beside the pin with `cudnnm lock` (and commit it), or drop --locked"));
+        return Err(
+            Error::new(Kind::Integrity, format!("install --locked: {where}")).hint(
+                "write one beside the pin with `cudnnm lock` (and commit it), or drop --locked",
+            ),
+        );
     }
     match lock {
         Some((l, path)) if l.satisfies(spec) => {
@@ -166,13 +166,19 @@ fn install_locked(
                     path.display()
                 );
                 if args.locked {
-                    return Err(Error::new(Kind::Integrity, format!("install --locked: {msg}"))
-                        .hint(format!(
-                            "reinstall the locked bytes with `cudnnm install --force` ({})",
-                            CommandLine::install(l.release.to_string()).for_host(ctx.env.is_windows())
-                        )));
+                    return Err(
+                        Error::new(Kind::Integrity, format!("install --locked: {msg}")).hint(
+                            format!(
+                                "reinstall the locked bytes with `cudnnm install --force` ({})",
+                                CommandLine::install(l.release.to_string())
+                                    .for_host(ctx.env.is_windows())
+                            ),
+                        ),
+                    );
                 }
-                ctx.warn(format!("{msg}; `cudnnm install --force` installs the locked one"));
+                ctx.warn(format!(
+                    "{msg}; `cudnnm install --force` installs the locked one"
+                ));
             }
             _ => {}
         }

@@ -75,7 +75,9 @@ fn pins(cx: &Cx, out: &mut Vec<Finding>) {
     }
     // Against the loaded release of the same major (another major is `cudnn-major-mismatch`).
     // A range or `latest` names no one version to compare with.
-    let Some(version) = spec.version() else { return };
+    let Some(version) = spec.version() else {
+        return;
+    };
     let m = version.major();
     let Some(a) = cx.active(m) else { return };
     let Some(k) = &a.version else { return };

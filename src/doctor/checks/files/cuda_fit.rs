@@ -54,13 +54,10 @@ fn published_for(cudnn_major: u32, cuda: &Version) -> Option<bool> {
 fn fitting_build(cx: &Cx, f: &CudnnFile, t: &ToolkitInfo, c: &Version) -> (String, Vec<String>) {
     let own = cx.s.version_of(f).map(|k| k.version);
     let cuda = format!("{}.{}", c.major(), c.minor());
-    let same = own.as_ref().filter(|v| v.parts().len() >= 3).and_then(|v| {
-        cx.install_and_use(
-            &Spec::prefix(v.clone(), None),
-            Some(c),
-            Some(t),
-        )
-    });
+    let same = own
+        .as_ref()
+        .filter(|v| v.parts().len() >= 3)
+        .and_then(|v| cx.install_and_use(&Spec::prefix(v.clone(), None), Some(c), Some(t)));
     if let Some((id, cmds)) = same {
         return (
             format!(

@@ -239,7 +239,10 @@ pub(super) fn store_damage(cx: &Cx, out: &mut Vec<Finding>) {
             .as_deref()
             .and_then(|id| id.parse::<Spec>().ok())
             .filter(|sp| sp.cuda.is_some())
-            .and_then(|sp| cx.t.offer(&sp, None).filter(|o| Some(&o.version) == sp.version()));
+            .and_then(|sp| {
+                cx.t.offer(&sp, None)
+                    .filter(|o| Some(&o.version) == sp.version())
+            });
         f = match offer {
             Some(o) => f
                 .fix(format!("Import the release again over the damaged folder (`--force` replaces it), or delete {} if you no longer need it.", d.dir))

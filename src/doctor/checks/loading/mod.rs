@@ -47,11 +47,7 @@ fn not_found(cx: &Cx, out: &mut Vec<Finding>) {
     // The newest release the catalog has for the toolkit in use.
     let tk = cx.toolkit_in_use();
     let cmds = [9, 8, 7].iter().find_map(|m| {
-        cx.install_and_use(
-            &Spec::prefix(Version::from_parts(&[*m]), None),
-            None,
-            tk,
-        )
+        cx.install_and_use(&Spec::prefix(Version::from_parts(&[*m]), None), None, tk)
     });
     let fix = match (&cmds, tk) {
         (Some((id, _)), Some(t)) => format!(
