@@ -174,6 +174,12 @@ fn every_pin_file_case() {
         (b"# c\n\n9.12 # trailing\n".to_vec(), "9.12.0.46_cuda12"),
         // What Windows PowerShell 5.1 writes for `echo 9.12 > .cudnn-version`.
         (utf16le("9.12\r\n"), "9.12.0.46_cuda12"),
+        // Ranges and aliases: the newest installed match.
+        (b"latest\n".to_vec(), "9.27.0.42_cuda12"),
+        (b">=9.12,<9.27\n".to_vec(), "9.12.0.46_cuda12"),
+        (b"<9.27.0.42 # excludes 9.27.0.42 itself\n".to_vec(), "9.12.0.46_cuda12"),
+        (b"8.x\n".to_vec(), "8.9.7.29_cuda11.8"),
+        (b"latest_cuda11\n".to_vec(), "8.9.7.29_cuda11.8"),
     ];
     for (bytes, want) in accepted {
         fs::write(&pin, &bytes).unwrap();
@@ -187,8 +193,8 @@ fn every_pin_file_case() {
             format!("'{shown}' line 1: '9.12 9.27' holds 2 words"),
         ),
         (
-            b"# c\nlatest\n".to_vec(),
-            format!("'{shown}' line 2: 'latest' is not a cuDNN version spec"),
+            b"# c\n~9.12\n".to_vec(),
+            format!("'{shown}' line 2: '~9.12' is not a cuDNN version spec"),
         ),
         (
             b"# only a comment\n".to_vec(),
