@@ -25,7 +25,7 @@ pub struct Args {
     /// The CUDA to resolve the pin for, when the toolkits found do not say (12, 11.8)
     #[arg(long, value_name = "V")]
     pub cuda: Option<String>,
-    /// The platform whose GPU-independent pick decides a range [default: this machine's]
+    /// The platform whose catalog pick decides the release [default: this machine's]
     #[arg(long, value_name = "P")]
     pub platform: Option<String>,
 }
@@ -51,10 +51,16 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
         )
         .hint("pin a release first with `cudnnm pin SPEC` (the lock is written beside the pin)")
     })?;
-    let SpecSource::PinFile { path: pin_path, .. } = &found.source else {
-        unreachable!("find_pin returns pin files")
+    let lock_path = match &found.source {
+        SpecSource::PinFile { path, .. } => lockfile::lock_path(path),
+        other => {
+            return Err(Error::new(
+                Kind::Usage,
+                format!("the spec here comes from {other}, not from a pin file"),
+            )
+            .hint("pin a release with `cudnnm pin SPEC`; the lock is written beside the pin"));
+        }
     };
-    let lock_path = lockfile::lock_path(pin_path);
     let spec = found.spec.clone();
     let cuda: Option<CudaVariant> = args.cuda.as_deref().map(str::parse).transpose()?;
     let platform = match &args.platform {

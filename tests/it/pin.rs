@@ -177,7 +177,10 @@ fn every_pin_file_case() {
         // Ranges and aliases: the newest installed match.
         (b"latest\n".to_vec(), "9.27.0.42_cuda12"),
         (b">=9.12,<9.27\n".to_vec(), "9.12.0.46_cuda12"),
-        (b"<9.27.0.42 # excludes 9.27.0.42 itself\n".to_vec(), "9.12.0.46_cuda12"),
+        (
+            b"<9.27.0.42 # excludes 9.27.0.42 itself\n".to_vec(),
+            "9.12.0.46_cuda12",
+        ),
         (b"8.x\n".to_vec(), "8.9.7.29_cuda11.8"),
         (b"latest_cuda11\n".to_vec(), "8.9.7.29_cuda11.8"),
     ];

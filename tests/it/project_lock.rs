@@ -7,7 +7,12 @@
 //! The catalog's URLs are NVIDIA's, so each home reaches the served tree
 //! as its mirror (`CUDNNM_MIRROR`), as a lab without internet access does.
 
+// The served fixtures are Linux x86_64 archives, the host platform a bare
+// `install` picks; `use` below needs a Unix toolkit with links.
+#![cfg(all(target_os = "linux", target_arch = "x86_64"))]
+
 use crate::common;
+use crate::deploy_support::{linux_toolkit, put_redist_linux_12};
 
 use std::path::{Path, PathBuf};
 
@@ -377,7 +382,6 @@ fn a_bare_install_resolves_the_pin_against_the_catalog_then_is_a_no_op() {
 
 /// Real pip, offline: the index is off and `links` (a find-links folder) is
 /// the only source, as in `install::pip_requirement_runs_the_users_pip`.
-#[cfg(target_os = "linux")]
 fn offline_pip(sb: &mut Sandbox, links: &Path) {
     sb.set_env("PIP_NO_INDEX", "1");
     sb.set_env("PIP_FIND_LINKS", links);
@@ -391,7 +395,6 @@ fn offline_pip(sb: &mut Sandbox, links: &Path) {
     .unwrap();
 }
 
-#[cfg(target_os = "linux")]
 #[test]
 fn a_pip_only_release_is_locked_by_the_hash_of_the_wheel_pip_fetched() {
     let mut sb = Sandbox::new();
@@ -435,4 +438,34 @@ fn a_pip_only_release_is_locked_by_the_hash_of_the_wheel_pip_fetched() {
         &format!("(SHA-256 {sha})"),
     ]);
     assert_eq!(releases(&sb3.home()), Vec::<String>::new());
+}
+
+#[test]
+fn use_takes_the_newest_installed_release_a_range_admits() {
+    let sb = Sandbox::new();
+    let tk = linux_toolkit(&sb.root().join("cuda-12.4"), "12.4.1");
+    for v in [OLD, NEW, "9.4.0.1"] {
+        put_redist_linux_12(&sb.home(), v);
+    }
+    let root = tk.display().to_string();
+    // <9.41 excludes 9.41.0.7; 9.40 > 9.4 numerically.
+    sb.run(["use", "<9.41", "--cuda-root", &root])
+        .ok()
+        .stderr_has(&["→ 9.40.1.3"]);
+    sb.run(["use", "9.4.x", "--cuda-root", &root])
+        .ok()
+        .stderr_has(&["→ 9.4.0.1"]);
+    sb.run(["use", "latest_cuda12", "--cuda-root", &root])
+        .ok()
+        .stderr_has(&["→ 9.41.0.7"]);
+    // The toolkit's library now resolves into the store's 9.41.0.7.
+    let l = std::fs::canonicalize(tk.join("targets/x86_64-linux/lib/libcudnn.so.9")).unwrap();
+    assert!(
+        l.starts_with(sb.home().join("store/cuda-12/9.41.0.7")),
+        "{}",
+        l.display()
+    );
+    sb.run(["use", ">=9.42", "--cuda-root", &root])
+        .code_is(3)
+        .stderr_has(&["cuDNN >=9.42 is not installed"]);
 }
