@@ -469,3 +469,41 @@ fn use_takes_the_newest_installed_release_a_range_admits() {
         .code_is(3)
         .stderr_has(&["cuDNN >=9.42 is not installed"]);
 }
+
+#[test]
+fn a_release_installed_from_other_bytes_than_the_lock_is_named() {
+    let mut sb = Sandbox::new();
+    let p = Project::new(&sb.root().join("fx"));
+    sb.set_env("CUDNNM_MIRROR", p.server.url("compute/"));
+    p.refresh(&sb);
+    sb.run(["pin", "9.40.x", "--force"]).ok();
+    sb.run(["lock"]).ok();
+    // The same release id, imported from a rebuilt archive of your own.
+    let mut other = fixtures::redist_linux(OLD, "12");
+    other.file(
+        &format!("cudnn-linux-x86_64-{OLD}_cuda12-archive/EXTRA"),
+        "a rebuilt archive",
+    );
+    std::fs::create_dir_all(sb.root().join("mine")).unwrap();
+    let file = other.write(&sb.root().join("mine"));
+    let mine = sha256_bytes(&std::fs::read(&file).unwrap()).to_string();
+    sb.run([std::ffi::OsStr::new("install"), file.as_os_str()])
+        .ok();
+    sb.run(["install", "--locked"]).code_is(4).stderr_has(&[
+        &format!("is installed from an archive with SHA-256 {mine}"),
+        &format!("not the {} the lock", p.files[0].sha),
+        "install --force",
+    ]);
+    sb.run(["install"]).ok().stderr_has(&[
+        "warning:",
+        "is installed from an archive with SHA-256",
+        "already installed",
+    ]);
+    // --force puts the locked bytes in place of the other ones.
+    sb.run(["install", "--force"]).ok();
+    let r = receipt(&sb.home(), "9.40.1.3_cuda12").unwrap();
+    assert!(r.contains(&p.files[0].sha) && !r.contains(&mine), "{r}");
+    sb.run(["install", "--locked"])
+        .ok()
+        .stderr_has(&["already installed"]);
+}
