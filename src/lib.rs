@@ -18,6 +18,7 @@
 //! - [`libcudnn`], [`child`]: loading a cuDNN library, in a child process of its own.
 //! - [`gpu`]: the GPUs CUDA would use here, and their compute capability.
 //! - [`selfupdate`]: `self update` from the release downloads.
+//! - [`disk`]: disk space counted as the file system does (hard links once).
 //! - [`fsops`]: the one module that changes files (atomic writes, links, renames).
 //! - [`platform`]: the only code that differs by OS.
 //!
@@ -35,6 +36,7 @@ pub mod child;
 pub mod cli;
 pub mod command;
 pub mod deploy;
+pub mod disk;
 pub mod doctor;
 pub mod env;
 pub mod error;

@@ -15,6 +15,7 @@ mod deploy_support;
 mod doctor_wheels;
 mod pin_support;
 
+mod backups;
 mod catalog;
 mod doctor;
 mod doctor_corpus;
