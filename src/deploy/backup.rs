@@ -19,6 +19,7 @@ use crate::error::{Error, Kind, Result};
 use crate::fsops;
 use crate::hash::Sha256Hex;
 use crate::home::Home;
+use crate::progress::Progress;
 use crate::record::{self, Entry};
 use crate::toolkit::Layout;
 use crate::version::ReleaseId;
@@ -43,8 +44,8 @@ pub struct BackupFile {
     /// Its modification time (nanoseconds since the epoch), restored with it.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub mtime_ns: Option<i64>,
-    /// True for bytes copied here from a store release (when that release
-    /// was uninstalled, see [`materialize`]): a release's bytes, not the
+    /// True for bytes kept here from a store release (when that release
+    /// was uninstalled, see [`materialize_all`]): a release's bytes, not the
     /// user's, so they never keep the backup from being pruned.
     #[serde(skip_serializing_if = "is_false", default)]
     pub from_release: bool,
@@ -532,75 +533,145 @@ pub fn referring_to(home: &Home, release_dir: &Path) -> Result<Vec<Referring>> {
     Ok(out)
 }
 
-/// Copies into backup `r` the files it refers to in the release at
-/// `release_dir`, so it stays restorable once that release is uninstalled:
-/// each is copied to a temporary name in the backup, synced, checked against
-/// the recorded SHA-256 (a link's target is hashed as it is copied), given
-/// its recorded modification time, and renamed over its place (a link to the
-/// store is replaced by the bytes it pointed to). Then `backup.toml` is
-/// rewritten (atomically) without the references, and without the
-/// deployment when it names that release — a rollback to it restores those
-/// bytes as files not from cudnnm, since the release is gone. A crash before
-/// the rewrite leaves the old record, whose references still hold while the
-/// release is installed. Returns the number of files copied.
+/// What [`materialize_all`] did for one backup.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Materialized {
+    /// The backup.
+    pub id: u64,
+    /// Files it now holds itself instead of referring to the release.
+    pub files: usize,
+    /// Bytes of those written as new copies (0 when every one is a hard
+    /// link sharing bytes the disk already holds).
+    pub copied: u64,
+}
+
+/// Makes every backup in `refs` hold the files it refers to in the release
+/// at `release_dir`, so each stays restorable once that release is
+/// uninstalled — with one copy of each file on disk however many backups
+/// need it: each backup's file is a hard link to the store file (checked
+/// against its recorded SHA-256 first, once per store file), so removing the
+/// release then frees only what no backup needs. Where a hard link cannot be
+/// made (a file system without them, a backups folder on another volume) the
+/// file is linked to the copy an earlier backup got, else copied (hashed as
+/// it is written, given its recorded modification time). Each file goes to
+/// a temporary name, then is renamed over its place (a link into the store
+/// is replaced by the bytes it pointed to); then `backup.toml` is rewritten
+/// atomically without the references, and without the deployment when it
+/// names that release — a rollback to it restores those bytes as files not
+/// from cudnnm, since the release is gone. A crash before a rewrite leaves
+/// that backup's old record, whose references still hold while the release
+/// is installed. `progress` sees the bytes of each file as it is done.
 ///
 /// # Errors
-/// When a file cannot be copied or does not match its record (the backup
-/// and the release are left as they were; the caller must not remove the
-/// release).
-pub fn materialize(r: &Referring, release_dir: &Path, release_id: &ReleaseId) -> Result<usize> {
-    let dir = &r.backup.dir;
-    let mut record = r.backup.record.clone();
-    let mut n = 0;
-    for f in record.files.iter_mut() {
-        if !refers_to(f, release_dir) {
-            continue;
-        }
-        let src = match (&f.store, f.entry.link_target()) {
-            (Some(s), _) => s.clone(),
-            (None, Some(l)) => PathBuf::from(l),
-            (None, None) => continue,
+/// When a file cannot be linked or copied, or does not match its record
+/// (the backups done so far stay whole, the rest as they were; the caller
+/// must not remove the release).
+pub fn materialize_all(
+    refs: &[Referring],
+    release_dir: &Path,
+    release_id: &ReleaseId,
+    progress: &dyn Progress,
+) -> Result<Vec<Materialized>> {
+    materialize_with(refs, release_dir, release_id, progress, &fsops::hard_link)
+}
+
+/// [`materialize_all`] with the hard-link maker given (tests pass one that fails).
+fn materialize_with(
+    refs: &[Referring],
+    release_dir: &Path,
+    release_id: &ReleaseId,
+    progress: &dyn Progress,
+    link: &dyn Fn(&Path, &Path) -> Result<()>,
+) -> Result<Vec<Materialized>> {
+    // Store file -> (size, SHA-256) once checked, and the first backup file holding its bytes.
+    let mut checked: std::collections::HashMap<PathBuf, (u64, Sha256Hex)> = Default::default();
+    let mut first_copy: std::collections::HashMap<PathBuf, PathBuf> = Default::default();
+    let mut out = Vec::new();
+    for r in refs {
+        let dir = &r.backup.dir;
+        let mut record = r.backup.record.clone();
+        let mut done = Materialized {
+            id: record.id,
+            files: 0,
+            copied: 0,
         };
-        let dest = super::plan::join_rel(&dir.join("files"), &f.path)?;
-        fsops::create_dir_all(fsops::parent_of(&dest))?;
-        let tmp = fsops::sibling(&dest, "materialize");
-        let _ = fsops::remove_file(&tmp);
-        let (size, sha) = fsops::copy_file_hashed(&src, &tmp)?;
-        if f.store.is_some() && (Some(&sha) != f.entry.sha256() || size != f.entry.size()) {
+        for f in record.files.iter_mut() {
+            if !refers_to(f, release_dir) {
+                continue;
+            }
+            let src = match (&f.store, f.entry.link_target()) {
+                (Some(s), _) => s.clone(),
+                (None, Some(l)) => PathBuf::from(l),
+                (None, None) => continue,
+            };
+            let (size, sha) = match checked.get(&src) {
+                Some(c) => c.clone(),
+                None => {
+                    let c = crate::hash::sha256_file(&src)?;
+                    checked.insert(src.clone(), c.clone());
+                    c
+                }
+            };
+            if f.store.is_some() && (Some(&sha) != f.entry.sha256() || size != f.entry.size()) {
+                return Err(Error::new(
+                    Kind::Integrity,
+                    format!(
+                        "'{}' no longer holds the bytes backup {} recorded for {}",
+                        src.display(),
+                        record.id,
+                        f.path
+                    ),
+                )
+                .hint(format!(
+                    "run `cudnnm verify`; cuDNN {release_id} was not removed"
+                )));
+            }
+            let dest = super::plan::join_rel(&dir.join("files"), &f.path)?;
+            fsops::create_dir_all(fsops::parent_of(&dest))?;
+            let tmp = fsops::sibling(&dest, "materialize");
             let _ = fsops::remove_file(&tmp);
-            return Err(Error::new(
-                Kind::Integrity,
-                format!(
-                    "'{}' no longer holds the bytes backup {} recorded for {}",
-                    src.display(),
-                    record.id,
-                    f.path
-                ),
-            )
-            .hint(format!(
-                "run `cudnnm verify`; cuDNN {release_id} was not removed"
-            )));
+            let linked = link(&src, &tmp).is_ok()
+                || first_copy
+                    .get(&src)
+                    .is_some_and(|c| link(c, &tmp).is_ok());
+            if !linked {
+                let (n, got) = fsops::copy_file_hashed(&src, &tmp)?;
+                if n != size || got != sha {
+                    let _ = fsops::remove_file(&tmp);
+                    return Err(Error::new(
+                        Kind::Integrity,
+                        format!("'{}' changed while it was copied", src.display()),
+                    )
+                    .hint(format!(
+                        "run `cudnnm verify`; cuDNN {release_id} was not removed"
+                    )));
+                }
+                if let Some(t) = f.mtime_ns {
+                    fsops::set_mtime(&tmp, t)?;
+                }
+                done.copied += n;
+                first_copy.entry(src.clone()).or_insert_with(|| dest.clone());
+            }
+            fsops::rename(&tmp, &dest)?;
+            progress.advance(size);
+            f.store = None;
+            f.entry = Entry::file(size, sha);
+            f.from_release = true;
+            done.files += 1;
         }
-        if let Some(t) = f.mtime_ns {
-            fsops::set_mtime(&tmp, t)?;
+        fsops::sync_dir(&dir.join("files"));
+        if record
+            .deployment
+            .as_ref()
+            .is_some_and(|d| &d.release == release_id)
+        {
+            record.deployment = None;
         }
-        fsops::rename(&tmp, &dest)?;
-        f.store = None;
-        f.entry = Entry::file(size, sha);
-        f.from_release = true;
-        n += 1;
+        record.reinstall = None;
+        record.save(dir)?;
+        out.push(done);
     }
-    fsops::sync_dir(&dir.join("files"));
-    if record
-        .deployment
-        .as_ref()
-        .is_some_and(|d| &d.release == release_id)
-    {
-        record.deployment = None;
-    }
-    record.reinstall = None;
-    record.save(dir)?;
-    Ok(n)
+    Ok(out)
 }
 
 /// Removes `backups/.trash-*` folders left by an interrupted prune.
@@ -694,5 +765,65 @@ mod tests {
         assert_eq!(left, vec![1, 4, 8]);
         assert_eq!(parse_id("#3").unwrap(), 3);
         assert_eq!(parse_id("x").unwrap_err().kind(), Kind::Usage);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn without_hard_links_into_the_store_backups_share_the_first_copy() {
+        use std::os::unix::fs::MetadataExt;
+        let d = tempfile::tempdir().unwrap();
+        let home = Home::new(d.path());
+        let release = home.store_dir().join("cuda-12/9.12.0.46");
+        let lib = release.join("lib/libcudnn.so.9");
+        fsops::create_dir_all(fsops::parent_of(&lib)).unwrap();
+        fsops::write_atomic(&lib, b"library bytes").unwrap();
+        let sha = crate::hash::sha256_bytes(b"library bytes");
+        let refs: Vec<Referring> = [1u64, 2]
+            .iter()
+            .map(|&id| {
+                let mut rec = record(id, "/tk");
+                rec.files[0].store = Some(lib.clone());
+                rec.files[0].entry = Entry::file(13, sha.clone());
+                rec.files[0].from_release = false;
+                let dir = home.backups_dir().join(id.to_string());
+                fsops::create_dir_all(&dir.join("files")).unwrap();
+                rec.save(&dir).unwrap();
+                Referring {
+                    backup: Backup { dir, record: rec },
+                    files: vec!["lib64/libcudnn.so.9".into()],
+                    bytes: 13,
+                }
+            })
+            .collect();
+        // No hard link into the store can be made (another volume, say).
+        let no_store_links = |s: &Path, t: &Path| {
+            if s.starts_with(home.store_dir()) {
+                Err(Error::msg("no hard links here"))
+            } else {
+                fsops::hard_link(s, t)
+            }
+        };
+        let id: ReleaseId = "9.12.0.46_cuda12".parse().unwrap();
+        let done = materialize_with(
+            &refs,
+            &release,
+            &id,
+            &crate::progress::NoProgress,
+            &no_store_links,
+        )
+        .unwrap();
+        assert_eq!(
+            done.iter().map(|m| (m.files, m.copied)).collect::<Vec<_>>(),
+            vec![(1, 13), (1, 0)],
+            "one copy, then a link to it"
+        );
+        let f = |id: u64| home.backups_dir().join(format!("{id}/files/lib64/libcudnn.so.9"));
+        let (a, b) = (std::fs::metadata(f(1)).unwrap(), std::fs::metadata(f(2)).unwrap());
+        assert_eq!(a.ino(), b.ino());
+        assert_ne!(a.ino(), std::fs::metadata(&lib).unwrap().ino());
+        assert_eq!(std::fs::read(f(2)).unwrap(), b"library bytes");
+        let rec = load(&home, 2).unwrap().record;
+        assert_eq!(rec.files[0].store, None);
+        assert!(rec.files[0].from_release);
     }
 }

@@ -179,3 +179,70 @@ fn files_of_yours_are_named_and_kept_unless_forced_and_prune_never_deletes_them(
     assert!(!kept.exists());
     assert_eq!(ids(&sb), vec![1, 6]);
 }
+
+/// Size in the stderr line `removed cuDNN … (SIZE freed…`.
+fn freed_said(stderr: &str) -> String {
+    let at = stderr.find("removed cuDNN ").expect(stderr);
+    let rest = &stderr[at..];
+    let open = rest.find('(').unwrap();
+    let end = rest.find(" freed").unwrap();
+    rest[open + 1..end].to_string()
+}
+
+#[test]
+fn uninstall_force_keeps_one_copy_for_every_backup_that_needs_it_and_says_the_real_bytes_freed() {
+    let sb = Sandbox::new();
+    let a = linux_toolkit(&sb.root().join("cuda-a"), "12.4.1");
+    let b = linux_toolkit(&sb.root().join("cuda-b"), "12.4.1");
+    put_redist_linux_12(&sb.home(), "9.1.0.70");
+    let r912 = big_linux_release(&sb.home(), "9.12.0.46", 4);
+    let release_bytes = unique_bytes(&r912);
+    assert!(release_bytes > 12 << 20);
+    let mut on_912 = Vec::new();
+    for tk in [&a, &b] {
+        sb.run(["use", "9.12", "--cuda-root", &arg(tk), "--mode", "copy"]).ok();
+        on_912.push(snapshot(&tk.join("targets")));
+    }
+    for tk in [&a, &b] {
+        sb.run(["use", "9.1", "--cuda-root", &arg(tk), "--mode", "copy"]).ok();
+    }
+    // Backups 3 and 4 hold 9.12's copies by reference to the store.
+    let records = || -> u64 {
+        ["3", "4"]
+            .iter()
+            .map(|i| {
+                std::fs::metadata(sb.home().join("backups").join(i).join("backup.toml"))
+                    .unwrap()
+                    .len()
+            })
+            .sum()
+    };
+    let (home_before, records_before) = (unique_bytes(&sb.home()), records());
+    let r = sb.run(["uninstall", "9.12.0.46", "--force"]).ok();
+    // The two backup.toml lose their references to the store (shorter).
+    let home_after = unique_bytes(&sb.home()) + records_before - records();
+    let r = r.stderr_has(&["in backup 3 (of '", "in backup 4 (of '", "so it can still be restored"]);
+    assert!(!r.stderr().contains("copied"), "{}", r.describe());
+    // One copy for both backups: the home shrank (records aside) by what it said.
+    assert!(home_after < home_before, "{home_before} -> {home_after}");
+    assert_eq!(
+        freed_said(&r.stderr()),
+        cudnnm::store::human_size(home_before - home_after),
+        "{}",
+        r.describe()
+    );
+    assert!(home_before - home_after < release_bytes);
+    // The libraries are one file in both backups.
+    let lib = "files/lib64/libcudnn_graph.so.9.12.0";
+    let (x, y) = (
+        std::fs::metadata(sb.home().join("backups/3").join(lib)).unwrap(),
+        std::fs::metadata(sb.home().join("backups/4").join(lib)).unwrap(),
+    );
+    assert_eq!((x.dev(), x.ino()), (y.dev(), y.ino()));
+    assert_eq!(x.len(), 4 << 20);
+    // And both restore 9.12 byte for byte.
+    for (i, tk) in [&a, &b].iter().enumerate() {
+        sb.run(["rollback", "--to", &(3 + i).to_string()]).ok();
+        assert_eq!(snapshot(&tk.join("targets")), on_912[i]);
+    }
+}

@@ -1068,13 +1068,13 @@ fn uninstall_of_a_release_backups_need_is_refused_and_force_copies_its_files_int
             real_tk.display()
         ),
         "help: keep the release, or pass --force: those files (",
-        "are then copied into the backups so they can still be restored",
+        "then stay in the backups (one copy on disk, however many backups need it) so they can still be restored",
     ]);
     assert!(store_912.join("receipt.toml").is_file(), "nothing removed");
     let r = sb.run(["uninstall", "9.12.0.46", "--force"]).ok();
     r.stderr_has(&[
         &format!(
-            "of cuDNN 9.12.0.46_cuda12 into backup 2 (of '{}') so it can still be restored",
+            "of cuDNN 9.12.0.46_cuda12 in backup 2 (of '{}') so it can still be restored",
             real_tk.display()
         ),
         "removed cuDNN 9.12.0.46_cuda12",
