@@ -48,22 +48,26 @@ impl Tally {
     }
 
     /// Adds every regular file under `path` (or `path` itself when it is a
-    /// file); a missing or unreadable path adds nothing.
-    pub fn add_tree(&mut self, path: &Path) {
+    /// file); a missing or unreadable path adds nothing. Returns the bytes of
+    /// the files that were not in the tally yet.
+    pub fn add_tree(&mut self, path: &Path) -> u64 {
+        let mut new = 0;
         for e in walkdir::WalkDir::new(path).into_iter().flatten() {
             if e.file_type().is_file()
                 && let Ok(meta) = e.metadata()
             {
-                self.add_file(e.path(), &meta);
+                new += self.add_file(e.path(), &meta);
             }
         }
+        new
     }
 
     /// Adds one regular file, `meta` from `symlink_metadata`. The same name
-    /// added twice counts once.
-    pub fn add_file(&mut self, path: &Path, meta: &Metadata) {
+    /// added twice counts once. Returns its size when the file was not in
+    /// the tally yet (under any name), else 0.
+    pub fn add_file(&mut self, path: &Path, meta: &Metadata) -> u64 {
         if !meta.is_file() {
-            return;
+            return 0;
         }
         let (key, links) = match platform::file_identity(meta) {
             Some(FileIdentity {
@@ -73,6 +77,7 @@ impl Tally {
             }) => (Key::File { volume, index }, links.max(1)),
             None => (Key::Name(path.to_path_buf()), 1),
         };
+        let new = !self.files.contains_key(&key);
         self.files
             .entry(key)
             .or_insert_with(|| Counted {
@@ -82,6 +87,7 @@ impl Tally {
             })
             .names
             .insert(path.to_path_buf());
+        if new { meta.len() } else { 0 }
     }
 
     /// Adds everything `other` added (a file in both counts once).

@@ -12,6 +12,7 @@
 //! - [`activate`]: per-process environment for a release and shell rendering.
 //! - [`modulefile`]: Lmod and Environment Modules modulefiles for releases (`export`).
 //! - [`catalog`]: the release catalog (`manifest.toml`) and downloads.
+//! - [`usage`]: where a home's disk space goes (`du`).
 //! - [`verify`]: re-hashing the store and the deployments against their records.
 //! - [`doctor`]: system snapshot and platform-neutral checks.
 //! - [`interrupt`]: Ctrl-C / SIGTERM during a change: undo, then exit 130.
@@ -60,6 +61,7 @@ pub mod selfupdate;
 pub mod shape;
 pub mod store;
 pub mod toolkit;
+pub mod usage;
 pub mod verify;
 pub mod version;
 

@@ -17,10 +17,12 @@ use crate::lock::HomeLock;
 use crate::progress::{NoProgress, Progress};
 
 mod backups;
+mod cache;
 mod completions;
 mod current;
 mod default;
 mod doctor;
+mod du;
 mod env;
 mod exec;
 mod export_dir;
@@ -76,8 +78,12 @@ enum Command {
     Current(current::Args),
     /// Undo the last change to a toolkit (or restore a given backup)
     Rollback(rollback::Args),
-    /// List backups of toolkit files
+    /// List backups of toolkit files; remove or prune them
     Backups(backups::Args),
+    /// Show the download cache (downloads/), or clean it
+    Cache(cache::Args),
+    /// Show where the home's disk space goes: store, backups, downloads
+    Du(du::Args),
     /// Pin a release for this folder (writes .cudnn-version)
     Pin(pin::Args),
     /// Set or show the default release
@@ -342,6 +348,8 @@ fn run_command(ctx: &Ctx, command: Command) -> Result<u8> {
         Command::Current(a) => current::run(ctx, a),
         Command::Rollback(a) => rollback::run(ctx, a),
         Command::Backups(a) => backups::run(ctx, a),
+        Command::Cache(a) => cache::run(ctx, a),
+        Command::Du(a) => du::run(ctx, a),
         Command::Pin(a) => pin::run(ctx, a),
         Command::Default(a) => default::run(ctx, a),
         Command::Exec(a) => exec::run(ctx, a),

@@ -246,3 +246,56 @@ fn uninstall_force_keeps_one_copy_for_every_backup_that_needs_it_and_says_the_re
         assert_eq!(snapshot(&tk.join("targets")), on_912[i]);
     }
 }
+
+#[test]
+fn du_shows_where_the_space_goes_counting_each_hard_linked_file_once() {
+    let sb = Sandbox::new();
+    let tk = linux_toolkit(&sb.root().join("cuda-12.4"), "12.4.1");
+    let t = arg(&tk);
+    big_linux_release(&sb.home(), "9.1.0.70", 1);
+    let r912 = big_linux_release(&sb.home(), "9.12.0.46", 2);
+    // A hard-link deployment of 9.12, then a switch: backup 2 holds the
+    // toolkit's hard links to 9.12's store files.
+    sb.run(["use", "9.12", "--cuda-root", &t, "--mode", "hardlink"]).ok();
+    sb.run(["use", "9.1", "--cuda-root", &t, "--mode", "copy"]).ok();
+    let j = sb.run(["du", "--json"]).ok().json();
+    assert_eq!(j["total"], unique_bytes(&sb.home()), "{j}");
+    let sum: u64 = ["store", "backups_total", "downloads", "other"]
+        .iter()
+        .map(|k| j[k].as_u64().unwrap())
+        .sum();
+    assert_eq!(sum, j["total"].as_u64().unwrap());
+    assert_eq!(j["store"], unique_bytes(&sb.home().join("store")));
+    let rel = j["releases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["release"] == "9.12.0.46_cuda12")
+        .unwrap()
+        .clone();
+    assert_eq!(rel["bytes"], unique_bytes(&r912));
+    // Its files (three 2 MiB libraries, headers) are also backup 2's:
+    // uninstall would free only its receipt.
+    let receipt = std::fs::metadata(r912.join("receipt.toml")).unwrap().len();
+    assert_eq!(rel["own"], receipt);
+    let shared = rel["bytes"].as_u64().unwrap() - receipt;
+    assert!(shared > 3 * (2 << 20));
+    let b2 = j["backups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["id"] == 2)
+        .unwrap()
+        .clone();
+    assert_eq!(b2["shared"], shared, "{j}");
+    assert_eq!(
+        b2["own"],
+        std::fs::metadata(sb.home().join("backups/2/backup.toml")).unwrap().len()
+    );
+    // The backups' total does not count those bytes a second time.
+    assert_eq!(
+        j["backups_total"],
+        unique_bytes(&sb.home().join("backups")) - shared
+    );
+    sb.run(["du"]).ok().stdout_has(&["9.12.0.46_cuda12", "total", "shared 6.0 MiB"]);
+}
