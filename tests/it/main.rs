@@ -28,6 +28,7 @@ mod install;
 mod lock_fallback;
 mod modules;
 mod pin;
+mod progress;
 mod self_update;
 mod shell_hooks;
 mod store_crash;
