@@ -161,7 +161,10 @@ mod tests {
         assert_eq!((both.bytes(), both.freed(), both.files()), (1030, 1030, 2));
         let mut only_b = Tally::new();
         only_b.add_tree(&b);
-        assert_eq!((only_b.bytes(), only_b.freed(), only_b.shared()), (1030, 30, 1000));
+        assert_eq!(
+            (only_b.bytes(), only_b.freed(), only_b.shared()),
+            (1030, 30, 1000)
+        );
         assert_eq!(freed_by(&[&a]), 0);
         assert_eq!(freed_by(&[&a, &b]), 1030);
         let mut only_a = Tally::new();

@@ -109,7 +109,10 @@ fn report_removed(ctx: &Ctx, removed: &[backup::Removed], what: &str) {
         let yours = if r.users_files.is_empty() {
             String::new()
         } else {
-            format!(" and the files of yours it kept: {}", r.users_files.join(", "))
+            format!(
+                " and the files of yours it kept: {}",
+                r.users_files.join(", ")
+            )
         };
         ctx.status(format!(
             "removed backup {} of '{}' ({} freed){yours}",
@@ -196,10 +199,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
         None if !args.remove.is_empty() => return remove(ctx, &args.remove, args.force),
         None => {}
     }
-    let filter = args
-        .cuda_root
-        .map(|p| toolkit_filter(ctx, p))
-        .transpose()?;
+    let filter = args.cuda_root.map(|p| toolkit_filter(ctx, p)).transpose()?;
     let all = backup::list(&ctx.home)?;
     let mut firsts = std::collections::BTreeMap::new();
     for b in &all {

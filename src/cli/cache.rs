@@ -102,10 +102,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
         return Ok(0);
     }
     if entries.is_empty() {
-        ctx.status(format!(
-            "the download cache '{}' is empty",
-            dir.display()
-        ));
+        ctx.status(format!("the download cache '{}' is empty", dir.display()));
         return Ok(0);
     }
     let rows: Vec<[String; 4]> = entries.iter().map(describe).collect();

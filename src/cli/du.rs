@@ -48,8 +48,16 @@ pub fn run(ctx: &Ctx, _args: Args) -> Result<u8> {
             ),
         ]);
     }
-    rows.push(["downloads".into(), human_size(u.downloads), "`cudnnm cache` lists them".into()]);
-    rows.push(["other".into(), human_size(u.other), "records, journal, config".into()]);
+    rows.push([
+        "downloads".into(),
+        human_size(u.downloads),
+        "`cudnnm cache` lists them".into(),
+    ]);
+    rows.push([
+        "other".into(),
+        human_size(u.other),
+        "records, journal, config".into(),
+    ]);
     rows.push([
         "total".into(),
         human_size(u.total),

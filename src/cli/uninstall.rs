@@ -167,12 +167,8 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
             &format!("keeping cuDNN {id}'s files in the backups"),
             Some(bytes),
         );
-        let done = backup::materialize_all(
-            &referring,
-            &release.dir,
-            &release.release_id(),
-            &*progress,
-        );
+        let done =
+            backup::materialize_all(&referring, &release.dir, &release.release_id(), &*progress);
         progress.finish();
         for (r, m) in referring.iter().zip(done?) {
             ctx.status(format!(
@@ -181,7 +177,10 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
                 r.backup.record.id,
                 r.backup.record.toolkit.display(),
                 if m.copied > 0 {
-                    format!(" ({} copied: no hard link could be made)", human_size(m.copied))
+                    format!(
+                        " ({} copied: no hard link could be made)",
+                        human_size(m.copied)
+                    )
                 } else {
                     String::new()
                 }

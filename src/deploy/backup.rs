@@ -411,7 +411,10 @@ pub fn remove_checked(home: &Home, ids: &[u64], force: bool) -> Result<Vec<Remov
     let mut chosen: Vec<&Backup> = Vec::new();
     let mut refusals = Vec::new();
     for id in ids {
-        let b = all.iter().find(|b| b.record.id == *id).expect("checked above");
+        let b = all
+            .iter()
+            .find(|b| b.record.id == *id)
+            .expect("checked above");
         if chosen.iter().any(|c| c.record.id == *id) {
             continue;
         }
@@ -631,9 +634,7 @@ fn materialize_with(
             let tmp = fsops::sibling(&dest, "materialize");
             let _ = fsops::remove_file(&tmp);
             let linked = link(&src, &tmp).is_ok()
-                || first_copy
-                    .get(&src)
-                    .is_some_and(|c| link(c, &tmp).is_ok());
+                || first_copy.get(&src).is_some_and(|c| link(c, &tmp).is_ok());
             if !linked {
                 let (n, got) = fsops::copy_file_hashed(&src, &tmp)?;
                 if n != size || got != sha {
@@ -650,7 +651,9 @@ fn materialize_with(
                     fsops::set_mtime(&tmp, t)?;
                 }
                 done.copied += n;
-                first_copy.entry(src.clone()).or_insert_with(|| dest.clone());
+                first_copy
+                    .entry(src.clone())
+                    .or_insert_with(|| dest.clone());
             }
             fsops::rename(&tmp, &dest)?;
             progress.advance(size);
@@ -817,8 +820,14 @@ mod tests {
             vec![(1, 13), (1, 0)],
             "one copy, then a link to it"
         );
-        let f = |id: u64| home.backups_dir().join(format!("{id}/files/lib64/libcudnn.so.9"));
-        let (a, b) = (std::fs::metadata(f(1)).unwrap(), std::fs::metadata(f(2)).unwrap());
+        let f = |id: u64| {
+            home.backups_dir()
+                .join(format!("{id}/files/lib64/libcudnn.so.9"))
+        };
+        let (a, b) = (
+            std::fs::metadata(f(1)).unwrap(),
+            std::fs::metadata(f(2)).unwrap(),
+        );
         assert_eq!(a.ino(), b.ino());
         assert_ne!(a.ino(), std::fs::metadata(&lib).unwrap().ino());
         assert_eq!(std::fs::read(f(2)).unwrap(), b"library bytes");

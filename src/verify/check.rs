@@ -52,15 +52,17 @@ fn compare(
             }
             match sha {
                 None => Ok(()),
-                Some(want) => match hash::sha256_file(path).inspect(|(n, _)| progress.advance(*n)) {
-                    Ok((_, got)) if &got == want => Ok(()),
-                    Ok((_, got)) => Err(format!(
-                        "SHA-256 {}…, expected {}…",
-                        got.short(),
-                        want.short()
-                    )),
-                    Err(e) => Err(e.to_string()),
-                },
+                Some(want) => {
+                    match hash::sha256_file(path).inspect(|(n, _)| progress.advance(*n)) {
+                        Ok((_, got)) if &got == want => Ok(()),
+                        Ok((_, got)) => Err(format!(
+                            "SHA-256 {}…, expected {}…",
+                            got.short(),
+                            want.short()
+                        )),
+                        Err(e) => Err(e.to_string()),
+                    }
+                }
             }
         }
     })

@@ -128,7 +128,12 @@ pub fn verify(
     let total: u64 = releases
         .iter()
         .flat_map(|r| r.receipt.files.iter().map(|f| &f.entry))
-        .chain(deployments.entries.iter().flat_map(|d| d.files.iter().map(|p| &p.entry)))
+        .chain(
+            deployments
+                .entries
+                .iter()
+                .flat_map(|d| d.files.iter().map(|p| &p.entry)),
+        )
         .filter(|e| !e.is_link() && e.sha256().is_some())
         .map(|e| e.size())
         .sum();

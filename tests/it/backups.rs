@@ -123,20 +123,26 @@ fn backups_remove_checks_every_id_first_refuses_firsts_and_yours_and_says_what_i
     assert_eq!(r[0]["id"], 1);
     assert_eq!(r[0]["freed"], own_1, "{r}");
     assert_eq!(r[1]["id"], 2);
-    assert_eq!(r[1]["freed"], own_2, "backup 2 keeps 9.12's copies by reference");
+    assert_eq!(
+        r[1]["freed"], own_2,
+        "backup 2 keeps 9.12's copies by reference"
+    );
     // What it said it freed is what the disk got back.
     assert_eq!(home_before - unique_bytes(&sb.home()), own_1 + own_2);
     assert_eq!(ids(&sb), vec![3]);
     assert!(!backups.join("1").exists() && !backups.join("2").exists());
 
     // The text form names the backup, its toolkit and the bytes freed.
-    sb.run(["use", "9.1", "--cuda-root", &t, "--mode", "copy"]).ok();
+    sb.run(["use", "9.1", "--cuda-root", &t, "--mode", "copy"])
+        .ok();
     let own_4 = unique_bytes(&backups.join("4"));
-    sb.run(["backups", "remove", "4"]).ok().stderr_has(&[&format!(
-        "removed backup 4 of '{}' ({} freed)",
-        real_tk.display(),
-        cudnnm::store::human_size(own_4)
-    )]);
+    sb.run(["backups", "remove", "4"])
+        .ok()
+        .stderr_has(&[&format!(
+            "removed backup 4 of '{}' ({} freed)",
+            real_tk.display(),
+            cudnnm::store::human_size(own_4)
+        )]);
 }
 
 #[test]
@@ -144,7 +150,8 @@ fn files_of_yours_are_named_and_kept_unless_forced_and_prune_never_deletes_them(
     let sb = Sandbox::new();
     let tk = hand_installed_9_1(&sb);
     let t = arg(&tk);
-    sb.run(["use", "9.12", "--cuda-root", &t, "--mode", "copy"]).ok();
+    sb.run(["use", "9.12", "--cuda-root", &t, "--mode", "copy"])
+        .ok();
     // The user patches the deployed header; the next switch keeps it in backup 2.
     let mut patched = std::fs::read(tk.join("include/cudnn.h")).unwrap();
     patched.extend_from_slice(b"\n#define MY_PATCH 1\n");
@@ -168,14 +175,23 @@ fn files_of_yours_are_named_and_kept_unless_forced_and_prune_never_deletes_them(
     // Prune keeps the first, the newest one and backup 2 (yours).
     sb.run(["backups", "prune", "--keep", "1"])
         .ok()
-        .stderr_has(&["removed backup 3 of ", "removed backup 5 of ", "removed 3 backups, "]);
+        .stderr_has(&[
+            "removed backup 3 of ",
+            "removed backup 5 of ",
+            "removed 3 backups, ",
+        ]);
     assert_eq!(ids(&sb), vec![1, 2, 6]);
     assert_eq!(std::fs::read(&kept).unwrap(), patched);
-    sb.run(["backups", "prune"]).ok().stderr_has(&["no backups to remove"]);
+    sb.run(["backups", "prune"])
+        .ok()
+        .stderr_has(&["no backups to remove"]);
     // Named, with --force: deleted, and said so.
     sb.run(["backups", "remove", "2", "--force"])
         .ok()
-        .stderr_has(&["removed backup 2 of ", "and the files of yours it kept: include/cudnn.h, lib64/libcudnn_myplugin.so.9"]);
+        .stderr_has(&[
+            "removed backup 2 of ",
+            "and the files of yours it kept: include/cudnn.h, lib64/libcudnn_myplugin.so.9",
+        ]);
     assert!(!kept.exists());
     assert_eq!(ids(&sb), vec![1, 6]);
 }
@@ -200,11 +216,13 @@ fn uninstall_force_keeps_one_copy_for_every_backup_that_needs_it_and_says_the_re
     assert!(release_bytes > 12 << 20);
     let mut on_912 = Vec::new();
     for tk in [&a, &b] {
-        sb.run(["use", "9.12", "--cuda-root", &arg(tk), "--mode", "copy"]).ok();
+        sb.run(["use", "9.12", "--cuda-root", &arg(tk), "--mode", "copy"])
+            .ok();
         on_912.push(snapshot(&tk.join("targets")));
     }
     for tk in [&a, &b] {
-        sb.run(["use", "9.1", "--cuda-root", &arg(tk), "--mode", "copy"]).ok();
+        sb.run(["use", "9.1", "--cuda-root", &arg(tk), "--mode", "copy"])
+            .ok();
     }
     // Backups 3 and 4 hold 9.12's copies by reference to the store.
     let records = || -> u64 {
@@ -221,7 +239,11 @@ fn uninstall_force_keeps_one_copy_for_every_backup_that_needs_it_and_says_the_re
     let r = sb.run(["uninstall", "9.12.0.46", "--force"]).ok();
     // The two backup.toml lose their references to the store (shorter).
     let home_after = unique_bytes(&sb.home()) + records_before - records();
-    let r = r.stderr_has(&["in backup 3 (of '", "in backup 4 (of '", "so it can still be restored"]);
+    let r = r.stderr_has(&[
+        "in backup 3 (of '",
+        "in backup 4 (of '",
+        "so it can still be restored",
+    ]);
     assert!(!r.stderr().contains("copied"), "{}", r.describe());
     // One copy for both backups: the home shrank (records aside) by what it said.
     assert!(home_after < home_before, "{home_before} -> {home_after}");
@@ -256,8 +278,10 @@ fn du_shows_where_the_space_goes_counting_each_hard_linked_file_once() {
     let r912 = big_linux_release(&sb.home(), "9.12.0.46", 2);
     // A hard-link deployment of 9.12, then a switch: backup 2 holds the
     // toolkit's hard links to 9.12's store files.
-    sb.run(["use", "9.12", "--cuda-root", &t, "--mode", "hardlink"]).ok();
-    sb.run(["use", "9.1", "--cuda-root", &t, "--mode", "copy"]).ok();
+    sb.run(["use", "9.12", "--cuda-root", &t, "--mode", "hardlink"])
+        .ok();
+    sb.run(["use", "9.1", "--cuda-root", &t, "--mode", "copy"])
+        .ok();
     let j = sb.run(["du", "--json"]).ok().json();
     assert_eq!(j["total"], unique_bytes(&sb.home()), "{j}");
     let sum: u64 = ["store", "backups_total", "downloads", "other"]
@@ -290,12 +314,16 @@ fn du_shows_where_the_space_goes_counting_each_hard_linked_file_once() {
     assert_eq!(b2["shared"], shared, "{j}");
     assert_eq!(
         b2["own"],
-        std::fs::metadata(sb.home().join("backups/2/backup.toml")).unwrap().len()
+        std::fs::metadata(sb.home().join("backups/2/backup.toml"))
+            .unwrap()
+            .len()
     );
     // The backups' total does not count those bytes a second time.
     assert_eq!(
         j["backups_total"],
         unique_bytes(&sb.home().join("backups")) - shared
     );
-    sb.run(["du"]).ok().stdout_has(&["9.12.0.46_cuda12", "total", "shared 6.0 MiB"]);
+    sb.run(["du"])
+        .ok()
+        .stdout_has(&["9.12.0.46_cuda12", "total", "shared 6.0 MiB"]);
 }

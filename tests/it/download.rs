@@ -809,16 +809,21 @@ fn cache_lists_each_archive_with_its_release_and_clean_frees_it_but_not_a_runnin
         w.bytes.len() as u64 + sidecar_len + 4 + 1000,
         "{j}"
     );
-    w.sb.run(["cache"])
-        .ok()
-        .stdout_has(&[&format!("{V}_cuda12 (linux-x86_64)"), &w.name, "downloading now"]);
+    w.sb.run(["cache"]).ok().stdout_has(&[
+        &format!("{V}_cuda12 (linux-x86_64)"),
+        &w.name,
+        "downloading now",
+    ]);
     // `du` counts the cache with the rest of the home.
     let du = w.sb.run(["du", "--json"]).ok().json();
     assert_eq!(du["downloads"], j["bytes"]);
 
     let freed = w.bytes.len() as u64 + sidecar_len + 1000;
     w.sb.run(["cache", "clean"]).ok().stderr_has(&[
-        &format!("kept '{}' (4 B): a download is writing it now", live.display()),
+        &format!(
+            "kept '{}' (4 B): a download is writing it now",
+            live.display()
+        ),
         &format!(
             "removed 2 files from the download cache '{}' ({} freed)",
             w.downloads().display(),

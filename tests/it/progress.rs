@@ -37,7 +37,9 @@ fn world() -> (Sandbox, String) {
 
 fn no_bar(text: &str) {
     assert!(
-        !text.contains("copying cuDNN files") && !text.contains("re-hashing") && !text.contains('\u{1b}'),
+        !text.contains("copying cuDNN files")
+            && !text.contains("re-hashing")
+            && !text.contains('\u{1b}'),
         "{text:?}"
     );
 }
@@ -45,10 +47,13 @@ fn no_bar(text: &str) {
 #[test]
 fn use_copy_and_verify_draw_a_bar_on_a_terminal_and_nothing_into_a_pipe() {
     let (sb, t) = world();
-    let piped = sb.run(["use", "9.12", "--cuda-root", &t, "--mode", "copy"]).ok();
+    let piped = sb
+        .run(["use", "9.12", "--cuda-root", &t, "--mode", "copy"])
+        .ok();
     no_bar(&piped.stderr());
     no_bar(&sb.run(["verify", "--no-load"]).ok().stderr());
-    let Some((shown, code)) = on_terminal(&sb, &["use", "9.1", "--cuda-root", &t, "--mode", "copy"])
+    let Some((shown, code)) =
+        on_terminal(&sb, &["use", "9.1", "--cuda-root", &t, "--mode", "copy"])
     else {
         return;
     };
@@ -60,7 +65,10 @@ fn use_copy_and_verify_draw_a_bar_on_a_terminal_and_nothing_into_a_pipe() {
     assert!(shown.contains("cuDNN 9.12.0.46 → 9.1.0.70"), "{shown:?}");
     let (shown, code) = on_terminal(&sb, &["verify", "--no-load"]).unwrap();
     assert_eq!(code, 0, "{shown}");
-    assert!(shown.contains("re-hashing the store and the deployments"), "{shown:?}");
+    assert!(
+        shown.contains("re-hashing the store and the deployments"),
+        "{shown:?}"
+    );
     // Never with --json or -q, terminal or not.
     for quiet in [&["--json"][..], &["-q"][..]] {
         let mut args = vec!["use", "9.12", "--cuda-root", &t, "--mode", "copy"];

@@ -249,7 +249,7 @@ fn ctrl_c_while_a_real_wheel_is_being_extracted_removes_its_partial_folder() {
     // interrupted in the middle of writing a library, as in the field.
     let wheel = common::real_wheel("nvidia_cudnn_jit_cu12-9.27.0.42");
     let sb = Sandbox::new();
-    let mut child = sb
+    let child = sb
         .command()
         .args(["install".as_ref(), wheel.as_os_str()])
         .stdout(std::process::Stdio::piped())

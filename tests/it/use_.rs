@@ -1393,9 +1393,11 @@ fn pruning_keeps_the_users_own_files_until_removed_by_name() {
         "error: backup 2 keeps files of yours that no cuDNN release holds: include/cudnn.h, lib64/libcudnn_myplugin.so.9",
     ]);
     assert!(sb.home().join("backups/2").exists());
-    sb.run(["backups", "--remove", "2", "--force"]).ok().stderr_has(&[
-        "and the files of yours it kept: include/cudnn.h, lib64/libcudnn_myplugin.so.9",
-    ]);
+    sb.run(["backups", "--remove", "2", "--force"])
+        .ok()
+        .stderr_has(&[
+            "and the files of yours it kept: include/cudnn.h, lib64/libcudnn_myplugin.so.9",
+        ]);
     assert!(!sb.home().join("backups/2").exists());
     sb.run(["backups", "--remove", "2"]).code_is(3);
 }

@@ -190,7 +190,10 @@ mod tests {
                 platform: Some("linux-x86_64".into()),
             }
         );
-        assert!(all.iter().any(|e| e.kind == CacheKind::Partial { in_flight: true }));
+        assert!(
+            all.iter()
+                .any(|e| e.kind == CacheKind::Partial { in_flight: true })
+        );
         let done = clean(dir).unwrap();
         assert_eq!(done.bytes(), 7 + side.len() as u64 + 5);
         assert_eq!(done.in_flight.len(), 1);
