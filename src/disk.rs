@@ -140,12 +140,11 @@ pub fn freed_by(paths: &[&Path]) -> u64 {
     t.freed()
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     #![allow(clippy::disallowed_methods)] // fixtures
     use super::*;
 
-    #[cfg(unix)]
     #[test]
     fn hard_linked_bytes_count_once_and_free_only_with_their_last_name() {
         let d = tempfile::tempdir().unwrap();
