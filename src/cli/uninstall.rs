@@ -159,7 +159,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
             )
             .hint(format!(
                 "keep the release, or pass --force: those files ({}) then stay in the backups (one copy on disk, however many backups need it) so they can still be restored, and the rest of the release is removed",
-                human_size(bytes)
+                human_size(backup::needed_bytes(&referring))
             )));
         }
         let progress = ctx.progress();

@@ -499,10 +499,14 @@ pub struct Referring {
     pub files: Vec<String>,
     /// Bytes those files hold in the store.
     pub bytes: u64,
+    /// The store files they are (one per file, in `files`' order).
+    pub sources: Vec<PathBuf>,
 }
 
 /// Every complete backup with files that only the release in `release_dir`
 /// holds ([`Referring`]), oldest first.
+///
+/// Several backups may need the same store file: [`needed_bytes`] counts it once.
 ///
 /// # Errors
 /// As [`list`].
@@ -526,14 +530,34 @@ pub fn referring_to(home: &Home, release_dir: &Path) -> Result<Vec<Referring>> {
                 (None, None) => 0,
             })
             .sum();
+        let sources = files
+            .iter()
+            .filter_map(|f| match (&f.store, f.entry.link_target()) {
+                (Some(s), _) => Some(s.clone()),
+                (None, Some(l)) => Some(PathBuf::from(l)),
+                (None, None) => None,
+            })
+            .collect();
         let files = files.iter().map(|f| f.path.clone()).collect();
         out.push(Referring {
             backup: b,
             files,
             bytes,
+            sources,
         });
     }
     Ok(out)
+}
+
+/// Bytes of the distinct store files the backups `refs` need: what stays on
+/// disk for them after [`materialize_all`] (one copy each).
+pub fn needed_bytes(refs: &[Referring]) -> u64 {
+    let mut seen = HashSet::new();
+    refs.iter()
+        .flat_map(|r| r.sources.iter())
+        .filter(|s| seen.insert(s.as_path()))
+        .map(|s| std::fs::metadata(s).map(|m| m.len()).unwrap_or(0))
+        .sum()
 }
 
 /// What [`materialize_all`] did for one backup.
@@ -795,6 +819,7 @@ mod tests {
                     backup: Backup { dir, record: rec },
                     files: vec!["lib64/libcudnn.so.9".into()],
                     bytes: 13,
+                    sources: vec![lib.clone()],
                 }
             })
             .collect();

@@ -235,6 +235,7 @@ fn uninstall_force_keeps_one_copy_for_every_backup_that_needs_it_and_says_the_re
             })
             .sum()
     };
+    let refused = sb.run(["uninstall", "9.12.0.46"]).code_is(8).stderr();
     let (home_before, records_before) = (unique_bytes(&sb.home()), records());
     let r = sb.run(["uninstall", "9.12.0.46", "--force"]).ok();
     // The two backup.toml lose their references to the store (shorter).
@@ -262,6 +263,15 @@ fn uninstall_force_keeps_one_copy_for_every_backup_that_needs_it_and_says_the_re
     );
     assert_eq!((x.dev(), x.ino()), (y.dev(), y.ino()));
     assert_eq!(x.len(), 4 << 20);
+    // The refusal named the bytes that stay: one copy, not one per backup.
+    let kept = unique_bytes(&sb.home().join("backups/3/files"));
+    assert!(
+        refused.contains(&format!(
+            "those files ({}) then stay in the backups",
+            cudnnm::store::human_size(kept)
+        )),
+        "{refused}"
+    );
     // And both restore 9.12 byte for byte.
     for (i, tk) in [&a, &b].iter().enumerate() {
         sb.run(["rollback", "--to", &(3 + i).to_string()]).ok();
