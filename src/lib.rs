@@ -12,12 +12,14 @@
 //! - [`activate`]: per-process environment for a release and shell rendering.
 //! - [`modulefile`]: Lmod and Environment Modules modulefiles for releases (`export`).
 //! - [`catalog`]: the release catalog (`manifest.toml`) and downloads.
+//! - [`usage`]: where a home's disk space goes (`du`).
 //! - [`verify`]: re-hashing the store and the deployments against their records.
 //! - [`doctor`]: system snapshot and platform-neutral checks.
 //! - [`interrupt`]: Ctrl-C / SIGTERM during a change: undo, then exit 130.
 //! - [`libcudnn`], [`child`]: loading a cuDNN library, in a child process of its own.
 //! - [`gpu`]: the GPUs CUDA would use here, and their compute capability.
 //! - [`selfupdate`]: `self update` from the release downloads.
+//! - [`disk`]: disk space counted as the file system does (hard links once).
 //! - [`fsops`]: the one module that changes files (atomic writes, links, renames).
 //! - [`platform`]: the only code that differs by OS.
 //!
@@ -35,6 +37,7 @@ pub mod child;
 pub mod cli;
 pub mod command;
 pub mod deploy;
+pub mod disk;
 pub mod doctor;
 pub mod env;
 pub mod error;
@@ -58,6 +61,7 @@ pub mod selfupdate;
 pub mod shape;
 pub mod store;
 pub mod toolkit;
+pub mod usage;
 pub mod verify;
 pub mod version;
 

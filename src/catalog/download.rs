@@ -44,6 +44,7 @@ use crate::home::Home;
 use crate::progress::Progress;
 use crate::version::{CudaVariant, Platform, Version};
 
+pub mod cache;
 mod client;
 mod failure;
 mod transfer;

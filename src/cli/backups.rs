@@ -2,7 +2,12 @@
 //! toolkit, when and why it was taken, what it holds, its size, and which is
 //! each toolkit's first (its state before cudnnm, never pruned), and the
 //! files of the user's own a backup keeps (never pruned either).
-//! `cudnnm backups --remove ID`: removes the backups named, whatever they hold.
+//! `cudnnm backups remove ID… [--force]` (also `backups --remove ID…`):
+//! removes the backups named, all or none — a toolkit's first backup and a
+//! backup keeping files of the user's own only with `--force` — and says what
+//! each freed. `cudnnm backups prune [--keep N] [--cuda-root P]`: removes old
+//! backups as `use` does after each change (never a first backup, nor one
+//! keeping files of the user's own).
 
 use std::path::PathBuf;
 
@@ -14,13 +19,44 @@ use crate::deploy::backup;
 use crate::error::{Error, Kind, Result};
 
 #[derive(clap::Args, Debug)]
+#[command(args_conflicts_with_subcommands = true)]
 pub struct Args {
+    #[command(subcommand)]
+    pub action: Option<Action>,
     /// Only backups of this CUDA toolkit root
     #[arg(long, value_name = "PATH")]
     pub cuda_root: Option<std::path::PathBuf>,
-    /// Remove these backups, even one keeping files of your own (pruning never does)
+    /// Remove these backups (the same as `cudnnm backups remove ID…`)
     #[arg(long, value_name = "ID", num_args = 1..)]
     pub remove: Vec<String>,
+    /// With --remove: also a toolkit's first backup, and a backup keeping files of yours
+    #[arg(long, requires = "remove")]
+    pub force: bool,
+}
+
+#[derive(clap::Subcommand, Debug)]
+pub enum Action {
+    /// Remove the backups named (all or none), saying what each frees
+    Remove {
+        /// Backup ids (`cudnnm backups` lists them)
+        #[arg(value_name = "ID", required = true, num_args = 1..)]
+        ids: Vec<String>,
+        /// Also remove a toolkit's first backup (its state before cudnnm),
+        /// and a backup keeping files of yours (they are deleted with it)
+        #[arg(long)]
+        force: bool,
+    },
+    /// Remove old backups: keep each toolkit's newest N, its first, and every
+    /// backup keeping files of yours
+    Prune {
+        /// Backups to keep per toolkit besides those always kept (at least 1)
+        /// [default: keep_backups in config.toml, else 5]
+        #[arg(long, value_name = "N")]
+        keep: Option<u32>,
+        /// Only backups of this CUDA toolkit root
+        #[arg(long, value_name = "PATH")]
+        cuda_root: Option<PathBuf>,
+    },
 }
 
 #[derive(Serialize)]
@@ -34,58 +70,136 @@ struct BackupView {
     files: usize,
     size: u64,
     first: bool,
-    /// Files of the user's own it holds (kept until `--remove` names it).
+    /// Files of the user's own it holds (kept until `backups remove ID --force`).
     users_files: Vec<String>,
     dir: PathBuf,
 }
 
-/// `--remove ID...`: removes each backup named, under the home lock.
-fn remove(ctx: &Ctx, ids: &[String]) -> Result<u8> {
+/// What one removal did, for `--json`.
+#[derive(Serialize)]
+struct RemovedView {
+    id: u64,
+    toolkit: PathBuf,
+    /// Bytes given back to the disk (files with no other hard link left).
+    freed: u64,
+    /// Files of the user's own deleted with it (only with --force).
+    users_files: Vec<String>,
+}
+
+/// Prints what was removed and the total freed.
+fn report_removed(ctx: &Ctx, removed: &[backup::Removed], what: &str) {
+    if ctx.json {
+        let views: Vec<RemovedView> = removed
+            .iter()
+            .map(|r| RemovedView {
+                id: r.id,
+                toolkit: r.toolkit.clone(),
+                freed: r.freed,
+                users_files: r.users_files.clone(),
+            })
+            .collect();
+        ctx.out_json(&views);
+        return;
+    }
+    if removed.is_empty() {
+        ctx.status(format!("no backups to remove ({what})"));
+        return;
+    }
+    for r in removed {
+        let yours = if r.users_files.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " and the files of yours it kept: {}",
+                r.users_files.join(", ")
+            )
+        };
+        ctx.status(format!(
+            "removed backup {} of '{}' ({} freed){yours}",
+            r.id,
+            r.toolkit.display(),
+            human_size(r.freed)
+        ));
+    }
+    if removed.len() > 1 {
+        let total: u64 = removed.iter().map(|r| r.freed).sum();
+        ctx.status(format!(
+            "removed {} backups, {} freed",
+            removed.len(),
+            human_size(total)
+        ));
+    }
+}
+
+/// `remove ID…`: every id checked before any is removed.
+fn remove(ctx: &Ctx, ids: &[String], force: bool) -> Result<u8> {
     let ids = ids
         .iter()
         .map(|s| backup::parse_id(s))
         .collect::<Result<Vec<u64>>>()?;
     let _lock = ctx.lock()?;
-    let bytes = backup::release_bytes(&ctx.home);
-    for id in ids {
-        let b = backup::remove(&ctx.home, id)?;
-        let yours = b.record.users_files(&bytes);
-        if yours.is_empty() {
-            ctx.status(format!("removed backup {id}"));
-        } else {
-            ctx.status(format!(
-                "removed backup {id} and the files of yours it kept: {}",
-                yours.join(", ")
-            ));
-        }
-    }
+    let removed = backup::remove_checked(&ctx.home, &ids, force)?;
+    report_removed(ctx, &removed, "");
     Ok(0)
+}
+
+/// `prune [--keep N]`: per toolkit, as `use` prunes after a change.
+fn prune(ctx: &Ctx, keep: Option<u32>, root: Option<PathBuf>) -> Result<u8> {
+    let filter = root.map(|p| toolkit_filter(ctx, p)).transpose()?;
+    let keep = match keep {
+        Some(k) => k,
+        None => ctx.home.config()?.backups_to_keep(),
+    };
+    let _lock = ctx.lock()?;
+    let mut roots: Vec<PathBuf> = backup::list(&ctx.home)?
+        .into_iter()
+        .map(|b| b.record.toolkit)
+        .filter(|t| filter.as_ref().is_none_or(|f| t == f))
+        .collect();
+    roots.sort();
+    roots.dedup();
+    let mut removed = Vec::new();
+    for r in &roots {
+        removed.extend(backup::prune_freeing(&ctx.home, r, keep)?);
+    }
+    report_removed(
+        ctx,
+        &removed,
+        &format!(
+            "each toolkit keeps its first backup, its newest {}, and those keeping files of yours",
+            keep.max(1)
+        ),
+    );
+    Ok(0)
+}
+
+/// `--cuda-root P` as the records spell toolkit roots.
+fn toolkit_filter(ctx: &Ctx, p: PathBuf) -> Result<PathBuf> {
+    let p = if p.is_absolute() {
+        p
+    } else {
+        ctx.env.cwd().join(p)
+    };
+    if std::fs::metadata(&p).is_err() {
+        return Err(Error::new(
+            Kind::NotFound,
+            format!("--cuda-root '{}' does not exist", p.display()),
+        )
+        .hint("name the toolkit folder (`cudnnm toolkits` lists those cudnnm knows), or leave out --cuda-root to list every backup"));
+    }
+    // Spelled as the records are: no `\\?\` prefix on Windows.
+    Ok(crate::fsops::canonical_or_self(&p))
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     recover_if_pending(ctx)?;
-    if !args.remove.is_empty() {
-        return remove(ctx, &args.remove);
+    match args.action {
+        Some(Action::Remove { ids, force }) => return remove(ctx, &ids, force),
+        Some(Action::Prune { keep, cuda_root }) => return prune(ctx, keep, cuda_root),
+        None if !args.remove.is_empty() => return remove(ctx, &args.remove, args.force),
+        None => {}
     }
-    let filter = match args.cuda_root {
-        Some(p) => {
-            let p = if p.is_absolute() {
-                p
-            } else {
-                ctx.env.cwd().join(p)
-            };
-            if std::fs::metadata(&p).is_err() {
-                return Err(Error::new(
-                    Kind::NotFound,
-                    format!("--cuda-root '{}' does not exist", p.display()),
-                )
-                .hint("name the toolkit folder (`cudnnm toolkits` lists those cudnnm knows), or leave out --cuda-root to list every backup"));
-            }
-            // Spelled as the records are: no `\\?\` prefix on Windows.
-            Some(crate::fsops::canonical_or_self(&p))
-        }
-        None => None,
-    };
+    let filter = args.cuda_root.map(|p| toolkit_filter(ctx, p)).transpose()?;
     let all = backup::list(&ctx.home)?;
     let mut firsts = std::collections::BTreeMap::new();
     for b in &all {

@@ -17,10 +17,12 @@ use crate::lock::HomeLock;
 use crate::progress::{NoProgress, Progress};
 
 mod backups;
+mod cache;
 mod completions;
 mod current;
 mod default;
 mod doctor;
+mod du;
 mod env;
 mod exec;
 mod export_dir;
@@ -77,8 +79,12 @@ enum Command {
     Current(current::Args),
     /// Undo the last change to a toolkit (or restore a given backup)
     Rollback(rollback::Args),
-    /// List backups of toolkit files
+    /// List backups of toolkit files; remove or prune them
     Backups(backups::Args),
+    /// Show the download cache (downloads/), or clean it
+    Cache(cache::Args),
+    /// Show where the home's disk space goes: store, backups, downloads
+    Du(du::Args),
     /// Pin a release for this folder (writes .cudnn-version)
     Pin(pin::Args),
     /// Write .cudnn-version.lock beside the pin: the exact release, per platform its archive and SHA-256
@@ -140,6 +146,8 @@ pub struct Ctx {
     /// The process environment at start-up.
     pub env: Env,
     stderr_tty: bool,
+    /// The bars long steps of a change to a toolkit report to ([`Ctx::progress`]).
+    bars: Box<dyn Progress>,
     /// The first failed write to stdout (other than a closed pipe).
     out_failed: std::cell::RefCell<Option<std::io::Error>>,
 }
@@ -172,9 +180,10 @@ impl Ctx {
         self.out(s);
     }
 
-    /// A progress reporter: bars on a terminal, nothing with `-q` or when piped.
+    /// A progress reporter: bars on stderr when it is a terminal, nothing
+    /// with `-q` or `--json`, or when stderr is a pipe or a file.
     pub fn progress(&self) -> Box<dyn Progress> {
-        if self.quiet || !self.stderr_tty {
+        if self.quiet || self.json || !self.stderr_tty {
             Box::new(NoProgress)
         } else {
             Box::new(ui::Bars::new())
@@ -206,8 +215,13 @@ impl Ctx {
 }
 
 /// What changes to toolkits report, printed as every command prints:
-/// status lines on stderr (none with `-q`), warnings always.
+/// status lines on stderr (none with `-q`), warnings always, bars only on a
+/// terminal.
 impl crate::deploy::Reporter for Ctx {
+    fn progress(&self) -> &dyn Progress {
+        &*self.bars
+    }
+
     fn on_toolkit_lock_wait(&self, root: &std::path::Path) {
         self.status(crate::lock::toolkit_wait_message(root));
     }
@@ -296,15 +310,17 @@ fn dispatch(cli: Cli, env: Env) -> Result<u8> {
     crate::lock::force_toolkit_fallback(
         cfg!(debug_assertions) && env.var(crate::env::CUDNNM_TEST_LOCK_UNSUPPORTED).is_some(),
     );
-    let ctx = Ctx {
+    let mut ctx = Ctx {
         home,
         system_home: system,
         json: cli.json,
         quiet: cli.quiet,
         env,
         stderr_tty: std::io::stderr().is_terminal(),
+        bars: Box::new(NoProgress),
         out_failed: Default::default(),
     };
+    ctx.bars = ctx.progress();
     let code = run_command(&ctx, cli.command)?;
     match ctx.out_failed.into_inner() {
         Some(e) => Err(Error::msg("could not write to standard output")
@@ -349,6 +365,8 @@ fn run_command(ctx: &Ctx, command: Command) -> Result<u8> {
         Command::Current(a) => current::run(ctx, a),
         Command::Rollback(a) => rollback::run(ctx, a),
         Command::Backups(a) => backups::run(ctx, a),
+        Command::Cache(a) => cache::run(ctx, a),
+        Command::Du(a) => du::run(ctx, a),
         Command::Pin(a) => pin::run(ctx, a),
         Command::Default(a) => default::run(ctx, a),
         Command::Exec(a) => exec::run(ctx, a),

@@ -113,7 +113,7 @@ pub fn msg_label(label: &str) -> &str {
 pub fn report_not_from_a_release(ctx: &Ctx, id: u64, rels: &[String]) {
     if !rels.is_empty() {
         ctx.status(format!(
-            "also moved to backup {id}: {} (not part of any cuDNN release), kept until `cudnnm backups --remove {id}`",
+            "also moved to backup {id}: {} (not part of any cuDNN release), kept until `cudnnm backups remove {id} --force` deletes them",
             rels.join(", ")
         ));
     }

@@ -6,7 +6,9 @@
 //! cleared, and the command says so. Also refused while a backup needs the
 //! release's store files to be restored (an unchanged copy it recorded by
 //! reference, a link into the release); with `--force` those files are first
-//! copied into the backups, which stay restorable.
+//! kept in the backups — hard links sharing one copy on disk however many
+//! backups need them — which stay restorable. The bytes it says it freed are
+//! those the disk got back: files no backup or toolkit still links to.
 
 use std::path::{Path, PathBuf};
 
@@ -26,7 +28,8 @@ pub struct Args {
     pub spec: String,
     /// Remove it even while deployed in a toolkit, or while it is the default
     /// (the default is cleared and its `current/` link removed), or while
-    /// backups need its files (they are copied into the backups first)
+    /// backups need its files (they are kept in the backups first, as hard
+    /// links sharing one copy)
     #[arg(long)]
     pub force: bool,
     /// Work on the system store (--system-home), which every user of the machine
@@ -155,25 +158,51 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
                 ),
             )
             .hint(format!(
-                "keep the release, or pass --force: those files ({}) are then copied into the backups so they can still be restored, and the release is removed",
-                human_size(bytes)
+                "keep the release, or pass --force: those files ({}) then stay in the backups (one copy on disk, however many backups need it) so they can still be restored, and the rest of the release is removed",
+                human_size(backup::needed_bytes(&referring))
             )));
         }
-        for r in &referring {
-            let n = backup::materialize(r, &release.dir, &release.release_id())?;
+        let progress = ctx.progress();
+        progress.start(
+            &format!("keeping cuDNN {id}'s files in the backups"),
+            Some(bytes),
+        );
+        let done =
+            backup::materialize_all(&referring, &release.dir, &release.release_id(), &*progress);
+        progress.finish();
+        for (r, m) in referring.iter().zip(done?) {
             ctx.status(format!(
-                "copied {} of cuDNN {id} into backup {} (of '{}') so it can still be restored",
-                plural(n, "file", "files"),
+                "kept {} of cuDNN {id} in backup {} (of '{}') so it can still be restored{}",
+                plural(m.files, "file", "files"),
                 r.backup.record.id,
-                r.backup.record.toolkit.display()
+                r.backup.record.toolkit.display(),
+                if m.copied > 0 {
+                    format!(
+                        " ({} copied: no hard link could be made)",
+                        human_size(m.copied)
+                    )
+                } else {
+                    String::new()
+                }
             ));
         }
     }
-    let size = release.receipt.total_size();
+    // What the disk gets back: files with no name left outside the release
+    // (a backup or a hard-link deployment may share them).
+    let mut tally = crate::disk::Tally::new();
+    tally.add_tree(&release.dir);
     store.remove(release)?;
+    let kept = if tally.shared() > 0 {
+        format!(
+            "; {} of its files stay on disk, shared with backups or toolkits that still need them",
+            human_size(tally.shared())
+        )
+    } else {
+        String::new()
+    };
     ctx.status(format!(
-        "removed cuDNN {id} ({} freed)",
-        indicatif::HumanBytes(size)
+        "removed cuDNN {id} ({} freed{kept})",
+        human_size(tally.freed())
     ));
     for l in &refs.links {
         if is_path_record(l) {

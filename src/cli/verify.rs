@@ -35,10 +35,12 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
         ));
         Catalog::default()
     });
+    let progress = ctx.progress();
     let report = verify::verify(
         &ctx.home,
         &catalog,
         (!args.no_load).then_some(&children as verify::LoadVersions),
+        &*progress,
     )?;
     if ctx.json {
         ctx.out_json(&report);

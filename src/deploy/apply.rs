@@ -15,6 +15,7 @@ use crate::fsops;
 use crate::hash;
 use crate::home::Home;
 use crate::platform;
+use crate::progress::Progress;
 use crate::record::{self, Entry};
 
 /// What a finished change did.
@@ -38,15 +39,26 @@ pub struct Outcome {
 /// stays with a journal left for the next command ([`inflight::Claim`]).
 /// Call through [`super::Change`], which holds the toolkit lock.
 ///
+/// `progress` sees the bytes of the long steps: files copied into the
+/// toolkit (`--mode copy`, a rollback's copies), and files moved into the
+/// backup when it is on another volume (a move that copies).
+///
 /// # Errors
 /// The first failure (I/O, a placed file that does not verify, a full disk).
-pub fn execute(home: &Home, plan: Plan, fault: FaultHook) -> Result<Outcome> {
+pub fn execute(
+    home: &Home,
+    plan: Plan,
+    fault: FaultHook,
+    progress: &dyn Progress,
+) -> Result<Outcome> {
     let marker = inflight::Claim::new(home, &plan);
     // From here Ctrl-C / SIGTERM stop the change at the next step and undo it.
     crate::interrupt::install();
     let mut journal = Journal::begin(home, &plan, fault)?;
     let mut placing = false;
-    let result = match forward(home, &plan, &mut journal, &mut placing) {
+    let result = forward(home, &plan, &mut journal, &mut placing, progress);
+    progress.finish();
+    let result = match result {
         Ok(deployment) => Ok(deployment),
         Err(e) => match undo(home, &plan, placing) {
             // Undone: the toolkit is as it was; the journal goes as after a success.
@@ -96,6 +108,7 @@ fn forward(
     plan: &Plan,
     j: &mut Journal,
     placing: &mut bool,
+    progress: &dyn Progress,
 ) -> Result<Option<Deployment>> {
     for (i, d) in plan.mkdirs.iter().enumerate() {
         fsops::create_dir_all(d)?;
@@ -108,11 +121,27 @@ fn forward(
     for d in plan.backup_dirs() {
         fsops::create_dir_all(&d)?;
     }
+    // A move into a backup on another volume copies: that is a long step.
+    let copied_moves = !plan.moves.is_empty()
+        && !platform::same_volume(&plan.toolkit, fsops::parent_of(&plan.backup_dir));
+    if copied_moves {
+        let total = plan.moves.iter().map(|m| m.state.size()).sum();
+        progress.start(
+            &format!("moving the toolkit's cuDNN files into backup {}", plan.id),
+            Some(total),
+        );
+    }
     for (i, m) in plan.moves.iter().enumerate() {
         // Renamed, never deleted, even when the store holds the bytes: a DLL
         // a running program has loaded can be renamed on Windows, not deleted.
         fsops::move_file(&m.from, &m.to, m.state.sha256())?;
+        if copied_moves {
+            progress.advance(m.state.size());
+        }
         j.step(&format!("move {i}"))?;
+    }
+    if copied_moves {
+        progress.finish();
     }
     for d in plan.backup_dirs().iter().chain(plan.toolkit_dirs().iter()) {
         fsops::sync_dir(d);
@@ -130,10 +159,26 @@ fn forward(
     // deleting gigabytes while new ones wait to be written back stalls on
     // the file system's journal. Undo can make them again from the store.
     trim_backup(plan);
+    let copies: u64 = plan
+        .places
+        .iter()
+        .filter(|p| p.kind == PlaceKind::Copy)
+        .map(|p| p.state.size())
+        .sum();
+    if copies > 0 {
+        progress.start(
+            &format!("copying cuDNN files into '{}'", plan.toolkit.display()),
+            Some(copies),
+        );
+    }
     for (i, p) in plan.places.iter().enumerate() {
         place(p).map_err(|e| toolkit_full(e, p, plan))?;
+        if p.kind == PlaceKind::Copy {
+            progress.advance(p.state.size());
+        }
         j.step(&format!("place {i}"))?;
     }
+    progress.finish();
     verify(plan, false)?;
     // Nothing is flushed after placing: the OS writes it back, as after `cp`.
     // A `verified` lost to a power cut only makes recovery undo the change

@@ -19,6 +19,7 @@ use crate::error::{Error, Kind, Result};
 use crate::fsops;
 use crate::hash::Sha256Hex;
 use crate::home::Home;
+use crate::progress::Progress;
 use crate::record::{self, Entry};
 use crate::toolkit::Layout;
 use crate::version::ReleaseId;
@@ -43,8 +44,8 @@ pub struct BackupFile {
     /// Its modification time (nanoseconds since the epoch), restored with it.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub mtime_ns: Option<i64>,
-    /// True for bytes copied here from a store release (when that release
-    /// was uninstalled, see [`materialize`]): a release's bytes, not the
+    /// True for bytes kept here from a store release (when that release
+    /// was uninstalled, see [`materialize_all`]): a release's bytes, not the
     /// user's, so they never keep the backup from being pruned.
     #[serde(skip_serializing_if = "is_false", default)]
     pub from_release: bool,
@@ -266,9 +267,10 @@ pub fn release_bytes(home: &Home) -> HashSet<Sha256Hex> {
 /// Removes old backups of the toolkit at `root`: keeps the newest `keep`
 /// (at least one: the one the next rollback needs), always the first, and
 /// always those holding files of the user's own ([`BackupFile::is_users`]):
-/// those go only when `cudnnm backups --remove <id>` names them ([`remove`]).
-/// Each is renamed to `backups/.trash-<id>` before deletion so a crash never
-/// leaves a half-deleted backup that still looks whole. Returns the removed ids.
+/// those go only when `cudnnm backups remove <id> --force` names them
+/// ([`remove_checked`]). Each is renamed to `backups/.trash-<id>` before
+/// deletion so a crash never leaves a half-deleted backup that still looks
+/// whole. Returns the removed ids.
 ///
 /// A backup whose folder cannot be renamed or removed now is kept (not an
 /// error): a later prune tries again, after sweeping `.trash-*` leftovers.
@@ -276,6 +278,33 @@ pub fn release_bytes(home: &Home) -> HashSet<Sha256Hex> {
 /// # Errors
 /// When the backups cannot be listed.
 pub fn prune(home: &Home, root: &Path, keep: u32) -> Result<Vec<u64>> {
+    Ok(prune_freeing(home, root, keep)?
+        .into_iter()
+        .map(|r| r.id)
+        .collect())
+}
+
+/// One backup removed, and the bytes its removal gave back to the disk.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Removed {
+    /// Its id.
+    pub id: u64,
+    /// The toolkit it was a backup of.
+    pub toolkit: PathBuf,
+    /// Bytes freed: its files that had no other name (hard link) left, each
+    /// counted once ([`crate::disk::Tally::freed`]); a file it shared with
+    /// the store or another backup frees nothing.
+    pub freed: u64,
+    /// Toolkit-relative paths of the files of the user's own it held
+    /// (deleted with it; only [`remove_checked`] with `force` does that).
+    pub users_files: Vec<String>,
+}
+
+/// [`prune`], saying what each removal freed.
+///
+/// # Errors
+/// When the backups cannot be listed.
+pub fn prune_freeing(home: &Home, root: &Path, keep: u32) -> Result<Vec<Removed>> {
     sweep_trash(home);
     let all = for_toolkit(home, root)?;
     let keep = keep.max(1) as usize;
@@ -295,11 +324,146 @@ pub fn prune(home: &Home, root: &Path, keep: u32) -> Result<Vec<u64>> {
         if !b.record.users_files(bytes).is_empty() {
             continue;
         }
+        let freed = crate::disk::freed_by(&[&b.dir]);
         if remove_dir(home, b).is_ok() {
-            removed.push(id);
+            removed.push(Removed {
+                id,
+                toolkit: b.record.toolkit.clone(),
+                freed,
+                users_files: Vec::new(),
+            });
         }
     }
     Ok(removed)
+}
+
+/// Why [`remove_checked`] refuses to remove a backup without `force`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Refusal {
+    /// It is the toolkit's first backup: its state before cudnnm touched it.
+    First {
+        /// The backup.
+        id: u64,
+        /// Its toolkit.
+        toolkit: PathBuf,
+    },
+    /// It keeps files of the user's own ([`BackupFile::is_users`]), listed.
+    UsersFiles {
+        /// The backup.
+        id: u64,
+        /// Where its files are (`backups/<id>/files`).
+        dir: PathBuf,
+        /// Their toolkit-relative paths.
+        files: Vec<String>,
+    },
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Refusal::First { id, toolkit } => write!(
+                f,
+                "backup {id} is the first backup of '{}': the state it was in before cudnnm changed it",
+                toolkit.display()
+            ),
+            Refusal::UsersFiles { id, dir, files } => write!(
+                f,
+                "backup {id} keeps files of yours that no cuDNN release holds: {} (in '{}')",
+                files.join(", "),
+                dir.display()
+            ),
+        }
+    }
+}
+
+/// Removes the backups `ids` because the user named them (`cudnnm backups
+/// remove`), under the home lock, all or none: every id is checked first —
+/// each must exist, and without `force` none may be a toolkit's first backup
+/// or keep files of the user's own ([`Refusal`]) — and only then are they
+/// removed, in order, each renamed to `backups/.trash-<id>` first. Returns
+/// what each removal freed (measured just before it, so a file two of them
+/// shared is counted with the last one).
+///
+/// # Errors
+/// [`Kind::NotFound`] naming every id that is no backup; [`Kind::Conflict`]
+/// listing every refusal (nothing is removed either way); when a folder
+/// cannot be renamed away (the backups before it are removed, it and the
+/// rest are left whole).
+pub fn remove_checked(home: &Home, ids: &[u64], force: bool) -> Result<Vec<Removed>> {
+    sweep_trash(home);
+    let all = list(home)?;
+    let missing: Vec<String> = ids
+        .iter()
+        .filter(|id| !all.iter().any(|b| b.record.id == **id))
+        .map(u64::to_string)
+        .collect();
+    if !missing.is_empty() {
+        return Err(Error::new(
+            Kind::NotFound,
+            format!(
+                "there is no backup {}; nothing was removed",
+                missing.join(", ")
+            ),
+        )
+        .hint("`cudnnm backups` lists the backups there are"));
+    }
+    let bytes = release_bytes(home);
+    let mut chosen: Vec<&Backup> = Vec::new();
+    let mut refusals = Vec::new();
+    for id in ids {
+        let b = all
+            .iter()
+            .find(|b| b.record.id == *id)
+            .expect("checked above");
+        if chosen.iter().any(|c| c.record.id == *id) {
+            continue;
+        }
+        let first = all.iter().find(|o| o.record.toolkit == b.record.toolkit);
+        if first.is_some_and(|f| f.record.id == *id) {
+            refusals.push(Refusal::First {
+                id: *id,
+                toolkit: b.record.toolkit.clone(),
+            });
+        }
+        let files = b.record.users_files(&bytes);
+        if !files.is_empty() {
+            refusals.push(Refusal::UsersFiles {
+                id: *id,
+                dir: b.dir.join("files"),
+                files,
+            });
+        }
+        chosen.push(b);
+    }
+    if !force && !refusals.is_empty() {
+        let mut e = Error::new(
+            Kind::Conflict,
+            format!("{}; nothing was removed", refusals[0]),
+        );
+        for r in &refusals[1..] {
+            e = e.cause(r.to_string());
+        }
+        let users = refusals
+            .iter()
+            .any(|r| matches!(r, Refusal::UsersFiles { .. }));
+        return Err(e.hint(if users {
+            "copy out what you want to keep (or `cudnnm rollback --to ID` puts it back into the toolkit), then pass --force to delete those files with the backup"
+        } else {
+            "pass --force to remove it anyway; `cudnnm rollback --to ID` restores that state while it exists"
+        }));
+    }
+    let mut out = Vec::new();
+    for b in chosen {
+        let freed = crate::disk::freed_by(&[&b.dir]);
+        remove_dir(home, b)?;
+        out.push(Removed {
+            id: b.record.id,
+            toolkit: b.record.toolkit.clone(),
+            freed,
+            users_files: b.record.users_files(&bytes),
+        });
+    }
+    Ok(out)
 }
 
 /// Removes backup `b` (renamed to `backups/.trash-<id>` first, so a crash
@@ -312,19 +476,6 @@ fn remove_dir(home: &Home, b: &Backup) -> Result<()> {
     fsops::rename(&b.dir, &trash)?;
     let _ = fsops::remove_dir_all(&trash);
     Ok(())
-}
-
-/// Removes backup `id` because the user named it (`cudnnm backups --remove`),
-/// whatever it holds. Call under the home lock. Returns what it was.
-///
-/// # Errors
-/// [`Kind::NotFound`] when there is no such backup; when its folder cannot be
-/// renamed away (it is then left whole).
-pub fn remove(home: &Home, id: u64) -> Result<Backup> {
-    sweep_trash(home);
-    let b = load(home, id)?;
-    remove_dir(home, &b)?;
-    Ok(b)
 }
 
 /// Whether backup file `f` holds no bytes of its own for a file of the
@@ -348,10 +499,14 @@ pub struct Referring {
     pub files: Vec<String>,
     /// Bytes those files hold in the store.
     pub bytes: u64,
+    /// The store files they are (one per file, in `files`' order).
+    pub sources: Vec<PathBuf>,
 }
 
 /// Every complete backup with files that only the release in `release_dir`
 /// holds ([`Referring`]), oldest first.
+///
+/// Several backups may need the same store file: [`needed_bytes`] counts it once.
 ///
 /// # Errors
 /// As [`list`].
@@ -375,85 +530,175 @@ pub fn referring_to(home: &Home, release_dir: &Path) -> Result<Vec<Referring>> {
                 (None, None) => 0,
             })
             .sum();
+        let sources = files
+            .iter()
+            .filter_map(|f| match (&f.store, f.entry.link_target()) {
+                (Some(s), _) => Some(s.clone()),
+                (None, Some(l)) => Some(PathBuf::from(l)),
+                (None, None) => None,
+            })
+            .collect();
         let files = files.iter().map(|f| f.path.clone()).collect();
         out.push(Referring {
             backup: b,
             files,
             bytes,
+            sources,
         });
     }
     Ok(out)
 }
 
-/// Copies into backup `r` the files it refers to in the release at
-/// `release_dir`, so it stays restorable once that release is uninstalled:
-/// each is copied to a temporary name in the backup, synced, checked against
-/// the recorded SHA-256 (a link's target is hashed as it is copied), given
-/// its recorded modification time, and renamed over its place (a link to the
-/// store is replaced by the bytes it pointed to). Then `backup.toml` is
-/// rewritten (atomically) without the references, and without the
-/// deployment when it names that release — a rollback to it restores those
-/// bytes as files not from cudnnm, since the release is gone. A crash before
-/// the rewrite leaves the old record, whose references still hold while the
-/// release is installed. Returns the number of files copied.
+/// Bytes of the distinct store files the backups `refs` need: what stays on
+/// disk for them after [`materialize_all`] (one copy each).
+pub fn needed_bytes(refs: &[Referring]) -> u64 {
+    let mut seen = HashSet::new();
+    refs.iter()
+        .flat_map(|r| r.sources.iter())
+        .filter(|s| seen.insert(s.as_path()))
+        .map(|s| std::fs::metadata(s).map(|m| m.len()).unwrap_or(0))
+        .sum()
+}
+
+/// What [`materialize_all`] did for one backup.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Materialized {
+    /// The backup.
+    pub id: u64,
+    /// Files it now holds itself instead of referring to the release.
+    pub files: usize,
+    /// Bytes of those written as new copies (0 when every one is a hard
+    /// link sharing bytes the disk already holds).
+    pub copied: u64,
+}
+
+/// Makes every backup in `refs` hold the files it refers to in the release
+/// at `release_dir`, so each stays restorable once that release is
+/// uninstalled — with one copy of each file on disk however many backups
+/// need it: each backup's file is a hard link to the store file (checked
+/// against its recorded SHA-256 first, once per store file), so removing the
+/// release then frees only what no backup needs. Where a hard link cannot be
+/// made (a file system without them, a backups folder on another volume) the
+/// file is linked to the copy an earlier backup got, else copied (hashed as
+/// it is written, given its recorded modification time). Each file goes to
+/// a temporary name, then is renamed over its place (a link into the store
+/// is replaced by the bytes it pointed to); then `backup.toml` is rewritten
+/// atomically without the references, and without the deployment when it
+/// names that release — a rollback to it restores those bytes as files not
+/// from cudnnm, since the release is gone. A crash before a rewrite leaves
+/// that backup's old record, whose references still hold while the release
+/// is installed. `progress` sees the bytes of each file as it is done.
 ///
 /// # Errors
-/// When a file cannot be copied or does not match its record (the backup
-/// and the release are left as they were; the caller must not remove the
-/// release).
-pub fn materialize(r: &Referring, release_dir: &Path, release_id: &ReleaseId) -> Result<usize> {
-    let dir = &r.backup.dir;
-    let mut record = r.backup.record.clone();
-    let mut n = 0;
-    for f in record.files.iter_mut() {
-        if !refers_to(f, release_dir) {
-            continue;
-        }
-        let src = match (&f.store, f.entry.link_target()) {
-            (Some(s), _) => s.clone(),
-            (None, Some(l)) => PathBuf::from(l),
-            (None, None) => continue,
+/// When a file cannot be linked or copied, or does not match its record
+/// (the backups done so far stay whole, the rest as they were; the caller
+/// must not remove the release).
+pub fn materialize_all(
+    refs: &[Referring],
+    release_dir: &Path,
+    release_id: &ReleaseId,
+    progress: &dyn Progress,
+) -> Result<Vec<Materialized>> {
+    materialize_with(refs, release_dir, release_id, progress, &fsops::hard_link)
+}
+
+/// [`materialize_all`] with the hard-link maker given (tests pass one that fails).
+fn materialize_with(
+    refs: &[Referring],
+    release_dir: &Path,
+    release_id: &ReleaseId,
+    progress: &dyn Progress,
+    link: &dyn Fn(&Path, &Path) -> Result<()>,
+) -> Result<Vec<Materialized>> {
+    // Store file -> (size, SHA-256) once checked, and the first backup file holding its bytes.
+    let mut checked: std::collections::HashMap<PathBuf, (u64, Sha256Hex)> = Default::default();
+    let mut first_copy: std::collections::HashMap<PathBuf, PathBuf> = Default::default();
+    let mut out = Vec::new();
+    for r in refs {
+        let dir = &r.backup.dir;
+        let mut record = r.backup.record.clone();
+        let mut done = Materialized {
+            id: record.id,
+            files: 0,
+            copied: 0,
         };
-        let dest = super::plan::join_rel(&dir.join("files"), &f.path)?;
-        fsops::create_dir_all(fsops::parent_of(&dest))?;
-        let tmp = fsops::sibling(&dest, "materialize");
-        let _ = fsops::remove_file(&tmp);
-        let (size, sha) = fsops::copy_file_hashed(&src, &tmp)?;
-        if f.store.is_some() && (Some(&sha) != f.entry.sha256() || size != f.entry.size()) {
+        for f in record.files.iter_mut() {
+            if !refers_to(f, release_dir) {
+                continue;
+            }
+            let src = match (&f.store, f.entry.link_target()) {
+                (Some(s), _) => s.clone(),
+                (None, Some(l)) => PathBuf::from(l),
+                (None, None) => continue,
+            };
+            let (size, sha) = match checked.get(&src) {
+                Some(c) => c.clone(),
+                None => {
+                    let c = crate::hash::sha256_file(&src)?;
+                    checked.insert(src.clone(), c.clone());
+                    c
+                }
+            };
+            if f.store.is_some() && (Some(&sha) != f.entry.sha256() || size != f.entry.size()) {
+                return Err(Error::new(
+                    Kind::Integrity,
+                    format!(
+                        "'{}' no longer holds the bytes backup {} recorded for {}",
+                        src.display(),
+                        record.id,
+                        f.path
+                    ),
+                )
+                .hint(format!(
+                    "run `cudnnm verify`; cuDNN {release_id} was not removed"
+                )));
+            }
+            let dest = super::plan::join_rel(&dir.join("files"), &f.path)?;
+            fsops::create_dir_all(fsops::parent_of(&dest))?;
+            let tmp = fsops::sibling(&dest, "materialize");
             let _ = fsops::remove_file(&tmp);
-            return Err(Error::new(
-                Kind::Integrity,
-                format!(
-                    "'{}' no longer holds the bytes backup {} recorded for {}",
-                    src.display(),
-                    record.id,
-                    f.path
-                ),
-            )
-            .hint(format!(
-                "run `cudnnm verify`; cuDNN {release_id} was not removed"
-            )));
+            let linked = link(&src, &tmp).is_ok()
+                || first_copy.get(&src).is_some_and(|c| link(c, &tmp).is_ok());
+            if !linked {
+                let (n, got) = fsops::copy_file_hashed(&src, &tmp)?;
+                if n != size || got != sha {
+                    let _ = fsops::remove_file(&tmp);
+                    return Err(Error::new(
+                        Kind::Integrity,
+                        format!("'{}' changed while it was copied", src.display()),
+                    )
+                    .hint(format!(
+                        "run `cudnnm verify`; cuDNN {release_id} was not removed"
+                    )));
+                }
+                if let Some(t) = f.mtime_ns {
+                    fsops::set_mtime(&tmp, t)?;
+                }
+                done.copied += n;
+                first_copy
+                    .entry(src.clone())
+                    .or_insert_with(|| dest.clone());
+            }
+            fsops::rename(&tmp, &dest)?;
+            progress.advance(size);
+            f.store = None;
+            f.entry = Entry::file(size, sha);
+            f.from_release = true;
+            done.files += 1;
         }
-        if let Some(t) = f.mtime_ns {
-            fsops::set_mtime(&tmp, t)?;
+        fsops::sync_dir(&dir.join("files"));
+        if record
+            .deployment
+            .as_ref()
+            .is_some_and(|d| &d.release == release_id)
+        {
+            record.deployment = None;
         }
-        fsops::rename(&tmp, &dest)?;
-        f.store = None;
-        f.entry = Entry::file(size, sha);
-        f.from_release = true;
-        n += 1;
+        record.reinstall = None;
+        record.save(dir)?;
+        out.push(done);
     }
-    fsops::sync_dir(&dir.join("files"));
-    if record
-        .deployment
-        .as_ref()
-        .is_some_and(|d| &d.release == release_id)
-    {
-        record.deployment = None;
-    }
-    record.reinstall = None;
-    record.save(dir)?;
-    Ok(n)
+    Ok(out)
 }
 
 /// Removes `backups/.trash-*` folders left by an interrupted prune.
@@ -533,12 +778,86 @@ mod tests {
                 .users_files(&bytes)
                 .is_empty()
         );
-        // Only naming it removes it.
-        assert_eq!(remove(&home, 3).unwrap().record.id, 3);
-        assert_eq!(remove(&home, 3).unwrap_err().kind(), Kind::NotFound);
+        // Only naming it, with force, removes it.
+        assert_eq!(
+            remove_checked(&home, &[3], false).unwrap_err().kind(),
+            Kind::Conflict
+        );
+        assert_eq!(remove_checked(&home, &[3], true).unwrap()[0].id, 3);
+        assert_eq!(
+            remove_checked(&home, &[3], true).unwrap_err().kind(),
+            Kind::NotFound
+        );
         let left: Vec<u64> = list(&home).unwrap().iter().map(|b| b.record.id).collect();
         assert_eq!(left, vec![1, 4, 8]);
         assert_eq!(parse_id("#3").unwrap(), 3);
         assert_eq!(parse_id("x").unwrap_err().kind(), Kind::Usage);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn without_hard_links_into_the_store_backups_share_the_first_copy() {
+        use std::os::unix::fs::MetadataExt;
+        let d = tempfile::tempdir().unwrap();
+        let home = Home::new(d.path());
+        let release = home.store_dir().join("cuda-12/9.12.0.46");
+        let lib = release.join("lib/libcudnn.so.9");
+        fsops::create_dir_all(fsops::parent_of(&lib)).unwrap();
+        fsops::write_atomic(&lib, b"library bytes").unwrap();
+        let sha = crate::hash::sha256_bytes(b"library bytes");
+        let refs: Vec<Referring> = [1u64, 2]
+            .iter()
+            .map(|&id| {
+                let mut rec = record(id, "/tk");
+                rec.files[0].store = Some(lib.clone());
+                rec.files[0].entry = Entry::file(13, sha.clone());
+                rec.files[0].from_release = false;
+                let dir = home.backups_dir().join(id.to_string());
+                fsops::create_dir_all(&dir.join("files")).unwrap();
+                rec.save(&dir).unwrap();
+                Referring {
+                    backup: Backup { dir, record: rec },
+                    files: vec!["lib64/libcudnn.so.9".into()],
+                    bytes: 13,
+                    sources: vec![lib.clone()],
+                }
+            })
+            .collect();
+        // No hard link into the store can be made (another volume, say).
+        let no_store_links = |s: &Path, t: &Path| {
+            if s.starts_with(home.store_dir()) {
+                Err(Error::msg("no hard links here"))
+            } else {
+                fsops::hard_link(s, t)
+            }
+        };
+        let id: ReleaseId = "9.12.0.46_cuda12".parse().unwrap();
+        let done = materialize_with(
+            &refs,
+            &release,
+            &id,
+            &crate::progress::NoProgress,
+            &no_store_links,
+        )
+        .unwrap();
+        assert_eq!(
+            done.iter().map(|m| (m.files, m.copied)).collect::<Vec<_>>(),
+            vec![(1, 13), (1, 0)],
+            "one copy, then a link to it"
+        );
+        let f = |id: u64| {
+            home.backups_dir()
+                .join(format!("{id}/files/lib64/libcudnn.so.9"))
+        };
+        let (a, b) = (
+            std::fs::metadata(f(1)).unwrap(),
+            std::fs::metadata(f(2)).unwrap(),
+        );
+        assert_eq!(a.ino(), b.ino());
+        assert_ne!(a.ino(), std::fs::metadata(&lib).unwrap().ino());
+        assert_eq!(std::fs::read(f(2)).unwrap(), b"library bytes");
+        let rec = load(&home, 2).unwrap().record;
+        assert_eq!(rec.files[0].store, None);
+        assert!(rec.files[0].from_release);
     }
 }

@@ -25,12 +25,20 @@ use crate::env::Env;
 use crate::error::{Error, Kind, Result};
 use crate::home::Home;
 use crate::lock::HomeLock;
+use crate::progress::{NoProgress, Progress};
 use crate::store::{Release, Store};
 use crate::toolkit::Toolkit;
 
 /// What a change tells the user while it runs. Every method has a silent
 /// default, so a reporter implements only what it shows.
 pub trait Reporter {
+    /// Where long steps (copying files into the toolkit, or into a backup
+    /// on another volume) report their bytes; the CLI draws a bar on a
+    /// terminal. Silent by default.
+    fn progress(&self) -> &dyn Progress {
+        &NoProgress
+    }
+
     /// Another cudnnm process (of any home) holds the lock of the toolkit at
     /// `root`; this one waits for it. Called at most once per lock.
     fn on_toolkit_lock_wait(&self, root: &Path) {
@@ -343,7 +351,12 @@ impl<'a> Change<'a> {
         let keep = self.home.config()?.backups_to_keep();
         let plan = make(backup::next_id(self.home)?)?;
         access::preflight(&plan, self.home, &*access::checker(self.env), elevate)?;
-        let outcome = apply::execute(self.home, plan, FaultHook::from_env(self.env))?;
+        let outcome = apply::execute(
+            self.home,
+            plan,
+            FaultHook::from_env(self.env),
+            self.reporter.progress(),
+        )?;
         let pruned = backup::prune(self.home, &toolkit.root, keep)?;
         Ok(Applied { outcome, pruned })
     }

@@ -18,6 +18,20 @@ pub use windows::*;
 /// constant, so `cfg!(windows)` appears only in this module.
 pub const HOST_WINDOWS: bool = cfg!(windows);
 
+/// Which file on disk a path is, and how many names (hard links) it has:
+/// two paths with the same `volume` and `index` share their bytes, which
+/// the disk holds once, and deleting a name frees them only when it was the
+/// last of `links`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct FileIdentity {
+    /// The device (Unix `st_dev`).
+    pub volume: u64,
+    /// The file on that device (Unix `st_ino`).
+    pub index: u64,
+    /// Its hard links (Unix `st_nlink`).
+    pub links: u64,
+}
+
 /// Which kind of folder link [`link_dir_kind`] made.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DirLinkKind {

@@ -62,6 +62,17 @@ pub fn same_file(a: &Path, b: &Path) -> bool {
     }
 }
 
+/// The identity and hard-link count of the file `meta` (from
+/// `symlink_metadata`) describes: its device, inode and `st_nlink`.
+pub fn file_identity(meta: &Metadata) -> Option<super::FileIdentity> {
+    use std::os::unix::fs::MetadataExt;
+    Some(super::FileIdentity {
+        volume: meta.dev(),
+        index: meta.ino(),
+        links: meta.nlink(),
+    })
+}
+
 /// Opens an unnamed temporary file in `dir` (Linux `O_TMPFILE`): it needs
 /// the same write permission as creating a file there, but has no name, so
 /// nothing is left behind even if the process is killed. `Ok(None)` where

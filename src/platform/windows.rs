@@ -131,6 +131,12 @@ pub fn same_file(a: &Path, b: &Path) -> bool {
     }
 }
 
+/// Stable Rust exposes no file index or link count on Windows (see
+/// [`same_file`]): `None`, so each name is counted as a file of its own.
+pub fn file_identity(_meta: &Metadata) -> Option<super::FileIdentity> {
+    None
+}
+
 /// Unnamed temporary files do not exist on Windows: always `Ok(None)` (the
 /// caller probes with a named file instead).
 pub fn open_unnamed_temp(_dir: &Path) -> io::Result<Option<std::fs::File>> {

@@ -11,6 +11,7 @@ use crate::deploy::Deployment;
 use crate::deploy::status::restored_from_backup;
 use crate::hash;
 use crate::names::{self, FileKind};
+use crate::progress::Progress;
 use crate::store::{RECEIPT_FILE, Release};
 use crate::version::{CudaVariant, Platform, Version, release_id};
 
@@ -20,6 +21,7 @@ fn compare(
     link: Option<&str>,
     size: Option<u64>,
     sha: Option<&hash::Sha256Hex>,
+    progress: &dyn Progress,
 ) -> Option<Result<(), String>> {
     let meta = match fs::symlink_metadata(path) {
         Err(_) => return None,
@@ -50,21 +52,23 @@ fn compare(
             }
             match sha {
                 None => Ok(()),
-                Some(want) => match hash::sha256_file(path) {
-                    Ok((_, got)) if &got == want => Ok(()),
-                    Ok((_, got)) => Err(format!(
-                        "SHA-256 {}…, expected {}…",
-                        got.short(),
-                        want.short()
-                    )),
-                    Err(e) => Err(e.to_string()),
-                },
+                Some(want) => {
+                    match hash::sha256_file(path).inspect(|(n, _)| progress.advance(*n)) {
+                        Ok((_, got)) if &got == want => Ok(()),
+                        Ok((_, got)) => Err(format!(
+                            "SHA-256 {}…, expected {}…",
+                            got.short(),
+                            want.short()
+                        )),
+                        Err(e) => Err(e.to_string()),
+                    }
+                }
             }
         }
     })
 }
 
-pub(super) fn check_release(r: &Release) -> Check {
+pub(super) fn check_release(r: &Release, progress: &dyn Progress) -> Check {
     let mut c = Check {
         release: r.id(),
         path: r.dir.to_string_lossy().into_owned(),
@@ -81,6 +85,7 @@ pub(super) fn check_release(r: &Release) -> Check {
             f.entry.link_target(),
             size,
             f.entry.sha256(),
+            progress,
         ) {
             None => c.missing.push(f.path.clone()),
             Some(Err(why)) => c.modified.push(format!("{}: {why}", f.path)),
@@ -125,6 +130,7 @@ pub(super) fn check_deployment(
     d: &Deployment,
     release: Option<&Release>,
     query: Option<LoadVersions>,
+    progress: &dyn Progress,
 ) -> Check {
     let mut c = Check {
         release: d.release.to_string(),
@@ -143,7 +149,13 @@ pub(super) fn check_deployment(
         // A file a rollback restored: the record holds its content.
         if let Some(why) = restored_from_backup(p, receipt) {
             let size = (!p.entry.is_link()).then_some(p.entry.size());
-            match compare(&p.path, p.entry.link_target(), size, p.entry.sha256()) {
+            match compare(
+                &p.path,
+                p.entry.link_target(),
+                size,
+                p.entry.sha256(),
+                progress,
+            ) {
                 None => c.missing.push(p.path.to_string_lossy().into_owned()),
                 Some(Err(e)) => c.modified.push(format!(
                     "{}: {e} (the record of the file {why})",
@@ -181,7 +193,13 @@ pub(super) fn check_deployment(
                 .map(|f| f.entry.size()),
             _ => None,
         };
-        match compare(&p.path, p.entry.link_target(), size, p.entry.sha256()) {
+        match compare(
+            &p.path,
+            p.entry.link_target(),
+            size,
+            p.entry.sha256(),
+            progress,
+        ) {
             None => c.missing.push(p.path.to_string_lossy().into_owned()),
             Some(Err(why)) => c.modified.push(format!("{}: {why}", p.path.display())),
             Some(Ok(())) => {}

@@ -25,6 +25,7 @@ use crate::deploy::Deployments;
 use crate::error::Result;
 use crate::home::Home;
 use crate::libcudnn::LibraryVersion;
+use crate::progress::Progress;
 use crate::store::Store;
 use crate::version::Platform;
 
@@ -110,18 +111,52 @@ pub struct LibraryCheck {
     pub ok: bool,
 }
 
-/// Verifies the store and the deployments of `home`.
+/// Verifies the store and the deployments of `home`. `progress` sees the
+/// bytes of every file as it is re-hashed (one phase, its total the bytes
+/// of every file the records list).
 ///
 /// # Errors
 /// When the store or `deployments.toml` cannot be read at all.
-pub fn verify(home: &Home, catalog: &Catalog, query: Option<LoadVersions>) -> Result<VerifyReport> {
+pub fn verify(
+    home: &Home,
+    catalog: &Catalog,
+    query: Option<LoadVersions>,
+    progress: &dyn Progress,
+) -> Result<VerifyReport> {
     let (releases, broken) = Store::new(home).scan()?;
     let deployments = Deployments::load(home)?;
+    let total: u64 = releases
+        .iter()
+        .flat_map(|r| r.receipt.files.iter().map(|f| &f.entry))
+        .chain(
+            deployments
+                .entries
+                .iter()
+                .flat_map(|d| d.files.iter().map(|p| &p.entry)),
+        )
+        .filter(|e| !e.is_link() && e.sha256().is_some())
+        .map(|e| e.size())
+        .sum();
+    progress.start("re-hashing the store and the deployments", Some(total));
+    let report = verify_with(catalog, query, progress, releases, broken, deployments);
+    progress.finish();
+    Ok(report)
+}
+
+/// [`verify`] once the records are read.
+fn verify_with(
+    catalog: &Catalog,
+    query: Option<LoadVersions>,
+    progress: &dyn Progress,
+    releases: Vec<crate::store::Release>,
+    broken: Vec<crate::store::BrokenRelease>,
+    deployments: Deployments,
+) -> VerifyReport {
     let offers = offers_for(catalog, Platform::host());
     let mut rel: Vec<Check> = releases
         .iter()
         .map(|r| {
-            let mut c = check_release(r);
+            let mut c = check_release(r, progress);
             if !c.ok() {
                 c.help.push(release_help(&offers, r, &deployments));
             }
@@ -153,7 +188,7 @@ pub fn verify(home: &Home, catalog: &Catalog, query: Option<LoadVersions>) -> Re
         .iter()
         .map(|d| {
             let r = releases.iter().find(|r| r.release_id() == d.release);
-            let mut c = check_deployment(d, r, query);
+            let mut c = check_deployment(d, r, query, progress);
             // A link deployment of a changed store release: the change is
             // the store's, and `use` would link the same files again.
             let store_changed = !c.ok()
@@ -171,9 +206,9 @@ pub fn verify(home: &Home, catalog: &Catalog, query: Option<LoadVersions>) -> Re
         })
         .collect();
     let healthy = rel.iter().chain(&dep).all(Check::ok);
-    Ok(VerifyReport {
+    VerifyReport {
         healthy,
         releases: rel,
         deployments: dep,
-    })
+    }
 }

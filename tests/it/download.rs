@@ -763,3 +763,81 @@ fn https_checks_the_server_certificate_and_trusts_a_ca_named_by_ssl_cert_file() 
     let got = w.server.requests_for(&w.path);
     assert_eq!(got.len(), 1, "one download, through the TLS front: {got:?}");
 }
+
+#[test]
+fn cache_lists_each_archive_with_its_release_and_clean_frees_it_but_not_a_running_download() {
+    let w = World::new();
+    w.sb.run([
+        "install",
+        V,
+        "--cuda",
+        "12",
+        "--mirror",
+        &w.mirror(),
+        "--platform",
+        "linux-x86_64",
+    ])
+    .ok();
+    let archive = w.downloads().join(&w.sha);
+    assert_eq!(std::fs::read(&archive).unwrap(), w.bytes);
+    let sidecar_len = std::fs::metadata(w.downloads().join(format!("{}.toml", w.sha)))
+        .unwrap()
+        .len();
+    // A partial download another cudnnm is writing now (it holds the lock),
+    // and one a killed download left.
+    let live = w.downloads().join(".partial-live");
+    std::fs::write(&live, b"0123").unwrap();
+    let lock = std::fs::File::options()
+        .create(true)
+        .append(true)
+        .open(w.downloads().join(".lock-live"))
+        .unwrap();
+    lock.lock().unwrap();
+    let dead = w.downloads().join(".partial-dead");
+    std::fs::write(&dead, vec![1u8; 1000]).unwrap();
+
+    let j = w.sb.run(["cache", "--json"]).ok().json();
+    let entries = j["entries"].as_array().unwrap();
+    assert_eq!(entries.len(), 3, "{j}");
+    assert_eq!(entries[0]["kind"], "archive");
+    assert_eq!(entries[0]["release"], format!("{V}_cuda12"));
+    assert_eq!(entries[0]["name"], w.name);
+    assert_eq!(entries[0]["bytes"], w.bytes.len() as u64 + sidecar_len);
+    assert!(entries.iter().any(|e| e["in_flight"] == true));
+    assert_eq!(
+        j["bytes"],
+        w.bytes.len() as u64 + sidecar_len + 4 + 1000,
+        "{j}"
+    );
+    w.sb.run(["cache"]).ok().stdout_has(&[
+        &format!("{V}_cuda12 (linux-x86_64)"),
+        &w.name,
+        "downloading now",
+    ]);
+    // `du` counts the cache with the rest of the home.
+    let du = w.sb.run(["du", "--json"]).ok().json();
+    assert_eq!(du["downloads"], j["bytes"]);
+
+    let freed = w.bytes.len() as u64 + sidecar_len + 1000;
+    w.sb.run(["cache", "clean"]).ok().stderr_has(&[
+        &format!(
+            "kept '{}' (4 B): a download is writing it now",
+            live.display()
+        ),
+        &format!(
+            "removed 2 files from the download cache '{}' ({} freed)",
+            w.downloads().display(),
+            cudnnm::store::human_size(freed)
+        ),
+    ]);
+    assert!(!archive.exists() && !dead.exists());
+    assert_eq!(std::fs::read(&live).unwrap(), b"0123");
+    drop(lock);
+    // The installed release does not need the archive.
+    w.sb.run(["verify", "--no-load"]).ok();
+    w.sb.run(["cache", "prune"])
+        .ok()
+        .stderr_has(&["removed 1 file from the download cache"]);
+    assert!(!live.exists());
+    w.sb.run(["cache"]).ok().stderr_has(&["is empty"]);
+}

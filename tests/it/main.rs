@@ -15,6 +15,7 @@ mod deploy_support;
 mod doctor_wheels;
 mod pin_support;
 
+mod backups;
 mod catalog;
 mod doctor;
 mod doctor_corpus;
@@ -28,6 +29,7 @@ mod lock_fallback;
 mod modules;
 mod pin;
 mod project_lock;
+mod progress;
 mod self_update;
 mod shell_hooks;
 mod store_crash;

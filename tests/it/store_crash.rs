@@ -241,3 +241,60 @@ fn a_partial_folder_a_kill_left_is_reported_with_its_size_until_the_next_install
         r.describe()
     );
 }
+
+#[cfg(unix)]
+#[test]
+fn ctrl_c_while_a_real_wheel_is_being_extracted_removes_its_partial_folder() {
+    // The real 68 MB cuDNN 9.27 wheel: extraction runs long enough to be
+    // interrupted in the middle of writing a library, as in the field.
+    let wheel = common::real_wheel("nvidia_cudnn_jit_cu12-9.27.0.42");
+    let sb = Sandbox::new();
+    let child = sb
+        .command()
+        .args(["install".as_ref(), wheel.as_os_str()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    let written = loop {
+        let bytes: u64 = walkdir::WalkDir::new(sb.home().join("store"))
+            .into_iter()
+            .flatten()
+            .filter(|e| e.path().to_string_lossy().contains("/.partial-"))
+            .filter(|e| e.file_type().is_file())
+            .map(|e| e.metadata().map(|m| m.len()).unwrap_or(0))
+            .sum();
+        if bytes > 1 << 20 {
+            break bytes;
+        }
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(60),
+            "the extraction never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    };
+    let st = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let out = child.wait_with_output().unwrap();
+    let r = Run {
+        args: vec!["install".into(), wheel.clone().into()],
+        out,
+        root: sb.root().to_path_buf(),
+    };
+    let r = r
+        .code_is(130)
+        .stderr_has(&["error: interrupted; nothing was installed"]);
+    assert!(written > 1 << 20);
+    assert!(partials(&sb).is_empty(), "{}", r.describe());
+    // Nothing else is left in the store either.
+    let left: Vec<_> = std::fs::read_dir(sb.home().join("store"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}

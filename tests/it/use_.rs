@@ -1068,13 +1068,13 @@ fn uninstall_of_a_release_backups_need_is_refused_and_force_copies_its_files_int
             real_tk.display()
         ),
         "help: keep the release, or pass --force: those files (",
-        "are then copied into the backups so they can still be restored",
+        "then stay in the backups (one copy on disk, however many backups need it) so they can still be restored",
     ]);
     assert!(store_912.join("receipt.toml").is_file(), "nothing removed");
     let r = sb.run(["uninstall", "9.12.0.46", "--force"]).ok();
     r.stderr_has(&[
         &format!(
-            "of cuDNN 9.12.0.46_cuda12 into backup 2 (of '{}') so it can still be restored",
+            "of cuDNN 9.12.0.46_cuda12 in backup 2 (of '{}') so it can still be restored",
             real_tk.display()
         ),
         "removed cuDNN 9.12.0.46_cuda12",
@@ -1343,7 +1343,7 @@ fn pruning_keeps_the_users_own_files_until_removed_by_name() {
         .ok()
         .stderr_has(&[
             "also moved to backup 2: lib64/libcudnn_myplugin.so.9 (not part of any cuDNN release)",
-            "kept until `cudnnm backups --remove 2`",
+            "kept until `cudnnm backups remove 2 --force` deletes them",
         ]);
     // Far more switches than keep_backups: backup 2 holds the user's bytes.
     for v in ["9.12", "9.1", "9.12", "9.1", "9.12"] {
@@ -1388,10 +1388,16 @@ fn pruning_keeps_the_users_own_files_until_removed_by_name() {
         std::fs::read(tk.join("lib64/libcudnn_myplugin.so.9")).unwrap(),
         plugin
     );
-    // Only a command naming it removes it.
-    sb.run(["backups", "--remove", "2"]).ok().stderr_has(&[
-        "removed backup 2 and the files of yours it kept: include/cudnn.h, lib64/libcudnn_myplugin.so.9",
+    // Only a command naming it (and forcing it: it lists the files first) removes it.
+    sb.run(["backups", "--remove", "2"]).code_is(8).stderr_has(&[
+        "error: backup 2 keeps files of yours that no cuDNN release holds: include/cudnn.h, lib64/libcudnn_myplugin.so.9",
     ]);
+    assert!(sb.home().join("backups/2").exists());
+    sb.run(["backups", "--remove", "2", "--force"])
+        .ok()
+        .stderr_has(&[
+            "and the files of yours it kept: include/cudnn.h, lib64/libcudnn_myplugin.so.9",
+        ]);
     assert!(!sb.home().join("backups/2").exists());
     sb.run(["backups", "--remove", "2"]).code_is(3);
 }

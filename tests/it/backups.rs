@@ -1,0 +1,339 @@
+//! Disk a user can get back: `backups remove` / `prune`, `uninstall --force`
+//! sharing the bytes backups need, `cache`, and `du` — measured on real files
+//! (bytes and sizes on disk, each hard-linked file once).
+#![cfg(unix)]
+
+use std::collections::{BTreeMap, HashSet};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use crate::common::Sandbox;
+use crate::deploy_support::*;
+
+fn arg(p: &Path) -> String {
+    p.display().to_string()
+}
+
+/// Bytes under `root` as the disk holds them: every regular file once per
+/// inode (hard links once), links not followed.
+pub fn unique_bytes(root: &Path) -> u64 {
+    let mut seen = HashSet::new();
+    walkdir::WalkDir::new(root)
+        .into_iter()
+        .flatten()
+        .filter(|e| e.file_type().is_file())
+        .map(|e| e.metadata().unwrap())
+        .filter(|m| seen.insert((m.dev(), m.ino())))
+        .map(|m| m.len())
+        .sum()
+}
+
+/// Every file under `root` by relative path: its bytes (links: their target).
+fn contents(root: &Path) -> BTreeMap<String, Vec<u8>> {
+    walkdir::WalkDir::new(root)
+        .min_depth(1)
+        .into_iter()
+        .flatten()
+        .filter(|e| !e.file_type().is_dir())
+        .map(|e| {
+            let rel = e.path().strip_prefix(root).unwrap().display().to_string();
+            let v = if e.path_is_symlink() {
+                std::fs::read_link(e.path())
+                    .unwrap()
+                    .display()
+                    .to_string()
+                    .into_bytes()
+            } else {
+                std::fs::read(e.path()).unwrap()
+            };
+            (rel, v)
+        })
+        .collect()
+}
+
+/// A CUDA 12.4 toolkit holding cuDNN 9.1.0.70 copied in by hand (byte for
+/// byte the store release's files: release bytes, not the user's), and
+/// 9.1.0.70 and 9.12.0.46 in the store.
+fn hand_installed_9_1(sb: &Sandbox) -> PathBuf {
+    let tk = linux_toolkit(&sb.root().join("cuda-12.4"), "12.4.1");
+    let r91 = put_redist_linux_12(&sb.home(), "9.1.0.70");
+    put_redist_linux_12(&sb.home(), "9.12.0.46");
+    for (from, to) in [("include", "include"), ("lib", "lib64")] {
+        for e in std::fs::read_dir(r91.join(from)).unwrap().flatten() {
+            let dest = tk.join(to).join(e.file_name());
+            if e.file_type().unwrap().is_symlink() {
+                std::os::unix::fs::symlink(std::fs::read_link(e.path()).unwrap(), dest).unwrap();
+            } else {
+                std::fs::write(dest, std::fs::read(e.path()).unwrap()).unwrap();
+            }
+        }
+    }
+    tk
+}
+
+fn ids(sb: &Sandbox) -> Vec<u64> {
+    sb.run(["backups", "--json"])
+        .ok()
+        .json()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["id"].as_u64().unwrap())
+        .collect()
+}
+
+#[test]
+fn backups_remove_checks_every_id_first_refuses_firsts_and_yours_and_says_what_it_frees() {
+    let sb = Sandbox::new();
+    let tk = hand_installed_9_1(&sb);
+    let t = arg(&tk);
+    for v in ["9.12", "9.1", "9.12"] {
+        sb.run(["use", v, "--cuda-root", &t, "--mode", "copy"]).ok();
+    }
+    assert_eq!(ids(&sb), vec![1, 2, 3]);
+    let backups = sb.home().join("backups");
+    let before = contents(&backups);
+    // Backup 1 holds the hand-copied files themselves; backup 2 only its
+    // record (9.12's copies by reference to the store).
+    let own_1 = unique_bytes(&backups.join("1"));
+    let own_2 = unique_bytes(&backups.join("2"));
+    assert!(own_1 > before["1/backup.toml"].len() as u64, "{own_1}");
+    assert_eq!(own_2, before["2/backup.toml"].len() as u64);
+
+    // One bad id: nothing changes, with either spelling.
+    sb.run(["backups", "remove", "2", "999"])
+        .code_is(3)
+        .stderr_has(&["error: there is no backup 999; nothing was removed"]);
+    sb.run(["backups", "--remove", "2", "999"]).code_is(3);
+    sb.run(["backups", "remove", "2", "x"]).code_is(2);
+    assert_eq!(contents(&backups), before);
+    // The first backup only with --force.
+    let real_tk = std::fs::canonicalize(&tk).unwrap();
+    sb.run(["backups", "remove", "2", "1"]).code_is(8).stderr_has(&[&format!(
+        "error: backup 1 is the first backup of '{}': the state it was in before cudnnm changed it; nothing was removed",
+        real_tk.display()
+    )]);
+    assert_eq!(contents(&backups), before);
+
+    let home_before = unique_bytes(&sb.home());
+    let r = sb
+        .run(["--json", "backups", "remove", "1", "2", "--force"])
+        .ok()
+        .json();
+    assert_eq!(r[0]["id"], 1);
+    assert_eq!(r[0]["freed"], own_1, "{r}");
+    assert_eq!(r[1]["id"], 2);
+    assert_eq!(
+        r[1]["freed"], own_2,
+        "backup 2 keeps 9.12's copies by reference"
+    );
+    // What it said it freed is what the disk got back.
+    assert_eq!(home_before - unique_bytes(&sb.home()), own_1 + own_2);
+    assert_eq!(ids(&sb), vec![3]);
+    assert!(!backups.join("1").exists() && !backups.join("2").exists());
+
+    // The text form names the backup, its toolkit and the bytes freed.
+    sb.run(["use", "9.1", "--cuda-root", &t, "--mode", "copy"])
+        .ok();
+    let own_4 = unique_bytes(&backups.join("4"));
+    sb.run(["backups", "remove", "4"])
+        .ok()
+        .stderr_has(&[&format!(
+            "removed backup 4 of '{}' ({} freed)",
+            real_tk.display(),
+            cudnnm::store::human_size(own_4)
+        )]);
+}
+
+#[test]
+fn files_of_yours_are_named_and_kept_unless_forced_and_prune_never_deletes_them() {
+    let sb = Sandbox::new();
+    let tk = hand_installed_9_1(&sb);
+    let t = arg(&tk);
+    sb.run(["use", "9.12", "--cuda-root", &t, "--mode", "copy"])
+        .ok();
+    // The user patches the deployed header; the next switch keeps it in backup 2.
+    let mut patched = std::fs::read(tk.join("include/cudnn.h")).unwrap();
+    patched.extend_from_slice(b"\n#define MY_PATCH 1\n");
+    std::fs::write(tk.join("include/cudnn.h"), &patched).unwrap();
+    std::fs::write(tk.join("lib64/libcudnn_myplugin.so.9"), b"\x7fELF mine").unwrap();
+    sb.run(["use", "9.1", "--cuda-root", &t, "--mode", "copy"])
+        .ok()
+        .stderr_has(&["kept until `cudnnm backups remove 2 --force` deletes them"]);
+    for v in ["9.12", "9.1", "9.12", "9.1"] {
+        sb.run(["use", v, "--cuda-root", &t, "--mode", "copy"]).ok();
+    }
+    assert_eq!(ids(&sb), vec![1, 2, 3, 4, 5, 6]);
+    let kept = sb.home().join("backups/2/files/include/cudnn.h");
+    sb.run(["backups", "remove", "3", "2"])
+        .code_is(8)
+        .stderr_has(&[&format!(
+            "error: backup 2 keeps files of yours that no cuDNN release holds: include/cudnn.h, lib64/libcudnn_myplugin.so.9 (in '{}'); nothing was removed",
+            sb.home().join("backups/2/files").display()
+        )]);
+    assert_eq!(ids(&sb), vec![1, 2, 3, 4, 5, 6]);
+    // Prune keeps the first, the newest one and backup 2 (yours).
+    sb.run(["backups", "prune", "--keep", "1"])
+        .ok()
+        .stderr_has(&[
+            "removed backup 3 of ",
+            "removed backup 5 of ",
+            "removed 3 backups, ",
+        ]);
+    assert_eq!(ids(&sb), vec![1, 2, 6]);
+    assert_eq!(std::fs::read(&kept).unwrap(), patched);
+    sb.run(["backups", "prune"])
+        .ok()
+        .stderr_has(&["no backups to remove"]);
+    // Named, with --force: deleted, and said so.
+    sb.run(["backups", "remove", "2", "--force"])
+        .ok()
+        .stderr_has(&[
+            "removed backup 2 of ",
+            "and the files of yours it kept: include/cudnn.h, lib64/libcudnn_myplugin.so.9",
+        ]);
+    assert!(!kept.exists());
+    assert_eq!(ids(&sb), vec![1, 6]);
+}
+
+/// Size in the stderr line `removed cuDNN … (SIZE freed…`.
+fn freed_said(stderr: &str) -> String {
+    let at = stderr.find("removed cuDNN ").expect(stderr);
+    let rest = &stderr[at..];
+    let open = rest.find('(').unwrap();
+    let end = rest.find(" freed").unwrap();
+    rest[open + 1..end].to_string()
+}
+
+#[test]
+fn uninstall_force_keeps_one_copy_for_every_backup_that_needs_it_and_says_the_real_bytes_freed() {
+    let sb = Sandbox::new();
+    let a = linux_toolkit(&sb.root().join("cuda-a"), "12.4.1");
+    let b = linux_toolkit(&sb.root().join("cuda-b"), "12.4.1");
+    put_redist_linux_12(&sb.home(), "9.1.0.70");
+    let r912 = big_linux_release(&sb.home(), "9.12.0.46", 4);
+    let release_bytes = unique_bytes(&r912);
+    assert!(release_bytes > 12 << 20);
+    let mut on_912 = Vec::new();
+    for tk in [&a, &b] {
+        sb.run(["use", "9.12", "--cuda-root", &arg(tk), "--mode", "copy"])
+            .ok();
+        on_912.push(snapshot(&tk.join("targets")));
+    }
+    for tk in [&a, &b] {
+        sb.run(["use", "9.1", "--cuda-root", &arg(tk), "--mode", "copy"])
+            .ok();
+    }
+    // Backups 3 and 4 hold 9.12's copies by reference to the store.
+    let records = || -> u64 {
+        ["3", "4"]
+            .iter()
+            .map(|i| {
+                std::fs::metadata(sb.home().join("backups").join(i).join("backup.toml"))
+                    .unwrap()
+                    .len()
+            })
+            .sum()
+    };
+    let refused = sb.run(["uninstall", "9.12.0.46"]).code_is(8).stderr();
+    let (home_before, records_before) = (unique_bytes(&sb.home()), records());
+    let r = sb.run(["uninstall", "9.12.0.46", "--force"]).ok();
+    // The two backup.toml lose their references to the store (shorter).
+    let home_after = unique_bytes(&sb.home()) + records_before - records();
+    let r = r.stderr_has(&[
+        "in backup 3 (of '",
+        "in backup 4 (of '",
+        "so it can still be restored",
+    ]);
+    assert!(!r.stderr().contains("copied"), "{}", r.describe());
+    // One copy for both backups: the home shrank (records aside) by what it said.
+    assert!(home_after < home_before, "{home_before} -> {home_after}");
+    assert_eq!(
+        freed_said(&r.stderr()),
+        cudnnm::store::human_size(home_before - home_after),
+        "{}",
+        r.describe()
+    );
+    assert!(home_before - home_after < release_bytes);
+    // The libraries are one file in both backups.
+    let lib = "files/lib64/libcudnn_graph.so.9.12.0";
+    let (x, y) = (
+        std::fs::metadata(sb.home().join("backups/3").join(lib)).unwrap(),
+        std::fs::metadata(sb.home().join("backups/4").join(lib)).unwrap(),
+    );
+    assert_eq!((x.dev(), x.ino()), (y.dev(), y.ino()));
+    assert_eq!(x.len(), 4 << 20);
+    // The refusal named the bytes that stay: one copy, not one per backup.
+    let kept = unique_bytes(&sb.home().join("backups/3/files"));
+    assert!(
+        refused.contains(&format!(
+            "those files ({}) then stay in the backups",
+            cudnnm::store::human_size(kept)
+        )),
+        "{refused}"
+    );
+    // And both restore 9.12 byte for byte.
+    for (i, tk) in [&a, &b].iter().enumerate() {
+        sb.run(["rollback", "--to", &(3 + i).to_string()]).ok();
+        assert_eq!(snapshot(&tk.join("targets")), on_912[i]);
+    }
+}
+
+#[test]
+fn du_shows_where_the_space_goes_counting_each_hard_linked_file_once() {
+    let sb = Sandbox::new();
+    let tk = linux_toolkit(&sb.root().join("cuda-12.4"), "12.4.1");
+    let t = arg(&tk);
+    big_linux_release(&sb.home(), "9.1.0.70", 1);
+    let r912 = big_linux_release(&sb.home(), "9.12.0.46", 2);
+    // A hard-link deployment of 9.12, then a switch: backup 2 holds the
+    // toolkit's hard links to 9.12's store files.
+    sb.run(["use", "9.12", "--cuda-root", &t, "--mode", "hardlink"])
+        .ok();
+    sb.run(["use", "9.1", "--cuda-root", &t, "--mode", "copy"])
+        .ok();
+    let j = sb.run(["du", "--json"]).ok().json();
+    assert_eq!(j["total"], unique_bytes(&sb.home()), "{j}");
+    let sum: u64 = ["store", "backups_total", "downloads", "other"]
+        .iter()
+        .map(|k| j[k].as_u64().unwrap())
+        .sum();
+    assert_eq!(sum, j["total"].as_u64().unwrap());
+    assert_eq!(j["store"], unique_bytes(&sb.home().join("store")));
+    let rel = j["releases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["release"] == "9.12.0.46_cuda12")
+        .unwrap()
+        .clone();
+    assert_eq!(rel["bytes"], unique_bytes(&r912));
+    // Its files (three 2 MiB libraries, headers) are also backup 2's:
+    // uninstall would free only its receipt.
+    let receipt = std::fs::metadata(r912.join("receipt.toml")).unwrap().len();
+    assert_eq!(rel["own"], receipt);
+    let shared = rel["bytes"].as_u64().unwrap() - receipt;
+    assert!(shared > 3 * (2 << 20));
+    let b2 = j["backups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["id"] == 2)
+        .unwrap()
+        .clone();
+    assert_eq!(b2["shared"], shared, "{j}");
+    assert_eq!(
+        b2["own"],
+        std::fs::metadata(sb.home().join("backups/2/backup.toml"))
+            .unwrap()
+            .len()
+    );
+    // The backups' total does not count those bytes a second time.
+    assert_eq!(
+        j["backups_total"],
+        unique_bytes(&sb.home().join("backups")) - shared
+    );
+    sb.run(["du"])
+        .ok()
+        .stdout_has(&["9.12.0.46_cuda12", "total", "shared 6.0 MiB"]);
+}

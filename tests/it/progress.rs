@@ -1,0 +1,82 @@
+//! Progress bars for the long steps (`use --mode copy`, `verify`, backup
+//! copies): drawn on a terminal only — a real pseudo-terminal from
+//! util-linux's `script` — never into a pipe, nor with `--json` or `-q`.
+#![cfg(unix)]
+
+use crate::common::{self, Sandbox, skip};
+use crate::deploy_support::*;
+
+/// `cudnnm ARGS` on a pseudo-terminal (`script -qec`); what the terminal
+/// showed (stdout and stderr), and the exit code. `None` without `script`.
+fn on_terminal(sb: &Sandbox, args: &[&str]) -> Option<(String, i32)> {
+    let script = skip::need_program("script", "bsdutils")?;
+    let line = std::iter::once(common::bin().display().to_string())
+        .chain(args.iter().map(|a| a.to_string()))
+        .map(|a| format!("'{}'", a.replace('\'', r"'\''")))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let out = sb
+        .wrapped(&script.display().to_string())
+        .args(["-qec", &line, "/dev/null"])
+        .env("TERM", "xterm")
+        .output()
+        .unwrap();
+    Some((
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        out.status.code().unwrap_or(-1),
+    ))
+}
+
+fn world() -> (Sandbox, String) {
+    let sb = Sandbox::new();
+    let tk = linux_toolkit(&sb.root().join("cuda-12.4"), "12.4.1");
+    big_linux_release(&sb.home(), "9.1.0.70", 8);
+    big_linux_release(&sb.home(), "9.12.0.46", 8);
+    (sb, tk.display().to_string())
+}
+
+fn no_bar(text: &str) {
+    assert!(
+        !text.contains("copying cuDNN files")
+            && !text.contains("re-hashing")
+            && !text.contains('\u{1b}'),
+        "{text:?}"
+    );
+}
+
+#[test]
+fn use_copy_and_verify_draw_a_bar_on_a_terminal_and_nothing_into_a_pipe() {
+    let (sb, t) = world();
+    let piped = sb
+        .run(["use", "9.12", "--cuda-root", &t, "--mode", "copy"])
+        .ok();
+    no_bar(&piped.stderr());
+    no_bar(&sb.run(["verify", "--no-load"]).ok().stderr());
+    let Some((shown, code)) =
+        on_terminal(&sb, &["use", "9.1", "--cuda-root", &t, "--mode", "copy"])
+    else {
+        return;
+    };
+    assert_eq!(code, 0, "{shown}");
+    assert!(
+        shown.contains(&format!("copying cuDNN files into '{t}'")),
+        "{shown:?}"
+    );
+    assert!(shown.contains("cuDNN 9.12.0.46 → 9.1.0.70"), "{shown:?}");
+    let (shown, code) = on_terminal(&sb, &["verify", "--no-load"]).unwrap();
+    assert_eq!(code, 0, "{shown}");
+    assert!(
+        shown.contains("re-hashing the store and the deployments"),
+        "{shown:?}"
+    );
+    // Never with --json or -q, terminal or not.
+    for quiet in [&["--json"][..], &["-q"][..]] {
+        let mut args = vec!["use", "9.12", "--cuda-root", &t, "--mode", "copy"];
+        args.extend_from_slice(quiet);
+        let (shown, code) = on_terminal(&sb, &args).unwrap();
+        assert_eq!(code, 0, "{shown}");
+        assert!(!shown.contains("copying cuDNN files"), "{shown:?}");
+        let (shown, _) = on_terminal(&sb, &[quiet[0], "verify", "--no-load"]).unwrap();
+        assert!(!shown.contains("re-hashing"), "{shown:?}");
+    }
+}
