@@ -10,7 +10,7 @@ use serde::Serialize;
 use super::Ctx;
 use super::support::{
     GpuGate, elevate_hint, msg_label, recorded_toolkits, report_not_from_a_release, report_pruned,
-    source_label,
+    report_toolkit_choice, source_label, wanted_cudas,
 };
 use crate::command::CommandLine;
 use crate::deploy::change::existing_toolkit_dir;
@@ -29,7 +29,8 @@ pub struct Args {
     /// The CUDA toolkit root to deploy into
     #[arg(long, value_name = "PATH", conflicts_with = "cuda")]
     pub cuda_root: Option<std::path::PathBuf>,
-    /// The CUDA toolkit version to deploy into (found in the default folders)
+    /// The CUDA toolkit version to deploy into (X.Y, or a major such as 12
+    /// when one 12.x toolkit is found or known)
     #[arg(long, value_name = "X.Y")]
     pub cuda: Option<String>,
     /// How to place files: auto, symlink, hardlink or copy
@@ -60,17 +61,8 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     let lock = ctx.lock()?;
     let change = Change::begin(&lock, &ctx.home, &ctx.env, ctx)?;
     let recovered = change.recovered().to_vec();
-    let known = recorded_toolkits(ctx, &Deployments::load(&ctx.home)?);
-    let toolkit = toolkit::select(
-        &ctx.env,
-        &Selector {
-            root: args.cuda_root.as_deref(),
-            cuda: args.cuda.as_deref(),
-            known: &known,
-        },
-    )?;
-    let spec = match &args.spec {
-        Some(s) => s.parse::<Spec>()?,
+    let (spec, from) = match &args.spec {
+        Some(s) => (s.parse::<Spec>()?, None),
         None => match pin::resolve_spec(None, &ctx.env, &ctx.home)? {
             Some(r) => {
                 ctx.status(format!(
@@ -78,7 +70,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
                     r.spec,
                     source_label(&r.source)
                 ));
-                r.spec
+                (r.spec, Some(r.source))
             }
             None => {
                 return Err(Error::new(
@@ -89,6 +81,19 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
             }
         },
     };
+    let known = recorded_toolkits(ctx, &Deployments::load(&ctx.home)?);
+    let (wants, wants_label) = wanted_cudas(ctx, &spec, from.as_ref());
+    let toolkit = toolkit::select(
+        &ctx.env,
+        &Selector {
+            root: args.cuda_root.as_deref(),
+            cuda: args.cuda.as_deref(),
+            known: &known,
+            wants: &wants,
+            wants_label: &wants_label,
+        },
+    )?;
+    report_toolkit_choice(ctx, &toolkit);
     let store = Store::new(&ctx.home);
     let gate = GpuGate::read(ctx);
     let release = pick_release(ctx, &store, &spec, &toolkit, args.force, &gate)?;
