@@ -214,32 +214,7 @@ fn pick_release(
         return store.resolve(spec);
     }
     let Some(newest) = matching.iter().find(|r| platform_ok(r)) else {
-        return Err(Error::new(
-            Kind::Conflict,
-            format!(
-                "cuDNN {spec} is installed only for {}; the toolkit '{}' has the {} layout",
-                matching
-                    .iter()
-                    .map(|r| r.platform().to_string())
-                    .collect::<std::collections::BTreeSet<_>>()
-                    .into_iter()
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                toolkit.root.display(),
-                toolkit.layout.as_str()
-            ),
-        )
-        .hint(format!(
-            "install a {} build (`{}`)",
-            toolkit.layout.as_str(),
-            CommandLine::install(spec.to_string())
-                .platform(if toolkit.layout == Layout::Windows {
-                    "windows-x86_64"
-                } else {
-                    "linux-x86_64"
-                })
-                .for_host(ctx.env.is_windows())
-        )));
+        return Err(wrong_platform(ctx, spec, toolkit, &matching));
     };
     if force {
         ctx.warn(format!(
@@ -284,4 +259,78 @@ fn pick_release(
             fitting.join(", ")
         )
     }))
+}
+
+/// `spec` is installed only for another platform than `toolkit`'s layout:
+/// the hint installs a build of the layout's platform from the catalog's
+/// archives when one matches (`install --platform` downloads archives; pip
+/// fetches wheels for this host only), else says none exists and names the
+/// nearest one that does and fits the toolkit's CUDA.
+fn wrong_platform(ctx: &Ctx, spec: &Spec, toolkit: &Toolkit, matching: &[Release]) -> Error {
+    let (ma, mi) = toolkit.cuda_major_minor();
+    let platform = if toolkit.layout == Layout::Windows {
+        crate::version::Platform::WindowsX86_64
+    } else {
+        crate::version::Platform::LinuxX86_64
+    };
+    let e = Error::new(
+        Kind::Conflict,
+        format!(
+            "cuDNN {spec} is installed only for {}; the toolkit '{}' has the {} layout",
+            matching
+                .iter()
+                .map(|r| r.platform().to_string())
+                .collect::<std::collections::BTreeSet<_>>()
+                .into_iter()
+                .collect::<Vec<_>>()
+                .join(", "),
+            toolkit.root.display(),
+            toolkit.layout.as_str()
+        ),
+    );
+    let catalog = crate::catalog::Catalog::load(&ctx.home)
+        .unwrap_or_else(|_| crate::catalog::Catalog::embedded());
+    let builds: Vec<&crate::catalog::Archive> = catalog
+        .archives()
+        .iter()
+        .filter(|a| a.platform == platform && a.cuda.fits(ma, mi))
+        .collect();
+    let install = |id: String| {
+        CommandLine::install(id)
+            .platform(platform.to_string())
+            .for_host(ctx.env.is_windows())
+    };
+    if let Some(a) = builds
+        .iter()
+        .filter(|a| spec.matches(&a.version, &a.cuda))
+        .max_by(|a, b| a.version.cmp(&b.version))
+    {
+        return e.hint(format!(
+            "install a {} build (`{}`)",
+            toolkit.layout.as_str(),
+            install(crate::version::release_id(&a.version, &a.cuda))
+        ));
+    }
+    let versions: Vec<crate::version::Version> = builds.iter().map(|a| a.version.clone()).collect();
+    let e = e.cause(format!(
+        "the catalog has no {platform} build of cuDNN {spec} for CUDA {ma}.{mi} (NVIDIA published it for other platforms only, or as a wheel pip fetches for this host alone)"
+    ));
+    match spec.version.nearest(&versions, 1).first() {
+        Some(near) => {
+            let a = builds
+                .iter()
+                .filter(|a| &&a.version == near)
+                .max_by(|a, b| a.cuda.cmp(&b.cuda))
+                .expect("a build of the nearest version");
+            e.hint(format!(
+                "the nearest release with a {platform} build is cuDNN {} (`{}`)",
+                a.version,
+                install(crate::version::release_id(&a.version, &a.cuda))
+            ))
+        }
+        None => e.hint(format!(
+            "no {platform} build of a cuDNN {} release for CUDA {ma}.{mi} is in the catalog; `cudnnm list --remote --platform {platform}` lists what there is",
+            spec.version.major()
+        )),
+    }
 }

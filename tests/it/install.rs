@@ -933,7 +933,26 @@ fn pip_requirement_runs_the_users_pip() {
         .filter(|e| e.file_name().to_string_lossy().starts_with(".pip-"))
         .collect();
     assert!(leftovers.is_empty(), "pip's download folder is removed");
-    sb.run(["install", "pip:nvidia-cudnn-jit-cu12==0.0.1"])
+    // A version the index lacks is "no such version" (exit 3) with the
+    // nearest ones pip listed, not a network failure.
+    sb.run(["install", "pip:nvidia-cudnn-jit-cu12==9.99.0.0"])
+        .code_is(3)
+        .stderr_has(&[
+            "error: no such version: pip's index has no 'nvidia-cudnn-jit-cu12==9.99.0.0'",
+            "help: the nearest versions pip's index has: 9.27.0.42, 9.12.0.46 (`cudnnm install pip:nvidia-cudnn-jit-cu12==9.27.0.42`)",
+        ]);
+    sb.run(["install", "-q", "pip:nvidia-cudnn-jit-cu12==9.12.0.4"])
+        .code_is(3)
+        .stderr_has(&["help: the nearest versions pip's index has: 9.12.0.46, 9.27.0.42 ("]);
+    // An index that cannot be reached stays a network failure (exit 6).
+    let mut sb = Sandbox::new();
+    sb.set_env("PIP_CONFIG_FILE", "/dev/null");
+    sb.set_env(
+        "PIP_INDEX_URL",
+        format!("http://127.0.0.1:{}/simple", common::http::closed_port()),
+    );
+    sb.set_env("PIP_RETRIES", "1");
+    sb.run(["install", "pip:nvidia-cudnn-jit-cu12==9.12.0.46"])
         .code_is(6)
         .stderr_has(&["pip could not download", "help:"]);
 }

@@ -1491,3 +1491,28 @@ fn toolkits_this_home_knows_are_found_without_flags_and_by_a_cuda_major() {
         .ok()
         .stderr_has(&["(none) → 7.1.4.18"]);
 }
+
+#[test]
+fn a_missing_version_names_the_nearest_installed_and_a_foreign_build_the_nearest_that_exists() {
+    let (sb, tk) = linux_world(); // 9.1.0.70 and 9.12.0.46 for CUDA 12 (Linux)
+    // A digit short of an installed version: that one is named first.
+    refused_unchanged(&sb, &tk, &["use", "9.1.0.7", "--cuda-root", &tk_arg(&tk)], 3)
+        .stderr_has(&[
+            "error: cuDNN 9.1.0.7 is not installed",
+            "help: the nearest installed releases are: 9.1.0.70_cuda12, 9.12.0.46_cuda12; or install it with `cudnnm install 9.1.0.7`",
+        ]);
+    // A Windows-layout toolkit: 9.1 has a Windows archive in the catalog, 9.12
+    // (a wheel there) has none, so no `install 9.12 --platform` that fails.
+    let wtk = windows_toolkit(&sb.root().join("CUDA/v12.4"), "12.4.1");
+    let t = tk_arg(&wtk);
+    refused_unchanged(&sb, &wtk, &["use", "9.1", "--cuda-root", &t], 8).stderr_has(&[
+        "error: cuDNN 9.1 is installed only for linux-x86_64; the toolkit '",
+        "help: install a windows build (`cudnnm install 9.1.0.70_cuda12 --platform windows-x86_64`)",
+    ]);
+    let r = refused_unchanged(&sb, &wtk, &["use", "9.12", "--cuda-root", &t], 8).stderr_has(&[
+        "caused by: the catalog has no windows-x86_64 build of cuDNN 9.12 for CUDA 12.4",
+        "help: the nearest release with a windows-x86_64 build is cuDNN 9.10.",
+        "--platform windows-x86_64`)",
+    ]);
+    assert!(!r.stderr().contains("install 9.12"), "{}", r.describe());
+}
