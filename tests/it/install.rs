@@ -1420,3 +1420,60 @@ fn a_name_too_long_for_the_file_system_is_said_plainly() {
     );
     assert!(!r.stderr().contains("corrupt"), "{}", r.describe());
 }
+
+/// The `list --remote` row of `id` (its pip row, `--cuda 12`, Linux).
+fn remote_row(sb: &Sandbox, id: &str) -> Value {
+    let rows = sb
+        .run([
+            "list",
+            "--remote",
+            "--platform",
+            "linux-x86_64",
+            "--cuda",
+            "12",
+            "--json",
+        ])
+        .ok()
+        .json();
+    rows.as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["id"] == id)
+        .unwrap()
+        .clone()
+}
+
+#[test]
+fn list_remote_marks_a_pip_row_installed_only_by_its_own_package() {
+    let sb = Sandbox::new();
+    let jit = fixtures::wheel("nvidia_cudnn_jit_cu12", "9.12.0.46", false).write(sb.root());
+    install(&sb, &jit, &[]).ok();
+    // The jit wheel is another package: the nvidia-cudnn-cu12 row is not installed.
+    let row = remote_row(&sb, "9.12.0.46_cuda12");
+    assert_eq!(row["name"], "pip:nvidia-cudnn-cu12==9.12.0.46");
+    assert_eq!(row["installed"], Value::Bool(false));
+    assert_eq!(
+        row["installed_from_other_package"],
+        "pip:nvidia-cudnn-jit-cu12==9.12.0.46"
+    );
+    let text = sb
+        .run(["list", "--remote", "--platform", "linux-x86_64", "--cuda", "12"])
+        .ok()
+        .stdout();
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("9.12.0.46_cuda12 "))
+        .unwrap();
+    assert!(
+        line.ends_with(
+            "pip:nvidia-cudnn-cu12==9.12.0.46  (installed from pip:nvidia-cudnn-jit-cu12==9.12.0.46, another package)"
+        ),
+        "{line}"
+    );
+    // Its own package's wheel marks it installed.
+    let full = fixtures::wheel("nvidia_cudnn_cu12", "9.12.0.46", false).write(sb.root());
+    install(&sb, &full, &["--force"]).ok();
+    let row = remote_row(&sb, "9.12.0.46_cuda12");
+    assert_eq!(row["installed"], Value::Bool(true));
+    assert!(row.get("installed_from_other_package").is_none(), "{row}");
+}
