@@ -40,6 +40,7 @@ mod ui;
 mod uninstall;
 mod use_;
 mod verify;
+mod which;
 
 /// cudnnm: install, switch, pin and diagnose NVIDIA cuDNN releases.
 #[derive(Parser, Debug)]
@@ -67,13 +68,20 @@ enum Command {
     /// Import a release: a catalog version, a local archive or folder, or pip:REQUIREMENT
     Install(install::Args),
     /// Remove a release from the store
+    #[command(visible_aliases = ["rm", "remove"])]
     Uninstall(uninstall::Args),
     /// List installed releases (or the catalog with --remote)
+    #[command(visible_alias = "ls")]
     List(list::Args),
+    /// List the catalog, installed releases marked (`list --remote`)
+    #[command(name = "ls-remote")]
+    LsRemote(list::RemoteArgs),
     /// Deploy a release into a CUDA toolkit, backing up what was there
     Use(use_::Args),
     /// Show which release applies here and why, and what each toolkit holds
     Current(current::Args),
+    /// Print the path of the main library of the release that applies here
+    Which(which::Args),
     /// Undo the last change to a toolkit (or restore a given backup)
     Rollback(rollback::Args),
     /// List backups of toolkit files
@@ -338,6 +346,8 @@ fn run_command(ctx: &Ctx, command: Command) -> Result<u8> {
             list_remote::run(ctx, a.cuda.as_deref(), a.platform.as_deref())
         }
         Command::List(a) => list::run(ctx, a),
+        Command::LsRemote(a) => list_remote::run(ctx, a.cuda.as_deref(), a.platform.as_deref()),
+        Command::Which(a) => which::run(ctx, a),
         Command::Use(a) => use_::run(ctx, a),
         Command::Current(a) => current::run(ctx, a),
         Command::Rollback(a) => rollback::run(ctx, a),

@@ -16,6 +16,7 @@ mod doctor_wheels;
 mod pin_support;
 
 mod catalog;
+mod cli;
 mod doctor;
 mod doctor_corpus;
 mod doctor_fix;
