@@ -34,6 +34,7 @@ mod manifest;
 mod pin;
 mod rollback;
 mod self_;
+mod style;
 mod support;
 mod toolkits;
 mod ui;
@@ -59,6 +60,10 @@ pub struct Cli {
     /// Print only errors and data; no status lines or progress bars
     #[arg(short, long, global = true)]
     pub quiet: bool,
+    /// Colour error:, warning:, help: and doctor severities: auto (on a
+    /// terminal, unless NO_COLOR is set), always, never
+    #[arg(long, global = true, value_name = "WHEN", value_enum, default_value_t)]
+    pub color: style::ColorWhen,
     #[command(subcommand)]
     command: Command,
 }
@@ -159,12 +164,12 @@ impl Ctx {
 
     /// A warning on stderr (always shown).
     pub fn warn(&self, msg: impl std::fmt::Display) {
-        let _ = writeln!(std::io::stderr().lock(), "warning: {msg}");
+        let _ = writeln!(anstream::stderr().lock(), "{} {msg}", style::warning());
     }
 
     /// Data on stdout. A closed pipe (`cudnnm list | head`) is not an error.
     pub fn out(&self, text: impl std::fmt::Display) {
-        if let Err(e) = writeln!(std::io::stdout().lock(), "{text}")
+        if let Err(e) = writeln!(anstream::stdout().lock(), "{text}")
             && e.kind() != std::io::ErrorKind::BrokenPipe
         {
             self.out_failed.borrow_mut().get_or_insert(e);
@@ -261,6 +266,7 @@ pub fn run(args: Vec<OsString>) -> ExitCode {
             });
         }
     };
+    cli.color.apply();
     let env = Env::from_process();
     let json = cli.json;
     match dispatch(cli, env) {
@@ -375,12 +381,12 @@ fn run_command(ctx: &Ctx, command: Command) -> Result<u8> {
 
 /// Prints `error: …`, `caused by: …` lines and `help: …` to stderr.
 fn print_error(e: &Error) {
-    let mut err = std::io::stderr().lock();
-    let _ = writeln!(err, "error: {}", e.message());
+    let mut err = anstream::stderr().lock();
+    let _ = writeln!(err, "{} {}", style::error(), e.message());
     for c in e.causes() {
         let _ = writeln!(err, "caused by: {c}");
     }
     if let Some(h) = e.hint_text() {
-        let _ = writeln!(err, "help: {h}");
+        let _ = writeln!(err, "{} {h}", style::help());
     }
 }

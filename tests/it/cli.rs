@@ -70,3 +70,49 @@ fn which_prints_the_main_library_of_the_release_that_applies_here() {
             .to_string()
     );
 }
+
+/// Runs `cudnnm ARGS` in the sandbox on a pseudo-terminal (util-linux
+/// `script`), `extra` added to the environment; returns what the terminal
+/// showed (stdout and stderr together). `None` without `script`.
+fn on_a_terminal(sb: &Sandbox, args: &[&str], extra: &[(&str, &str)]) -> Option<String> {
+    let script = common::skip::need_program("script", "util-linux")?;
+    let mut line = common::bin().display().to_string();
+    for a in args {
+        line.push(' ');
+        line.push_str(a);
+    }
+    let mut cmd = sb.wrapped(&script.display().to_string());
+    // A terminal says what it is; anstream colours only one that does.
+    cmd.args(["-qec", &line, "/dev/null"]).env("TERM", "xterm-256color");
+    for (k, v) in extra {
+        cmd.env(k, v);
+    }
+    let out = common::output(&mut cmd);
+    Some(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+#[test]
+fn error_and_help_are_coloured_on_a_terminal_and_with_color_always_only() {
+    let sb = Sandbox::new();
+    let red_error = "\u{1b}[1m\u{1b}[31merror:\u{1b}[0m cuDNN 7 is not installed";
+    let cyan_help = "\u{1b}[1m\u{1b}[36mhelp:\u{1b}[0m ";
+    // Piped (as every test runs): plain.
+    let piped = sb.run(["uninstall", "7"]).code_is(3);
+    assert!(!piped.stderr().contains('\u{1b}'), "{}", piped.describe());
+    piped.stderr_has(&["error: cuDNN 7 is not installed", "\nhelp: "]);
+    // --color always: coloured even into a pipe.
+    sb.run(["--color", "always", "uninstall", "7"])
+        .code_is(3)
+        .stderr_has(&[red_error, cyan_help]);
+    let Some(tty) = on_a_terminal(&sb, &["uninstall", "7"], &[]) else {
+        return;
+    };
+    assert!(tty.contains(red_error) && tty.contains(cyan_help), "{tty:?}");
+    // NO_COLOR and --color never turn it off on a terminal too.
+    let no_color = on_a_terminal(&sb, &["uninstall", "7"], &[("NO_COLOR", "1")]).unwrap();
+    assert!(no_color.contains("error: cuDNN 7 is not installed"), "{no_color:?}");
+    assert!(!no_color.contains('\u{1b}'), "{no_color:?}");
+    let never = on_a_terminal(&sb, &["--color", "never", "uninstall", "7"], &[]).unwrap();
+    assert!(never.contains("help: "), "{never:?}");
+    assert!(!never.contains('\u{1b}'), "{never:?}");
+}
