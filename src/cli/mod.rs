@@ -27,6 +27,7 @@ mod export_dir;
 mod export_lmod;
 mod export_spack;
 mod export_tcl;
+mod help;
 mod install;
 mod list;
 mod list_remote;
@@ -255,7 +256,10 @@ pub fn main() -> ExitCode {
 
 /// Runs the CLI with `args` (the first is the program name).
 pub fn run(args: Vec<OsString>) -> ExitCode {
-    let cli = match Cli::try_parse_from(args) {
+    let parsed = help::command()
+        .try_get_matches_from(args)
+        .and_then(|m| <Cli as clap::FromArgMatches>::from_arg_matches(&m));
+    let cli = match parsed {
         Ok(c) => c,
         Err(e) => {
             let _ = e.print();

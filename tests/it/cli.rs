@@ -116,3 +116,23 @@ fn error_and_help_are_coloured_on_a_terminal_and_with_color_always_only() {
     assert!(never.contains("help: "), "{never:?}");
     assert!(!never.contains('\u{1b}'), "{never:?}");
 }
+
+#[test]
+fn help_shows_examples_for_each_command_and_the_exit_codes() {
+    let sb = Sandbox::new();
+    let main = sb.run(["--help"]).ok().stdout();
+    for line in ["Exit codes:", "    3  not found:", "    6  network", "  130  interrupted"] {
+        assert!(main.contains(line), "{line:?} in {main}");
+    }
+    sb.run(["rollback", "--help"]).ok().stdout_has(&[
+        "Examples:\n  cudnnm rollback\n      undo the last change to the toolkit",
+        "  cudnnm rollback --to 3\n",
+    ]);
+    // The short help and an alias show them too.
+    sb.run(["ls", "-h"])
+        .ok()
+        .stdout_has(&["Examples:\n  cudnnm ls\n"]);
+    sb.run(["export", "dir", "--help"])
+        .ok()
+        .stdout_has(&["  cudnnm export dir ./cudnn 9.12 --prefix /opt/cudnn\n"]);
+}
