@@ -17,6 +17,7 @@ use crate::lock::HomeLock;
 use crate::progress::{NoProgress, Progress};
 
 mod backups;
+mod candidates;
 mod completions;
 mod current;
 mod default;
@@ -251,7 +252,12 @@ impl crate::deploy::Reporter for Ctx {
 
 /// Runs the CLI with the process's arguments and environment; returns the exit code.
 pub fn main() -> ExitCode {
-    run(std::env::args_os().collect())
+    let args: Vec<OsString> = std::env::args_os().collect();
+    // A shell asking for completions (`COMPLETE=bash cudnnm -- …`) gets them and nothing else.
+    if candidates::complete_if_asked(&args) {
+        return ExitCode::SUCCESS;
+    }
+    run(args)
 }
 
 /// Runs the CLI with `args` (the first is the program name).

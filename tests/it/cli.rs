@@ -136,3 +136,64 @@ fn help_shows_examples_for_each_command_and_the_exit_codes() {
         .ok()
         .stdout_has(&["  cudnnm export dir ./cudnn 9.12 --prefix /opt/cudnn\n"]);
 }
+
+/// What a real bash offers on TAB after `words` (the last one being the
+/// word completed), through the registration `cudnnm completions bash`
+/// prints and the completion function it defines; one candidate a line.
+fn bash_offers(sb: &Sandbox, words: &[&str]) -> Option<Vec<String>> {
+    let bash = common::skip::need_program("bash", "bash")?;
+    let quoted: Vec<String> = words.iter().map(|w| format!("'{w}'")).collect();
+    let script = format!(
+        r#"source <('{bin}' completions bash) || exit 9
+COMP_WORDS=(cudnnm {words}); COMP_CWORD={cword}; COMP_TYPE=9
+_clap_complete_cudnnm cudnnm "${{COMP_WORDS[COMP_CWORD]}}" "${{COMP_WORDS[COMP_CWORD-1]}}"
+printf '%s\n' "${{COMPREPLY[@]}}""#,
+        bin = common::bin().display(),
+        words = quoted.join(" "),
+        cword = words.len(),
+    );
+    let out = common::output(
+        sb.wrapped(&bash.display().to_string())
+            .args(["--norc", "--noprofile", "-c", &script]),
+    );
+    assert!(out.status.success(), "{out:?}");
+    Some(
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter(|l| !l.is_empty())
+            .map(str::to_string)
+            .collect(),
+    )
+}
+
+#[test]
+fn bash_completes_installed_versions_backup_ids_and_toolkit_folders() {
+    let sb = Sandbox::new();
+    put_redist_linux_12(&sb.home(), "9.1.0.70");
+    put_redist_linux_12(&sb.home(), "9.12.0.46");
+    let tk = linux_toolkit(&sb.root().join("sandbox-cuda-12.4"), "12.4.1");
+    let root = std::fs::canonicalize(&tk).unwrap().display().to_string();
+    sb.run(["use", "9.1.0.70", "--cuda-root", &root]).ok();
+    let Some(all) = bash_offers(&sb, &["use", ""]) else {
+        return;
+    };
+    for want in ["9.12.0.46_cuda12", "9.12.0.46", "9.1.0.70_cuda12", "9.1.0.70"] {
+        assert!(all.iter().any(|c| c == want), "{want} in {all:?}");
+    }
+    // What was typed narrows them; commands and flags still complete.
+    assert_eq!(
+        bash_offers(&sb, &["use", "9.12"]).unwrap(),
+        ["9.12.0.46_cuda12", "9.12.0.46"]
+    );
+    assert_eq!(bash_offers(&sb, &["rollback", "--to", ""]).unwrap(), ["1"]);
+    assert_eq!(
+        bash_offers(&sb, &["use", "--cuda-root", ""]).unwrap(),
+        [root.as_str()]
+    );
+    assert_eq!(bash_offers(&sb, &["rollb"]).unwrap(), ["rollback"]);
+    assert!(
+        bash_offers(&sb, &["use", "--cuda-r"])
+            .unwrap()
+            .contains(&"--cuda-root".to_string())
+    );
+}
