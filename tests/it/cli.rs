@@ -197,3 +197,34 @@ fn bash_completes_installed_versions_backup_ids_and_toolkit_folders() {
             .contains(&"--cuda-root".to_string())
     );
 }
+
+/// `scripts/demo.sh` shows cargo's progress while it builds: run with a
+/// `cargo` on PATH that prints as the real one does (nothing under
+/// `--quiet`/`-q`) and then fails, which stops the script right there.
+#[cfg(unix)]
+#[test]
+fn the_demo_shows_the_builds_progress() {
+    use std::os::unix::fs::PermissionsExt;
+    let sb = Sandbox::new();
+    let bin = sb.root().join("fake-bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let cargo = bin.join("cargo");
+    std::fs::write(
+        &cargo,
+        "#!/bin/sh\nfor a in \"$@\"; do case \"$a\" in --quiet|-q) exit 3;; esac; done\necho '   Compiling cudnnm v0.1.0' >&2\nexit 3\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&cargo, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/demo.sh");
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let out = common::output(sb.wrapped("bash").arg(&script).env("PATH", path));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(3), "{stdout}{stderr}");
+    assert!(stdout.contains("== building cudnnm"), "{stdout}");
+    assert!(stderr.contains("Compiling cudnnm"), "{stderr}");
+}
