@@ -21,6 +21,10 @@ use crate::error::{Error, Kind, Result};
 #[derive(Clone, PartialEq, Eq, Hash)]
 pub struct Version(Vec<u32>);
 
+/// How near one version is to another ([`Version::nearness`]): spelled
+/// as its start, leading numbers shared, closeness of the first that differs.
+pub type Nearness = (bool, usize, std::cmp::Reverse<u32>);
+
 impl Version {
     /// Builds a version from its components (1 to 4 of them).
     ///
@@ -62,7 +66,7 @@ impl Version {
     /// leading numbers they share, then how close the first number that
     /// differs is (`9.12` is nearer `9.11` than `9.25`). `None` when they
     /// share not even the major.
-    pub fn nearness(&self, other: &Version) -> Option<(bool, usize, std::cmp::Reverse<u32>)> {
+    pub fn nearness(&self, other: &Version) -> Option<Nearness> {
         let spelled = other.to_string().starts_with(&self.to_string());
         let (a, b) = (self.parts(), other.parts());
         let common = a.iter().zip(b).take_while(|(x, y)| x == y).count();
@@ -76,7 +80,7 @@ impl Version {
     /// Up to `n` of `candidates` nearest this version ([`Version::nearness`]),
     /// nearest first, the newest first among equals.
     pub fn nearest<'a>(&self, candidates: &'a [Version], n: usize) -> Vec<&'a Version> {
-        let mut scored: Vec<((bool, usize, std::cmp::Reverse<u32>), &Version)> = candidates
+        let mut scored: Vec<(_, &Version)> = candidates
             .iter()
             .filter_map(|c| Some((self.nearness(c)?, c)))
             .collect();

@@ -82,7 +82,9 @@ fn installed_releases() -> Vec<CompletionCandidate> {
     let Some((_, home)) = home() else {
         return Vec::new();
     };
-    let releases = crate::store::Store::new(&home).releases().unwrap_or_default();
+    let releases = crate::store::Store::new(&home)
+        .releases()
+        .unwrap_or_default();
     let mut out = Vec::new();
     for r in releases.iter().rev() {
         let help = format!("cuDNN for CUDA {}, {}", r.cuda(), r.platform());

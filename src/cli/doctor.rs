@@ -139,7 +139,11 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
         ctx.out_json(&outcome);
     } else {
         let text = render::text(&outcome);
-        let painted: Vec<String> = text.trim_end().lines().map(super::style::doctor_line).collect();
+        let painted: Vec<String> = text
+            .trim_end()
+            .lines()
+            .map(super::style::doctor_line)
+            .collect();
         ctx.out(painted.join("\n"));
     }
     Ok(if outcome.healthy {

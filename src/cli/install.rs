@@ -346,7 +346,14 @@ fn no_such_version(requirement: &str, stderr: &str) -> Option<Error> {
         None => (requirement.trim(), None),
     };
     if versions == "none" {
-        let offline = ["Retrying", "NewConnectionError", "ConnectTimeout", "ProxyError", "SSLError", "Max retries"];
+        let offline = [
+            "Retrying",
+            "NewConnectionError",
+            "ConnectTimeout",
+            "ProxyError",
+            "SSLError",
+            "Max retries",
+        ];
         if offline.iter().any(|w| stderr.contains(w)) {
             return None;
         }

@@ -73,7 +73,11 @@ pub fn run(ctx: &Ctx, cuda: Option<&str>, platform: Option<&str>) -> Result<u8> 
         .map(|r| {
             let (arg, _) = r.receipt.source.reinstall_arg(&r.id());
             let package = arg.strip_prefix("pip:").map(|req| {
-                req.split("==").next().unwrap_or(req).replace('_', "-").to_ascii_lowercase()
+                req.split("==")
+                    .next()
+                    .unwrap_or(req)
+                    .replace('_', "-")
+                    .to_ascii_lowercase()
             });
             (r.version().clone(), *r.cuda(), package)
         })

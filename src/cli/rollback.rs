@@ -11,11 +11,11 @@ use super::support::{
     elevate_hint, msg_label, recorded_toolkits, report_not_from_a_release, report_pruned,
     report_toolkit_choice, wanted_cudas,
 };
-use crate::pin;
 use crate::command::CommandLine;
 use crate::deploy::recover::Recovered;
 use crate::deploy::{Applied, Change, Deployments, backup, plan};
 use crate::error::{Error, Kind, Result};
+use crate::pin;
 use crate::toolkit::{self, Selector, Toolkit};
 
 #[derive(clap::Args, Debug)]

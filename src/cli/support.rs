@@ -181,7 +181,11 @@ pub fn recorded_toolkits(ctx: &Ctx, deployments: &Deployments) -> Vec<Toolkit> {
 /// name them in the reason a toolkit is chosen (`cuDNN 9.12 (from
 /// '/p/.cudnn-version' line 1)`): the toolkit selector prefers the one a
 /// build of them fits.
-pub fn wanted_cudas(ctx: &Ctx, spec: &crate::version::Spec, from: Option<&SpecSource>) -> (Vec<CudaVariant>, String) {
+pub fn wanted_cudas(
+    ctx: &Ctx,
+    spec: &crate::version::Spec,
+    from: Option<&SpecSource>,
+) -> (Vec<CudaVariant>, String) {
     let mut cudas: Vec<CudaVariant> = Store::new(&ctx.home)
         .matching(spec)
         .unwrap_or_default()

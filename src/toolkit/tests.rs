@@ -442,6 +442,9 @@ fn without_a_named_toolkit_the_known_ones_decide_by_count_then_by_fit() {
     )
     .unwrap_err();
     assert_eq!(e.kind(), Kind::Usage);
-    assert!(e.message().starts_with("--cuda 12 names 2 toolkits:"), "{e}");
+    assert!(
+        e.message().starts_with("--cuda 12 names 2 toolkits:"),
+        "{e}"
+    );
     assert!(e.message().contains("(CUDA 12.6)"), "{e}");
 }

@@ -83,7 +83,8 @@ fn on_a_terminal(sb: &Sandbox, args: &[&str], extra: &[(&str, &str)]) -> Option<
     }
     let mut cmd = sb.wrapped(&script.display().to_string());
     // A terminal says what it is; anstream colours only one that does.
-    cmd.args(["-qec", &line, "/dev/null"]).env("TERM", "xterm-256color");
+    cmd.args(["-qec", &line, "/dev/null"])
+        .env("TERM", "xterm-256color");
     for (k, v) in extra {
         cmd.env(k, v);
     }
@@ -107,10 +108,16 @@ fn error_and_help_are_coloured_on_a_terminal_and_with_color_always_only() {
     let Some(tty) = on_a_terminal(&sb, &["uninstall", "7"], &[]) else {
         return;
     };
-    assert!(tty.contains(red_error) && tty.contains(cyan_help), "{tty:?}");
+    assert!(
+        tty.contains(red_error) && tty.contains(cyan_help),
+        "{tty:?}"
+    );
     // NO_COLOR and --color never turn it off on a terminal too.
     let no_color = on_a_terminal(&sb, &["uninstall", "7"], &[("NO_COLOR", "1")]).unwrap();
-    assert!(no_color.contains("error: cuDNN 7 is not installed"), "{no_color:?}");
+    assert!(
+        no_color.contains("error: cuDNN 7 is not installed"),
+        "{no_color:?}"
+    );
     assert!(!no_color.contains('\u{1b}'), "{no_color:?}");
     let never = on_a_terminal(&sb, &["--color", "never", "uninstall", "7"], &[]).unwrap();
     assert!(never.contains("help: "), "{never:?}");
@@ -121,7 +128,12 @@ fn error_and_help_are_coloured_on_a_terminal_and_with_color_always_only() {
 fn help_shows_examples_for_each_command_and_the_exit_codes() {
     let sb = Sandbox::new();
     let main = sb.run(["--help"]).ok().stdout();
-    for line in ["Exit codes:", "    3  not found:", "    6  network", "  130  interrupted"] {
+    for line in [
+        "Exit codes:",
+        "    3  not found:",
+        "    6  network",
+        "  130  interrupted",
+    ] {
         assert!(main.contains(line), "{line:?} in {main}");
     }
     sb.run(["rollback", "--help"]).ok().stdout_has(&[
@@ -152,10 +164,12 @@ printf '%s\n' "${{COMPREPLY[@]}}""#,
         words = quoted.join(" "),
         cword = words.len(),
     );
-    let out = common::output(
-        sb.wrapped(&bash.display().to_string())
-            .args(["--norc", "--noprofile", "-c", &script]),
-    );
+    let out = common::output(sb.wrapped(&bash.display().to_string()).args([
+        "--norc",
+        "--noprofile",
+        "-c",
+        &script,
+    ]));
     assert!(out.status.success(), "{out:?}");
     Some(
         String::from_utf8_lossy(&out.stdout)
@@ -177,7 +191,12 @@ fn bash_completes_installed_versions_backup_ids_and_toolkit_folders() {
     let Some(all) = bash_offers(&sb, &["use", ""]) else {
         return;
     };
-    for want in ["9.12.0.46_cuda12", "9.12.0.46", "9.1.0.70_cuda12", "9.1.0.70"] {
+    for want in [
+        "9.12.0.46_cuda12",
+        "9.12.0.46",
+        "9.1.0.70_cuda12",
+        "9.1.0.70",
+    ] {
         assert!(all.iter().any(|c| c == want), "{want} in {all:?}");
     }
     // What was typed narrows them; commands and flags still complete.

@@ -1457,7 +1457,14 @@ fn list_remote_marks_a_pip_row_installed_only_by_its_own_package() {
         "pip:nvidia-cudnn-jit-cu12==9.12.0.46"
     );
     let text = sb
-        .run(["list", "--remote", "--platform", "linux-x86_64", "--cuda", "12"])
+        .run([
+            "list",
+            "--remote",
+            "--platform",
+            "linux-x86_64",
+            "--cuda",
+            "12",
+        ])
         .ok()
         .stdout();
     let line = text

@@ -1428,14 +1428,18 @@ fn toolkits_this_home_knows_are_found_without_flags_and_by_a_cuda_major() {
         std::fs::read(&lib).unwrap(),
         fixtures::elf_bytes("libcudnn.so.9 9.1.0.70", false)
     );
-    sb.run(["rollback"]).ok().stderr_has(&["9.1.0.70 → 9.12.0.46"]);
+    sb.run(["rollback"])
+        .ok()
+        .stderr_has(&["9.1.0.70 → 9.12.0.46"]);
     assert_eq!(
         std::fs::read(&lib).unwrap(),
         fixtures::elf_bytes("libcudnn.so.9 9.12.0.46", false)
     );
     // Back to "no cuDNN" (backup 1): no deployment is left, but the backups
     // keep the toolkit findable, by --cuda X.Y, by a major, and plainly.
-    sb.run(["rollback", "--to", "1"]).ok().stderr_has(&["→ (none)"]);
+    sb.run(["rollback", "--to", "1"])
+        .ok()
+        .stderr_has(&["→ (none)"]);
     assert!(std::fs::symlink_metadata(&lib).is_err());
     sb.run(["current", "--cuda", "12.4"])
         .ok()
@@ -1474,10 +1478,9 @@ fn toolkits_this_home_knows_are_found_without_flags_and_by_a_cuda_major() {
         .ok()
         .stdout_has(&["(CUDA 12.4.1): 9.12.0.46_cuda12, symlink"]);
     std::fs::write(sb.work().join(".cudnn-version"), "7.1\n").unwrap();
-    sb.run(["rollback"]).ok().stderr_has(&[
-        "fits cuDNN 7.1 (from '",
-        "7.1.4.18 → (none)",
-    ]);
+    sb.run(["rollback"])
+        .ok()
+        .stderr_has(&["fits cuDNN 7.1 (from '", "7.1.4.18 → (none)"]);
     // Without a spec that decides, both are listed with how to pick one.
     std::fs::remove_file(sb.work().join(".cudnn-version")).unwrap();
     let r = sb.run(["rollback"]).code_is(2);
