@@ -204,11 +204,17 @@ pub fn wanted_cudas(
 /// says why a release applies: nothing for `--cuda-root`, which named it.
 pub fn report_toolkit_choice(ctx: &Ctx, t: &Toolkit) {
     if t.found_by != "--cuda-root" {
+        // The selector's reasons read as sentences ("the only …"); a bare
+        // source (`CUDA_PATH`, `deployments.toml`) gets "found by".
+        let why = if t.found_by.starts_with("the ") {
+            t.found_by.clone()
+        } else {
+            format!("found by {}", t.found_by)
+        };
         ctx.status(format!(
-            "toolkit '{}' (CUDA {}): {}",
+            "toolkit '{}' (CUDA {}): {why}",
             t.root.display(),
-            t.cuda,
-            t.found_by
+            t.cuda
         ));
     }
 }

@@ -24,6 +24,9 @@ fn ls_ls_remote_and_rm_are_list_list_remote_and_uninstall() {
     let b = sb.run(["ls-remote"].iter().chain(&remote)).ok().stdout();
     assert_eq!(a, b);
     assert!(b.contains("\"installed\": true"), "{b}");
+    sb.run(["rm", "9.1.0.7"]).code_is(3).stderr_has(&[
+        "help: the nearest installed: 9.1.0.70_cuda12, 9.12.0.46_cuda12; `cudnnm list` shows them all",
+    ]);
     sb.run(["rm", "9.1.0.70"])
         .ok()
         .stderr_has(&["removed cuDNN 9.1.0.70_cuda12"]);

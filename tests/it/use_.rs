@@ -1444,9 +1444,10 @@ fn toolkits_this_home_knows_are_found_without_flags_and_by_a_cuda_major() {
     sb.run(["current", "--cuda", "12.4"])
         .ok()
         .stdout_has(&["(CUDA 12.4.1): no cuDNN"]);
-    sb.run(["rollback", "--cuda", "12.4"])
-        .ok()
-        .stderr_has(&["(none) → 9.12.0.46"]);
+    sb.run(["rollback", "--cuda", "12.4"]).ok().stderr_has(&[
+        &chosen(&tk, "12.4.1", "found by backups"),
+        "(none) → 9.12.0.46",
+    ]);
     sb.run(["use", "9.1", "--cuda", "12"]).ok().stderr_has(&[
         &chosen(
             &tk,
