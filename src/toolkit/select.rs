@@ -156,8 +156,12 @@ fn pick_hint(toolkits: &[&Toolkit], windows: bool) -> String {
     let first = toolkits.first().expect("a toolkit to pick");
     if versions.len() == toolkits.len() {
         format!(
-            "pick one with --cuda X.Y (e.g. `--cuda {}`) or --cuda-root PATH (e.g. `--cuda-root {}`)",
-            first.cuda_short(),
+            "pick one with --cuda X.Y ({}) or --cuda-root PATH (e.g. `--cuda-root {}`)",
+            toolkits
+                .iter()
+                .map(|t| format!("`--cuda {}`", t.cuda_short()))
+                .collect::<Vec<_>>()
+                .join(", "),
             quoted_root(&first.root, windows)
         )
     } else {

@@ -395,7 +395,9 @@ fn without_a_named_toolkit_the_known_ones_decide_by_count_then_by_fit() {
     assert!(e.message().starts_with("2 CUDA toolkits found"), "{e}");
     assert!(e.message().contains("sandbox-11.8' (CUDA 11.8)"), "{e}");
     assert!(
-        e.hint_text().unwrap().contains("`--cuda 12.4`"),
+        e.hint_text().unwrap().starts_with(
+            "pick one with --cuda X.Y (`--cuda 12.4`, `--cuda 11.8`) or --cuda-root PATH"
+        ),
         "{:?}",
         e.hint_text()
     );

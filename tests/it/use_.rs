@@ -1489,7 +1489,7 @@ fn toolkits_this_home_knows_are_found_without_flags_and_by_a_cuda_major() {
         "error: 2 CUDA toolkits found and none is named by --cuda-root, --cuda, CUDA_PATH, CUDA_HOME or nvcc: '",
         "(CUDA 12.4), '",
         "(CUDA 8.0)\nhelp",
-        "help: pick one with --cuda X.Y (e.g. `--cuda ",
+        "help: pick one with --cuda X.Y (`--cuda 12.4`, `--cuda 8.0`) or --cuda-root PATH (e.g. `--cuda-root '",
     ]);
     sb.run(["rollback", "--cuda", "8"])
         .ok()
