@@ -263,6 +263,7 @@ pub fn main() -> ExitCode {
 /// Runs the CLI with `args` (the first is the program name).
 pub fn run(args: Vec<OsString>) -> ExitCode {
     let parsed = help::command()
+        .color(style::ColorWhen::from_args(&args).clap())
         .try_get_matches_from(args)
         .and_then(|m| <Cli as clap::FromArgMatches>::from_arg_matches(&m));
     let cli = match parsed {

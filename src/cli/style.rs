@@ -29,6 +29,39 @@ impl ColorWhen {
     }
 }
 
+impl ColorWhen {
+    /// The `--color` value on a command line, read before clap parses it
+    /// (so that clap's own help and usage errors follow it too); `Auto`
+    /// when absent or not one of the three.
+    pub fn from_args(args: &[std::ffi::OsString]) -> ColorWhen {
+        let mut when = ColorWhen::Auto;
+        let mut it = args.iter().skip(1).map(|a| a.to_string_lossy());
+        while let Some(a) = it.next() {
+            if a == "--" {
+                break;
+            }
+            let value = match a.strip_prefix("--color") {
+                Some("") => it.next().map(|v| v.into_owned()),
+                Some(rest) => rest.strip_prefix('=').map(str::to_string),
+                None => None,
+            };
+            if let Some(v) = value {
+                when = <ColorWhen as clap::ValueEnum>::from_str(&v, true).unwrap_or(when);
+            }
+        }
+        when
+    }
+
+    /// clap's own choice for its help and errors.
+    pub fn clap(self) -> clap::ColorChoice {
+        match self {
+            ColorWhen::Auto => clap::ColorChoice::Auto,
+            ColorWhen::Always => clap::ColorChoice::Always,
+            ColorWhen::Never => clap::ColorChoice::Never,
+        }
+    }
+}
+
 const ERROR: Style = Style::new()
     .bold()
     .fg_color(Some(anstyle::Color::Ansi(AnsiColor::Red)));
@@ -77,6 +110,32 @@ pub fn doctor_line(line: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_color_flag_is_read_before_parsing() {
+        use super::ColorWhen;
+        let args = |v: &[&str]| {
+            v.iter()
+                .map(Into::into)
+                .collect::<Vec<std::ffi::OsString>>()
+        };
+        assert_eq!(
+            ColorWhen::from_args(&args(&["cudnnm", "use", "--color", "never"])),
+            ColorWhen::Never
+        );
+        assert_eq!(
+            ColorWhen::from_args(&args(&["cudnnm", "--color=always", "ls"])),
+            ColorWhen::Always
+        );
+        assert_eq!(
+            ColorWhen::from_args(&args(&["cudnnm", "exec", "--", "x", "--color", "never"])),
+            ColorWhen::Auto
+        );
+        assert_eq!(
+            ColorWhen::from_args(&args(&["cudnnm", "--color"])),
+            ColorWhen::Auto
+        );
+    }
+
     #[test]
     fn doctor_lines_colour_only_a_leading_severity() {
         assert_eq!(

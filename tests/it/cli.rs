@@ -250,3 +250,21 @@ fn the_demo_shows_the_builds_progress() {
     assert!(stdout.contains("== building cudnnm"), "{stdout}");
     assert!(stderr.contains("Compiling cudnnm"), "{stderr}");
 }
+
+#[test]
+fn clap_help_and_usage_errors_follow_the_color_flag() {
+    let sb = Sandbox::new();
+    let always = sb.run(["--color", "always", "use", "--help"]).ok().stdout();
+    assert!(always.contains('\u{1b}'), "{always}");
+    let r = sb
+        .run(["--color=always", "use", "--no-such-flag"])
+        .code_is(2);
+    assert!(r.stderr().contains('\u{1b}'), "{}", r.describe());
+    let Some(tty) = on_a_terminal(&sb, &["--color", "never", "use", "--help"], &[]) else {
+        return;
+    };
+    assert!(
+        tty.contains("Examples:") && !tty.contains('\u{1b}'),
+        "{tty:?}"
+    );
+}
