@@ -8,7 +8,10 @@
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 cd "$repo"
-cargo build --release --quiet
+# Cargo's own progress (a bar on a terminal, "Compiling …" lines otherwise)
+# shows the build is moving: the first release build takes minutes.
+echo "== building cudnnm (cargo build --release; the first build takes several minutes)"
+cargo build --release
 cudnnm="$repo/target/release/cudnnm"
 sandbox=$(mktemp -d "${TMPDIR:-/tmp}/cudnnm-demo.XXXXXX")
 # The sandbox holds two imported releases (~190 MB): removed on exit unless KEEP=1.

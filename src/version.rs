@@ -24,6 +24,10 @@ pub use spec::{Bound, Op, Spec, VersionReq};
 #[derive(Clone, PartialEq, Eq, Hash)]
 pub struct Version(Vec<u32>);
 
+/// How near one version is to another ([`Version::nearness`]): spelled
+/// as its start, leading numbers shared, closeness of the first that differs.
+pub type Nearness = (bool, usize, std::cmp::Reverse<u32>);
+
 impl Version {
     /// Builds a version from its components (1 to 4 of them).
     ///
@@ -57,6 +61,35 @@ impl Version {
     /// The build number (`77` in `8.1.0.77`), if the version has one.
     pub fn build(&self) -> Option<u32> {
         self.0.get(3).copied()
+    }
+
+    /// How near `other` is to this version, for "did you mean" lists
+    /// (larger is nearer): whether this version spells the start of
+    /// `other` (`8.1.0.7` → `8.1.0.77`, a digit short), then how many
+    /// leading numbers they share, then how close the first number that
+    /// differs is (`9.12` is nearer `9.11` than `9.25`). `None` when they
+    /// share not even the major.
+    pub fn nearness(&self, other: &Version) -> Option<Nearness> {
+        let spelled = other.to_string().starts_with(&self.to_string());
+        let (a, b) = (self.parts(), other.parts());
+        let common = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+        let gap = match (a.get(common), b.get(common)) {
+            (Some(x), Some(y)) => x.abs_diff(*y),
+            _ => 0,
+        };
+        (spelled || common > 0).then_some((spelled, common, std::cmp::Reverse(gap)))
+    }
+
+    /// Up to `n` of `candidates` nearest this version ([`Version::nearness`]),
+    /// nearest first, the newest first among equals.
+    pub fn nearest<'a>(&self, candidates: &'a [Version], n: usize) -> Vec<&'a Version> {
+        let mut scored: Vec<(_, &Version)> = candidates
+            .iter()
+            .filter_map(|c| Some((self.nearness(c)?, c)))
+            .collect();
+        scored.sort_by(|a, b| (b.0, b.1).cmp(&(a.0, a.1)));
+        scored.dedup_by(|a, b| a.1 == b.1);
+        scored.into_iter().take(n).map(|(_, c)| c).collect()
     }
 
     /// True when every component of `self` equals the same component of
@@ -477,6 +510,18 @@ mod tests {
 
     fn v(s: &str) -> Version {
         s.parse().unwrap()
+    }
+
+    #[test]
+    fn the_nearest_versions_start_with_what_was_typed_then_share_the_most_numbers() {
+        let v = |s: &str| s.parse::<Version>().unwrap();
+        let have = [v("8.1.0.77"), v("8.1.1.33"), v("8.9.7.29"), v("9.1.0.70")];
+        let near = v("8.1.0.7").nearest(&have, 3);
+        assert_eq!(near, [&have[0], &have[1], &have[2]]);
+        let nines = [v("9.10.2.21"), v("9.13.0.50"), v("9.25.0.15")];
+        assert_eq!(v("9.12").nearest(&nines, 2), [&nines[1], &nines[0]]);
+        assert_eq!(v("9.99.0.0").nearest(&have, 3), [&have[3]]);
+        assert!(v("7.6").nearest(&have, 3).is_empty());
     }
 
     #[test]

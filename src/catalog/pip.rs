@@ -9,6 +9,7 @@ use std::process::{Command, Stdio};
 
 use crate::env::{self, Env};
 use crate::error::{Error, IoResultExt, Kind, Result};
+use crate::version::Version;
 
 /// The Python that runs pip: `CUDNNM_PYTHON`, else `python3` (`python` on Windows).
 pub fn python(env: &Env) -> String {
@@ -38,8 +39,10 @@ pub fn check_requirement(requirement: &str) -> Result<()> {
 /// `quiet`, so stdout stays clean for `--json`).
 ///
 /// # Errors
-/// No Python or no pip ([`Kind::NotFound`]), pip failing ([`Kind::Network`],
-/// with pip's last lines), or not exactly one wheel fetched ([`Kind::Integrity`]).
+/// No Python or no pip ([`Kind::NotFound`]), a version pip's index does not
+/// have ([`Kind::NotFound`], the nearest it lists in the hint), pip failing
+/// otherwise ([`Kind::Network`], with pip's last lines), or not exactly one
+/// wheel fetched ([`Kind::Integrity`]).
 pub fn download(python: &str, requirement: &str, dest: &Path, quiet: bool) -> Result<PathBuf> {
     check_requirement(requirement)?;
     let mut cmd = Command::new(python);
@@ -54,40 +57,121 @@ pub fn download(python: &str, requirement: &str, dest: &Path, quiet: bool) -> Re
     .arg(dest)
     .arg(requirement)
     .stdin(Stdio::null());
+    // pip's messages are read (to tell "no such version" from a network
+    // failure) and, unless quiet, shown as they come; its stdout goes to our
+    // stderr so stdout stays clean for --json.
     if quiet {
-        cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+        cmd.stdout(Stdio::null());
     } else {
-        // pip's progress goes to our stderr so stdout stays clean for --json.
-        cmd.stdout(Stdio::from(std::io::stderr()))
-            .stderr(Stdio::inherit());
+        cmd.stdout(Stdio::from(std::io::stderr()));
     }
-    let out = cmd.output().map_err(|e| {
+    cmd.stderr(Stdio::piped());
+    let spawned = cmd.spawn().and_then(|mut child| {
+        let mut text = String::new();
+        if let Some(err) = child.stderr.take() {
+            use std::io::BufRead;
+            for line in std::io::BufReader::new(err).lines() {
+                let line = line.unwrap_or_default();
+                if !quiet {
+                    eprintln!("{line}");
+                }
+                text.push_str(&line);
+                text.push('\n');
+            }
+        }
+        Ok((child.wait()?, text))
+    });
+    let (status, stderr) = spawned.map_err(|e| {
         Error::new(Kind::NotFound, format!("could not run '{python}' to fetch {requirement}"))
             .cause(e)
             .hint("install Python 3 with pip (Debian/Ubuntu: `apt install python3-pip`), or set CUDNNM_PYTHON to your Python")
     })?;
-    if !out.status.success() {
-        let stderr = String::from_utf8_lossy(&out.stderr);
+    if !status.success() {
         if stderr.contains("No module named pip") {
             return Err(Error::new(Kind::NotFound, format!("'{python}' has no pip module"))
                 .hint("install pip (`python3 -m ensurepip --upgrade`, or `apt install python3-pip`), or set CUDNNM_PYTHON to a Python that has it"));
+        }
+        if let Some(e) = no_such_version(requirement, &stderr) {
+            return Err(e);
         }
         let tail: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
         let tail = tail[tail.len().saturating_sub(3)..].join(" / ");
         let mut e = Error::new(
             Kind::Network,
-            format!("pip could not download '{requirement}' ({})", out.status),
+            format!("pip could not download '{requirement}' ({status})"),
         );
         if !tail.is_empty() {
             e = e.cause(tail);
-        } else if !quiet {
-            e = e.cause("pip's messages are above");
         }
         return Err(e.hint(
             "check the requirement (e.g. nvidia-cudnn-cu12==9.1.0.70, nvidia-cudnn-jit-cu12==9.27.0.42) and your pip index or proxy settings",
         ));
     }
     find_wheel(dest, requirement)
+}
+
+/// pip's "Could not find a version that satisfies the requirement R (from
+/// versions: A, B, …)": the index answered and has no such version
+/// ([`Kind::NotFound`], the nearest versions it has in the hint). `None`
+/// when pip said something else, or listed no versions after connection
+/// warnings (`Retrying …`, `NewConnectionError`): that is the network.
+fn no_such_version(requirement: &str, stderr: &str) -> Option<Error> {
+    let line = stderr
+        .lines()
+        .find(|l| l.contains("Could not find a version that satisfies the requirement"))?;
+    let versions = line
+        .rsplit_once("(from versions:")?
+        .1
+        .trim_end()
+        .trim_end_matches(')')
+        .trim();
+    let (package, want) = match requirement.split_once("==") {
+        Some((p, v)) => (p.trim(), v.trim().parse::<Version>().ok()),
+        None => (requirement.trim(), None),
+    };
+    if versions == "none" {
+        let offline = [
+            "Retrying",
+            "NewConnectionError",
+            "ConnectTimeout",
+            "ProxyError",
+            "SSLError",
+            "Max retries",
+        ];
+        if offline.iter().any(|w| stderr.contains(w)) {
+            return None;
+        }
+        return Some(
+            Error::new(Kind::NotFound, format!("pip's index has no version of '{package}'"))
+                .cause(line.trim().trim_start_matches("ERROR: ").to_string())
+                .hint("check the package name (nvidia-cudnn-cu12, nvidia-cudnn-cu11, nvidia-cudnn-jit-cu12) and your pip index settings"),
+        );
+    }
+    let known: Vec<Version> = versions
+        .split(',')
+        .filter_map(|v| v.trim().parse().ok())
+        .collect();
+    let near: Vec<String> = match &want {
+        Some(w) => w.nearest(&known, 3),
+        None => known.iter().rev().take(3).collect(),
+    }
+    .into_iter()
+    .map(|v| v.to_string())
+    .collect();
+    let hint = match near.first() {
+        Some(first) => format!(
+            "the nearest versions pip's index has: {} (`cudnnm install pip:{package}=={first}`)",
+            near.join(", ")
+        ),
+        None => format!("pip's index lists: {versions}"),
+    };
+    Some(
+        Error::new(
+            Kind::NotFound,
+            format!("no such version: pip's index has no '{requirement}'"),
+        )
+        .hint(hint),
+    )
 }
 
 fn find_wheel(dir: &Path, requirement: &str) -> Result<PathBuf> {

@@ -1,9 +1,12 @@
-//! `cudnnm completions SHELL`: shell completion scripts from the clap definition.
+//! `cudnnm completions SHELL`: the shell code that registers cudnnm's
+//! dynamic completion (clap_complete's `COMPLETE=SHELL` protocol, see
+//! `cli/candidates.rs`): the shell then asks this binary on every TAB and is
+//! offered commands, flags, installed releases, backup ids and toolkit
+//! folders. `source <(cudnnm completions bash)` in `~/.bashrc`.
 
-use clap::CommandFactory;
-
-use super::{Cli, Ctx};
-use crate::error::Result;
+use super::Ctx;
+use super::candidates::registration;
+use crate::error::{Error, Result};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -11,8 +14,13 @@ pub struct Args {
     pub shell: clap_complete::Shell,
 }
 
-pub fn run(_ctx: &Ctx, args: Args) -> Result<u8> {
-    let mut cmd = Cli::command();
-    clap_complete::generate(args.shell, &mut cmd, "cudnnm", &mut std::io::stdout());
+pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
+    // The shell calls this very binary back; by its full path, so that a
+    // cudnnm not on PATH (or an older one there) does not answer.
+    let exe = std::env::current_exe()
+        .map_err(|e| Error::msg("could not find the path of this cudnnm binary").cause(e))?;
+    let code = registration(args.shell, &exe.to_string_lossy())
+        .map_err(|e| Error::msg("could not write the completion script").cause(e))?;
+    ctx.out(String::from_utf8_lossy(&code).trim_end());
     Ok(0)
 }

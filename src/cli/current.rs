@@ -6,7 +6,10 @@
 use serde::Serialize;
 
 use super::Ctx;
-use super::support::{ToolkitView, known_toolkits, recover_if_pending, source_label};
+use super::support::{
+    ToolkitView, known_toolkits, recorded_toolkits, recover_if_pending, report_toolkit_choice,
+    source_label,
+};
 use crate::deploy::Deployments;
 use crate::deploy::recover::Recovered;
 use crate::error::Result;
@@ -18,8 +21,12 @@ use crate::toolkit::Toolkit;
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// Only this CUDA toolkit root
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH", conflicts_with = "cuda")]
     pub cuda_root: Option<std::path::PathBuf>,
+    /// Only the toolkit of this CUDA version (X.Y, or a major such as 12
+    /// when one 12.x toolkit is found or known)
+    #[arg(long, value_name = "X.Y")]
+    pub cuda: Option<String>,
     /// The release spec to resolve instead of the pin
     #[arg(long, value_name = "SPEC")]
     pub version: Option<String>,
@@ -97,7 +104,22 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
             };
             vec![Toolkit::at(&root, "--cuda-root", ctx.env.is_windows())?]
         }
-        None => known_toolkits(ctx, &deployments),
+        None => match &args.cuda {
+            Some(c) => {
+                let known = recorded_toolkits(ctx, &deployments);
+                let t = crate::toolkit::select(
+                    &ctx.env,
+                    &crate::toolkit::Selector {
+                        cuda: Some(c),
+                        known: &known,
+                        ..Default::default()
+                    },
+                )?;
+                report_toolkit_choice(ctx, &t);
+                vec![t]
+            }
+            None => known_toolkits(ctx, &deployments),
+        },
     };
     let view = CurrentView {
         spec,

@@ -138,7 +138,13 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     if ctx.json {
         ctx.out_json(&outcome);
     } else {
-        ctx.out(render::text(&outcome).trim_end());
+        let text = render::text(&outcome);
+        let painted: Vec<String> = text
+            .trim_end()
+            .lines()
+            .map(super::style::doctor_line)
+            .collect();
+        ctx.out(painted.join("\n"));
     }
     Ok(if outcome.healthy {
         0

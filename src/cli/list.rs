@@ -21,6 +21,17 @@ pub struct Args {
     pub platform: Option<String>,
 }
 
+/// `cudnnm ls-remote`: `list --remote` under the name nvm and fnm use.
+#[derive(clap::Args, Debug)]
+pub struct RemoteArgs {
+    /// Only releases for this CUDA (11.2, 12)
+    #[arg(long, value_name = "V")]
+    pub cuda: Option<String>,
+    /// Only releases for this platform (or all) [default: this machine's]
+    #[arg(long, value_name = "P")]
+    pub platform: Option<String>,
+}
+
 pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     let want: Option<CudaVariant> = args.cuda.as_deref().map(str::parse).transpose()?;
     super::support::recover_if_pending(ctx)?;

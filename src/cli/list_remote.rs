@@ -30,6 +30,10 @@ struct Row {
     /// Accepted SHA-256 values and who published each.
     sha256: Vec<PublishedHash>,
     installed: bool,
+    /// For a pip row that is not installed: the installed release of the
+    /// same id that came from another package (`pip:nvidia-cudnn-jit-cu12==9.12.0.46`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    installed_from_other_package: Option<String>,
     /// `embedded` or `user`.
     origin: Option<Origin>,
     /// Toolkits NVIDIA's support matrix lists for this build, when known.
@@ -55,10 +59,28 @@ pub fn run(ctx: &Ctx, cuda: Option<&str>, platform: Option<&str>) -> Result<u8> 
         ctx.warn(w);
     }
     let mirror = catalog::effective_mirror(None, &ctx.env, &ctx.home)?;
-    let installed: HashSet<(Version, CudaVariant, Platform)> = Store::new(&ctx.home)
-        .releases()?
-        .into_iter()
+    let releases = Store::new(&ctx.home).releases()?;
+    let installed: HashSet<(Version, CudaVariant, Platform)> = releases
+        .iter()
         .map(|r| (r.version().clone(), *r.cuda(), r.platform()))
+        .collect();
+    // Installed releases with the PyPI package each came from (`None`: not
+    // from a wheel): a pip row is installed only by its own package, or by
+    // NVIDIA's archive of the release, never by another package's wheel
+    // (`nvidia-cudnn-jit-cu12` is not `nvidia-cudnn-cu12`).
+    let from_pip: Vec<(Version, CudaVariant, Option<String>)> = releases
+        .iter()
+        .map(|r| {
+            let (arg, _) = r.receipt.source.reinstall_arg(&r.id());
+            let package = arg.strip_prefix("pip:").map(|req| {
+                req.split("==")
+                    .next()
+                    .unwrap_or(req)
+                    .replace('_', "-")
+                    .to_ascii_lowercase()
+            });
+            (r.version().clone(), *r.cuda(), package)
+        })
         .collect();
     let serves = |c: &CudaVariant| want.as_ref().is_none_or(|w| resolve::cuda_serves(w, c));
 
@@ -77,6 +99,7 @@ pub fn run(ctx: &Ctx, cuda: Option<&str>, platform: Option<&str>) -> Result<u8> 
             size: a.size,
             sha256: a.hashes.clone(),
             installed: installed.contains(&(a.version.clone(), a.cuda, a.platform)),
+            installed_from_other_package: None,
             origin: Some(a.origin),
             supported_toolkits: cat.supported_toolkits(&a.version, &a.cuda),
             min_compute: cat.min_compute(&a.version, &a.cuda),
@@ -96,6 +119,20 @@ pub fn run(ctx: &Ctx, cuda: Option<&str>, platform: Option<&str>) -> Result<u8> 
                 if has_archive || !serves(&w.cuda) {
                     continue;
                 }
+                let same_release: Vec<&Option<String>> = from_pip
+                    .iter()
+                    .filter(|(iv, ic, _)| iv == v && ic.major() == w.cuda.major())
+                    .map(|(_, _, p)| p)
+                    .collect();
+                let package = w.package.replace('_', "-").to_ascii_lowercase();
+                let is_installed = same_release
+                    .iter()
+                    .any(|p| p.as_deref().is_none_or(|p| p == package));
+                let other = same_release
+                    .iter()
+                    .find_map(|p| p.as_deref().filter(|p| *p != package))
+                    .filter(|_| !is_installed)
+                    .map(|p| format!("pip:{p}=={v}"));
                 rows.push(Row {
                     id: version::release_id(v, &w.cuda),
                     version: v.clone(),
@@ -106,9 +143,8 @@ pub fn run(ctx: &Ctx, cuda: Option<&str>, platform: Option<&str>) -> Result<u8> 
                     urls: Vec::new(),
                     size: None,
                     sha256: Vec::new(),
-                    installed: installed
-                        .iter()
-                        .any(|(iv, ic, _)| iv == v && ic.major() == w.cuda.major()),
+                    installed: is_installed,
+                    installed_from_other_package: other,
                     origin: None,
                     supported_toolkits: cat.supported_toolkits(v, &w.cuda),
                     min_compute: cat.min_compute(v, &w.cuda),
@@ -165,7 +201,10 @@ pub fn run(ctx: &Ctx, cuda: Option<&str>, platform: Option<&str>) -> Result<u8> 
         };
         let status = match (r.kind, r.installed) {
             ("pip", true) => format!("{}  installed", r.name),
-            ("pip", false) => r.name.clone(),
+            ("pip", false) => match &r.installed_from_other_package {
+                Some(o) => format!("{}  (installed from {o}, another package)", r.name),
+                None => r.name.clone(),
+            },
             (_, true) => "installed".into(),
             (_, false) => String::new(),
         };

@@ -18,6 +18,7 @@ use crate::progress::{NoProgress, Progress};
 
 mod backups;
 mod cache;
+mod candidates;
 mod completions;
 mod current;
 mod default;
@@ -29,6 +30,7 @@ mod export_dir;
 mod export_lmod;
 mod export_spack;
 mod export_tcl;
+mod help;
 mod install;
 mod list;
 mod list_remote;
@@ -37,12 +39,14 @@ mod manifest;
 mod pin;
 mod rollback;
 mod self_;
+mod style;
 mod support;
 mod toolkits;
 mod ui;
 mod uninstall;
 mod use_;
 mod verify;
+mod which;
 
 /// cudnnm: install, switch, pin and diagnose NVIDIA cuDNN releases.
 #[derive(Parser, Debug)]
@@ -61,6 +65,10 @@ pub struct Cli {
     /// Print only errors and data; no status lines or progress bars
     #[arg(short, long, global = true)]
     pub quiet: bool,
+    /// Colour error:, warning:, help: and doctor severities: auto (on a
+    /// terminal, unless NO_COLOR is set), always, never
+    #[arg(long, global = true, value_name = "WHEN", value_enum, default_value_t)]
+    pub color: style::ColorWhen,
     #[command(subcommand)]
     command: Command,
 }
@@ -70,13 +78,20 @@ enum Command {
     /// Import a release: a catalog version, a local archive or folder, or pip:REQUIREMENT
     Install(install::Args),
     /// Remove a release from the store
+    #[command(visible_aliases = ["rm", "remove"])]
     Uninstall(uninstall::Args),
     /// List installed releases (or the catalog with --remote)
+    #[command(visible_alias = "ls")]
     List(list::Args),
+    /// List the catalog, installed releases marked (`list --remote`)
+    #[command(name = "ls-remote")]
+    LsRemote(list::RemoteArgs),
     /// Deploy a release into a CUDA toolkit, backing up what was there
     Use(use_::Args),
     /// Show which release applies here and why, and what each toolkit holds
     Current(current::Args),
+    /// Print the path of the main library of the release that applies here
+    Which(which::Args),
     /// Undo the last change to a toolkit (or restore a given backup)
     Rollback(rollback::Args),
     /// List backups of toolkit files; remove or prune them
@@ -162,12 +177,12 @@ impl Ctx {
 
     /// A warning on stderr (always shown).
     pub fn warn(&self, msg: impl std::fmt::Display) {
-        let _ = writeln!(std::io::stderr().lock(), "warning: {msg}");
+        let _ = writeln!(anstream::stderr().lock(), "{} {msg}", style::warning());
     }
 
     /// Data on stdout. A closed pipe (`cudnnm list | head`) is not an error.
     pub fn out(&self, text: impl std::fmt::Display) {
-        if let Err(e) = writeln!(std::io::stdout().lock(), "{text}")
+        if let Err(e) = writeln!(anstream::stdout().lock(), "{text}")
             && e.kind() != std::io::ErrorKind::BrokenPipe
         {
             self.out_failed.borrow_mut().get_or_insert(e);
@@ -254,12 +269,21 @@ impl crate::deploy::Reporter for Ctx {
 
 /// Runs the CLI with the process's arguments and environment; returns the exit code.
 pub fn main() -> ExitCode {
-    run(std::env::args_os().collect())
+    let args: Vec<OsString> = std::env::args_os().collect();
+    // A shell asking for completions (`COMPLETE=bash cudnnm -- …`) gets them and nothing else.
+    if candidates::complete_if_asked(&args) {
+        return ExitCode::SUCCESS;
+    }
+    run(args)
 }
 
 /// Runs the CLI with `args` (the first is the program name).
 pub fn run(args: Vec<OsString>) -> ExitCode {
-    let cli = match Cli::try_parse_from(args) {
+    let parsed = help::command()
+        .color(style::ColorWhen::from_args(&args).clap())
+        .try_get_matches_from(args)
+        .and_then(|m| <Cli as clap::FromArgMatches>::from_arg_matches(&m));
+    let cli = match parsed {
         Ok(c) => c,
         Err(e) => {
             let _ = e.print();
@@ -270,6 +294,7 @@ pub fn run(args: Vec<OsString>) -> ExitCode {
             });
         }
     };
+    cli.color.apply();
     let env = Env::from_process();
     let json = cli.json;
     match dispatch(cli, env) {
@@ -361,6 +386,8 @@ fn run_command(ctx: &Ctx, command: Command) -> Result<u8> {
             list_remote::run(ctx, a.cuda.as_deref(), a.platform.as_deref())
         }
         Command::List(a) => list::run(ctx, a),
+        Command::LsRemote(a) => list_remote::run(ctx, a.cuda.as_deref(), a.platform.as_deref()),
+        Command::Which(a) => which::run(ctx, a),
         Command::Use(a) => use_::run(ctx, a),
         Command::Current(a) => current::run(ctx, a),
         Command::Rollback(a) => rollback::run(ctx, a),
@@ -390,12 +417,12 @@ fn run_command(ctx: &Ctx, command: Command) -> Result<u8> {
 
 /// Prints `error: …`, `caused by: …` lines and `help: …` to stderr.
 fn print_error(e: &Error) {
-    let mut err = std::io::stderr().lock();
-    let _ = writeln!(err, "error: {}", e.message());
+    let mut err = anstream::stderr().lock();
+    let _ = writeln!(err, "{} {}", style::error(), e.message());
     for c in e.causes() {
         let _ = writeln!(err, "caused by: {c}");
     }
     if let Some(h) = e.hint_text() {
-        let _ = writeln!(err, "help: {h}");
+        let _ = writeln!(err, "{} {h}", style::help());
     }
 }

@@ -9,11 +9,13 @@ use serde::Serialize;
 use super::Ctx;
 use super::support::{
     elevate_hint, msg_label, recorded_toolkits, report_not_from_a_release, report_pruned,
+    report_toolkit_choice, wanted_cudas,
 };
 use crate::command::CommandLine;
 use crate::deploy::recover::Recovered;
 use crate::deploy::{Applied, Change, Deployments, backup, plan};
 use crate::error::{Error, Kind, Result};
+use crate::pin;
 use crate::toolkit::{self, Selector, Toolkit};
 
 #[derive(clap::Args, Debug)]
@@ -24,7 +26,8 @@ pub struct Args {
     /// The CUDA toolkit root
     #[arg(long, value_name = "PATH", conflicts_with = "cuda")]
     pub cuda_root: Option<std::path::PathBuf>,
-    /// The CUDA toolkit version
+    /// The CUDA toolkit version (X.Y, or a major such as 12 when one 12.x
+    /// toolkit is found or known)
     #[arg(long, value_name = "X.Y")]
     pub cuda: Option<String>,
 }
@@ -47,10 +50,17 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     let change = Change::begin(&lock, &ctx.home, &ctx.env, ctx)?;
     let recovered = change.recovered().to_vec();
     let known = recorded_toolkits(ctx, &Deployments::load(&ctx.home)?);
+    // The pin, when there is one, prefers the toolkit a build of it fits.
+    let (wants, wants_label) = match pin::resolve_spec(None, &ctx.env, &ctx.home) {
+        Ok(Some(r)) => wanted_cudas(ctx, &r.spec, Some(&r.source)),
+        _ => (Vec::new(), String::new()),
+    };
     let selector = Selector {
         root: args.cuda_root.as_deref(),
         cuda: args.cuda.as_deref(),
         known: &known,
+        wants: &wants,
+        wants_label: &wants_label,
     };
     let explicit = selector.root.is_some() || selector.cuda.is_some();
     let (toolkit, source) = match &args.to {
@@ -81,6 +91,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
         }
         None => {
             let tk = toolkit::select(&ctx.env, &selector)?;
+            report_toolkit_choice(ctx, &tk);
             let b = backup::for_toolkit(&ctx.home, &tk.root)?
                 .pop()
                 .ok_or_else(|| {

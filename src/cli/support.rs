@@ -150,31 +150,95 @@ pub fn report_pruned(ctx: &Ctx, pruned: &[u64]) {
     }
 }
 
-/// The toolkits `deployments.toml` records that are still toolkits (for
-/// `--cuda X.Y`, which picks among them as well as those discovered).
-pub fn recorded_toolkits(ctx: &Ctx, deployments: &Deployments) -> Vec<Toolkit> {
-    deployments
+/// The toolkit roots this home knows: those `deployments.toml` records,
+/// then those only backups name (a toolkit rolled back to no cuDNN has no
+/// deployment any more, but its backups), each with what named it.
+fn recorded_roots(ctx: &Ctx, deployments: &Deployments) -> Vec<(PathBuf, &'static str)> {
+    let mut roots: Vec<(PathBuf, &'static str)> = deployments
         .entries
         .iter()
-        .filter_map(|d| Toolkit::at(&d.toolkit, "deployments.toml", ctx.env.is_windows()).ok())
+        .map(|d| (d.toolkit.clone(), "deployments.toml"))
+        .collect();
+    for b in crate::deploy::backup::list(&ctx.home).unwrap_or_default() {
+        if !roots.iter().any(|(r, _)| *r == b.record.toolkit) {
+            roots.push((b.record.toolkit, "backups"));
+        }
+    }
+    roots
+}
+
+/// The toolkits this home has deployed to or holds backups of that are
+/// still toolkits (for `--cuda X.Y` and for the choice when nothing names
+/// a toolkit: they count as well as those discovered).
+pub fn recorded_toolkits(ctx: &Ctx, deployments: &Deployments) -> Vec<Toolkit> {
+    recorded_roots(ctx, deployments)
+        .iter()
+        .filter_map(|(root, by)| Toolkit::at(root, by, ctx.env.is_windows()).ok())
         .collect()
 }
 
+/// The CUDA variants of the installed releases `spec` names, and how to
+/// name them in the reason a toolkit is chosen (`cuDNN 9.12 (from
+/// '/p/.cudnn-version' line 1)`): the toolkit selector prefers the one a
+/// build of them fits.
+pub fn wanted_cudas(
+    ctx: &Ctx,
+    spec: &crate::version::Spec,
+    from: Option<&SpecSource>,
+) -> (Vec<CudaVariant>, String) {
+    let mut cudas: Vec<CudaVariant> = Store::new(&ctx.home)
+        .matching(spec)
+        .unwrap_or_default()
+        .iter()
+        .map(|r| *r.cuda())
+        .collect();
+    cudas.dedup();
+    let label = match from {
+        Some(src) => format!("cuDNN {spec} ({})", source_label(src)),
+        None => format!("cuDNN {spec}"),
+    };
+    (cudas, label)
+}
+
+/// One line saying which toolkit a command works on and why, as `current`
+/// says why a release applies: nothing for `--cuda-root`, which named it.
+pub fn report_toolkit_choice(ctx: &Ctx, t: &Toolkit) {
+    if t.found_by != "--cuda-root" {
+        // The selector's reasons read as sentences ("the only …"); a bare
+        // source (`CUDA_PATH`, `deployments.toml`) gets "found by".
+        let why = if t.found_by.starts_with("the ") {
+            t.found_by.clone()
+        } else {
+            format!("found by {}", t.found_by)
+        };
+        ctx.status(format!(
+            "toolkit '{}' (CUDA {}): {why}",
+            t.root.display(),
+            t.cuda
+        ));
+    }
+}
+
 /// Every toolkit worth showing: those found on this machine, then those
-/// `deployments.toml` records elsewhere (sandbox folders, `--cuda-root`).
+/// `deployments.toml` records elsewhere (sandbox folders, `--cuda-root`)
+/// and those only backups name.
 pub fn known_toolkits(ctx: &Ctx, deployments: &Deployments) -> Vec<Toolkit> {
     let mut all = toolkit::discover(&ctx.env);
-    for d in &deployments.entries {
-        if all.iter().any(|t| t.root == d.toolkit) {
+    for (root, by) in recorded_roots(ctx, deployments) {
+        if all.iter().any(|t| t.root == root) {
             continue;
         }
-        match Toolkit::at(&d.toolkit, "deployments.toml", ctx.env.is_windows()) {
+        match Toolkit::at(&root, by, ctx.env.is_windows()) {
             Ok(t) => all.push(t),
-            Err(e) => ctx.warn(format!(
-                "cuDNN {} is recorded in '{}', which is no longer a toolkit: {e}",
-                d.release,
-                d.toolkit.display()
-            )),
+            Err(e) => {
+                if let Some(d) = deployments.for_toolkit(&root) {
+                    ctx.warn(format!(
+                        "cuDNN {} is recorded in '{}', which is no longer a toolkit: {e}",
+                        d.release,
+                        root.display()
+                    ))
+                }
+            }
         }
     }
     all

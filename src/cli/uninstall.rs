@@ -45,9 +45,18 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     let matches = store.matching(&spec)?;
     let release = match matches.as_slice() {
         [] => {
+            let near = store.nearest(&spec);
             return Err(
-                Error::new(Kind::NotFound, format!("cuDNN {spec} is not installed"))
-                    .hint("`cudnnm list` shows what is installed"),
+                Error::new(Kind::NotFound, format!("cuDNN {spec} is not installed")).hint(
+                    if near.is_empty() {
+                        "`cudnnm list` shows what is installed".to_string()
+                    } else {
+                        format!(
+                            "the nearest installed: {}; `cudnnm list` shows them all",
+                            near.join(", ")
+                        )
+                    },
+                ),
             );
         }
         [one] => one,

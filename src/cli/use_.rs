@@ -10,7 +10,7 @@ use serde::Serialize;
 use super::Ctx;
 use super::support::{
     GpuGate, elevate_hint, msg_label, recorded_toolkits, report_not_from_a_release, report_pruned,
-    source_label,
+    report_toolkit_choice, source_label, wanted_cudas,
 };
 use crate::command::CommandLine;
 use crate::deploy::change::existing_toolkit_dir;
@@ -29,7 +29,8 @@ pub struct Args {
     /// The CUDA toolkit root to deploy into
     #[arg(long, value_name = "PATH", conflicts_with = "cuda")]
     pub cuda_root: Option<std::path::PathBuf>,
-    /// The CUDA toolkit version to deploy into (found in the default folders)
+    /// The CUDA toolkit version to deploy into (X.Y, or a major such as 12
+    /// when one 12.x toolkit is found or known)
     #[arg(long, value_name = "X.Y")]
     pub cuda: Option<String>,
     /// How to place files: auto, symlink, hardlink or copy
@@ -60,17 +61,8 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     let lock = ctx.lock()?;
     let change = Change::begin(&lock, &ctx.home, &ctx.env, ctx)?;
     let recovered = change.recovered().to_vec();
-    let known = recorded_toolkits(ctx, &Deployments::load(&ctx.home)?);
-    let toolkit = toolkit::select(
-        &ctx.env,
-        &Selector {
-            root: args.cuda_root.as_deref(),
-            cuda: args.cuda.as_deref(),
-            known: &known,
-        },
-    )?;
-    let spec = match &args.spec {
-        Some(s) => s.parse::<Spec>()?,
+    let (spec, from) = match &args.spec {
+        Some(s) => (s.parse::<Spec>()?, None),
         None => match pin::resolve_spec(None, &ctx.env, &ctx.home)? {
             Some(r) => {
                 ctx.status(format!(
@@ -78,7 +70,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
                     r.spec,
                     source_label(&r.source)
                 ));
-                r.spec
+                (r.spec, Some(r.source))
             }
             None => {
                 return Err(Error::new(
@@ -89,6 +81,19 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
             }
         },
     };
+    let known = recorded_toolkits(ctx, &Deployments::load(&ctx.home)?);
+    let (wants, wants_label) = wanted_cudas(ctx, &spec, from.as_ref());
+    let toolkit = toolkit::select(
+        &ctx.env,
+        &Selector {
+            root: args.cuda_root.as_deref(),
+            cuda: args.cuda.as_deref(),
+            known: &known,
+            wants: &wants,
+            wants_label: &wants_label,
+        },
+    )?;
+    report_toolkit_choice(ctx, &toolkit);
     let store = Store::new(&ctx.home);
     let gate = GpuGate::read(ctx);
     let release = pick_release(ctx, &store, &spec, &toolkit, args.force, &gate)?;
@@ -209,32 +214,7 @@ fn pick_release(
         return store.resolve(spec);
     }
     let Some(newest) = matching.iter().find(|r| platform_ok(r)) else {
-        return Err(Error::new(
-            Kind::Conflict,
-            format!(
-                "cuDNN {spec} is installed only for {}; the toolkit '{}' has the {} layout",
-                matching
-                    .iter()
-                    .map(|r| r.platform().to_string())
-                    .collect::<std::collections::BTreeSet<_>>()
-                    .into_iter()
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                toolkit.root.display(),
-                toolkit.layout.as_str()
-            ),
-        )
-        .hint(format!(
-            "install a {} build (`{}`)",
-            toolkit.layout.as_str(),
-            CommandLine::install(spec.to_string())
-                .platform(if toolkit.layout == Layout::Windows {
-                    "windows-x86_64"
-                } else {
-                    "linux-x86_64"
-                })
-                .for_host(ctx.env.is_windows())
-        )));
+        return Err(wrong_platform(ctx, spec, toolkit, &matching));
     };
     if force {
         ctx.warn(format!(
@@ -279,4 +259,81 @@ fn pick_release(
             fitting.join(", ")
         )
     }))
+}
+
+/// `spec` is installed only for another platform than `toolkit`'s layout:
+/// the hint installs a build of the layout's platform from the catalog's
+/// archives when one matches (`install --platform` downloads archives; pip
+/// fetches wheels for this host only), else says none exists and names the
+/// nearest one that does and fits the toolkit's CUDA.
+fn wrong_platform(ctx: &Ctx, spec: &Spec, toolkit: &Toolkit, matching: &[Release]) -> Error {
+    let (ma, mi) = toolkit.cuda_major_minor();
+    let platform = if toolkit.layout == Layout::Windows {
+        crate::version::Platform::WindowsX86_64
+    } else {
+        crate::version::Platform::LinuxX86_64
+    };
+    let e = Error::new(
+        Kind::Conflict,
+        format!(
+            "cuDNN {spec} is installed only for {}; the toolkit '{}' has the {} layout",
+            matching
+                .iter()
+                .map(|r| r.platform().to_string())
+                .collect::<std::collections::BTreeSet<_>>()
+                .into_iter()
+                .collect::<Vec<_>>()
+                .join(", "),
+            toolkit.root.display(),
+            toolkit.layout.as_str()
+        ),
+    );
+    let catalog = crate::catalog::Catalog::load(&ctx.home)
+        .unwrap_or_else(|_| crate::catalog::Catalog::embedded());
+    let builds: Vec<&crate::catalog::Archive> = catalog
+        .archives()
+        .iter()
+        .filter(|a| a.platform == platform && a.cuda.fits(ma, mi))
+        .collect();
+    let install = |id: String| {
+        CommandLine::install(id)
+            .platform(platform.to_string())
+            .for_host(ctx.env.is_windows())
+    };
+    if let Some(a) = builds
+        .iter()
+        .filter(|a| spec.matches(&a.version, &a.cuda))
+        .max_by(|a, b| a.version.cmp(&b.version))
+    {
+        return e.hint(format!(
+            "install a {} build (`{}`)",
+            toolkit.layout.as_str(),
+            install(crate::version::release_id(&a.version, &a.cuda))
+        ));
+    }
+    let versions: Vec<crate::version::Version> = builds.iter().map(|a| a.version.clone()).collect();
+    let e = e.cause(format!(
+        "the catalog has no {platform} build of cuDNN {spec} for CUDA {ma}.{mi} (NVIDIA published it for other platforms only, or as a wheel pip fetches for this host alone)"
+    ));
+    let nearest = spec
+        .anchor()
+        .map(|v| v.nearest(&versions, 1))
+        .unwrap_or_default();
+    match nearest.first() {
+        Some(near) => {
+            let a = builds
+                .iter()
+                .filter(|a| &&a.version == near)
+                .max_by(|a, b| a.cuda.cmp(&b.cuda))
+                .expect("a build of the nearest version");
+            e.hint(format!(
+                "the nearest release with a {platform} build is cuDNN {} (`{}`)",
+                a.version,
+                install(crate::version::release_id(&a.version, &a.cuda))
+            ))
+        }
+        None => e.hint(format!(
+            "no {platform} build of a cuDNN {spec} release for CUDA {ma}.{mi} is in the catalog; `cudnnm list --remote --platform {platform}` lists what there is"
+        )),
+    }
 }

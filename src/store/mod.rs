@@ -514,9 +514,37 @@ impl Store {
     /// [`Kind::NotFound`] when nothing matches.
     pub fn resolve(&self, spec: &Spec) -> Result<Release> {
         self.newest_matching(spec)?.ok_or_else(|| {
-            Error::new(Kind::NotFound, format!("cuDNN {spec} is not installed"))
-                .hint(format!("install it with `cudnnm install {spec}` (or `cudnnm install PATH` for an archive you have)"))
+            let near = self.nearest(spec);
+            let install = format!("install it with `cudnnm install {spec}` (or `cudnnm install PATH` for an archive you have)");
+            let e = Error::new(Kind::NotFound, format!("cuDNN {spec} is not installed"));
+            if near.is_empty() {
+                e.hint(install)
+            } else {
+                e.hint(format!(
+                    "the nearest installed release{}: {}; or {install}",
+                    if near.len() == 1 { " is" } else { "s are" },
+                    near.join(", ")
+                ))
+            }
         })
+    }
+
+    /// Up to three installed release ids nearest `spec`, nearest first: a
+    /// version `spec` spells the start of (`8.1.0.7` → `8.1.0.77`), then
+    /// the most leading numbers in common (at least the major); a typo
+    /// thus meets the release meant. Empty when none shares the major.
+    pub fn nearest(&self, spec: &Spec) -> Vec<String> {
+        let Some(anchor) = spec.anchor() else {
+            return Vec::new();
+        };
+        let releases = self.releases().unwrap_or_default();
+        let mut scored: Vec<(_, &Release)> = releases
+            .iter()
+            .filter_map(|r| Some((anchor.nearness(r.version())?, r)))
+            .collect();
+        // Nearest first; among equals the newest.
+        scored.sort_by(|a, b| (b.0, b.1.version()).cmp(&(a.0, a.1.version())));
+        scored.into_iter().take(3).map(|(_, r)| r.id()).collect()
     }
 
     /// Starts an import: a fresh `store/.partial-*` folder, removed on drop

@@ -1,5 +1,8 @@
-//! Picking the one toolkit a command works on: `--cuda-root`, `--cuda X.Y`,
-//! or the toolkit the environment prefers.
+//! Picking the one toolkit a command works on: `--cuda-root`, `--cuda X.Y`
+//! (or a major, `--cuda 12`, when one toolkit of it is found), the toolkit
+//! the environment prefers, or else among the toolkits found and those the
+//! home knows (deployed to, or backed up) the only one, or the only one whose
+//! CUDA fits the release asked for.
 
 use std::path::{Path, PathBuf};
 
@@ -8,7 +11,7 @@ use super::discover::{DefaultFolders, candidates, discover_with, windows_cuda_pa
 use crate::env::Env;
 use crate::error::{Error, Kind, Result};
 use crate::quote::{Dialect, quote_posix};
-use crate::version::Version;
+use crate::version::{CudaVariant, Version};
 
 /// How `use`, `rollback` and `current` pick one toolkit.
 #[derive(Clone, Debug, Default)]
@@ -21,6 +24,13 @@ pub struct Selector<'a> {
     /// records, deployed to with `--cuda-root`): `--cuda X.Y` picks one of
     /// them too, as `cudnnm toolkits` lists them.
     pub known: &'a [Toolkit],
+    /// The CUDA variants of the installed releases the spec (or pin) names:
+    /// when several toolkits are left to choose from, the only one a build
+    /// of these fits is chosen.
+    pub wants: &'a [CudaVariant],
+    /// What `wants` came from, for the reason given (`cuDNN 9.12 from
+    /// '/p/.cudnn-version' line 1`).
+    pub wants_label: &'a str,
 }
 
 /// Picks the toolkit to work on: `--cuda-root`; else `--cuda X.Y` (Windows:
@@ -55,35 +65,110 @@ pub fn select_with(env: &Env, sel: &Selector, defaults: &DefaultFolders) -> Resu
             return Ok(t);
         }
     }
-    let all = discover_with(env, defaults);
-    match all.len() {
-        1 => Ok(all.into_iter().next().expect("one toolkit")),
-        0 => {
-            let mut e = Error::new(Kind::NotFound, "no CUDA toolkit found");
-            // A variable that is set but names no toolkit is the usual cause
-            // (a typo, quotes left by `setx`, an uninstalled version): show it.
-            for c in found.iter().filter(|c| c.found_by.starts_with("CUDA_")) {
-                let why = Toolkit::at(&c.root, &c.found_by, env.is_windows())
-                    .err()
-                    .map_or_else(String::new, |e| format!(": {}", e.message()));
-                e = e.cause(format!("{}='{}'{why}", c.found_by, c.root.display()));
-            }
-            Err(e.hint(
-                "pass --cuda-root PATH (the folder holding include/ and lib64/ or lib\\x64\\), or set CUDA_PATH / CUDA_HOME to it (without quotes)",
-            ))
+    let all = pool(env, defaults, sel.known);
+    if all.len() == 1 {
+        let mut t = all.into_iter().next().expect("one toolkit");
+        t.found_by = format!(
+            "the only toolkit found or known to this home (found by {})",
+            t.found_by
+        );
+        return Ok(t);
+    }
+    if all.is_empty() {
+        let mut e = Error::new(Kind::NotFound, "no CUDA toolkit found");
+        // A variable that is set but names no toolkit is the usual cause
+        // (a typo, quotes left by `setx`, an uninstalled version): show it.
+        for c in found.iter().filter(|c| c.found_by.starts_with("CUDA_")) {
+            let why = Toolkit::at(&c.root, &c.found_by, env.is_windows())
+                .err()
+                .map_or_else(String::new, |e| format!(": {}", e.message()));
+            e = e.cause(format!("{}='{}'{why}", c.found_by, c.root.display()));
         }
-        _ => Err(Error::new(
-            Kind::Usage,
-            format!(
-                "{} CUDA toolkits found and none is marked current: {}",
-                all.len(),
-                all.iter()
-                    .map(|t| format!("{} (CUDA {})", t.root.display(), t.cuda_short()))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
+        return Err(e.hint(
+            "pass --cuda-root PATH (the folder holding include/ and lib64/ or lib\\x64\\), or set CUDA_PATH / CUDA_HOME to it (without quotes)",
+        ));
+    }
+    let fitting: Vec<&Toolkit> = all
+        .iter()
+        .filter(|t| {
+            let (ma, mi) = t.cuda_major_minor();
+            sel.wants.iter().any(|w| w.fits(ma, mi))
+        })
+        .collect();
+    if let [one] = fitting.as_slice() {
+        let mut t = (*one).clone();
+        t.found_by = format!(
+            "the only one of {} toolkits whose CUDA {} fits {} (found by {})",
+            all.len(),
+            t.cuda_short(),
+            sel.wants_label,
+            t.found_by
+        );
+        return Ok(t);
+    }
+    let among = if fitting.is_empty() {
+        all.iter().collect::<Vec<_>>()
+    } else {
+        fitting
+    };
+    Err(Error::new(
+        Kind::Usage,
+        format!(
+            "{} CUDA toolkits found{} and none is named by --cuda-root, --cuda, CUDA_PATH, CUDA_HOME or nvcc: {}",
+            among.len(),
+            if among.len() < all.len() || sel.wants_label.is_empty() {
+                String::new()
+            } else {
+                format!(" that fit {}", sel.wants_label)
+            },
+            list(&among)
+        ),
+    )
+    .hint(pick_hint(&among, env.is_windows())))
+}
+
+/// The toolkits found on this machine, then those the home knows that were
+/// not found (one entry per root).
+fn pool(env: &Env, defaults: &DefaultFolders, known: &[Toolkit]) -> Vec<Toolkit> {
+    let mut all = discover_with(env, defaults);
+    for k in known {
+        if !all.iter().any(|t| t.root == k.root) {
+            all.push(k.clone());
+        }
+    }
+    all
+}
+
+/// `'/a' (CUDA 12.4), '/b' (CUDA 11.8)`.
+fn list(toolkits: &[&Toolkit]) -> String {
+    toolkits
+        .iter()
+        .map(|t| format!("'{}' (CUDA {})", t.root.display(), t.cuda_short()))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Pick one: `--cuda X.Y` when the versions differ, else `--cuda-root`.
+fn pick_hint(toolkits: &[&Toolkit], windows: bool) -> String {
+    let mut versions: Vec<String> = toolkits.iter().map(|t| t.cuda_short()).collect();
+    versions.sort();
+    versions.dedup();
+    let first = toolkits.first().expect("a toolkit to pick");
+    if versions.len() == toolkits.len() {
+        format!(
+            "pick one with --cuda X.Y ({}) or --cuda-root PATH (e.g. `--cuda-root {}`)",
+            toolkits
+                .iter()
+                .map(|t| format!("`--cuda {}`", t.cuda_short()))
+                .collect::<Vec<_>>()
+                .join(", "),
+            quoted_root(&first.root, windows)
         )
-        .hint("pick one with --cuda X.Y or --cuda-root PATH")),
+    } else {
+        format!(
+            "pick one with --cuda-root PATH (e.g. `--cuda-root {}`)",
+            quoted_root(&first.root, windows)
+        )
     }
 }
 
@@ -98,10 +183,7 @@ fn select_cuda(
             .hint("write the toolkit version as X.Y, e.g. --cuda 12.4")
     })?;
     if want.parts().len() < 2 {
-        return Err(
-            Error::new(Kind::Usage, format!("--cuda {c}: give major.minor"))
-                .hint(format!("e.g. --cuda {}.0", want.major())),
-        );
+        return select_major(env, want.major(), defaults, known);
     }
     let (ma, mi) = (want.major(), want.minor());
     let mut tries: Vec<(PathBuf, String)> = Vec::new();
@@ -127,12 +209,7 @@ fn select_cuda(
             return Ok(t);
         }
     }
-    let mut all = discover_with(env, defaults);
-    for k in known {
-        if !all.iter().any(|t| t.root == k.root) {
-            all.push(k.clone());
-        }
-    }
+    let all = pool(env, defaults, known);
     if let Some(t) = all.iter().find(|t| t.cuda_major_minor() == (ma, mi)) {
         return Ok(t.clone());
     }
@@ -168,7 +245,7 @@ fn select_cuda(
             if known.is_empty() {
                 ""
             } else {
-                " and deployments.toml"
+                " and the toolkits this home deployed to or backed up"
             }
         ),
     )
@@ -182,6 +259,60 @@ fn select_cuda(
         None => "pass the toolkit's folder with --cuda-root PATH (the folder holding include/ and lib64/ or lib\\x64\\)".into(),
     });
     Err(e)
+}
+
+/// `--cuda 12`: the one CUDA 12.x toolkit found or known, saying so.
+///
+/// # Errors
+/// [`Kind::Usage`] listing them when there are several; [`Kind::NotFound`]
+/// listing the toolkits found when there is none.
+fn select_major(
+    env: &Env,
+    major: u32,
+    defaults: &DefaultFolders,
+    known: &[Toolkit],
+) -> Result<Toolkit> {
+    let all = pool(env, defaults, known);
+    let of_major: Vec<&Toolkit> = all.iter().filter(|t| t.cuda.major() == major).collect();
+    match of_major.as_slice() {
+        [one] => {
+            let mut t = (*one).clone();
+            t.found_by = format!(
+                "the only CUDA {major}.x toolkit found (found by {})",
+                t.found_by
+            );
+            Ok(t)
+        }
+        [] => Err(Error::new(
+            Kind::NotFound,
+            format!("no CUDA {major}.x toolkit found"),
+        )
+        .cause(format!(
+            "toolkits found: {}",
+            if all.is_empty() {
+                "none".to_string()
+            } else {
+                list(&all.iter().collect::<Vec<_>>())
+            }
+        ))
+        .hint(match all.first() {
+            Some(t) => format!(
+                "pass the toolkit's folder with --cuda-root PATH (e.g. `--cuda-root {}` for CUDA {}), or --cuda with a version found",
+                quoted_root(&t.root, env.is_windows()),
+                t.cuda_short()
+            ),
+            None => "pass the toolkit's folder with --cuda-root PATH (the folder holding include/ and lib64/ or lib\\x64\\)".into(),
+        })),
+        several => Err(Error::new(
+            Kind::Usage,
+            format!(
+                "--cuda {major} names {} toolkits: {}",
+                several.len(),
+                list(several)
+            ),
+        )
+        .hint(pick_hint(several, env.is_windows()))),
+    }
 }
 
 /// `root` for the user's shell, always quoted (the example reads as a path

@@ -333,3 +333,120 @@ fn windows_env_variables_name_toolkits() {
     assert_eq!(pick("9.0").unwrap_err().kind(), Kind::NotFound);
     assert_eq!(pick("x").unwrap_err().kind(), Kind::Usage);
 }
+
+#[cfg(unix)]
+#[test]
+fn without_a_named_toolkit_the_known_ones_decide_by_count_then_by_fit() {
+    let d = tempfile::tempdir().unwrap();
+    let a = d.path().join("sandbox-12.4");
+    let b = d.path().join("sandbox-11.8");
+    make_linux_toolkit(&a, "12.4.1");
+    make_linux_toolkit(&b, "11.8.89");
+    let bare = Env::from_vars(Vec::<(String, String)>::new(), "/", false);
+    let none = DefaultFolders::default();
+    let known_a = vec![Toolkit::at(&a, "deployments.toml", false).unwrap()];
+    // One known toolkit: that one, saying why.
+    let t = select_with(
+        &bare,
+        &Selector {
+            known: &known_a,
+            ..Default::default()
+        },
+        &none,
+    )
+    .unwrap();
+    assert_eq!(t.root, fs::canonicalize(&a).unwrap());
+    assert_eq!(
+        t.found_by,
+        "the only toolkit found or known to this home (found by deployments.toml)"
+    );
+    // Two: the one a wanted build fits, else both listed with how to pick.
+    let known = vec![
+        Toolkit::at(&a, "deployments.toml", false).unwrap(),
+        Toolkit::at(&b, "backups", false).unwrap(),
+    ];
+    let wants = ["11".parse::<crate::version::CudaVariant>().unwrap()];
+    let t = select_with(
+        &bare,
+        &Selector {
+            known: &known,
+            wants: &wants,
+            wants_label: "cuDNN 8.9 (from --version)",
+            ..Default::default()
+        },
+        &none,
+    )
+    .unwrap();
+    assert_eq!(t.cuda_short(), "11.8");
+    assert_eq!(
+        t.found_by,
+        "the only one of 2 toolkits whose CUDA 11.8 fits cuDNN 8.9 (from --version) (found by backups)"
+    );
+    let e = select_with(
+        &bare,
+        &Selector {
+            known: &known,
+            ..Default::default()
+        },
+        &none,
+    )
+    .unwrap_err();
+    assert_eq!(e.kind(), Kind::Usage);
+    assert!(e.message().starts_with("2 CUDA toolkits found"), "{e}");
+    assert!(e.message().contains("sandbox-11.8' (CUDA 11.8)"), "{e}");
+    assert!(
+        e.hint_text().unwrap().starts_with(
+            "pick one with --cuda X.Y (`--cuda 12.4`, `--cuda 11.8`) or --cuda-root PATH"
+        ),
+        "{:?}",
+        e.hint_text()
+    );
+    // --cuda 12 (a major) picks the one 12.x toolkit; 11.8 by backups counts too.
+    let t = select_with(
+        &bare,
+        &Selector {
+            cuda: Some("12"),
+            known: &known,
+            ..Default::default()
+        },
+        &none,
+    )
+    .unwrap();
+    assert_eq!(t.cuda_short(), "12.4");
+    assert_eq!(
+        t.found_by,
+        "the only CUDA 12.x toolkit found (found by deployments.toml)"
+    );
+    let t = select_with(
+        &bare,
+        &Selector {
+            cuda: Some("11.8"),
+            known: &known,
+            ..Default::default()
+        },
+        &none,
+    )
+    .unwrap();
+    assert_eq!(t.root, fs::canonicalize(&b).unwrap());
+    // Two 12.x toolkits: --cuda 12 lists them.
+    let c = d.path().join("sandbox-12.6");
+    make_linux_toolkit(&c, "12.6.0");
+    let mut three = known.clone();
+    three.push(Toolkit::at(&c, "deployments.toml", false).unwrap());
+    let e = select_with(
+        &bare,
+        &Selector {
+            cuda: Some("12"),
+            known: &three,
+            ..Default::default()
+        },
+        &none,
+    )
+    .unwrap_err();
+    assert_eq!(e.kind(), Kind::Usage);
+    assert!(
+        e.message().starts_with("--cuda 12 names 2 toolkits:"),
+        "{e}"
+    );
+    assert!(e.message().contains("(CUDA 12.6)"), "{e}");
+}

@@ -933,7 +933,26 @@ fn pip_requirement_runs_the_users_pip() {
         .filter(|e| e.file_name().to_string_lossy().starts_with(".pip-"))
         .collect();
     assert!(leftovers.is_empty(), "pip's download folder is removed");
-    sb.run(["install", "pip:nvidia-cudnn-jit-cu12==0.0.1"])
+    // A version the index lacks is "no such version" (exit 3) with the
+    // nearest ones pip listed, not a network failure.
+    sb.run(["install", "pip:nvidia-cudnn-jit-cu12==9.99.0.0"])
+        .code_is(3)
+        .stderr_has(&[
+            "error: no such version: pip's index has no 'nvidia-cudnn-jit-cu12==9.99.0.0'",
+            "help: the nearest versions pip's index has: 9.27.0.42, 9.12.0.46 (`cudnnm install pip:nvidia-cudnn-jit-cu12==9.27.0.42`)",
+        ]);
+    sb.run(["install", "-q", "pip:nvidia-cudnn-jit-cu12==9.12.0.4"])
+        .code_is(3)
+        .stderr_has(&["help: the nearest versions pip's index has: 9.12.0.46, 9.27.0.42 ("]);
+    // An index that cannot be reached stays a network failure (exit 6).
+    let mut sb = Sandbox::new();
+    sb.set_env("PIP_CONFIG_FILE", "/dev/null");
+    sb.set_env(
+        "PIP_INDEX_URL",
+        format!("http://127.0.0.1:{}/simple", common::http::closed_port()),
+    );
+    sb.set_env("PIP_RETRIES", "1");
+    sb.run(["install", "pip:nvidia-cudnn-jit-cu12==9.12.0.46"])
         .code_is(6)
         .stderr_has(&["pip could not download", "help:"]);
 }
@@ -1400,4 +1419,68 @@ fn a_name_too_long_for_the_file_system_is_said_plainly() {
         &["has a name part of 302 bytes, too long for the file system (at most 255)"],
     );
     assert!(!r.stderr().contains("corrupt"), "{}", r.describe());
+}
+
+/// The `list --remote` row of `id` (its pip row, `--cuda 12`, Linux).
+fn remote_row(sb: &Sandbox, id: &str) -> Value {
+    let rows = sb
+        .run([
+            "list",
+            "--remote",
+            "--platform",
+            "linux-x86_64",
+            "--cuda",
+            "12",
+            "--json",
+        ])
+        .ok()
+        .json();
+    rows.as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["id"] == id)
+        .unwrap()
+        .clone()
+}
+
+#[test]
+fn list_remote_marks_a_pip_row_installed_only_by_its_own_package() {
+    let sb = Sandbox::new();
+    let jit = fixtures::wheel("nvidia_cudnn_jit_cu12", "9.12.0.46", false).write(sb.root());
+    install(&sb, &jit, &[]).ok();
+    // The jit wheel is another package: the nvidia-cudnn-cu12 row is not installed.
+    let row = remote_row(&sb, "9.12.0.46_cuda12");
+    assert_eq!(row["name"], "pip:nvidia-cudnn-cu12==9.12.0.46");
+    assert_eq!(row["installed"], Value::Bool(false));
+    assert_eq!(
+        row["installed_from_other_package"],
+        "pip:nvidia-cudnn-jit-cu12==9.12.0.46"
+    );
+    let text = sb
+        .run([
+            "list",
+            "--remote",
+            "--platform",
+            "linux-x86_64",
+            "--cuda",
+            "12",
+        ])
+        .ok()
+        .stdout();
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("9.12.0.46_cuda12 "))
+        .unwrap();
+    assert!(
+        line.ends_with(
+            "pip:nvidia-cudnn-cu12==9.12.0.46  (installed from pip:nvidia-cudnn-jit-cu12==9.12.0.46, another package)"
+        ),
+        "{line}"
+    );
+    // Its own package's wheel marks it installed.
+    let full = fixtures::wheel("nvidia_cudnn_cu12", "9.12.0.46", false).write(sb.root());
+    install(&sb, &full, &["--force"]).ok();
+    let row = remote_row(&sb, "9.12.0.46_cuda12");
+    assert_eq!(row["installed"], Value::Bool(true));
+    assert!(row.get("installed_from_other_package").is_none(), "{row}");
 }

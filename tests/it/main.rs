@@ -17,6 +17,7 @@ mod pin_support;
 
 mod backups;
 mod catalog;
+mod cli;
 mod doctor;
 mod doctor_corpus;
 mod doctor_fix;
@@ -28,8 +29,8 @@ mod install;
 mod lock_fallback;
 mod modules;
 mod pin;
-mod project_lock;
 mod progress;
+mod project_lock;
 mod self_update;
 mod shell_hooks;
 mod store_crash;

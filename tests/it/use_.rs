@@ -1182,7 +1182,7 @@ fn a_cuda_version_not_found_says_where_it_looked_and_lists_the_toolkits_found() 
         .ok()
         .stderr_has(&[&format!("→ 9.1.0.70 in '{}'", real_tk.display())]);
     sb.run(["use", "9.12", "--cuda", "12.6"]).code_is(3).stderr_has(&[
-        "error: no CUDA 12.6 toolkit found (looked in '/usr/local/cuda-12.6', and among the toolkits named by CUDA_PATH, CUDA_HOME, nvcc on PATH, the default folders and deployments.toml)",
+        "error: no CUDA 12.6 toolkit found (looked in '/usr/local/cuda-12.6', and among the toolkits named by CUDA_PATH, CUDA_HOME, nvcc on PATH, the default folders and the toolkits this home deployed to or backed up)",
         &format!(
             "'{}' (CUDA 11.8.0, found by CUDA_PATH)",
             real_other.display()
@@ -1400,4 +1400,129 @@ fn pruning_keeps_the_users_own_files_until_removed_by_name() {
         ]);
     assert!(!sb.home().join("backups/2").exists());
     sb.run(["backups", "--remove", "2"]).code_is(3);
+}
+
+/// The reason line `use`, `rollback` and `current` print for a toolkit
+/// nothing named.
+fn chosen(root: &Path, cuda: &str, why: &str) -> String {
+    format!(
+        "toolkit '{}' (CUDA {cuda}): {why}",
+        std::fs::canonicalize(root).unwrap().display()
+    )
+}
+
+#[test]
+fn toolkits_this_home_knows_are_found_without_flags_and_by_a_cuda_major() {
+    let sb = Sandbox::new();
+    let tk = linux_toolkit(&sb.root().join("sandbox cuda 12.4"), "12.4.1");
+    for v in ["9.1.0.70", "9.12.0.46"] {
+        put_redist_linux_12(&sb.home(), v);
+    }
+    let lib = tk.join("lib64/libcudnn.so.9");
+    // The first deployment names the toolkit; nothing in the environment does.
+    sb.run(["use", "9.12", "--cuda-root", &tk_arg(&tk)]).ok();
+    // A plain `use` and `rollback` find it through deployments.toml and say so.
+    sb.run(["use", "9.1"]).ok().stderr_has(&[
+        &chosen(
+            &tk,
+            "12.4.1",
+            "the only toolkit found or known to this home (found by deployments.toml)",
+        ),
+        "→ 9.1.0.70 in '",
+    ]);
+    assert_eq!(
+        std::fs::read(&lib).unwrap(),
+        fixtures::elf_bytes("libcudnn.so.9 9.1.0.70", false)
+    );
+    sb.run(["rollback"])
+        .ok()
+        .stderr_has(&["9.1.0.70 → 9.12.0.46"]);
+    assert_eq!(
+        std::fs::read(&lib).unwrap(),
+        fixtures::elf_bytes("libcudnn.so.9 9.12.0.46", false)
+    );
+    // Back to "no cuDNN" (backup 1): no deployment is left, but the backups
+    // keep the toolkit findable, by --cuda X.Y, by a major, and plainly.
+    sb.run(["rollback", "--to", "1"])
+        .ok()
+        .stderr_has(&["→ (none)"]);
+    assert!(std::fs::symlink_metadata(&lib).is_err());
+    sb.run(["current", "--cuda", "12.4"])
+        .ok()
+        .stdout_has(&["(CUDA 12.4.1): no cuDNN"]);
+    sb.run(["rollback", "--cuda", "12.4"]).ok().stderr_has(&[
+        &chosen(&tk, "12.4.1", "found by backups"),
+        "(none) → 9.12.0.46",
+    ]);
+    sb.run(["use", "9.1", "--cuda", "12"]).ok().stderr_has(&[
+        &chosen(
+            &tk,
+            "12.4.1",
+            "the only CUDA 12.x toolkit found (found by deployments.toml)",
+        ),
+        "9.12.0.46 → 9.1.0.70",
+    ]);
+    // A second toolkit: a pre-11 CUDA 8.0 one with a release for it. The
+    // spec decides which toolkit fits; when both would, they are listed.
+    let tk8 = linux_toolkit(&sb.root().join("sandbox cuda 8.0"), "8.0.61");
+    put_release(
+        &sb.home(),
+        &fixtures::linux_tgz("8.0", "7.1.4.18"),
+        "7.1.4.18",
+        "8.0",
+        Platform::LinuxX86_64,
+    );
+    sb.run(["use", "7.1", "--cuda-root", &tk_arg(&tk8)]).ok();
+    sb.run(["use", "9.12"]).ok().stderr_has(&[
+        &chosen(
+            &tk,
+            "12.4.1",
+            "the only one of 2 toolkits whose CUDA 12.4 fits cuDNN 9.12 (found by deployments.toml)",
+        ),
+        "9.1.0.70 → 9.12.0.46",
+    ]);
+    sb.run(["current", "--cuda", "12"])
+        .ok()
+        .stdout_has(&["(CUDA 12.4.1): 9.12.0.46_cuda12, symlink"]);
+    std::fs::write(sb.work().join(".cudnn-version"), "7.1\n").unwrap();
+    sb.run(["rollback"])
+        .ok()
+        .stderr_has(&["fits cuDNN 7.1 (from '", "7.1.4.18 → (none)"]);
+    // Without a spec that decides, both are listed with how to pick one.
+    std::fs::remove_file(sb.work().join(".cudnn-version")).unwrap();
+    let r = sb.run(["rollback"]).code_is(2);
+    r.stderr_has(&[
+        "error: 2 CUDA toolkits found and none is named by --cuda-root, --cuda, CUDA_PATH, CUDA_HOME or nvcc: '",
+        "(CUDA 12.4), '",
+        "(CUDA 8.0)\nhelp",
+        "help: pick one with --cuda X.Y (`--cuda 12.4`, `--cuda 8.0`) or --cuda-root PATH (e.g. `--cuda-root '",
+    ]);
+    sb.run(["rollback", "--cuda", "8"])
+        .ok()
+        .stderr_has(&["(none) → 7.1.4.18"]);
+}
+
+#[test]
+fn a_missing_version_names_the_nearest_installed_and_a_foreign_build_the_nearest_that_exists() {
+    let (sb, tk) = linux_world(); // 9.1.0.70 and 9.12.0.46 for CUDA 12 (Linux)
+    // A digit short of an installed version: that one is named first.
+    refused_unchanged(&sb, &tk, &["use", "9.1.0.7", "--cuda-root", &tk_arg(&tk)], 3)
+        .stderr_has(&[
+            "error: cuDNN 9.1.0.7 is not installed",
+            "help: the nearest installed releases are: 9.1.0.70_cuda12, 9.12.0.46_cuda12; or install it with `cudnnm install 9.1.0.7`",
+        ]);
+    // A Windows-layout toolkit: 9.1 has a Windows archive in the catalog, 9.12
+    // (a wheel there) has none, so no `install 9.12 --platform` that fails.
+    let wtk = windows_toolkit(&sb.root().join("CUDA/v12.4"), "12.4.1");
+    let t = tk_arg(&wtk);
+    refused_unchanged(&sb, &wtk, &["use", "9.1", "--cuda-root", &t], 8).stderr_has(&[
+        "error: cuDNN 9.1 is installed only for linux-x86_64; the toolkit '",
+        "help: install a windows build (`cudnnm install 9.1.0.70_cuda12 --platform windows-x86_64`)",
+    ]);
+    let r = refused_unchanged(&sb, &wtk, &["use", "9.12", "--cuda-root", &t], 8).stderr_has(&[
+        "caused by: the catalog has no windows-x86_64 build of cuDNN 9.12 for CUDA 12.4",
+        "help: the nearest release with a windows-x86_64 build is cuDNN 9.10.",
+        "--platform windows-x86_64`)",
+    ]);
+    assert!(!r.stderr().contains("install 9.12"), "{}", r.describe());
 }

@@ -1,0 +1,141 @@
+//! Dynamic completion (clap_complete's `CompleteEnv`, the `COMPLETE=bash`
+//! protocol): besides commands and flags, the shell is offered what this
+//! home holds — installed releases for a SPEC or `--version`, backup ids for
+//! `rollback --to` and `backups --remove`, toolkit folders for
+//! `--cuda-root`. The candidates are read when the shell asks, so they are
+//! never stale. Reading fails quietly: a completion never prints an error.
+
+use std::ffi::OsString;
+
+use clap_complete::engine::{ArgValueCandidates, CompletionCandidate};
+
+use crate::env::Env;
+use crate::home::Home;
+
+/// Answers a completion request when the shell sent one (`COMPLETE` set
+/// by the registration `cudnnm completions SHELL` prints): writes the
+/// candidates to stdout and returns `true`; `false` for a normal run.
+pub fn complete_if_asked(args: &[OsString]) -> bool {
+    let cwd = std::env::current_dir().ok();
+    clap_complete::CompleteEnv::with_factory(command)
+        .try_complete(args.iter().cloned(), cwd.as_deref())
+        .unwrap_or(true)
+}
+
+/// The shell code that registers `completer` (this binary) for `shell`'s
+/// dynamic completion, as `COMPLETE=SHELL cudnnm` prints it.
+pub fn registration(shell: clap_complete::Shell, completer: &str) -> std::io::Result<Vec<u8>> {
+    use clap_complete::env::{Bash, Elvish, EnvCompleter, Fish, Powershell, Zsh};
+    let s: &dyn EnvCompleter = match shell {
+        clap_complete::Shell::Bash => &Bash,
+        clap_complete::Shell::Zsh => &Zsh,
+        clap_complete::Shell::Fish => &Fish,
+        clap_complete::Shell::Elvish => &Elvish,
+        _ => &Powershell,
+    };
+    let mut buf = Vec::new();
+    s.write_registration("COMPLETE", "cudnnm", "cudnnm", completer, &mut buf)?;
+    Ok(buf)
+}
+
+/// [`super::help::command`] with the value candidates attached.
+pub fn command() -> clap::Command {
+    let releases = || ArgValueCandidates::new(installed_releases);
+    let backups = || ArgValueCandidates::new(backup_ids);
+    let toolkits = || ArgValueCandidates::new(toolkit_roots);
+    let mut cmd = super::help::command();
+    for (sub, arg) in [
+        ("use", "spec"),
+        ("uninstall", "spec"),
+        ("pin", "spec"),
+        ("default", "spec"),
+        ("current", "version"),
+        ("which", "version"),
+        ("exec", "version"),
+        ("env", "version"),
+    ] {
+        cmd = cmd.mut_subcommand(sub, |c| c.mut_arg(arg, |a| a.add(releases())));
+    }
+    cmd = cmd.mut_subcommand("export", |c| {
+        c.mut_subcommand("dir", |c| c.mut_arg("spec", |a| a.add(releases())))
+    });
+    cmd = cmd.mut_subcommand("rollback", |c| c.mut_arg("to", |a| a.add(backups())));
+    cmd = cmd.mut_subcommand("backups", |c| c.mut_arg("remove", |a| a.add(backups())));
+    for sub in ["use", "rollback", "current", "backups"] {
+        cmd = cmd.mut_subcommand(sub, |c| c.mut_arg("cuda_root", |a| a.add(toolkits())));
+    }
+    cmd
+}
+
+/// The home a completion reads: `CUDNNM_HOME` or the platform's (a
+/// `--home` on the line being completed is not seen).
+fn home() -> Option<(Env, Home)> {
+    let env = Env::from_process();
+    let system = Home::locate_system(None, &env);
+    let home = Home::locate(None, &env).ok()?.with_system(system);
+    Some((env, home))
+}
+
+/// Every installed release: its id (`9.12.0.46_cuda12`), then its version
+/// alone, each with where it came from.
+fn installed_releases() -> Vec<CompletionCandidate> {
+    let Some((_, home)) = home() else {
+        return Vec::new();
+    };
+    let releases = crate::store::Store::new(&home)
+        .releases()
+        .unwrap_or_default();
+    let mut out = Vec::new();
+    for r in releases.iter().rev() {
+        let help = format!("cuDNN for CUDA {}, {}", r.cuda(), r.platform());
+        out.push(CompletionCandidate::new(r.id()).help(Some(help.clone().into())));
+        out.push(CompletionCandidate::new(r.version().to_string()).help(Some(help.into())));
+    }
+    out.dedup_by(|a, b| a.get_value() == b.get_value());
+    out
+}
+
+/// Every backup id, with what it held and of which toolkit.
+fn backup_ids() -> Vec<CompletionCandidate> {
+    let Some((_, home)) = home() else {
+        return Vec::new();
+    };
+    crate::deploy::backup::list(&home)
+        .unwrap_or_default()
+        .iter()
+        .rev()
+        .map(|b| {
+            CompletionCandidate::new(b.record.id.to_string()).help(Some(
+                format!("{}, {}", b.record.held, b.record.toolkit.display()).into(),
+            ))
+        })
+        .collect()
+}
+
+/// The toolkit folders found here and those the home has deployed to or
+/// backed up.
+fn toolkit_roots() -> Vec<CompletionCandidate> {
+    let Some((env, home)) = home() else {
+        return Vec::new();
+    };
+    let mut roots: Vec<std::path::PathBuf> = crate::toolkit::discover(&env)
+        .into_iter()
+        .map(|t| t.root)
+        .collect();
+    let deployed = crate::deploy::Deployments::load(&home)
+        .map(|d| d.entries.into_iter().map(|e| e.toolkit).collect::<Vec<_>>())
+        .unwrap_or_default();
+    let backed_up = crate::deploy::backup::list(&home)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|b| b.record.toolkit);
+    for r in deployed.into_iter().chain(backed_up) {
+        if !roots.contains(&r) && r.is_dir() {
+            roots.push(r);
+        }
+    }
+    roots
+        .into_iter()
+        .map(|r| CompletionCandidate::new(r.into_os_string()))
+        .collect()
+}
