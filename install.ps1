@@ -1,9 +1,12 @@
 # Installs cudnnm on Windows without Rust and without administrator rights:
 #
-#   powershell -ExecutionPolicy ByPass -c "irm https://github.com/cudnnm/cudnnm/releases/latest/download/install.ps1 | iex"
+#   powershell -ExecutionPolicy ByPass -c "irm RELEASE_BASE/install.ps1 | iex"
+#
+# (RELEASE_BASE is $ReleaseBase below; README.md's Install section has the
+# full command.)
 #
 # Downloads the Windows zip and SHA256SUMS from $env:CUDNNM_INSTALL_BASE
-# (default: the latest GitHub release; a mirror URL or a local folder works
+# (default: $ReleaseBase, the latest release; a mirror URL or a local folder works
 # too), checks the zip's SHA-256 before anything is written, puts cudnnm.exe
 # into $env:CUDNNM_INSTALL_DIR (default: %LOCALAPPDATA%\cudnnm\bin), and adds
 # that folder to the user PATH in the registry (HKCU\Environment), never
@@ -11,7 +14,10 @@
 $ErrorActionPreference = 'Stop'
 Set-StrictMode -Version Latest
 
-$base = if ($env:CUDNNM_INSTALL_BASE) { $env:CUDNNM_INSTALL_BASE } else { 'https://github.com/cudnnm/cudnnm/releases/latest/download' }
+# The project's release downloads: the one place this script names them
+# (scripts/dist.sh writes a fork's own into the copy it releases).
+$ReleaseBase = 'https://github.com/cudnnm/cudnnm/releases/latest/download'
+$base = if ($env:CUDNNM_INSTALL_BASE) { $env:CUDNNM_INSTALL_BASE } else { $ReleaseBase }
 $base = $base.TrimEnd('/', '\')
 $dest = if ($env:CUDNNM_INSTALL_DIR) { $env:CUDNNM_INSTALL_DIR } else { Join-Path $env:LOCALAPPDATA 'cudnnm\bin' }
 $target = 'x86_64-pc-windows-gnu'

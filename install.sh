@@ -1,17 +1,23 @@
 #!/bin/sh
 # Installs cudnnm on Linux without Rust and without root:
 #
-#   curl -LsSf https://github.com/cudnnm/cudnnm/releases/latest/download/install.sh | sh
+#   curl -LsSf RELEASE_BASE/install.sh | sh
+#
+# (RELEASE_BASE is release_base below; README.md's Install section has the
+# full command.)
 #
 # Picks the release archive for this machine (x86_64 or aarch64, glibc 2.17
 # or newer), downloads it and SHA256SUMS from CUDNNM_INSTALL_BASE (default:
-# the latest GitHub release; a mirror URL or a local folder works too),
+# release_base, the latest release; a mirror URL or a local folder works too),
 # checks the archive's SHA-256 before anything is written, and puts the
 # binary into CUDNNM_INSTALL_DIR (default: ~/.local/bin). A tampered or
 # truncated download is refused and nothing is installed.
 set -eu
 
-base="${CUDNNM_INSTALL_BASE:-https://github.com/cudnnm/cudnnm/releases/latest/download}"
+# The project's release downloads: the one place this script names them
+# (scripts/dist.sh writes a fork's own into the copy it releases).
+release_base='https://github.com/cudnnm/cudnnm/releases/latest/download'
+base="${CUDNNM_INSTALL_BASE:-$release_base}"
 dest="${CUDNNM_INSTALL_DIR:-${HOME:?HOME is not set}/.local/bin}"
 
 say() { printf 'cudnnm installer: %s\n' "$*" >&2; }

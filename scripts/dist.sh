@@ -12,11 +12,14 @@
 #
 # DIST_TARGETS (comma-separated) builds a subset: x86_64-linux, aarch64-linux,
 # windows, wheel-x86_64, wheel-aarch64, wheel-windows (default: all).
-# DIST_REPO (owner/name, default cudnnm/cudnnm) names the GitHub repository
-# whose release download URLs go into the Scoop and winget manifests.
+# DIST_REPO (owner/name, default: default_repo below) names the GitHub
+# repository whose release downloads the artifacts point at: the Scoop and
+# winget manifests' URLs, the default base of the released install.sh and
+# install.ps1, and the binary's `self update` default (CUDNNM_RELEASE_BASE at
+# build time), so that a fork's release points at the fork.
 #
 # Needs: cargo-zigbuild and ziglang (`pip install ziglang cargo-zigbuild`),
-# maturin (`pip install maturin`), the rustup targets, and for Windows
+# maturin and auditwheel (`pip install maturin auditwheel`), the rustup targets, and for Windows
 # gcc-mingw-w64-x86-64. Build times per target go to target/dist-times.txt.
 # DIST_KEEP=1 keeps what dist/ already holds and adds the targets asked for.
 set -euo pipefail
@@ -30,7 +33,11 @@ if [ "$version" != "$crate_version" ]; then
   exit 2
 fi
 targets=",${DIST_TARGETS:-x86_64-linux,aarch64-linux,windows,wheel-x86_64,wheel-aarch64,wheel-windows},"
-repo="${DIST_REPO:-cudnnm/cudnnm}"
+# The project's GitHub repository: the one place this script names it.
+default_repo=cudnnm/cudnnm
+repo="${DIST_REPO:-$default_repo}"
+release_base="https://github.com/$repo/releases/latest/download"
+export CUDNNM_RELEASE_BASE="$release_base"
 dist=dist
 glibc_max=2.17
 want() { [[ "$targets" == *",$1,"* ]]; }
@@ -97,16 +104,30 @@ want wheel-windows && timed "wheel win_amd64" wheel x86_64-pc-windows-gnu
 # The Linux wheels: the policy auditwheel sees, and the glibc floor of the binary inside.
 for whl in "$dist"/*manylinux*.whl; do
   [ -e "$whl" ] || continue
-  if command -v auditwheel >/dev/null; then
-    auditwheel show "$whl" | tee -a "$times"
-    grep -q 'manylinux_2_17' <<<"$(auditwheel show "$whl")" || { echo "error: auditwheel does not accept $whl as manylinux_2_17" >&2; exit 1; }
+  command -v auditwheel >/dev/null ||
+    { echo "error: auditwheel is not installed; it checks the Linux wheels" >&2; echo "help: pip install auditwheel" >&2; exit 1; }
+  auditwheel show "$whl" | tee -a "$times"
+  # Accepted: the most compatible tag auditwheel finds is manylinux_2_N with N <= 17.
+  tag="$(auditwheel show --json "$whl" | python3 -c 'import json,sys; print(json.load(sys.stdin)["overall_tag"])')"
+  minor="$(sed -n 's/^manylinux_2_\([0-9]*\)_.*/\1/p' <<<"$tag")"
+  if [ -z "$minor" ] || [ "$minor" -gt "${glibc_max#2.}" ]; then
+    echo "error: auditwheel does not accept $whl as manylinux_${glibc_max/./_} (it says: $tag)" >&2
+    exit 1
   fi
+  echo "auditwheel: $(basename "$whl"): $tag: ok" | tee -a "$times"
   rm -rf "$stage/whl" && mkdir -p "$stage/whl"
   python3 -m zipfile -e "$whl" "$stage/whl"
   scripts/check-glibc.sh "$(find "$stage/whl" -name cudnnm -type f)" "$glibc_max" | tee -a "$times"
 done
 
-cp install.sh install.ps1 "$dist/"
+# The install scripts, with their one release_base line naming $repo's releases.
+stamp() { # stamp FILE SED-EXPR: copies FILE into dist/, changing exactly one line
+  sed "$2" "$1" >"$dist/$1"
+  [ "$(diff "$1" "$dist/$1" | grep -c '^>')" -le 1 ] && grep -qF "'$release_base'" "$dist/$1" ||
+    { echo "error: could not set the release base in $dist/$1" >&2; exit 1; }
+}
+stamp install.sh "s|^release_base='.*'\$|release_base='$release_base'|"
+stamp install.ps1 "s|^\$ReleaseBase = '.*'\$|\$ReleaseBase = '$release_base'|"
 (cd "$dist" && sha256sum -- cudnnm-* >SHA256SUMS)
 
 # Scoop and winget manifests for the Windows zip, with its release URL and hash.

@@ -15,6 +15,8 @@
 # - wheel-x86_64: pip install into a fresh venv; --version, `install pip:…`
 #   (from the local real wheels), `exec` loading the real libcudnn, and
 #   `self update` pointing at pip;
+# - windows: install.ps1's pattern, hash check and zip layout against dist/
+#   (PowerShell itself is not available here; see install_ps1 below);
 # - install.sh (run by dash, a plain POSIX sh) against a loopback HTTP
 #   server serving dist/ with a fresh HOME: installs and the binary runs; a
 #   tampered archive, a truncated one and a wrong SHA256SUMS line are each
@@ -205,6 +207,54 @@ wheel_x86_64() {
   unset CUDNNM_HOME CUDNNM_PYTHON PIP_NO_INDEX PIP_FIND_LINKS
 }
 
+# install.ps1 is not run here: no PowerShell comes from Debian's packages or
+# PyPI, and npm's `pwsh` downloads it from GitHub when installed. What it
+# relies on is checked against the real dist/ instead, the script's own
+# pieces (its $target, its SHA256SUMS pattern, applied case-insensitively as
+# PowerShell's -match does, and its [version] sort) read from dist/install.ps1:
+# over a loopback server it selects the zip dist.sh built, its hash check
+# passes on that zip and fails on a tampered one, the zip holds cudnnm.exe at
+# the top (Expand-Archive then Join-Path 'cudnnm.exe'), and its default base
+# is the released install.sh's.
+install_ps1() {
+  local zip="cudnnm-$version-x86_64-pc-windows-gnu.zip" url
+  need_file "$dist/$zip"
+  step "install.ps1 (not run: no PowerShell here): its pattern, hash check and zip layout against dist/"
+  url="$(serve "$dist")"
+  if out="$(python3 - "$dist" "$url" "$zip" 2>&1 <<'PY'
+import hashlib, io, re, sys, urllib.request, zipfile
+dist, base, want = sys.argv[1:]
+ps1 = open(f"{dist}/install.ps1", encoding="utf-8").read()
+sh = open(f"{dist}/install.sh", encoding="utf-8").read()
+target = re.search(r"^\$target = '([^']*)'$", ps1, re.M).group(1)
+head, tail = re.search(r"^\s*\$pattern = '([^']*)' \+ \[Regex\]::Escape\(\$target\) \+ '([^']*)'$", ps1, re.M).groups()
+pattern = re.compile(head + re.escape(target) + tail, re.I)
+fetch = lambda name: urllib.request.urlopen(f"{base}/{name}").read()
+found = []
+for line in fetch("SHA256SUMS").decode().splitlines():
+    m = pattern.match(line)
+    if m:
+        found.append((tuple(int(p) for p in m.group(3).split(".")), m.group(1).lower(), m.group(2)))
+assert found, f"the pattern of install.ps1 matches no line of SHA256SUMS"
+_, hash_, name = max(found)
+assert name == want, f"install.ps1 picks {name}, dist.sh built {want}"
+body = fetch(name)
+assert hashlib.sha256(body).hexdigest() == hash_, "install.ps1's hash check fails on the real zip"
+bad = bytearray(body); bad[len(bad) // 2] ^= 1
+assert hashlib.sha256(bad).hexdigest() != hash_, "install.ps1's hash check passes a tampered zip"
+assert "cudnnm.exe" in zipfile.ZipFile(io.BytesIO(body)).namelist(), "no cudnnm.exe at the top of the zip"
+ps1_base = re.search(r"^\$ReleaseBase = '([^']*)'$", ps1, re.M).group(1)
+sh_base = re.search(r"^release_base='([^']*)'$", sh, re.M).group(1)
+assert ps1_base == sh_base, f"install.ps1's default base {ps1_base} differs from install.sh's {sh_base}"
+print(f"picks {name} ({hash_[:12]}…), hash check holds, cudnnm.exe at the top, default base {ps1_base}")
+PY
+  )"; then
+    ok "install.ps1 against dist/: $out"
+  else
+    bad "install.ps1 against dist/: $out"
+  fi
+}
+
 # install_sh NAME BASE: runs install.sh with a fresh HOME; sets $ihome.
 install_sh() {
   ihome="$work/home-$1"
@@ -250,6 +300,7 @@ glibc_check
 want x86_64-linux && timed x86_64_tarball
 want aarch64-linux && timed aarch64_tarball
 want windows && timed windows_zip
+want windows && timed install_ps1
 want wheel-windows && timed wheel_windows
 want wheel-aarch64 && timed wheel_aarch64
 want wheel-x86_64 && timed wheel_x86_64

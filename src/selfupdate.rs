@@ -23,8 +23,13 @@ use crate::error::{Error, Kind, Result};
 use crate::hash::Sha256Hex;
 
 /// Where releases are downloaded from unless [`BASE_VAR`] says otherwise:
-/// the newest GitHub release's assets.
-pub const DEFAULT_BASE: &str = "https://github.com/cudnnm/cudnnm/releases/latest/download";
+/// the newest GitHub release's assets. This is the one place the code names
+/// the project's release URL; a fork's release build sets its own at build
+/// time with `CUDNNM_RELEASE_BASE` (scripts/dist.sh does, from `DIST_REPO`).
+pub const DEFAULT_BASE: &str = match option_env!("CUDNNM_RELEASE_BASE") {
+    Some(base) => base,
+    None => "https://github.com/cudnnm/cudnnm/releases/latest/download",
+};
 
 /// The environment variable naming another release folder (URL, `file://`
 /// URL, or a local folder); `install.sh` and `install.ps1` read it too.
