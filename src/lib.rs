@@ -10,6 +10,7 @@
 //! - [`deploy`]: the backup/journal transaction behind `use` and `rollback`.
 //! - [`pin`]: `.cudnn-version` files and spec resolution.
 //! - [`activate`]: per-process environment for a release and shell rendering.
+//! - [`export_tree`]: a release exported as a plain folder: its marker, the check of an earlier export, the env file (`export dir`).
 //! - [`modulefile`]: Lmod and Environment Modules modulefiles for releases (`export`).
 //! - [`catalog`]: the release catalog (`manifest.toml`) and downloads.
 //! - [`verify`]: re-hashing the store and the deployments against their records.
@@ -47,6 +48,7 @@ pub mod interrupt;
 mod layering;
 pub mod libcudnn;
 pub mod lock;
+pub mod export_tree;
 pub mod modulefile;
 pub mod names;
 pub mod pin;
