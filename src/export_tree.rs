@@ -94,9 +94,12 @@ pub fn check_earlier(dest: &Path) -> Result<Earlier> {
     };
     for item in walkdir::WalkDir::new(dest).min_depth(1).sort_by_file_name() {
         let item = item.map_err(|e| {
-            Error::new(Kind::Failure, format!("could not read '{}'", dest.display()))
-                .cause(e)
-                .hint("check the folder's permissions")
+            Error::new(
+                Kind::Failure,
+                format!("could not read '{}'", dest.display()),
+            )
+            .cause(e)
+            .hint("check the folder's permissions")
         })?;
         let rel = relative(dest, item.path());
         if rel == MARKER_FILE {
@@ -259,14 +262,16 @@ mod tests {
                 == "LD_LIBRARY_PATH='/opt/cu dnn/lib'\"${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}\"; export LD_LIBRARY_PATH"),
             "{text}"
         );
-        assert!(text
-            .lines()
-            .any(|l| l == "CUDNN_PATH='/opt/cu dnn'; export CUDNN_PATH"));
+        assert!(
+            text.lines()
+                .any(|l| l == "CUDNN_PATH='/opt/cu dnn'; export CUDNN_PATH")
+        );
         let win = variables(r"C:\cudnn", true);
         let (name, text) = env_file("cuDNN 9", &win, true).unwrap();
         assert_eq!(name, "cudnn.env.cmd");
         assert!(
-            text.lines().any(|l| l == r#"set "PATH=C:\cudnn\bin;%PATH%""#),
+            text.lines()
+                .any(|l| l == r#"set "PATH=C:\cudnn\bin;%PATH%""#),
             "{text}"
         );
         assert!(text.lines().any(|l| l == r#"set "CUDNN_PATH=C:\cudnn""#));
@@ -300,12 +305,27 @@ mod tests {
         assert_eq!(check_earlier(&dest).unwrap().release, "9.27.0.42_cuda12");
         // A file of the user's, a folder of the user's, a changed byte: refused.
         w("lib/mine.so", b"user");
-        assert!(check_earlier(&dest).unwrap_err().message().contains("mine.so"));
+        assert!(
+            check_earlier(&dest)
+                .unwrap_err()
+                .message()
+                .contains("mine.so")
+        );
         crate::fsops::remove_file(&dest.join("lib/mine.so")).unwrap();
         crate::fsops::create_dir_all(&dest.join("notes")).unwrap();
-        assert!(check_earlier(&dest).unwrap_err().message().contains("notes"));
+        assert!(
+            check_earlier(&dest)
+                .unwrap_err()
+                .message()
+                .contains("notes")
+        );
         crate::fsops::remove_dir_all(&dest.join("notes")).unwrap();
         w("cudnn.env", b"eNv");
-        assert!(check_earlier(&dest).unwrap_err().message().contains("cudnn.env"));
+        assert!(
+            check_earlier(&dest)
+                .unwrap_err()
+                .message()
+                .contains("cudnn.env")
+        );
     }
 }

@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::Ctx;
+use crate::command::CommandLine;
 use crate::error::{Error, IoResultExt, Kind, Result};
 use crate::export_tree;
 use crate::fsops;
@@ -55,7 +56,19 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     } else {
         Store::new(&ctx.home)
     };
-    let release = store.resolve(&spec)?;
+    let release = store.resolve(&spec).map_err(|e| {
+        if args.system {
+            // The system store's releases come from the administrator.
+            e.hint(format!(
+                "an administrator installs it there: `{}`",
+                super::support::on_system(ctx, CommandLine::install(spec.to_string()), true)
+                    .sudo()
+                    .for_host(ctx.env.is_windows())
+            ))
+        } else {
+            e
+        }
+    })?;
     let dest = ctx.env.cwd().join(&args.dest);
     // A copy inside a cudnnm home would be taken for a release of its store.
     let resolved = match dest.file_name() {

@@ -645,7 +645,10 @@ impl Store {
                     fsops::parent_of(fsops::parent_of(&release.dir)).display()
                 ),
             )
-            .hint("an administrator removes it with `cudnnm uninstall --system`"));
+            .hint(format!(
+                "an administrator removes it with `cudnnm uninstall {} --system`",
+                release.id()
+            )));
         }
         let t = self.root.join(
             fsops::sibling(&release.dir, "trash")
