@@ -18,6 +18,14 @@ pub use windows::*;
 /// constant, so `cfg!(windows)` appears only in this module.
 pub const HOST_WINDOWS: bool = cfg!(windows);
 
+/// The bytes an unprivileged process may still write on the file system
+/// holding `dir` (`statvfs`'s `f_bavail × f_frsize`, `GetDiskFreeSpaceExW`'s
+/// caller-available bytes, through the `fs4` crate); `None` when the system
+/// does not say.
+pub fn available_space(dir: &std::path::Path) -> Option<u64> {
+    fs4::available_space(dir).ok()
+}
+
 /// Which kind of folder link [`link_dir_kind`] made.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DirLinkKind {
