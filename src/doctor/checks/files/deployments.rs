@@ -27,7 +27,7 @@ pub(super) fn deployed_release(cx: &Cx, root: &str) -> Option<String> {
 /// full version) all agree on one version and it is another release's.
 /// Then another cudnnm home, or the user, deployed something else there.
 pub(super) fn held_instead(cx: &Cx, root: &str, release: &str) -> Option<Version> {
-    let recorded = release.parse::<Spec>().ok()?.version.triple();
+    let recorded = release.parse::<Spec>().ok()?.version;
     let mut seen: BTreeSet<Version> = BTreeSet::new();
     seen.extend(cx.s.header_version(root).map(|k| k.version.triple()));
     for f in cx.s.files_in_root(root) {
@@ -43,11 +43,8 @@ pub(super) fn held_instead(cx: &Cx, root: &str, release: &str) -> Option<Version
             seen.insert(k.version.triple());
         }
     }
-    let mut it = seen.into_iter();
-    match (it.next(), it.next()) {
-        (Some(v), None) if v != recorded => Some(v),
-        _ => None,
-    }
+    // The rule `use` and `verify` share.
+    crate::deploy::status::held_instead(&recorded, seen)
 }
 
 /// The command that deploys the release recorded in `root` again, by its
