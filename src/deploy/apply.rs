@@ -4,7 +4,7 @@
 //! reverse in this process; a crash is finished or undone by the next
 //! command ([`super::recover`]) with the same [`undo`] and [`commit`].
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::inflight;
 use super::journal::{self, FaultHook, Journal};
@@ -86,9 +86,93 @@ fn not_undone(plan: &Plan, e: &Error, u: &Error) -> Error {
     .cause(e.message())
     .cause(u.message())
     .hint(format!(
-        "the original files are safe in '{}'; fix the cause, then run any cudnnm command (e.g. `cudnnm current`) to finish the undo",
-        plan.backup_dir.join("files").display()
+        "{}; fix the cause, then run any cudnnm command (e.g. `cudnnm current`) to finish the undo",
+        originals_hint(plan)
     ))
+}
+
+/// Where one original file of a change is while the change is not undone.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum OriginalAt {
+    /// Back in (or still in) the toolkit.
+    Toolkit,
+    /// In the change's backup folder, at this path.
+    Backup(PathBuf),
+    /// An unchanged copy cudnnm placed, trimmed from the backup: the undo
+    /// copies it back from this store file, which holds the same bytes.
+    Store(PathBuf),
+    /// Neither in the toolkit nor in the backup, and no store file holds it.
+    Missing,
+}
+
+/// Where each original of `plan` is now, by its toolkit-relative path, in
+/// the order of the plan's moves.
+pub fn originals(plan: &Plan) -> Vec<(String, OriginalAt)> {
+    plan.moves
+        .iter()
+        .map(|m| {
+            let at = if exists(&m.to) {
+                OriginalAt::Backup(m.to.clone())
+            } else if exists(&m.from) && is_state(&m.from, &m.state) {
+                OriginalAt::Toolkit
+            } else if let Some(src) = &m.store_copy {
+                OriginalAt::Store(src.clone())
+            } else {
+                OriginalAt::Missing
+            };
+            (m.rel.clone(), at)
+        })
+        .collect()
+}
+
+/// Where the originals of a change that is not undone are, for a hint:
+/// those in the backup folder, and each one that comes back from the store
+/// named with its store file ([`originals`]).
+pub fn originals_hint(plan: &Plan) -> String {
+    let all = originals(plan);
+    let in_backup = all
+        .iter()
+        .filter(|(_, a)| matches!(a, OriginalAt::Backup(_)))
+        .count();
+    let from_store: Vec<String> = all
+        .iter()
+        .filter_map(|(rel, a)| match a {
+            OriginalAt::Store(src) => Some(format!("{rel} from '{}'", src.display())),
+            _ => None,
+        })
+        .collect();
+    let missing: Vec<&str> = all
+        .iter()
+        .filter(|(_, a)| *a == OriginalAt::Missing)
+        .map(|(rel, _)| rel.as_str())
+        .collect();
+    let files = plan.backup_dir.join("files");
+    let mut parts = Vec::new();
+    if in_backup > 0 || (from_store.is_empty() && missing.is_empty()) {
+        parts.push(if from_store.is_empty() && missing.is_empty() {
+            format!("the original files are safe in '{}'", files.display())
+        } else {
+            format!(
+                "{in_backup} original file{} {} safe in '{}'",
+                if in_backup == 1 { "" } else { "s" },
+                if in_backup == 1 { "is" } else { "are" },
+                files.display()
+            )
+        });
+    }
+    if !from_store.is_empty() {
+        parts.push(format!(
+            "{} unchanged cop{} of the release's files come{} back from the store: {}",
+            from_store.len(),
+            if from_store.len() == 1 { "y" } else { "ies" },
+            if from_store.len() == 1 { "s" } else { "" },
+            from_store.join(", ")
+        ));
+    }
+    if !missing.is_empty() {
+        parts.push(format!("not found anywhere: {}", missing.join(", ")));
+    }
+    parts.join("; ")
 }
 
 fn forward(
@@ -472,8 +556,8 @@ pub fn undo(home: &Home, plan: &Plan, placing_started: bool) -> Result<()> {
             e = e.cause(p);
         }
         return Err(e.hint(format!(
-            "the original files are in '{}'; fix the cause, then run any cudnnm command to retry",
-            plan.backup_dir.join("files").display()
+            "{}; fix the cause, then run any cudnnm command to retry",
+            originals_hint(plan)
         )));
     }
     fsops::remove_dir_all(&plan.backup_dir)
@@ -568,5 +652,50 @@ mod tests {
         // Undoing again is harmless.
         undo(&home, &plan, true).unwrap();
         assert_eq!(std::fs::read(&dest).unwrap(), b"library bytes");
+
+        // An undo that cannot finish (here the toolkit folder is gone, as a
+        // full disk would stop the copy): the hint names where each original
+        // really is — one in the backup, one coming back from the store.
+        let mut plan2 = plan.clone();
+        let header_to = home.backups_dir().join("2/files/include/cudnn.h");
+        fsops::create_dir_all(fsops::parent_of(&header_to)).unwrap();
+        fsops::write_atomic(&header_to, b"user header").unwrap();
+        plan2.moves.push(Move {
+            from: tk.join("include/cudnn.h"),
+            to: header_to.clone(),
+            rel: "include/cudnn.h".into(),
+            state: Entry::file(11, hash::sha256_bytes(b"user header")),
+            store_copy: None,
+            mtime_ns: None,
+        });
+        fsops::remove_dir_all(&tk).unwrap();
+        fsops::create_dir_all(&tk).unwrap();
+        // `lib64` is a file now: neither original can be put back.
+        fsops::write_atomic(&tk.join("lib64"), b"x").unwrap();
+        fsops::write_atomic(&tk.join("include"), b"x").unwrap();
+        let e = undo(&home, &plan2, false).unwrap_err();
+        let hint = e.hint_text().unwrap();
+        assert_eq!(
+            hint,
+            format!(
+                "1 original file is safe in '{}'; 1 unchanged copy of the release's files comes back from the store: lib64/libcudnn.so.9 from '{}'; fix the cause, then run any cudnnm command to retry",
+                home.backups_dir().join("2/files").display(),
+                store_file.display()
+            )
+        );
+        assert_eq!(
+            originals(&plan2),
+            vec![
+                (
+                    "lib64/libcudnn.so.9".to_string(),
+                    OriginalAt::Store(store_file.clone())
+                ),
+                (
+                    "include/cudnn.h".to_string(),
+                    OriginalAt::Backup(header_to.clone())
+                ),
+            ]
+        );
+        assert_eq!(std::fs::read(&header_to).unwrap(), b"user header");
     }
 }
