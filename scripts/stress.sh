@@ -45,6 +45,7 @@ mkdir -p "${STRESS_TMP:-$repo/target}"
 work=$(mktemp -d "${STRESS_TMP:-$repo/target}/stress.XXXXXX")
 trap 'chmod -R u+w "$work" 2>/dev/null; rm -rf "$work"' EXIT
 start=$(date +%s)
+stale_markers=0
 findings=()
 found() { findings+=("$1"); echo "FINDING: $1" >&2; }
 time_left() { [ $(( $(date +%s) - start )) -lt "$limit" ]; }
@@ -79,8 +80,16 @@ check_toolkit() { # HOME TK WHAT
   if find -L "$tk" -name '.cudnnm-tmp-*' 2>/dev/null | grep -q .; then
     found "$what: a temporary file stayed in the toolkit"
   fi
+  # A marker whose journal is gone is stale (a kill between the two, which
+  # must come in that order): harmless, replaced by the next change. One
+  # with its journal still there is a change left unfinished.
   if [ -e "$tk/.cudnnm-inflight.toml" ]; then
-    found "$what: the in-flight marker stayed"
+    local id; id=$(sed -n 's/^backup = //p' "$tk/.cudnnm-inflight.toml")
+    if [ -e "$home/journal/$id.json" ]; then
+      found "$what: the change of backup $id was left unfinished"
+    else
+      stale_markers=$((stale_markers + 1))
+    fi
   fi
   if ! { cmp -s "$work/plugin" "$tk/lib64/libcudnn_myplugin.so.9" ||
          find "$home/backups" -path '*/files/*' -name libcudnn_myplugin.so.9 -exec cmp -s "$work/plugin" {} \; -print 2>/dev/null | grep -q .; }; then
@@ -292,6 +301,7 @@ echo "== figures ($elapsed s)"
 echo "use: $use_kills kills mid-change, $use_finished finished before the kill, $use_recovery_kills kills of the recovery"
 echo "install --force: $install_kills kills mid-import (of $kills_install runs)"
 echo "writers: $writers from one home; $writers homes at once into one toolkit ($multi_refused refused with exit 8 while another home's change was in flight)"
+echo "stale in-flight markers seen (no journal; replaced by the next change): $stale_markers"
 echo "hostile archives: $kinds kinds tried"
 echo "findings: ${#findings[@]}"
 for f in "${findings[@]}"; do echo "  - $f"; done

@@ -449,6 +449,20 @@ fn is_ours(p: &Place) -> bool {
     }
 }
 
+/// Whether the file at `dest` is an original an earlier, interrupted undo
+/// of `plan` already moved back from the backup: a move from `dest` whose
+/// backup copy is gone. Such a file can look exactly like what the plan
+/// placed (the same relative link `libcudnn.so → libcudnn.so.9` in both
+/// releases, a copy of the same size) and must not be removed as placed.
+/// (Placing starts only after every move, so during placing each backup
+/// copy exists; an unchanged copy trimmed from the backup is recopied from
+/// the store instead, and is not counted here.)
+fn moved_back(plan: &Plan, dest: &Path) -> bool {
+    plan.moves
+        .iter()
+        .any(|m| m.from == dest && m.store_copy.is_none() && !exists(&m.to))
+}
+
 fn exists(path: &Path) -> bool {
     std::fs::symlink_metadata(path).is_ok()
 }
@@ -470,7 +484,7 @@ pub fn undo(home: &Home, plan: &Plan, placing_started: bool) -> Result<()> {
     if placing_started {
         for p in plan.places.iter().rev() {
             let _ = fsops::remove_file(&p.tmp_path());
-            if !is_ours(p) {
+            if !is_ours(p) || moved_back(plan, &p.dest) {
                 continue;
             }
             let r = match p.kind {
@@ -567,9 +581,105 @@ pub fn undo(home: &Home, plan: &Plan, placing_started: bool) -> Result<()> {
 mod tests {
     use super::*;
     use crate::deploy::backup::BackupRecord;
-    use crate::deploy::plan::{Move, PLAN_SCHEMA};
+    use crate::deploy::plan::{Move, PLAN_SCHEMA, Place};
     use crate::deploy::{Mode, Origin, PlacedFile};
     use crate::toolkit::Layout;
+
+    /// Found by scripts/stress.sh: a kill during the undo itself, after it
+    /// moved an original back, left an original that looks like the placed
+    /// file (the same relative link in both releases); the next undo removed
+    /// it as placed and then found it "neither in the toolkit nor in the
+    /// backup", for good.
+    #[test]
+    fn an_undo_resumed_after_a_kill_keeps_the_originals_it_moved_back() {
+        let d = tempfile::tempdir().unwrap();
+        let home = Home::new(d.path().join("home"));
+        let tk = d.path().join("tk");
+        fsops::create_dir_all(&tk.join("lib64")).unwrap();
+        let dest = tk.join("lib64/libcudnn.so");
+        let to = home.backups_dir().join("5/files/lib64/libcudnn.so");
+        let copy_dest = tk.join("lib64/notes.h");
+        let copy_to = home.backups_dir().join("5/files/lib64/notes.h");
+        fsops::create_dir_all(fsops::parent_of(&to)).unwrap();
+        let link = |target: &str| Entry::link(target);
+        let plan = Plan {
+            schema: PLAN_SCHEMA,
+            id: 5,
+            action: Action::Use("9.27.0.42_cuda12".parse().unwrap()),
+            toolkit: tk.clone(),
+            layout: Layout::Linux,
+            backup_dir: home.backups_dir().join("5"),
+            mkdirs: vec![],
+            moves: vec![
+                Move {
+                    from: dest.clone(),
+                    to: to.clone(),
+                    rel: "lib64/libcudnn.so".into(),
+                    state: link("libcudnn.so.9"),
+                    store_copy: None,
+                    mtime_ns: None,
+                },
+                Move {
+                    from: copy_dest.clone(),
+                    to: copy_to.clone(),
+                    rel: "lib64/notes.h".into(),
+                    state: Entry::file(4, hash::sha256_bytes(b"mine")),
+                    store_copy: None,
+                    mtime_ns: None,
+                },
+            ],
+            places: vec![
+                Place {
+                    dest: dest.clone(),
+                    rel: "lib64/libcudnn.so".into(),
+                    kind: PlaceKind::Link,
+                    source: PathBuf::from("libcudnn.so.9"),
+                    state: link("libcudnn.so.9"),
+                    from: Origin::Release("lib/libcudnn.so".into()),
+                    mtime_ns: None,
+                    check_hash: false,
+                },
+                Place {
+                    dest: copy_dest.clone(),
+                    rel: "lib64/notes.h".into(),
+                    kind: PlaceKind::Copy,
+                    source: d.path().join("store/notes.h"),
+                    state: Entry::file(4, hash::sha256_bytes(b"rels")),
+                    from: Origin::Release("include/notes.h".into()),
+                    mtime_ns: None,
+                    check_hash: true,
+                },
+            ],
+            backup: BackupRecord {
+                id: 5,
+                toolkit: tk.clone(),
+                layout: Layout::Linux,
+                cuda: "12.4".into(),
+                created_at: String::new(),
+                reason: String::new(),
+                held: "9.12.0.46".into(),
+                deployment: None,
+                reinstall: None,
+                files: vec![],
+            },
+            next: None,
+            previous: None,
+            from_label: String::new(),
+            to_label: String::new(),
+        };
+        // The first undo removed what was placed and moved both originals
+        // back (the user's 4-byte file, the same size as the placed copy),
+        // then was killed before retiring the journal.
+        fsops::symlink(Path::new("libcudnn.so.9"), &dest).unwrap();
+        fsops::write_atomic(&copy_dest, b"mine").unwrap();
+        undo(&home, &plan, true).unwrap();
+        assert_eq!(
+            std::fs::read_link(&dest).unwrap(),
+            Path::new("libcudnn.so.9")
+        );
+        assert_eq!(std::fs::read(&copy_dest).unwrap(), b"mine");
+        assert!(!plan.backup_dir.exists());
+    }
 
     #[test]
     fn undo_recopies_a_trimmed_copy_from_the_store_and_restores_the_record() {
