@@ -13,6 +13,8 @@ mod windows;
 #[cfg(windows)]
 pub use windows::*;
 
+pub mod acl;
+
 /// Whether this binary was built for Windows. Logic that must know the host
 /// (rather than the OS a snapshot or a toolkit layout describes) asks this
 /// constant, so `cfg!(windows)` appears only in this module.

@@ -593,6 +593,9 @@ impl Store {
         if self.shared {
             fsops::make_shared(&self.root)?;
             fsops::make_shared(&parent)?;
+            // The whole system home (store and downloads): on Windows its
+            // own DACL, not the one %ProgramData% would let users write under.
+            fsops::protect_system_home(fsops::parent_of(&self.root))?;
         }
         let mut aside = None;
         if dest.exists() {
