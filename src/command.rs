@@ -64,6 +64,7 @@ enum Arg {
 pub struct CommandLine {
     sudo: bool,
     home: Option<String>,
+    system_home: Option<String>,
     sub: Sub,
     args: Vec<Arg>,
 }
@@ -73,6 +74,7 @@ impl CommandLine {
         CommandLine {
             sudo: false,
             home: None,
+            system_home: None,
             sub,
             args: Vec::new(),
         }
@@ -170,6 +172,13 @@ impl CommandLine {
         self
     }
 
+    /// `--system-home DIR` before the subcommand: the system home, spelled
+    /// out because `sudo` drops `CUDNNM_SYSTEM_HOME`.
+    pub fn system_home(mut self, dir: impl AsRef<OsStr>) -> CommandLine {
+        self.system_home = Some(dir.as_ref().to_string_lossy().into_owned());
+        self
+    }
+
     /// `--cuda-root ROOT`.
     pub fn cuda_root(self, root: impl AsRef<OsStr>) -> CommandLine {
         self.literal("--cuda-root")
@@ -228,6 +237,10 @@ impl CommandLine {
         parts.push("cudnnm".into());
         if let Some(h) = &self.home {
             parts.push("--home".into());
+            parts.push(dialect.path(h));
+        }
+        if let Some(h) = &self.system_home {
+            parts.push("--system-home".into());
             parts.push(dialect.path(h));
         }
         parts.push(self.sub.as_str().into());

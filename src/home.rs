@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::command::CommandLine;
 use crate::env::{self, Env};
 use crate::error::{Error, Result};
 use crate::fsops;
@@ -109,13 +110,7 @@ impl Home {
                 .filter(|v| !v.is_empty())
             {
                 Some(v) => PathBuf::from(v),
-                None if env.is_windows() => {
-                    let data = env
-                        .var(env::PROGRAM_DATA)
-                        .unwrap_or_else(|| r"C:\ProgramData".to_string());
-                    PathBuf::from(format!("{}\\cudnnm", data.trim_end_matches('\\')))
-                }
-                None => PathBuf::from(UNIX_SYSTEM_HOME),
+                None => Home::platform_system(env),
             },
         };
         let absolute = if env.is_windows() {
@@ -134,6 +129,60 @@ impl Home {
                 cwd.trim_end_matches(sep),
                 root.display()
             ))
+        }
+    }
+
+    /// The platform's system home, what [`Home::locate_system`] gives without
+    /// flag or variable: `%ProgramData%\cudnnm` on Windows (`ProgramData`
+    /// defaults to `C:\ProgramData`), [`UNIX_SYSTEM_HOME`] elsewhere. A
+    /// printed command names any other system home with `--system-home`.
+    pub fn platform_system(env: &Env) -> PathBuf {
+        if env.is_windows() {
+            let data = env
+                .var(env::PROGRAM_DATA)
+                .unwrap_or_else(|| r"C:\ProgramData".to_string());
+            PathBuf::from(format!("{}\\cudnnm", data.trim_end_matches('\\')))
+        } else {
+            PathBuf::from(UNIX_SYSTEM_HOME)
+        }
+    }
+
+    /// `command` with what it needs to reach this home and the system home
+    /// it sees when a person runs it as printed: in this environment, or,
+    /// when `elevated`, as root or from an Administrator terminal (`sudo`
+    /// drops `CUDNNM_HOME` and `CUDNNM_SYSTEM_HOME` and changes the home
+    /// folder; the caller adds `sudo`). For the system home, `--system`, and
+    /// `--system-home DIR` unless it is the one the command finds anyway;
+    /// for a user home, `--home DIR` (always when elevated, else when it came
+    /// from the flag) and `--system-home DIR` for the system home it sees,
+    /// on the same rule.
+    pub fn reach(&self, env: &Env, command: CommandLine, elevated: bool) -> CommandLine {
+        // What the printed command finds without flags.
+        let found_system = if elevated {
+            Home::platform_system(env)
+        } else {
+            Home::locate_system(None, env)
+        };
+        match &self.kind {
+            HomeKind::System => {
+                let c = command.literal("--system");
+                if self.root != found_system {
+                    c.system_home(&self.root)
+                } else {
+                    c
+                }
+            }
+            HomeKind::User { system } => {
+                let found_home = Home::locate(None, env).ok().map(|h| h.root);
+                let mut c = command;
+                if elevated || found_home.as_deref() != Some(self.root.as_path()) {
+                    c = c.home(&self.root);
+                }
+                match system {
+                    Some(s) if *s != found_system => c.system_home(s),
+                    _ => c,
+                }
+            }
         }
     }
 
@@ -344,6 +393,49 @@ mod tests {
         let admin = Home::new("/opt/cudnnm").with_system(PathBuf::from("/opt/cudnnm"));
         assert_eq!(admin.system_store_dir(), None);
         assert!(Home::system("/opt/cudnnm").is_system());
+    }
+
+    #[test]
+    fn printed_commands_carry_the_homes_they_need() {
+        use crate::command::CommandLine;
+        let env = Env::from_vars(
+            [
+                (env::CUDNNM_HOME, "/env/home"),
+                (env::CUDNNM_SYSTEM_HOME, "/env/sys"),
+            ],
+            "/w",
+            false,
+        );
+        let r = |h: &Home, elevated| {
+            h.reach(&env, CommandLine::uninstall("9.1"), elevated)
+                .for_host(false)
+        };
+        // From the environment: nothing to add here; everything under sudo.
+        let user = Home::new("/env/home").with_system(PathBuf::from("/env/sys"));
+        assert_eq!(r(&user, false), "cudnnm uninstall 9.1");
+        assert_eq!(
+            r(&user, true),
+            "cudnnm --home /env/home --system-home /env/sys uninstall 9.1"
+        );
+        // From flags: spelled out here too.
+        let flagged = Home::new("/flag/home").with_system(PathBuf::from("/flag/sys"));
+        assert_eq!(
+            r(&flagged, false),
+            "cudnnm --home /flag/home --system-home /flag/sys uninstall 9.1"
+        );
+        // The system home: --system, and the home unless the platform's under sudo.
+        assert_eq!(
+            r(&Home::system("/env/sys"), false),
+            "cudnnm uninstall 9.1 --system"
+        );
+        assert_eq!(
+            r(&Home::system("/env/sys"), true),
+            "cudnnm --system-home /env/sys uninstall 9.1 --system"
+        );
+        assert_eq!(
+            r(&Home::system("/opt/cudnnm"), true),
+            "cudnnm uninstall 9.1 --system"
+        );
     }
 
     #[test]

@@ -10,6 +10,7 @@
 //! - [`deploy`]: the backup/journal transaction behind `use` and `rollback`.
 //! - [`pin`]: `.cudnn-version` files and spec resolution.
 //! - [`activate`]: per-process environment for a release and shell rendering.
+//! - [`export_tree`]: a release exported as a plain folder: its marker, the check of an earlier export, the env file (`export dir`).
 //! - [`modulefile`]: Lmod and Environment Modules modulefiles for releases (`export`).
 //! - [`catalog`]: the release catalog (`manifest.toml`) and downloads.
 //! - [`usage`]: where a home's disk space goes (`du`).
@@ -41,6 +42,7 @@ pub mod disk;
 pub mod doctor;
 pub mod env;
 pub mod error;
+pub mod export_tree;
 pub mod fsops;
 pub mod gpu;
 pub mod hash;

@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use crate::command::CommandLine;
 use crate::env::{self, Env};
 use crate::error::{Error, Kind, Result};
 use crate::home::Home;
@@ -332,12 +333,26 @@ fn decode_text(bytes: &[u8]) -> std::result::Result<String, String> {
 /// # Errors
 /// [`Kind::NotFound`] naming the spec, where it came from (flag, variable,
 /// pin file and line, or config default) and the command that installs it.
-pub fn installed_release(resolved: &Resolved, store: &Store) -> Result<Release> {
+///
+/// With `hints`, the printed commands carry what they need to reach the
+/// same home and system home ([`Home::reach`]) and are quoted for its platform.
+pub fn installed_release(
+    resolved: &Resolved,
+    store: &Store,
+    hints: Option<(&Home, &Env)>,
+) -> Result<Release> {
     if let Some(r) = store.newest_matching(&resolved.spec)? {
         return Ok(r);
     }
     let spec = &resolved.spec;
-    let install = format!("install it with `cudnnm install {spec}`");
+    let reach = |c: CommandLine| match hints {
+        Some((home, env)) => home.reach(env, c, false).for_host(env.is_windows()),
+        None => c.for_host(false),
+    };
+    let install = format!(
+        "install it with `{}`",
+        reach(CommandLine::install(spec.to_string()))
+    );
     let hint = match &resolved.source {
         SpecSource::Flag => install,
         SpecSource::EnvVar => format!("{install}, or change or unset {}", env::CUDNNM_VERSION),
@@ -345,13 +360,39 @@ pub fn installed_release(resolved: &Resolved, store: &Store) -> Result<Release> 
             format!("{install}, or pin an installed one with `cudnnm pin SPEC` (see `cudnnm list`)")
         }
         SpecSource::Default { .. } => {
-            format!("{install}, or choose an installed default with `cudnnm default SPEC`")
+            // Name what is installed, so the user can pick one at once.
+            let installed: Vec<String> = store
+                .releases()
+                .unwrap_or_default()
+                .iter()
+                .rev()
+                .map(Release::id)
+                .collect();
+            match installed.first() {
+                Some(newest) => format!(
+                    "choose another default, e.g. `{}` (installed: {}), or {install}",
+                    reach(CommandLine::default_(newest.clone())),
+                    installed.join(", ")
+                ),
+                None => {
+                    format!("{install}, or choose an installed default with `cudnnm default SPEC`")
+                }
+            }
         }
+    };
+    // A default that names a release neither store holds any more: on a
+    // shared machine an administrator may have removed it from the system store.
+    let gone = match (&resolved.source, store.system_root()) {
+        (SpecSource::Default { .. }, Some(system)) => format!(
+            "; it is in neither your store nor the system store '{}' (an administrator may have removed it)",
+            system.display()
+        ),
+        _ => String::new(),
     };
     Err(Error::new(
         Kind::NotFound,
         format!(
-            "cuDNN {spec} is not installed (asked for by {})",
+            "cuDNN {spec} is not installed (asked for by {}){gone}",
             resolved.source
         ),
     )
@@ -372,7 +413,7 @@ pub fn resolve_installed(
     let Some(resolved) = resolve_spec(flag, env, home)? else {
         return Ok(None);
     };
-    let release = installed_release(&resolved, &Store::new(home))?;
+    let release = installed_release(&resolved, &Store::new(home), Some((home, env)))?;
     Ok(Some((resolved, release)))
 }
 
@@ -653,7 +694,7 @@ mod tests {
                 spec: s.parse().unwrap(),
                 source: SpecSource::Flag,
             };
-            installed_release(&r, &store).map(|r| r.id())
+            installed_release(&r, &store, None).map(|r| r.id())
         };
         assert_eq!(pick("9").unwrap(), "9.27.0.42_cuda12");
         assert_eq!(pick("9.12").unwrap(), "9.12.0.46_cuda12");
@@ -665,7 +706,7 @@ mod tests {
                 line: 2,
             },
         };
-        let e = installed_release(&r, &store).unwrap_err();
+        let e = installed_release(&r, &store, None).unwrap_err();
         assert_eq!(e.kind(), Kind::NotFound);
         assert_eq!(
             e.message(),

@@ -7,6 +7,7 @@
 use serde::Serialize;
 
 use super::Ctx;
+use super::support::for_this_store;
 use crate::command::CommandLine;
 use crate::error::{Error, Kind, Result};
 use crate::fsops;
@@ -49,7 +50,10 @@ fn show(ctx: &Ctx) -> Result<u8> {
                 link_kind: None,
             });
         }
-        ctx.status("no default cuDNN release is set; set one with `cudnnm default SPEC`");
+        ctx.status(format!(
+            "no default cuDNN release is set; set one with `{}`",
+            for_this_store(ctx, CommandLine::default_("SPEC")).for_host(ctx.env.is_windows())
+        ));
         return Ok(0);
     };
     let release = default
@@ -71,8 +75,9 @@ fn show(ctx: &Ctx) -> Result<u8> {
     }
     if release.is_none() {
         ctx.warn(format!(
-            "the default {default} is not installed; install it (`{}`) or choose another with `cudnnm default SPEC`",
-            CommandLine::install(&default).for_host(ctx.env.is_windows())
+            "the default {default} is not installed; install it (`{}`) or choose another with `{}`",
+            for_this_store(ctx, CommandLine::install(&default)).for_host(ctx.env.is_windows()),
+            for_this_store(ctx, CommandLine::default_("SPEC")).for_host(ctx.env.is_windows())
         ));
     }
     Ok(0)
@@ -83,7 +88,8 @@ fn set(ctx: &Ctx, spec: Spec) -> Result<u8> {
     let release = store.newest_matching(&spec)?.ok_or_else(|| {
         Error::new(Kind::NotFound, format!("no installed cuDNN matches {spec}")).hint(format!(
             "install it first with `{}` (see `cudnnm list` for what is installed)",
-            CommandLine::install(spec.to_string()).for_host(ctx.env.is_windows())
+            for_this_store(ctx, CommandLine::install(spec.to_string()))
+                .for_host(ctx.env.is_windows())
         ))
     })?;
     let _lock = ctx.lock()?;

@@ -1,28 +1,31 @@
 //! `cudnnm export dir DEST SPEC [--prefix PATH]`: one release written out as
 //! a plain folder (`include/`, `lib/` with its soname chain of links, `bin/`
-//! for Windows builds, and the receipt) plus `cudnn.env`, the variables that
-//! make it visible, in the `NAME=VALUE` lines `docker run --env-file` reads.
-//! Made for `COPY --from=` into a container image or a read-only volume: the
-//! folder needs neither cudnnm nor its store. Built beside DEST and renamed
-//! into place, so a failure leaves no half folder.
+//! for Windows builds, and the receipt) plus `cudnn.env` (`cudnn.env.cmd`
+//! for a Windows build), shell lines that put it in front of the path lists
+//! ([`crate::export_tree::env_file`]). Made for `COPY --from=` into a
+//! container image or a read-only volume: the folder needs neither cudnnm
+//! nor its store. Built beside DEST and renamed into place, so a failure
+//! leaves no half folder. Re-running it into its own earlier output replaces
+//! that output (marked by `.cudnnm-export.toml`, checked to hold only what
+//! cudnnm wrote); any other non-empty DEST is refused.
 
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
 use super::Ctx;
+use crate::command::CommandLine;
 use crate::error::{Error, IoResultExt, Kind, Result};
+use crate::export_tree;
 use crate::fsops;
 use crate::home::Home;
-use crate::store::Store;
+use crate::record;
+use crate::store::{FileRecord, Store};
 use crate::version::Spec;
-
-/// The env file's name inside DEST.
-const ENV_FILE: &str = "cudnn.env";
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The folder to create (must not exist, or be empty)
+    /// The folder to create (new, empty, or an earlier export of cudnnm's, which it replaces)
     pub dest: PathBuf,
     /// The release (9.27.0.42_cuda12, 9.27, …)
     pub spec: String,
@@ -41,7 +44,9 @@ struct Report {
     dest: String,
     files: usize,
     env_file: String,
-    env: Vec<(String, String)>,
+    /// The release of the earlier export this one replaced.
+    replaced: Option<String>,
+    env: Vec<export_tree::EnvVar>,
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
@@ -51,7 +56,19 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     } else {
         Store::new(&ctx.home)
     };
-    let release = store.resolve(&spec)?;
+    let release = store.resolve(&spec).map_err(|e| {
+        if args.system {
+            // The system store's releases come from the administrator.
+            e.hint(format!(
+                "an administrator installs it there: `{}`",
+                super::support::on_system(ctx, CommandLine::install(spec.to_string()), true)
+                    .sudo()
+                    .for_host(ctx.env.is_windows())
+            ))
+        } else {
+            e
+        }
+    })?;
     let dest = ctx.env.cwd().join(&args.dest);
     // A copy inside a cudnnm home would be taken for a release of its store.
     let resolved = match dest.file_name() {
@@ -71,36 +88,19 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
             .hint("export to a folder outside the home (cudnnm manages everything in it)"));
         }
     }
+    // An earlier export of ours may be replaced; anything else is refused.
     let empty_dir = std::fs::read_dir(&dest).is_ok_and(|mut d| d.next().is_none());
-    if dest.exists() && !empty_dir {
-        return Err(Error::new(
-            Kind::Conflict,
-            format!("'{}' exists and is not empty", dest.display()),
-        )
-        .hint("give a new folder (cudnnm export dir never writes into one that holds files)"));
-    }
+    let earlier = if dest.exists() && !empty_dir {
+        Some(export_tree::check_earlier(&dest)?)
+    } else {
+        None
+    };
     let windows = release.platform().is_windows();
-    let sep = if windows { '\\' } else { '/' };
     let prefix = args
         .prefix
         .clone()
         .unwrap_or_else(|| dest.display().to_string());
-    let prefix = prefix.trim_end_matches(sep).to_string();
-    let under = |d: &str| format!("{prefix}{sep}{d}");
-    let mut env: Vec<(String, String)> = vec![
-        (crate::env::CUDNN_PATH.into(), prefix.clone()),
-        (crate::env::CUDNN_INCLUDE_DIR.into(), under("include")),
-        (crate::env::CUDNN_LIBRARY_DIR.into(), under("lib")),
-    ];
-    if windows {
-        env.push((crate::env::PATH.into(), under("bin")));
-        env.push((crate::env::INCLUDE.into(), under("include")));
-        env.push((crate::env::LIB.into(), under("lib")));
-    } else {
-        env.push((crate::env::LD_LIBRARY_PATH.into(), under("lib")));
-        env.push((crate::env::CPATH.into(), under("include")));
-        env.push((crate::env::LIBRARY_PATH.into(), under("lib")));
-    }
+    let env = export_tree::variables(&prefix, windows);
 
     let parent = fsops::parent_of(&dest);
     fsops::create_dir_all(parent)?;
@@ -108,52 +108,90 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
         .prefix(".cudnnm-export-")
         .tempdir_in(parent)
         .with_path("create a folder in", parent)?;
+    let mut written: Vec<FileRecord> = Vec::new();
     for f in &release.receipt.files {
         let to = tmp.path().join(&f.path);
         fsops::create_dir_all(fsops::parent_of(&to))?;
         match f.entry.link_target() {
-            Some(target) => fsops::symlink(Path::new(target), &to)?,
+            Some(target) => {
+                fsops::symlink(Path::new(target), &to)?;
+                written.push(FileRecord::link(&f.path, target));
+            }
             None => {
-                fsops::copy_file(&release.dir.join(&f.path), &to)?;
+                let (size, sha) = fsops::copy_file_hashed(&release.dir.join(&f.path), &to)?;
+                written.push(FileRecord::file(&f.path, size, sha));
             }
         }
     }
-    fsops::copy_file(
+    let (size, sha) = fsops::copy_file_hashed(
         &release.dir.join(crate::store::RECEIPT_FILE),
         &tmp.path().join(crate::store::RECEIPT_FILE),
     )?;
-    let mut text = format!(
-        "# cuDNN {} for CUDA {} ({}), exported by cudnnm; the variables that make it visible\n",
+    written.push(FileRecord::file(crate::store::RECEIPT_FILE, size, sha));
+    let title = format!(
+        "cuDNN {} for CUDA {} ({}), exported by cudnnm; the variables that make it visible",
         release.version(),
         release.cuda(),
         release.platform()
     );
-    for (k, v) in &env {
-        text.push_str(&format!("{k}={v}\n"));
-    }
-    fsops::write_atomic(&tmp.path().join(ENV_FILE), text.as_bytes())?;
+    let (env_name, text) = export_tree::env_file(&title, &env, windows)?;
+    fsops::write_atomic(&tmp.path().join(env_name), text.as_bytes())?;
+    written.push(FileRecord::file(
+        env_name,
+        text.len() as u64,
+        crate::hash::sha256_bytes(text.as_bytes()),
+    ));
+    record::save(
+        &tmp.path().join(export_tree::MARKER_FILE),
+        &export_tree::Marker::new(release.id(), written),
+        "export marker",
+    )?;
     fsops::make_tree_shared(tmp.path())?;
     if empty_dir {
         fsops::remove_dir_if_empty(&dest);
     }
     let built = tmp.keep();
-    if let Err(e) = fsops::rename(&built, &dest) {
+    // The earlier export moves aside, the new one takes its place, then the
+    // earlier one (only bytes cudnnm wrote, checked above) is removed.
+    let old = fsops::sibling(&dest, "cudnnm-export-old");
+    if earlier.is_some()
+        && let Err(e) = fsops::rename(&dest, &old)
+    {
         let _ = fsops::remove_dir_all(&built);
         return Err(e);
+    }
+    if let Err(e) = fsops::rename(&built, &dest) {
+        let _ = fsops::remove_dir_all(&built);
+        if earlier.is_some() {
+            let _ = fsops::rename(&old, &dest);
+        }
+        return Err(e);
+    }
+    if earlier.is_some() {
+        fsops::remove_dir_all(&old)?;
     }
     let report = Report {
         release: release.id(),
         dest: dest.display().to_string(),
         files: release.receipt.files.len(),
-        env_file: dest.join(ENV_FILE).display().to_string(),
+        env_file: dest.join(env_name).display().to_string(),
+        replaced: earlier.map(|e| e.release),
         env,
     };
     if ctx.json {
         ctx.out_json(&report);
     } else {
         ctx.status(format!(
-            "exported cuDNN {} ({} files) to '{}'; the variables to set are in '{}'",
-            report.release, report.files, report.dest, report.env_file
+            "exported cuDNN {} ({} files) to '{}'{}; the variables to set are in '{}'",
+            report.release,
+            report.files,
+            report.dest,
+            report
+                .replaced
+                .as_ref()
+                .map(|r| format!(" (replacing the earlier export of {r})"))
+                .unwrap_or_default(),
+            report.env_file
         ));
     }
     Ok(0)

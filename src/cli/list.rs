@@ -3,6 +3,7 @@
 
 use super::Ctx;
 use super::support::ReleaseView;
+use crate::command::CommandLine;
 use crate::deploy::Deployments;
 use crate::error::Result;
 use crate::store::{Release, Store};
@@ -39,9 +40,18 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     let store = Store::new(&ctx.home);
     let (all, broken) = store.scan()?;
     for b in &broken {
+        // A broken system release is the administrator's to reinstall.
+        let reinstall = CommandLine::install_path("ARCHIVE").force();
+        let reinstall = match ctx.home.system_store_dir() {
+            Some(s) if b.dir.starts_with(&s) => {
+                super::support::on_system(ctx, reinstall, true).sudo()
+            }
+            _ => reinstall,
+        };
         ctx.warn(format!(
-            "{} — reinstall it with `cudnnm install --force ARCHIVE`, or delete '{}'",
+            "{} — reinstall it with `{}`, or delete '{}'",
             b.error,
+            reinstall.for_host(ctx.env.is_windows()),
             b.dir.display()
         ));
     }

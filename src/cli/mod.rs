@@ -373,7 +373,8 @@ fn system_command(command: &Command) -> Option<Option<crate::command::CommandLin
         },
         _ => return None,
     };
-    Some(Some(c.literal("--system")))
+    // `check_system_writable` adds `--system` and the system home.
+    Some(Some(c))
 }
 
 fn run_command(ctx: &Ctx, command: Command) -> Result<u8> {

@@ -53,6 +53,21 @@ pub fn elevate_hint(ctx: &Ctx, command: CommandLine, root: &Path, release: Optio
     access::elevate_hint(&ctx.env, &ctx.home, command, root, release)
 }
 
+/// `command` for the system store, as a person runs it (as root or from
+/// an Administrator terminal when `elevated`; the caller adds `sudo`):
+/// `--system`, and the system home spelled out where the command would not
+/// find it ([`crate::home::Home::reach`]).
+pub fn on_system(ctx: &Ctx, command: CommandLine, elevated: bool) -> CommandLine {
+    crate::home::Home::system(ctx.system_home.clone()).reach(&ctx.env, command, elevated)
+}
+
+/// A hint's command for the store this command works on, run by the same
+/// person here ([`crate::home::Home::reach`]): with `--system` for the
+/// system home; with `--home` / `--system-home` where they came from flags.
+pub fn for_this_store(ctx: &Ctx, command: CommandLine) -> CommandLine {
+    ctx.home.reach(&ctx.env, command, false)
+}
+
 /// Refuses, before anything is changed, a command that would write the
 /// system home at `system` when this user may not: [`Kind::Permission`]
 /// (exit 5) with the command to run as root or as Administrator. The
@@ -75,9 +90,7 @@ pub fn check_system_writable(
         return Ok(());
     }
     let windows = env.is_windows();
-    let command = command
-        .literal("--system-home")
-        .path(system.to_string_lossy());
+    let command = crate::home::Home::system(system).reach(env, command, true);
     let how = if windows {
         format!(
             "run it from an Administrator terminal: `{}`",

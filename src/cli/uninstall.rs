@@ -13,7 +13,7 @@
 use std::path::{Path, PathBuf};
 
 use super::Ctx;
-use super::support::{human_size, known_toolkits};
+use super::support::{for_this_store, human_size, known_toolkits, on_system};
 use crate::command::CommandLine;
 use crate::deploy::{Deployments, backup, inflight};
 use crate::error::{Error, Kind, Result};
@@ -72,7 +72,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
             )
             .hint(format!(
                 "name one exactly, e.g. `{}`",
-                CommandLine::uninstall(&ids[0]).for_host(ctx.env.is_windows())
+                for_this_store(ctx, CommandLine::uninstall(&ids[0])).for_host(ctx.env.is_windows())
             )));
         }
     };
@@ -91,15 +91,14 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
         )
         .hint(format!(
             "an administrator removes it for everyone: `{}`",
-            CommandLine::uninstall(&id)
-                .literal("--system")
+            on_system(ctx, CommandLine::uninstall(&id), true)
                 .sudo()
                 .for_host(ctx.env.is_windows())
         )));
     }
     let deployments = Deployments::load(&ctx.home)?;
     if ctx.home.is_system() {
-        let seen = system_users(ctx, &deployments, release);
+        let (seen, looked_at) = system_users(ctx, &deployments, release);
         if !seen.is_empty() && !args.force {
             return Err(Error::new(
                 Kind::Conflict,
@@ -111,7 +110,8 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
             ctx.warn(format!("{s}; its links into cuDNN {id} will dangle"));
         }
         ctx.warn(format!(
-            "users' own defaults, pins and backups are in their homes, which cudnnm cannot see; a user whose default was cuDNN {id} is told so by their next command, with how to choose another"
+            "checked the {} this machine shows for links into cuDNN {id} and changes in flight; users' own defaults, pins, backups and toolkits elsewhere are in their homes, which cudnnm cannot see; a user whose default was cuDNN {id} is told so by their next command, with the releases still installed and how to choose one",
+            plural(looked_at, "toolkit", "toolkits")
         ));
     }
     let used: Vec<String> = deployments
@@ -150,7 +150,8 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
             format!("cuDNN {id} is {}", refs.describe()),
         )
         .hint(format!(
-            "make another release the default first (`cudnnm default OTHER`{installed}), or pass --force (the default is then cleared and the link removed)"
+            "make another release the default first (`{}`{installed}), or pass --force (the default is then cleared and the link removed)",
+            for_this_store(ctx, CommandLine::default_("OTHER")).for_host(ctx.env.is_windows())
         )));
     }
     let referring = backup::referring_to(&ctx.home, &release.dir)?;
@@ -231,7 +232,8 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
             ctx.home.save_config(&config)?;
         }
         ctx.warn(format!(
-            "cleared the default cuDNN (was {was}); set another with `cudnnm default SPEC`"
+            "cleared the default cuDNN (was {was}); set another with `{}`",
+            for_this_store(ctx, CommandLine::default_("SPEC")).for_host(ctx.env.is_windows())
         ));
     }
     Ok(0)
@@ -241,10 +243,14 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
 /// release: toolkits on this machine (found, or recorded in the system
 /// home) whose cuDNN files link into the release, and changes in flight
 /// there (the in-flight marker) that name it.
-fn system_users(ctx: &Ctx, deployments: &Deployments, release: &Release) -> Vec<String> {
+/// What cudnnm can know of the users of a system release: the toolkits on
+/// this machine whose cuDNN files link into it and the changes in flight
+/// there (their in-flight markers), with how many toolkits it looked at.
+fn system_users(ctx: &Ctx, deployments: &Deployments, release: &Release) -> (Vec<String>, usize) {
     let mut out = Vec::new();
     let dir = fsops::canonical_or_self(&release.dir);
-    for t in known_toolkits(ctx, deployments) {
+    let toolkits = known_toolkits(ctx, deployments);
+    for t in &toolkits {
         let mut links = 0;
         for d in [t.include_dir(), t.lib_dir(), t.root.join("bin")] {
             let Ok(rd) = std::fs::read_dir(&d) else {
@@ -277,7 +283,7 @@ fn system_users(ctx: &Ctx, deployments: &Deployments, release: &Release) -> Vec<
             ));
         }
     }
-    out
+    (out, toolkits.len())
 }
 
 /// `1 backup`, `2 backups`.

@@ -296,16 +296,17 @@ pub fn elevate_hint(
         ),
         None => String::new(),
     };
-    let command = command.home(home.root()).cuda_root(root);
+    let command = command.cuda_root(root);
     if windows {
         format!(
             "run it from an Administrator terminal: `{}`{per_process}",
-            command.for_host(windows)
+            home.reach(env, command, true).for_host(windows)
         )
     } else {
         format!(
             "run it as root, keeping this home: `{}`{per_process}",
-            command.sudo().for_host(windows)
+            // `sudo` drops CUDNNM_HOME and CUDNNM_SYSTEM_HOME: both spelled out.
+            home.reach(env, command, true).sudo().for_host(windows)
         )
     }
 }
@@ -394,6 +395,28 @@ mod tests {
             from_label: String::new(),
             to_label: String::new(),
         }
+    }
+
+    #[test]
+    fn the_root_command_names_a_system_home_sudo_would_lose() {
+        let env = Env::from_vars([("X", "y")], "/w", false);
+        let tk = Path::new("/tk");
+        let site = Home::new("/u").with_system(PathBuf::from("/site/cudnnm"));
+        let h = elevate_hint(&env, &site, CommandLine::use_("9.27"), tk, Some("9.27"));
+        assert!(
+            h.contains(
+                "`sudo cudnnm --home /u --system-home /site/cudnnm use 9.27 --cuda-root /tk`"
+            ),
+            "{h}"
+        );
+        // The per-process command runs in the user's own environment.
+        assert!(h.contains("`cudnnm exec --version 9.27 -- COMMAND`"), "{h}");
+        let platform = Home::new("/u").with_system(PathBuf::from("/opt/cudnnm"));
+        let h = elevate_hint(&env, &platform, CommandLine::use_("9.27"), tk, None);
+        assert!(
+            h.contains("`sudo cudnnm --home /u use 9.27 --cuda-root /tk`"),
+            "{h}"
+        );
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! reverse in this process; a crash is finished or undone by the next
 //! command ([`super::recover`]) with the same [`undo`] and [`commit`].
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::inflight;
 use super::journal::{self, FaultHook, Journal};
@@ -98,9 +98,93 @@ fn not_undone(plan: &Plan, e: &Error, u: &Error) -> Error {
     .cause(e.message())
     .cause(u.message())
     .hint(format!(
-        "the original files are safe in '{}'; fix the cause, then run any cudnnm command (e.g. `cudnnm current`) to finish the undo",
-        plan.backup_dir.join("files").display()
+        "{}; fix the cause, then run any cudnnm command (e.g. `cudnnm current`) to finish the undo",
+        originals_hint(plan)
     ))
+}
+
+/// Where one original file of a change is while the change is not undone.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum OriginalAt {
+    /// Back in (or still in) the toolkit.
+    Toolkit,
+    /// In the change's backup folder, at this path.
+    Backup(PathBuf),
+    /// An unchanged copy cudnnm placed, trimmed from the backup: the undo
+    /// copies it back from this store file, which holds the same bytes.
+    Store(PathBuf),
+    /// Neither in the toolkit nor in the backup, and no store file holds it.
+    Missing,
+}
+
+/// Where each original of `plan` is now, by its toolkit-relative path, in
+/// the order of the plan's moves.
+pub fn originals(plan: &Plan) -> Vec<(String, OriginalAt)> {
+    plan.moves
+        .iter()
+        .map(|m| {
+            let at = if exists(&m.to) {
+                OriginalAt::Backup(m.to.clone())
+            } else if exists(&m.from) && is_state(&m.from, &m.state) {
+                OriginalAt::Toolkit
+            } else if let Some(src) = &m.store_copy {
+                OriginalAt::Store(src.clone())
+            } else {
+                OriginalAt::Missing
+            };
+            (m.rel.clone(), at)
+        })
+        .collect()
+}
+
+/// Where the originals of a change that is not undone are, for a hint:
+/// those in the backup folder, and each one that comes back from the store
+/// named with its store file ([`originals`]).
+pub fn originals_hint(plan: &Plan) -> String {
+    let all = originals(plan);
+    let in_backup = all
+        .iter()
+        .filter(|(_, a)| matches!(a, OriginalAt::Backup(_)))
+        .count();
+    let from_store: Vec<String> = all
+        .iter()
+        .filter_map(|(rel, a)| match a {
+            OriginalAt::Store(src) => Some(format!("{rel} from '{}'", src.display())),
+            _ => None,
+        })
+        .collect();
+    let missing: Vec<&str> = all
+        .iter()
+        .filter(|(_, a)| *a == OriginalAt::Missing)
+        .map(|(rel, _)| rel.as_str())
+        .collect();
+    let files = plan.backup_dir.join("files");
+    let mut parts = Vec::new();
+    if in_backup > 0 || (from_store.is_empty() && missing.is_empty()) {
+        parts.push(if from_store.is_empty() && missing.is_empty() {
+            format!("the original files are safe in '{}'", files.display())
+        } else {
+            format!(
+                "{in_backup} original file{} {} safe in '{}'",
+                if in_backup == 1 { "" } else { "s" },
+                if in_backup == 1 { "is" } else { "are" },
+                files.display()
+            )
+        });
+    }
+    if !from_store.is_empty() {
+        parts.push(format!(
+            "{} unchanged cop{} of the release's files come{} back from the store: {}",
+            from_store.len(),
+            if from_store.len() == 1 { "y" } else { "ies" },
+            if from_store.len() == 1 { "s" } else { "" },
+            from_store.join(", ")
+        ));
+    }
+    if !missing.is_empty() {
+        parts.push(format!("not found anywhere: {}", missing.join(", ")));
+    }
+    parts.join("; ")
 }
 
 fn forward(
@@ -410,6 +494,20 @@ fn is_ours(p: &Place) -> bool {
     }
 }
 
+/// Whether the file at `dest` is an original an earlier, interrupted undo
+/// of `plan` already moved back from the backup: a move from `dest` whose
+/// backup copy is gone. Such a file can look exactly like what the plan
+/// placed (the same relative link `libcudnn.so → libcudnn.so.9` in both
+/// releases, a copy of the same size) and must not be removed as placed.
+/// (Placing starts only after every move, so during placing each backup
+/// copy exists; an unchanged copy trimmed from the backup is recopied from
+/// the store instead, and is not counted here.)
+fn moved_back(plan: &Plan, dest: &Path) -> bool {
+    plan.moves
+        .iter()
+        .any(|m| m.from == dest && m.store_copy.is_none() && !exists(&m.to))
+}
+
 fn exists(path: &Path) -> bool {
     std::fs::symlink_metadata(path).is_ok()
 }
@@ -431,7 +529,7 @@ pub fn undo(home: &Home, plan: &Plan, placing_started: bool) -> Result<()> {
     if placing_started {
         for p in plan.places.iter().rev() {
             let _ = fsops::remove_file(&p.tmp_path());
-            if !is_ours(p) {
+            if !is_ours(p) || moved_back(plan, &p.dest) {
                 continue;
             }
             let r = match p.kind {
@@ -517,8 +615,8 @@ pub fn undo(home: &Home, plan: &Plan, placing_started: bool) -> Result<()> {
             e = e.cause(p);
         }
         return Err(e.hint(format!(
-            "the original files are in '{}'; fix the cause, then run any cudnnm command to retry",
-            plan.backup_dir.join("files").display()
+            "{}; fix the cause, then run any cudnnm command to retry",
+            originals_hint(plan)
         )));
     }
     fsops::remove_dir_all(&plan.backup_dir)
@@ -528,9 +626,105 @@ pub fn undo(home: &Home, plan: &Plan, placing_started: bool) -> Result<()> {
 mod tests {
     use super::*;
     use crate::deploy::backup::BackupRecord;
-    use crate::deploy::plan::{Move, PLAN_SCHEMA};
+    use crate::deploy::plan::{Move, PLAN_SCHEMA, Place};
     use crate::deploy::{Mode, Origin, PlacedFile};
     use crate::toolkit::Layout;
+
+    /// Found by scripts/stress.sh: a kill during the undo itself, after it
+    /// moved an original back, left an original that looks like the placed
+    /// file (the same relative link in both releases); the next undo removed
+    /// it as placed and then found it "neither in the toolkit nor in the
+    /// backup", for good.
+    #[test]
+    fn an_undo_resumed_after_a_kill_keeps_the_originals_it_moved_back() {
+        let d = tempfile::tempdir().unwrap();
+        let home = Home::new(d.path().join("home"));
+        let tk = d.path().join("tk");
+        fsops::create_dir_all(&tk.join("lib64")).unwrap();
+        let dest = tk.join("lib64/libcudnn.so");
+        let to = home.backups_dir().join("5/files/lib64/libcudnn.so");
+        let copy_dest = tk.join("lib64/notes.h");
+        let copy_to = home.backups_dir().join("5/files/lib64/notes.h");
+        fsops::create_dir_all(fsops::parent_of(&to)).unwrap();
+        let link = |target: &str| Entry::link(target);
+        let plan = Plan {
+            schema: PLAN_SCHEMA,
+            id: 5,
+            action: Action::Use("9.27.0.42_cuda12".parse().unwrap()),
+            toolkit: tk.clone(),
+            layout: Layout::Linux,
+            backup_dir: home.backups_dir().join("5"),
+            mkdirs: vec![],
+            moves: vec![
+                Move {
+                    from: dest.clone(),
+                    to: to.clone(),
+                    rel: "lib64/libcudnn.so".into(),
+                    state: link("libcudnn.so.9"),
+                    store_copy: None,
+                    mtime_ns: None,
+                },
+                Move {
+                    from: copy_dest.clone(),
+                    to: copy_to.clone(),
+                    rel: "lib64/notes.h".into(),
+                    state: Entry::file(4, hash::sha256_bytes(b"mine")),
+                    store_copy: None,
+                    mtime_ns: None,
+                },
+            ],
+            places: vec![
+                Place {
+                    dest: dest.clone(),
+                    rel: "lib64/libcudnn.so".into(),
+                    kind: PlaceKind::Link,
+                    source: PathBuf::from("libcudnn.so.9"),
+                    state: link("libcudnn.so.9"),
+                    from: Origin::Release("lib/libcudnn.so".into()),
+                    mtime_ns: None,
+                    check_hash: false,
+                },
+                Place {
+                    dest: copy_dest.clone(),
+                    rel: "lib64/notes.h".into(),
+                    kind: PlaceKind::Copy,
+                    source: d.path().join("store/notes.h"),
+                    state: Entry::file(4, hash::sha256_bytes(b"rels")),
+                    from: Origin::Release("include/notes.h".into()),
+                    mtime_ns: None,
+                    check_hash: true,
+                },
+            ],
+            backup: BackupRecord {
+                id: 5,
+                toolkit: tk.clone(),
+                layout: Layout::Linux,
+                cuda: "12.4".into(),
+                created_at: String::new(),
+                reason: String::new(),
+                held: "9.12.0.46".into(),
+                deployment: None,
+                reinstall: None,
+                files: vec![],
+            },
+            next: None,
+            previous: None,
+            from_label: String::new(),
+            to_label: String::new(),
+        };
+        // The first undo removed what was placed and moved both originals
+        // back (the user's 4-byte file, the same size as the placed copy),
+        // then was killed before retiring the journal.
+        fsops::symlink(Path::new("libcudnn.so.9"), &dest).unwrap();
+        fsops::write_atomic(&copy_dest, b"mine").unwrap();
+        undo(&home, &plan, true).unwrap();
+        assert_eq!(
+            std::fs::read_link(&dest).unwrap(),
+            Path::new("libcudnn.so.9")
+        );
+        assert_eq!(std::fs::read(&copy_dest).unwrap(), b"mine");
+        assert!(!plan.backup_dir.exists());
+    }
 
     #[test]
     fn undo_recopies_a_trimmed_copy_from_the_store_and_restores_the_record() {
@@ -613,5 +807,50 @@ mod tests {
         // Undoing again is harmless.
         undo(&home, &plan, true).unwrap();
         assert_eq!(std::fs::read(&dest).unwrap(), b"library bytes");
+
+        // An undo that cannot finish (here the toolkit folder is gone, as a
+        // full disk would stop the copy): the hint names where each original
+        // really is — one in the backup, one coming back from the store.
+        let mut plan2 = plan.clone();
+        let header_to = home.backups_dir().join("2/files/include/cudnn.h");
+        fsops::create_dir_all(fsops::parent_of(&header_to)).unwrap();
+        fsops::write_atomic(&header_to, b"user header").unwrap();
+        plan2.moves.push(Move {
+            from: tk.join("include/cudnn.h"),
+            to: header_to.clone(),
+            rel: "include/cudnn.h".into(),
+            state: Entry::file(11, hash::sha256_bytes(b"user header")),
+            store_copy: None,
+            mtime_ns: None,
+        });
+        fsops::remove_dir_all(&tk).unwrap();
+        fsops::create_dir_all(&tk).unwrap();
+        // `lib64` is a file now: neither original can be put back.
+        fsops::write_atomic(&tk.join("lib64"), b"x").unwrap();
+        fsops::write_atomic(&tk.join("include"), b"x").unwrap();
+        let e = undo(&home, &plan2, false).unwrap_err();
+        let hint = e.hint_text().unwrap();
+        assert_eq!(
+            hint,
+            format!(
+                "1 original file is safe in '{}'; 1 unchanged copy of the release's files comes back from the store: lib64/libcudnn.so.9 from '{}'; fix the cause, then run any cudnnm command to retry",
+                home.backups_dir().join("2/files").display(),
+                store_file.display()
+            )
+        );
+        assert_eq!(
+            originals(&plan2),
+            vec![
+                (
+                    "lib64/libcudnn.so.9".to_string(),
+                    OriginalAt::Store(store_file.clone())
+                ),
+                (
+                    "include/cudnn.h".to_string(),
+                    OriginalAt::Backup(header_to.clone())
+                ),
+            ]
+        );
+        assert_eq!(std::fs::read(&header_to).unwrap(), b"user header");
     }
 }

@@ -140,6 +140,47 @@ pub fn extra_files(dep: &Deployment, toolkit: &Toolkit) -> Vec<PathBuf> {
         .collect()
 }
 
+/// The one other cuDNN a toolkit now holds in place of the release this
+/// home recorded there, from the versions its own files declare (`seen`:
+/// the headers' version, and the versions the shared libraries report or
+/// their names carry): `Some` when they all agree on one release
+/// (`major.minor.patch`) other than `recorded`. Then another cudnnm home,
+/// or the user, deployed something else since: the toolkit is consistent
+/// and this home's record is out of date, which is not this home's error,
+/// and redeploying over it would undo that change. The rule `use`,
+/// `verify` and `doctor` share.
+pub fn held_instead(
+    recorded: &crate::version::Version,
+    seen: impl IntoIterator<Item = crate::version::Version>,
+) -> Option<crate::version::Version> {
+    let seen: std::collections::BTreeSet<_> = seen.into_iter().map(|v| v.triple()).collect();
+    let mut it = seen.into_iter();
+    match (it.next(), it.next()) {
+        (Some(v), None) if v != recorded.triple() => Some(v),
+        _ => None,
+    }
+}
+
+/// [`held_instead`] for a toolkit on disk: the version its headers declare
+/// and the full versions its shared libraries' names carry
+/// (`libcudnn_graph.so.9.12.0`, [`crate::names::classify`]).
+pub fn toolkit_holds_instead(
+    toolkit: &Toolkit,
+    recorded: &crate::version::Version,
+) -> Option<crate::version::Version> {
+    let names = scan_toolkit_names(toolkit).into_iter().filter_map(|p| {
+        let name = p.file_name()?.to_string_lossy().into_owned();
+        crate::names::classify(&name)
+            .filter(|n| n.kind == crate::names::FileKind::Shared && !n.dev_link)
+            .and_then(|n| n.full_version)
+            .filter(|v| v.parts().len() >= 3)
+    });
+    held_instead(
+        recorded,
+        toolkit.header_cudnn_version().into_iter().chain(names),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

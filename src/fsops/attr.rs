@@ -52,6 +52,16 @@ pub fn make_shared(path: &Path) -> Result<()> {
     platform::make_shared_read_only(path, &meta).with_path("change permissions of", path)
 }
 
+/// Keeps the system home at `root` writable only by administrators
+/// ([`platform::protect_system_home`]: on Windows its own DACL, Users read
+/// and execute; on Unix the modes already do it).
+///
+/// # Errors
+/// When the ACL cannot be set (names the folder).
+pub fn protect_system_home(root: &Path) -> Result<()> {
+    platform::protect_system_home(root).with_path("set the permissions of", root)
+}
+
 /// Sets the modification time of the file at `path` to `mtime_ns`
 /// (nanoseconds since the Unix epoch), as `cp -p` keeps it. Works on
 /// read-only files (the read-only bit is lifted for the call on Windows).

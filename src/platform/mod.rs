@@ -13,6 +13,8 @@ mod windows;
 #[cfg(windows)]
 pub use windows::*;
 
+pub mod acl;
+
 /// Whether this binary was built for Windows. Logic that must know the host
 /// (rather than the OS a snapshot or a toolkit layout describes) asks this
 /// constant, so `cfg!(windows)` appears only in this module.
@@ -30,6 +32,14 @@ pub struct FileIdentity {
     pub index: u64,
     /// Its hard links (Unix `st_nlink`).
     pub links: u64,
+}
+
+/// The bytes an unprivileged process may still write on the file system
+/// holding `dir` (`statvfs`'s `f_bavail × f_frsize`, `GetDiskFreeSpaceExW`'s
+/// caller-available bytes, through the `fs4` crate); `None` when the system
+/// does not say.
+pub fn available_space(dir: &std::path::Path) -> Option<u64> {
+    fs4::available_space(dir).ok()
 }
 
 /// Which kind of folder link [`link_dir_kind`] made.

@@ -308,3 +308,10 @@ pub fn make_executable(path: &Path) -> io::Result<()> {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755))
 }
+
+/// On Unix the system home's file modes (0755 folders, 0444 files, set as
+/// it is written) already keep users to reading; nothing more to do. The
+/// Windows version sets the system home's DACL.
+pub fn protect_system_home(_root: &Path) -> io::Result<()> {
+    Ok(())
+}

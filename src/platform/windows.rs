@@ -342,3 +342,70 @@ pub fn file_owner(_f: &std::fs::File) -> u32 {
 pub fn make_executable(_path: &Path) -> io::Result<()> {
     Ok(())
 }
+
+/// Gives the system home at `root` its own protected DACL,
+/// [`super::acl::SYSTEM_HOME_DACL`] (SYSTEM and Administrators full
+/// control, Users read and execute), instead of what it inherits from
+/// `%ProgramData%`, which lets every user add files and folders (see
+/// [`super::acl`]). `SetNamedSecurityInfoW` propagates the inheritable
+/// ACEs to what is already below `root`.
+pub fn protect_system_home(root: &Path) -> io::Result<()> {
+    use std::os::windows::ffi::OsStrExt;
+    use windows_sys::Win32::Foundation::{ERROR_SUCCESS, LocalFree};
+    use windows_sys::Win32::Security::Authorization::{
+        ConvertStringSecurityDescriptorToSecurityDescriptorW, SDDL_REVISION_1, SE_FILE_OBJECT,
+        SetNamedSecurityInfoW,
+    };
+    use windows_sys::Win32::Security::{
+        ACL, DACL_SECURITY_INFORMATION, GetSecurityDescriptorDacl,
+        PROTECTED_DACL_SECURITY_INFORMATION, PSECURITY_DESCRIPTOR,
+    };
+    let wide = |s: &std::ffi::OsStr| -> Vec<u16> { s.encode_wide().chain(Some(0)).collect() };
+    let sddl = wide(std::ffi::OsStr::new(&super::acl::sddl(
+        &super::acl::SYSTEM_HOME_DACL,
+    )));
+    let name = wide(root.as_os_str());
+    let mut sd: PSECURITY_DESCRIPTOR = std::ptr::null_mut();
+    // SAFETY: `sddl` is NUL-terminated; `sd` receives a LocalAlloc'd
+    // descriptor freed below.
+    let ok = unsafe {
+        ConvertStringSecurityDescriptorToSecurityDescriptorW(
+            sddl.as_ptr(),
+            SDDL_REVISION_1,
+            &mut sd,
+            std::ptr::null_mut(),
+        )
+    };
+    if ok == 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let mut present = 0;
+    let mut defaulted = 0;
+    let mut dacl: *mut ACL = std::ptr::null_mut();
+    // SAFETY: `sd` is the valid descriptor made above; `dacl` points into it.
+    let got = unsafe { GetSecurityDescriptorDacl(sd, &mut present, &mut dacl, &mut defaulted) };
+    let result = if got == 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        // SAFETY: `name` is NUL-terminated, `dacl` lives as long as `sd`.
+        let rc = unsafe {
+            SetNamedSecurityInfoW(
+                name.as_ptr(),
+                SE_FILE_OBJECT,
+                DACL_SECURITY_INFORMATION | PROTECTED_DACL_SECURITY_INFORMATION,
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                dacl,
+                std::ptr::null(),
+            )
+        };
+        if rc == ERROR_SUCCESS {
+            Ok(())
+        } else {
+            Err(io::Error::from_raw_os_error(rc as i32))
+        }
+    };
+    // SAFETY: `sd` came from LocalAlloc (ConvertString…) and is freed once.
+    unsafe { LocalFree(sd as _) };
+    result
+}

@@ -621,6 +621,9 @@ impl Store {
         if self.shared {
             fsops::make_shared(&self.root)?;
             fsops::make_shared(&parent)?;
+            // The whole system home (store and downloads): on Windows its
+            // own DACL, not the one %ProgramData% would let users write under.
+            fsops::protect_system_home(fsops::parent_of(&self.root))?;
         }
         let mut aside = None;
         if dest.exists() {
@@ -673,7 +676,10 @@ impl Store {
                     fsops::parent_of(fsops::parent_of(&release.dir)).display()
                 ),
             )
-            .hint("an administrator removes it with `cudnnm uninstall --system`"));
+            .hint(format!(
+                "an administrator removes it with `cudnnm uninstall {} --system`",
+                release.id()
+            )));
         }
         let t = self.root.join(
             fsops::sibling(&release.dir, "trash")

@@ -91,6 +91,22 @@ pub(super) fn release_help(offers: &[Offer], r: &Release, deployments: &Deployme
     )
 }
 
+/// What a deployment whose toolkit now holds cuDNN `now` instead means: not
+/// an error of this home, nothing to do if `now` belongs there; the command
+/// that puts this home's release back if it does not.
+pub(super) fn now_holds_help(d: &Deployment, now: &crate::version::Version) -> String {
+    format!(
+        "'{}' now holds cuDNN {now} (not this home's record of {}): another cudnnm home, or you, deployed it since; the toolkit is consistent and this home's record is out of date, not an error of this home. Nothing to do if cuDNN {now} belongs there; to put {} back, `{}` (what is there now goes into a backup)",
+        d.toolkit.display(),
+        d.release,
+        d.release,
+        CommandLine::use_(d.release.to_string())
+            .cuda_root(&d.toolkit)
+            .mode(d.mode)
+            .for_host(HOST_WINDOWS)
+    )
+}
+
 /// What to do about a deployment: redeploy it by its recorded mode when its
 /// files changed; keep or drop the files a rollback restored.
 pub(super) fn deployment_help(

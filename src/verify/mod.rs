@@ -26,6 +26,7 @@ use crate::error::Result;
 use crate::home::Home;
 use crate::libcudnn::LibraryVersion;
 use crate::progress::Progress;
+use crate::platform::HOST_WINDOWS;
 use crate::store::Store;
 use crate::version::Platform;
 
@@ -35,7 +36,7 @@ mod text;
 
 use check::{broken_release_id, check_deployment, check_release};
 pub use help::repair_commands;
-use help::{deployment_help, reinstall_help, release_help};
+use help::{deployment_help, now_holds_help, reinstall_help, release_help};
 pub use text::text;
 
 /// Loads a batch of libraries and asks each for its version; one answer
@@ -83,11 +84,20 @@ pub struct Check {
     /// A problem that stopped the check.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// For a deployment: the one other cuDNN the toolkit now consistently
+    /// holds ([`crate::deploy::status::held_instead`]): another cudnnm home,
+    /// or the user, deployed it since. This home's record is out of date;
+    /// that is not this home's error, so the check passes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub now_holds: Option<String>,
 }
 
 impl Check {
     /// True when nothing is wrong.
     pub fn ok(&self) -> bool {
+        if self.now_holds.is_some() {
+            return self.error.is_none();
+        }
         self.modified.is_empty()
             && self.missing.is_empty()
             && self.extra.is_empty()
@@ -194,6 +204,17 @@ fn verify_with(
             let store_changed = !c.ok()
                 && d.mode != crate::deploy::Mode::Copy
                 && rel.iter().any(|x| x.release == d.release.to_string() && !x.ok());
+            // Another home (or the user) put another release there since:
+            // the toolkit is consistent, this home's record is stale.
+            let holds = (!c.ok())
+                .then(|| crate::toolkit::Toolkit::at(&d.toolkit, "deployments.toml", HOST_WINDOWS).ok())
+                .flatten()
+                .and_then(|t| crate::deploy::status::toolkit_holds_instead(&t, &d.release.version));
+            if let Some(v) = holds {
+                c.now_holds = Some(v.to_string());
+                c.help = vec![now_holds_help(d, &v)];
+                return c;
+            }
             c.help = if store_changed {
                 vec![format!(
                     "these files are the store's own ({} deployment): release {} itself changed, and deploying it again links the same files — repair it as its store entry says",

@@ -9,6 +9,13 @@ pub fn text(r: &VerifyReport) -> String {
     use std::fmt::Write as _;
     let mut o = String::new();
     let line = |o: &mut String, c: &Check, head: String| {
+        if let Some(v) = c.now_holds.as_ref().filter(|_| c.ok()) {
+            let _ = writeln!(
+                o,
+                "  replaced  {head}: the toolkit now holds cuDNN {v} (deployed since by another cudnnm home, or by you)"
+            );
+            return;
+        }
         if c.ok() {
             let _ = write!(o, "  ok        {head} ({} files", c.files);
             if !c.restored.is_empty() {
@@ -90,7 +97,19 @@ pub fn text(r: &VerifyReport) -> String {
         .chain(&r.deployments)
         .filter(|c| !c.ok())
         .count();
-    if bad == 0 {
+    let replaced = r
+        .deployments
+        .iter()
+        .filter(|c| c.now_holds.is_some())
+        .count();
+    if bad == 0 && replaced > 0 {
+        let _ = writeln!(
+            o,
+            "Everything this home placed matches its record, except {replaced} toolkit{} that now hold{} another release.",
+            if replaced == 1 { "" } else { "s" },
+            if replaced == 1 { "s" } else { "" }
+        );
+    } else if bad == 0 {
         let _ = writeln!(o, "Everything matches its record.");
     } else {
         let _ = writeln!(

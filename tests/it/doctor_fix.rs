@@ -298,6 +298,44 @@ fn a_toolkit_taken_over_by_another_home_is_not_redeployed() {
     );
 }
 
+/// `verify` in a home whose deployment another home replaced since: the
+/// toolkit holds the other home's release, which is not this home's error
+/// (exit 0), said as doctor says it, with no redeploy suggested over it.
+#[test]
+fn verify_says_a_toolkit_now_holds_another_homes_release() {
+    let sb = Sandbox::new();
+    install_jit_9_27(&sb);
+    let tk = toolkit(&sb, "cuda-shared");
+    let t = tk.display().to_string();
+    sb.run(["use", "9.27.0.42", "--cuda-root", &t, "--mode", "copy"])
+        .ok();
+    let other = Sandbox::new();
+    let w = common::fixtures::wheel("nvidia_cudnn_cu12", "9.1.0.70", false).write(other.root());
+    other.run(["install".as_ref(), w.as_os_str()]).ok();
+    other
+        .run(["use", "9.1.0.70", "--cuda-root", &t, "--mode", "copy"])
+        .ok();
+    let r = sb.run(["verify", "--no-load"]).ok();
+    let out = r.stdout();
+    assert!(
+        out.contains(&format!(
+            "  replaced  9.27.0.42_cuda12  in {t}: the toolkit now holds cuDNN 9.1.0"
+        )),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!(
+            "help: '{t}' now holds cuDNN 9.1.0 (not this home's record of 9.27.0.42_cuda12): another cudnnm home, or you, deployed it since"
+        )),
+        "{out}"
+    );
+    assert!(out.contains("not an error of this home"), "{out}");
+    assert!(!out.contains("deploys 9.27.0.42_cuda12 again"), "{out}");
+    let j = sb.run(["verify", "--no-load", "--json"]).ok().json();
+    assert_eq!(j["healthy"], true, "{j}");
+    assert_eq!(j["deployments"][0]["now_holds"], "9.1.0", "{j}");
+}
+
 /// An edit made through a link deployment lands in the store: doctor names
 /// the damaged store release (not drift, which a redeploy cannot fix), with
 /// the commands that repair it from the jit wheel's own requirement; verify

@@ -791,10 +791,68 @@ fn full_disk_fails_cleanly() {
     f.replace("cuda/bin/cudnn_cnn_infer64_8.dll", &big);
     let zip = f.write(sb.root());
     let r = with_small_home(&sb, "1m", false, &zip).code_is(1);
-    let r = r.stderr_has(&["could not write", "No space left", "help:", "disk space"]);
+    let r = r.stderr_has(&["not enough disk space", "help:", "disk space"]);
     assert!(!r.stderr().contains("mount failed"), "{}", r.describe());
     // The tmpfs vanished with the namespace; the real home shows nothing was left behind.
     assert_store_untouched(&sb, &r);
+}
+
+/// A zip declares the sizes of its entries: on a disk too small for them,
+/// install refuses before writing a byte, naming the archive, the bytes
+/// needed and the bytes free (a real 2 MiB tmpfs as the home, looked at
+/// after the command inside the same mount namespace).
+#[cfg(target_os = "linux")]
+#[test]
+fn a_zip_too_big_for_the_disk_is_refused_before_writing() {
+    let sb = Sandbox::new();
+    let mut f = fixtures::windows_zip_8_1_0_77();
+    // 8 MiB of zeros: the zip is small, its declared size is not.
+    f.replace("cuda/bin/cudnn_cnn_infer64_8.dll", &vec![0u8; 8 << 20]);
+    let zip = f.write(sb.root());
+    let home = sb.home();
+    fs::create_dir_all(&home).unwrap();
+    let script = format!(
+        "mount -t tmpfs -o size=2m tmpfs '{h}' || exit 99; '{bin}' install '{a}'; echo \"exit=$?\"; find '{h}' -type f -size +0c -path '*/store/*'; echo end",
+        h = home.display(),
+        bin = common::bin().display(),
+        a = zip.display()
+    );
+    let out = sb
+        .wrapped("unshare")
+        .args(["-rm", "sh", "-c", &script])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stdout, "exit=1\nend\n", "{stderr}");
+    let line = stderr.lines().next().unwrap_or_default();
+    assert!(
+        line.starts_with(&format!(
+            "error: not enough disk space to unpack '{}': it needs 8.",
+            zip.display()
+        )),
+        "{stderr}"
+    );
+    assert!(line.contains(" free"), "{stderr}");
+    // The bytes needed: the declared sizes and a block a file.
+    let needed: u64 = line
+        .split(" (")
+        .nth(1)
+        .and_then(|s| s.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{stderr}"));
+    assert!(needed > 8 << 20 && needed < 9 << 20, "{needed}");
+    let free: u64 = line
+        .rsplit(" (")
+        .next()
+        .and_then(|s| s.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{stderr}"));
+    assert!(free <= 2 << 20, "{free}");
+    assert!(
+        stderr.contains("caused by: nothing was written"),
+        "{stderr}"
+    );
 }
 
 #[cfg(target_os = "linux")]

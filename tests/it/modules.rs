@@ -260,34 +260,29 @@ fn an_exported_folder_loads_on_its_own() {
     sb.run(["uninstall", "9.27.0.42"]).ok();
     assert!(!sb.home().join("store/cuda-12/9.27.0.42").exists());
 
-    let env_text = std::fs::read_to_string(dest.join("cudnn.env")).unwrap();
-    let vars: Vec<(String, String)> = env_text
-        .lines()
-        .filter(|l| !l.starts_with('#'))
-        .filter_map(|l| l.split_once('='))
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
+    // Sourced in a real shell whose LD_LIBRARY_PATH is already set: the
+    // folder goes in front and the old entries stay behind it, as `exec` does.
     let lib = dest.join("lib").display().to_string();
-    assert!(
-        vars.contains(&("LD_LIBRARY_PATH".to_string(), lib.clone())),
-        "{env_text}"
+    let script = format!(
+        ". '{}'; printf '%s\\n' \"$LD_LIBRARY_PATH\" \"$CUDNN_PATH\"; python3 -c \"$PROBE\"",
+        dest.join("cudnn.env").display()
     );
-    assert!(vars.contains(&("CUDNN_PATH".to_string(), dest.display().to_string())));
-    let out = std::process::Command::new("python3")
-        .args(["-c", PROBE])
+    let out = std::process::Command::new("sh")
+        .args(["-c", &script])
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .envs(vars)
+        .env("LD_LIBRARY_PATH", "/site/lib:/other lib")
+        .env("PROBE", PROBE)
         .output()
         .unwrap();
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),
-        "92700\n",
+        format!("{lib}:/site/lib:/other lib\n{}\n92700\n", dest.display()),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
 
-    // Never into a folder that holds files.
+    // Into its own earlier output: replaced, also after the store copy came back.
     sb.run([
         "export".as_ref(),
         "dir".as_ref(),
@@ -296,6 +291,18 @@ fn an_exported_folder_loads_on_its_own() {
     ])
     .code_is(3);
     sb.run(["install".as_ref(), wheel.as_os_str()]).ok();
+    let before = common::listing(&dest);
+    sb.run([
+        "export".as_ref(),
+        "dir".as_ref(),
+        dest.as_os_str(),
+        "9.27".as_ref(),
+    ])
+    .ok()
+    .stderr_has(&["replacing the earlier export of 9.27.0.42_cuda12"]);
+    assert_eq!(common::listing(&dest), before);
+    // A file of the user's in it: refused, and every byte stays.
+    std::fs::write(dest.join("lib/libmine.so"), b"mine").unwrap();
     sb.run([
         "export".as_ref(),
         "dir".as_ref(),
@@ -303,7 +310,35 @@ fn an_exported_folder_loads_on_its_own() {
         "9.27".as_ref(),
     ])
     .code_is(8)
-    .stderr_has(&["is not empty"]);
+    .stderr_has(&["libmine.so", "was not written by cudnnm export dir"]);
+    assert_eq!(std::fs::read(dest.join("lib/libmine.so")).unwrap(), b"mine");
+    std::fs::remove_file(dest.join("lib/libmine.so")).unwrap();
+    // A file it wrote, edited since: refused too, the edit kept.
+    let env_file = dest.join("cudnn.env");
+    set_writable(&env_file);
+    std::fs::write(&env_file, b"CUDNN_PATH=/mine\n").unwrap();
+    sb.run([
+        "export".as_ref(),
+        "dir".as_ref(),
+        dest.as_os_str(),
+        "9.27".as_ref(),
+    ])
+    .code_is(8)
+    .stderr_has(&["cudnn.env"]);
+    assert_eq!(std::fs::read(&env_file).unwrap(), b"CUDNN_PATH=/mine\n");
+    // A folder it did not write: refused, not even with its own marker.
+    let other = sb.root().join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    std::fs::write(other.join("notes.txt"), b"n").unwrap();
+    sb.run([
+        "export".as_ref(),
+        "dir".as_ref(),
+        other.as_os_str(),
+        "9.27".as_ref(),
+    ])
+    .code_is(8)
+    .stderr_has(&["was not written by cudnnm export dir"]);
+    assert_eq!(std::fs::read(other.join("notes.txt")).unwrap(), b"n");
     // Never inside the home, where the copy would pass for a store release.
     let inside = sb.home().join("store/cuda-12/9.99.0.1");
     sb.run([
@@ -316,6 +351,13 @@ fn an_exported_folder_loads_on_its_own() {
     .stderr_has(&["is inside the cudnnm home"]);
     assert!(!inside.exists());
     sb.run(["verify", "--no-load"]).ok();
+}
+
+fn set_writable(p: &Path) {
+    let mut perm = std::fs::metadata(p).unwrap().permissions();
+    #[allow(clippy::permissions_set_readonly_false)]
+    perm.set_readonly(false);
+    std::fs::set_permissions(p, perm).unwrap();
 }
 
 #[test]

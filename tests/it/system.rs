@@ -104,7 +104,9 @@ fn users_see_system_releases_after_their_own_and_never_change_them() {
     assert!(!rel.exists());
     sb.run(["exec", "--", "true"]).code_is(3).stderr_has(&[
         "cuDNN 9.1.0.70_cuda12 is not installed",
-        "cudnnm default SPEC",
+        "neither your store nor the system store",
+        "choose another default",
+        "default 9.2.0.82_cuda12` (installed: 9.2.0.82_cuda12)",
     ]);
 }
 
@@ -190,7 +192,7 @@ fn an_unprivileged_user_uses_the_system_store_and_cannot_change_it() {
     let refused = deploy_support::run_as_nobody(&sb, &["uninstall", "--system", "9.27.0.42"]);
     let refused = refused.code_is(5).stderr_has(&[
         "cannot write the system store",
-        "sudo cudnnm uninstall 9.27.0.42 --system",
+        "uninstall 9.27.0.42 --system",
     ]);
     drop(refused);
     deploy_support::run_as_nobody(&sb, &["uninstall", "9.27.0.42"]).code_is(5);
@@ -209,4 +211,117 @@ fn an_unprivileged_user_uses_the_system_store_and_cannot_change_it() {
     }
     .code_is(8)
     .stderr_has(&["users still need cuDNN 9.27.0.42_cuda12", &t]);
+}
+
+/// The command between the first pair of backticks after `after` in a
+/// `help:` line, as words (the sandbox paths hold no spaces), without `sudo`
+/// (the tests run as whoever runs them) and without the leading `cudnnm`.
+fn hinted(stderr: &str, after: &str) -> Vec<String> {
+    let help = stderr
+        .lines()
+        .find(|l| l.starts_with("help:") || l.starts_with("warning:"))
+        .filter(|l| l.contains(after))
+        .unwrap_or_else(|| panic!("no hint with {after:?} in\n{stderr}"));
+    let rest = &help[help.find(after).unwrap() + after.len()..];
+    let cmd = rest.split('`').nth(1).expect("a command in backticks");
+    let mut words: Vec<String> = cmd.split_whitespace().map(str::to_string).collect();
+    if words.first().map(String::as_str) == Some("sudo") {
+        words.remove(0);
+    }
+    assert_eq!(words.remove(0), "cudnnm", "{cmd}");
+    words
+}
+
+/// Hints printed on the system-store paths carry what makes them work: a
+/// system home named only by `--system-home` (no CUDNNM_SYSTEM_HOME, as
+/// under `sudo`) is spelled out in each, and each printed command, run as
+/// printed, does what it says.
+#[test]
+fn system_store_hints_work_as_printed() {
+    let sb = Sandbox::new();
+    let system = sb.root().join("site-cudnnm");
+    let flag = system.display().to_string();
+    // Commands that know the system home only from the flag, as a user who
+    // passes --system-home (or an admin under sudo) does.
+    let run = |args: &[&str]| {
+        let mut c = sb.command();
+        c.env_remove("CUDNNM_SYSTEM_HOME").args(args);
+        common::Run {
+            args: args.iter().map(Into::into).collect(),
+            out: common::output(&mut c),
+            root: sb.root().to_path_buf(),
+        }
+    };
+    for v in ["9.1.0.70", "9.2.0.82"] {
+        let a = archive(&sb, v).display().to_string();
+        run(&["--system-home", &flag, "install", "--system", &a]).ok();
+    }
+    let rel = |v: &str| system.join("store/cuda-12").join(v);
+
+    // An ambiguous `uninstall --system`: the hint names one release, with --system and the home.
+    let amb = run(&["--system-home", &flag, "uninstall", "--system", "9"]).code_is(2);
+    let cmd = hinted(&amb.stderr(), "name one exactly");
+    assert!(cmd.contains(&"--system".to_string()), "{cmd:?}");
+    assert!(cmd.contains(&flag), "{cmd:?}");
+    // The user's default is the system's 9.2; the user may not remove it.
+    run(&["--system-home", &flag, "default", "9.2.0.82_cuda12"]).ok();
+    let refused = run(&["--system-home", &flag, "uninstall", "9.2.0.82_cuda12"]).code_is(5);
+    let cmd = hinted(&refused.stderr(), "removes it for everyone");
+    assert_eq!(
+        cmd,
+        [
+            "--system-home",
+            &flag,
+            "uninstall",
+            "9.2.0.82_cuda12",
+            "--system"
+        ]
+    );
+    // The administrator runs it as printed: the release is gone.
+    let words: Vec<&str> = cmd.iter().map(String::as_str).collect();
+    run(&words)
+        .ok()
+        .stderr_has(&["checked the", "cannot see", "removed cuDNN 9.2.0.82_cuda12"]);
+    assert!(!rel("9.2.0.82").exists());
+    assert!(rel("9.1.0.70").exists());
+
+    // The user's next command says their default is gone from both stores,
+    // and the command it prints makes the remaining system release the default.
+    let gone = run(&["--system-home", &flag, "exec", "--", "true"]).code_is(3);
+    let gone = gone.stderr_has(&[
+        "cuDNN 9.2.0.82_cuda12 is not installed",
+        "neither your store nor the system store",
+        "installed: 9.1.0.70_cuda12",
+    ]);
+    let cmd = hinted(&gone.stderr(), "choose another default");
+    assert_eq!(cmd, ["--system-home", &flag, "default", "9.1.0.70_cuda12"]);
+    let words: Vec<&str> = cmd.iter().map(String::as_str).collect();
+    run(&words).ok();
+    let probe = run(&[
+        "--system-home",
+        &flag,
+        "exec",
+        "--",
+        "sh",
+        "-c",
+        "echo $CUDNN_PATH",
+    ])
+    .ok();
+    assert_eq!(probe.stdout().trim(), rel("9.1.0.70").display().to_string());
+
+    // `export dir --system` of a release the system store lacks: the
+    // administrator's install command names the system store.
+    let dest = sb.root().join("out");
+    let missing = run(&[
+        "--system-home",
+        &flag,
+        "export",
+        "dir",
+        "--system",
+        &dest.display().to_string(),
+        "9.9",
+    ])
+    .code_is(3);
+    let cmd = hinted(&missing.stderr(), "installs it there");
+    assert_eq!(cmd, ["--system-home", &flag, "install", "9.9", "--system"]);
 }

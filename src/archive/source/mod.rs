@@ -38,6 +38,38 @@ const BUF: usize = 256 << 10;
 /// thousands of times). Below 64 MiB of content it is not applied.
 const MAX_EXPANSION: u64 = 200;
 
+/// Room allowed per file beyond its bytes when checking free space: the
+/// file system's block rounding and metadata (4 KiB, a common block size).
+const PER_FILE_SLACK: u64 = 4096;
+
+/// Refuses, before anything is written, to unpack `files` files of `bytes`
+/// bytes in all (the sizes the archive or folder `source` declares) into
+/// `dest` when the file system holding it has less room than that (plus
+/// [`PER_FILE_SLACK`] a file): [`Kind::Failure`], exit 1 as for a full disk
+/// (README, "Exit codes"), naming the archive, the bytes needed and those
+/// available. Nothing is refused when the system does not say how much is free.
+pub fn check_space(source: &Path, dest: &Path, bytes: u64, files: usize) -> Result<()> {
+    let need = bytes.saturating_add(PER_FILE_SLACK.saturating_mul(files as u64));
+    let Some(available) = crate::platform::available_space(dest) else {
+        return Ok(());
+    };
+    if available >= need {
+        return Ok(());
+    }
+    Err(Error::new(
+        Kind::Failure,
+        format!(
+            "not enough disk space to unpack '{}': it needs {} ({need} bytes) and the disk holding '{}' has {} ({available} bytes) free",
+            source.display(),
+            crate::store::human_size(need),
+            dest.display(),
+            crate::store::human_size(available)
+        ),
+    )
+    .cause("nothing was written")
+    .hint("free some disk space (`cudnnm uninstall` old releases) or set CUDNNM_HOME to a larger disk, then run the command again"))
+}
+
 /// Most bytes an archive may expand to in all: several times a whole real
 /// cuDNN release unpacked (a few GiB), whatever the archive's size.
 pub const MAX_TOTAL_BYTES: u64 = 32 << 30;
@@ -278,6 +310,8 @@ impl ZipSource {
             .filter(|i| matches!(i.kind, ItemKind::File { .. }))
             .collect();
         let total: u64 = files.iter().map(|i| item_size(i)).sum();
+        // The zip declares every size: refuse a disk too small before writing.
+        check_space(&self.path, dest, total, files.len())?;
         progress.start("unpacking", Some(total));
         make_dirs(plan, dest)?;
         // Longest-processing-time-first over the threads: the one huge library
@@ -625,6 +659,7 @@ pub fn copy_dir(
     progress: &dyn Progress,
 ) -> Result<Vec<FileRecord>> {
     let total: u64 = plan.items.iter().map(item_size).sum();
+    check_space(root, dest, total, plan.items.len())?;
     progress.start("copying", Some(total));
     make_dirs(plan, dest)?;
     let mut buf = vec![0u8; BUF];

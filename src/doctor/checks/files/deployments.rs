@@ -43,11 +43,8 @@ pub(super) fn held_instead(cx: &Cx, root: &str, release: &str) -> Option<Version
             seen.insert(k.version.triple());
         }
     }
-    let mut it = seen.into_iter();
-    match (it.next(), it.next()) {
-        (Some(v), None) if v != recorded => Some(v),
-        _ => None,
-    }
+    // The rule `use` and `verify` share.
+    crate::deploy::status::held_instead(&recorded, seen)
 }
 
 /// The command that deploys the release recorded in `root` again, by its
