@@ -12,6 +12,9 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::error::{Error, Kind, Result};
 
+mod driver;
+pub use driver::DriverVersion;
+
 /// A cuDNN version of one to four numbers: `9`, `8.1`, `7.1.3`, `8.1.0.77`.
 ///
 /// The fourth number is NVIDIA's build number; it appears only in file and

@@ -386,12 +386,13 @@ impl Kit {
         self.s.driver = Some(DriverInfo {
             tool: "nvidia-smi".into(),
             output: String::new(),
-            version: Some(v(version)),
+            version: Some(version.parse().unwrap()),
             gpus: gpus
                 .iter()
                 .map(|(n, c)| Gpu {
                     name: (*n).into(),
                     compute_capability: Some(v(c)),
+                    ..Default::default()
                 })
                 .collect(),
         });

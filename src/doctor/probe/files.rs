@@ -271,6 +271,7 @@ fn read_file(
         f.rpath = info.rpath.clone();
         f.runpath = info.runpath.clone();
         f.file_version = info.file_version.clone();
+        f.embedded_version = info.embedded_version.clone();
     }
     Some(f)
 }

@@ -84,6 +84,14 @@ pub struct CudnnFile {
     pub load_error: Option<String>,
     /// DLLs: the file version resource.
     pub file_version: Option<Version>,
+    /// Libraries: the release marker compiled into the file
+    /// (`cudnn_version_9_12_0_46_…`, cuDNN 9's graph library), when present.
+    pub embedded_version: Option<Version>,
+    /// Libraries (Linux): the sub-library names the main library asked the
+    /// loader for when it was loaded, in order (`libcudnn_graph.so.9.27.0`
+    /// first: cuDNN 9's main library asks for its own release's graph
+    /// library before `libcudnn_graph.so.9`). Empty when unknown.
+    pub asked_for: Vec<String>,
     /// ELF `DT_SONAME`.
     pub soname: Option<String>,
     /// Libraries it needs (ELF `DT_NEEDED`, PE imports).

@@ -16,7 +16,7 @@ use self::deployments::{deployed_release, redeploy_command};
 use super::Cx;
 use crate::doctor::FindingId;
 use crate::doctor::finding::{AutoFix, Finding, Severity};
-use crate::doctor::snapshot::CudnnFile;
+use crate::doctor::snapshot::{CudnnFile, Origin};
 use crate::doctor::spath;
 use crate::names;
 use crate::quote::sh_quote;
@@ -254,6 +254,7 @@ fn soname_chains(cx: &Cx, out: &mut Vec<Finding>) {
         return;
     }
     let libs: Vec<(&CudnnFile, names::NameInfo)> = cx.shared().collect();
+    missing_sonames(cx, &libs, out);
     for (f, n) in &libs {
         let dir = cx.dir(&f.path);
         let name = cx.name(&f.path);
@@ -313,6 +314,58 @@ fn soname_chains(cx: &Cx, out: &mut Vec<Finding>) {
         } else {
             fd = fd.seen("the two files differ: they come from different releases").fix("Remove the stale copy and recreate the link from the release you want (or redeploy with cudnnm).");
         }
+        out.push(fd);
+    }
+}
+
+/// `soname-link-missing`: a real `libX.so.M.m.p` whose folder has no
+/// `libX.so.M` (the name in its `DT_SONAME`, which every program and every
+/// other cuDNN library asks the loader for). The fix never touches a
+/// package manager's files: for a system package, `ldconfig` (which makes
+/// the soname links of the trusted folders); for a cudnnm deployment, a
+/// redeploy; otherwise the `ln -s` that makes the link.
+fn missing_sonames(cx: &Cx, libs: &[(&CudnnFile, names::NameInfo)], out: &mut Vec<Finding>) {
+    for (f, n) in libs {
+        let (Some(m), Some(_)) = (n.major, &n.full_version) else {
+            continue;
+        };
+        if f.dangling || n.dev_link {
+            continue;
+        }
+        let dir = cx.dir(&f.path);
+        let soname = f
+            .soname
+            .clone()
+            .filter(|s| names::classify(s).is_some_and(|sn| sn.stem == n.stem))
+            .unwrap_or_else(|| names::soname(&n.stem, m));
+        if cx.s.has(&dir, &soname) {
+            continue;
+        }
+        let name = cx.name(&f.path);
+        let link = spath::join(&dir, &soname, false);
+        let mut fd = Finding::new(
+            FindingId::SonameLinkMissing,
+            Severity::Error,
+            format!("{dir} has {name} but no {soname}"),
+        )
+        .seen(format!("{} ({} bytes; its SONAME is {soname})", f.path, f.size))
+        .seen(format!("{link}: missing"))
+        .why(format!("Programs and the other cuDNN libraries ask the loader for {soname}, never for {name}: dlopen(\"{soname}\") fails with \"{soname}: cannot open shared object file: No such file or directory\" although the library is there (copying a release without its links, or unpacking it with a tool that drops links, does this)."));
+        let deployed = cx
+            .s
+            .deployments
+            .iter()
+            .find(|d| spath::is_within(&f.path, &d.toolkit, false));
+        fd = if let Some(d) = deployed {
+            fd.fix(format!("Deploy {} into {} again: cudnnm puts the whole chain back.", d.release, d.toolkit))
+                .command(redeploy_command(cx, &d.toolkit, &d.release))
+        } else if f.origin == Origin::System {
+            fd.fix(format!("This folder belongs to the system's packages: do not add files by hand; `ldconfig` makes the soname links of the trusted folders (or reinstall the package that owns {name})."))
+                .command("sudo ldconfig".to_string())
+        } else {
+            fd.fix(format!("Make the link beside the file ({soname} -> {name})."))
+                .command(format!("ln -s {} {}", sh_quote(name), sh_quote(&link)))
+        };
         out.push(fd);
     }
 }
