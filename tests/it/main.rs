@@ -17,6 +17,7 @@ mod pin_support;
 
 mod catalog;
 mod doctor;
+mod doctor_classes;
 mod doctor_corpus;
 mod doctor_fix;
 mod doctor_headers;

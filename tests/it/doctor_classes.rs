@@ -1,0 +1,220 @@
+//! Doctor on real files, one class of breakage each, with a healthy
+//! neighbour that must not trigger it: a folder whose cuDNN 9 libraries come
+//! from two releases (the real 9.12.0.46 and 9.27.0.42 wheels), a real
+//! library without its soname link, a pin that is not installed, and the
+//! GPU and driver as a stand-in `nvidia-smi` reports them
+//! (`CUDA_VISIBLE_DEVICES`, a driver version with a leading zero).
+
+// Real Linux libraries, symlinks and a shell-script nvidia-smi.
+#![cfg(unix)]
+
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+
+use crate::common::{Run, Sandbox, real_wheel};
+use crate::doctor::{doctor, ids, imported, toolkit, toolkit_with};
+
+const PASCAL: &str = "0, GPU-0a0a0a0a-1111-2222-3333-444455556666, NVIDIA GeForce GTX 1080, 6.1";
+const TURING: &str = "1, GPU-0c0c0c0c-1111-2222-3333-444455556666, NVIDIA GeForce RTX 2080 Ti, 7.5";
+
+fn count(r: &Run, id: &str) -> usize {
+    ids(r).iter().filter(|i| *i == id).count()
+}
+
+/// Replaces `lib64/NAME` of `tk` by the file of the imported real `version`.
+fn swap_in(tk: &Path, version: &str, name: &str) {
+    let dest = tk.join("lib64").join(name);
+    fs::remove_file(&dest).unwrap();
+    fs::hard_link(imported(version).join("lib").join(name), &dest).unwrap();
+}
+
+#[test]
+fn a_folder_with_libraries_of_two_releases_names_each_files_release() {
+    let mut sb = Sandbox::new();
+    let tk = toolkit(&mut sb, false);
+    // The 9.27 main library over 9.12's graph and engine libraries.
+    swap_in(&tk, "9.12.0.46", "libcudnn_graph.so.9");
+    swap_in(&tk, "9.12.0.46", "libcudnn_engines_runtime_compiled.so.9");
+    let r = doctor(&sb, &tk, &[]).code_is(7);
+    assert_eq!(count(&r, "sub-libraries-mixed"), 1, "{}", r.describe());
+    let f = r.finding("sub-libraries-mixed");
+    assert_eq!(f["severity"], "error");
+    let seen = f["seen"].to_string();
+    for want in [
+        "cuDNN 9.12.0: libcudnn_graph.so.9 (release marker in the file)",
+        "cuDNN 9.27.0: libcudnn.so.9 (graph library it asks for)",
+    ] {
+        assert!(seen.contains(want), "{want}\n{}", r.describe());
+    }
+    assert!(
+        f["title"].as_str().unwrap().contains("2 releases (9.12.0 and 9.27.0)"),
+        "{}",
+        r.describe()
+    );
+    // The summary gives the main library's own release, not the graph's answer.
+    assert_eq!(
+        r.json()["summary"]["active_cudnn"][0]["version"], "9.27.0",
+        "{}",
+        r.describe()
+    );
+
+    // Healthy neighbours: each real release whole.
+    for v in ["9.27.0.42", "9.12.0.46"] {
+        let mut sb = Sandbox::new();
+        let tk = toolkit_with(&mut sb, false, v, "cuda-12.4");
+        let r = doctor(&sb, &tk, &[]).ok();
+        assert_eq!(count(&r, "sub-libraries-mixed"), 0, "{v}: {}", r.describe());
+    }
+}
+
+#[test]
+fn a_real_library_without_its_soname_link_is_one_finding_with_a_working_fix() {
+    let mut sb = Sandbox::new();
+    let tk = toolkit(&mut sb, true);
+    // Only libcudnn.so.9.27.0 (the real file) is left; the link is gone.
+    fs::remove_file(tk.join("lib64/libcudnn.so.9")).unwrap();
+    let r = doctor(&sb, &tk, &[]).code_is(7);
+    assert_eq!(count(&r, "soname-link-missing"), 1, "{}", r.describe());
+    assert_eq!(count(&r, "missing-library"), 0, "one cause, one finding: {}", r.describe());
+    let f = r.finding("soname-link-missing");
+    let cmd = f["commands"][0].as_str().unwrap().to_string();
+    let link = tk.join("lib64/libcudnn.so.9");
+    assert_eq!(
+        cmd,
+        format!("ln -s libcudnn.so.9.27.0 {}", link.display()),
+        "{}",
+        r.describe()
+    );
+    // The printed command, run by a real shell, is the fix.
+    let out = sb.wrapped("sh").args(["-c", &cmd]).output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(fs::read_link(&link).unwrap(), Path::new("libcudnn.so.9.27.0"));
+    let r = doctor(&sb, &tk, &[]).ok();
+    assert_eq!(count(&r, "soname-link-missing"), 0, "{}", r.describe());
+    assert_eq!(r.json()["summary"]["active_cudnn"][0]["version"], "9.27.0");
+
+    // Neighbour: a wheel folder holds only libX.so.9 files, no versioned
+    // real names: nothing is missing.
+    let mut sb = Sandbox::new();
+    let tk = toolkit(&mut sb, false);
+    let r = doctor(&sb, &tk, &[]).ok();
+    assert_eq!(count(&r, "soname-link-missing"), 0, "{}", r.describe());
+}
+
+#[test]
+fn a_pin_that_is_not_installed_says_so_with_the_catalogs_install_command() {
+    let mut sb = Sandbox::new();
+    let tk = toolkit(&mut sb, false);
+    sb.run([
+        "install".to_string(),
+        real_wheel("nvidia_cudnn_jit_cu12-9.27.0.42").display().to_string(),
+    ])
+    .ok();
+    fs::write(sb.work().join(".cudnn-version"), "9.12\n").unwrap();
+    let r = doctor(&sb, &tk, &[]).code_is(7);
+    assert_eq!(count(&r, "pin-not-installed"), 1, "{}", r.describe());
+    let f = r.finding("pin-not-installed");
+    let pin = sb.work().join(".cudnn-version");
+    assert!(
+        f["title"].as_str().unwrap().contains(&format!("{}:1", pin.display())),
+        "{}",
+        r.describe()
+    );
+    assert!(f["seen"].to_string().contains("installed: 9.27.0.42_cuda12"));
+    // The newest 9.12 the catalog has; 9.12 is published as wheels.
+    assert_eq!(
+        f["commands"][0], "cudnnm install pip:nvidia-cudnn-cu12==9.12.0.46",
+        "{}",
+        r.describe()
+    );
+    // `cudnnm exec` really fails here, as the finding says.
+    let e = sb.run(["exec", "--", "true"]);
+    assert!(e.code() != 0 && e.stderr().contains("not installed"), "{}", e.describe());
+
+    // Neighbour: the pinned release installed (the real 9.12 wheel).
+    sb.run([
+        "install".to_string(),
+        real_wheel("nvidia_cudnn_jit_cu12-9.12.0.46").display().to_string(),
+    ])
+    .ok();
+    let r = doctor(&sb, &tk, &[]).ok();
+    assert_eq!(count(&r, "pin-not-installed"), 0, "{}", r.describe());
+    sb.run(["exec", "--", "true"]).ok();
+}
+
+/// A stand-in `nvidia-smi` first on PATH (there is no `libcuda.so.1`
+/// behind it, so doctor also reports the runtime-compiled engines'
+/// unresolved driver library: these tests look at the GPU findings only): `gpus` for the GPU query,
+/// `driver` (one line per GPU) for the driver query.
+fn smi(sb: &mut Sandbox, gpus: &[&str], driver: &str) {
+    let bin = sb.root().join("gpu-bin");
+    fs::create_dir_all(&bin).unwrap();
+    let body: String = gpus.iter().map(|l| format!("{l}\n")).collect();
+    let drv: String = gpus.iter().map(|_| format!("{driver}\n")).collect();
+    let script = format!(
+        "#!/bin/sh\ncase \"$*\" in\n  *driver_version*) printf '%s' '{drv}' ;;\n  *) cat <<'EOF'\n{body}EOF\n ;;\nesac\n"
+    );
+    fs::write(bin.join("nvidia-smi"), script).unwrap();
+    fs::set_permissions(bin.join("nvidia-smi"), fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    sb.set_env("PATH", path);
+}
+
+#[test]
+fn doctor_judges_the_gpus_cuda_would_use_and_lists_every_one() {
+    let mut sb = Sandbox::new();
+    let tk = toolkit(&mut sb, false);
+    smi(&mut sb, &[PASCAL, TURING], "550.54.15");
+    let r = doctor(&sb, &tk, &[]);
+    assert_eq!(count(&r, "gpu-too-old"), 1, "{}", r.describe());
+    assert!(
+        r.finding("gpu-too-old")["title"]
+            .as_str()
+            .unwrap()
+            .starts_with("NVIDIA GeForce GTX 1080 (compute capability 6.1) cannot run cuDNN 9.27.0"),
+        "{}",
+        r.describe()
+    );
+    // Only the Turing card visible to CUDA, as install/use read it.
+    sb.set_env("CUDA_DEVICE_ORDER", "PCI_BUS_ID");
+    sb.set_env("CUDA_VISIBLE_DEVICES", "1");
+    let r = doctor(&sb, &tk, &[]);
+    assert_eq!(count(&r, "gpu-too-old"), 0, "{}", r.describe());
+    let gpus = r.json()["summary"]["gpus"].to_string();
+    assert!(
+        gpus.contains("GPU 0: NVIDIA GeForce GTX 1080 (compute capability 6.1, not used: CUDA_VISIBLE_DEVICES hides it)")
+            && gpus.contains("GPU 1: NVIDIA GeForce RTX 2080 Ti (compute capability 7.5)"),
+        "{}",
+        r.describe()
+    );
+    // And `use` agrees: the Turing card runs 9.27.
+    sb.run([
+        "install".to_string(),
+        real_wheel("nvidia_cudnn_jit_cu12-9.27.0.42").display().to_string(),
+    ])
+    .ok();
+    sb.run(["use", "9.27.0.42", "--cuda-root", tk.to_str().unwrap(), "--force"]).ok();
+}
+
+#[test]
+fn the_driver_version_is_kept_as_reported_and_compared_numerically() {
+    let mut sb = Sandbox::new();
+    let tk = toolkit(&mut sb, false);
+    // CUDA 12.4.1 needs 550.54.15 on Linux; 535.104.05 runs it through
+    // minor-version compatibility only.
+    smi(&mut sb, &[TURING], "535.104.05");
+    let r = doctor(&sb, &tk, &[]);
+    assert_eq!(r.json()["summary"]["driver"], "535.104.05", "{}", r.describe());
+    let f = r.finding("driver-minor-compat-only");
+    assert_eq!(
+        f["title"], "driver 535.104.05 is older than CUDA 12.4 needs (550.54.15 or newer)",
+        "{}",
+        r.describe()
+    );
+    // Neighbour: a newer driver whose last field is smaller as text.
+    smi(&mut sb, &[TURING], "550.107.02");
+    let r = doctor(&sb, &tk, &[]);
+    assert_eq!(r.json()["summary"]["driver"], "550.107.02");
+    assert_eq!(count(&r, "driver-minor-compat-only") + count(&r, "driver-too-old"), 0, "{}", r.describe());
+}
