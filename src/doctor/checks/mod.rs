@@ -392,17 +392,17 @@ mod tests {
                 DriverFloor {
                     cuda: v("12.4"),
                     windows: false,
-                    min: v("550.54.14"),
+                    min: "550.54.14".parse().unwrap(),
                 },
                 DriverFloor {
                     cuda: v("12.4.1"),
                     windows: false,
-                    min: v("550.54.15"),
+                    min: "550.54.15".parse().unwrap(),
                 },
                 DriverFloor {
                     cuda: v("12.4"),
                     windows: true,
-                    min: v("551.61"),
+                    min: "551.61".parse().unwrap(),
                 },
             ],
             frameworks: vec![],

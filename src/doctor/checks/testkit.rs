@@ -26,7 +26,7 @@ fn driver_rows() -> Vec<DriverFloor> {
     let row = |c: &str, w: bool, m: &str| DriverFloor {
         cuda: v(c),
         windows: w,
-        min: v(m),
+        min: m.parse().unwrap(),
     };
     vec![
         row("12.4", false, "550.54.14"),
