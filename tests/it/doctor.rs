@@ -726,6 +726,7 @@ fn a_project_pinned_to_cudnn_8_with_only_cudnn_9_installed() {
         Some("8.9.7.29_cuda12")
     );
     fs::write(sb.work().join(".cudnn-version"), "9.27\n").unwrap();
+    store_release_in(&sb.home(), "9.27.0.42");
     doctor(&sb, &tk, &[]).ok();
 }
 
@@ -1371,6 +1372,9 @@ fn a_pin_is_checked_against_the_toolkit_in_use_and_the_loaded_release() {
     let pin = sb.work().join(".cudnn-version");
     // Healthy neighbour: the pin names the loaded release, built for the toolkit's CUDA.
     fs::write(&pin, "9.27.0.42_cuda12\n").unwrap();
+    // Both pinned releases installed (else `pin-not-installed`).
+    store_release_in(&sb.home(), "9.27.0.42");
+    store_release_in(&sb.home(), "9.12.0.46");
     let r = doctor(&sb, &tk, &[]).ok();
     for id in ["pin-toolkit-mismatch", "pin-release-mismatch"] {
         assert!(!ids(&r).contains(&id.to_string()), "{}", r.describe());
@@ -1394,7 +1398,9 @@ fn a_pin_is_checked_against_the_toolkit_in_use_and_the_loaded_release() {
     );
     // A build for CUDA 11 pinned while the toolkit in use is CUDA 12.4.
     fs::write(&pin, "9.27.0.42_cuda11\n").unwrap();
-    let r = doctor(&sb, &tk, &[]).ok();
+    // Not installed either: that is an error of its own, alongside.
+    let r = doctor(&sb, &tk, &[]).code_is(7);
+    assert_eq!(finding(&r, "pin-not-installed")["severity"], "error");
     let f = finding(&r, "pin-toolkit-mismatch");
     assert!(
         f["title"]

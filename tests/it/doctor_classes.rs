@@ -218,3 +218,65 @@ fn the_driver_version_is_kept_as_reported_and_compared_numerically() {
     assert_eq!(r.json()["summary"]["driver"], "550.107.02");
     assert_eq!(count(&r, "driver-minor-compat-only") + count(&r, "driver-too-old"), 0, "{}", r.describe());
 }
+
+#[test]
+fn printed_commands_keep_the_home_the_user_gave_and_work_when_run() {
+    let mut sb = Sandbox::new();
+    let tk = crate::doctor::empty_toolkit(&sb, "cuda-12.4");
+    crate::doctor::add_ld_path(&mut sb, &tk.join("lib64"));
+    // A home given by flag only: a bare `cudnnm …` would use another one.
+    let home = sb.root().join("other-home");
+    let bin_dir = crate::common::bin().parent().unwrap().to_path_buf();
+    let path = format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap_or_default());
+    let run = |args: &[&str]| {
+        let mut c = sb.command();
+        c.env_remove("CUDNNM_HOME").arg("--home").arg(&home).args(args);
+        crate::common::output(&mut c)
+    };
+    let wheel = real_wheel("nvidia_cudnn_jit_cu12-9.27.0.42");
+    assert!(run(&["install", wheel.to_str().unwrap()]).status.success());
+    let t = tk.to_str().unwrap();
+    assert!(run(&["use", "9.27.0.42", "--cuda-root", t]).status.success());
+    // Someone deletes a deployed sub-library.
+    fs::remove_file(tk.join("lib64/libcudnn_graph.so.9")).unwrap();
+    let out = run(&["doctor", "--json", "--cuda-root", t]);
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let f = j["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["id"] == "missing-library")
+        .unwrap_or_else(|| panic!("{j:#}"))
+        .clone();
+    let cmd = f["commands"][0].as_str().unwrap().to_string();
+    assert!(
+        cmd.starts_with(&format!("cudnnm --home {} use 9.27.0.42_cuda12 --cuda-root {t}", home.display())),
+        "{cmd}"
+    );
+    // Pasted into a shell that has no CUDNNM_HOME, it repairs the toolkit.
+    let mut sh = sb.wrapped("sh");
+    sh.env_remove("CUDNNM_HOME").env("PATH", &path).args(["-c", &cmd]);
+    let o = crate::common::output(&mut sh);
+    assert!(o.status.success(), "{cmd}: {o:?}");
+    assert!(tk.join("lib64/libcudnn_graph.so.9").exists());
+    let out = run(&["doctor", "--json", "--cuda-root", t]);
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        !j["findings"].as_array().unwrap().iter().any(|f| f["id"] == "missing-library"),
+        "{j:#}"
+    );
+
+    // Neighbour: with CUDNNM_HOME set, commands stay bare (the shell has it).
+    let mut c = sb.command();
+    c.env("CUDNNM_HOME", &home).args(["doctor", "--json", "--cuda-root", t]);
+    fs::remove_file(tk.join("lib64/libcudnn_graph.so.9")).unwrap();
+    let j: serde_json::Value = serde_json::from_slice(&crate::common::output(&mut c).stdout).unwrap();
+    let f = j["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["id"] == "missing-library")
+        .unwrap()
+        .clone();
+    assert!(f["commands"][0].as_str().unwrap().starts_with("cudnnm use 9.27.0.42_cuda12"), "{f}");
+}

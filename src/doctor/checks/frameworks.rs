@@ -98,7 +98,10 @@ fn pins(cx: &Cx, out: &mut Vec<Finding>) {
         .fix("Run the project through cudnnm, activate the pin in this shell, or deploy the pinned release into the toolkit.")
         .command("cudnnm exec -- <your program>")
         .command(if cx.w { "cudnnm env --shell powershell | Invoke-Expression".to_string() } else { "eval \"$(cudnnm env --shell bash)\"".to_string() })
-        .command(format!("cudnnm use {}", p.spec)),
+        .command(match cx.toolkit_in_use() {
+            Some(t) => crate::command::CommandLine::use_(&p.spec).cuda_root(&t.root).for_host(cx.w),
+            None => format!("cudnnm use {}", p.spec),
+        }),
     );
 }
 

@@ -441,7 +441,10 @@ fn gpu(cx: &Cx, out: &mut Vec<Finding>) {
                 Some(o) => f
                     .fix(format!("Use cuDNN {}, the newest release that runs on this GPU, in place of {} (or run on a newer GPU).", o.id(), r.label))
                     .command(o.install().for_host(cx.w))
-                    .command(format!("cudnnm use {}", o.id())),
+                    .command(match cx.toolkit_in_use() {
+                        Some(t) => crate::command::CommandLine::use_(o.id()).cuda_root(&t.root).for_host(cx.w),
+                        None => crate::command::CommandLine::exec(o.id(), "<your program>").for_host(cx.w),
+                    }),
                 None => f.fix("Use an older cuDNN that still supports this GPU (and the CUDA it needs), or a newer GPU."),
             };
             out.push(f);

@@ -32,10 +32,7 @@ impl Snapshot {
         if let Some(asked) = self.asked_release(f)
             && loaded.is_none_or(|l| l.triple() != asked.triple())
         {
-            return Some(Known {
-                version: asked,
-                source: "graph library it asks for",
-            });
+            return self.own_library_version(f);
         }
         if let Some(v) = loaded
             && self.foreign_modules(f).is_empty()
@@ -108,6 +105,12 @@ impl Snapshot {
                 source: "file name",
             });
         }
+        if let Some(c) = &f.store_copy {
+            return Some(Known {
+                version: c.version.clone(),
+                source: "store receipt",
+            });
+        }
         if let Some(v) = &f.embedded_version {
             return Some(Known {
                 version: v.clone(),
@@ -118,12 +121,6 @@ impl Snapshot {
             return Some(Known {
                 version: v,
                 source: "graph library it asks for",
-            });
-        }
-        if let Some(c) = &f.store_copy {
-            return Some(Known {
-                version: c.version.clone(),
-                source: "store receipt",
             });
         }
         if depth < 8 {

@@ -57,7 +57,9 @@ pub(super) fn mixing(cx: &Cx, out: &mut Vec<Finding>) {
             .collect();
         let win_versions: BTreeSet<Version> =
             winners.iter().filter_map(|(_, _, v)| v.clone()).collect();
-        if win_roots.len() > 1 && win_versions.len() > 1 {
+        // One cause, one finding: a main library already reported as taking
+        // sub-libraries from another copy is this same mix.
+        if win_roots.len() > 1 && win_versions.len() > 1 && !mixed_majors.contains(&m) {
             let mut f = Finding::new(
                 FindingId::SubLibrariesMixed,
                 Severity::Error,
