@@ -13,7 +13,7 @@ use std::fs::File;
 use std::io::Read;
 use std::path::Path;
 
-use object::read::elf::{ElfFile, FileHeader, SectionHeader as _};
+use object::read::elf::{ElfFile, FileHeader, SectionHeader as _, Sym as _};
 use object::read::pe::{ImageNtHeaders, PeFile};
 use object::{Endianness, LittleEndian as LE, ReadCache, ReadRef, elf, pe};
 
@@ -38,8 +38,18 @@ pub struct BinInfo {
     /// The release marker compiled into the read-only data
     /// ([`embedded_version`]): `9.12.0.46` from `cudnn_version_9_12_0_46_…`.
     pub embedded_version: Option<Version>,
+    /// ELF: the cuDNN symbols it defines for others (`cudnn…`, `_Z…5cudnn…`).
+    pub cudnn_defined: Vec<String>,
+    /// ELF: the cuDNN symbols it needs from another library.
+    pub cudnn_needed: Vec<String>,
     /// Why the details could not be read, if they could not.
     pub error: Option<String>,
+}
+
+/// True for a symbol of cuDNN's own API or namespace: C names `cudnn…`
+/// and C++ names that mention `cudnn` (`_ZN5cudnn…`, `_Z11cudnnGetPidv`).
+fn is_cudnn_symbol(name: &[u8]) -> bool {
+    name.starts_with(b"cudnn") || (name.starts_with(b"_Z") && memchr::memmem::find(name, b"cudnn").is_some())
 }
 
 /// The machine name of an ELF `e_machine` value (`62` → `x86_64`).
@@ -190,6 +200,20 @@ where
             .collect()
     };
     let sections = f.elf_section_table();
+    if let Ok(dynsym) = sections.symbols(endian, data, elf::SHT_DYNSYM) {
+        for sym in dynsym.iter() {
+            let Ok(name) = sym.name(endian, dynsym.strings()) else { continue };
+            if !is_cudnn_symbol(name) {
+                continue;
+            }
+            let name = String::from_utf8_lossy(name).into_owned();
+            if sym.is_undefined(endian) {
+                info.cudnn_needed.push(name);
+            } else {
+                info.cudnn_defined.push(name);
+            }
+        }
+    }
     if let Some((_, sh)) = sections.section_by_name(endian, b".rodata")
         && let Ok(bytes) = marker_area(sh.sh_offset(endian).into(), sh.sh_size(endian).into(), data)
     {

@@ -41,12 +41,24 @@ fn a_folder_with_libraries_of_two_releases_names_each_files_release() {
     let f = r.finding("sub-libraries-mixed");
     assert_eq!(f["severity"], "error");
     let seen = f["seen"].to_string();
-    for want in [
-        "cuDNN 9.12.0: libcudnn_graph.so.9 (release marker in the file)",
+    let lines: Vec<&str> = f["seen"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l.as_str().unwrap())
+        .collect();
+    let line = |v: &str| lines.iter().find(|l| l.starts_with(v)).copied().unwrap_or("");
+    assert!(
+        line("cuDNN 9.12.0: ").contains("libcudnn_graph.so.9 (release marker in the file)"),
+        "{}",
+        r.describe()
+    );
+    assert_eq!(
+        line("cuDNN 9.27.0: "),
         "cuDNN 9.27.0: libcudnn.so.9 (graph library it asks for)",
-    ] {
-        assert!(seen.contains(want), "{want}\n{}", r.describe());
-    }
+        "{}",
+        r.describe()
+    );
     assert!(
         f["title"].as_str().unwrap().contains("2 releases (9.12.0 and 9.27.0)"),
         "{}",
@@ -55,6 +67,30 @@ fn a_folder_with_libraries_of_two_releases_names_each_files_release() {
     // The summary gives the main library's own release, not the graph's answer.
     assert_eq!(
         r.json()["summary"]["active_cudnn"][0]["version"], "9.27.0",
+        "{}",
+        r.describe()
+    );
+
+    // The engine library has no version of its own; it links against the
+    // 9.12 graph library beside it and every cuDNN symbol it needs is there.
+    assert!(
+        line("cuDNN 9.12.0: ").contains("libcudnn_engines_runtime_compiled.so.9 (links against a library of that release here"),
+        "{}",
+        r.describe()
+    );
+
+    // 9.27's engine library beside 9.12's main and graph libraries: it needs
+    // graph symbols 9.12 does not define ("undefined symbol" at run time).
+    let mut sb = Sandbox::new();
+    let tk = toolkit_with(&mut sb, false, "9.12.0.46", "cuda-12.4");
+    swap_in(&tk, "9.27.0.42", "libcudnn_engines_runtime_compiled.so.9");
+    let r = doctor(&sb, &tk, &[]).code_is(7);
+    assert_eq!(count(&r, "sub-libraries-mixed"), 1, "{}", r.describe());
+    let f = r.finding("sub-libraries-mixed");
+    let seen = f["seen"].to_string();
+    assert!(
+        seen.contains("cuDNN 9.12.0: libcudnn.so.9")
+            && seen.contains("libcudnn_engines_runtime_compiled.so.9 needs 51 cuDNN symbols no library of this folder defines"),
         "{}",
         r.describe()
     );

@@ -92,6 +92,13 @@ pub struct CudnnFile {
     /// first: cuDNN 9's main library asks for its own release's graph
     /// library before `libcudnn_graph.so.9`). Empty when unknown.
     pub asked_for: Vec<String>,
+    /// Libraries (ELF): how many of the cuDNN symbols it needs no other
+    /// cuDNN library of its folder defines, with up to three of them: the
+    /// file belongs to another release than its neighbours. 0 when all
+    /// resolve (or unknown).
+    pub symbols_missing: usize,
+    /// Up to three of those symbols, as the loader would name them.
+    pub symbols_missing_examples: Vec<String>,
     /// ELF `DT_SONAME`.
     pub soname: Option<String>,
     /// Libraries it needs (ELF `DT_NEEDED`, PE imports).

@@ -147,6 +147,32 @@ fn one_folder(cx: &Cx, out: &mut Vec<Finding>) {
                 .filter(|k| k.version.parts().len() >= 3 && k.version.major() == m);
             rows.push((cx.name(if real_in_dir { &real } else { &f.path }).to_string(), m, known));
         }
+        // A library with no version of its own whose cuDNN symbols all
+        // resolve in the sibling it links against (ELF) is of that sibling's release.
+        if !cx.w {
+            let known: Vec<(String, crate::doctor::snapshot::Known)> = rows
+                .iter()
+                .filter_map(|(n, _, k)| Some((n.clone(), k.clone()?)))
+                .collect();
+            for (name, _, k) in rows.iter_mut().filter(|(_, _, k)| k.is_none()) {
+                let Some(f) = cx
+                    .shared()
+                    .map(|(f, _)| f)
+                    .find(|f| spath::same(&cx.dir(&f.path), &dir, cx.w) && cx.name(&f.path) == name.as_str())
+                else {
+                    continue;
+                };
+                if f.symbols_missing > 0 {
+                    continue;
+                }
+                if let Some((_, pk)) = known.iter().find(|(n, _)| f.needed.iter().any(|x| x == n)) {
+                    *k = Some(crate::doctor::snapshot::Known {
+                        version: pk.version.clone(),
+                        source: "links against a library of that release here; all its cuDNN symbols resolve",
+                    });
+                }
+            }
+        }
         let majors: BTreeSet<u32> = rows.iter().map(|(_, m, _)| *m).collect();
         for m in majors {
             let of_m: Vec<&(String, u32, Option<crate::doctor::snapshot::Known>)> =
@@ -155,9 +181,21 @@ fn one_folder(cx: &Cx, out: &mut Vec<Finding>) {
                 .iter()
                 .filter_map(|(_, _, k)| k.as_ref().map(|k| k.version.triple()))
                 .collect();
-            if releases.len() < 2 {
+            // A file that needs cuDNN symbols its folder's libraries lack
+            // is from another release than they are, whatever they say.
+            let strays: Vec<&CudnnFile> = cx
+                .shared()
+                .filter(|(f, n)| {
+                    n.major == Some(m)
+                        && f.symbols_missing > 0
+                        && spath::same(&cx.dir(&f.path), &dir, cx.w)
+                })
+                .map(|(f, _)| f)
+                .collect();
+            if releases.len() < 2 && strays.is_empty() {
                 continue;
             }
+            let count = releases.len().max(1) + usize::from(!strays.is_empty() && releases.len() < 2);
             let list = releases
                 .iter()
                 .map(|v| v.to_string())
@@ -166,7 +204,13 @@ fn one_folder(cx: &Cx, out: &mut Vec<Finding>) {
             let mut f = Finding::new(
                 FindingId::SubLibrariesMixed,
                 Severity::Error,
-                format!("{dir} holds cuDNN {m} libraries of {} releases ({list})", releases.len()),
+                if releases.len() >= 2 {
+                    format!("{dir} holds cuDNN {m} libraries of {count} releases ({list})")
+                } else if releases.is_empty() {
+                    format!("{dir} holds cuDNN {m} libraries of different releases")
+                } else {
+                    format!("{dir} holds cuDNN {m} libraries of {count} releases ({list} and another)")
+                },
             );
             for v in &releases {
                 let files: Vec<String> = of_m
@@ -187,6 +231,14 @@ fn one_folder(cx: &Cx, out: &mut Vec<Finding>) {
                 f = f.seen(format!(
                     "release unknown (no version in the file): {}",
                     unknown.join(", ")
+                ));
+            }
+            for x in &strays {
+                f = f.seen(format!(
+                    "{} needs {} cuDNN symbols no library of this folder defines (e.g. {}): it is from another release than the library it links against",
+                    cx.name(&x.path),
+                    x.symbols_missing,
+                    x.symbols_missing_examples.join(", ")
                 ));
             }
             let newest = releases.iter().next_back().cloned().unwrap_or_else(|| Version::from_parts(&[m]));
