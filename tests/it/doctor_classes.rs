@@ -316,3 +316,55 @@ fn printed_commands_keep_the_home_the_user_gave_and_work_when_run() {
         .clone();
     assert!(f["commands"][0].as_str().unwrap().starts_with("cudnnm use 9.27.0.42_cuda12"), "{f}");
 }
+
+#[test]
+fn an_empty_sub_library_is_one_finding_that_names_it() {
+    let mut sb = Sandbox::new();
+    let tk = toolkit(&mut sb, false);
+    // A truncated download: libcudnn_graph.so.9 is 0 bytes.
+    let g = tk.join("lib64/libcudnn_graph.so.9");
+    fs::remove_file(&g).unwrap();
+    fs::write(&g, b"").unwrap();
+    let r = doctor(&sb, &tk, &[]).code_is(7);
+    let errors: Vec<String> = r.json()["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["severity"] == "error")
+        .map(|f| f["id"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(errors, ["not-a-cudnn-library"], "{}", r.describe());
+    let f = r.finding("not-a-cudnn-library");
+    assert_eq!(
+        f["title"],
+        "libcudnn_graph.so.9 is not a cuDNN library: it is empty (0 bytes): a truncated copy or download"
+    );
+    // Neighbour: the real file.
+    let mut sb = Sandbox::new();
+    let tk = toolkit(&mut sb, false);
+    let r = doctor(&sb, &tk, &[]).ok();
+    assert_eq!(count(&r, "not-a-cudnn-library"), 0, "{}", r.describe());
+}
+
+#[test]
+fn a_chain_that_ends_in_nothing_is_reported_once_at_its_end() {
+    let mut sb = Sandbox::new();
+    let tk = toolkit(&mut sb, true);
+    // libcudnn.so -> libcudnn.so.9 -> libcudnn.so.9.27.0 (deleted).
+    fs::remove_file(tk.join("lib64/libcudnn.so.9.27.0")).unwrap();
+    let r = doctor(&sb, &tk, &[]).code_is(7);
+    assert_eq!(count(&r, "broken-soname-chain"), 1, "{}", r.describe());
+    assert!(
+        r.finding("broken-soname-chain")["title"]
+            .as_str()
+            .unwrap()
+            .starts_with("libcudnn.so.9 is a link to a file that does not exist"),
+        "{}",
+        r.describe()
+    );
+    // Neighbour: the chain whole.
+    let mut sb = Sandbox::new();
+    let tk = toolkit(&mut sb, true);
+    let r = doctor(&sb, &tk, &[]).ok();
+    assert_eq!(count(&r, "broken-soname-chain"), 0, "{}", r.describe());
+}

@@ -87,6 +87,12 @@ pub(super) fn content_of(f: &CudnnFile, named: u32) -> Option<Content> {
         .load_error
         .as_deref()
         .is_some_and(|e| e.contains("has no cudnnGetVersion"));
+    // An empty file (a truncated copy or download) is no library at all.
+    if f.size == 0 && !f.dangling && !f.unreadable && f.link_target.is_none() {
+        return Some(Content::NotCudnn(
+            "it is empty (0 bytes): a truncated copy or download".into(),
+        ));
+    }
     if let Some(sn) = &f.soname {
         match names::classify(sn) {
             Some(n) => {
@@ -225,7 +231,14 @@ fn load_failures(cx: &Cx, out: &mut Vec<Finding>) {
             .shared()
             .filter(|(g, _)| g.unreadable || g.noexec_mount.is_some())
             .any(|(g, _)| std::ptr::eq(g, f) || e.contains(cx.name(&g.path)));
-        if blocked {
+        // Or a sibling in its folder that is no library at all (empty, or
+        // another library under a cuDNN name): `lying_names` reports that file.
+        let dir = cx.dir(&f.path);
+        let broken_sibling = cx.shared().any(|(g, gn)| {
+            spath::same(&cx.dir(&g.path), &dir, cx.w)
+                && gn.major.is_some_and(|m| matches!(content_of(g, m), Some(Content::NotCudnn(_))))
+        });
+        if blocked || broken_sibling {
             continue;
         }
         // A name that lies is explained by `lying_names`.
@@ -259,6 +272,15 @@ fn soname_chains(cx: &Cx, out: &mut Vec<Finding>) {
         let dir = cx.dir(&f.path);
         let name = cx.name(&f.path);
         if f.dangling {
+            // A link to a link that is itself dangling: one cause, reported at
+            // the end of the chain.
+            let target_dangles = f.link_target.as_deref().is_some_and(|t| {
+                let tp = spath::join(&dir, t, false);
+                cx.s.file(&tp).is_some_and(|g| g.dangling)
+            });
+            if target_dangles {
+                continue;
+            }
             out.push(
                 Finding::new(FindingId::BrokenSonameChain, Severity::Error, format!("{name} is a link to a file that does not exist"))
                     .seen(format!("{} -> {} (missing)", f.path, f.link_target.as_deref().unwrap_or("?")))

@@ -183,10 +183,22 @@ fn one_folder(cx: &Cx, out: &mut Vec<Finding>) {
                 .collect();
             // A file that needs cuDNN symbols its folder's libraries lack
             // is from another release than they are, whatever they say.
+            // (Unless a sibling is no library at all — an empty file:
+            // `not-a-cudnn-library` reports that cause.)
+            let broken = cx.shared().any(|(g, gn)| {
+                spath::same(&cx.dir(&g.path), &dir, cx.w)
+                    && gn.major.is_some_and(|gm| {
+                        matches!(
+                            super::super::files::content_of(g, gm),
+                            Some(super::super::files::Content::NotCudnn(_))
+                        )
+                    })
+            });
             let strays: Vec<&CudnnFile> = cx
                 .shared()
                 .filter(|(f, n)| {
-                    n.major == Some(m)
+                    !broken
+                        && n.major == Some(m)
                         && f.symbols_missing > 0
                         && spath::same(&cx.dir(&f.path), &dir, cx.w)
                 })
@@ -250,6 +262,10 @@ fn one_folder(cx: &Cx, out: &mut Vec<Finding>) {
                 cuda: None,
             };
             let tk = cx.s.toolkit_of(&dir);
+            if releases.is_empty() {
+                out.push(f);
+                continue;
+            }
             if let Some((_, cmds)) = cx.install_and_use(&spec, None, tk) {
                 for c in cmds {
                     f = f.command(c);
