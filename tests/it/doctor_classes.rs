@@ -368,3 +368,42 @@ fn a_chain_that_ends_in_nothing_is_reported_once_at_its_end() {
     let r = doctor(&sb, &tk, &[]).ok();
     assert_eq!(count(&r, "broken-soname-chain"), 0, "{}", r.describe());
 }
+
+#[test]
+fn stale_headers_in_the_loaded_copys_own_toolkit_are_one_finding_without_a_no_op_hint() {
+    let mut sb = Sandbox::new();
+    let tk = toolkit(&mut sb, false);
+    let h = tk.join("include/cudnn_version.h");
+    fs::remove_file(&h).unwrap();
+    fs::copy(
+        crate::doctor_wheels::wheel_files("9.12.0.46", false).join("include/cudnn_version.h"),
+        &h,
+    )
+    .unwrap();
+    let r = doctor(&sb, &tk, &[]).code_is(7);
+    assert_eq!(count(&r, "header-library-mismatch"), 1, "{}", r.describe());
+    // Not also "put this same include folder first on CPATH", which changes nothing.
+    assert_eq!(count(&r, "compiler-header-mismatch"), 0, "{}", r.describe());
+    // Neighbour: a stale header in another folder on CPATH is still reported,
+    // with the toolkit's include folder (which holds the right cudnn.h) as the fix.
+    let mut sb = Sandbox::new();
+    let tk = toolkit(&mut sb, false);
+    let stale = sb.root().join("stale-include");
+    fs::create_dir_all(&stale).unwrap();
+    for n in ["cudnn.h", "cudnn_version.h"] {
+        fs::copy(
+            crate::doctor_wheels::wheel_files("9.12.0.46", false).join("include").join(n),
+            stale.join(n),
+        )
+        .unwrap();
+    }
+    sb.set_env("CPATH", &stale);
+    let r = doctor(&sb, &tk, &[]);
+    let f = r.finding("compiler-header-mismatch");
+    assert_eq!(
+        f["commands"][0],
+        format!("export CPATH=\"{}${{CPATH:+:$CPATH}}\"", tk.join("include").display()),
+        "{}",
+        r.describe()
+    );
+}
