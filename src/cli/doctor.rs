@@ -271,6 +271,10 @@ fn keep_global_flags(ctx: &Ctx, findings: &mut [doctor::Finding]) {
                     break;
                 }
             }
+            // A cudnnm command inside another (`eval "$(cudnnm env …)"`).
+            if c.contains("$(cudnnm ") && !c.contains("$(cudnnm --home") {
+                *c = c.replace("$(cudnnm ", &format!("$(cudnnm{flags} "));
+            }
         }
     }
 }

@@ -407,3 +407,30 @@ fn stale_headers_in_the_loaded_copys_own_toolkit_are_one_finding_without_a_no_op
         r.describe()
     );
 }
+
+#[test]
+fn a_leftover_versioned_file_no_link_reaches_is_not_a_mix_but_a_link_to_it_is() {
+    let mut sb = Sandbox::new();
+    let tk = toolkit(&mut sb, true);
+    let lib = tk.join("lib64");
+    // 9.12's main library left behind under its real name; the chain leads to 9.27.0.
+    fs::hard_link(imported("9.12.0.46").join("lib/libcudnn.so.9"), lib.join("libcudnn.so.9.12.0")).unwrap();
+    let r = doctor(&sb, &tk, &[]).ok();
+    for id in ["sub-libraries-mixed", "header-library-mismatch"] {
+        assert_eq!(count(&r, id), 0, "{id}: {}", r.describe());
+    }
+    // The link moved to the old file: now the loader runs 9.12's main
+    // library with 9.27's graph library.
+    fs::remove_file(lib.join("libcudnn.so.9")).unwrap();
+    std::os::unix::fs::symlink("libcudnn.so.9.12.0", lib.join("libcudnn.so.9")).unwrap();
+    let r = doctor(&sb, &tk, &[]).code_is(7);
+    assert_eq!(count(&r, "sub-libraries-mixed"), 1, "{}", r.describe());
+    assert!(
+        r.finding("sub-libraries-mixed")["title"]
+            .as_str()
+            .unwrap()
+            .ends_with("2 releases (9.12.0 and 9.27.0)"),
+        "{}",
+        r.describe()
+    );
+}

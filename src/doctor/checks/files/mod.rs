@@ -409,9 +409,21 @@ fn header_vs_library(cx: &Cx, out: &mut Vec<Finding>) {
         let Some(h) = cx.s.header_version(&root) else {
             continue;
         };
+        // A versioned file no loader name leads to (a leftover) is never loaded.
+        let reached = |f: &CudnnFile, n: &names::NameInfo| {
+            n.full_version.is_none()
+                || cx.shared().any(|(g, gn)| {
+                    gn.full_version.is_none()
+                        && !gn.dev_link
+                        && g.real_path.as_deref().is_some_and(|r| {
+                            spath::same(r, f.real_path.as_deref().unwrap_or(&f.path), w)
+                        })
+                })
+        };
         let libs: Vec<(&CudnnFile, names::NameInfo)> = cx
             .shared()
             .filter(|(f, n)| spath::same(&f.root, &root, w) && n.is_main() && !n.dev_link)
+            .filter(|(f, n)| reached(f, n))
             .collect();
         let mut problems: Vec<String> = Vec::new();
         if distinct.len() > 1 {

@@ -128,6 +128,22 @@ fn one_folder(cx: &Cx, out: &mut Vec<Finding>) {
             !n.dev_link && !f.dangling && spath::same(&cx.dir(&f.path), &dir, cx.w)
         }) {
             let Some(m) = n.major else { continue };
+            // Only what the loader can reach: a file under a loader name
+            // (`libcudnn.so.9`, a DLL name) or the target of one. A versioned
+            // file no link leads to (a leftover `libcudnn.so.9.12.0` beside
+            // the chain to 9.27.0) is never loaded.
+            if n.full_version.is_some()
+                && !cx.shared().any(|(g, gn)| {
+                    gn.full_version.is_none()
+                        && !gn.dev_link
+                        && spath::same(&cx.dir(&g.path), &dir, cx.w)
+                        && g.real_path.as_deref().is_some_and(|r| {
+                            spath::same(r, f.real_path.as_deref().unwrap_or(&f.path), cx.w)
+                        })
+                })
+            {
+                continue;
+            }
             // One row per real file (a chain's links say what their target says).
             let real = f.real_path.clone().unwrap_or_else(|| f.path.clone());
             let real_in_dir = spath::same(&cx.dir(&real), &dir, cx.w);
