@@ -113,6 +113,17 @@ mod tests {
     use super::*;
 
     #[test]
+    fn loader_trace_lines_are_not_the_childs_words() {
+        assert!(is_loader_trace(
+            "     15593:\tfind library=libz.so.1 [0]; searching"
+        ));
+        assert!(!is_loader_trace(
+            "Unable to load any of {libcudnn_graph.so.9}"
+        ));
+        assert!(!is_loader_trace("12: not a trace"));
+    }
+
+    #[test]
     fn a_failed_child_is_described_by_what_it_printed_last() {
         // As cuDNN does before it aborts: the reason goes to stderr.
         let mut cmd = Command::new("sh");

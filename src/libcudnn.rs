@@ -130,11 +130,13 @@ pub struct Loaded {
 }
 
 /// The cuDNN library names a glibc `LD_DEBUG=libs` trace shows being looked
-/// up (`  1234:	find library=libcudnn_graph.so.9.27.0 [0]; searching`), in order, each once.
+/// up (`  1234:\tfind library=libcudnn_graph.so.9.27.0 [0]; searching`), in order, each once.
 pub fn asked_names(trace: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for line in trace.lines() {
-        let Some(at) = line.find("find library=") else { continue };
+        let Some(at) = line.find("find library=") else {
+            continue;
+        };
         let rest = &line[at + "find library=".len()..];
         let name = rest.split([' ', '\t']).next().unwrap_or("");
         if name.starts_with("libcudnn") && !out.iter().any(|n| n == name) {
@@ -318,6 +320,21 @@ pub fn query_version_isolated(exe: &Path, path: &Path) -> Result<LibraryVersion>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_names_a_loader_trace_looks_up_are_read_in_order() {
+        let trace = "     15593:\tcalling init: ./libcudnn.so.9\n\
+                     15593:\tfind library=libcudnn_graph.so.9.27.0 [0]; searching\n\
+                     15593:\t search path=/x\t\t(LD_LIBRARY_PATH)\n\
+                     15593:\tfind library=libcudnn_graph.so.9.27 [0]; searching\n\
+                     15593:\tfind library=libz.so.1 [0]; searching\n\
+                     15593:\tfind library=libcudnn_graph.so.9.27.0 [0]; searching\n";
+        assert_eq!(
+            asked_names(trace),
+            ["libcudnn_graph.so.9.27.0", "libcudnn_graph.so.9.27"]
+        );
+        assert!(asked_names("no trace here").is_empty());
+    }
 
     #[test]
     fn answers_are_read_back() {

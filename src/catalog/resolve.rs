@@ -432,7 +432,12 @@ mod tests {
         // With a CUDA 12.4 toolkit: the newest 9.10 CUDA 12 build.
         let r = req("9", None, p);
         let (a, _) = select_for_gpu(&cat, &r, &[tk("12.4")], Some(&v("6.1"))).unwrap();
-        assert_eq!((a.cuda.major(), v("9.10").is_prefix_of(&a.version)), (12, true), "{}", a.id());
+        assert_eq!(
+            (a.cuda.major(), v("9.10").is_prefix_of(&a.version)),
+            (12, true),
+            "{}",
+            a.id()
+        );
     }
 
     #[test]

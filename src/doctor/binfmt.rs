@@ -49,7 +49,8 @@ pub struct BinInfo {
 /// True for a symbol of cuDNN's own API or namespace: C names `cudnn…`
 /// and C++ names that mention `cudnn` (`_ZN5cudnn…`, `_Z11cudnnGetPidv`).
 fn is_cudnn_symbol(name: &[u8]) -> bool {
-    name.starts_with(b"cudnn") || (name.starts_with(b"_Z") && memchr::memmem::find(name, b"cudnn").is_some())
+    name.starts_with(b"cudnn")
+        || (name.starts_with(b"_Z") && memchr::memmem::find(name, b"cudnn").is_some())
 }
 
 /// The machine name of an ELF `e_machine` value (`62` → `x86_64`).
@@ -202,7 +203,9 @@ where
     let sections = f.elf_section_table();
     if let Ok(dynsym) = sections.symbols(endian, data, elf::SHT_DYNSYM) {
         for sym in dynsym.iter() {
-            let Ok(name) = sym.name(endian, dynsym.strings()) else { continue };
+            let Ok(name) = sym.name(endian, dynsym.strings()) else {
+                continue;
+            };
             if !is_cudnn_symbol(name) {
                 continue;
             }
@@ -283,7 +286,11 @@ where
 const MARKER_AREA_MAX: u64 = 64 << 20;
 
 /// The bytes of a section at `offset`/`size` in `data`, when small enough.
-fn marker_area<'data, R: ReadRef<'data>>(offset: u64, size: u64, data: R) -> Result<&'data [u8], ()> {
+fn marker_area<'data, R: ReadRef<'data>>(
+    offset: u64,
+    size: u64,
+    data: R,
+) -> Result<&'data [u8], ()> {
     if size > MARKER_AREA_MAX {
         return Err(());
     }
@@ -299,7 +306,11 @@ pub fn embedded_version(bytes: &[u8]) -> Option<Version> {
     let at = memchr::memmem::find(bytes, MARK)? + MARK.len();
     let mut parts: Vec<u32> = Vec::new();
     for field in bytes[at..].split(|b| *b == b'_').take(4) {
-        let digits: Vec<u8> = field.iter().copied().take_while(u8::is_ascii_digit).collect();
+        let digits: Vec<u8> = field
+            .iter()
+            .copied()
+            .take_while(u8::is_ascii_digit)
+            .collect();
         if digits.is_empty() || digits.len() != field.len() || digits.len() > 6 {
             break;
         }
@@ -470,8 +481,14 @@ pub(crate) mod tests {
     #[test]
     fn the_release_marker_is_read_from_read_only_data() {
         let v = |b: &[u8]| embedded_version(b).map(|v| v.to_string());
-        assert_eq!(v(b"\0x\0cudnn_version_9_12_0_46_36300845_e0\0").as_deref(), Some("9.12.0.46"));
-        assert_eq!(v(b"cudnn_version_9_27_0_42_\0").as_deref(), Some("9.27.0.42"));
+        assert_eq!(
+            v(b"\0x\0cudnn_version_9_12_0_46_36300845_e0\0").as_deref(),
+            Some("9.12.0.46")
+        );
+        assert_eq!(
+            v(b"cudnn_version_9_27_0_42_\0").as_deref(),
+            Some("9.27.0.42")
+        );
         assert_eq!(v(b"cudnn_version_9_\0"), None);
         assert_eq!(v(b"cudnn_version_check failed"), None);
         assert_eq!(v(b"nothing here"), None);

@@ -40,14 +40,19 @@ fn a_folder_with_libraries_of_two_releases_names_each_files_release() {
     assert_eq!(count(&r, "sub-libraries-mixed"), 1, "{}", r.describe());
     let f = r.finding("sub-libraries-mixed");
     assert_eq!(f["severity"], "error");
-    let seen = f["seen"].to_string();
     let lines: Vec<&str> = f["seen"]
         .as_array()
         .unwrap()
         .iter()
         .map(|l| l.as_str().unwrap())
         .collect();
-    let line = |v: &str| lines.iter().find(|l| l.starts_with(v)).copied().unwrap_or("");
+    let line = |v: &str| {
+        lines
+            .iter()
+            .find(|l| l.starts_with(v))
+            .copied()
+            .unwrap_or("")
+    };
     assert!(
         line("cuDNN 9.12.0: ").contains("libcudnn_graph.so.9 (release marker in the file)"),
         "{}",
@@ -60,13 +65,17 @@ fn a_folder_with_libraries_of_two_releases_names_each_files_release() {
         r.describe()
     );
     assert!(
-        f["title"].as_str().unwrap().contains("2 releases (9.12.0 and 9.27.0)"),
+        f["title"]
+            .as_str()
+            .unwrap()
+            .contains("2 releases (9.12.0 and 9.27.0)"),
         "{}",
         r.describe()
     );
     // The summary gives the main library's own release, not the graph's answer.
     assert_eq!(
-        r.json()["summary"]["active_cudnn"][0]["version"], "9.27.0",
+        r.json()["summary"]["active_cudnn"][0]["version"],
+        "9.27.0",
         "{}",
         r.describe()
     );
@@ -74,7 +83,9 @@ fn a_folder_with_libraries_of_two_releases_names_each_files_release() {
     // The engine library has no version of its own; it links against the
     // 9.12 graph library beside it and every cuDNN symbol it needs is there.
     assert!(
-        line("cuDNN 9.12.0: ").contains("libcudnn_engines_runtime_compiled.so.9 (links against a library of that release here"),
+        line("cuDNN 9.12.0: ").contains(
+            "libcudnn_engines_runtime_compiled.so.9 (links against a library of that release here"
+        ),
         "{}",
         r.describe()
     );
@@ -112,7 +123,12 @@ fn a_real_library_without_its_soname_link_is_one_finding_with_a_working_fix() {
     fs::remove_file(tk.join("lib64/libcudnn.so.9")).unwrap();
     let r = doctor(&sb, &tk, &[]).code_is(7);
     assert_eq!(count(&r, "soname-link-missing"), 1, "{}", r.describe());
-    assert_eq!(count(&r, "missing-library"), 0, "one cause, one finding: {}", r.describe());
+    assert_eq!(
+        count(&r, "missing-library"),
+        0,
+        "one cause, one finding: {}",
+        r.describe()
+    );
     let f = r.finding("soname-link-missing");
     let cmd = f["commands"][0].as_str().unwrap().to_string();
     let link = tk.join("lib64/libcudnn.so.9");
@@ -125,7 +141,10 @@ fn a_real_library_without_its_soname_link_is_one_finding_with_a_working_fix() {
     // The printed command, run by a real shell, is the fix.
     let out = sb.wrapped("sh").args(["-c", &cmd]).output().unwrap();
     assert!(out.status.success(), "{out:?}");
-    assert_eq!(fs::read_link(&link).unwrap(), Path::new("libcudnn.so.9.27.0"));
+    assert_eq!(
+        fs::read_link(&link).unwrap(),
+        Path::new("libcudnn.so.9.27.0")
+    );
     let r = doctor(&sb, &tk, &[]).ok();
     assert_eq!(count(&r, "soname-link-missing"), 0, "{}", r.describe());
     assert_eq!(r.json()["summary"]["active_cudnn"][0]["version"], "9.27.0");
@@ -144,7 +163,9 @@ fn a_pin_that_is_not_installed_says_so_with_the_catalogs_install_command() {
     let tk = toolkit(&mut sb, false);
     sb.run([
         "install".to_string(),
-        real_wheel("nvidia_cudnn_jit_cu12-9.27.0.42").display().to_string(),
+        real_wheel("nvidia_cudnn_jit_cu12-9.27.0.42")
+            .display()
+            .to_string(),
     ])
     .ok();
     fs::write(sb.work().join(".cudnn-version"), "9.12\n").unwrap();
@@ -153,25 +174,39 @@ fn a_pin_that_is_not_installed_says_so_with_the_catalogs_install_command() {
     let f = r.finding("pin-not-installed");
     let pin = sb.work().join(".cudnn-version");
     assert!(
-        f["title"].as_str().unwrap().contains(&format!("{}:1", pin.display())),
+        f["title"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("{}:1", pin.display())),
         "{}",
         r.describe()
     );
-    assert!(f["seen"].to_string().contains("installed: 9.27.0.42_cuda12"));
+    assert!(
+        f["seen"]
+            .to_string()
+            .contains("installed: 9.27.0.42_cuda12")
+    );
     // The newest 9.12 the catalog has; 9.12 is published as wheels.
     assert_eq!(
-        f["commands"][0], "cudnnm install pip:nvidia-cudnn-cu12==9.12.0.46",
+        f["commands"][0],
+        "cudnnm install pip:nvidia-cudnn-cu12==9.12.0.46",
         "{}",
         r.describe()
     );
     // `cudnnm exec` really fails here, as the finding says.
     let e = sb.run(["exec", "--", "true"]);
-    assert!(e.code() != 0 && e.stderr().contains("not installed"), "{}", e.describe());
+    assert!(
+        e.code() != 0 && e.stderr().contains("not installed"),
+        "{}",
+        e.describe()
+    );
 
     // Neighbour: the pinned release installed (the real 9.12 wheel).
     sb.run([
         "install".to_string(),
-        real_wheel("nvidia_cudnn_jit_cu12-9.12.0.46").display().to_string(),
+        real_wheel("nvidia_cudnn_jit_cu12-9.12.0.46")
+            .display()
+            .to_string(),
     ])
     .ok();
     let r = doctor(&sb, &tk, &[]).ok();
@@ -193,7 +228,11 @@ fn smi(sb: &mut Sandbox, gpus: &[&str], driver: &str) {
     );
     fs::write(bin.join("nvidia-smi"), script).unwrap();
     fs::set_permissions(bin.join("nvidia-smi"), fs::Permissions::from_mode(0o755)).unwrap();
-    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
     sb.set_env("PATH", path);
 }
 
@@ -208,7 +247,9 @@ fn doctor_judges_the_gpus_cuda_would_use_and_lists_every_one() {
         r.finding("gpu-too-old")["title"]
             .as_str()
             .unwrap()
-            .starts_with("NVIDIA GeForce GTX 1080 (compute capability 6.1) cannot run cuDNN 9.27.0"),
+            .starts_with(
+                "NVIDIA GeForce GTX 1080 (compute capability 6.1) cannot run cuDNN 9.27.0"
+            ),
         "{}",
         r.describe()
     );
@@ -227,10 +268,19 @@ fn doctor_judges_the_gpus_cuda_would_use_and_lists_every_one() {
     // And `use` agrees: the Turing card runs 9.27.
     sb.run([
         "install".to_string(),
-        real_wheel("nvidia_cudnn_jit_cu12-9.27.0.42").display().to_string(),
+        real_wheel("nvidia_cudnn_jit_cu12-9.27.0.42")
+            .display()
+            .to_string(),
     ])
     .ok();
-    sb.run(["use", "9.27.0.42", "--cuda-root", tk.to_str().unwrap(), "--force"]).ok();
+    sb.run([
+        "use",
+        "9.27.0.42",
+        "--cuda-root",
+        tk.to_str().unwrap(),
+        "--force",
+    ])
+    .ok();
 }
 
 #[test]
@@ -241,10 +291,16 @@ fn the_driver_version_is_kept_as_reported_and_compared_numerically() {
     // minor-version compatibility only.
     smi(&mut sb, &[TURING], "535.104.05");
     let r = doctor(&sb, &tk, &[]);
-    assert_eq!(r.json()["summary"]["driver"], "535.104.05", "{}", r.describe());
+    assert_eq!(
+        r.json()["summary"]["driver"],
+        "535.104.05",
+        "{}",
+        r.describe()
+    );
     let f = r.finding("driver-minor-compat-only");
     assert_eq!(
-        f["title"], "driver 535.104.05 is older than CUDA 12.4 needs (550.54.15 or newer)",
+        f["title"],
+        "driver 535.104.05 is older than CUDA 12.4 needs (550.54.15 or newer)",
         "{}",
         r.describe()
     );
@@ -252,7 +308,12 @@ fn the_driver_version_is_kept_as_reported_and_compared_numerically() {
     smi(&mut sb, &[TURING], "550.107.02");
     let r = doctor(&sb, &tk, &[]);
     assert_eq!(r.json()["summary"]["driver"], "550.107.02");
-    assert_eq!(count(&r, "driver-minor-compat-only") + count(&r, "driver-too-old"), 0, "{}", r.describe());
+    assert_eq!(
+        count(&r, "driver-minor-compat-only") + count(&r, "driver-too-old"),
+        0,
+        "{}",
+        r.describe()
+    );
 }
 
 #[test]
@@ -263,16 +324,27 @@ fn printed_commands_keep_the_home_the_user_gave_and_work_when_run() {
     // A home given by flag only: a bare `cudnnm …` would use another one.
     let home = sb.root().join("other-home");
     let bin_dir = crate::common::bin().parent().unwrap().to_path_buf();
-    let path = format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap_or_default());
+    let path = format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
     let run = |args: &[&str]| {
         let mut c = sb.command();
-        c.env_remove("CUDNNM_HOME").arg("--home").arg(&home).args(args);
+        c.env_remove("CUDNNM_HOME")
+            .arg("--home")
+            .arg(&home)
+            .args(args);
         crate::common::output(&mut c)
     };
     let wheel = real_wheel("nvidia_cudnn_jit_cu12-9.27.0.42");
     assert!(run(&["install", wheel.to_str().unwrap()]).status.success());
     let t = tk.to_str().unwrap();
-    assert!(run(&["use", "9.27.0.42", "--cuda-root", t]).status.success());
+    assert!(
+        run(&["use", "9.27.0.42", "--cuda-root", t])
+            .status
+            .success()
+    );
     // Someone deletes a deployed sub-library.
     fs::remove_file(tk.join("lib64/libcudnn_graph.so.9")).unwrap();
     let out = run(&["doctor", "--json", "--cuda-root", t]);
@@ -286,27 +358,38 @@ fn printed_commands_keep_the_home_the_user_gave_and_work_when_run() {
         .clone();
     let cmd = f["commands"][0].as_str().unwrap().to_string();
     assert!(
-        cmd.starts_with(&format!("cudnnm --home {} use 9.27.0.42_cuda12 --cuda-root {t}", home.display())),
+        cmd.starts_with(&format!(
+            "cudnnm --home {} use 9.27.0.42_cuda12 --cuda-root {t}",
+            home.display()
+        )),
         "{cmd}"
     );
     // Pasted into a shell that has no CUDNNM_HOME, it repairs the toolkit.
     let mut sh = sb.wrapped("sh");
-    sh.env_remove("CUDNNM_HOME").env("PATH", &path).args(["-c", &cmd]);
+    sh.env_remove("CUDNNM_HOME")
+        .env("PATH", &path)
+        .args(["-c", &cmd]);
     let o = crate::common::output(&mut sh);
     assert!(o.status.success(), "{cmd}: {o:?}");
     assert!(tk.join("lib64/libcudnn_graph.so.9").exists());
     let out = run(&["doctor", "--json", "--cuda-root", t]);
     let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(
-        !j["findings"].as_array().unwrap().iter().any(|f| f["id"] == "missing-library"),
+        !j["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["id"] == "missing-library"),
         "{j:#}"
     );
 
     // Neighbour: with CUDNNM_HOME set, commands stay bare (the shell has it).
     let mut c = sb.command();
-    c.env("CUDNNM_HOME", &home).args(["doctor", "--json", "--cuda-root", t]);
+    c.env("CUDNNM_HOME", &home)
+        .args(["doctor", "--json", "--cuda-root", t]);
     fs::remove_file(tk.join("lib64/libcudnn_graph.so.9")).unwrap();
-    let j: serde_json::Value = serde_json::from_slice(&crate::common::output(&mut c).stdout).unwrap();
+    let j: serde_json::Value =
+        serde_json::from_slice(&crate::common::output(&mut c).stdout).unwrap();
     let f = j["findings"]
         .as_array()
         .unwrap()
@@ -314,7 +397,13 @@ fn printed_commands_keep_the_home_the_user_gave_and_work_when_run() {
         .find(|f| f["id"] == "missing-library")
         .unwrap()
         .clone();
-    assert!(f["commands"][0].as_str().unwrap().starts_with("cudnnm use 9.27.0.42_cuda12"), "{f}");
+    assert!(
+        f["commands"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("cudnnm use 9.27.0.42_cuda12"),
+        "{f}"
+    );
 }
 
 #[test]
@@ -392,7 +481,9 @@ fn stale_headers_in_the_loaded_copys_own_toolkit_are_one_finding_without_a_no_op
     fs::create_dir_all(&stale).unwrap();
     for n in ["cudnn.h", "cudnn_version.h"] {
         fs::copy(
-            crate::doctor_wheels::wheel_files("9.12.0.46", false).join("include").join(n),
+            crate::doctor_wheels::wheel_files("9.12.0.46", false)
+                .join("include")
+                .join(n),
             stale.join(n),
         )
         .unwrap();
@@ -402,7 +493,10 @@ fn stale_headers_in_the_loaded_copys_own_toolkit_are_one_finding_without_a_no_op
     let f = r.finding("compiler-header-mismatch");
     assert_eq!(
         f["commands"][0],
-        format!("export CPATH=\"{}${{CPATH:+:$CPATH}}\"", tk.join("include").display()),
+        format!(
+            "export CPATH=\"{}${{CPATH:+:$CPATH}}\"",
+            tk.join("include").display()
+        ),
         "{}",
         r.describe()
     );
@@ -414,7 +508,11 @@ fn a_leftover_versioned_file_no_link_reaches_is_not_a_mix_but_a_link_to_it_is() 
     let tk = toolkit(&mut sb, true);
     let lib = tk.join("lib64");
     // 9.12's main library left behind under its real name; the chain leads to 9.27.0.
-    fs::hard_link(imported("9.12.0.46").join("lib/libcudnn.so.9"), lib.join("libcudnn.so.9.12.0")).unwrap();
+    fs::hard_link(
+        imported("9.12.0.46").join("lib/libcudnn.so.9"),
+        lib.join("libcudnn.so.9.12.0"),
+    )
+    .unwrap();
     let r = doctor(&sb, &tk, &[]).ok();
     for id in ["sub-libraries-mixed", "header-library-mismatch"] {
         assert_eq!(count(&r, id), 0, "{id}: {}", r.describe());

@@ -42,7 +42,10 @@ pub(super) fn check(cx: &Cx, out: &mut Vec<Finding>) {
         .map(|file| file.root.clone())
         .filter(|r| !r.is_empty())
         .map(|r| spath::join(&r, "include", cx.w));
-    if own_inc.as_deref().is_some_and(|i| spath::same(i, &dir, cx.w)) {
+    if own_inc
+        .as_deref()
+        .is_some_and(|i| spath::same(i, &dir, cx.w))
+    {
         return;
     }
     let mut f = Finding::new(

@@ -63,7 +63,11 @@ pub(crate) fn probe(snap: &mut Snapshot, env: &Env, home: &Home, scan: &Scanner)
 /// engine libraries need hundreds of the graph library's C++ symbols, which
 /// change between releases: an engine library beside another release's
 /// graph library needs symbols that are not there ("undefined symbol").
-fn sibling_symbols(files: &mut [CudnnFile], bins: &HashMap<String, binfmt::BinInfo>, windows: bool) {
+fn sibling_symbols(
+    files: &mut [CudnnFile],
+    bins: &HashMap<String, binfmt::BinInfo>,
+    windows: bool,
+) {
     let key = |f: &CudnnFile| f.real_path.clone().unwrap_or_else(|| f.path.clone());
     let dir_of = |f: &CudnnFile| crate::doctor::spath::parent(&f.path, windows).unwrap_or_default();
     let name_of = |f: &CudnnFile| crate::doctor::spath::file_name(&f.path, windows).to_string();
@@ -74,10 +78,9 @@ fn sibling_symbols(files: &mut [CudnnFile], bins: &HashMap<String, binfmt::BinIn
     let mut results: Vec<(usize, Vec<String>)> = Vec::new();
     for f in files.iter() {
         let mut missing: Vec<&String> = Vec::new();
-        if let Some(b) = bins
-            .get(&key(f))
-            .filter(|b| f.kind == Some(FileKind::Shared) && !f.dangling && !b.cudnn_needed.is_empty())
-        {
+        if let Some(b) = bins.get(&key(f)).filter(|b| {
+            f.kind == Some(FileKind::Shared) && !f.dangling && !b.cudnn_needed.is_empty()
+        }) {
             // The cuDNN libraries of its own folder that it links against.
             let dir = dir_of(f);
             let providers: Vec<&binfmt::BinInfo> = libs
@@ -90,12 +93,19 @@ fn sibling_symbols(files: &mut [CudnnFile], bins: &HashMap<String, binfmt::BinIn
                     .iter()
                     .flat_map(|p| p.cudnn_defined.iter().map(String::as_str))
                     .collect();
-                missing = b.cudnn_needed.iter().filter(|s| !defined.contains(s.as_str())).collect();
+                missing = b
+                    .cudnn_needed
+                    .iter()
+                    .filter(|s| !defined.contains(s.as_str()))
+                    .collect();
             }
         }
         // The shortest names read best as examples.
         missing.sort_by_key(|s| (s.len(), s.as_str()));
-        results.push((missing.len(), missing.iter().take(3).map(|s| s.to_string()).collect()));
+        results.push((
+            missing.len(),
+            missing.iter().take(3).map(|s| s.to_string()).collect(),
+        ));
     }
     for (f, (n, ex)) in files.iter_mut().zip(results) {
         f.symbols_missing = n;

@@ -51,7 +51,8 @@ pub(crate) fn finish(snap: &mut Snapshot, run: Option<SmiRun>) {
             return;
         }
         None => {
-            snap.notes.push(format!("nvidia-smi: could not start {tool}"));
+            snap.notes
+                .push(format!("nvidia-smi: could not start {tool}"));
             return;
         }
     };
@@ -95,7 +96,8 @@ fn driver_info(env: &Env, tool: String, out: &str, driver: &str) -> DriverInfo {
 mod tests {
     use super::*;
 
-    const TWO: &str = "0, GPU-aaaa, NVIDIA GeForce GTX 1080, 6.1\n1, GPU-bbbb, NVIDIA GeForce RTX 2080 Ti, 7.5\n";
+    const TWO: &str =
+        "0, GPU-aaaa, NVIDIA GeForce GTX 1080, 6.1\n1, GPU-bbbb, NVIDIA GeForce RTX 2080 Ti, 7.5\n";
 
     fn env(vars: &[(&str, &str)]) -> Env {
         Env::from_vars(
@@ -107,11 +109,19 @@ mod tests {
 
     #[test]
     fn every_gpu_is_listed_and_the_hidden_ones_marked() {
-        let d = driver_info(&env(&[]), "nvidia-smi".into(), TWO, "535.104.05\n535.104.05\n");
+        let d = driver_info(
+            &env(&[]),
+            "nvidia-smi".into(),
+            TWO,
+            "535.104.05\n535.104.05\n",
+        );
         assert_eq!(d.version.as_ref().unwrap().to_string(), "535.104.05");
         assert_eq!(d.gpus.len(), 2);
         assert!(d.gpus.iter().all(|g| !g.hidden));
-        let e = env(&[("CUDA_VISIBLE_DEVICES", "1"), ("CUDA_DEVICE_ORDER", "PCI_BUS_ID")]);
+        let e = env(&[
+            ("CUDA_VISIBLE_DEVICES", "1"),
+            ("CUDA_DEVICE_ORDER", "PCI_BUS_ID"),
+        ]);
         let d = driver_info(&e, "nvidia-smi".into(), TWO, "");
         assert!(d.version.is_none());
         assert_eq!(

@@ -225,7 +225,10 @@ fn sub_libraries_mix_between_sets() {
     // the old link still leads to the old sub-library).
     let mut k = Kit::healthy_linux();
     k.file(&format!("{TK12}/lib64/libcudnn_ops.so.9.0.0"));
-    k.link(&format!("{TK12}/lib64/libcudnn_ops.so.9"), "libcudnn_ops.so.9.0.0");
+    k.link(
+        &format!("{TK12}/lib64/libcudnn_ops.so.9"),
+        "libcudnn_ops.so.9.0.0",
+    );
     k.expect(FindingId::SubLibrariesMixed);
     // A leftover versioned file no link leads to is never loaded: no mix.
     let mut k = Kit::healthy_linux();

@@ -102,10 +102,18 @@ fn a_dll_set_of_two_releases_in_one_folder_is_named_file_by_file() {
     assert_eq!(all.len(), 1, "{}", k.dump());
     let f = &all[0];
     assert_eq!(f.severity, Severity::Error);
-    assert!(f.title.ends_with("holds cuDNN 8 libraries of 2 releases (8.1.0 and 8.9.7)"), "{}", f.title);
+    assert!(
+        f.title
+            .ends_with("holds cuDNN 8 libraries of 2 releases (8.1.0 and 8.9.7)"),
+        "{}",
+        f.title
+    );
     let seen = f.seen.join("\n");
     assert!(seen.contains("cuDNN 8.9.7: cudnn_ops_infer64_8.dll (file version), cudnn_cnn_infer64_8.dll (file version)") || seen.contains("cuDNN 8.9.7: cudnn_cnn_infer64_8.dll (file version), cudnn_ops_infer64_8.dll (file version)"), "{seen}");
-    assert!(seen.contains("cuDNN 8.1.0: cudnn64_8.dll (file version)"), "{seen}");
+    assert!(
+        seen.contains("cuDNN 8.1.0: cudnn64_8.dll (file version)"),
+        "{seen}"
+    );
     // The healthy neighbour: one release's set.
     Kit::healthy_windows().absent(FindingId::SubLibrariesMixed);
 }

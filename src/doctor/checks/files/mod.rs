@@ -236,7 +236,9 @@ fn load_failures(cx: &Cx, out: &mut Vec<Finding>) {
         let dir = cx.dir(&f.path);
         let broken_sibling = cx.shared().any(|(g, gn)| {
             spath::same(&cx.dir(&g.path), &dir, cx.w)
-                && gn.major.is_some_and(|m| matches!(content_of(g, m), Some(Content::NotCudnn(_))))
+                && gn
+                    .major
+                    .is_some_and(|m| matches!(content_of(g, m), Some(Content::NotCudnn(_))))
         });
         if blocked || broken_sibling {
             continue;
@@ -373,20 +375,24 @@ fn missing_sonames(cx: &Cx, libs: &[(&CudnnFile, names::NameInfo)], out: &mut Ve
         .seen(format!("{} ({} bytes; its SONAME is {soname})", f.path, f.size))
         .seen(format!("{link}: missing"))
         .why(format!("Programs and the other cuDNN libraries ask the loader for {soname}, never for {name}: dlopen(\"{soname}\") fails with \"{soname}: cannot open shared object file: No such file or directory\" although the library is there (copying a release without its links, or unpacking it with a tool that drops links, does this)."));
-        let deployed = cx
-            .s
-            .deployments
-            .iter()
-            .find(|d| spath::is_within(&f.path, &d.toolkit, false));
+        let deployed =
+            cx.s.deployments
+                .iter()
+                .find(|d| spath::is_within(&f.path, &d.toolkit, false));
         fd = if let Some(d) = deployed {
-            fd.fix(format!("Deploy {} into {} again: cudnnm puts the whole chain back.", d.release, d.toolkit))
-                .command(redeploy_command(cx, &d.toolkit, &d.release))
+            fd.fix(format!(
+                "Deploy {} into {} again: cudnnm puts the whole chain back.",
+                d.release, d.toolkit
+            ))
+            .command(redeploy_command(cx, &d.toolkit, &d.release))
         } else if f.origin == Origin::System {
             fd.fix(format!("This folder belongs to the system's packages: do not add files by hand; `ldconfig` makes the soname links of the trusted folders (or reinstall the package that owns {name})."))
                 .command("sudo ldconfig".to_string())
         } else {
-            fd.fix(format!("Make the link beside the file ({soname} -> {name})."))
-                .command(format!("ln -s {} {}", sh_quote(name), sh_quote(&link)))
+            fd.fix(format!(
+                "Make the link beside the file ({soname} -> {name})."
+            ))
+            .command(format!("ln -s {} {}", sh_quote(name), sh_quote(&link)))
         };
         out.push(fd);
     }

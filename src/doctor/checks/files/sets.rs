@@ -125,9 +125,8 @@ pub(super) fn toolkit_set(cx: &Cx, t: &ToolkitInfo, out: &mut Vec<Finding>) {
         let missing: Vec<String> = names::required_groups(m)
             .into_iter()
             .filter(|g| {
-                !g.iter().any(|st| {
-                    present(FileKind::Shared, &layout_name(t, st, m)) || real_only(st, m)
-                })
+                !g.iter()
+                    .any(|st| present(FileKind::Shared, &layout_name(t, st, m)) || real_only(st, m))
             })
             .map(|g| {
                 g.iter()
@@ -241,30 +240,35 @@ pub(super) fn toolkit_set(cx: &Cx, t: &ToolkitInfo, out: &mut Vec<Finding>) {
 /// neither the store nor the catalog has a match (the fix then says it in words).
 fn fill_in(cx: &Cx, t: &ToolkitInfo, majors: &BTreeSet<u32>) -> Option<Vec<String>> {
     let m = *majors.iter().next_back()?;
-    let version = cx
-        .s
-        .files_in_root(&t.root)
-        .filter_map(|f| cx.s.own_library_version(f))
-        .map(|k| k.version)
-        .chain(cx.s.header_version(&t.root).map(|k| k.version))
-        .find(|v| v.major() == m && v.parts().len() >= 3)
-        .map(|v| v.triple())
-        .unwrap_or_else(|| Version::from_parts(&[m]));
+    let version =
+        cx.s.files_in_root(&t.root)
+            .filter_map(|f| cx.s.own_library_version(f))
+            .map(|k| k.version)
+            .chain(cx.s.header_version(&t.root).map(|k| k.version))
+            .find(|v| v.major() == m && v.parts().len() >= 3)
+            .map(|v| v.triple())
+            .unwrap_or_else(|| Version::from_parts(&[m]));
     let spec = crate::version::Spec {
         version,
         cuda: None,
     };
     let installed = cx.s.store_releases.iter().flatten().filter_map(|i| {
         let id: crate::version::ReleaseId = i.parse().ok()?;
-        let fits = t.cuda.as_ref().is_none_or(|c| id.cuda.fits(c.major(), c.minor()));
+        let fits = t
+            .cuda
+            .as_ref()
+            .is_none_or(|c| id.cuda.fits(c.major(), c.minor()));
         (spec.matches(&id.version, &id.cuda) && fits).then_some(id)
     });
     if let Some(id) = installed.max_by(|a, b| a.version.cmp(&b.version)) {
-        return Some(vec![crate::command::CommandLine::use_(id.to_string())
-            .cuda_root(&t.root)
-            .for_host(cx.w)]);
+        return Some(vec![
+            crate::command::CommandLine::use_(id.to_string())
+                .cuda_root(&t.root)
+                .for_host(cx.w),
+        ]);
     }
-    cx.install_and_use(&spec, None, Some(t)).map(|(_, cmds)| cmds)
+    cx.install_and_use(&spec, None, Some(t))
+        .map(|(_, cmds)| cmds)
 }
 
 /// True when `f` sits directly in the toolkit's `lib` (not `lib\x64`).

@@ -157,11 +157,15 @@ fn one_folder(cx: &Cx, out: &mut Vec<Finding>) {
             if super::super::files::content_of(f, m).is_some() {
                 continue;
             }
-            let known = cx
-                .s
-                .own_library_version(f)
-                .filter(|k| k.version.parts().len() >= 3 && k.version.major() == m);
-            rows.push((cx.name(if real_in_dir { &real } else { &f.path }).to_string(), m, known));
+            let known =
+                cx.s.own_library_version(f)
+                    .filter(|k| k.version.parts().len() >= 3 && k.version.major() == m);
+            rows.push((
+                cx.name(if real_in_dir { &real } else { &f.path })
+                    .to_string(),
+                m,
+                known,
+            ));
         }
         // A library with no version of its own whose cuDNN symbols all
         // resolve in the sibling it links against (ELF) is of that sibling's release.
@@ -171,11 +175,9 @@ fn one_folder(cx: &Cx, out: &mut Vec<Finding>) {
                 .filter_map(|(n, _, k)| Some((n.clone(), k.clone()?)))
                 .collect();
             for (name, _, k) in rows.iter_mut().filter(|(_, _, k)| k.is_none()) {
-                let Some(f) = cx
-                    .shared()
-                    .map(|(f, _)| f)
-                    .find(|f| spath::same(&cx.dir(&f.path), &dir, cx.w) && cx.name(&f.path) == name.as_str())
-                else {
+                let Some(f) = cx.shared().map(|(f, _)| f).find(|f| {
+                    spath::same(&cx.dir(&f.path), &dir, cx.w) && cx.name(&f.path) == name.as_str()
+                }) else {
                     continue;
                 };
                 if f.symbols_missing > 0 {
@@ -223,7 +225,8 @@ fn one_folder(cx: &Cx, out: &mut Vec<Finding>) {
             if releases.len() < 2 && strays.is_empty() {
                 continue;
             }
-            let count = releases.len().max(1) + usize::from(!strays.is_empty() && releases.len() < 2);
+            let count =
+                releases.len().max(1) + usize::from(!strays.is_empty() && releases.len() < 2);
             let list = releases
                 .iter()
                 .map(|v| v.to_string())
@@ -237,7 +240,9 @@ fn one_folder(cx: &Cx, out: &mut Vec<Finding>) {
                 } else if releases.is_empty() {
                     format!("{dir} holds cuDNN {m} libraries of different releases")
                 } else {
-                    format!("{dir} holds cuDNN {m} libraries of {count} releases ({list} and another)")
+                    format!(
+                        "{dir} holds cuDNN {m} libraries of {count} releases ({list} and another)"
+                    )
                 },
             );
             for v in &releases {
@@ -269,7 +274,11 @@ fn one_folder(cx: &Cx, out: &mut Vec<Finding>) {
                     x.symbols_missing_examples.join(", ")
                 ));
             }
-            let newest = releases.iter().next_back().cloned().unwrap_or_else(|| Version::from_parts(&[m]));
+            let newest = releases
+                .iter()
+                .next_back()
+                .cloned()
+                .unwrap_or_else(|| Version::from_parts(&[m]));
             f = f
                 .why(format!("The loader takes every cuDNN {m} library from this one folder, and cuDNN checks at its first call that they are one release: a partial copy over another release fails with CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH (\"cuDNN version mismatch\"), \"undefined symbol\" or \"Unable to load any of {{libcudnn_graph.so.{newest}, …}}\"."))
                 .fix(format!("Replace every cuDNN {m} file of {dir} by one release's complete set (the files of {newest} or of the other release, all from the same archive or wheel), or let cudnnm deploy one."));
