@@ -75,20 +75,39 @@ fn driver_info(env: &Env, tool: String, out: &str, driver: &str) -> DriverInfo {
         .iter()
         .map(|g| g.index)
         .collect();
+    let mut gpus: Vec<Gpu> = all
+        .into_iter()
+        .map(|g| Gpu {
+            hidden: !used.contains(&g.index),
+            name: g.name,
+            compute_capability: Some(g.compute),
+            index: Some(g.index),
+            uuid: Some(g.uuid),
+        })
+        .collect();
+    // GPUs whose compute capability the driver does not give (`[N/A]`, old
+    // drivers) are listed too, as unknown: nothing is judged by them.
+    for line in out.lines() {
+        let cols: Vec<&str> = line.split(',').map(str::trim).collect();
+        let Some(index) = cols.first().and_then(|c| c.parse::<u32>().ok()) else {
+            continue;
+        };
+        if cols.len() >= 4 && !gpus.iter().any(|g| g.index == Some(index)) {
+            gpus.push(Gpu {
+                name: cols[2..cols.len() - 1].join(", "),
+                compute_capability: None,
+                index: Some(index),
+                uuid: Some(cols[1].to_string()),
+                hidden: false,
+            });
+        }
+    }
+    gpus.sort_by_key(|g| g.index);
     DriverInfo {
         tool,
         output: format!("{out}{driver}"),
         version: gpu::parse_driver(driver),
-        gpus: all
-            .into_iter()
-            .map(|g| Gpu {
-                hidden: !used.contains(&g.index),
-                name: g.name,
-                compute_capability: Some(g.compute),
-                index: Some(g.index),
-                uuid: Some(g.uuid),
-            })
-            .collect(),
+        gpus,
     }
 }
 
@@ -129,6 +148,17 @@ mod tests {
             [true, false]
         );
         assert_eq!(d.gpus[1].uuid.as_deref(), Some("GPU-bbbb"));
+        // An old driver's `[N/A]` compute capability: listed, unknown.
+        let d = driver_info(
+            &env(&[]),
+            "x".into(),
+            "0, GPU-cc, Tesla K80, [N/A]\n",
+            "470.82.01\n",
+        );
+        assert_eq!(d.gpus.len(), 1);
+        assert_eq!(d.gpus[0].name, "Tesla K80");
+        assert!(d.gpus[0].compute_capability.is_none() && !d.gpus[0].hidden);
+        assert_eq!(d.version.unwrap().to_string(), "470.82.01");
         // CUDA's default order is fastest first: index 0 is the 2080 Ti.
         let d = driver_info(&env(&[("CUDA_VISIBLE_DEVICES", "0")]), "x".into(), TWO, "");
         assert_eq!(
