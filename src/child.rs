@@ -52,7 +52,15 @@ impl Running {
     /// When it times out, cannot be waited for, or exits unsuccessfully: the
     /// exit status and the last three lines it printed (standard error
     /// first, else standard output), joined by ` / `.
-    pub fn finish(mut self) -> Result<String, String> {
+    pub fn finish(self) -> Result<String, String> {
+        self.finish_both().map(|(out, _)| out)
+    }
+
+    /// [`Running::finish`], with the standard error of a successful child too.
+    ///
+    /// # Errors
+    /// As [`Running::finish`].
+    pub fn finish_both(mut self) -> Result<(String, String), String> {
         let start = Instant::now();
         let status = loop {
             match self.child.try_wait() {
@@ -71,11 +79,12 @@ impl Running {
         let out = self.reader.join().unwrap_or_default();
         let errors = self.errors.join().unwrap_or_default();
         if status.success() {
-            Ok(out)
+            Ok((out, errors))
         } else {
             // The last lines the child printed say why (stderr first).
             let lines = |t: &str| -> Vec<String> {
                 t.lines()
+                    .filter(|l| !is_loader_trace(l))
                     .map(str::trim)
                     .filter(|l| !l.is_empty())
                     .map(String::from)
@@ -91,9 +100,28 @@ impl Running {
     }
 }
 
+/// A line of glibc's `LD_DEBUG` trace (`   1234:\tfind library=…`): not
+/// the child's own words.
+fn is_loader_trace(line: &str) -> bool {
+    let t = line.trim_start();
+    let digits = t.bytes().take_while(u8::is_ascii_digit).count();
+    digits > 0 && t[digits..].starts_with(":\t")
+}
+
 #[cfg(all(test, unix))]
 mod tests {
     use super::*;
+
+    #[test]
+    fn loader_trace_lines_are_not_the_childs_words() {
+        assert!(is_loader_trace(
+            "     15593:\tfind library=libz.so.1 [0]; searching"
+        ));
+        assert!(!is_loader_trace(
+            "Unable to load any of {libcudnn_graph.so.9}"
+        ));
+        assert!(!is_loader_trace("12: not a trace"));
+    }
 
     #[test]
     fn a_failed_child_is_described_by_what_it_printed_last() {

@@ -3,7 +3,8 @@
 //! `nvidia-smi --query-gpu=index,uuid,name,compute_cap --format=csv,noheader`
 //! (the `compute_cap` field exists since driver 510; see `nvidia-smi
 //! --help-query-gpu`). Only `install` and `use` ask (never `env`, `exec` or
-//! the shell hooks, which must stay fast); `doctor` has its own probe.
+//! the shell hooks, which must stay fast) and `doctor`, whose probe runs the
+//! same query and selection.
 //!
 //! `CUDA_VISIBLE_DEVICES` is honoured as CUDA itself reads it
 //! (<https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#env-vars>):
@@ -109,13 +110,30 @@ pub fn visible(env: &Env, runner: &dyn Runner) -> Vec<Gpu> {
     let Ok(out) = runner.run(&smi, &QUERY) else {
         return Vec::new();
     };
+    in_use(env, parse(&out))
+}
+
+/// The GPUs of `all` (every GPU nvidia-smi lists) that a CUDA program
+/// started in `env` would use, in CUDA's order: `CUDA_VISIBLE_DEVICES` and
+/// `CUDA_DEVICE_ORDER` applied ([`select`]). `install`, `use` and `doctor`
+/// all judge by this one selection.
+pub fn in_use(env: &Env, all: Vec<Gpu>) -> Vec<Gpu> {
     let order_pci = env
         .var(CUDA_DEVICE_ORDER)
         .is_some_and(|o| o.trim().eq_ignore_ascii_case("PCI_BUS_ID"));
     let visible = env
         .var_os(CUDA_VISIBLE_DEVICES)
         .map(|v| v.to_string_lossy().into_owned());
-    select(parse(&out), visible.as_deref(), order_pci)
+    select(all, visible.as_deref(), order_pci)
+}
+
+/// The query for the driver version (one line per GPU, the same on each).
+pub const DRIVER_QUERY: [&str; 2] = ["--query-gpu=driver_version", "--format=csv,noheader"];
+
+/// The driver version from [`DRIVER_QUERY`]'s answer, exactly as written
+/// (`535.104.05`); `None` when no line reads as one.
+pub fn parse_driver(out: &str) -> Option<crate::version::DriverVersion> {
+    out.lines().find_map(|l| l.trim().parse().ok())
 }
 
 /// Parses the output of [`QUERY`]: `0, GPU-…, NVIDIA GeForce GTX 1080, 6.1`

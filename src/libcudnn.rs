@@ -123,6 +123,27 @@ pub struct Loaded {
     pub version: LibraryVersion,
     /// The cuDNN files mapped (the library itself and the sub-libraries it loaded).
     pub modules: Vec<String>,
+    /// The cuDNN names the process asked the loader for, in order
+    /// (`libcudnn_graph.so.9.27.0`, `libcudnn_graph.so.9.27`, …), from
+    /// glibc's `LD_DEBUG=libs` trace (Linux; empty elsewhere).
+    pub asked: Vec<String>,
+}
+
+/// The cuDNN library names a glibc `LD_DEBUG=libs` trace shows being looked
+/// up (`  1234:\tfind library=libcudnn_graph.so.9.27.0 [0]; searching`), in order, each once.
+pub fn asked_names(trace: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for line in trace.lines() {
+        let Some(at) = line.find("find library=") else {
+            continue;
+        };
+        let rest = &line[at + "find library=".len()..];
+        let name = rest.split([' ', '\t']).next().unwrap_or("");
+        if name.starts_with("libcudnn") && !out.iter().any(|n| n == name) {
+            out.push(name.to_string());
+        }
+    }
+    out
 }
 
 /// Asks a batch of libraries for their version; one result per path, in
@@ -188,6 +209,7 @@ fn parse_probe_answer(out: &str) -> std::result::Result<Loaded, Refusal> {
                     .collect()
             })
             .unwrap_or_default(),
+        asked: Vec::new(),
     })
 }
 
@@ -215,17 +237,27 @@ fn run_children(
             // Split as the loader splits (an empty entry stays: it means `.`).
             dirs.extend(env.var_os(var).into_iter().flat_map(std::env::split_paths));
             let joined = std::env::join_paths(dirs).unwrap_or_default();
-            Running::spawn(Command::new(exe).arg(PROBE_COMMAND).arg(p).env(var, joined))
+            let mut cmd = Command::new(exe);
+            cmd.arg(PROBE_COMMAND).arg(p).env(var, joined);
+            if !env.is_windows() {
+                // glibc's loader trace on standard error: which names the
+                // library asks for (cuDNN 9's main library asks for its own
+                // release's graph library first). Other loaders ignore it.
+                cmd.env("LD_DEBUG", "libs").env_remove("LD_DEBUG_OUTPUT");
+            }
+            Running::spawn(&mut cmd)
         })
         .collect();
     running
         .into_iter()
         .map(|r| {
-            let out = r
+            let (out, trace) = r
                 .ok_or_else(|| Refusal::Child("could not start a child process".into()))?
-                .finish()
+                .finish_both()
                 .map_err(Refusal::Child)?;
-            parse_probe_answer(&out)
+            let mut loaded = parse_probe_answer(&out)?;
+            loaded.asked = asked_names(&trace);
+            Ok(loaded)
         })
         .collect()
 }
@@ -257,6 +289,7 @@ pub fn query_in_process(paths: &[PathBuf]) -> Vec<std::result::Result<Loaded, St
                 .map(|version| Loaded {
                     version,
                     modules: Vec::new(),
+                    asked: Vec::new(),
                 })
                 .map_err(|e| e.to_string())
         })
@@ -287,6 +320,21 @@ pub fn query_version_isolated(exe: &Path, path: &Path) -> Result<LibraryVersion>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_names_a_loader_trace_looks_up_are_read_in_order() {
+        let trace = "     15593:\tcalling init: ./libcudnn.so.9\n\
+                     15593:\tfind library=libcudnn_graph.so.9.27.0 [0]; searching\n\
+                     15593:\t search path=/x\t\t(LD_LIBRARY_PATH)\n\
+                     15593:\tfind library=libcudnn_graph.so.9.27 [0]; searching\n\
+                     15593:\tfind library=libz.so.1 [0]; searching\n\
+                     15593:\tfind library=libcudnn_graph.so.9.27.0 [0]; searching\n";
+        assert_eq!(
+            asked_names(trace),
+            ["libcudnn_graph.so.9.27.0", "libcudnn_graph.so.9.27"]
+        );
+        assert!(asked_names("no trace here").is_empty());
+    }
 
     #[test]
     fn answers_are_read_back() {

@@ -14,6 +14,8 @@ use crate::error::{Error, Kind, Result};
 
 mod spec;
 pub use spec::{Bound, Op, Spec, VersionReq};
+mod driver;
+pub use driver::DriverVersion;
 
 /// A cuDNN version of one to four numbers: `9`, `8.1`, `7.1.3`, `8.1.0.77`.
 ///

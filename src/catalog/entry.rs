@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use super::{is_absolute_url, normalize_base};
 use crate::hash::Sha256Hex;
-use crate::version::{self, CudaVariant, Platform, Version};
+use crate::version::{self, CudaVariant, DriverVersion, Platform, Version};
 
 /// A framework build: which CUDA and cuDNN a framework release was built with
 /// (TensorFlow's tested build configurations, PyTorch's release matrix;
@@ -142,9 +142,9 @@ pub struct DriverRow {
     /// Toolkit version: major.minor.update from CUDA 11 (`12.2.2`), NVIDIA's full version before (`10.1.105`).
     pub cuda: Version,
     /// Minimum Linux x86_64 driver (`535.104.05`).
-    pub linux: Version,
+    pub linux: DriverVersion,
     /// Minimum Windows x86_64 driver; `None` where NVIDIA says N/A (CUDA 13+).
-    pub windows: Option<Version>,
+    pub windows: Option<DriverVersion>,
     /// NVIDIA's row label (`12.2 Update 2`).
     pub label: String,
     /// A release candidate row (11.0.1 RC), never chosen as a family's floor.

@@ -13,7 +13,7 @@ use super::{
     Archive, DriverRow, FrameworkBuild, Origin, PublishedHash, SCHEMA, SupportRow, WheelList,
 };
 use crate::hash::Sha256Hex;
-use crate::version::{CudaVariant, Platform, Version};
+use crate::version::{CudaVariant, DriverVersion, Platform, Version};
 
 /// Everything one catalog file holds, already validated.
 #[derive(Debug, Default)]
@@ -91,9 +91,9 @@ struct SupportToml {
 #[derive(Debug, Deserialize)]
 struct DriverToml {
     cuda: Version,
-    linux: Version,
+    linux: DriverVersion,
     #[serde(default)]
-    windows: Option<Version>,
+    windows: Option<DriverVersion>,
     #[serde(default)]
     label: String,
     #[serde(default)]

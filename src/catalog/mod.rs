@@ -33,7 +33,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::Result;
 use crate::home::Home;
-use crate::version::{CudaVariant, Platform, Spec, Version};
+use crate::version::{CudaVariant, DriverVersion, Platform, Spec, Version};
 
 pub mod download;
 mod entry;
@@ -263,7 +263,7 @@ impl Catalog {
     /// row (`12.2.2`, `9.2.148`) wins; otherwise the lowest non-prerelease row
     /// of the same major.minor (the GA driver). `None` for unknown toolkits and
     /// for Windows from CUDA 13 (NVIDIA: N/A).
-    pub fn min_driver(&self, cuda: &Version, windows: bool) -> Option<Version> {
+    pub fn min_driver(&self, cuda: &Version, windows: bool) -> Option<DriverVersion> {
         let pick = |r: &DriverRow| {
             if windows {
                 r.windows.clone()

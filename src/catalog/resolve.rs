@@ -56,22 +56,43 @@ pub fn select_for_gpu(
     toolkits: &[Toolkit],
     gpu: Option<&Version>,
 ) -> Result<(Archive, Option<Archive>)> {
-    let best = select(cat, req, toolkits)?.clone();
+    let best = select(cat, req, toolkits).cloned();
     let Some(cc) = gpu else {
-        return Ok((best, None));
+        return best.map(|b| (b, None));
     };
     let runs = |a: &Archive| {
         cat.min_compute(&a.version, &a.cuda)
             .is_none_or(|m| m <= *cc)
     };
-    if req.spec.is_exact() || runs(&best) {
-        return Ok((best, None));
+    if req.spec.is_exact() {
+        return best.map(|b| (b, None));
     }
+    if let Ok(b) = &best
+        && runs(b)
+    {
+        return Ok((b.clone(), None));
+    }
+    // The GPU first: a choice among CUDA builds (several variants and no
+    // toolkit to choose by) is made among the builds that run here, so
+    // neither the pick nor the error's example names one that cannot.
     let mut runnable = cat.clone();
     runnable.archives.retain(runs);
     match select(&runnable, req, toolkits) {
-        Ok(a) => Ok((a.clone(), Some(best))),
-        Err(_) => Ok((best, None)),
+        Ok(a) => {
+            let passed = best.ok().or_else(|| {
+                cat.archives()
+                    .iter()
+                    .filter(|x| x.platform == req.platform && req.spec.matches(&x.version, &x.cuda))
+                    .filter(|x| !runs(x))
+                    .max_by(|x, y| x.version.cmp(&y.version))
+                    .cloned()
+            });
+            Ok((a.clone(), passed))
+        }
+        Err(e) => match best {
+            Ok(b) => Ok((b, None)),
+            Err(_) => Err(e),
+        },
     }
 }
 
@@ -386,6 +407,40 @@ mod tests {
         let (a, over) = select_for_gpu(&cat, &exact, &[], Some(&v("6.1"))).unwrap();
         assert_eq!(a.version, newest.version);
         assert!(over.is_none());
+    }
+
+    #[test]
+    fn without_cuda_or_toolkit_an_old_gpu_is_offered_only_builds_it_runs() {
+        let cat = Catalog::embedded();
+        let p = Platform::LinuxX86_64;
+        {
+            let r = req("9", None, p);
+            // Without a GPU: several CUDA variants, nothing to choose by.
+            assert!(select_for_gpu(&cat, &r, &[], None).is_err());
+            // Pascal: the CUDA 13 builds (7.5 and newer) are out of the
+            // choice; what is left is a CUDA 12 (or 11) build of 9.10 or
+            // older, or an error whose example is one of those.
+            match select_for_gpu(&cat, &r, &[], Some(&v("6.1"))) {
+                Ok((a, over)) => {
+                    assert!(a.cuda.major() <= 12 && a.version < v("9.11"), "{}", a.id());
+                    assert!(over.unwrap().version >= v("9.11"));
+                }
+                Err(e) => {
+                    let hint = e.hint_text().unwrap_or_default().to_string();
+                    assert!(!hint.contains("--cuda 13"), "{hint}");
+                    assert!(hint.contains("9.10."), "{hint}");
+                }
+            }
+        }
+        // With a CUDA 12.4 toolkit: the newest 9.10 CUDA 12 build.
+        let r = req("9", None, p);
+        let (a, _) = select_for_gpu(&cat, &r, &[tk("12.4")], Some(&v("6.1"))).unwrap();
+        assert_eq!(
+            (a.cuda.major(), v("9.10").is_prefix_of(&a.version)),
+            (12, true),
+            "{}",
+            a.id()
+        );
     }
 
     #[test]

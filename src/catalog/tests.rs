@@ -106,28 +106,34 @@ fn support_matrix_and_compute_capability() {
 #[test]
 fn driver_floors_follow_table_3() {
     let cat = Catalog::embedded();
-    assert_eq!(cat.min_driver(&v("12.2.2"), false), Some(v("535.104.05")));
-    assert_eq!(cat.min_driver(&v("12.2"), false), Some(v("535.54.03")));
-    assert_eq!(cat.min_driver(&v("12.2"), true), Some(v("536.25")));
+    let d = |s: &str| s.parse::<crate::version::DriverVersion>().unwrap();
+    assert_eq!(cat.min_driver(&v("12.2.2"), false), Some(d("535.104.05")));
+    assert_eq!(cat.min_driver(&v("12.2"), false), Some(d("535.54.03")));
+    assert_eq!(cat.min_driver(&v("12.2"), true), Some(d("536.25")));
     assert_eq!(
         cat.min_driver(&v("12.6.20241114"), false),
-        Some(v("560.28.03"))
+        Some(d("560.28.03"))
     );
     assert_eq!(
         cat.min_driver(&v("11.0"), false),
-        Some(v("450.51.05")),
+        Some(d("450.51.05")),
         "GA, not RC"
     );
-    assert_eq!(cat.min_driver(&v("10.1.243"), true), Some(v("418.96")));
-    assert_eq!(cat.min_driver(&v("9.2.148"), false), Some(v("396.37")));
-    assert_eq!(cat.min_driver(&v("8.0"), true), Some(v("369.30")));
+    assert_eq!(cat.min_driver(&v("10.1.243"), true), Some(d("418.96")));
+    assert_eq!(cat.min_driver(&v("9.2.148"), false), Some(d("396.37")));
+    assert_eq!(cat.min_driver(&v("8.0"), true), Some(d("369.30")));
     assert_eq!(
         cat.min_driver(&v("13.0"), true),
         None,
         "N/A on Windows from CUDA 13"
     );
-    assert_eq!(cat.min_driver(&v("13.0"), false), Some(v("580.65.06")));
+    assert_eq!(cat.min_driver(&v("13.0"), false), Some(d("580.65.06")));
     assert_eq!(cat.min_driver(&v("12.7"), false), None);
+    // Kept as NVIDIA writes it: the leading zero of the last field stays.
+    assert_eq!(
+        cat.min_driver(&v("12.2.2"), false).unwrap().to_string(),
+        "535.104.05"
+    );
 }
 
 #[test]

@@ -114,6 +114,9 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
             }
         }
     }
+    if args.snapshot.is_none() {
+        keep_global_flags(ctx, &mut findings);
+    }
     let outcome = render::Outcome::new(&snap, findings);
     if let Some(path) = &report {
         let json = path
@@ -238,4 +241,46 @@ fn read_snapshot(path: &std::path::Path) -> Result<Snapshot> {
         .cause(e)
         .hint("give a file written by `cudnnm doctor --report FILE.json`")
     })
+}
+
+/// Gives every `cudnnm …` command a finding prints the `--home` and
+/// `--system-home` this run needed: a home given by flag (not by
+/// `CUDNNM_HOME`, which the user's next command inherits) is not the one a
+/// bare `cudnnm use …` would find, so the hint would act on another store.
+fn keep_global_flags(ctx: &Ctx, findings: &mut [doctor::Finding]) {
+    let w = ctx.env.is_windows();
+    let mut flags = String::new();
+    let default_home = crate::home::Home::locate(None, &ctx.env).ok();
+    if default_home.is_none_or(|h| h.root() != ctx.home.root()) {
+        flags.push_str(&format!(
+            " --home {}",
+            crate::quote::quote_arg(&ctx.home.root().to_string_lossy(), w)
+        ));
+    }
+    if crate::home::Home::locate_system(None, &ctx.env) != ctx.system_home {
+        flags.push_str(&format!(
+            " --system-home {}",
+            crate::quote::quote_arg(&ctx.system_home.to_string_lossy(), w)
+        ));
+    }
+    if flags.is_empty() {
+        return;
+    }
+    for f in findings.iter_mut() {
+        for c in f.commands.iter_mut() {
+            for prefix in ["sudo cudnnm", "cudnnm"] {
+                if let Some(rest) = c.strip_prefix(prefix)
+                    && (rest.is_empty() || rest.starts_with(' '))
+                    && !rest.starts_with(" --home")
+                {
+                    *c = format!("{prefix}{flags}{rest}");
+                    break;
+                }
+            }
+            // A cudnnm command inside another (`eval "$(cudnnm env …)"`).
+            if c.contains("$(cudnnm ") && !c.contains("$(cudnnm --home") {
+                *c = c.replace("$(cudnnm ", &format!("$(cudnnm{flags} "));
+            }
+        }
+    }
 }

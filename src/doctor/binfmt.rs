@@ -13,7 +13,7 @@ use std::fs::File;
 use std::io::Read;
 use std::path::Path;
 
-use object::read::elf::{ElfFile, FileHeader};
+use object::read::elf::{ElfFile, FileHeader, SectionHeader as _, Sym as _};
 use object::read::pe::{ImageNtHeaders, PeFile};
 use object::{Endianness, LittleEndian as LE, ReadCache, ReadRef, elf, pe};
 
@@ -35,8 +35,22 @@ pub struct BinInfo {
     pub runpath: Vec<String>,
     /// PE `VS_FIXEDFILEINFO` file version (`8.9.7.29`).
     pub file_version: Option<Version>,
+    /// The release marker compiled into the read-only data
+    /// ([`embedded_version`]): `9.12.0.46` from `cudnn_version_9_12_0_46_…`.
+    pub embedded_version: Option<Version>,
+    /// ELF: the cuDNN symbols it defines for others (`cudnn…`, `_Z…5cudnn…`).
+    pub cudnn_defined: Vec<String>,
+    /// ELF: the cuDNN symbols it needs from another library.
+    pub cudnn_needed: Vec<String>,
     /// Why the details could not be read, if they could not.
     pub error: Option<String>,
+}
+
+/// True for a symbol of cuDNN's own API or namespace: C names `cudnn…`
+/// and C++ names that mention `cudnn` (`_ZN5cudnn…`, `_Z11cudnnGetPidv`).
+fn is_cudnn_symbol(name: &[u8]) -> bool {
+    name.starts_with(b"cudnn")
+        || (name.starts_with(b"_Z") && memchr::memmem::find(name, b"cudnn").is_some())
 }
 
 /// The machine name of an ELF `e_machine` value (`62` → `x86_64`).
@@ -186,6 +200,28 @@ where
             .map(str::to_owned)
             .collect()
     };
+    let sections = f.elf_section_table();
+    if let Ok(dynsym) = sections.symbols(endian, data, elf::SHT_DYNSYM) {
+        for sym in dynsym.iter() {
+            let Ok(name) = sym.name(endian, dynsym.strings()) else {
+                continue;
+            };
+            if !is_cudnn_symbol(name) {
+                continue;
+            }
+            let name = String::from_utf8_lossy(name).into_owned();
+            if sym.is_undefined(endian) {
+                info.cudnn_needed.push(name);
+            } else {
+                info.cudnn_defined.push(name);
+            }
+        }
+    }
+    if let Some((_, sh)) = sections.section_by_name(endian, b".rodata")
+        && let Ok(bytes) = marker_area(sh.sh_offset(endian).into(), sh.sh_size(endian).into(), data)
+    {
+        info.embedded_version = embedded_version(bytes);
+    }
     for d in table.iter() {
         let Ok(s) = table.string(d) else { continue };
         match d.tag {
@@ -233,7 +269,54 @@ where
         fixed_file_version(bytes)
     })();
     info.file_version = version;
+    if let Some(sh) = sections.iter().find(|s| s.raw_name() == b".rdata")
+        && let Ok(bytes) = marker_area(
+            sh.pointer_to_raw_data.get(LE).into(),
+            sh.size_of_raw_data.get(LE).into(),
+            data,
+        )
+    {
+        info.embedded_version = embedded_version(bytes);
+    }
     Ok(())
+}
+
+/// Read-only data larger than this is not searched for the release marker
+/// (the largest cuDNN 9 graph library's, 9.27's, is 21 MB).
+const MARKER_AREA_MAX: u64 = 64 << 20;
+
+/// The bytes of a section at `offset`/`size` in `data`, when small enough.
+fn marker_area<'data, R: ReadRef<'data>>(
+    offset: u64,
+    size: u64,
+    data: R,
+) -> Result<&'data [u8], ()> {
+    if size > MARKER_AREA_MAX {
+        return Err(());
+    }
+    data.read_bytes_at(offset, size)
+}
+
+/// The release a cuDNN library was built as, from the marker its build
+/// compiles into the read-only data: `cudnn_version_9_12_0_46_36300845_e0`
+/// (9.12.0.46) in cuDNN 9's graph library, the one that answers
+/// `cudnnGetVersion()`. The main library and the engine libraries carry none.
+pub fn embedded_version(bytes: &[u8]) -> Option<Version> {
+    const MARK: &[u8] = b"cudnn_version_";
+    let at = memchr::memmem::find(bytes, MARK)? + MARK.len();
+    let mut parts: Vec<u32> = Vec::new();
+    for field in bytes[at..].split(|b| *b == b'_').take(4) {
+        let digits: Vec<u8> = field
+            .iter()
+            .copied()
+            .take_while(u8::is_ascii_digit)
+            .collect();
+        if digits.is_empty() || digits.len() != field.len() || digits.len() > 6 {
+            break;
+        }
+        parts.push(std::str::from_utf8(&digits).ok()?.parse().ok()?);
+    }
+    (parts.len() >= 3).then(|| Version::from_parts(&parts))
 }
 
 /// The file version in a `VS_VERSION_INFO` block: the `VS_FIXEDFILEINFO`
@@ -393,6 +476,22 @@ pub(crate) mod tests {
                 "{info:?}"
             );
         }
+    }
+
+    #[test]
+    fn the_release_marker_is_read_from_read_only_data() {
+        let v = |b: &[u8]| embedded_version(b).map(|v| v.to_string());
+        assert_eq!(
+            v(b"\0x\0cudnn_version_9_12_0_46_36300845_e0\0").as_deref(),
+            Some("9.12.0.46")
+        );
+        assert_eq!(
+            v(b"cudnn_version_9_27_0_42_\0").as_deref(),
+            Some("9.27.0.42")
+        );
+        assert_eq!(v(b"cudnn_version_9_\0"), None);
+        assert_eq!(v(b"cudnn_version_check failed"), None);
+        assert_eq!(v(b"nothing here"), None);
     }
 
     #[test]

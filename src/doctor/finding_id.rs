@@ -123,6 +123,9 @@ finding_ids! {
     /// The pin names another release of the same major than the one the loader takes.
     /// Severity: warning.
     PinReleaseMismatch = "pin-release-mismatch",
+    /// The pin that applies here names a release the cudnnm store does not
+    /// hold: `cudnnm exec`, `env` and the shell hook fail. Severity: error.
+    PinNotInstalled = "pin-not-installed",
     /// The pin that applies here (`.cudnn-version`, `CUDNNM_VERSION`,
     /// `default`) cannot be read. Severity: error.
     PinUnreadable = "pin-unreadable",
@@ -165,6 +168,9 @@ finding_ids! {
     NotACudnnLibrary = "not-a-cudnn-library",
     /// A library this user may not read (mode, owner, ACL). Severity: error.
     LibraryUnreadable = "library-unreadable",
+    /// A soname link the loader looks up (`libcudnn.so.9`) is missing beside
+    /// the real file (`libcudnn.so.9.27.0`). Severity: error.
+    SonameLinkMissing = "soname-link-missing",
     /// A library on a file system mounted `noexec`. Severity: error.
     LibraryOnNoexecMount = "library-on-noexec-mount",
     /// CuDNN only inside a Python environment. Severity: warning. Source:

@@ -105,9 +105,21 @@ pub fn summarize(s: &Snapshot) -> Summary {
         .driver
         .iter()
         .flat_map(|d| &d.gpus)
-        .map(|g| match &g.compute_capability {
-            Some(c) => format!("{} (compute capability {c})", g.name),
-            None => g.name.clone(),
+        .map(|g| {
+            let name = match g.index {
+                Some(i) => format!("GPU {i}: {}", g.name),
+                None => g.name.clone(),
+            };
+            let hidden = if g.hidden {
+                ", not used: CUDA_VISIBLE_DEVICES hides it"
+            } else {
+                ""
+            };
+            match &g.compute_capability {
+                Some(c) => format!("{name} (compute capability {c}{hidden})"),
+                None if g.hidden => format!("{name} ({})", &hidden[2..]),
+                None => name,
+            }
         })
         .collect();
     let nvcc = s.nvcc.as_ref().map(|n| match &n.release {

@@ -25,8 +25,8 @@ use crate::deploy::Deployments;
 use crate::error::Result;
 use crate::home::Home;
 use crate::libcudnn::LibraryVersion;
-use crate::progress::Progress;
 use crate::platform::HOST_WINDOWS;
+use crate::progress::Progress;
 use crate::store::Store;
 use crate::version::Platform;
 

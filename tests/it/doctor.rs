@@ -28,7 +28,7 @@ use {common::real_wheel, doctor_wheels::wheel_files};
 /// store release folder, moved out of that home into the tests' shared
 /// folder (see `common::shared_once`).
 #[cfg(unix)]
-fn imported(version: &str) -> PathBuf {
+pub(crate) fn imported(version: &str) -> PathBuf {
     common::shared_once(&format!("doctor-imported-{version}"), |tmp| {
         let sb = Sandbox::new_in(tmp);
         let whl = real_wheel(&format!("nvidia_cudnn_jit_cu12-{version}"));
@@ -45,7 +45,7 @@ fn imported(version: &str) -> PathBuf {
 /// read-only store files: tests replace them, never write into them), links
 /// as the same links.
 #[cfg(unix)]
-fn place(release: &Path, tk: &Path) {
+pub(crate) fn place(release: &Path, tk: &Path) {
     for (from, to) in [("include", "include"), ("lib", "lib64")] {
         fs::create_dir_all(tk.join(to)).unwrap();
         for e in fs::read_dir(release.join(from)).unwrap().flatten() {
@@ -61,7 +61,7 @@ fn place(release: &Path, tk: &Path) {
 
 /// Appends `dir` to the sandbox's `LD_LIBRARY_PATH`.
 #[cfg(unix)]
-fn add_ld_path(sb: &mut Sandbox, dir: &Path) {
+pub(crate) fn add_ld_path(sb: &mut Sandbox, dir: &Path) {
     let mut ld: Vec<PathBuf> = sb
         .env
         .iter()
@@ -75,7 +75,7 @@ fn add_ld_path(sb: &mut Sandbox, dir: &Path) {
 
 /// An empty sandbox CUDA 12.4.1 toolkit (`version.json`, `include/`, `lib64/`).
 #[cfg(unix)]
-fn empty_toolkit(sb: &Sandbox, dir: &str) -> PathBuf {
+pub(crate) fn empty_toolkit(sb: &Sandbox, dir: &str) -> PathBuf {
     let tk = sb.root().join(dir);
     fs::create_dir_all(tk.join("include")).unwrap();
     fs::create_dir_all(tk.join("lib64")).unwrap();
@@ -93,13 +93,13 @@ fn empty_toolkit(sb: &Sandbox, dir: &str) -> PathBuf {
 /// main library is laid out as the redist archives ship it:
 /// `libcudnn.so -> libcudnn.so.9 -> libcudnn.so.9.27.0`.
 #[cfg(unix)]
-fn toolkit(sb: &mut Sandbox, chain: bool) -> PathBuf {
+pub(crate) fn toolkit(sb: &mut Sandbox, chain: bool) -> PathBuf {
     toolkit_with(sb, chain, "9.27.0.42", "cuda-12.4")
 }
 
 /// [`toolkit`] with another real build and folder name.
 #[cfg(unix)]
-fn toolkit_with(sb: &mut Sandbox, chain: bool, version: &str, dir: &str) -> PathBuf {
+pub(crate) fn toolkit_with(sb: &mut Sandbox, chain: bool, version: &str, dir: &str) -> PathBuf {
     let tk = empty_toolkit(sb, dir);
     place(&imported(version), &tk);
     if chain {
@@ -112,7 +112,7 @@ fn toolkit_with(sb: &mut Sandbox, chain: bool, version: &str, dir: &str) -> Path
 }
 
 #[cfg(unix)]
-fn doctor(sb: &Sandbox, tk: &Path, extra: &[&str]) -> Run {
+pub(crate) fn doctor(sb: &Sandbox, tk: &Path, extra: &[&str]) -> Run {
     let mut args = vec![
         "doctor".to_string(),
         "--json".into(),
@@ -123,7 +123,7 @@ fn doctor(sb: &Sandbox, tk: &Path, extra: &[&str]) -> Run {
     sb.run(args)
 }
 
-fn ids(r: &Run) -> Vec<String> {
+pub(crate) fn ids(r: &Run) -> Vec<String> {
     r.json()["findings"]
         .as_array()
         .unwrap()
@@ -726,6 +726,7 @@ fn a_project_pinned_to_cudnn_8_with_only_cudnn_9_installed() {
         Some("8.9.7.29_cuda12")
     );
     fs::write(sb.work().join(".cudnn-version"), "9.27\n").unwrap();
+    store_release_in(&sb.home(), "9.27.0.42");
     doctor(&sb, &tk, &[]).ok();
 }
 
@@ -1371,6 +1372,9 @@ fn a_pin_is_checked_against_the_toolkit_in_use_and_the_loaded_release() {
     let pin = sb.work().join(".cudnn-version");
     // Healthy neighbour: the pin names the loaded release, built for the toolkit's CUDA.
     fs::write(&pin, "9.27.0.42_cuda12\n").unwrap();
+    // Both pinned releases installed (else `pin-not-installed`).
+    store_release_in(&sb.home(), "9.27.0.42");
+    store_release_in(&sb.home(), "9.12.0.46");
     let r = doctor(&sb, &tk, &[]).ok();
     for id in ["pin-toolkit-mismatch", "pin-release-mismatch"] {
         assert!(!ids(&r).contains(&id.to_string()), "{}", r.describe());
@@ -1394,7 +1398,9 @@ fn a_pin_is_checked_against_the_toolkit_in_use_and_the_loaded_release() {
     );
     // A build for CUDA 11 pinned while the toolkit in use is CUDA 12.4.
     fs::write(&pin, "9.27.0.42_cuda11\n").unwrap();
-    let r = doctor(&sb, &tk, &[]).ok();
+    // Not installed either: that is an error of its own, alongside.
+    let r = doctor(&sb, &tk, &[]).code_is(7);
+    assert_eq!(finding(&r, "pin-not-installed")["severity"], "error");
     let f = finding(&r, "pin-toolkit-mismatch");
     assert!(
         f["title"]

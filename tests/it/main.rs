@@ -19,6 +19,7 @@ mod backups;
 mod catalog;
 mod cli;
 mod doctor;
+mod doctor_classes;
 mod doctor_corpus;
 mod doctor_fix;
 mod doctor_headers;

@@ -40,6 +40,7 @@ fn pins(cx: &Cx, out: &mut Vec<Finding>) {
         return;
     };
     let who = format!("the pin `{}` ({})", p.spec, p.source);
+    not_installed(cx, &spec, &who, out);
     // Against the toolkit: only a pin that names its CUDA build says which it is.
     if let (Some(variant), Some(tk)) = (&spec.cuda, cx.toolkit_in_use())
         && let Some(c) = &tk.cuda
@@ -101,8 +102,47 @@ fn pins(cx: &Cx, out: &mut Vec<Finding>) {
         .fix("Run the project through cudnnm, activate the pin in this shell, or deploy the pinned release into the toolkit.")
         .command("cudnnm exec -- <your program>")
         .command(if cx.w { "cudnnm env --shell powershell | Invoke-Expression".to_string() } else { "eval \"$(cudnnm env --shell bash)\"".to_string() })
-        .command(format!("cudnnm use {}", p.spec)),
+        .command(match cx.toolkit_in_use() {
+            Some(t) => crate::command::CommandLine::use_(&p.spec).cuda_root(&t.root).for_host(cx.w),
+            None => format!("cudnnm use {}", p.spec),
+        }),
     );
+}
+
+/// `pin-not-installed`: the pin names a release the store does not hold.
+/// The command offered is the catalog's for the newest release that matches
+/// the spec and fits the toolkit in use (an archive id or a `pip:`
+/// requirement, both of which `cudnnm install` takes).
+fn not_installed(cx: &Cx, spec: &Spec, who: &str, out: &mut Vec<Finding>) {
+    let Some(installed) = &cx.s.store_releases else {
+        return;
+    };
+    let ids: Vec<crate::version::ReleaseId> =
+        installed.iter().filter_map(|i| i.parse().ok()).collect();
+    if ids.iter().any(|id| spec.matches(&id.version, &id.cuda)) {
+        return;
+    }
+    let mut f = Finding::new(
+        FindingId::PinNotInstalled,
+        Severity::Error,
+        format!("{who} names cuDNN {spec}, which is not installed"),
+    )
+    .seen(format!("pinned: cuDNN {spec} ({who})"))
+    .seen(if installed.is_empty() {
+        "installed: none".to_string()
+    } else {
+        format!("installed: {}", installed.join(", "))
+    })
+    .why("`cudnnm exec`, `cudnnm env`, `cudnnm current` and the shell hook resolve this pin to an installed release, so in this folder they stop with \"not installed\".");
+    let tk = cx.toolkit_in_use().and_then(|t| t.cuda.as_ref());
+    let offer = cx.t.offer(spec, tk).or_else(|| cx.t.offer(spec, None));
+    f = match offer {
+        Some(o) => f
+            .fix(format!("Install cuDNN {} (the newest release the catalog has for `{spec}`), or pin a release that is installed.", o.id()))
+            .command(o.install().for_host(cx.w)),
+        None => f.fix(format!("{} Or pin a release that is installed (`cudnnm list`).", super::look_for(&format!("release matching `{spec}`")))),
+    };
+    out.push(f);
 }
 
 /// Something that wants a cuDNN: a framework build or a pin.

@@ -34,6 +34,20 @@ pub(super) fn check(cx: &Cx, out: &mut Vec<Finding>) {
     if hv.parts()[..n] == k.version.parts()[..n] {
         return;
     }
+    // The loaded copy's own installation holds these headers: its headers
+    // and library disagree, one cause that `header-library-mismatch`
+    // reports (pointing CPATH at the same folder would change nothing).
+    let own_inc = a
+        .file
+        .map(|file| file.root.clone())
+        .filter(|r| !r.is_empty())
+        .map(|r| spath::join(&r, "include", cx.w));
+    if own_inc
+        .as_deref()
+        .is_some_and(|i| spath::same(i, &dir, cx.w))
+    {
+        return;
+    }
     let mut f = Finding::new(
         FindingId::CompilerHeaderMismatch,
         Severity::Warning,
@@ -58,12 +72,8 @@ pub(super) fn check(cx: &Cx, out: &mut Vec<Finding>) {
     } else {
         f.fix("Put the include folder of the release that loads first (CPATH, or -I in the build), remove the stale headers, or deploy one release's headers and libraries together into the toolkit.")
     };
-    if let Some(d) = a
-        .file
-        .map(|file| file.root.clone())
-        .filter(|r| !r.is_empty())
-    {
-        let inc = spath::join(&d, "include", cx.w);
+    // Only a folder that holds the loaded release's cudnn.h helps on CPATH.
+    if let Some(inc) = own_inc.filter(|i| cx.s.has(i, "cudnn.h")) {
         f = f.command(if cx.w {
             format!("$env:INCLUDE = \"{inc};$env:INCLUDE\"")
         } else {

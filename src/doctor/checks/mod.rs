@@ -28,7 +28,7 @@ pub use crate::catalog::offer::{Offer, offers_for};
 use crate::catalog::{Catalog, FrameworkBuild};
 use crate::command::CommandLine;
 use crate::names::{self, FileKind};
-use crate::version::{Platform, Spec, Version};
+use crate::version::{DriverVersion, Platform, Spec, Version};
 
 /// The minimum driver for one CUDA toolkit version on one OS (NVIDIA CUDA
 /// release notes, Table 3; `docs/releases.md#driver-floors`; `manifest.toml` via
@@ -40,7 +40,7 @@ pub struct DriverFloor {
     /// True for the Windows column.
     pub windows: bool,
     /// The minimum driver version.
-    pub min: Version,
+    pub min: DriverVersion,
 }
 
 /// Reference data the checks compare against: driver floors, framework
@@ -121,7 +121,7 @@ impl Tables {
 
     /// The driver a toolkit of CUDA `cuda` needs: the row for exactly that
     /// version, else the lowest floor among the rows of its `major.minor` (GA).
-    pub fn driver_floor(&self, cuda: &Version, windows: bool) -> Option<&Version> {
+    pub fn driver_floor(&self, cuda: &Version, windows: bool) -> Option<&DriverVersion> {
         let rows = self.drivers.iter().filter(|d| d.windows == windows);
         if let Some(d) = rows.clone().find(|d| d.cuda == *cuda) {
             return Some(&d.min);
@@ -389,17 +389,17 @@ mod tests {
                 DriverFloor {
                     cuda: v("12.4"),
                     windows: false,
-                    min: v("550.54.14"),
+                    min: "550.54.14".parse().unwrap(),
                 },
                 DriverFloor {
                     cuda: v("12.4.1"),
                     windows: false,
-                    min: v("550.54.15"),
+                    min: "550.54.15".parse().unwrap(),
                 },
                 DriverFloor {
                     cuda: v("12.4"),
                     windows: true,
-                    min: v("551.61"),
+                    min: "551.61".parse().unwrap(),
                 },
             ],
             frameworks: vec![],

@@ -6,7 +6,7 @@ use crate::doctor::finding::{Finding, Severity};
 use crate::doctor::snapshot::{ToolkitInfo, cudart_to_version};
 use crate::doctor::spath;
 use crate::quote::{ps_quote, sh_quote};
-use crate::version::{CudaVariant, Version};
+use crate::version::{CudaVariant, DriverVersion, Version};
 
 pub(super) fn check(cx: &Cx, out: &mut Vec<Finding>) {
     os_bits(cx, out);
@@ -35,10 +35,6 @@ fn network_fs(cx: &Cx, out: &mut Vec<Finding>) {
             .fix("Keep CUDNNM_HOME on a local disk where you can (the store can still be shared read-only as the system store); on a cluster, let one node install into the system store. If a command waits on a lock file from a node that crashed, remove that `lock.held`."),
         );
     }
-}
-
-fn v(s: &str) -> Version {
-    s.parse().expect("literal versions parse")
 }
 
 fn mm(x: &Version) -> (u32, u32) {
@@ -258,13 +254,14 @@ impl ToolkitCommands for Finding {
 /// The driver that runs every toolkit of a CUDA major through minor-version
 /// compatibility (CUDA release notes Table 2;
 /// `docs/releases.md#minor-version-compatibility`).
-fn minor_compat_floor(cuda_major: u32, windows: bool) -> Option<Version> {
+fn minor_compat_floor(cuda_major: u32, windows: bool) -> Option<DriverVersion> {
+    let v = |s: &str| s.parse::<DriverVersion>().ok();
     match (cuda_major, windows) {
-        (11, false) => Some(v("450.80.02")),
-        (11, true) => Some(v("452.39")),
-        (12, false) => Some(v("525.60.13")),
-        (12, true) => Some(v("527.41")),
-        (13, _) => Some(v("580")),
+        (11, false) => v("450.80.02"),
+        (11, true) => v("452.39"),
+        (12, false) => v("525.60.13"),
+        (12, true) => v("527.41"),
+        (13, _) => v("580"),
         _ => None,
     }
 }
@@ -420,7 +417,8 @@ fn gpu(cx: &Cx, out: &mut Vec<Finding>) {
         let Some(need) = cx.t.min_compute(&r.version, r.cuda.as_ref()) else {
             continue;
         };
-        for g in &d.gpus {
+        // Judged by the GPUs a CUDA program would use (`CUDA_VISIBLE_DEVICES`).
+        for g in d.gpus.iter().filter(|g| !g.hidden) {
             let Some(cc) = &g.compute_capability else {
                 continue;
             };
@@ -444,7 +442,10 @@ fn gpu(cx: &Cx, out: &mut Vec<Finding>) {
                 Some(o) => f
                     .fix(format!("Use cuDNN {}, the newest release that runs on this GPU, in place of {} (or run on a newer GPU).", o.id(), r.label))
                     .command(o.install().for_host(cx.w))
-                    .command(format!("cudnnm use {}", o.id())),
+                    .command(match cx.toolkit_in_use() {
+                        Some(t) => crate::command::CommandLine::use_(o.id()).cuda_root(&t.root).for_host(cx.w),
+                        None => crate::command::CommandLine::exec(o.id(), "<your program>").for_host(cx.w),
+                    }),
                 None => f.fix("Use an older cuDNN that still supports this GPU (and the CUDA it needs), or a newer GPU."),
             };
             out.push(f);

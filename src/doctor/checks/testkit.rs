@@ -26,7 +26,7 @@ fn driver_rows() -> Vec<DriverFloor> {
     let row = |c: &str, w: bool, m: &str| DriverFloor {
         cuda: v(c),
         windows: w,
-        min: v(m),
+        min: m.parse().unwrap(),
     };
     vec![
         row("12.4", false, "550.54.14"),
@@ -386,12 +386,13 @@ impl Kit {
         self.s.driver = Some(DriverInfo {
             tool: "nvidia-smi".into(),
             output: String::new(),
-            version: Some(v(version)),
+            version: Some(version.parse().unwrap()),
             gpus: gpus
                 .iter()
                 .map(|(n, c)| Gpu {
                     name: (*n).into(),
                     compute_capability: Some(v(c)),
+                    ..Default::default()
                 })
                 .collect(),
         });

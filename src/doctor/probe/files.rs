@@ -55,6 +55,62 @@ pub(crate) fn probe(snap: &mut Snapshot, env: &Env, home: &Home, scan: &Scanner)
             }
         }
     }
+    sibling_symbols(&mut snap.files, &bin_cache, windows);
+}
+
+/// Sets [`CudnnFile::symbols_missing`]: per folder, the cuDNN symbols each
+/// library needs that no other cuDNN library there defines. cuDNN 9's
+/// engine libraries need hundreds of the graph library's C++ symbols, which
+/// change between releases: an engine library beside another release's
+/// graph library needs symbols that are not there ("undefined symbol").
+fn sibling_symbols(
+    files: &mut [CudnnFile],
+    bins: &HashMap<String, binfmt::BinInfo>,
+    windows: bool,
+) {
+    let key = |f: &CudnnFile| f.real_path.clone().unwrap_or_else(|| f.path.clone());
+    let dir_of = |f: &CudnnFile| crate::doctor::spath::parent(&f.path, windows).unwrap_or_default();
+    let name_of = |f: &CudnnFile| crate::doctor::spath::file_name(&f.path, windows).to_string();
+    let libs: Vec<&CudnnFile> = files
+        .iter()
+        .filter(|f| f.kind == Some(FileKind::Shared) && !f.dangling)
+        .collect();
+    let mut results: Vec<(usize, Vec<String>)> = Vec::new();
+    for f in files.iter() {
+        let mut missing: Vec<&String> = Vec::new();
+        if let Some(b) = bins.get(&key(f)).filter(|b| {
+            f.kind == Some(FileKind::Shared) && !f.dangling && !b.cudnn_needed.is_empty()
+        }) {
+            // The cuDNN libraries of its own folder that it links against.
+            let dir = dir_of(f);
+            let providers: Vec<&binfmt::BinInfo> = libs
+                .iter()
+                .filter(|g| dir_of(g) == dir && f.needed.iter().any(|n| *n == name_of(g)))
+                .filter_map(|g| bins.get(&key(g)))
+                .collect();
+            if !providers.is_empty() {
+                let defined: BTreeSet<&str> = providers
+                    .iter()
+                    .flat_map(|p| p.cudnn_defined.iter().map(String::as_str))
+                    .collect();
+                missing = b
+                    .cudnn_needed
+                    .iter()
+                    .filter(|s| !defined.contains(s.as_str()))
+                    .collect();
+            }
+        }
+        // The shortest names read best as examples.
+        missing.sort_by_key(|s| (s.len(), s.as_str()));
+        results.push((
+            missing.len(),
+            missing.iter().take(3).map(|s| s.to_string()).collect(),
+        ));
+    }
+    for (f, (n, ex)) in files.iter_mut().zip(results) {
+        f.symbols_missing = n;
+        f.symbols_missing_examples = ex;
+    }
 }
 
 /// The mount points mounted `noexec`, from the text of
@@ -271,6 +327,7 @@ fn read_file(
         f.rpath = info.rpath.clone();
         f.runpath = info.runpath.clone();
         f.file_version = info.file_version.clone();
+        f.embedded_version = info.embedded_version.clone();
     }
     Some(f)
 }

@@ -1,107 +1,169 @@
-//! The GPU probe: the NVIDIA driver version and each GPU's compute
-//! capability, from `nvidia-smi` (on `PATH`, or where the Windows driver
-//! puts it).
+//! The GPU probe: the NVIDIA driver version and every GPU, from
+//! `nvidia-smi` (on `PATH`, or where the Windows driver puts it), through
+//! [`crate::gpu`]: the same query, parser and `CUDA_VISIBLE_DEVICES`
+//! selection that `install` and `use` use, so doctor and they never read the
+//! machine differently. Every GPU is recorded; the ones a CUDA program
+//! started here would not use are marked [`Gpu::hidden`].
 
 use std::path::PathBuf;
 use std::process::Command;
 
-use super::{find_on, s};
+use super::s;
 use crate::child::Running;
 use crate::doctor::snapshot::{DriverInfo, Gpu, Snapshot};
-use crate::env::{self, Env};
+use crate::env::Env;
+use crate::gpu;
 
-/// Where the Windows driver installs `nvidia-smi.exe` when it is not on `PATH`.
-const WINDOWS_NVSMI: &str = r"C:\Program Files\NVIDIA Corporation\NVSMI\nvidia-smi.exe";
-
-/// `nvidia-smi` running, when found and tools run.
+/// The two `nvidia-smi` queries running (GPUs, driver version).
 pub(crate) struct SmiRun {
     path: PathBuf,
-    child: Running,
+    gpus: Option<Running>,
+    driver: Option<Running>,
+    /// The GPUs a CUDA program would use, by nvidia-smi index, decided by
+    /// this environment once the list is in.
+    env: Env,
 }
 
-/// Finds `nvidia-smi` and starts its query when `run` is set.
+/// Finds `nvidia-smi` and starts both queries when `run` is set.
 pub(crate) fn start(env: &Env, run: bool) -> Option<SmiRun> {
-    let windows = env.is_windows();
-    let exe = if windows {
-        "nvidia-smi.exe"
-    } else {
-        "nvidia-smi"
-    };
-    let path = find_on(&env.path_list(env::PATH), exe).or_else(|| {
-        windows
-            .then(|| PathBuf::from(WINDOWS_NVSMI))
-            .filter(|p| p.is_file())
-    })?;
+    let path = gpu::find_nvidia_smi(env)?;
     if !run {
         return None;
     }
-    let child = Running::spawn(Command::new(&path).args([
-        "--query-gpu=name,driver_version,compute_cap",
-        "--format=csv,noheader",
-    ]))?;
-    Some(SmiRun { path, child })
+    let gpus = Running::spawn(Command::new(&path).args(gpu::QUERY));
+    let driver = Running::spawn(Command::new(&path).args(gpu::DRIVER_QUERY));
+    Some(SmiRun {
+        path,
+        gpus,
+        driver,
+        env: env.clone(),
+    })
 }
 
-/// Fills [`Snapshot::driver`] from the query [`start`] began; a failure is a note.
+/// Fills [`Snapshot::driver`] from the queries [`start`] began; a failure is a note.
 pub(crate) fn finish(snap: &mut Snapshot, run: Option<SmiRun>) {
     let Some(run) = run else { return };
-    match run.child.finish() {
-        Ok(out) => snap.driver = Some(parse_nvidia_smi(&s(&run.path), &out)),
-        Err(e) => snap.notes.push(format!("nvidia-smi: {e}")),
-    }
+    let tool = s(&run.path);
+    let out = match run.gpus.map(Running::finish) {
+        Some(Ok(out)) => out,
+        Some(Err(e)) => {
+            snap.notes.push(format!("nvidia-smi: {e}"));
+            return;
+        }
+        None => {
+            snap.notes
+                .push(format!("nvidia-smi: could not start {tool}"));
+            return;
+        }
+    };
+    let driver = match run.driver.map(Running::finish) {
+        Some(Ok(d)) => d,
+        Some(Err(e)) => {
+            snap.notes.push(format!("nvidia-smi (driver version): {e}"));
+            String::new()
+        }
+        None => String::new(),
+    };
+    snap.driver = Some(driver_info(&run.env, tool, &out, &driver));
 }
 
-/// Parses `nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv,noheader`.
-fn parse_nvidia_smi(tool: &str, out: &str) -> DriverInfo {
-    let mut d = DriverInfo {
-        tool: tool.to_string(),
-        output: out.to_string(),
-        ..Default::default()
-    };
-    // A GPU name may hold commas: the driver version and compute capability
-    // are the last two columns. A line whose driver column does not read as
-    // a version is not this query's answer and is skipped; a compute
-    // capability of `[N/A]` is kept as unknown.
-    for line in out.lines().filter(|l| !l.trim().is_empty()) {
+/// The snapshot record from the GPU query's answer `out` and the driver
+/// query's answer `driver`, judged by `env`'s `CUDA_VISIBLE_DEVICES`.
+fn driver_info(env: &Env, tool: String, out: &str, driver: &str) -> DriverInfo {
+    let all = gpu::parse(out);
+    let used: Vec<u32> = gpu::in_use(env, all.clone())
+        .iter()
+        .map(|g| g.index)
+        .collect();
+    let mut gpus: Vec<Gpu> = all
+        .into_iter()
+        .map(|g| Gpu {
+            hidden: !used.contains(&g.index),
+            name: g.name,
+            compute_capability: Some(g.compute),
+            index: Some(g.index),
+            uuid: Some(g.uuid),
+        })
+        .collect();
+    // GPUs whose compute capability the driver does not give (`[N/A]`, old
+    // drivers) are listed too, as unknown: nothing is judged by them.
+    for line in out.lines() {
         let cols: Vec<&str> = line.split(',').map(str::trim).collect();
-        if cols.len() < 3 {
-            continue;
-        }
-        let n = cols.len();
-        let Ok(version) = cols[n - 2].parse() else {
+        let Some(index) = cols.first().and_then(|c| c.parse::<u32>().ok()) else {
             continue;
         };
-        if d.version.is_none() {
-            d.version = Some(version);
+        if cols.len() >= 4 && !gpus.iter().any(|g| g.index == Some(index)) {
+            gpus.push(Gpu {
+                name: cols[2..cols.len() - 1].join(", "),
+                compute_capability: None,
+                index: Some(index),
+                uuid: Some(cols[1].to_string()),
+                hidden: false,
+            });
         }
-        d.gpus.push(Gpu {
-            name: cols[..n - 2].join(", "),
-            compute_capability: cols[n - 1].parse().ok(),
-        });
     }
-    d
+    gpus.sort_by_key(|g| g.index);
+    DriverInfo {
+        tool,
+        output: format!("{out}{driver}"),
+        version: gpu::parse_driver(driver),
+        gpus,
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    const TWO: &str =
+        "0, GPU-aaaa, NVIDIA GeForce GTX 1080, 6.1\n1, GPU-bbbb, NVIDIA GeForce RTX 2080 Ti, 7.5\n";
+
+    fn env(vars: &[(&str, &str)]) -> Env {
+        Env::from_vars(
+            vars.iter().map(|(k, v)| (*k, v.to_string())),
+            std::path::Path::new("/"),
+            false,
+        )
+    }
+
     #[test]
-    fn parses_the_driver_and_gpus() {
-        let smi = "NVIDIA GeForce RTX 3080, 550.54.15, 8.6\nTesla K80, 550.54.15, 3.7\n";
-        let d = parse_nvidia_smi("nvidia-smi", smi);
-        assert_eq!(d.version.unwrap().to_string(), "550.54.15");
-        assert_eq!(d.gpus.len(), 2);
-        assert_eq!(
-            d.gpus[1].compute_capability.as_ref().unwrap().to_string(),
-            "3.7"
+    fn every_gpu_is_listed_and_the_hidden_ones_marked() {
+        let d = driver_info(
+            &env(&[]),
+            "nvidia-smi".into(),
+            TWO,
+            "535.104.05\n535.104.05\n",
         );
-        assert!(parse_nvidia_smi("x", "garbage").version.is_none());
-        // A name with a comma; and another query's answer (index, uuid,
-        // name, compute_cap) is not read as a driver and GPU.
-        let d = parse_nvidia_smi("x", "Quadro RTX 8000, rev 2, 535.1, 7.5\n");
-        assert_eq!(d.gpus[0].name, "Quadro RTX 8000, rev 2");
-        let d = parse_nvidia_smi("x", "0, GPU-1234, NVIDIA GeForce GTX 1080, 6.1\n");
-        assert!(d.version.is_none() && d.gpus.is_empty(), "{d:?}");
+        assert_eq!(d.version.as_ref().unwrap().to_string(), "535.104.05");
+        assert_eq!(d.gpus.len(), 2);
+        assert!(d.gpus.iter().all(|g| !g.hidden));
+        let e = env(&[
+            ("CUDA_VISIBLE_DEVICES", "1"),
+            ("CUDA_DEVICE_ORDER", "PCI_BUS_ID"),
+        ]);
+        let d = driver_info(&e, "nvidia-smi".into(), TWO, "");
+        assert!(d.version.is_none());
+        assert_eq!(
+            d.gpus.iter().map(|g| g.hidden).collect::<Vec<_>>(),
+            [true, false]
+        );
+        assert_eq!(d.gpus[1].uuid.as_deref(), Some("GPU-bbbb"));
+        // An old driver's `[N/A]` compute capability: listed, unknown.
+        let d = driver_info(
+            &env(&[]),
+            "x".into(),
+            "0, GPU-cc, Tesla K80, [N/A]\n",
+            "470.82.01\n",
+        );
+        assert_eq!(d.gpus.len(), 1);
+        assert_eq!(d.gpus[0].name, "Tesla K80");
+        assert!(d.gpus[0].compute_capability.is_none() && !d.gpus[0].hidden);
+        assert_eq!(d.version.unwrap().to_string(), "470.82.01");
+        // CUDA's default order is fastest first: index 0 is the 2080 Ti.
+        let d = driver_info(&env(&[("CUDA_VISIBLE_DEVICES", "0")]), "x".into(), TWO, "");
+        assert_eq!(
+            d.gpus.iter().map(|g| g.hidden).collect::<Vec<_>>(),
+            [true, false]
+        );
     }
 }

@@ -43,6 +43,7 @@ pub(crate) fn probe(files: &mut [CudnnFile], query: Querier, windows: bool) {
                     f.library_version = Some(l.version.version());
                     f.cudart_version = (l.version.cudart > 0).then_some(l.version.cudart);
                     f.loaded_modules = l.modules.clone();
+                    f.asked_for = l.asked.clone();
                 }
                 Err(e) => f.load_error = Some(e.clone()),
             }
@@ -90,6 +91,7 @@ mod tests {
                                 cudart: 12040,
                             },
                             modules: vec!["/a/libcudnn_graph.so.9".into()],
+                            asked: Vec::new(),
                         })
                     }
                 })

@@ -48,6 +48,13 @@ pub(crate) fn scan(snap: &mut Snapshot, home: &Home) -> Scanned {
 /// Fills [`Snapshot::store_damaged`] and [`Snapshot::store_changed`].
 pub(crate) fn probe(snap: &mut Snapshot, store: &Scanned) {
     snap.store_damaged = store.damaged.iter().map(damaged_release).collect();
+    snap.store_releases = Some(
+        store
+            .releases
+            .iter()
+            .map(|r| release_id(r.version(), r.cuda()))
+            .collect(),
+    );
     snap.store_changed = store.releases.iter().filter_map(changed_release).collect();
 }
 

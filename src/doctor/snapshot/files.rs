@@ -84,6 +84,21 @@ pub struct CudnnFile {
     pub load_error: Option<String>,
     /// DLLs: the file version resource.
     pub file_version: Option<Version>,
+    /// Libraries: the release marker compiled into the file
+    /// (`cudnn_version_9_12_0_46_…`, cuDNN 9's graph library), when present.
+    pub embedded_version: Option<Version>,
+    /// Libraries (Linux): the sub-library names the main library asked the
+    /// loader for when it was loaded, in order (`libcudnn_graph.so.9.27.0`
+    /// first: cuDNN 9's main library asks for its own release's graph
+    /// library before `libcudnn_graph.so.9`). Empty when unknown.
+    pub asked_for: Vec<String>,
+    /// Libraries (ELF): how many of the cuDNN symbols it needs no other
+    /// cuDNN library of its folder defines, with up to three of them: the
+    /// file belongs to another release than its neighbours. 0 when all
+    /// resolve (or unknown).
+    pub symbols_missing: usize,
+    /// Up to three of those symbols, as the loader would name them.
+    pub symbols_missing_examples: Vec<String>,
     /// ELF `DT_SONAME`.
     pub soname: Option<String>,
     /// Libraries it needs (ELF `DT_NEEDED`, PE imports).

@@ -105,6 +105,9 @@ pub struct Snapshot {
     /// Every `cudnn.h` / `cudnn_version.h` a compiler would find, in its
     /// search order (see [`CompilerHeader`]).
     pub compiler_headers: Vec<CompilerHeader>,
+    /// The releases installed in the cudnnm store (`9.12.0.46_cuda12`);
+    /// `None` when not recorded (snapshots from before this field).
+    pub store_releases: Option<Vec<String>>,
     /// Folders interrupted imports left in the store (`store/.partial-*`);
     /// none listed while another cudnnm holds the home lock.
     pub store_partials: Vec<StorePartial>,
@@ -213,8 +216,8 @@ pub struct DriverInfo {
     pub tool: String,
     /// Its output.
     pub output: String,
-    /// The driver version (`550.54.14`, `551.61`).
-    pub version: Option<Version>,
+    /// The driver version exactly as reported (`535.104.05`, `551.61`).
+    pub version: Option<crate::version::DriverVersion>,
     /// The GPUs.
     pub gpus: Vec<Gpu>,
 }
@@ -227,6 +230,13 @@ pub struct Gpu {
     pub name: String,
     /// Compute capability (`8.6`).
     pub compute_capability: Option<Version>,
+    /// nvidia-smi's index (PCI bus order), when known.
+    pub index: Option<u32>,
+    /// The GPU's UUID (`GPU-8932f937-…`), when known.
+    pub uuid: Option<String>,
+    /// True when a CUDA program started here would not use it
+    /// (`CUDA_VISIBLE_DEVICES`, [`crate::gpu::in_use`]): listed, not judged.
+    pub hidden: bool,
 }
 
 /// The pinned release.

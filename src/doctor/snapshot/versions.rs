@@ -27,6 +27,13 @@ impl Snapshot {
             .library_version
             .as_ref()
             .or(self.resolve(f).library_version.as_ref());
+        // cuDNN 9's main library answers with the graph library beside it;
+        // the release it asks the loader for is its own.
+        if let Some(asked) = self.asked_release(f)
+            && loaded.is_none_or(|l| l.triple() != asked.triple())
+        {
+            return self.own_library_version(f);
+        }
         if let Some(v) = loaded
             && self.foreign_modules(f).is_empty()
         {
@@ -44,6 +51,22 @@ impl Snapshot {
     /// following links), the store receipt of the release it is a copy of.
     pub fn own_library_version(&self, f: &CudnnFile) -> Option<Known> {
         self.own_version_depth(f, 0)
+    }
+
+    /// The release of cuDNN 9's main library `f` by the graph library it
+    /// asked the loader for first (`libcudnn_graph.so.9.27.0` → 9.27.0), when
+    /// it was loaded with the loader's trace ([`CudnnFile::asked_for`]).
+    pub fn asked_release(&self, f: &CudnnFile) -> Option<Version> {
+        let asked = if f.asked_for.is_empty() {
+            &self.resolve(f).asked_for
+        } else {
+            &f.asked_for
+        };
+        asked
+            .iter()
+            .filter_map(|n| names::classify(n))
+            .find(|n| n.stem == "cudnn_graph" && n.full_version.is_some())
+            .and_then(|n| n.full_version)
     }
 
     /// The cuDNN files the process that loaded `f` took from another folder
@@ -86,6 +109,18 @@ impl Snapshot {
             return Some(Known {
                 version: c.version.clone(),
                 source: "store receipt",
+            });
+        }
+        if let Some(v) = &f.embedded_version {
+            return Some(Known {
+                version: v.clone(),
+                source: "release marker in the file",
+            });
+        }
+        if let Some(v) = self.asked_release(f) {
+            return Some(Known {
+                version: v,
+                source: "graph library it asks for",
             });
         }
         if depth < 8 {

@@ -221,10 +221,19 @@ fn sub_libraries_mix_between_sets() {
         "{}",
         k.dump()
     );
-    // One folder with two releases' files (a partial copy over an older one).
+    // One folder with two releases' files (a partial copy over an older one:
+    // the old link still leads to the old sub-library).
     let mut k = Kit::healthy_linux();
     k.file(&format!("{TK12}/lib64/libcudnn_ops.so.9.0.0"));
+    k.link(
+        &format!("{TK12}/lib64/libcudnn_ops.so.9"),
+        "libcudnn_ops.so.9.0.0",
+    );
     k.expect(FindingId::SubLibrariesMixed);
+    // A leftover versioned file no link leads to is never loaded: no mix.
+    let mut k = Kit::healthy_linux();
+    k.file(&format!("{TK12}/lib64/libcudnn_ops.so.9.0.0"));
+    k.absent(FindingId::SubLibrariesMixed);
     Kit::healthy_linux().absent(FindingId::SubLibrariesMixed);
 }
 

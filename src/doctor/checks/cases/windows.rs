@@ -88,3 +88,32 @@ fn path_set_for_this_process_only() {
     );
     Kit::healthy_windows().absent(FindingId::PathNotPersistent);
 }
+
+#[test]
+fn a_dll_set_of_two_releases_in_one_folder_is_named_file_by_file() {
+    // sub-libraries-mixed as Windows snapshot data: 8.9.7's inference DLLs
+    // copied over an 8.1.0.77 set; each DLL's file version says its release.
+    let mut k = Kit::healthy_windows();
+    let bin = r"C:\Program Files\NVIDIA GPU Computing Toolkit\CUDA\v11.2\bin";
+    for n in ["cudnn_ops_infer64_8.dll", "cudnn_cnn_infer64_8.dll"] {
+        k.file(&format!(r"{bin}\{n}")).file_version = Some("8.9.7.29".parse().unwrap());
+    }
+    let all = k.all(FindingId::SubLibrariesMixed);
+    assert_eq!(all.len(), 1, "{}", k.dump());
+    let f = &all[0];
+    assert_eq!(f.severity, Severity::Error);
+    assert!(
+        f.title
+            .ends_with("holds cuDNN 8 libraries of 2 releases (8.1.0 and 8.9.7)"),
+        "{}",
+        f.title
+    );
+    let seen = f.seen.join("\n");
+    assert!(seen.contains("cuDNN 8.9.7: cudnn_ops_infer64_8.dll (file version), cudnn_cnn_infer64_8.dll (file version)") || seen.contains("cuDNN 8.9.7: cudnn_cnn_infer64_8.dll (file version), cudnn_ops_infer64_8.dll (file version)"), "{seen}");
+    assert!(
+        seen.contains("cuDNN 8.1.0: cudnn64_8.dll (file version)"),
+        "{seen}"
+    );
+    // The healthy neighbour: one release's set.
+    Kit::healthy_windows().absent(FindingId::SubLibrariesMixed);
+}

@@ -16,7 +16,7 @@ use self::deployments::{deployed_release, redeploy_command};
 use super::Cx;
 use crate::doctor::FindingId;
 use crate::doctor::finding::{AutoFix, Finding, Severity};
-use crate::doctor::snapshot::CudnnFile;
+use crate::doctor::snapshot::{CudnnFile, Origin};
 use crate::doctor::spath;
 use crate::names;
 use crate::quote::sh_quote;
@@ -87,6 +87,12 @@ pub(super) fn content_of(f: &CudnnFile, named: u32) -> Option<Content> {
         .load_error
         .as_deref()
         .is_some_and(|e| e.contains("has no cudnnGetVersion"));
+    // An empty file (a truncated copy or download) is no library at all.
+    if f.size == 0 && !f.dangling && !f.unreadable && f.link_target.is_none() {
+        return Some(Content::NotCudnn(
+            "it is empty (0 bytes): a truncated copy or download".into(),
+        ));
+    }
     if let Some(sn) = &f.soname {
         match names::classify(sn) {
             Some(n) => {
@@ -225,7 +231,16 @@ fn load_failures(cx: &Cx, out: &mut Vec<Finding>) {
             .shared()
             .filter(|(g, _)| g.unreadable || g.noexec_mount.is_some())
             .any(|(g, _)| std::ptr::eq(g, f) || e.contains(cx.name(&g.path)));
-        if blocked {
+        // Or a sibling in its folder that is no library at all (empty, or
+        // another library under a cuDNN name): `lying_names` reports that file.
+        let dir = cx.dir(&f.path);
+        let broken_sibling = cx.shared().any(|(g, gn)| {
+            spath::same(&cx.dir(&g.path), &dir, cx.w)
+                && gn
+                    .major
+                    .is_some_and(|m| matches!(content_of(g, m), Some(Content::NotCudnn(_))))
+        });
+        if blocked || broken_sibling {
             continue;
         }
         // A name that lies is explained by `lying_names`.
@@ -254,10 +269,20 @@ fn soname_chains(cx: &Cx, out: &mut Vec<Finding>) {
         return;
     }
     let libs: Vec<(&CudnnFile, names::NameInfo)> = cx.shared().collect();
+    missing_sonames(cx, &libs, out);
     for (f, n) in &libs {
         let dir = cx.dir(&f.path);
         let name = cx.name(&f.path);
         if f.dangling {
+            // A link to a link that is itself dangling: one cause, reported at
+            // the end of the chain.
+            let target_dangles = f.link_target.as_deref().is_some_and(|t| {
+                let tp = spath::join(&dir, t, false);
+                cx.s.file(&tp).is_some_and(|g| g.dangling)
+            });
+            if target_dangles {
+                continue;
+            }
             out.push(
                 Finding::new(FindingId::BrokenSonameChain, Severity::Error, format!("{name} is a link to a file that does not exist"))
                     .seen(format!("{} -> {} (missing)", f.path, f.link_target.as_deref().unwrap_or("?")))
@@ -317,6 +342,62 @@ fn soname_chains(cx: &Cx, out: &mut Vec<Finding>) {
     }
 }
 
+/// `soname-link-missing`: a real `libX.so.M.m.p` whose folder has no
+/// `libX.so.M` (the name in its `DT_SONAME`, which every program and every
+/// other cuDNN library asks the loader for). The fix never touches a
+/// package manager's files: for a system package, `ldconfig` (which makes
+/// the soname links of the trusted folders); for a cudnnm deployment, a
+/// redeploy; otherwise the `ln -s` that makes the link.
+fn missing_sonames(cx: &Cx, libs: &[(&CudnnFile, names::NameInfo)], out: &mut Vec<Finding>) {
+    for (f, n) in libs {
+        let (Some(m), Some(_)) = (n.major, &n.full_version) else {
+            continue;
+        };
+        if f.dangling || n.dev_link {
+            continue;
+        }
+        let dir = cx.dir(&f.path);
+        let soname = f
+            .soname
+            .clone()
+            .filter(|s| names::classify(s).is_some_and(|sn| sn.stem == n.stem))
+            .unwrap_or_else(|| names::soname(&n.stem, m));
+        if cx.s.has(&dir, &soname) {
+            continue;
+        }
+        let name = cx.name(&f.path);
+        let link = spath::join(&dir, &soname, false);
+        let mut fd = Finding::new(
+            FindingId::SonameLinkMissing,
+            Severity::Error,
+            format!("{dir} has {name} but no {soname}"),
+        )
+        .seen(format!("{} ({} bytes; its SONAME is {soname})", f.path, f.size))
+        .seen(format!("{link}: missing"))
+        .why(format!("Programs and the other cuDNN libraries ask the loader for {soname}, never for {name}: dlopen(\"{soname}\") fails with \"{soname}: cannot open shared object file: No such file or directory\" although the library is there (copying a release without its links, or unpacking it with a tool that drops links, does this)."));
+        let deployed =
+            cx.s.deployments
+                .iter()
+                .find(|d| spath::is_within(&f.path, &d.toolkit, false));
+        fd = if let Some(d) = deployed {
+            fd.fix(format!(
+                "Deploy {} into {} again: cudnnm puts the whole chain back.",
+                d.release, d.toolkit
+            ))
+            .command(redeploy_command(cx, &d.toolkit, &d.release))
+        } else if f.origin == Origin::System {
+            fd.fix(format!("This folder belongs to the system's packages: do not add files by hand; `ldconfig` makes the soname links of the trusted folders (or reinstall the package that owns {name})."))
+                .command("sudo ldconfig".to_string())
+        } else {
+            fd.fix(format!(
+                "Make the link beside the file ({soname} -> {name})."
+            ))
+            .command(format!("ln -s {} {}", sh_quote(name), sh_quote(&link)))
+        };
+        out.push(fd);
+    }
+}
+
 /// `header-library-mismatch` (`docs/breakages.md#header-library-mismatch`): per installation, the
 /// headers' version against the main library's.
 fn header_vs_library(cx: &Cx, out: &mut Vec<Finding>) {
@@ -334,9 +415,21 @@ fn header_vs_library(cx: &Cx, out: &mut Vec<Finding>) {
         let Some(h) = cx.s.header_version(&root) else {
             continue;
         };
+        // A versioned file no loader name leads to (a leftover) is never loaded.
+        let reached = |f: &CudnnFile, n: &names::NameInfo| {
+            n.full_version.is_none()
+                || cx.shared().any(|(g, gn)| {
+                    gn.full_version.is_none()
+                        && !gn.dev_link
+                        && g.real_path.as_deref().is_some_and(|r| {
+                            spath::same(r, f.real_path.as_deref().unwrap_or(&f.path), w)
+                        })
+                })
+        };
         let libs: Vec<(&CudnnFile, names::NameInfo)> = cx
             .shared()
             .filter(|(f, n)| spath::same(&f.root, &root, w) && n.is_main() && !n.dev_link)
+            .filter(|(f, n)| reached(f, n))
             .collect();
         let mut problems: Vec<String> = Vec::new();
         if distinct.len() > 1 {

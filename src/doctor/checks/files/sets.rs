@@ -12,7 +12,8 @@ use crate::doctor::finding::{AutoFix, Finding, Severity};
 use crate::doctor::snapshot::{CudnnFile, ToolkitInfo};
 use crate::doctor::spath;
 use crate::names::{self, FileKind};
-use crate::quote::{quote_arg, sh_quote};
+use crate::quote::sh_quote;
+use crate::version::Version;
 
 /// True when `dir` is the right folder of toolkit `t` for files of `kind`,
 /// by the toolkit's layout (a Windows-layout toolkit is checked as Windows
@@ -101,10 +102,22 @@ pub(super) fn toolkit_set(cx: &Cx, t: &ToolkitInfo, out: &mut Vec<Finding>) {
                 toolkit: t.root.clone(),
                 release: r.clone(),
             }),
-        None => f.command(format!(
-            "cudnnm use SPEC --cuda-root {}",
-            quote_arg(&t.root, cx.w)
-        )),
+        None => match fill_in(cx, t, &majors) {
+            Some(cmds) => cmds.into_iter().fold(f, Finding::command),
+            None => f,
+        },
+    };
+    // A real `libX.so.M.m.p` whose `libX.so.M` link is missing is one cause,
+    // reported once as `soname-link-missing`: not a missing library too.
+    let real_only = |st: &str, m: u32| {
+        !w && files.iter().any(|(f, n)| {
+            n.kind == FileKind::Shared
+                && n.stem == st
+                && n.major == Some(m)
+                && n.full_version.is_some()
+                && !f.dangling
+                && right_folder(cx, t, &cx.dir(&f.path), FileKind::Shared)
+        })
     };
     // Runtime libraries.
     for &m in &majors {
@@ -113,7 +126,7 @@ pub(super) fn toolkit_set(cx: &Cx, t: &ToolkitInfo, out: &mut Vec<Finding>) {
             .into_iter()
             .filter(|g| {
                 !g.iter()
-                    .any(|st| present(FileKind::Shared, &layout_name(t, st, m)))
+                    .any(|st| present(FileKind::Shared, &layout_name(t, st, m)) || real_only(st, m))
             })
             .map(|g| {
                 g.iter()
@@ -218,6 +231,41 @@ pub(super) fn toolkit_set(cx: &Cx, t: &ToolkitInfo, out: &mut Vec<Finding>) {
         };
         out.push(f);
     }
+}
+
+/// The commands that put a whole release into toolkit `t` when cudnnm did
+/// not deploy there: the release its own files say (headers, versioned
+/// library names), `cudnnm use` when it is installed, else the catalog's
+/// install command first; by major when nothing says more. `None` when
+/// neither the store nor the catalog has a match (the fix then says it in words).
+fn fill_in(cx: &Cx, t: &ToolkitInfo, majors: &BTreeSet<u32>) -> Option<Vec<String>> {
+    let m = *majors.iter().next_back()?;
+    let version =
+        cx.s.files_in_root(&t.root)
+            .filter_map(|f| cx.s.own_library_version(f))
+            .map(|k| k.version)
+            .chain(cx.s.header_version(&t.root).map(|k| k.version))
+            .find(|v| v.major() == m && v.parts().len() >= 3)
+            .map(|v| v.triple())
+            .unwrap_or_else(|| Version::from_parts(&[m]));
+    let spec = crate::version::Spec::prefix(version, None);
+    let installed = cx.s.store_releases.iter().flatten().filter_map(|i| {
+        let id: crate::version::ReleaseId = i.parse().ok()?;
+        let fits = t
+            .cuda
+            .as_ref()
+            .is_none_or(|c| id.cuda.fits(c.major(), c.minor()));
+        (spec.matches(&id.version, &id.cuda) && fits).then_some(id)
+    });
+    if let Some(id) = installed.max_by(|a, b| a.version.cmp(&b.version)) {
+        return Some(vec![
+            crate::command::CommandLine::use_(id.to_string())
+                .cuda_root(&t.root)
+                .for_host(cx.w),
+        ]);
+    }
+    cx.install_and_use(&spec, None, Some(t))
+        .map(|(_, cmds)| cmds)
 }
 
 /// True when `f` sits directly in the toolkit's `lib` (not `lib\x64`).

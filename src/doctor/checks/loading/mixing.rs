@@ -57,7 +57,9 @@ pub(super) fn mixing(cx: &Cx, out: &mut Vec<Finding>) {
             .collect();
         let win_versions: BTreeSet<Version> =
             winners.iter().filter_map(|(_, _, v)| v.clone()).collect();
-        if win_roots.len() > 1 && win_versions.len() > 1 {
+        // One cause, one finding: a main library already reported as taking
+        // sub-libraries from another copy is this same mix.
+        if win_roots.len() > 1 && win_versions.len() > 1 && !mixed_majors.contains(&m) {
             let mut f = Finding::new(
                 FindingId::SubLibrariesMixed,
                 Severity::Error,
@@ -101,24 +103,197 @@ pub(super) fn mixing(cx: &Cx, out: &mut Vec<Finding>) {
             );
         }
     }
-    // Sub-libraries of one folder from different releases (Linux real names).
-    for root in cx.s.roots() {
-        let vs: BTreeSet<(u32, Version)> = cx
-            .shared()
-            .filter(|(f, _)| spath::same(&f.root, &root, cx.w))
-            .filter_map(|(_, n)| Some((n.major?, n.full_version?.triple())))
-            .collect();
-        let majors: BTreeSet<u32> = vs.iter().map(|(m, _)| *m).collect();
-        for m in majors {
-            let of_m: Vec<&Version> = vs.iter().filter(|(x, _)| *x == m).map(|(_, v)| v).collect();
-            if of_m.len() > 1 {
-                out.push(
-                    Finding::new(FindingId::SubLibrariesMixed, Severity::Error, format!("{root} holds cuDNN {m} libraries of {} releases", of_m.len()))
-                        .seen(format!("versions in file names: {}", of_m.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(", ")))
-                        .why("A partial copy over an older release: the main library and its sub-libraries must be from one release (\"CUDNN_STATUS_VERSION_MISMATCH\").")
-                        .fix("Remove the older files and copy one release's complete set (or let cudnnm deploy it)."),
-                );
+    one_folder(cx, out);
+}
+
+/// `sub-libraries-mixed` within one folder: the cuDNN libraries of a folder
+/// whose own evidence names more than one release — the versioned real
+/// name, the DLL file version, the release marker compiled into the file
+/// (cuDNN 9's graph library), the graph release the main library asks the
+/// loader for, the store receipt. The loader takes every one of them from
+/// that folder, so the set fails at run time ("CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH").
+/// Each file is listed with its release; files with no evidence are named as unknown.
+fn one_folder(cx: &Cx, out: &mut Vec<Finding>) {
+    let mut dirs: Vec<String> = Vec::new();
+    for (f, _) in cx.shared() {
+        let d = cx.dir(&f.path);
+        if !dirs.iter().any(|x| spath::same(x, &d, cx.w)) {
+            dirs.push(d);
+        }
+    }
+    for dir in dirs {
+        let mut rows: Vec<(String, u32, Option<crate::doctor::snapshot::Known>)> = Vec::new();
+        let mut done: Vec<String> = Vec::new();
+        for (f, n) in cx.shared().filter(|(f, n)| {
+            !n.dev_link && !f.dangling && spath::same(&cx.dir(&f.path), &dir, cx.w)
+        }) {
+            let Some(m) = n.major else { continue };
+            // Only what the loader can reach: a file under a loader name
+            // (`libcudnn.so.9`, a DLL name) or the target of one. A versioned
+            // file no link leads to (a leftover `libcudnn.so.9.12.0` beside
+            // the chain to 9.27.0) is never loaded.
+            if n.full_version.is_some()
+                && !cx.shared().any(|(g, gn)| {
+                    gn.full_version.is_none()
+                        && !gn.dev_link
+                        && spath::same(&cx.dir(&g.path), &dir, cx.w)
+                        && g.real_path.as_deref().is_some_and(|r| {
+                            spath::same(r, f.real_path.as_deref().unwrap_or(&f.path), cx.w)
+                        })
+                })
+            {
+                continue;
             }
+            // One row per real file (a chain's links say what their target says).
+            let real = f.real_path.clone().unwrap_or_else(|| f.path.clone());
+            let real_in_dir = spath::same(&cx.dir(&real), &dir, cx.w);
+            let key = spath::key(if real_in_dir { &real } else { &f.path }, cx.w);
+            if done.contains(&key) {
+                continue;
+            }
+            done.push(key);
+            // A file whose content is another major or no cuDNN at all is
+            // `library-renamed` / `not-a-cudnn-library`.
+            if super::super::files::content_of(f, m).is_some() {
+                continue;
+            }
+            let known =
+                cx.s.own_library_version(f)
+                    .filter(|k| k.version.parts().len() >= 3 && k.version.major() == m);
+            rows.push((
+                cx.name(if real_in_dir { &real } else { &f.path })
+                    .to_string(),
+                m,
+                known,
+            ));
+        }
+        // A library with no version of its own whose cuDNN symbols all
+        // resolve in the sibling it links against (ELF) is of that sibling's release.
+        if !cx.w {
+            let known: Vec<(String, crate::doctor::snapshot::Known)> = rows
+                .iter()
+                .filter_map(|(n, _, k)| Some((n.clone(), k.clone()?)))
+                .collect();
+            for (name, _, k) in rows.iter_mut().filter(|(_, _, k)| k.is_none()) {
+                let Some(f) = cx.shared().map(|(f, _)| f).find(|f| {
+                    spath::same(&cx.dir(&f.path), &dir, cx.w) && cx.name(&f.path) == name.as_str()
+                }) else {
+                    continue;
+                };
+                if f.symbols_missing > 0 {
+                    continue;
+                }
+                if let Some((_, pk)) = known.iter().find(|(n, _)| f.needed.iter().any(|x| x == n)) {
+                    *k = Some(crate::doctor::snapshot::Known {
+                        version: pk.version.clone(),
+                        source: "links against a library of that release here; all its cuDNN symbols resolve",
+                    });
+                }
+            }
+        }
+        let majors: BTreeSet<u32> = rows.iter().map(|(_, m, _)| *m).collect();
+        for m in majors {
+            let of_m: Vec<&(String, u32, Option<crate::doctor::snapshot::Known>)> =
+                rows.iter().filter(|(_, x, _)| *x == m).collect();
+            let releases: BTreeSet<Version> = of_m
+                .iter()
+                .filter_map(|(_, _, k)| k.as_ref().map(|k| k.version.triple()))
+                .collect();
+            // A file that needs cuDNN symbols its folder's libraries lack
+            // is from another release than they are, whatever they say.
+            // (Unless a sibling is no library at all — an empty file:
+            // `not-a-cudnn-library` reports that cause.)
+            let broken = cx.shared().any(|(g, gn)| {
+                spath::same(&cx.dir(&g.path), &dir, cx.w)
+                    && gn.major.is_some_and(|gm| {
+                        matches!(
+                            super::super::files::content_of(g, gm),
+                            Some(super::super::files::Content::NotCudnn(_))
+                        )
+                    })
+            });
+            let strays: Vec<&CudnnFile> = cx
+                .shared()
+                .filter(|(f, n)| {
+                    !broken
+                        && n.major == Some(m)
+                        && f.symbols_missing > 0
+                        && spath::same(&cx.dir(&f.path), &dir, cx.w)
+                })
+                .map(|(f, _)| f)
+                .collect();
+            if releases.len() < 2 && strays.is_empty() {
+                continue;
+            }
+            let count =
+                releases.len().max(1) + usize::from(!strays.is_empty() && releases.len() < 2);
+            let list = releases
+                .iter()
+                .map(|v| v.to_string())
+                .collect::<Vec<_>>()
+                .join(" and ");
+            let mut f = Finding::new(
+                FindingId::SubLibrariesMixed,
+                Severity::Error,
+                if releases.len() >= 2 {
+                    format!("{dir} holds cuDNN {m} libraries of {count} releases ({list})")
+                } else if releases.is_empty() {
+                    format!("{dir} holds cuDNN {m} libraries of different releases")
+                } else {
+                    format!(
+                        "{dir} holds cuDNN {m} libraries of {count} releases ({list} and another)"
+                    )
+                },
+            );
+            for v in &releases {
+                let files: Vec<String> = of_m
+                    .iter()
+                    .filter_map(|(name, _, k)| {
+                        let k = k.as_ref().filter(|k| k.version.triple() == *v)?;
+                        Some(format!("{name} ({})", k.source))
+                    })
+                    .collect();
+                f = f.seen(format!("cuDNN {v}: {}", files.join(", ")));
+            }
+            let unknown: Vec<&str> = of_m
+                .iter()
+                .filter(|(_, _, k)| k.is_none())
+                .map(|(n, _, _)| n.as_str())
+                .collect();
+            if !unknown.is_empty() {
+                f = f.seen(format!(
+                    "release unknown (no version in the file): {}",
+                    unknown.join(", ")
+                ));
+            }
+            for x in &strays {
+                f = f.seen(format!(
+                    "{} needs {} cuDNN symbols no library of this folder defines (e.g. {}): it is from another release than the library it links against",
+                    cx.name(&x.path),
+                    x.symbols_missing,
+                    x.symbols_missing_examples.join(", ")
+                ));
+            }
+            let newest = releases
+                .iter()
+                .next_back()
+                .cloned()
+                .unwrap_or_else(|| Version::from_parts(&[m]));
+            f = f
+                .why(format!("The loader takes every cuDNN {m} library from this one folder, and cuDNN checks at its first call that they are one release: a partial copy over another release fails with CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH (\"cuDNN version mismatch\"), \"undefined symbol\" or \"Unable to load any of {{libcudnn_graph.so.{newest}, …}}\"."))
+                .fix(format!("Replace every cuDNN {m} file of {dir} by one release's complete set (the files of {newest} or of the other release, all from the same archive or wheel), or let cudnnm deploy one."));
+            let spec = crate::version::Spec::prefix(newest, None);
+            let tk = cx.s.toolkit_of(&dir);
+            if releases.is_empty() {
+                out.push(f);
+                continue;
+            }
+            if let Some((_, cmds)) = cx.install_and_use(&spec, None, tk) {
+                for c in cmds {
+                    f = f.command(c);
+                }
+            }
+            out.push(f);
         }
     }
 }
