@@ -460,7 +460,7 @@ mod tests {
                     .next()
                     .unwrap()
                     .trim()
-                    .parse()
+                    .parse::<u8>()
                     .unwrap()
             })
             .collect();
