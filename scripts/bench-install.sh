@@ -1,14 +1,19 @@
 #!/usr/bin/env bash
 # Import benchmark: one real large wheel, nvidia-cudnn-cu12 8.9.2.26
-# (732 MB, 1.18 GB unpacked, largest member 617 MB), imported side by side by
+# (732 MB, 1.18 GB unpacked, largest member 617 MiB), imported side by side by
 #   cudnnm install            (archive SHA-256 + every file's SHA-256 + receipt)
-#   sha256sum + unzip -q      (the manual way)
+#   cudnnm install, before    (optional: CUDNNM_BENCH_BEFORE=/path/to/an/older/cudnnm)
 #   uv pip install --no-deps --target DIR, empty cache   (the named baseline)
-# Prints wall time and peak RSS, median of $RUNS runs (default 5), warm page cache.
+#   sha256sum + unzip -q      (the manual way; MANUAL=0 leaves it out)
+# The tools run alternately within each run, so a shared machine's load hits
+# them alike. Prints wall time, CPU time (user+sys) and peak RSS, median of
+# $RUNS runs (default 5), warm page cache, and the load average before and after.
+# CUDNNM_BENCH_BIN=/path/to/cudnnm skips the release build.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 cache="${CUDNNM_BENCH_CACHE:-$repo/.cache/bench}"
 runs="${RUNS:-5}"
+manual="${MANUAL:-1}"
 mkdir -p "$cache"
 wheel=$(ls "$cache"/nvidia_cudnn_cu12-8.9.2.26-*.whl 2>/dev/null | head -1 || true)
 if [ -z "$wheel" ]; then
@@ -16,39 +21,71 @@ if [ -z "$wheel" ]; then
   wheel=$(ls "$cache"/nvidia_cudnn_cu12-8.9.2.26-*.whl | head -1)
 fi
 command -v uv >/dev/null || python3 -m pip install --quiet uv
-command -v unzip >/dev/null || { echo "unzip is needed (apt install unzip)" >&2; exit 1; }
-(cd "$repo" && cargo build --release --quiet)
-bin="$repo/target/release/cudnnm"
+[ "$manual" = 0 ] || command -v unzip >/dev/null || { echo "unzip is needed (apt install unzip)" >&2; exit 1; }
+bin="${CUDNNM_BENCH_BIN:-}"
+if [ -z "$bin" ]; then
+  (cd "$repo" && cargo build --release --quiet)
+  bin="$repo/target/release/cudnnm"
+fi
+before="${CUDNNM_BENCH_BEFORE:-}"
 work=$(mktemp -d "${TMPDIR:-/tmp}/cudnnm-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
-# measure NAME CMD... : appends "seconds kilobytes" to $work/NAME
+# measure NAME CMD... : appends "wall user sys kilobytes" to $work/NAME
 measure() {
   local name=$1; shift
-  /usr/bin/time -f "%e %M" -o "$work/t" "$@" >/dev/null 2>"$work/err" || { cat "$work/err" >&2; exit 1; }
+  /usr/bin/time -f "%e %U %S %M" -o "$work/t" "$@" >/dev/null 2>"$work/err" || { cat "$work/err" >&2; exit 1; }
   cat "$work/t" >> "$work/$name"
 }
+# every file of the receipt carries a SHA-256 (links carry a target instead)
+check_receipt() {
+  local r
+  r=$(ls "$work"/home/store/cuda-*/*/receipt.toml)
+  local files hashes
+  files=$(grep -c '^size = ' "$r" || true)
+  hashes=$(grep -c '^sha256 = ' "$r" || true)
+  # (the source's own size and sha256 are one more pair)
+  [ "$files" -ge 30 ] && [ "$files" = "$hashes" ] || { echo "receipt $r: $files sizes, $hashes hashes" >&2; exit 1; }
+  # and the largest library's recorded hash is its content's
+  local big="libcudnn_cnn_infer.so.8" want got
+  want=$(grep -A2 "^path = \"lib/$big\"" "$r" | sed -n 's/^sha256 = "\(.*\)"/\1/p')
+  got=$(sha256sum "$(dirname "$r")/lib/$big" | cut -d' ' -f1)
+  [ "$want" = "$got" ] || { echo "receipt $r: $big recorded as $want, is $got" >&2; exit 1; }
+}
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 cat "$wheel" > /dev/null   # warm the page cache once for everyone
+names="cudnnm"
+[ -n "$before" ] && names="$names before"
+names="$names uv"
+[ "$manual" = 0 ] || names="$names manual"
 for i in $(seq "$runs"); do
-  rm -rf "$work/home" "$work/unz" "$work/uvt" "$work/uvcache"; sync
-  measure cudnnm "$bin" --home "$work/home" -q install "$wheel"
-  rm -rf "$work/home"; sync
-  measure manual sh -c "sha256sum '$wheel' >/dev/null && unzip -q '$wheel' -d '$work/unz'"
-  rm -rf "$work/unz"; sync
-  measure uv uv pip install --quiet --no-deps --target "$work/uvt" --cache-dir "$work/uvcache" "$wheel"
-  rm -rf "$work/uvt" "$work/uvcache"; sync
+  for n in $names; do
+    rm -rf "$work/home" "$work/unz" "$work/uvt" "$work/uvcache"; sync
+    case $n in
+      cudnnm) measure cudnnm "$bin" --home "$work/home" -q install "$wheel"; check_receipt ;;
+      before) measure before "$before" --home "$work/home" -q install "$wheel"; check_receipt ;;
+      uv) measure uv uv pip install --quiet --no-deps --target "$work/uvt" --cache-dir "$work/uvcache" "$wheel" ;;
+      manual) measure manual sh -c "sha256sum '$wheel' >/dev/null && unzip -q '$wheel' -d '$work/unz'" ;;
+    esac
+  done
 done
+rm -rf "$work/home" "$work/unz" "$work/uvt" "$work/uvcache"
+load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
 median() { sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 uv_t=$(cut -d' ' -f1 "$work/uv" | median)
-printf '%s (%s runs, %s cores)\n' "$(basename "$wheel")" "$runs" "$(nproc)"
-printf '%-28s %10s %12s %10s\n' tool "wall (s)" "peak RSS" "vs uv"
-for n in cudnnm manual uv; do
+printf '%s (%s runs, %s cores, load average %s before, %s after)\n' \
+  "$(basename "$wheel")" "$runs" "$(nproc)" "$load_before" "$load_after"
+printf '%-28s %9s %9s %10s %7s\n' tool "wall (s)" "CPU (s)" "peak RSS" "vs uv"
+for n in $names; do
   t=$(cut -d' ' -f1 "$work/$n" | median)
-  m=$(cut -d' ' -f2 "$work/$n" | median)
-  label=$n
-  [ "$n" = cudnnm ] && label="cudnnm install"
-  [ "$n" = manual ] && label="sha256sum + unzip -q"
-  [ "$n" = uv ] && label="uv pip install --target"
-  printf '%-28s %10.2f %9.0f MB %9.2fx\n' "$label" "$t" "$(echo "$m/1024" | bc -l)" "$(echo "$t/$uv_t" | bc -l)"
+  c=$(awk '{print $2 + $3}' "$work/$n" | median)
+  m=$(cut -d' ' -f4 "$work/$n" | median)
+  case $n in
+    cudnnm) label="cudnnm install" ;;
+    before) label="cudnnm install (before)" ;;
+    uv) label="uv pip install --target" ;;
+    manual) label="sha256sum + unzip -q" ;;
+  esac
+  printf '%-28s %9.2f %9.2f %7.0f MB %6.2fx\n' "$label" "$t" "$c" "$(echo "$m/1024" | bc -l)" "$(echo "$t/$uv_t" | bc -l)"
 done
