@@ -522,7 +522,11 @@ fn unfinished(cx: &Cx, out: &mut Vec<Finding>) {
                 .seen(whose)
                 .why("A cudnnm change to this toolkit stopped part-way (a crash, a kill or a power cut). Its journal and the original files are in this home; until it is finished or undone the toolkit may hold part of the old cuDNN and part of the new, so its files are not judged as drift.")
                 .fix("Run any cudnnm command with this home: it completes the change or puts the original files back.");
-            out.push(if u.finish.is_empty() { f } else { f.command(u.finish.clone()) });
+            out.push(if u.finish.is_empty() {
+                f
+            } else {
+                f.command(u.finish.clone())
+            });
             continue;
         }
         let f = if u.running {

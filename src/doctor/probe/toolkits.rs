@@ -32,8 +32,9 @@ pub(crate) fn probe(
         let root = Path::new(&t.root);
         let own = crate::deploy::inflight::read(root).filter(|m| m.is_from(home) && m.is_live());
         let own_home = own.is_some();
-        t.unfinished_change =
-            own.or_else(|| crate::deploy::inflight::foreign(home, root)).map(|m| UnfinishedChange {
+        t.unfinished_change = own
+            .or_else(|| crate::deploy::inflight::foreign(home, root))
+            .map(|m| UnfinishedChange {
                 own_home,
                 finish: if m.home.as_os_str().is_empty() {
                     String::new()

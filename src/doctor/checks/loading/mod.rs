@@ -48,40 +48,51 @@ fn not_found(cx: &Cx, out: &mut Vec<Finding>) {
     }
     // A toolkit mid-change from this home: finishing it (toolkit-change-
     // unfinished) puts cuDNN back, so "not found" would mislead.
-    if cx.s.toolkits.iter().any(|t| t.unfinished_change.as_ref().is_some_and(|u| u.own_home)) {
+    if cx
+        .s
+        .toolkits
+        .iter()
+        .any(|t| t.unfinished_change.as_ref().is_some_and(|u| u.own_home))
+    {
         return;
     }
     let tk = cx.toolkit_in_use();
     // The oldest compute capability among the GPUs a program would use.
-    let cc = cx
-        .s
-        .driver
-        .iter()
-        .flat_map(|d| &d.gpus)
-        .filter(|g| !g.hidden)
-        .filter_map(|g| g.compute_capability.clone())
-        .min();
+    let cc =
+        cx.s.driver
+            .iter()
+            .flat_map(|d| &d.gpus)
+            .filter(|g| !g.hidden)
+            .filter_map(|g| g.compute_capability.clone())
+            .min();
     let runs = |version: &Version, cuda: &crate::version::CudaVariant| {
-        cc.as_ref()
-            .is_none_or(|cc| cx.t.min_compute(version, Some(cuda)).is_none_or(|n| n <= *cc))
+        cc.as_ref().is_none_or(|cc| {
+            cx.t.min_compute(version, Some(cuda))
+                .is_none_or(|n| n <= *cc)
+        })
     };
     // Releases already in the store: activating one is the fix.
-    let installed: Vec<crate::version::ReleaseId> = cx
-        .s
-        .store_releases
-        .iter()
-        .flatten()
-        .filter_map(|r| r.parse().ok())
-        .collect();
+    let installed: Vec<crate::version::ReleaseId> =
+        cx.s.store_releases
+            .iter()
+            .flatten()
+            .filter_map(|r| r.parse().ok())
+            .collect();
     if let Some(best) = installed
         .iter()
         .filter(|id| runs(&id.version, &id.cuda))
         .max_by(|a, b| a.version.cmp(&b.version))
     {
         let id = best.to_string();
-        let list = installed.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(", ");
+        let list = installed
+            .iter()
+            .map(|i| i.to_string())
+            .collect::<Vec<_>>()
+            .join(", ");
         let activate = match tk {
-            Some(t) => crate::command::CommandLine::use_(&id).cuda_root(&t.root).for_host(cx.w),
+            Some(t) => crate::command::CommandLine::use_(&id)
+                .cuda_root(&t.root)
+                .for_host(cx.w),
             None => crate::command::CommandLine::exec(&id, "<your program>").for_host(cx.w),
         };
         out.push(
@@ -103,7 +114,9 @@ fn not_found(cx: &Cx, out: &mut Vec<Finding>) {
         Some(cc) => super::system::newest_that_runs(cx, cc, None).map(|o| {
             let id = o.id();
             let activate = match tk {
-                Some(t) => crate::command::CommandLine::use_(&id).cuda_root(&t.root).for_host(cx.w),
+                Some(t) => crate::command::CommandLine::use_(&id)
+                    .cuda_root(&t.root)
+                    .for_host(cx.w),
                 None => crate::command::CommandLine::exec(&id, "<your program>").for_host(cx.w),
             };
             (id, vec![o.install().for_host(cx.w), activate])
@@ -131,11 +144,16 @@ fn not_found(cx: &Cx, out: &mut Vec<Finding>) {
     let title = if installed.is_empty() {
         "no cuDNN found on this machine".to_string()
     } else {
-        "no cuDNN reachable by the loader, and the installed releases do not run on the GPUs in use".to_string()
+        "no cuDNN reachable by the loader, and the installed releases do not run on the GPUs in use"
+            .to_string()
     };
     let mut fd = Finding::new(FindingId::CudnnNotFound, Severity::Error, title);
     if !installed.is_empty() {
-        let list = installed.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(", ");
+        let list = installed
+            .iter()
+            .map(|i| i.to_string())
+            .collect::<Vec<_>>()
+            .join(", ");
         fd = fd.seen(format!("installed in the cudnnm store (not deployed or activated, and too new for the GPUs in use; see gpu-too-old): {list}"));
     }
     let mut fd = fd
