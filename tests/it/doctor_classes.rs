@@ -532,3 +532,133 @@ fn a_leftover_versioned_file_no_link_reaches_is_not_a_mix_but_a_link_to_it_is() 
         r.describe()
     );
 }
+
+#[test]
+fn an_installed_pinned_default_release_too_new_for_the_gpu_is_gpu_too_old_and_not_found_names_it() {
+    let mut sb = Sandbox::new();
+    let tk = crate::deploy_support::linux_toolkit(&sb.root().join("cuda-12.4"), "12.4.1");
+    smi(&mut sb, &[PASCAL], "550.54.15");
+    let w = real_wheel("nvidia_cudnn_jit_cu12-9.27.0.42");
+    sb.run(["install", w.to_str().unwrap(), "--force"]).ok();
+    sb.run(["pin", "9.27"]).ok();
+    sb.run(["default", "9.27"]).ok();
+    let r = doctor(&sb, &tk, &["--no-load"]);
+    assert_eq!(count(&r, "gpu-too-old"), 1, "{}", r.describe());
+    let f = r.finding("gpu-too-old");
+    let seen = f["seen"].to_string();
+    assert!(
+        seen.contains("cuDNN 9.27.0.42 for CUDA 12: pinned as `9.27`")
+            && seen.contains("cuDNN 9.27.0.42 for CUDA 12: the default (`9.27"),
+        "{}",
+        r.describe()
+    );
+    // The advice install/use give: the newest release that runs on Pascal.
+    assert_eq!(
+        f["commands"][0],
+        "cudnnm install pip:nvidia-cudnn-cu12==9.10.2.21",
+        "{}",
+        r.describe()
+    );
+    // Not "no cuDNN on this machine": the store holds 9.27; the install
+    // suggestion runs on this GPU.
+    let n = r.finding("cudnn-not-found");
+    assert!(
+        !n["title"].as_str().unwrap().contains("on this machine")
+            && n["seen"].to_string().contains("9.27.0.42_cuda12"),
+        "{}",
+        r.describe()
+    );
+    assert!(
+        n["commands"]
+            .to_string()
+            .contains("cudnnm install pip:nvidia-cudnn-cu12==9.10.2.21")
+            && !n["commands"].to_string().contains("9.28"),
+        "{}",
+        r.describe()
+    );
+
+    // Neighbour: a Turing card runs the installed release, so not-found
+    // names the command that activates it, and no gpu-too-old.
+    smi(&mut sb, &[TURING], "550.54.15");
+    let r = doctor(&sb, &tk, &["--no-load"]);
+    assert_eq!(count(&r, "gpu-too-old"), 0, "{}", r.describe());
+    let n = r.finding("cudnn-not-found");
+    assert!(
+        n["seen"]
+            .to_string()
+            .contains("installed in the cudnnm store: 9.27.0.42_cuda12"),
+        "{}",
+        r.describe()
+    );
+    assert_eq!(
+        n["commands"][0],
+        format!("cudnnm use 9.27.0.42_cuda12 --cuda-root {}", tk.display()),
+        "{}",
+        r.describe()
+    );
+}
+
+#[test]
+fn this_homes_interrupted_change_is_toolkit_change_unfinished_not_drift() {
+    let sb = Sandbox::new();
+    let tk = crate::deploy_support::linux_toolkit(&sb.root().join("cuda-12.4"), "12.4.1");
+    let tk = fs::canonicalize(tk).unwrap();
+    let w = real_wheel("nvidia_cudnn_jit_cu12-9.27.0.42");
+    sb.run(["install", w.to_str().unwrap()]).ok();
+    sb.run([
+        "use",
+        "9.27",
+        "--cuda-root",
+        tk.to_str().unwrap(),
+        "--mode",
+        "copy",
+    ])
+    .ok();
+    // What a kill -9 part-way through a switch leaves: this home's marker
+    // and journal, and a toolkit file that no longer matches the record.
+    let home = fs::canonicalize(sb.home()).unwrap();
+    fs::create_dir_all(home.join("journal")).unwrap();
+    fs::write(home.join("journal/7.json"), "{}").unwrap();
+    fs::write(
+        tk.join(".cudnnm-inflight.toml"),
+        format!(
+            "home = {:?}\nbackup = 7\naction = \"use 9.12.0.46_cuda12\"\n",
+            home.display().to_string()
+        ),
+    )
+    .unwrap();
+    fs::write(tk.join("include/cudnn_version.h"), "half-copied").unwrap();
+    let r = doctor(&sb, &tk, &["--no-load"]);
+    assert_eq!(
+        count(&r, "toolkit-change-unfinished"),
+        1,
+        "{}",
+        r.describe()
+    );
+    let f = r.finding("toolkit-change-unfinished");
+    assert!(
+        f["title"]
+            .as_str()
+            .unwrap()
+            .contains("from this cudnnm home")
+            && f["commands"][0]
+                .as_str()
+                .unwrap()
+                .ends_with(&format!("current --cuda-root {}", tk.display())),
+        "{}",
+        r.describe()
+    );
+    assert_eq!(count(&r, "deployment-drift"), 0, "{}", r.describe());
+    assert_eq!(count(&r, "cudnn-not-found"), 0, "{}", r.describe());
+
+    // Neighbour: without the marker, the changed header is drift.
+    fs::remove_file(tk.join(".cudnnm-inflight.toml")).unwrap();
+    let r = doctor(&sb, &tk, &["--no-load"]);
+    assert_eq!(
+        count(&r, "toolkit-change-unfinished"),
+        0,
+        "{}",
+        r.describe()
+    );
+    assert_eq!(count(&r, "deployment-drift"), 1, "{}", r.describe());
+}

@@ -397,19 +397,47 @@ fn releases_in_use(cx: &Cx) -> Vec<InUse> {
     }
     if let Some(p) = &cx.s.pin
         && let Ok(spec) = p.spec.parse::<crate::version::Spec>()
-        && let Some(version) = spec.version().cloned()
     {
-        add(
-            version,
-            spec.cuda,
-            format!("pinned as `{}` ({})", p.spec, p.source),
-        );
+        // The installed release the pin selects, else the spec as written.
+        match installed_match(cx, &spec) {
+            Some(id) => add(
+                id.version,
+                Some(id.cuda),
+                format!("pinned as `{}` ({})", p.spec, p.source),
+            ),
+            None => {
+                if let Some(version) = spec.version().cloned() {
+                    add(
+                        version,
+                        spec.cuda,
+                        format!("pinned as `{}` ({})", p.spec, p.source),
+                    );
+                }
+            }
+        }
+    }
+    // The default release (`cudnnm default`), when installed.
+    if let Some(d) = &cx.s.default_spec
+        && let Ok(spec) = d.parse::<crate::version::Spec>()
+        && let Some(id) = installed_match(cx, &spec)
+    {
+        add(id.version, Some(id.cuda), format!("the default (`{d}`)"));
     }
     out
 }
 
-/// `gpu-too-old`: a release the loader takes, deployed into a toolkit, or
-/// pinned, does not support a GPU's compute capability (the support
+/// The newest installed store release `spec` selects, if any.
+fn installed_match(cx: &Cx, spec: &crate::version::Spec) -> Option<crate::version::ReleaseId> {
+    cx.s.store_releases
+        .iter()
+        .flatten()
+        .filter_map(|r| r.parse::<crate::version::ReleaseId>().ok())
+        .filter(|id| spec.matches(&id.version, &id.cuda))
+        .max_by(|a, b| a.version.cmp(&b.version))
+}
+
+/// `gpu-too-old`: a release the loader takes, deployed into a toolkit,
+/// pinned or the default (when installed), does not support a GPU's compute capability (the support
 /// matrix's minimum per release and CUDA build, from the catalog).
 fn gpu(cx: &Cx, out: &mut Vec<Finding>) {
     let Some(d) = &cx.s.driver else { return };
@@ -455,7 +483,7 @@ fn gpu(cx: &Cx, out: &mut Vec<Finding>) {
 
 /// The newest catalog release (a build for `cuda`'s major preferred) whose
 /// minimum compute capability is at most `cc`.
-fn newest_that_runs<'a>(
+pub(in crate::doctor::checks) fn newest_that_runs<'a>(
     cx: &'a Cx,
     cc: &Version,
     cuda: Option<&CudaVariant>,
@@ -489,6 +517,18 @@ fn unfinished(cx: &Cx, out: &mut Vec<Finding>) {
                 u.action, u.backup, u.home
             )
         };
+        if u.own_home && !u.running {
+            let f = Finding::new(FindingId::ToolkitChangeUnfinished, Severity::Error, format!("{} is in the middle of an interrupted change from this cudnnm home", t.root))
+                .seen(whose)
+                .why("A cudnnm change to this toolkit stopped part-way (a crash, a kill or a power cut). Its journal and the original files are in this home; until it is finished or undone the toolkit may hold part of the old cuDNN and part of the new, so its files are not judged as drift.")
+                .fix("Run any cudnnm command with this home: it completes the change or puts the original files back.");
+            out.push(if u.finish.is_empty() {
+                f
+            } else {
+                f.command(u.finish.clone())
+            });
+            continue;
+        }
         let f = if u.running {
             Finding::new(FindingId::ToolkitChangeUnfinished, Severity::Warning, format!("{} is being changed right now by another cudnnm home", t.root))
                 .seen(whose)

@@ -8,6 +8,7 @@ use crate::pin::SpecSource;
 
 /// Fills [`Snapshot::pin`]; a pin that cannot be read is a note.
 pub(crate) fn probe(snap: &mut Snapshot, env: &Env, home: &Home) {
+    snap.default_spec = home.config().ok().and_then(|c| c.default);
     snap.pin = match crate::pin::resolve_spec(None, env, home) {
         Ok(Some(r)) => Some(PinInfo {
             spec: r.spec.to_string(),

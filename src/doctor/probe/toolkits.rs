@@ -18,8 +18,8 @@ use crate::toolkit::{self, Layout, Toolkit};
 use crate::version::Version;
 
 /// Fills the toolkits: `cuda_roots` first, then those the environment
-/// names, then those `deployments` records; each with another home's
-/// unfinished change to it, if any. Problems go to the notes.
+/// names, then those `deployments` records; each with a home's (another's
+/// or this one's) unfinished change to it, if any. Problems go to the notes.
 pub(crate) fn probe(
     snap: &mut Snapshot,
     env: &Env,
@@ -30,8 +30,12 @@ pub(crate) fn probe(
     snap.toolkits = find_toolkits(env, cuda_roots, deployments, &mut snap.notes);
     for t in &mut snap.toolkits {
         let root = Path::new(&t.root);
-        t.unfinished_change =
-            crate::deploy::inflight::foreign(home, root).map(|m| UnfinishedChange {
+        let own = crate::deploy::inflight::read(root).filter(|m| m.is_from(home) && m.is_live());
+        let own_home = own.is_some();
+        t.unfinished_change = own
+            .or_else(|| crate::deploy::inflight::foreign(home, root))
+            .map(|m| UnfinishedChange {
+                own_home,
                 finish: if m.home.as_os_str().is_empty() {
                     String::new()
                 } else {

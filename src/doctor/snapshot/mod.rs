@@ -91,6 +91,8 @@ pub struct Snapshot {
     /// Why the pin that applies here cannot be read (`cudnnm current`'s
     /// error and hint), when it cannot.
     pub pin_error: Option<String>,
+    /// The home's default spec (`cudnnm default`), when set.
+    pub default_spec: Option<String>,
     /// What cudnnm deployed into toolkits, and what is there now.
     pub deployments: Vec<DeploymentState>,
     /// cudnnm store folders that should hold a release but whose

@@ -31,7 +31,7 @@ pub struct ToolkitInfo {
     pub found_by: String,
     /// Whether this user may change its cuDNN folders, when known.
     pub writable: Option<bool>,
-    /// A change another cudnnm home began here and has not finished (its
+    /// A change a cudnnm home (another, or this one) began here and has not finished (its
     /// in-flight marker, [`crate::deploy::inflight`]), when there is one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unfinished_change: Option<UnfinishedChange>,
@@ -53,6 +53,9 @@ pub struct UnfinishedChange {
     /// Whether a cudnnm process holds the toolkit's lock now: the change
     /// is running, not interrupted.
     pub running: bool,
+    /// True when the change is this home's own (its journal is in the home
+    /// doctor examines): any cudnnm command with this home finishes it.
+    pub own_home: bool,
 }
 
 impl ToolkitInfo {

@@ -80,6 +80,7 @@ fn deployed_files_changed() {
         action: "use 9.27.0.42_cuda12".into(),
         finish: "cudnnm --home /home/b/.cudnnm current".into(),
         running: false,
+        own_home: false,
     });
     let f = k.expect(FindingId::DeploymentDrift);
     assert_eq!(f.auto_fix, None);

@@ -271,6 +271,7 @@ fn another_homes_unfinished_change_is_an_error_naming_the_command_that_finishes_
         action: "use 9.27.0.42_cuda12".into(),
         finish: finish.into(),
         running: false,
+        own_home: false,
     });
     let f = k.expect(FindingId::ToolkitChangeUnfinished);
     assert_eq!(f.severity, Severity::Error);

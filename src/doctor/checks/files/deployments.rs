@@ -101,6 +101,11 @@ pub(super) fn deployments(cx: &Cx, out: &mut Vec<Finding>) {
         for x in &d.extra {
             lines.push(format!("{x}: a cuDNN file the deployment did not place"));
         }
+        // This home's own interrupted change explains any difference: it
+        // is reported as toolkit-change-unfinished, not as drift.
+        if own_change_unfinished(cx, &d.toolkit) {
+            continue;
+        }
         if lines.is_empty() && !restored.is_empty() {
             // The record holds the user's change a rollback brought back:
             // not drift, but not the release's copy either (as `current` and
@@ -183,12 +188,21 @@ pub(super) fn deployments(cx: &Cx, out: &mut Vec<Finding>) {
     }
 }
 
+/// Whether this home's own change to the toolkit at `root` is unfinished.
+fn own_change_unfinished(cx: &Cx, root: &str) -> bool {
+    let resolved = |p: &str| std::fs::canonicalize(p).ok();
+    cx.s.toolkits.iter().any(|t| {
+        t.unfinished_change.as_ref().is_some_and(|u| u.own_home)
+            && (t.root == root || resolved(&t.root).is_some_and(|r| Some(r) == resolved(root)))
+    })
+}
+
 /// Whether another home's change to the toolkit at `root` is unfinished
 /// (see `toolkit-change-unfinished`); roots compared as spelled, then resolved.
 fn change_unfinished(cx: &Cx, root: &str) -> bool {
     let resolved = |p: &str| std::fs::canonicalize(p).ok();
     cx.s.toolkits.iter().any(|t| {
-        t.unfinished_change.is_some()
+        t.unfinished_change.as_ref().is_some_and(|u| !u.own_home)
             && (t.root == root || resolved(&t.root).is_some_and(|r| Some(r) == resolved(root)))
     })
 }

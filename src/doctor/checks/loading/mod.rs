@@ -35,7 +35,9 @@ fn loader_var(cx: &Cx) -> &'static str {
     if cx.w { "PATH" } else { "LD_LIBRARY_PATH" }
 }
 
-/// `cudnn-not-found`: no cuDNN library or header anywhere looked.
+/// `cudnn-not-found`: no cuDNN library or header anywhere looked. With
+/// releases in the store, says so and names the command that activates one;
+/// an install suggestion runs on the GPUs in use (catalog minimum compute).
 fn not_found(cx: &Cx, out: &mut Vec<Finding>) {
     if cx.s.files.iter().any(|f| {
         names::classify(cx.name(&f.path)).is_some_and(|n| {
@@ -44,10 +46,87 @@ fn not_found(cx: &Cx, out: &mut Vec<Finding>) {
     }) {
         return;
     }
-    // The newest release the catalog has for the toolkit in use.
+    // A toolkit mid-change from this home: finishing it (toolkit-change-
+    // unfinished) puts cuDNN back, so "not found" would mislead.
+    if cx
+        .s
+        .toolkits
+        .iter()
+        .any(|t| t.unfinished_change.as_ref().is_some_and(|u| u.own_home))
+    {
+        return;
+    }
     let tk = cx.toolkit_in_use();
-    let cmds = [9, 8, 7].iter().find_map(|m| {
-        cx.install_and_use(&Spec::prefix(Version::from_parts(&[*m]), None), None, tk)
+    // The oldest compute capability among the GPUs a program would use.
+    let cc =
+        cx.s.driver
+            .iter()
+            .flat_map(|d| &d.gpus)
+            .filter(|g| !g.hidden)
+            .filter_map(|g| g.compute_capability.clone())
+            .min();
+    let runs = |version: &Version, cuda: &crate::version::CudaVariant| {
+        cc.as_ref().is_none_or(|cc| {
+            cx.t.min_compute(version, Some(cuda))
+                .is_none_or(|n| n <= *cc)
+        })
+    };
+    // Releases already in the store: activating one is the fix.
+    let installed: Vec<crate::version::ReleaseId> =
+        cx.s.store_releases
+            .iter()
+            .flatten()
+            .filter_map(|r| r.parse().ok())
+            .collect();
+    if let Some(best) = installed
+        .iter()
+        .filter(|id| runs(&id.version, &id.cuda))
+        .max_by(|a, b| a.version.cmp(&b.version))
+    {
+        let id = best.to_string();
+        let list = installed
+            .iter()
+            .map(|i| i.to_string())
+            .collect::<Vec<_>>()
+            .join(", ");
+        let activate = match tk {
+            Some(t) => crate::command::CommandLine::use_(&id)
+                .cuda_root(&t.root)
+                .for_host(cx.w),
+            None => crate::command::CommandLine::exec(&id, "<your program>").for_host(cx.w),
+        };
+        out.push(
+            Finding::new(FindingId::CudnnNotFound, Severity::Error, "no cuDNN reachable by the loader: the installed releases are not deployed or activated")
+                .seen(format!("installed in the cudnnm store: {list}"))
+                .seen(format!(
+                    "not found in: the toolkits, {}, the loader's system folders, Python environments",
+                    loader_var(cx)
+                ))
+                .why("Releases in the store are used only once deployed into a toolkit (`cudnnm use`) or activated for a process (`cudnnm exec`, `cudnnm env`); until then programs stop at start-up, unable to load cuDNN.")
+                .fix(format!("Activate an installed release, e.g. {id}:"))
+                .command(activate),
+        );
+        return;
+    }
+    // The newest release the catalog has for the toolkit in use (one that
+    // runs on the GPUs in use, when their compute capability is known).
+    let cmds = match &cc {
+        Some(cc) => super::system::newest_that_runs(cx, cc, None).map(|o| {
+            let id = o.id();
+            let activate = match tk {
+                Some(t) => crate::command::CommandLine::use_(&id)
+                    .cuda_root(&t.root)
+                    .for_host(cx.w),
+                None => crate::command::CommandLine::exec(&id, "<your program>").for_host(cx.w),
+            };
+            (id, vec![o.install().for_host(cx.w), activate])
+        }),
+        None => None,
+    }
+    .or_else(|| {
+        [9, 8, 7].iter().find_map(|m| {
+            cx.install_and_use(&Spec::prefix(Version::from_parts(&[*m]), None), None, tk)
+        })
     });
     let fix = match (&cmds, tk) {
         (Some((id, _)), Some(t)) => format!(
@@ -62,8 +141,22 @@ fn not_found(cx: &Cx, out: &mut Vec<Finding>) {
             super::look_for("cuDNN release for this machine")
         ),
     };
-    let mut fd =
-        Finding::new(FindingId::CudnnNotFound, Severity::Error, "no cuDNN found on this machine")
+    let title = if installed.is_empty() {
+        "no cuDNN found on this machine".to_string()
+    } else {
+        "no cuDNN reachable by the loader, and the installed releases do not run on the GPUs in use"
+            .to_string()
+    };
+    let mut fd = Finding::new(FindingId::CudnnNotFound, Severity::Error, title);
+    if !installed.is_empty() {
+        let list = installed
+            .iter()
+            .map(|i| i.to_string())
+            .collect::<Vec<_>>()
+            .join(", ");
+        fd = fd.seen(format!("installed in the cudnnm store (not deployed or activated, and too new for the GPUs in use; see gpu-too-old): {list}"));
+    }
+    let mut fd = fd
             .seen(format!(
                 "looked in: the toolkits, {}, the loader's system folders, Python environments",
                 loader_var(cx)
