@@ -46,6 +46,9 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     let matches = store.matching(&spec)?;
     let release = match matches.as_slice() {
         [] => {
+            if let Some(code) = remove_broken(ctx, &store, &spec, args.force)? {
+                return Ok(code);
+            }
             let near = store.nearest(&spec);
             return Err(
                 Error::new(Kind::NotFound, format!("cuDNN {spec} is not installed")).hint(
@@ -361,6 +364,70 @@ fn user_uses(home: &Home, release: &Release) -> Result<(Vec<String>, Vec<PathBuf
         }
     }
     Ok((out, roots))
+}
+
+/// `uninstall` of a release whose receipt cannot be read (hidden from
+/// `list`, which warns about it): the one store folder `spec` names is
+/// removed, refused (unless `--force`) while this home records it
+/// deployed. `None` when no such folder matches.
+///
+/// # Errors
+/// [`Kind::Conflict`] while deployed; [`Kind::Usage`] when `spec` matches
+/// several; [`Kind::Permission`] for one in the system store seen from a
+/// user's home; I/O errors.
+fn remove_broken(ctx: &Ctx, store: &Store, spec: &Spec, force: bool) -> Result<Option<u8>> {
+    let (_, broken) = store.scan()?;
+    let hits: Vec<(crate::version::ReleaseId, &crate::store::BrokenRelease)> = broken
+        .iter()
+        .filter_map(|b| b.release_id().map(|id| (id, b)))
+        .filter(|(id, _)| spec.matches(&id.version, &id.cuda))
+        .collect();
+    let (id, b) = match hits.as_slice() {
+        [] => return Ok(None),
+        [one] => one,
+        many => {
+            let ids: Vec<String> = many.iter().map(|(id, _)| id.to_string()).collect();
+            return Err(Error::new(
+                Kind::Usage,
+                format!(
+                    "'{spec}' matches {} unreadable releases: {}",
+                    ids.len(),
+                    ids.join(", ")
+                ),
+            )
+            .hint(format!(
+                "name one exactly, e.g. `{}`",
+                for_this_store(ctx, CommandLine::uninstall(&ids[0])).for_host(ctx.env.is_windows())
+            )));
+        }
+    };
+    let used: Vec<String> = Deployments::load(&ctx.home)?
+        .toolkits_using(id)
+        .iter()
+        .map(|d| d.toolkit.display().to_string())
+        .collect();
+    if !used.is_empty() {
+        if !force {
+            return Err(Error::new(
+                Kind::Conflict,
+                format!("cuDNN {id} (receipt unreadable) is deployed in {}", used.join(", ")),
+            )
+            .hint("switch that toolkit first (`cudnnm use OTHER` or `cudnnm rollback`), or pass --force (its files there will dangle)"));
+        }
+        ctx.warn(format!(
+            "cuDNN {id} stays deployed in {}; links there will dangle",
+            used.join(", ")
+        ));
+    }
+    let mut tally = crate::disk::Tally::new();
+    tally.add_tree(&b.dir);
+    store.remove_broken(b)?;
+    ctx.status(format!(
+        "removed cuDNN {id} ('{}', whose receipt could not be read; {} freed)",
+        b.dir.display(),
+        human_size(tally.freed())
+    ));
+    Ok(Some(0))
 }
 
 /// `1 backup`, `2 backups`.
