@@ -154,7 +154,7 @@ pub fn url_in(base: &str, name: &str) -> Result<String> {
 pub fn newest(env: &Env, base: &str, target: &str) -> Result<Artifact> {
     let url = url_in(base, SUMS_FILE)?;
     let bytes = crate::catalog::download::fetch_bytes(env, &url)
-        .map_err(|e| e.context(format!("could not read the release list '{url}'")))?;
+        .map_err(|e| fetch_hint(e.context(format!("could not read the release list '{url}'"))))?;
     let text = String::from_utf8_lossy(&bytes);
     find_artifact(&parse_sums(&text), target).ok_or_else(|| {
         Error::new(
@@ -165,6 +165,15 @@ pub fn newest(env: &Env, base: &str, target: &str) -> Result<Artifact> {
     })
 }
 
+/// The hint for a release folder that could not be read: `self update`'s
+/// own way to name another one (`--base`, [`BASE_VAR`]), not the catalog's
+/// `--mirror`/`--from`.
+fn fetch_hint(e: Error) -> Error {
+    e.hint(format!(
+        "check the network or proxy (HTTPS_PROXY), or point `cudnnm self update --base URL|FOLDER` (or {BASE_VAR}) at a release folder holding {SUMS_FILE} and the archives"
+    ))
+}
+
 /// Downloads `artifact` from `base` and checks it against its SHA-256.
 ///
 /// # Errors
@@ -172,7 +181,7 @@ pub fn newest(env: &Env, base: &str, target: &str) -> Result<Artifact> {
 /// SHA-256 differs from the one published.
 pub fn download(env: &Env, base: &str, artifact: &Artifact) -> Result<Vec<u8>> {
     let url = url_in(base, &artifact.name)?;
-    let bytes = crate::catalog::download::fetch_bytes(env, &url)?;
+    let bytes = crate::catalog::download::fetch_bytes(env, &url).map_err(fetch_hint)?;
     let got = crate::hash::sha256_bytes(&bytes);
     if got != artifact.sha256 {
         return Err(Error::new(

@@ -411,7 +411,8 @@ fn finish(
         },
         files,
     };
-    let existed = store.get(&id.version, &id.cuda)?.is_some();
+    // A folder whose receipt cannot be read counts as a release replaced.
+    let existed = !matches!(store.get(&id.version, &id.cuda), Ok(None));
     let release = store.commit(partial, receipt, req.force)?;
     let outcome = if existed {
         Outcome::Reinstalled(release)
@@ -563,8 +564,22 @@ fn already_installed(
     id: &Identity,
     req: &ImportRequest,
 ) -> Result<Option<Imported>> {
-    let Some(existing) = store.get(&id.version, &id.cuda)? else {
-        return Ok(None);
+    let existing = match store.get(&id.version, &id.cuda) {
+        Ok(Some(existing)) => existing,
+        Ok(None) => return Ok(None),
+        // A release whose receipt cannot be read: `--force` replaces it
+        // (the journaled swap in `Store::commit`) unless it is deployed.
+        Err(e) if req.force => {
+            let rid = crate::version::ReleaseId::new(id.version.clone(), id.cuda).to_string();
+            if let Some(toolkits) = req.deployed.get(&rid).filter(|t| !t.is_empty()) {
+                return Err(e.context(format!(
+                    "cuDNN {rid} is deployed in {}; switch that toolkit away first",
+                    toolkits.join(", ")
+                )));
+            }
+            return Ok(None);
+        }
+        Err(e) => return Err(e),
     };
     if req.force {
         if let Some(toolkits) = req.deployed.get(&existing.id()).filter(|t| !t.is_empty()) {

@@ -42,17 +42,29 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     for b in &broken {
         // A broken system release is the administrator's to reinstall.
         let reinstall = CommandLine::install_path("ARCHIVE").force();
-        let reinstall = match ctx.home.system_store_dir() {
-            Some(s) if b.dir.starts_with(&s) => {
-                super::support::on_system(ctx, reinstall, true).sudo()
+        let remove = b
+            .release_id()
+            .map(|id| CommandLine::uninstall(id.to_string()));
+        let system = ctx
+            .home
+            .system_store_dir()
+            .is_some_and(|s| b.dir.starts_with(&s));
+        let for_store = |c: CommandLine| {
+            if system {
+                super::support::on_system(ctx, c, true).sudo()
+            } else {
+                c
             }
-            _ => reinstall,
+            .for_host(ctx.env.is_windows())
+        };
+        let remove = match remove {
+            Some(c) => format!("remove it with `{}`", for_store(c)),
+            None => format!("delete '{}'", b.dir.display()),
         };
         ctx.warn(format!(
-            "{} — reinstall it with `{}`, or delete '{}'",
+            "{} — reinstall it with `{}`, or {remove}",
             b.error,
-            reinstall.for_host(ctx.env.is_windows()),
-            b.dir.display()
+            for_store(reinstall),
         ));
     }
     let releases: Vec<Release> = all

@@ -154,6 +154,11 @@ pub struct Ctx {
     pub home: Home,
     /// The system home's folder (`--system-home`, `CUDNNM_SYSTEM_HOME`, or the platform's).
     pub system_home: PathBuf,
+    /// For a command on the system home (`uninstall --system`): the home
+    /// it runs with (`--home`, `CUDNNM_HOME`, the platform's), when that is
+    /// another folder that exists; its deployments, default and backups may
+    /// use system releases. `None` otherwise.
+    pub user_home: Option<Home>,
     /// `--json`.
     pub json: bool,
     /// `-q`.
@@ -322,8 +327,13 @@ fn dispatch(cli: Cli, env: Env) -> Result<u8> {
     // `install --system`, `uninstall --system` and `default --system` work on
     // the system home as a home of its own; every other command reads it
     // after the user's.
+    let mut user_home = None;
     let home = match system_command(&cli.command) {
         Some(command) => {
+            user_home = Home::locate(cli.home.as_deref(), &env)
+                .ok()
+                .filter(|h| h.root() != system.as_path() && h.root().is_dir())
+                .map(|h| h.with_system(system.clone()));
             if let Some(command) = command {
                 support::check_system_writable(&system, &env, command)?;
             }
@@ -338,6 +348,7 @@ fn dispatch(cli: Cli, env: Env) -> Result<u8> {
     let mut ctx = Ctx {
         home,
         system_home: system,
+        user_home,
         json: cli.json,
         quiet: cli.quiet,
         env,

@@ -20,6 +20,7 @@ use crate::error::{Error, Kind, Result};
 use crate::fsops;
 use crate::home::Home;
 use crate::store::{Release, Store, StoreOrigin};
+use crate::toolkit::Toolkit;
 use crate::version::Spec;
 
 #[derive(clap::Args, Debug)]
@@ -45,6 +46,9 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     let matches = store.matching(&spec)?;
     let release = match matches.as_slice() {
         [] => {
+            if let Some(code) = remove_broken(ctx, &store, &spec, args.force)? {
+                return Ok(code);
+            }
             let near = store.nearest(&spec);
             return Err(
                 Error::new(Kind::NotFound, format!("cuDNN {spec} is not installed")).hint(
@@ -98,19 +102,34 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     }
     let deployments = Deployments::load(&ctx.home)?;
     if ctx.home.is_system() {
-        let (seen, looked_at) = system_users(ctx, &deployments, release);
+        // The home this command runs with may itself use the release: its
+        // deployments, default and backups are checked as a plain
+        // uninstall checks them, and its toolkits scanned for links.
+        let (mut seen, user_roots) = match &ctx.user_home {
+            Some(h) => user_uses(h, release)?,
+            None => (Vec::new(), Vec::new()),
+        };
+        let (links, looked_at) = system_users(ctx, &deployments, release, &user_roots);
+        seen.extend(links);
         if !seen.is_empty() && !args.force {
             return Err(Error::new(
                 Kind::Conflict,
-                format!("users still need cuDNN {id}: {}", seen.join("; ")),
+                format!("cuDNN {id} is still needed: {}", seen.join("; ")),
             )
-            .hint("ask them to switch (`cudnnm use OTHER` or `cudnnm rollback`), or pass --force (their links will dangle until they do)"));
+            .hint("switch those toolkits first (`cudnnm use OTHER --cuda-root TOOLKIT` or `cudnnm rollback --cuda-root TOOLKIT`) and make another release the default (`cudnnm default OTHER`), or pass --force (their links will dangle until they do)"));
         }
         for s in &seen {
             ctx.warn(format!("{s}; its links into cuDNN {id} will dangle"));
         }
+        let this_home = match &ctx.user_home {
+            Some(h) => format!(
+                ", and home '{}' (its deployments.toml, default and backups)",
+                h.root().display()
+            ),
+            None => String::new(),
+        };
         ctx.warn(format!(
-            "checked the {} this machine shows for links into cuDNN {id} and changes in flight; users' own defaults, pins, backups and toolkits elsewhere are in their homes, which cudnnm cannot see; a user whose default was cuDNN {id} is told so by their next command, with the releases still installed and how to choose one",
+            "checked the {} this machine shows or the homes record{this_home} for links into cuDNN {id} and changes in flight; other users' own defaults, pins, backups and toolkits elsewhere are in their homes, which cudnnm cannot see; a user whose default was cuDNN {id} is told so by their next command, with the releases still installed and how to choose one",
             plural(looked_at, "toolkit", "toolkits")
         ));
     }
@@ -246,10 +265,23 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
 /// What cudnnm can know of the users of a system release: the toolkits on
 /// this machine whose cuDNN files link into it and the changes in flight
 /// there (their in-flight markers), with how many toolkits it looked at.
-fn system_users(ctx: &Ctx, deployments: &Deployments, release: &Release) -> (Vec<String>, usize) {
+fn system_users(
+    ctx: &Ctx,
+    deployments: &Deployments,
+    release: &Release,
+    more_roots: &[PathBuf],
+) -> (Vec<String>, usize) {
     let mut out = Vec::new();
     let dir = fsops::canonical_or_self(&release.dir);
-    let toolkits = known_toolkits(ctx, deployments);
+    let mut toolkits = known_toolkits(ctx, deployments);
+    for root in more_roots {
+        if toolkits.iter().any(|t| same_dir(&t.root, root)) {
+            continue;
+        }
+        if let Ok(t) = Toolkit::at(root, "this home's records", ctx.env.is_windows()) {
+            toolkits.push(t);
+        }
+    }
     for t in &toolkits {
         let mut links = 0;
         for d in [t.include_dir(), t.lib_dir(), t.root.join("bin")] {
@@ -284,6 +316,118 @@ fn system_users(ctx: &Ctx, deployments: &Deployments, release: &Release) -> (Vec
         }
     }
     (out, toolkits.len())
+}
+
+/// How `home` (the one `uninstall --system` runs with) uses the system
+/// release: its deployments, its default and `current/` links, and its
+/// backups that need the release's files, as one line each; and the
+/// toolkits it records (deployments and backups), to scan for links.
+///
+/// # Errors
+/// When its `deployments.toml`, `config.toml` or backups cannot be read.
+fn user_uses(home: &Home, release: &Release) -> Result<(Vec<String>, Vec<PathBuf>)> {
+    let mut out = Vec::new();
+    let deployments = Deployments::load(home)?;
+    let id = release.id();
+    for d in deployments.toolkits_using(&release.release_id()) {
+        out.push(format!(
+            "home '{}' has it deployed in toolkit '{}'",
+            home.root().display(),
+            d.toolkit.display()
+        ));
+    }
+    let refs = default_refs(home, &Store::new(home), release)?;
+    if !refs.is_empty() {
+        out.push(format!(
+            "in home '{}' cuDNN {id} is {}",
+            home.root().display(),
+            refs.describe()
+        ));
+    }
+    let referring = backup::referring_to(home, &release.dir)?;
+    if !referring.is_empty() {
+        out.push(format!(
+            "home '{}' has {} that need its files to restore: {}",
+            home.root().display(),
+            plural(referring.len(), "backup", "backups"),
+            describe_referring(&referring)
+        ));
+    }
+    let mut roots: Vec<PathBuf> = deployments
+        .entries
+        .iter()
+        .map(|d| d.toolkit.clone())
+        .collect();
+    for b in backup::list(home)? {
+        if !roots.contains(&b.record.toolkit) {
+            roots.push(b.record.toolkit);
+        }
+    }
+    Ok((out, roots))
+}
+
+/// `uninstall` of a release whose receipt cannot be read (hidden from
+/// `list`, which warns about it): the one store folder `spec` names is
+/// removed, refused (unless `--force`) while this home records it
+/// deployed. `None` when no such folder matches.
+///
+/// # Errors
+/// [`Kind::Conflict`] while deployed; [`Kind::Usage`] when `spec` matches
+/// several; [`Kind::Permission`] for one in the system store seen from a
+/// user's home; I/O errors.
+fn remove_broken(ctx: &Ctx, store: &Store, spec: &Spec, force: bool) -> Result<Option<u8>> {
+    let (_, broken) = store.scan()?;
+    let hits: Vec<(crate::version::ReleaseId, &crate::store::BrokenRelease)> = broken
+        .iter()
+        .filter_map(|b| b.release_id().map(|id| (id, b)))
+        .filter(|(id, _)| spec.matches(&id.version, &id.cuda))
+        .collect();
+    let (id, b) = match hits.as_slice() {
+        [] => return Ok(None),
+        [one] => one,
+        many => {
+            let ids: Vec<String> = many.iter().map(|(id, _)| id.to_string()).collect();
+            return Err(Error::new(
+                Kind::Usage,
+                format!(
+                    "'{spec}' matches {} unreadable releases: {}",
+                    ids.len(),
+                    ids.join(", ")
+                ),
+            )
+            .hint(format!(
+                "name one exactly, e.g. `{}`",
+                for_this_store(ctx, CommandLine::uninstall(&ids[0])).for_host(ctx.env.is_windows())
+            )));
+        }
+    };
+    let used: Vec<String> = Deployments::load(&ctx.home)?
+        .toolkits_using(id)
+        .iter()
+        .map(|d| d.toolkit.display().to_string())
+        .collect();
+    if !used.is_empty() {
+        if !force {
+            return Err(Error::new(
+                Kind::Conflict,
+                format!("cuDNN {id} (receipt unreadable) is deployed in {}", used.join(", ")),
+            )
+            .hint("switch that toolkit first (`cudnnm use OTHER` or `cudnnm rollback`), or pass --force (its files there will dangle)"));
+        }
+        ctx.warn(format!(
+            "cuDNN {id} stays deployed in {}; links there will dangle",
+            used.join(", ")
+        ));
+    }
+    let mut tally = crate::disk::Tally::new();
+    tally.add_tree(&b.dir);
+    store.remove_broken(b)?;
+    ctx.status(format!(
+        "removed cuDNN {id} ('{}', whose receipt could not be read; {} freed)",
+        b.dir.display(),
+        human_size(tally.freed())
+    ));
+    Ok(Some(0))
 }
 
 /// `1 backup`, `2 backups`.

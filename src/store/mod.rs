@@ -681,14 +681,46 @@ impl Store {
                 release.id()
             )));
         }
+        self.remove_dir(&release.dir)
+    }
+
+    /// Removes a store folder whose receipt cannot be read (`uninstall`
+    /// of a [`BrokenRelease`]), as [`Store::remove`] does: only a
+    /// `cuda-<variant>/<version>` folder directly in this home's store.
+    ///
+    /// # Errors
+    /// [`Kind::Permission`] for a folder elsewhere (the system store seen
+    /// from a user's home); I/O errors.
+    pub fn remove_broken(&self, broken: &BrokenRelease) -> Result<()> {
+        let in_store = broken.dir.parent().and_then(Path::parent) == Some(self.root.as_path())
+            && broken.release_id().is_some();
+        if !in_store {
+            return Err(Error::new(
+                Kind::Permission,
+                format!(
+                    "'{}' is not a release folder of the store '{}'",
+                    broken.dir.display(),
+                    self.root.display()
+                ),
+            )
+            .hint(
+                "an administrator removes a system release with `cudnnm uninstall ID --system`",
+            ));
+        }
+        self.remove_dir(&broken.dir)
+    }
+
+    /// Renames `dir` aside in the store, then deletes it.
+    fn remove_dir(&self, dir: &Path) -> Result<()> {
+        let release_dir = dir;
         let t = self.root.join(
-            fsops::sibling(&release.dir, "trash")
+            fsops::sibling(release_dir, "trash")
                 .file_name()
                 .expect("sibling has a name"),
         );
-        fsops::rename(&release.dir, &t)?;
+        fsops::rename(release_dir, &t)?;
         fsops::remove_dir_all(&t)?;
-        let parent = fsops::parent_of(&release.dir);
+        let parent = fsops::parent_of(release_dir);
         fsops::remove_dir_if_empty(parent); // the cuda-<v> folder
         Ok(())
     }
@@ -710,6 +742,14 @@ pub struct BrokenRelease {
     pub dir: PathBuf,
     /// Why its receipt cannot be used.
     pub error: Error,
+}
+
+impl BrokenRelease {
+    /// The release its folder's name gives (`cuda-12/9.12.0.46` →
+    /// `9.12.0.46_cuda12`).
+    pub fn release_id(&self) -> Option<ReleaseId> {
+        receipt::id_of_dir(&self.dir)
+    }
 }
 
 /// A release being built in `store/.partial-*`; deleted on drop unless committed.

@@ -162,5 +162,22 @@ pub(super) fn receipt_error(path: &Path, message: &str) -> Error {
         format!("could not read the receipt '{}'", path.display()),
     )
     .cause(message)
-    .hint("reinstall the release with `cudnnm install --force …`, or remove its folder")
+    .hint(match id_of_dir(fsops_parent(path)) {
+        Some(id) => format!(
+            "reinstall it from the archive or wheel it came from with `cudnnm install ARCHIVE --force`, or remove it with `cudnnm uninstall {id}`"
+        ),
+        None => "reinstall it from the archive or wheel it came from with `cudnnm install ARCHIVE --force`, or remove its folder".to_string(),
+    })
+}
+
+fn fsops_parent(path: &Path) -> &Path {
+    path.parent().unwrap_or(path)
+}
+
+/// The release id a store folder's name gives (`…/cuda-12/9.12.0.46` →
+/// `9.12.0.46_cuda12`), `None` for a folder not named like one.
+pub(super) fn id_of_dir(dir: &Path) -> Option<crate::version::ReleaseId> {
+    let version = dir.file_name()?.to_str()?;
+    let cuda = dir.parent()?.file_name()?.to_str()?.strip_prefix("cuda-")?;
+    format!("{version}_cuda{cuda}").parse().ok()
 }

@@ -1542,3 +1542,87 @@ fn list_remote_marks_a_pip_row_installed_only_by_its_own_package() {
     assert_eq!(row["installed"], Value::Bool(true));
     assert!(row.get("installed_from_other_package").is_none(), "{row}");
 }
+
+/// A release whose `receipt.toml` is garbage: `list` hides it and names
+/// both ways out; `install ARCHIVE --force` replaces it through the
+/// journaled swap (a kill after the old folder is moved aside gives it
+/// back); `uninstall ID` removes only that folder.
+#[test]
+fn a_release_with_an_unreadable_receipt_is_replaced_by_force_or_uninstalled() {
+    let sb = Sandbox::new();
+    let zip = fixtures::windows_zip_8_1_0_77().write(sb.root());
+    install(&sb, &zip, &[]).ok();
+    fs::create_dir_all(sb.root().join("other")).unwrap();
+    let other = fixtures::windows_zip_7_1_3().write(&sb.root().join("other"));
+    install(&sb, &other, &[]).ok();
+    let other_id = list(&sb)
+        .iter()
+        .map(|r| r["id"].as_str().unwrap().to_string())
+        .find(|id| id.starts_with("7.1.3"))
+        .unwrap();
+    let others_before = crate::deploy_support::snapshot(&sb.home().join("store"));
+    let dir = release_dir(&sb, "11.2", "8.1.0.77");
+    let spoil = || {
+        let receipt = dir.join("receipt.toml");
+        let mut perm = fs::metadata(&receipt).unwrap().permissions();
+        #[allow(clippy::permissions_set_readonly_false)]
+        perm.set_readonly(false);
+        fs::set_permissions(&receipt, perm).unwrap();
+        fs::write(&receipt, "trash\n").unwrap();
+    };
+    spoil();
+    let warned = sb.run(["list"]).ok();
+    assert!(
+        !warned.stdout().contains("8.1.0.77"),
+        "{}",
+        warned.describe()
+    );
+    warned.stderr_has(&["install ARCHIVE --force", "uninstall 8.1.0.77_cuda11.2"]);
+    install(&sb, &zip, &[]).code_is(4).stderr_has(&[
+        "could not read the receipt",
+        "install ARCHIVE --force",
+        "uninstall 8.1.0.77_cuda11.2",
+    ]);
+
+    // Killed right after the unreadable release is moved aside: the next
+    // command puts it back, bytes and all.
+    let mut c = sb.command();
+    c.args(["install".as_ref(), zip.as_os_str(), "--force".as_ref()])
+        .env("CUDNNM_FAULT_AFTER_STEP", "1");
+    let killed = c.output().unwrap();
+    assert!(!killed.status.success());
+    sb.run(["list"]).ok();
+    assert_eq!(fs::read(dir.join("receipt.toml")).unwrap(), b"trash\n");
+
+    install(&sb, &zip, &["--force"])
+        .ok()
+        .stderr_has(&["reinstalled cuDNN 8.1.0.77"]);
+    let ids: Vec<String> = list(&sb)
+        .iter()
+        .map(|r| r["id"].as_str().unwrap().to_string())
+        .collect();
+    assert!(ids.contains(&"8.1.0.77_cuda11.2".to_string()), "{ids:?}");
+    sb.run(["verify"]).ok();
+
+    spoil();
+    sb.run(["uninstall", "8.1.0.77_cuda11.2"])
+        .ok()
+        .stderr_has(&[
+            "removed cuDNN 8.1.0.77_cuda11.2",
+            "receipt could not be read",
+        ]);
+    assert!(!dir.exists());
+    let mut others_now = crate::deploy_support::snapshot(&sb.home().join("store"));
+    let mut others_before = others_before;
+    others_before.retain(|k, _| !k.starts_with("cuda-11.2"));
+    others_now.retain(|k, _| !k.starts_with("cuda-11.2"));
+    assert_eq!(
+        others_now, others_before,
+        "only that release's folder changed"
+    );
+    assert!(
+        others_now
+            .keys()
+            .any(|k| k.contains(other_id.split('_').next().unwrap()))
+    );
+}

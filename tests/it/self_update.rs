@@ -367,3 +367,24 @@ fn self_update_reads_a_local_release_folder() {
         .ok()
         .stdout_has(&[&format!("cudnnm {next}")]);
 }
+
+#[test]
+fn self_update_without_network_names_its_own_flags() {
+    let s = setup();
+    // A port nothing listens on: the connection is refused.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/rel", closed.local_addr().unwrap());
+    drop(closed);
+    let run = s.run(&["self", "update", "--base", &url]).stderr_has(&[
+        "could not read the release list",
+        "--base",
+        "CUDNNM_INSTALL_BASE",
+    ]);
+    assert_ne!(run.code(), 0, "{}", run.describe());
+    let err = run.stderr();
+    assert!(
+        !err.contains("--mirror") && !err.contains("--from"),
+        "self update names the manifest command's flags: {err}"
+    );
+    s.assert_unchanged();
+}

@@ -97,8 +97,13 @@ fn users_see_system_releases_after_their_own_and_never_change_them() {
         .stderr_has(&["system store", "uninstall 9.1.0.70_cuda12 --system"]);
     assert!(rel.join("receipt.toml").is_file());
 
-    // The administrator does; the user's next command says what happened.
+    // From a home whose default it is, the administrator is told so;
+    // --force removes it; the user's next command says what happened.
     sb.run(["uninstall", "--system", "9.1.0.70_cuda12"])
+        .code_is(8)
+        .stderr_has(&["is still needed", "the default (config.toml", "--force"]);
+    assert!(rel.join("receipt.toml").is_file());
+    sb.run(["uninstall", "--system", "9.1.0.70_cuda12", "--force"])
         .ok()
         .stderr_has(&["cannot see", "removed cuDNN 9.1.0.70_cuda12"]);
     assert!(!rel.exists());
@@ -324,4 +329,50 @@ fn system_store_hints_work_as_printed() {
     .code_is(3);
     let cmd = hinted(&missing.stderr(), "installs it there");
     assert_eq!(cmd, ["--system-home", &flag, "install", "9.9", "--system"]);
+}
+
+/// `uninstall --system` from a home that deployed the system release into a
+/// toolkit: that home's deployments.toml is checked like a plain
+/// uninstall's (exit 8, naming the toolkit and the way out), the toolkit's
+/// links keep resolving; `--force` removes it and says what was checked.
+#[test]
+fn uninstall_system_checks_the_deployments_of_the_home_it_runs_with() {
+    let sb = Sandbox::new();
+    let a = archive(&sb, "9.1.0.70");
+    sb.run(["install".as_ref(), "--system".as_ref(), a.as_os_str()])
+        .ok();
+    let rel = system_release(&sb, "9.1.0.70");
+    let tk = deploy_support::linux_toolkit(&sb.root().join("cuda-12.4"), "12.4.1");
+    let tk_arg = tk.display().to_string();
+    sb.run(["use", "9.1.0.70", "--cuda-root", &tk_arg]).ok();
+    let header = tk.join("include/cudnn_version.h");
+    let before = std::fs::read(&header).unwrap();
+    assert!(
+        std::fs::canonicalize(&header)
+            .unwrap()
+            .starts_with(std::fs::canonicalize(&rel).unwrap())
+    );
+    let refused = sb
+        .run(["uninstall", "--system", "9.1.0.70_cuda12"])
+        .code_is(8)
+        .stderr_has(&[
+            &format!("has it deployed in toolkit '{tk_arg}'"),
+            "--cuda-root TOOLKIT",
+            "--force",
+        ]);
+    assert!(
+        !refused.stderr().contains("checked the 0"),
+        "{}",
+        refused.describe()
+    );
+    assert_eq!(std::fs::read(&header).unwrap(), before);
+    assert!(rel.join("receipt.toml").is_file());
+    sb.run(["uninstall", "--system", "9.1.0.70_cuda12", "--force"])
+        .ok()
+        .stderr_has(&[
+            "checked the 1 toolkit",
+            &format!("home '{}'", sb.home().display()),
+            "removed cuDNN 9.1.0.70_cuda12",
+        ]);
+    assert!(!rel.exists());
 }
