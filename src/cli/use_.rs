@@ -58,6 +58,8 @@ struct UseReport<'a> {
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
+    // Arguments first: a bad mode is named before any toolkit or GPU query.
+    let request = mode_request(ctx, args.mode.as_deref())?;
     let lock = ctx.lock()?;
     let change = Change::begin(&lock, &ctx.home, &ctx.env, ctx)?;
     let recovered = change.recovered().to_vec();
@@ -100,11 +102,6 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     if let Some(w) = gate.check(release.version(), release.cuda(), args.force, "deploy")? {
         ctx.warn(w);
     }
-    let config = ctx.home.config()?;
-    let request: ModeRequest = match args.mode.as_deref().or(config.mode.as_deref()) {
-        Some(m) => m.parse()?,
-        None => ModeRequest::Auto,
-    };
     let probe_dir = existing_toolkit_dir(&toolkit);
     let mode = request.resolve(&release.dir, &probe_dir, ctx.env.is_windows())?;
     let hint = elevate_hint(
@@ -164,6 +161,28 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
         });
     }
     Ok(0)
+}
+
+/// The link mode asked for: `--mode`, else `mode` in `config.toml`, else
+/// auto. A bad value from the file names the file and the key.
+fn mode_request(ctx: &Ctx, flag: Option<&str>) -> Result<ModeRequest> {
+    if let Some(m) = flag {
+        return m.parse();
+    }
+    match ctx.home.config()?.mode {
+        Some(m) => m.parse().map_err(|e: Error| {
+            let file = ctx.home.config_file();
+            Error::new(
+                Kind::Usage,
+                format!("{} (the `mode` key in '{}')", e.message(), file.display()),
+            )
+            .hint(format!(
+                "set `mode` in '{}' to one of auto, symlink, hardlink, copy, or remove the line",
+                file.display()
+            ))
+        }),
+        None => Ok(ModeRequest::Auto),
+    }
 }
 
 /// The newest installed release matching `spec` that fits `toolkit` (its

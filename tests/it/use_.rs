@@ -1526,3 +1526,34 @@ fn a_missing_version_names_the_nearest_installed_and_a_foreign_build_the_nearest
     ]);
     assert!(!r.stderr().contains("install 9.12"), "{}", r.describe());
 }
+
+#[test]
+fn a_garbage_config_names_its_line_and_removing_it_as_said_works() {
+    let (sb, _tk) = linux_world();
+    let config = sb.home().join("config.toml");
+    std::fs::write(&config, "mode = \"copy\"\n\nkeep_backups = [oops\n").unwrap();
+    let help = format!(
+        "help: edit '{}' to fix the TOML at line 3, or remove it to go back to the default settings",
+        config.display()
+    );
+    for args in [&["list"][..], &["default", "9.12"][..]] {
+        let r = sb.run(args).code_is(1).stderr_has(&[
+            &format!("error: could not parse '{}'", config.display()),
+            "line 3: ",
+            &help,
+        ]);
+        assert!(
+            !r.stderr().contains("cudnnm default SPEC"),
+            "{}",
+            r.describe()
+        );
+    }
+    assert!(
+        std::fs::read_to_string(&config).unwrap().contains("[oops"),
+        "left as it was"
+    );
+    // Removing it, as the hint says, makes both work.
+    std::fs::remove_file(&config).unwrap();
+    sb.run(["default", "9.12"]).ok();
+    sb.run(["list"]).ok().stdout_has(&["9.12.0.46_cuda12"]);
+}
