@@ -338,7 +338,7 @@ fn catalog_offers(
         .filter(|a| a.platform == platform && cuda_ok(&a.cuda))
         .map(|a| Offer {
             version: a.version.clone(),
-            cuda: a.cuda.clone(),
+            cuda: a.cuda,
             command: render(CommandLine::install(crate::version::release_id(
                 &a.version, &a.cuda,
             ))),
@@ -350,7 +350,7 @@ fn catalog_offers(
                 if !offers.iter().any(|o| &o.version == v && o.cuda == w.cuda) {
                     offers.push(Offer {
                         version: v.clone(),
-                        cuda: w.cuda.clone(),
+                        cuda: w.cuda,
                         command: render(CommandLine::install(format!("pip:{}=={v}", w.package))),
                     });
                 }
