@@ -274,12 +274,22 @@ impl Home {
     /// Reads `config.toml`; a missing file is the default config.
     ///
     /// # Errors
-    /// When the file exists but cannot be read or parsed (names the file).
+    /// When the file exists but cannot be read or parsed (names the file
+    /// and the line). No command rewrites a file it cannot read (that would
+    /// lose the user's other settings), so the hint says to edit or remove it.
     pub fn config(&self) -> Result<Config> {
         record::load_or_default(&self.config_file(), |path, message| {
+            let at = message
+                .strip_prefix("line ")
+                .and_then(|m| m.split_once(':'))
+                .map(|(n, _)| format!(" at line {n}"))
+                .unwrap_or_default();
             Error::msg(format!("could not parse '{}'", path.display()))
                 .cause(message)
-                .hint("fix or delete the file; `cudnnm default SPEC` rewrites it")
+                .hint(format!(
+                    "edit '{}' to fix the TOML{at}, or remove it to go back to the default settings (default, mode, mirror, keep_backups)",
+                    path.display()
+                ))
         })
     }
 
@@ -454,5 +464,14 @@ mod tests {
         fsops::write_atomic(&home.config_file(), b"default = [").unwrap();
         let e = home.config().unwrap_err();
         assert!(e.message().contains("config.toml"));
+        fsops::write_atomic(&home.config_file(), b"mode = \"copy\"\n\nmirror = nope\n").unwrap();
+        let e = home.config().unwrap_err();
+        assert!(e.causes()[0].starts_with("line 3: "), "{:?}", e.causes());
+        let hint = e.hint_text().unwrap();
+        assert!(
+            hint.contains("config.toml' to fix the TOML at line 3, or remove it"),
+            "{hint}"
+        );
+        assert!(!hint.contains("cudnnm default"), "{hint}");
     }
 }

@@ -136,7 +136,9 @@ impl From<Entry> for RawEntry {
 
 /// Reads the TOML state file at `path`; `None` when it does not exist.
 /// `bad` turns a parse failure (the file, the parser's message) into the
-/// error the caller reports, with its own hint.
+/// error the caller reports, with its own hint. The message starts with
+/// the 1-based line the parser stopped at (`line 3: invalid string`) when
+/// the parser names a place.
 ///
 /// # Errors
 /// When the file exists but cannot be read (names it), or does not parse.
@@ -145,9 +147,20 @@ pub fn load<T: DeserializeOwned>(
     bad: impl FnOnce(&Path, &str) -> Error,
 ) -> Result<Option<T>> {
     match std::fs::read_to_string(path) {
-        Ok(s) => toml::from_str(&s)
-            .map(Some)
-            .map_err(|e| bad(path, e.message())),
+        Ok(s) => toml::from_str(&s).map(Some).map_err(|e| {
+            let message = match e.span() {
+                Some(span) => format!(
+                    "line {}: {}",
+                    1 + s.as_bytes()[..span.start.min(s.len())]
+                        .iter()
+                        .filter(|b| **b == b'\n')
+                        .count(),
+                    e.message()
+                ),
+                None => e.message().to_string(),
+            };
+            bad(path, &message)
+        }),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(Error::io("read", path, e)),
     }

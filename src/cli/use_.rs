@@ -58,6 +58,8 @@ struct UseReport<'a> {
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
+    // Arguments first: a bad mode is named before any toolkit or GPU query.
+    let request = mode_request(ctx, args.mode.as_deref())?;
     let lock = ctx.lock()?;
     let change = Change::begin(&lock, &ctx.home, &ctx.env, ctx)?;
     let recovered = change.recovered().to_vec();
@@ -100,11 +102,6 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     if let Some(w) = gate.check(release.version(), release.cuda(), args.force, "deploy")? {
         ctx.warn(w);
     }
-    let config = ctx.home.config()?;
-    let request: ModeRequest = match args.mode.as_deref().or(config.mode.as_deref()) {
-        Some(m) => m.parse()?,
-        None => ModeRequest::Auto,
-    };
     let probe_dir = existing_toolkit_dir(&toolkit);
     let mode = request.resolve(&release.dir, &probe_dir, ctx.env.is_windows())?;
     let hint = elevate_hint(
@@ -166,6 +163,28 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     Ok(0)
 }
 
+/// The link mode asked for: `--mode`, else `mode` in `config.toml`, else
+/// auto. A bad value from the file names the file and the key.
+fn mode_request(ctx: &Ctx, flag: Option<&str>) -> Result<ModeRequest> {
+    if let Some(m) = flag {
+        return m.parse();
+    }
+    match ctx.home.config()?.mode {
+        Some(m) => m.parse().map_err(|e: Error| {
+            let file = ctx.home.config_file();
+            Error::new(
+                Kind::Usage,
+                format!("{} (the `mode` key in '{}')", e.message(), file.display()),
+            )
+            .hint(format!(
+                "set `mode` in '{}' to one of auto, symlink, hardlink, copy, or remove the line",
+                file.display()
+            ))
+        }),
+        None => Ok(ModeRequest::Auto),
+    }
+}
+
 /// The newest installed release matching `spec` that fits `toolkit` (its
 /// platform, and its CUDA: exact major.minor before CUDA 11, the same major
 /// from 11 on). With `force`, the newest match of the right platform. A
@@ -211,7 +230,9 @@ fn pick_release(
     }
     let matching = store.matching(spec)?;
     if matching.is_empty() {
-        return store.resolve(spec);
+        return store
+            .resolve(spec)
+            .map_err(|e| not_installed(ctx, store, spec, e));
     }
     let Some(newest) = matching.iter().find(|r| platform_ok(r)) else {
         return Err(wrong_platform(ctx, spec, toolkit, &matching));
@@ -247,18 +268,153 @@ fn pick_release(
     )
     .cause("a build fits only its exact CUDA major.minor before CUDA 11, and any toolkit of its major from CUDA 11 on")
     .hint(if fitting.is_empty() {
-        format!(
-            "install a build for CUDA {cuda_arg} (`{}`), or pass --force to deploy this one anyway",
-            CommandLine::install(spec.to_string())
-                .cuda(&cuda_arg)
-                .for_host(ctx.env.is_windows())
-        )
+        let offers = catalog_offers(ctx, toolkit_platform(toolkit), |c| c.fits(ma, mi));
+        match offers.iter().filter(|o| spec.matches(&o.version, &o.cuda)).rev().max_by(|a, b| a.version.cmp(&b.version)) {
+            Some(o) => format!(
+                "install a build for CUDA {cuda_arg} (`{}`), or pass --force to deploy this one anyway",
+                o.command
+            ),
+            None => match offers.iter().rev().max_by(|a, b| a.version.cmp(&b.version)) {
+                Some(o) => format!(
+                    "the catalog has no build of cuDNN {spec} for CUDA {ma}.{mi}; the newest release that has one is cuDNN {} (`{}`); or pass --force to deploy this one anyway",
+                    o.version, o.command
+                ),
+                None => format!(
+                    "the catalog has no cuDNN build for CUDA {ma}.{mi}; pass --force to deploy this one anyway"
+                ),
+            },
+        }
     } else {
         format!(
             "installed releases that fit: {}; or pass --force to deploy this one anyway",
             fitting.join(", ")
         )
     }))
+}
+
+/// A release the catalog can install: an archive for the platform, or a
+/// PyPI wheel (this host's platform only), with the command that installs it.
+struct Offer {
+    version: crate::version::Version,
+    cuda: crate::version::CudaVariant,
+    /// `cudnnm install 9.10.2.21_cuda12` or `cudnnm install pip:nvidia-cudnn-cu12==9.10.2.21`.
+    command: String,
+}
+
+/// The platform whose builds fit `toolkit`'s layout.
+fn toolkit_platform(toolkit: &Toolkit) -> crate::version::Platform {
+    if toolkit.layout == Layout::Windows {
+        crate::version::Platform::WindowsX86_64
+    } else {
+        crate::version::Platform::LinuxX86_64
+    }
+}
+
+/// Every release the catalog (the user's, else the embedded one) offers for
+/// `platform` whose CUDA passes `cuda_ok`: its archives (`install ID`), and
+/// its `pip:` rows when `platform` is this host's (pip fetches for this host
+/// only). A command for another platform carries `--platform`.
+fn catalog_offers(
+    ctx: &Ctx,
+    platform: crate::version::Platform,
+    cuda_ok: impl Fn(&crate::version::CudaVariant) -> bool,
+) -> Vec<Offer> {
+    let catalog = crate::catalog::Catalog::load(&ctx.home)
+        .unwrap_or_else(|_| crate::catalog::Catalog::embedded());
+    let host = ctx.env.is_windows() == platform.is_windows();
+    let render = |c: CommandLine| {
+        let c = if host {
+            c
+        } else {
+            c.platform(platform.to_string())
+        };
+        super::support::for_this_store(ctx, c)
+            .for_host(ctx.env.is_windows())
+            .to_string()
+    };
+    let mut offers: Vec<Offer> = catalog
+        .archives()
+        .iter()
+        .filter(|a| a.platform == platform && cuda_ok(&a.cuda))
+        .map(|a| Offer {
+            version: a.version.clone(),
+            cuda: a.cuda,
+            command: render(CommandLine::install(crate::version::release_id(
+                &a.version, &a.cuda,
+            ))),
+        })
+        .collect();
+    if host {
+        for w in catalog.wheels().iter().filter(|w| cuda_ok(&w.cuda)) {
+            for v in &w.versions {
+                if !offers.iter().any(|o| &o.version == v && o.cuda == w.cuda) {
+                    offers.push(Offer {
+                        version: v.clone(),
+                        cuda: w.cuda,
+                        command: render(CommandLine::install(format!("pip:{}=={v}", w.package))),
+                    });
+                }
+            }
+        }
+    }
+    offers
+}
+
+/// `spec` is installed nowhere in the store: `store_error` (which names the
+/// nearest installed releases) gets a hint that installs `spec` when the
+/// catalog has it, else says the catalog lacks it and names the nearest
+/// release there that does exist (with the spec's CUDA, when it names one).
+fn not_installed(ctx: &Ctx, store: &Store, spec: &Spec, store_error: Error) -> Error {
+    let platform = if ctx.env.is_windows() {
+        crate::version::Platform::WindowsX86_64
+    } else {
+        crate::version::Platform::LinuxX86_64
+    };
+    let offers = catalog_offers(ctx, platform, |c| spec.cuda_admits(c));
+    let near = store.nearest(spec);
+    let installed = if near.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "the nearest installed release{}: {}; or ",
+            if near.len() == 1 { " is" } else { "s are" },
+            near.join(", ")
+        )
+    };
+    if let Some(o) = offers
+        .iter()
+        .filter(|o| spec.matches(&o.version, &o.cuda))
+        // The first listed among equals: an archive, then the user's rows.
+        .rev()
+        .max_by(|a, b| (&a.version, &a.cuda).cmp(&(&b.version, &b.cuda)))
+    {
+        return store_error.hint(format!("{installed}install it with `{}`", o.command));
+    }
+    let mut versions: Vec<crate::version::Version> =
+        offers.iter().map(|o| o.version.clone()).collect();
+    versions.sort();
+    versions.dedup();
+    let nearest = spec
+        .anchor()
+        .and_then(|a| a.nearest(&versions, 1).first().map(|v| (*v).clone()));
+    let e = store_error.cause(format!(
+        "the catalog has no cuDNN {spec} release (no archive for {platform}, no PyPI wheel), so `cudnnm install {spec}` would fail"
+    ));
+    match nearest.and_then(|v| {
+        offers
+            .iter()
+            .filter(|o| o.version == v)
+            .rev()
+            .max_by(|a, b| a.cuda.cmp(&b.cuda))
+    }) {
+        Some(o) => e.hint(format!(
+            "{installed}the nearest release the catalog has is cuDNN {} for CUDA {} (`{}`)",
+            o.version, o.cuda, o.command
+        )),
+        None => e.hint(format!(
+            "{installed}`cudnnm list --remote` lists what the catalog has"
+        )),
+    }
 }
 
 /// `spec` is installed only for another platform than `toolkit`'s layout:

@@ -224,3 +224,47 @@ fn a_version_prefix_picks_the_newest_release_that_runs_and_env_exec_never_ask() 
     sb.run(["env", "--shell", "bash"]).ok();
     assert_eq!(calls(&sb), before, "env/exec/pin must not query the GPU");
 }
+
+#[test]
+fn a_bad_mode_is_refused_before_the_gpu_is_asked_and_one_from_config_names_the_file() {
+    let sb = machine(&[PASCAL]);
+    let tk = linux_toolkit(&sb.root().join("cuda-12.4"), "12.4.1");
+    let t = tk.display().to_string();
+    install(&sb, &real_wheel(W927), &["--force"]).ok();
+    let before = calls(&sb);
+    let r = sb
+        .run(["use", "9.27", "--cuda-root", &t, "--mode", "sideways"])
+        .code_is(2)
+        .stderr_has(&[
+            "error: 'sideways' is not a deploy mode",
+            "help: use one of auto, symlink, hardlink, copy",
+        ]);
+    assert!(
+        !r.stderr().contains("compute capability"),
+        "{}",
+        r.describe()
+    );
+    assert_eq!(calls(&sb), before, "nvidia-smi was not asked");
+    let config = sb.home().join("config.toml");
+    std::fs::write(&config, "mode = \"teleport\"\n").unwrap();
+    let r = sb
+        .run(["use", "9.27", "--cuda-root", &t])
+        .code_is(2)
+        .stderr_has(&[
+            &format!(
+                "error: 'teleport' is not a deploy mode (the `mode` key in '{}')",
+                config.display()
+            ),
+            &format!(
+                "help: set `mode` in '{}' to one of auto, symlink, hardlink, copy, or remove the line",
+                config.display()
+            ),
+        ]);
+    assert_eq!(calls(&sb), before, "{}", r.describe());
+    assert!(!tk.join("lib64/libcudnn.so.9").exists());
+    // The fix as said: a good mode in the file deploys (forced past the old GPU).
+    std::fs::write(&config, "mode = \"copy\"\n").unwrap();
+    sb.run(["use", "9.27", "--cuda-root", &t, "--force"])
+        .ok()
+        .stderr_has(&["→ 9.27.0.42", "(copy,"]);
+}

@@ -1509,7 +1509,8 @@ fn a_missing_version_names_the_nearest_installed_and_a_foreign_build_the_nearest
     refused_unchanged(&sb, &tk, &["use", "9.1.0.7", "--cuda-root", &tk_arg(&tk)], 3)
         .stderr_has(&[
             "error: cuDNN 9.1.0.7 is not installed",
-            "help: the nearest installed releases are: 9.1.0.70_cuda12, 9.12.0.46_cuda12; or install it with `cudnnm install 9.1.0.7`",
+            "caused by: the catalog has no cuDNN 9.1.0.7 release",
+            "help: the nearest installed releases are: 9.1.0.70_cuda12, 9.12.0.46_cuda12; or the nearest release the catalog has is cuDNN 9.1.0.70 for CUDA 12 (`cudnnm install 9.1.0.70_cuda12`)",
         ]);
     // A Windows-layout toolkit: 9.1 has a Windows archive in the catalog, 9.12
     // (a wheel there) has none, so no `install 9.12 --platform` that fails.
@@ -1525,4 +1526,143 @@ fn a_missing_version_names_the_nearest_installed_and_a_foreign_build_the_nearest
         "--platform windows-x86_64`)",
     ]);
     assert!(!r.stderr().contains("install 9.12"), "{}", r.describe());
+}
+
+#[test]
+fn a_garbage_config_names_its_line_and_removing_it_as_said_works() {
+    let (sb, _tk) = linux_world();
+    let config = sb.home().join("config.toml");
+    std::fs::write(&config, "mode = \"copy\"\n\nkeep_backups = [oops\n").unwrap();
+    let help = format!(
+        "help: edit '{}' to fix the TOML at line 3, or remove it to go back to the default settings",
+        config.display()
+    );
+    for args in [&["list"][..], &["default", "9.12"][..]] {
+        let r = sb.run(args).code_is(1).stderr_has(&[
+            &format!("error: could not parse '{}'", config.display()),
+            "line 3: ",
+            &help,
+        ]);
+        assert!(
+            !r.stderr().contains("cudnnm default SPEC"),
+            "{}",
+            r.describe()
+        );
+    }
+    assert!(
+        std::fs::read_to_string(&config).unwrap().contains("[oops"),
+        "left as it was"
+    );
+    // Removing it, as the hint says, makes both work.
+    std::fs::remove_file(&config).unwrap();
+    sb.run(["default", "9.12"]).ok();
+    sb.run(["list"]).ok().stdout_has(&["9.12.0.46_cuda12"]);
+}
+
+/// The command in a `help:` line's last "(`…`)" (or "with `…`"), run as
+/// printed (its arguments hold no spaces).
+fn run_printed(sb: &Sandbox, stderr: &str) -> common::Run {
+    let help = stderr.lines().find(|l| l.starts_with("help: ")).unwrap();
+    let start = help.rfind("`cudnnm ").unwrap() + 1;
+    let cmd = &help[start..start + help[start..].find('`').unwrap()];
+    let args: Vec<&str> = cmd.split_whitespace().skip(1).collect();
+    sb.run(&args)
+}
+
+/// pip offline over a folder of wheels, and a user catalog that lists the
+/// real jit wheels (as `manifest refresh` would list a package).
+fn offline_pip(sb: &mut Sandbox, links: &Path) {
+    sb.set_env("PIP_NO_INDEX", "1");
+    sb.set_env("PIP_FIND_LINKS", links);
+    sb.set_env("PIP_CONFIG_FILE", "/dev/null");
+    std::fs::create_dir_all(sb.home()).unwrap();
+    std::fs::write(
+        sb.home().join("catalog.toml"),
+        "[[wheel]]\npackage = \"nvidia-cudnn-jit-cu12\"\ncuda = \"12\"\nsource = \"test\"\nversions = [\"9.12.0.46\", \"9.27.0.42\"]\n",
+    )
+    .unwrap();
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_release_not_installed_suggests_install_only_when_the_catalog_has_it_and_the_command_works() {
+    let mut sb = Sandbox::new();
+    common::real_wheel("nvidia_cudnn_jit_cu12-9.12.0.46");
+    offline_pip(&mut sb, &common::wheels_dir());
+    let tk = linux_toolkit(&sb.root().join("cuda-12.4"), "12.4.1");
+    let t = tk_arg(&tk);
+    // Not in the catalog at all, or not for that CUDA: no `install 9.99`.
+    for (spec, near) in [
+        (
+            "9.99",
+            "help: the nearest release the catalog has is cuDNN 9.",
+        ),
+        (
+            "9.12_cuda11",
+            "help: the nearest release the catalog has is cuDNN 9.10.2.21 for CUDA 11 (`cudnnm install pip:nvidia-cudnn-cu11==9.10.2.21`)",
+        ),
+    ] {
+        let r = refused_unchanged(&sb, &tk, &["use", spec, "--cuda-root", &t], 3).stderr_has(&[
+            &format!("error: cuDNN {spec} is not installed"),
+            &format!("caused by: the catalog has no cuDNN {spec} release"),
+            near,
+        ]);
+        let help = r
+            .stderr()
+            .lines()
+            .find(|l| l.starts_with("help: "))
+            .unwrap()
+            .to_string();
+        assert!(
+            !help.contains(&format!("install {spec}`")),
+            "{}",
+            r.describe()
+        );
+    }
+    // In the catalog: the printed command installs it, and `use` then deploys it.
+    let r = refused_unchanged(&sb, &tk, &["use", "9.12", "--cuda-root", &t], 3).stderr_has(&[
+        "help: install it with `cudnnm install pip:nvidia-cudnn-jit-cu12==9.12.0.46`",
+    ]);
+    run_printed(&sb, &r.stderr()).ok();
+    sb.run(["use", "9.12", "--cuda-root", &t])
+        .ok()
+        .stderr_has(&["→ 9.12.0.46"]);
+    // A near miss of an installed and catalogued version: both are named, and it works.
+    let r = refused_unchanged(&sb, &tk, &["use", "9.27.0.4", "--cuda-root", &t], 3).stderr_has(&[
+        "help: the nearest installed release is: 9.12.0.46_cuda12; or the nearest release the catalog has is cuDNN 9.27.0.42 for CUDA 12 (`cudnnm install pip:nvidia-cudnn-jit-cu12==9.27.0.42`)",
+    ]);
+    run_printed(&sb, &r.stderr()).ok();
+    sb.run(["use", "9.27", "--cuda-root", &t])
+        .ok()
+        .stderr_has(&["9.12.0.46 → 9.27.0.42"]);
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_build_for_another_cuda_suggests_only_a_build_the_catalog_has_for_the_toolkits_cuda() {
+    let mut sb = Sandbox::new();
+    let links = sb.root().join("links");
+    std::fs::create_dir_all(&links).unwrap();
+    // What PyPI serves as nvidia-cudnn-cu11 9.10.2.21, in a real wheel layout.
+    fixtures::wheel("nvidia_cudnn_cu11", "9.10.2.21", false).write(&links);
+    offline_pip(&mut sb, &links);
+    sb.run([
+        "install",
+        &common::real_wheel("nvidia_cudnn_jit_cu12-9.27.0.42")
+            .display()
+            .to_string(),
+        "--force",
+    ])
+    .ok();
+    let tk = linux_toolkit(&sb.root().join("cuda-11.8"), "11.8.0");
+    let t = tk_arg(&tk);
+    let r = refused_unchanged(&sb, &tk, &["use", "9.27", "--cuda-root", &t], 8).stderr_has(&[
+        "error: cuDNN 9.27.0.42_cuda12 is built for CUDA 12 and does not fit the CUDA 11.8 toolkit",
+        "help: the catalog has no build of cuDNN 9.27 for CUDA 11.8; the newest release that has one is cuDNN 9.10.2.21 (`cudnnm install pip:nvidia-cudnn-cu11==9.10.2.21`); or pass --force",
+    ]);
+    assert!(!r.stderr().contains("--cuda 11`"), "{}", r.describe());
+    run_printed(&sb, &r.stderr()).ok();
+    sb.run(["use", "9.10", "--cuda-root", &t])
+        .ok()
+        .stderr_has(&["→ 9.10.2.21"]);
 }
