@@ -232,7 +232,7 @@ fn pick_release(
     if matching.is_empty() {
         return store
             .resolve(spec)
-            .map_err(|e| not_installed(ctx, store, spec, e));
+            .map_err(|e| not_installed(ctx, store, spec, (ma, mi), e));
     }
     let Some(newest) = matching.iter().find(|r| platform_ok(r)) else {
         return Err(wrong_platform(ctx, spec, toolkit, &matching));
@@ -364,7 +364,14 @@ fn catalog_offers(
 /// nearest installed releases) gets a hint that installs `spec` when the
 /// catalog has it, else says the catalog lacks it and names the nearest
 /// release there that does exist (with the spec's CUDA, when it names one).
-fn not_installed(ctx: &Ctx, store: &Store, spec: &Spec, store_error: Error) -> Error {
+/// Only builds that fit the toolkit's CUDA `(major, minor)` are offered.
+fn not_installed(
+    ctx: &Ctx,
+    store: &Store,
+    spec: &Spec,
+    (ma, mi): (u32, u32),
+    store_error: Error,
+) -> Error {
     let platform = if ctx.env.is_windows() {
         crate::version::Platform::WindowsX86_64
     } else {
@@ -383,7 +390,7 @@ fn not_installed(ctx: &Ctx, store: &Store, spec: &Spec, store_error: Error) -> E
     };
     if let Some(o) = offers
         .iter()
-        .filter(|o| spec.matches(&o.version, &o.cuda))
+        .filter(|o| spec.matches(&o.version, &o.cuda) && o.cuda.fits(ma, mi))
         // The first listed among equals: an archive, then the user's rows.
         .rev()
         .max_by(|a, b| (&a.version, &a.cuda).cmp(&(&b.version, &b.cuda)))
@@ -398,7 +405,7 @@ fn not_installed(ctx: &Ctx, store: &Store, spec: &Spec, store_error: Error) -> E
         .anchor()
         .and_then(|a| a.nearest(&versions, 1).first().map(|v| (*v).clone()));
     let e = store_error.cause(format!(
-        "the catalog has no cuDNN {spec} release (no archive for {platform}, no PyPI wheel), so `cudnnm install {spec}` would fail"
+        "the catalog has no cuDNN {spec} release for CUDA {ma}.{mi} (no archive for {platform}, no PyPI wheel), so `cudnnm install {spec}` would not give this toolkit one"
     ));
     match nearest.and_then(|v| {
         offers

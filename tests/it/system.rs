@@ -215,7 +215,11 @@ fn an_unprivileged_user_uses_the_system_store_and_cannot_change_it() {
         root: sb.root().to_path_buf(),
     }
     .code_is(8)
-    .stderr_has(&["users still need cuDNN 9.27.0.42_cuda12", &t]);
+    .stderr_has(&[
+        "cuDNN 9.27.0.42_cuda12 is still needed",
+        &t,
+        "linking into it",
+    ]);
 }
 
 /// The command between the first pair of backticks after `after` in a
@@ -282,11 +286,25 @@ fn system_store_hints_work_as_printed() {
             "--system"
         ]
     );
-    // The administrator runs it as printed: the release is gone.
+    // The administrator runs it as printed, from a home of their own (from
+    // the user's home it is refused: that home's default is the release):
+    // the release is gone.
     let words: Vec<&str> = cmd.iter().map(String::as_str).collect();
     run(&words)
-        .ok()
-        .stderr_has(&["checked the", "cannot see", "removed cuDNN 9.2.0.82_cuda12"]);
+        .code_is(8)
+        .stderr_has(&["is still needed", "is the default"]);
+    let admin_home = sb.root().join("admin-home");
+    let mut c = sb.command();
+    c.env_remove("CUDNNM_SYSTEM_HOME")
+        .env("CUDNNM_HOME", &admin_home)
+        .args(&words);
+    common::Run {
+        args: words.iter().map(Into::into).collect(),
+        out: common::output(&mut c),
+        root: sb.root().to_path_buf(),
+    }
+    .ok()
+    .stderr_has(&["checked the", "cannot see", "removed cuDNN 9.2.0.82_cuda12"]);
     assert!(!rel("9.2.0.82").exists());
     assert!(rel("9.1.0.70").exists());
 

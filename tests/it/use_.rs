@@ -394,7 +394,11 @@ fn a_prefix_picks_the_newest_installed_release_that_fits() {
         .stderr_has(&["→ 8.1.0.77"]);
     sb.run(["use", "9", "--cuda-root", &tk_arg(&tk)])
         .code_is(3)
-        .stderr_has(&["cuDNN 9 is not installed", "cudnnm install 9"]);
+        .stderr_has(&[
+            "cuDNN 9 is not installed",
+            // The newest 9 the catalog builds for CUDA 11 (a CUDA 11.4 toolkit), not a CUDA 12 wheel.
+            "cudnnm install pip:nvidia-cudnn-cu11==9.10.2.21",
+        ]);
     sb.run(["use", "--cuda-root", &tk_arg(&tk)])
         .code_is(2)
         .stderr_has(&[
