@@ -5,7 +5,10 @@
 use crate::common;
 use crate::deploy_support::*;
 
-use common::{Sandbox, fixtures};
+use common::Sandbox;
+#[cfg(unix)]
+use common::fixtures;
+#[cfg(unix)]
 use cudnnm::version::Platform;
 
 #[test]
@@ -37,6 +40,8 @@ fn ls_ls_remote_and_rm_are_list_list_remote_and_uninstall() {
     assert_eq!(sb.run(["ls", "--json"]).ok().json(), serde_json::json!([]));
 }
 
+// The real Linux wheel's soname link; a Windows store holds no links.
+#[cfg(unix)]
 #[test]
 fn which_prints_the_main_library_of_the_release_that_applies_here() {
     let sb = Sandbox::new();
@@ -77,6 +82,7 @@ fn which_prints_the_main_library_of_the_release_that_applies_here() {
 /// Runs `cudnnm ARGS` in the sandbox on a pseudo-terminal (util-linux
 /// `script`), `extra` added to the environment; returns what the terminal
 /// showed (stdout and stderr together). `None` without `script`.
+#[cfg(unix)]
 fn on_a_terminal(sb: &Sandbox, args: &[&str], extra: &[(&str, &str)]) -> Option<String> {
     let script = common::skip::need_program("script", "util-linux")?;
     let mut line = common::bin().display().to_string();
@@ -95,6 +101,8 @@ fn on_a_terminal(sb: &Sandbox, args: &[&str], extra: &[(&str, &str)]) -> Option<
     Some(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
+// A real pseudo-terminal through util-linux's `script`.
+#[cfg(unix)]
 #[test]
 fn error_and_help_are_coloured_on_a_terminal_and_with_color_always_only() {
     let sb = Sandbox::new();
@@ -155,6 +163,7 @@ fn help_shows_examples_for_each_command_and_the_exit_codes() {
 /// What a real bash offers on TAB after `words` (the last one being the
 /// word completed), through the registration `cudnnm completions bash`
 /// prints and the completion function it defines; one candidate a line.
+#[cfg(unix)]
 fn bash_offers(sb: &Sandbox, words: &[&str]) -> Option<Vec<String>> {
     let bash = common::skip::need_program("bash", "bash")?;
     let quoted: Vec<String> = words.iter().map(|w| format!("'{w}'")).collect();
@@ -183,6 +192,8 @@ printf '%s\n' "${{COMPREPLY[@]}}""#,
     )
 }
 
+// A real bash completing through clap's env protocol.
+#[cfg(unix)]
 #[test]
 fn bash_completes_installed_versions_backup_ids_and_toolkit_folders() {
     let sb = Sandbox::new();
@@ -251,6 +262,8 @@ fn the_demo_shows_the_builds_progress() {
     assert!(stderr.contains("Compiling cudnnm"), "{stderr}");
 }
 
+// A real pseudo-terminal through util-linux's `script`.
+#[cfg(unix)]
 #[test]
 fn clap_help_and_usage_errors_follow_the_color_flag() {
     let sb = Sandbox::new();

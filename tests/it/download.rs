@@ -833,8 +833,11 @@ fn cache_lists_each_archive_with_its_release_and_clean_frees_it_but_not_a_runnin
     assert!(!archive.exists() && !dead.exists());
     assert_eq!(std::fs::read(&live).unwrap(), b"0123");
     drop(lock);
-    // The installed release does not need the archive.
-    w.sb.run(["verify", "--no-load"]).ok();
+    // The installed release does not need the archive (a Linux archive's
+    // links cannot be made under wine, so its store copy verifies on Unix).
+    if cfg!(unix) {
+        w.sb.run(["verify", "--no-load"]).ok();
+    }
     w.sb.run(["cache", "prune"])
         .ok()
         .stderr_has(&["removed 1 file from the download cache"]);
