@@ -12,6 +12,26 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::error::{Error, Kind, Result};
 
+/// Serialises a type as its `Display` text and reads it back through
+/// `FromStr`: versions, variants, ids and specs are strings in every record.
+macro_rules! serde_as_text {
+    ($t:ty) => {
+        impl Serialize for $t {
+            fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+                s.collect_str(self)
+            }
+        }
+
+        impl<'de> Deserialize<'de> for $t {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+                let s = String::deserialize(d)?;
+                s.parse().map_err(serde::de::Error::custom)
+            }
+        }
+    };
+}
+pub(crate) use serde_as_text;
+
 mod spec;
 pub use spec::{Bound, Op, Spec, VersionReq};
 mod driver;
@@ -192,18 +212,7 @@ impl fmt::Debug for Version {
     }
 }
 
-impl Serialize for Version {
-    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        s.collect_str(self)
-    }
-}
-
-impl<'de> Deserialize<'de> for Version {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        let s = String::deserialize(d)?;
-        s.parse().map_err(serde::de::Error::custom)
-    }
-}
+serde_as_text!(Version);
 
 /// The CUDA a cuDNN build targets: `8.0`, `10.2`, `11.2` (full `major.minor`,
 /// as in old archive names) or `12` (major only, as in `_cuda12` redist
@@ -318,18 +327,7 @@ impl fmt::Debug for CudaVariant {
     }
 }
 
-impl Serialize for CudaVariant {
-    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        s.collect_str(self)
-    }
-}
-
-impl<'de> Deserialize<'de> for CudaVariant {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        let s = String::deserialize(d)?;
-        s.parse().map_err(serde::de::Error::custom)
-    }
-}
+serde_as_text!(CudaVariant);
 
 /// The platform a release's binaries are built for, in NVIDIA's redist names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -493,18 +491,7 @@ impl fmt::Debug for ReleaseId {
     }
 }
 
-impl Serialize for ReleaseId {
-    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        s.collect_str(self)
-    }
-}
-
-impl<'de> Deserialize<'de> for ReleaseId {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        let s = String::deserialize(d)?;
-        s.parse().map_err(serde::de::Error::custom)
-    }
-}
+serde_as_text!(ReleaseId);
 
 #[cfg(test)]
 mod tests {

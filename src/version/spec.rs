@@ -334,18 +334,7 @@ impl fmt::Debug for Spec {
     }
 }
 
-impl Serialize for Spec {
-    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        s.collect_str(self)
-    }
-}
-
-impl<'de> Deserialize<'de> for Spec {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        let s = String::deserialize(d)?;
-        s.parse().map_err(serde::de::Error::custom)
-    }
-}
+super::serde_as_text!(Spec);
 
 #[cfg(test)]
 mod tests {
