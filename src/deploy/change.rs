@@ -222,8 +222,8 @@ impl<'a> Change<'a> {
                 format!("no deployment is recorded for '{}'", root.display()),
             )
             .hint(format!(
-                "deploy a release there with `{}`",
-                use_here("SPEC")
+                "deploy cuDNN {release} there with `{}`",
+                use_here(release)
             )));
         };
         if dep.release.to_string() != release {

@@ -495,7 +495,9 @@ mod tests {
             "{reports:?}"
         );
         assert!(
-            reports[1].message.contains("cudnnm use SPEC --cuda-root"),
+            reports[1]
+                .message
+                .contains("cudnnm use 9.1.0.70_cuda12 --cuda-root"),
             "the hint comes along: {reports:?}"
         );
         assert!(id.is_none());

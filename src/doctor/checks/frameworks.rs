@@ -33,7 +33,11 @@ fn pins(cx: &Cx, out: &mut Vec<Finding>) {
         } else {
             f.fix(hint.to_string())
         };
-        out.push(f.command("cudnnm pin <version>"));
+        // A pin that works here: the newest installed release, else none to name.
+        if let Some(id) = cx.newest_installed(|_| true) {
+            f = f.command(format!("cudnnm pin {id}"));
+        }
+        out.push(f);
     }
     let Some(p) = &cx.s.pin else { return };
     let Ok(spec) = p.spec.parse::<Spec>() else {

@@ -293,6 +293,26 @@ impl<'a> Cx<'a> {
         (s.toolkits.len() == 1).then(|| &s.toolkits[0])
     }
 
+    /// The releases in the cudnnm store, parsed (none when the store was
+    /// not read).
+    pub fn installed(&self) -> impl Iterator<Item = crate::version::ReleaseId> + 'a {
+        self.s
+            .store_releases
+            .iter()
+            .flatten()
+            .filter_map(|r| r.parse().ok())
+    }
+
+    /// The newest installed release that `keep` admits (by version).
+    pub fn newest_installed(
+        &self,
+        keep: impl Fn(&crate::version::ReleaseId) -> bool,
+    ) -> Option<crate::version::ReleaseId> {
+        self.installed()
+            .filter(|id| keep(id))
+            .max_by(|a, b| a.version.cmp(&b.version))
+    }
+
     /// The commands that install and activate the newest release the catalog
     /// has that matches `spec` and whose build fits a toolkit of CUDA `cuda`
     /// (else `toolkit`'s CUDA; any when neither is known): `cudnnm install

@@ -206,7 +206,7 @@ fn cuda_path(cx: &Cx, out: &mut Vec<Finding>) {
                     && let Some(other) = s.toolkits.iter().find(|o| !spath::same(&o.root, &t.root, cx.w) && has(o))
                 {
                     let ver = |t: &ToolkitInfo| t.cuda.as_ref().map(|c| format!("CUDA {c}")).unwrap_or_else(|| "a toolkit".into());
-                    out.push(
+                    let f =
                         Finding::new(
                             FindingId::CudaPathOtherVersion,
                             Severity::Warning,
@@ -215,8 +215,14 @@ fn cuda_path(cx: &Cx, out: &mut Vec<Finding>) {
                         .seen(format!("{var}={root} ({})", ver(t)))
                         .seen(format!("cuDNN found in {} ({})", other.root, ver(other)))
                         .why(format!("Builds and frameworks that locate CUDA through {var} (CMake FindCUDAToolkit, onnxruntime, TensorFlow's configure) find no cuDNN there: \"Could not find cuDNN\" / \"cudnn.h: No such file or directory\"."))
-                        .fix(format!("Point {var} at {}, or deploy cuDNN into the toolkit it names with `cudnnm use SPEC --cuda-root {}`.", other.root, crate::quote::quote_arg(&t.root, cx.w))),
-                    );
+                        .fix(format!("Point {var} at {}, or deploy cuDNN into the toolkit it names.", other.root));
+                    // The newest installed release that fits the named toolkit; else the catalog's.
+                    let fits = |id: &crate::version::ReleaseId| t.cuda.as_ref().is_none_or(|c| id.cuda.fits(c.major(), c.minor()));
+                    let cmds = match cx.newest_installed(fits) {
+                        Some(id) => vec![crate::command::CommandLine::use_(id.to_string()).cuda_root(&t.root).for_host(cx.w)],
+                        None => cx.install_and_use(&crate::version::Spec { req: crate::version::VersionReq::Latest, cuda: None }, None, Some(t)).map(|(_, c)| c).unwrap_or_default(),
+                    };
+                    out.push(cmds.into_iter().fold(f, Finding::command));
                 }
             }
         },
@@ -428,12 +434,7 @@ fn releases_in_use(cx: &Cx) -> Vec<InUse> {
 
 /// The newest installed store release `spec` selects, if any.
 fn installed_match(cx: &Cx, spec: &crate::version::Spec) -> Option<crate::version::ReleaseId> {
-    cx.s.store_releases
-        .iter()
-        .flatten()
-        .filter_map(|r| r.parse::<crate::version::ReleaseId>().ok())
-        .filter(|id| spec.matches(&id.version, &id.cuda))
-        .max_by(|a, b| a.version.cmp(&b.version))
+    cx.newest_installed(|id| spec.matches(&id.version, &id.cuda))
 }
 
 /// `gpu-too-old`: a release the loader takes, deployed into a toolkit,

@@ -112,6 +112,26 @@ fn pinned_major_not_installed() {
     k.absent(FindingId::CudnnMajorMismatch);
 }
 
+#[test]
+fn an_unreadable_pin_is_fixed_with_a_release_that_is_installed() {
+    let mut k = Kit::healthy_linux();
+    k.s.pin_error = Some(
+        "'/proj/.cudnn-version' names no release: 'nine'\nhint: write a release such as 9.1".into(),
+    );
+    k.s.store_releases = Some(vec![
+        "9.12.0.46_cuda12".into(),
+        "9.27.0.42_cuda12".into(),
+        "8.9.7.29_cuda11".into(),
+    ]);
+    let f = k.expect(FindingId::PinUnreadable);
+    // The newest installed release, never a placeholder.
+    assert_eq!(f.commands, vec!["cudnnm pin 9.27.0.42_cuda12".to_string()]);
+    assert_eq!(f.fix.as_deref(), Some("write a release such as 9.1"));
+    // Nothing installed: no command to name (the fix says what to write).
+    k.s.store_releases = Some(vec![]);
+    assert!(k.expect(FindingId::PinUnreadable).commands.is_empty());
+}
+
 // --- cudnn-only-in-site-packages, soname-link-copied-as-file,
 // toolkit-not-writable (docs/breakages.md) ----------------------------------
 

@@ -235,6 +235,16 @@ fn cuda_path_missing_or_wrong() {
     let f = k.expect(FindingId::CudaPathOtherVersion);
     assert_eq!(f.severity, Severity::Warning);
     assert!(f.seen[1].contains("v11.2"), "{f:?}");
+    // The command deploys a real release that fits the toolkit CUDA_PATH names.
+    k.s.store_releases = Some(vec!["8.1.0.77_cuda11.2".into(), "9.1.0.70_cuda12".into()]);
+    let f = k.expect(FindingId::CudaPathOtherVersion);
+    assert_eq!(
+        f.commands,
+        vec![format!(
+            "cudnnm use 9.1.0.70_cuda12 --cuda-root \"{tk121}\""
+        )],
+        "{f:?}"
+    );
     let k = Kit::healthy_windows();
     for id in [
         FindingId::CudaPathMissing,

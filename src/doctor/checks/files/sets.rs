@@ -249,15 +249,12 @@ fn fill_in(cx: &Cx, t: &ToolkitInfo, majors: &BTreeSet<u32>) -> Option<Vec<Strin
             .map(|v| v.triple())
             .unwrap_or_else(|| Version::from_parts(&[m]));
     let spec = crate::version::Spec::prefix(version, None);
-    let installed = cx.s.store_releases.iter().flatten().filter_map(|i| {
-        let id: crate::version::ReleaseId = i.parse().ok()?;
-        let fits = t
-            .cuda
+    let fits = |id: &crate::version::ReleaseId| {
+        t.cuda
             .as_ref()
-            .is_none_or(|c| id.cuda.fits(c.major(), c.minor()));
-        (spec.matches(&id.version, &id.cuda) && fits).then_some(id)
-    });
-    if let Some(id) = installed.max_by(|a, b| a.version.cmp(&b.version)) {
+            .is_none_or(|c| id.cuda.fits(c.major(), c.minor()))
+    };
+    if let Some(id) = cx.newest_installed(|id| spec.matches(&id.version, &id.cuda) && fits(id)) {
         return Some(vec![
             crate::command::CommandLine::use_(id.to_string())
                 .cuda_root(&t.root)

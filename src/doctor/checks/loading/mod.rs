@@ -72,12 +72,7 @@ fn not_found(cx: &Cx, out: &mut Vec<Finding>) {
         })
     };
     // Releases already in the store: activating one is the fix.
-    let installed: Vec<crate::version::ReleaseId> =
-        cx.s.store_releases
-            .iter()
-            .flatten()
-            .filter_map(|r| r.parse().ok())
-            .collect();
+    let installed: Vec<crate::version::ReleaseId> = cx.installed().collect();
     if let Some(best) = installed
         .iter()
         .filter(|id| runs(&id.version, &id.cuda))
