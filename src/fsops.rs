@@ -177,6 +177,40 @@ mod tests {
         assert_eq!(names.len(), 1, "{names:?}");
     }
 
+    /// A new state file is readable by others under the usual umask (a pin,
+    /// a lock file, the system `config.toml`); a replaced one keeps its mode.
+    #[cfg(unix)]
+    #[test]
+    fn atomic_write_gives_new_files_the_umask_mode_and_keeps_a_replaced_ones() {
+        use std::os::unix::fs::PermissionsExt;
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join(".cudnn-version");
+        write_atomic(&p, b"9.12\n").unwrap();
+        let umask = {
+            // The process umask, read without changing it for long.
+            let old = unsafe_umask(0o022);
+            unsafe_umask(old);
+            old
+        };
+        let mode = fs::metadata(&p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o666 & !umask, "new file mode {mode:o}");
+        fs::set_permissions(&p, fs::Permissions::from_mode(0o600)).unwrap();
+        write_atomic(&p, b"9.27\n").unwrap();
+        let mode = fs::metadata(&p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "kept mode {mode:o}");
+        assert_eq!(fs::read(&p).unwrap(), b"9.27\n");
+    }
+
+    /// `umask(2)`, through the shell-free libc call the test needs.
+    #[cfg(unix)]
+    fn unsafe_umask(mask: u32) -> u32 {
+        unsafe extern "C" {
+            fn umask(mask: u32) -> u32;
+        }
+        // SAFETY: umask only swaps the process's file-creation mask.
+        unsafe { umask(mask) }
+    }
+
     #[test]
     fn copy_hashes_what_it_writes() {
         let d = tempfile::tempdir().unwrap();

@@ -12,7 +12,10 @@ use crate::error::{IoResultExt, Result};
 
 /// Writes `bytes` to `path` atomically: temp file in the same folder, fsync,
 /// rename over `path`, fsync the folder. Readers see the old or the new file,
-/// never a mix.
+/// never a mix. A replaced file keeps its permissions; a new one gets what
+/// any new file gets (on Unix `0666` less the umask), not the temporary
+/// file's owner-only mode — pins, lock files and the system home's
+/// `config.toml` are read by other users.
 ///
 /// # Errors
 /// When the folder is not writable or the disk is full; the temp file is removed.
@@ -33,11 +36,21 @@ pub fn write_atomic_all(files: &[(&Path, &[u8])]) -> Result<()> {
     for (path, bytes) in files {
         let dir = parent_of(path);
         fs::create_dir_all(dir).with_path("create", dir)?;
-        let mut tmp = tempfile::Builder::new()
-            .prefix(".tmp-")
+        // The target's permissions when it exists, else a new file's.
+        let keep = fs::metadata(path).ok().map(|m| m.permissions());
+        let mut builder = tempfile::Builder::new();
+        builder.prefix(".tmp-");
+        if let Some(p) = keep.clone().or_else(crate::platform::new_file_permissions) {
+            builder.permissions(p);
+        }
+        let mut tmp = builder
             .tempfile_in(dir)
             .with_path("create a temporary file in", dir)?;
         tmp.write_all(bytes).with_path("write", tmp.path())?;
+        if let Some(p) = keep {
+            // Created through the umask: set the kept mode exactly.
+            fs::set_permissions(tmp.path(), p).with_path("set the permissions of", tmp.path())?;
+        }
         temps.push((tmp, *path));
     }
     for (tmp, _) in &temps {

@@ -209,6 +209,15 @@ pub fn make_shared_read_only(path: &Path, meta: &std::fs::Metadata) -> io::Resul
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
 }
 
+/// The permissions a new state file is created with: `0666`, which the
+/// process umask then narrows (`0644` under the usual `022`), as `open(2)`
+/// gives any new file — so a pin, a lock file or the system home's
+/// `config.toml` is readable by the users who share it.
+pub fn new_file_permissions() -> Option<std::fs::Permissions> {
+    use std::os::unix::fs::PermissionsExt;
+    Some(std::fs::Permissions::from_mode(0o666))
+}
+
 /// Whether a lock call failed because the file system cannot lock: `ENOSYS`
 /// (Lustre without `flock`), `ENOLCK` (NFS without a lock daemon),
 /// `EOPNOTSUPP` (numbers from Linux's and the BSDs' `errno.h`).

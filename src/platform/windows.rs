@@ -278,6 +278,12 @@ pub fn make_shared_read_only(path: &Path, meta: &std::fs::Metadata) -> io::Resul
     Ok(())
 }
 
+/// The permissions a new state file is created with: `None`, the folder's
+/// inherited ACL decides (the temporary-file default is already that).
+pub fn new_file_permissions() -> Option<std::fs::Permissions> {
+    None
+}
+
 /// Whether a lock call failed because the file system cannot lock
 /// (`ERROR_NOT_SUPPORTED`, 50, `ERROR_INVALID_FUNCTION`, 1, from some SMB servers).
 pub fn is_lock_unsupported(e: &io::Error) -> bool {
