@@ -123,6 +123,32 @@ pub fn canonical_or_self(p: &Path) -> PathBuf {
     canonical(p).unwrap_or_else(|| p.to_path_buf())
 }
 
+/// `p` made absolute against `cwd` with `.` and `..` resolved by name, as a
+/// shell's `cd` does (links are not followed): `../cuda-12.4` from
+/// `/home/me/proj` is `/home/me/cuda-12.4`, the path the user means and
+/// the one `LD_LIBRARY_PATH` entries spell.
+pub fn lexical_absolute(cwd: &Path, p: &Path) -> PathBuf {
+    use std::path::Component;
+    let joined = if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        cwd.join(p)
+    };
+    let mut out = PathBuf::new();
+    for c in joined.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if matches!(out.components().next_back(), Some(Component::Normal(_))) {
+                    out.pop();
+                }
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
 /// The folder holding `path` (`.` for a bare name).
 pub fn parent_of(path: &Path) -> &Path {
     match path.parent() {
@@ -161,6 +187,27 @@ mod tests {
         );
         let d = tempfile::tempdir().unwrap();
         assert_eq!(canonical(&d.path().join("missing")), None);
+    }
+
+    #[test]
+    fn lexical_absolute_resolves_dots_by_name() {
+        let cwd = Path::new("/work/tester/noproj");
+        assert_eq!(
+            lexical_absolute(cwd, Path::new("../cuda-12.6x")),
+            PathBuf::from("/work/tester/cuda-12.6x")
+        );
+        assert_eq!(
+            lexical_absolute(cwd, Path::new("./a/./b/../c")),
+            PathBuf::from("/work/tester/noproj/a/c")
+        );
+        assert_eq!(
+            lexical_absolute(cwd, Path::new("/usr/local/cuda/../cuda-12.4/")),
+            PathBuf::from("/usr/local/cuda-12.4")
+        );
+        assert_eq!(
+            lexical_absolute(cwd, Path::new("/../..")),
+            PathBuf::from("/")
+        );
     }
 
     #[test]

@@ -198,13 +198,9 @@ fn report_path(ctx: &Ctx, given: &Path) -> Result<PathBuf> {
     Ok(path)
 }
 
-/// `p` made absolute against the working folder.
+/// `p` made absolute against the working folder, `..` resolved by name.
 fn absolute(ctx: &Ctx, p: &Path) -> PathBuf {
-    if p.is_absolute() {
-        p.to_path_buf()
-    } else {
-        ctx.env.cwd().join(p)
-    }
+    crate::fsops::lexical_absolute(ctx.env.cwd(), p)
 }
 
 /// Gathers this machine, loading libraries in child processes of this binary.

@@ -178,6 +178,32 @@ fn real_9_27_in_a_toolkit_is_healthy_and_versioned_by_the_loaded_library() {
     );
 }
 
+/// `--cuda-root ../cuda-12.4` from the working folder is the toolkit whose
+/// `lib64` `LD_LIBRARY_PATH` names by its absolute path: no
+/// toolkit-not-on-loader-path, the same healthy result as the absolute path.
+#[cfg(unix)]
+#[test]
+fn a_relative_cuda_root_with_dots_is_the_toolkit_it_names() {
+    let mut sb = Sandbox::new();
+    let tk = toolkit(&mut sb, false);
+    fs::create_dir_all(sb.work()).unwrap();
+    let rel = format!("../{}", tk.file_name().unwrap().to_string_lossy());
+    let r = sb.run(["doctor", "--json", "--cuda-root", &rel]);
+    assert!(
+        !ids(&r).iter().any(|i| i == "toolkit-not-on-loader-path"),
+        "{}",
+        r.describe()
+    );
+    let j = r.json();
+    assert_eq!(j["errors"], 0, "{}", r.describe());
+    assert_eq!(
+        j["summary"]["active_cudnn"][0]["version"],
+        "9.27.0",
+        "{}",
+        r.describe()
+    );
+}
+
 #[cfg(unix)]
 #[test]
 fn header_from_9_12_over_the_9_27_library_is_a_mismatch() {
