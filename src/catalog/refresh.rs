@@ -152,6 +152,15 @@ fn replace_or_push(list: &mut Vec<Archive>, a: Archive) {
 
 /// Adds the index files `s` names to `out` as (where, bytes).
 fn read_source(env: &Env, s: &str, out: &mut Vec<(String, Vec<u8>, bool)>) -> Result<()> {
+    // A `file://` URL (a mirror folder, as `--mirror DIR` becomes) is read as
+    // the folder or file it names: a folder has no listing to fetch.
+    let local = s
+        .starts_with("file://")
+        .then(|| reqwest::Url::parse(s).ok()?.to_file_path().ok())
+        .flatten();
+    if let Some(p) = &local {
+        return read_local(p, out);
+    }
     if is_absolute_url(s) {
         if s.ends_with('/') {
             let listing = download::fetch_bytes(env, s)?;
@@ -182,6 +191,12 @@ fn read_source(env: &Env, s: &str, out: &mut Vec<(String, Vec<u8>, bool)>) -> Re
     } else {
         env.cwd().join(p)
     };
+    read_local(&p, out)
+}
+
+/// Adds the index file `p`, or every index file of the folder `p`, to `out`.
+fn read_local(p: &Path, out: &mut Vec<(String, Vec<u8>, bool)>) -> Result<()> {
+    let p = p.to_path_buf();
     let meta = std::fs::metadata(&p).with_path("read", &p).map_err(|e| {
         e.hint("--from takes a redistrib_*.json file, a folder of them, or an http(s):// URL")
     })?;
@@ -284,5 +299,27 @@ mod tests {
             before,
             "nothing written"
         );
+    }
+
+    /// With no `--from`, a folder mirror (`--mirror DIR`, a `file://` URL)
+    /// is read through its `cudnn/redist/` folder, which has no listing page.
+    #[test]
+    fn refresh_reads_a_folder_mirror() {
+        let d = tempfile::tempdir().unwrap();
+        let home = Home::new(d.path().join("home"));
+        let redist_dir = d.path().join("mirror").join(redist::REDIST_DIR);
+        std::fs::create_dir_all(&redist_dir).unwrap();
+        std::fs::write(
+            redist_dir.join("redistrib_9.1.0.json"),
+            redist::tests::SAMPLE_B,
+        )
+        .unwrap();
+        let env = Env::from_vars(Vec::<(String, String)>::new(), d.path(), false);
+        let mirror = super::super::mirror_url("mirror", &env).unwrap();
+        assert!(mirror.starts_with("file://"), "{mirror}");
+        let r = refresh(&home, &env, &[], Some(&mirror)).unwrap();
+        assert_eq!(r.read.len(), 1, "{r:?}");
+        assert_eq!(r.archives, 4);
+        assert!(r.read[0].from.ends_with("redistrib_9.1.0.json"), "{r:?}");
     }
 }
