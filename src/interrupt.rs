@@ -8,15 +8,48 @@
 //! the next command finish the undo, as after `kill -9`.
 
 use std::sync::Once;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 
 use crate::error::{Error, Kind};
 
 static REQUESTED: AtomicBool = AtomicBool::new(false);
 
-/// What a second signal prints before the process ends: the journal stays,
-/// and the next command undoes the rest.
+/// What a second signal prints before the process ends during a toolkit
+/// change: the journal stays, and the next command undoes the rest.
 pub const AGAIN: &str = "error: interrupted again; the change is left for the next cudnnm command to finish undoing\nhelp: run any cudnnm command (e.g. `cudnnm current`) to finish the undo; until then the original files are safe in the change's backup folder\n";
+
+/// What a second signal prints before the process ends during an import:
+/// its partial folder stays until the next install sweeps it.
+pub const AGAIN_IMPORT: &str = "error: interrupted again; the install stopped at once and nothing was installed\nhelp: its partial folder in the store (`store/.partial-*`) is removed by the next `cudnnm install`; `cudnnm list` and `cudnnm doctor` name it until then\n";
+
+/// What the process is doing when a signal arrives, for what a second
+/// signal says ([`doing`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Activity {
+    /// A change to a toolkit (`use`, `rollback`, the doctor's redeploy).
+    Change = 0,
+    /// An import into the store, or the download before it.
+    Import = 1,
+}
+
+static ACTIVITY: AtomicU8 = AtomicU8::new(Activity::Change as u8);
+
+/// Records what the process is doing (see [`Activity`]) and installs the
+/// handler ([`install`]).
+pub fn doing(what: Activity) {
+    ACTIVITY.store(what as u8, Ordering::SeqCst);
+    install();
+}
+
+/// The message a second signal prints for what the process is doing
+/// (an [`Activity`] as stored).
+fn again_message(activity: u8) -> &'static str {
+    if activity == Activity::Import as u8 {
+        AGAIN_IMPORT
+    } else {
+        AGAIN
+    }
+}
 static INSTALL: Once = Once::new();
 
 /// Installs the handler (once per process; later calls do nothing). Until
@@ -32,7 +65,7 @@ pub fn install() {
             if REQUESTED.swap(true, Ordering::SeqCst) {
                 use std::io::Write;
                 let mut err = std::io::stderr();
-                let _ = err.write_all(AGAIN.as_bytes());
+                let _ = err.write_all(again_message(ACTIVITY.load(Ordering::SeqCst)).as_bytes());
                 let _ = err.flush();
                 std::process::exit(i32::from(Kind::Interrupted.exit_code()));
             }
@@ -67,5 +100,20 @@ pub fn test_pause(file: &std::path::Path) {
     let start = std::time::Instant::now();
     while file.exists() && !requested() && start.elapsed() < std::time::Duration::from_secs(60) {
         std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A second signal during an install speaks of the install's partial
+    /// folder, not of a toolkit change's journal and backup.
+    #[test]
+    fn a_second_signal_says_what_it_left_for_what_was_running() {
+        assert!(again_message(Activity::Import as u8).contains("nothing was installed"));
+        assert!(again_message(Activity::Import as u8).contains("next `cudnnm install`"));
+        assert!(!again_message(Activity::Import as u8).contains("backup"));
+        assert_eq!(again_message(Activity::Change as u8), AGAIN);
     }
 }

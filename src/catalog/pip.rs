@@ -66,26 +66,51 @@ pub fn download(python: &str, requirement: &str, dest: &Path, quiet: bool) -> Re
         cmd.stdout(Stdio::from(std::io::stderr()));
     }
     cmd.stderr(Stdio::piped());
+    // Ctrl-C or SIGTERM sets a flag instead of ending this process, so that
+    // pip is stopped with it and the caller's download folder is removed.
+    crate::interrupt::doing(crate::interrupt::Activity::Import);
     let spawned = cmd.spawn().and_then(|mut child| {
-        let mut text = String::new();
-        if let Some(err) = child.stderr.take() {
-            use std::io::BufRead;
-            for line in std::io::BufReader::new(err).lines() {
-                let line = line.unwrap_or_default();
-                if !quiet {
-                    eprintln!("{line}");
+        let reader = child.stderr.take().map(|err| {
+            std::thread::spawn(move || {
+                use std::io::BufRead;
+                let mut text = String::new();
+                for line in std::io::BufReader::new(err).lines() {
+                    let line = line.unwrap_or_default();
+                    if !quiet {
+                        eprintln!("{line}");
+                    }
+                    text.push_str(&line);
+                    text.push('\n');
                 }
-                text.push_str(&line);
-                text.push('\n');
+                text
+            })
+        });
+        let status = loop {
+            if let Some(status) = child.try_wait()? {
+                break Some(status);
             }
-        }
-        Ok((child.wait()?, text))
+            if crate::interrupt::requested() {
+                // A signal sent to cudnnm alone (`kill PID`) does not reach
+                // pip: stop it here rather than leave it downloading.
+                let _ = child.kill();
+                let _ = child.wait();
+                break None;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        };
+        let text = reader
+            .map(|r| r.join().unwrap_or_default())
+            .unwrap_or_default();
+        Ok((status, text))
     });
     let (status, stderr) = spawned.map_err(|e| {
         Error::new(Kind::NotFound, format!("could not run '{python}' to fetch {requirement}"))
             .cause(e)
             .hint("install Python 3 with pip (Debian/Ubuntu: `apt install python3-pip`), or set CUDNNM_PYTHON to your Python")
     })?;
+    let Some(status) = status else {
+        return Err(crate::interrupt::import_error());
+    };
     if !status.success() {
         if stderr.contains("No module named pip") {
             return Err(Error::new(Kind::NotFound, format!("'{python}' has no pip module"))

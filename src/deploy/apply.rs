@@ -53,7 +53,7 @@ pub fn execute(
 ) -> Result<Outcome> {
     let marker = inflight::Claim::new(home, &plan);
     // From here Ctrl-C / SIGTERM stop the change at the next step and undo it.
-    crate::interrupt::install();
+    crate::interrupt::doing(crate::interrupt::Activity::Change);
     let mut journal = Journal::begin(home, &plan, fault)?;
     let mut placing = false;
     let result = forward(home, &plan, &mut journal, &mut placing, progress);

@@ -555,7 +555,7 @@ impl Store {
     pub fn begin_import(&self) -> Result<PartialRelease> {
         // Ctrl-C now sets a flag the copy loops check: the import stops and
         // its partial folder is removed before the process exits.
-        crate::interrupt::install();
+        crate::interrupt::doing(crate::interrupt::Activity::Import);
         fsops::create_dir_all(&self.root)?;
         self.recover_replaced()?;
         self.sweep_partials();

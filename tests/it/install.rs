@@ -1039,6 +1039,85 @@ fn pip_missing_is_a_clear_error() {
         .stderr_has(&["0 wheel files"]);
 }
 
+/// SIGTERM (or Ctrl-C sent to cudnnm alone) while pip downloads: pip is
+/// stopped too, its download folder is removed, and the exit is 130 as for
+/// any interrupted install — no orphaned pip writing into the home.
+#[cfg(unix)]
+#[test]
+fn a_signal_during_a_pip_download_stops_pip_and_leaves_nothing() {
+    use std::os::unix::fs::PermissionsExt;
+    for signal in ["-TERM", "-INT"] {
+        let mut sb = Sandbox::new();
+        // A stand-in for `python3 -m pip download`: says its PID, writes a
+        // partial wheel into --dest, then downloads "forever".
+        let pidfile = sb.root().join("pip.pid");
+        let fake = sb.root().join("fake-python");
+        std::fs::write(
+            &fake,
+            format!(
+                "#!/bin/sh\nwhile [ \"$1\" != --dest ]; do shift; done\nhead -c 4096 /dev/zero > \"$2/x.whl.part\"\necho $$ > {}\nexec sleep 60\n",
+                pidfile.display()
+            ),
+        )
+        .unwrap();
+        std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+        sb.set_env("CUDNNM_PYTHON", &fake);
+        let child = sb
+            .command()
+            .args(["install", "pip:nvidia-cudnn-cu12==9.1.0.70"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let start = std::time::Instant::now();
+        while std::fs::read_to_string(&pidfile).map_or(true, |t| t.trim().is_empty()) {
+            assert!(
+                start.elapsed() < std::time::Duration::from_secs(30),
+                "pip never started"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        let pip: u32 = std::fs::read_to_string(&pidfile)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        // The signal goes to cudnnm only, as `kill PID` sends it.
+        let st = std::process::Command::new("kill")
+            .args([signal, &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(st.success());
+        let out = child.wait_with_output().unwrap();
+        let r = Run {
+            args: vec!["install".into()],
+            out,
+            root: sb.root().to_path_buf(),
+        };
+        let r = r
+            .code_is(130)
+            .stderr_has(&["error: interrupted; nothing was installed"]);
+        let alive = std::process::Command::new("kill")
+            .args(["-0", &pip.to_string()])
+            .stderr(std::process::Stdio::null())
+            .status()
+            .unwrap()
+            .success();
+        assert!(
+            !alive,
+            "pip ({pip}) still runs after {signal}\n{}",
+            r.describe()
+        );
+        let left: Vec<_> = std::fs::read_dir(sb.home())
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with(".pip-"))
+            .collect();
+        assert!(left.is_empty(), "{left:?}\n{}", r.describe());
+    }
+}
+
 // ------------------------------------------------------------ list and uninstall
 
 #[test]
