@@ -31,7 +31,8 @@ mod remove;
 mod write;
 
 pub use attr::{
-    make_shared, make_tree_shared, probe_dir_writable, protect_system_home, set_mtime, set_readonly,
+    give_home_to_its_owner, make_shared, make_tree_shared, probe_dir_writable, protect_system_home,
+    set_mtime, set_readonly,
 };
 pub use copy::{copy_file, copy_file_checked, copy_file_hashed, move_file};
 pub use link::{hard_link, remove_link, replace_dir_link, replace_link, symlink, symlink_or_copy};

@@ -357,7 +357,10 @@ fn dispatch(cli: Cli, env: Env) -> Result<u8> {
         out_failed: Default::default(),
     };
     ctx.bars = ctx.progress();
-    let code = run_command(&ctx, cli.command)?;
+    let result = run_command(&ctx, cli.command);
+    // `sudo cudnnm --home ~user/…`: what root created there is the user's.
+    crate::fsops::give_home_to_its_owner(ctx.home.root());
+    let code = result?;
     match ctx.out_failed.into_inner() {
         Some(e) => Err(Error::msg("could not write to standard output")
             .cause(e)

@@ -52,6 +52,39 @@ pub fn make_shared(path: &Path) -> Result<()> {
     platform::make_shared_read_only(path, &meta).with_path("change permissions of", path)
 }
 
+/// After a command that root ran on a home owned by another user (`sudo
+/// cudnnm --home ~user/… use …`, as the rights hint for a root-owned toolkit
+/// says): gives what it created there — folders, records, store files, the
+/// lock — to the home's owner, so that the user's own commands can read and
+/// change their home afterwards. The files inside a backup
+/// (`backups/<id>/files/…`) keep their owner: they are a toolkit's files,
+/// and a rollback puts them back as they were. Best effort (an entry that
+/// cannot be changed is left); nothing happens unless this process runs as
+/// root and the home is another user's.
+pub fn give_home_to_its_owner(root: &Path) {
+    let Some((uid, gid)) = platform::foreign_owner_under_root(root) else {
+        return;
+    };
+    for e in walkdir::WalkDir::new(root)
+        .follow_links(false)
+        .into_iter()
+        .flatten()
+    {
+        if !is_backup_payload(root, e.path(), e.file_type().is_dir()) {
+            let _ = platform::give_to(e.path(), uid, gid);
+        }
+    }
+}
+
+/// Whether `path` is a file or link inside a backup's `files/` folder.
+fn is_backup_payload(root: &Path, path: &Path, dir: bool) -> bool {
+    let Ok(rel) = path.strip_prefix(root) else {
+        return false;
+    };
+    let parts: Vec<_> = rel.components().collect();
+    !dir && parts.len() > 3 && parts[0].as_os_str() == "backups" && parts[2].as_os_str() == "files"
+}
+
 /// Keeps the system home at `root` writable only by administrators
 /// ([`platform::protect_system_home`]: on Windows its own DACL, Users read
 /// and execute; on Unix the modes already do it).

@@ -218,6 +218,30 @@ pub fn new_file_permissions() -> Option<std::fs::Permissions> {
     Some(std::fs::Permissions::from_mode(0o666))
 }
 
+/// `Some((uid, gid))` of the folder `root` when this process runs as root
+/// (effective uid 0, from `/proc/self/status`) and the folder belongs to
+/// another user: a `sudo cudnnm --home ~user/…` run, whose new files must
+/// go to that user. `None` otherwise, and where `/proc` cannot tell.
+pub fn foreign_owner_under_root(root: &Path) -> Option<(u32, u32)> {
+    use std::os::unix::fs::MetadataExt;
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let euid: u32 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Uid:"))?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()?;
+    let meta = std::fs::metadata(root).ok()?;
+    (euid == 0 && meta.uid() != 0).then(|| (meta.uid(), meta.gid()))
+}
+
+/// Gives the entry at `path` (a link itself, not what it points to) the
+/// owner `uid`:`gid` (`lchown(2)`).
+pub fn give_to(path: &Path, uid: u32, gid: u32) -> io::Result<()> {
+    std::os::unix::fs::lchown(path, Some(uid), Some(gid))
+}
+
 /// Whether a lock call failed because the file system cannot lock: `ENOSYS`
 /// (Lustre without `flock`), `ENOLCK` (NFS without a lock daemon),
 /// `EOPNOTSUPP` (numbers from Linux's and the BSDs' `errno.h`).

@@ -1670,3 +1670,57 @@ fn a_build_for_another_cuda_suggests_only_a_build_the_catalog_has_for_the_toolki
         .ok()
         .stderr_has(&["→ 9.10.2.21"]);
 }
+
+/// `sudo cudnnm --home ~user/… use …`, as the hint for a root-owned toolkit
+/// says: what root created in the user's home becomes the user's (records,
+/// backup folders, the lock), so the user's own commands keep working; the
+/// toolkit's files inside the backup keep their owner (root), so a rollback
+/// puts them back as they were.
+#[cfg(target_os = "linux")]
+#[test]
+fn root_working_in_a_users_home_leaves_it_the_users() {
+    use std::os::unix::fs::MetadataExt;
+    if !is_root() {
+        common::skip::skip("needs root, to run cudnnm as root on a home owned by nobody");
+        return;
+    }
+    if common::skip::need_program("setpriv", "util-linux").is_none() {
+        return;
+    }
+    let sb = Sandbox::new();
+    let tk = linux_toolkit(&sb.root().join("cuda-12.4"), "12.4.1");
+    // A cuDNN file root had put in the toolkit before.
+    std::fs::write(
+        tk.join("include/cudnn_version.h"),
+        "#define CUDNN_MAJOR 8\n",
+    )
+    .unwrap();
+    put_redist_linux_12(&sb.home(), "9.12.0.46");
+    // The home is nobody's: `run_as_nobody` gives it to them first.
+    run_as_nobody(&sb, &["list"]).ok();
+    let t = tk_arg(&tk);
+    sb.run(["use", "9.12.0.46", "--cuda-root", &t]).ok();
+    let mut payload = 0;
+    for e in walkdir::WalkDir::new(sb.home()).follow_links(false) {
+        let e = e.unwrap();
+        let rel = e.path().strip_prefix(sb.home()).unwrap().to_path_buf();
+        let owner = e.path().symlink_metadata().unwrap().uid();
+        let in_files = rel
+            .components()
+            .nth(2)
+            .is_some_and(|c| c.as_os_str() == "files");
+        if in_files && !e.file_type().is_dir() {
+            payload += 1;
+            assert_eq!(owner, 0, "backup payload {} keeps root", rel.display());
+        } else {
+            assert_eq!(owner, 65534, "{} is the user's", rel.display());
+        }
+    }
+    assert_eq!(payload, 1, "the header root had placed is in the backup");
+    // The user's own commands read and change their home.
+    let cur = run_as_nobody(&sb, &["current", "--json", "--cuda-root", &t]).ok();
+    assert!(cur.stdout().contains("9.12.0.46"), "{}", cur.describe());
+    run_as_nobody(&sb, &["backups"]).ok();
+    run_as_nobody(&sb, &["du"]).ok();
+    run_as_nobody(&sb, &["default", "9.12"]).ok();
+}
