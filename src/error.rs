@@ -141,6 +141,15 @@ impl Error {
         let mut base = Error::msg(format!("could not {verb} '{}'", path.display())).cause(&err);
         base.io_kind = Some(err.kind());
         match err.kind() {
+            // Reading needs read rights: say so, not "write".
+            io::ErrorKind::PermissionDenied
+                if matches!(verb, "read" | "list" | "open" | "inspect" | "read the link") =>
+            {
+                base.with_kind(Kind::Permission).hint(format!(
+                    "check that you may read '{}' (its owner or an administrator can `chmod a+r` it)",
+                    path.display()
+                ))
+            }
             io::ErrorKind::PermissionDenied | io::ErrorKind::ReadOnlyFilesystem => base
                 .with_kind(Kind::Permission)
                 .hint(format!(
@@ -246,7 +255,11 @@ mod tests {
         let p = Path::new("/x/y");
         let e = Error::io("write", p, io::Error::from(io::ErrorKind::PermissionDenied));
         assert_eq!(e.kind(), Kind::Permission);
-        assert!(e.hint_text().unwrap().contains("/x/y"));
+        assert!(e.hint_text().unwrap().contains("may write to '/x/y'"));
+        // A read refused is about read rights, not write rights.
+        let e = Error::io("read", p, io::Error::from(io::ErrorKind::PermissionDenied));
+        assert_eq!(e.kind(), Kind::Permission);
+        assert!(e.hint_text().unwrap().contains("may read '/x/y'"), "{e:?}");
         let e = Error::io("write", p, io::Error::from(io::ErrorKind::StorageFull));
         assert_eq!(e.kind(), Kind::Failure);
         assert!(e.hint_text().unwrap().contains("disk space"));
