@@ -335,21 +335,74 @@ pub fn render_default(engine: Engine, version: &str) -> String {
 /// versions (`9.2.0.82-12`, `8.4.0.27-11.6`), with its folder as `prefix:`.
 /// Format: <https://spack.readthedocs.io/en/latest/packages_yaml.html>.
 pub fn spack_packages(releases: &[ModuleRelease]) -> String {
+    let block = SpackPackages::of(releases);
     let mut out = String::from(
         "# cuDNN releases of cudnnm, for Spack's packages.yaml (written by cudnnm export spack)\npackages:\n  cudnn:\n    buildable: false\n    externals:\n",
     );
-    for r in releases {
+    for e in &block.packages.cudnn.externals {
         out.push_str(&format!(
-            "    - spec: cudnn@{}-{}\n      prefix: {}\n",
-            r.id.version,
-            r.id.cuda,
-            yaml_str(&r.dir.to_string_lossy())
+            "    - spec: {}\n      prefix: {}\n",
+            e.spec,
+            yaml_str(&e.prefix)
         ));
     }
     if releases.is_empty() {
         out.push_str("    []\n");
     }
     out
+}
+
+/// The `packages.yaml` block of [`spack_packages`] as data, for
+/// `export spack --json` (JSON is YAML too: Spack reads either).
+#[derive(Clone, Debug, serde::Serialize, PartialEq, Eq)]
+pub struct SpackPackages {
+    /// `packages:`.
+    pub packages: SpackPackageSet,
+}
+
+/// `packages:` holding the one `cudnn` package.
+#[derive(Clone, Debug, serde::Serialize, PartialEq, Eq)]
+pub struct SpackPackageSet {
+    /// `cudnn:`.
+    pub cudnn: SpackPackage,
+}
+
+/// `cudnn:`: not buildable, only the externals.
+#[derive(Clone, Debug, serde::Serialize, PartialEq, Eq)]
+pub struct SpackPackage {
+    /// Always false: Spack must use these, never build cuDNN.
+    pub buildable: bool,
+    /// One per release.
+    pub externals: Vec<SpackExternal>,
+}
+
+/// One external: `cudnn@9.12.0.46-12` at its store folder.
+#[derive(Clone, Debug, serde::Serialize, PartialEq, Eq)]
+pub struct SpackExternal {
+    /// `cudnn@<version>-<cuda>`.
+    pub spec: String,
+    /// The release folder.
+    pub prefix: String,
+}
+
+impl SpackPackages {
+    /// The block for `releases`.
+    pub fn of(releases: &[ModuleRelease]) -> SpackPackages {
+        SpackPackages {
+            packages: SpackPackageSet {
+                cudnn: SpackPackage {
+                    buildable: false,
+                    externals: releases
+                        .iter()
+                        .map(|r| SpackExternal {
+                            spec: format!("cudnn@{}-{}", r.id.version, r.id.cuda),
+                            prefix: r.dir.to_string_lossy().into_owned(),
+                        })
+                        .collect(),
+                },
+            },
+        }
+    }
 }
 
 /// `s` as a YAML double-quoted scalar.
@@ -705,6 +758,14 @@ mod tests {
                 "    - spec: cudnn@8.4.0.27-11.6",
                 "      prefix: \"/opt/cudnnm/store/cuda-11.6/8.4.0.27\"",
             ]
+        );
+        // The JSON form is the same block.
+        let j = serde_json::to_value(SpackPackages::of(&[rel("9.12.0.46", "12")])).unwrap();
+        assert_eq!(
+            j,
+            serde_json::json!({"packages": {"cudnn": {"buildable": false, "externals": [
+                {"spec": "cudnn@9.12.0.46-12", "prefix": "/opt/cudnnm/store/cuda-12/9.12.0.46"}
+            ]}}})
         );
     }
 

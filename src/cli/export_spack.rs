@@ -1,6 +1,7 @@
 //! `cudnnm export spack [--system]`: prints a Spack `packages.yaml` block
 //! naming each release as an external `cudnn` that Spack does not build, so
-//! Spack builds link the very bytes cudnnm installed.
+//! Spack builds link the very bytes cudnnm installed. With `--json`, the
+//! same block as JSON (which Spack reads as YAML too).
 
 use super::Ctx;
 use super::support::export_releases;
@@ -19,7 +20,10 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     if modules.is_empty() {
         ctx.warn("no cuDNN releases to export; the block lists none");
     }
-    let text = modulefile::spack_packages(&modules);
-    ctx.out(text.trim_end());
+    if ctx.json {
+        ctx.out_json(&modulefile::SpackPackages::of(&modules));
+    } else {
+        ctx.out(modulefile::spack_packages(&modules).trim_end());
+    }
     Ok(0)
 }
