@@ -201,7 +201,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
         progress.finish();
         for (r, m) in referring.iter().zip(done?) {
             ctx.status(format!(
-                "kept {} of cuDNN {id} in backup {} (of '{}') so it can still be restored{}",
+                "kept {} of cuDNN {id} in backup {} (of '{}') so it can still be restored while that backup is kept (later changes prune backups beyond config keep_backups, a toolkit's first one never){}",
                 plural(m.files, "file", "files"),
                 r.backup.record.id,
                 r.backup.record.toolkit.display(),
