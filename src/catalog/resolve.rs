@@ -354,6 +354,136 @@ pub fn nearest(want: &Version, known: &[Version], n: usize) -> Vec<Version> {
     out
 }
 
+/// A release the catalog knows from a PyPI wheel list: installed with the
+/// user's pip as `pip:<package>==<version>` (docs/releases.md#pip-wheels).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WheelPick {
+    /// The package (`nvidia-cudnn-cu12`).
+    pub package: String,
+    /// The release version.
+    pub version: Version,
+    /// The CUDA the package is built for.
+    pub cuda: CudaVariant,
+}
+
+impl WheelPick {
+    /// `nvidia-cudnn-cu12==9.27.0.42`.
+    pub fn requirement(&self) -> String {
+        format!("{}=={}", self.package, self.version)
+    }
+}
+
+/// Where the release `install SPEC` picks comes from.
+#[derive(Clone, Debug)]
+pub enum Pick {
+    /// An NVIDIA archive, and a newer one passed over for the GPU (see
+    /// [`select_for_gpu`]).
+    Archive {
+        /// The archive.
+        archive: Box<Archive>,
+        /// A newer matching archive that does not run on the GPU in use.
+        passed_over: Option<Box<Archive>>,
+    },
+    /// A release published only (or newest) as a PyPI wheel.
+    Wheel(WheelPick),
+}
+
+impl Pick {
+    /// The release version and CUDA variant picked.
+    pub fn release(&self) -> (&Version, &CudaVariant) {
+        match self {
+            Pick::Archive { archive, .. } => (&archive.version, &archive.cuda),
+            Pick::Wheel(w) => (&w.version, &w.cuda),
+        }
+    }
+}
+
+/// Whether NVIDIA publishes cuDNN wheels for `platform` (manylinux x86_64
+/// and aarch64, win_amd64).
+pub fn wheels_serve(platform: Platform) -> bool {
+    matches!(
+        platform,
+        Platform::LinuxX86_64 | Platform::LinuxSbsa | Platform::WindowsX86_64
+    )
+}
+
+/// The newest release `req` names among the catalog's NVIDIA archives and
+/// PyPI wheel lists together, by the same rules for both: the spec, `--cuda`
+/// or the spec's CUDA suffix, the toolkits' CUDA, the GPU floor of a prefix
+/// (`9` on a Pascal GPU is the newest 9.x it runs). An archive wins a tie
+/// with a wheel of the same version. Most cuDNN 9 releases exist only as
+/// wheels, so `install 9.27.0.42` and `install latest` reach them too.
+///
+/// # Errors
+/// As [`select_for_gpu`] when no wheel matches either.
+pub fn pick(
+    cat: &Catalog,
+    req: &FetchRequest,
+    toolkits: &[Toolkit],
+    gpu: Option<&Version>,
+) -> Result<Pick> {
+    let archive = select_for_gpu(cat, req, toolkits, gpu);
+    let wheel = select_wheel(cat, req, toolkits, gpu);
+    match (archive, wheel) {
+        (Ok((a, _)), Some(w)) if w.version > a.version => Ok(Pick::Wheel(w)),
+        (Ok((archive, passed_over)), _) => Ok(Pick::Archive {
+            archive: Box::new(archive),
+            passed_over: passed_over.map(Box::new),
+        }),
+        (Err(e), Some(w)) if e.kind() == Kind::NotFound => Ok(Pick::Wheel(w)),
+        (Err(e), _) => Err(e),
+    }
+}
+
+/// The newest wheel-list release `req` names for `req.platform` (see
+/// [`pick`]); among builds of that version for several CUDA versions, the
+/// one `--cuda` or the spec names, else one that fits a toolkit found, else
+/// the newest CUDA.
+pub fn select_wheel(
+    cat: &Catalog,
+    req: &FetchRequest,
+    toolkits: &[Toolkit],
+    gpu: Option<&Version>,
+) -> Option<WheelPick> {
+    if !wheels_serve(req.platform) {
+        return None;
+    }
+    let spec = &req.spec;
+    let want = req.cuda.as_ref().or(spec.cuda.as_ref());
+    let mut cands: Vec<WheelPick> = cat
+        .wheels()
+        .iter()
+        .flat_map(|w| {
+            w.versions.iter().map(move |v| WheelPick {
+                package: w.package.clone(),
+                version: v.clone(),
+                cuda: w.cuda,
+            })
+        })
+        .filter(|w| spec.matches(&w.version, &w.cuda))
+        .filter(|w| req.cuda.as_ref().is_none_or(|c| cuda_serves(c, &w.cuda)))
+        .collect();
+    let narrow = |cands: &mut Vec<WheelPick>, keep: &dyn Fn(&WheelPick) -> bool| {
+        if cands.iter().any(keep) {
+            cands.retain(|w| keep(w));
+        }
+    };
+    if want.is_none() && !toolkits.is_empty() {
+        narrow(&mut cands, &|w| fits_any(&w.cuda, toolkits));
+    }
+    if let Some(cc) = gpu.filter(|_| !spec.is_exact()) {
+        narrow(&mut cands, &|w| {
+            cat.min_compute(&w.version, &w.cuda)
+                .is_none_or(|m| m <= *cc)
+        });
+    }
+    let newest = cands.iter().map(|w| w.version.clone()).max()?;
+    cands.retain(|w| w.version == newest);
+    cands
+        .into_iter()
+        .min_by_key(|w| (want.map(|c| rank(c, &w.cuda)), std::cmp::Reverse(w.cuda)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -385,6 +515,56 @@ mod tests {
 
     const L: Platform = Platform::LinuxX86_64;
     const W: Platform = Platform::WindowsX86_64;
+
+    /// Most cuDNN 9 releases are wheels only: `install 9.27.0.42`, `latest`
+    /// and a prefix reach them, by the same CUDA and GPU rules as archives.
+    #[test]
+    fn a_pick_spans_archives_and_wheels() {
+        let cat = Catalog::embedded();
+        // Only on PyPI: the wheel, for CUDA 12.
+        let p = super::pick(&cat, &req("9.27.0.42", None, L), &[], None).unwrap();
+        match &p {
+            Pick::Wheel(w) => assert_eq!(w.requirement(), "nvidia-cudnn-cu12==9.27.0.42"),
+            other => panic!("{other:?}"),
+        }
+        // An archive the catalog has stays an archive (the wheel is no newer).
+        let p = super::pick(&cat, &req("9.25.0.15", Some("12"), L), &[], None).unwrap();
+        assert!(matches!(p, Pick::Archive { .. }), "{p:?}");
+        // `latest` with a CUDA 12.4 toolkit: the newest CUDA 12 release of
+        // either kind, never older than the newest wheel.
+        let p = super::pick(&cat, &req("latest", None, L), &[tk("12.4")], None).unwrap();
+        let (version, cuda) = p.release();
+        assert_eq!(cuda.major(), 12, "{p:?}");
+        assert!(*version >= v("9.28.0.42"), "{p:?}");
+        // A Pascal GPU (6.1): the newest 9.x it runs, 9.10.2.21.
+        let p = super::pick(&cat, &req("9", None, L), &[tk("12.4")], Some(&v("6.1"))).unwrap();
+        assert_eq!(p.release().0, &v("9.10.2.21"), "{p:?}");
+        // A CUDA 11.8 toolkit: the cu11 package.
+        let p = super::pick(&cat, &req("9.10.2.21", None, L), &[tk("11.8")], None).unwrap();
+        match &p {
+            Pick::Wheel(w) => assert_eq!(w.package, "nvidia-cudnn-cu11"),
+            Pick::Archive { archive, .. } => assert_eq!(archive.cuda.major(), 11),
+        }
+        // `--cuda 11` asks for the cu11 build even where cu12 is newer.
+        let w = select_wheel(&cat, &req("9.10.2.21", Some("11"), W), &[], None).unwrap();
+        assert_eq!(w.requirement(), "nvidia-cudnn-cu11==9.10.2.21");
+        // No wheels for other platforms; nothing at all for a version nobody published.
+        assert!(
+            select_wheel(
+                &cat,
+                &req("9.27.0.42", None, Platform::LinuxPpc64le),
+                &[],
+                None
+            )
+            .is_none()
+        );
+        assert_eq!(
+            super::pick(&cat, &req("9.99", None, L), &[], None)
+                .unwrap_err()
+                .kind(),
+            Kind::NotFound
+        );
+    }
 
     #[test]
     fn a_prefix_picks_the_newest_release_the_gpu_runs() {

@@ -11,7 +11,7 @@ use crate::catalog;
 use crate::error::{Error, IoResultExt, Kind, Result};
 use crate::hash::Sha256Hex;
 use crate::store::Store;
-use crate::version::{CudaVariant, Platform, Spec};
+use crate::version::{CudaVariant, Platform, ReleaseId, Spec};
 
 mod here;
 
@@ -113,7 +113,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
             .cause(e.message().to_string())
             .hint("give a spec (8.1.0.77, 9.10.x, >=9.1,<9.11, latest, latest_cuda12), an archive path (./cudnn-….zip), or pip:nvidia-cudnn-cu12==9.1.0.70")
     })?;
-    install_catalog(ctx, &args, spec, cuda, sha256, &gate)
+    install_catalog(ctx, &args, spec, base, &gate)
 }
 
 /// Installs the newest catalog release `spec` names for this machine: its
@@ -123,20 +123,38 @@ fn install_catalog(
     ctx: &Ctx,
     args: &Args,
     spec: Spec,
-    cuda: Option<CudaVariant>,
-    sha256: Option<Sha256Hex>,
+    base: ImportRequest,
     gate: &GpuGate,
 ) -> Result<u8> {
     let platform = platform_of(args)?;
     let mirror = args.mirror.clone().or(ctx.home.config()?.mirror);
     let req = catalog::FetchRequest {
         spec,
-        cuda,
+        cuda: base.cuda,
         platform,
         mirror,
-        sha256,
+        sha256: base.expected_sha256.clone(),
         allow_unverified: args.allow_unverified,
     };
+    // Archives and PyPI wheels alike: most cuDNN 9 releases are wheels only.
+    let cat = catalog::Catalog::load(&ctx.home)?;
+    let toolkits = crate::toolkit::discover(&ctx.env);
+    let pick = catalog::resolve::pick(&cat, &req, &toolkits, gate.oldest().map(|g| &g.compute))?;
+    let (version, cuda) = pick.release();
+    if !args.force
+        && let Some(r) = Store::new(&ctx.home).get_id(&ReleaseId::new(version.clone(), *cuda))?
+    {
+        return here::already(ctx, &r, &format!("the catalog's pick for {}", req.spec));
+    }
+    if let catalog::resolve::Pick::Wheel(w) = &pick {
+        ctx.status(format!(
+            "cuDNN {} for CUDA {} is published as a PyPI wheel: installing pip:{}",
+            w.version,
+            w.cuda,
+            w.requirement()
+        ));
+        return install_pip(ctx, &w.requirement(), base);
+    }
     let progress = ctx.progress();
     let fetched = catalog::fetch_for(
         &ctx.home,

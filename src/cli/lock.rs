@@ -89,87 +89,125 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     let toolkits = crate::toolkit::discover(&ctx.env);
     let old = ProjectLock::read(&lock_path)?;
     let mut entries = std::collections::BTreeMap::new();
-    let release =
-        match resolve::select_for_gpu(&cat, &req, &toolkits, gate.oldest().map(|g| &g.compute)) {
-            Ok((archive, _)) => {
-                let id = ReleaseId::new(archive.version.clone(), archive.cuda);
-                let installed = Store::new(&ctx.home)
-                    .get_id(&id)?
-                    .and_then(|r| r.receipt.source.sha256);
-                for a in cat
-                    .archives()
-                    .iter()
-                    .filter(|a| a.version == id.version && a.cuda == id.cuda)
-                {
-                    // The installed archive's hash when a source published it, else the first published.
-                    let Some(sha) = a
-                        .hashes
-                        .iter()
-                        .map(|h| &h.sha256)
-                        .find(|h| installed.as_ref() == Some(*h) && a.platform == platform)
-                        .or(a.hashes.first().map(|h| &h.sha256))
-                    else {
-                        ctx.warn(format!(
-                            "{} for {} has no published SHA-256; left out of the lock",
-                            a.name(),
-                            a.platform
-                        ));
-                        continue;
-                    };
-                    entries.insert(
-                        a.platform.as_str().to_string(),
-                        LockedSource::Catalog {
-                            url: a.urls(None).swap_remove(0),
-                            path: (!catalog::is_absolute_url(&a.path)).then(|| a.path.clone()),
-                            sha256: sha.clone(),
-                            size: a.size,
-                        },
-                    );
-                }
-                id
-            }
-            Err(e) => {
-                let Some((w, v)) = cat.wheel_for(&crate::version::Spec {
-                    req: spec.req.clone(),
-                    cuda: spec.cuda.or(cuda),
-                }) else {
-                    return Err(e);
-                };
-                let id = ReleaseId::new(v.clone(), w.cuda);
-                if let Some(o) = old.as_ref().filter(|o| o.release == id) {
-                    entries.extend(
-                        o.platform
-                            .iter()
-                            .filter(|(_, s)| matches!(s, LockedSource::Pip { .. }))
-                            .map(|(k, s)| (k.clone(), s.clone())),
-                    );
-                }
-                let requirement = format!("{}=={v}", w.package);
-                ctx.status(format!(
-                "cuDNN {id} is published only on PyPI; hashing the wheel pip fetches for {platform}"
+    // What the project runs here: the newest installed release the pin
+    // selects (as `exec`, `env` and `current` do), so the lock and this
+    // machine agree; else what a bare `install` would pick.
+    let store = Store::new(&ctx.home);
+    let installed = store.newest_matching_where(&spec, |r| {
+        cuda.as_ref()
+            .is_none_or(|c| resolve::cuda_serves(c, r.cuda()))
+            && r.platform() == platform
+    })?;
+    let (release, wheel) = match &installed {
+        Some(r) => {
+            let id = r.release_id();
+            ctx.status(format!(
+                "locking cuDNN {id}, the release the pin {spec} selects here (installed)"
             ));
-                ctx.home.ensure()?;
-                let tmp = tempfile::Builder::new()
-                    .prefix(".pip-")
-                    .tempdir_in(ctx.home.root())
-                    .with_path("create a folder in", ctx.home.root())?;
-                let python = catalog::pip::python(&ctx.env);
-                let wheel = catalog::pip::download(&python, &requirement, tmp.path(), ctx.quiet)?;
-                let (_, sha) = hash::sha256_file(&wheel)?;
-                entries.insert(
-                    platform.as_str().to_string(),
-                    LockedSource::Pip {
-                        pip: requirement,
-                        wheel: wheel
-                            .file_name()
-                            .map(|n| n.to_string_lossy().into_owned())
-                            .unwrap_or_default(),
-                        sha256: sha,
-                    },
-                );
-                id
+            let wheel = cat
+                .wheels()
+                .iter()
+                .find(|w| w.cuda == id.cuda && w.versions.contains(&id.version))
+                .map(|w| resolve::WheelPick {
+                    package: w.package.clone(),
+                    version: id.version.clone(),
+                    cuda: w.cuda,
+                });
+            (id, wheel)
+        }
+        None => match resolve::pick(&cat, &req, &toolkits, gate.oldest().map(|g| &g.compute))? {
+            resolve::Pick::Archive { archive, .. } => {
+                (ReleaseId::new(archive.version.clone(), archive.cuda), None)
             }
+            resolve::Pick::Wheel(w) => (ReleaseId::new(w.version.clone(), w.cuda), Some(w)),
+        },
+    };
+    let installed_sha = installed
+        .as_ref()
+        .and_then(|r| r.receipt.source.sha256.clone());
+    for a in cat
+        .archives()
+        .iter()
+        .filter(|a| a.version == release.version && a.cuda == release.cuda)
+    {
+        // The installed archive's hash when a source published it, else the first published.
+        let Some(sha) = a
+            .hashes
+            .iter()
+            .map(|h| &h.sha256)
+            .find(|h| installed_sha.as_ref() == Some(*h) && a.platform == platform)
+            .or(a.hashes.first().map(|h| &h.sha256))
+        else {
+            ctx.warn(format!(
+                "{} for {} has no published SHA-256; left out of the lock",
+                a.name(),
+                a.platform
+            ));
+            continue;
         };
+        entries.insert(
+            a.platform.as_str().to_string(),
+            LockedSource::Catalog {
+                url: a.urls(None).swap_remove(0),
+                path: (!catalog::is_absolute_url(&a.path)).then(|| a.path.clone()),
+                sha256: sha.clone(),
+                size: a.size,
+            },
+        );
+    }
+    if !entries.contains_key(platform.as_str()) {
+        // No archive for this platform: a wheel, as pip gives it.
+        if let Some(o) = old.as_ref().filter(|o| o.release == release) {
+            entries.extend(
+                o.platform
+                    .iter()
+                    .filter(|(_, s)| matches!(s, LockedSource::Pip { .. }))
+                    .map(|(k, s)| (k.clone(), s.clone())),
+            );
+        }
+        // Installed from a wheel (through pip or as a file): the package its
+        // receipt names, and the wheel's hash from the receipt — no download.
+        let from_pip = installed.as_ref().and_then(|r| {
+            let s = &r.receipt.source;
+            let (arg, _) = s.reinstall_arg(&r.id());
+            let req = arg.strip_prefix("pip:")?;
+            Some((req.to_string(), s.name.clone(), s.sha256.clone()?))
+        });
+        if let Some((requirement, wheel, sha256)) = from_pip {
+            entries.insert(
+                platform.as_str().to_string(),
+                LockedSource::Pip {
+                    pip: requirement,
+                    wheel,
+                    sha256,
+                },
+            );
+        } else if let Some(w) = wheel {
+            let requirement = w.requirement();
+            ctx.status(format!(
+                "cuDNN {release} is published only on PyPI; hashing the wheel pip fetches for {platform}"
+            ));
+            ctx.home.ensure()?;
+            let tmp = tempfile::Builder::new()
+                .prefix(".pip-")
+                .tempdir_in(ctx.home.root())
+                .with_path("create a folder in", ctx.home.root())?;
+            let python = catalog::pip::python(&ctx.env);
+            let file = catalog::pip::download(&python, &requirement, tmp.path(), ctx.quiet)?;
+            let (_, sha) = hash::sha256_file(&file)?;
+            entries.insert(
+                platform.as_str().to_string(),
+                LockedSource::Pip {
+                    pip: requirement,
+                    wheel: file
+                        .file_name()
+                        .map(|n| n.to_string_lossy().into_owned())
+                        .unwrap_or_default(),
+                    sha256: sha,
+                },
+            );
+        }
+    }
     if entries.is_empty() {
         return Err(Error::new(
             Kind::Integrity,

@@ -507,3 +507,66 @@ fn a_release_installed_from_other_bytes_than_the_lock_is_named() {
         .ok()
         .stderr_has(&["already installed"]);
 }
+
+/// `install VERSION`, `install PREFIX` and `install latest` reach a release
+/// the catalog knows only as a PyPI wheel (most of cuDNN 9) through the
+/// user's pip; once installed, the same spec is a no-op that does not run pip.
+#[test]
+fn install_by_version_reaches_a_release_published_only_on_pypi() {
+    let mut sb = Sandbox::new();
+    let links = sb.root().join("links");
+    std::fs::create_dir_all(&links).unwrap();
+    let wheel = fixtures::wheel("nvidia_cudnn_cu12", "9.30.0.1", false).write(&links);
+    let sha = sha256_bytes(&std::fs::read(&wheel).unwrap()).to_string();
+    offline_pip(&mut sb, &links);
+    sb.run(["install", "9.30.0.1"]).ok().stderr_has(&[
+        "cuDNN 9.30.0.1 for CUDA 12 is published as a PyPI wheel: installing pip:nvidia-cudnn-cu12==9.30.0.1",
+    ]);
+    assert_eq!(releases(&sb.home()), vec!["cuda-12/9.30.0.1".to_string()]);
+    assert!(
+        receipt(&sb.home(), "9.30.0.1_cuda12")
+            .unwrap()
+            .contains(&sha)
+    );
+    // Installed: no pip run (its folder is gone, so a run would fail).
+    std::fs::remove_dir_all(&links).unwrap();
+    for spec in ["9.30.0.1", "9.30", "latest"] {
+        sb.run(["install", spec, "--cuda", "12"])
+            .ok()
+            .stderr_has(&["cuDNN 9.30.0.1_cuda12 is already installed at '"]);
+    }
+}
+
+/// `cudnnm lock` locks the release the pin selects here (the newest
+/// installed match, what `exec` and `current` use), not an older catalog
+/// pick, and takes the wheel's hash from the receipt: nothing is downloaded.
+#[test]
+fn lock_names_the_installed_release_the_pin_selects_without_downloading() {
+    let mut sb = Sandbox::new();
+    let links = sb.root().join("links");
+    std::fs::create_dir_all(&links).unwrap();
+    offline_pip(&mut sb, &links);
+    // Installed from a wheel file of another package, newer than the catalog's 9.30.0.1.
+    let whl = fixtures::wheel("nvidia_cudnn_jit_cu12", "9.30.0.2", false).write(sb.root());
+    let sha = sha256_bytes(&std::fs::read(&whl).unwrap()).to_string();
+    sb.run(["install".as_ref(), whl.as_os_str()]).ok();
+    sb.run(["pin", "9.30.x"]).ok();
+    sb.run(["lock"]).ok().stderr_has(&[
+        "locking cuDNN 9.30.0.2_cuda12, the release the pin 9.30.x selects here (installed)",
+    ]);
+    let lock = std::fs::read_to_string(lock_of(&sb.work())).unwrap();
+    assert!(
+        lock.ends_with(&format!(
+            "release = \"9.30.0.2_cuda12\"\n\n[platform.linux-x86_64]\npip = \"nvidia-cudnn-jit-cu12==9.30.0.2\"\nwheel = \"{}\"\nsha256 = \"{sha}\"\n",
+            whl.file_name().unwrap().to_string_lossy()
+        )),
+        "{lock}"
+    );
+    let cur = sb.run(["current"]).ok();
+    assert!(
+        cur.stdout().contains("→ 9.30.0.2_cuda12")
+            && cur.stdout().contains("locked: 9.30.0.2_cuda12"),
+        "{}",
+        cur.describe()
+    );
+}

@@ -98,17 +98,10 @@ fn resolve_and_install(
     {
         return already(ctx, &r, &format!("matches {spec} from {}", resolved.source));
     }
-    install_catalog(
-        ctx,
-        args,
-        spec.clone(),
-        base.cuda,
-        base.expected_sha256.clone(),
-        gate,
-    )
+    install_catalog(ctx, args, spec.clone(), base, gate)
 }
 
-fn already(ctx: &Ctx, r: &crate::store::Release, why: &str) -> Result<u8> {
+pub(super) fn already(ctx: &Ctx, r: &crate::store::Release, why: &str) -> Result<u8> {
     if ctx.json {
         ctx.out_json(&serde_json::json!({
             "status": "already-installed",
