@@ -189,6 +189,23 @@ fn install_catalog(
     )
 }
 
+/// The release an exact requirement of a cuDNN package names:
+/// `nvidia-cudnn-cu12==9.27.0.42` (or `nvidia-cudnn-jit-cu12`, `-cu11`) is
+/// 9.27.0.42 for CUDA 12 — NVIDIA's package names end in the CUDA major.
+fn pinned_release(requirement: &str) -> Option<ReleaseId> {
+    let (package, version) = requirement.split_once("==")?;
+    let package = package.trim().to_ascii_lowercase().replace('_', "-");
+    if !package.starts_with("nvidia-cudnn") {
+        return None;
+    }
+    let (_, cu) = package.rsplit_once("-cu")?;
+    let cuda: CudaVariant = cu
+        .parse()
+        .ok()
+        .filter(|_| cu.chars().all(|c| c.is_ascii_digit()))?;
+    Some(ReleaseId::new(version.trim().parse().ok()?, cuda))
+}
+
 /// `--platform`, else the host's.
 fn platform_of(args: &Args) -> Result<Platform> {
     match &args.platform {
@@ -264,6 +281,13 @@ fn import_and_report(ctx: &Ctx, mut req: ImportRequest) -> Result<u8> {
 /// Fetches a wheel with the user's own pip ([`catalog::pip`]) and imports it.
 fn install_pip(ctx: &Ctx, requirement: &str, base: ImportRequest) -> Result<u8> {
     catalog::pip::check_requirement(requirement)?;
+    // `nvidia-cudnn-cu12==9.27.0.42` names its release: installed, no pip run.
+    if !base.force
+        && let Some(id) = pinned_release(requirement)
+        && let Some(r) = Store::new(&ctx.home).get_id(&id)?
+    {
+        return here::already(ctx, &r, &format!("pip:{requirement}"));
+    }
     let python = catalog::pip::python(&ctx.env);
     ctx.home.ensure()?;
     let tmp = tempfile::Builder::new()
@@ -284,4 +308,26 @@ fn install_pip(ctx: &Ctx, requirement: &str, base: ImportRequest) -> Result<u8> 
             ..base
         },
     )
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn an_exact_cudnn_requirement_names_its_release() {
+        let id = |r: &str| super::pinned_release(r).map(|i| i.to_string());
+        assert_eq!(
+            id("nvidia-cudnn-cu12==9.27.0.42").as_deref(),
+            Some("9.27.0.42_cuda12")
+        );
+        assert_eq!(
+            id("nvidia_cudnn_jit_cu12 == 9.12.0.46").as_deref(),
+            Some("9.12.0.46_cuda12")
+        );
+        assert_eq!(
+            id("nvidia-cudnn-cu11==8.6.0.163").as_deref(),
+            Some("8.6.0.163_cuda11")
+        );
+        assert_eq!(id("nvidia-cudnn-cu12>=9"), None);
+        assert_eq!(id("torch==2.4.1"), None);
+    }
 }

@@ -535,6 +535,9 @@ fn install_by_version_reaches_a_release_published_only_on_pypi() {
             .ok()
             .stderr_has(&["cuDNN 9.30.0.1_cuda12 is already installed at '"]);
     }
+    sb.run(["install", "pip:nvidia-cudnn-cu12==9.30.0.1"])
+        .ok()
+        .stderr_has(&["cuDNN 9.30.0.1_cuda12 is already installed at '"]);
 }
 
 /// `cudnnm lock` locks the release the pin selects here (the newest
