@@ -36,7 +36,7 @@ pub use attr::{
 };
 pub use copy::{copy_file, copy_file_checked, copy_file_hashed, move_file};
 pub use link::{hard_link, remove_link, replace_dir_link, replace_link, symlink, symlink_or_copy};
-pub use remove::{remove_dir_all, remove_dir_if_empty, remove_file};
+pub use remove::{remove_dir_all, remove_dir_if_empty, remove_file, sweep_stale_temps};
 pub use write::{
     AppendLog, create_exclusive, create_new_file, open_append, truncate, write_atomic,
     write_atomic_all, write_new, write_new_synced,
@@ -257,6 +257,32 @@ mod tests {
         }
         // SAFETY: umask only swaps the process's file-creation mask.
         unsafe { umask(mask) }
+    }
+
+    /// A `.tmp-*` a kill left beside a state file goes once it is old; a
+    /// fresh one (a write in progress) and other files stay.
+    #[test]
+    fn stale_temporary_files_are_swept_fresh_ones_kept() {
+        let d = tempfile::tempdir().unwrap();
+        let old = d.path().join(".tmp-Ab12Cd");
+        let fresh = d.path().join(".tmp-Xy34Zw");
+        let state = d.path().join("deployments.toml");
+        for p in [&old, &fresh, &state] {
+            fs::write(p, b"x").unwrap();
+        }
+        let hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(7200);
+        let ns = hour_ago
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos() as i64;
+        set_mtime(&old, ns).unwrap();
+        set_mtime(&state, ns).unwrap();
+        assert_eq!(
+            sweep_stale_temps(d.path(), std::time::Duration::from_secs(3600)),
+            1
+        );
+        assert!(!old.exists());
+        assert!(fresh.exists() && state.exists());
     }
 
     #[test]

@@ -219,7 +219,7 @@ impl Ctx {
                     .var(crate::env::CUDNNM_TEST_LOCK_UNSUPPORTED)
                     .is_some(),
         };
-        HomeLock::acquire_with(&self.home, options, |holder| {
+        let lock = HomeLock::acquire_with(&self.home, options, |holder| {
             match holder {
             None => self.status(format!(
                 "waiting for another cudnnm process to finish (lock '{}')",
@@ -230,7 +230,10 @@ impl Ctx {
                 self.home.root().join(crate::lock::HELD_FILE).display()
             )),
         }
-        })
+        })?;
+        // A state file's temporary copy a kill left (`.tmp-*`), an hour old.
+        crate::fsops::sweep_stale_temps(self.home.root(), std::time::Duration::from_secs(3600));
+        Ok(lock)
     }
 }
 

@@ -53,3 +53,32 @@ pub fn remove_dir_all(path: &Path) -> Result<()> {
 pub fn remove_dir_if_empty(dir: &Path) -> bool {
     fs::remove_dir(dir).is_ok()
 }
+
+/// Removes the temporary files of [`super::write_atomic`] (`.tmp-*`) that a
+/// killed process left in `dir`: only plain files not changed for
+/// `older_than`, so that no write in progress (milliseconds long) loses its
+/// file. Returns how many it removed. Best effort.
+pub fn sweep_stale_temps(dir: &Path, older_than: std::time::Duration) -> usize {
+    let Ok(rd) = fs::read_dir(dir) else {
+        return 0;
+    };
+    let now = std::time::SystemTime::now();
+    let mut n = 0;
+    for e in rd.flatten() {
+        if !e.file_name().to_string_lossy().starts_with(".tmp-") {
+            continue;
+        }
+        let Ok(meta) = e.path().symlink_metadata() else {
+            continue;
+        };
+        let old = meta
+            .modified()
+            .ok()
+            .and_then(|m| now.duration_since(m).ok())
+            .is_some_and(|age| age >= older_than);
+        if meta.is_file() && old && fs::remove_file(e.path()).is_ok() {
+            n += 1;
+        }
+    }
+    n
+}
