@@ -54,7 +54,8 @@ pub fn same(a: &str, b: &str, win: bool) -> bool {
     key(a, win) == key(b, win)
 }
 
-/// `base` joined with `name` (which may hold several components).
+/// `base` joined with `name` (which may hold several components); an
+/// absolute `name` (a link's absolute target) is itself.
 pub fn join(base: &str, name: &str, win: bool) -> String {
     let s = sep(win);
     let name = if win {
@@ -62,7 +63,9 @@ pub fn join(base: &str, name: &str, win: bool) -> String {
     } else {
         name.to_string()
     };
-    if base.is_empty() {
+    let absolute =
+        name.starts_with(|c| is_sep(c, win)) || (win && name.as_bytes().get(1) == Some(&b':'));
+    if base.is_empty() || absolute {
         return name;
     }
     if base.ends_with(|c| is_sep(c, win)) {
@@ -180,6 +183,12 @@ mod tests {
             join("/usr/local/cuda", "lib64", false),
             "/usr/local/cuda/lib64"
         );
+        // A link's absolute target stands on its own.
+        assert_eq!(
+            join("/usr/local/cuda/lib64", "/opt/x.so", false),
+            "/opt/x.so"
+        );
+        assert_eq!(join(r"C:\CUDA\bin", r"D:\x.dll", w), r"D:\x.dll");
         assert_eq!(
             relative(r"C:\NVIDIA\CUDNN\v9.7\bin\12.8", r"c:\nvidia\cudnn\v9.7", w).unwrap(),
             "bin/12.8"

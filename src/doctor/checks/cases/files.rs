@@ -302,6 +302,32 @@ fn soname_chain_broken_by_a_copy() {
     Kit::healthy_linux().absent(FindingId::BrokenSonameChain);
 }
 
+/// A symlink deployment whose store release was uninstalled (by the user,
+/// or by an administrator from the system store): the finding says so and
+/// deploys a release that is installed, not "recreate the chain".
+#[test]
+fn a_link_into_an_uninstalled_store_release_says_so() {
+    let mut k = Kit::healthy_linux();
+    let gone = "/opt/cudnnm/store/cuda-12/9.27.0.42/lib/libcudnn_adv.so.9";
+    k.file(&format!("{TK12}/lib64/libcudnn_adv.so.9")).dangling = true;
+    k.s.files.last_mut().unwrap().link_target = Some(gone.into());
+    k.s.store_releases = Some(vec!["9.12.0.46_cuda12".into(), "8.9.7.29_cuda11".into()]);
+    let f = k.expect(FindingId::BrokenSonameChain);
+    assert!(
+        f.seen
+            .iter()
+            .any(|l| l.contains("the cudnnm store '/opt/cudnnm/store'")
+                && l.contains("no longer holds cuDNN 9.27.0.42_cuda12")),
+        "{f:?}"
+    );
+    assert_eq!(
+        f.commands,
+        vec![format!("cudnnm use 9.12.0.46_cuda12 --cuda-root {TK12}")],
+        "{f:?}"
+    );
+    assert!(!f.fix.as_deref().unwrap_or("").contains("cp -P"), "{f:?}");
+}
+
 // --- suggestions name only releases that exist -----------------------------
 
 #[test]

@@ -14,13 +14,14 @@ use std::collections::BTreeSet;
 
 use self::deployments::{deployed_release, redeploy_command};
 use super::Cx;
+use crate::command::CommandLine;
 use crate::doctor::FindingId;
 use crate::doctor::finding::{AutoFix, Finding, Severity};
 use crate::doctor::snapshot::{CudnnFile, Origin};
 use crate::doctor::spath;
 use crate::names;
 use crate::quote::sh_quote;
-use crate::version::Version;
+use crate::version::{Spec, Version};
 
 pub(super) fn check(cx: &Cx, out: &mut Vec<Finding>) {
     architecture(cx, out);
@@ -283,12 +284,38 @@ fn soname_chains(cx: &Cx, out: &mut Vec<Finding>) {
             if target_dangles {
                 continue;
             }
-            out.push(
-                Finding::new(FindingId::BrokenSonameChain, Severity::Error, format!("{name} is a link to a file that does not exist"))
-                    .seen(format!("{} -> {} (missing)", f.path, f.link_target.as_deref().unwrap_or("?")))
-                    .why(format!("Loading by this name fails: \"{name}: cannot open shared object file: No such file or directory\"."))
-                    .fix("Recreate the chain `libX.so -> libX.so.M -> libX.so.M.m.p` from the release's files (cp -P keeps links), or redeploy with cudnnm."),
-            );
+            let target = f.link_target.as_deref().unwrap_or("?");
+            let mut finding = Finding::new(FindingId::BrokenSonameChain, Severity::Error, format!("{name} is a link to a file that does not exist"))
+                .seen(format!("{} -> {target} (missing)", f.path))
+                .why(format!("Loading by this name fails: \"{name}: cannot open shared object file: No such file or directory\"."));
+            // A link cudnnm placed into a store release that is gone
+            // (uninstalled, perhaps from the system store by an administrator).
+            let gone = store_release_in(&spath::join(&dir, target, false));
+            finding = match gone {
+                Some((store, id)) => {
+                    let toolkit = cx.s.toolkits.iter().find(|t| spath::is_within(&f.path, &t.root, false));
+                    // An installed release that fits the toolkit (else the same CUDA build).
+                    let installed = cx.newest_installed(|i| match toolkit.and_then(|t| t.cuda.as_ref()) {
+                        Some(c) => i.cuda.fits(c.major(), c.minor()),
+                        None => i.cuda == id.cuda,
+                    });
+                    let cmds = match (installed, toolkit) {
+                        (Some(i), Some(t)) => vec![CommandLine::use_(i.to_string()).cuda_root(&t.root).for_host(false)],
+                        _ => cx
+                            .install_and_use(&Spec::prefix(id.version.clone(), Some(id.cuda)), None, toolkit)
+                            .map(|(_, c)| c)
+                            .unwrap_or_default(),
+                    };
+                    cmds.into_iter().fold(
+                        finding
+                            .seen(format!("the link points into the cudnnm store '{store}', which no longer holds cuDNN {id} (it was uninstalled; a system store's release is removed by its administrator)"))
+                            .fix(format!("Deploy a release that is installed into this toolkit, or install cuDNN {id} again and deploy it.")),
+                        Finding::command,
+                    )
+                }
+                None => finding.fix("Recreate the chain `libX.so -> libX.so.M -> libX.so.M.m.p` from the release's files (cp -P keeps links), or redeploy with cudnnm."),
+            };
+            out.push(finding);
             continue;
         }
         if f.link_target.is_some() {
@@ -490,4 +517,22 @@ fn header_vs_library(cx: &Cx, out: &mut Vec<Finding>) {
         }
         out.push(f);
     }
+}
+
+/// The store folder and release of a path inside a cudnnm store release
+/// (`…/store/cuda-12/9.27.0.42/lib/libcudnn.so.9` → (`…/store`,
+/// 9.27.0.42_cuda12)), by the store's layout; `None` elsewhere.
+fn store_release_in(path: &str) -> Option<(String, crate::version::ReleaseId)> {
+    let parts: Vec<&str> = path.split(['/', '\\']).collect();
+    parts.windows(3).enumerate().find_map(|(i, w)| {
+        let cuda = w[1].strip_prefix("cuda-")?.parse().ok()?;
+        let version = w[2].parse().ok()?;
+        (w[0] == "store").then(|| {
+            let sep = if path.contains('/') { "/" } else { "\\" };
+            (
+                parts[..=i].join(sep),
+                crate::version::ReleaseId::new(version, cuda),
+            )
+        })
+    })
 }
