@@ -378,12 +378,21 @@ fn dispatch(cli: Cli, env: Env) -> Result<u8> {
 /// that work on the user's home.
 fn system_command(command: &Command) -> Option<Option<crate::command::CommandLine>> {
     use crate::command::CommandLine;
+    // The flags that change what the command does go along: an
+    // administrator runs it as the user meant it.
+    let force = |c: CommandLine, f: bool| if f { c.force() } else { c };
     let c = match command {
-        Command::Install(a) if a.system => match &a.what {
-            Some(w) => CommandLine::install(w.clone()),
-            None => CommandLine::install_here(),
-        },
-        Command::Uninstall(a) if a.system => CommandLine::uninstall(a.spec.clone()),
+        Command::Install(a) if a.system => {
+            let mut c = match &a.what {
+                Some(w) => CommandLine::install(w.clone()),
+                None => CommandLine::install_here(),
+            };
+            if let Some(v) = &a.cuda {
+                c = c.cuda(v);
+            }
+            force(c, a.force)
+        }
+        Command::Uninstall(a) if a.system => force(CommandLine::uninstall(a.spec.clone()), a.force),
         Command::Default(a) if a.system => match &a.spec {
             Some(spec) => CommandLine::default_(spec.clone()),
             None => return Some(None),

@@ -394,3 +394,36 @@ fn uninstall_system_checks_the_deployments_of_the_home_it_runs_with() {
         ]);
     assert!(!rel.exists());
 }
+
+/// A user refused a change to the system store is shown the command to run
+/// as root with every flag that changes what it does (`--force`, `--cuda`),
+/// not a different command.
+#[cfg(target_os = "linux")]
+#[test]
+fn the_root_command_for_a_refused_system_change_keeps_force_and_cuda() {
+    if !deploy_support::is_root() {
+        common::skip::skip("needs root to act as a second user (setpriv --reuid nobody)");
+        return;
+    }
+    if common::skip::need_program("setpriv", "util-linux").is_none() {
+        return;
+    }
+    let sb = Sandbox::new();
+    let a = archive(&sb, "9.2.0.82");
+    sb.run(["install".as_ref(), "--system".as_ref(), a.as_os_str()])
+        .ok();
+    let a = a.display().to_string();
+    let refused =
+        deploy_support::run_as_nobody(&sb, &["install", "--system", &a, "--force", "--cuda", "12"])
+            .code_is(5);
+    let help = refused
+        .stderr()
+        .lines()
+        .find(|l| l.starts_with("help: run it as root: `sudo cudnnm "))
+        .unwrap_or_else(|| panic!("{}", refused.describe()))
+        .to_string();
+    assert!(
+        help.contains(&format!("install {a} --cuda 12 --force --system")),
+        "{help}"
+    );
+}
