@@ -202,7 +202,14 @@ pub fn run(ctx: &Ctx, cuda: Option<&str>, platform: Option<&str>) -> Result<u8> 
         let status = match (r.kind, r.installed) {
             ("pip", true) => format!("{}  installed", r.name),
             ("pip", false) => match &r.installed_from_other_package {
-                Some(o) => format!("{}  (installed from {o}, another package)", r.name),
+                Some(o) => {
+                    // `pip:nvidia-cudnn-jit-cu12==9.27.0.42` → the package, however it came.
+                    let package = o.trim_start_matches("pip:").split("==").next().unwrap_or(o);
+                    format!(
+                        "{}  (this release is installed, from another package: {package})",
+                        r.name
+                    )
+                }
                 None => r.name.clone(),
             },
             (_, true) => "installed".into(),
@@ -219,7 +226,11 @@ pub fn run(ctx: &Ctx, cuda: Option<&str>, platform: Option<&str>) -> Result<u8> 
         .iter()
         .filter(|r| r.kind == "archive" && r.sha256.is_empty())
         .count();
-    let n_installed = rows.iter().filter(|r| r.installed).count();
+    // Releases installed, whichever package or archive they came from.
+    let n_installed = rows
+        .iter()
+        .filter(|r| r.installed || r.installed_from_other_package.is_some())
+        .count();
     let source = match cat.user_file() {
         Some(p) => format!("embedded catalog + '{}'", p.display()),
         None => "embedded catalog".into(),

@@ -1610,10 +1610,22 @@ fn list_remote_marks_a_pip_row_installed_only_by_its_own_package() {
         .unwrap();
     assert!(
         line.ends_with(
-            "pip:nvidia-cudnn-cu12==9.12.0.46  (installed from pip:nvidia-cudnn-jit-cu12==9.12.0.46, another package)"
+            "pip:nvidia-cudnn-cu12==9.12.0.46  (this release is installed, from another package: nvidia-cudnn-jit-cu12)"
         ),
         "{line}"
     );
+    // The summary counts the release as installed.
+    let r = sb
+        .run([
+            "list",
+            "--remote",
+            "--platform",
+            "linux-x86_64",
+            "--cuda",
+            "12",
+        ])
+        .ok();
+    assert!(r.stderr().contains(", 1 installed;"), "{}", r.describe());
     // Its own package's wheel marks it installed.
     let full = fixtures::wheel("nvidia_cudnn_cu12", "9.12.0.46", false).write(sb.root());
     install(&sb, &full, &["--force"]).ok();
