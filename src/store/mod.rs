@@ -752,6 +752,26 @@ impl BrokenRelease {
     }
 }
 
+/// The store folder and release of a path inside a cudnnm store release
+/// (`…/store/cuda-12/9.27.0.42/lib/libcudnn.so.9` → (`…/store`,
+/// 9.27.0.42_cuda12)), read from the text by the store's layout (any
+/// home's store, `/` or `\` separators, so a Windows path reads the same on
+/// Linux); `None` elsewhere.
+pub fn release_in_store_path(path: &str) -> Option<(String, crate::version::ReleaseId)> {
+    let parts: Vec<&str> = path.split(['/', '\\']).collect();
+    parts.windows(3).enumerate().find_map(|(i, w)| {
+        let cuda = w[1].strip_prefix("cuda-")?.parse().ok()?;
+        let version = w[2].parse().ok()?;
+        (w[0] == "store").then(|| {
+            let sep = if path.contains('/') { "/" } else { "\\" };
+            (
+                parts[..=i].join(sep),
+                crate::version::ReleaseId::new(version, cuda),
+            )
+        })
+    })
+}
+
 /// A release being built in `store/.partial-*`; deleted on drop unless committed.
 #[derive(Debug)]
 pub struct PartialRelease {
@@ -818,6 +838,27 @@ pub fn now_rfc3339() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_path_inside_a_store_release_names_it() {
+        let r = |p: &str| release_in_store_path(p).map(|(s, id)| (s, id.to_string()));
+        assert_eq!(
+            r("/home/u/.local/share/cudnnm/store/cuda-12/9.12.0.46/lib/libcudnn.so.9"),
+            Some((
+                "/home/u/.local/share/cudnnm/store".into(),
+                "9.12.0.46_cuda12".into()
+            ))
+        );
+        assert_eq!(
+            r(r"C:\ProgramData\cudnnm\store\cuda-11.2\8.1.0.77\bin\cudnn64_8.dll"),
+            Some((
+                r"C:\ProgramData\cudnnm\store".into(),
+                "8.1.0.77_cuda11.2".into()
+            ))
+        );
+        assert_eq!(r("/usr/local/cuda-12.4/lib64/libcudnn.so.9"), None);
+        assert_eq!(r("/srv/store/cuda-12/notaversion/x"), None);
+    }
 
     fn source(kind: &str, name: &str, url: Option<&str>) -> Source {
         Source {

@@ -1724,3 +1724,24 @@ fn root_working_in_a_users_home_leaves_it_the_users() {
     run_as_nobody(&sb, &["du"]).ok();
     run_as_nobody(&sb, &["default", "9.12"]).ok();
 }
+
+/// Another cudnnm home's symlink deployment is named as such when this
+/// home replaces it (in the message and the backup's record), not as
+/// files "not from cudnnm".
+#[test]
+fn another_homes_deployment_is_named_as_such() {
+    let sb = Sandbox::new();
+    let tk = linux_toolkit(&sb.root().join("cuda-12.4"), "12.4.1");
+    let other = sb.root().join("other-home");
+    put_redist_linux_12(&other, "9.1.0.70");
+    put_redist_linux_12(&sb.home(), "9.12.0.46");
+    let t = tk_arg(&tk);
+    let o = other.display().to_string();
+    sb.run(["--home", &o, "use", "9.1.0.70", "--cuda-root", &t])
+        .ok();
+    sb.run(["use", "9.12.0.46", "--cuda-root", &t])
+        .ok()
+        .stderr_has(&["cuDNN 9.1.0.70 (from another cudnnm home) → 9.12.0.46 in '"]);
+    let b = sb.run(["backups", "--json"]).ok().json();
+    assert_eq!(b[0]["held"], "9.1.0.70 (from another cudnnm home)", "{b:#}");
+}

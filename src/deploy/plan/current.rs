@@ -229,6 +229,14 @@ pub(super) fn held_label(
     if let Some(d) = current {
         return d.release.version.to_string();
     }
+    // Links into a store that is not in this home's record: another home's deployment.
+    let other_home = found.iter().find_map(|f| match &f.state {
+        Entry::Link { target, .. } => crate::store::release_in_store_path(target),
+        _ => None,
+    });
+    if let Some((_, id)) = other_home {
+        return format!("{} (from another cudnnm home)", id.version);
+    }
     match toolkit.header_cudnn_version() {
         Some(v) => format!("{v} (not from cudnnm)"),
         None => match found.len() {

@@ -290,7 +290,7 @@ fn soname_chains(cx: &Cx, out: &mut Vec<Finding>) {
                 .why(format!("Loading by this name fails: \"{name}: cannot open shared object file: No such file or directory\"."));
             // A link cudnnm placed into a store release that is gone
             // (uninstalled, perhaps from the system store by an administrator).
-            let gone = store_release_in(&spath::join(&dir, target, false));
+            let gone = crate::store::release_in_store_path(&spath::join(&dir, target, false));
             finding = match gone {
                 Some((store, id)) => {
                     let toolkit = cx.s.toolkits.iter().find(|t| spath::is_within(&f.path, &t.root, false));
@@ -517,22 +517,4 @@ fn header_vs_library(cx: &Cx, out: &mut Vec<Finding>) {
         }
         out.push(f);
     }
-}
-
-/// The store folder and release of a path inside a cudnnm store release
-/// (`…/store/cuda-12/9.27.0.42/lib/libcudnn.so.9` → (`…/store`,
-/// 9.27.0.42_cuda12)), by the store's layout; `None` elsewhere.
-fn store_release_in(path: &str) -> Option<(String, crate::version::ReleaseId)> {
-    let parts: Vec<&str> = path.split(['/', '\\']).collect();
-    parts.windows(3).enumerate().find_map(|(i, w)| {
-        let cuda = w[1].strip_prefix("cuda-")?.parse().ok()?;
-        let version = w[2].parse().ok()?;
-        (w[0] == "store").then(|| {
-            let sep = if path.contains('/') { "/" } else { "\\" };
-            (
-                parts[..=i].join(sep),
-                crate::version::ReleaseId::new(version, cuda),
-            )
-        })
-    })
 }
