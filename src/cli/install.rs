@@ -36,8 +36,9 @@ pub struct Args {
     /// Platform to download for (catalog installs) [default: this machine's]
     #[arg(long, value_name = "P")]
     pub platform: Option<String>,
-    /// Base URL replacing NVIDIA's download server
-    #[arg(long, value_name = "URL", env = "CUDNNM_MIRROR")]
+    /// Base URL replacing NVIDIA's download server [default: env CUDNNM_MIRROR,
+    /// else `mirror` in config.toml]
+    #[arg(long, value_name = "URL")]
     pub mirror: Option<String>,
     /// Install a catalog archive that has no published SHA-256 without checking it
     #[arg(long)]
@@ -128,7 +129,8 @@ fn install_catalog(
     gate: &GpuGate,
 ) -> Result<u8> {
     let platform = platform_of(args)?;
-    let mirror = args.mirror.clone().or(ctx.home.config()?.mirror);
+    // `--mirror`; else `CUDNNM_MIRROR`, else config.toml (`catalog::effective_mirror`).
+    let mirror = args.mirror.clone();
     let req = catalog::FetchRequest {
         spec,
         cuda,
