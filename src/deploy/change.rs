@@ -351,6 +351,7 @@ impl<'a> Change<'a> {
         let keep = self.home.config()?.backups_to_keep();
         let plan = make(backup::next_id(self.home)?)?;
         access::preflight(&plan, self.home, &*access::checker(self.env), elevate)?;
+        backup::reserve_id(self.home, plan.id)?;
         let outcome = apply::execute(
             self.home,
             plan,
