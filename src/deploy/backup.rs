@@ -130,11 +130,15 @@ impl BackupRecord {
     /// Toolkit-relative paths of the files that are the user's own
     /// ([`BackupFile::is_users`]).
     pub fn users_files(&self, release_bytes: &HashSet<Sha256Hex>) -> Vec<String> {
-        self.files
-            .iter()
-            .filter(|f| f.is_users(release_bytes))
-            .map(|f| f.path.clone())
-            .collect()
+        self.users(release_bytes).map(|f| f.path.clone()).collect()
+    }
+
+    /// The files that are the user's own ([`BackupFile::is_users`]).
+    pub fn users<'a>(
+        &'a self,
+        release_bytes: &'a HashSet<Sha256Hex>,
+    ) -> impl Iterator<Item = &'a BackupFile> {
+        self.files.iter().filter(|f| f.is_users(release_bytes))
     }
 
     /// `backup.toml` as text.

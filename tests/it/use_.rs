@@ -587,8 +587,27 @@ fn old_backups_are_pruned_but_never_a_toolkits_first() {
     assert_eq!(ids, vec![1, 4, 5]);
     assert_eq!(j[0]["held"], "7.6.5 (not from cudnnm)");
     assert_eq!(j[0]["first"], true);
+    // The hand-copied 7.6.5 files are the user's (no release ships those
+    // bytes): the first backup keeps them, and says how many, their bytes and which.
+    let files = sb.home().join("backups/1/files");
+    let yours = std::fs::metadata(files.join("include/cudnn.h")).unwrap().len()
+        + std::fs::metadata(files.join("lib64/libcudnn.so.7.6.5"))
+            .unwrap()
+            .len();
+    assert_eq!(
+        j[0]["users_files"],
+        serde_json::json!(["include/cudnn.h", "lib64/libcudnn.so.7.6.5"])
+    );
+    assert_eq!(j[0]["users_bytes"], yours);
+    assert_eq!(j[1]["users_bytes"], 0);
     let text = sb.run(["backups"]).ok().stdout();
-    assert!(text.contains("7.6.5 (not from cudnnm) (first)"), "{text}");
+    assert!(
+        text.contains(&format!(
+            "7.6.5 (not from cudnnm) (first; yours: 2 files, {}: include/cudnn.h, lib64/libcudnn.so.7.6.5)",
+            cudnnm::store::human_size(yours)
+        )),
+        "{text}"
+    );
     // The first backup still restores the original files.
     sb.run(["rollback", "--to", "1"]).ok();
     assert_eq!(
@@ -1371,9 +1390,13 @@ fn pruning_keeps_the_users_own_files_until_removed_by_name() {
         serde_json::json!(["include/cudnn.h", "lib64/libcudnn_myplugin.so.9"])
     );
     assert!(j[3]["users_files"].as_array().unwrap().is_empty());
+    assert_eq!(kept["users_bytes"], (patched.len() + plugin.len()) as u64);
     let text = sb.run(["backups"]).ok().stdout();
     assert!(
-        text.contains("(kept: yours: include/cudnn.h, lib64/libcudnn_myplugin.so.9)"),
+        text.contains(&format!(
+            "(yours: 2 files, {}: include/cudnn.h, lib64/libcudnn_myplugin.so.9)",
+            cudnnm::store::human_size((patched.len() + plugin.len()) as u64)
+        )),
         "{text}"
     );
     let files = sb.home().join("backups/2/files");
