@@ -590,7 +590,9 @@ fn old_backups_are_pruned_but_never_a_toolkits_first() {
     // The hand-copied 7.6.5 files are the user's (no release ships those
     // bytes): the first backup keeps them, and says how many, their bytes and which.
     let files = sb.home().join("backups/1/files");
-    let yours = std::fs::metadata(files.join("include/cudnn.h")).unwrap().len()
+    let yours = std::fs::metadata(files.join("include/cudnn.h"))
+        .unwrap()
+        .len()
         + std::fs::metadata(files.join("lib64/libcudnn.so.7.6.5"))
             .unwrap()
             .len();
