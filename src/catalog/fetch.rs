@@ -28,7 +28,7 @@ pub struct FetchRequest {
 }
 
 /// A downloaded (or cached) archive, verified, ready for import.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct Fetched {
     /// The archive in `downloads/` (named by its SHA-256, no extension).
     pub path: std::path::PathBuf,
@@ -48,6 +48,9 @@ pub struct Fetched {
     pub warnings: Vec<String>,
     /// Status lines: why a newer release was passed over for this machine's GPU.
     pub notes: Vec<String>,
+    /// The archive held in the cache ([`download::ArchiveHold`]): keep it
+    /// until the import has read the archive, so `cache clean` leaves it.
+    pub hold: download::ArchiveHold,
 }
 
 /// Resolves `req` against the catalog and downloads the archive into the
@@ -203,5 +206,6 @@ pub fn fetch_archive(
         cached: got.cached,
         warnings,
         notes: Vec::new(),
+        hold: got.hold,
     })
 }

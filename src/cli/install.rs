@@ -159,7 +159,10 @@ fn install_catalog(
     } else {
         format!("downloaded {} from {}", fetched.name, fetched.url)
     });
-    import_and_report(
+    pause_after_download(ctx);
+    // The archive stays held (`cache clean` leaves it) until the import has read it.
+    let hold = fetched.hold;
+    let done = import_and_report(
         ctx,
         ImportRequest {
             source: fetched.path,
@@ -170,7 +173,24 @@ fn install_catalog(
             force: args.force,
             ..Default::default()
         },
-    )
+    );
+    drop(hold);
+    done
+}
+
+/// Test hook (debug builds only): with `CUDNNM_TEST_PAUSE_AFTER_DOWNLOAD`
+/// set, waits between the download and the import, before the home lock is
+/// taken, while the file `CUDNNM_TEST_PAUSE_FILE` exists.
+fn pause_after_download(ctx: &Ctx) {
+    if cfg!(debug_assertions)
+        && ctx
+            .env
+            .var(crate::env::CUDNNM_TEST_PAUSE_AFTER_DOWNLOAD)
+            .is_some()
+        && let Some(f) = ctx.env.var(crate::env::CUDNNM_TEST_PAUSE_FILE)
+    {
+        crate::interrupt::test_pause(std::path::Path::new(&f));
+    }
 }
 
 /// `--platform`, else the host's.

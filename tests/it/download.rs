@@ -171,9 +171,14 @@ fn fetch_by_version_through_the_mirror_then_from_the_cache() {
     assert_eq!(f.url, w.server.url(&w.path));
     assert_eq!(f.path, w.downloads().join(&w.sha));
     assert_eq!(std::fs::read(&f.path).unwrap(), w.bytes);
+    // Held for its import (`cache clean` leaves it) while `f` lives.
     assert_eq!(
         names(&w.downloads()),
-        vec![w.sha.clone(), format!("{}.toml", w.sha)]
+        vec![
+            format!(".use-{}", w.sha),
+            w.sha.clone(),
+            format!("{}.toml", w.sha)
+        ]
     );
     let sidecar = std::fs::read_to_string(w.downloads().join(format!("{}.toml", w.sha))).unwrap();
     assert!(
@@ -202,6 +207,14 @@ fn fetch_by_version_through_the_mirror_then_from_the_cache() {
         w.server.hits(&w.path),
         1,
         "a second install never downloads"
+    );
+    // The last holder to let go removes the lock file.
+    drop(f);
+    assert!(w.downloads().join(format!(".use-{}", w.sha)).exists());
+    drop(again);
+    assert_eq!(
+        names(&w.downloads()),
+        vec![w.sha.clone(), format!("{}.toml", w.sha)]
     );
 }
 
@@ -239,6 +252,7 @@ fn a_connection_cut_halfway_is_resumed_with_a_range_request() {
         w.bytes.len() as u64,
         "progress counts each byte once"
     );
+    drop(f);
     assert_eq!(
         names(&w.downloads()).len(),
         2,
@@ -667,6 +681,7 @@ fn concurrent_fetches_of_one_archive_download_it_once() {
         1,
         "the others waited and found it in the cache"
     );
+    drop(results);
     assert_eq!(
         names(&w.downloads()).len(),
         2,
@@ -762,6 +777,73 @@ fn https_checks_the_server_certificate_and_trusts_a_ca_named_by_ssl_cert_file() 
     assert!(receipt.contains(&w.sha), "{receipt}");
     let got = w.server.requests_for(&w.path);
     assert_eq!(got.len(), 1, "one download, through the TLS front: {got:?}");
+}
+
+#[test]
+fn cache_clean_leaves_an_archive_an_install_downloaded_and_has_not_imported_yet() {
+    let w = World::new();
+    let pause = w.sb.root().join("pause");
+    let mut install = w.sb.command();
+    install
+        .args(["install", V, "--cuda", "12", "--mirror", &w.mirror()])
+        .args(["--platform", "linux-x86_64"])
+        .env("CUDNNM_TEST_PAUSE_AFTER_DOWNLOAD", "1")
+        .env("CUDNNM_TEST_PAUSE_FILE", &pause)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let child = install.spawn().unwrap();
+    let start = std::time::Instant::now();
+    while !pause.exists() {
+        assert!(start.elapsed().as_secs() < 60, "the install never paused");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    // The install has downloaded the archive and not taken the home lock yet.
+    let archive = w.downloads().join(&w.sha);
+    assert_eq!(std::fs::read(&archive).unwrap(), w.bytes);
+    let j = w.sb.run(["cache", "--json"]).ok().json();
+    assert_eq!(j["entries"][0]["in_use"], true, "{j}");
+    w.sb.run(["cache"])
+        .ok()
+        .stdout_has(&["an install is importing it now"]);
+    let clean = w.sb.run(["cache", "clean"]).ok().stderr_has(&[
+        &format!("kept '{}' (", archive.display()),
+        "): an install downloaded it and is about to import it; `cudnnm cache clean` removes it once that install is done",
+        "removed 0 files from the download cache",
+    ]);
+    let json = w.sb.run(["cache", "clean", "--json"]).ok().json();
+    assert_eq!(
+        json["in_use"][0]["path"],
+        archive.display().to_string(),
+        "{json}"
+    );
+    assert_eq!(json["removed"], serde_json::json!([]));
+    assert_eq!(
+        std::fs::read(&archive).unwrap(),
+        w.bytes,
+        "{}",
+        clean.describe()
+    );
+    // Let the install go on: it imports the archive it holds.
+    std::fs::remove_file(&pause).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(&format!("installed cuDNN {V} for CUDA 12")),
+        "{stderr}"
+    );
+    assert!(
+        w.sb.home()
+            .join("store/cuda-12")
+            .join(V)
+            .join("receipt.toml")
+            .is_file()
+    );
+    // Done with it: the next clean removes it, and no lock file is left.
+    w.sb.run(["cache", "clean"])
+        .ok()
+        .stderr_has(&["removed 1 file from the download cache"]);
+    assert_eq!(names(&w.downloads()), Vec::<String>::new());
 }
 
 #[test]
