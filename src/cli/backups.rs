@@ -209,7 +209,17 @@ fn toolkit_filter(ctx: &Ctx, p: PathBuf) -> Result<PathBuf> {
     } else {
         ctx.env.cwd().join(p)
     };
+    // A toolkit whose folder is gone still has its backups listed by its root.
+    let recorded = || {
+        backup::list(&ctx.home)
+            .unwrap_or_default()
+            .iter()
+            .any(|b| b.record.toolkit == p)
+    };
     if std::fs::metadata(&p).is_err() {
+        if recorded() {
+            return Ok(p);
+        }
         return Err(Error::new(
             Kind::NotFound,
             format!("--cuda-root '{}' does not exist", p.display()),

@@ -262,10 +262,16 @@ const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
     ),
     (
         "toolkits",
-        &[(
-            "cudnnm toolkits",
-            "the CUDA toolkits found and known, and the cuDNN each holds",
-        )],
+        &[
+            (
+                "cudnnm toolkits",
+                "the CUDA toolkits found and known, and the cuDNN each holds",
+            ),
+            (
+                "cudnnm toolkits forget /opt/cuda-12.4",
+                "forget a toolkit whose folder was deleted (its backups stay)",
+            ),
+        ],
     ),
     (
         "doctor",

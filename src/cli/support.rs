@@ -245,11 +245,21 @@ pub fn known_toolkits(ctx: &Ctx, deployments: &Deployments) -> Vec<Toolkit> {
             Ok(t) => all.push(t),
             Err(e) => {
                 if let Some(d) = deployments.for_toolkit(&root) {
-                    ctx.warn(format!(
-                        "cuDNN {} is recorded in '{}', which is no longer a toolkit: {e}",
-                        d.release,
-                        root.display()
-                    ))
+                    let gone = matches!(std::fs::metadata(&root), Err(e) if e.kind() == std::io::ErrorKind::NotFound);
+                    ctx.warn(if gone {
+                        format!(
+                            "cuDNN {} is recorded in '{}', whose folder is gone; `{}` forgets it (its backups stay)",
+                            d.release,
+                            root.display(),
+                            CommandLine::forget_toolkit(&root).for_host(ctx.env.is_windows())
+                        )
+                    } else {
+                        format!(
+                            "cuDNN {} is recorded in '{}', which is no longer a toolkit: {e}",
+                            d.release,
+                            root.display()
+                        )
+                    })
                 }
             }
         }
