@@ -1022,14 +1022,15 @@ fn a_stale_record_does_not_label_the_backup_and_its_rollback_records_files_not_f
     let cur = sb.run(["current", "--cuda-root", &t, "--json"]).ok().json();
     assert_eq!(cur["toolkits"][0]["release"], "9.1.0.70_cuda12");
     assert_eq!(snapshot(&tk.join("targets")), on_912);
+    // Backup 3: the killed change's id 2 is not handed out again.
     sb.run(["use", "9.1.0.70", "--mode", "copy", "--cuda-root", &t])
         .ok()
         .stderr_has(&[
             "cuDNN 9.12.0 (not from cudnnm) → 9.1.0.70",
-            "(copy, backup 2)",
+            "(copy, backup 3)",
         ]);
     let j = sb.run(["backups", "--json"]).ok().json();
-    assert_eq!(j[1]["id"], 2);
+    assert_eq!(j[1]["id"], 3);
     assert_eq!(j[1]["held"], "9.12.0 (not from cudnnm)");
     assert_eq!(j[1]["release"], serde_json::Value::Null, "{j}");
     // Rolling back to it restores B's 9.12 bytes and does not claim 9.1.
