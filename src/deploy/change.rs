@@ -313,6 +313,9 @@ impl<'a> Change<'a> {
         elevate: &str,
         deployments: &Deployments,
     ) -> Result<Done> {
+        // A store file changed since it was installed (edited through a link
+        // deployment) is refused before anything is judged or placed.
+        plan::check_release(&self.store, release, toolkit)?;
         let current = deployments.for_toolkit(&toolkit.root);
         if let Some(drift) = self.drift_of_same(current, toolkit, release, mode) {
             if drift.is_clean() {

@@ -1696,3 +1696,169 @@ fn a_build_for_another_cuda_suggests_only_a_build_the_catalog_has_for_the_toolki
         .ok()
         .stderr_has(&["→ 9.10.2.21"]);
 }
+
+/// cuDNN 9.1.0.70 and 9.12.0.46 for CUDA 12 imported from their archives
+/// (receipts with each file's time, as `install` writes them), and a CUDA
+/// 12.4 toolkit; the 9.12 archive's name.
+fn imported_9_1_and_9_12(sb: &Sandbox) -> (std::path::PathBuf, String) {
+    let dir = sb.root().join("archives");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut name = String::new();
+    for v in ["9.1.0.70", "9.12.0.46"] {
+        let a = fixtures::redist_linux(v, "12").write(&dir);
+        sb.run(["install", &a.display().to_string()]).ok();
+        name = a.file_name().unwrap().to_string_lossy().into_owned();
+    }
+    (linux_toolkit(&sb.root().join("cuda-12.4"), "12.4.1"), name)
+}
+
+/// Overwrites `path` in place (the same file, so a hard link or the store
+/// file behind a link sees it) with bytes of the same length: one changed.
+fn edit_same_size(path: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    let mut bytes = std::fs::read(path).unwrap();
+    bytes[0] ^= 0x20;
+    let real = std::fs::canonicalize(path).unwrap();
+    std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o644)).unwrap();
+    std::fs::write(&real, &bytes).unwrap();
+}
+
+/// A same-size edit of a deployed file that is the store's own (a hard
+/// link, or the store file a symlink leads to) is seen by `current`, not
+/// only by `verify`, and `use` refuses to deploy the changed release.
+fn a_same_size_edit_of_a_store_file_is_seen_and_refused(mode: &str) {
+    let sb = Sandbox::new();
+    let (tk, archive) = imported_9_1_and_9_12(&sb);
+    let t = tk_arg(&tk);
+    let receipt =
+        std::fs::read_to_string(sb.home().join("store/cuda-12/9.12.0.46/receipt.toml")).unwrap();
+    assert!(receipt.contains("mtime_ns = "), "{receipt}");
+    sb.run(["use", "9.12", "--cuda-root", &t, "--mode", mode])
+        .ok();
+    sb.run(["current", "--cuda-root", &t]).ok().stdout_has(&[
+        &format!("9.12.0.46_cuda12, {mode}, deployed "),
+        "files match",
+    ]);
+    edit_same_size(&tk.join("include/cudnn.h"));
+    let store_file = sb.home().join("store/cuda-12/9.12.0.46/include/cudnn.h");
+    let store_file = std::fs::canonicalize(&store_file).unwrap();
+    sb.run(["current", "--cuda-root", &t])
+        .ok()
+        .stdout_has(&["drift: 1 changed"]);
+    let j = sb.run(["current", "--cuda-root", &t, "--json"]).ok().json();
+    assert_eq!(
+        j["toolkits"][0]["drift"]["changed"][0],
+        tk.join("include/cudnn.h").display().to_string(),
+        "{j}"
+    );
+    // `use` of the changed release: refused, nothing changed.
+    let before = (
+        snapshot(&tk),
+        std::fs::read_to_string(sb.home().join("deployments.toml")).unwrap(),
+    );
+    for args in [
+        vec!["use", "9.12", "--cuda-root", &t, "--mode", mode],
+        vec!["use", "9.12", "--cuda-root", &t, "--mode", "copy"],
+    ] {
+        sb.run(&args).code_is(4).stderr_has(&[
+            &format!(
+                "error: cuDNN 9.12.0.46_cuda12 in the store is damaged: '{}' was changed (same size, SHA-256 ",
+                store_file.display()
+            ),
+            &format!("help: reinstall it from the file it came from ({archive}): `cudnnm install PATH/TO/{archive} --force` (`cudnnm verify` lists every changed file"),
+            "; nothing was changed",
+        ]);
+    }
+    assert_eq!(
+        (
+            snapshot(&tk),
+            std::fs::read_to_string(sb.home().join("deployments.toml")).unwrap()
+        ),
+        before
+    );
+    // Switching away works, and the backup holds the edited bytes as they are.
+    sb.run(["use", "9.1", "--cuda-root", &t, "--mode", mode])
+        .ok();
+    let b = sb.run(["backups", "--json"]).ok().json();
+    let last = b.as_array().unwrap().last().unwrap();
+    assert_eq!(last["held"], "9.12.0.46", "{b}");
+    sb.run(["rollback", "--cuda-root", &t]).ok();
+    assert_eq!(
+        std::fs::read(tk.join("include/cudnn.h")).unwrap(),
+        std::fs::read(&store_file).unwrap()
+    );
+}
+
+#[test]
+fn a_same_size_edit_through_a_hard_link_is_seen_by_current_and_refused_by_use() {
+    a_same_size_edit_of_a_store_file_is_seen_and_refused("hardlink");
+}
+
+#[test]
+fn a_same_size_edit_through_a_symlink_is_seen_by_current_and_refused_by_use() {
+    a_same_size_edit_of_a_store_file_is_seen_and_refused("symlink");
+}
+
+#[test]
+fn a_copy_is_judged_by_its_bytes_when_its_time_changed() {
+    let sb = Sandbox::new();
+    let (tk, _) = imported_9_1_and_9_12(&sb);
+    let t = tk_arg(&tk);
+    sb.run(["use", "9.12", "--cuda-root", &t, "--mode", "copy"])
+        .ok();
+    // Touched, same bytes: still the release's copy (read once, as git does).
+    let h = tk.join("include/cudnn.h");
+    let f = std::fs::File::options().write(true).open(&h);
+    let f = f.unwrap_or_else(|_| {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&h, std::fs::Permissions::from_mode(0o644)).unwrap();
+        std::fs::File::options().write(true).open(&h).unwrap()
+    });
+    f.set_modified(std::time::SystemTime::now() + std::time::Duration::from_secs(5))
+        .unwrap();
+    drop(f);
+    sb.run(["current", "--cuda-root", &t])
+        .ok()
+        .stdout_has(&["files match"]);
+    sb.run(["use", "9.12", "--cuda-root", &t, "--mode", "copy"])
+        .ok()
+        .stderr_has(&["is already active"]);
+    // Same size, other bytes: drift, and `use` deploys the release again.
+    edit_same_size(&h);
+    sb.run(["current", "--cuda-root", &t])
+        .ok()
+        .stdout_has(&["drift: 1 changed"]);
+    sb.run(["use", "9.12", "--cuda-root", &t, "--mode", "copy"])
+        .ok()
+        .stderr_has(&["but the files changed (drift: 1 changed); deploying it again"]);
+}
+
+#[test]
+fn a_receipt_without_times_is_read_once_then_recorded_and_a_changed_file_is_refused() {
+    // Receipts written before the times were kept (`put_release` writes
+    // them so): `use` reads the files it deploys and records their times.
+    let sb = Sandbox::new();
+    let tk = linux_toolkit(&sb.root().join("cuda-12.4"), "12.4.1");
+    let t = tk_arg(&tk);
+    let rel = put_redist_linux_12(&sb.home(), "9.12.0.46");
+    put_redist_linux_12(&sb.home(), "9.1.0.70");
+    let receipt = rel.join("receipt.toml");
+    assert!(
+        !std::fs::read_to_string(&receipt)
+            .unwrap()
+            .contains("mtime_ns")
+    );
+    sb.run(["use", "9.12", "--cuda-root", &t]).ok();
+    let now = std::fs::read_to_string(&receipt).unwrap();
+    assert!(now.contains("mtime_ns = "), "{now}");
+    assert!(now.contains("path = \"include/cudnn.h\""), "{now}");
+    // A same-size change to a store file of the other release: refused.
+    let other = sb.home().join("store/cuda-12/9.1.0.70/include/cudnn.h");
+    edit_same_size(&other);
+    sb.run(["use", "9.1", "--cuda-root", &t])
+        .code_is(4)
+        .stderr_has(&["error: cuDNN 9.1.0.70_cuda12 in the store is damaged: '"]);
+    sb.run(["current", "--cuda-root", &t])
+        .ok()
+        .stdout_has(&["9.12.0.46_cuda12, symlink", "files match"]);
+}
