@@ -61,6 +61,39 @@ pub fn on_system(ctx: &Ctx, command: CommandLine, elevated: bool) -> CommandLine
     crate::home::Home::system(ctx.system_home.clone()).reach(&ctx.env, command, elevated)
 }
 
+/// The machine's platform as the environment says it (a Windows
+/// environment is a Windows machine; elsewhere the platform this binary
+/// runs on).
+pub fn host_platform(ctx: &Ctx) -> Option<crate::version::Platform> {
+    use crate::version::Platform;
+    if ctx.env.is_windows() {
+        Some(Platform::WindowsX86_64)
+    } else {
+        Platform::host().filter(|p| !p.is_windows())
+    }
+}
+
+/// What the catalog (the user's `catalog.toml` over the embedded one, or
+/// the embedded one when that cannot be read) can install on this machine:
+/// the offers every install hint chooses from
+/// ([`crate::catalog::offer::advise`]).
+pub fn machine_offers(ctx: &Ctx) -> Vec<crate::catalog::offer::Offer> {
+    let catalog = crate::catalog::Catalog::load(&ctx.home)
+        .unwrap_or_else(|_| crate::catalog::Catalog::embedded());
+    crate::catalog::offer::offers_for(&catalog, host_platform(ctx))
+}
+
+/// The `help:` words for installing `spec`, which no store holds, by the
+/// one rule ([`crate::catalog::offer::advise`]), each command for this
+/// home and the user's shell; with the command itself when the catalog has
+/// the release.
+pub fn install_advice(ctx: &Ctx, spec: &crate::version::Spec) -> (String, Option<String>) {
+    let offers = machine_offers(ctx);
+    let advice = crate::catalog::offer::advise(&offers, spec, None);
+    let render = |c: CommandLine| for_this_store(ctx, c).for_host(ctx.env.is_windows());
+    (advice.hint(&render), advice.command().map(render))
+}
+
 /// A hint's command for the store this command works on, run by the same
 /// person here ([`crate::home::Home::reach`]): with `--system` for the
 /// system home; with `--home` / `--system-home` where they came from flags.

@@ -246,11 +246,33 @@ impl<'a> Change<'a> {
                     root.display()
                 ),
             )
-            .hint(format!(
-                "install it again (`{}`), or deploy another release with `{}`",
-                CommandLine::install(dep.release.to_string()).for_host(windows),
-                use_here("SPEC")
-            )));
+            .hint({
+                // From the source the deployment recorded (never another
+                // package of the release id); else what the catalog has.
+                let again = match &dep.source {
+                    Some(src) => {
+                        let (arg, is_file) = src.reinstall_arg(&dep.release.to_string());
+                        format!(
+                            "install it again (`{}`)",
+                            CommandLine::install_from(&arg, is_file).for_host(windows)
+                        )
+                    }
+                    None => crate::catalog::offer::install_hint(
+                        self.home,
+                        &crate::version::Spec::prefix(
+                            dep.release.version.clone(),
+                            Some(dep.release.cuda),
+                        ),
+                        crate::version::Platform::host(),
+                        None,
+                        &|c| c.for_host(windows),
+                    ),
+                };
+                format!(
+                    "{again}, or deploy another release with `{}`",
+                    use_here("SPEC")
+                )
+            }));
         };
         // Headers that now declare another cuDNN: another home (or the user)
         // deployed something else; redeploying this home's record would undo

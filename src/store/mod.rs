@@ -534,21 +534,23 @@ impl Store {
         Ok(())
     }
 
-    /// The one installed release `spec` names: the newest match, or an error
-    /// naming the spec and how to install it.
+    /// The one installed release `spec` names: the newest match, or an
+    /// error naming the spec and, in its hint, the nearest installed
+    /// releases. How to install it is the caller's to add: what the catalog
+    /// has for this machine (the rule in `catalog::offer`), which the store
+    /// does not know.
     ///
     /// # Errors
     /// [`Kind::NotFound`] when nothing matches.
     pub fn resolve(&self, spec: &Spec) -> Result<Release> {
         self.newest_matching(spec)?.ok_or_else(|| {
             let near = self.nearest(spec);
-            let install = format!("install it with `cudnnm install {spec}` (or `cudnnm install PATH` for an archive you have)");
             let e = Error::new(Kind::NotFound, format!("cuDNN {spec} is not installed"));
             if near.is_empty() {
-                e.hint(install)
+                e.hint("`cudnnm list` shows the installed releases")
             } else {
                 e.hint(format!(
-                    "the nearest installed release{}: {}; or {install}",
+                    "the nearest installed release{}: {}",
                     if near.len() == 1 { " is" } else { "s are" },
                     near.join(", ")
                 ))

@@ -396,8 +396,10 @@ fn a_prefix_picks_the_newest_installed_release_that_fits() {
         .code_is(3)
         .stderr_has(&[
             "cuDNN 9 is not installed",
-            // The newest 9 the catalog builds for CUDA 11 (a CUDA 11.4 toolkit), not a CUDA 12 wheel.
-            "cudnnm install pip:nvidia-cudnn-cu11==9.10.2.21",
+            // The newest 9 the catalog builds for CUDA 11 (a CUDA 11.4 toolkit), not a
+            // CUDA 12 wheel — and for the toolkit's Windows layout: the Windows archive
+            // (`--platform`), not a Linux wheel `use` would then refuse for it.
+            "cudnnm install 9.10.0.56_cuda11 --platform windows-x86_64",
         ]);
     sb.run(["use", "--cuda-root", &tk_arg(&tk)])
         .code_is(2)
