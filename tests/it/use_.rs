@@ -1864,3 +1864,69 @@ fn a_receipt_without_times_is_read_once_then_recorded_and_a_changed_file_is_refu
         .ok()
         .stdout_has(&["9.12.0.46_cuda12, symlink", "files match"]);
 }
+
+/// The command in backticks right after `after` in `text`, run as printed
+/// (its arguments hold no spaces).
+fn run_after(sb: &Sandbox, text: &str, after: &str) -> common::Run {
+    let at = text
+        .find(after)
+        .unwrap_or_else(|| panic!("{after:?} in {text}"))
+        + after.len();
+    let start = at + text[at..].find("`cudnnm ").unwrap() + 1;
+    let cmd = &text[start..start + text[start..].find('`').unwrap()];
+    let args: Vec<&str> = cmd.split_whitespace().skip(1).collect();
+    sb.run(&args)
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn every_install_hint_names_what_the_catalog_has_and_the_printed_commands_work() {
+    let mut sb = Sandbox::new();
+    common::real_wheel("nvidia_cudnn_jit_cu12-9.12.0.46");
+    offline_pip(&mut sb, &common::wheels_dir());
+    // exec / which / env (a release no store holds): the catalog's pip row, not `install 9.12`.
+    let r = sb
+        .run(["exec", "--version", "9.12", "--", "true"])
+        .code_is(3);
+    let r = r.stderr_has(&[
+        "error: cuDNN 9.12 is not installed (asked for by the --version flag)",
+        "help: install it with `cudnnm install pip:nvidia-cudnn-jit-cu12==9.12.0.46`",
+    ]);
+    sb.run(["which", "--version", "9.12"])
+        .code_is(3)
+        .stderr_has(&[
+            "help: install it with `cudnnm install pip:nvidia-cudnn-jit-cu12==9.12.0.46`",
+        ]);
+    run_printed(&sb, &r.stderr()).ok();
+    sb.run(["exec", "--version", "9.12", "--", "true"]).ok();
+    // export dir: the nearest installed, then the catalog's command; it works.
+    let out = sb.root().join("out").display().to_string();
+    let r = sb.run(["export", "dir", &out, "9.27"]).code_is(3).stderr_has(&[
+        "error: cuDNN 9.27 is not installed",
+        "help: the nearest installed release is: 9.12.0.46_cuda12; or install it with `cudnnm install pip:nvidia-cudnn-jit-cu12==9.27.0.42`",
+    ]);
+    run_printed(&sb, &r.stderr()).ok();
+    sb.run(["export", "dir", &out, "9.27"]).ok();
+    // A release no catalog has: never `install 9.99`, but the nearest there is.
+    for args in [
+        &["pin", "9.99"][..],
+        &["default", "9.99"],
+        &["exec", "--version", "9.99", "--", "true"],
+    ] {
+        let r = sb
+            .run(args)
+            .code_is(3)
+            .stderr_has(&["help: the nearest release the catalog has is cuDNN 9."]);
+        assert!(!r.stderr().contains("install 9.99"), "{}", r.describe());
+    }
+    // `install` of a version the catalog lacks lists the nearest, PyPI's
+    // included, each with its command; the one printed for 9.12.0.46 works.
+    let r = sb.run(["install", "9.12.0.4"]).code_is(3).stderr_has(&[
+        "error: cuDNN 9.12.0.4 is not in the catalog for linux-x86_64",
+        "caused by: nearest known: ",
+        "9.12.0.46 (`cudnnm install pip:nvidia-cudnn-jit-cu12==9.12.0.46`)",
+    ]);
+    run_after(&sb, &r.stderr(), "9.12.0.46 (")
+        .ok()
+        .stderr_has(&["is already installed"]);
+}
