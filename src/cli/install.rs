@@ -5,7 +5,9 @@
 //! one (`--locked`: only so).
 
 use super::Ctx;
-use super::support::{GpuGate, ReleaseView, recover_and_report};
+use super::support::{
+    GpuGate, ReleaseView, recover_and_report, report_build_choice, toolkits_for_pick,
+};
 use crate::archive::{self, ImportRequest, Outcome};
 use crate::catalog;
 use crate::error::{Error, IoResultExt, Kind, Result};
@@ -139,12 +141,19 @@ fn install_catalog(
         sha256,
         allow_unverified: args.allow_unverified,
     };
+    // The CUDA build for the toolkit `use` would deploy into (found, or
+    // known to this home), as `use` picks it, and said.
+    let (toolkits, chosen) = toolkits_for_pick(ctx, &req.spec, req.cuda.as_ref(), platform);
+    if let Some(t) = &chosen {
+        report_build_choice(ctx, &req.spec, t);
+    }
     let progress = ctx.progress();
     let fetched = catalog::fetch_for(
         &ctx.home,
         &ctx.env,
         &req,
         &*progress,
+        &toolkits,
         gate.oldest(),
         &|v, c| gate.check(v, c, args.force, "install"),
     )?;

@@ -246,23 +246,118 @@ pub fn wanted_cudas(
     (cudas, label)
 }
 
+/// The toolkits a catalog pick (`install SPEC`, a bare `install`, `lock`)
+/// chooses its CUDA build by, as `use` picks a toolkit: none to choose by
+/// when `--cuda` (`cuda`) or the spec's suffix names the CUDA; for another
+/// platform than this machine's, those found here. Else, among the toolkits
+/// found and those this home knows (deployed to, or holding backups of), the
+/// one `use` would pick ([`toolkit::select`]): the one the environment names,
+/// the only one, or the only one a catalog build of `spec` fits — narrowed
+/// to the pin's CUDA when the pin that applies here names one. With several
+/// and none of those, all of them: the catalog then asks for `--cuda` when
+/// they need different builds. Returns the toolkits and, when the catalog
+/// has several CUDA builds of `spec` to choose from, the one chosen.
+pub fn toolkits_for_pick(
+    ctx: &Ctx,
+    spec: &crate::version::Spec,
+    cuda: Option<&CudaVariant>,
+    platform: crate::version::Platform,
+) -> (Vec<Toolkit>, Option<Toolkit>) {
+    if cuda.is_some() || spec.cuda.is_some() {
+        return (Vec::new(), None);
+    }
+    if Some(platform) != host_platform(ctx) {
+        return (toolkit::discover(&ctx.env), None);
+    }
+    let deployments = Deployments::load(&ctx.home).unwrap_or_default();
+    let known = recorded_toolkits(ctx, &deployments);
+    let catalog = crate::catalog::Catalog::load(&ctx.home)
+        .unwrap_or_else(|_| crate::catalog::Catalog::embedded());
+    let mut wants: Vec<CudaVariant> = catalog
+        .archives()
+        .iter()
+        .filter(|a| a.platform == platform && spec.matches(&a.version, &a.cuda))
+        .map(|a| a.cuda)
+        .collect();
+    wants.sort();
+    wants.dedup();
+    let several = wants.len() > 1;
+    let mut label = format!("a build of cuDNN {spec} in the catalog");
+    if let Ok(Some(pin)) = crate::pin::resolve_spec(None, &ctx.env, &ctx.home)
+        && let Some(pc) = &pin.spec.cuda
+    {
+        let narrowed: Vec<CudaVariant> = wants
+            .iter()
+            .copied()
+            .filter(|w| crate::catalog::resolve::cuda_serves(pc, w))
+            .collect();
+        if !narrowed.is_empty() {
+            wants = narrowed;
+            label = format!(
+                "the CUDA {pc} build of cuDNN {spec} the pin {} asks for ({})",
+                pin.spec,
+                source_label(&pin.source)
+            );
+        }
+    }
+    let chosen = toolkit::select(
+        &ctx.env,
+        &toolkit::Selector {
+            known: &known,
+            wants: &wants,
+            wants_label: &label,
+            ..Default::default()
+        },
+    );
+    match chosen {
+        // Said only where it chose among CUDA builds.
+        Ok(t) if several => (vec![t.clone()], Some(t)),
+        Ok(t) => (vec![t], None),
+        Err(_) => {
+            let mut all = toolkit::discover(&ctx.env);
+            for k in known {
+                if !all.iter().any(|t| t.root == k.root) {
+                    all.push(k);
+                }
+            }
+            (all, None)
+        }
+    }
+}
+
 /// One line saying which toolkit a command works on and why, as `current`
 /// says why a release applies: nothing for `--cuda-root`, which named it.
 pub fn report_toolkit_choice(ctx: &Ctx, t: &Toolkit) {
     if t.found_by != "--cuda-root" {
-        // The selector's reasons read as sentences ("the only …"); a bare
-        // source (`CUDA_PATH`, `deployments.toml`) gets "found by".
-        let why = if t.found_by.starts_with("the ") {
-            t.found_by.clone()
-        } else {
-            format!("found by {}", t.found_by)
-        };
         ctx.status(format!(
-            "toolkit '{}' (CUDA {}): {why}",
+            "toolkit '{}' (CUDA {}): {}",
             t.root.display(),
-            t.cuda
+            t.cuda,
+            toolkit_reason(t)
         ));
     }
+}
+
+/// Why a toolkit was chosen, as a clause: the selector's reasons read as
+/// sentences ("the only …"); a bare source (`CUDA_PATH`,
+/// `deployments.toml`) gets "found by".
+fn toolkit_reason(t: &Toolkit) -> String {
+    if t.found_by.starts_with("the ") {
+        t.found_by.clone()
+    } else {
+        format!("found by {}", t.found_by)
+    }
+}
+
+/// The line a catalog pick says when a toolkit chose its CUDA build
+/// ([`toolkits_for_pick`]): which toolkit, and why that one.
+pub fn report_build_choice(ctx: &Ctx, spec: &crate::version::Spec, t: &Toolkit) {
+    ctx.status(format!(
+        "choosing the build of cuDNN {spec} for the toolkit '{}' (CUDA {}): {}",
+        t.root.display(),
+        t.cuda,
+        toolkit_reason(t)
+    ));
 }
 
 /// Every toolkit worth showing: those found on this machine, then those

@@ -926,3 +926,124 @@ fn cache_lists_each_archive_with_its_release_and_clean_frees_it_but_not_a_runnin
     assert!(!live.exists());
     w.sb.run(["cache"]).ok().stderr_has(&["is empty"]);
 }
+
+/// NVIDIA's shape B: one release, a CUDA 11 and a CUDA 12 archive for Linux x86_64.
+fn redistrib_b(version: &str, archives: &[(&str, &str, &str, usize)]) -> String {
+    let entries: Vec<String> = archives
+        .iter()
+        .map(|(cuda, rel, sha, size)| {
+            format!(r#""cuda{cuda}": {{ "relative_path": "{rel}", "sha256": "{sha}", "md5": "00", "size": "{size}" }}"#)
+        })
+        .collect();
+    format!(
+        r#"{{ "release_date": "2026-01-01", "release_label": "{version}", "release_product": "cudnn",
+  "cudnn": {{ "name": "NVIDIA CUDA Deep Neural Network library", "license": "cudnn", "license_path": "cudnn/LICENSE.txt",
+    "version": "{version}", "linux-x86_64": {{ {} }}, "cuda_variant": ["11", "12"] }} }}"#,
+        entries.join(", ")
+    )
+}
+
+// Sandbox toolkits use Unix links (lib64 -> targets/…).
+#[cfg(unix)]
+#[test]
+fn a_bare_version_install_picks_the_build_for_the_toolkit_this_home_knows_and_says_so() {
+    use crate::deploy_support::{linux_toolkit, put_redist_linux_12, put_release};
+    const V2: &str = "9.99.0.1";
+    let sb = Sandbox::new();
+    let server = TestServer::start();
+    let fx = sb.root().join("fx");
+    std::fs::create_dir_all(&fx).unwrap();
+    let mut rows = Vec::new();
+    for cuda in ["11", "12"] {
+        let file = fixtures::redist_linux(V2, cuda).write(&fx);
+        let bytes = std::fs::read(&file).unwrap();
+        let name = file.file_name().unwrap().to_string_lossy().into_owned();
+        let rel = format!("cudnn/linux-x86_64/{name}");
+        server.file(&format!("{REDIST}{rel}"), bytes.clone());
+        rows.push((cuda, rel, sha256_bytes(&bytes).to_string(), bytes.len()));
+    }
+    let rows: Vec<(&str, &str, &str, usize)> = rows
+        .iter()
+        .map(|(c, r, s, n)| (*c, r.as_str(), s.as_str(), *n))
+        .collect();
+    server.file(
+        &format!("{REDIST}redistrib_{V2}.json"),
+        redistrib_b(V2, &rows).into_bytes(),
+    );
+    sb.run([
+        "manifest",
+        "refresh",
+        "--from",
+        &server.url(&format!("{REDIST}redistrib_{V2}.json")),
+    ])
+    .ok();
+    let mirror = server.url("compute/");
+    let install = |extra: &[&str]| {
+        let mut args = vec![
+            "install",
+            V2,
+            "--mirror",
+            &mirror,
+            "--platform",
+            "linux-x86_64",
+        ];
+        args.extend_from_slice(extra);
+        sb.run(&args)
+    };
+    // No toolkit anywhere: two builds, nothing to choose by.
+    install(&[])
+        .code_is(2)
+        .stderr_has(&["is built for several CUDA versions (11, 12); say which with --cuda"]);
+    // A toolkit this home deployed to (found by nothing else): its build, said.
+    let tk12 = linux_toolkit(&sb.root().join("cuda-12.4"), "12.4.1");
+    put_redist_linux_12(&sb.home(), "9.12.0.46");
+    sb.run(["use", "9.12", "--cuda-root", &tk12.display().to_string()])
+        .ok();
+    let r12 = std::fs::canonicalize(&tk12).unwrap();
+    install(&[]).ok().stderr_has(&[
+        &format!(
+            "choosing the build of cuDNN {V2} for the toolkit '{}' (CUDA 12.4.1): the only toolkit found or known to this home (found by deployments.toml)",
+            r12.display()
+        ),
+        &format!("installed cuDNN {V2} for CUDA 12 "),
+    ]);
+    // Two known toolkits both fit a build: asked for --cuda, both named.
+    let tk11 = linux_toolkit(&sb.root().join("cuda-11.8"), "11.8.0");
+    put_release(
+        &sb.home(),
+        &fixtures::redist_linux("9.1.0.70", "11"),
+        "9.1.0.70",
+        "11",
+        cudnnm::version::Platform::LinuxX86_64,
+    );
+    sb.run([
+        "use",
+        "9.1.0.70_cuda11",
+        "--cuda-root",
+        &tk11.display().to_string(),
+    ])
+    .ok();
+    let r11 = std::fs::canonicalize(&tk11).unwrap();
+    install(&["--force"]).code_is(2).stderr_has(&[
+        "is built for several CUDA versions (11, 12); say which with --cuda",
+        &format!("CUDA 11.8.0 at '{}'", r11.display()),
+        &format!("CUDA 12.4.1 at '{}'", r12.display()),
+        "help: e.g. `cudnnm install 9.99.0.1 --cuda 12`",
+    ]);
+    // The pin names the CUDA: the toolkit a build for it fits.
+    sb.run(["pin", "9.99_cuda11", "--force"]).ok();
+    install(&[]).ok().stderr_has(&[
+        &format!(
+            "choosing the build of cuDNN {V2} for the toolkit '{}' (CUDA 11.8.0): the only one of 2 toolkits whose CUDA 11.8 fits the CUDA 11 build of cuDNN {V2} the pin 9.99_cuda11 asks for (from '",
+            r11.display()
+        ),
+        &format!("installed cuDNN {V2} for CUDA 11 "),
+    ]);
+    // `--cuda` still decides, and nothing is said about toolkits.
+    let r = install(&["--cuda", "12"]).ok();
+    assert!(
+        !r.stderr().contains("choosing the build"),
+        "{}",
+        r.describe()
+    );
+}
