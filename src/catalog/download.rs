@@ -143,8 +143,10 @@ impl ArchiveHold {
 impl Drop for ArchiveHold {
     /// The last holder removes the lock file (taking the lock exclusively
     /// first, so nobody holds it then), and the cache folder keeps only
-    /// archives, sidecars and partial downloads.
+    /// archives, sidecars and partial downloads. Its own shared lock goes
+    /// first: Windows does not turn a shared lock into an exclusive one.
     fn drop(&mut self) {
+        let _ = self.file.unlock();
         if self.file.try_lock().is_ok() && still_named(&self.path, &self.file) {
             let _ = fsops::remove_file(&self.path);
         }
