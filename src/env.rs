@@ -177,6 +177,18 @@ impl Env {
         self.windows
     }
 
+    /// The machine's platform as this environment says it: a Windows
+    /// environment is a Windows x86-64 machine; elsewhere the platform this
+    /// binary runs on. `None` where cuDNN is not published.
+    pub fn platform(&self) -> Option<crate::version::Platform> {
+        use crate::version::Platform;
+        if self.windows {
+            Some(Platform::WindowsX86_64)
+        } else {
+            Platform::host().filter(|p| !p.is_windows())
+        }
+    }
+
     /// The path-list separator: `;` on Windows, `:` elsewhere.
     pub fn path_separator(&self) -> char {
         if self.windows { ';' } else { ':' }

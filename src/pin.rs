@@ -353,12 +353,7 @@ pub fn installed_release(
     // follows: never `install SPEC` for a release it cannot find.
     let install = match hints {
         Some((home, env)) => {
-            let platform = if env.is_windows() {
-                Some(crate::version::Platform::WindowsX86_64)
-            } else {
-                crate::version::Platform::host().filter(|p| !p.is_windows())
-            };
-            crate::catalog::offer::install_hint(home, spec, platform, None, &reach)
+            crate::catalog::offer::install_hint(home, spec, env.platform(), None, &reach)
         }
         None => {
             let offers = crate::catalog::offer::offers_for(

@@ -129,7 +129,7 @@ fn gone_toolkit_roots() -> Vec<CompletionCandidate> {
         .unwrap_or_default()
         .entries
         .iter()
-        .filter(|d| std::fs::metadata(&d.toolkit).is_err())
+        .filter(|d| crate::toolkit::is_gone(&d.toolkit))
         .map(|d| {
             CompletionCandidate::new(d.toolkit.clone().into_os_string())
                 .help(Some(format!("{}, folder gone", d.release).into()))

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::Ctx;
-use super::support::{for_this_store, machine_offers};
+use super::support::{machine_offers, printed};
 use crate::catalog::offer::{Advice, advise, not_installed_hint};
 use crate::error::{Error, IoResultExt, Kind, Result};
 use crate::export_tree;
@@ -75,7 +75,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
                     .sudo()
                     .for_host(windows)
             }),
-            (false, a) => a.hint(&|c| for_this_store(ctx, c).for_host(windows)),
+            (false, a) => a.hint(&|c| printed(ctx, c)),
         };
         e.hint(not_installed_hint(&store.nearest(&spec), &words))
     })?;

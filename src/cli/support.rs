@@ -61,18 +61,6 @@ pub fn on_system(ctx: &Ctx, command: CommandLine, elevated: bool) -> CommandLine
     crate::home::Home::system(ctx.system_home.clone()).reach(&ctx.env, command, elevated)
 }
 
-/// The machine's platform as the environment says it (a Windows
-/// environment is a Windows machine; elsewhere the platform this binary
-/// runs on).
-pub fn host_platform(ctx: &Ctx) -> Option<crate::version::Platform> {
-    use crate::version::Platform;
-    if ctx.env.is_windows() {
-        Some(Platform::WindowsX86_64)
-    } else {
-        Platform::host().filter(|p| !p.is_windows())
-    }
-}
-
 /// What the catalog (the user's `catalog.toml` over the embedded one, or
 /// the embedded one when that cannot be read) can install on this machine:
 /// the offers every install hint chooses from
@@ -80,7 +68,7 @@ pub fn host_platform(ctx: &Ctx) -> Option<crate::version::Platform> {
 pub fn machine_offers(ctx: &Ctx) -> Vec<crate::catalog::offer::Offer> {
     let catalog = crate::catalog::Catalog::load(&ctx.home)
         .unwrap_or_else(|_| crate::catalog::Catalog::embedded());
-    crate::catalog::offer::offers_for(&catalog, host_platform(ctx))
+    crate::catalog::offer::offers_for(&catalog, ctx.env.platform())
 }
 
 /// The `help:` words for installing `spec`, which no store holds, by the
@@ -90,8 +78,14 @@ pub fn machine_offers(ctx: &Ctx) -> Vec<crate::catalog::offer::Offer> {
 pub fn install_advice(ctx: &Ctx, spec: &crate::version::Spec) -> (String, Option<String>) {
     let offers = machine_offers(ctx);
     let advice = crate::catalog::offer::advise(&offers, spec, None);
-    let render = |c: CommandLine| for_this_store(ctx, c).for_host(ctx.env.is_windows());
+    let render = |c: CommandLine| printed(ctx, c);
     (advice.hint(&render), advice.command().map(render))
+}
+
+/// A command as a hint prints it: for this home ([`for_this_store`]) and
+/// the user's shell.
+pub fn printed(ctx: &Ctx, c: CommandLine) -> String {
+    for_this_store(ctx, c).for_host(ctx.env.is_windows())
 }
 
 /// A hint's command for the store this command works on, run by the same
@@ -266,7 +260,7 @@ pub fn toolkits_for_pick(
     if cuda.is_some() || spec.cuda.is_some() {
         return (Vec::new(), None);
     }
-    if Some(platform) != host_platform(ctx) {
+    if Some(platform) != ctx.env.platform() {
         return (toolkit::discover(&ctx.env), None);
     }
     let deployments = Deployments::load(&ctx.home).unwrap_or_default();
@@ -373,7 +367,7 @@ pub fn known_toolkits(ctx: &Ctx, deployments: &Deployments) -> Vec<Toolkit> {
             Ok(t) => all.push(t),
             Err(e) => {
                 if let Some(d) = deployments.for_toolkit(&root) {
-                    let gone = matches!(std::fs::metadata(&root), Err(e) if e.kind() == std::io::ErrorKind::NotFound);
+                    let gone = toolkit::is_gone(&root);
                     ctx.warn(if gone {
                         format!(
                             "cuDNN {} is recorded in '{}', whose folder is gone; `{}` forgets it (its backups stay)",

@@ -86,7 +86,6 @@ fn forget(ctx: &Ctx, root: PathBuf) -> Result<u8> {
     } else {
         ctx.env.cwd().join(root)
     };
-    let windows = ctx.env.is_windows();
     let _lock = ctx.lock()?;
     recover_and_report(ctx)?;
     let mut deployments = Deployments::load(&ctx.home)?;
@@ -116,29 +115,26 @@ fn forget(ctx: &Ctx, root: PathBuf) -> Result<u8> {
         .iter()
         .map(|b| b.record.id)
         .collect();
-    match std::fs::metadata(&root) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        _ => {
-            let hint = match ids.first() {
-                Some(first) => format!(
-                    "cudnnm forgets only a toolkit whose folder is gone; to take this home's cuDNN out of it, restore what was there before cudnnm: `{}`",
-                    CommandLine::rollback().to_backup(*first).for_host(windows)
-                ),
-                None => format!(
-                    "cudnnm forgets only a toolkit whose folder is gone; `{}` shows what it holds",
-                    CommandLine::current().cuda_root(&root).for_host(windows)
-                ),
-            };
-            return Err(Error::new(
-                Kind::Conflict,
-                format!(
-                    "the toolkit '{}' still exists, with cuDNN {} deployed by this home",
-                    root.display(),
-                    dep.release
-                ),
-            )
-            .hint(hint));
-        }
+    if !crate::toolkit::is_gone(&root) {
+        let hint = match ids.first() {
+            Some(first) => format!(
+                "cudnnm forgets only a toolkit whose folder is gone; to take this home's cuDNN out of it, restore what was there before cudnnm: `{}`",
+                super::support::printed(ctx, CommandLine::rollback().to_backup(*first))
+            ),
+            None => format!(
+                "cudnnm forgets only a toolkit whose folder is gone; `{}` shows what it holds",
+                super::support::printed(ctx, CommandLine::current().cuda_root(&root))
+            ),
+        };
+        return Err(Error::new(
+            Kind::Conflict,
+            format!(
+                "the toolkit '{}' still exists, with cuDNN {} deployed by this home",
+                root.display(),
+                dep.release
+            ),
+        )
+        .hint(hint));
     }
     deployments.set(&root, None);
     deployments.save(&ctx.home)?;

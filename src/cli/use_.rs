@@ -9,8 +9,8 @@ use serde::Serialize;
 
 use super::Ctx;
 use super::support::{
-    GpuGate, elevate_hint, msg_label, recorded_toolkits, report_not_from_a_release, report_pruned,
-    report_toolkit_choice, source_label, wanted_cudas,
+    GpuGate, elevate_hint, msg_label, printed, recorded_toolkits, report_not_from_a_release,
+    report_pruned, report_toolkit_choice, source_label, wanted_cudas,
 };
 use crate::catalog::offer::{Advice, Offer, advise, best_offer, not_installed_hint, offers_from};
 use crate::command::CommandLine;
@@ -273,7 +273,7 @@ fn pick_release(
             .into_iter()
             .filter(|o| o.cuda.fits(ma, mi))
             .collect();
-        let render = |c| render(ctx, c);
+        let render = |c| printed(ctx, c);
         match best_offer(&offers, spec, None) {
             Some(o) => format!(
                 "install a build for CUDA {cuda_arg} (`{}`), or pass --force to deploy this one anyway",
@@ -313,18 +313,7 @@ fn toolkit_platform(toolkit: &Toolkit) -> Platform {
 fn toolkit_offers(ctx: &Ctx, toolkit: &Toolkit) -> Vec<Offer> {
     let catalog = crate::catalog::Catalog::load(&ctx.home)
         .unwrap_or_else(|_| crate::catalog::Catalog::embedded());
-    offers_from(
-        &catalog,
-        toolkit_platform(toolkit),
-        super::support::host_platform(ctx),
-    )
-}
-
-/// A printed command for this home and the user's shell.
-fn render(ctx: &Ctx, c: CommandLine) -> String {
-    super::support::for_this_store(ctx, c)
-        .for_host(ctx.env.is_windows())
-        .to_string()
+    offers_from(&catalog, toolkit_platform(toolkit), ctx.env.platform())
 }
 
 /// `spec` is installed nowhere in the store: the error names the nearest
@@ -352,7 +341,7 @@ fn not_installed(
     };
     e.hint(not_installed_hint(
         &store.nearest(spec),
-        &advice.hint(&|c| render(ctx, c)),
+        &advice.hint(&|c| printed(ctx, c)),
     ))
 }
 
@@ -387,7 +376,7 @@ fn wrong_platform(ctx: &Ctx, spec: &Spec, toolkit: &Toolkit, matching: &[Release
         Advice::Install(o) => e.hint(format!(
             "install a {} build (`{}`)",
             toolkit.layout.as_str(),
-            render(ctx, o.install())
+            printed(ctx, o.install())
         )),
         Advice::Nearest(o) => e
             .cause(format!(
@@ -396,7 +385,7 @@ fn wrong_platform(ctx: &Ctx, spec: &Spec, toolkit: &Toolkit, matching: &[Release
             .hint(format!(
                 "the nearest release with a {platform} build is cuDNN {} (`{}`)",
                 o.version,
-                render(ctx, o.install())
+                printed(ctx, o.install())
             )),
         Advice::Nothing => e.hint(format!(
             "no {platform} build of a cuDNN {spec} release for CUDA {ma}.{mi} is in the catalog; `cudnnm list --remote --platform {platform}` lists what there is"

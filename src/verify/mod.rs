@@ -217,8 +217,7 @@ fn verify_with(
         .iter()
         .map(|d| {
             // A toolkit folder that is gone holds nothing to check: said, not a failure.
-            if matches!(std::fs::metadata(&d.toolkit), Err(e) if e.kind() == std::io::ErrorKind::NotFound)
-            {
+            if crate::toolkit::is_gone(&d.toolkit) {
                 let ids: Vec<u64> = backups
                     .iter()
                     .filter(|b| b.record.toolkit == d.toolkit)

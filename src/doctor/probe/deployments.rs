@@ -85,7 +85,7 @@ pub(crate) fn states(
                 mode: format!("{:?}", d.mode).to_ascii_lowercase(),
                 files,
                 extra,
-                toolkit_gone: matches!(fs::metadata(&d.toolkit), Err(e) if e.kind() == std::io::ErrorKind::NotFound),
+                toolkit_gone: crate::toolkit::is_gone(&d.toolkit),
             }
         })
         .collect()
