@@ -160,12 +160,13 @@ fn help_shows_examples_for_each_command_and_the_exit_codes() {
         .stdout_has(&["  cudnnm export dir ./cudnn 9.12 --prefix /opt/cudnn\n"]);
 }
 
-/// The `Usage:` lines of a run's stdout and stderr.
+/// The `Usage:` lines of a run's stdout and stderr (clap names the program
+/// `cudnnm.exe` on Windows).
 fn usage_lines(r: &common::Run) -> Vec<String> {
     format!("{}{}", r.stdout(), r.stderr())
         .lines()
         .filter(|l| l.trim_start().starts_with("Usage:"))
-        .map(str::to_string)
+        .map(|l| l.replace("cudnnm.exe", "cudnnm"))
         .collect()
 }
 
