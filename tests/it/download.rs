@@ -928,6 +928,7 @@ fn cache_lists_each_archive_with_its_release_and_clean_frees_it_but_not_a_runnin
 }
 
 /// NVIDIA's shape B: one release, a CUDA 11 and a CUDA 12 archive for Linux x86_64.
+#[cfg(unix)]
 fn redistrib_b(version: &str, archives: &[(&str, &str, &str, usize)]) -> String {
     let entries: Vec<String> = archives
         .iter()
