@@ -30,6 +30,7 @@ enum Sub {
     Doctor,
     Pin,
     Default,
+    Toolkits,
 }
 
 impl Sub {
@@ -44,6 +45,7 @@ impl Sub {
             Sub::Doctor => "doctor",
             Sub::Pin => "pin",
             Sub::Default => "default",
+            Sub::Toolkits => "toolkits",
         }
     }
 }
@@ -132,6 +134,14 @@ impl CommandLine {
     /// `cudnnm pin SPEC`.
     pub fn pin(spec: impl Into<String>) -> CommandLine {
         CommandLine::new(Sub::Pin).word(spec)
+    }
+
+    /// `cudnnm toolkits forget ROOT`: drop the record of a toolkit whose
+    /// folder is gone.
+    pub fn forget_toolkit(root: impl AsRef<OsStr>) -> CommandLine {
+        CommandLine::new(Sub::Toolkits)
+            .literal("forget")
+            .path(root.as_ref().to_string_lossy().into_owned())
     }
 
     /// `cudnnm rollback`.

@@ -6,9 +6,10 @@
 //! added, i.e. what deleting everything added would give back.
 //!
 //! Sizes are file lengths in bytes (what `ls -l` and `du --apparent-size`
-//! show). Links (symbolic) hold no bytes and are not followed. Where the
-//! platform gives no file identity ([`crate::platform::file_identity`] on
-//! Windows), each name counts as a file of its own.
+//! show). Links (symbolic) hold no bytes and are not followed. A file is
+//! known by [`crate::platform::file_identity`] (Unix device and inode,
+//! Windows volume serial number and file index); where the platform gives
+//! none (a file that cannot be opened), each name counts as a file of its own.
 
 use std::collections::{BTreeSet, HashMap};
 use std::fs::Metadata;
@@ -69,7 +70,7 @@ impl Tally {
         if !meta.is_file() {
             return 0;
         }
-        let (key, links) = match platform::file_identity(meta) {
+        let (key, links) = match platform::file_identity(path, meta) {
             Some(FileIdentity {
                 volume,
                 index,
@@ -140,7 +141,7 @@ pub fn freed_by(paths: &[&Path]) -> u64 {
     t.freed()
 }
 
-#[cfg(all(test, unix))]
+#[cfg(test)]
 mod tests {
     #![allow(clippy::disallowed_methods)] // fixtures
     use super::*;
@@ -154,6 +155,9 @@ mod tests {
         std::fs::write(a.join("lib"), vec![7u8; 1000]).unwrap();
         std::fs::hard_link(a.join("lib"), b.join("lib")).unwrap();
         std::fs::write(b.join("own"), vec![1u8; 30]).unwrap();
+        // A symbolic link holds no bytes (Windows: needs a right wine and
+        // most users lack; links are not counted there either way).
+        #[cfg(unix)]
         std::os::unix::fs::symlink("lib", b.join("link")).unwrap();
         let mut both = Tally::new();
         both.add_tree(d.path());
@@ -176,5 +180,20 @@ mod tests {
         twice.add_tree(&a);
         assert_eq!(twice.freed(), 0);
         assert_eq!(freed_by(&[&d.path().join("missing")]), 0);
+    }
+
+    #[test]
+    fn a_files_identity_is_shared_by_its_hard_links_only() {
+        let d = tempfile::tempdir().unwrap();
+        let (a, b, c) = (d.path().join("a"), d.path().join("b"), d.path().join("c"));
+        std::fs::write(&a, b"same bytes").unwrap();
+        std::fs::hard_link(&a, &b).unwrap();
+        std::fs::write(&c, b"same bytes").unwrap();
+        let id = |p: &Path| platform::file_identity(p, &std::fs::symlink_metadata(p).unwrap());
+        let (ia, ib, ic) = (id(&a).unwrap(), id(&b).unwrap(), id(&c).unwrap());
+        assert_eq!((ia.volume, ia.index), (ib.volume, ib.index));
+        assert_eq!((ia.links, ic.links), (2, 1));
+        assert_ne!((ia.volume, ia.index), (ic.volume, ic.index));
+        assert!(platform::same_file(&a, &b) && !platform::same_file(&a, &c));
     }
 }

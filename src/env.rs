@@ -36,6 +36,11 @@ pub const CUDNNM_FAULT_AFTER_STEP: &str = "CUDNNM_FAULT_AFTER_STEP";
 /// race a change in flight; with K = 0, `install` pauses so, its release
 /// extracted in `store/.partial-*` and not yet committed.
 pub const CUDNNM_TEST_PAUSE_AFTER_STEP: &str = "CUDNNM_TEST_PAUSE_AFTER_STEP";
+/// `CUDNNM_TEST_PAUSE_AFTER_DOWNLOAD`: test-only, read by debug builds
+/// alone: `install` of a catalog or locked archive pauses after the download
+/// (the archive held in the cache), before it takes the home lock to import
+/// it, while the file `CUDNNM_TEST_PAUSE_FILE` exists.
+pub const CUDNNM_TEST_PAUSE_AFTER_DOWNLOAD: &str = "CUDNNM_TEST_PAUSE_AFTER_DOWNLOAD";
 /// `CUDNNM_TEST_PAUSE_FILE`: see [`CUDNNM_TEST_PAUSE_AFTER_STEP`].
 pub const CUDNNM_TEST_PAUSE_FILE: &str = "CUDNNM_TEST_PAUSE_FILE";
 /// `CUDNNM_TEST_DENY_WRITE`: test-only, read by debug builds alone: folders
@@ -170,6 +175,18 @@ impl Env {
     /// Whether this environment follows Windows rules (`;` separator, case-insensitive names).
     pub fn is_windows(&self) -> bool {
         self.windows
+    }
+
+    /// The machine's platform as this environment says it: a Windows
+    /// environment is a Windows x86-64 machine; elsewhere the platform this
+    /// binary runs on. `None` where cuDNN is not published.
+    pub fn platform(&self) -> Option<crate::version::Platform> {
+        use crate::version::Platform;
+        if self.windows {
+            Some(Platform::WindowsX86_64)
+        } else {
+            Platform::host().filter(|p| !p.is_windows())
+        }
     }
 
     /// The path-list separator: `;` on Windows, `:` elsewhere.

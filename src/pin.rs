@@ -349,10 +349,20 @@ pub fn installed_release(
         Some((home, env)) => home.reach(env, c, false).for_host(env.is_windows()),
         None => c.for_host(false),
     };
-    let install = format!(
-        "install it with `{}`",
-        reach(CommandLine::install(spec.to_string()))
-    );
+    // What the catalog has for this machine, by the rule every install hint
+    // follows: never `install SPEC` for a release it cannot find.
+    let install = match hints {
+        Some((home, env)) => {
+            crate::catalog::offer::install_hint(home, spec, env.platform(), None, &reach)
+        }
+        None => {
+            let offers = crate::catalog::offer::offers_for(
+                &crate::catalog::Catalog::embedded(),
+                crate::version::Platform::host(),
+            );
+            crate::catalog::offer::advise(&offers, spec, None).hint(&reach)
+        }
+    };
     let hint = match &resolved.source {
         SpecSource::Flag => install,
         SpecSource::EnvVar => format!("{install}, or change or unset {}", env::CUDNNM_VERSION),
@@ -712,10 +722,10 @@ mod tests {
             e.message(),
             "cuDNN 9.3 is not installed (asked for by '/p/.cudnn-version' line 2)"
         );
-        assert!(
-            e.hint_text()
-                .unwrap()
-                .starts_with("install it with `cudnnm install 9.3`")
+        // What the catalog has: its release id, never `install 9.3`.
+        assert_eq!(
+            e.hint_text().unwrap(),
+            "install it with `cudnnm install 9.3.0.75_cuda12`, or pin an installed one with `cudnnm pin SPEC` (see `cudnnm list`)"
         );
         let all = store.releases().unwrap();
         assert_eq!(

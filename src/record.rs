@@ -26,6 +26,88 @@ pub struct Content {
     pub sha256: Sha256Hex,
 }
 
+/// Nanoseconds since the Unix epoch of a file's modification time, if known.
+pub fn mtime_ns(meta: &std::fs::Metadata) -> Option<i64> {
+    let t = meta.modified().ok()?;
+    let d = t.duration_since(std::time::UNIX_EPOCH).ok()?;
+    i64::try_from(d.as_nanos()).ok()
+}
+
+/// What [`Content::look`] found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Look {
+    /// The file holds the recorded bytes: by its size and recorded
+    /// modification time, or (`hashed`) by its SHA-256, read because the
+    /// time differed or was not recorded. `mtime_ns` is the file's time now,
+    /// to record so the next look reads nothing.
+    Same {
+        /// Whether the bytes were read.
+        hashed: bool,
+        /// The file's modification time now.
+        mtime_ns: Option<i64>,
+    },
+    /// It holds other bytes, or is not a regular file: why, in words.
+    Changed(String),
+    /// Its size is the recorded one, no time was recorded and reading it
+    /// was not asked for: not known.
+    Unchecked,
+}
+
+impl Look {
+    /// True unless the file is known to hold other bytes.
+    pub fn is_same_or_unchecked(&self) -> bool {
+        !matches!(self, Look::Changed(_))
+    }
+}
+
+impl Content {
+    /// Whether the file at `path` (links followed) holds these bytes, read
+    /// cheaply as git's index does: a size that differs says no; the
+    /// modification time `recorded_mtime` (when it was last found holding
+    /// them) says yes without reading a byte; otherwise its SHA-256 decides
+    /// — when a time was recorded and differs (a same-size edit, or a
+    /// touch), or when `hash_unknown` asks for it where none was recorded
+    /// (records from before the time was kept).
+    pub fn look(&self, path: &Path, recorded_mtime: Option<i64>, hash_unknown: bool) -> Look {
+        let meta = match std::fs::metadata(path) {
+            Ok(m) => m,
+            Err(e) => return Look::Changed(format!("cannot be read ({e})")),
+        };
+        if !meta.is_file() {
+            return Look::Changed("is not a regular file".into());
+        }
+        if meta.len() != self.size {
+            return Look::Changed(format!(
+                "holds {} bytes, not the {} recorded",
+                meta.len(),
+                self.size
+            ));
+        }
+        let now = mtime_ns(&meta);
+        if recorded_mtime.is_some() && now == recorded_mtime {
+            return Look::Same {
+                hashed: false,
+                mtime_ns: now,
+            };
+        }
+        if recorded_mtime.is_none() && !hash_unknown {
+            return Look::Unchecked;
+        }
+        match crate::hash::sha256_file(path) {
+            Ok((_, sha)) if sha == self.sha256 => Look::Same {
+                hashed: true,
+                mtime_ns: now,
+            },
+            Ok((_, sha)) => Look::Changed(format!(
+                "was changed (same size, SHA-256 {}… instead of the recorded {}…)",
+                sha.short(),
+                self.sha256.short()
+            )),
+            Err(e) => Look::Changed(format!("cannot be read ({})", e.message())),
+        }
+    }
+}
+
 /// What a path in a release, a toolkit or a backup is.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(try_from = "RawEntry", into = "RawEntry")]

@@ -93,8 +93,8 @@ pub struct Job<'a> {
     pub identity: Identity<'a>,
 }
 
-/// A verified archive in the cache.
-#[derive(Clone, Debug)]
+/// A verified archive in the cache, held for its import.
+#[derive(Debug)]
 pub struct Downloaded {
     /// `downloads/<sha256>`.
     pub path: PathBuf,
@@ -104,6 +104,59 @@ pub struct Downloaded {
     pub url: String,
     /// True when it was already in the cache.
     pub cached: bool,
+    /// The archive's lock, held until this is dropped: `cache clean` leaves
+    /// the archive alone meanwhile. Keep it until the import has read it.
+    pub hold: ArchiveHold,
+}
+
+/// An archive in the cache that a process is about to import: a shared
+/// lock on `downloads/.use-<sha256>` while this lives (several installs may
+/// hold one archive), which [`cache::clean`] respects: it removes an
+/// archive only with that lock taken exclusively, and skips (and names) one
+/// that is held.
+#[derive(Debug)]
+pub struct ArchiveHold {
+    file: File,
+    path: PathBuf,
+}
+
+impl ArchiveHold {
+    /// Holds the archive `dir/<sha>`; `None` when it is gone once the lock
+    /// is held (`cache clean` removed it meanwhile).
+    fn take(dir: &Path, sha: &Sha256Hex) -> Result<Option<ArchiveHold>> {
+        let path = use_path(dir, sha);
+        loop {
+            let (file, _) = fsops::open_append(&path)?;
+            file.lock_shared().with_path("lock", &path)?;
+            // `cache clean` (or the last holder) removed the file as it let go.
+            if !still_named(&path, &file) {
+                continue;
+            }
+            return Ok(dir
+                .join(sha.as_str())
+                .is_file()
+                .then_some(ArchiveHold { file, path }));
+        }
+    }
+}
+
+impl Drop for ArchiveHold {
+    /// The last holder removes the lock file (taking the lock exclusively
+    /// first, so nobody holds it then), and the cache folder keeps only
+    /// archives, sidecars and partial downloads. Its own shared lock goes
+    /// first: Windows does not turn a shared lock into an exclusive one.
+    fn drop(&mut self) {
+        let _ = self.file.unlock();
+        if self.file.try_lock().is_ok() && still_named(&self.path, &self.file) {
+            let _ = fsops::remove_file(&self.path);
+        }
+    }
+}
+
+/// `downloads/.use-<sha256>`: held shared by the installs about to import
+/// that archive ([`ArchiveHold`]).
+fn use_path(dir: &Path, sha: &Sha256Hex) -> PathBuf {
+    dir.join(format!(".use-{}", sha.as_str()))
 }
 
 /// `downloads/<sha256>.toml`: what a cached archive is.
@@ -139,9 +192,6 @@ pub struct CacheRecord {
 pub fn download(home: &Home, env: &Env, job: &Job, progress: &dyn Progress) -> Result<Downloaded> {
     let dir = home.downloads_dir();
     fsops::create_dir_all(&dir)?;
-    if let Some(hit) = cached(&dir, job)? {
-        return Ok(hit);
-    }
     let key = match job.expect.first() {
         Some(h) => h.as_str().to_string(),
         None => hash::sha256_bytes(
@@ -157,16 +207,13 @@ pub fn download(home: &Home, env: &Env, job: &Job, progress: &dyn Progress) -> R
     let partial_path = dir.join(format!(".partial-{key}"));
     // One process per archive: another cudnnm fetching the same file is waited for,
     // and what it finished is then found in the cache.
-    let lock_path = dir.join(format!(".lock-{key}"));
-    let (lock, _) = fsops::open_append(&lock_path)?;
-    lock.lock().with_path("lock", &lock_path)?;
-    let _lock = ArchiveLock {
-        _file: lock,
-        path: lock_path,
-        partial: partial_path.clone(),
-    };
-    if let Some(hit) = cached(&dir, job)? {
-        return Ok(hit);
+    let _lock = ArchiveLock::take(&dir, &key)?;
+    // A hit is held before the download lock is let go, so `cache clean`
+    // cannot remove it between the two.
+    if let Some(hit) = cached(&dir, job)?
+        && let Some(held) = hit.held(&dir)?
+    {
+        return Ok(held);
     }
     let client = if job.urls.iter().any(|u| !is_file_url(u)) {
         Some(client(env)?)
@@ -227,22 +274,94 @@ pub fn download(home: &Home, env: &Env, job: &Job, progress: &dyn Progress) -> R
         };
         let text = toml::to_string_pretty(&record).unwrap_or_default();
         fsops::write_atomic(&sidecar(&dir, &got), text.as_bytes())?;
-        return Ok(Downloaded {
+        let found = Found {
             path: final_path,
             sha256: got,
             url,
             cached: false,
-        });
+        };
+        match found.held(&dir)? {
+            Some(held) => return Ok(held),
+            // `cache clean` removed it as it was renamed into place: again.
+            None => continue,
+        }
     }
+}
+
+/// An archive found in the cache or just downloaded, before it is held.
+struct Found {
+    path: PathBuf,
+    sha256: Sha256Hex,
+    url: String,
+    cached: bool,
+}
+
+impl Found {
+    /// The archive held for its import ([`ArchiveHold`]); `None` when
+    /// `cache clean` removed it before it could be held.
+    fn held(self, dir: &Path) -> Result<Option<Downloaded>> {
+        Ok(
+            ArchiveHold::take(dir, &self.sha256)?.map(|hold| Downloaded {
+                path: self.path,
+                sha256: self.sha256,
+                url: self.url,
+                cached: self.cached,
+                hold,
+            }),
+        )
+    }
+}
+
+/// `downloads/.lock-<key>`.
+fn lock_path(dir: &Path, key: &str) -> PathBuf {
+    dir.join(format!(".lock-{key}"))
 }
 
 /// The held `.lock-<key>` of one archive. On release the lock file is
 /// removed unless a partial download remains to be resumed, so the cache
 /// folder holds only archives, their sidecars and resumable partial files.
+#[derive(Debug)]
 struct ArchiveLock {
     _file: File,
     path: PathBuf,
     partial: PathBuf,
+}
+
+impl ArchiveLock {
+    /// Takes `downloads/.lock-<key>`, waiting while another process holds
+    /// it. The holder before may remove the file as it lets go (or `cache
+    /// clean` removes it): a lock on a file the name no longer holds locks
+    /// nothing another process sees, so the file the name holds now is
+    /// locked instead.
+    fn take(dir: &Path, key: &str) -> Result<ArchiveLock> {
+        let path = lock_path(dir, key);
+        loop {
+            let (file, _) = fsops::open_append(&path)?;
+            file.lock().with_path("lock", &path)?;
+            if still_named(&path, &file) {
+                return Ok(ArchiveLock {
+                    _file: file,
+                    partial: dir.join(format!(".partial-{key}")),
+                    path,
+                });
+            }
+        }
+    }
+}
+
+/// Whether `path` names the open file `file` now: false when the name is
+/// gone or holds another file; true when the platform cannot tell.
+fn still_named(path: &Path, file: &File) -> bool {
+    let Ok(meta) = std::fs::symlink_metadata(path) else {
+        return false;
+    };
+    match (
+        crate::platform::file_identity(path, &meta),
+        crate::platform::handle_identity(file),
+    ) {
+        (Some(a), Some(b)) => (a.volume, a.index) == (b.volume, b.index),
+        _ => true,
+    }
 }
 
 impl Drop for ArchiveLock {
@@ -259,7 +378,7 @@ fn sidecar(dir: &Path, sha: &Sha256Hex) -> PathBuf {
 
 /// A cached archive that still hashes to an accepted value. A damaged cache
 /// file is removed so the download below replaces it.
-fn cached(dir: &Path, job: &Job) -> Result<Option<Downloaded>> {
+fn cached(dir: &Path, job: &Job) -> Result<Option<Found>> {
     let candidates: Vec<Sha256Hex> = if job.expect.is_empty() {
         // Unverified: the sidecar of an earlier download of this very release and file.
         records(dir)
@@ -285,7 +404,7 @@ fn cached(dir: &Path, job: &Job) -> Result<Option<Downloaded>> {
             let url = read_record(&sidecar(dir, &h))
                 .map(|r| r.url)
                 .unwrap_or_else(|| job.urls.first().cloned().unwrap_or_default());
-            return Ok(Some(Downloaded {
+            return Ok(Some(Found {
                 path,
                 sha256: h,
                 url,

@@ -28,7 +28,7 @@ pub struct FetchRequest {
 }
 
 /// A downloaded (or cached) archive, verified, ready for import.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct Fetched {
     /// The archive in `downloads/` (named by its SHA-256, no extension).
     pub path: std::path::PathBuf,
@@ -48,6 +48,9 @@ pub struct Fetched {
     pub warnings: Vec<String>,
     /// Status lines: why a newer release was passed over for this machine's GPU.
     pub notes: Vec<String>,
+    /// The archive held in the cache ([`download::ArchiveHold`]): keep it
+    /// until the import has read the archive, so `cache clean` leaves it.
+    pub hold: download::ArchiveHold,
 }
 
 /// Resolves `req` against the catalog and downloads the archive into the
@@ -66,17 +69,20 @@ pub fn fetch(
     req: &FetchRequest,
     progress: &dyn crate::progress::Progress,
 ) -> Result<Fetched> {
-    fetch_for(home, env, req, progress, None, &|_, _| Ok(None))
+    let toolkits = crate::toolkit::discover(env);
+    fetch_for(home, env, req, progress, &toolkits, None, &|_, _| Ok(None))
 }
 
 /// A release check run on the catalog's pick before anything is downloaded:
 /// an error refuses, `Ok(Some(msg))` goes on with a warning.
 pub type Check<'a> = &'a dyn Fn(&Version, &crate::version::CudaVariant) -> Result<Option<String>>;
 
-/// [`fetch`] on a machine whose oldest GPU in use is `gpu`: a version prefix
-/// picks the newest release that runs on it ([`resolve::select_for_gpu`]),
-/// saying in [`Fetched::notes`] which newer one it passed over and why; then
-/// `check` accepts or refuses the pick before the download.
+/// [`fetch`] choosing among CUDA builds by `toolkits` (the ones the caller
+/// picked: found on the machine or known to the home), on a machine whose
+/// oldest GPU in use is `gpu`: a version prefix picks the newest release
+/// that runs on it ([`resolve::select_for_gpu`]), saying in
+/// [`Fetched::notes`] which newer one it passed over and why; then `check`
+/// accepts or refuses the pick before the download.
 ///
 /// # Errors
 /// As [`fetch`], and whatever `check` returns.
@@ -85,13 +91,13 @@ pub fn fetch_for(
     env: &crate::env::Env,
     req: &FetchRequest,
     progress: &dyn crate::progress::Progress,
+    toolkits: &[crate::toolkit::Toolkit],
     gpu: Option<&crate::gpu::Gpu>,
     check: Check<'_>,
 ) -> Result<Fetched> {
     let catalog = Catalog::load(home)?;
-    let toolkits = crate::toolkit::discover(env);
     let (archive, passed_over) =
-        resolve::select_for_gpu(&catalog, req, &toolkits, gpu.map(|g| &g.compute))?;
+        resolve::select_for_gpu(&catalog, req, toolkits, gpu.map(|g| &g.compute))?;
     let mut warnings: Vec<String> = catalog.warnings().to_vec();
     if let Some(w) = check(&archive.version, &archive.cuda)? {
         warnings.push(w);
@@ -203,5 +209,6 @@ pub fn fetch_archive(
         cached: got.cached,
         warnings,
         notes: Vec::new(),
+        hold: got.hold,
     })
 }

@@ -1,6 +1,9 @@
-//! What the catalog can install on a platform, so that a suggested
-//! `cudnnm install` (in `doctor` findings and `verify` advice) names only a
-//! release that exists.
+//! What the catalog can install, and the one rule every install hint
+//! follows ([`advise`]): a suggested `cudnnm install` (in `use`, `exec`,
+//! `which`, `env`, `pin`, `default`, `export dir`, `install`'s own "not in
+//! the catalog", `doctor` findings and `verify` advice) names only a
+//! release the catalog has — an NVIDIA archive for the platform, or a PyPI
+//! wheel pip can fetch here — built for the right CUDA.
 
 use crate::command::CommandLine;
 use crate::version::{self, CudaVariant, Platform, Spec, Version};
@@ -18,6 +21,9 @@ pub struct Offer {
     pub cuda: CudaVariant,
     /// The PyPI package, for a wheel; `None` for an NVIDIA archive.
     pub wheel: Option<String>,
+    /// For an archive of another platform than the machine's: that
+    /// platform, which the command names (`--platform windows-x86_64`).
+    pub platform: Option<Platform>,
 }
 
 impl Offer {
@@ -26,45 +32,65 @@ impl Offer {
         version::release_id(&self.version, &self.cuda)
     }
 
-    /// The command that installs it: `cudnnm install ID` for an archive,
-    /// `cudnnm install pip:PACKAGE==VERSION` for a wheel.
+    /// The command that installs it: `cudnnm install ID` for an archive
+    /// (with `--platform` for another platform's), `cudnnm install
+    /// pip:PACKAGE==VERSION` for a wheel.
     pub fn install(&self) -> CommandLine {
-        CommandLine::install(match &self.wheel {
+        let c = CommandLine::install(match &self.wheel {
             None => self.id(),
             Some(pkg) => format!("pip:{pkg}=={}", self.version),
-        })
+        });
+        match self.platform {
+            Some(p) => c.platform(p),
+            None => c,
+        }
     }
 }
 
-/// The releases `catalog` can install on `platform`: its archives for that
-/// platform and, where NVIDIA publishes cuDNN wheels (Linux x86_64 and Arm
-/// servers, Windows x86_64), the PyPI versions.
-pub fn offers_for(catalog: &Catalog, platform: Option<Platform>) -> Vec<Offer> {
+/// The releases `catalog` can install on `platform`, for a machine of
+/// platform `host`: its archives for `platform` (naming `--platform` when
+/// it is not `host`) and, when `platform` is `host` (pip fetches wheels for
+/// the machine it runs on) and NVIDIA publishes cuDNN wheels for it (Linux
+/// x86_64 and Arm servers, Windows x86_64), the PyPI versions.
+pub fn offers_from(catalog: &Catalog, platform: Platform, host: Option<Platform>) -> Vec<Offer> {
+    let other = (host != Some(platform)).then_some(platform);
     let mut offers: Vec<Offer> = catalog
         .archives()
         .iter()
-        .filter(|a| Some(a.platform) == platform)
+        .filter(|a| a.platform == platform)
         .map(|a| Offer {
             version: a.version.clone(),
             cuda: a.cuda,
             wheel: None,
+            platform: other,
         })
         .collect();
-    if matches!(
-        platform,
-        Some(Platform::LinuxX86_64 | Platform::LinuxSbsa | Platform::WindowsX86_64)
-    ) {
+    if other.is_none()
+        && matches!(
+            platform,
+            Platform::LinuxX86_64 | Platform::LinuxSbsa | Platform::WindowsX86_64
+        )
+    {
         for w in catalog.wheels() {
             for v in &w.versions {
                 offers.push(Offer {
                     version: v.clone(),
                     cuda: w.cuda,
                     wheel: Some(w.package.clone()),
+                    platform: None,
                 });
             }
         }
     }
     offers
+}
+
+/// The releases `catalog` can install on the machine of `platform` itself
+/// ([`offers_from`] with `platform` as the host); none without a platform.
+pub fn offers_for(catalog: &Catalog, platform: Option<Platform>) -> Vec<Offer> {
+    platform
+        .map(|p| offers_from(catalog, p, Some(p)))
+        .unwrap_or_default()
 }
 
 /// The newest of `offers` that matches `spec` (a version or prefix, with
@@ -77,14 +103,180 @@ pub fn best_offer<'a>(
     spec: &Spec,
     toolkit: Option<&Version>,
 ) -> Option<&'a Offer> {
-    offers
+    best(
+        offers
+            .iter()
+            .filter(|o| spec.matches(&o.version, &o.cuda))
+            .filter(|o| toolkit.is_none_or(|t| o.cuda.fits(t.major(), t.minor()))),
+    )
+}
+
+/// The newest version, then the newest CUDA, then an archive before a
+/// wheel; among equals the first listed (the user's catalog rows come
+/// before the embedded ones).
+fn best<'a>(offers: impl DoubleEndedIterator<Item = &'a Offer>) -> Option<&'a Offer> {
+    offers.rev().max_by(|a, b| {
+        a.version
+            .cmp(&b.version)
+            .then(a.cuda.cmp(&b.cuda))
+            .then(b.wheel.is_some().cmp(&a.wheel.is_some()))
+    })
+}
+
+/// What the catalog has for a spec no store holds ([`advise`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Advice<'a> {
+    /// A release the spec names, built for the toolkit's CUDA when there is
+    /// a toolkit: install it.
+    Install(&'a Offer),
+    /// None; the release nearest the spec's version that the catalog has
+    /// for the spec's CUDA.
+    Nearest(&'a Offer),
+    /// Nothing near.
+    Nothing,
+}
+
+/// The one rule for what to suggest installing for `spec`, which no store
+/// holds: among `offers` (archives and wheels this machine can install,
+/// [`offers_from`]), the newest release `spec` names whose build fits a
+/// toolkit of CUDA `toolkit` when there is one ([`best_offer`]); else the
+/// release nearest the spec's version ([`Version::nearest`]) built for a
+/// CUDA the spec admits; else nothing — never a command that cannot work.
+pub fn advise<'a>(offers: &'a [Offer], spec: &Spec, toolkit: Option<&Version>) -> Advice<'a> {
+    if let Some(o) = best_offer(offers, spec, toolkit) {
+        return Advice::Install(o);
+    }
+    let admitted: Vec<&Offer> = offers
         .iter()
-        .filter(|o| spec.matches(&o.version, &o.cuda))
-        .filter(|o| toolkit.is_none_or(|t| o.cuda.fits(t.major(), t.minor())))
-        .max_by(|a, b| {
-            a.version
-                .cmp(&b.version)
-                .then(a.cuda.cmp(&b.cuda))
-                .then(b.wheel.is_some().cmp(&a.wheel.is_some()))
-        })
+        .filter(|o| spec.cuda_admits(&o.cuda))
+        .collect();
+    let mut versions: Vec<Version> = admitted.iter().map(|o| o.version.clone()).collect();
+    versions.sort();
+    versions.dedup();
+    let near = spec
+        .anchor()
+        .and_then(|a| a.nearest(&versions, 1).first().map(|v| (*v).clone()));
+    match near.and_then(|v| best(admitted.into_iter().filter(|o| o.version == v))) {
+        Some(o) => Advice::Nearest(o),
+        None => Advice::Nothing,
+    }
+}
+
+impl Advice<'_> {
+    /// The `help:` words: `install it with `CMD``; `the nearest release the
+    /// catalog has is cuDNN V for CUDA C (`CMD`)`; or where to look. Each
+    /// command as `render` writes it for the user's shell and home.
+    pub fn hint(&self, render: &dyn Fn(CommandLine) -> String) -> String {
+        match self {
+            Advice::Install(o) => format!("install it with `{}`", render(o.install())),
+            Advice::Nearest(o) => format!(
+                "the nearest release the catalog has is cuDNN {} for CUDA {} (`{}`)",
+                o.version,
+                o.cuda,
+                render(o.install())
+            ),
+            Advice::Nothing => "`cudnnm list --remote` lists what the catalog has".to_string(),
+        }
+    }
+
+    /// The command of [`Advice::Install`].
+    pub fn command(&self) -> Option<CommandLine> {
+        match self {
+            Advice::Install(o) => Some(o.install()),
+            _ => None,
+        }
+    }
+}
+
+/// [`advise`] for `spec` on the machine of `platform`, from the catalog
+/// `home` reads (its `catalog.toml` over the embedded one, or the embedded
+/// one alone when that file cannot be read): the `help:` words, each command
+/// as `render` writes it.
+pub fn install_hint(
+    home: &crate::home::Home,
+    spec: &Spec,
+    platform: Option<Platform>,
+    toolkit: Option<&Version>,
+    render: &dyn Fn(CommandLine) -> String,
+) -> String {
+    let catalog = Catalog::load(home).unwrap_or_else(|_| Catalog::embedded());
+    let offers = offers_for(&catalog, platform);
+    advise(&offers, spec, toolkit).hint(render)
+}
+
+/// A `help:` line for a release that is not installed: the nearest installed
+/// ones (`near`, nearest first), then `advice` (what the catalog has).
+pub fn not_installed_hint(near: &[String], advice: &str) -> String {
+    match near {
+        [] => advice.to_string(),
+        [one] => format!("the nearest installed release is: {one}; or {advice}"),
+        many => format!(
+            "the nearest installed releases are: {}; or {advice}",
+            many.join(", ")
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn offer(v: &str, cuda: &str, wheel: Option<&str>) -> Offer {
+        Offer {
+            version: v.parse().unwrap(),
+            cuda: cuda.parse().unwrap(),
+            wheel: wheel.map(str::to_string),
+            platform: None,
+        }
+    }
+
+    #[test]
+    fn the_rule_offers_only_what_the_catalog_has_for_the_right_cuda() {
+        let offers = vec![
+            offer("9.10.2.21", "12", None),
+            offer("9.10.2.21", "11", Some("nvidia-cudnn-cu11")),
+            offer("9.12.0.46", "12", Some("nvidia-cudnn-cu12")),
+        ];
+        let spec = |s: &str| s.parse::<Spec>().unwrap();
+        let v = |s: &str| s.parse::<Version>().unwrap();
+        let plain = |c: CommandLine| c.for_host(false);
+        // A wheel-only release: its pip command.
+        let a = advise(&offers, &spec("9.12"), Some(&v("12.4")));
+        assert_eq!(
+            a.hint(&plain),
+            "install it with `cudnnm install pip:nvidia-cudnn-cu12==9.12.0.46`"
+        );
+        // Not for the toolkit's CUDA: the nearest for the spec's CUDA, never `install 9.12_cuda11`.
+        let a = advise(&offers, &spec("9.12_cuda11"), Some(&v("12.4")));
+        assert_eq!(
+            a.hint(&plain),
+            "the nearest release the catalog has is cuDNN 9.10.2.21 for CUDA 11 (`cudnnm install pip:nvidia-cudnn-cu11==9.10.2.21`)"
+        );
+        // An archive before a wheel of the same release.
+        assert_eq!(
+            advise(&offers, &spec("9.10"), Some(&v("12.4"))).command(),
+            Some(CommandLine::install("9.10.2.21_cuda12"))
+        );
+        assert_eq!(advise(&offers, &spec("7"), None), Advice::Nothing);
+        assert_eq!(
+            not_installed_hint(&["9.1.0.70_cuda12".into()], "x"),
+            "the nearest installed release is: 9.1.0.70_cuda12; or x"
+        );
+    }
+
+    #[test]
+    fn another_platforms_archives_name_it_and_its_wheels_are_not_offered() {
+        let cat = Catalog::embedded();
+        let win = offers_from(&cat, Platform::WindowsX86_64, Some(Platform::LinuxX86_64));
+        assert!(!win.is_empty());
+        assert!(win.iter().all(|o| o.wheel.is_none()));
+        let o = win.iter().find(|o| o.id() == "8.1.0.77_cuda11.2").unwrap();
+        assert_eq!(
+            o.install().for_host(false),
+            "cudnnm install 8.1.0.77_cuda11.2 --platform windows-x86_64"
+        );
+        let here = offers_for(&cat, Some(Platform::LinuxX86_64));
+        assert!(here.iter().any(|o| o.wheel.is_some()));
+        assert!(here.iter().all(|o| o.platform.is_none()));
+    }
 }

@@ -9,7 +9,7 @@
 //! the catalog does have: the nearest known versions, the platforms a release
 //! exists for, or the PyPI package that carries it.
 
-use super::{Archive, Catalog, FetchRequest};
+use super::{Archive, Catalog, FetchRequest, offer};
 use crate::error::{Error, Kind, Result};
 use crate::toolkit::Toolkit;
 use crate::version::{CudaVariant, Platform, Version};
@@ -244,6 +244,10 @@ fn ask_cuda(
     .hint(format!("e.g. `cudnnm install {version} --cuda {last}`"))
 }
 
+/// Why nothing in the catalog matches `req`, and what would: by the rule
+/// every install hint follows ([`offer`]), only what this machine can
+/// install — an archive for the platform or a PyPI wheel pip fetches here —
+/// for the CUDA asked for.
 fn not_found(
     cat: &Catalog,
     req: &FetchRequest,
@@ -252,6 +256,27 @@ fn not_found(
 ) -> Error {
     let spec = &req.spec;
     let platform = req.platform;
+    let windows = crate::platform::HOST_WINDOWS;
+    let offers: Vec<offer::Offer> = offer::offers_from(cat, platform, Platform::host())
+        .into_iter()
+        .filter(|o| req.cuda.as_ref().is_none_or(|w| cuda_serves(w, &o.cuda)))
+        .collect();
+    // Only a wheel can match here (no archive for the platform does).
+    if let Some(o) = offer::best_offer(&offers, spec, None)
+        && let Some(package) = &o.wheel
+    {
+        return Error::new(
+            Kind::NotFound,
+            format!(
+                "cuDNN {spec} has no archive in the catalog; it is published on PyPI as {package} {}",
+                o.version
+            ),
+        )
+        .hint(format!(
+            "install the wheel: `{}` (or `cudnnm manifest refresh` to look for NVIDIA's archive)",
+            o.install().for_host(windows)
+        ));
+    }
     if let (Some(w), false) = (&req.cuda, on_platform.is_empty()) {
         let mut vs: Vec<String> = on_platform.iter().map(|a| a.cuda.to_string()).collect();
         vs.dedup();
@@ -280,30 +305,14 @@ fn not_found(
             "download the {platform} archive yourself and run `cudnnm install PATH`, or pick the platform with --platform"
         ));
     }
-    if let Some((w, v)) = cat.wheel_for(spec) {
-        return Error::new(
-            Kind::NotFound,
-            format!("cuDNN {spec} has no archive in the catalog; it is published on PyPI as {} {v}", w.package),
-        )
-        .hint(format!(
-            "install the wheel: `cudnnm install pip:{}=={v}` (or `cudnnm manifest refresh` to look for NVIDIA's archive)",
-            w.package
-        ));
+    // The nearest releases this machine can install (archives and PyPI
+    // wheels), each with its command; else any platform's versions.
+    let mut known: Vec<Version> = offers.iter().map(|o| o.version.clone()).collect();
+    if known.is_empty() {
+        known = cat.archives().iter().map(|a| a.version.clone()).collect();
     }
-    let known: Vec<Version> = {
-        let mut k: Vec<Version> = cat
-            .archives()
-            .iter()
-            .filter(|a| a.platform == platform)
-            .map(|a| a.version.clone())
-            .collect();
-        if k.is_empty() {
-            k = cat.archives().iter().map(|a| a.version.clone()).collect();
-        }
-        k.sort();
-        k.dedup();
-        k
-    };
+    known.sort();
+    known.dedup();
     let near = spec
         .anchor()
         .map(|a| nearest(a, &known, 5))
@@ -313,13 +322,17 @@ fn not_found(
         format!("cuDNN {spec} is not in the catalog for {platform}"),
     );
     if !near.is_empty() {
-        e = e.cause(format!(
-            "nearest known: {}",
-            near.iter()
-                .map(Version::to_string)
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
+        let named: Vec<String> = near
+            .iter()
+            .map(|v| {
+                let exact = crate::version::Spec::prefix(v.clone(), None);
+                match offer::best_offer(&offers, &exact, None).filter(|o| &o.version == v) {
+                    Some(o) => format!("{v} (`{}`)", o.install().for_host(windows)),
+                    None => v.to_string(),
+                }
+            })
+            .collect();
+        e = e.cause(format!("nearest known: {}", named.join(", ")));
     }
     e.hint("`cudnnm list --remote` shows the catalog; `cudnnm manifest refresh` reads NVIDIA's newest index; an archive you have installs with `cudnnm install PATH`")
 }
@@ -697,6 +710,20 @@ mod tests {
             e.hint_text()
                 .unwrap()
                 .contains("pip:nvidia-cudnn-cu12==9.12.0.46"),
+            "{e:?}"
+        );
+        // The nearest known include releases only PyPI has, each with the
+        // command that installs it.
+        let e = select(&cat, &req("9.12.0.4", None, L), &[]).unwrap_err();
+        assert!(e.causes()[0].starts_with("nearest known: "), "{e:?}");
+        assert!(
+            e.causes()[0].contains("9.12.0.46 (`cudnnm install pip:nvidia-cudnn-cu12==9.12.0.46`)"),
+            "{e:?}"
+        );
+        // An archive's own command where the catalog has one.
+        let e = select(&cat, &req("8.9.7.3", None, L), &[]).unwrap_err();
+        assert!(
+            e.causes()[0].contains("8.9.7.29 (`cudnnm install 8.9.7.29_cuda12`)"),
             "{e:?}"
         );
         let e = select(&cat, &req("8.9.7.29", Some("10.2"), L), &[]).unwrap_err();

@@ -72,7 +72,36 @@ struct BackupView {
     first: bool,
     /// Files of the user's own it holds (kept until `backups remove ID --force`).
     users_files: Vec<String>,
+    /// Their bytes.
+    users_bytes: u64,
     dir: PathBuf,
+}
+
+impl BackupView {
+    /// The HELD column: what it held, then whether it is the toolkit's
+    /// first backup and the files of yours it keeps, with their count and
+    /// bytes (`7.6.5 (not from cudnnm) (first; yours: 2 files, 1.2 KiB:
+    /// include/cudnn.h, lib64/libcudnn_myplugin.so.9)`).
+    fn held_text(&self) -> String {
+        let mut tags = Vec::new();
+        if self.first {
+            tags.push("first".to_string());
+        }
+        if !self.users_files.is_empty() {
+            tags.push(format!(
+                "yours: {} file{}, {}: {}",
+                self.users_files.len(),
+                if self.users_files.len() == 1 { "" } else { "s" },
+                human_size(self.users_bytes),
+                self.users_files.join(", ")
+            ));
+        }
+        if tags.is_empty() {
+            self.held.clone()
+        } else {
+            format!("{} ({})", self.held, tags.join("; "))
+        }
+    }
 }
 
 /// What one removal did, for `--json`.
@@ -180,7 +209,17 @@ fn toolkit_filter(ctx: &Ctx, p: PathBuf) -> Result<PathBuf> {
     } else {
         ctx.env.cwd().join(p)
     };
+    // A toolkit whose folder is gone still has its backups listed by its root.
+    let recorded = || {
+        backup::list(&ctx.home)
+            .unwrap_or_default()
+            .iter()
+            .any(|b| b.record.toolkit == p)
+    };
     if std::fs::metadata(&p).is_err() {
+        if recorded() {
+            return Ok(p);
+        }
         return Err(Error::new(
             Kind::NotFound,
             format!("--cuda-root '{}' does not exist", p.display()),
@@ -211,18 +250,22 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     let views: Vec<BackupView> = all
         .iter()
         .filter(|b| filter.as_ref().is_none_or(|f| &b.record.toolkit == f))
-        .map(|b| BackupView {
-            id: b.record.id,
-            toolkit: b.record.toolkit.clone(),
-            created_at: b.record.created_at.clone(),
-            reason: b.record.reason.clone(),
-            held: b.record.held.clone(),
-            release: b.record.deployment.as_ref().map(|d| d.release.to_string()),
-            files: b.record.files.len(),
-            size: b.record.size(),
-            first: firsts.get(&b.record.toolkit) == Some(&b.record.id),
-            users_files: b.record.users_files(&bytes),
-            dir: b.dir.clone(),
+        .map(|b| {
+            let users: Vec<&backup::BackupFile> = b.record.users(&bytes).collect();
+            BackupView {
+                id: b.record.id,
+                toolkit: b.record.toolkit.clone(),
+                created_at: b.record.created_at.clone(),
+                reason: b.record.reason.clone(),
+                held: b.record.held.clone(),
+                release: b.record.deployment.as_ref().map(|d| d.release.to_string()),
+                files: b.record.files.len(),
+                size: b.record.size(),
+                first: firsts.get(&b.record.toolkit) == Some(&b.record.id),
+                users_files: users.iter().map(|f| f.path.clone()).collect(),
+                users_bytes: users.iter().map(|f| f.entry.size()).sum(),
+                dir: b.dir.clone(),
+            }
         })
         .collect();
     if ctx.json {
@@ -241,13 +284,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
                 v.created_at.clone(),
                 v.files.to_string(),
                 human_size(v.size),
-                if v.first {
-                    format!("{} (first)", v.held)
-                } else if !v.users_files.is_empty() {
-                    format!("{} (kept: yours: {})", v.held, v.users_files.join(", "))
-                } else {
-                    v.held.clone()
-                },
+                v.held_text(),
                 v.reason.clone(),
                 v.toolkit.display().to_string(),
             ]

@@ -1,7 +1,8 @@
 //! `cudnnm cache [--json]`: what the download cache (`downloads/`) holds —
 //! each archive with its size and the release it belongs to, and partial
 //! downloads. `cudnnm cache clean` (or `cache prune`): removes them all,
-//! except the partial file of a download that is running.
+//! except the partial file of a download that is running and an archive an
+//! install holds between its download and its import.
 
 use serde::Serialize;
 
@@ -18,7 +19,8 @@ pub struct Args {
 
 #[derive(clap::Subcommand, Debug)]
 pub enum Action {
-    /// Remove every cached archive and partial download (a running download's is kept)
+    /// Remove every cached archive and partial download (a running download's,
+    /// and an archive an install is about to import, are kept)
     #[command(visible_alias = "prune")]
     Clean,
 }
@@ -41,9 +43,13 @@ fn describe(e: &CacheEntry) -> [String; 4] {
             name,
             release,
             platform,
+            in_use,
         } => [
             human_size(e.bytes),
             match (release, platform) {
+                (Some(r), Some(p)) if *in_use => {
+                    format!("{r} ({p}), an install is importing it now")
+                }
                 (Some(r), Some(p)) => format!("{r} ({p})"),
                 _ => "unknown (no sidecar)".into(),
             },
@@ -76,6 +82,13 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
         for e in &done.in_flight {
             ctx.status(format!(
                 "kept '{}' ({}): a download is writing it now",
+                e.path.display(),
+                human_size(e.bytes)
+            ));
+        }
+        for e in &done.in_use {
+            ctx.status(format!(
+                "kept '{}' ({}): an install downloaded it and is about to import it; `cudnnm cache clean` removes it once that install is done",
                 e.path.display(),
                 human_size(e.bytes)
             ));

@@ -61,6 +61,13 @@ pub fn command() -> clap::Command {
     });
     cmd = cmd.mut_subcommand("rollback", |c| c.mut_arg("to", |a| a.add(backups())));
     cmd = cmd.mut_subcommand("backups", |c| c.mut_arg("remove", |a| a.add(backups())));
+    cmd = cmd.mut_subcommand("toolkits", |c| {
+        c.mut_subcommand("forget", |c| {
+            c.mut_arg("root", |a| {
+                a.add(ArgValueCandidates::new(gone_toolkit_roots))
+            })
+        })
+    });
     for sub in ["use", "rollback", "current", "backups"] {
         cmd = cmd.mut_subcommand(sub, |c| c.mut_arg("cuda_root", |a| a.add(toolkits())));
     }
@@ -108,6 +115,24 @@ fn backup_ids() -> Vec<CompletionCandidate> {
             CompletionCandidate::new(b.record.id.to_string()).help(Some(
                 format!("{}, {}", b.record.held, b.record.toolkit.display()).into(),
             ))
+        })
+        .collect()
+}
+
+/// The toolkit roots `deployments.toml` records whose folder is gone (what
+/// `toolkits forget` takes), with the release recorded there.
+fn gone_toolkit_roots() -> Vec<CompletionCandidate> {
+    let Some((_, home)) = home() else {
+        return Vec::new();
+    };
+    crate::deploy::Deployments::load(&home)
+        .unwrap_or_default()
+        .entries
+        .iter()
+        .filter(|d| crate::toolkit::is_gone(&d.toolkit))
+        .map(|d| {
+            CompletionCandidate::new(d.toolkit.clone().into_os_string())
+                .help(Some(format!("{}, folder gone", d.release).into()))
         })
         .collect()
 }

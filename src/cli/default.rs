@@ -74,10 +74,18 @@ fn show(ctx: &Ctx) -> Result<u8> {
         ctx.out(&default);
     }
     if release.is_none() {
+        let another =
+            for_this_store(ctx, CommandLine::default_("SPEC")).for_host(ctx.env.is_windows());
+        // What installs it, by the rule every install hint follows.
+        let install = match default.parse::<Spec>() {
+            Ok(spec) => match super::support::install_advice(ctx, &spec) {
+                (_, Some(cmd)) => format!("install it (`{cmd}`)"),
+                (words, None) => words,
+            },
+            Err(_) => "`cudnnm list --remote` lists what the catalog has".to_string(),
+        };
         ctx.warn(format!(
-            "the default {default} is not installed; install it (`{}`) or choose another with `{}`",
-            for_this_store(ctx, CommandLine::install(&default)).for_host(ctx.env.is_windows()),
-            for_this_store(ctx, CommandLine::default_("SPEC")).for_host(ctx.env.is_windows())
+            "the default {default} is not installed; {install}, or choose another with `{another}`"
         ));
     }
     Ok(0)
@@ -86,11 +94,14 @@ fn show(ctx: &Ctx) -> Result<u8> {
 fn set(ctx: &Ctx, spec: Spec) -> Result<u8> {
     let store = Store::new(&ctx.home);
     let release = store.newest_matching(&spec)?.ok_or_else(|| {
-        Error::new(Kind::NotFound, format!("no installed cuDNN matches {spec}")).hint(format!(
-            "install it first with `{}` (see `cudnnm list` for what is installed)",
-            for_this_store(ctx, CommandLine::install(spec.to_string()))
-                .for_host(ctx.env.is_windows())
-        ))
+        Error::new(Kind::NotFound, format!("no installed cuDNN matches {spec}")).hint(
+            match super::support::install_advice(ctx, &spec) {
+                (_, Some(cmd)) => format!(
+                    "install it first with `{cmd}` (see `cudnnm list` for what is installed)"
+                ),
+                (words, None) => format!("{words} (see `cudnnm list` for what is installed)"),
+            },
+        )
     })?;
     let _lock = ctx.lock()?;
     let mut config = ctx.home.config()?;

@@ -14,7 +14,8 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::Ctx;
-use crate::command::CommandLine;
+use super::support::{machine_offers, printed};
+use crate::catalog::offer::{Advice, advise, not_installed_hint};
 use crate::error::{Error, IoResultExt, Kind, Result};
 use crate::export_tree;
 use crate::fsops;
@@ -57,17 +58,26 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
         Store::new(&ctx.home)
     };
     let release = store.resolve(&spec).map_err(|e| {
-        if args.system {
+        // What the catalog has for this machine, by the rule every install hint follows.
+        let windows = ctx.env.is_windows();
+        let offers = machine_offers(ctx);
+        let advice = advise(&offers, &spec, None);
+        let words = match (args.system, advice) {
             // The system store's releases come from the administrator.
-            e.hint(format!(
+            (true, Advice::Install(o)) => format!(
                 "an administrator installs it there: `{}`",
-                super::support::on_system(ctx, CommandLine::install(spec.to_string()), true)
+                super::support::on_system(ctx, o.install(), true)
                     .sudo()
-                    .for_host(ctx.env.is_windows())
-            ))
-        } else {
-            e
-        }
+                    .for_host(windows)
+            ),
+            (true, a) => a.hint(&|c| {
+                super::support::on_system(ctx, c, true)
+                    .sudo()
+                    .for_host(windows)
+            }),
+            (false, a) => a.hint(&|c| printed(ctx, c)),
+        };
+        e.hint(not_installed_hint(&store.nearest(&spec), &words))
     })?;
     let dest = ctx.env.cwd().join(&args.dest);
     // A copy inside a cudnnm home would be taken for a release of its store.

@@ -262,10 +262,16 @@ const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
     ),
     (
         "toolkits",
-        &[(
-            "cudnnm toolkits",
-            "the CUDA toolkits found and known, and the cuDNN each holds",
-        )],
+        &[
+            (
+                "cudnnm toolkits",
+                "the CUDA toolkits found and known, and the cuDNN each holds",
+            ),
+            (
+                "cudnnm toolkits forget /opt/cuda-12.4",
+                "forget a toolkit whose folder was deleted (its backups stay)",
+            ),
+        ],
     ),
     (
         "doctor",
@@ -439,6 +445,25 @@ mod tests {
         let mut missing = Vec::new();
         walk(&super::command(), "", &mut missing);
         assert!(missing.is_empty(), "commands without examples: {missing:?}");
+    }
+
+    /// No argument takes its value from the environment through clap: clap
+    /// counts such a flag as given and prints it in usage lines (`Usage:
+    /// cudnnm pin --home <DIR> <SPEC>` with `CUDNNM_HOME` set), so the code
+    /// that uses each variable reads it itself.
+    #[test]
+    fn no_argument_is_read_from_the_environment_by_clap() {
+        fn walk(c: &clap::Command, path: &str, found: &mut Vec<String>) {
+            for a in c.get_arguments().filter(|a| a.get_env().is_some()) {
+                found.push(format!("{path} --{}", a.get_id()));
+            }
+            for sub in c.get_subcommands() {
+                walk(sub, &format!("{path} {}", sub.get_name()), found);
+            }
+        }
+        let mut found = Vec::new();
+        walk(&super::command(), "cudnnm", &mut found);
+        assert!(found.is_empty(), "arguments with clap's env: {found:?}");
     }
 
     /// The main help's exit codes are README.md's table, code for code.

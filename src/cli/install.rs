@@ -5,7 +5,9 @@
 //! one (`--locked`: only so).
 
 use super::Ctx;
-use super::support::{GpuGate, ReleaseView, recover_and_report};
+use super::support::{
+    GpuGate, ReleaseView, recover_and_report, report_build_choice, toolkits_for_pick,
+};
 use crate::archive::{self, ImportRequest, Outcome};
 use crate::catalog;
 use crate::error::{Error, IoResultExt, Kind, Result};
@@ -36,8 +38,9 @@ pub struct Args {
     /// Platform to download for (catalog installs) [default: this machine's]
     #[arg(long, value_name = "P")]
     pub platform: Option<String>,
-    /// Base URL replacing NVIDIA's download server
-    #[arg(long, value_name = "URL", env = "CUDNNM_MIRROR")]
+    /// Base URL replacing NVIDIA's download server [default: env CUDNNM_MIRROR,
+    /// else `mirror` in config.toml]
+    #[arg(long, value_name = "URL")]
     pub mirror: Option<String>,
     /// Install a catalog archive that has no published SHA-256 without checking it
     #[arg(long)]
@@ -127,7 +130,8 @@ fn install_catalog(
     gate: &GpuGate,
 ) -> Result<u8> {
     let platform = platform_of(args)?;
-    let mirror = args.mirror.clone().or(ctx.home.config()?.mirror);
+    // `--mirror`; else `CUDNNM_MIRROR`, else config.toml (`catalog::effective_mirror`).
+    let mirror = args.mirror.clone();
     let req = catalog::FetchRequest {
         spec,
         cuda: base.cuda,
@@ -136,9 +140,14 @@ fn install_catalog(
         sha256: base.expected_sha256.clone(),
         allow_unverified: args.allow_unverified,
     };
+    // The CUDA build for the toolkit `use` would deploy into (found, or
+    // known to this home), as `use` picks it, and said.
+    let (toolkits, chosen) = toolkits_for_pick(ctx, &req.spec, req.cuda.as_ref(), platform);
+    if let Some(t) = &chosen {
+        report_build_choice(ctx, &req.spec, t);
+    }
     // Archives and PyPI wheels alike: most cuDNN 9 releases are wheels only.
     let cat = catalog::Catalog::load(&ctx.home)?;
-    let toolkits = crate::toolkit::discover(&ctx.env);
     let pick = catalog::resolve::pick(&cat, &req, &toolkits, gate.oldest().map(|g| &g.compute))?;
     let (version, cuda) = pick.release();
     if !args.force
@@ -161,6 +170,7 @@ fn install_catalog(
         &ctx.env,
         &req,
         &*progress,
+        &toolkits,
         gate.oldest(),
         &|v, c| gate.check(v, c, args.force, "install"),
     )?;
@@ -175,7 +185,10 @@ fn install_catalog(
     } else {
         format!("downloaded {} from {}", fetched.name, fetched.url)
     });
-    import_and_report(
+    pause_after_download(ctx);
+    // The archive stays held (`cache clean` leaves it) until the import has read it.
+    let hold = fetched.hold;
+    let done = import_and_report(
         ctx,
         ImportRequest {
             source: fetched.path,
@@ -186,7 +199,24 @@ fn install_catalog(
             force: args.force,
             ..Default::default()
         },
-    )
+    );
+    drop(hold);
+    done
+}
+
+/// Test hook (debug builds only): with `CUDNNM_TEST_PAUSE_AFTER_DOWNLOAD`
+/// set, waits between the download and the import, before the home lock is
+/// taken, while the file `CUDNNM_TEST_PAUSE_FILE` exists.
+fn pause_after_download(ctx: &Ctx) {
+    if cfg!(debug_assertions)
+        && ctx
+            .env
+            .var(crate::env::CUDNNM_TEST_PAUSE_AFTER_DOWNLOAD)
+            .is_some()
+        && let Some(f) = ctx.env.var(crate::env::CUDNNM_TEST_PAUSE_FILE)
+    {
+        crate::interrupt::test_pause(std::path::Path::new(&f));
+    }
 }
 
 /// The release an exact requirement of a cuDNN package names:

@@ -86,7 +86,11 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
         sha256: None,
         allow_unverified: false,
     };
-    let toolkits = crate::toolkit::discover(&ctx.env);
+    // The CUDA build for the toolkit `use` would deploy into, as `install` picks it.
+    let (toolkits, chosen) = super::support::toolkits_for_pick(ctx, &spec, cuda.as_ref(), platform);
+    if let Some(t) = &chosen {
+        super::support::report_build_choice(ctx, &spec, t);
+    }
     let old = ProjectLock::read(&lock_path)?;
     let mut entries = std::collections::BTreeMap::new();
     // What the project runs here: the newest installed release the pin

@@ -19,7 +19,8 @@ pub enum Sub {
         #[arg(long, value_name = "URL|FILE")]
         from: Vec<String>,
         /// Base URL replacing NVIDIA's download server, read when --from is not given
-        #[arg(long, value_name = "URL", env = "CUDNNM_MIRROR")]
+        /// [default: env CUDNNM_MIRROR, else `mirror` in config.toml]
+        #[arg(long, value_name = "URL")]
         mirror: Option<String>,
     },
 }

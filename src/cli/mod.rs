@@ -52,8 +52,12 @@ mod which;
 #[derive(Parser, Debug)]
 #[command(name = "cudnnm", version, about, long_about = None, max_term_width = 100)]
 pub struct Cli {
-    /// cudnnm home folder (store, backups, config) [default: platform data folder]
-    #[arg(long, global = true, env = "CUDNNM_HOME", value_name = "DIR")]
+    /// cudnnm home folder (store, backups, config) [default: env CUDNNM_HOME,
+    /// else the platform data folder]
+    // Environment variables are read by the code that uses them, never by
+    // clap's `env`: clap counts a flag set from the environment as given
+    // and prints it in the usage line (`Usage: cudnnm pin --home <DIR> <SPEC>`).
+    #[arg(long, global = true, value_name = "DIR")]
     pub home: Option<PathBuf>,
     /// The system home, whose releases every user sees [default: /opt/cudnnm,
     /// %ProgramData%\cudnnm on Windows; env CUDNNM_SYSTEM_HOME]

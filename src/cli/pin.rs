@@ -34,14 +34,22 @@ struct Report {
 pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     let spec: Spec = args.spec.parse()?;
     let release = Store::new(&ctx.home).newest_matching(&spec)?;
+    // What installs it, by the rule every install hint follows.
+    let advice = || super::support::install_advice(ctx, &spec);
     if release.is_none() && !args.force {
         let host = |c: CommandLine| c.for_host(ctx.env.is_windows());
+        let pin_anyway = host(CommandLine::pin(spec.to_string()).force());
         return Err(
-            Error::new(Kind::NotFound, format!("no installed cuDNN matches {spec}")).hint(format!(
-                "install it first with `{}`, or pin it anyway with `{}`",
-                host(CommandLine::install(spec.to_string())),
-                host(CommandLine::pin(spec.to_string()).force())
-            )),
+            Error::new(Kind::NotFound, format!("no installed cuDNN matches {spec}")).hint(
+                match advice() {
+                    (_, Some(cmd)) => {
+                        format!(
+                            "install it first with `{cmd}`, or pin it anyway with `{pin_anyway}`"
+                        )
+                    }
+                    (words, None) => format!("{words}; or pin it anyway with `{pin_anyway}`"),
+                },
+            ),
         );
     }
     let path = ctx.env.cwd().join(PIN_FILE);
@@ -76,11 +84,16 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
             "pinned cuDNN {spec} in '{}' (uses {id})",
             path.display()
         )),
-        None => ctx.status(format!(
-            "pinned cuDNN {spec} in '{}' (not installed yet: `{}`)",
-            path.display(),
-            CommandLine::install(spec.to_string()).for_host(ctx.env.is_windows())
-        )),
+        None => ctx.status(match advice() {
+            (_, Some(cmd)) => format!(
+                "pinned cuDNN {spec} in '{}' (not installed yet: `{cmd}`)",
+                path.display()
+            ),
+            (words, None) => format!(
+                "pinned cuDNN {spec} in '{}' (not installed yet; {words})",
+                path.display()
+            ),
+        }),
     }
     if let Some(v) = ctx.env.var(env::CUDNNM_VERSION) {
         ctx.warn(format!(

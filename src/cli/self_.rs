@@ -19,15 +19,17 @@ enum Action {
     /// Download the newest cudnnm release, check its SHA-256, and replace this binary
     Update {
         /// The release folder: a URL or a local folder holding SHA256SUMS
-        /// [default: the project's latest GitHub release]
-        #[arg(long, env = "CUDNNM_INSTALL_BASE", value_name = "URL")]
+        /// [default: env CUDNNM_INSTALL_BASE, else the project's latest GitHub release]
+        #[arg(long, value_name = "URL")]
         base: Option<String>,
     },
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     let Action::Update { base } = args.action;
-    let base = base.unwrap_or_else(|| selfupdate::DEFAULT_BASE.to_string());
+    let base = base
+        .or_else(|| ctx.env.var(selfupdate::BASE_VAR))
+        .unwrap_or_else(|| selfupdate::DEFAULT_BASE.to_string());
     update(ctx, &base)
 }
 

@@ -61,6 +61,33 @@ pub fn on_system(ctx: &Ctx, command: CommandLine, elevated: bool) -> CommandLine
     crate::home::Home::system(ctx.system_home.clone()).reach(&ctx.env, command, elevated)
 }
 
+/// What the catalog (the user's `catalog.toml` over the embedded one, or
+/// the embedded one when that cannot be read) can install on this machine:
+/// the offers every install hint chooses from
+/// ([`crate::catalog::offer::advise`]).
+pub fn machine_offers(ctx: &Ctx) -> Vec<crate::catalog::offer::Offer> {
+    let catalog = crate::catalog::Catalog::load(&ctx.home)
+        .unwrap_or_else(|_| crate::catalog::Catalog::embedded());
+    crate::catalog::offer::offers_for(&catalog, ctx.env.platform())
+}
+
+/// The `help:` words for installing `spec`, which no store holds, by the
+/// one rule ([`crate::catalog::offer::advise`]), each command for this
+/// home and the user's shell; with the command itself when the catalog has
+/// the release.
+pub fn install_advice(ctx: &Ctx, spec: &crate::version::Spec) -> (String, Option<String>) {
+    let offers = machine_offers(ctx);
+    let advice = crate::catalog::offer::advise(&offers, spec, None);
+    let render = |c: CommandLine| printed(ctx, c);
+    (advice.hint(&render), advice.command().map(render))
+}
+
+/// A command as a hint prints it: for this home ([`for_this_store`]) and
+/// the user's shell.
+pub fn printed(ctx: &Ctx, c: CommandLine) -> String {
+    for_this_store(ctx, c).for_host(ctx.env.is_windows())
+}
+
 /// A hint's command for the store this command works on, run by the same
 /// person here ([`crate::home::Home::reach`]): with `--system` for the
 /// system home; with `--home` / `--system-home` where they came from flags.
@@ -213,23 +240,118 @@ pub fn wanted_cudas(
     (cudas, label)
 }
 
+/// The toolkits a catalog pick (`install SPEC`, a bare `install`, `lock`)
+/// chooses its CUDA build by, as `use` picks a toolkit: none to choose by
+/// when `--cuda` (`cuda`) or the spec's suffix names the CUDA; for another
+/// platform than this machine's, those found here. Else, among the toolkits
+/// found and those this home knows (deployed to, or holding backups of), the
+/// one `use` would pick ([`toolkit::select`]): the one the environment names,
+/// the only one, or the only one a catalog build of `spec` fits — narrowed
+/// to the pin's CUDA when the pin that applies here names one. With several
+/// and none of those, all of them: the catalog then asks for `--cuda` when
+/// they need different builds. Returns the toolkits and, when the catalog
+/// has several CUDA builds of `spec` to choose from, the one chosen.
+pub fn toolkits_for_pick(
+    ctx: &Ctx,
+    spec: &crate::version::Spec,
+    cuda: Option<&CudaVariant>,
+    platform: crate::version::Platform,
+) -> (Vec<Toolkit>, Option<Toolkit>) {
+    if cuda.is_some() || spec.cuda.is_some() {
+        return (Vec::new(), None);
+    }
+    if Some(platform) != ctx.env.platform() {
+        return (toolkit::discover(&ctx.env), None);
+    }
+    let deployments = Deployments::load(&ctx.home).unwrap_or_default();
+    let known = recorded_toolkits(ctx, &deployments);
+    let catalog = crate::catalog::Catalog::load(&ctx.home)
+        .unwrap_or_else(|_| crate::catalog::Catalog::embedded());
+    let mut wants: Vec<CudaVariant> = catalog
+        .archives()
+        .iter()
+        .filter(|a| a.platform == platform && spec.matches(&a.version, &a.cuda))
+        .map(|a| a.cuda)
+        .collect();
+    wants.sort();
+    wants.dedup();
+    let several = wants.len() > 1;
+    let mut label = format!("a build of cuDNN {spec} in the catalog");
+    if let Ok(Some(pin)) = crate::pin::resolve_spec(None, &ctx.env, &ctx.home)
+        && let Some(pc) = &pin.spec.cuda
+    {
+        let narrowed: Vec<CudaVariant> = wants
+            .iter()
+            .copied()
+            .filter(|w| crate::catalog::resolve::cuda_serves(pc, w))
+            .collect();
+        if !narrowed.is_empty() {
+            wants = narrowed;
+            label = format!(
+                "the CUDA {pc} build of cuDNN {spec} the pin {} asks for ({})",
+                pin.spec,
+                source_label(&pin.source)
+            );
+        }
+    }
+    let chosen = toolkit::select(
+        &ctx.env,
+        &toolkit::Selector {
+            known: &known,
+            wants: &wants,
+            wants_label: &label,
+            ..Default::default()
+        },
+    );
+    match chosen {
+        // Said only where it chose among CUDA builds.
+        Ok(t) if several => (vec![t.clone()], Some(t)),
+        Ok(t) => (vec![t], None),
+        Err(_) => {
+            let mut all = toolkit::discover(&ctx.env);
+            for k in known {
+                if !all.iter().any(|t| t.root == k.root) {
+                    all.push(k);
+                }
+            }
+            (all, None)
+        }
+    }
+}
+
 /// One line saying which toolkit a command works on and why, as `current`
 /// says why a release applies: nothing for `--cuda-root`, which named it.
 pub fn report_toolkit_choice(ctx: &Ctx, t: &Toolkit) {
     if t.found_by != "--cuda-root" {
-        // The selector's reasons read as sentences ("the only …"); a bare
-        // source (`CUDA_PATH`, `deployments.toml`) gets "found by".
-        let why = if t.found_by.starts_with("the ") {
-            t.found_by.clone()
-        } else {
-            format!("found by {}", t.found_by)
-        };
         ctx.status(format!(
-            "toolkit '{}' (CUDA {}): {why}",
+            "toolkit '{}' (CUDA {}): {}",
             t.root.display(),
-            t.cuda
+            t.cuda,
+            toolkit_reason(t)
         ));
     }
+}
+
+/// Why a toolkit was chosen, as a clause: the selector's reasons read as
+/// sentences ("the only …"); a bare source (`CUDA_PATH`,
+/// `deployments.toml`) gets "found by".
+fn toolkit_reason(t: &Toolkit) -> String {
+    if t.found_by.starts_with("the ") {
+        t.found_by.clone()
+    } else {
+        format!("found by {}", t.found_by)
+    }
+}
+
+/// The line a catalog pick says when a toolkit chose its CUDA build
+/// ([`toolkits_for_pick`]): which toolkit, and why that one.
+pub fn report_build_choice(ctx: &Ctx, spec: &crate::version::Spec, t: &Toolkit) {
+    ctx.status(format!(
+        "choosing the build of cuDNN {spec} for the toolkit '{}' (CUDA {}): {}",
+        t.root.display(),
+        t.cuda,
+        toolkit_reason(t)
+    ));
 }
 
 /// Every toolkit worth showing: those found on this machine, then those
@@ -245,11 +367,21 @@ pub fn known_toolkits(ctx: &Ctx, deployments: &Deployments) -> Vec<Toolkit> {
             Ok(t) => all.push(t),
             Err(e) => {
                 if let Some(d) = deployments.for_toolkit(&root) {
-                    ctx.warn(format!(
-                        "cuDNN {} is recorded in '{}', which is no longer a toolkit: {e}",
-                        d.release,
-                        root.display()
-                    ))
+                    let gone = toolkit::is_gone(&root);
+                    ctx.warn(if gone {
+                        format!(
+                            "cuDNN {} is recorded in '{}', whose folder is gone; `{}` forgets it (its backups stay)",
+                            d.release,
+                            root.display(),
+                            CommandLine::forget_toolkit(&root).for_host(ctx.env.is_windows())
+                        )
+                    } else {
+                        format!(
+                            "cuDNN {} is recorded in '{}', which is no longer a toolkit: {e}",
+                            d.release,
+                            root.display()
+                        )
+                    })
                 }
             }
         }

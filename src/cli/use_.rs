@@ -9,9 +9,10 @@ use serde::Serialize;
 
 use super::Ctx;
 use super::support::{
-    GpuGate, elevate_hint, msg_label, recorded_toolkits, report_not_from_a_release, report_pruned,
-    report_toolkit_choice, source_label, wanted_cudas,
+    GpuGate, elevate_hint, msg_label, printed, recorded_toolkits, report_not_from_a_release,
+    report_pruned, report_toolkit_choice, source_label, wanted_cudas,
 };
+use crate::catalog::offer::{Advice, Offer, advise, best_offer, not_installed_hint, offers_from};
 use crate::command::CommandLine;
 use crate::deploy::change::existing_toolkit_dir;
 use crate::deploy::recover::Recovered;
@@ -20,7 +21,7 @@ use crate::error::{Error, Kind, Result};
 use crate::pin;
 use crate::store::{Release, Store};
 use crate::toolkit::{self, Layout, Selector, Toolkit};
-use crate::version::Spec;
+use crate::version::{Platform, Spec};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -232,7 +233,7 @@ fn pick_release(
     if matching.is_empty() {
         return store
             .resolve(spec)
-            .map_err(|e| not_installed(ctx, store, spec, (ma, mi), e));
+            .map_err(|e| not_installed(ctx, store, spec, toolkit, e));
     }
     let Some(newest) = matching.iter().find(|r| platform_ok(r)) else {
         return Err(wrong_platform(ctx, spec, toolkit, &matching));
@@ -268,16 +269,21 @@ fn pick_release(
     )
     .cause("a build fits only its exact CUDA major.minor before CUDA 11, and any toolkit of its major from CUDA 11 on")
     .hint(if fitting.is_empty() {
-        let offers = catalog_offers(ctx, toolkit_platform(toolkit), |c| c.fits(ma, mi));
-        match offers.iter().filter(|o| spec.matches(&o.version, &o.cuda)).rev().max_by(|a, b| a.version.cmp(&b.version)) {
+        let offers: Vec<Offer> = toolkit_offers(ctx, toolkit)
+            .into_iter()
+            .filter(|o| o.cuda.fits(ma, mi))
+            .collect();
+        let render = |c| printed(ctx, c);
+        match best_offer(&offers, spec, None) {
             Some(o) => format!(
                 "install a build for CUDA {cuda_arg} (`{}`), or pass --force to deploy this one anyway",
-                o.command
+                render(o.install())
             ),
-            None => match offers.iter().rev().max_by(|a, b| a.version.cmp(&b.version)) {
+            None => match best_offer(&offers, &"latest".parse::<Spec>()?, None) {
                 Some(o) => format!(
                     "the catalog has no build of cuDNN {spec} for CUDA {ma}.{mi}; the newest release that has one is cuDNN {} (`{}`); or pass --force to deploy this one anyway",
-                    o.version, o.command
+                    o.version,
+                    render(o.install())
                 ),
                 None => format!(
                     "the catalog has no cuDNN build for CUDA {ma}.{mi}; pass --force to deploy this one anyway"
@@ -292,150 +298,61 @@ fn pick_release(
     }))
 }
 
-/// A release the catalog can install: an archive for the platform, or a
-/// PyPI wheel (this host's platform only), with the command that installs it.
-struct Offer {
-    version: crate::version::Version,
-    cuda: crate::version::CudaVariant,
-    /// `cudnnm install 9.10.2.21_cuda12` or `cudnnm install pip:nvidia-cudnn-cu12==9.10.2.21`.
-    command: String,
-}
-
 /// The platform whose builds fit `toolkit`'s layout.
-fn toolkit_platform(toolkit: &Toolkit) -> crate::version::Platform {
+fn toolkit_platform(toolkit: &Toolkit) -> Platform {
     if toolkit.layout == Layout::Windows {
-        crate::version::Platform::WindowsX86_64
+        Platform::WindowsX86_64
     } else {
-        crate::version::Platform::LinuxX86_64
+        Platform::LinuxX86_64
     }
 }
 
-/// Every release the catalog (the user's, else the embedded one) offers for
-/// `platform` whose CUDA passes `cuda_ok`: its archives (`install ID`), and
-/// its `pip:` rows when `platform` is this host's (pip fetches for this host
-/// only). A command for another platform carries `--platform`.
-fn catalog_offers(
-    ctx: &Ctx,
-    platform: crate::version::Platform,
-    cuda_ok: impl Fn(&crate::version::CudaVariant) -> bool,
-) -> Vec<Offer> {
+/// What the catalog (the user's, else the embedded one) can install for
+/// `toolkit` from this machine ([`offers_from`]): archives of the toolkit
+/// layout's platform, and PyPI wheels when that is this machine's.
+fn toolkit_offers(ctx: &Ctx, toolkit: &Toolkit) -> Vec<Offer> {
     let catalog = crate::catalog::Catalog::load(&ctx.home)
         .unwrap_or_else(|_| crate::catalog::Catalog::embedded());
-    let host = ctx.env.is_windows() == platform.is_windows();
-    let render = |c: CommandLine| {
-        let c = if host {
-            c
-        } else {
-            c.platform(platform.to_string())
-        };
-        super::support::for_this_store(ctx, c)
-            .for_host(ctx.env.is_windows())
-            .to_string()
-    };
-    let mut offers: Vec<Offer> = catalog
-        .archives()
-        .iter()
-        .filter(|a| a.platform == platform && cuda_ok(&a.cuda))
-        .map(|a| Offer {
-            version: a.version.clone(),
-            cuda: a.cuda,
-            command: render(CommandLine::install(crate::version::release_id(
-                &a.version, &a.cuda,
-            ))),
-        })
-        .collect();
-    if host {
-        for w in catalog.wheels().iter().filter(|w| cuda_ok(&w.cuda)) {
-            for v in &w.versions {
-                if !offers.iter().any(|o| &o.version == v && o.cuda == w.cuda) {
-                    offers.push(Offer {
-                        version: v.clone(),
-                        cuda: w.cuda,
-                        command: render(CommandLine::install(format!("pip:{}=={v}", w.package))),
-                    });
-                }
-            }
-        }
-    }
-    offers
+    offers_from(&catalog, toolkit_platform(toolkit), ctx.env.platform())
 }
 
-/// `spec` is installed nowhere in the store: `store_error` (which names the
-/// nearest installed releases) gets a hint that installs `spec` when the
-/// catalog has it, else says the catalog lacks it and names the nearest
-/// release there that does exist (with the spec's CUDA, when it names one).
-/// Only builds that fit the toolkit's CUDA `(major, minor)` are offered.
+/// `spec` is installed nowhere in the store: the error names the nearest
+/// installed releases and what the catalog has ([`advise`], the rule every
+/// install hint follows): the command that installs `spec` for the
+/// toolkit's CUDA when the catalog has it, else (saying the catalog lacks
+/// it) the nearest release it has.
 fn not_installed(
     ctx: &Ctx,
     store: &Store,
     spec: &Spec,
-    (ma, mi): (u32, u32),
+    toolkit: &Toolkit,
     store_error: Error,
 ) -> Error {
-    let platform = if ctx.env.is_windows() {
-        crate::version::Platform::WindowsX86_64
+    let (ma, mi) = toolkit.cuda_major_minor();
+    let offers = toolkit_offers(ctx, toolkit);
+    let advice = advise(&offers, spec, Some(&toolkit.cuda));
+    let e = if matches!(advice, Advice::Install(_)) {
+        store_error
     } else {
-        crate::version::Platform::LinuxX86_64
+        store_error.cause(format!(
+            "the catalog has no cuDNN {spec} release for CUDA {ma}.{mi} (no archive for {}, no PyPI wheel), so `cudnnm install {spec}` would not give this toolkit one",
+            toolkit_platform(toolkit)
+        ))
     };
-    let offers = catalog_offers(ctx, platform, |c| spec.cuda_admits(c));
-    let near = store.nearest(spec);
-    let installed = if near.is_empty() {
-        String::new()
-    } else {
-        format!(
-            "the nearest installed release{}: {}; or ",
-            if near.len() == 1 { " is" } else { "s are" },
-            near.join(", ")
-        )
-    };
-    if let Some(o) = offers
-        .iter()
-        .filter(|o| spec.matches(&o.version, &o.cuda) && o.cuda.fits(ma, mi))
-        // The first listed among equals: an archive, then the user's rows.
-        .rev()
-        .max_by(|a, b| (&a.version, &a.cuda).cmp(&(&b.version, &b.cuda)))
-    {
-        return store_error.hint(format!("{installed}install it with `{}`", o.command));
-    }
-    let mut versions: Vec<crate::version::Version> =
-        offers.iter().map(|o| o.version.clone()).collect();
-    versions.sort();
-    versions.dedup();
-    let nearest = spec
-        .anchor()
-        .and_then(|a| a.nearest(&versions, 1).first().map(|v| (*v).clone()));
-    let e = store_error.cause(format!(
-        "the catalog has no cuDNN {spec} release for CUDA {ma}.{mi} (no archive for {platform}, no PyPI wheel), so `cudnnm install {spec}` would not give this toolkit one"
-    ));
-    match nearest.and_then(|v| {
-        offers
-            .iter()
-            .filter(|o| o.version == v)
-            .rev()
-            .max_by(|a, b| a.cuda.cmp(&b.cuda))
-    }) {
-        Some(o) => e.hint(format!(
-            "{installed}the nearest release the catalog has is cuDNN {} for CUDA {} (`{}`)",
-            o.version, o.cuda, o.command
-        )),
-        None => e.hint(format!(
-            "{installed}`cudnnm list --remote` lists what the catalog has"
-        )),
-    }
+    e.hint(not_installed_hint(
+        &store.nearest(spec),
+        &advice.hint(&|c| printed(ctx, c)),
+    ))
 }
 
 /// `spec` is installed only for another platform than `toolkit`'s layout:
-/// the hint installs a build of the layout's platform from the catalog's
-/// archives when one matches (`install --platform` downloads archives; pip
-/// fetches wheels for this host only), else says none exists and names the
-/// nearest one that does and fits the toolkit's CUDA.
+/// the hint installs a build of the layout's platform the catalog has
+/// ([`advise`] over the builds that fit the toolkit's CUDA: archives with
+/// `--platform`, and wheels when that platform is this machine's), else
+/// says none exists and names the nearest one that does.
 fn wrong_platform(ctx: &Ctx, spec: &Spec, toolkit: &Toolkit, matching: &[Release]) -> Error {
     let (ma, mi) = toolkit.cuda_major_minor();
-    let platform = if toolkit.layout == Layout::Windows {
-        crate::version::Platform::WindowsX86_64
-    } else {
-        crate::version::Platform::LinuxX86_64
-    };
+    let platform = toolkit_platform(toolkit);
     let e = Error::new(
         Kind::Conflict,
         format!(
@@ -451,51 +368,26 @@ fn wrong_platform(ctx: &Ctx, spec: &Spec, toolkit: &Toolkit, matching: &[Release
             toolkit.layout.as_str()
         ),
     );
-    let catalog = crate::catalog::Catalog::load(&ctx.home)
-        .unwrap_or_else(|_| crate::catalog::Catalog::embedded());
-    let builds: Vec<&crate::catalog::Archive> = catalog
-        .archives()
-        .iter()
-        .filter(|a| a.platform == platform && a.cuda.fits(ma, mi))
+    let builds: Vec<Offer> = toolkit_offers(ctx, toolkit)
+        .into_iter()
+        .filter(|o| o.cuda.fits(ma, mi))
         .collect();
-    let install = |id: String| {
-        CommandLine::install(id)
-            .platform(platform.to_string())
-            .for_host(ctx.env.is_windows())
-    };
-    if let Some(a) = builds
-        .iter()
-        .filter(|a| spec.matches(&a.version, &a.cuda))
-        .max_by(|a, b| a.version.cmp(&b.version))
-    {
-        return e.hint(format!(
+    match advise(&builds, spec, None) {
+        Advice::Install(o) => e.hint(format!(
             "install a {} build (`{}`)",
             toolkit.layout.as_str(),
-            install(crate::version::release_id(&a.version, &a.cuda))
-        ));
-    }
-    let versions: Vec<crate::version::Version> = builds.iter().map(|a| a.version.clone()).collect();
-    let e = e.cause(format!(
-        "the catalog has no {platform} build of cuDNN {spec} for CUDA {ma}.{mi} (NVIDIA published it for other platforms only, or as a wheel pip fetches for this host alone)"
-    ));
-    let nearest = spec
-        .anchor()
-        .map(|v| v.nearest(&versions, 1))
-        .unwrap_or_default();
-    match nearest.first() {
-        Some(near) => {
-            let a = builds
-                .iter()
-                .filter(|a| &&a.version == near)
-                .max_by(|a, b| a.cuda.cmp(&b.cuda))
-                .expect("a build of the nearest version");
-            e.hint(format!(
-                "the nearest release with a {platform} build is cuDNN {} (`{}`)",
-                a.version,
-                install(crate::version::release_id(&a.version, &a.cuda))
+            printed(ctx, o.install())
+        )),
+        Advice::Nearest(o) => e
+            .cause(format!(
+                "the catalog has no {platform} build of cuDNN {spec} for CUDA {ma}.{mi} (NVIDIA published it for other platforms only, or as a wheel pip fetches for its own platform alone)"
             ))
-        }
-        None => e.hint(format!(
+            .hint(format!(
+                "the nearest release with a {platform} build is cuDNN {} (`{}`)",
+                o.version,
+                printed(ctx, o.install())
+            )),
+        Advice::Nothing => e.hint(format!(
             "no {platform} build of a cuDNN {spec} release for CUDA {ma}.{mi} is in the catalog; `cudnnm list --remote --platform {platform}` lists what there is"
         )),
     }

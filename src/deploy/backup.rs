@@ -3,7 +3,9 @@
 //! links), and `backups/<id>/backup.toml` records where they came from,
 //! their sizes and hashes, when and why.
 //!
-//! Ids are increasing integers, global to the home (`cudnnm rollback --to 3`).
+//! Ids are increasing integers, global to the home (`cudnnm rollback --to 3`)
+//! and never handed out twice: `backups/.last-id` keeps the last one, so a
+//! removed backup's id is not reused.
 //! A backup folder without `backup.toml` belongs to a change in flight (or
 //! one a crash interrupted, which recovery finishes or removes) and is not
 //! listed. Pruning keeps the newest N per toolkit and always a toolkit's
@@ -128,11 +130,15 @@ impl BackupRecord {
     /// Toolkit-relative paths of the files that are the user's own
     /// ([`BackupFile::is_users`]).
     pub fn users_files(&self, release_bytes: &HashSet<Sha256Hex>) -> Vec<String> {
-        self.files
-            .iter()
-            .filter(|f| f.is_users(release_bytes))
-            .map(|f| f.path.clone())
-            .collect()
+        self.users(release_bytes).map(|f| f.path.clone()).collect()
+    }
+
+    /// The files that are the user's own ([`BackupFile::is_users`]).
+    pub fn users<'a>(
+        &'a self,
+        release_bytes: &'a HashSet<Sha256Hex>,
+    ) -> impl Iterator<Item = &'a BackupFile> {
+        self.files.iter().filter(|f| f.is_users(release_bytes))
     }
 
     /// `backup.toml` as text.
@@ -239,16 +245,52 @@ pub fn parse_id(s: &str) -> Result<u64> {
     })
 }
 
-/// The id for the next backup: one more than any backup folder there is
-/// (complete or not). Call under the home lock.
+/// The file in `backups/` holding the last id handed out ([`reserve_id`]),
+/// so that an id stays used after its backup is removed.
+pub const LAST_ID_FILE: &str = ".last-id";
+
+/// The id for the next backup: one more than the last id handed out
+/// ([`LAST_ID_FILE`]) and than any backup folder there is (complete or
+/// not, or being deleted as `.trash-<id>`). A removed backup's id is never
+/// handed out again. A home without the file (older releases of cudnnm,
+/// or a file that cannot be read) counts from its folders. Call under the
+/// home lock; [`reserve_id`] records the id before the change uses it.
 ///
 /// # Errors
 /// When the backups folder cannot be listed.
 pub fn next_id(home: &Home) -> Result<u64> {
-    Ok(numbered_dirs(&home.backups_dir())?
-        .last()
-        .map(|(id, _)| id + 1)
-        .unwrap_or(1))
+    let dir = home.backups_dir();
+    let recorded = std::fs::read_to_string(dir.join(LAST_ID_FILE))
+        .ok()
+        .and_then(|t| t.trim().parse::<u64>().ok())
+        .unwrap_or(0);
+    let trash = std::fs::read_dir(&dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            e.file_name()
+                .to_str()?
+                .strip_prefix(".trash-")?
+                .parse::<u64>()
+                .ok()
+        })
+        .max()
+        .unwrap_or(0);
+    let folders = numbered_dirs(&dir)?.last().map_or(0, |(id, _)| *id);
+    Ok(recorded.max(trash).max(folders) + 1)
+}
+
+/// Records `id` as handed out ([`LAST_ID_FILE`], written atomically), before
+/// anything is written under that id: a crash after it leaves a gap in the
+/// ids, never an id used twice.
+///
+/// # Errors
+/// When the backups folder cannot be created or written.
+pub fn reserve_id(home: &Home, id: u64) -> Result<()> {
+    let dir = home.backups_dir();
+    fsops::create_dir_all(&dir)?;
+    fsops::write_atomic(&dir.join(LAST_ID_FILE), format!("{id}\n").as_bytes())
 }
 
 /// The SHA-256 of every file of every release in the store: the bytes
@@ -716,6 +758,35 @@ pub fn sweep_trash(home: &Home) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ids_count_past_the_last_handed_out_and_every_folder() {
+        let d = tempfile::tempdir().unwrap();
+        let home = Home::new(d.path());
+        assert_eq!(next_id(&home).unwrap(), 1, "a new home");
+        let dir = home.backups_dir();
+        fsops::create_dir_all(&dir.join("2")).unwrap();
+        assert_eq!(next_id(&home).unwrap(), 3, "a home from before the counter");
+        reserve_id(&home, 3).unwrap();
+        assert_eq!(
+            next_id(&home).unwrap(),
+            4,
+            "3 was handed out, its folder not made yet"
+        );
+        fsops::create_dir_all(&dir.join(".trash-9")).unwrap();
+        assert_eq!(
+            next_id(&home).unwrap(),
+            10,
+            "a backup being deleted keeps its id"
+        );
+        fsops::remove_dir_all(&dir.join(".trash-9")).unwrap();
+        reserve_id(&home, 10).unwrap();
+        fsops::remove_dir_all(&dir.join("2")).unwrap();
+        assert_eq!(next_id(&home).unwrap(), 11, "removed: never again");
+        // A counter that cannot be read is not trusted, nor fatal.
+        fsops::write_atomic(&dir.join(LAST_ID_FILE), b"x").unwrap();
+        assert_eq!(next_id(&home).unwrap(), 1);
+    }
 
     fn record(id: u64, toolkit: &str) -> BackupRecord {
         BackupRecord {

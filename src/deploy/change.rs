@@ -246,11 +246,33 @@ impl<'a> Change<'a> {
                     root.display()
                 ),
             )
-            .hint(format!(
-                "install it again (`{}`), or deploy another release with `{}`",
-                CommandLine::install(dep.release.to_string()).for_host(windows),
-                use_here("SPEC")
-            )));
+            .hint({
+                // From the source the deployment recorded (never another
+                // package of the release id); else what the catalog has.
+                let again = match &dep.source {
+                    Some(src) => {
+                        let (arg, is_file) = src.reinstall_arg(&dep.release.to_string());
+                        format!(
+                            "install it again (`{}`)",
+                            CommandLine::install_from(&arg, is_file).for_host(windows)
+                        )
+                    }
+                    None => crate::catalog::offer::install_hint(
+                        self.home,
+                        &crate::version::Spec::prefix(
+                            dep.release.version.clone(),
+                            Some(dep.release.cuda),
+                        ),
+                        crate::version::Platform::host(),
+                        None,
+                        &|c| c.for_host(windows),
+                    ),
+                };
+                format!(
+                    "{again}, or deploy another release with `{}`",
+                    use_here("SPEC")
+                )
+            }));
         };
         // Headers that now declare another cuDNN: another home (or the user)
         // deployed something else; redeploying this home's record would undo
@@ -313,6 +335,9 @@ impl<'a> Change<'a> {
         elevate: &str,
         deployments: &Deployments,
     ) -> Result<Done> {
+        // A store file changed since it was installed (edited through a link
+        // deployment) is refused before anything is judged or placed.
+        plan::check_release(&self.store, release, toolkit)?;
         let current = deployments.for_toolkit(&toolkit.root);
         if let Some(drift) = self.drift_of_same(current, toolkit, release, mode) {
             if drift.is_clean() {
@@ -351,6 +376,7 @@ impl<'a> Change<'a> {
         let keep = self.home.config()?.backups_to_keep();
         let plan = make(backup::next_id(self.home)?)?;
         access::preflight(&plan, self.home, &*access::checker(self.env), elevate)?;
+        backup::reserve_id(self.home, plan.id)?;
         let outcome = apply::execute(
             self.home,
             plan,

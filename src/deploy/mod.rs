@@ -218,10 +218,14 @@ pub struct PlacedFile {
     /// deployment's), or without (the release's own chain link).
     #[serde(flatten)]
     pub entry: Entry,
-    /// For copies: the file's modification time when placed, in nanoseconds
-    /// since the Unix epoch. With the size it lets `current` and the next
-    /// `use` see that a copy is unchanged without re-reading it (as git's
-    /// index does); `verify` re-hashes.
+    /// The modification time, in nanoseconds since the Unix epoch, of the
+    /// bytes placed when they were placed: a copy's own; for a hard link,
+    /// the store file's (the same file); for a link into the store, the
+    /// store file it leads to. With the size it lets `current` and the next
+    /// `use` see that they are unchanged without reading them (as git's
+    /// index does), and read them (SHA-256) only when the time differs;
+    /// `verify` re-hashes. `None` for a release's own chain links, and in
+    /// records written before hard links and links kept it.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub mtime_ns: Option<i64>,
 }
@@ -305,12 +309,7 @@ impl Deployments {
     }
 }
 
-/// Nanoseconds since the Unix epoch of a file's modification time, if known.
-pub fn mtime_ns(meta: &std::fs::Metadata) -> Option<i64> {
-    let t = meta.modified().ok()?;
-    let d = t.duration_since(std::time::UNIX_EPOCH).ok()?;
-    i64::try_from(d.as_nanos()).ok()
-}
+pub use crate::record::mtime_ns;
 
 #[cfg(test)]
 mod tests {

@@ -1,17 +1,18 @@
 //! Drift: whether a toolkit still holds what cudnnm recorded there. A quick
 //! check for `current`, `toolkits` and the no-op test of `use` — link
-//! targets, hard-link identity with the store file, copies' size and
-//! modification time — plus any cuDNN file that is there but not recorded.
-//! `cudnnm verify` re-hashes everything.
+//! targets, hard-link identity with the store file, and the bytes placed by
+//! size and modification time, read only when the time differs — plus any
+//! cuDNN file that is there but not recorded. `cudnnm verify` re-hashes
+//! everything.
 
 use std::path::PathBuf;
 
 use serde::Serialize;
 
 use super::plan::scan_toolkit_names;
-use super::{Deployment, Mode, Origin, PlacedFile, mtime_ns};
+use super::{Deployment, Mode, Origin, PlacedFile};
 use crate::platform;
-use crate::record::Entry;
+use crate::record::{Content, Entry};
 use crate::store::{Receipt, Store};
 use crate::toolkit::Toolkit;
 
@@ -92,32 +93,53 @@ pub fn restored_from_backup(p: &PlacedFile, receipt: Option<&Receipt>) -> Option
     }
 }
 
-/// Compares `dep` with the files in `toolkit`.
+/// Compares `dep` with the files in `toolkit`. Cheap, as git's index is:
+/// link targets, hard-link identity with the store file, and the bytes
+/// placed by size and modification time (the deployment's record, else the
+/// receipt's), read (SHA-256) only when the time differs — so a same-size
+/// edit of a copy, of a hard-linked file or of the store file a link leads
+/// to is seen. Records without a time are judged by size alone.
 pub fn check(dep: &Deployment, toolkit: &Toolkit, store: &Store) -> Drift {
     let mut d = Drift::default();
     let release_dir = store.dir_of(&dep.release);
     let receipt = store.load(&release_dir).ok().flatten().map(|r| r.receipt);
+    // The time the receipt records for the store file `f` came from.
+    let receipt_mtime = |f: &PlacedFile| {
+        let from = f.from.release_path()?;
+        receipt
+            .as_ref()?
+            .files
+            .iter()
+            .find(|r| r.path == from)?
+            .mtime_ns
+    };
     for f in &dep.files {
         let Ok(meta) = std::fs::symlink_metadata(&f.path) else {
             d.missing.push(f.path.clone());
             continue;
         };
+        let recorded = f.mtime_ns.or_else(|| receipt_mtime(f));
+        // The bytes behind the path (a link followed) are the ones placed.
+        let same = |content: &Content| {
+            content
+                .look(&f.path, recorded, false)
+                .is_same_or_unchecked()
+        };
         let ok = match &f.entry {
-            Entry::Link { target, .. } => {
+            Entry::Link { target, leads_to } => {
                 meta.file_type().is_symlink()
                     && std::fs::read_link(&f.path).is_ok_and(|l| l.as_os_str() == target.as_str())
                     && std::fs::metadata(&f.path).is_ok()
+                    && leads_to.as_ref().is_none_or(same)
             }
             Entry::File(content) => match dep.mode {
-                Mode::Hardlink => f
-                    .from
-                    .release_path()
-                    .is_some_and(|from| platform::same_file(&f.path, &release_dir.join(from))),
-                _ => {
-                    meta.is_file()
-                        && meta.len() == content.size
-                        && (f.mtime_ns.is_none() || mtime_ns(&meta) == f.mtime_ns)
+                Mode::Hardlink => {
+                    f.from
+                        .release_path()
+                        .is_some_and(|from| platform::same_file(&f.path, &release_dir.join(from)))
+                        && same(content)
                 }
+                _ => meta.is_file() && same(content),
             },
         };
         if !ok {

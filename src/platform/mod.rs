@@ -23,14 +23,14 @@ pub const HOST_WINDOWS: bool = cfg!(windows);
 /// Which file on disk a path is, and how many names (hard links) it has:
 /// two paths with the same `volume` and `index` share their bytes, which
 /// the disk holds once, and deleting a name frees them only when it was the
-/// last of `links`.
+/// last of `links` (`file_identity`, per OS).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct FileIdentity {
-    /// The device (Unix `st_dev`).
+    /// The device (Unix `st_dev`; Windows: the volume serial number).
     pub volume: u64,
-    /// The file on that device (Unix `st_ino`).
+    /// The file on that device (Unix `st_ino`; Windows: the file index).
     pub index: u64,
-    /// Its hard links (Unix `st_nlink`).
+    /// Its hard links (Unix `st_nlink`; Windows `nNumberOfLinks`).
     pub links: u64,
 }
 

@@ -62,10 +62,23 @@ pub fn same_file(a: &Path, b: &Path) -> bool {
     }
 }
 
-/// The identity and hard-link count of the file `meta` (from
-/// `symlink_metadata`) describes: its device, inode and `st_nlink`.
-pub fn file_identity(meta: &Metadata) -> Option<super::FileIdentity> {
+/// The identity and hard-link count of the file at `path` that `meta` (from
+/// `symlink_metadata`) describes: its device, inode and `st_nlink`, from
+/// `meta` alone.
+pub fn file_identity(_path: &Path, meta: &Metadata) -> Option<super::FileIdentity> {
     use std::os::unix::fs::MetadataExt;
+    Some(super::FileIdentity {
+        volume: meta.dev(),
+        index: meta.ino(),
+        links: meta.nlink(),
+    })
+}
+
+/// The identity of the open file `file` ([`file_identity`] of the file it
+/// is, whatever its name is now): its device, inode and `st_nlink`.
+pub fn handle_identity(file: &std::fs::File) -> Option<super::FileIdentity> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = file.metadata().ok()?;
     Some(super::FileIdentity {
         volume: meta.dev(),
         index: meta.ino(),

@@ -113,28 +113,68 @@ pub fn same_volume(a: &Path, b: &Path) -> bool {
     matches!((volume(a), volume(b)), (Some(x), Some(y)) if x == y)
 }
 
-/// True when `a` and `b` look like the same file on disk, as hard links do.
-/// Stable Rust exposes no file index on Windows, so this compares what hard
-/// links share in the file record: both regular files on one volume with the
-/// same size, creation time and last-write time. Links are not followed.
+/// True when `a` and `b` are the same file on disk, as hard links are: the
+/// same volume serial number and file index ([`file_identity`]). Where the
+/// file system gives no index, what hard links share in the file record
+/// decides: both regular files on one volume with the same size, creation
+/// time and last-write time. Links are not followed.
 pub fn same_file(a: &Path, b: &Path) -> bool {
     match (std::fs::symlink_metadata(a), std::fs::symlink_metadata(b)) {
-        (Ok(x), Ok(y)) => {
-            x.is_file()
-                && y.is_file()
-                && x.len() == y.len()
-                && x.creation_time() == y.creation_time()
-                && x.last_write_time() == y.last_write_time()
-                && same_volume(a, b)
+        (Ok(x), Ok(y)) if x.is_file() && y.is_file() => {
+            match (file_identity(a, &x), file_identity(b, &y)) {
+                (Some(i), Some(j)) => i.volume == j.volume && i.index == j.index,
+                _ => {
+                    x.len() == y.len()
+                        && x.creation_time() == y.creation_time()
+                        && x.last_write_time() == y.last_write_time()
+                        && same_volume(a, b)
+                }
+            }
         }
         _ => false,
     }
 }
 
-/// Stable Rust exposes no file index or link count on Windows (see
-/// [`same_file`]): `None`, so each name is counted as a file of its own.
-pub fn file_identity(_meta: &Metadata) -> Option<super::FileIdentity> {
-    None
+/// Which file `path` is (not followed when it is a link) and how many hard
+/// links it has: the volume serial number, the 64-bit file index and
+/// `nNumberOfLinks` that `GetFileInformationByHandle` reports, read through
+/// a handle opened for no access (attributes only), sharing everything.
+/// `None` when the file cannot be opened (gone, or denied) or the call fails.
+pub fn file_identity(path: &Path, _meta: &Metadata) -> Option<super::FileIdentity> {
+    use std::os::windows::fs::OpenOptionsExt;
+    use windows_sys::Win32::Storage::FileSystem::{
+        FILE_FLAG_BACKUP_SEMANTICS, FILE_FLAG_OPEN_REPARSE_POINT, FILE_SHARE_DELETE,
+        FILE_SHARE_READ, FILE_SHARE_WRITE,
+    };
+    let file = std::fs::OpenOptions::new()
+        .access_mode(0)
+        .share_mode(FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE)
+        .custom_flags(FILE_FLAG_OPEN_REPARSE_POINT | FILE_FLAG_BACKUP_SEMANTICS)
+        .open(path)
+        .ok()?;
+    handle_identity(&file)
+}
+
+/// The identity of the open file `file` ([`file_identity`] of the file it
+/// is, whatever its name is now), from `GetFileInformationByHandle`.
+pub fn handle_identity(file: &std::fs::File) -> Option<super::FileIdentity> {
+    use std::os::windows::io::AsRawHandle;
+    use windows_sys::Win32::Storage::FileSystem::{
+        BY_HANDLE_FILE_INFORMATION, GetFileInformationByHandle,
+    };
+    // SAFETY: an all-zero BY_HANDLE_FILE_INFORMATION is a valid value (plain integers).
+    let mut info: BY_HANDLE_FILE_INFORMATION = unsafe { std::mem::zeroed() };
+    // SAFETY: the handle is open for the whole call (`file` outlives it) and
+    // `info` is a writable structure of the type the function fills.
+    let ok = unsafe { GetFileInformationByHandle(file.as_raw_handle(), &mut info) };
+    if ok == 0 {
+        return None;
+    }
+    Some(super::FileIdentity {
+        volume: u64::from(info.dwVolumeSerialNumber),
+        index: (u64::from(info.nFileIndexHigh) << 32) | u64::from(info.nFileIndexLow),
+        links: u64::from(info.nNumberOfLinks),
+    })
 }
 
 /// Unnamed temporary files do not exist on Windows: always `Ok(None)` (the

@@ -79,6 +79,33 @@ impl Release {
             self.lib_dir()
         }
     }
+
+    /// The refusal for a damaged store file `path` of this release (`why`:
+    /// `is missing`, `was changed …`), with the command that imports it
+    /// again from the source its receipt names — never another package of
+    /// the same release id — and `verify` for the rest.
+    pub fn damaged(&self, path: &Path, why: &str) -> Error {
+        let (arg, is_file) = self.receipt.source.reinstall_arg(&self.id());
+        let cmd = crate::command::CommandLine::install_from(&arg, is_file)
+            .force()
+            .for_host(crate::platform::HOST_WINDOWS);
+        let how = if is_file {
+            format!("reinstall it from the file it came from ({arg}): `{cmd}`")
+        } else {
+            format!("reinstall it: `{cmd}`")
+        };
+        Error::new(
+            Kind::Integrity,
+            format!(
+                "cuDNN {} in the store is damaged: '{}' {why}",
+                self.id(),
+                path.display()
+            ),
+        )
+        .hint(format!(
+            "{how} (`cudnnm verify` lists every changed file, and for a deployed release the commands that switch its toolkits away first); nothing was changed"
+        ))
+    }
 }
 
 /// Which store a release was found in.
@@ -507,21 +534,23 @@ impl Store {
         Ok(())
     }
 
-    /// The one installed release `spec` names: the newest match, or an error
-    /// naming the spec and how to install it.
+    /// The one installed release `spec` names: the newest match, or an
+    /// error naming the spec and, in its hint, the nearest installed
+    /// releases. How to install it is the caller's to add: what the catalog
+    /// has for this machine (the rule in `catalog::offer`), which the store
+    /// does not know.
     ///
     /// # Errors
     /// [`Kind::NotFound`] when nothing matches.
     pub fn resolve(&self, spec: &Spec) -> Result<Release> {
         self.newest_matching(spec)?.ok_or_else(|| {
             let near = self.nearest(spec);
-            let install = format!("install it with `cudnnm install {spec}` (or `cudnnm install PATH` for an archive you have)");
             let e = Error::new(Kind::NotFound, format!("cuDNN {spec} is not installed"));
             if near.is_empty() {
-                e.hint(install)
+                e.hint("`cudnnm list` shows the installed releases")
             } else {
                 e.hint(format!(
-                    "the nearest installed release{}: {}; or {install}",
+                    "the nearest installed release{}: {}",
                     if near.len() == 1 { " is" } else { "s are" },
                     near.join(", ")
                 ))
@@ -545,6 +574,60 @@ impl Store {
         // Nearest first; among equals the newest.
         scored.sort_by(|a, b| (b.0, b.1.version()).cmp(&(a.0, a.1.version())));
         scored.into_iter().take(3).map(|(_, r)| r.id()).collect()
+    }
+
+    /// Checks that the regular files of `release` whose receipt paths pass
+    /// `which` still hold the bytes the receipt records, cheaply
+    /// ([`record::Content::look`]): by size and modification time, reading
+    /// a file (SHA-256) only when its time differs from the receipt's or
+    /// was never recorded. The receipt is read from disk, so what an
+    /// earlier check recorded counts. The times of files found unchanged by
+    /// reading them are recorded in the receipt (in this home's own store;
+    /// a failure to write is not an error), so the next check reads
+    /// nothing: as git refreshes its index.
+    ///
+    /// # Errors
+    /// [`Kind::Integrity`] ([`Release::damaged`]) naming the first file that
+    /// changed (and how many others did).
+    pub fn check_contents(&self, release: &Release, which: impl Fn(&str) -> bool) -> Result<()> {
+        let mut receipt = match load_dir(&release.dir) {
+            Ok(Some(r)) => r.receipt,
+            _ => release.receipt.clone(),
+        };
+        let mut changed: Vec<(PathBuf, String)> = Vec::new();
+        let mut fresh = false;
+        for f in receipt.files.iter_mut().filter(|f| which(&f.path)) {
+            let record::Entry::File(content) = &f.entry else {
+                continue;
+            };
+            let path = release.dir.join(&f.path);
+            match content.look(&path, f.mtime_ns, true) {
+                record::Look::Changed(why) => changed.push((path, why)),
+                record::Look::Same { mtime_ns, .. } if mtime_ns != f.mtime_ns => {
+                    f.mtime_ns = mtime_ns;
+                    fresh = true;
+                }
+                _ => {}
+            }
+        }
+        if let Some((path, why)) = changed.first() {
+            let e = release.damaged(path, why);
+            return Err(match changed.len() {
+                1 => e,
+                n => e.cause(format!(
+                    "{} other file{} changed too",
+                    n - 1,
+                    if n == 2 { "" } else { "s" }
+                )),
+            });
+        }
+        if fresh && release.dir.starts_with(&self.root) {
+            let _ = fsops::write_atomic(
+                &release.dir.join(RECEIPT_FILE),
+                receipt.to_toml().as_bytes(),
+            );
+        }
+        Ok(())
     }
 
     /// Starts an import: a fresh `store/.partial-*` folder, removed on drop
@@ -604,6 +687,14 @@ impl Store {
         self.pause_point();
         if crate::interrupt::requested() {
             return Err(crate::interrupt::import_error());
+        }
+        // Each file's time with its size and hash: later checks read only
+        // files whose time changed (`check_contents`, `Content::look`).
+        let mut receipt = receipt;
+        for f in receipt.files.iter_mut().filter(|f| !f.entry.is_link()) {
+            f.mtime_ns = fs::metadata(dir.join(&f.path))
+                .ok()
+                .and_then(|m| record::mtime_ns(&m));
         }
         fsops::write_atomic(&dir.join(RECEIPT_FILE), receipt.to_toml().as_bytes())?;
         for f in &receipt.files {

@@ -105,6 +105,14 @@ pub struct FileRecord {
     /// What it is.
     #[serde(flatten)]
     pub entry: Entry,
+    /// For a file: its modification time in the store (nanoseconds since
+    /// the Unix epoch) when it was imported, or when a check last found its
+    /// bytes unchanged. With the size it lets `use` and `current` see that
+    /// the file is unchanged without reading it, and read it only when the
+    /// time differs ([`crate::record::Content::look`]). `None` for links
+    /// and in receipts written before this field.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub mtime_ns: Option<i64>,
 }
 
 impl FileRecord {
@@ -113,6 +121,7 @@ impl FileRecord {
         FileRecord {
             path: path.into(),
             entry: Entry::file(size, sha256),
+            mtime_ns: None,
         }
     }
 
@@ -121,6 +130,7 @@ impl FileRecord {
         FileRecord {
             path: path.into(),
             entry: Entry::link(target),
+            mtime_ns: None,
         }
     }
 }

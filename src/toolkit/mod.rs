@@ -220,6 +220,12 @@ fn host_target_dir() -> Option<&'static str> {
     }
 }
 
+/// Whether the toolkit folder `root` is gone (deleted or moved): nothing
+/// is there, or only a link to nothing. An unreadable path is not gone.
+pub fn is_gone(root: &Path) -> bool {
+    matches!(std::fs::metadata(root), Err(e) if e.kind() == std::io::ErrorKind::NotFound)
+}
+
 /// The layout of the toolkit at `root`, by content: `lib/x64`, `bin/nvcc.exe`
 /// or `bin/cudart64_*.dll` mean Windows; `lib64` or `targets/` mean Linux;
 /// otherwise the host decides (`windows_host`).

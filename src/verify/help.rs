@@ -107,6 +107,28 @@ pub(super) fn now_holds_help(d: &Deployment, now: &crate::version::Version) -> S
     )
 }
 
+/// What to do about a deployment whose toolkit folder is gone: forget it
+/// (`cudnnm toolkits forget`); its backups (`ids`) stay.
+pub(super) fn toolkit_gone_help(d: &Deployment, ids: &[u64]) -> String {
+    let kept = match ids {
+        [] => String::new(),
+        [one] => format!("; backup {one} of it stays (`cudnnm backups` lists it)"),
+        many => format!(
+            "; backups {} of it stay (`cudnnm backups` lists them)",
+            many.iter()
+                .map(u64::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    format!(
+        "the toolkit folder '{}' is gone (deleted or moved), with the {} this home deployed there: nothing in the store or the backups is damaged. `{}` forgets it{kept}",
+        d.toolkit.display(),
+        d.release,
+        CommandLine::forget_toolkit(&d.toolkit).for_host(HOST_WINDOWS)
+    )
+}
+
 /// What to do about a deployment: redeploy it by its recorded mode when its
 /// files changed; keep or drop the files a rollback restored.
 pub(super) fn deployment_help(

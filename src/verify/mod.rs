@@ -36,7 +36,7 @@ mod text;
 
 use check::{broken_release_id, check_deployment, check_release};
 pub use help::repair_commands;
-use help::{deployment_help, now_holds_help, reinstall_help, release_help};
+use help::{deployment_help, now_holds_help, reinstall_help, release_help, toolkit_gone_help};
 pub use text::text;
 
 /// Loads a batch of libraries and asks each for its version; one answer
@@ -90,11 +90,20 @@ pub struct Check {
     /// that is not this home's error, so the check passes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub now_holds: Option<String>,
+    /// For a deployment: the toolkit folder no longer exists (deleted or
+    /// moved). Nothing cudnnm owns is damaged, so the check passes; `help`
+    /// says how to forget it (`cudnnm toolkits forget`) and which backups
+    /// of it stay.
+    #[serde(skip_serializing_if = "std::ops::Not::not", default)]
+    pub toolkit_gone: bool,
 }
 
 impl Check {
     /// True when nothing is wrong.
     pub fn ok(&self) -> bool {
+        if self.toolkit_gone {
+            return true;
+        }
         if self.now_holds.is_some() {
             return self.error.is_none();
         }
@@ -148,7 +157,16 @@ pub fn verify(
         .map(|e| e.size())
         .sum();
     progress.start("re-hashing the store and the deployments", Some(total));
-    let report = verify_with(catalog, query, progress, releases, broken, deployments);
+    let backups = crate::deploy::backup::list(home).unwrap_or_default();
+    let report = verify_with(
+        catalog,
+        query,
+        progress,
+        releases,
+        broken,
+        deployments,
+        &backups,
+    );
     progress.finish();
     Ok(report)
 }
@@ -161,6 +179,7 @@ fn verify_with(
     releases: Vec<crate::store::Release>,
     broken: Vec<crate::store::BrokenRelease>,
     deployments: Deployments,
+    backups: &[crate::deploy::backup::Backup],
 ) -> VerifyReport {
     let offers = offers_for(catalog, Platform::host());
     let mut rel: Vec<Check> = releases
@@ -197,6 +216,22 @@ fn verify_with(
         .entries
         .iter()
         .map(|d| {
+            // A toolkit folder that is gone holds nothing to check: said, not a failure.
+            if crate::toolkit::is_gone(&d.toolkit) {
+                let ids: Vec<u64> = backups
+                    .iter()
+                    .filter(|b| b.record.toolkit == d.toolkit)
+                    .map(|b| b.record.id)
+                    .collect();
+                return Check {
+                    release: d.release.to_string(),
+                    path: d.toolkit.to_string_lossy().into_owned(),
+                    files: d.files.len(),
+                    toolkit_gone: true,
+                    help: vec![toolkit_gone_help(d, &ids)],
+                    ..Default::default()
+                };
+            }
             let r = releases.iter().find(|r| r.release_id() == d.release);
             let mut c = check_deployment(d, r, query, progress);
             // A link deployment of a changed store release: the change is

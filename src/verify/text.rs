@@ -9,6 +9,13 @@ pub fn text(r: &VerifyReport) -> String {
     use std::fmt::Write as _;
     let mut o = String::new();
     let line = |o: &mut String, c: &Check, head: String| {
+        if c.toolkit_gone {
+            let _ = writeln!(
+                o,
+                "  gone      {head}: the toolkit folder no longer exists (deleted or moved)"
+            );
+            return;
+        }
         if let Some(v) = c.now_holds.as_ref().filter(|_| c.ok()) {
             let _ = writeln!(
                 o,
@@ -102,12 +109,28 @@ pub fn text(r: &VerifyReport) -> String {
         .iter()
         .filter(|c| c.now_holds.is_some())
         .count();
-    if bad == 0 && replaced > 0 {
+    let gone = r.deployments.iter().filter(|c| c.toolkit_gone).count();
+    let plural = |n: usize, one: &str, many: &str| if n == 1 { one } else { many }.to_string();
+    let mut except = Vec::new();
+    if replaced > 0 {
+        except.push(format!(
+            "{replaced} toolkit{} that now hold{} another release",
+            plural(replaced, "", "s"),
+            plural(replaced, "s", "")
+        ));
+    }
+    if gone > 0 {
+        except.push(format!(
+            "{gone} toolkit folder{} that no longer exist{}",
+            plural(gone, "", "s"),
+            plural(gone, "s", "")
+        ));
+    }
+    if bad == 0 && !except.is_empty() {
         let _ = writeln!(
             o,
-            "Everything this home placed matches its record, except {replaced} toolkit{} that now hold{} another release.",
-            if replaced == 1 { "" } else { "s" },
-            if replaced == 1 { "s" } else { "" }
+            "Everything this home placed matches its record, except {}.",
+            except.join(" and ")
         );
     } else if bad == 0 {
         let _ = writeln!(o, "Everything matches its record.");

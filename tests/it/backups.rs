@@ -146,6 +146,42 @@ fn backups_remove_checks_every_id_first_refuses_firsts_and_yours_and_says_what_i
 }
 
 #[test]
+fn a_removed_backups_id_is_never_handed_out_again() {
+    let sb = Sandbox::new();
+    let tk = hand_installed_9_1(&sb);
+    let t = arg(&tk);
+    sb.run(["use", "9.12", "--cuda-root", &t]).ok();
+    sb.run(["use", "9.1", "--cuda-root", &t]).ok();
+    assert_eq!(ids(&sb), vec![1, 2]);
+    sb.run(["backups", "remove", "2"])
+        .ok()
+        .stderr_has(&["removed backup 2 of "]);
+    // The next change gets 3: `rollback --to 2` can never mean another backup.
+    sb.run(["use", "9.12", "--cuda-root", &t])
+        .ok()
+        .stderr_has(&["(symlink, backup 3)"]);
+    assert_eq!(ids(&sb), vec![1, 3]);
+    sb.run(["rollback", "--to", "2", "--cuda-root", &t])
+        .code_is(3)
+        .stderr_has(&["error: there is no backup 2"]);
+    // Also when the newest is removed right after its change.
+    sb.run(["backups", "remove", "3"]).ok();
+    sb.run(["use", "9.1", "--cuda-root", &t])
+        .ok()
+        .stderr_has(&["(symlink, backup 4)"]);
+    assert_eq!(
+        std::fs::read_to_string(sb.home().join("backups/.last-id")).unwrap(),
+        "4\n"
+    );
+    // A home from before the counter (no `.last-id`) counts from its folders.
+    std::fs::remove_file(sb.home().join("backups/.last-id")).unwrap();
+    sb.run(["use", "9.12", "--cuda-root", &t])
+        .ok()
+        .stderr_has(&["(symlink, backup 5)"]);
+    assert_eq!(ids(&sb), vec![1, 4, 5]);
+}
+
+#[test]
 fn files_of_yours_are_named_and_kept_unless_forced_and_prune_never_deletes_them() {
     let sb = Sandbox::new();
     let tk = hand_installed_9_1(&sb);

@@ -160,6 +160,71 @@ fn help_shows_examples_for_each_command_and_the_exit_codes() {
         .stdout_has(&["  cudnnm export dir ./cudnn 9.12 --prefix /opt/cudnn\n"]);
 }
 
+/// The `Usage:` lines of a run's stdout and stderr (clap names the program
+/// `cudnnm.exe` on Windows).
+fn usage_lines(r: &common::Run) -> Vec<String> {
+    format!("{}{}", r.stdout(), r.stderr())
+        .lines()
+        .filter(|l| l.trim_start().starts_with("Usage:"))
+        .map(|l| l.replace("cudnnm.exe", "cudnnm"))
+        .collect()
+}
+
+#[test]
+fn usage_lines_show_global_flags_as_optional_even_when_their_variables_are_set() {
+    let mut sb = Sandbox::new();
+    // Every variable a flag falls back to is set (CUDNNM_HOME by the sandbox).
+    sb.set_env("CUDNNM_MIRROR", "http://127.0.0.1:9/mirror/");
+    sb.set_env("CUDNNM_INSTALL_BASE", "http://127.0.0.1:9/base/");
+    let cases: [(&[&str], &str, i32); 7] = [
+        (&["pin"], "Usage: cudnnm pin <SPEC>", 2),
+        (
+            &["export", "dir", "x"],
+            "Usage: cudnnm export dir <DEST> <SPEC>",
+            2,
+        ),
+        (
+            &["install", "--locked", "9"],
+            "Usage: cudnnm install --locked",
+            2,
+        ),
+        (&["self"], "Usage: cudnnm self [OPTIONS] <COMMAND>", 2),
+        (
+            &["self", "update", "--help"],
+            "Usage: cudnnm self update [OPTIONS]",
+            0,
+        ),
+        (&["--help"], "Usage: cudnnm [OPTIONS] <COMMAND>", 0),
+        (&["pin", "--help"], "Usage: cudnnm pin [OPTIONS] <SPEC>", 0),
+    ];
+    for (args, want, code) in cases {
+        let r = sb.run(args).code_is(code);
+        let lines = usage_lines(&r);
+        assert!(
+            lines.iter().any(|l| l.contains(want)),
+            "{want:?} in {lines:?}\n{}",
+            r.describe()
+        );
+        for l in &lines {
+            for flag in ["--home", "--mirror", "--base"] {
+                assert!(
+                    !l.contains(flag) || args.contains(&flag),
+                    "{flag} in {l:?}\n{}",
+                    r.describe()
+                );
+            }
+        }
+    }
+    // The variables still work: the home is the sandbox's, the mirror the one set.
+    sb.run(["install", "8.9.7.29_cuda12", "--platform", "linux-x86_64"])
+        .code_is(6)
+        .stderr_has(&["127.0.0.1:9/mirror/"]);
+    assert!(
+        sb.home().join("downloads").is_dir(),
+        "the sandbox's home was used"
+    );
+}
+
 /// What a real bash offers on TAB after `words` (the last one being the
 /// word completed), through the registration `cudnnm completions bash`
 /// prints and the completion function it defines; one candidate a line.

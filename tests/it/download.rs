@@ -171,9 +171,14 @@ fn fetch_by_version_through_the_mirror_then_from_the_cache() {
     assert_eq!(f.url, w.server.url(&w.path));
     assert_eq!(f.path, w.downloads().join(&w.sha));
     assert_eq!(std::fs::read(&f.path).unwrap(), w.bytes);
+    // Held for its import (`cache clean` leaves it) while `f` lives.
     assert_eq!(
         names(&w.downloads()),
-        vec![w.sha.clone(), format!("{}.toml", w.sha)]
+        vec![
+            format!(".use-{}", w.sha),
+            w.sha.clone(),
+            format!("{}.toml", w.sha)
+        ]
     );
     let sidecar = std::fs::read_to_string(w.downloads().join(format!("{}.toml", w.sha))).unwrap();
     assert!(
@@ -202,6 +207,14 @@ fn fetch_by_version_through_the_mirror_then_from_the_cache() {
         w.server.hits(&w.path),
         1,
         "a second install never downloads"
+    );
+    // The last holder to let go removes the lock file.
+    drop(f);
+    assert!(w.downloads().join(format!(".use-{}", w.sha)).exists());
+    drop(again);
+    assert_eq!(
+        names(&w.downloads()),
+        vec![w.sha.clone(), format!("{}.toml", w.sha)]
     );
 }
 
@@ -239,6 +252,7 @@ fn a_connection_cut_halfway_is_resumed_with_a_range_request() {
         w.bytes.len() as u64,
         "progress counts each byte once"
     );
+    drop(f);
     assert_eq!(
         names(&w.downloads()).len(),
         2,
@@ -667,6 +681,7 @@ fn concurrent_fetches_of_one_archive_download_it_once() {
         1,
         "the others waited and found it in the cache"
     );
+    drop(results);
     assert_eq!(
         names(&w.downloads()).len(),
         2,
@@ -765,6 +780,73 @@ fn https_checks_the_server_certificate_and_trusts_a_ca_named_by_ssl_cert_file() 
 }
 
 #[test]
+fn cache_clean_leaves_an_archive_an_install_downloaded_and_has_not_imported_yet() {
+    let w = World::new();
+    let pause = w.sb.root().join("pause");
+    let mut install = w.sb.command();
+    install
+        .args(["install", V, "--cuda", "12", "--mirror", &w.mirror()])
+        .args(["--platform", "linux-x86_64"])
+        .env("CUDNNM_TEST_PAUSE_AFTER_DOWNLOAD", "1")
+        .env("CUDNNM_TEST_PAUSE_FILE", &pause)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let child = install.spawn().unwrap();
+    let start = std::time::Instant::now();
+    while !pause.exists() {
+        assert!(start.elapsed().as_secs() < 60, "the install never paused");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    // The install has downloaded the archive and not taken the home lock yet.
+    let archive = w.downloads().join(&w.sha);
+    assert_eq!(std::fs::read(&archive).unwrap(), w.bytes);
+    let j = w.sb.run(["cache", "--json"]).ok().json();
+    assert_eq!(j["entries"][0]["in_use"], true, "{j}");
+    w.sb.run(["cache"])
+        .ok()
+        .stdout_has(&["an install is importing it now"]);
+    let clean = w.sb.run(["cache", "clean"]).ok().stderr_has(&[
+        &format!("kept '{}' (", archive.display()),
+        "): an install downloaded it and is about to import it; `cudnnm cache clean` removes it once that install is done",
+        "removed 0 files from the download cache",
+    ]);
+    let json = w.sb.run(["cache", "clean", "--json"]).ok().json();
+    assert_eq!(
+        json["in_use"][0]["path"],
+        archive.display().to_string(),
+        "{json}"
+    );
+    assert_eq!(json["removed"], serde_json::json!([]));
+    assert_eq!(
+        std::fs::read(&archive).unwrap(),
+        w.bytes,
+        "{}",
+        clean.describe()
+    );
+    // Let the install go on: it imports the archive it holds.
+    std::fs::remove_file(&pause).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(&format!("installed cuDNN {V} for CUDA 12")),
+        "{stderr}"
+    );
+    assert!(
+        w.sb.home()
+            .join("store/cuda-12")
+            .join(V)
+            .join("receipt.toml")
+            .is_file()
+    );
+    // Done with it: the next clean removes it, and no lock file is left.
+    w.sb.run(["cache", "clean"])
+        .ok()
+        .stderr_has(&["removed 1 file from the download cache"]);
+    assert_eq!(names(&w.downloads()), Vec::<String>::new());
+}
+
+#[test]
 fn cache_lists_each_archive_with_its_release_and_clean_frees_it_but_not_a_running_download() {
     let w = World::new();
     w.sb.run([
@@ -843,4 +925,126 @@ fn cache_lists_each_archive_with_its_release_and_clean_frees_it_but_not_a_runnin
         .stderr_has(&["removed 1 file from the download cache"]);
     assert!(!live.exists());
     w.sb.run(["cache"]).ok().stderr_has(&["is empty"]);
+}
+
+/// NVIDIA's shape B: one release, a CUDA 11 and a CUDA 12 archive for Linux x86_64.
+#[cfg(unix)]
+fn redistrib_b(version: &str, archives: &[(&str, &str, &str, usize)]) -> String {
+    let entries: Vec<String> = archives
+        .iter()
+        .map(|(cuda, rel, sha, size)| {
+            format!(r#""cuda{cuda}": {{ "relative_path": "{rel}", "sha256": "{sha}", "md5": "00", "size": "{size}" }}"#)
+        })
+        .collect();
+    format!(
+        r#"{{ "release_date": "2026-01-01", "release_label": "{version}", "release_product": "cudnn",
+  "cudnn": {{ "name": "NVIDIA CUDA Deep Neural Network library", "license": "cudnn", "license_path": "cudnn/LICENSE.txt",
+    "version": "{version}", "linux-x86_64": {{ {} }}, "cuda_variant": ["11", "12"] }} }}"#,
+        entries.join(", ")
+    )
+}
+
+// Sandbox toolkits use Unix links (lib64 -> targets/…).
+#[cfg(unix)]
+#[test]
+fn a_bare_version_install_picks_the_build_for_the_toolkit_this_home_knows_and_says_so() {
+    use crate::deploy_support::{linux_toolkit, put_redist_linux_12, put_release};
+    const V2: &str = "9.99.0.1";
+    let sb = Sandbox::new();
+    let server = TestServer::start();
+    let fx = sb.root().join("fx");
+    std::fs::create_dir_all(&fx).unwrap();
+    let mut rows = Vec::new();
+    for cuda in ["11", "12"] {
+        let file = fixtures::redist_linux(V2, cuda).write(&fx);
+        let bytes = std::fs::read(&file).unwrap();
+        let name = file.file_name().unwrap().to_string_lossy().into_owned();
+        let rel = format!("cudnn/linux-x86_64/{name}");
+        server.file(&format!("{REDIST}{rel}"), bytes.clone());
+        rows.push((cuda, rel, sha256_bytes(&bytes).to_string(), bytes.len()));
+    }
+    let rows: Vec<(&str, &str, &str, usize)> = rows
+        .iter()
+        .map(|(c, r, s, n)| (*c, r.as_str(), s.as_str(), *n))
+        .collect();
+    server.file(
+        &format!("{REDIST}redistrib_{V2}.json"),
+        redistrib_b(V2, &rows).into_bytes(),
+    );
+    sb.run([
+        "manifest",
+        "refresh",
+        "--from",
+        &server.url(&format!("{REDIST}redistrib_{V2}.json")),
+    ])
+    .ok();
+    let mirror = server.url("compute/");
+    let install = |extra: &[&str]| {
+        let mut args = vec![
+            "install",
+            V2,
+            "--mirror",
+            &mirror,
+            "--platform",
+            "linux-x86_64",
+        ];
+        args.extend_from_slice(extra);
+        sb.run(&args)
+    };
+    // No toolkit anywhere: two builds, nothing to choose by.
+    install(&[])
+        .code_is(2)
+        .stderr_has(&["is built for several CUDA versions (11, 12); say which with --cuda"]);
+    // A toolkit this home deployed to (found by nothing else): its build, said.
+    let tk12 = linux_toolkit(&sb.root().join("cuda-12.4"), "12.4.1");
+    put_redist_linux_12(&sb.home(), "9.12.0.46");
+    sb.run(["use", "9.12", "--cuda-root", &tk12.display().to_string()])
+        .ok();
+    let r12 = std::fs::canonicalize(&tk12).unwrap();
+    install(&[]).ok().stderr_has(&[
+        &format!(
+            "choosing the build of cuDNN {V2} for the toolkit '{}' (CUDA 12.4.1): the only toolkit found or known to this home (found by deployments.toml)",
+            r12.display()
+        ),
+        &format!("installed cuDNN {V2} for CUDA 12 "),
+    ]);
+    // Two known toolkits both fit a build: asked for --cuda, both named.
+    let tk11 = linux_toolkit(&sb.root().join("cuda-11.8"), "11.8.0");
+    put_release(
+        &sb.home(),
+        &fixtures::redist_linux("9.1.0.70", "11"),
+        "9.1.0.70",
+        "11",
+        cudnnm::version::Platform::LinuxX86_64,
+    );
+    sb.run([
+        "use",
+        "9.1.0.70_cuda11",
+        "--cuda-root",
+        &tk11.display().to_string(),
+    ])
+    .ok();
+    let r11 = std::fs::canonicalize(&tk11).unwrap();
+    install(&["--force"]).code_is(2).stderr_has(&[
+        "is built for several CUDA versions (11, 12); say which with --cuda",
+        &format!("CUDA 11.8.0 at '{}'", r11.display()),
+        &format!("CUDA 12.4.1 at '{}'", r12.display()),
+        "help: e.g. `cudnnm install 9.99.0.1 --cuda 12`",
+    ]);
+    // The pin names the CUDA: the toolkit a build for it fits.
+    sb.run(["pin", "9.99_cuda11", "--force"]).ok();
+    install(&[]).ok().stderr_has(&[
+        &format!(
+            "choosing the build of cuDNN {V2} for the toolkit '{}' (CUDA 11.8.0): the only one of 2 toolkits whose CUDA 11.8 fits the CUDA 11 build of cuDNN {V2} the pin 9.99_cuda11 asks for (from '",
+            r11.display()
+        ),
+        &format!("installed cuDNN {V2} for CUDA 11 "),
+    ]);
+    // `--cuda` still decides, and nothing is said about toolkits.
+    let r = install(&["--cuda", "12"]).ok();
+    assert!(
+        !r.stderr().contains("choosing the build"),
+        "{}",
+        r.describe()
+    );
 }

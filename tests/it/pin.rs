@@ -34,9 +34,10 @@ fn two_releases(sb: &Sandbox) -> (String, String) {
 fn pin_checks_the_spec_writes_the_file_and_keeps_comments() {
     let sb = Sandbox::new();
     let pin = sb.work().join(".cudnn-version");
+    // The install command is what the catalog has (9.12 only on PyPI).
     sb.run(["pin", "9.12"]).code_is(3).stderr_has(&[
         "no installed cuDNN matches 9.12",
-        "`cudnnm install 9.12`",
+        "install it first with `cudnnm install pip:nvidia-cudnn-cu12==9.12.0.46`",
         "`cudnnm pin 9.12 --force`",
     ]);
     assert!(!pin.exists());
@@ -136,10 +137,15 @@ fn a_missing_release_names_spec_file_line_and_install_command() {
         "error: cuDNN 9.30 is not installed (asked for by '{}' line 2)",
         pin.display()
     );
+    // 9.30 is in no catalog: the hint names the nearest release there is,
+    // never `cudnnm install 9.30`.
     for args in [&["exec", "--", "true"][..], &["env", "--shell", "bash"]] {
-        sb.run(args)
-            .code_is(3)
-            .stderr_has(&[&want, "help: install it with `cudnnm install 9.30`"]);
+        let r = sb.run(args).code_is(3).stderr_has(&[
+            &want,
+            "help: the nearest release the catalog has is cuDNN 9.",
+            ", or pin an installed one with `cudnnm pin SPEC` (see `cudnnm list`)",
+        ]);
+        assert!(!r.stderr().contains("install 9.30"), "{}", r.describe());
     }
     sb.run(["exec", "--version", "7.6", "--", "true"])
         .code_is(3)

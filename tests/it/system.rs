@@ -346,7 +346,17 @@ fn system_store_hints_work_as_printed() {
     ])
     .code_is(3);
     let cmd = hinted(&missing.stderr(), "installs it there");
-    assert_eq!(cmd, ["--system-home", &flag, "install", "9.9", "--system"]);
+    // The release the catalog has for `9.9`, as every install hint names it.
+    assert_eq!(
+        cmd,
+        [
+            "--system-home",
+            &flag,
+            "install",
+            "9.9.0.52_cuda12",
+            "--system"
+        ]
+    );
 }
 
 /// `uninstall --system` from a home that deployed the system release into a

@@ -396,8 +396,10 @@ fn a_prefix_picks_the_newest_installed_release_that_fits() {
         .code_is(3)
         .stderr_has(&[
             "cuDNN 9 is not installed",
-            // The newest 9 the catalog builds for CUDA 11 (a CUDA 11.4 toolkit), not a CUDA 12 wheel.
-            "cudnnm install pip:nvidia-cudnn-cu11==9.10.2.21",
+            // The newest 9 the catalog builds for CUDA 11 (a CUDA 11.4 toolkit), not a
+            // CUDA 12 wheel — and for the toolkit's Windows layout: the Windows archive
+            // (`--platform`), not a Linux wheel `use` would then refuse for it.
+            "cudnnm install 9.10.0.56_cuda11 --platform windows-x86_64",
         ]);
     sb.run(["use", "--cuda-root", &tk_arg(&tk)])
         .code_is(2)
@@ -587,8 +589,29 @@ fn old_backups_are_pruned_but_never_a_toolkits_first() {
     assert_eq!(ids, vec![1, 4, 5]);
     assert_eq!(j[0]["held"], "7.6.5 (not from cudnnm)");
     assert_eq!(j[0]["first"], true);
+    // The hand-copied 7.6.5 files are the user's (no release ships those
+    // bytes): the first backup keeps them, and says how many, their bytes and which.
+    let files = sb.home().join("backups/1/files");
+    let yours = std::fs::metadata(files.join("include/cudnn.h"))
+        .unwrap()
+        .len()
+        + std::fs::metadata(files.join("lib64/libcudnn.so.7.6.5"))
+            .unwrap()
+            .len();
+    assert_eq!(
+        j[0]["users_files"],
+        serde_json::json!(["include/cudnn.h", "lib64/libcudnn.so.7.6.5"])
+    );
+    assert_eq!(j[0]["users_bytes"], yours);
+    assert_eq!(j[1]["users_bytes"], 0);
     let text = sb.run(["backups"]).ok().stdout();
-    assert!(text.contains("7.6.5 (not from cudnnm) (first)"), "{text}");
+    assert!(
+        text.contains(&format!(
+            "7.6.5 (not from cudnnm) (first; yours: 2 files, {}: include/cudnn.h, lib64/libcudnn.so.7.6.5)",
+            cudnnm::store::human_size(yours)
+        )),
+        "{text}"
+    );
     // The first backup still restores the original files.
     sb.run(["rollback", "--to", "1"]).ok();
     assert_eq!(
@@ -1001,14 +1024,15 @@ fn a_stale_record_does_not_label_the_backup_and_its_rollback_records_files_not_f
     let cur = sb.run(["current", "--cuda-root", &t, "--json"]).ok().json();
     assert_eq!(cur["toolkits"][0]["release"], "9.1.0.70_cuda12");
     assert_eq!(snapshot(&tk.join("targets")), on_912);
+    // Backup 3: the killed change's id 2 is not handed out again.
     sb.run(["use", "9.1.0.70", "--mode", "copy", "--cuda-root", &t])
         .ok()
         .stderr_has(&[
             "cuDNN 9.12.0 (not from cudnnm) → 9.1.0.70",
-            "(copy, backup 2)",
+            "(copy, backup 3)",
         ]);
     let j = sb.run(["backups", "--json"]).ok().json();
-    assert_eq!(j[1]["id"], 2);
+    assert_eq!(j[1]["id"], 3);
     assert_eq!(j[1]["held"], "9.12.0 (not from cudnnm)");
     assert_eq!(j[1]["release"], serde_json::Value::Null, "{j}");
     // Rolling back to it restores B's 9.12 bytes and does not claim 9.1.
@@ -1371,9 +1395,13 @@ fn pruning_keeps_the_users_own_files_until_removed_by_name() {
         serde_json::json!(["include/cudnn.h", "lib64/libcudnn_myplugin.so.9"])
     );
     assert!(j[3]["users_files"].as_array().unwrap().is_empty());
+    assert_eq!(kept["users_bytes"], (patched.len() + plugin.len()) as u64);
     let text = sb.run(["backups"]).ok().stdout();
     assert!(
-        text.contains("(kept: yours: include/cudnn.h, lib64/libcudnn_myplugin.so.9)"),
+        text.contains(&format!(
+            "(yours: 2 files, {}: include/cudnn.h, lib64/libcudnn_myplugin.so.9)",
+            cudnnm::store::human_size((patched.len() + plugin.len()) as u64)
+        )),
         "{text}"
     );
     let files = sb.home().join("backups/2/files");
@@ -1744,4 +1772,236 @@ fn another_homes_deployment_is_named_as_such() {
         .stderr_has(&["cuDNN 9.1.0.70 (from another cudnnm home) → 9.12.0.46 in '"]);
     let b = sb.run(["backups", "--json"]).ok().json();
     assert_eq!(b[0]["held"], "9.1.0.70 (from another cudnnm home)", "{b:#}");
+}
+
+/// cuDNN 9.1.0.70 and 9.12.0.46 for CUDA 12 imported from their archives
+/// (receipts with each file's time, as `install` writes them), and a CUDA
+/// 12.4 toolkit; the 9.12 archive's name.
+fn imported_9_1_and_9_12(sb: &Sandbox) -> (std::path::PathBuf, String) {
+    let dir = sb.root().join("archives");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut name = String::new();
+    for v in ["9.1.0.70", "9.12.0.46"] {
+        let a = fixtures::redist_linux(v, "12").write(&dir);
+        sb.run(["install", &a.display().to_string()]).ok();
+        name = a.file_name().unwrap().to_string_lossy().into_owned();
+    }
+    (linux_toolkit(&sb.root().join("cuda-12.4"), "12.4.1"), name)
+}
+
+/// Overwrites `path` in place (the same file, so a hard link or the store
+/// file behind a link sees it) with bytes of the same length: one changed.
+fn edit_same_size(path: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    let mut bytes = std::fs::read(path).unwrap();
+    bytes[0] ^= 0x20;
+    let real = std::fs::canonicalize(path).unwrap();
+    std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o644)).unwrap();
+    std::fs::write(&real, &bytes).unwrap();
+}
+
+/// A same-size edit of a deployed file that is the store's own (a hard
+/// link, or the store file a symlink leads to) is seen by `current`, not
+/// only by `verify`, and `use` refuses to deploy the changed release.
+fn a_same_size_edit_of_a_store_file_is_seen_and_refused(mode: &str) {
+    let sb = Sandbox::new();
+    let (tk, archive) = imported_9_1_and_9_12(&sb);
+    let t = tk_arg(&tk);
+    let receipt =
+        std::fs::read_to_string(sb.home().join("store/cuda-12/9.12.0.46/receipt.toml")).unwrap();
+    assert!(receipt.contains("mtime_ns = "), "{receipt}");
+    sb.run(["use", "9.12", "--cuda-root", &t, "--mode", mode])
+        .ok();
+    sb.run(["current", "--cuda-root", &t]).ok().stdout_has(&[
+        &format!("9.12.0.46_cuda12, {mode}, deployed "),
+        "files match",
+    ]);
+    edit_same_size(&tk.join("include/cudnn.h"));
+    let store_file = sb.home().join("store/cuda-12/9.12.0.46/include/cudnn.h");
+    let store_file = std::fs::canonicalize(&store_file).unwrap();
+    sb.run(["current", "--cuda-root", &t])
+        .ok()
+        .stdout_has(&["drift: 1 changed"]);
+    let j = sb.run(["current", "--cuda-root", &t, "--json"]).ok().json();
+    assert_eq!(
+        j["toolkits"][0]["drift"]["changed"][0],
+        tk.join("include/cudnn.h").display().to_string(),
+        "{j}"
+    );
+    // `use` of the changed release: refused, nothing changed.
+    let before = (
+        snapshot(&tk),
+        std::fs::read_to_string(sb.home().join("deployments.toml")).unwrap(),
+    );
+    for args in [
+        vec!["use", "9.12", "--cuda-root", &t, "--mode", mode],
+        vec!["use", "9.12", "--cuda-root", &t, "--mode", "copy"],
+    ] {
+        sb.run(&args).code_is(4).stderr_has(&[
+            &format!(
+                "error: cuDNN 9.12.0.46_cuda12 in the store is damaged: '{}' was changed (same size, SHA-256 ",
+                store_file.display()
+            ),
+            &format!("help: reinstall it from the file it came from ({archive}): `cudnnm install PATH/TO/{archive} --force` (`cudnnm verify` lists every changed file"),
+            "; nothing was changed",
+        ]);
+    }
+    assert_eq!(
+        (
+            snapshot(&tk),
+            std::fs::read_to_string(sb.home().join("deployments.toml")).unwrap()
+        ),
+        before
+    );
+    // Switching away works, and the backup holds the edited bytes as they are.
+    sb.run(["use", "9.1", "--cuda-root", &t, "--mode", mode])
+        .ok();
+    let b = sb.run(["backups", "--json"]).ok().json();
+    let last = b.as_array().unwrap().last().unwrap();
+    assert_eq!(last["held"], "9.12.0.46", "{b}");
+    sb.run(["rollback", "--cuda-root", &t]).ok();
+    assert_eq!(
+        std::fs::read(tk.join("include/cudnn.h")).unwrap(),
+        std::fs::read(&store_file).unwrap()
+    );
+}
+
+#[test]
+fn a_same_size_edit_through_a_hard_link_is_seen_by_current_and_refused_by_use() {
+    a_same_size_edit_of_a_store_file_is_seen_and_refused("hardlink");
+}
+
+#[test]
+fn a_same_size_edit_through_a_symlink_is_seen_by_current_and_refused_by_use() {
+    a_same_size_edit_of_a_store_file_is_seen_and_refused("symlink");
+}
+
+#[test]
+fn a_copy_is_judged_by_its_bytes_when_its_time_changed() {
+    let sb = Sandbox::new();
+    let (tk, _) = imported_9_1_and_9_12(&sb);
+    let t = tk_arg(&tk);
+    sb.run(["use", "9.12", "--cuda-root", &t, "--mode", "copy"])
+        .ok();
+    // Touched, same bytes: still the release's copy (read once, as git does).
+    let h = tk.join("include/cudnn.h");
+    let f = std::fs::File::options().write(true).open(&h);
+    let f = f.unwrap_or_else(|_| {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&h, std::fs::Permissions::from_mode(0o644)).unwrap();
+        std::fs::File::options().write(true).open(&h).unwrap()
+    });
+    f.set_modified(std::time::SystemTime::now() + std::time::Duration::from_secs(5))
+        .unwrap();
+    drop(f);
+    sb.run(["current", "--cuda-root", &t])
+        .ok()
+        .stdout_has(&["files match"]);
+    sb.run(["use", "9.12", "--cuda-root", &t, "--mode", "copy"])
+        .ok()
+        .stderr_has(&["is already active"]);
+    // Same size, other bytes: drift, and `use` deploys the release again.
+    edit_same_size(&h);
+    sb.run(["current", "--cuda-root", &t])
+        .ok()
+        .stdout_has(&["drift: 1 changed"]);
+    sb.run(["use", "9.12", "--cuda-root", &t, "--mode", "copy"])
+        .ok()
+        .stderr_has(&["but the files changed (drift: 1 changed); deploying it again"]);
+}
+
+#[test]
+fn a_receipt_without_times_is_read_once_then_recorded_and_a_changed_file_is_refused() {
+    // Receipts written before the times were kept (`put_release` writes
+    // them so): `use` reads the files it deploys and records their times.
+    let sb = Sandbox::new();
+    let tk = linux_toolkit(&sb.root().join("cuda-12.4"), "12.4.1");
+    let t = tk_arg(&tk);
+    let rel = put_redist_linux_12(&sb.home(), "9.12.0.46");
+    put_redist_linux_12(&sb.home(), "9.1.0.70");
+    let receipt = rel.join("receipt.toml");
+    assert!(
+        !std::fs::read_to_string(&receipt)
+            .unwrap()
+            .contains("mtime_ns")
+    );
+    sb.run(["use", "9.12", "--cuda-root", &t]).ok();
+    let now = std::fs::read_to_string(&receipt).unwrap();
+    assert!(now.contains("mtime_ns = "), "{now}");
+    assert!(now.contains("path = \"include/cudnn.h\""), "{now}");
+    // A same-size change to a store file of the other release: refused.
+    let other = sb.home().join("store/cuda-12/9.1.0.70/include/cudnn.h");
+    edit_same_size(&other);
+    sb.run(["use", "9.1", "--cuda-root", &t])
+        .code_is(4)
+        .stderr_has(&["error: cuDNN 9.1.0.70_cuda12 in the store is damaged: '"]);
+    sb.run(["current", "--cuda-root", &t])
+        .ok()
+        .stdout_has(&["9.12.0.46_cuda12, symlink", "files match"]);
+}
+
+/// The command in backticks right after `after` in `text`, run as printed
+/// (its arguments hold no spaces).
+fn run_after(sb: &Sandbox, text: &str, after: &str) -> common::Run {
+    let at = text
+        .find(after)
+        .unwrap_or_else(|| panic!("{after:?} in {text}"))
+        + after.len();
+    let start = at + text[at..].find("`cudnnm ").unwrap() + 1;
+    let cmd = &text[start..start + text[start..].find('`').unwrap()];
+    let args: Vec<&str> = cmd.split_whitespace().skip(1).collect();
+    sb.run(&args)
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn every_install_hint_names_what_the_catalog_has_and_the_printed_commands_work() {
+    let mut sb = Sandbox::new();
+    common::real_wheel("nvidia_cudnn_jit_cu12-9.12.0.46");
+    offline_pip(&mut sb, &common::wheels_dir());
+    // exec / which / env (a release no store holds): the catalog's pip row, not `install 9.12`.
+    let r = sb
+        .run(["exec", "--version", "9.12", "--", "true"])
+        .code_is(3);
+    let r = r.stderr_has(&[
+        "error: cuDNN 9.12 is not installed (asked for by the --version flag)",
+        "help: install it with `cudnnm install pip:nvidia-cudnn-jit-cu12==9.12.0.46`",
+    ]);
+    sb.run(["which", "--version", "9.12"])
+        .code_is(3)
+        .stderr_has(&[
+            "help: install it with `cudnnm install pip:nvidia-cudnn-jit-cu12==9.12.0.46`",
+        ]);
+    run_printed(&sb, &r.stderr()).ok();
+    sb.run(["exec", "--version", "9.12", "--", "true"]).ok();
+    // export dir: the nearest installed, then the catalog's command; it works.
+    let out = sb.root().join("out").display().to_string();
+    let r = sb.run(["export", "dir", &out, "9.27"]).code_is(3).stderr_has(&[
+        "error: cuDNN 9.27 is not installed",
+        "help: the nearest installed release is: 9.12.0.46_cuda12; or install it with `cudnnm install pip:nvidia-cudnn-jit-cu12==9.27.0.42`",
+    ]);
+    run_printed(&sb, &r.stderr()).ok();
+    sb.run(["export", "dir", &out, "9.27"]).ok();
+    // A release no catalog has: never `install 9.99`, but the nearest there is.
+    for args in [
+        &["pin", "9.99"][..],
+        &["default", "9.99"],
+        &["exec", "--version", "9.99", "--", "true"],
+    ] {
+        let r = sb
+            .run(args)
+            .code_is(3)
+            .stderr_has(&["help: the nearest release the catalog has is cuDNN 9."]);
+        assert!(!r.stderr().contains("install 9.99"), "{}", r.describe());
+    }
+    // `install` of a version the catalog lacks lists the nearest, PyPI's
+    // included, each with its command; the one printed for 9.12.0.46 works.
+    let r = sb.run(["install", "9.12.0.4"]).code_is(3).stderr_has(&[
+        "error: cuDNN 9.12.0.4 is not in the catalog for linux-x86_64",
+        "caused by: nearest known: ",
+        "9.12.0.46 (`cudnnm install pip:nvidia-cudnn-jit-cu12==9.12.0.46`)",
+    ]);
+    run_after(&sb, &r.stderr(), "9.12.0.46 (")
+        .ok()
+        .stderr_has(&["is already installed"]);
 }

@@ -620,9 +620,10 @@ fn two_homes_deploying_into_one_toolkit_take_turns() {
 }
 
 /// Home A's `use` killed while placing: A's journal log holds a `place`
-/// line and no `verified`. Returns the step it was killed after. A runs with
-/// umask 077, as a careful admin's shell does: its marker must still be
-/// readable by other users.
+/// line and no `verified`. Returns the backup id of that change (each
+/// attempt undone before it took an id of its own: ids are never reused).
+/// A runs with umask 077, as a careful admin's shell does: its marker must
+/// still be readable by other users.
 fn kill_a_while_placing(a: &Scenario) -> u64 {
     for k in 1..40u64 {
         let mut c = a.sb.wrapped("sh");
@@ -636,10 +637,12 @@ fn kill_a_while_placing(a: &Scenario) -> u64 {
             root: a.sb.root().to_path_buf(),
         };
         assert_eq!(r.code(), -1, "step {k}: killed\n{}", r.describe());
-        let log = std::fs::read_to_string(a.sb.home().join("journal/1.log")).unwrap();
+        // The attempt's id: one more than the attempts undone before it.
+        let id = k;
+        let log = std::fs::read_to_string(a.sb.home().join(format!("journal/{id}.log"))).unwrap();
         if log.lines().any(|l| l.starts_with("place ")) {
             assert!(!log.contains("verified"), "{log}");
-            return k;
+            return id;
         }
         // Not placing yet: undo it and try one step later.
         a.sb.run(["current", "--cuda-root", &a.tk.display().to_string()])
@@ -655,7 +658,7 @@ fn a_home_refuses_a_toolkit_that_another_homes_crash_left_half_changed() {
     let t = a.tk.display().to_string();
     let before = snapshot(&a.watch);
     let b = home_with_9_12();
-    kill_a_while_placing(&a);
+    let id = kill_a_while_placing(&a);
     let marker = a.tk.join(cudnnm::deploy::inflight::FILE);
     let m = std::fs::read_to_string(&marker).unwrap();
     {
@@ -668,7 +671,7 @@ fn a_home_refuses_a_toolkit_that_another_homes_crash_left_half_changed() {
         m.contains(&format!("home = \"{}\"", home_a.display())),
         "{m}"
     );
-    assert!(m.contains("backup = 1\n"), "{m}");
+    assert!(m.contains(&format!("backup = {id}\n")), "{m}");
     let mid = snapshot(&a.watch);
     assert_ne!(mid, before, "A had placed some files");
 
@@ -682,7 +685,9 @@ fn a_home_refuses_a_toolkit_that_another_homes_crash_left_half_changed() {
         std::fs::canonicalize(&a.tk).unwrap().display()
     );
     r.stderr_has(&[
-        "has an unfinished change from another cudnnm home: `use 9.1.0.70_cuda12` (backup 1 of",
+        &format!(
+            "has an unfinished change from another cudnnm home: `use 9.1.0.70_cuda12` (backup {id} of"
+        ),
         &format!("finish that change first with `{finish}`"),
     ]);
     assert_eq!(snapshot(&a.watch), mid, "B changed nothing");
@@ -695,7 +700,7 @@ fn a_home_refuses_a_toolkit_that_another_homes_crash_left_half_changed() {
     let cur = b.run(["current", "--cuda-root", &t]).ok().stdout();
     assert!(
         cur.contains(&format!(
-            "  unfinished change `use 9.1.0.70_cuda12` (backup 1 of '{}'): finish that change first with `{finish}`",
+            "  unfinished change `use 9.1.0.70_cuda12` (backup {id} of '{}'): finish that change first with `{finish}`",
             home_a.display()
         )),
         "{cur}"
@@ -704,7 +709,7 @@ fn a_home_refuses_a_toolkit_that_another_homes_crash_left_half_changed() {
     let u = &j["toolkits"][0]["unfinished_change"];
     assert_eq!(
         (&u["backup"], &u["action"], &u["running"]),
-        (&1.into(), &"use 9.1.0.70_cuda12".into(), &false.into()),
+        (&id.into(), &"use 9.1.0.70_cuda12".into(), &false.into()),
         "{j}"
     );
     assert!(m.ends_with('\n'), "{m:?}");

@@ -684,3 +684,112 @@ fn a_home_written_by_cudnnm_0_1_is_recovered_verified_and_rolled_back() {
     assert_eq!(deps[0]["release"], "9.2.1.18_cuda12");
     assert_eq!(deps[0]["path"], b_arg);
 }
+
+/// The `cudnnm toolkits forget …` command of a `help:` line, run as printed
+/// (its arguments hold no spaces).
+#[cfg(unix)]
+fn run_forget_help(sb: &Sandbox, text: &str) -> Run {
+    let help = text
+        .lines()
+        .find(|l| l.starts_with("help: ") && l.contains("`cudnnm toolkits forget "))
+        .unwrap();
+    let start = help.find("`cudnnm toolkits forget ").unwrap() + 1;
+    let cmd = &help[start..start + help[start..].find('`').unwrap()];
+    let args: Vec<String> = cmd
+        .split_whitespace()
+        .skip(1)
+        .map(|a| a.trim_matches('\'').to_string())
+        .collect();
+    sb.run(&args)
+}
+
+#[cfg(unix)]
+#[test]
+fn a_deleted_toolkit_is_reported_not_a_failure_and_forgetting_it_keeps_its_backups() {
+    use deploy_support::{linux_toolkit, put_redist_linux_12};
+    let sb = Sandbox::new();
+    put_redist_linux_12(&sb.home(), "9.1.0.70");
+    put_redist_linux_12(&sb.home(), "9.12.0.46");
+    let gone = linux_toolkit(&sb.root().join("cuda-12.4"), "12.4.1");
+    let kept = linux_toolkit(&sb.root().join("cuda-12.8"), "12.8.0");
+    let (g, k) = (gone.display().to_string(), kept.display().to_string());
+    sb.run(["use", "9.12", "--cuda-root", &g]).ok();
+    sb.run(["use", "9.1", "--cuda-root", &g]).ok();
+    sb.run(["use", "9.12", "--cuda-root", &k]).ok();
+    let real = fs::canonicalize(&gone).unwrap();
+    let r = real.display().to_string();
+    fs::remove_dir_all(&gone).unwrap();
+
+    // verify: said, not exit 7, with the command that forgets it.
+    let v = sb.run(["verify", "--no-load"]).ok().stdout_has(&[
+        &format!("  gone      9.1.0.70_cuda12  in {r}: the toolkit folder no longer exists (deleted or moved)"),
+        "Everything this home placed matches its record, except 1 toolkit folder that no longer exists.",
+        &format!("help: the toolkit folder '{r}' is gone (deleted or moved), with the 9.1.0.70_cuda12 this home deployed there: nothing in the store or the backups is damaged. `cudnnm toolkits forget {r}` forgets it; backups 1, 2 of it stay (`cudnnm backups` lists them)."),
+    ]);
+    let j = sb.run(["verify", "--no-load", "--json"]).ok().json();
+    assert_eq!(j["healthy"], true, "{j}");
+    let dep = j["deployments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["path"] == r.as_str())
+        .unwrap();
+    assert_eq!(dep["toolkit_gone"], true, "{j}");
+    // `toolkits` and `doctor` say the same; its backups are still listed by its root.
+    sb.run(["toolkits"]).ok().stderr_has(&[&format!(
+        "warning: cuDNN 9.1.0.70_cuda12 is recorded in '{r}', whose folder is gone; `cudnnm toolkits forget {r}` forgets it (its backups stay)"
+    )]);
+    let doctor = sb.run(["doctor", "--json", "--no-load"]).json();
+    let f = doctor["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["id"] == "deployment-drift" && f["title"].as_str().unwrap().contains(&r))
+        .unwrap_or_else(|| panic!("{doctor}"))
+        .clone();
+    assert_eq!(f["severity"], "warning", "{f}");
+    let ids = |args: &[&str]| -> Vec<u64> {
+        sb.run(args)
+            .ok()
+            .json()
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| b["id"].as_u64().unwrap())
+            .collect()
+    };
+    assert_eq!(ids(&["backups", "--json", "--cuda-root", &r]), vec![1, 2]);
+
+    // The toolkit that still exists is not forgotten: that would orphan its files.
+    let before = fs::read_to_string(sb.home().join("deployments.toml")).unwrap();
+    sb.run(["toolkits", "forget", &k]).code_is(8).stderr_has(&[
+        "error: the toolkit '",
+        "' still exists, with cuDNN 9.12.0.46_cuda12 deployed by this home",
+        "help: cudnnm forgets only a toolkit whose folder is gone; to take this home's cuDNN out of it, restore what was there before cudnnm: `cudnnm rollback --to 3`",
+    ]);
+    assert_eq!(
+        fs::read_to_string(sb.home().join("deployments.toml")).unwrap(),
+        before
+    );
+
+    // The printed command forgets the gone one; its backups stay.
+    run_forget_help(&sb, &v.stdout()).ok().stderr_has(&[&format!(
+        "forgot the toolkit '{r}' (its folder is gone): cuDNN 9.1.0.70_cuda12 is no longer recorded there; backups 1, 2 of it stay"
+    )]);
+    assert!(
+        !fs::read_to_string(sb.home().join("deployments.toml"))
+            .unwrap()
+            .contains(&r)
+    );
+    sb.run(["verify", "--no-load"])
+        .ok()
+        .stdout_has(&["deployments: 1\n", "Everything matches its record."]);
+    assert_eq!(ids(&["backups", "--json"]), vec![1, 2, 3]);
+    assert!(sb.home().join("backups/1/backup.toml").is_file());
+    // Forgotten once is forgotten.
+    sb.run(["toolkits", "forget", &r])
+        .code_is(3)
+        .stderr_has(&[&format!(
+            "error: this home has no deployment recorded in '{r}'"
+        )]);
+}

@@ -3,7 +3,8 @@
 //! their sidecars, partial downloads (`.partial-<key>`, resumable) and their
 //! per-archive locks (`.lock-<key>`). Everything there is cudnnm's own; a
 //! partial file whose download is still running (its `.lock-<key>` is held)
-//! is left alone.
+//! is left alone, and so is an archive an install holds between its download
+//! and its import (its `.use-<sha256>`, [`super::ArchiveHold`]).
 
 use std::fs::{self, File, TryLockError};
 use std::path::{Path, PathBuf};
@@ -39,6 +40,8 @@ pub enum CacheKind {
         release: Option<String>,
         /// Its platform (`linux-x86_64`).
         platform: Option<String>,
+        /// An install holds it now: downloaded, about to be imported.
+        in_use: bool,
     },
     /// Bytes of a download that has not finished: resumable by the next
     /// install of the same archive.
@@ -81,6 +84,7 @@ pub fn entries(dir: &Path) -> Vec<CacheEntry> {
                         .as_ref()
                         .map(|r| crate::version::release_id(&r.version, &r.cuda)),
                     platform: rec.as_ref().map(|r| r.platform.to_string()),
+                    in_use: lock_held(&super::use_path(dir, &sha)),
                 },
             });
         }
@@ -109,6 +113,8 @@ pub struct Cleaned {
     pub removed: Vec<CacheEntry>,
     /// Partial files left because their download is running.
     pub in_flight: Vec<CacheEntry>,
+    /// Archives left because an install holds them (downloaded, not imported yet).
+    pub in_use: Vec<CacheEntry>,
 }
 
 impl Cleaned {
@@ -121,8 +127,12 @@ impl Cleaned {
 /// Removes every archive (with its sidecar) and every partial download
 /// whose download is not running, with their lock files, from the cache
 /// folder `dir`. Call under the home lock, so no import is reading an
-/// archive meanwhile; a running download holds its archive's lock, and its
-/// partial file is left alone.
+/// archive meanwhile. A running download holds its archive's lock, and its
+/// partial file is left alone; an install between its download and its
+/// import holds the archive ([`super::ArchiveHold`], `.use-<sha256>`), and
+/// the archive is left alone. An archive is removed with that lock held
+/// here, so an install that comes for it meanwhile waits, then downloads it
+/// again.
 ///
 /// # Errors
 /// When a file cannot be removed (those before it are gone).
@@ -135,20 +145,45 @@ pub fn clean(dir: &Path) -> Result<Cleaned> {
                 let name = e.path.file_name().unwrap_or_default().to_string_lossy();
                 let key = name.trim_start_matches(".partial-").to_string();
                 fsops::remove_file(&e.path)?;
-                fsops::remove_file(&dir.join(format!(".lock-{key}")))?;
+                fsops::remove_file(&super::lock_path(dir, &key))?;
                 done.removed.push(e);
             }
             CacheKind::Archive { .. } => {
-                fsops::remove_file(&e.path)?;
                 let name = e.path.file_name().unwrap_or_default().to_string_lossy();
-                if let Ok(sha) = Sha256Hex::parse(&name) {
-                    fsops::remove_file(&sidecar(dir, &sha))?;
-                }
+                let Ok(sha) = Sha256Hex::parse(&name) else {
+                    continue;
+                };
+                let lock = super::use_path(dir, &sha);
+                let Some(_held) = claim(&lock)? else {
+                    done.in_use.push(e);
+                    continue;
+                };
+                fsops::remove_file(&e.path)?;
+                fsops::remove_file(&sidecar(dir, &sha))?;
+                fsops::remove_file(&lock)?;
                 done.removed.push(e);
             }
         }
     }
     Ok(done)
+}
+
+/// The lock file at `path` locked exclusively by this process, when no
+/// other process holds it; `None` when one does.
+///
+/// # Errors
+/// When the file cannot be opened, created or locked.
+fn claim(path: &Path) -> Result<Option<File>> {
+    loop {
+        let (f, _) = fsops::open_append(path)?;
+        match f.try_lock() {
+            // A holder that let go removed it meanwhile: the name's file counts.
+            Ok(()) if !super::still_named(path, &f) => continue,
+            Ok(()) => return Ok(Some(f)),
+            Err(TryLockError::WouldBlock) => return Ok(None),
+            Err(TryLockError::Error(e)) => return Err(crate::error::Error::io("lock", path, e)),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -179,15 +214,29 @@ mod tests {
         fsops::write_atomic(&dir.join(".partial-live"), b"123").unwrap();
         let (live, _) = fsops::open_append(&dir.join(".lock-live")).unwrap();
         live.lock().unwrap();
+        // An archive an install holds for its import.
+        let held = crate::hash::sha256_bytes(b"held");
+        fsops::write_atomic(&dir.join(held.as_str()), b"held").unwrap();
+        let (hold, _) = fsops::open_append(&super::super::use_path(dir, &held)).unwrap();
+        hold.lock_shared().unwrap();
         let all = entries(dir);
-        assert_eq!(all.len(), 3);
-        assert_eq!(all[0].bytes, 7 + side.len() as u64);
+        assert_eq!(all.len(), 4);
+        let first = all
+            .iter()
+            .position(|e| e.path == dir.join(sha.as_str()))
+            .unwrap();
+        assert_eq!(all[first].bytes, 7 + side.len() as u64);
+        assert!(
+            all.iter()
+                .any(|e| matches!(e.kind, CacheKind::Archive { in_use: true, .. }))
+        );
         assert_eq!(
-            all[0].kind,
+            all[first].kind,
             CacheKind::Archive {
                 name: Some(rec.name.clone()),
                 release: Some("9.12.0.46_cuda12".into()),
                 platform: Some("linux-x86_64".into()),
+                in_use: false,
             }
         );
         assert!(
@@ -197,6 +246,8 @@ mod tests {
         let done = clean(dir).unwrap();
         assert_eq!(done.bytes(), 7 + side.len() as u64 + 5);
         assert_eq!(done.in_flight.len(), 1);
+        assert_eq!(done.in_use.len(), 1);
+        assert_eq!(done.in_use[0].path, dir.join(held.as_str()));
         let left: Vec<String> = fs::read_dir(dir)
             .unwrap()
             .flatten()
@@ -204,6 +255,15 @@ mod tests {
             .collect();
         let mut left = left;
         left.sort();
-        assert_eq!(left, vec![".lock-live", ".partial-live"]);
+        let use_file = format!(".use-{held}");
+        assert_eq!(
+            left,
+            vec![".lock-live", ".partial-live", &use_file, held.as_str()]
+        );
+        // Let go: the next clean removes it (and its lock file).
+        drop(hold);
+        let done = clean(dir).unwrap();
+        assert_eq!(done.removed.len(), 1, "{done:?}");
+        assert!(!dir.join(held.as_str()).exists() && !dir.join(&use_file).exists());
     }
 }

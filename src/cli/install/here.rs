@@ -3,7 +3,9 @@
 //! records it when that lock still satisfies the pin, else resolved against
 //! the catalog for this machine as `install SPEC` does.
 
-use super::{Args, import_and_report, install_catalog, install_pip, platform_of};
+use super::{
+    Args, import_and_report, install_catalog, install_pip, pause_after_download, platform_of,
+};
 use crate::archive::ImportRequest;
 use crate::catalog::{self, download};
 use crate::cli::Ctx;
@@ -233,7 +235,10 @@ fn install_locked(
             } else {
                 format!("downloaded {name} from {}", got.url)
             });
-            import_and_report(
+            pause_after_download(ctx);
+            // Held (`cache clean` leaves it) until the import has read it.
+            let hold = got.hold;
+            let done = import_and_report(
                 ctx,
                 ImportRequest {
                     source: got.path,
@@ -243,7 +248,9 @@ fn install_locked(
                     url: Some(got.url),
                     ..base
                 },
-            )
+            );
+            drop(hold);
+            done
         }
     }
 }

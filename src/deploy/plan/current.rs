@@ -13,7 +13,7 @@ use crate::deploy::{Deployment, Mode, mtime_ns};
 use crate::error::{Error, Kind, Result};
 use crate::hash::{self, Sha256Hex};
 use crate::platform;
-use crate::record::Entry;
+use crate::record::{Entry, Look};
 use crate::store::Store;
 use crate::toolkit::Toolkit;
 
@@ -48,13 +48,15 @@ pub fn scan_toolkit(
     store: &Store,
 ) -> Result<Vec<Found>> {
     let mut out = Vec::new();
+    // The recorded release's receipt, read once (`known_hash`).
+    let receipt = known.and_then(|d| store.get_id(&d.release).ok().flatten());
     for path in list_cudnn_entries(toolkit)? {
         let meta = std::fs::symlink_metadata(&path).map_err(|e| Error::io("inspect", &path, e))?;
         let state = if meta.file_type().is_symlink() {
             let t = std::fs::read_link(&path).map_err(|e| Error::io("read the link", &path, e))?;
             Entry::link(t.to_string_lossy().into_owned())
         } else if meta.is_file() {
-            match known_hash(&path, &meta, known, store) {
+            match known_hash(&path, &meta, known, receipt.as_ref()) {
                 Some((sha, store_src)) => {
                     let t = store_src.as_ref().and_then(|_| mtime_ns(&meta));
                     out.push(Found {
@@ -123,12 +125,15 @@ fn list_cudnn_entries(toolkit: &Toolkit) -> Result<Vec<PathBuf>> {
 }
 
 /// The hash of a file cudnnm placed and that is provably unchanged, and for
-/// a copy the store file holding the same bytes (when it is still there).
+/// a copy the store file holding the same bytes (when it is still there
+/// and holds them). Proof is the size and the modification time recorded
+/// when it was placed; a hard-linked file whose time was not recorded
+/// (older records), or differs, is read.
 fn known_hash(
     path: &Path,
     meta: &std::fs::Metadata,
     known: Option<&Deployment>,
-    store: &Store,
+    release: Option<&crate::store::Release>,
 ) -> Option<(Sha256Hex, Option<PathBuf>)> {
     let d = known?;
     let pf = d.files.iter().find(|f| f.path == path)?;
@@ -139,15 +144,25 @@ fn known_hash(
         return None;
     }
     let sha = content.sha256.clone();
-    let src = join_rel(&store.dir_of(&d.release), pf.from.release_path()?).ok();
+    let from = pf.from.release_path()?;
+    let src = release.and_then(|r| join_rel(&r.dir, from).ok());
     match d.mode {
-        Mode::Hardlink => platform::same_file(path, src.as_ref()?).then_some((sha, None)),
+        // The same file as the store's, and its bytes unchanged (an edit
+        // through the link changes both).
+        Mode::Hardlink => (platform::same_file(path, src.as_ref()?)
+            && matches!(content.look(path, pf.mtime_ns, true), Look::Same { .. }))
+        .then_some((sha, None)),
         Mode::Copy => {
             if pf.mtime_ns.is_none() || mtime_ns(meta) != pf.mtime_ns {
                 return None;
             }
+            // The backup refers to the store file instead of keeping these
+            // bytes: only while it holds them (by its receipt's time, else read).
+            let receipt_mtime = release
+                .and_then(|r| r.receipt.files.iter().find(|f| f.path == from))
+                .and_then(|f| f.mtime_ns);
             let in_store =
-                src.filter(|s| std::fs::metadata(s).is_ok_and(|m| m.len() == content.size));
+                src.filter(|s| matches!(content.look(s, receipt_mtime, true), Look::Same { .. }));
             Some((sha, in_store))
         }
         Mode::Symlink => None,

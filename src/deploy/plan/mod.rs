@@ -32,7 +32,7 @@ mod rollback;
 mod tests;
 
 pub use current::{Found, check_toolkit_dirs, record_describes, scan_toolkit, scan_toolkit_names};
-pub use release::{Target, plan_use, release_targets};
+pub use release::{Target, check_release, plan_use, release_targets};
 pub use rollback::plan_rollback;
 
 /// The label of a toolkit (or backup) without cuDNN files.
@@ -258,10 +258,7 @@ impl Plan {
                 path: p.dest.clone(),
                 from: p.from.clone(),
                 entry: p.state.clone(),
-                mtime_ns: match p.kind {
-                    PlaceKind::Copy => p.mtime_ns,
-                    _ => None,
-                },
+                mtime_ns: p.mtime_ns,
             })
             .collect();
         Some(Deployment {

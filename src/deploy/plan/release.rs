@@ -12,7 +12,6 @@ use super::{
     rel_path, source_mtime,
 };
 use super::{check_toolkit_dirs, record_describes, scan_toolkit};
-use crate::command::CommandLine;
 use crate::deploy::{Deployment, Mode, Origin};
 use crate::error::{Error, Kind, Result};
 use crate::home::Home;
@@ -112,13 +111,27 @@ pub fn release_targets(release: &Release, toolkit: &Toolkit) -> Result<Vec<Targe
     Ok(out)
 }
 
+/// Checks that every file of `release` that `use` would place in
+/// `toolkit` is whole in the store and holds the bytes its receipt records
+/// ([`check_release_files`]): what `use` checks before it judges the
+/// toolkit, so a changed store file is refused, never deployed or taken for
+/// the release.
+///
+/// # Errors
+/// See [`release_targets`] and [`check_release_files`].
+pub fn check_release(store: &Store, release: &Release, toolkit: &Toolkit) -> Result<()> {
+    check_release_files(store, release, &release_targets(release, toolkit)?)
+}
+
 /// Checks that every file of `release` a plan links, links to or copies is
-/// whole in the store: a file of the recorded size, or a link of the
-/// release's chain whose target is there.
+/// whole in the store: a file of the recorded size and content, or a link of
+/// the release's chain whose target is there. Content is judged cheaply
+/// ([`Store::check_contents`]): by modification time, reading a file only
+/// when its time differs from the receipt's or was never recorded.
 ///
 /// # Errors
 /// [`Kind::Integrity`] naming the damaged file, with how to reinstall the release.
-fn check_release_files(release: &Release, targets: &[Target]) -> Result<()> {
+fn check_release_files(store: &Store, release: &Release, targets: &[Target]) -> Result<()> {
     for t in targets {
         let path = join_rel(&release.dir, &t.from)?;
         let problem = match std::fs::symlink_metadata(&path) {
@@ -143,30 +156,12 @@ fn check_release_files(release: &Release, targets: &[Target]) -> Result<()> {
             },
         };
         if let Some(why) = problem {
-            return Err(Error::new(
-                Kind::Integrity,
-                format!(
-                    "cuDNN {} in the store is damaged: '{}' {why}",
-                    release.id(),
-                    path.display()
-                ),
-            )
-            .hint({
-                // From the source its receipt names, never another package
-                // of the same release id (the catalog's full wheel for a jit one).
-                let (arg, is_file) = release.receipt.source.reinstall_arg(&release.id());
-                let cmd = CommandLine::install_from(&arg, is_file)
-                    .force()
-                    .for_host(crate::platform::HOST_WINDOWS);
-                if is_file {
-                    format!("reinstall it from the file it came from ({arg}): `{cmd}`; nothing was changed")
-                } else {
-                    format!("reinstall it: `{cmd}`; nothing was changed")
-                }
-            }));
+            return Err(release.damaged(&path, &why));
         }
     }
-    Ok(())
+    store.check_contents(release, |p| {
+        targets.iter().any(|t| t.from == p && !t.state.is_link())
+    })
 }
 
 /// Plans `use`: back up every current cuDNN file of `toolkit`, place every
@@ -186,7 +181,7 @@ pub fn plan_use(
 ) -> Result<Plan> {
     check_toolkit_dirs(toolkit)?;
     let targets = release_targets(release, toolkit)?;
-    check_release_files(release, &targets)?;
+    check_release_files(store, release, &targets)?;
     let found = scan_toolkit(toolkit, current, store)?;
     let previous = current.cloned();
     // A stale record (another home or the user replaced the files) does not
@@ -197,6 +192,7 @@ pub fn plan_use(
         .into_iter()
         .map(|t| {
             let src = join_rel(&release.dir, &t.from)?;
+            let src_mtime = source_mtime(&src);
             let (kind, source, state) = match (t.state.link_target(), mode) {
                 (Some(l), _) => (PlaceKind::Link, PathBuf::from(l), t.state.clone()),
                 // A link into the store, checked against the file it leads to.
@@ -211,9 +207,12 @@ pub fn plan_use(
                 (None, Mode::Hardlink) => (PlaceKind::Hardlink, src, t.state.clone()),
                 (None, Mode::Copy) => (PlaceKind::Copy, src, t.state.clone()),
             };
-            let mtime = match kind {
-                PlaceKind::Copy => source_mtime(&source),
-                _ => None,
+            // The time of the bytes placed: the store file's (a copy gets
+            // it too), also for a hard link (the same file) and a link into
+            // the store; none for a release's own chain link.
+            let mtime = match (kind, state.content()) {
+                (PlaceKind::Link, None) => None,
+                _ => src_mtime,
             };
             Ok(Place {
                 rel: rel_path(&toolkit.root, &t.dest),

@@ -170,9 +170,13 @@ pub fn plan_rollback(
                 }
             }
         };
-        let mtime = match kind {
-            PlaceKind::Copy => f.mtime_ns.or_else(|| source_mtime(&src)),
-            _ => None,
+        // The time of the bytes placed (see `PlacedFile::mtime_ns`): a copy's,
+        // a hard link's store file, the store file a link into the store
+        // leads to; none for a chain link.
+        let mtime = match (kind, state.content()) {
+            (PlaceKind::Copy, _) => f.mtime_ns.or_else(|| source_mtime(&src)),
+            (PlaceKind::Link, None) => None,
+            _ => source_mtime(&src),
         };
         places.push(Place {
             rel: f.path.clone(),

@@ -66,6 +66,7 @@ fn offer_rows() -> Vec<Offer> {
         version: v(ver),
         cuda: cuda.parse().unwrap(),
         wheel: wheel.map(str::to_owned),
+        platform: None,
     };
     vec![
         row("9.12.0.46", "12", None),

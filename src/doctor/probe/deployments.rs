@@ -85,6 +85,7 @@ pub(crate) fn states(
                 mode: format!("{:?}", d.mode).to_ascii_lowercase(),
                 files,
                 extra,
+                toolkit_gone: crate::toolkit::is_gone(&d.toolkit),
             }
         })
         .collect()

@@ -63,6 +63,10 @@ pub struct DeploymentState {
     /// cuDNN files in the toolkit's cuDNN folders that the deployment did
     /// not place (what `current` and `verify` call extra).
     pub extra: Vec<String>,
+    /// The toolkit folder no longer exists (deleted or moved); false in
+    /// snapshots from before this field.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub toolkit_gone: bool,
 }
 
 /// One placed file, what it should be and what it is.

@@ -23,6 +23,7 @@ fn deployed_files_changed() {
         release: "9.1.0.70_cuda12".into(),
         mode: "symlink".into(),
         extra: vec![],
+        toolkit_gone: false,
         files: vec![
             placed(
                 "lib64/libcudnn.so.9",
@@ -100,6 +101,7 @@ fn an_edit_through_a_hardlink_is_the_store_release_not_drift() {
         release: "9.1.0.70_cuda12".into(),
         mode: "hardlink".into(),
         extra: vec![],
+        toolkit_gone: false,
         files: vec![PlacedState {
             path: format!("{TK12}/include/cudnn_version.h"),
             from: "include/cudnn_version.h".into(),
@@ -171,6 +173,7 @@ fn a_change_a_rollback_restored_is_a_note_not_drift() {
         release: "9.1.0.70_cuda12".into(),
         mode: "copy".into(),
         extra: vec![],
+        toolkit_gone: false,
         files: vec![PlacedState {
             path: format!("{TK12}/include/cudnn.h"),
             from: "backup 2: include/cudnn.h".into(),
@@ -220,6 +223,7 @@ fn store_release_damaged() {
         release: "9.12.0.46_cuda12".into(),
         mode: "symlink".into(),
         extra: vec![],
+        toolkit_gone: false,
         files: vec![],
     });
     let f = k.expect(FindingId::StoreReleaseDamaged);

@@ -35,6 +35,7 @@ fn cudnn_build_does_not_fit_the_toolkit() {
         release: "8.1.0.77_cuda11.2".into(),
         mode: "hardlink".into(),
         extra: vec![],
+        toolkit_gone: false,
         files: vec![],
     });
     let f = k.expect(FindingId::CudnnCudaMismatch);

@@ -70,6 +70,27 @@ pub(super) fn redeploy_command(cx: &Cx, root: &str, release: &str) -> String {
 /// `deployment-drift`: files cudnnm placed in a toolkit changed since.
 pub(super) fn deployments(cx: &Cx, out: &mut Vec<Finding>) {
     for d in &cx.s.deployments {
+        if d.toolkit_gone {
+            // Nothing cudnnm owns is damaged: the record outlived the folder.
+            out.push(
+                Finding::new(
+                    FindingId::DeploymentDrift,
+                    Severity::Warning,
+                    format!(
+                        "the toolkit folder {} recorded with cuDNN {} is gone",
+                        d.toolkit, d.release
+                    ),
+                )
+                .seen(format!("{}: no such folder", d.toolkit))
+                .why("The toolkit was deleted or moved after cudnnm deployed into it. Its record in deployments.toml remains, and so do its backups (your files before cudnnm, and every change since), which cudnnm never deletes on its own.")
+                .fix("Forget the toolkit: its deployment record is dropped, its backups stay (`cudnnm backups` lists them). A toolkit moved elsewhere gets cuDNN with `cudnnm use` there.")
+                .command(format!(
+                    "cudnnm toolkits forget {}",
+                    quote_arg(&d.toolkit, cx.w)
+                )),
+            );
+            continue;
+        }
         let mut lines = Vec::new();
         let mut restored: Vec<String> = Vec::new();
         for p in &d.files {
