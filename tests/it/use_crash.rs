@@ -607,7 +607,7 @@ fn two_homes_deploying_into_one_toolkit_take_turns() {
             .to_string()
     );
     let jb = b.run(["backups", "--json"]).ok().json();
-    assert_eq!(jb[0]["held"], "9.1.0 (not from cudnnm)");
+    assert_eq!(jb[0]["held"], "9.1.0.70 (from another cudnnm home)");
     let held = backup_holdings(Path::new(jb[0]["dir"].as_str().unwrap()));
     assert!(
         held.keys()
