@@ -66,7 +66,15 @@ pub fn fetch(
     req: &FetchRequest,
     progress: &dyn crate::progress::Progress,
 ) -> Result<Fetched> {
-    fetch_for(home, env, req, progress, None, &|_, _| Ok(None))
+    fetch_for(
+        home,
+        env,
+        req,
+        progress,
+        None,
+        &|_, _| Ok(None),
+        &download::NoTap,
+    )
 }
 
 /// A release check run on the catalog's pick before anything is downloaded:
@@ -76,7 +84,8 @@ pub type Check<'a> = &'a dyn Fn(&Version, &crate::version::CudaVariant) -> Resul
 /// [`fetch`] on a machine whose oldest GPU in use is `gpu`: a version prefix
 /// picks the newest release that runs on it ([`resolve::select_for_gpu`]),
 /// saying in [`Fetched::notes`] which newer one it passed over and why; then
-/// `check` accepts or refuses the pick before the download.
+/// `check` accepts or refuses the pick before the download. `tap` watches
+/// the download's bytes arrive ([`download::download_tapped`]).
 ///
 /// # Errors
 /// As [`fetch`], and whatever `check` returns.
@@ -87,6 +96,7 @@ pub fn fetch_for(
     progress: &dyn crate::progress::Progress,
     gpu: Option<&crate::gpu::Gpu>,
     check: Check<'_>,
+    tap: &dyn download::Tap,
 ) -> Result<Fetched> {
     let catalog = Catalog::load(home)?;
     let toolkits = crate::toolkit::discover(env);
@@ -110,7 +120,7 @@ pub fn fetch_for(
         ));
     }
     let mirror = effective_mirror(req.mirror.as_deref(), env, home)?;
-    let mut fetched = fetch_archive(home, env, &archive, req, mirror.as_deref(), progress)?;
+    let mut fetched = fetch_archive(home, env, &archive, req, mirror.as_deref(), progress, tap)?;
     warnings.append(&mut fetched.warnings);
     fetched.warnings = warnings;
     fetched.notes = notes;
@@ -119,7 +129,7 @@ pub fn fetch_for(
 
 /// Downloads one catalog archive (or finds it in the cache) and checks it
 /// against its published hashes, `req.sha256`, or nothing when
-/// `req.allow_unverified`.
+/// `req.allow_unverified`; `tap` watches the bytes arrive.
 ///
 /// # Errors
 /// As [`fetch`].
@@ -130,6 +140,7 @@ pub fn fetch_archive(
     req: &FetchRequest,
     mirror: Option<&str>,
     progress: &dyn Progress,
+    tap: &dyn download::Tap,
 ) -> Result<Fetched> {
     let mut warnings = Vec::new();
     let expect: Vec<Sha256Hex> = match &req.sha256 {
@@ -184,7 +195,7 @@ pub fn fetch_archive(
             platform: archive.platform,
         },
     };
-    let got = download::download(home, env, &job, progress)?;
+    let got = download::download_tapped(home, env, &job, progress, tap)?;
     if expect.is_empty() {
         warnings.push(format!(
             "the unverified archive {} has SHA-256 {}; record it to check future installs (`--sha256 {}`)",

@@ -3,7 +3,8 @@
 //! records it when that lock still satisfies the pin, else resolved against
 //! the catalog for this machine as `install SPEC` does.
 
-use super::{Args, import_and_report, install_catalog, install_pip, platform_of};
+use super::stream::StreamedInstall;
+use super::{Args, install_catalog, install_pip, platform_of};
 use crate::archive::ImportRequest;
 use crate::catalog::{self, download};
 use crate::cli::Ctx;
@@ -233,15 +234,15 @@ fn install_locked(
                 },
             };
             let progress = ctx.progress();
-            let got = download::download(&ctx.home, &ctx.env, &job, &*progress)
+            let streamed = StreamedInstall::new(ctx);
+            let got = download::download_tapped(&ctx.home, &ctx.env, &job, &*progress, &streamed)
                 .map_err(|e| mismatch(e, &format!("'{from}'")))?;
             ctx.status(if got.cached {
                 format!("using {name} from the download cache")
             } else {
                 format!("downloaded {name} from {}", got.url)
             });
-            import_and_report(
-                ctx,
+            streamed.import_and_report(
                 ImportRequest {
                     source: got.path,
                     name: Some(name),
@@ -250,6 +251,7 @@ fn install_locked(
                     url: Some(got.url),
                     ..base
                 },
+                got.cached,
             )
         }
     }
