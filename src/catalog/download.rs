@@ -27,7 +27,8 @@
 //!
 //! By concern: this module keeps the cache (names, sidecars, locks, the
 //! resume key); `transfer` moves the bytes (HTTP with retries and ranges,
-//! `file://` copies); `failure` sorts errors and words their messages;
+//! `file://` copies) and tells a [`Tap`] about them; `pump` reads a body on
+//! a thread of its own; `failure` sorts errors and words their messages;
 //! `client` builds the HTTP client and reads small index files.
 
 use std::fs::File;
@@ -47,6 +48,7 @@ use crate::version::{CudaVariant, Platform, Version};
 pub mod cache;
 mod client;
 mod failure;
+mod pump;
 mod transfer;
 
 pub use client::{client, fetch_bytes};

@@ -11,6 +11,7 @@ use reqwest::blocking::Client;
 use reqwest::header;
 
 use super::failure::{Failure, classify, gave_up, html_error, manual_hint, missing_error};
+use super::pump::{Next, Pump};
 use super::{BACKOFF, Job, MAX_ATTEMPTS, RETRIES, Tap};
 use crate::error::{Error, IoResultExt, Kind, Result, error_chain};
 use crate::fsops;
@@ -234,22 +235,27 @@ fn attempt(
     stream(resp, url, &final_url, job, partial, progress)
 }
 
-/// Copies a response body into `partial`, refusing an HTML page at the start.
+/// Copies a response body into `partial`, refusing an HTML page at the
+/// start. The body is read on a thread of its own ([`Pump`]), so that a
+/// signal is noticed while the server sends nothing.
 fn stream(
-    mut body: impl Read,
+    body: impl Read + Send + 'static,
     url: &str,
     final_url: &str,
     job: &Job,
     partial: &mut Partial,
     progress: &dyn Progress,
 ) -> std::result::Result<(), Failure> {
-    let mut buf = vec![0u8; 256 << 10];
+    let pump = Pump::start(body);
     let mut first = partial.len == 0;
     loop {
-        let n = match body.read(&mut buf) {
-            Ok(0) => return Ok(()),
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+        let buf = match pump.next() {
+            Ok(Next::End) => return Ok(()),
+            Ok(Next::Bytes(b)) => b,
+            Ok(Next::Idle) => {
+                stop_if_interrupted(partial)?;
+                continue;
+            }
             Err(e) => {
                 return Err(Failure::Transient(
                     Error::new(
@@ -262,12 +268,13 @@ fn stream(
         };
         if first {
             first = false;
-            if looks_like_html(&buf[..n]) {
+            if looks_like_html(&buf) {
                 return Err(Failure::Fatal(html_error(url, final_url, job)));
             }
         }
-        partial.append(&buf[..n]).map_err(Failure::Fatal)?;
-        progress.advance(n as u64);
+        partial.append(&buf).map_err(Failure::Fatal)?;
+        progress.advance(buf.len() as u64);
+        pump.recycle(buf);
         stop_if_interrupted(partial)?;
     }
 }
