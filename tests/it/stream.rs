@@ -574,3 +574,30 @@ fn a_zip_whose_sizes_follow_the_data_is_imported_after_the_download() {
         .stderr_has(&["unpacked after the download: "]);
     assert_installed(&lab, &s);
 }
+
+#[test]
+fn a_damaged_partial_download_is_fetched_again_and_the_fresh_bytes_stream() {
+    let lab = Lab::new();
+    let (name, bytes) = written(&wheel(), lab.sb.root());
+    let s = lab.serve(&name, bytes, None, None);
+    // What an earlier run left: as long as half the archive, but not its bytes.
+    let half = s.bytes.len() / 2;
+    let dl = lab.sb.home().join("downloads");
+    std::fs::create_dir_all(&dl).unwrap();
+    std::fs::write(dl.join(format!(".partial-{}", s.sha)), vec![0u8; half]).unwrap();
+    lab.sb
+        .run(INSTALL)
+        .ok()
+        .stderr_has(&["unpacked while downloading"]);
+    let reqs = lab.server.requests_for(&name);
+    assert_eq!(reqs.len(), 2, "{reqs:?}");
+    assert_eq!(
+        reqs[0].range.as_deref(),
+        Some(format!("bytes={half}-").as_str())
+    );
+    assert_eq!(
+        reqs[1].range, None,
+        "the resumed file did not verify: a fresh download"
+    );
+    assert_installed(&lab, &s);
+}

@@ -192,6 +192,30 @@ impl Feed {
     }
 }
 
+impl Feed {
+    /// Waits until the download of `generation` ends: `None` when it
+    /// completed, else why it stopped (started over, failed, a signal).
+    pub fn wait_end(&self, generation: u64) -> Option<Stop> {
+        let mut s = self.lock();
+        loop {
+            if s.generation != generation {
+                return Some(Stop::Restarted);
+            }
+            match s.end {
+                End::Complete => return None,
+                End::Abandoned => return Some(Stop::Abandoned),
+                End::Open if crate::interrupt::requested() => return Some(Stop::Abandoned),
+                End::Open => {}
+            }
+            s = self
+                .changed
+                .wait_timeout(s, POLL)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+        }
+    }
+}
+
 /// Reads a growing file from its first byte, waiting for bytes not yet
 /// written; see the module documentation. Its errors carry a [`Stop`]
 /// (see [`stop_of`]) when the writer restarted or abandoned the file.

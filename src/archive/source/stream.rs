@@ -119,7 +119,15 @@ fn run(feed: &Arc<Feed>, raw: &Path) -> Outcome {
             Ok(()) => unpack(reader, Path::new(&name), raw),
             Err(e) => Outcome::Fallback(e.to_string()),
         };
-        match feed.stop_for(generation) {
+        // A stream unpacked to its end saw the download complete. Any other
+        // outcome may be of bytes the download is about to throw away (a
+        // resumed file that does not verify): wait for its end, and start
+        // again on the next file.
+        let stop = match outcome {
+            Outcome::Unpacked(_) => feed.stop_for(generation),
+            _ => feed.wait_end(generation),
+        };
+        match stop {
             Some(Stop::Restarted) => continue,
             Some(Stop::Abandoned) => return Outcome::Fallback(Stop::Abandoned.to_string()),
             None => return outcome,
