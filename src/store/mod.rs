@@ -889,6 +889,29 @@ mod tests {
     }
 
     #[test]
+    fn a_streaming_imports_partial_folder_outlives_sweeps_until_it_is_dropped() {
+        let d = tempfile::tempdir().unwrap();
+        let home = Home::new(d.path().join("home"));
+        let store = Store::new(&home);
+        let streamed = store
+            .begin_streamed_import()
+            .unwrap()
+            .expect("a local disk locks files");
+        let dir = streamed.path().to_path_buf();
+        assert!(dir.join(BUSY_FILE).is_file());
+        // Another import's sweep, and the report of folders left, pass it by.
+        let other = store.begin_import().unwrap();
+        assert!(dir.is_dir(), "swept while its import runs");
+        let left: Vec<PathBuf> = store.partials().into_iter().map(|p| p.dir).collect();
+        assert_eq!(left, vec![other.path().to_path_buf()]);
+        drop(other);
+        // Dropped (the download failed): the folder goes.
+        drop(streamed);
+        assert!(!dir.exists());
+        assert!(store.partials().is_empty());
+    }
+
+    #[test]
     fn reinstall_from_the_receipts_own_source() {
         let id = "9.27.0.42_cuda12";
         let jit = source(

@@ -235,6 +235,16 @@ fn assert_installed(lab: &Lab, s: &Served) {
         files_of(&file_import_receipt(&s.name, &s.bytes))
     );
     assert_eq!(lab.store(), vec!["cuda-12"], "no partial folder is left");
+    let dir = lab.sb.home().join("store/cuda-12/9.1.0.70");
+    assert_eq!(
+        names(&dir)
+            .into_iter()
+            .filter(|n| n.starts_with('.'))
+            .collect::<Vec<_>>(),
+        Vec::<String>::new(),
+        "no .raw or .busy in the release"
+    );
+    lab.sb.run(["verify", "--no-load"]).ok();
     assert_eq!(
         lab.downloads(),
         vec![s.sha.clone(), format!("{}.toml", s.sha)]

@@ -256,3 +256,73 @@ fn describe(dir: bool, size: u64, crc: u32) -> String {
         format!("{size} bytes with CRC-32 {crc:08x}")
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::zipstream::Member;
+    use super::*;
+    use std::io::Write;
+
+    fn crc(b: &[u8]) -> u32 {
+        let mut c = flate2::Crc::new();
+        c.update(b);
+        c.sum()
+    }
+
+    #[test]
+    fn local_headers_must_agree_with_the_central_directory() {
+        let d = tempfile::tempdir().unwrap();
+        let path = d.path().join("x.zip");
+        let mut z = zip::ZipWriter::new(crate::fsops::create_new_file(&path).unwrap());
+        let opts = zip::write::SimpleFileOptions::default();
+        z.add_directory("a/", opts).unwrap();
+        z.start_file("a/lib.so.9", opts).unwrap();
+        z.write_all(b"library").unwrap();
+        z.finish().unwrap();
+        let zip = ZipSource::open(&path).unwrap();
+        let member = |p: &str, dir, size, crc32| Member {
+            path: p.into(),
+            dir,
+            size,
+            crc32,
+        };
+        let streamed = |members: Vec<Member>| ZipStreamed {
+            members,
+            ..Default::default()
+        };
+        let good = vec![
+            member("a", true, 0, 0),
+            member("a/lib.so.9", false, 7, crc(b"library")),
+        ];
+        agree(&zip, &streamed(good.clone()), &path).unwrap();
+
+        let mut other_bytes = good.clone();
+        other_bytes[1].crc32 = crc(b"LIBRARY");
+        let e = agree(&zip, &streamed(other_bytes), &path).unwrap_err();
+        assert_eq!(e.kind(), Kind::Integrity);
+        assert!(
+            e.message().contains(&format!(
+                "member 'a/lib.so.9' is 7 bytes with CRC-32 {:08x} in its local header but 7 bytes with CRC-32 {:08x} in the central directory",
+                crc(b"LIBRARY"),
+                crc(b"library")
+            )),
+            "{e}"
+        );
+        let mut extra = good.clone();
+        extra.push(member("a/hidden.so", false, 1, 0));
+        let e = agree(&zip, &streamed(extra), &path).unwrap_err();
+        assert!(
+            e.message().contains(
+                "member 'a/hidden.so' has a local header but is not in the central directory"
+            ),
+            "{e}"
+        );
+        let e = agree(&zip, &streamed(good[..1].to_vec()), &path).unwrap_err();
+        assert!(
+            e.message().contains(
+                "member 'a/lib.so.9' is in the central directory but has no local header"
+            ),
+            "{e}"
+        );
+    }
+}
