@@ -299,7 +299,7 @@ fn import_tar(
     let partial = store.begin_import()?;
     let raw = partial.path().join(RAW);
     let tar = source::read_tar(path, format, &raw, progress)?;
-    let unpacked = Unpacked {
+    let unpacked = Extracted {
         entries: &tar.entries,
         hashes: &tar.hashes,
         size: tar.size,
@@ -316,7 +316,7 @@ const RAW: &str = ".raw";
 /// An archive whose members were written under the partial folder's
 /// [`RAW`] folder as it streamed (a tar, or a zip read from its local
 /// headers), waiting to be planned.
-struct Unpacked<'a> {
+struct Extracted<'a> {
     /// The entries (a zip's from its central directory).
     entries: &'a [entry::Entry],
     /// Size and SHA-256 of each regular file written, by entry path.
@@ -337,7 +337,7 @@ fn import_unpacked(
     name: &str,
     opts: &PlanOptions,
     partial: store::PartialRelease,
-    u: Unpacked<'_>,
+    u: Extracted<'_>,
 ) -> Result<Imported> {
     let path = &req.source;
     let raw = partial.path().join(RAW);

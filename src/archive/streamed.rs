@@ -103,7 +103,7 @@ fn import_stream_result(
     let opts = PlanOptions { cuda: req.cuda };
     let done = match &u.streamed {
         source::stream::Streamed::Tar(t) => {
-            let unpacked = Unpacked {
+            let unpacked = Extracted {
                 entries: &t.entries,
                 hashes: &t.hashes,
                 size: u.size,
@@ -115,7 +115,7 @@ fn import_stream_result(
         source::stream::Streamed::Zip(z) => {
             let zip = source::ZipSource::open(path)?;
             source::stream::agree(&zip, z, path)?;
-            let unpacked = Unpacked {
+            let unpacked = Extracted {
                 entries: zip.entries(),
                 hashes: &z.hashes,
                 size: u.size,

@@ -228,11 +228,6 @@ pub struct FollowReader {
 }
 
 impl FollowReader {
-    /// Bytes read so far.
-    pub fn position(&self) -> u64 {
-        self.pos
-    }
-
     /// The generation (opening of the file) this reader reads.
     pub fn generation(&self) -> u64 {
         self.generation

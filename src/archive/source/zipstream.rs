@@ -39,7 +39,8 @@ pub struct ZipStreamed {
 }
 
 /// Unpacks the members of the zip `input` delivers into `raw`, up to its
-/// central directory; `path` names the archive in errors.
+/// central directory (`input` counts the bytes read, and hashes them for
+/// the caller); `path` names the archive in errors.
 ///
 /// # Errors
 /// [`Halt::Refused`] for a member every import refuses (an unsafe or
@@ -47,16 +48,19 @@ pub struct ZipStreamed {
 /// disagree with the declared size); [`Halt::Fallback`] for anything that
 /// only stops the streaming (a data descriptor, another compression, a
 /// damaged or unusual header, a full disk, the download stopping).
-pub fn stream_zip(input: &mut impl Read, path: &Path, raw: &Path) -> Result<ZipStreamed, Halt> {
+pub fn stream_zip(
+    counted: &mut hash::HashingReader<impl Read>,
+    path: &Path,
+    raw: &Path,
+) -> Result<ZipStreamed, Halt> {
     let mut out = ZipStreamed::default();
     let mut tree = entry::Tree::default();
     let mut buf = vec![0u8; BUF];
-    let mut counted = hash::HashingReader::new(input);
     let mut declared = 0u64;
     let refuse = |raw_name: &str, why: Unsafe| Halt::Refused(unsafe_entry(path, raw_name, why));
     loop {
         let consumed = counted.count();
-        let mut f = match zip::read::read_zipfile_from_stream(&mut counted) {
+        let mut f = match zip::read::read_zipfile_from_stream(counted) {
             Ok(Some(f)) => f,
             Ok(None) => break,
             Err(e) => {
@@ -191,7 +195,8 @@ mod tests {
                 ],
                 opts,
             );
-            let got = stream_zip(&mut Cursor::new(bytes), Path::new("x.whl"), raw.path())
+            let mut input = hash::HashingReader::new(Cursor::new(bytes));
+            let got = stream_zip(&mut input, Path::new("x.whl"), raw.path())
                 .unwrap_or_else(|h| panic!("{h:?}"));
             assert_eq!(
                 got.members,
@@ -232,12 +237,20 @@ mod tests {
         z.start_file("a/lib.so.9", deflated()).unwrap();
         z.write_all(b"library").unwrap();
         let bytes = z.finish().unwrap().into_inner();
-        match stream_zip(&mut Cursor::new(bytes), Path::new("x.zip"), d.path()) {
+        match stream_zip(
+            &mut hash::HashingReader::new(Cursor::new(bytes)),
+            Path::new("x.zip"),
+            d.path(),
+        ) {
             Err(Halt::Fallback(why)) => assert!(why.contains("not available"), "{why}"),
             other => panic!("{other:?}"),
         }
         let bytes = zip_of(&[("a/../../evil.so", b"x")], deflated());
-        match stream_zip(&mut Cursor::new(bytes), Path::new("x.zip"), d.path()) {
+        match stream_zip(
+            &mut hash::HashingReader::new(Cursor::new(bytes)),
+            Path::new("x.zip"),
+            d.path(),
+        ) {
             Err(Halt::Refused(e)) => {
                 assert_eq!(e.kind(), crate::error::Kind::Integrity);
                 assert!(e.message().contains("'..'"), "{e}");
