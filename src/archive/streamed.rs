@@ -114,7 +114,8 @@ fn import_stream_result(
         }
         source::stream::Streamed::Zip(z) => {
             let zip = source::ZipSource::open(path)?;
-            source::stream::agree(&zip, z, path)?;
+            // Named as the stream's own refusals name it.
+            source::stream::agree(&zip, z, Path::new(&name))?;
             let unpacked = Extracted {
                 entries: zip.entries(),
                 hashes: &z.hashes,

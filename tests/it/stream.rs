@@ -386,14 +386,18 @@ fn hostile_zips_served_over_http_are_refused_with_exit_4_and_leave_no_release() 
             "a local header naming another file than the central directory",
             patch_local_name(&bytes, header, "nvidia/cudnn/include/cudnn_versiom.h"),
             vec![
-                format!("member '{header}' is in the central directory but has no local header"),
+                format!(
+                    "error: cannot import '{name}': member '{header}' is in the central directory but has no local header"
+                ),
                 "local file headers and its central directory disagree".into(),
             ],
         ),
         (
             "a path escape in a local header only",
             patch_local_name(&bytes, "nvidia/__init__.py", "../../../e/init.py"),
-            vec!["entry '../../../e/init.py' has a '..' component".into()],
+            vec![format!(
+                "error: cannot import '{name}': entry '../../../e/init.py' has a '..' component"
+            )],
         ),
         (
             "one name twice",
@@ -403,7 +407,9 @@ fn hostile_zips_served_over_http_are_refused_with_exit_4_and_leave_no_release() 
                 let p = f.write_zip_renaming(&d, "cudnn_adv.h", "cudnn_cnn.h");
                 std::fs::read(p).unwrap()
             },
-            vec!["entry 'nvidia/cudnn/include/cudnn_cnn.h' appears twice".into()],
+            vec![format!(
+                "error: cannot import '{name}': entry 'nvidia/cudnn/include/cudnn_cnn.h' appears twice"
+            )],
         ),
     ];
     for (what, hostile, needles) in cases {
