@@ -12,6 +12,7 @@ pub mod layout;
 pub mod name;
 pub mod record;
 pub mod source;
+mod streamed;
 pub mod zipdir;
 
 use std::path::{Path, PathBuf};
@@ -28,6 +29,7 @@ use identify::{
 };
 use layout::{Plan, PlanError, PlanOptions};
 use source::Format;
+pub use streamed::{Streaming, begin_streamed, import_streamed};
 
 /// What to import and what the caller already knows about it.
 #[derive(Clone, Debug, Default)]
@@ -86,6 +88,8 @@ pub struct Imported {
     pub outcome: Outcome,
     /// Warnings (e.g. a version disagreement accepted with `--force`).
     pub warnings: Vec<String>,
+    /// Status lines: how a download was unpacked ([`import_streamed`]).
+    pub notes: Vec<String>,
 }
 
 /// The result of an import.
@@ -293,26 +297,79 @@ fn import_tar(
 ) -> Result<Imported> {
     let path = &req.source;
     let partial = store.begin_import()?;
-    let raw = partial.path().join(".raw");
+    let raw = partial.path().join(RAW);
     let tar = source::read_tar(path, format, &raw, progress)?;
-    check_sha(path, req, &tar.sha256)?;
+    let unpacked = Extracted {
+        entries: &tar.entries,
+        hashes: &tar.hashes,
+        size: tar.size,
+        sha256: tar.sha256.clone(),
+        zip: None,
+    };
+    import_unpacked(store, req, name, opts, partial, unpacked)
+}
+
+/// The folder inside a partial release where a streamed archive's members
+/// are written before the plan moves them into place.
+const RAW: &str = ".raw";
+
+/// An archive whose members were written under the partial folder's
+/// [`RAW`] folder as it streamed (a tar, or a zip read from its local
+/// headers), waiting to be planned.
+struct Extracted<'a> {
+    /// The entries (a zip's from its central directory).
+    entries: &'a [entry::Entry],
+    /// Size and SHA-256 of each regular file written, by entry path.
+    hashes: &'a std::collections::HashMap<String, (u64, Sha256Hex)>,
+    /// The archive's size and SHA-256.
+    size: u64,
+    sha256: Sha256Hex,
+    /// A zip's central directory (for a wheel's `RECORD` and METADATA).
+    zip: Option<&'a source::ZipSource>,
+}
+
+/// Plans, identifies and commits an archive unpacked under
+/// `partial/`[`RAW`]: the checks of every import, then the plan applied by
+/// renames inside the partial folder.
+fn import_unpacked(
+    store: &Store,
+    req: &ImportRequest,
+    name: &str,
+    opts: &PlanOptions,
+    partial: store::PartialRelease,
+    u: Extracted<'_>,
+) -> Result<Imported> {
+    let path = &req.source;
+    let raw = partial.path().join(RAW);
+    check_sha(path, req, &u.sha256)?;
     let read = |p: &str| source::read_text_file(&raw.join(p));
-    let plan = plan_or_explain(path, &tar.entries, opts, false, read)?;
+    let plan = plan_or_explain(path, u.entries, opts, false, read)?;
     let header_text = first_version_header(path, &plan, read)?;
+    let metadata = match (&plan.metadata, u.zip) {
+        (Some(m), Some(_)) => Some(read(m)?),
+        _ => None,
+    };
     let mut id = identify(
         path,
         name,
         req,
         &plan,
         &header_text,
-        None,
+        metadata.as_deref(),
         platform_from_names(&plan),
     )?;
     admit(req, &mut id)?;
     if let Some(done) = already_installed(store, &id, req)? {
         return Ok(done);
     }
-    let files = source::apply_tar_plan(&plan, &raw, partial.path(), &tar.hashes)?;
+    let record = match u.zip {
+        Some(zip) => wheel_record(path, zip, &plan)?,
+        None => None,
+    };
+    let files = source::apply_tar_plan(&plan, &raw, partial.path(), u.hashes)?;
+    if let Some(r) = &record {
+        check_wheel_members(path, r, &plan, &files)?;
+    }
     finish(
         store,
         req,
@@ -321,8 +378,8 @@ fn import_tar(
         id,
         partial,
         files,
-        tar.size,
-        Some(tar.sha256),
+        u.size,
+        Some(u.sha256),
     )
 }
 
@@ -422,6 +479,7 @@ fn finish(
     Ok(Imported {
         outcome,
         warnings: id.warnings,
+        notes: Vec::new(),
     })
 }
 
@@ -617,6 +675,7 @@ fn already_installed(
     Ok(Some(Imported {
         outcome: Outcome::AlreadyInstalled(existing),
         warnings: id.warnings.clone(),
+        notes: Vec::new(),
     }))
 }
 

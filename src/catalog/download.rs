@@ -27,7 +27,8 @@
 //!
 //! By concern: this module keeps the cache (names, sidecars, locks, the
 //! resume key); `transfer` moves the bytes (HTTP with retries and ranges,
-//! `file://` copies); `failure` sorts errors and words their messages;
+//! `file://` copies) and tells a [`Tap`] about them; `pump` reads a body on
+//! a thread of its own; `failure` sorts errors and words their messages;
 //! `client` builds the HTTP client and reads small index files.
 
 use std::fs::File;
@@ -47,10 +48,42 @@ use crate::version::{CudaVariant, Platform, Version};
 pub mod cache;
 mod client;
 mod failure;
+mod pump;
 mod transfer;
 
 pub use client::{client, fetch_bytes};
 use transfer::{Partial, is_file_url, transfer_any};
+
+/// Watches an archive's bytes land in its partial file
+/// (`downloads/.partial-<key>`), so that another thread can read them as
+/// they arrive (an import that unpacks while downloading). Called on the
+/// downloading thread, in this order: [`Tap::opened`], then
+/// [`Tap::grew`] after every write; [`Tap::discard`] before the file is
+/// truncated or removed (a server that ignores `Range`, a resumed file
+/// that did not verify), after which [`Tap::opened`] comes again. The file
+/// is never written by anyone else meanwhile (its `.lock-<key>` is held).
+pub trait Tap {
+    /// The partial file at `path`, the download of the archive `name`
+    /// (`cudnn-linux-x86_64-9.1.0.70_cuda12-archive.tar.xz`), is open and
+    /// holds `len` bytes: those an earlier, interrupted run left (0 for a
+    /// new download), to be read first.
+    fn opened(&self, path: &Path, name: &str, len: u64);
+    /// The file now holds `len` bytes.
+    fn grew(&self, len: u64);
+    /// The file is about to be truncated or removed: stop reading it.
+    /// Returns once the reader has closed it (Windows removes no open file).
+    fn discard(&self);
+}
+
+/// A [`Tap`] that watches nothing: a plain download.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoTap;
+
+impl Tap for NoTap {
+    fn opened(&self, _: &Path, _: &str, _: u64) {}
+    fn grew(&self, _: u64) {}
+    fn discard(&self) {}
+}
 
 /// Consecutive failed attempts without progress before giving up (after the first).
 const RETRIES: u32 = 3;
@@ -190,6 +223,23 @@ pub struct CacheRecord {
 /// loops, and connections that fail after the retries (a partial file is kept
 /// for the next attempt to resume); I/O errors in the cache folder.
 pub fn download(home: &Home, env: &Env, job: &Job, progress: &dyn Progress) -> Result<Downloaded> {
+    download_tapped(home, env, job, progress, &NoTap)
+}
+
+/// [`download`], telling `tap` about every byte written to the partial file
+/// (nothing for an archive found in the cache). With `tap` reading along,
+/// a Ctrl-C or SIGTERM that [`crate::interrupt`] caught stops the transfer
+/// ([`Kind::Interrupted`], the partial file kept for resuming).
+///
+/// # Errors
+/// As [`download`].
+pub fn download_tapped(
+    home: &Home,
+    env: &Env,
+    job: &Job,
+    progress: &dyn Progress,
+    tap: &dyn Tap,
+) -> Result<Downloaded> {
     let dir = home.downloads_dir();
     fsops::create_dir_all(&dir)?;
     let key = match job.expect.first() {
@@ -222,7 +272,7 @@ pub fn download(home: &Home, env: &Env, job: &Job, progress: &dyn Progress) -> R
     };
     let mut fresh_retry = false;
     loop {
-        let mut partial = Partial::open(&partial_path)?;
+        let mut partial = Partial::open(&partial_path, job.name, tap)?;
         let resumed_from = partial.len;
         let url = match transfer_any(client.as_ref(), job, &mut partial, progress) {
             Ok(url) => url,
@@ -230,6 +280,7 @@ pub fn download(home: &Home, env: &Env, job: &Job, progress: &dyn Progress) -> R
                 if partial.len == 0 {
                     // Nothing to resume: leave no empty file behind.
                     drop(partial);
+                    tap.discard();
                     fsops::remove_file(&partial_path)?;
                 }
                 return Err(e);
@@ -237,6 +288,7 @@ pub fn download(home: &Home, env: &Env, job: &Job, progress: &dyn Progress) -> R
         };
         let (len, got) = partial.finish();
         if !job.expect.is_empty() && !job.expect.contains(&got) {
+            tap.discard();
             fsops::remove_file(&partial_path)?;
             if resumed_from > 0 && !fresh_retry {
                 // The partial file from an earlier run may have been damaged: start over once.

@@ -70,7 +70,16 @@ pub fn fetch(
     progress: &dyn crate::progress::Progress,
 ) -> Result<Fetched> {
     let toolkits = crate::toolkit::discover(env);
-    fetch_for(home, env, req, progress, &toolkits, None, &|_, _| Ok(None))
+    fetch_for(
+        home,
+        env,
+        req,
+        progress,
+        &toolkits,
+        None,
+        &|_, _| Ok(None),
+        &download::NoTap,
+    )
 }
 
 /// A release check run on the catalog's pick before anything is downloaded:
@@ -82,7 +91,8 @@ pub type Check<'a> = &'a dyn Fn(&Version, &crate::version::CudaVariant) -> Resul
 /// oldest GPU in use is `gpu`: a version prefix picks the newest release
 /// that runs on it ([`resolve::select_for_gpu`]), saying in
 /// [`Fetched::notes`] which newer one it passed over and why; then `check`
-/// accepts or refuses the pick before the download.
+/// accepts or refuses the pick before the download. `tap` watches the
+/// download's bytes arrive ([`download::download_tapped`]).
 ///
 /// # Errors
 /// As [`fetch`], and whatever `check` returns.
@@ -94,6 +104,7 @@ pub fn fetch_for(
     toolkits: &[crate::toolkit::Toolkit],
     gpu: Option<&crate::gpu::Gpu>,
     check: Check<'_>,
+    tap: &dyn download::Tap,
 ) -> Result<Fetched> {
     let catalog = Catalog::load(home)?;
     let (archive, passed_over) =
@@ -116,7 +127,7 @@ pub fn fetch_for(
         ));
     }
     let mirror = effective_mirror(req.mirror.as_deref(), env, home)?;
-    let mut fetched = fetch_archive(home, env, &archive, req, mirror.as_deref(), progress)?;
+    let mut fetched = fetch_archive(home, env, &archive, req, mirror.as_deref(), progress, tap)?;
     warnings.append(&mut fetched.warnings);
     fetched.warnings = warnings;
     fetched.notes = notes;
@@ -125,7 +136,7 @@ pub fn fetch_for(
 
 /// Downloads one catalog archive (or finds it in the cache) and checks it
 /// against its published hashes, `req.sha256`, or nothing when
-/// `req.allow_unverified`.
+/// `req.allow_unverified`; `tap` watches the bytes arrive.
 ///
 /// # Errors
 /// As [`fetch`].
@@ -136,6 +147,7 @@ pub fn fetch_archive(
     req: &FetchRequest,
     mirror: Option<&str>,
     progress: &dyn Progress,
+    tap: &dyn download::Tap,
 ) -> Result<Fetched> {
     let mut warnings = Vec::new();
     let expect: Vec<Sha256Hex> = match &req.sha256 {
@@ -190,7 +202,7 @@ pub fn fetch_archive(
             platform: archive.platform,
         },
     };
-    let got = download::download(home, env, &job, progress)?;
+    let got = download::download_tapped(home, env, &job, progress, tap)?;
     if expect.is_empty() {
         warnings.push(format!(
             "the unverified archive {} has SHA-256 {}; record it to check future installs (`--sha256 {}`)",

@@ -12,10 +12,12 @@ use crate::archive::{self, ImportRequest, Outcome};
 use crate::catalog;
 use crate::error::{Error, IoResultExt, Kind, Result};
 use crate::hash::Sha256Hex;
+use crate::progress::Progress;
 use crate::store::Store;
 use crate::version::{CudaVariant, Platform, ReleaseId, Spec};
 
 mod here;
+mod stream;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -165,6 +167,7 @@ fn install_catalog(
         return install_pip(ctx, &w.requirement(), base);
     }
     let progress = ctx.progress();
+    let streamed = stream::StreamedInstall::new(ctx);
     let fetched = catalog::fetch_for(
         &ctx.home,
         &ctx.env,
@@ -173,6 +176,7 @@ fn install_catalog(
         &toolkits,
         gate.oldest(),
         &|v, c| gate.check(v, c, args.force, "install"),
+        &streamed,
     )?;
     for w in &fetched.warnings {
         ctx.warn(w);
@@ -188,8 +192,7 @@ fn install_catalog(
     pause_after_download(ctx);
     // The archive stays held (`cache clean` leaves it) until the import has read it.
     let hold = fetched.hold;
-    let done = import_and_report(
-        ctx,
+    let done = streamed.import_and_report(
         ImportRequest {
             source: fetched.path,
             name: Some(fetched.name),
@@ -199,6 +202,7 @@ fn install_catalog(
             force: args.force,
             ..Default::default()
         },
+        fetched.cached,
     );
     drop(hold);
     done
@@ -258,7 +262,20 @@ fn looks_like_path(s: &str) -> bool {
             .any(|e| s.ends_with(e))
 }
 
-fn import_and_report(ctx: &Ctx, mut req: ImportRequest) -> Result<u8> {
+fn import_and_report(ctx: &Ctx, req: ImportRequest) -> Result<u8> {
+    report_import(ctx, req, |store, req, progress| {
+        archive::import(store, req, progress)
+    })
+}
+
+/// Runs `import` under the home lock (after recovering what a crash left)
+/// on the store with its test hooks, and reports its outcome as every
+/// install does.
+fn report_import(
+    ctx: &Ctx,
+    mut req: ImportRequest,
+    import: impl FnOnce(&Store, &ImportRequest, &dyn Progress) -> Result<archive::Imported>,
+) -> Result<u8> {
     let _lock = ctx.lock()?;
     recover_and_report(ctx)?;
     let hook = crate::deploy::journal::FaultHook::from_env(&ctx.env);
@@ -272,9 +289,12 @@ fn import_and_report(ctx: &Ctx, mut req: ImportRequest) -> Result<u8> {
             .push(d.toolkit.display().to_string());
     }
     let progress = ctx.progress();
-    let imported = archive::import(&store, &req, &*progress)?;
+    let imported = import(&store, &req, &*progress)?;
     for w in &imported.warnings {
         ctx.warn(w);
+    }
+    for n in &imported.notes {
+        ctx.status(n);
     }
     let r = imported.outcome.release();
     let what = format!(

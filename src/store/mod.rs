@@ -186,6 +186,8 @@ impl Store {
     /// Folders interrupted imports left (`store/.partial-*`), with their
     /// sizes. While an import runs (it holds the home lock) its own folder is
     /// one of them; callers that cannot tell check [`crate::lock::home_busy`].
+    /// A folder an import streaming a download fills now (its [`BUSY_FILE`]
+    /// is locked by that process) is not one of them.
     pub fn partials(&self) -> Vec<PartialLeft> {
         let Ok(rd) = fs::read_dir(&self.root) else {
             return Vec::new();
@@ -193,6 +195,7 @@ impl Store {
         let mut out: Vec<PartialLeft> = rd
             .flatten()
             .filter(|e| e.file_name().to_string_lossy().starts_with(".partial-"))
+            .filter(|e| !busy_elsewhere(&e.path()))
             .map(|e| PartialLeft {
                 bytes: tree_bytes(&e.path()),
                 dir: e.path(),
@@ -646,7 +649,33 @@ impl Store {
             .prefix(".partial-")
             .tempdir_in(&self.root)
             .with_path("create a folder in", &self.root)?;
-        Ok(PartialRelease { dir: Some(dir) })
+        Ok(PartialRelease {
+            dir: Some(dir),
+            busy: None,
+        })
+    }
+
+    /// Starts an import that fills its partial folder while a download runs,
+    /// without the home lock: as [`Store::begin_import`] (call it under the
+    /// home lock), and the folder's [`BUSY_FILE`] is locked for as long as
+    /// the returned [`PartialRelease`] lives, so that the sweep of another
+    /// import (and `doctor`) leaves the folder alone after this process has
+    /// released the home lock. Commit it under the home lock again.
+    ///
+    /// `Ok(None)` when the file system cannot lock a file (some network file
+    /// systems): the caller then imports after the download instead.
+    ///
+    /// # Errors
+    /// As [`Store::begin_import`].
+    pub fn begin_streamed_import(&self) -> Result<Option<PartialRelease>> {
+        let mut partial = self.begin_import()?;
+        let path = partial.path().join(BUSY_FILE);
+        let file = fsops::create_new_file(&path).with_path("create", &path)?;
+        if file.try_lock().is_err() {
+            return Ok(None);
+        }
+        partial.busy = Some(file);
+        Ok(Some(partial))
     }
 
     /// Removes `.partial-*` and `.trash-*` folders whose owner is gone. An
@@ -658,7 +687,9 @@ impl Store {
         for e in rd.flatten() {
             let n = e.file_name();
             let n = n.to_string_lossy();
-            if n.starts_with(".partial-") || n.starts_with(".trash-") {
+            if (n.starts_with(".partial-") || n.starts_with(".trash-"))
+                && !busy_elsewhere(&e.path())
+            {
                 let _ = fsops::remove_dir_all(&e.path());
             }
         }
@@ -678,12 +709,14 @@ impl Store {
     /// I/O errors (the partial folder is removed, the store unchanged).
     pub fn commit(
         &self,
-        partial: PartialRelease,
+        mut partial: PartialRelease,
         receipt: Receipt,
         replace: bool,
     ) -> Result<Release> {
         let dest = self.release_dir(&receipt.version, &receipt.cuda);
         let dir = partial.path().to_path_buf();
+        // Under the home lock now: the folder needs its own lock no longer.
+        partial.release_busy()?;
         self.pause_point();
         if crate::interrupt::requested() {
             return Err(crate::interrupt::import_error());
@@ -863,16 +896,40 @@ pub fn release_in_store_path(path: &str) -> Option<(String, crate::version::Rele
     })
 }
 
+/// The file in a partial folder that a streaming import keeps locked while
+/// it fills the folder without holding the home lock
+/// ([`Store::begin_streamed_import`]); removed before the commit.
+pub const BUSY_FILE: &str = ".busy";
+
+/// Whether the partial folder `dir` is being filled by another process now:
+/// its [`BUSY_FILE`] exists and another open file holds its lock.
+fn busy_elsewhere(dir: &Path) -> bool {
+    fs::OpenOptions::new()
+        .read(true)
+        .open(dir.join(BUSY_FILE))
+        .is_ok_and(|f| matches!(f.try_lock(), Err(fs::TryLockError::WouldBlock)))
+}
+
 /// A release being built in `store/.partial-*`; deleted on drop unless committed.
 #[derive(Debug)]
 pub struct PartialRelease {
     dir: Option<tempfile::TempDir>,
+    /// The locked [`BUSY_FILE`] of a streaming import.
+    busy: Option<fs::File>,
 }
 
 impl PartialRelease {
     /// The partial folder.
     pub fn path(&self) -> &Path {
         self.dir.as_ref().expect("partial folder present").path()
+    }
+
+    /// Unlocks and removes the [`BUSY_FILE`], if this folder has one.
+    fn release_busy(&mut self) -> Result<()> {
+        if self.busy.take().is_some() {
+            fsops::remove_file(&self.path().join(BUSY_FILE))?;
+        }
+        Ok(())
     }
 
     fn keep(mut self) {
@@ -884,6 +941,8 @@ impl PartialRelease {
 
 impl Drop for PartialRelease {
     fn drop(&mut self) {
+        // Closed first: Windows removes no file another handle holds open.
+        self.busy = None;
         if let Some(d) = self.dir.take() {
             // Files may be read-only already; clear them so the folder can go.
             let p = d.path().to_path_buf();
@@ -959,6 +1018,29 @@ mod tests {
             size: 0,
             url: url.map(str::to_string),
         }
+    }
+
+    #[test]
+    fn a_streaming_imports_partial_folder_outlives_sweeps_until_it_is_dropped() {
+        let d = tempfile::tempdir().unwrap();
+        let home = Home::new(d.path().join("home"));
+        let store = Store::new(&home);
+        let streamed = store
+            .begin_streamed_import()
+            .unwrap()
+            .expect("a local disk locks files");
+        let dir = streamed.path().to_path_buf();
+        assert!(dir.join(BUSY_FILE).is_file());
+        // Another import's sweep, and the report of folders left, pass it by.
+        let other = store.begin_import().unwrap();
+        assert!(dir.is_dir(), "swept while its import runs");
+        let left: Vec<PathBuf> = store.partials().into_iter().map(|p| p.dir).collect();
+        assert_eq!(left, vec![other.path().to_path_buf()]);
+        drop(other);
+        // Dropped (the download failed): the folder goes.
+        drop(streamed);
+        assert!(!dir.exists());
+        assert!(store.partials().is_empty());
     }
 
     #[test]

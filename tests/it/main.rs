@@ -35,6 +35,7 @@ mod project_lock;
 mod self_update;
 mod shell_hooks;
 mod store_crash;
+mod stream;
 mod system;
 mod use_;
 mod use_crash;

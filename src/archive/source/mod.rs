@@ -11,9 +11,12 @@
 //! Writes here go only into the private partial folder, which the store
 //! removes on any failure; `fsops` handles everything that touches shared state.
 
+pub mod follow;
+pub mod stream;
 mod tarball;
+pub mod zipstream;
 
-pub use tarball::{TarResult, apply_tar_plan, read_tar};
+pub use tarball::{TarResult, apply_tar_plan, read_tar, read_tar_from};
 
 use std::collections::HashMap;
 use std::fs::{self, File};
@@ -127,18 +130,25 @@ pub fn sniff(path: &Path) -> Result<Format> {
         }
         n += k;
     }
-    let h = &head[..n];
+    sniff_bytes(&head[..n]).ok_or_else(|| {
+        bad(path, "is not a zip, wheel, .tgz, .tar.xz or tar archive (its first bytes say otherwise)")
+            .hint("give a cuDNN archive as downloaded from NVIDIA or PyPI, or the folder it was unpacked into")
+    })
+}
+
+/// The archive format of a file that starts with `h` (its first 512 bytes,
+/// or all of it when shorter); `None` for anything else.
+pub fn sniff_bytes(h: &[u8]) -> Option<Format> {
     if h.starts_with(b"PK\x03\x04") || h.starts_with(b"PK\x05\x06") {
-        Ok(Format::Zip)
+        Some(Format::Zip)
     } else if h.starts_with(&[0x1f, 0x8b]) {
-        Ok(Format::TarGz)
+        Some(Format::TarGz)
     } else if h.starts_with(&[0xfd, b'7', b'z', b'X', b'Z', 0]) {
-        Ok(Format::TarXz)
-    } else if n >= 262 && &h[257..262] == b"ustar" {
-        Ok(Format::Tar)
+        Some(Format::TarXz)
+    } else if h.len() >= 262 && &h[257..262] == b"ustar" {
+        Some(Format::Tar)
     } else {
-        Err(bad(path, "is not a zip, wheel, .tgz, .tar.xz or tar archive (its first bytes say otherwise)")
-            .hint("give a cuDNN archive as downloaded from NVIDIA or PyPI, or the folder it was unpacked into"))
+        None
     }
 }
 
@@ -169,6 +179,8 @@ pub struct ZipSource {
     path: PathBuf,
     entries: Vec<Entry>,
     index: HashMap<String, usize>,
+    /// CRC-32 of each entry, as the central directory records it.
+    crc32: HashMap<String, u32>,
 }
 
 impl ZipSource {
@@ -225,6 +237,7 @@ impl ZipSource {
         }
         let mut entries = Vec::with_capacity(za.len());
         let mut index = HashMap::new();
+        let mut crc32 = HashMap::new();
         let mut tree = entry::Tree::default();
         let archive_bytes = fs::metadata(path).with_path("read", path)?.len();
         let mut declared = 0u64;
@@ -237,6 +250,7 @@ impl ZipSource {
                 .map_err(|e| bad(path, format!("zip entry {i} has a bad name: {e}")))?
                 .into_owned();
             let norm = entry::normalize(&raw).map_err(|why| unsafe_entry(path, &raw, why))?;
+            let crc = f.crc32();
             let kind = if f.is_dir() {
                 EntryKind::Dir
             } else if f.is_symlink() {
@@ -267,13 +281,20 @@ impl ZipSource {
             tree.add(&e)
                 .map_err(|why| clashing_entry(path, &raw, why))?;
             index.insert(e.path.clone(), i);
+            crc32.insert(e.path.clone(), crc);
             entries.push(e);
         }
         Ok(ZipSource {
             path: path.to_path_buf(),
             entries,
             index,
+            crc32,
         })
+    }
+
+    /// The CRC-32 the central directory records for entry `name`.
+    pub fn crc32(&self, name: &str) -> Option<u32> {
+        self.crc32.get(name).copied()
     }
 
     /// The entries, in archive order.

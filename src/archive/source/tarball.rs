@@ -16,9 +16,28 @@ pub fn read_tar(
     let file = File::open(path).with_path("open", path)?;
     let total = file.metadata().map(|m| m.len()).ok();
     progress.start("unpacking", total);
+    let tar = read_tar_from(file, path, format, raw, progress)?;
+    progress.finish();
+    Ok(tar)
+}
+
+/// [`read_tar`] of the archive bytes `input` yields (a file, or a download
+/// as it arrives), reading it to its end; `path` names the archive in
+/// errors, `progress` counts the compressed bytes read.
+///
+/// # Errors
+/// [`Kind::Integrity`] for a truncated, corrupt or hostile archive (the
+/// [`bad`] errors of the entry checks); I/O errors writing into `raw`.
+pub fn read_tar_from(
+    input: impl Read,
+    path: &Path,
+    format: Format,
+    raw: &Path,
+    progress: &dyn Progress,
+) -> Result<TarResult> {
     let compressed = std::cell::Cell::new(0u64);
     let counted = hash::HashingReader::new(ProgressReader {
-        inner: file,
+        inner: input,
         progress,
         read: &compressed,
     });
@@ -118,7 +137,6 @@ pub fn read_tar(
     // Read whatever follows the tar end marker so the digest covers the whole file.
     let counted = input.into_inner();
     let (size, sha) = counted.finish().map_err(|e| Error::io("read", path, e))?;
-    progress.finish();
     Ok(TarResult {
         entries,
         hashes,
@@ -128,6 +146,7 @@ pub fn read_tar(
 }
 
 /// What [`read_tar`] found.
+#[derive(Debug)]
 pub struct TarResult {
     /// The entries, in archive order.
     pub entries: Vec<Entry>,

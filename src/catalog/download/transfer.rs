@@ -11,23 +11,28 @@ use reqwest::blocking::Client;
 use reqwest::header;
 
 use super::failure::{Failure, classify, gave_up, html_error, manual_hint, missing_error};
-use super::{BACKOFF, Job, MAX_ATTEMPTS, RETRIES};
+use super::pump::{Next, Pump};
+use super::{BACKOFF, Job, MAX_ATTEMPTS, RETRIES, Tap};
 use crate::error::{Error, IoResultExt, Kind, Result, error_chain};
 use crate::fsops;
 use crate::hash::{Hasher, Sha256Hex};
 use crate::progress::Progress;
 
-/// The growing download: its file, length and the hash of every byte in it.
-pub(super) struct Partial {
+/// The growing download: its file, length and the hash of every byte in
+/// it, and the [`Tap`] told about each change.
+pub(super) struct Partial<'t> {
     pub(super) path: PathBuf,
     file: File,
     pub(super) len: u64,
     hasher: Hasher,
+    /// The archive's file name, for the tap.
+    name: String,
+    tap: &'t dyn Tap,
 }
 
-impl Partial {
+impl<'t> Partial<'t> {
     /// Opens (or creates) the partial file, hashing what an earlier run left.
-    pub(super) fn open(path: &Path) -> Result<Partial> {
+    pub(super) fn open(path: &Path, name: &str, tap: &'t dyn Tap) -> Result<Partial<'t>> {
         let (file, len) = fsops::open_append(path)?;
         let mut hasher = Hasher::new();
         if len > 0 {
@@ -44,18 +49,23 @@ impl Partial {
                 seen += n as u64;
             }
         }
+        tap.opened(path, name, len);
         Ok(Partial {
             path: path.to_path_buf(),
             file,
             len,
             hasher,
+            name: name.to_string(),
+            tap,
         })
     }
 
     pub(super) fn reset(&mut self) -> Result<()> {
+        self.tap.discard();
         fsops::truncate(&self.file, &self.path)?;
         self.len = 0;
         self.hasher = Hasher::new();
+        self.tap.opened(&self.path, &self.name, 0);
         Ok(())
     }
 
@@ -63,6 +73,7 @@ impl Partial {
         self.file.write_all(buf).with_path("write", &self.path)?;
         self.hasher.update(buf);
         self.len += buf.len() as u64;
+        self.tap.grew(self.len);
         Ok(())
     }
 
@@ -131,6 +142,7 @@ fn transfer_http(
                 }
                 let wait = BACKOFF * 2u32.saturating_pow(failures.saturating_sub(1));
                 std::thread::sleep(wait);
+                stop_if_interrupted(partial)?;
             }
             Err(other) => return Err(other),
         }
@@ -223,22 +235,27 @@ fn attempt(
     stream(resp, url, &final_url, job, partial, progress)
 }
 
-/// Copies a response body into `partial`, refusing an HTML page at the start.
+/// Copies a response body into `partial`, refusing an HTML page at the
+/// start. The body is read on a thread of its own ([`Pump`]), so that a
+/// signal is noticed while the server sends nothing.
 fn stream(
-    mut body: impl Read,
+    body: impl Read + Send + 'static,
     url: &str,
     final_url: &str,
     job: &Job,
     partial: &mut Partial,
     progress: &dyn Progress,
 ) -> std::result::Result<(), Failure> {
-    let mut buf = vec![0u8; 256 << 10];
+    let pump = Pump::start(body);
     let mut first = partial.len == 0;
     loop {
-        let n = match body.read(&mut buf) {
-            Ok(0) => return Ok(()),
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+        let buf = match pump.next() {
+            Ok(Next::End) => return Ok(()),
+            Ok(Next::Bytes(b)) => b,
+            Ok(Next::Idle) => {
+                stop_if_interrupted(partial)?;
+                continue;
+            }
             Err(e) => {
                 return Err(Failure::Transient(
                     Error::new(
@@ -251,13 +268,36 @@ fn stream(
         };
         if first {
             first = false;
-            if looks_like_html(&buf[..n]) {
+            if looks_like_html(&buf) {
                 return Err(Failure::Fatal(html_error(url, final_url, job)));
             }
         }
-        partial.append(&buf[..n]).map_err(Failure::Fatal)?;
-        progress.advance(n as u64);
+        partial.append(&buf).map_err(Failure::Fatal)?;
+        progress.advance(buf.len() as u64);
+        pump.recycle(buf);
+        stop_if_interrupted(partial)?;
     }
+}
+
+/// Fails once a signal asked the process to stop (only a download whose
+/// bytes an import reads along installs the handler that sets the flag; a
+/// plain download ends with the process). What arrived stays for resuming.
+fn stop_if_interrupted(partial: &Partial) -> std::result::Result<(), Failure> {
+    if !crate::interrupt::requested() {
+        return Ok(());
+    }
+    let hint = if partial.len == 0 {
+        "the store is as it was; run the command again to install".to_string()
+    } else {
+        format!(
+            "the store is as it was; the {} bytes downloaded stay in '{}', and the same command resumes from there",
+            partial.len,
+            partial.path.display()
+        )
+    };
+    Err(Failure::Fatal(
+        Error::new(Kind::Interrupted, "interrupted; nothing was installed").hint(hint),
+    ))
 }
 
 /// A `file://` URL (a mirror folder): copy from the partial file's length on.
@@ -349,16 +389,16 @@ mod tests {
     fn partial_files_resume_with_the_hash_of_what_they_hold() {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join(".partial-x");
-        let mut part = Partial::open(&p).unwrap();
+        let mut part = Partial::open(&p, "x.zip", &super::super::NoTap).unwrap();
         part.append(b"hello ").unwrap();
         drop(part);
-        let mut part = Partial::open(&p).unwrap();
+        let mut part = Partial::open(&p, "x.zip", &super::super::NoTap).unwrap();
         assert_eq!(part.len, 6);
         part.append(b"world").unwrap();
         let (n, h) = part.finish();
         assert_eq!(n, 11);
         assert_eq!(h, hash::sha256_bytes(b"hello world"));
-        let mut part = Partial::open(&p).unwrap();
+        let mut part = Partial::open(&p, "x.zip", &super::super::NoTap).unwrap();
         part.reset().unwrap();
         part.append(b"abc").unwrap();
         assert_eq!(part.finish().1, hash::sha256_bytes(b"abc"));

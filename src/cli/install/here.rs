@@ -3,9 +3,8 @@
 //! records it when that lock still satisfies the pin, else resolved against
 //! the catalog for this machine as `install SPEC` does.
 
-use super::{
-    Args, import_and_report, install_catalog, install_pip, pause_after_download, platform_of,
-};
+use super::stream::StreamedInstall;
+use super::{Args, install_catalog, install_pip, pause_after_download, platform_of};
 use crate::archive::ImportRequest;
 use crate::catalog::{self, download};
 use crate::cli::Ctx;
@@ -228,7 +227,8 @@ fn install_locked(
                 },
             };
             let progress = ctx.progress();
-            let got = download::download(&ctx.home, &ctx.env, &job, &*progress)
+            let streamed = StreamedInstall::new(ctx);
+            let got = download::download_tapped(&ctx.home, &ctx.env, &job, &*progress, &streamed)
                 .map_err(|e| mismatch(e, &format!("'{from}'")))?;
             ctx.status(if got.cached {
                 format!("using {name} from the download cache")
@@ -238,8 +238,7 @@ fn install_locked(
             pause_after_download(ctx);
             // Held (`cache clean` leaves it) until the import has read it.
             let hold = got.hold;
-            let done = import_and_report(
-                ctx,
+            let done = streamed.import_and_report(
                 ImportRequest {
                     source: got.path,
                     name: Some(name),
@@ -248,6 +247,7 @@ fn install_locked(
                     url: Some(got.url),
                     ..base
                 },
+                got.cached,
             );
             drop(hold);
             done

@@ -10,8 +10,9 @@
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread;
+use std::time::Duration;
 
 /// One request as the server saw it.
 #[derive(Clone, Debug, PartialEq)]
@@ -44,6 +45,42 @@ pub struct Route {
     pub fail_times: u32,
     /// Answer 200 with the whole body even when a range is asked for.
     pub ignore_range: bool,
+    /// Send this many bytes of the body, then wait at the gate until the
+    /// test opens it (at most a minute), then send the rest.
+    pub hold: Option<(u64, Gate)>,
+}
+
+/// Where a held response waits (see [`Route::hold`]).
+#[derive(Clone, Debug, Default)]
+pub struct Gate(Arc<(Mutex<(bool, bool)>, Condvar)>);
+
+impl Gate {
+    /// Lets every response waiting here (and later ones) go on.
+    pub fn open(&self) {
+        let (m, c) = &*self.0;
+        m.lock().unwrap().1 = true;
+        c.notify_all();
+    }
+
+    /// Waits until a response has sent its first part and waits here.
+    pub fn wait_reached(&self) {
+        let (m, c) = &*self.0;
+        let g = m.lock().unwrap();
+        let (g, _) = c
+            .wait_timeout_while(g, Duration::from_secs(60), |s| !s.0)
+            .unwrap();
+        assert!(g.0, "no response reached the gate");
+    }
+
+    fn pass(&self) {
+        let (m, c) = &*self.0;
+        let mut g = m.lock().unwrap();
+        g.0 = true;
+        c.notify_all();
+        let _ = c
+            .wait_timeout_while(g, Duration::from_secs(60), |s| !s.1)
+            .unwrap();
+    }
 }
 
 #[derive(Default)]
@@ -258,7 +295,7 @@ fn serve(conn: TcpStream, state: &Mutex<State>) -> std::io::Result<()> {
     };
     let mut out = conn;
     let Some((route, mode)) = found else {
-        return respond(&mut out, 404, "text/plain", &[], b"not found", None);
+        return respond(&mut out, 404, "text/plain", &[], b"not found", None, None);
     };
     if matches!(mode, Mode::Fail) {
         return respond(
@@ -267,6 +304,7 @@ fn serve(conn: TcpStream, state: &Mutex<State>) -> std::io::Result<()> {
             "text/plain",
             &[],
             b"try again later",
+            None,
             None,
         );
     }
@@ -278,6 +316,7 @@ fn serve(conn: TcpStream, state: &Mutex<State>) -> std::io::Result<()> {
             &[("Location", loc.clone())],
             b"",
             None,
+            None,
         );
     }
     if route.status != 200 {
@@ -287,6 +326,7 @@ fn serve(conn: TcpStream, state: &Mutex<State>) -> std::io::Result<()> {
             &route.content_type,
             &[],
             &route.body,
+            None,
             None,
         );
     }
@@ -298,6 +338,7 @@ fn serve(conn: TcpStream, state: &Mutex<State>) -> std::io::Result<()> {
         .and_then(|r| r.strip_suffix('-'))
         .and_then(|n| n.parse::<u64>().ok());
     let cut = matches!(mode, Mode::Cut).then_some(route.cut_after);
+    let hold = route.hold.as_ref();
     match start {
         Some(s) if s >= len => respond(
             &mut out,
@@ -305,6 +346,7 @@ fn serve(conn: TcpStream, state: &Mutex<State>) -> std::io::Result<()> {
             "text/plain",
             &[("Content-Range", format!("bytes */{len}"))],
             b"",
+            None,
             None,
         ),
         Some(s) => respond(
@@ -314,6 +356,7 @@ fn serve(conn: TcpStream, state: &Mutex<State>) -> std::io::Result<()> {
             &[("Content-Range", format!("bytes {s}-{}/{len}", len - 1))],
             &route.body[s as usize..],
             cut,
+            hold,
         ),
         None => respond(
             &mut out,
@@ -322,6 +365,7 @@ fn serve(conn: TcpStream, state: &Mutex<State>) -> std::io::Result<()> {
             &[("Accept-Ranges", "bytes".into())],
             &route.body,
             cut,
+            hold,
         ),
     }
 }
@@ -333,6 +377,7 @@ fn respond(
     headers: &[(&str, String)],
     body: &[u8],
     cut_after: Option<u64>,
+    hold: Option<&(u64, Gate)>,
 ) -> std::io::Result<()> {
     let reason = match status {
         200 => "OK",
@@ -361,7 +406,15 @@ fn respond(
             out.shutdown(Shutdown::Both)
         }
         None => {
-            out.write_all(body)?;
+            if let Some((at, gate)) = hold {
+                let at = (*at as usize).min(body.len());
+                out.write_all(&body[..at])?;
+                out.flush()?;
+                gate.pass();
+                out.write_all(&body[at..])?;
+            } else {
+                out.write_all(body)?;
+            }
             out.flush()
         }
     }

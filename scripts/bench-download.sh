@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# Download benchmark: the real wheel nvidia-cudnn-cu12 8.9.2.26 (732 MB)
+# served on 127.0.0.1 by scripts/throttle-server.py at a fixed bandwidth
+# ($CUDNNM_BENCH_MBPS megabytes a second, default 50), fetched side by side by
+#   curl -o FILE                 (the file alone: the time to beat)
+#   cudnnm install 8.9.2.26      (empty home and cache: download, SHA-256,
+#                                 unpack while downloading, every file's
+#                                 SHA-256, receipt, commit)
+#   cudnnm install, before       (optional: CUDNNM_BENCH_BEFORE=/path/to/an/older/cudnnm)
+# cudnnm finds the wheel through a catalog entry written into each fresh home
+# (`catalog.toml`: its URL on the local server and its SHA-256). The tools
+# take turns within each run, so a shared machine's load hits them alike.
+# Prints wall time, CPU time (user+sys), peak RSS and the ratio to curl,
+# median of $RUNS runs (default 5), and the load average before and after.
+# CUDNNM_BENCH_BIN=/path/to/cudnnm skips the release build;
+# CUDNNM_BENCH_CACHE is the folder holding (or receiving) the wheel.
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+cache="${CUDNNM_BENCH_CACHE:-$repo/.cache/bench}"
+runs="${RUNS:-5}"
+mbps="${CUDNNM_BENCH_MBPS:-50}"
+mkdir -p "$cache"
+wheel=$(ls "$cache"/nvidia_cudnn_cu12-8.9.2.26-*.whl 2>/dev/null | head -1 || true)
+if [ -z "$wheel" ]; then
+  python3 -m pip download --quiet --no-deps --dest "$cache" nvidia-cudnn-cu12==8.9.2.26
+  wheel=$(ls "$cache"/nvidia_cudnn_cu12-8.9.2.26-*.whl | head -1)
+fi
+command -v curl >/dev/null || { echo "curl is needed (apt install curl)" >&2; exit 1; }
+bin="${CUDNNM_BENCH_BIN:-}"
+if [ -z "$bin" ]; then
+  (cd "$repo" && cargo build --release --quiet)
+  bin="$repo/target/release/cudnnm"
+fi
+before="${CUDNNM_BENCH_BEFORE:-}"
+work=$(mktemp -d "${TMPDIR:-/tmp}/cudnnm-bench-dl.XXXXXX")
+server=""
+cleanup() {
+  [ -n "$server" ] && kill "$server" 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+name=$(basename "$wheel")
+size=$(stat -c %s "$wheel")
+sha=$(sha256sum "$wheel" | cut -d' ' -f1)
+python3 "$repo/scripts/throttle-server.py" "$wheel" --mbps "$mbps" --port-file "$work/port" >/dev/null &
+server=$!
+for _ in $(seq 50); do [ -s "$work/port" ] && break; sleep 0.1; done
+port=$(cat "$work/port")
+url="http://127.0.0.1:$port/$name"
+
+# A fresh home whose catalog lists the wheel on the local server.
+fresh_home() {
+  rm -rf "$work/home" "$work/dl"; sync
+  mkdir -p "$work/home"
+  cat > "$work/home/catalog.toml" <<EOF
+schema = 1
+[[archive]]
+version = "8.9.2.26"
+cuda = "12"
+platform = "linux-x86_64"
+path = "$url"
+size = $size
+source = "scripts/bench-download.sh: the PyPI wheel on a local server"
+hashes = [{ sha256 = "$sha", source = "sha256sum of $name" }]
+EOF
+}
+# measure NAME CMD... : appends "wall user sys kilobytes" to $work/NAME
+measure() {
+  local n=$1; shift
+  /usr/bin/time -f "%e %U %S %M" -o "$work/t" "$@" >/dev/null 2>"$work/err" || { cat "$work/err" >&2; exit 1; }
+  cat "$work/t" >> "$work/$n"
+}
+# The install is real: the receipt names the wheel's SHA-256, and the largest
+# library's recorded hash is its content's.
+check_install() {
+  local r
+  r=$(ls "$work"/home/store/cuda-12/8.9.2.26/receipt.toml)
+  grep -q "^sha256 = \"$sha\"" "$r" || { echo "receipt $r: not the wheel's SHA-256" >&2; exit 1; }
+  local big="libcudnn_cnn_infer.so.8" want got
+  want=$(grep -A2 "^path = \"lib/$big\"" "$r" | sed -n 's/^sha256 = "\(.*\)"/\1/p')
+  got=$(sha256sum "$(dirname "$r")/lib/$big" | cut -d' ' -f1)
+  [ "$want" = "$got" ] || { echo "receipt $r: $big recorded as $want, is $got" >&2; exit 1; }
+}
+
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+cat "$wheel" > /dev/null   # the server reads from a warm page cache
+names="curl cudnnm"
+[ -n "$before" ] && names="$names before"
+for i in $(seq "$runs"); do
+  for n in $names; do
+    fresh_home
+    case $n in
+      curl)
+        measure curl curl -sS --fail -o "$work/dl" "$url"
+        [ "$(stat -c %s "$work/dl")" = "$size" ] || { echo "curl: short download" >&2; exit 1; } ;;
+      cudnnm) measure cudnnm "$bin" --home "$work/home" -q install 8.9.2.26 --cuda 12 --platform linux-x86_64; check_install ;;
+      before) measure before "$before" --home "$work/home" -q install 8.9.2.26 --cuda 12 --platform linux-x86_64; check_install ;;
+    esac
+  done
+done
+rm -rf "$work/home" "$work/dl"
+load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+
+median() { sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+base=$(cut -d' ' -f1 "$work/curl" | median)
+printf '%s at %s MB/s from 127.0.0.1 (%s runs, %s cores, load average %s before, %s after)\n' \
+  "$name" "$mbps" "$runs" "$(nproc)" "$load_before" "$load_after"
+printf '%-34s %9s %9s %10s %9s\n' tool "wall (s)" "CPU (s)" "peak RSS" "vs curl"
+for n in $names; do
+  t=$(cut -d' ' -f1 "$work/$n" | median)
+  c=$(awk '{print $2 + $3}' "$work/$n" | median)
+  m=$(cut -d' ' -f4 "$work/$n" | median)
+  case $n in
+    curl) label="curl -o FILE (download alone)" ;;
+    cudnnm) label="cudnnm install 8.9.2.26" ;;
+    before) label="cudnnm install 8.9.2.26 (before)" ;;
+  esac
+  printf '%-34s %9.2f %9.2f %7.0f MB %8.2fx\n' "$label" "$t" "$c" "$(echo "$m/1024" | bc -l)" "$(echo "$t/$base" | bc -l)"
+done

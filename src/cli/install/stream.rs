@@ -1,0 +1,100 @@
+//! A catalog install that unpacks its archive while downloading it
+//! (`install SPEC`, and a bare `install` of a locked catalog archive): the
+//! partial store folder and the unpacking thread start when the download
+//! opens its partial file, under the home lock for a moment; the download
+//! runs without it, telling the thread about every byte
+//! ([`download::Tap`]); the home lock is taken again to check and commit
+//! ([`archive::import_streamed`]). An archive found in the download cache,
+//! or a home that cannot lock its partial folder, is imported from the
+//! file as before.
+
+use std::cell::{Cell, RefCell};
+use std::path::Path;
+use std::sync::Arc;
+
+use super::{import_and_report, report_import};
+use crate::archive::source::follow::Feed;
+use crate::archive::{self, ImportRequest, Streaming};
+use crate::catalog::download;
+use crate::cli::Ctx;
+use crate::error::Result;
+use crate::store::Store;
+
+/// The download's side of a streamed import, and the [`download::Tap`]
+/// the download reports to: when the download opens its partial file, it
+/// takes the home lock for as long as it takes to make the partial store
+/// folder and starts the unpacking thread ([`archive::begin_streamed`]).
+/// Then [`StreamedInstall::import_and_report`]. Dropped before that (a
+/// failed download, a refused release), it stops the thread and removes
+/// its partial folder; the store is unchanged.
+pub(super) struct StreamedInstall<'c> {
+    ctx: &'c Ctx,
+    feed: Arc<Feed>,
+    /// Whether the partial folder was tried (at the first opening).
+    tried: Cell<bool>,
+    streaming: RefCell<Option<Streaming>>,
+}
+
+impl download::Tap for StreamedInstall<'_> {
+    fn opened(&self, path: &Path, name: &str, len: u64) {
+        if !self.tried.replace(true) {
+            *self.streaming.borrow_mut() = self.begin();
+        }
+        self.feed.opened(path, name, len);
+    }
+    fn grew(&self, len: u64) {
+        self.feed.grew(len);
+    }
+    fn discard(&self) {
+        self.feed.discard();
+    }
+}
+
+impl<'c> StreamedInstall<'c> {
+    /// Nothing starts before the download opens its partial file (an
+    /// archive in the cache, or a release refused before its download,
+    /// never makes a partial folder).
+    pub(super) fn new(ctx: &'c Ctx) -> StreamedInstall<'c> {
+        StreamedInstall {
+            ctx,
+            feed: Feed::new(),
+            tried: Cell::new(false),
+            streaming: RefCell::new(None),
+        }
+    }
+
+    /// The partial folder and thread; `None` (the download is imported
+    /// after it finished, which reports any problem with the home) when the
+    /// home cannot be locked or written, or its file system cannot lock the
+    /// partial folder.
+    fn begin(&self) -> Option<Streaming> {
+        let _lock = self.ctx.lock().ok()?;
+        archive::begin_streamed(&Store::new(&self.ctx.home), self.feed.clone())
+            .ok()
+            .flatten()
+    }
+
+    /// Imports the verified download `req.source` and reports it as every
+    /// install does: from what the thread unpacked, or from the file (an
+    /// archive that came from the cache, `cached`, or no thread).
+    pub(super) fn import_and_report(self, req: ImportRequest, cached: bool) -> Result<u8> {
+        let StreamedInstall {
+            ctx,
+            feed,
+            streaming,
+            ..
+        } = self;
+        match streaming.into_inner() {
+            Some(streaming) if !cached => {
+                feed.complete();
+                report_import(ctx, req, |store, req, progress| {
+                    archive::import_streamed(store, req, streaming, progress)
+                })
+            }
+            other => {
+                drop(other);
+                import_and_report(ctx, req)
+            }
+        }
+    }
+}
