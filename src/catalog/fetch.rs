@@ -70,21 +70,28 @@ pub fn fetch(
     progress: &dyn crate::progress::Progress,
 ) -> Result<Fetched> {
     let toolkits = crate::toolkit::discover(env);
-    fetch_for(
-        home,
-        env,
-        req,
-        progress,
-        &toolkits,
-        None,
-        &|_, _| Ok(None),
-        &download::NoTap,
-    )
+    let fit = MachineFit {
+        toolkits: &toolkits,
+        gpu: None,
+        check: &|_, _| Ok(None),
+    };
+    fetch_for(home, env, req, progress, &fit, &download::NoTap)
 }
 
 /// A release check run on the catalog's pick before anything is downloaded:
 /// an error refuses, `Ok(Some(msg))` goes on with a warning.
 pub type Check<'a> = &'a dyn Fn(&Version, &crate::version::CudaVariant) -> Result<Option<String>>;
+
+/// What a catalog pick must fit on this machine ([`fetch_for`]).
+#[derive(Clone, Copy)]
+pub struct MachineFit<'a> {
+    /// The toolkits to choose a CUDA build by (found, or known to the home).
+    pub toolkits: &'a [crate::toolkit::Toolkit],
+    /// The oldest GPU in use, whose compute capability a prefix must run on.
+    pub gpu: Option<&'a crate::gpu::Gpu>,
+    /// Accepts or refuses the pick before the download.
+    pub check: Check<'a>,
+}
 
 /// [`fetch`] choosing among CUDA builds by `toolkits` (the ones the caller
 /// picked: found on the machine or known to the home), on a machine whose
@@ -101,11 +108,14 @@ pub fn fetch_for(
     env: &crate::env::Env,
     req: &FetchRequest,
     progress: &dyn crate::progress::Progress,
-    toolkits: &[crate::toolkit::Toolkit],
-    gpu: Option<&crate::gpu::Gpu>,
-    check: Check<'_>,
+    fit: &MachineFit<'_>,
     tap: &dyn download::Tap,
 ) -> Result<Fetched> {
+    let MachineFit {
+        toolkits,
+        gpu,
+        check,
+    } = *fit;
     let catalog = Catalog::load(home)?;
     let (archive, passed_over) =
         resolve::select_for_gpu(&catalog, req, toolkits, gpu.map(|g| &g.compute))?;

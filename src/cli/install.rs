@@ -168,16 +168,12 @@ fn install_catalog(
     }
     let progress = ctx.progress();
     let streamed = stream::StreamedInstall::new(ctx);
-    let fetched = catalog::fetch_for(
-        &ctx.home,
-        &ctx.env,
-        &req,
-        &*progress,
-        &toolkits,
-        gate.oldest(),
-        &|v, c| gate.check(v, c, args.force, "install"),
-        &streamed,
-    )?;
+    let fit = catalog::MachineFit {
+        toolkits: &toolkits,
+        gpu: gate.oldest(),
+        check: &|v, c| gate.check(v, c, args.force, "install"),
+    };
+    let fetched = catalog::fetch_for(&ctx.home, &ctx.env, &req, &*progress, &fit, &streamed)?;
     for w in &fetched.warnings {
         ctx.warn(w);
     }
