@@ -20,7 +20,7 @@ pub const AGAIN: &str = "error: interrupted again; the change is left for the ne
 
 /// What a second signal prints before the process ends during an import:
 /// its partial folder stays until the next install sweeps it.
-pub const AGAIN_IMPORT: &str = "error: interrupted again; the install stopped at once and nothing was installed\nhelp: its partial folder in the store (`store/.partial-*`) is removed by the next `cudnnm install`; `cudnnm list` and `cudnnm doctor` name it until then\n";
+pub const AGAIN_IMPORT: &str = "error: interrupted again; the install stopped at once and nothing was installed\nhelp: its partial folder in the store (`store/.partial-*`) is removed by the next `cudnnm install`, which also resumes a download's bytes; `cudnnm list` and `cudnnm doctor` name the folder until then\n";
 
 /// What the process is doing when a signal arrives, for what a second
 /// signal says ([`doing`]).
