@@ -65,22 +65,14 @@ source = "scripts/bench-download.sh: the PyPI wheel on a local server"
 hashes = [{ sha256 = "$sha", source = "sha256sum of $name" }]
 EOF
 }
-# measure NAME CMD... : appends "wall user sys kilobytes" to $work/NAME
-measure() {
-  local n=$1; shift
-  /usr/bin/time -f "%e %U %S %M" -o "$work/t" "$@" >/dev/null 2>"$work/err" || { cat "$work/err" >&2; exit 1; }
-  cat "$work/t" >> "$work/$n"
-}
+. "$repo/scripts/bench-lib.sh"
 # The install is real: the receipt names the wheel's SHA-256, and the largest
 # library's recorded hash is its content's.
 check_install() {
   local r
   r=$(ls "$work"/home/store/cuda-12/8.9.2.26/receipt.toml)
   grep -q "^sha256 = \"$sha\"" "$r" || { echo "receipt $r: not the wheel's SHA-256" >&2; exit 1; }
-  local big="libcudnn_cnn_infer.so.8" want got
-  want=$(grep -A2 "^path = \"lib/$big\"" "$r" | sed -n 's/^sha256 = "\(.*\)"/\1/p')
-  got=$(sha256sum "$(dirname "$r")/lib/$big" | cut -d' ' -f1)
-  [ "$want" = "$got" ] || { echo "receipt $r: $big recorded as $want, is $got" >&2; exit 1; }
+  check_largest "$r"
 }
 
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -102,19 +94,15 @@ done
 rm -rf "$work/home" "$work/dl"
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
-median() { sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 base=$(cut -d' ' -f1 "$work/curl" | median)
 printf '%s at %s MB/s from 127.0.0.1 (%s runs, %s cores, load average %s before, %s after)\n' \
   "$name" "$mbps" "$runs" "$(nproc)" "$load_before" "$load_after"
 printf '%-34s %9s %9s %10s %9s\n' tool "wall (s)" "CPU (s)" "peak RSS" "vs curl"
 for n in $names; do
-  t=$(cut -d' ' -f1 "$work/$n" | median)
-  c=$(awk '{print $2 + $3}' "$work/$n" | median)
-  m=$(cut -d' ' -f4 "$work/$n" | median)
   case $n in
     curl) label="curl -o FILE (download alone)" ;;
     cudnnm) label="cudnnm install 8.9.2.26" ;;
     before) label="cudnnm install 8.9.2.26 (before)" ;;
   esac
-  printf '%-34s %9.2f %9.2f %7.0f MB %8.2fx\n' "$label" "$t" "$c" "$(echo "$m/1024" | bc -l)" "$(echo "$t/$base" | bc -l)"
+  row "$label" "$n" "$base"
 done

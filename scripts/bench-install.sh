@@ -31,12 +31,7 @@ before="${CUDNNM_BENCH_BEFORE:-}"
 work=$(mktemp -d "${TMPDIR:-/tmp}/cudnnm-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
-# measure NAME CMD... : appends "wall user sys kilobytes" to $work/NAME
-measure() {
-  local name=$1; shift
-  /usr/bin/time -f "%e %U %S %M" -o "$work/t" "$@" >/dev/null 2>"$work/err" || { cat "$work/err" >&2; exit 1; }
-  cat "$work/t" >> "$work/$name"
-}
+. "$repo/scripts/bench-lib.sh"
 # every file of the receipt carries a SHA-256 (links carry a target and size 0 instead)
 check_receipt() {
   local r
@@ -49,10 +44,7 @@ check_receipt() {
   # (the source's own size and sha256 are one more pair)
   [ "$files" -ge 20 ] && [ "$files" = "$hashes" ] || { echo "receipt $r: $files sizes, $hashes hashes" >&2; exit 1; }
   # and the largest library's recorded hash is its content's
-  local big="libcudnn_cnn_infer.so.8" want got
-  want=$(grep -A2 "^path = \"lib/$big\"" "$r" | sed -n 's/^sha256 = "\(.*\)"/\1/p')
-  got=$(sha256sum "$(dirname "$r")/lib/$big" | cut -d' ' -f1)
-  [ "$want" = "$got" ] || { echo "receipt $r: $big recorded as $want, is $got" >&2; exit 1; }
+  check_largest "$r"
 }
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 cat "$wheel" > /dev/null   # warm the page cache once for everyone
@@ -74,20 +66,16 @@ done
 rm -rf "$work/home" "$work/unz" "$work/uvt" "$work/uvcache"
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
-median() { sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 uv_t=$(cut -d' ' -f1 "$work/uv" | median)
 printf '%s (%s runs, %s cores, load average %s before, %s after)\n' \
   "$(basename "$wheel")" "$runs" "$(nproc)" "$load_before" "$load_after"
-printf '%-28s %9s %9s %10s %7s\n' tool "wall (s)" "CPU (s)" "peak RSS" "vs uv"
+printf '%-34s %9s %9s %10s %9s\n' tool "wall (s)" "CPU (s)" "peak RSS" "vs uv"
 for n in $names; do
-  t=$(cut -d' ' -f1 "$work/$n" | median)
-  c=$(awk '{print $2 + $3}' "$work/$n" | median)
-  m=$(cut -d' ' -f4 "$work/$n" | median)
   case $n in
     cudnnm) label="cudnnm install" ;;
     before) label="cudnnm install (before)" ;;
     uv) label="uv pip install --target" ;;
     manual) label="sha256sum + unzip -q" ;;
   esac
-  printf '%-28s %9.2f %9.2f %7.0f MB %6.2fx\n' "$label" "$t" "$c" "$(echo "$m/1024" | bc -l)" "$(echo "$t/$uv_t" | bc -l)"
+  row "$label" "$n" "$uv_t"
 done

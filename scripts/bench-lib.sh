@@ -1,0 +1,42 @@
+# Shared by the bench-*.sh scripts (sourced, not run): timing a command,
+# the median of a column, and reading a hash back from a receipt.
+# Needs $work, a scratch folder of the calling script.
+
+# measure NAME CMD... : runs CMD under /usr/bin/time and appends
+# "wall user sys kilobytes" to $work/NAME; stops the benchmark on failure.
+measure() {
+  local name=$1; shift
+  /usr/bin/time -f "%e %U %S %M" -o "$work/t" "$@" >/dev/null 2>"$work/err" || { cat "$work/err" >&2; exit 1; }
+  cat "$work/t" >> "$work/$name"
+}
+
+# median: the median of the numbers on stdin, one a line.
+median() { sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+
+# receipt_sha RECEIPT PATH: the SHA-256 the receipt records for the file PATH.
+receipt_sha() {
+  awk -v want="path = \"$2\"" '
+    /^\[\[file\]\]/ { inside = 0 }
+    $0 == want { inside = 1 }
+    inside && /^sha256 = / { gsub(/^sha256 = "|"$/, ""); print; exit }
+  ' "$1"
+}
+
+# check_largest RECEIPT: the largest library of nvidia-cudnn-cu12 8.9.2.26
+# is recorded with the hash of what is on disk.
+check_largest() {
+  local r=$1 big="libcudnn_cnn_infer.so.8" want got
+  want=$(receipt_sha "$r" "lib/$big")
+  got=$(sha256sum "$(dirname "$r")/lib/$big" | cut -d' ' -f1)
+  [ -n "$want" ] && [ "$want" = "$got" ] || { echo "receipt $r: $big recorded as '$want', is $got" >&2; exit 1; }
+}
+
+# row LABEL NAME BASE: one table row of $work/NAME's medians, its wall time
+# as a ratio of BASE seconds.
+row() {
+  local t c m
+  t=$(cut -d' ' -f1 "$work/$2" | median)
+  c=$(awk '{print $2 + $3}' "$work/$2" | median)
+  m=$(cut -d' ' -f4 "$work/$2" | median)
+  printf '%-34s %9.2f %9.2f %7.0f MB %8.2fx\n' "$1" "$t" "$c" "$(echo "$m/1024" | bc -l)" "$(echo "$t/$3" | bc -l)"
+}
