@@ -705,7 +705,9 @@ mod tests {
         let e = select(&cat, &req("8.1.1.33", None, W), &[]).unwrap_err();
         assert!(e.message().contains("no windows-x86_64 archive"), "{e}");
         assert!(e.causes()[0].contains("linux-x86_64"));
-        let e = select(&cat, &req("9.12.0.46", None, L), &[]).unwrap_err();
+        // pip fetches wheels for the machine it runs on: the host's platform.
+        let host = Platform::host().unwrap();
+        let e = select(&cat, &req("9.12.0.46", None, host), &[]).unwrap_err();
         assert!(
             e.hint_text()
                 .unwrap()
@@ -714,14 +716,14 @@ mod tests {
         );
         // The nearest known include releases only PyPI has, each with the
         // command that installs it.
-        let e = select(&cat, &req("9.12.0.4", None, L), &[]).unwrap_err();
+        let e = select(&cat, &req("9.12.0.4", None, host), &[]).unwrap_err();
         assert!(e.causes()[0].starts_with("nearest known: "), "{e:?}");
         assert!(
             e.causes()[0].contains("9.12.0.46 (`cudnnm install pip:nvidia-cudnn-cu12==9.12.0.46`)"),
             "{e:?}"
         );
         // An archive's own command where the catalog has one.
-        let e = select(&cat, &req("8.9.7.3", None, L), &[]).unwrap_err();
+        let e = select(&cat, &req("8.9.7.3", None, host), &[]).unwrap_err();
         assert!(
             e.causes()[0].contains("8.9.7.29 (`cudnnm install 8.9.7.29_cuda12`)"),
             "{e:?}"
