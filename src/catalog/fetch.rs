@@ -125,15 +125,12 @@ pub fn fetch_for(
     }
     let mut notes = Vec::new();
     if let (Some(newer), Some(g)) = (&passed_over, gpu) {
-        let needs = catalog
-            .min_compute(&newer.version, &newer.cuda)
-            .map_or_else(
-                || "a newer GPU".to_string(),
-                |m| format!("compute capability {m} or newer"),
-            );
-        notes.push(format!(
-            "picked cuDNN {} for CUDA {}, the newest '{}' release that runs on {} (compute capability {}); cuDNN {} for CUDA {} needs {needs}",
-            archive.version, archive.cuda, req.spec, g.name, g.compute, newer.version, newer.cuda
+        notes.push(passed_over_note(
+            &catalog,
+            &req.spec,
+            (&archive.version, &archive.cuda),
+            (&newer.version, &newer.cuda),
+            g,
         ));
     }
     let mirror = effective_mirror(req.mirror.as_deref(), env, home)?;
@@ -142,6 +139,26 @@ pub fn fetch_for(
     fetched.warnings = warnings;
     fetched.notes = notes;
     Ok(fetched)
+}
+
+/// Why a prefix picked `picked` (version, CUDA) rather than the newer
+/// `newer`: the GPU `gpu` cannot run it (the support matrix's minimum
+/// compute capability, from the catalog). One line for the user.
+pub fn passed_over_note(
+    catalog: &Catalog,
+    spec: &crate::version::Spec,
+    picked: (&Version, &crate::version::CudaVariant),
+    newer: (&Version, &crate::version::CudaVariant),
+    gpu: &crate::gpu::Gpu,
+) -> String {
+    let needs = catalog.min_compute(newer.0, newer.1).map_or_else(
+        || "a newer GPU".to_string(),
+        |m| format!("compute capability {m} or newer"),
+    );
+    format!(
+        "picked cuDNN {} for CUDA {}, the newest '{spec}' release that runs on {} (compute capability {}); cuDNN {} for CUDA {} needs {needs}",
+        picked.0, picked.1, gpu.name, gpu.compute, newer.0, newer.1
+    )
 }
 
 /// Downloads one catalog archive (or finds it in the cache) and checks it

@@ -51,7 +51,9 @@ mod sources_test;
 mod tests;
 
 pub use entry::{Archive, DriverRow, FrameworkBuild, Origin, PublishedHash, SupportRow, WheelList};
-pub use fetch::{Check, FetchRequest, Fetched, MachineFit, fetch, fetch_archive, fetch_for};
+pub use fetch::{
+    Check, FetchRequest, Fetched, MachineFit, fetch, fetch_archive, fetch_for, passed_over_note,
+};
 pub use mirror::{effective_mirror, mirror_url};
 pub(crate) use mirror::{is_absolute_url, normalize_base};
 

@@ -158,6 +158,20 @@ fn install_catalog(
         return here::already(ctx, &r, &format!("the catalog's pick for {}", req.spec));
     }
     if let catalog::resolve::Pick::Wheel(w) = &pick {
+        // A prefix passed over a newer release for the GPU: say which and why
+        // (an archive pick says so in the download's notes).
+        if let Some(g) = gate.oldest()
+            && let Ok(best) = catalog::resolve::pick(&cat, &req, &toolkits, None)
+            && best.release() != (&w.version, &w.cuda)
+        {
+            ctx.status(catalog::passed_over_note(
+                &cat,
+                &req.spec,
+                (&w.version, &w.cuda),
+                best.release(),
+                g,
+            ));
+        }
         ctx.status(format!(
             "cuDNN {} for CUDA {} is published as a PyPI wheel: installing pip:{}",
             w.version,

@@ -268,3 +268,22 @@ fn a_bad_mode_is_refused_before_the_gpu_is_asked_and_one_from_config_names_the_f
         .ok()
         .stderr_has(&["→ 9.27.0.42", "(copy,"]);
 }
+
+/// `install 9` on a Pascal GPU (6.1) picks the newest 9.x it runs — a
+/// release published only as a wheel — and says which newer one it passed
+/// over and why, as it does for an archive.
+#[test]
+fn a_prefix_on_an_old_gpu_names_the_newer_wheel_release_it_passed_over() {
+    let mut sb = machine(&[PASCAL]);
+    let links = sb.root().join("links");
+    std::fs::create_dir_all(&links).unwrap();
+    fixtures::wheel("nvidia_cudnn_cu12", "9.10.2.21", false).write(&links);
+    sb.set_env("PIP_NO_INDEX", "1");
+    sb.set_env("PIP_FIND_LINKS", &links);
+    sb.set_env("PIP_CONFIG_FILE", "/dev/null");
+    sb.run(["install", "9", "--cuda", "12"]).ok().stderr_has(&[
+        "picked cuDNN 9.10.2.21 for CUDA 12, the newest '9' release that runs on NVIDIA GeForce GTX 1080 (compute capability 6.1); cuDNN ",
+        "installing pip:nvidia-cudnn-cu12==9.10.2.21",
+    ]);
+    assert!(!store_is_empty(&sb));
+}
