@@ -318,7 +318,10 @@ fn is_windows_absolute(p: &Path, env: &Env) -> bool {
             && (b[2] == b'\\' || b[2] == b'/'))
 }
 
-/// `config.toml`: user settings. Unknown keys are ignored.
+/// `config.toml`: user settings. Keys it does not know are kept (written
+/// back as they were) and listed in [`Config::unknown`], so that commands
+/// can say so: a misspelt `mdoe = "copy"` would otherwise change nothing
+/// silently.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 #[serde(default)]
 pub struct Config {
@@ -334,7 +337,13 @@ pub struct Config {
     /// How many backups to keep per toolkit (default 5); a toolkit's first backup is always kept.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub keep_backups: Option<u32>,
+    /// Keys the file holds that cudnnm does not know, with their values.
+    #[serde(flatten)]
+    pub unknown: std::collections::BTreeMap<String, toml::Value>,
 }
+
+/// The keys `config.toml` knows, for messages about the others.
+pub const CONFIG_KEYS: &[&str] = &["default", "mode", "mirror", "keep_backups"];
 
 impl Config {
     /// Backups to keep per toolkit: `keep_backups`, default 5.
@@ -346,6 +355,19 @@ impl Config {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A key cudnnm does not know is listed and written back as it was.
+    #[test]
+    fn unknown_settings_are_listed_and_kept() {
+        let c: Config = toml::from_str("mdoe = \"copy\"\ndefault = \"9.12\"\n").unwrap();
+        assert_eq!(c.default.as_deref(), Some("9.12"));
+        assert_eq!(c.mode, None);
+        assert_eq!(c.unknown.keys().collect::<Vec<_>>(), ["mdoe"]);
+        let text = toml::to_string(&c).unwrap();
+        assert!(text.contains("mdoe = \"copy\""), "{text}");
+        // A known key of the wrong type is still an error.
+        assert!(toml::from_str::<Config>("keep_backups = \"five\"").is_err());
+    }
 
     #[test]
     fn home_precedence_flag_env_default() {

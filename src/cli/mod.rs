@@ -364,6 +364,13 @@ fn dispatch(cli: Cli, env: Env) -> Result<u8> {
         out_failed: Default::default(),
     };
     ctx.bars = ctx.progress();
+    // Not for per-process activation (the shell hook runs it on every `cd`).
+    if !matches!(
+        cli.command,
+        Command::Env(_) | Command::Exec(_) | Command::Completions(_) | Command::ProbeLibrary { .. }
+    ) {
+        support::warn_unknown_settings(&ctx);
+    }
     let result = run_command(&ctx, cli.command);
     // `sudo cudnnm --home ~user/…`: what root created there is the user's.
     crate::fsops::give_home_to_its_owner(ctx.home.root());

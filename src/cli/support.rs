@@ -175,6 +175,27 @@ pub fn report_partials(ctx: &Ctx) {
     }
 }
 
+/// Warns of keys in `config.toml` that cudnnm does not know (a misspelt
+/// `mdoe = "copy"` changes nothing), naming the file and the known keys.
+/// Says nothing when the file is missing or cannot be read (the commands
+/// that need it report that).
+pub fn warn_unknown_settings(ctx: &Ctx) {
+    let Ok(config) = ctx.home.config() else {
+        return;
+    };
+    if config.unknown.is_empty() {
+        return;
+    }
+    let keys: Vec<&str> = config.unknown.keys().map(String::as_str).collect();
+    ctx.warn(format!(
+        "'{}' sets {} that cudnnm does not know ({}), which change nothing; the settings are {}",
+        ctx.home.config_file().display(),
+        if keys.len() == 1 { "a key" } else { "keys" },
+        keys.join(", "),
+        crate::home::CONFIG_KEYS.join(", ")
+    ));
+}
+
 /// Says which old backups were pruned.
 pub fn report_pruned(ctx: &Ctx, pruned: &[u64]) {
     if !pruned.is_empty() {

@@ -129,6 +129,10 @@ finding_ids! {
     /// The pin that applies here (`.cudnn-version`, `CUDNNM_VERSION`,
     /// `default`) cannot be read. Severity: error.
     PinUnreadable = "pin-unreadable",
+    /// The home's `config.toml` cannot be parsed (error: commands that
+    /// read the default, mode, mirror or backups to keep fail), or sets
+    /// keys cudnnm does not know (warning: they change nothing).
+    ConfigInvalid = "config-invalid",
     /// The first `cudnn.h` a compiler finds declares another release than
     /// the library the loader takes. Severity: warning. Source:
     /// `#compiler-header-mismatch`.

@@ -1609,3 +1609,39 @@ fn a_framework_whose_pinned_wheel_loses_to_ld_library_path_is_reported() {
         "{f}"
     );
 }
+
+/// A misspelt key in `config.toml` is named by every command but `exec`/`env`
+/// and by doctor (a warning); a file that is not TOML is doctor's
+/// `config-invalid` error, not a pin to rewrite.
+#[test]
+fn unknown_or_broken_settings_are_named_not_ignored() {
+    let sb = Sandbox::new();
+    fs::create_dir_all(sb.home()).unwrap();
+    fs::create_dir_all(sb.work()).unwrap();
+    fs::write(sb.home().join("config.toml"), "mdoe = \"copy\"\n").unwrap();
+    sb.run(["list"]).ok().stderr_has(&[
+        "config.toml' sets a key that cudnnm does not know (mdoe), which change nothing; the settings are default, mode, mirror, keep_backups",
+    ]);
+    let r = sb.run(["exec", "--", "true"]);
+    assert!(!r.stderr().contains("does not know"), "{}", r.describe());
+    let d = sb.run(["doctor", "--json", "--no-load"]);
+    assert_eq!(
+        finding(&d, "config-invalid")["severity"],
+        "warning",
+        "{}",
+        d.describe()
+    );
+    fs::write(sb.home().join("config.toml"), "mode = \n").unwrap();
+    let d = sb.run(["doctor", "--json", "--no-load"]);
+    assert_eq!(
+        finding(&d, "config-invalid")["severity"],
+        "error",
+        "{}",
+        d.describe()
+    );
+    assert!(
+        !ids(&d).iter().any(|i| i == "pin-unreadable"),
+        "{}",
+        d.describe()
+    );
+}

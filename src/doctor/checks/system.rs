@@ -18,6 +18,45 @@ pub(super) fn check(cx: &Cx, out: &mut Vec<Finding>) {
     unfinished(cx, out);
     writable(cx, out);
     network_fs(cx, out);
+    config(cx, out);
+}
+
+/// `config-invalid`: the home's `config.toml` cannot be read, or sets keys
+/// cudnnm does not know.
+fn config(cx: &Cx, out: &mut Vec<Finding>) {
+    if let Some(e) = &cx.s.config_error {
+        let mut lines = e.lines();
+        let what = lines.next().unwrap_or_default();
+        let mut f = Finding::new(
+            FindingId::ConfigInvalid,
+            Severity::Error,
+            format!("the cudnnm settings cannot be read: {what}"),
+        )
+        .why("Commands that read the default, the deploy mode, the mirror or the backups to keep (`list`, `use`, `install`, `default`, and `exec`/`env`/`current` where no pin applies) fail until it is fixed.");
+        let mut fix = None;
+        for l in lines {
+            match l.strip_prefix("hint: ") {
+                Some(h) => fix = Some(h.to_string()),
+                None => f = f.seen(l.trim_start_matches("caused by: ").to_string()),
+            }
+        }
+        out.push(f.fix(fix.unwrap_or_else(|| {
+            "Edit the file to fix it, or remove it to go back to the default settings.".into()
+        })));
+    }
+    if !cx.s.config_unknown.is_empty() {
+        out.push(
+            Finding::new(
+                FindingId::ConfigInvalid,
+                Severity::Warning,
+                format!("the cudnnm settings set {} that cudnnm does not know", cx.s.config_unknown.join(", ")),
+            )
+            .seen(format!("unknown: {}", cx.s.config_unknown.join(", ")))
+            .seen(format!("known: {}", crate::home::CONFIG_KEYS.join(", ")))
+            .why("A key cudnnm does not know changes nothing: a misspelt `mdoe = \"copy\"` leaves `use` deploying by links.")
+            .fix("Correct or remove those keys in the home's config.toml."),
+        );
+    }
 }
 
 /// `network-file-system`: a folder cudnnm locks or changes is on NFS,

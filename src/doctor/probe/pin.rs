@@ -8,13 +8,31 @@ use crate::pin::SpecSource;
 
 /// Fills [`Snapshot::pin`]; a pin that cannot be read is a note.
 pub(crate) fn probe(snap: &mut Snapshot, env: &Env, home: &Home) {
-    snap.default_spec = home.config().ok().and_then(|c| c.default);
+    match home.config() {
+        Ok(c) => {
+            snap.default_spec = c.default;
+            snap.config_unknown = c.unknown.into_keys().collect();
+        }
+        Err(e) => {
+            let mut text = e.message().to_string();
+            for c in e.causes() {
+                text.push_str(&format!("\ncaused by: {c}"));
+            }
+            if let Some(h) = e.hint_text() {
+                text.push_str(&format!("\nhint: {h}"));
+            }
+            snap.config_error = Some(text);
+        }
+    }
     snap.pin = match crate::pin::resolve_spec(None, env, home) {
         Ok(Some(r)) => Some(PinInfo {
             spec: r.spec.to_string(),
             source: describe_source(&r.source),
         }),
         Ok(None) => None,
+        // The default could not be read because config.toml cannot: that is
+        // `config-invalid`, not a pin to rewrite.
+        Err(_) if snap.config_error.is_some() => None,
         Err(e) => {
             snap.notes.push(format!("pin: {}", e.message()));
             snap.pin_error = Some(match e.hint_text() {

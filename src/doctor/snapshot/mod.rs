@@ -93,6 +93,13 @@ pub struct Snapshot {
     pub pin_error: Option<String>,
     /// The home's default spec (`cudnnm default`), when set.
     pub default_spec: Option<String>,
+    /// Why the home's `config.toml` cannot be read (error, cause and hint),
+    /// when it cannot.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config_error: Option<String>,
+    /// Keys the home's `config.toml` sets that cudnnm does not know.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub config_unknown: Vec<String>,
     /// What cudnnm deployed into toolkits, and what is there now.
     pub deployments: Vec<DeploymentState>,
     /// cudnnm store folders that should hold a release but whose

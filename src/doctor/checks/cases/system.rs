@@ -314,3 +314,36 @@ fn a_home_on_a_network_file_system_is_a_warning() {
     assert!(f.title.contains("nfs4"), "{f:?}");
     Kit::healthy_linux().absent(FindingId::NetworkFileSystem);
 }
+
+// --- config-invalid ----------------------------------------------------------
+
+#[test]
+fn unreadable_or_unknown_settings_are_config_findings() {
+    let mut k = Kit::healthy_linux();
+    k.s.config_error = Some(
+        "could not parse '/h/config.toml'\ncaused by: line 1: expected `=`\nhint: edit '/h/config.toml' to fix the TOML at line 1, or remove it".into(),
+    );
+    let f = k.expect(FindingId::ConfigInvalid);
+    assert_eq!(f.severity, Severity::Error);
+    assert!(
+        f.title.contains("could not parse '/h/config.toml'"),
+        "{f:?}"
+    );
+    assert_eq!(f.seen, vec!["line 1: expected `=`".to_string()]);
+    assert!(
+        f.fix
+            .as_deref()
+            .unwrap()
+            .starts_with("edit '/h/config.toml'"),
+        "{f:?}"
+    );
+    // Nothing for the pin: the default was only unreadable through the file.
+    k.absent(FindingId::PinUnreadable);
+
+    let mut k = Kit::healthy_linux();
+    k.s.config_unknown = vec!["mdoe".into()];
+    let f = k.expect(FindingId::ConfigInvalid);
+    assert_eq!(f.severity, Severity::Warning);
+    assert!(f.title.contains("mdoe"), "{f:?}");
+    Kit::healthy_linux().absent(FindingId::ConfigInvalid);
+}
