@@ -35,7 +35,9 @@ pub use attr::{
     set_mtime, set_readonly,
 };
 pub use copy::{copy_file, copy_file_checked, copy_file_hashed, move_file};
-pub use link::{hard_link, remove_link, replace_dir_link, replace_link, symlink, symlink_or_copy};
+pub use link::{
+    Placed, hard_link, remove_link, replace_dir_link, replace_link, symlink, symlink_or_copy,
+};
 pub use remove::{remove_dir_all, remove_dir_if_empty, remove_file, sweep_stale_temps};
 pub use write::{
     AppendLog, create_exclusive, create_new_file, open_append, truncate, write_atomic,

@@ -610,9 +610,9 @@ fn add_dev_links(dir: &Path, files: &[FileRecord], platform: Platform) -> Result
             continue;
         }
         let link = dir.join(&dev);
-        crate::fsops::symlink_or_copy(file, &link)
+        let placed = crate::fsops::symlink_or_copy(file, &link)
             .map_err(|e| Error::io("create the link", &link, e))?;
-        out.push(FileRecord::link(dev, file.to_string()));
+        out.push(source::placed_record(&dev, file, placed, &link)?);
     }
     Ok(out)
 }

@@ -124,21 +124,34 @@ pub fn symlink(target: &Path, link: &Path) -> Result<()> {
     })
 }
 
+/// What [`symlink_or_copy`] made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Placed {
+    /// The symbolic link.
+    Linked,
+    /// A copy of the link's target (Windows without the right to make links).
+    Copied,
+}
+
 /// Creates the relative symbolic link `link` → `target` that a release
 /// records (`target` as written in the archive, never resolved). On Windows,
 /// where creating links needs a privilege, a refused link is written as a
-/// copy of its target instead, so a Linux release still unpacks there.
+/// copy of its target instead, so a Linux release still unpacks there; the
+/// caller records what was made ([`Placed`]).
 ///
 /// # Errors
 /// When `link` exists, or (Unix) links cannot be made here, or (Windows) the
 /// fallback copy fails.
-pub fn symlink_or_copy(target: &str, link: &Path) -> io::Result<()> {
+pub fn symlink_or_copy(target: &str, link: &Path) -> io::Result<Placed> {
+    let copy = || {
+        let resolved = link.parent().unwrap_or(Path::new(".")).join(target);
+        fs::copy(resolved, link).map(|_| Placed::Copied)
+    };
     match platform::symlink_file(Path::new(target), link) {
-        Ok(()) => Ok(()),
+        // Wine (and some file systems) report a link made that is not there.
+        Ok(()) if platform::HOST_WINDOWS && fs::symlink_metadata(link).is_err() => copy(),
+        Ok(()) => Ok(Placed::Linked),
         Err(e) if !platform::HOST_WINDOWS => Err(e),
-        Err(_) => {
-            let resolved = link.parent().unwrap_or(Path::new(".")).join(target);
-            fs::copy(resolved, link).map(drop)
-        }
+        Err(_) => copy(),
     }
 }

@@ -1725,3 +1725,24 @@ fn a_release_with_an_unreadable_receipt_is_replaced_by_force_or_uninstalled() {
             .any(|k| k.contains(other_id.split('_').next().unwrap()))
     );
 }
+
+/// A Linux release imported where links cannot be made (Windows without
+/// the privilege, or wine, which reports a link made that is not there)
+/// gets copies of its link targets, recorded as the files they are: `verify`
+/// passes. On Unix the links are links.
+#[test]
+fn a_linux_wheels_links_are_recorded_as_what_was_made_and_verify() {
+    let sb = Sandbox::new();
+    let whl = fixtures::wheel("nvidia_cudnn_cu12", "9.1.0.70", false).write(sb.root());
+    install(&sb, &whl, &[]).ok();
+    let lib = release_dir(&sb, "12", "9.1.0.70").join("lib");
+    let dev = fs::symlink_metadata(lib.join("libcudnn.so")).unwrap();
+    assert_eq!(dev.file_type().is_symlink(), cfg!(unix));
+    assert_eq!(
+        fs::read(lib.join("libcudnn.so")).unwrap(),
+        fs::read(lib.join("libcudnn.so.9")).unwrap()
+    );
+    sb.run(["verify", "--no-load"])
+        .ok()
+        .stdout_has(&["Everything matches its record."]);
+}

@@ -593,6 +593,24 @@ fn stream_error(archive: &Path, entry_name: &str, target: &Path, e: io::Error) -
     }
 }
 
+/// The record of the link `path` → `target` as [`fsops::symlink_or_copy`]
+/// placed it at `at`: a link, or (Windows without the right to make links)
+/// a file with the copy's size and SHA-256, so `verify` checks what is there.
+pub fn placed_record(
+    path: &str,
+    target: &str,
+    placed: fsops::Placed,
+    at: &Path,
+) -> Result<FileRecord> {
+    Ok(match placed {
+        fsops::Placed::Linked => FileRecord::link(path.to_string(), target.to_string()),
+        fsops::Placed::Copied => {
+            let (size, sha) = hash::sha256_file(at)?;
+            FileRecord::file(path.to_string(), size, sha)
+        }
+    })
+}
+
 /// Creates the planned symbolic links and hard-link copies (after all files exist).
 fn place_links(plan: &Plan, dest: &Path) -> Result<Vec<FileRecord>> {
     let mut out = Vec::new();
@@ -601,8 +619,9 @@ fn place_links(plan: &Plan, dest: &Path) -> Result<Vec<FileRecord>> {
         match &it.kind {
             ItemKind::File { .. } => {}
             ItemKind::Symlink(t) => {
-                fsops::symlink_or_copy(t, &target).with_path("create the link", &target)?;
-                out.push(FileRecord::link(it.dest.clone(), t.clone()));
+                let placed =
+                    fsops::symlink_or_copy(t, &target).with_path("create the link", &target)?;
+                out.push(placed_record(&it.dest, t, placed, &target)?);
             }
             ItemKind::CopyOf(of) => {
                 fsops::copy_file(&dest.join(of), &target)?;
