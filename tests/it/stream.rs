@@ -566,7 +566,7 @@ fn a_redist_tar_xz_streams_too() {
         .unwrap();
     if cfg!(windows) {
         // No right to make links there: a copy, recorded as the file it is.
-        let real = cudnnm::hash::sha256_bytes(&file_bytes(&f, "lib/libcudnn.so.9.1.0"));
+        let real = cudnnm::hash::sha256_bytes(file_bytes(&f, "lib/libcudnn.so.9.1.0"));
         assert_eq!(so9["sha256"].as_str(), Some(real.as_str()), "{so9}");
     } else {
         assert_eq!(so9["link"].as_str(), Some("libcudnn.so.9.1.0"), "{so9}");
