@@ -16,7 +16,7 @@ use crate::version::Spec;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The release to make the default; without it, print the default
+    /// The release to make the default (`none` unsets it); without it, print the default
     pub spec: Option<String>,
     /// Set or show the system home's default (what `export` marks as the
     /// modules' default); needs write access to the system home to set
@@ -33,10 +33,59 @@ struct Report {
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
-    match &args.spec {
+    match args.spec.as_deref() {
         None => show(ctx),
+        Some("none") => unset(ctx),
         Some(s) => set(ctx, s.parse()?),
     }
+}
+
+/// `default none`: no default any more (as `rustup default none`); the
+/// stable link `current/cuda-<variant>` that pointed at it goes too, so no
+/// program keeps loading a release that is no longer chosen.
+fn unset(ctx: &Ctx) -> Result<u8> {
+    let _lock = ctx.lock()?;
+    let mut config = ctx.home.config()?;
+    let Some(before) = config.default.take() else {
+        if ctx.json {
+            ctx.out_json(&Report {
+                default: None,
+                release: None,
+                link: None,
+                link_kind: None,
+            });
+        }
+        ctx.status("no default cuDNN release was set; nothing changed");
+        return Ok(0);
+    };
+    let old = before
+        .parse::<Spec>()
+        .ok()
+        .and_then(|s| Store::new(&ctx.home).newest_matching(&s).ok().flatten());
+    ctx.home.save_config(&config)?;
+    let mut removed = None;
+    if let Some(r) = &old {
+        let link = ctx.home.current_dir().join(r.cuda().dir_name());
+        let record = link.with_file_name(format!("{}.path", r.cuda().dir_name()));
+        if std::fs::symlink_metadata(&link).is_ok() {
+            fsops::remove_link(&link)?;
+            removed = Some(link);
+        }
+        fsops::remove_file(&record)?;
+    }
+    if ctx.json {
+        ctx.out_json(&Report {
+            default: None,
+            release: None,
+            link: None,
+            link_kind: None,
+        });
+    }
+    ctx.status(format!("default cuDNN {before} → none"));
+    if let Some(l) = removed {
+        ctx.status(format!("removed the link '{}'", l.display()));
+    }
+    Ok(0)
 }
 
 fn show(ctx: &Ctx) -> Result<u8> {

@@ -228,6 +228,7 @@ const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
         &[
             ("cudnnm default 9.12", "use 9.12 where no pin applies"),
             ("cudnnm default", "show the default"),
+            ("cudnnm default none", "unset the default"),
         ],
     ),
     (

@@ -293,6 +293,34 @@ fn default_sets_config_and_repoints_the_current_link_atomically() {
     assert!(link.join("mine.txt").is_file());
 }
 
+/// `default none` unsets the default (as `rustup default none`) and removes
+/// its `current/` link; without a default it changes nothing.
+#[cfg(unix)]
+#[test]
+fn default_none_unsets_the_default_and_its_link() {
+    let sb = Sandbox::new();
+    two_releases(&sb);
+    let link = sb.home().join("current/cuda-12");
+    sb.run(["default", "9.12"]).ok();
+    assert!(fs::symlink_metadata(&link).is_ok());
+    sb.run(["default", "none"]).ok().stderr_has(&[
+        "default cuDNN 9.12.0.46_cuda12 → none",
+        &format!("removed the link '{}'", link.display()),
+    ]);
+    assert!(fs::symlink_metadata(&link).is_err());
+    assert!(
+        !fs::read_to_string(sb.home().join("config.toml"))
+            .unwrap()
+            .contains("default")
+    );
+    sb.run(["default"])
+        .ok()
+        .stderr_has(&["no default cuDNN release is set"]);
+    sb.run(["default", "none"])
+        .ok()
+        .stderr_has(&["no default cuDNN release was set; nothing changed"]);
+}
+
 #[cfg(unix)]
 #[test]
 fn uninstalling_the_default_is_refused_and_forced_clears_it_and_its_link() {
