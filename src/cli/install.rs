@@ -10,6 +10,7 @@ use super::support::{
 };
 use crate::archive::{self, ImportRequest, Outcome};
 use crate::catalog;
+use crate::command::CommandLine;
 use crate::error::{Error, IoResultExt, Kind, Result};
 use crate::hash::Sha256Hex;
 use crate::progress::Progress;
@@ -155,7 +156,25 @@ fn install_catalog(
     if !args.force
         && let Some(r) = Store::new(&ctx.home).get_id(&ReleaseId::new(version.clone(), *cuda))?
     {
-        return here::already(ctx, &r, &format!("the catalog's pick for {}", req.spec));
+        let mut why = format!("the catalog's pick for {}", req.spec);
+        // The same release from another package (the JIT-only wheel has no
+        // precompiled engines): say so, and how to have the catalog's.
+        if let catalog::resolve::Pick::Wheel(w) = &pick {
+            let (from, _) = r.receipt.source.reinstall_arg(&r.id());
+            if let Some(req_) = from.strip_prefix("pip:")
+                && let Some(package) = req_.split("==").next()
+                && package != w.package
+            {
+                why.push_str(&format!(
+                    ", installed from the package {package}, not {}: `{}` installs that one instead",
+                    w.package,
+                    CommandLine::install(format!("pip:{}", w.requirement()))
+                        .force()
+                        .for_host(ctx.env.is_windows())
+                ));
+            }
+        }
+        return here::already(ctx, &r, &why);
     }
     if let catalog::resolve::Pick::Wheel(w) = &pick {
         // A prefix passed over a newer release for the GPU: say which and why

@@ -573,3 +573,20 @@ fn lock_names_the_installed_release_the_pin_selects_without_downloading() {
         cur.describe()
     );
 }
+
+/// The catalog's release installed from another package (the JIT-only
+/// wheel) is "already installed", and the message says which package it
+/// came from and the command that installs the catalog's instead.
+#[test]
+fn a_release_from_another_package_is_named_when_already_installed() {
+    let mut sb = Sandbox::new();
+    let links = sb.root().join("links");
+    std::fs::create_dir_all(&links).unwrap();
+    offline_pip(&mut sb, &links);
+    let whl = fixtures::wheel("nvidia_cudnn_jit_cu12", "9.30.0.1", false).write(sb.root());
+    sb.run(["install".as_ref(), whl.as_os_str()]).ok();
+    sb.run(["install", "9.30.0.1"]).ok().stderr_has(&[
+        "cuDNN 9.30.0.1_cuda12 is already installed at '",
+        "installed from the package nvidia-cudnn-jit-cu12, not nvidia-cudnn-cu12: `cudnnm install pip:nvidia-cudnn-cu12==9.30.0.1 --force` installs that one instead",
+    ]);
+}
