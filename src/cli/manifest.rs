@@ -41,13 +41,17 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
             }
             for r in &report.read {
                 ctx.status(format!(
-                    "read {}: cuDNN {} ({} archives)",
-                    r.from, r.version, r.archives
+                    "read {}: cuDNN {} ({} archive{})",
+                    r.from,
+                    r.version,
+                    r.archives,
+                    if r.archives == 1 { "" } else { "s" }
                 ));
             }
             ctx.status(format!(
-                "wrote {} archives to '{}'; it overlays the embedded catalog (see `cudnnm list --remote`)",
+                "wrote {} archive{} to '{}'; it overlays the embedded catalog (see `cudnnm list --remote`)",
                 report.archives,
+                if report.archives == 1 { "" } else { "s" },
                 report.catalog.display()
             ));
             Ok(0)

@@ -218,7 +218,7 @@ fn one_error(r: Run) -> Run {
 fn install_by_version_through_the_mirror_then_from_the_cache() {
     let lab = Lab::new();
     lab.refresh().stderr_has(&[
-        "redistrib_8.9.7.29.json: cuDNN 8.9.7.29 (1 archives)",
+        "redistrib_8.9.7.29.json: cuDNN 8.9.7.29 (1 archive)",
         "redistrib_9.1.0.json: cuDNN 9.1.0.70 (2 archives)",
         "wrote 3 archives",
     ]);
