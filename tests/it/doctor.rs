@@ -242,10 +242,22 @@ fn plain_copy_where_the_release_had_a_link_chain_is_found_fixed_and_undone() {
     let so9 = tk.join("lib64/libcudnn.so.9");
     fs::remove_file(&so9).unwrap();
     fs::copy(tk.join("lib64/libcudnn.so.9.27.0"), &so9).unwrap();
-    let r = doctor(&sb, &tk, &[]).code_is(7);
+    let r = doctor(&sb, &tk, &["--report", "chain.json"]).code_is(7);
     let f = finding(&r, "broken-soname-chain");
     assert_eq!(f["auto_fix"]["action"], "relink-soname", "{}", r.describe());
     assert_eq!(f["auto_fix"]["target"], "libcudnn.so.9.27.0");
+    // Read back from the report, the fix is for the machine it was taken on.
+    let again = sb.run(["doctor", "--snapshot", "chain.json"]).code_is(7);
+    assert!(
+        !again
+            .stdout()
+            .contains("can be applied with `cudnnm doctor --fix`")
+            && again
+                .stdout()
+                .contains("run `cudnnm doctor --fix` on the machine it was taken on"),
+        "{}",
+        again.describe()
+    );
     // --fix relinks it (backing the copy up) and the result is healthy.
     let r = doctor(&sb, &tk, &["--fix"]).ok();
     assert!(
