@@ -1,9 +1,10 @@
 //! Dynamic completion (clap_complete's `CompleteEnv`, the `COMPLETE=bash`
 //! protocol): besides commands and flags, the shell is offered what this
 //! home holds — installed releases for a SPEC or `--version`, backup ids for
-//! `rollback --to` and `backups --remove`, toolkit folders for
+//! `rollback --to` and `backups remove`, toolkit folders for
 //! `--cuda-root`. The candidates are read when the shell asks, so they are
-//! never stale. Reading fails quietly: a completion never prints an error.
+//! never stale, from the home a `--home` on the line names (else
+//! `CUDNNM_HOME`). Reading fails quietly: a completion never prints an error.
 
 use std::ffi::OsString;
 
@@ -16,6 +17,12 @@ use crate::home::Home;
 /// by the registration `cudnnm completions SHELL` prints): writes the
 /// candidates to stdout and returns `true`; `false` for a normal run.
 pub fn complete_if_asked(args: &[OsString]) -> bool {
+    if std::env::var_os("COMPLETE").is_none_or(|v| v.is_empty()) {
+        return false;
+    }
+    // The words being completed follow `--`: a `--home DIR` among them is
+    // the home the candidates come from.
+    let _ = LINE_HOME.set(home_on_line(args));
     let cwd = std::env::current_dir().ok();
     clap_complete::CompleteEnv::with_factory(command)
         .try_complete(args.iter().cloned(), cwd.as_deref())
@@ -60,7 +67,10 @@ pub fn command() -> clap::Command {
         c.mut_subcommand("dir", |c| c.mut_arg("spec", |a| a.add(releases())))
     });
     cmd = cmd.mut_subcommand("rollback", |c| c.mut_arg("to", |a| a.add(backups())));
-    cmd = cmd.mut_subcommand("backups", |c| c.mut_arg("remove", |a| a.add(backups())));
+    cmd = cmd.mut_subcommand("backups", |c| {
+        c.mut_arg("remove", |a| a.add(backups()))
+            .mut_subcommand("remove", |c| c.mut_arg("ids", |a| a.add(backups())))
+    });
     cmd = cmd.mut_subcommand("toolkits", |c| {
         c.mut_subcommand("forget", |c| {
             c.mut_arg("root", |a| {
@@ -74,12 +84,43 @@ pub fn command() -> clap::Command {
     cmd
 }
 
-/// The home a completion reads: `CUDNNM_HOME` or the platform's (a
-/// `--home` on the line being completed is not seen).
+/// The `--home` (and `--system-home`) of the command line being completed.
+static LINE_HOME: std::sync::OnceLock<(Option<std::path::PathBuf>, Option<std::path::PathBuf>)> =
+    std::sync::OnceLock::new();
+
+/// `--home DIR` / `--home=DIR` and `--system-home` among the words after
+/// `--` (the line being completed), the last of each.
+fn home_on_line(args: &[OsString]) -> (Option<std::path::PathBuf>, Option<std::path::PathBuf>) {
+    let words: Vec<String> = args
+        .iter()
+        .skip_while(|a| *a != "--")
+        .skip(1)
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    let mut found = (None, None);
+    for (i, w) in words.iter().enumerate() {
+        for (flag, slot) in [("--home", &mut found.0), ("--system-home", &mut found.1)] {
+            if let Some(v) = w.strip_prefix(&format!("{flag}=")) {
+                *slot = Some(v.into());
+            } else if w == flag
+                && let Some(v) = words.get(i + 1)
+            {
+                *slot = Some(v.into());
+            }
+        }
+    }
+    found
+}
+
+/// The home a completion reads: a `--home` on the line being completed,
+/// else `CUDNNM_HOME`, else the platform's.
 fn home() -> Option<(Env, Home)> {
     let env = Env::from_process();
-    let system = Home::locate_system(None, &env);
-    let home = Home::locate(None, &env).ok()?.with_system(system);
+    let (home, system) = LINE_HOME.get().cloned().unwrap_or_default();
+    let system = Home::locate_system(system.as_deref(), &env);
+    let home = Home::locate(home.as_deref(), &env)
+        .ok()?
+        .with_system(system);
     Some((env, home))
 }
 

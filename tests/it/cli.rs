@@ -294,6 +294,25 @@ fn bash_completes_installed_versions_backup_ids_and_toolkit_folders() {
             .unwrap()
             .contains(&"--cuda-root".to_string())
     );
+    // `backups remove` completes ids too.
+    let ids: Vec<String> = bash_offers(&sb, &["backups", "remove", ""])
+        .unwrap()
+        .into_iter()
+        .filter(|c| !c.starts_with('-'))
+        .collect();
+    assert_eq!(ids, ["1"]);
+    // A `--home` on the line is the home the candidates come from.
+    let other = sb.root().join("other-home");
+    put_redist_linux_12(&other, "9.27.0.42");
+    let o = other.display().to_string();
+    assert_eq!(
+        bash_offers(&sb, &["--home", &o, "use", "9."]).unwrap(),
+        ["9.27.0.42_cuda12", "9.27.0.42"]
+    );
+    assert_eq!(
+        bash_offers(&sb, &[&format!("--home={o}"), "use", "9.1"]).unwrap(),
+        Vec::<String>::new()
+    );
 }
 
 /// `scripts/demo.sh` shows cargo's progress while it builds: run with a
