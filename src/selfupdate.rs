@@ -174,6 +174,10 @@ fn fetch_hint(e: Error) -> Error {
     ))
 }
 
+/// Largest release archive `self update` reads into memory (a release is
+/// about 4 MB; a debug build's, in the tests, a few tens of MB).
+const MAX_ARCHIVE_BYTES: u64 = 256 << 20;
+
 /// Downloads `artifact` from `base` and checks it against its SHA-256.
 ///
 /// # Errors
@@ -181,7 +185,14 @@ fn fetch_hint(e: Error) -> Error {
 /// SHA-256 differs from the one published.
 pub fn download(env: &Env, base: &str, artifact: &Artifact) -> Result<Vec<u8>> {
     let url = url_in(base, &artifact.name)?;
-    let bytes = crate::catalog::download::fetch_bytes(env, &url).map_err(fetch_hint)?;
+    // A release archive is a few MB; the bound only keeps memory in check.
+    let bytes = crate::catalog::download::fetch_bytes_up_to(
+        env,
+        &url,
+        MAX_ARCHIVE_BYTES,
+        "a cudnnm release archive",
+    )
+    .map_err(fetch_hint)?;
     let got = crate::hash::sha256_bytes(&bytes);
     if got != artifact.sha256 {
         return Err(Error::new(

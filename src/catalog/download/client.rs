@@ -67,6 +67,15 @@ pub fn client(env: &Env) -> Result<Client> {
 /// [`Kind::Network`] for HTTP and connection failures, [`Kind::Integrity`]
 /// for a body over 32 MiB, I/O errors for `file://` URLs.
 pub fn fetch_bytes(env: &Env, url: &str) -> Result<Vec<u8>> {
+    fetch_bytes_up_to(env, url, MAX_INDEX_BYTES, "an index file")
+}
+
+/// [`fetch_bytes`] for a body of at most `max` bytes, `what` naming what it
+/// should be in the error for a larger one (`a cudnnm release archive`).
+///
+/// # Errors
+/// As [`fetch_bytes`], [`Kind::Integrity`] past `max` bytes.
+pub fn fetch_bytes_up_to(env: &Env, url: &str, max: u64, what: &str) -> Result<Vec<u8>> {
     if is_file_url(url) {
         let path = reqwest::Url::parse(url)
             .ok()
@@ -77,7 +86,7 @@ pub fn fetch_bytes(env: &Env, url: &str) -> Result<Vec<u8>> {
     let client = client(env)?;
     let mut failures = 0u32;
     loop {
-        match get_small(&client, url) {
+        match get_small(&client, url, max, what) {
             Ok(bytes) => return Ok(bytes),
             Err(Failure::Transient(_)) if failures < RETRIES => {
                 failures += 1;
@@ -97,7 +106,12 @@ pub fn fetch_bytes(env: &Env, url: &str) -> Result<Vec<u8>> {
     }
 }
 
-fn get_small(client: &Client, url: &str) -> std::result::Result<Vec<u8>, Failure> {
+fn get_small(
+    client: &Client,
+    url: &str,
+    max: u64,
+    what: &str,
+) -> std::result::Result<Vec<u8>, Failure> {
     let name = url.trim_end_matches('/').rsplit('/').next().unwrap_or(url);
     let resp = client.get(url).send().map_err(|e| classify(e, url, name))?;
     let s = resp.status();
@@ -114,7 +128,7 @@ fn get_small(client: &Client, url: &str) -> std::result::Result<Vec<u8>, Failure
         )));
     }
     let mut out = Vec::new();
-    resp.take(MAX_INDEX_BYTES + 1)
+    resp.take(max + 1)
         .read_to_end(&mut out)
         .map_err(|e| {
             Failure::Transient(
@@ -125,10 +139,10 @@ fn get_small(client: &Client, url: &str) -> std::result::Result<Vec<u8>, Failure
                 .cause(error_chain(&e)),
             )
         })?;
-    if out.len() as u64 > MAX_INDEX_BYTES {
+    if out.len() as u64 > max {
         return Err(Failure::Fatal(Error::new(
             Kind::Integrity,
-            format!("{url} is larger than {MAX_INDEX_BYTES} bytes; not an index file"),
+            format!("{url} is larger than {max} bytes; not {what}"),
         )));
     }
     Ok(out)
