@@ -5,15 +5,18 @@
 //! and, when set, undoes what it did and fails with [`Kind::Interrupted`]
 //! (exit 130, as a shell reports a process ended by SIGINT). A second signal
 //! ends the process at once, saying so ([`AGAIN`]); the journal then lets
-//! the next command finish the undo, as after `kill -9`.
+//! the next command finish the undo, as after `kill -9`. A child process
+//! waited for with [`wait_child`] (pip) is killed with its process group
+//! on either signal.
 //!
 //! A signal that comes within [`SAME_SIGNAL`] of the first is the same
 //! interruption delivered twice, not a second one: `timeout -s INT` sends
 //! its signal to cudnnm and then to its process group, and a terminal's
 //! Ctrl-C reaches a process both ways too.
 
+use std::process::{Child, ExitStatus};
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
-use std::sync::{Once, OnceLock};
+use std::sync::{Mutex, Once, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
 use crate::error::{Error, Kind};
@@ -26,6 +29,12 @@ static FIRST: OnceLock<Instant> = OnceLock::new();
 /// How soon after the first signal another one still counts as the same
 /// (a second signal ends the process at once; see the module's text).
 pub const SAME_SIGNAL: Duration = Duration::from_millis(500);
+
+/// The process group (its leader's id) of the child [`wait_child`] waits
+/// for, which a second signal kills before the process exits. Locked
+/// while the child is reaped, so that a group id is never killed after
+/// its leader was waited for (when the id may belong to another process).
+static CHILD: Mutex<Option<u32>> = Mutex::new(None);
 
 /// What a second signal prints before the process ends during a toolkit
 /// change: the journal stays, and the next command undoes the rest.
@@ -83,6 +92,11 @@ pub fn install() {
             if !is_again(FIRST.get().copied(), now) {
                 return;
             }
+            // pip (and what its shim started) goes with this process.
+            let child = CHILD.lock().unwrap_or_else(PoisonError::into_inner);
+            if let Some(leader) = *child {
+                crate::platform::kill_process_group(leader);
+            }
             use std::io::Write;
             let mut err = std::io::stderr();
             let _ = err.write_all(again_message(ACTIVITY.load(Ordering::SeqCst)).as_bytes());
@@ -96,6 +110,39 @@ pub fn install() {
 /// [`SAME_SIGNAL`] after the first (at `first`).
 fn is_again(first: Option<Instant>, now: Instant) -> bool {
     first.is_none_or(|t| now.saturating_duration_since(t) > SAME_SIGNAL)
+}
+
+/// Waits for `child`, started in a process group of its own
+/// ([`crate::platform::own_process_group`]), while watching for a signal.
+/// `Ok(None)` when one came: the child's group was killed (on Windows the
+/// child alone) and the child collected. Until the child ends, a second
+/// signal kills its group before the process exits. Call [`doing`] (or
+/// [`install`]) first, or a signal ends the process the usual way.
+///
+/// # Errors
+/// When the child's state cannot be read (`waitpid` failed).
+pub fn wait_child(child: &mut Child) -> std::io::Result<Option<ExitStatus>> {
+    let leader = child.id();
+    let lock = || CHILD.lock().unwrap_or_else(PoisonError::into_inner);
+    *lock() = Some(leader);
+    loop {
+        {
+            let mut registered = lock();
+            let ended = child.try_wait();
+            if !matches!(ended, Ok(None)) {
+                *registered = None;
+                return ended;
+            }
+            if requested() {
+                crate::platform::kill_process_group(leader);
+                *registered = None;
+                drop(registered);
+                let _ = child.wait();
+                return Ok(None);
+            }
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 /// True once a signal asked this process to stop.

@@ -66,6 +66,9 @@ pub fn download(python: &str, requirement: &str, dest: &Path, quiet: bool) -> Re
         cmd.stdout(Stdio::from(std::io::stderr()));
     }
     cmd.stderr(Stdio::piped());
+    // pip, and whatever starts it (a pyenv shim runs python as its child),
+    // in a process group of its own that a signal stops as a whole.
+    crate::platform::own_process_group(&mut cmd);
     // Ctrl-C or SIGTERM sets a flag instead of ending this process, so that
     // pip is stopped with it and the caller's download folder is removed.
     crate::interrupt::doing(crate::interrupt::Activity::Import);
@@ -85,22 +88,16 @@ pub fn download(python: &str, requirement: &str, dest: &Path, quiet: bool) -> Re
                 text
             })
         });
-        let status = loop {
-            if let Some(status) = child.try_wait()? {
-                break Some(status);
-            }
-            if crate::interrupt::requested() {
-                // A signal sent to cudnnm alone (`kill PID`) does not reach
-                // pip: stop it here rather than leave it downloading.
-                let _ = child.kill();
-                let _ = child.wait();
-                break None;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(50));
+        // A signal sent to cudnnm alone (`kill PID`), or a Ctrl-C (pip's
+        // group is not the terminal's), does not reach pip: its group is
+        // stopped here rather than left downloading.
+        let status = crate::interrupt::wait_child(&mut child)?;
+        // Stopped: pip's messages are not needed, and a process that left
+        // the group may hold its stderr open; the reader is left to end.
+        let text = match (status, reader) {
+            (Some(_), Some(r)) => r.join().unwrap_or_default(),
+            _ => String::new(),
         };
-        let text = reader
-            .map(|r| r.join().unwrap_or_default())
-            .unwrap_or_default();
         Ok((status, text))
     });
     let (status, stderr) = spawned.map_err(|e| {
