@@ -1206,6 +1206,54 @@ fn a_signal_stops_pip_behind_a_shim_and_what_the_shim_started() {
     assert!(left.is_empty(), "{left:?}\n{}", r.describe());
 }
 
+/// A `.pip-*` download folder a kill left (nothing changed in it for an
+/// hour, nobody holds it) is removed by the next `install pip:`; a recent
+/// one, and one whose owner still holds it, stay. `du` counts them with
+/// the downloads.
+#[cfg(unix)]
+#[test]
+fn pip_download_folders_a_kill_left_are_swept_after_an_hour_and_counted_as_downloads() {
+    let mut sb = Sandbox::new();
+    fs::create_dir_all(sb.home()).unwrap();
+    let folder = |name: &str, bytes: usize| {
+        let d = sb.home().join(name);
+        fs::create_dir_all(d.join("sub")).unwrap();
+        fs::write(d.join("sub/x.whl.part"), vec![7u8; bytes]).unwrap();
+        d
+    };
+    let old = folder(".pip-old", 1000);
+    let recent = folder(".pip-recent", 300);
+    let held = folder(".pip-held", 20);
+    // `held`: a running cudnnm holds its `.busy` lock.
+    let busy = fs::File::create(held.join(".busy")).unwrap();
+    busy.lock().unwrap();
+    // Every entry last changed two hours ago; then one file inside
+    // `recent` changes.
+    for d in [&old, &held, &recent] {
+        let mut touch = std::process::Command::new("touch");
+        touch.args(["-d", "2 hours ago"]);
+        for e in walkdir::WalkDir::new(d).into_iter().flatten() {
+            touch.arg(e.path());
+        }
+        assert!(touch.status().unwrap().success());
+    }
+    fs::write(recent.join("sub/x.whl.part"), vec![8u8; 300]).unwrap();
+    let du = sb.run(["du", "--json"]).ok().json();
+    let downloads = du["downloads"].as_u64().unwrap();
+    assert_eq!(downloads, 1000 + 300 + 20, "{du}");
+    sb.run(["du"]).ok().stdout_has(&["pip's download folders"]);
+    sb.set_env("CUDNNM_PYTHON", "true");
+    sb.run(["install", "pip:x"])
+        .code_is(4)
+        .stderr_has(&["0 wheel files"]);
+    assert!(!old.exists(), "an hour-old folder nobody holds is removed");
+    assert!(recent.exists(), "a folder changed within the hour stays");
+    assert!(held.exists(), "a folder its owner holds stays");
+    drop(busy);
+    let du = sb.run(["du", "--json"]).ok().json();
+    assert_eq!(du["downloads"].as_u64().unwrap(), 300 + 20, "{du}");
+}
+
 // ------------------------------------------------------------ list and uninstall
 
 #[test]
