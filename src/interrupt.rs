@@ -5,14 +5,36 @@
 //! and, when set, undoes what it did and fails with [`Kind::Interrupted`]
 //! (exit 130, as a shell reports a process ended by SIGINT). A second signal
 //! ends the process at once, saying so ([`AGAIN`]); the journal then lets
-//! the next command finish the undo, as after `kill -9`.
+//! the next command finish the undo, as after `kill -9`. A child process
+//! waited for with [`wait_child`] (pip) is killed with its process group
+//! on either signal.
+//!
+//! A signal that comes within [`SAME_SIGNAL`] of the first is the same
+//! interruption delivered twice, not a second one: `timeout -s INT` sends
+//! its signal to cudnnm and then to its process group, and a terminal's
+//! Ctrl-C reaches a process both ways too.
 
-use std::sync::Once;
+use std::process::{Child, ExitStatus};
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::{Mutex, Once, OnceLock, PoisonError};
+use std::time::{Duration, Instant};
 
 use crate::error::{Error, Kind};
 
 static REQUESTED: AtomicBool = AtomicBool::new(false);
+
+/// When the first signal came.
+static FIRST: OnceLock<Instant> = OnceLock::new();
+
+/// How soon after the first signal another one still counts as the same
+/// (a second signal ends the process at once; see the module's text).
+pub const SAME_SIGNAL: Duration = Duration::from_millis(500);
+
+/// The process group (its leader's id) of the child [`wait_child`] waits
+/// for, which a second signal kills before the process exits. Locked
+/// while the child is reaped, so that a group id is never killed after
+/// its leader was waited for (when the id may belong to another process).
+static CHILD: Mutex<Option<u32>> = Mutex::new(None);
 
 /// What a second signal prints before the process ends during a toolkit
 /// change: the journal stays, and the next command undoes the rest.
@@ -62,15 +84,65 @@ pub fn install() {
         // `ctrlc` runs this on its own thread, not in the signal handler,
         // so it may write and exit.
         let _ = ctrlc::set_handler(|| {
-            if REQUESTED.swap(true, Ordering::SeqCst) {
-                use std::io::Write;
-                let mut err = std::io::stderr();
-                let _ = err.write_all(again_message(ACTIVITY.load(Ordering::SeqCst)).as_bytes());
-                let _ = err.flush();
-                std::process::exit(i32::from(Kind::Interrupted.exit_code()));
+            let now = Instant::now();
+            if !REQUESTED.swap(true, Ordering::SeqCst) {
+                let _ = FIRST.set(now);
+                return;
             }
+            if !is_again(FIRST.get().copied(), now) {
+                return;
+            }
+            // pip (and what its shim started) goes with this process.
+            let child = CHILD.lock().unwrap_or_else(PoisonError::into_inner);
+            if let Some(leader) = *child {
+                crate::platform::kill_process_group(leader);
+            }
+            use std::io::Write;
+            let mut err = std::io::stderr();
+            let _ = err.write_all(again_message(ACTIVITY.load(Ordering::SeqCst)).as_bytes());
+            let _ = err.flush();
+            std::process::exit(i32::from(Kind::Interrupted.exit_code()));
         });
     });
+}
+
+/// Whether a signal at `now` is a second interruption: more than
+/// [`SAME_SIGNAL`] after the first (at `first`).
+fn is_again(first: Option<Instant>, now: Instant) -> bool {
+    first.is_none_or(|t| now.saturating_duration_since(t) > SAME_SIGNAL)
+}
+
+/// Waits for `child`, started in a process group of its own
+/// ([`crate::platform::own_process_group`]), while watching for a signal.
+/// `Ok(None)` when one came: the child's group was killed (on Windows the
+/// child alone) and the child collected. Until the child ends, a second
+/// signal kills its group before the process exits. Call [`doing`] (or
+/// [`install`]) first, or a signal ends the process the usual way.
+///
+/// # Errors
+/// When the child's state cannot be read (`waitpid` failed).
+pub fn wait_child(child: &mut Child) -> std::io::Result<Option<ExitStatus>> {
+    let leader = child.id();
+    let lock = || CHILD.lock().unwrap_or_else(PoisonError::into_inner);
+    *lock() = Some(leader);
+    loop {
+        {
+            let mut registered = lock();
+            let ended = child.try_wait();
+            if !matches!(ended, Ok(None)) {
+                *registered = None;
+                return ended;
+            }
+            if requested() {
+                crate::platform::kill_process_group(leader);
+                *registered = None;
+                drop(registered);
+                let _ = child.wait();
+                return Ok(None);
+            }
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 /// True once a signal asked this process to stop.
@@ -94,12 +166,20 @@ pub fn import_error() -> Error {
 /// The test-only pause of a change in flight (store import, deploy): writes
 /// this process's id to `file`, then waits until a test removes the file,
 /// an interrupt arrives, or 60 s pass, so a test can signal or race a
-/// process at a known step.
+/// process at a known step. While a file named like `file` plus `.hold`
+/// exists, an interrupt does not end the pause: a test sends a second
+/// signal to a process that is still at that step.
 pub fn test_pause(file: &std::path::Path) {
     let _ = crate::fsops::write_atomic(file, std::process::id().to_string().as_bytes());
-    let start = std::time::Instant::now();
-    while file.exists() && !requested() && start.elapsed() < std::time::Duration::from_secs(60) {
-        std::thread::sleep(std::time::Duration::from_millis(10));
+    let mut hold = file.as_os_str().to_owned();
+    hold.push(".hold");
+    let hold = std::path::PathBuf::from(hold);
+    let start = Instant::now();
+    while file.exists()
+        && (!requested() || hold.exists())
+        && start.elapsed() < Duration::from_secs(60)
+    {
+        std::thread::sleep(Duration::from_millis(10));
     }
 }
 
@@ -115,5 +195,21 @@ mod tests {
         assert!(again_message(Activity::Import as u8).contains("next `cudnnm install`"));
         assert!(!again_message(Activity::Import as u8).contains("backup"));
         assert_eq!(again_message(Activity::Change as u8), AGAIN);
+    }
+
+    /// A signal within half a second of the first is the same one
+    /// delivered twice (`timeout`, a terminal); later, it is a second one.
+    #[test]
+    fn only_a_signal_after_the_window_is_a_second_one() {
+        let t = Instant::now();
+        assert!(!is_again(Some(t), t));
+        assert!(!is_again(Some(t), t + Duration::from_millis(10)));
+        assert!(!is_again(Some(t), t + SAME_SIGNAL));
+        assert!(is_again(
+            Some(t),
+            t + SAME_SIGNAL + Duration::from_millis(1)
+        ));
+        assert!(is_again(Some(t), t + Duration::from_secs(5)));
+        assert!(is_again(None, t));
     }
 }

@@ -1,7 +1,8 @@
 //! Where a home's disk space goes (`cudnnm du`): the store by release, the
 //! backups (what each holds alone, and what it shares with the store or
 //! other backups through hard links), the download cache, and the rest
-//! (records, journals, partial imports). Every file is counted once however
+//! (records, journals, partial imports); pip's download folders count with
+//! the downloads. Every file is counted once however
 //! many hard links it has ([`crate::disk::Tally`]): the categories add up
 //! to the total, each file counted in the first that holds it — store,
 //! backups, downloads, other.
@@ -58,8 +59,13 @@ pub struct Usage {
     pub store: u64,
     /// Bytes counted under `backups/` that the store does not hold too.
     pub backups_total: u64,
-    /// Bytes of `downloads/` (archives, sidecars, partial downloads).
+    /// Bytes of `downloads/` (archives, sidecars, partial downloads) and
+    /// of pip's download folders (`.pip-*` in the home).
     pub downloads: u64,
+    /// Of `downloads`, the bytes in pip's download folders: a pip download
+    /// running now, or one a kill left (the next `install pip:` or `lock`
+    /// removes it once nothing changed in it for an hour).
+    pub pip_downloads: u64,
     /// Everything else in the home (config, records, journals).
     pub other: u64,
     /// All of it, each file once: the sum of the four above.
@@ -104,7 +110,17 @@ pub fn measure(home: &Home) -> Result<Usage> {
     let mut all = Tally::new();
     let store = all.add_tree(&own_store);
     let backups_total = all.add_tree(&home.backups_dir());
-    let downloads = all.add_tree(&home.downloads_dir());
+    let cache = all.add_tree(&home.downloads_dir());
+    let pip_downloads: u64 = std::fs::read_dir(home.root())
+        .map(|rd| {
+            rd.flatten()
+                .filter(|e| e.file_name().to_string_lossy().starts_with(".pip-"))
+                .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+                .map(|e| all.add_tree(&e.path()))
+                .sum()
+        })
+        .unwrap_or(0);
+    let downloads = cache + pip_downloads;
     let other = all.add_tree(home.root());
     Ok(Usage {
         home: home.root().to_path_buf(),
@@ -113,6 +129,7 @@ pub fn measure(home: &Home) -> Result<Usage> {
         store,
         backups_total,
         downloads,
+        pip_downloads,
         other,
         total: all.bytes(),
     })

@@ -6,10 +6,103 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::time::{Duration, SystemTime};
 
 use crate::env::{self, Env};
 use crate::error::{Error, IoResultExt, Kind, Result};
+use crate::fsops;
+use crate::home::Home;
 use crate::version::Version;
+
+/// How long a `.pip-*` folder nobody holds stays untouched before the
+/// next pip download removes it as left by a kill.
+pub const STALE: Duration = Duration::from_secs(60 * 60);
+
+/// The file in a `.pip-*` folder that its cudnnm keeps locked while it
+/// lives ([`PipFolder`]).
+const BUSY_FILE: &str = ".busy";
+
+/// The folder one `pip download` writes into, `$CUDNNM_HOME/.pip-XXXX`,
+/// removed when this is dropped. Its [`BUSY_FILE`] stays locked meanwhile,
+/// so that another process's sweep ([`download_folder`]) leaves it alone
+/// however long pip takes (pip downloads into its own temporary folder and
+/// copies the wheel here at the end, so nothing here changes meanwhile).
+#[derive(Debug)]
+pub struct PipFolder {
+    /// Closed first: Windows removes no file a handle holds open.
+    _busy: Option<std::fs::File>,
+    dir: tempfile::TempDir,
+}
+
+impl PipFolder {
+    /// The folder.
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+}
+
+/// Makes a [`PipFolder`] in `home`, first removing the `.pip-*` folders a
+/// killed cudnnm left: those whose owner no longer holds them and in which
+/// nothing changed for [`STALE`].
+///
+/// # Errors
+/// When the home cannot be created or written.
+pub fn download_folder(home: &Home) -> Result<PipFolder> {
+    home.ensure()?;
+    let root = home.root();
+    sweep(root, SystemTime::now());
+    let dir = tempfile::Builder::new()
+        .prefix(".pip-")
+        .tempdir_in(root)
+        .with_path("create a folder in", root)?;
+    let path = dir.path().join(BUSY_FILE);
+    let file = fsops::create_new_file(&path).with_path("create", &path)?;
+    // A file system that cannot lock: the folder is protected by its age alone.
+    let busy = file.try_lock().is_ok().then_some(file);
+    Ok(PipFolder { _busy: busy, dir })
+}
+
+/// Removes the `.pip-*` folders in `root` that nobody holds and in which
+/// nothing changed for [`STALE`] before `now`. Best effort: a folder that
+/// cannot be read or removed stays.
+fn sweep(root: &Path, now: SystemTime) {
+    let Ok(rd) = std::fs::read_dir(root) else {
+        return;
+    };
+    for e in rd.flatten() {
+        let path = e.path();
+        let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
+        if !is_dir || !e.file_name().to_string_lossy().starts_with(".pip-") {
+            continue;
+        }
+        if busy_elsewhere(&path)
+            || changed_since(
+                &path,
+                now.checked_sub(STALE).unwrap_or(SystemTime::UNIX_EPOCH),
+            )
+        {
+            continue;
+        }
+        let _ = fsops::remove_dir_all(&path);
+    }
+}
+
+/// Whether another open file holds the lock of `dir`'s [`BUSY_FILE`].
+fn busy_elsewhere(dir: &Path) -> bool {
+    std::fs::File::open(dir.join(BUSY_FILE))
+        .is_ok_and(|f| matches!(f.try_lock(), Err(std::fs::TryLockError::WouldBlock)))
+}
+
+/// Whether `dir` or anything in it was modified after `since` (or has a
+/// time that cannot be read: then it is not judged stale).
+fn changed_since(dir: &Path, since: SystemTime) -> bool {
+    walkdir::WalkDir::new(dir).into_iter().any(|e| {
+        e.ok()
+            .and_then(|e| e.metadata().ok())
+            .and_then(|m| m.modified().ok())
+            .is_none_or(|t| t > since)
+    })
+}
 
 /// The Python that runs pip: `CUDNNM_PYTHON`, else `python3` (`python` on Windows).
 pub fn python(env: &Env) -> String {
@@ -66,6 +159,9 @@ pub fn download(python: &str, requirement: &str, dest: &Path, quiet: bool) -> Re
         cmd.stdout(Stdio::from(std::io::stderr()));
     }
     cmd.stderr(Stdio::piped());
+    // pip, and whatever starts it (a pyenv shim runs python as its child),
+    // in a process group of its own that a signal stops as a whole.
+    crate::platform::own_process_group(&mut cmd);
     // Ctrl-C or SIGTERM sets a flag instead of ending this process, so that
     // pip is stopped with it and the caller's download folder is removed.
     crate::interrupt::doing(crate::interrupt::Activity::Import);
@@ -85,22 +181,16 @@ pub fn download(python: &str, requirement: &str, dest: &Path, quiet: bool) -> Re
                 text
             })
         });
-        let status = loop {
-            if let Some(status) = child.try_wait()? {
-                break Some(status);
-            }
-            if crate::interrupt::requested() {
-                // A signal sent to cudnnm alone (`kill PID`) does not reach
-                // pip: stop it here rather than leave it downloading.
-                let _ = child.kill();
-                let _ = child.wait();
-                break None;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(50));
+        // A signal sent to cudnnm alone (`kill PID`), or a Ctrl-C (pip's
+        // group is not the terminal's), does not reach pip: its group is
+        // stopped here rather than left downloading.
+        let status = crate::interrupt::wait_child(&mut child)?;
+        // Stopped: pip's messages are not needed, and a process that left
+        // the group may hold its stderr open; the reader is left to end.
+        let text = match (status, reader) {
+            (Some(_), Some(r)) => r.join().unwrap_or_default(),
+            _ => String::new(),
         };
-        let text = reader
-            .map(|r| r.join().unwrap_or_default())
-            .unwrap_or_default();
         Ok((status, text))
     });
     let (status, stderr) = spawned.map_err(|e| {
@@ -219,5 +309,34 @@ fn find_wheel(dir: &Path, requirement: &str) -> Result<PathBuf> {
             ),
         )
         .hint("name one package version, e.g. pip:nvidia-cudnn-cu12==9.1.0.70")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A sweep an hour and more after the folders last changed removes the
+    /// `.pip-*` folders nobody holds, and nothing else.
+    #[test]
+    fn a_sweep_removes_stale_pip_folders_nobody_holds() {
+        let d = tempfile::tempdir().unwrap();
+        let mk = |name: &str| {
+            let p = d.path().join(name);
+            fsops::create_dir_all(&p.join("sub")).unwrap();
+            fsops::write_atomic(&p.join("sub/x.whl"), b"wheel").unwrap();
+            p
+        };
+        let (left, other, held) = (mk(".pip-left"), mk("store"), mk(".pip-held"));
+        let busy = fsops::create_new_file(&held.join(BUSY_FILE)).unwrap();
+        let locked = busy.try_lock().is_ok();
+        let now = SystemTime::now();
+        sweep(d.path(), now);
+        assert!(left.exists(), "changed within the hour");
+        sweep(d.path(), now + STALE + Duration::from_secs(60));
+        assert!(!left.exists());
+        assert!(other.exists());
+        // Where the file system locks, a held folder stays however old.
+        assert_eq!(held.exists(), locked);
     }
 }

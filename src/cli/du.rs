@@ -48,11 +48,14 @@ pub fn run(ctx: &Ctx, _args: Args) -> Result<u8> {
             ),
         ]);
     }
-    rows.push([
-        "downloads".into(),
-        human_size(u.downloads),
-        "`cudnnm cache` lists them".into(),
-    ]);
+    let mut note = "`cudnnm cache` lists them".to_string();
+    if u.pip_downloads > 0 {
+        note.push_str(&format!(
+            "; {} in pip's download folders (`.pip-*`)",
+            human_size(u.pip_downloads)
+        ));
+    }
+    rows.push(["downloads".into(), human_size(u.downloads), note]);
     rows.push([
         "other".into(),
         human_size(u.other),

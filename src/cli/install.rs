@@ -11,7 +11,7 @@ use super::support::{
 use crate::archive::{self, ImportRequest, Outcome};
 use crate::catalog;
 use crate::command::CommandLine;
-use crate::error::{Error, IoResultExt, Kind, Result};
+use crate::error::{Error, Kind, Result};
 use crate::hash::Sha256Hex;
 use crate::progress::Progress;
 use crate::store::Store;
@@ -368,11 +368,7 @@ fn install_pip(ctx: &Ctx, requirement: &str, base: ImportRequest) -> Result<u8> 
         return here::already(ctx, &r, &format!("pip:{requirement}"));
     }
     let python = catalog::pip::python(&ctx.env);
-    ctx.home.ensure()?;
-    let tmp = tempfile::Builder::new()
-        .prefix(".pip-")
-        .tempdir_in(ctx.home.root())
-        .with_path("create a folder in", ctx.home.root())?;
+    let tmp = catalog::pip::download_folder(&ctx.home)?;
     ctx.status(format!(
         "fetching {requirement} with `{python} -m pip download`"
     ));

@@ -12,7 +12,7 @@ use serde::Serialize;
 use super::Ctx;
 use super::support::GpuGate;
 use crate::catalog::{self, Catalog, FetchRequest, resolve};
-use crate::error::{Error, IoResultExt, Kind, Result};
+use crate::error::{Error, Kind, Result};
 use crate::fsops;
 use crate::hash;
 use crate::pin::lockfile::{self, LockedSource, ProjectLock};
@@ -191,11 +191,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
             ctx.status(format!(
                 "cuDNN {release} is published only on PyPI; hashing the wheel pip fetches for {platform}"
             ));
-            ctx.home.ensure()?;
-            let tmp = tempfile::Builder::new()
-                .prefix(".pip-")
-                .tempdir_in(ctx.home.root())
-                .with_path("create a folder in", ctx.home.root())?;
+            let tmp = catalog::pip::download_folder(&ctx.home)?;
             let python = catalog::pip::python(&ctx.env);
             let file = catalog::pip::download(&python, &requirement, tmp.path(), ctx.quiet)?;
             let (_, sha) = hash::sha256_file(&file)?;

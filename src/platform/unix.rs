@@ -361,3 +361,31 @@ pub fn make_executable(path: &Path) -> io::Result<()> {
 pub fn protect_system_home(_root: &Path) -> io::Result<()> {
     Ok(())
 }
+
+/// Makes the process `cmd` starts the leader of a process group of its own
+/// (`setpgid(0, 0)` in the child), so that [`kill_process_group`] stops it
+/// and everything it starts: pip behind a shim (pyenv's `python3` is a
+/// shell script that runs python as its child) included. A terminal's
+/// Ctrl-C then reaches cudnnm alone, which stops the group itself.
+pub fn own_process_group(cmd: &mut std::process::Command) {
+    use std::os::unix::process::CommandExt;
+    cmd.process_group(0);
+}
+
+/// Kills (`SIGKILL`) every process of the process group whose leader is
+/// `leader`, a child started with [`own_process_group`]. Call it only
+/// while that child has not been waited for: its id, and so the group's,
+/// cannot have been reused until then.
+pub fn kill_process_group(leader: u32) {
+    let Ok(pgid) = libc::pid_t::try_from(leader) else {
+        return;
+    };
+    if pgid <= 1 {
+        return;
+    }
+    // SAFETY: kill(2) takes two integers and touches no memory of ours; a
+    // negative pid names the process group.
+    unsafe {
+        libc::kill(-pgid, libc::SIGKILL);
+    }
+}

@@ -466,3 +466,26 @@ pub fn protect_system_home(root: &Path) -> io::Result<()> {
     unsafe { LocalFree(sd as _) };
     result
 }
+
+/// Windows has no process groups that a kill reaches: the child starts as
+/// usual, attached to the console, so a Ctrl-C in the console reaches it
+/// (and whatever it starts) directly. Only the child itself is stopped by
+/// [`kill_process_group`].
+pub fn own_process_group(_cmd: &mut std::process::Command) {}
+
+/// Terminates the process `leader` (`TerminateProcess`), a child not yet
+/// waited for: only that process, not the programs it started (a `.bat`
+/// shim's python survives `cmd.exe`; a console Ctrl-C reaches it itself).
+pub fn kill_process_group(leader: u32) {
+    use windows_sys::Win32::Foundation::CloseHandle;
+    use windows_sys::Win32::System::Threading::{OpenProcess, PROCESS_TERMINATE, TerminateProcess};
+    // SAFETY: OpenProcess takes plain values and returns a handle (null on
+    // failure), which is used once and closed here.
+    unsafe {
+        let h = OpenProcess(PROCESS_TERMINATE, 0, leader);
+        if !h.is_null() {
+            TerminateProcess(h, 1);
+            CloseHandle(h);
+        }
+    }
+}

@@ -1118,6 +1118,142 @@ fn a_signal_during_a_pip_download_stops_pip_and_leaves_nothing() {
     }
 }
 
+/// pip behind a shim (pyenv's `python3` is a shell script that runs the
+/// real python as its child): SIGTERM sent to cudnnm alone stops the shim
+/// and what it started (pip runs in a process group of its own, which
+/// cudnnm kills), at once — not after pip's download — and leaves no
+/// download folder.
+#[cfg(unix)]
+#[test]
+fn a_signal_stops_pip_behind_a_shim_and_what_the_shim_started() {
+    use std::os::unix::fs::PermissionsExt;
+    let mut sb = Sandbox::new();
+    let bin = sb.root().join("shims");
+    fs::create_dir_all(&bin).unwrap();
+    let pidfile = sb.root().join("python.pid");
+    // The shim waits for its child, which says its PID, writes a partial
+    // wheel into --dest and downloads "forever" (holding pip's stderr).
+    let shim = bin.join("python3");
+    fs::write(
+        &shim,
+        format!(
+            "#!/bin/sh\nwhile [ \"$1\" != --dest ]; do shift; done\nsh -c 'head -c 4096 /dev/zero > \"$1/x.whl.part\"; echo $$ > {}; exec sleep 60' sh \"$2\"\nexit $?\n",
+            pidfile.display()
+        ),
+    )
+    .unwrap();
+    fs::set_permissions(&shim, fs::Permissions::from_mode(0o755)).unwrap();
+    sb.set_env("CUDNNM_PYTHON", &shim);
+    let child = sb
+        .command()
+        .args(["install", "pip:nvidia-cudnn-cu12==9.1.0.70"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    while fs::read_to_string(&pidfile).map_or(true, |t| t.trim().is_empty()) {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(30),
+            "pip never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let python: u32 = fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    common::signal("-TERM", child.id());
+    let (out, took) = common::wait_within(child, std::time::Duration::from_secs(10));
+    let r = Run {
+        args: vec!["install".into()],
+        out,
+        root: sb.root().to_path_buf(),
+    };
+    // Whatever happened, the test leaves no process behind.
+    let gone = (0..200).any(|_| {
+        let runs = common::process_runs(python);
+        if runs {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        !runs
+    });
+    if !gone {
+        let _ = std::process::Command::new("kill")
+            .args(["-KILL", &python.to_string()])
+            .status();
+    }
+    let r = r
+        .code_is(130)
+        .stderr_has(&["error: interrupted; nothing was installed"]);
+    assert!(
+        took < std::time::Duration::from_secs(3),
+        "exited {took:?} after the signal\n{}",
+        r.describe()
+    );
+    assert!(
+        gone,
+        "the shim's child ({python}) still runs\n{}",
+        r.describe()
+    );
+    let left: Vec<_> = fs::read_dir(sb.home())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(".pip-"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}\n{}", r.describe());
+}
+
+/// A `.pip-*` download folder a kill left (nothing changed in it for an
+/// hour, nobody holds it) is removed by the next `install pip:`; a recent
+/// one, and one whose owner still holds it, stay. `du` counts them with
+/// the downloads.
+#[cfg(unix)]
+#[test]
+fn pip_download_folders_a_kill_left_are_swept_after_an_hour_and_counted_as_downloads() {
+    let mut sb = Sandbox::new();
+    fs::create_dir_all(sb.home()).unwrap();
+    let folder = |name: &str, bytes: usize| {
+        let d = sb.home().join(name);
+        fs::create_dir_all(d.join("sub")).unwrap();
+        fs::write(d.join("sub/x.whl.part"), vec![7u8; bytes]).unwrap();
+        d
+    };
+    let old = folder(".pip-old", 1000);
+    let recent = folder(".pip-recent", 300);
+    let held = folder(".pip-held", 20);
+    // `held`: a running cudnnm holds its `.busy` lock.
+    let busy = fs::File::create(held.join(".busy")).unwrap();
+    busy.lock().unwrap();
+    // Every entry last changed two hours ago; then one file inside
+    // `recent` changes.
+    for d in [&old, &held, &recent] {
+        let mut touch = std::process::Command::new("touch");
+        touch.args(["-d", "2 hours ago"]);
+        for e in walkdir::WalkDir::new(d).into_iter().flatten() {
+            touch.arg(e.path());
+        }
+        assert!(touch.status().unwrap().success());
+    }
+    fs::write(recent.join("sub/x.whl.part"), vec![8u8; 300]).unwrap();
+    let du = sb.run(["du", "--json"]).ok().json();
+    let downloads = du["downloads"].as_u64().unwrap();
+    assert_eq!(downloads, 1000 + 300 + 20, "{du}");
+    sb.run(["du"]).ok().stdout_has(&["pip's download folders"]);
+    sb.set_env("CUDNNM_PYTHON", "true");
+    sb.run(["install", "pip:x"])
+        .code_is(4)
+        .stderr_has(&["0 wheel files"]);
+    assert!(!old.exists(), "an hour-old folder nobody holds is removed");
+    assert!(recent.exists(), "a folder changed within the hour stays");
+    assert!(held.exists(), "a folder its owner holds stays");
+    drop(busy);
+    let du = sb.run(["du", "--json"]).ok().json();
+    assert_eq!(du["downloads"].as_u64().unwrap(), 300 + 20, "{du}");
+}
+
 // ------------------------------------------------------------ list and uninstall
 
 #[test]

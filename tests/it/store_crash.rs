@@ -298,3 +298,60 @@ fn ctrl_c_while_a_real_wheel_is_being_extracted_removes_its_partial_folder() {
         .collect();
     assert!(left.is_empty(), "{left:?}");
 }
+
+/// One interruption delivered twice within moments (`timeout -s INT`
+/// signals cudnnm and then its process group; a terminal's Ctrl-C can
+/// reach a process twice the same way) is one signal: the import stops
+/// and removes its partial folder, as for a single Ctrl-C, instead of
+/// ending at once and leaving the folder.
+#[cfg(unix)]
+#[test]
+fn two_signals_within_moments_during_a_real_wheel_import_count_as_one() {
+    let wheel = common::real_wheel("nvidia_cudnn_jit_cu12-9.27.0.42");
+    for gap in [10, 50] {
+        let sb = Sandbox::new();
+        let child = sb
+            .command()
+            .args(["install".as_ref(), wheel.as_os_str()])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let start = std::time::Instant::now();
+        loop {
+            let bytes: u64 = walkdir::WalkDir::new(sb.home().join("store"))
+                .into_iter()
+                .flatten()
+                .filter(|e| e.path().to_string_lossy().contains("/.partial-"))
+                .filter(|e| e.file_type().is_file())
+                .map(|e| e.metadata().map(|m| m.len()).unwrap_or(0))
+                .sum();
+            if bytes > 1 << 20 {
+                break;
+            }
+            assert!(
+                start.elapsed() < std::time::Duration::from_secs(60),
+                "the extraction never started"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+        common::signal("-INT", child.id());
+        std::thread::sleep(std::time::Duration::from_millis(gap));
+        common::signal("-INT", child.id());
+        let out = child.wait_with_output().unwrap();
+        let r = Run {
+            args: vec!["install".into(), wheel.clone().into()],
+            out,
+            root: sb.root().to_path_buf(),
+        };
+        let r = r
+            .code_is(130)
+            .stderr_has(&["error: interrupted; nothing was installed"]);
+        assert!(
+            !r.stderr().contains("interrupted again"),
+            "{gap} ms apart\n{}",
+            r.describe()
+        );
+        assert!(partials(&sb).is_empty(), "{gap} ms apart\n{}", r.describe());
+    }
+}

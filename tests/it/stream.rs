@@ -630,3 +630,65 @@ fn a_damaged_partial_download_is_fetched_again_and_the_fresh_bytes_stream() {
     );
     assert_installed(&lab, &s);
 }
+
+/// A mirror that accepts the connection and never answers: SIGTERM stops
+/// the install within a moment (not after the read timeout), exit 130,
+/// nothing in the store and no empty partial download left.
+#[cfg(unix)]
+#[test]
+fn sigterm_while_a_stalled_server_has_not_answered_stops_at_once() {
+    let lab = Lab::new();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let (accepted_tx, accepted) = std::sync::mpsc::channel();
+    // Accepts, reads nothing, answers nothing; the connections stay open
+    // until the test ends.
+    std::thread::spawn(move || {
+        let mut open = Vec::new();
+        for conn in listener.incoming().flatten() {
+            open.push(conn);
+            let _ = accepted_tx.send(());
+        }
+    });
+    let f = wheel();
+    let (name, bytes) = written(&f, lab.sb.root());
+    std::fs::create_dir_all(lab.sb.home()).unwrap();
+    std::fs::write(
+        lab.sb.home().join("catalog.toml"),
+        format!(
+            "schema = 1\n[[archive]]\nversion = \"9.1.0.70\"\ncuda = \"12\"\nplatform = \"linux-x86_64\"\npath = \"http://127.0.0.1:{port}/{name}\"\nsize = {}\nsource = \"test server\"\nhashes = [{{ sha256 = \"{}\", source = \"test\" }}]\n",
+            bytes.len(),
+            sha256_hex(&bytes)
+        ),
+    )
+    .unwrap();
+    let child = lab.spawn_install();
+    accepted
+        .recv_timeout(Duration::from_secs(30))
+        .expect("the install never connected");
+    // The request is sent; the server sits on it.
+    std::thread::sleep(Duration::from_millis(200));
+    common::signal("-TERM", child.id());
+    let (out, took) = common::wait_within(child, Duration::from_secs(10));
+    let run = Run {
+        args: INSTALL.iter().map(Into::into).collect(),
+        out,
+        root: lab.sb.root().to_path_buf(),
+    }
+    .code_is(130)
+    .stderr_has(&[
+        "error: interrupted; nothing was installed",
+        "help: the store is as it was; run the command again to install",
+    ]);
+    assert!(
+        took < Duration::from_secs(2),
+        "exited {took:?} after the signal\n{}",
+        run.describe()
+    );
+    assert!(lab.store().is_empty(), "store: {:?}", lab.store());
+    assert!(
+        !lab.downloads().iter().any(|n| n.starts_with(".partial-")),
+        "{:?}",
+        lab.downloads()
+    );
+}

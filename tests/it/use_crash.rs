@@ -432,13 +432,22 @@ fn signal_mid_change(s: &Scenario, step: u64, signal: &str) -> Run {
     signals_mid_change(s, step, &[signal])
 }
 
-/// [`signal_mid_change`] with several signals, sent one `kill` after another.
+/// [`signal_mid_change`] with several signals, sent one `kill` after
+/// another, each more than half a second after the one before (sooner, a
+/// signal counts as the one before delivered again). The process stays
+/// paused through them (the pause hook's `.hold` file).
 fn signals_mid_change(s: &Scenario, step: u64, signals: &[&str]) -> Run {
     let pause = s.sb.root().join("paused");
+    if signals.len() > 1 {
+        std::fs::write(s.sb.root().join("paused.hold"), b"").unwrap();
+    }
     let mut cmd = s.sb.command();
     cmd.args(&s.args);
     let child = common::spawn_paused(cmd, step, &pause, Stdio::piped(), Stdio::piped());
-    for signal in signals {
+    for (i, signal) in signals.iter().enumerate() {
+        if i > 0 {
+            std::thread::sleep(std::time::Duration::from_millis(700));
+        }
         let st = std::process::Command::new("kill")
             .args([*signal, &child.id().to_string()])
             .status()
@@ -490,7 +499,7 @@ fn a_second_signal_ends_at_once_saying_the_next_command_finishes_the_undo() {
     let s = linux_from_foreign("copy");
     let before = snapshot(&s.watch);
     // Two different signals, so the second is not merged into the first
-    // while both are pending: Ctrl-C, then SIGTERM.
+    // while both are pending: Ctrl-C, then SIGTERM, 0.7 s later.
     let r = signals_mid_change(&s, 8, &["-INT", "-TERM"]).code_is(130);
     assert!(
         r.stderr().ends_with(

@@ -128,17 +128,15 @@ fn get_small(
         )));
     }
     let mut out = Vec::new();
-    resp.take(max + 1)
-        .read_to_end(&mut out)
-        .map_err(|e| {
-            Failure::Transient(
-                Error::new(
-                    Kind::Network,
-                    format!("connection lost while reading {url}"),
-                )
-                .cause(error_chain(&e)),
+    resp.take(max + 1).read_to_end(&mut out).map_err(|e| {
+        Failure::Transient(
+            Error::new(
+                Kind::Network,
+                format!("connection lost while reading {url}"),
             )
-        })?;
+            .cause(error_chain(&e)),
+        )
+    })?;
     if out.len() as u64 > max {
         return Err(Failure::Fatal(Error::new(
             Kind::Integrity,

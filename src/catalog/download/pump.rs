@@ -2,6 +2,8 @@
 //! keeps control while a server sends nothing: a Ctrl-C that
 //! [`crate::interrupt`] caught is noticed within [`POLL`], not after the
 //! read timeout. At most [`DEPTH`] + 2 buffers of [`BUF`] bytes exist.
+//! The request before the body (connecting, sending, waiting for the
+//! response's head) runs on a thread of its own the same way ([`until`]).
 
 use std::io::{self, Read};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, SyncSender};
@@ -77,9 +79,52 @@ impl Pump {
     }
 }
 
+/// Runs `work` on a thread of its own and returns what it returns, or
+/// `None` as soon as `stop()` says so (asked every [`POLL`]): the thread is
+/// then left to end by itself (a request, at the client's timeout), or
+/// with the process.
+pub(super) fn until<T: Send + 'static>(
+    work: impl FnOnce() -> T + Send + 'static,
+    stop: impl Fn() -> bool,
+) -> Option<T> {
+    let (tx, rx) = mpsc::sync_channel(1);
+    let worker = std::thread::spawn(move || {
+        let _ = tx.send(work());
+    });
+    loop {
+        match rx.recv_timeout(POLL) {
+            Ok(v) => return Some(v),
+            Err(RecvTimeoutError::Timeout) if stop() => return None,
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => match worker.join() {
+                // `work` panicked: so does the caller, as if it had run here.
+                Err(panic) => std::panic::resume_unwind(panic),
+                Ok(()) => unreachable!("the worker sends before it ends"),
+            },
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn work_that_never_ends_leaves_the_caller_free_to_stop() {
+        assert_eq!(until(|| 7, || false), Some(7));
+        let t = std::time::Instant::now();
+        let asked = std::cell::Cell::new(0);
+        let got = until(
+            || std::thread::sleep(Duration::from_secs(5)),
+            || {
+                asked.set(asked.get() + 1);
+                asked.get() == 2
+            },
+        );
+        assert_eq!(got, None);
+        assert_eq!(asked.get(), 2);
+        assert!(t.elapsed() < Duration::from_secs(2));
+    }
 
     #[test]
     fn a_body_arrives_whole_in_order_then_ends() {

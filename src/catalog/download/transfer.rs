@@ -11,7 +11,7 @@ use reqwest::blocking::Client;
 use reqwest::header;
 
 use super::failure::{Failure, classify, gave_up, html_error, manual_hint, missing_error};
-use super::pump::{Next, Pump};
+use super::pump::{self, Next, Pump};
 use super::{BACKOFF, Job, MAX_ATTEMPTS, RETRIES, Tap};
 use crate::error::{Error, IoResultExt, Kind, Result, error_chain};
 use crate::fsops;
@@ -141,7 +141,13 @@ fn transfer_http(
                     return Err(Failure::Fatal(gave_up(e, url, job, partial)));
                 }
                 let wait = BACKOFF * 2u32.saturating_pow(failures.saturating_sub(1));
-                std::thread::sleep(wait);
+                let until = std::time::Instant::now() + wait;
+                while let Some(left) = until.checked_duration_since(std::time::Instant::now())
+                    && !left.is_zero()
+                {
+                    stop_if_interrupted(partial)?;
+                    std::thread::sleep(left.min(pump::POLL));
+                }
                 stop_if_interrupted(partial)?;
             }
             Err(other) => return Err(other),
@@ -163,7 +169,11 @@ fn attempt(
     if offset > 0 {
         rb = rb.header(header::RANGE, format!("bytes={offset}-"));
     }
-    let resp = rb.send().map_err(|e| classify(e, url, job.name))?;
+    // Connecting and waiting for the response's head happen on a thread of
+    // their own: a stalled server does not hold a signal off until the timeout.
+    let resp = pump::until(move || rb.send(), crate::interrupt::requested)
+        .ok_or_else(|| interrupted(partial))?
+        .map_err(|e| classify(e, url, job.name))?;
     let status = resp.status();
     let final_url = resp.url().to_string();
     match status {
@@ -283,9 +293,15 @@ fn stream(
 /// bytes an import reads along installs the handler that sets the flag; a
 /// plain download ends with the process). What arrived stays for resuming.
 fn stop_if_interrupted(partial: &Partial) -> std::result::Result<(), Failure> {
-    if !crate::interrupt::requested() {
-        return Ok(());
+    if crate::interrupt::requested() {
+        return Err(interrupted(partial));
     }
+    Ok(())
+}
+
+/// The failure of a transfer a signal stopped: what arrived stays in
+/// `partial` for resuming.
+fn interrupted(partial: &Partial) -> Failure {
     let hint = if partial.len == 0 {
         "the store is as it was; run the command again to install".to_string()
     } else {
@@ -295,9 +311,7 @@ fn stop_if_interrupted(partial: &Partial) -> std::result::Result<(), Failure> {
             partial.path.display()
         )
     };
-    Err(Failure::Fatal(
-        Error::new(Kind::Interrupted, "interrupted; nothing was installed").hint(hint),
-    ))
+    Failure::Fatal(Error::new(Kind::Interrupted, "interrupted; nothing was installed").hint(hint))
 }
 
 /// A `file://` URL (a mirror folder): copy from the partial file's length on.

@@ -362,3 +362,53 @@ pub fn listing(root: &Path) -> String {
     }
     lines.join("\n")
 }
+
+/// Sends `signal` (`-TERM`, `-INT`, `-KILL`) to the process `pid` alone,
+/// as `kill PID` does.
+#[cfg(unix)]
+pub fn signal(signal: &str, pid: u32) {
+    let st = Command::new("kill")
+        .args([signal, &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(st.success(), "kill {signal} {pid}");
+}
+
+/// Waits for `child` at most `limit`, then kills it (so a test that
+/// expects a quick exit fails instead of hanging); returns its output and
+/// how long the wait took.
+#[cfg(unix)]
+pub fn wait_within(
+    mut child: std::process::Child,
+    limit: std::time::Duration,
+) -> (Output, std::time::Duration) {
+    let start = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() && start.elapsed() < limit {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let took = start.elapsed();
+    let _ = child.kill();
+    (child.wait_with_output().unwrap(), took)
+}
+
+/// Whether process `pid` still runs: it exists and is not a zombie (one
+/// killed whose parent has not collected it yet counts as gone). Read
+/// from `/proc` where there is one, else asked with `kill -0`.
+#[cfg(unix)]
+pub fn process_runs(pid: u32) -> bool {
+    if Path::new("/proc/self").exists() {
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            return false;
+        };
+        let state = stat
+            .rfind(')')
+            .and_then(|i| stat[i + 1..].split_whitespace().next());
+        return state != Some("Z") && state != Some("X");
+    }
+    Command::new("kill")
+        .args(["-0", &pid.to_string()])
+        .stderr(std::process::Stdio::null())
+        .status()
+        .unwrap()
+        .success()
+}
