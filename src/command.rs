@@ -31,6 +31,7 @@ enum Sub {
     Pin,
     Default,
     Toolkits,
+    Lock,
 }
 
 impl Sub {
@@ -46,6 +47,7 @@ impl Sub {
             Sub::Pin => "pin",
             Sub::Default => "default",
             Sub::Toolkits => "toolkits",
+            Sub::Lock => "lock",
         }
     }
 }
@@ -142,6 +144,11 @@ impl CommandLine {
         CommandLine::new(Sub::Toolkits)
             .literal("forget")
             .path(root.as_ref().to_string_lossy().into_owned())
+    }
+
+    /// `cudnnm lock`: write `.cudnn-version.lock` beside the pin.
+    pub fn lock() -> CommandLine {
+        CommandLine::new(Sub::Lock)
     }
 
     /// `cudnnm rollback`.
