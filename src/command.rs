@@ -32,6 +32,7 @@ enum Sub {
     Default,
     Toolkits,
     Lock,
+    Backups,
 }
 
 impl Sub {
@@ -48,6 +49,7 @@ impl Sub {
             Sub::Default => "default",
             Sub::Toolkits => "toolkits",
             Sub::Lock => "lock",
+            Sub::Backups => "backups",
         }
     }
 }
@@ -149,6 +151,13 @@ impl CommandLine {
     /// `cudnnm lock`: write `.cudnn-version.lock` beside the pin.
     pub fn lock() -> CommandLine {
         CommandLine::new(Sub::Lock)
+    }
+
+    /// `cudnnm backups remove ID`.
+    pub fn backups_remove(id: u64) -> CommandLine {
+        CommandLine::new(Sub::Backups)
+            .literal("remove")
+            .word(id.to_string())
     }
 
     /// `cudnnm rollback`.

@@ -113,7 +113,10 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
         &toolkit.root,
         None,
     );
-    let Applied { outcome, pruned } = change.rollback(&toolkit, &source, &hint)?;
+    let Applied { outcome, pruned } = match change.rollback(&toolkit, &source, &hint) {
+        Err(e) if e.kind() == Kind::Integrity => return Err(damaged(ctx, &source, e)),
+        r => r?,
+    };
     let p = &outcome.plan;
     let how = match &outcome.deployment {
         Some(d) => format!("{}, ", d.mode),
@@ -144,4 +147,75 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
         });
     }
     Ok(0)
+}
+
+/// A rollback to `source` that failed its checks (`e`): when files the
+/// backup holds no longer match their record, an error naming the backup
+/// and each file, with a way on — the next older backup of the toolkit that
+/// is whole, and removing the damaged one. Else `e` as it was.
+fn damaged(ctx: &Ctx, source: &backup::Backup, e: Error) -> Error {
+    let bad = backup::damage(source);
+    if bad.is_empty() {
+        return e;
+    }
+    let id = source.record.id;
+    let render = |c: CommandLine| {
+        ctx.home
+            .reach(&ctx.env, c, false)
+            .for_host(ctx.env.is_windows())
+    };
+    // The next older backup of the toolkit whose own files all check out.
+    let older = backup::for_toolkit(&ctx.home, &source.record.toolkit)
+        .unwrap_or_default()
+        .into_iter()
+        .rev()
+        .filter(|b| b.record.id < id)
+        .find(|b| backup::damage(b).is_empty());
+    let remove = CommandLine::backups_remove(id);
+    let remove = if backup::removal_needs_force(&ctx.home, source).unwrap_or(true) {
+        remove.force()
+    } else {
+        remove
+    };
+    let what = match bad.as_slice() {
+        [one] => format!(
+            "'{}' ({}) no longer holds what was recorded when the backup was made ({})",
+            one.file.display(),
+            one.path,
+            one.why
+        ),
+        many => format!(
+            "{} of its files no longer hold what was recorded when it was made",
+            many.len()
+        ),
+    };
+    let mut err = Error::new(
+        Kind::Integrity,
+        format!(
+            "backup {id} of '{}' is damaged and cannot be restored: {what}",
+            source.record.toolkit.display()
+        ),
+    );
+    if bad.len() > 1 {
+        for d in bad.iter().take(5) {
+            err = err.cause(d.to_string());
+        }
+    }
+    // What the failed attempt said about the toolkit (nothing changed).
+    for c in e.causes() {
+        err = err.cause(c.clone());
+    }
+    let rest = format!(
+        "remove the damaged backup with `{}` (the files it holds go with it)",
+        render(remove)
+    );
+    err.hint(match older {
+        Some(b) => format!(
+            "roll back to backup {}, the next older one that is whole (it holds {}), with `{}`; or {rest}",
+            b.record.id,
+            b.record.held,
+            render(CommandLine::rollback().to_backup(b.record.id))
+        ),
+        None => format!("no older backup of that toolkit is whole; {rest}"),
+    })
 }

@@ -666,8 +666,13 @@ fn a_rollback_from_a_tampered_backup_fails_and_changes_nothing() {
     bytes[0] ^= 0xff;
     std::fs::write(&f, &bytes).unwrap();
     sb.run(["rollback", "--to", "1"]).code_is(4).stderr_has(&[
-        "does not match its recorded size and SHA-256",
+        &format!(
+            "error: backup 1 of '{}' is damaged and cannot be restored: '{}' (lib64/libcudnn.so.7.6.5) no longer holds what was recorded when the backup was made (its SHA-256 changed)",
+            std::fs::canonicalize(&tk).unwrap().display(),
+            f.display()
+        ),
         "nothing changed: the earlier files are back",
+        "help: no older backup of that toolkit is whole; remove the damaged backup with `cudnnm backups remove 1 --force` (the files it holds go with it)",
     ]);
     assert_eq!(
         snapshot(&tk.join("targets")),
