@@ -31,6 +31,8 @@ enum Sub {
     Pin,
     Default,
     Toolkits,
+    Lock,
+    Backups,
 }
 
 impl Sub {
@@ -46,6 +48,8 @@ impl Sub {
             Sub::Pin => "pin",
             Sub::Default => "default",
             Sub::Toolkits => "toolkits",
+            Sub::Lock => "lock",
+            Sub::Backups => "backups",
         }
     }
 }
@@ -142,6 +146,18 @@ impl CommandLine {
         CommandLine::new(Sub::Toolkits)
             .literal("forget")
             .path(root.as_ref().to_string_lossy().into_owned())
+    }
+
+    /// `cudnnm lock`: write `.cudnn-version.lock` beside the pin.
+    pub fn lock() -> CommandLine {
+        CommandLine::new(Sub::Lock)
+    }
+
+    /// `cudnnm backups remove ID`.
+    pub fn backups_remove(id: u64) -> CommandLine {
+        CommandLine::new(Sub::Backups)
+            .literal("remove")
+            .word(id.to_string())
     }
 
     /// `cudnnm rollback`.

@@ -366,9 +366,19 @@ pub fn installed_release(
     let hint = match &resolved.source {
         SpecSource::Flag => install,
         SpecSource::EnvVar => format!("{install}, or change or unset {}", env::CUDNNM_VERSION),
-        SpecSource::PinFile { .. } => {
-            format!("{install}, or pin an installed one with `cudnnm pin SPEC` (see `cudnnm list`)")
-        }
+        SpecSource::PinFile { path, .. } => match locked_for(path, spec) {
+            // The lock beside the pin names the exact bytes: a bare
+            // `install` fetches them, where another package would not do.
+            Some(l) => format!(
+                "install the release the lock '{}' names ({}) with `{}`, or pin an installed one with `cudnnm pin SPEC` (see `cudnnm list`)",
+                lockfile::lock_path(path).display(),
+                l.release,
+                reach(CommandLine::install_here())
+            ),
+            None => format!(
+                "{install}, or pin an installed one with `cudnnm pin SPEC` (see `cudnnm list`)"
+            ),
+        },
         SpecSource::Default { .. } => {
             // Name what is installed, so the user can pick one at once.
             let installed: Vec<String> = store
@@ -407,6 +417,15 @@ pub fn installed_release(
         ),
     )
     .hint(hint))
+}
+
+/// The lock beside the pin file `pin`, when it can be read and still
+/// satisfies `spec` (what a bare `install` then installs).
+fn locked_for(pin: &Path, spec: &Spec) -> Option<lockfile::ProjectLock> {
+    lockfile::ProjectLock::read(&lockfile::lock_path(pin))
+        .ok()
+        .flatten()
+        .filter(|l| l.satisfies(spec))
 }
 
 /// [`resolve_spec`] then [`installed_release`]: the release that applies

@@ -10,6 +10,7 @@ use super::support::{
     ToolkitView, known_toolkits, recorded_toolkits, recover_if_pending, report_toolkit_choice,
     source_label,
 };
+use crate::command::CommandLine;
 use crate::deploy::Deployments;
 use crate::deploy::recover::Recovered;
 use crate::error::Result;
@@ -51,6 +52,11 @@ struct LockView {
     release: String,
     /// Whether the locked release still satisfies the pin.
     satisfies_pin: bool,
+    /// Whether it is the release the pin selects here (the newest installed
+    /// match, which `exec`, `env` and `use` take).
+    selected_here: bool,
+    /// Whether it is installed.
+    installed: bool,
 }
 
 #[derive(Serialize)]
@@ -58,6 +64,40 @@ struct CurrentView {
     spec: Option<SpecView>,
     toolkits: Vec<ToolkitView>,
     recovered: Vec<Recovered>,
+}
+
+/// What `current` adds after the locked release: nothing when it is the
+/// release the pin selects here; else why not, and the command that
+/// brings the two together.
+fn lock_note(ctx: &Ctx, l: &LockView, selected: Option<&str>) -> String {
+    let render = |c: CommandLine| {
+        ctx.home
+            .reach(&ctx.env, c, false)
+            .for_host(ctx.env.is_windows())
+    };
+    if !l.satisfies_pin {
+        return format!(
+            " (no longer satisfies the pin: run `{}`)",
+            render(CommandLine::lock())
+        );
+    }
+    match (selected, l.installed) {
+        (_, _) if l.selected_here => String::new(),
+        (None, _) => format!(
+            " (not installed: `{}` installs it)",
+            render(CommandLine::install_here())
+        ),
+        (Some(sel), false) => format!(
+            " (not installed; the pin selects {sel} here: `{}` installs the locked release, `{}` locks {sel})",
+            render(CommandLine::install_here()),
+            render(CommandLine::lock())
+        ),
+        (Some(sel), true) => format!(
+            " (not what the pin selects here: {sel}, the newest installed match, is what exec, env and use take; `{}` locks {sel}, or `{}` pins the locked release)",
+            render(CommandLine::lock()),
+            render(CommandLine::pin(l.release.clone()))
+        ),
+    }
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
@@ -78,6 +118,8 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
                 SpecSource::PinFile { path, .. } => {
                     let path = lockfile::lock_path(path);
                     ProjectLock::read(&path)?.map(|l| LockView {
+                        selected_here: release.as_deref() == Some(l.release.to_string().as_str()),
+                        installed: store.get_id(&l.release).ok().flatten().is_some(),
                         release: l.release.to_string(),
                         satisfies_pin: l.satisfies(&r.spec),
                         path,
@@ -147,11 +189,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
                     "locked: {} in '{}'{}",
                     l.release,
                     l.path.display(),
-                    if l.satisfies_pin {
-                        ""
-                    } else {
-                        " (no longer satisfies the pin: run `cudnnm lock`)"
-                    }
+                    lock_note(ctx, l, s.release.as_deref())
                 ));
             }
         }

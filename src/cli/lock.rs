@@ -1,24 +1,30 @@
-//! `cudnnm lock`: resolves the pin (`.cudnn-version`, here or above) against
-//! the catalog as a bare `install` would on this machine (its toolkits' CUDA
-//! or `--cuda`, its GPUs), and writes `.cudnn-version.lock` beside the pin:
-//! the release id and, for every platform the catalog has that release for,
-//! the archive's URL and SHA-256 (`pin::lockfile`). A release the catalog
-//! knows only as a PyPI wheel is locked as its pip requirement and the
-//! SHA-256 of the wheel pip downloads here, for this platform; entries other
-//! platforms recorded for the same release are kept.
+//! `cudnnm lock`: locks the release the pin (`.cudnn-version`, here or
+//! above) selects on this machine — the newest installed match, else what a
+//! bare `install` would pick from the catalog (its toolkits' CUDA or
+//! `--cuda`, its GPUs) — and writes `.cudnn-version.lock` beside the pin
+//! (`pin::lockfile`): the release id and, per platform, where its bytes come
+//! from with their SHA-256. For this platform an installed release is locked
+//! as the source it was installed from (its receipt: the catalog archive, or
+//! the wheel's pip requirement), so that `install --locked` here finds it;
+//! one imported from a local file nothing else gives back is refused. Other
+//! platforms get the catalog's archives. A release the catalog knows only as
+//! a PyPI wheel is locked as its pip requirement and the SHA-256 of the
+//! wheel pip downloads here, for this platform; entries other platforms
+//! recorded for the same release are kept.
 
 use serde::Serialize;
 
 use super::Ctx;
 use super::support::GpuGate;
-use crate::catalog::{self, Catalog, FetchRequest, resolve};
+use crate::catalog::{self, Catalog, FetchRequest, offer, resolve};
+use crate::command::CommandLine;
 use crate::error::{Error, Kind, Result};
 use crate::fsops;
-use crate::hash;
+use crate::hash::{self, Sha256Hex};
 use crate::pin::lockfile::{self, LockedSource, ProjectLock};
 use crate::pin::{self, SpecSource};
-use crate::store::Store;
-use crate::version::{CudaVariant, Platform, ReleaseId};
+use crate::store::{Release, Store};
+use crate::version::{CudaVariant, Platform, ReleaseId, Spec};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -108,16 +114,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
             ctx.status(format!(
                 "locking cuDNN {id}, the release the pin {spec} selects here (installed)"
             ));
-            let wheel = cat
-                .wheels()
-                .iter()
-                .find(|w| w.cuda == id.cuda && w.versions.contains(&id.version))
-                .map(|w| resolve::WheelPick {
-                    package: w.package.clone(),
-                    version: id.version.clone(),
-                    cuda: w.cuda,
-                });
-            (id, wheel)
+            (id, None)
         }
         None => match resolve::pick(&cat, &req, &toolkits, gate.oldest().map(|g| &g.compute))? {
             resolve::Pick::Archive { archive, .. } => {
@@ -126,20 +123,27 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
             resolve::Pick::Wheel(w) => (ReleaseId::new(w.version.clone(), w.cuda), Some(w)),
         },
     };
-    let installed_sha = installed
-        .as_ref()
-        .and_then(|r| r.receipt.source.sha256.clone());
+    // The catalog's archives (for this platform only when the release is
+    // not installed here), and what machines of other platforms recorded for
+    // the same release: a wheel, or the published hash of the archive they
+    // installed.
+    let same_release = old.as_ref().filter(|o| o.release == release);
     for a in cat
         .archives()
         .iter()
         .filter(|a| a.version == release.version && a.cuda == release.cuda)
     {
-        // The installed archive's hash when a source published it, else the first published.
+        if a.platform == platform && installed.is_some() {
+            continue;
+        }
+        let recorded = same_release
+            .and_then(|o| o.platform.get(a.platform.as_str()))
+            .map(LockedSource::sha256);
         let Some(sha) = a
             .hashes
             .iter()
             .map(|h| &h.sha256)
-            .find(|h| installed_sha.as_ref() == Some(*h) && a.platform == platform)
+            .find(|h| recorded == Some(*h))
             .or(a.hashes.first().map(|h| &h.sha256))
         else {
             ctx.warn(format!(
@@ -149,44 +153,31 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
             ));
             continue;
         };
-        entries.insert(
-            a.platform.as_str().to_string(),
-            LockedSource::Catalog {
-                url: a.urls(None).swap_remove(0),
-                path: (!catalog::is_absolute_url(&a.path)).then(|| a.path.clone()),
-                sha256: sha.clone(),
-                size: a.size,
-            },
-        );
+        entries.insert(a.platform.as_str().to_string(), catalog_entry(a, sha));
     }
-    if !entries.contains_key(platform.as_str()) {
-        // No archive for this platform: a wheel, as pip gives it.
-        if let Some(o) = old.as_ref().filter(|o| o.release == release) {
-            entries.extend(
-                o.platform
-                    .iter()
-                    .filter(|(_, s)| matches!(s, LockedSource::Pip { .. }))
-                    .map(|(k, s)| (k.clone(), s.clone())),
-            );
+    if let Some(o) = same_release {
+        for (k, s) in &o.platform {
+            if k != platform.as_str()
+                && (matches!(s, LockedSource::Pip { .. }) || !entries.contains_key(k))
+            {
+                entries.insert(k.clone(), s.clone());
+            }
         }
-        // Installed from a wheel (through pip or as a file): the package its
-        // receipt names, and the wheel's hash from the receipt — no download.
-        let from_pip = installed.as_ref().and_then(|r| {
-            let s = &r.receipt.source;
-            let (arg, _) = s.reinstall_arg(&r.id());
-            let req = arg.strip_prefix("pip:")?;
-            Some((req.to_string(), s.name.clone(), s.sha256.clone()?))
-        });
-        if let Some((requirement, wheel, sha256)) = from_pip {
-            entries.insert(
-                platform.as_str().to_string(),
-                LockedSource::Pip {
-                    pip: requirement,
-                    wheel,
-                    sha256,
-                },
-            );
-        } else if let Some(w) = wheel {
+    }
+    if let Some(r) = &installed {
+        // This platform: the bytes installed here, from the source they came from.
+        entries.insert(
+            platform.as_str().to_string(),
+            installed_source(ctx, &cat, r)?,
+        );
+    } else if !entries.contains_key(platform.as_str()) {
+        // No archive for this platform: a wheel, as pip gives it.
+        if let Some(s) = same_release.and_then(|o| o.platform.get(platform.as_str()))
+            && matches!(s, LockedSource::Pip { .. })
+        {
+            entries.insert(platform.as_str().to_string(), s.clone());
+        }
+        if let Some(w) = wheel {
             let requirement = w.requirement();
             ctx.status(format!(
                 "cuDNN {release} is published only on PyPI; hashing the wheel pip fetches for {platform}"
@@ -242,4 +233,96 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
         lock_path.display()
     ));
     Ok(0)
+}
+
+/// A catalog archive's lock entry, with `sha` (one of its published hashes).
+fn catalog_entry(a: &catalog::Archive, sha: &Sha256Hex) -> LockedSource {
+    LockedSource::Catalog {
+        url: a.urls(None).swap_remove(0),
+        path: (!catalog::is_absolute_url(&a.path)).then(|| a.path.clone()),
+        sha256: sha.clone(),
+        size: a.size,
+    }
+}
+
+/// The lock entry for the platform the installed release `r` is built
+/// for: the source its receipt records, so that `install --locked` finds
+/// exactly these bytes — the catalog archive with its SHA-256 (downloaded,
+/// or a local file with a published hash), or the wheel's exact pip
+/// requirement and SHA-256 ([`crate::store::Source::exact_pip_requirement`]).
+///
+/// # Errors
+/// [`Kind::Conflict`] for a release imported from a local archive or folder
+/// that no catalog archive or pip requirement gives back: locking other
+/// bytes would not describe what is installed.
+fn installed_source(ctx: &Ctx, cat: &Catalog, r: &Release) -> Result<LockedSource> {
+    let s = &r.receipt.source;
+    let id = r.release_id();
+    if let Some(sha) = &s.sha256
+        && let Some(a) = cat.archives().iter().find(|a| {
+            a.version == id.version
+                && a.cuda == id.cuda
+                && a.platform == r.platform()
+                && a.hashes.iter().any(|h| &h.sha256 == sha)
+        })
+    {
+        return Ok(catalog_entry(a, sha));
+    }
+    let (_, is_file) = s.reinstall_arg(&r.id());
+    if let Some(sha) = &s.sha256 {
+        if let Some(req) = s.exact_pip_requirement() {
+            return Ok(LockedSource::Pip {
+                pip: req,
+                wheel: s.name.clone(),
+                sha256: sha.clone(),
+            });
+        }
+        if let Some(url) = s
+            .url
+            .as_deref()
+            .filter(|u| !is_file && catalog::is_absolute_url(u))
+        {
+            return Ok(LockedSource::Catalog {
+                url: url.to_string(),
+                path: url
+                    .strip_prefix(catalog::NVIDIA_BASE_URL)
+                    .map(str::to_string),
+                sha256: sha.clone(),
+                size: (s.size > 0).then_some(s.size),
+            });
+        }
+    }
+    let what = if s.sha256.is_some() {
+        "the local archive"
+    } else {
+        "the local folder"
+    };
+    let render = |c: CommandLine| {
+        ctx.home
+            .reach(&ctx.env, c, false)
+            .for_host(ctx.env.is_windows())
+    };
+    let offers = offer::offers_from(cat, r.platform(), ctx.env.platform());
+    let exact: Spec = r.id().parse()?;
+    let reinstall = match offer::advise(&offers, &exact, None).command() {
+        Some(c) => format!(
+            "install it from there with `{}` and run `{}` again, or ",
+            render(c.force()),
+            render(CommandLine::lock())
+        ),
+        None => String::new(),
+    };
+    Err(Error::new(
+        Kind::Conflict,
+        format!(
+            "cuDNN {} is installed here from {what} '{}', which no catalog archive or pip requirement gives back; a lock of other bytes would not describe it",
+            r.id(),
+            s.name
+        ),
+    )
+    .hint(format!(
+        "a lock records bytes another machine can fetch: {reinstall}lock without it (`{}`, then `{}` locks the catalog's pick)",
+        render(CommandLine::uninstall(r.id())),
+        render(CommandLine::lock())
+    )))
 }

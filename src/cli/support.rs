@@ -12,7 +12,7 @@ use crate::command::CommandLine;
 use crate::deploy::plan::{NO_CUDNN, scan_toolkit_names};
 use crate::deploy::recover::{self, Recovered};
 use crate::deploy::status::{self, Drift};
-use crate::deploy::{Deployments, Mode, access, inflight, journal, plan};
+use crate::deploy::{Deployments, Mode, access, backup, inflight, journal, plan};
 use crate::error::{Error, Result};
 use crate::fsops;
 use crate::pin::SpecSource;
@@ -436,8 +436,14 @@ pub struct ToolkitView {
     pub release: Option<String>,
     pub mode: Option<Mode>,
     pub deployed_at: Option<String>,
-    /// The backup holding what was there before (a number, as in `backups --json`).
+    /// The backup `rollback` restores (a number, as in `backups --json`):
+    /// the one holding what was there before the deployment, or, when that
+    /// one was removed, the toolkit's newest backup left; none when there
+    /// is none.
     pub backup: Option<u64>,
+    /// The backup the deployment recorded, when it was removed since.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub backup_removed: Option<u64>,
     pub drift: Option<Drift>,
     /// For toolkits cudnnm does not manage: the cuDNN version their headers declare.
     pub unmanaged_cudnn: Option<String>,
@@ -500,6 +506,18 @@ impl ToolkitView {
                 hint,
             }
         });
+        // The recorded backup while it exists (one stat), else the newest left.
+        let recorded = dep.and_then(|d| d.backup);
+        let (backup, backup_removed) = match recorded {
+            Some(id) if backup::exists(&ctx.home, id) => (Some(id), None),
+            Some(id) => (
+                backup::for_toolkit(&ctx.home, &t.root)
+                    .ok()
+                    .and_then(|v| v.last().map(|b| b.record.id)),
+                Some(id),
+            ),
+            None => (None, None),
+        };
         ToolkitView {
             root: t.root.clone(),
             cuda: t.cuda.to_string(),
@@ -508,7 +526,8 @@ impl ToolkitView {
             release: dep.map(|d| d.release.to_string()),
             mode: dep.map(|d| d.mode),
             deployed_at: dep.map(|d| d.deployed_at.clone()),
-            backup: dep.and_then(|d| d.backup),
+            backup,
+            backup_removed,
             drift: dep.map(|d| status::check(d, t, store)),
             unmanaged_cudnn: match dep {
                 Some(_) => None,
@@ -531,9 +550,14 @@ impl ToolkitView {
                 "{r}, {m}, deployed {}, {}{}",
                 self.deployed_at.as_deref().unwrap_or("?"),
                 d.summary(),
-                self.backup
-                    .map(|b| format!(" (backup {b})"))
-                    .unwrap_or_default()
+                match (self.backup_removed, self.backup) {
+                    (None, Some(b)) => format!(" (backup {b})"),
+                    (Some(r), Some(b)) => {
+                        format!(" (backup {r} was removed; `rollback` restores backup {b})")
+                    }
+                    (Some(r), None) => format!(" (backup {r} was removed; no backup is left)"),
+                    (None, None) => String::new(),
+                }
             ),
             // The same words as the backups' and recovery's "held" label.
             _ => match (&self.unmanaged_cudnn, self.unmanaged_files) {

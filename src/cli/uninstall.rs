@@ -329,7 +329,14 @@ fn user_uses(home: &Home, release: &Release) -> Result<(Vec<String>, Vec<PathBuf
     let mut out = Vec::new();
     let deployments = Deployments::load(home)?;
     let id = release.id();
-    for d in deployments.toolkits_using(&release.release_id()) {
+    // Only deployments of this copy: the home's own copy of the same id
+    // (which hides the system one) is not the system's to check.
+    let dir = fsops::canonical_or_self(&release.dir);
+    for d in deployments
+        .toolkits_using(&release.release_id())
+        .into_iter()
+        .filter(|d| links_into(d, &release.dir, &dir))
+    {
         out.push(format!(
             "home '{}' has it deployed in toolkit '{}'",
             home.root().display(),
@@ -364,6 +371,22 @@ fn user_uses(home: &Home, release: &Release) -> Result<(Vec<String>, Vec<PathBuf
         }
     }
     Ok((out, roots))
+}
+
+/// Whether deployment `d` placed files that lead into the release folder
+/// `release_dir` (`canonical`, that folder with links resolved): a link
+/// that resolves into it, or a hard link to one of its files.
+fn links_into(d: &crate::deploy::Deployment, release_dir: &Path, canonical: &Path) -> bool {
+    d.files.iter().any(|f| {
+        let via_link = std::fs::symlink_metadata(&f.path)
+            .is_ok_and(|m| crate::platform::is_link(&m, &f.path))
+            && fsops::canonical(&f.path).is_some_and(|c| c.starts_with(canonical));
+        via_link
+            || f.from.release_path().is_some_and(|rel| {
+                d.mode == crate::deploy::Mode::Hardlink
+                    && crate::platform::same_file(&f.path, &release_dir.join(rel))
+            })
+    })
 }
 
 /// `uninstall` of a release whose receipt cannot be read (hidden from
@@ -506,12 +529,13 @@ fn same_dir(a: &Path, b: &Path) -> bool {
 fn default_refs(home: &Home, store: &Store, release: &Release) -> Result<DefaultRefs> {
     let mut refs = DefaultRefs::default();
     if let Some(d) = home.config()?.default {
-        let names_it = d == release.id()
-            || d.parse::<Spec>().is_ok_and(|spec| {
-                store
-                    .matching(&spec)
-                    .is_ok_and(|m| m.iter().all(|r| r.dir == release.dir) && !m.is_empty())
-            });
+        // What the default resolves to in `store`: a home's own copy of the
+        // release hides the system's, so a default naming its id uses the
+        // system copy only when the home has none of its own.
+        let names_it = match d.parse::<Spec>().map(|spec| store.matching(&spec)) {
+            Ok(Ok(m)) => !m.is_empty() && m.iter().all(|r| r.dir == release.dir),
+            _ => d == release.id(),
+        };
         if names_it {
             refs.default = Some(d);
         }

@@ -1075,5 +1075,25 @@ mod tests {
             local.reinstall_arg(id),
             ("cudnn-9.27-custom.tar.xz".to_string(), true)
         );
+        // What a lock records: one version, the wheel's own package.
+        assert_eq!(
+            jit.exact_pip_requirement().as_deref(),
+            Some("nvidia-cudnn-jit-cu12==9.27.0.42")
+        );
+        assert_eq!(
+            pip.exact_pip_requirement().as_deref(),
+            Some("nvidia-cudnn-jit-cu12==9.27.0.42")
+        );
+        let ranged = source(
+            "wheel",
+            "nvidia_cudnn_cu12-9.27.0.42-py3-none-manylinux_2_27_x86_64.whl",
+            Some("pip:nvidia-cudnn-cu12>=9.27"),
+        );
+        assert_eq!(
+            ranged.exact_pip_requirement().as_deref(),
+            Some("nvidia-cudnn-cu12==9.27.0.42")
+        );
+        assert_eq!(dl.exact_pip_requirement(), None);
+        assert_eq!(local.exact_pip_requirement(), None);
     }
 }

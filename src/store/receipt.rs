@@ -83,6 +83,27 @@ impl Source {
     }
 }
 
+impl Source {
+    /// The pip requirement (without `pip:`) that gives this wheel back
+    /// exactly: the one it was installed with when that names one version
+    /// (`==`), else the one its file name gives
+    /// (`nvidia-cudnn-jit-cu12==9.12.0.46`); `None` for anything but a wheel.
+    pub fn exact_pip_requirement(&self) -> Option<String> {
+        if self.kind != Shape::Wheel {
+            return None;
+        }
+        let given = self
+            .url
+            .as_deref()
+            .and_then(|u| u.strip_prefix("pip:"))
+            .filter(|r| r.contains("=="));
+        match given {
+            Some(r) => Some(r.to_string()),
+            None => wheel_requirement(&self.name).map(|r| r["pip:".len()..].to_string()),
+        }
+    }
+}
+
 /// The `pip:` requirement of a wheel file name (PEP 427:
 /// `{distribution}-{version}-…whl`), the distribution spelled as PyPI does.
 fn wheel_requirement(name: &str) -> Option<String> {

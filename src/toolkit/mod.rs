@@ -31,7 +31,7 @@ mod version;
 pub use discover::{
     DefaultFolders, Named, discover, discover_named, discover_named_with, discover_with,
 };
-pub use select::{Selector, select, select_with};
+pub use select::{Misnamed, Selector, misnamed, misnamed_phrase, select, select_with};
 use version::read_cuda_version_for;
 pub use version::{
     header_cudnn_version, parse_cuda_h, parse_nvcc_output, parse_version_json, parse_version_txt,

@@ -65,11 +65,19 @@ pub fn select_with(env: &Env, sel: &Selector, defaults: &DefaultFolders) -> Resu
             return Ok(t);
         }
     }
+    // `CUDA_PATH`/`CUDA_HOME` set to a folder that is no toolkit: passed
+    // over, and said wherever the choice is reported.
+    let bad_vars = misnamed(env);
+    let passed_over = if bad_vars.is_empty() {
+        String::new()
+    } else {
+        format!("; {}, passed over", misnamed_phrase(&bad_vars))
+    };
     let all = pool(env, defaults, sel.known);
     if all.len() == 1 {
         let mut t = all.into_iter().next().expect("one toolkit");
         t.found_by = format!(
-            "the only toolkit found or known to this home (found by {})",
+            "the only toolkit found or known to this home (found by {}){passed_over}",
             t.found_by
         );
         return Ok(t);
@@ -98,7 +106,7 @@ pub fn select_with(env: &Env, sel: &Selector, defaults: &DefaultFolders) -> Resu
     if let [one] = fitting.as_slice() {
         let mut t = (*one).clone();
         t.found_by = format!(
-            "the only one of {} toolkits whose CUDA {} fits {} (found by {})",
+            "the only one of {} toolkits whose CUDA {} fits {} (found by {}){passed_over}",
             all.len(),
             t.cuda_short(),
             sel.wants_label,
@@ -111,20 +119,93 @@ pub fn select_with(env: &Env, sel: &Selector, defaults: &DefaultFolders) -> Resu
     } else {
         fitting
     };
+    let fit = if among.len() < all.len() || sel.wants_label.is_empty() {
+        String::new()
+    } else {
+        format!(" that fit {}", sel.wants_label)
+    };
+    if !bad_vars.is_empty() {
+        let mut e = Error::new(
+            Kind::Usage,
+            format!(
+                "{}; of the {} CUDA toolkits found{fit}, none is named by --cuda-root or --cuda: {}",
+                misnamed_phrase(&bad_vars),
+                among.len(),
+                list(&among)
+            ),
+        );
+        for m in &bad_vars {
+            e = e.cause(m.cause());
+        }
+        return Err(e.hint(format!(
+            "point the variable at one of them (or unset it), or {}",
+            pick_hint(&among, env.is_windows())
+        )));
+    }
     Err(Error::new(
         Kind::Usage,
         format!(
-            "{} CUDA toolkits found{} and none is named by --cuda-root, --cuda, CUDA_PATH, CUDA_HOME or nvcc: {}",
+            "{} CUDA toolkits found{fit} and none is named by --cuda-root, --cuda, CUDA_PATH, CUDA_HOME or nvcc: {}",
             among.len(),
-            if among.len() < all.len() || sel.wants_label.is_empty() {
-                String::new()
-            } else {
-                format!(" that fit {}", sel.wants_label)
-            },
             list(&among)
         ),
     )
     .hint(pick_hint(&among, env.is_windows())))
+}
+
+/// A `CUDA_PATH` or `CUDA_HOME` that names a folder that is not a CUDA
+/// toolkit: the toolkit search passes it over, and a command that reports
+/// its choice, or asks for one, says so ([`misnamed`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Misnamed {
+    /// The variable (`CUDA_PATH`).
+    pub var: &'static str,
+    /// Its value.
+    pub value: String,
+    /// Why it is no toolkit (`CUDA toolkit folder '/x' does not exist`).
+    pub why: String,
+}
+
+impl std::fmt::Display for Misnamed {
+    /// `CUDA_PATH names '/x', which is not a CUDA toolkit`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} names '{}', which is not a CUDA toolkit",
+            self.var, self.value
+        )
+    }
+}
+
+impl Misnamed {
+    /// A `caused by:` line: `CUDA_PATH='/x': why`.
+    pub fn cause(&self) -> String {
+        format!("{}='{}': {}", self.var, self.value, self.why)
+    }
+}
+
+/// `CUDA_PATH` and `CUDA_HOME` where set to a folder that is not a CUDA toolkit.
+pub fn misnamed(env: &Env) -> Vec<Misnamed> {
+    [crate::env::CUDA_PATH, crate::env::CUDA_HOME]
+        .into_iter()
+        .filter_map(|var| {
+            let value = env.var(var)?;
+            let e = Toolkit::at(Path::new(&value), var, env.is_windows()).err()?;
+            Some(Misnamed {
+                var,
+                value,
+                why: e.message().to_string(),
+            })
+        })
+        .collect()
+}
+
+/// `CUDA_PATH names '/x', which is not a CUDA toolkit; CUDA_HOME …`.
+pub fn misnamed_phrase(m: &[Misnamed]) -> String {
+    m.iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 /// The toolkits found on this machine, then those the home knows that were

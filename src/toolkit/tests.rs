@@ -401,6 +401,48 @@ fn without_a_named_toolkit_the_known_ones_decide_by_count_then_by_fit() {
         "{:?}",
         e.hint_text()
     );
+    // CUDA_PATH naming a folder that is no toolkit is passed over, and said.
+    let misnamed = Env::from_vars([("CUDA_PATH", "/nonexistent")], "/", false);
+    let e = select_with(
+        &misnamed,
+        &Selector {
+            known: &known,
+            ..Default::default()
+        },
+        &none,
+    )
+    .unwrap_err();
+    assert_eq!(e.kind(), Kind::Usage);
+    assert!(
+        e.message().starts_with(
+            "CUDA_PATH names '/nonexistent', which is not a CUDA toolkit; of the 2 CUDA toolkits found, none is named by --cuda-root or --cuda: '"
+        ),
+        "{e}"
+    );
+    assert_eq!(
+        e.causes(),
+        ["CUDA_PATH='/nonexistent': CUDA toolkit folder '/nonexistent' does not exist"]
+    );
+    assert!(
+        e.hint_text().unwrap().starts_with(
+            "point the variable at one of them (or unset it), or pick one with --cuda X.Y"
+        ),
+        "{:?}",
+        e.hint_text()
+    );
+    let t = select_with(
+        &misnamed,
+        &Selector {
+            known: &known_a,
+            ..Default::default()
+        },
+        &none,
+    )
+    .unwrap();
+    assert_eq!(
+        t.found_by,
+        "the only toolkit found or known to this home (found by deployments.toml); CUDA_PATH names '/nonexistent', which is not a CUDA toolkit, passed over"
+    );
     // --cuda 12 (a major) picks the one 12.x toolkit; 11.8 by backups counts too.
     let t = select_with(
         &bare,

@@ -373,3 +373,69 @@ fn du_shows_where_the_space_goes_counting_each_hard_linked_file_once() {
         .ok()
         .stdout_has(&["9.12.0.46_cuda12", "total", "shared 6.0 MiB"]);
 }
+
+/// After the newest backup is removed, `rollback` falls to an older one; when
+/// a file that backup holds was changed since, the rollback names the backup
+/// and the file, changes nothing, and leads on: the next older backup that
+/// is whole, or removing the damaged one. `current` names the backup that
+/// is left, not the removed one.
+#[test]
+fn a_rollback_to_a_damaged_backup_names_it_and_leads_to_one_that_is_whole() {
+    let sb = Sandbox::new();
+    let tk = linux_toolkit(&sb.root().join("cuda-12.4"), "12.4.1");
+    let t = arg(&tk);
+    put_redist_linux_12(&sb.home(), "9.1.0.70");
+    put_redist_linux_12(&sb.home(), "9.12.0.46");
+    sb.run(["use", "9.1", "--cuda-root", &t, "--mode", "copy"])
+        .ok();
+    // A header of yours: the next change keeps its bytes in backup 2.
+    let header = tk.join("include/cudnn_version.h");
+    let mut mine = std::fs::read(&header).unwrap();
+    mine.extend_from_slice(b"// patched\n");
+    std::fs::write(&header, &mine).unwrap();
+    sb.run(["use", "9.12", "--cuda-root", &t]).ok();
+    sb.run(["use", "9.1", "--cuda-root", &t]).ok();
+    assert_eq!(ids(&sb), vec![1, 2, 3]);
+    sb.run(["backups", "remove", "3"]).ok();
+    sb.run(["current", "--cuda-root", &t]).ok().stdout_has(&[
+        "9.1.0.70_cuda12, symlink",
+        "(backup 3 was removed; `rollback` restores backup 2)",
+    ]);
+    let cur = sb.run(["--json", "current", "--cuda-root", &t]).ok().json();
+    assert_eq!(cur["toolkits"][0]["backup"], 2);
+    assert_eq!(cur["toolkits"][0]["backup_removed"], 3);
+    // Backup 2's copy of the header changes (same size, other bytes).
+    let kept = sb.home().join("backups/2/files/include/cudnn_version.h");
+    let mut bytes = std::fs::read(&kept).unwrap();
+    assert_eq!(bytes, mine);
+    let last = bytes.len() - 2;
+    bytes[last] ^= 0x20;
+    let mut perm = std::fs::metadata(&kept).unwrap().permissions();
+    #[allow(clippy::permissions_set_readonly_false)]
+    perm.set_readonly(false);
+    std::fs::set_permissions(&kept, perm).unwrap();
+    std::fs::write(&kept, &bytes).unwrap();
+    let before = snapshot(&tk);
+    let real_tk = std::fs::canonicalize(&tk).unwrap();
+    for _ in 0..2 {
+        let r = sb.run(["rollback", "--cuda-root", &t]).code_is(4).stderr_has(&[
+            &format!(
+                "error: backup 2 of '{}' is damaged and cannot be restored: '{}' (include/cudnn_version.h) no longer holds what was recorded when the backup was made (its SHA-256 changed)",
+                real_tk.display(),
+                kept.display()
+            ),
+            "help: roll back to backup 1, the next older one that is whole (it holds no cuDNN), with `cudnnm rollback --to 1`; or remove the damaged backup with `cudnnm backups remove 2 --force` (the files it holds go with it)",
+        ]);
+        assert!(!r.stderr().contains("cudnnm verify"), "{}", r.describe());
+        assert_eq!(snapshot(&tk), before, "the toolkit is as it was");
+    }
+    // Either way on works as printed.
+    sb.run(["rollback", "--to", "1"])
+        .ok()
+        .stderr_has(&["9.1.0.70 → (none)"]);
+    sb.run(["rollback", "--cuda-root", &t]).ok();
+    sb.run(["backups", "remove", "2", "--force"]).ok();
+    sb.run(["current", "--cuda-root", &t])
+        .ok()
+        .stdout_has(&["9.1.0.70_cuda12"]);
+}

@@ -590,3 +590,210 @@ fn a_release_from_another_package_is_named_when_already_installed() {
         "installed from the package nvidia-cudnn-jit-cu12, not nvidia-cudnn-cu12: `cudnnm install pip:nvidia-cudnn-cu12==9.30.0.1 --force` installs that one instead",
     ]);
 }
+
+/// A user catalog with NVIDIA archives of 9.12.0.46 for Linux and Windows
+/// (as `manifest refresh` writes from NVIDIA's `redistrib_9.12.0.json`; the
+/// hashes are stand-ins): a release published both ways.
+fn catalog_with_9_12_archives(home: &Path) -> (String, String) {
+    let (linux, windows) = ("ab".repeat(32), "cd".repeat(32));
+    std::fs::create_dir_all(home).unwrap();
+    let entry = |plat: &str, ext: &str, sha: &str| {
+        format!(
+            "[[archive]]\nversion = \"9.12.0.46\"\ncuda = \"12\"\nplatform = \"{plat}\"\npath = \"cudnn/redist/cudnn/{plat}/cudnn-{plat}-9.12.0.46_cuda12-archive.{ext}\"\nsize = 1000\nsource = \"test\"\nhashes = [{{ sha256 = \"{sha}\", source = \"test\" }}]\n"
+        )
+    };
+    std::fs::write(
+        home.join("catalog.toml"),
+        format!(
+            "schema = 1\n\n{}\n{}",
+            entry("linux-x86_64", "tar.xz", &linux),
+            entry("windows-x86_64", "zip", &windows)
+        ),
+    )
+    .unwrap();
+    (linux, windows)
+}
+
+/// A release installed from the real `nvidia-cudnn-jit-cu12` wheel, whose
+/// version the catalog also has as an NVIDIA archive: the lock records, for
+/// this platform, the wheel it was installed from (so `install --locked`
+/// here finds it installed), and the catalog's archive for the others.
+#[test]
+fn lock_records_the_wheel_the_installed_release_came_from_not_the_catalogs_archive() {
+    let sb = Sandbox::new();
+    let (linux, windows) = catalog_with_9_12_archives(&sb.home());
+    let whl = common::real_wheel("nvidia_cudnn_jit_cu12-9.12.0.46");
+    let sha = sha256_bytes(&std::fs::read(&whl).unwrap()).to_string();
+    sb.run(["install".as_ref(), whl.as_os_str()]).ok();
+    sb.run(["pin", "9.12.x"]).ok();
+    sb.run(["lock"]).ok().stderr_has(&[
+        "locking cuDNN 9.12.0.46_cuda12, the release the pin 9.12.x selects here (installed)",
+        "for linux-x86_64, windows-x86_64",
+    ]);
+    let lock = std::fs::read_to_string(lock_of(&sb.work())).unwrap();
+    let linux_at = lock.find("[platform.linux-x86_64]").expect("linux entry");
+    let windows_at = lock
+        .find("[platform.windows-x86_64]")
+        .expect("windows entry");
+    assert_eq!(
+        &lock[linux_at..windows_at],
+        format!(
+            "[platform.linux-x86_64]\npip = \"nvidia-cudnn-jit-cu12==9.12.0.46\"\nwheel = \"{}\"\nsha256 = \"{sha}\"\n\n",
+            whl.file_name().unwrap().to_string_lossy()
+        )
+    );
+    assert!(!lock.contains(&linux), "{lock}");
+    assert!(
+        lock[windows_at..].contains(&format!("sha256 = \"{windows}\"")),
+        "{lock}"
+    );
+    sb.run(["install", "--locked"]).ok().stderr_has(&[
+        "cuDNN 9.12.0.46_cuda12 is already installed at '",
+        "as locked in '",
+    ]);
+    let cur = sb.run(["current"]).ok();
+    assert!(
+        cur.stdout().contains(&format!(
+            "locked: 9.12.0.46_cuda12 in '{}'\n",
+            lock_of(&sb.work()).display()
+        )),
+        "{}",
+        cur.describe()
+    );
+}
+
+/// A release imported from a local archive: locked as the catalog archive
+/// when it is those bytes; refused, naming the file, when nothing another
+/// machine can fetch gives them back.
+#[test]
+fn lock_takes_a_local_archive_only_when_the_catalog_has_its_bytes() {
+    let mut sb = Sandbox::new();
+    let p = Project::new(&sb.root().join("fx"));
+    sb.set_env("CUDNNM_MIRROR", p.server.url("compute/"));
+    p.refresh(&sb);
+    // The catalog's own archive, downloaded by hand and installed as a file.
+    let dl = sb.root().join("dl");
+    std::fs::create_dir_all(&dl).unwrap();
+    let name = p.files[0].path.rsplit('/').next().unwrap();
+    let file = dl.join(name);
+    std::fs::write(&file, &p.files[0].bytes).unwrap();
+    sb.run([std::ffi::OsStr::new("install"), file.as_os_str()])
+        .ok();
+    sb.run(["pin", "9.40.x"]).ok();
+    sb.run(["lock"]).ok();
+    let lock = std::fs::read_to_string(lock_of(&sb.work())).unwrap();
+    let rel = p.files[0].path.strip_prefix("compute/").unwrap();
+    assert!(
+        lock.contains(&format!(
+            "[platform.linux-x86_64]\nurl = \"https://developer.download.nvidia.com/compute/{rel}\"\npath = \"{rel}\"\nsha256 = \"{}\"\n",
+            p.files[0].sha
+        )),
+        "{lock}"
+    );
+    sb.run(["install", "--locked"])
+        .ok()
+        .stderr_has(&["already installed"]);
+    // A rebuilt archive of the same release: no catalog entry or pip
+    // requirement gives these bytes back, so nothing is locked.
+    let mut other = fixtures::redist_linux(OLD, "12");
+    other.file(
+        &format!("cudnn-linux-x86_64-{OLD}_cuda12-archive/EXTRA"),
+        "a rebuilt archive",
+    );
+    std::fs::create_dir_all(sb.root().join("mine")).unwrap();
+    let mine = other.write(&sb.root().join("mine"));
+    sb.run([
+        std::ffi::OsStr::new("install"),
+        mine.as_os_str(),
+        std::ffi::OsStr::new("--force"),
+    ])
+    .ok();
+    let before = std::fs::read(lock_of(&sb.work())).unwrap();
+    sb.run(["lock"]).code_is(8).stderr_has(&[
+        &format!(
+            "error: cuDNN 9.40.1.3_cuda12 is installed here from the local archive '{}', which no catalog archive or pip requirement gives back",
+            mine.file_name().unwrap().to_string_lossy()
+        ),
+        "help: a lock records bytes another machine can fetch: install it from there with `cudnnm install 9.40.1.3_cuda12 --force` and run `cudnnm lock` again, or lock without it (`cudnnm uninstall 9.40.1.3_cuda12`, then `cudnnm lock` locks the catalog's pick)",
+    ]);
+    assert_eq!(
+        std::fs::read(lock_of(&sb.work())).unwrap(),
+        before,
+        "the lock is left as it was"
+    );
+}
+
+/// `exec` and `env` for a pin whose lock names a release not installed
+/// here: the help is the bare `install` that installs exactly the locked
+/// bytes (with the home it needs), never another package's wheel; `current`
+/// says how the lock and what the pin selects here differ.
+#[test]
+fn a_locked_release_not_installed_is_installed_by_a_bare_install() {
+    let mut sb = Sandbox::new();
+    let links = sb.root().join("links");
+    std::fs::create_dir_all(&links).unwrap();
+    fixtures::wheel("nvidia_cudnn_jit_cu12", "9.30.0.1", false).write(&links);
+    offline_pip(&mut sb, &links);
+    sb.run(["pin", "9.30.x", "--force"]).ok();
+    // Locked from what pip fetches (nothing installed): the catalog's PyPI
+    // package is nvidia-cudnn-cu12; the lock names the jit package's wheel.
+    std::fs::write(
+        lock_of(&sb.work()),
+        format!(
+            "pin = \"9.30.x\"\nrelease = \"9.30.0.1_cuda12\"\n\n[platform.linux-x86_64]\npip = \"nvidia-cudnn-jit-cu12==9.30.0.1\"\nwheel = \"nvidia_cudnn_jit_cu12-9.30.0.1-py3-none-manylinux2014_x86_64.whl\"\nsha256 = \"{}\"\n",
+            sha256_bytes(
+                &std::fs::read(
+                    links.join("nvidia_cudnn_jit_cu12-9.30.0.1-py3-none-manylinux2014_x86_64.whl")
+                )
+                .unwrap()
+            )
+        ),
+    )
+    .unwrap();
+    let lock = lock_of(&sb.work());
+    // Another home than the one cudnnm finds by itself: the command names it.
+    let home = sb.home();
+    let run_elsewhere = |args: &[&str]| {
+        let mut c = sb.command();
+        c.env_remove("CUDNNM_HOME")
+            .arg("--home")
+            .arg(&home)
+            .args(args);
+        common::Run {
+            args: args.iter().map(Into::into).collect(),
+            out: common::output(&mut c),
+            root: sb.root().to_path_buf(),
+        }
+    };
+    let help = format!(
+        "help: install the release the lock '{}' names (9.30.0.1_cuda12) with `cudnnm --home {} install`",
+        lock.display(),
+        home.display()
+    );
+    for args in [&["exec", "--", "true"][..], &["env", "--shell", "bash"][..]] {
+        let r = run_elsewhere(args).code_is(3).stderr_has(&[
+            "error: cuDNN 9.30.x is not installed (asked for by '",
+            &help,
+        ]);
+        assert!(!r.stderr().contains("pip:"), "{}", r.describe());
+    }
+    sb.run(["current"]).ok().stdout_has(&[
+        "locked: 9.30.0.1_cuda12 in '",
+        "(not installed: `cudnnm install` installs it)",
+    ]);
+    // As the help says: the locked wheel, and exec runs.
+    sb.run(["install"]).ok();
+    sb.run(["exec", "--", "true"]).ok();
+    sb.run(["current"])
+        .ok()
+        .stdout_has(&["locked: 9.30.0.1_cuda12 in '"]);
+    // A newer match installed besides: exec takes it, and current says the
+    // lock is not what the pin selects here.
+    let newer = fixtures::wheel("nvidia_cudnn_jit_cu12", "9.30.0.5", false).write(sb.root());
+    sb.run(["install".as_ref(), newer.as_os_str()]).ok();
+    sb.run(["current"]).ok().stdout_has(&[
+        "→ 9.30.0.5_cuda12",
+        "locked: 9.30.0.1_cuda12 in '",
+        "(not what the pin selects here: 9.30.0.5_cuda12, the newest installed match, is what exec, env and use take; `cudnnm lock` locks 9.30.0.5_cuda12, or `cudnnm pin 9.30.0.1_cuda12` pins the locked release)",
+    ]);
+}

@@ -437,3 +437,55 @@ fn the_root_command_for_a_refused_system_change_keeps_force_and_cuda() {
         "{help}"
     );
 }
+
+/// `uninstall --system` from a home that holds its own copy of the same
+/// release (installed without --system), which hides the system one: that
+/// home's deployment, default and `current/` link use its own copy, not the
+/// system's, so they do not stop the removal, and they keep working after it.
+#[test]
+fn uninstall_system_is_not_held_up_by_the_homes_own_copy_of_the_release() {
+    let sb = Sandbox::new();
+    let a = archive(&sb, "9.1.0.70");
+    sb.run(["install".as_ref(), "--system".as_ref(), a.as_os_str()])
+        .ok();
+    sb.run(["install".as_ref(), a.as_os_str(), "--force".as_ref()])
+        .ok();
+    let own = sb.home().join("store/cuda-12/9.1.0.70");
+    assert!(own.join("receipt.toml").is_file());
+    let tk = deploy_support::linux_toolkit(&sb.root().join("cuda-12.4"), "12.4.1");
+    let tk_arg = tk.display().to_string();
+    sb.run(["use", "9.1.0.70", "--cuda-root", &tk_arg]).ok();
+    sb.run(["default", "9.1.0.70_cuda12"]).ok();
+    let header = tk.join("include/cudnn_version.h");
+    let own_real = std::fs::canonicalize(&own).unwrap();
+    assert!(
+        std::fs::canonicalize(&header)
+            .unwrap()
+            .starts_with(&own_real)
+    );
+    let r = sb
+        .run(["uninstall", "--system", "9.1.0.70_cuda12"])
+        .ok()
+        .stderr_has(&["removed cuDNN 9.1.0.70_cuda12"]);
+    assert!(
+        !r.stderr().contains("still needed") && !r.stderr().contains("will dangle"),
+        "{}",
+        r.describe()
+    );
+    assert!(!system_release(&sb, "9.1.0.70").exists());
+    // The home's own copy, its deployment and its default are untouched.
+    assert!(own.join("receipt.toml").is_file());
+    assert!(
+        std::fs::canonicalize(&header)
+            .unwrap()
+            .starts_with(&own_real)
+    );
+    assert_eq!(
+        std::fs::canonicalize(sb.home().join("current/cuda-12")).unwrap(),
+        own_real
+    );
+    sb.run(["current", "--cuda-root", &tk_arg])
+        .ok()
+        .stdout_has(&["9.1.0.70_cuda12, symlink", "files match"]);
+    sb.run(["exec", "--", "true"]).ok();
+}

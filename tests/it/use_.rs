@@ -666,8 +666,13 @@ fn a_rollback_from_a_tampered_backup_fails_and_changes_nothing() {
     bytes[0] ^= 0xff;
     std::fs::write(&f, &bytes).unwrap();
     sb.run(["rollback", "--to", "1"]).code_is(4).stderr_has(&[
-        "does not match its recorded size and SHA-256",
+        &format!(
+            "error: backup 1 of '{}' is damaged and cannot be restored: '{}' (lib64/libcudnn.so.7.6.5) no longer holds what was recorded when the backup was made (its SHA-256 changed)",
+            std::fs::canonicalize(&tk).unwrap().display(),
+            f.display()
+        ),
         "nothing changed: the earlier files are back",
+        "help: no older backup of that toolkit is whole; remove the damaged backup with `cudnnm backups remove 1 --force` (the files it holds go with it)",
     ]);
     assert_eq!(
         snapshot(&tk.join("targets")),
@@ -1445,7 +1450,7 @@ fn chosen(root: &Path, cuda: &str, why: &str) -> String {
 
 #[test]
 fn toolkits_this_home_knows_are_found_without_flags_and_by_a_cuda_major() {
-    let sb = Sandbox::new();
+    let mut sb = Sandbox::new();
     let tk = linux_toolkit(&sb.root().join("sandbox cuda 12.4"), "12.4.1");
     for v in ["9.1.0.70", "9.12.0.46"] {
         put_redist_linux_12(&sb.home(), v);
@@ -1516,22 +1521,52 @@ fn toolkits_this_home_knows_are_found_without_flags_and_by_a_cuda_major() {
     sb.run(["current", "--cuda", "12"])
         .ok()
         .stdout_has(&["(CUDA 12.4.1): 9.12.0.46_cuda12, symlink"]);
+    // A rollback restores a backup, not a release: a pin does not choose
+    // the toolkit; the toolkits with backups are listed, each with the
+    // command that rolls it back.
     std::fs::write(sb.work().join(".cudnn-version"), "7.1\n").unwrap();
-    sb.run(["rollback"])
-        .ok()
-        .stderr_has(&["fits cuDNN 7.1 (from '", "7.1.4.18 → (none)"]);
-    // Without a spec that decides, both are listed with how to pick one.
-    std::fs::remove_file(sb.work().join(".cudnn-version")).unwrap();
     let r = sb.run(["rollback"]).code_is(2);
-    r.stderr_has(&[
-        "error: 2 CUDA toolkits found and none is named by --cuda-root, --cuda, CUDA_PATH, CUDA_HOME or nvcc: '",
-        "(CUDA 12.4), '",
-        "(CUDA 8.0)\nhelp",
-        "help: pick one with --cuda X.Y (`--cuda 12.4`, `--cuda 8.0`) or --cuda-root PATH (e.g. `--cuda-root '",
+    let (real, real8) = (
+        std::fs::canonicalize(&tk).unwrap(),
+        std::fs::canonicalize(&tk8).unwrap(),
+    );
+    let r = r.stderr_has(&[
+        &format!(
+            "error: 2 toolkits have backups and none is named by --cuda-root, --cuda, CUDA_PATH, CUDA_HOME or nvcc: '{}' (CUDA 12.4; backups ",
+            real.display()
+        ),
+        &format!("'{}' (CUDA 8.0; backup ", real8.display()),
+        &format!(
+            "help: pick the toolkit to roll back with --cuda-root (or --cuda X.Y): `cudnnm rollback --cuda-root '{}'` or `cudnnm rollback --cuda-root '{}'`",
+            real.display(),
+            real8.display()
+        ),
     ]);
+    assert!(!r.stderr().contains("fit"), "{}", r.describe());
+    sb.run(["rollback", "--cuda-root", &tk_arg(&tk8)])
+        .ok()
+        .stderr_has(&["7.1.4.18 → (none)"]);
+    std::fs::remove_file(sb.work().join(".cudnn-version")).unwrap();
     sb.run(["rollback", "--cuda", "8"])
         .ok()
         .stderr_has(&["(none) → 7.1.4.18"]);
+    // CUDA_PATH naming a folder that is no toolkit is said, not skipped in silence.
+    sb.set_env("CUDA_PATH", "/nonexistent");
+    sb.run(["use", "9.12"]).ok().stderr_has(&[&chosen(
+        &tk,
+        "12.4.1",
+        "the only one of 2 toolkits whose CUDA 12.4 fits cuDNN 9.12 (found by deployments.toml); CUDA_PATH names '/nonexistent', which is not a CUDA toolkit, passed over",
+    )]);
+    let r = sb.run(["rollback"]).code_is(2).stderr_has(&[
+        "error: CUDA_PATH names '/nonexistent', which is not a CUDA toolkit; of the 2 toolkits with backups, none is named by --cuda-root or --cuda: '",
+        "caused by: CUDA_PATH='/nonexistent': CUDA toolkit folder '/nonexistent' does not exist",
+    ]);
+    assert!(
+        !r.stderr()
+            .contains("named by --cuda-root, --cuda, CUDA_PATH"),
+        "{}",
+        r.describe()
+    );
 }
 
 #[test]
