@@ -116,17 +116,10 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     }
     if args.snapshot.is_none() {
         keep_global_flags(ctx, &mut findings);
-    } else {
-        // `--fix` changes this machine, not the one the snapshot describes.
-        for f in &mut findings {
-            if f.auto_fix.take().is_some() {
-                f.held_back = Some(
-                    "diagnosed from a snapshot: run `cudnnm doctor --fix` on the machine it was taken on".into(),
-                );
-            }
-        }
     }
-    let outcome = render::Outcome::new(&snap, findings);
+    let mut outcome = render::Outcome::new(&snap, findings);
+    // `--fix` changes this machine, not the one a snapshot describes.
+    outcome.fixes_elsewhere = args.snapshot.is_some();
     if let Some(path) = &report {
         let json = path
             .extension()

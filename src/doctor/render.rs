@@ -46,6 +46,10 @@ pub struct Outcome {
     pub summary: Summary,
     /// The findings.
     pub findings: Vec<Finding>,
+    /// Diagnosed from a snapshot: the fixes are for the machine it was
+    /// taken on, not for this one's `doctor --fix`.
+    #[serde(skip)]
+    pub fixes_elsewhere: bool,
 }
 
 impl Outcome {
@@ -64,6 +68,7 @@ impl Outcome {
             infos,
             summary: summarize(s),
             findings,
+            fixes_elsewhere: false,
         }
     }
 }
@@ -250,8 +255,13 @@ pub fn text(out: &Outcome) -> String {
     if fixable > 0 {
         let _ = writeln!(
             o,
-            "{} can be applied with `cudnnm doctor --fix`.",
-            plural(fixable, "fix", "fixes")
+            "{} can be applied with `cudnnm doctor --fix`{}.",
+            plural(fixable, "fix", "fixes"),
+            if out.fixes_elsewhere {
+                " on the machine the snapshot was taken on"
+            } else {
+                ""
+            }
         );
     }
     o

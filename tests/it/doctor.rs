@@ -249,12 +249,9 @@ fn plain_copy_where_the_release_had_a_link_chain_is_found_fixed_and_undone() {
     // Read back from the report, the fix is for the machine it was taken on.
     let again = sb.run(["doctor", "--snapshot", "chain.json"]).code_is(7);
     assert!(
-        !again
-            .stdout()
-            .contains("can be applied with `cudnnm doctor --fix`")
-            && again
-                .stdout()
-                .contains("run `cudnnm doctor --fix` on the machine it was taken on"),
+        again.stdout().contains(
+            "1 fix can be applied with `cudnnm doctor --fix` on the machine the snapshot was taken on."
+        ),
         "{}",
         again.describe()
     );
