@@ -47,14 +47,7 @@ fn unset(ctx: &Ctx) -> Result<u8> {
     let _lock = ctx.lock()?;
     let mut config = ctx.home.config()?;
     let Some(before) = config.default.take() else {
-        if ctx.json {
-            ctx.out_json(&Report {
-                default: None,
-                release: None,
-                link: None,
-                link_kind: None,
-            });
-        }
+        report_none(ctx);
         ctx.status("no default cuDNN release was set; nothing changed");
         return Ok(0);
     };
@@ -73,14 +66,7 @@ fn unset(ctx: &Ctx) -> Result<u8> {
         }
         fsops::remove_file(&record)?;
     }
-    if ctx.json {
-        ctx.out_json(&Report {
-            default: None,
-            release: None,
-            link: None,
-            link_kind: None,
-        });
-    }
+    report_none(ctx);
     ctx.status(format!("default cuDNN {before} → none"));
     if let Some(l) = removed {
         ctx.status(format!("removed the link '{}'", l.display()));
@@ -91,14 +77,7 @@ fn unset(ctx: &Ctx) -> Result<u8> {
 fn show(ctx: &Ctx) -> Result<u8> {
     let config = ctx.home.config()?;
     let Some(default) = config.default else {
-        if ctx.json {
-            ctx.out_json(&Report {
-                default: None,
-                release: None,
-                link: None,
-                link_kind: None,
-            });
-        }
+        report_none(ctx);
         ctx.status(format!(
             "no default cuDNN release is set; set one with `{}`",
             for_this_store(ctx, CommandLine::default_("SPEC")).for_host(ctx.env.is_windows())
@@ -201,4 +180,17 @@ fn set(ctx: &Ctx, spec: Spec) -> Result<u8> {
         )),
     }
     Ok(0)
+}
+
+/// The `--json` report of a home with no default (nothing printed without
+/// `--json`).
+fn report_none(ctx: &Ctx) {
+    if ctx.json {
+        ctx.out_json(&Report {
+            default: None,
+            release: None,
+            link: None,
+            link_kind: None,
+        });
+    }
 }
