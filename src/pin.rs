@@ -366,15 +366,8 @@ pub fn installed_release(
     let hint = match &resolved.source {
         SpecSource::Flag => install,
         SpecSource::EnvVar => format!("{install}, or change or unset {}", env::CUDNNM_VERSION),
-        SpecSource::PinFile { path, .. } => match locked_for(path, spec) {
-            // The lock beside the pin names the exact bytes: a bare
-            // `install` fetches them, where another package would not do.
-            Some(l) => format!(
-                "install the release the lock '{}' names ({}) with `{}`, or pin an installed one with `cudnnm pin SPEC` (see `cudnnm list`)",
-                lockfile::lock_path(path).display(),
-                l.release,
-                reach(CommandLine::install_here())
-            ),
+        SpecSource::PinFile { .. } => match lock_install_hint(&resolved.source, spec, &reach) {
+            Some(h) => h,
             None => format!(
                 "{install}, or pin an installed one with `cudnnm pin SPEC` (see `cudnnm list`)"
             ),
@@ -417,6 +410,28 @@ pub fn installed_release(
         ),
     )
     .hint(hint))
+}
+
+/// The hint for a pinned `spec` that is not installed when the lock beside
+/// the pin file names its exact bytes: a bare `install` fetches them, where
+/// another package would not do. `None` when `source` is not a pin file or
+/// no readable lock beside it satisfies `spec`. `reach` renders a command
+/// for this home and host.
+pub fn lock_install_hint(
+    source: &SpecSource,
+    spec: &Spec,
+    reach: &dyn Fn(CommandLine) -> String,
+) -> Option<String> {
+    let SpecSource::PinFile { path, .. } = source else {
+        return None;
+    };
+    let l = locked_for(path, spec)?;
+    Some(format!(
+        "install the release the lock '{}' names ({}) with `{}`, or pin an installed one with `cudnnm pin SPEC` (see `cudnnm list`)",
+        lockfile::lock_path(path).display(),
+        l.release,
+        reach(CommandLine::install_here())
+    ))
 }
 
 /// The lock beside the pin file `pin`, when it can be read and still

@@ -99,7 +99,8 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     report_toolkit_choice(ctx, &toolkit);
     let store = Store::new(&ctx.home);
     let gate = GpuGate::read(ctx);
-    let release = pick_release(ctx, &store, &spec, &toolkit, args.force, &gate)?;
+    let release = pick_release(ctx, &store, &spec, &toolkit, args.force, &gate)
+        .map_err(|e| lock_hint(ctx, &store, &spec, from.as_ref(), e))?;
     if let Some(w) = gate.check(release.version(), release.cuda(), args.force, "deploy")? {
         ctx.warn(w);
     }
@@ -296,6 +297,26 @@ fn pick_release(
             fitting.join(", ")
         )
     }))
+}
+
+/// A pinned spec installed nowhere, with a lock beside the pin naming its
+/// bytes: the hint is the bare `install` that honours the lock, not a
+/// catalog pick that could fetch other bytes.
+fn lock_hint(
+    ctx: &Ctx,
+    store: &Store,
+    spec: &Spec,
+    from: Option<&pin::SpecSource>,
+    e: Error,
+) -> Error {
+    let Some(source) = from else { return e };
+    if !store.matching(spec).map(|m| m.is_empty()).unwrap_or(false) {
+        return e;
+    }
+    match pin::lock_install_hint(source, spec, &|c| printed(ctx, c)) {
+        Some(h) => e.hint(h),
+        None => e,
+    }
 }
 
 /// The platform whose builds fit `toolkit`'s layout.

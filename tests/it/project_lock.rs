@@ -777,6 +777,19 @@ fn a_locked_release_not_installed_is_installed_by_a_bare_install() {
         ]);
         assert!(!r.stderr().contains("pip:"), "{}", r.describe());
     }
+    // `use` without a spec takes the pin, and leads to the same install.
+    let tk = linux_toolkit(&sb.root().join("cuda-12.4"), "12.4.1");
+    let r = sb
+        .run(["use".as_ref(), "--cuda-root".as_ref(), tk.as_os_str()])
+        .code_is(3)
+        .stderr_has(&[
+            "error: cuDNN 9.30.x is not installed",
+            &format!(
+                "help: install the release the lock '{}' names (9.30.0.1_cuda12) with `cudnnm install`",
+                lock.display()
+            ),
+        ]);
+    assert!(!r.stderr().contains("pip:"), "{}", r.describe());
     sb.run(["current"]).ok().stdout_has(&[
         "locked: 9.30.0.1_cuda12 in '",
         "(not installed: `cudnnm install` installs it)",
