@@ -469,7 +469,20 @@ fn finish(
         files,
     };
     // A folder whose receipt cannot be read counts as a release replaced.
-    let existed = !matches!(store.get(&id.version, &id.cuda), Ok(None));
+    let before = store.get(&id.version, &id.cuda);
+    let existed = !matches!(before, Ok(None));
+    let mut notes = Vec::new();
+    if let Ok(Some(existing)) = &before
+        && let Some(toolkits) = req.deployed.get(&existing.id()).filter(|t| !t.is_empty())
+    {
+        if !same_files(&existing.receipt.files, &receipt.files) {
+            return Err(deployed_conflict(&existing.id(), toolkits));
+        }
+        notes.push(format!(
+            "repaired in place: the imported files are the ones its receipt records (deployed in {})",
+            toolkits.join(", ")
+        ));
+    }
     let release = store.commit(partial, receipt, req.force)?;
     let outcome = if existed {
         Outcome::Reinstalled(release)
@@ -479,8 +492,36 @@ fn finish(
     Ok(Imported {
         outcome,
         warnings: id.warnings,
-        notes: Vec::new(),
+        notes,
     })
+}
+
+/// True when two receipts' files are the same paths with the same content
+/// or link targets (import times aside).
+fn same_files(a: &[FileRecord], b: &[FileRecord]) -> bool {
+    a.len() == b.len()
+        && a.iter()
+            .zip(b)
+            .all(|(x, y)| x.path == y.path && x.entry == y.entry)
+}
+
+/// Reinstalling deployed release `id` from bytes that are not its receipt's
+/// would change what the toolkits `toolkits` link to without a backup.
+fn deployed_conflict(id: &str, toolkits: &[String]) -> Error {
+    Error::new(
+        Kind::Conflict,
+        format!(
+            "cuDNN {id} is deployed in {}; these files are not the ones its receipt records, and reinstalling them would change the files deployed there",
+            toolkits.join(", ")
+        ),
+    )
+    .hint(format!(
+        "switch that toolkit to another release first (`{}`), reinstall, then `{}` again",
+        CommandLine::use_("OTHER")
+            .cuda_root(&toolkits[0])
+            .for_host(crate::platform::HOST_WINDOWS),
+        CommandLine::use_(id).for_host(crate::platform::HOST_WINDOWS)
+    ))
 }
 
 fn check_sha(path: &Path, req: &ImportRequest, got: &Sha256Hex) -> Result<()> {
@@ -640,23 +681,9 @@ fn already_installed(
         Err(e) => return Err(e),
     };
     if req.force {
-        if let Some(toolkits) = req.deployed.get(&existing.id()).filter(|t| !t.is_empty()) {
-            return Err(Error::new(
-                Kind::Conflict,
-                format!(
-                    "cuDNN {} is deployed in {}; reinstalling it would change the files deployed there",
-                    existing.id(),
-                    toolkits.join(", ")
-                ),
-            )
-            .hint(format!(
-                "switch that toolkit away first (`cudnnm rollback` or `{}`), reinstall, then `{}` again",
-                CommandLine::use_("OTHER")
-                    .cuda_root(&toolkits[0])
-                    .for_host(crate::platform::HOST_WINDOWS),
-                CommandLine::use_(existing.id()).for_host(crate::platform::HOST_WINDOWS)
-            )));
-        }
+        // A deployed release is imported again only as a repair: `finish`
+        // commits it when its files are the receipt's (the deployed links
+        // then lead to the original bytes again), and refuses other bytes.
         return Ok(None);
     }
     if existing.platform() != id.platform {

@@ -13,24 +13,22 @@ use crate::version::Spec;
 const HOST_WINDOWS: bool = crate::platform::HOST_WINDOWS;
 
 /// The commands that repair store release `id` while it is deployed in
-/// `deployed` (toolkit root, mode): `install --force` is refused while a
-/// release is deployed, so each toolkit is switched away first (`cudnnm
-/// rollback`), the release imported again by `install`, then deployed again
-/// by its mode. Written for the shell of a Windows machine when `windows`.
+/// `deployed` (toolkit root, mode): `install --force` imports it again (a
+/// deployed release only from bytes its receipt records), which repairs
+/// what symlink deployments lead to; a hardlink or copy deployment holds
+/// its own files, so it is deployed again by its mode. Written for the
+/// shell of a Windows machine when `windows`.
 pub fn repair_commands(
     id: &str,
     install: &CommandLine,
     deployed: &[(String, String)],
     windows: bool,
 ) -> Vec<String> {
-    let mut cmds: Vec<String> = deployed
-        .iter()
-        .map(|(t, _)| CommandLine::rollback().cuda_root(t).for_host(windows))
-        .collect();
-    cmds.push(install.for_host(windows));
+    let mut cmds = vec![install.for_host(windows)];
     cmds.extend(
         deployed
             .iter()
+            .filter(|(_, m)| m != "symlink")
             .map(|(t, m)| CommandLine::use_(id).cuda_root(t).mode(m).for_host(windows)),
     );
     cmds
@@ -66,8 +64,8 @@ pub(super) fn reinstall_help(offers: &[Offer], id: &str, source: Option<&Source>
 }
 
 /// What to do about a store release whose files changed: import it again
-/// from its source, switching the toolkits it is deployed in away first
-/// (`install --force` is refused while it is deployed) and back after.
+/// from its source, then deploy it again where a deployment holds its own
+/// files ([`repair_commands`]).
 pub(super) fn release_help(offers: &[Offer], r: &Release, deployments: &Deployments) -> String {
     let id = r.id();
     let deployed: Vec<(String, String)> = deployments
@@ -83,7 +81,12 @@ pub(super) fn release_help(offers: &[Offer], r: &Release, deployments: &Deployme
     let install = CommandLine::install_from(&arg, file).force();
     let cmds = repair_commands(&id, &install, &deployed, HOST_WINDOWS);
     format!(
-        "{id} is deployed, and `install --force` is refused while it is: switch each toolkit away, import it again from its source, deploy it again: {}",
+        "{id} is deployed: import it again from its source (its receipt's bytes; the links deployed lead to them again){}: {}",
+        if cmds.len() > 1 {
+            ", then deploy it again where the toolkit holds its own files"
+        } else {
+            ""
+        },
         cmds.iter()
             .map(|c| format!("`{c}`"))
             .collect::<Vec<_>>()
@@ -215,10 +218,19 @@ mod tests {
                 false
             ),
             vec![
-                "cudnnm rollback --cuda-root '/opt/cuda 12'",
                 "cudnnm install pip:nvidia-cudnn-jit-cu12==9.27.0.42 --force",
                 "cudnnm use 9.27.0.42_cuda12 --cuda-root '/opt/cuda 12' --mode hardlink",
             ]
+        );
+        // A symlink deployment leads to the store: the reinstall repairs it.
+        assert_eq!(
+            repair_commands(
+                id,
+                &CommandLine::install("pip:nvidia-cudnn-jit-cu12==9.27.0.42").force(),
+                &[("/opt/cuda-12".into(), "symlink".into())],
+                false
+            ),
+            vec!["cudnnm install pip:nvidia-cudnn-jit-cu12==9.27.0.42 --force"]
         );
     }
 }

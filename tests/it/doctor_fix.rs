@@ -388,14 +388,16 @@ fn edit_through_a_link_deployment_is_store_damage(mode: &str) {
         ])
     );
     assert!(f.get("auto_fix").is_none(), "{f}");
-    assert_eq!(
-        f["commands"],
-        serde_json::json!([
-            format!("cudnnm rollback --cuda-root {q}"),
-            "cudnnm install pip:nvidia-cudnn-jit-cu12==9.27.0.42 --force",
-            format!("cudnnm use 9.27.0.42_cuda12 --cuda-root {q} --mode {mode}"),
-        ])
-    );
+    // A symlink deployment leads to the store, which the reinstall repairs;
+    // a hardlink one holds the changed inodes, so it is deployed again.
+    let mut commands =
+        vec!["cudnnm install pip:nvidia-cudnn-jit-cu12==9.27.0.42 --force".to_string()];
+    if mode == "hardlink" {
+        commands.push(format!(
+            "cudnnm use 9.27.0.42_cuda12 --cuda-root {q} --mode {mode}"
+        ));
+    }
+    assert_eq!(f["commands"], serde_json::json!(commands));
 
     // --fix changes nothing and does not offer the skipped fix again.
     let r = sb
@@ -406,15 +408,15 @@ fn edit_through_a_link_deployment_is_store_damage(mode: &str) {
     assert!(!r.stdout().contains("can be applied"), "{}", r.describe());
     assert_eq!(fs::metadata(&store_h).unwrap().len(), size + 1);
 
-    // verify: the repair names the jit package and switches away first.
+    // verify: the same repair, naming the jit package.
     let v = sb.run(["verify", "--no-load"]).code_is(7);
-    assert!(
-        v.stdout().contains(&format!(
-            "`cudnnm rollback --cuda-root {q}`, then `cudnnm install pip:nvidia-cudnn-jit-cu12==9.27.0.42 --force`, then `cudnnm use 9.27.0.42_cuda12 --cuda-root {q} --mode {mode}`"
-        )),
-        "{}",
-        v.describe()
-    );
+    let said = commands
+        .iter()
+        .map(|c| format!("`{c}`"))
+        .collect::<Vec<_>>()
+        .join(", then ");
+    assert!(v.stdout().contains(&format!("{said}.")), "{}", v.describe());
+    assert!(!v.stdout().contains("rollback"), "{}", v.describe());
     assert!(
         !v.stdout().contains("nvidia-cudnn-cu12"),
         "{}",
@@ -434,12 +436,31 @@ fn edit_through_a_link_deployment_is_store_damage(mode: &str) {
         );
     }
 
-    // The sequence works (the local wheel standing in for the download).
-    sb.run(["rollback", "--cuda-root", &t]).ok();
+    // Other bytes for the deployed release are refused, the store unchanged.
+    let dir = sb.root().join("other");
+    fs::create_dir_all(&dir).unwrap();
+    let other = common::fixtures::wheel("nvidia_cudnn_jit_cu12", "9.27.0.42", false)
+        .replace("License.txt", b"another build's license text")
+        .write(&dir);
+    sb.run(["install".as_ref(), other.as_os_str(), "--force".as_ref()])
+        .code_is(8)
+        .stderr_has(&[
+            &format!("error: cuDNN 9.27.0.42_cuda12 is deployed in {t}; these files are not the ones its receipt records"),
+            "help: switch that toolkit to another release first",
+        ]);
+    assert_eq!(fs::metadata(&store_h).unwrap().len(), size + 1);
+
+    // The sequence works (the local wheel standing in for the download),
+    // with the toolkit left deployed throughout.
     sb.run(["install".as_ref(), wheel.as_os_str(), "--force".as_ref()])
-        .ok();
-    sb.run(["use", "9.27.0.42_cuda12", "--cuda-root", &t, "--mode", mode])
-        .ok();
+        .ok()
+        .stderr_has(&[&format!(
+            "repaired in place: the imported files are the ones its receipt records (deployed in {t})"
+        )]);
+    if mode == "hardlink" {
+        sb.run(["use", "9.27.0.42_cuda12", "--cuda-root", &t, "--mode", mode])
+            .ok();
+    }
     sb.run(["verify", "--no-load"]).ok();
     assert_eq!(fs::metadata(&store_h).unwrap().len(), size);
     let r = doctor(&sb, &t, &[]);

@@ -1377,8 +1377,11 @@ fn site_packages_folders_use_the_wheels_dist_info() {
     assert_eq!(list(&sb)[0]["id"], "9.27.0.42_cuda12");
 }
 
+/// `install --force` of a deployed release takes only the bytes its
+/// receipt records (a repair: the deployed links lead to them); other
+/// bytes are refused and the release is untouched.
 #[test]
-fn force_reinstall_of_a_deployed_release_is_refused() {
+fn force_reinstall_of_a_deployed_release_is_refused_unless_it_is_the_same_bytes() {
     let sb = Sandbox::new();
     let zip = fixtures::windows_zip_8_1_0_77().write(sb.root());
     install(&sb, &zip, &[]).ok();
@@ -1388,10 +1391,20 @@ fn force_reinstall_of_a_deployed_release_is_refused() {
     )
     .unwrap();
     let receipt = release_dir(&sb, "11.2", "8.1.0.77").join("receipt.toml");
+    install(&sb, &zip, &["--force"]).ok().stderr_has(&[
+        "repaired in place: the imported files are the ones its receipt records (deployed in /opt/cuda-11.2)",
+        "reinstalled cuDNN 8.1.0.77",
+    ]);
     let before = fs::read(&receipt).unwrap();
-    install(&sb, &zip, &["--force"])
-        .code_is(8)
-        .stderr_has(&["deployed in /opt/cuda-11.2", "help:"]);
+    let dir = sb.root().join("other");
+    fs::create_dir_all(&dir).unwrap();
+    let other = fixtures::windows_zip_8_1_0_77()
+        .replace("cudnn_ops_infer64_8.dll", b"MZ another build")
+        .write(&dir);
+    install(&sb, &other, &["--force"]).code_is(8).stderr_has(&[
+        "error: cuDNN 8.1.0.77_cuda11.2 is deployed in /opt/cuda-11.2; these files are not the ones its receipt records",
+        "help:",
+    ]);
     assert_eq!(
         fs::read(&receipt).unwrap(),
         before,

@@ -134,7 +134,6 @@ fn an_edit_through_a_hardlink_is_the_store_release_not_drift() {
     assert_eq!(
         f.commands,
         vec![
-            format!("cudnnm rollback --cuda-root {TK12}"),
             "cudnnm install pip:nvidia-cudnn-jit-cu12==9.1.0.70 --force".to_string(),
             format!("cudnnm use 9.1.0.70_cuda12 --cuda-root {TK12} --mode hardlink"),
         ]

@@ -373,7 +373,7 @@ fn store_changed(cx: &Cx, out: &mut Vec<Finding>) {
             .fix(if deployed.is_empty() {
                 format!("Import the release again from {from} with `--force`.")
             } else {
-                format!("Import the release again from {from} with `--force`. `install --force` is refused while the release is deployed, so first switch each toolkit away (`cudnnm rollback --cuda-root T`, or `cudnnm use OTHER --cuda-root T`), then reinstall, then deploy it again.")
+                format!("Import the release again from {from} with `--force`: while it is deployed, only the bytes its receipt records are taken, so the linked toolkits lead to the original files again; a hardlink or copy deployment holds its own files and is deployed again by its mode.")
             })
             .held_back(format!(
                 "the store release {} itself changed; redeploying cannot repair it — import it again from {from} (see the commands)",
