@@ -82,6 +82,10 @@ pub struct Error {
     hint: Option<String>,
     /// The OS error's kind, for an error made by [`Error::io`].
     io_kind: Option<io::ErrorKind>,
+    /// The path [`Error::io`] could not write for lack of rights, while the
+    /// hint is still its general one: the caller that knows the home can
+    /// say more ([`Error::unwritable_path`]).
+    unwritable: Option<std::path::PathBuf>,
 }
 
 /// `Result` with [`Error`].
@@ -96,6 +100,7 @@ impl Error {
             causes: Vec::new(),
             hint: None,
             io_kind: None,
+            unwritable: None,
         }
     }
 
@@ -107,7 +112,14 @@ impl Error {
     /// Sets the hint line (what the user should do next).
     pub fn hint(mut self, hint: impl Into<String>) -> Self {
         self.hint = Some(hint.into());
+        self.unwritable = None;
         self
+    }
+
+    /// The path an [`Error::io`] could not write for lack of rights, while
+    /// its hint is still the general one (a caller's own hint clears it).
+    pub fn unwritable_path(&self) -> Option<&Path> {
+        self.unwritable.as_deref()
     }
 
     /// Appends an underlying cause.
@@ -132,6 +144,7 @@ impl Error {
             causes,
             hint: self.hint,
             io_kind: self.io_kind,
+            unwritable: self.unwritable,
         }
     }
 
@@ -150,12 +163,14 @@ impl Error {
                     path.display()
                 ))
             }
-            io::ErrorKind::PermissionDenied | io::ErrorKind::ReadOnlyFilesystem => base
-                .with_kind(Kind::Permission)
-                .hint(format!(
-                    "check that you may write to '{}' (run elevated, or point CUDNNM_HOME / --home at a writable folder)",
+            io::ErrorKind::PermissionDenied | io::ErrorKind::ReadOnlyFilesystem => {
+                let mut e = base.with_kind(Kind::Permission).hint(format!(
+                    "check that you may write to '{}' (its owner can give you the right, or run elevated), or name a folder you may write to",
                     path.display()
-                )),
+                ));
+                e.unwritable = Some(path.to_path_buf());
+                e
+            }
             io::ErrorKind::StorageFull | io::ErrorKind::QuotaExceeded => base.hint(
                 "free some disk space (`cudnnm uninstall` old releases) or set CUDNNM_HOME to a larger disk",
             ),

@@ -371,7 +371,7 @@ fn dispatch(cli: Cli, env: Env) -> Result<u8> {
     ) {
         support::warn_unknown_settings(&ctx);
     }
-    let result = run_command(&ctx, cli.command);
+    let result = run_command(&ctx, cli.command).map_err(|e| home_write_hint(&ctx, e));
     // `sudo cudnnm --home ~user/…`: what root created there is the user's.
     crate::fsops::give_home_to_its_owner(ctx.home.root());
     let code = result?;
@@ -450,6 +450,22 @@ fn run_command(ctx: &Ctx, command: Command) -> Result<u8> {
             ctx.out(crate::libcudnn::probe_answer(&path));
             Ok(0)
         }
+    }
+}
+
+/// A folder of the home that cannot be written: the user can also point
+/// the home elsewhere (a path outside it, such as a project folder, keeps
+/// the general hint — the home has nothing to do with it).
+fn home_write_hint(ctx: &Ctx, e: Error) -> Error {
+    match e.unwritable_path() {
+        Some(p) if p.starts_with(ctx.home.root()) => {
+            let hint = format!(
+                "check that you may write to '{}' (run elevated), or point CUDNNM_HOME / --home at a folder you may write to",
+                p.display()
+            );
+            e.hint(hint)
+        }
+        _ => e,
     }
 }
 

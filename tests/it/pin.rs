@@ -462,3 +462,34 @@ fn exec_passes_arguments_untouched_and_returns_the_exit_code() {
         .code_is(3)
         .stderr_has(&["could not run '/nonexistent/tool'"]);
 }
+
+/// A project folder this user may not write to: the error names the file
+/// and does not send the user to the home, which has nothing to do with it;
+/// a home that cannot be written still gets the home's advice.
+#[cfg(unix)]
+#[test]
+fn an_unwritable_project_folder_is_not_blamed_on_the_home() {
+    use std::os::unix::fs::PermissionsExt;
+    if !crate::deploy_support::is_root() {
+        return; // setpriv to another user needs root
+    }
+    let sb = Sandbox::new();
+    fake_release(&sb.home(), "9.1.0.70", "12");
+    let r = crate::deploy_support::run_as_nobody(&sb, &["pin", "9.1", "--force"])
+        .code_is(5)
+        .stderr_has(&[
+            &format!(
+                "help: check that you may write to '{}' (its owner can give you the right, or run elevated)",
+                sb.work().display()
+            ),
+        ]);
+    assert!(!r.stderr().contains("CUDNNM_HOME"), "{}", r.describe());
+    assert!(!sb.work().join(".cudnn-version").exists());
+    // The home itself read-only: the home's advice.
+    crate::deploy_support::run_as_nobody(&sb, &["list"]).ok();
+    fs::set_permissions(sb.home(), fs::Permissions::from_mode(0o555)).unwrap();
+    let r = crate::deploy_support::run_as_nobody(&sb, &["default", "9.1"]);
+    fs::set_permissions(sb.home(), fs::Permissions::from_mode(0o755)).unwrap();
+    r.code_is(5)
+        .stderr_has(&["point CUDNNM_HOME / --home at a folder you may write to"]);
+}
