@@ -176,6 +176,15 @@ fn remove(ctx: &Ctx, ids: &[String], force: bool) -> Result<u8> {
 fn prune(ctx: &Ctx, keep: Option<u32>, root: Option<PathBuf>) -> Result<u8> {
     let filter = root.map(|p| toolkit_filter(ctx, p)).transpose()?;
     let keep = match keep {
+        // The newest backup is what `rollback` restores: removing it goes
+        // by its id, never by a count.
+        Some(0) => {
+            return Err(Error::new(
+                Kind::Usage,
+                "--keep 0 would remove each toolkit's newest backup, the one `cudnnm rollback` restores",
+            )
+            .hint("keep at least 1 (`cudnnm backups prune --keep 1`), or remove that backup by its id with `cudnnm backups remove ID` (`cudnnm backups` lists them)"));
+        }
         Some(k) => k,
         None => ctx.home.config()?.backups_to_keep(),
     };

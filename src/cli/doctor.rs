@@ -224,7 +224,12 @@ fn take(ctx: &Ctx, args: &Args) -> Snapshot {
 
 /// Reads a snapshot, or the `snapshot` inside a `--report` JSON.
 fn read_snapshot(path: &std::path::Path) -> Result<Snapshot> {
-    let text = std::fs::read_to_string(path).with_path("read", path)?;
+    let text = std::fs::read_to_string(path)
+        .with_path("read", path)
+        .map_err(|e| match e.hint_text() {
+            Some(_) => e,
+            None => e.hint("give a file written by `cudnnm doctor --report FILE.json` (on this or another machine)"),
+        })?;
     let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
         Error::new(Kind::Usage, format!("'{}' is not JSON", path.display()))
             .cause(e)

@@ -322,6 +322,25 @@ fn add_to_user_path(dir: &str) -> Result<Option<Change>> {
     }))
 }
 
+/// The fix ids this home recorded (`doctor --fix` prints the id of each
+/// run), or that there are none.
+fn fix_ids_hint(home: &Home) -> String {
+    let mut ids: Vec<String> = std::fs::read_dir(fix_root(home))
+        .map(|d| {
+            d.flatten()
+                .filter(|e| e.path().join("fix.toml").is_file())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    ids.sort();
+    if ids.is_empty() {
+        "this home has no fixes to undo: `cudnnm doctor --fix` records each run under an id it prints".into()
+    } else {
+        format!("fixes this home can undo: {}", ids.join(", "))
+    }
+}
+
 /// Undoes the fixes recorded under `id`, last change first.
 pub fn undo(home: &Home, id: &str) -> Result<Vec<String>> {
     if id.contains(['/', '\\']) || id.contains("..") {
@@ -330,7 +349,7 @@ pub fn undo(home: &Home, id: &str) -> Result<Vec<String>> {
     let path = fix_root(home).join(id).join("fix.toml");
     let text = std::fs::read_to_string(&path)
         .with_path("read", &path)
-        .map_err(|e| e.hint("`ls $CUDNNM_HOME/doctor-fix` lists the fix ids"))?;
+        .map_err(|e| e.with_kind(Kind::NotFound).hint(fix_ids_hint(home)))?;
     let record: FixRecord = toml::from_str(&text).map_err(|e| {
         Error::new(
             Kind::Integrity,

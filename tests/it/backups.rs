@@ -208,6 +208,11 @@ fn files_of_yours_are_named_and_kept_unless_forced_and_prune_never_deletes_them(
             sb.home().join("backups/2/files").display()
         )]);
     assert_eq!(ids(&sb), vec![1, 2, 3, 4, 5, 6]);
+    // The newest backup goes only by its id.
+    sb.run(["backups", "prune", "--keep", "0"])
+        .code_is(2)
+        .stderr_has(&["help: keep at least 1"]);
+    assert_eq!(ids(&sb), vec![1, 2, 3, 4, 5, 6]);
     // Prune keeps the first, the newest one and backup 2 (yours).
     sb.run(["backups", "prune", "--keep", "1"])
         .ok()

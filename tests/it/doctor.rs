@@ -248,6 +248,9 @@ fn plain_copy_where_the_release_had_a_link_chain_is_found_fixed_and_undone() {
     assert_eq!(f["auto_fix"]["target"], "libcudnn.so.9.27.0");
     // Read back from the report, the fix is for the machine it was taken on.
     let again = sb.run(["doctor", "--snapshot", "chain.json"]).code_is(7);
+    sb.run(["doctor", "--snapshot", "missing.json"])
+        .code_is(3)
+        .stderr_has(&["help: give a file written by `cudnnm doctor --report FILE.json`"]);
     assert!(
         again.stdout().contains(
             "1 fix can be applied with `cudnnm doctor --fix` on the machine the snapshot was taken on."
@@ -273,6 +276,10 @@ fn plain_copy_where_the_release_had_a_link_chain_is_found_fixed_and_undone() {
         .and_then(|s| s.split('`').next())
         .map(str::to_owned)
         .unwrap_or_else(|| panic!("no fix id\n{}", r.describe()));
+    // A wrong id names the ones there are.
+    sb.run(["doctor", "--undo-fix", "no-such-fix"])
+        .code_is(3)
+        .stderr_has(&[&format!("help: fixes this home can undo: {id}")]);
     // --undo-fix puts the copy back, byte for byte.
     sb.run(["doctor", "--undo-fix", &id]).ok();
     let m = fs::symlink_metadata(&so9).unwrap();
