@@ -8,7 +8,9 @@
 
 use std::ffi::OsString;
 
-use clap_complete::engine::{ArgValueCandidates, CompletionCandidate};
+use clap_complete::engine::{
+    ArgValueCandidates, ArgValueCompleter, CompletionCandidate, PathCompleter, ValueCompleter,
+};
 
 use crate::env::Env;
 use crate::home::Home;
@@ -49,7 +51,7 @@ pub fn registration(shell: clap_complete::Shell, completer: &str) -> std::io::Re
 pub fn command() -> clap::Command {
     let releases = || ArgValueCandidates::new(installed_releases);
     let backups = || ArgValueCandidates::new(backup_ids);
-    let toolkits = || ArgValueCandidates::new(toolkit_roots);
+    let toolkits = || ArgValueCompleter::new(toolkit_roots_or_folders);
     let mut cmd = super::help::command();
     for (sub, arg) in [
         ("use", "spec"),
@@ -176,6 +178,23 @@ fn gone_toolkit_roots() -> Vec<CompletionCandidate> {
                 .help(Some(format!("{}, folder gone", d.release).into()))
         })
         .collect()
+}
+
+/// For `--cuda-root`: the toolkit folders cudnnm knows that start with
+/// what is typed, then the folders the typed path leads to — a toolkit
+/// new to this home is completed as any folder is.
+fn toolkit_roots_or_folders(current: &std::ffi::OsStr) -> Vec<CompletionCandidate> {
+    let typed = current.to_string_lossy();
+    let mut out: Vec<CompletionCandidate> = toolkit_roots()
+        .into_iter()
+        .filter(|c| c.get_value().to_string_lossy().starts_with(typed.as_ref()))
+        .collect();
+    for c in PathCompleter::dir().complete(current) {
+        if !out.iter().any(|o| o.get_value() == c.get_value()) {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// The toolkit folders found here and those the home has deployed to or

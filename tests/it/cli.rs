@@ -284,9 +284,18 @@ fn bash_completes_installed_versions_backup_ids_and_toolkit_folders() {
         ["9.12.0.46_cuda12", "9.12.0.46"]
     );
     assert_eq!(bash_offers(&sb, &["rollback", "--to", ""]).unwrap(), ["1"]);
+    // The toolkits cudnnm knows first, then folders as typed: a toolkit new
+    // to this home completes too.
     assert_eq!(
-        bash_offers(&sb, &["use", "--cuda-root", ""]).unwrap(),
-        [root.as_str()]
+        bash_offers(&sb, &["use", "--cuda-root", ""]).unwrap()[0],
+        root
+    );
+    let fresh = sb.root().join("new-cuda-12.6");
+    std::fs::create_dir_all(&fresh).unwrap();
+    let typed = format!("{}/new-cu", sb.root().display());
+    assert_eq!(
+        bash_offers(&sb, &["use", "--cuda-root", &typed]).unwrap(),
+        [format!("{}/", fresh.display())]
     );
     assert_eq!(bash_offers(&sb, &["rollb"]).unwrap(), ["rollback"]);
     assert!(
