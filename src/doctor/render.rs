@@ -106,7 +106,7 @@ pub fn summarize(s: &Snapshot) -> Summary {
         .as_ref()
         .and_then(|d| d.version.as_ref())
         .map(|v| v.to_string());
-    let gpus = s
+    let mut gpus: Vec<String> = s
         .driver
         .iter()
         .flat_map(|d| &d.gpus)
@@ -127,6 +127,9 @@ pub fn summarize(s: &Snapshot) -> Summary {
             }
         })
         .collect();
+    if let Some(note) = device_order_note(s) {
+        gpus.push(note);
+    }
     let nvcc = s.nvcc.as_ref().map(|n| match &n.release {
         Some(r) => format!("{} (CUDA {r})", n.path),
         None => n.path.clone(),
@@ -325,6 +328,28 @@ pub fn report_text(out: &Outcome, s: &Snapshot) -> String {
         let _ = writeln!(o, "nvcc --version:\n{}", n.trim_end());
     }
     o
+}
+
+/// When `CUDA_VISIBLE_DEVICES` names GPUs by index and hides some, while
+/// `CUDA_DEVICE_ORDER` is not `PCI_BUS_ID`: its indices count in CUDA's
+/// order (fastest first), not nvidia-smi's PCI-bus order the list shows, so
+/// "GPU 1" there may be another GPU than nvidia-smi's GPU 1 (CUDA C++
+/// Programming Guide, "CUDA Environment Variables").
+fn device_order_note(s: &Snapshot) -> Option<String> {
+    let gpus = &s.driver.as_ref()?.gpus;
+    let visible = s.env.get("CUDA_VISIBLE_DEVICES")?;
+    let by_index = visible
+        .split(',')
+        .any(|e| e.trim().chars().next().is_some_and(|c| c.is_ascii_digit()));
+    let pci = s
+        .env
+        .get("CUDA_DEVICE_ORDER")
+        .is_some_and(|o| o.trim().eq_ignore_ascii_case("PCI_BUS_ID"));
+    (gpus.len() > 1 && by_index && !pci && gpus.iter().any(|g| g.hidden)).then(|| {
+        format!(
+            "CUDA_VISIBLE_DEVICES={visible} counts GPUs in CUDA's order, fastest first, not the PCI-bus order of the indices above; set CUDA_DEVICE_ORDER=PCI_BUS_ID to make them the same"
+        )
+    })
 }
 
 #[cfg(test)]

@@ -265,6 +265,18 @@ fn doctor_judges_the_gpus_cuda_would_use_and_lists_every_one() {
         "{}",
         r.describe()
     );
+    assert!(!gpus.contains("CUDA_DEVICE_ORDER"), "{}", r.describe());
+    // Without PCI_BUS_ID, index 1 is CUDA's second-fastest card: the list
+    // says the two numberings differ and how to make them agree.
+    sb.set_env("CUDA_DEVICE_ORDER", "");
+    let r = doctor(&sb, &tk, &[]);
+    let gpus = r.json()["summary"]["gpus"].to_string();
+    assert!(
+        gpus.contains("CUDA_VISIBLE_DEVICES=1 counts GPUs in CUDA's order, fastest first, not the PCI-bus order of the indices above; set CUDA_DEVICE_ORDER=PCI_BUS_ID to make them the same"),
+        "{}",
+        r.describe()
+    );
+    sb.set_env("CUDA_DEVICE_ORDER", "PCI_BUS_ID");
     // And `use` agrees: the Turing card runs 9.27.
     sb.run([
         "install".to_string(),

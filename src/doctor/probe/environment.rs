@@ -50,6 +50,8 @@ fn keep_var(name: &str) -> bool {
                 | "PROCESSOR_ARCHITECTURE"
                 | "PROCESSOR_ARCHITEW6432"
                 | "PYTHONPATH"
+                | "CUDA_VISIBLE_DEVICES"
+                | "CUDA_DEVICE_ORDER"
         )
 }
 
