@@ -646,3 +646,123 @@ fn a_fix_planned_during_another_homes_change_is_checked_again_under_the_lock() {
     );
     a.run(["verify", "--no-load"]).ok();
 }
+
+/// The id `--fix` printed in its `undo with `cudnnm doctor --undo-fix ID`` line.
+fn undo_id(r: &Run) -> String {
+    let err = r.stderr();
+    err.split("cudnnm doctor --undo-fix ")
+        .nth(1)
+        .and_then(|rest| rest.split('`').next())
+        .unwrap_or_else(|| panic!("no undo id\n{}", r.describe()))
+        .to_string()
+}
+
+/// `soname-link-missing` in a folder of the user's own: `--fix` makes the
+/// link (to the file the finding names), the library then loads by its
+/// soname and the finding is gone; `--undo-fix` removes exactly that link.
+/// Where the folder may not be written, nothing changes and the `ln -s`
+/// stays the advice.
+#[test]
+fn fix_makes_a_missing_soname_link_and_undo_fix_removes_exactly_it() {
+    let mut sb = Sandbox::new();
+    let tk = crate::doctor::toolkit(&mut sb, true);
+    let lib = tk.join("lib64");
+    let link = lib.join("libcudnn.so.9");
+    fs::remove_file(&link).unwrap();
+    let before = common::listing(&tk);
+    let ids = |r: &Run| crate::doctor::ids(r);
+
+    let r = crate::doctor::doctor(&sb, &tk, &[]).code_is(7);
+    let f = r.finding("soname-link-missing");
+    assert_eq!(
+        f["auto_fix"],
+        serde_json::json!({
+            "action": "make-soname-link",
+            "dir": lib.display().to_string(),
+            "link": "libcudnn.so.9",
+            "target": "libcudnn.so.9.27.0",
+        }),
+        "{}",
+        r.describe()
+    );
+    assert_eq!(
+        f["commands"][0],
+        format!(
+            "ln -s libcudnn.so.9.27.0 {}",
+            q(&link.display().to_string())
+        )
+    );
+
+    let r = crate::doctor::doctor(&sb, &tk, &["--fix"]).ok().stderr_has(&[&format!(
+        "fix applied [soname-link-missing]: made the missing link {}/libcudnn.so.9 -> libcudnn.so.9.27.0",
+        lib.display()
+    )]);
+    assert_eq!(
+        fs::read_link(&link).unwrap(),
+        Path::new("libcudnn.so.9.27.0")
+    );
+    assert!(
+        !ids(&r).contains(&"soname-link-missing".to_string()),
+        "{}",
+        r.describe()
+    );
+    // Loaded by its soname in a child process, the library answers 9.27.0.
+    assert_eq!(
+        r.json()["summary"]["active_cudnn"][0]["version"],
+        "9.27.0",
+        "{}",
+        r.describe()
+    );
+    let fix_dir = sb.home().join("doctor-fix").join(undo_id(&r));
+    let record = fs::read_to_string(fix_dir.join("fix.toml")).unwrap();
+    assert!(
+        record.contains("action = \"make-soname-link\"")
+            && record.contains("target = \"libcudnn.so.9.27.0\""),
+        "{record}"
+    );
+
+    sb.run(["doctor", "--undo-fix", &undo_id(&r)])
+        .ok()
+        .stderr_has(&[&format!(
+            "removed the link {} -> libcudnn.so.9.27.0 that doctor made",
+            link.display()
+        )]);
+    assert!(fs::symlink_metadata(&link).is_err(), "the link is gone");
+    assert_eq!(common::listing(&tk), before, "nothing else changed");
+    assert!(!fix_dir.exists());
+    let r = crate::doctor::doctor(&sb, &tk, &[]).code_is(7);
+    assert_eq!(
+        ids(&r)
+            .iter()
+            .filter(|i| *i == "soname-link-missing")
+            .count(),
+        1,
+        "{}",
+        r.describe()
+    );
+
+    // A folder this user may not write: nothing is made, the advice stays.
+    if !deploy_support::is_root() {
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(&lib, fs::Permissions::from_mode(0o555)).unwrap();
+        let r = crate::doctor::doctor(&sb, &tk, &["--fix"]).code_is(7);
+        fs::set_permissions(&lib, fs::Permissions::from_mode(0o755)).unwrap();
+        assert!(
+            r.stderr().contains(&format!(
+                "fix skipped [soname-link-missing]: '{}' is not writable by this user",
+                lib.display()
+            )),
+            "{}",
+            r.describe()
+        );
+        assert!(!r.stderr().contains("fix applied"), "{}", r.describe());
+        assert!(fs::symlink_metadata(&link).is_err());
+        assert_eq!(
+            r.finding("soname-link-missing")["commands"][0],
+            format!(
+                "ln -s libcudnn.so.9.27.0 {}",
+                q(&link.display().to_string())
+            )
+        );
+    }
+}
