@@ -133,7 +133,9 @@ pub fn check(dep: &Deployment, toolkit: &Toolkit, store: &Store) -> Drift {
                     && leads_to.as_ref().is_none_or(same)
             }
             Entry::File(content) => match dep.mode {
-                Mode::Hardlink => {
+                // With its release uninstalled a hard link is the only name
+                // of its bytes left: judged as a copy is.
+                Mode::Hardlink if receipt.is_some() => {
                     f.from
                         .release_path()
                         .is_some_and(|from| platform::same_file(&f.path, &release_dir.join(from)))

@@ -563,10 +563,16 @@ fn printed_commands_survive_a_shell_for_a_path_with_quotes_dollar_spaces_and_acc
 fn after_uninstall_force_verify_names_the_package_the_release_came_from() {
     // The release is gone from the store, but the deployment record kept its
     // source: the reinstall hint names the jit wheel it was imported from,
-    // not the catalog's other package of the same release id.
+    // not the catalog's other package of the same release id. A symlink
+    // deployment's links dangle now: that is a failure.
     let sb = Sandbox::new();
-    deployed(&sb, "copy");
-    sb.run(["uninstall", "9.12.0.46", "--force"]).ok();
+    let (tk, _) = deployed(&sb, "symlink");
+    sb.run(["uninstall", "9.12.0.46", "--force"])
+        .ok()
+        .stderr_has(&[&format!(
+            "cuDNN 9.12.0.46_cuda12 stays deployed in '{}' (symlink): its links there will dangle",
+            tk.display()
+        )]);
     let r = sb.run(["verify", "--no-load"]).code_is(7);
     let out = format!("{}{}", r.stdout(), r.stderr());
     assert!(
@@ -765,4 +771,97 @@ fn fix_makes_a_missing_soname_link_and_undo_fix_removes_exactly_it() {
             )
         );
     }
+}
+
+/// `uninstall --force` of a release deployed by copies or hard links: the
+/// warning says the files stay and keep working (not that links dangle);
+/// `verify` calls the deployment orphaned but whole (exit 0, with how to
+/// reinstall it or switch); `current` sees no drift; and the next `use`
+/// backs those files up as the release's (known by the deployment
+/// record's hashes), not as the user's, and `rollback` puts them back.
+fn uninstalled_release_deployed_by(mode: &str) {
+    let sb = Sandbox::new();
+    let (tk, _) = deployed(&sb, mode);
+    install_jit_9_27(&sb);
+    let t = tk.display().to_string();
+    let q = q(&t);
+    let lib = tk.join("lib64/libcudnn.so.9");
+    let lib_sha = sha(&lib);
+    let before = common::listing(&tk);
+
+    let r = sb.run(["uninstall", "9.12.0.46", "--force"]).ok();
+    let what = if mode == "copy" {
+        "its copies"
+    } else {
+        "its hard-linked files (and their bytes on disk)"
+    };
+    let r = r.stderr_has(&[&format!(
+        "cuDNN 9.12.0.46_cuda12 stays deployed in '{t}' ({mode}): {what} there stay and keep working"
+    )]);
+    assert!(!r.stderr().contains("dangle"), "{}", r.describe());
+    assert_eq!(common::listing(&tk), before, "the toolkit is untouched");
+    assert_eq!(sha(&lib), lib_sha);
+
+    let v = sb.run(["verify", "--no-load"]).ok();
+    let out = v.stdout();
+    let files = out
+        .lines()
+        .find(|l| l.starts_with("  orphaned  9.12.0.46_cuda12  in "))
+        .unwrap_or_else(|| panic!("{}", v.describe()));
+    assert!(
+        files.ends_with(
+            "the release is not in the store any more; the 20 files placed here match their record and keep working"
+        ) && files.contains(&t),
+        "{}",
+        v.describe()
+    );
+    assert!(!out.contains("CHANGED"), "{}", v.describe());
+    assert!(
+        out.contains("`cudnnm install pip:nvidia-cudnn-jit-cu12==9.12.0.46 --force`")
+            && out.contains(&format!("`cudnnm use 9.27.0.42_cuda12 --cuda-root {q}`")),
+        "{}",
+        v.describe()
+    );
+    let j = sb.run(["verify", "--no-load", "--json"]).ok().json();
+    assert_eq!(j["healthy"], true, "{j}");
+    assert_eq!(j["deployments"][0]["orphaned"], true, "{j}");
+    assert!(j["deployments"][0].get("error").is_none(), "{j}");
+
+    let cur = sb.run(["current", "--cuda-root", &t]).ok();
+    assert!(cur.stdout().contains("files match"), "{}", cur.describe());
+
+    sb.run(["use", "9.27.0.42", "--cuda-root", &t, "--mode", mode])
+        .ok()
+        .stderr_has(&[&format!("({mode}, backup 2)")]);
+    let backups = sb.run(["backups", "--json"]).ok().json();
+    let b2 = backups
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["id"] == 2)
+        .unwrap_or_else(|| panic!("{backups}"));
+    assert_eq!(b2["held"], "9.12.0.46", "{b2}");
+    assert_eq!(b2["release"], "9.12.0.46_cuda12", "{b2}");
+    assert_eq!(b2["files"], 20, "{b2}");
+    assert_eq!(b2["users_files"], serde_json::json!([]), "{b2}");
+    assert_eq!(b2["users_bytes"], 0, "{b2}");
+    let text = sb.run(["backups"]).ok();
+    assert!(!text.stdout().contains("yours"), "{}", text.describe());
+
+    // Undoable: the release's files come back from the backup.
+    sb.run(["rollback", "--cuda-root", &t]).ok();
+    assert_eq!(sha(&lib), lib_sha);
+    assert_eq!(common::listing(&tk), before);
+}
+
+#[test]
+fn uninstall_force_of_a_copy_deployment_leaves_it_whole_and_the_next_use_backs_it_up_as_the_release()
+ {
+    uninstalled_release_deployed_by("copy");
+}
+
+#[test]
+fn uninstall_force_of_a_hardlink_deployment_leaves_it_whole_and_the_next_use_backs_it_up_as_the_release()
+ {
+    uninstalled_release_deployed_by("hardlink");
 }
