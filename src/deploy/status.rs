@@ -185,6 +185,16 @@ pub fn held_instead(
     }
 }
 
+/// This home's judgement of a deployment whose toolkit no longer matches
+/// it: `Some` with the one other cuDNN the toolkit now consistently holds
+/// ([`toolkit_holds_instead`]) when another cudnnm home, or the user,
+/// deployed it since — the record is out of date, not the toolkit damaged;
+/// `None` when the difference is drift. `verify` and `current` both judge
+/// by this function, so they never disagree about a toolkit.
+pub fn replaced(dep: &Deployment, toolkit: &Toolkit) -> Option<crate::version::Version> {
+    toolkit_holds_instead(toolkit, &dep.release.version)
+}
+
 /// [`held_instead`] for a toolkit on disk: the version its headers declare
 /// and the full versions its shared libraries' names carry
 /// (`libcudnn_graph.so.9.12.0`, [`crate::names::classify`]).

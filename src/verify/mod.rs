@@ -253,7 +253,7 @@ fn verify_with(
             let holds = (!c.ok())
                 .then(|| crate::toolkit::Toolkit::at(&d.toolkit, "deployments.toml", HOST_WINDOWS).ok())
                 .flatten()
-                .and_then(|t| crate::deploy::status::toolkit_holds_instead(&t, &d.release.version));
+                .and_then(|t| crate::deploy::status::replaced(d, &t));
             if let Some(v) = holds {
                 c.now_holds = Some(v.to_string());
                 c.help = vec![now_holds_help(d, &v)];

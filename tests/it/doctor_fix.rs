@@ -865,3 +865,63 @@ fn uninstall_force_of_a_hardlink_deployment_leaves_it_whole_and_the_next_use_bac
  {
     uninstalled_release_deployed_by("hardlink");
 }
+
+/// `current` in a home whose deployment another home replaced since judges
+/// the toolkit as `verify` does (one function): replaced by cuDNN 9.1.0,
+/// not drift, with the command that puts this home's release back.
+#[test]
+fn current_agrees_with_verify_about_a_toolkit_another_home_switched() {
+    let sb = Sandbox::new();
+    install_jit_9_27(&sb);
+    let tk = toolkit(&sb, "cuda-shared");
+    let t = tk.display().to_string();
+    sb.run(["use", "9.27.0.42", "--cuda-root", &t, "--mode", "copy"])
+        .ok();
+    let other = Sandbox::new();
+    let w = common::fixtures::wheel("nvidia_cudnn_cu12", "9.1.0.70", false).write(other.root());
+    other.run(["install".as_ref(), w.as_os_str()]).ok();
+    other
+        .run(["use", "9.1.0.70", "--cuda-root", &t, "--mode", "copy"])
+        .ok();
+
+    let v = sb.run(["verify", "--no-load", "--json"]).ok().json();
+    assert_eq!(v["deployments"][0]["now_holds"], "9.1.0", "{v}");
+    let cur = sb.run(["current", "--cuda-root", &t, "--json"]).ok().json();
+    assert_eq!(cur["toolkits"][0]["now_holds"], "9.1.0", "{cur}");
+    assert_eq!(cur["toolkits"][0]["release"], "9.27.0.42_cuda12", "{cur}");
+    let r = sb.run(["current", "--cuda-root", &t]).ok();
+    let line = r
+        .stdout()
+        .lines()
+        .find(|l| l.starts_with(&format!("'{t}' (CUDA 12.4.1): ")))
+        .unwrap_or_else(|| panic!("{}", r.describe()))
+        .to_string();
+    assert!(!line.contains("drift"), "{line}");
+    assert!(
+        line.contains(
+            "replaced: the toolkit now holds cuDNN 9.1.0 (deployed since by another cudnnm home, or by you); this home's record is out of date, not an error of this home"
+        ),
+        "{line}"
+    );
+    assert!(
+        line.contains(&format!(
+            "(`cudnnm use 9.27.0.42_cuda12 --cuda-root {} --mode copy` puts 9.27.0.42_cuda12 back)",
+            q(&t)
+        )),
+        "{line}"
+    );
+
+    // Real drift in a toolkit nobody replaced is still drift.
+    let own = toolkit(&sb, "cuda-own");
+    let o = own.display().to_string();
+    sb.run(["use", "9.27.0.42", "--cuda-root", &o, "--mode", "copy"])
+        .ok();
+    edit_header_copy(&own);
+    let cur = sb.run(["current", "--cuda-root", &o, "--json"]).ok().json();
+    assert!(cur["toolkits"][0].get("now_holds").is_none(), "{cur}");
+    assert_eq!(
+        cur["toolkits"][0]["drift"]["changed"],
+        serde_json::json!([own.join("include/cudnn.h")]),
+        "{cur}"
+    );
+}
