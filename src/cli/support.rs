@@ -445,6 +445,15 @@ pub struct ToolkitView {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub backup_removed: Option<u64>,
     pub drift: Option<Drift>,
+    /// The one other cuDNN the toolkit now holds instead of the recorded
+    /// release ([`status::replaced`], as `verify` judges it): another
+    /// cudnnm home, or the user, deployed it since; the differences in
+    /// `drift` are that, not damage.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub now_holds: Option<String>,
+    /// With `now_holds`: the command that puts this home's release back.
+    #[serde(skip)]
+    put_back: Option<String>,
     /// For toolkits cudnnm does not manage: the cuDNN version their headers declare.
     pub unmanaged_cudnn: Option<String>,
     /// For toolkits cudnnm does not manage: how many cuDNN files they hold.
@@ -518,6 +527,20 @@ impl ToolkitView {
             ),
             None => (None, None),
         };
+        let drift = dep.map(|d| status::check(d, t, store));
+        let replaced = dep
+            .zip(drift.as_ref())
+            .filter(|(_, dr)| !dr.is_clean())
+            .and_then(|(d, _)| Some((d, status::replaced(d, t)?)));
+        let now_holds = replaced.as_ref().map(|(_, v)| v.to_string());
+        let put_back = replaced.map(|(d, _)| {
+            let cmd = CommandLine::use_(d.release.to_string())
+                .cuda_root(&t.root)
+                .mode(d.mode);
+            ctx.home
+                .reach(&ctx.env, cmd, false)
+                .for_host(ctx.env.is_windows())
+        });
         ToolkitView {
             root: t.root.clone(),
             cuda: t.cuda.to_string(),
@@ -528,7 +551,9 @@ impl ToolkitView {
             deployed_at: dep.map(|d| d.deployed_at.clone()),
             backup,
             backup_removed,
-            drift: dep.map(|d| status::check(d, t, store)),
+            drift,
+            now_holds,
+            put_back,
             unmanaged_cudnn: match dep {
                 Some(_) => None,
                 None => t.header_cudnn_version().map(|v| v.to_string()),
@@ -549,7 +574,17 @@ impl ToolkitView {
             (Some(r), Some(m), Some(d)) => format!(
                 "{r}, {m}, deployed {}, {}{}",
                 self.deployed_at.as_deref().unwrap_or("?"),
-                d.summary(),
+                match &self.now_holds {
+                    // The words `verify` uses for the same judgement.
+                    Some(v) => format!(
+                        "replaced: the toolkit now holds cuDNN {v} (deployed since by another cudnnm home, or by you); this home's record is out of date, not an error of this home{}",
+                        self.put_back
+                            .as_ref()
+                            .map(|c| format!(" (`{c}` puts {r} back)"))
+                            .unwrap_or_default()
+                    ),
+                    None => d.summary(),
+                },
                 match (self.backup_removed, self.backup) {
                     (None, Some(b)) => format!(" (backup {b})"),
                     (Some(r), Some(b)) => {

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use super::Ctx;
 use super::support::{for_this_store, human_size, known_toolkits, on_system};
 use crate::command::CommandLine;
-use crate::deploy::{Deployments, backup, inflight};
+use crate::deploy::{Deployment, Deployments, Mode, backup, inflight};
 use crate::error::{Error, Kind, Result};
 use crate::fsops;
 use crate::home::Home;
@@ -133,23 +133,14 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
             plural(looked_at, "toolkit", "toolkits")
         ));
     }
-    let used: Vec<String> = deployments
-        .toolkits_using(&release.release_id())
-        .iter()
-        .map(|d| d.toolkit.display().to_string())
-        .collect();
-    if !used.is_empty() {
+    let using = deployments.toolkits_using(&release.release_id());
+    if !using.is_empty() {
         if !args.force {
-            return Err(Error::new(
-                Kind::Conflict,
-                format!("cuDNN {id} is deployed in {}", used.join(", ")),
-            )
-            .hint("switch that toolkit first (`cudnnm use OTHER` or `cudnnm rollback`), or pass --force (its files there will dangle)"));
+            return Err(deployed_refusal(&id, "", &using));
         }
-        ctx.warn(format!(
-            "cuDNN {id} stays deployed in {}; links there will dangle",
-            used.join(", ")
-        ));
+        for d in &using {
+            ctx.warn(stays_deployed(&id, d));
+        }
     }
     let refs = default_refs(&ctx.home, &store, release)?;
     if !refs.is_empty() && !args.force {
@@ -424,23 +415,16 @@ fn remove_broken(ctx: &Ctx, store: &Store, spec: &Spec, force: bool) -> Result<O
             )));
         }
     };
-    let used: Vec<String> = Deployments::load(&ctx.home)?
-        .toolkits_using(id)
-        .iter()
-        .map(|d| d.toolkit.display().to_string())
-        .collect();
-    if !used.is_empty() {
+    let deployments = Deployments::load(&ctx.home)?;
+    let using = deployments.toolkits_using(id);
+    if !using.is_empty() {
+        let id = id.to_string();
         if !force {
-            return Err(Error::new(
-                Kind::Conflict,
-                format!("cuDNN {id} (receipt unreadable) is deployed in {}", used.join(", ")),
-            )
-            .hint("switch that toolkit first (`cudnnm use OTHER` or `cudnnm rollback`), or pass --force (its files there will dangle)"));
+            return Err(deployed_refusal(&id, " (receipt unreadable)", &using));
         }
-        ctx.warn(format!(
-            "cuDNN {id} stays deployed in {}; links there will dangle",
-            used.join(", ")
-        ));
+        for d in &using {
+            ctx.warn(stays_deployed(&id, d));
+        }
     }
     let mut tally = crate::disk::Tally::new();
     tally.add_tree(&b.dir);
@@ -451,6 +435,53 @@ fn remove_broken(ctx: &Ctx, store: &Store, spec: &Spec, force: bool) -> Result<O
         human_size(tally.freed())
     ));
     Ok(Some(0))
+}
+
+/// The refusal to remove release `id` (`what` qualifies it) while `using`
+/// deploy it, saying what `--force` would leave in each toolkit.
+fn deployed_refusal(id: &str, what: &str, using: &[&Deployment]) -> Error {
+    let roots: Vec<String> = using
+        .iter()
+        .map(|d| format!("{} ({})", d.toolkit.display(), d.mode))
+        .collect();
+    let links = using.iter().any(|d| d.mode == Mode::Symlink);
+    let files = using.iter().any(|d| d.mode != Mode::Symlink);
+    let effect = match (links, files) {
+        (true, false) => "its links there will dangle",
+        (false, _) => "the copies and hard links there stay and keep working",
+        (true, true) => {
+            "a symlink deployment's links will dangle; copies and hard links stay and keep working"
+        }
+    };
+    Error::new(
+        Kind::Conflict,
+        format!("cuDNN {id}{what} is deployed in {}", roots.join(", ")),
+    )
+    .hint(format!(
+        "switch that toolkit first (`cudnnm use OTHER` or `cudnnm rollback`), or pass --force ({effect})"
+    ))
+}
+
+/// What `uninstall --force` leaves in `d`'s toolkit, which still deploys
+/// release `id`, as its mode makes it: a link into the store dangles; a
+/// copy or a hard link holds its own bytes and keeps working, and `verify`
+/// then calls the deployment orphaned (whole, no receipt to check against).
+fn stays_deployed(id: &str, d: &Deployment) -> String {
+    let root = d.toolkit.display();
+    match d.mode {
+        Mode::Symlink => format!(
+            "cuDNN {id} stays deployed in '{root}' (symlink): its links there will dangle until you `use` another release there or install {id} again"
+        ),
+        Mode::Copy | Mode::Hardlink => format!(
+            "cuDNN {id} stays deployed in '{root}' ({}): {} there stay and keep working; `cudnnm verify` calls the deployment orphaned until you install {id} again or `use` another release there",
+            d.mode,
+            if d.mode == Mode::Copy {
+                "its copies"
+            } else {
+                "its hard-linked files (and their bytes on disk)"
+            }
+        ),
+    }
 }
 
 /// `1 backup`, `2 backups`.

@@ -129,17 +129,45 @@ impl BackupRecord {
     }
 
     /// Toolkit-relative paths of the files that are the user's own
-    /// ([`BackupFile::is_users`]).
-    pub fn users_files(&self, release_bytes: &HashSet<Sha256Hex>) -> Vec<String> {
-        self.users(release_bytes).map(|f| f.path.clone()).collect()
+    /// ([`BackupRecord::users`]).
+    pub fn users_files(&self, known: &ReleaseBytes) -> Vec<String> {
+        self.users(known).map(|f| f.path.clone()).collect()
     }
 
-    /// The files that are the user's own ([`BackupFile::is_users`]).
-    pub fn users<'a>(
-        &'a self,
-        release_bytes: &'a HashSet<Sha256Hex>,
-    ) -> impl Iterator<Item = &'a BackupFile> {
-        self.files.iter().filter(|f| f.is_users(release_bytes))
+    /// The files that are the user's own: [`BackupFile::is_users`], except
+    /// the bytes of a release cudnnm placed and has since uninstalled
+    /// ([`BackupRecord::placed_by_deployment`]).
+    pub fn users<'a>(&'a self, known: &'a ReleaseBytes) -> impl Iterator<Item = &'a BackupFile> {
+        self.files
+            .iter()
+            .filter(|f| f.is_users(&known.hashes) && !self.placed_by_deployment(f, known))
+    }
+
+    /// Whether `f` is a file the recorded deployment placed from its
+    /// release — a copy or hard link (`Origin::Release`, not a file a
+    /// rollback restored) still holding the bytes recorded — of a release
+    /// that is no longer installed. Its receipt is gone, so its hashes
+    /// are not among the installed releases' bytes; the deployment record
+    /// (written when cudnnm placed the files) is what knows them. While
+    /// the release is installed its receipt decides alone, so a record
+    /// older than rollback's labels cannot pass a restored edit of the
+    /// user's off as the release's.
+    pub fn placed_by_deployment(&self, f: &BackupFile, known: &ReleaseBytes) -> bool {
+        let Some(d) = &self.deployment else {
+            return false;
+        };
+        if d.mode == super::Mode::Symlink || known.installed.contains(&d.release) {
+            return false;
+        }
+        let Some(content) = f.entry.content() else {
+            return false;
+        };
+        d.files.iter().any(|p| {
+            matches!(p.from, super::Origin::Release(_))
+                && super::plan::rel_path(&d.toolkit, &p.path) == f.path
+                && !p.entry.is_link()
+                && p.entry.content() == Some(content)
+        })
     }
 
     /// `backup.toml` as text.
@@ -376,17 +404,36 @@ pub fn reserve_id(home: &Home, id: u64) -> Result<()> {
     fsops::write_atomic(&dir.join(LAST_ID_FILE), format!("{id}\n").as_bytes())
 }
 
-/// The SHA-256 of every file of every release in the store: the bytes
-/// that are a release's, not the user's. Releases whose receipts cannot be
-/// read add nothing (their files then count as the user's: kept, not lost).
-pub fn release_bytes(home: &Home) -> HashSet<Sha256Hex> {
-    crate::store::Store::new(home)
-        .releases()
-        .unwrap_or_default()
-        .iter()
-        .flat_map(|r| r.receipt.files.iter())
-        .filter_map(|f| f.entry.sha256().cloned())
-        .collect()
+/// What tells a release's bytes from the user's in a backup
+/// ([`BackupRecord::users`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ReleaseBytes {
+    /// The SHA-256 of every file of every installed release.
+    pub hashes: HashSet<Sha256Hex>,
+    /// The installed releases: a deployment of any other one is of a
+    /// release uninstalled since, whose bytes only its record knows.
+    pub installed: HashSet<ReleaseId>,
+}
+
+/// The bytes of every release in the store and which releases those are:
+/// what is a release's, not the user's. Releases whose receipts cannot be
+/// read add no hashes (their files then count as the user's: kept, not lost).
+pub fn release_bytes(home: &Home) -> ReleaseBytes {
+    let (releases, broken) = crate::store::Store::new(home).scan().unwrap_or_default();
+    ReleaseBytes {
+        hashes: releases
+            .iter()
+            .flat_map(|r| r.receipt.files.iter())
+            .filter_map(|f| f.entry.sha256().cloned())
+            .collect(),
+        // A release whose receipt cannot be read is still installed: a
+        // deployment of it is not taken for one of an uninstalled release.
+        installed: releases
+            .iter()
+            .map(|r| r.release_id())
+            .chain(broken.iter().filter_map(|b| b.release_id()))
+            .collect(),
+    }
 }
 
 /// Removes old backups of the toolkit at `root`: keeps the newest `keep`
@@ -438,7 +485,7 @@ pub fn prune_freeing(home: &Home, root: &Path, keep: u32) -> Result<Vec<Removed>
     }
     let first = all[0].record.id;
     let newest: Vec<u64> = all.iter().rev().take(keep).map(|b| b.record.id).collect();
-    let mut ours: Option<HashSet<Sha256Hex>> = None;
+    let mut ours: Option<ReleaseBytes> = None;
     let mut removed = Vec::new();
     for b in &all {
         let id = b.record.id;
@@ -920,7 +967,7 @@ mod tests {
         sweep_trash(&home);
         assert!(!home.backups_dir().join(".trash-2").exists());
         assert_eq!(prune(&home, Path::new("/tk"), 0).unwrap(), vec![6, 7]);
-        let bytes = HashSet::new();
+        let bytes = ReleaseBytes::default();
         assert_eq!(
             load(&home, 3).unwrap().record.users_files(&bytes),
             vec!["lib64/libcudnn.so.9".to_string()]
@@ -946,6 +993,83 @@ mod tests {
         assert_eq!(left, vec![1, 4, 8]);
         assert_eq!(parse_id("#3").unwrap(), 3);
         assert_eq!(parse_id("x").unwrap_err().kind(), Kind::Usage);
+    }
+
+    /// A copy the recorded deployment placed from its release counts as the
+    /// release's once that release is uninstalled (its record knows the
+    /// bytes); a file a rollback restored, a changed copy, a symlink
+    /// deployment's file, and any file while the release is installed
+    /// (its receipt decides) do not.
+    #[test]
+    fn files_a_deployment_of_an_uninstalled_release_placed_are_not_the_users() {
+        use crate::deploy::{Deployment, Mode, Origin, PlacedFile};
+        let sha = crate::hash::sha256_bytes;
+        let release: ReleaseId = "9.12.0.46_cuda12".parse().unwrap();
+        let placed = |rel: &str, from: Origin, bytes: &[u8]| PlacedFile {
+            path: Path::new("/tk").join(rel),
+            from,
+            entry: Entry::file(bytes.len() as u64, sha(bytes)),
+            mtime_ns: None,
+        };
+        let mut rec = record(2, "/tk");
+        rec.deployment = Some(Deployment {
+            toolkit: PathBuf::from("/tk"),
+            release: release.clone(),
+            mode: Mode::Copy,
+            deployed_at: "x".into(),
+            backup: Some(1),
+            source: None,
+            files: vec![
+                placed(
+                    "lib64/libcudnn.so.9",
+                    Origin::Release("lib/libcudnn.so.9".into()),
+                    b"lib",
+                ),
+                placed(
+                    "include/cudnn.h",
+                    Origin::Backup {
+                        id: 1,
+                        path: "include/cudnn.h".into(),
+                    },
+                    b"edit",
+                ),
+                placed(
+                    "include/cudnn_version.h",
+                    Origin::Release("include/cudnn_version.h".into()),
+                    b"v",
+                ),
+            ],
+        });
+        let file = |path: &str, bytes: &[u8]| BackupFile {
+            path: path.into(),
+            entry: Entry::file(bytes.len() as u64, sha(bytes)),
+            store: None,
+            mtime_ns: None,
+            from_release: false,
+        };
+        rec.files = vec![
+            file("lib64/libcudnn.so.9", b"lib"),
+            file("include/cudnn.h", b"edit"),
+            // Changed since it was placed: the user's.
+            file("include/cudnn_version.h", b"changed"),
+        ];
+        let gone = ReleaseBytes::default();
+        assert_eq!(
+            rec.users_files(&gone),
+            vec![
+                "include/cudnn.h".to_string(),
+                "include/cudnn_version.h".to_string()
+            ]
+        );
+        // Installed: the receipt's bytes decide, not the record.
+        let installed = ReleaseBytes {
+            hashes: HashSet::new(),
+            installed: [release].into_iter().collect(),
+        };
+        assert_eq!(rec.users_files(&installed).len(), 3);
+        // A symlink deployment placed no bytes of its own.
+        rec.deployment.as_mut().unwrap().mode = Mode::Symlink;
+        assert_eq!(rec.users_files(&gone).len(), 3);
     }
 
     #[cfg(unix)]

@@ -133,7 +133,9 @@ pub fn check(dep: &Deployment, toolkit: &Toolkit, store: &Store) -> Drift {
                     && leads_to.as_ref().is_none_or(same)
             }
             Entry::File(content) => match dep.mode {
-                Mode::Hardlink => {
+                // With its release uninstalled a hard link is the only name
+                // of its bytes left: judged as a copy is.
+                Mode::Hardlink if receipt.is_some() => {
                     f.from
                         .release_path()
                         .is_some_and(|from| platform::same_file(&f.path, &release_dir.join(from)))
@@ -181,6 +183,16 @@ pub fn held_instead(
         (Some(v), None) if v != recorded.triple() => Some(v),
         _ => None,
     }
+}
+
+/// This home's judgement of a deployment whose toolkit no longer matches
+/// it: `Some` with the one other cuDNN the toolkit now consistently holds
+/// ([`toolkit_holds_instead`]) when another cudnnm home, or the user,
+/// deployed it since — the record is out of date, not the toolkit damaged;
+/// `None` when the difference is drift. `verify` and `current` both judge
+/// by this function, so they never disagree about a toolkit.
+pub fn replaced(dep: &Deployment, toolkit: &Toolkit) -> Option<crate::version::Version> {
+    toolkit_holds_instead(toolkit, &dep.release.version)
 }
 
 /// [`held_instead`] for a toolkit on disk: the version its headers declare

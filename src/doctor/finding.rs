@@ -46,6 +46,17 @@ pub enum AutoFix {
         /// What it should point to (`libcudnn.so.8.9.7`).
         target: String,
     },
+    /// Create the missing soname link `dir/link` -> `target` (a name in the
+    /// same folder), when nothing exists at `link`, `target` is a regular
+    /// file there, and the folder is writable.
+    MakeSonameLink {
+        /// The folder.
+        dir: String,
+        /// The link to create (`libcudnn.so.9`).
+        link: String,
+        /// What it points to (`libcudnn.so.9.27.0`).
+        target: String,
+    },
     /// Put `dir` first on the user's `PATH` in the Windows registry.
     AddToUserPath {
         /// The folder to add.
@@ -144,7 +155,9 @@ impl AutoFix {
     /// link or `PATH` entry.
     pub fn target(&self) -> &str {
         match self {
-            AutoFix::RelinkSoname { dir, .. } | AutoFix::AddToUserPath { dir } => dir,
+            AutoFix::RelinkSoname { dir, .. }
+            | AutoFix::MakeSonameLink { dir, .. }
+            | AutoFix::AddToUserPath { dir } => dir,
             AutoFix::Redeploy { toolkit, .. } => toolkit,
         }
     }

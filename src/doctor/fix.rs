@@ -52,6 +52,13 @@ pub enum Change {
         /// SHA-256 of the moved file.
         sha256: String,
     },
+    /// The missing soname link `path` -> `target` was created where nothing was.
+    MakeSonameLink {
+        /// The link made.
+        path: PathBuf,
+        /// Its target as written (a name in the same folder).
+        target: String,
+    },
     /// The user `Path` in the registry was changed.
     UserPath {
         /// The value before (`None`: the value did not exist).
@@ -161,6 +168,14 @@ pub fn apply(
                 );
                 record.changes.push(c);
                 msg
+            }),
+            AutoFix::MakeSonameLink {
+                dir: d,
+                link,
+                target,
+            } => make_link(Path::new(d), link, target).map(|c| {
+                record.changes.push(c);
+                format!("made the missing link {d}/{link} -> {target}")
             }),
             AutoFix::AddToUserPath { dir: d } => match add_to_user_path(d) {
                 Ok(Some(c)) => {
@@ -296,6 +311,54 @@ fn relink(fix_dir: &Path, dir: &Path, link: &str, target: &str) -> Result<Change
     })
 }
 
+/// Creates the missing link `dir/link` -> `target`, checking the finding's
+/// premises again first: both are plain names in `dir`, nothing exists at
+/// `link` (not even a dangling link: the link is created, never replaced),
+/// `target` is a regular file, and this user may write in `dir`.
+fn make_link(dir: &Path, link: &str, target: &str) -> Result<Change> {
+    if [link, target].iter().any(|n| n.contains(['/', '\\'])) {
+        return Err(Error::new(
+            Kind::Usage,
+            format!("'{link}' -> '{target}' is not a link between names in one folder"),
+        ));
+    }
+    let lp = dir.join(link);
+    let tp = dir.join(target);
+    if std::fs::symlink_metadata(&lp).is_ok() {
+        return Err(Error::new(
+            Kind::Conflict,
+            format!("'{}' exists now; leaving it", lp.display()),
+        )
+        .hint("run `cudnnm doctor` again to see whether it is still a problem"));
+    }
+    let tm = std::fs::symlink_metadata(&tp).with_path("inspect", &tp)?;
+    if !tm.is_file() {
+        return Err(Error::new(
+            Kind::Conflict,
+            format!("'{}' is no longer a regular file", tp.display()),
+        )
+        .hint("run `cudnnm doctor` again to see what the folder holds now"));
+    }
+    // Mode bits miss ACLs and read-only mounts: a refused link below is reported too.
+    if crate::platform::dir_writable(dir) == Some(false) {
+        return Err(Error::new(
+            Kind::Permission,
+            format!("'{}' is not writable by this user", dir.display()),
+        )
+        .hint(format!(
+            "make the link as a user who may write there: `ln -s {} {}`",
+            crate::quote::sh_quote(target),
+            crate::quote::sh_quote(&lp.to_string_lossy())
+        )));
+    }
+    // Fails rather than replaces if something appeared at `link` meanwhile.
+    fsops::symlink(Path::new(target), &lp)?;
+    Ok(Change::MakeSonameLink {
+        path: lp,
+        target: target.to_string(),
+    })
+}
+
 /// Puts `dir` first on the user `Path` in the registry, keeping its type.
 fn add_to_user_path(dir: &str) -> Result<Option<Change>> {
     let old = crate::platform::user_path_value()
@@ -381,6 +444,31 @@ pub fn undo(home: &Home, id: &str) -> Result<Vec<String>> {
                 fsops::move_file(backup, path, Some(&h))?;
                 done.push(format!(
                     "restored {} (was a link to {target})",
+                    path.display()
+                ));
+            }
+            Change::MakeSonameLink { path, target } => {
+                // Only the link doctor made: anything else there now is not its to remove.
+                let ours = std::fs::symlink_metadata(path)
+                    .is_ok_and(|m| m.file_type().is_symlink())
+                    && std::fs::read_link(path).is_ok_and(|t| t == Path::new(target));
+                if !ours {
+                    if std::fs::symlink_metadata(path).is_err() {
+                        done.push(format!("{} is gone already", path.display()));
+                        continue;
+                    }
+                    return Err(Error::new(
+                        Kind::Conflict,
+                        format!(
+                            "'{}' is no longer the link to {target} doctor made; leaving it",
+                            path.display()
+                        ),
+                    )
+                    .hint("remove it yourself if it should go, then run the command again"));
+                }
+                fsops::remove_link(path)?;
+                done.push(format!(
+                    "removed the link {} -> {target} that doctor made",
                     path.display()
                 ));
             }

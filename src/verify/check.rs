@@ -138,12 +138,6 @@ pub(super) fn check_deployment(
         files: d.files.len(),
         ..Default::default()
     };
-    if release.is_none() {
-        c.error = Some(format!(
-            "release {} is not in the store any more",
-            d.release
-        ));
-    }
     let receipt = release.map(|r| &r.receipt);
     for p in &d.files {
         // A file a rollback restored: the record holds its content.
@@ -216,6 +210,20 @@ pub(super) fn check_deployment(
             .iter()
             .map(|p| p.to_string_lossy().into_owned())
             .collect();
+    }
+    if release.is_none() {
+        // Copies and hard links hold their own bytes: with every one as
+        // recorded the toolkit works without the store release. Links into
+        // the store dangle, and a changed file cannot be told from damage.
+        let whole = c.modified.is_empty() && c.missing.is_empty() && c.extra.is_empty();
+        if d.mode != crate::deploy::Mode::Symlink && whole {
+            c.orphaned = true;
+        } else {
+            c.error = Some(format!(
+                "release {} is not in the store any more",
+                d.release
+            ));
+        }
     }
     // Load the deployed main library where this platform can.
     if let (Some(q), Some(r)) = (query, release)

@@ -110,6 +110,36 @@ pub(super) fn now_holds_help(d: &Deployment, now: &crate::version::Version) -> S
     )
 }
 
+/// What an orphaned deployment means ([`super::Check::orphaned`]): its
+/// files are whole and keep working without the store release; to check
+/// and switch it as usual again, import the release again from its source,
+/// or deploy an installed release there (the newest of the same CUDA
+/// variant, when there is one), which backs these files up as the
+/// release's, not the user's.
+pub(super) fn orphaned_help(offers: &[Offer], d: &Deployment, installed: &[Release]) -> String {
+    let other = installed
+        .iter()
+        .filter(|r| r.cuda() == &d.release.cuda)
+        .max_by(|a, b| a.version().cmp(b.version()))
+        .map(Release::id)
+        .unwrap_or_else(|| "OTHER".into());
+    format!(
+        "{} is not in the store any more (uninstalled), but its {} in '{}' still match what was placed and keep working: nothing is damaged. To check them against the release again, {}; or switch the toolkit to an installed release with `{}` (these files then go into a backup as {}'s)",
+        d.release,
+        if d.mode == crate::deploy::Mode::Copy {
+            "copies"
+        } else {
+            "hard-linked files"
+        },
+        d.toolkit.display(),
+        reinstall_help(offers, &d.release.to_string(), d.source.as_ref()),
+        CommandLine::use_(other)
+            .cuda_root(&d.toolkit)
+            .for_host(HOST_WINDOWS),
+        d.release
+    )
+}
+
 /// What to do about a deployment whose toolkit folder is gone: forget it
 /// (`cudnnm toolkits forget`); its backups (`ids`) stay.
 pub(super) fn toolkit_gone_help(d: &Deployment, ids: &[u64]) -> String {

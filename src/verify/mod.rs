@@ -36,7 +36,9 @@ mod text;
 
 use check::{broken_release_id, check_deployment, check_release};
 pub use help::repair_commands;
-use help::{deployment_help, now_holds_help, reinstall_help, release_help, toolkit_gone_help};
+use help::{
+    deployment_help, now_holds_help, orphaned_help, reinstall_help, release_help, toolkit_gone_help,
+};
 pub use text::text;
 
 /// Loads a batch of libraries and asks each for its version; one answer
@@ -96,6 +98,13 @@ pub struct Check {
     /// of it stay.
     #[serde(skip_serializing_if = "std::ops::Not::not", default)]
     pub toolkit_gone: bool,
+    /// For a deployment: its release is not in the store any more
+    /// (uninstalled), but it placed copies or hard links, which hold their
+    /// own bytes, and every one still matches the hash recorded when it
+    /// was placed. The toolkit works; nothing is damaged, so the check
+    /// passes, and `help` says how to reinstall the release or switch.
+    #[serde(skip_serializing_if = "std::ops::Not::not", default)]
+    pub orphaned: bool,
 }
 
 impl Check {
@@ -244,10 +253,14 @@ fn verify_with(
             let holds = (!c.ok())
                 .then(|| crate::toolkit::Toolkit::at(&d.toolkit, "deployments.toml", HOST_WINDOWS).ok())
                 .flatten()
-                .and_then(|t| crate::deploy::status::toolkit_holds_instead(&t, &d.release.version));
+                .and_then(|t| crate::deploy::status::replaced(d, &t));
             if let Some(v) = holds {
                 c.now_holds = Some(v.to_string());
                 c.help = vec![now_holds_help(d, &v)];
+                return c;
+            }
+            if c.orphaned {
+                c.help = vec![orphaned_help(&offers, d, &releases)];
                 return c;
             }
             c.help = if store_changed {

@@ -16,6 +16,14 @@ pub fn text(r: &VerifyReport) -> String {
             );
             return;
         }
+        if c.orphaned && c.ok() {
+            let _ = writeln!(
+                o,
+                "  orphaned  {head}: the release is not in the store any more; the {} files placed here match their record and keep working",
+                c.files
+            );
+            return;
+        }
         if let Some(v) = c.now_holds.as_ref().filter(|_| c.ok()) {
             let _ = writeln!(
                 o,
@@ -126,6 +134,11 @@ pub fn text(r: &VerifyReport) -> String {
             plural(gone, "s", "")
         ));
     }
+    let orphaned = r
+        .deployments
+        .iter()
+        .filter(|c| c.orphaned && c.ok())
+        .count();
     if bad == 0 && !except.is_empty() {
         let _ = writeln!(
             o,
@@ -139,6 +152,13 @@ pub fn text(r: &VerifyReport) -> String {
             o,
             "{bad} of {} records do not match.",
             r.releases.len() + r.deployments.len()
+        );
+    }
+    if orphaned > 0 {
+        let _ = writeln!(
+            o,
+            "note: {orphaned} deployment{} of a release no longer in the store (orphaned): whole, but not checked against a receipt.",
+            plural(orphaned, "", "s")
         );
     }
     for h in r

@@ -584,10 +584,16 @@ fn printed_commands_survive_a_shell_for_a_path_with_quotes_dollar_spaces_and_acc
 fn after_uninstall_force_verify_names_the_package_the_release_came_from() {
     // The release is gone from the store, but the deployment record kept its
     // source: the reinstall hint names the jit wheel it was imported from,
-    // not the catalog's other package of the same release id.
+    // not the catalog's other package of the same release id. A symlink
+    // deployment's links dangle now: that is a failure.
     let sb = Sandbox::new();
-    deployed(&sb, "copy");
-    sb.run(["uninstall", "9.12.0.46", "--force"]).ok();
+    let (tk, _) = deployed(&sb, "symlink");
+    sb.run(["uninstall", "9.12.0.46", "--force"])
+        .ok()
+        .stderr_has(&[&format!(
+            "cuDNN 9.12.0.46_cuda12 stays deployed in '{}' (symlink): its links there will dangle",
+            tk.display()
+        )]);
     let r = sb.run(["verify", "--no-load"]).code_is(7);
     let out = format!("{}{}", r.stdout(), r.stderr());
     assert!(
@@ -666,4 +672,277 @@ fn a_fix_planned_during_another_homes_change_is_checked_again_under_the_lock() {
         "{cur}"
     );
     a.run(["verify", "--no-load"]).ok();
+}
+
+/// The id `--fix` printed in its `undo with `cudnnm doctor --undo-fix ID`` line.
+fn undo_id(r: &Run) -> String {
+    let err = r.stderr();
+    err.split("cudnnm doctor --undo-fix ")
+        .nth(1)
+        .and_then(|rest| rest.split('`').next())
+        .unwrap_or_else(|| panic!("no undo id\n{}", r.describe()))
+        .to_string()
+}
+
+/// `soname-link-missing` in a folder of the user's own: `--fix` makes the
+/// link (to the file the finding names), the library then loads by its
+/// soname and the finding is gone; `--undo-fix` removes exactly that link.
+/// Where the folder may not be written, nothing changes and the `ln -s`
+/// stays the advice.
+#[test]
+fn fix_makes_a_missing_soname_link_and_undo_fix_removes_exactly_it() {
+    let mut sb = Sandbox::new();
+    let tk = crate::doctor::toolkit(&mut sb, true);
+    let lib = tk.join("lib64");
+    let link = lib.join("libcudnn.so.9");
+    fs::remove_file(&link).unwrap();
+    let before = common::listing(&tk);
+    let ids = |r: &Run| crate::doctor::ids(r);
+
+    let r = crate::doctor::doctor(&sb, &tk, &[]).code_is(7);
+    let f = r.finding("soname-link-missing");
+    assert_eq!(
+        f["auto_fix"],
+        serde_json::json!({
+            "action": "make-soname-link",
+            "dir": lib.display().to_string(),
+            "link": "libcudnn.so.9",
+            "target": "libcudnn.so.9.27.0",
+        }),
+        "{}",
+        r.describe()
+    );
+    assert_eq!(
+        f["commands"][0],
+        format!(
+            "ln -s libcudnn.so.9.27.0 {}",
+            q(&link.display().to_string())
+        )
+    );
+
+    let r = crate::doctor::doctor(&sb, &tk, &["--fix"]).ok().stderr_has(&[&format!(
+        "fix applied [soname-link-missing]: made the missing link {}/libcudnn.so.9 -> libcudnn.so.9.27.0",
+        lib.display()
+    )]);
+    assert_eq!(
+        fs::read_link(&link).unwrap(),
+        Path::new("libcudnn.so.9.27.0")
+    );
+    assert!(
+        !ids(&r).contains(&"soname-link-missing".to_string()),
+        "{}",
+        r.describe()
+    );
+    // Loaded by its soname in a child process, the library answers 9.27.0.
+    assert_eq!(
+        r.json()["summary"]["active_cudnn"][0]["version"],
+        "9.27.0",
+        "{}",
+        r.describe()
+    );
+    let fix_dir = sb.home().join("doctor-fix").join(undo_id(&r));
+    let record = fs::read_to_string(fix_dir.join("fix.toml")).unwrap();
+    assert!(
+        record.contains("action = \"make-soname-link\"")
+            && record.contains("target = \"libcudnn.so.9.27.0\""),
+        "{record}"
+    );
+
+    sb.run(["doctor", "--undo-fix", &undo_id(&r)])
+        .ok()
+        .stderr_has(&[&format!(
+            "removed the link {} -> libcudnn.so.9.27.0 that doctor made",
+            link.display()
+        )]);
+    assert!(fs::symlink_metadata(&link).is_err(), "the link is gone");
+    assert_eq!(common::listing(&tk), before, "nothing else changed");
+    assert!(!fix_dir.exists());
+    let r = crate::doctor::doctor(&sb, &tk, &[]).code_is(7);
+    assert_eq!(
+        ids(&r)
+            .iter()
+            .filter(|i| *i == "soname-link-missing")
+            .count(),
+        1,
+        "{}",
+        r.describe()
+    );
+
+    // A folder this user may not write: nothing is made, the advice stays.
+    if !deploy_support::is_root() {
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(&lib, fs::Permissions::from_mode(0o555)).unwrap();
+        let r = crate::doctor::doctor(&sb, &tk, &["--fix"]).code_is(7);
+        fs::set_permissions(&lib, fs::Permissions::from_mode(0o755)).unwrap();
+        assert!(
+            r.stderr().contains(&format!(
+                "fix skipped [soname-link-missing]: '{}' is not writable by this user",
+                lib.display()
+            )),
+            "{}",
+            r.describe()
+        );
+        assert!(!r.stderr().contains("fix applied"), "{}", r.describe());
+        assert!(fs::symlink_metadata(&link).is_err());
+        assert_eq!(
+            r.finding("soname-link-missing")["commands"][0],
+            format!(
+                "ln -s libcudnn.so.9.27.0 {}",
+                q(&link.display().to_string())
+            )
+        );
+    }
+}
+
+/// `uninstall --force` of a release deployed by copies or hard links: the
+/// warning says the files stay and keep working (not that links dangle);
+/// `verify` calls the deployment orphaned but whole (exit 0, with how to
+/// reinstall it or switch); `current` sees no drift; and the next `use`
+/// backs those files up as the release's (known by the deployment
+/// record's hashes), not as the user's, and `rollback` puts them back.
+fn uninstalled_release_deployed_by(mode: &str) {
+    let sb = Sandbox::new();
+    let (tk, _) = deployed(&sb, mode);
+    install_jit_9_27(&sb);
+    let t = tk.display().to_string();
+    let q = q(&t);
+    let lib = tk.join("lib64/libcudnn.so.9");
+    let lib_sha = sha(&lib);
+    let before = common::listing(&tk);
+
+    let r = sb.run(["uninstall", "9.12.0.46", "--force"]).ok();
+    let what = if mode == "copy" {
+        "its copies"
+    } else {
+        "its hard-linked files (and their bytes on disk)"
+    };
+    let r = r.stderr_has(&[&format!(
+        "cuDNN 9.12.0.46_cuda12 stays deployed in '{t}' ({mode}): {what} there stay and keep working"
+    )]);
+    assert!(!r.stderr().contains("dangle"), "{}", r.describe());
+    assert_eq!(common::listing(&tk), before, "the toolkit is untouched");
+    assert_eq!(sha(&lib), lib_sha);
+
+    let v = sb.run(["verify", "--no-load"]).ok();
+    let out = v.stdout();
+    let files = out
+        .lines()
+        .find(|l| l.starts_with("  orphaned  9.12.0.46_cuda12  in "))
+        .unwrap_or_else(|| panic!("{}", v.describe()));
+    assert!(
+        files.ends_with(
+            "the release is not in the store any more; the 20 files placed here match their record and keep working"
+        ) && files.contains(&t),
+        "{}",
+        v.describe()
+    );
+    assert!(!out.contains("CHANGED"), "{}", v.describe());
+    assert!(
+        out.contains("`cudnnm install pip:nvidia-cudnn-jit-cu12==9.12.0.46 --force`")
+            && out.contains(&format!("`cudnnm use 9.27.0.42_cuda12 --cuda-root {q}`")),
+        "{}",
+        v.describe()
+    );
+    let j = sb.run(["verify", "--no-load", "--json"]).ok().json();
+    assert_eq!(j["healthy"], true, "{j}");
+    assert_eq!(j["deployments"][0]["orphaned"], true, "{j}");
+    assert!(j["deployments"][0].get("error").is_none(), "{j}");
+
+    let cur = sb.run(["current", "--cuda-root", &t]).ok();
+    assert!(cur.stdout().contains("files match"), "{}", cur.describe());
+
+    sb.run(["use", "9.27.0.42", "--cuda-root", &t, "--mode", mode])
+        .ok()
+        .stderr_has(&[&format!("({mode}, backup 2)")]);
+    let backups = sb.run(["backups", "--json"]).ok().json();
+    let b2 = backups
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["id"] == 2)
+        .unwrap_or_else(|| panic!("{backups}"));
+    assert_eq!(b2["held"], "9.12.0.46", "{b2}");
+    assert_eq!(b2["release"], "9.12.0.46_cuda12", "{b2}");
+    assert_eq!(b2["files"], 20, "{b2}");
+    assert_eq!(b2["users_files"], serde_json::json!([]), "{b2}");
+    assert_eq!(b2["users_bytes"], 0, "{b2}");
+    let text = sb.run(["backups"]).ok();
+    assert!(!text.stdout().contains("yours"), "{}", text.describe());
+
+    // Undoable: the release's files come back from the backup.
+    sb.run(["rollback", "--cuda-root", &t]).ok();
+    assert_eq!(sha(&lib), lib_sha);
+    assert_eq!(common::listing(&tk), before);
+}
+
+#[test]
+fn uninstall_force_of_a_copy_deployment_leaves_it_whole_and_the_next_use_backs_it_up_as_the_release()
+ {
+    uninstalled_release_deployed_by("copy");
+}
+
+#[test]
+fn uninstall_force_of_a_hardlink_deployment_leaves_it_whole_and_the_next_use_backs_it_up_as_the_release()
+ {
+    uninstalled_release_deployed_by("hardlink");
+}
+
+/// `current` in a home whose deployment another home replaced since judges
+/// the toolkit as `verify` does (one function): replaced by cuDNN 9.1.0,
+/// not drift, with the command that puts this home's release back.
+#[test]
+fn current_agrees_with_verify_about_a_toolkit_another_home_switched() {
+    let sb = Sandbox::new();
+    install_jit_9_27(&sb);
+    let tk = toolkit(&sb, "cuda-shared");
+    let t = tk.display().to_string();
+    sb.run(["use", "9.27.0.42", "--cuda-root", &t, "--mode", "copy"])
+        .ok();
+    let other = Sandbox::new();
+    let w = common::fixtures::wheel("nvidia_cudnn_cu12", "9.1.0.70", false).write(other.root());
+    other.run(["install".as_ref(), w.as_os_str()]).ok();
+    other
+        .run(["use", "9.1.0.70", "--cuda-root", &t, "--mode", "copy"])
+        .ok();
+
+    let v = sb.run(["verify", "--no-load", "--json"]).ok().json();
+    assert_eq!(v["deployments"][0]["now_holds"], "9.1.0", "{v}");
+    let cur = sb.run(["current", "--cuda-root", &t, "--json"]).ok().json();
+    assert_eq!(cur["toolkits"][0]["now_holds"], "9.1.0", "{cur}");
+    assert_eq!(cur["toolkits"][0]["release"], "9.27.0.42_cuda12", "{cur}");
+    let r = sb.run(["current", "--cuda-root", &t]).ok();
+    let line = r
+        .stdout()
+        .lines()
+        .find(|l| l.starts_with(&format!("'{t}' (CUDA 12.4.1): ")))
+        .unwrap_or_else(|| panic!("{}", r.describe()))
+        .to_string();
+    assert!(!line.contains("drift"), "{line}");
+    assert!(
+        line.contains(
+            "replaced: the toolkit now holds cuDNN 9.1.0 (deployed since by another cudnnm home, or by you); this home's record is out of date, not an error of this home"
+        ),
+        "{line}"
+    );
+    assert!(
+        line.contains(&format!(
+            "(`cudnnm use 9.27.0.42_cuda12 --cuda-root {} --mode copy` puts 9.27.0.42_cuda12 back)",
+            q(&t)
+        )),
+        "{line}"
+    );
+
+    // Real drift in a toolkit nobody replaced is still drift.
+    let own = toolkit(&sb, "cuda-own");
+    let o = own.display().to_string();
+    sb.run(["use", "9.27.0.42", "--cuda-root", &o, "--mode", "copy"])
+        .ok();
+    edit_header_copy(&own);
+    let cur = sb.run(["current", "--cuda-root", &o, "--json"]).ok().json();
+    assert!(cur["toolkits"][0].get("now_holds").is_none(), "{cur}");
+    assert_eq!(
+        cur["toolkits"][0]["drift"]["changed"],
+        serde_json::json!([own.join("include/cudnn.h")]),
+        "{cur}"
+    );
 }

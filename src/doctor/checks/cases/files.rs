@@ -303,6 +303,54 @@ fn soname_chain_broken_by_a_copy() {
     Kit::healthy_linux().absent(FindingId::BrokenSonameChain);
 }
 
+/// `soname-link-missing`: `--fix` makes the link in a folder of the user's
+/// own; a toolkit known not to be writable and a system package's folder
+/// keep their command and say why `--fix` leaves them; a conda package's
+/// folder is changed through conda, not by doctor.
+#[test]
+fn a_missing_soname_link_is_fixed_only_where_it_is_safe() {
+    let lib = format!("{TK12}/lib64");
+    let mut k = Kit::healthy_linux();
+    k.remove("/lib64/libcudnn.so.9");
+    let f = k.expect(FindingId::SonameLinkMissing);
+    assert_eq!(
+        f.auto_fix,
+        Some(AutoFix::MakeSonameLink {
+            dir: lib.clone(),
+            link: "libcudnn.so.9".into(),
+            target: "libcudnn.so.9.1.0".into()
+        }),
+        "{f:?}"
+    );
+    assert_eq!(f.held_back, None);
+
+    k.s.toolkits[0].writable = Some(false);
+    let f = k.expect(FindingId::SonameLinkMissing);
+    assert_eq!(f.auto_fix, None, "{f:?}");
+    assert_eq!(
+        f.held_back.as_deref(),
+        Some(format!("'{lib}' is not writable by this user").as_str())
+    );
+    assert_eq!(
+        f.commands,
+        vec![format!("ln -s libcudnn.so.9.1.0 {lib}/libcudnn.so.9")]
+    );
+
+    for origin in [Origin::System, Origin::Conda] {
+        let mut k = Kit::healthy_linux();
+        k.remove("/lib64/libcudnn.so.9");
+        for f in &mut k.s.files {
+            f.origin = origin;
+        }
+        let f = k.expect(FindingId::SonameLinkMissing);
+        assert_eq!(f.auto_fix, None, "{origin:?}: {f:?}");
+        if origin == Origin::System {
+            assert_eq!(f.commands, vec!["sudo ldconfig".to_string()]);
+            assert!(f.held_back.is_some(), "{f:?}");
+        }
+    }
+}
+
 /// A symlink deployment whose store release was uninstalled (by the user,
 /// or by an administrator from the system store): the finding says so and
 /// deploys a release that is installed, not "recreate the chain".

@@ -374,7 +374,9 @@ fn soname_chains(cx: &Cx, out: &mut Vec<Finding>) {
 /// other cuDNN library asks the loader for). The fix never touches a
 /// package manager's files: for a system package, `ldconfig` (which makes
 /// the soname links of the trusted folders); for a cudnnm deployment, a
-/// redeploy; otherwise the `ln -s` that makes the link.
+/// redeploy; otherwise the `ln -s` that makes the link, which `--fix` makes
+/// in a folder of the user's own (a toolkit or a manual copy, not a package
+/// manager's or the store) unless the toolkit is known not to be writable.
 fn missing_sonames(cx: &Cx, libs: &[(&CudnnFile, names::NameInfo)], out: &mut Vec<Finding>) {
     for (f, n) in libs {
         let (Some(m), Some(_)) = (n.major, &n.full_version) else {
@@ -415,11 +417,33 @@ fn missing_sonames(cx: &Cx, libs: &[(&CudnnFile, names::NameInfo)], out: &mut Ve
         } else if f.origin == Origin::System {
             fd.fix(format!("This folder belongs to the system's packages: do not add files by hand; `ldconfig` makes the soname links of the trusted folders (or reinstall the package that owns {name})."))
                 .command("sudo ldconfig".to_string())
+                .held_back("the folder belongs to the system's packages, whose links `ldconfig` makes")
         } else {
-            fd.fix(format!(
-                "Make the link beside the file ({soname} -> {name})."
-            ))
-            .command(format!("ln -s {} {}", sh_quote(name), sh_quote(&link)))
+            let fd = fd
+                .fix(format!(
+                    "Make the link beside the file ({soname} -> {name}); `cudnnm doctor --fix` does it where this user may write, and `--undo-fix` removes it again."
+                ))
+                .command(format!("ln -s {} {}", sh_quote(name), sh_quote(&link)));
+            // A toolkit this user may not change: the command is for
+            // someone who may (checked again when the fix runs, for any folder).
+            let locked =
+                cx.s.toolkits.iter().any(|t| {
+                    t.writable == Some(false) && spath::is_within(&f.path, &t.root, false)
+                });
+            // Only folders nobody else manages: a package manager's (conda,
+            // pip) or cudnnm's store is changed through its own tool.
+            let own_folder = matches!(f.origin, Origin::Toolkit | Origin::Other);
+            if locked {
+                fd.held_back(format!("'{dir}' is not writable by this user"))
+            } else if own_folder && f.link_target.is_none() && !soname.contains('/') {
+                fd.auto(AutoFix::MakeSonameLink {
+                    dir: dir.clone(),
+                    link: soname.clone(),
+                    target: name.to_string(),
+                })
+            } else {
+                fd
+            }
         };
         out.push(fd);
     }
