@@ -594,6 +594,7 @@ mod tests {
                 sha256: None,
                 size: 0,
                 url: None,
+                dist: None,
             },
             files: vec![],
         };

@@ -22,6 +22,7 @@ fn release(dir: &str, platform: Platform) -> Release {
                 sha256: None,
                 size: 0,
                 url: None,
+                dist: None,
             },
             files: vec![],
         },

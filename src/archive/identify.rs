@@ -40,7 +40,7 @@ pub(super) fn identify(
     req: &ImportRequest,
     plan: &Plan,
     header: &(String, Version),
-    metadata: Option<&str>,
+    metadata: Option<&DistInfo>,
     platform: Option<Platform>,
 ) -> Result<Identity> {
     let (header_path, hv) = header;
@@ -61,7 +61,7 @@ pub(super) fn identify(
     let mut warnings = Vec::new();
     let info = name::parse(name);
     // A wheel's METADATA says what it is; its file name can be anything.
-    let meta = metadata.map(wheel_metadata);
+    let meta = metadata.map(|d| wheel_metadata(&d.metadata));
     if let Some(m) = &meta {
         let disagree = |what: &str, named: String, meta: String| {
             source::bad(path, format!("its name says {what} {named} but its wheel METADATA says {meta}"))
@@ -175,18 +175,75 @@ pub(super) fn identify(
             .hint("import one platform's archive at a time"));
         }
     };
+    // What the wheel is, as its dist-info says, for a lock's pip
+    // requirement: never from the file name, which can be anything.
+    let dist = match (metadata, &meta) {
+        (
+            Some(d),
+            Some(WheelMetadata {
+                name: Some(name),
+                version_text: Some(v),
+                ..
+            }),
+        ) => Some(store::Distribution {
+            name: name.clone(),
+            version: v.clone(),
+            tags: d.tags(),
+        }),
+        _ => None,
+    };
     Ok(Identity {
         version,
         header_version: hv.clone(),
         cuda,
         platform,
         warnings,
+        dist,
     })
 }
 
-/// What a wheel's METADATA says: `Version:` and the CUDA of `Name:`
-/// (`nvidia-cudnn-cu12`, `nvidia-cudnn-jit-cu12` → 12).
+/// A wheel's `*.dist-info` as read from an archive or folder: the text of
+/// its `METADATA`, and of its `WHEEL` when it has one.
+pub(super) struct DistInfo {
+    pub(super) metadata: String,
+    pub(super) wheel: Option<String>,
+}
+
+impl DistInfo {
+    /// Reads the dist-info whose `METADATA` is at `metadata` (a path `read`
+    /// takes); a missing or unreadable `WHEEL` is `None`, not an error.
+    ///
+    /// # Errors
+    /// When `METADATA` cannot be read.
+    pub(super) fn read(metadata: &str, read: impl Fn(&str) -> Result<String>) -> Result<DistInfo> {
+        let wheel_path = format!("{}WHEEL", metadata.strip_suffix("METADATA").unwrap_or(""));
+        Ok(DistInfo {
+            metadata: read(metadata)?,
+            wheel: read(&wheel_path).ok(),
+        })
+    }
+
+    /// The `Tag:` lines of `WHEEL`, in order.
+    fn tags(&self) -> Vec<String> {
+        self.wheel
+            .as_deref()
+            .map(|w| {
+                w.lines()
+                    .filter_map(|l| l.strip_prefix("Tag:"))
+                    .map(|t| t.trim().to_string())
+                    .filter(|t| !t.is_empty())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+}
+
+/// What a wheel's METADATA says: `Name:` and `Version:` as written, the
+/// version parsed, and the CUDA of the name (`nvidia-cudnn-cu12`,
+/// `nvidia-cudnn-jit-cu12` → 12).
 pub(super) struct WheelMetadata {
+    pub(super) name: Option<String>,
+    pub(super) version_text: Option<String>,
     pub(super) version: Option<Version>,
     pub(super) cuda: Option<CudaVariant>,
 }
@@ -197,19 +254,24 @@ pub(super) fn wheel_metadata(text: &str) -> WheelMetadata {
             .take_while(|l| !l.trim().is_empty())
             .find_map(|l| l.strip_prefix(key))
             .map(|v| v.trim().to_string())
+            .filter(|v| !v.is_empty())
     };
+    let name = field("Name:");
+    let version_text = field("Version:");
     WheelMetadata {
-        version: field("Version:").and_then(|v| v.parse().ok()),
-        cuda: field("Name:").and_then(|n| {
+        version: version_text.as_deref().and_then(|v| v.parse().ok()),
+        cuda: name.as_deref().and_then(|n| {
             let n = n.to_ascii_lowercase().replace('_', "-");
             n.rsplit('-').next().and_then(CudaVariant::from_name_part)
         }),
+        name,
+        version_text,
     }
 }
 
-/// The METADATA of the cuDNN wheel a `site-packages/nvidia/cudnn[_jit]`
-/// folder came from: `site-packages/nvidia_cudnn[_jit]_cuNN-*.dist-info/METADATA`.
-pub(super) fn sibling_wheel_metadata(root: &Path) -> Option<String> {
+/// The dist-info of the cuDNN wheel a `site-packages/nvidia/cudnn[_jit]`
+/// folder came from: `site-packages/nvidia_cudnn[_jit]_cuNN-*.dist-info`.
+pub(super) fn sibling_wheel_metadata(root: &Path) -> Option<DistInfo> {
     let leaf = root.file_name()?.to_str()?.to_ascii_lowercase();
     let nvidia = root.parent()?;
     if !nvidia.file_name()?.eq_ignore_ascii_case("nvidia") {
@@ -228,7 +290,10 @@ pub(super) fn sibling_wheel_metadata(root: &Path) -> Option<String> {
         })
         .collect();
     match found.as_slice() {
-        [one] => source::read_text_file(&one.join("METADATA")).ok(),
+        [one] => Some(DistInfo {
+            metadata: source::read_text_file(&one.join("METADATA")).ok()?,
+            wheel: source::read_text_file(&one.join("WHEEL")).ok(),
+        }),
         _ => None,
     }
 }

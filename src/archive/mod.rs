@@ -25,7 +25,8 @@ use crate::store::{self, FileRecord, Receipt, Release, Source, Store};
 use crate::version::{CudaVariant, Platform, Version};
 pub use identify::library_version;
 use identify::{
-    detect_platform, first_version_header, identify, platform_from_names, sibling_wheel_metadata,
+    DistInfo, detect_platform, first_version_header, identify, platform_from_names,
+    sibling_wheel_metadata,
 };
 use layout::{Plan, PlanError, PlanOptions};
 use source::Format;
@@ -125,6 +126,8 @@ pub struct Identity {
     pub platform: Platform,
     /// Things the user should know (a forced version disagreement).
     pub warnings: Vec<String>,
+    /// A wheel's distribution, from its dist-info (for the receipt).
+    pub dist: Option<store::Distribution>,
 }
 
 /// Imports `req.source` into `store`. The caller holds the home lock.
@@ -164,7 +167,7 @@ fn import_zip(
     let plan = plan_or_explain(path, zip.entries(), opts, false, |p| zip.read_text(p))?;
     let header_text = first_version_header(path, &plan, |p| zip.read_text(p))?;
     let metadata = match &plan.metadata {
-        Some(m) => Some(zip.read_text(m)?),
+        Some(m) => Some(DistInfo::read(m, |p| zip.read_text(p))?),
         None => None,
     };
     // The platform needs library bytes; a zip's DLL/ELF names decide it up front.
@@ -175,7 +178,7 @@ fn import_zip(
         req,
         &plan,
         &header_text,
-        metadata.as_deref(),
+        metadata.as_ref(),
         platform_hint,
     )?;
     admit(req, &mut id)?;
@@ -346,7 +349,7 @@ fn import_unpacked(
     let plan = plan_or_explain(path, u.entries, opts, false, read)?;
     let header_text = first_version_header(path, &plan, read)?;
     let metadata = match (&plan.metadata, u.zip) {
-        (Some(m), Some(_)) => Some(read(m)?),
+        (Some(m), Some(_)) => Some(DistInfo::read(m, read)?),
         _ => None,
     };
     let mut id = identify(
@@ -355,7 +358,7 @@ fn import_unpacked(
         req,
         &plan,
         &header_text,
-        metadata.as_deref(),
+        metadata.as_ref(),
         platform_from_names(&plan),
     )?;
     admit(req, &mut id)?;
@@ -406,7 +409,7 @@ fn import_dir(
     let plan = plan_or_explain(root, &entries, opts, true, read)?;
     let header_text = first_version_header(root, &plan, read)?;
     let metadata = match &plan.metadata {
-        Some(m) => Some(read(m)?),
+        Some(m) => Some(DistInfo::read(m, read)?),
         // `site-packages/nvidia/cudnn`: the wheel's METADATA sits beside `nvidia/`.
         None => sibling_wheel_metadata(root),
     };
@@ -423,7 +426,7 @@ fn import_dir(
         req,
         &plan,
         &header_text,
-        metadata.as_deref(),
+        metadata.as_ref(),
         platform_from_names(&plan),
     )?;
     admit(req, &mut id)?;
@@ -465,6 +468,7 @@ fn finish(
             sha256,
             size,
             url: req.url.clone(),
+            dist: id.dist.clone(),
         },
         files,
     };

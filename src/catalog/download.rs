@@ -340,6 +340,95 @@ pub fn download_tapped(
     }
 }
 
+/// Keeps `file`, fetched outside the downloader (the wheel `pip download`
+/// wrote for `cudnnm lock`), in the cache as a download is kept: moved to
+/// `downloads/<sha256>` with a sidecar naming it `name`, from `url`
+/// (`pip:nvidia-cudnn-cu12==9.10.2.21`), for `identity`. So `cache` and
+/// `du` count it, `cache clean` removes it, and a later install finds it
+/// ([`find_kept`]) instead of fetching it again. Returns its path, SHA-256
+/// and size.
+///
+/// # Errors
+/// When the file cannot be read or moved, or the cache written.
+pub fn keep(
+    home: &Home,
+    file: &Path,
+    name: &str,
+    url: &str,
+    identity: Identity,
+) -> Result<(PathBuf, Sha256Hex, u64)> {
+    let dir = home.downloads_dir();
+    fsops::create_dir_all(&dir)?;
+    let (size, sha) = hash::sha256_file(file)?;
+    // The archive's download lock: no other process writes this name meanwhile.
+    let _lock = ArchiveLock::take(&dir, sha.as_str())?;
+    let path = dir.join(sha.as_str());
+    fsops::move_file(file, &path, Some(&sha))?;
+    let record = CacheRecord {
+        name: name.to_string(),
+        sha256: sha.clone(),
+        size,
+        url: url.to_string(),
+        version: identity.version.clone(),
+        cuda: *identity.cuda,
+        platform: identity.platform,
+        // pip checked it against its index; no SHA-256 cudnnm knew beforehand.
+        verified: false,
+        fetched_at: crate::store::now_rfc3339(),
+    };
+    let text = toml::to_string_pretty(&record).unwrap_or_default();
+    fsops::write_atomic(&sidecar(&dir, &sha), text.as_bytes())?;
+    Ok((path, sha, size))
+}
+
+/// A file [`keep`] put in the cache, still holding its bytes (a damaged one
+/// is removed), held for its import, with its sidecar: with `sha256`, the
+/// file of that SHA-256 (what a lock records), whatever URL it came from;
+/// else the newest one fetched from `url` for `platform`. `None` when the
+/// cache has none.
+///
+/// # Errors
+/// When the cache cannot be read or a damaged file removed.
+pub fn find_kept(
+    home: &Home,
+    url: &str,
+    platform: Platform,
+    sha256: Option<&Sha256Hex>,
+) -> Result<Option<(Downloaded, CacheRecord)>> {
+    let dir = home.downloads_dir();
+    let mut candidates: Vec<CacheRecord> = match sha256 {
+        Some(h) => read_record(&sidecar(&dir, h)).into_iter().collect(),
+        None => records(&dir)
+            .into_iter()
+            .filter(|r| r.url == url && r.platform == platform)
+            .collect(),
+    };
+    candidates.sort_by(|a, b| b.fetched_at.cmp(&a.fetched_at));
+    for rec in candidates {
+        let path = dir.join(rec.sha256.as_str());
+        if !path.is_file() {
+            continue;
+        }
+        let _lock = ArchiveLock::take(&dir, rec.sha256.as_str())?;
+        let (_, got) = hash::sha256_file(&path)?;
+        if got != rec.sha256 {
+            fsops::remove_file(&path)?;
+            fsops::remove_file(&sidecar(&dir, &rec.sha256))?;
+            continue;
+        }
+        let found = Found {
+            path,
+            sha256: got,
+            url: rec.url.clone(),
+            cached: true,
+        };
+        if let Some(held) = found.held(&dir)? {
+            return Ok(Some((held, rec)));
+        }
+    }
+    Ok(None)
+}
+
 /// An archive found in the cache or just downloaded, before it is held.
 struct Found {
     path: PathBuf,

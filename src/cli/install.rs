@@ -357,7 +357,10 @@ fn report_import(
     Ok(0)
 }
 
-/// Fetches a wheel with the user's own pip ([`catalog::pip`]) and imports it.
+/// Fetches a wheel with the user's own pip ([`catalog::pip`]) and imports
+/// it; a wheel `cudnnm lock` kept in the download cache for `requirement`
+/// (the one of the locked SHA-256, when `base` expects one) is imported
+/// from there instead, without pip.
 fn install_pip(ctx: &Ctx, requirement: &str, base: ImportRequest) -> Result<u8> {
     catalog::pip::check_requirement(requirement)?;
     // `nvidia-cudnn-cu12==9.27.0.42` names its release: installed, no pip run.
@@ -366,6 +369,31 @@ fn install_pip(ctx: &Ctx, requirement: &str, base: ImportRequest) -> Result<u8> 
         && let Some(r) = Store::new(&ctx.home).get_id(&id)?
     {
         return here::already(ctx, &r, &format!("pip:{requirement}"));
+    }
+    // The wheel `cudnnm lock` fetched and kept: the locked SHA-256's file
+    // when a lock gives one, else the one kept for this requirement.
+    let url = format!("pip:{requirement}");
+    if let Some(platform) = Platform::host()
+        && let Some((got, rec)) =
+            catalog::download::find_kept(&ctx.home, &url, platform, base.expected_sha256.as_ref())?
+    {
+        ctx.status(format!(
+            "using {} from the download cache (pip:{requirement}, no pip run)",
+            rec.name
+        ));
+        // Held (`cache clean` leaves it) until the import has read it.
+        let hold = got.hold;
+        let done = import_and_report(
+            ctx,
+            ImportRequest {
+                source: got.path,
+                name: Some(rec.name),
+                url: Some(url),
+                ..base
+            },
+        );
+        drop(hold);
+        return done;
     }
     let python = catalog::pip::python(&ctx.env);
     let tmp = catalog::pip::download_folder(&ctx.home)?;

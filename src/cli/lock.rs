@@ -5,24 +5,26 @@
 //! (`pin::lockfile`): the release id and, per platform, where its bytes come
 //! from with their SHA-256. For this platform an installed release is locked
 //! as the source it was installed from (its receipt: the catalog archive, or
-//! the wheel's pip requirement), so that `install --locked` here finds it;
-//! one imported from a local file nothing else gives back is refused. Other
-//! platforms get the catalog's archives. A release the catalog knows only as
-//! a PyPI wheel is locked as its pip requirement and the SHA-256 of the
-//! wheel pip downloads here, for this platform; entries other platforms
-//! recorded for the same release are kept.
+//! the wheel's pip requirement, from the wheel's own METADATA), so that
+//! `install --locked` here finds it; one imported from a local file nothing
+//! else gives back is refused. Other platforms get the catalog's archives.
+//! A release the catalog knows only as a PyPI wheel is locked as its pip
+//! requirement and the SHA-256 of the wheel pip downloads here, for this
+//! platform, kept in the download cache for the install that follows;
+//! entries other platforms recorded for the same release are kept.
 
 use serde::Serialize;
 
 use super::Ctx;
 use super::support::GpuGate;
-use crate::catalog::{self, Catalog, FetchRequest, offer, resolve};
+use crate::catalog::{self, Catalog, FetchRequest, download, offer, resolve};
 use crate::command::CommandLine;
 use crate::error::{Error, Kind, Result};
 use crate::fsops;
-use crate::hash::{self, Sha256Hex};
+use crate::hash::Sha256Hex;
 use crate::pin::lockfile::{self, LockedSource, ProjectLock};
 use crate::pin::{self, SpecSource};
+use crate::shape::Shape;
 use crate::store::{Release, Store};
 use crate::version::{CudaVariant, Platform, ReleaseId, Spec};
 
@@ -180,21 +182,21 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
         if let Some(w) = wheel {
             let requirement = w.requirement();
             ctx.status(format!(
-                "cuDNN {release} is published only on PyPI; hashing the wheel pip fetches for {platform}"
+                "cuDNN {release} is published only on PyPI; its lock entry for {platform} is the SHA-256 of the wheel pip fetches"
             ));
-            let tmp = catalog::pip::download_folder(&ctx.home)?;
-            let python = catalog::pip::python(&ctx.env);
-            let file = catalog::pip::download(&python, &requirement, tmp.path(), ctx.quiet)?;
-            let (_, sha) = hash::sha256_file(&file)?;
+            let recorded = same_release
+                .and_then(|o| o.platform.get(platform.as_str()))
+                .and_then(|s| match s {
+                    LockedSource::Pip { pip, sha256, .. } if *pip == requirement => Some(sha256),
+                    _ => None,
+                });
+            let (wheel, sha256) = pip_wheel(ctx, &requirement, &release, platform, recorded)?;
             entries.insert(
                 platform.as_str().to_string(),
                 LockedSource::Pip {
                     pip: requirement,
-                    wheel: file
-                        .file_name()
-                        .map(|n| n.to_string_lossy().into_owned())
-                        .unwrap_or_default(),
-                    sha256: sha,
+                    wheel,
+                    sha256,
                 },
             );
         }
@@ -245,6 +247,64 @@ fn catalog_entry(a: &catalog::Archive, sha: &Sha256Hex) -> LockedSource {
     }
 }
 
+/// The wheel `requirement` names for `platform`, and its SHA-256: the one
+/// in the download cache when an earlier `lock` kept it (the one of the
+/// SHA-256 `recorded` in the lock first), else fetched with the user's pip
+/// and kept there (`catalog::download::keep`), so that `cache` and `du`
+/// count it and the `install` that follows uses it instead of fetching it
+/// again.
+///
+/// # Errors
+/// pip failing ([`catalog::pip::download`]), or the cache not writable.
+fn pip_wheel(
+    ctx: &Ctx,
+    requirement: &str,
+    release: &ReleaseId,
+    platform: Platform,
+    recorded: Option<&Sha256Hex>,
+) -> Result<(String, Sha256Hex)> {
+    let url = format!("pip:{requirement}");
+    let home = &ctx.home;
+    let mut found = None;
+    if let Some(h) = recorded {
+        found = download::find_kept(home, &url, platform, Some(h))?;
+    }
+    if found.is_none() {
+        found = download::find_kept(home, &url, platform, None)?;
+    }
+    if let Some((got, rec)) = found {
+        ctx.status(format!(
+            "lock: {} is in the download cache; recording its SHA-256 (nothing downloaded)",
+            rec.name
+        ));
+        return Ok((rec.name, got.sha256));
+    }
+    ctx.status(format!(
+        "lock: fetching {requirement} with pip to record its SHA-256 (kept in the download cache)"
+    ));
+    let tmp = catalog::pip::download_folder(home)?;
+    let python = catalog::pip::python(&ctx.env);
+    let file = catalog::pip::download(&python, requirement, tmp.path(), ctx.quiet)?;
+    let name = file
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let identity = download::Identity {
+        version: &release.version,
+        cuda: &release.cuda,
+        platform,
+    };
+    let (_, sha, size) = download::keep(home, &file, &name, &url, identity)?;
+    ctx.status(format!(
+        "lock: kept {name} ({}) in the download cache; `{}` installs it from there",
+        crate::store::human_size(size),
+        ctx.home
+            .reach(&ctx.env, CommandLine::install_here(), false)
+            .for_host(ctx.env.is_windows())
+    ));
+    Ok((name, sha))
+}
+
 /// The lock entry for the platform the installed release `r` is built
 /// for: the source its receipt records, so that `install --locked` finds
 /// exactly these bytes — the catalog archive with its SHA-256 (downloaded,
@@ -269,13 +329,39 @@ fn installed_source(ctx: &Ctx, cat: &Catalog, r: &Release) -> Result<LockedSourc
         return Ok(catalog_entry(a, sha));
     }
     let (_, is_file) = s.reinstall_arg(&r.id());
+    let render = |c: CommandLine| {
+        ctx.home
+            .reach(&ctx.env, c, false)
+            .for_host(ctx.env.is_windows())
+    };
+    let is_wheel = s.kind == Shape::Wheel || s.dist.is_some();
     if let Some(sha) = &s.sha256 {
-        if let Some(req) = s.exact_pip_requirement() {
-            return Ok(LockedSource::Pip {
-                pip: req,
-                wheel: s.name.clone(),
-                sha256: sha.clone(),
-            });
+        if is_wheel {
+            // The requirement comes from what the wheel is (its METADATA,
+            // recorded at install), never from a name the file was given.
+            if let (Some(pip), Some(wheel)) = (
+                s.exact_pip_requirement(&id.version),
+                s.wheel_file_name(&id.version),
+            ) {
+                return Ok(LockedSource::Pip {
+                    pip,
+                    wheel,
+                    sha256: sha.clone(),
+                });
+            }
+            return Err(Error::new(
+                Kind::Conflict,
+                format!(
+                    "cuDNN {} is installed here from the wheel file '{}', whose name does not say which pip requirement gives it back (its receipt, from an older cudnnm, does not record the wheel's METADATA); a lock of a guessed requirement could name other bytes",
+                    r.id(),
+                    s.name
+                ),
+            )
+            .hint(format!(
+                "reinstall it from PyPI by name with {}, then run `{}` again",
+                pip_reinstall(r, &render),
+                render(CommandLine::lock())
+            )));
         }
         if let Some(url) = s
             .url
@@ -297,20 +383,25 @@ fn installed_source(ctx: &Ctx, cat: &Catalog, r: &Release) -> Result<LockedSourc
     } else {
         "the local folder"
     };
-    let render = |c: CommandLine| {
-        ctx.home
-            .reach(&ctx.env, c, false)
-            .for_host(ctx.env.is_windows())
-    };
-    let offers = offer::offers_from(cat, r.platform(), ctx.env.platform());
-    let exact: Spec = r.id().parse()?;
-    let reinstall = match offer::advise(&offers, &exact, None).command() {
-        Some(c) => format!(
-            "install it from there with `{}` and run `{}` again, or ",
-            render(c.force()),
+    // A wheel's files (a wheel's dist-info, or the JIT package's layout):
+    // the package they came from, never the catalog's other package.
+    let reinstall = if is_wheel || package_of(r).is_some() {
+        format!(
+            "install it from PyPI with {} and run `{}` again, or ",
+            pip_reinstall(r, &render),
             render(CommandLine::lock())
-        ),
-        None => String::new(),
+        )
+    } else {
+        let offers = offer::offers_from(cat, r.platform(), ctx.env.platform());
+        let exact: Spec = r.id().parse()?;
+        match offer::advise(&offers, &exact, None).command() {
+            Some(c) => format!(
+                "install it from there with `{}` and run `{}` again, or ",
+                render(c.force()),
+                render(CommandLine::lock())
+            ),
+            None => String::new(),
+        }
     };
     Err(Error::new(
         Kind::Conflict,
@@ -325,4 +416,42 @@ fn installed_source(ctx: &Ctx, cat: &Catalog, r: &Release) -> Result<LockedSourc
         render(CommandLine::uninstall(r.id())),
         render(CommandLine::lock())
     )))
+}
+
+/// The PyPI package release `r`'s files came from, when that is known: the
+/// wheel's own METADATA (recorded at install), else the JIT package's
+/// layout (cuDNN 9's runtime-compiled engines without the precompiled
+/// ones, which only `nvidia-cudnn-jit-cuNN` ships that way).
+fn package_of(r: &Release) -> Option<String> {
+    if let Some(d) = &r.receipt.source.dist {
+        return Some(d.project());
+    }
+    let has = |part: &str| {
+        r.receipt
+            .files
+            .iter()
+            .any(|f| f.path.rsplit('/').next().is_some_and(|n| n.contains(part)))
+    };
+    (has("cudnn_engines_runtime_compiled") && !has("cudnn_engines_precompiled"))
+        .then(|| format!("nvidia-cudnn-jit-cu{}", r.cuda().major()))
+}
+
+/// The `install pip:… --force` that gives release `r` back from PyPI, in
+/// backquotes: from the package its files came from ([`package_of`]), else
+/// both packages cuDNN 9 is published as, saying which is which.
+fn pip_reinstall(r: &Release, render: &dyn Fn(CommandLine) -> String) -> String {
+    let cmd = |package: &str| {
+        render(CommandLine::install(format!("pip:{package}=={}", r.version())).force())
+    };
+    match package_of(r) {
+        Some(p) => format!("`{}`", cmd(&p)),
+        None => {
+            let major = r.cuda().major();
+            format!(
+                "`{}` (the full package) or `{}` (the JIT-only package) — cudnnm cannot tell which one its files came from",
+                cmd(&format!("nvidia-cudnn-cu{major}")),
+                cmd(&format!("nvidia-cudnn-jit-cu{major}"))
+            )
+        }
+    }
 }

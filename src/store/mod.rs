@@ -19,7 +19,7 @@ use crate::version::{CudaVariant, Platform, ReleaseId, Spec, Version};
 mod receipt;
 
 use receipt::receipt_error;
-pub use receipt::{FileRecord, RECEIPT_FILE, RECEIPT_SCHEMA, Receipt, Source};
+pub use receipt::{Distribution, FileRecord, RECEIPT_FILE, RECEIPT_SCHEMA, Receipt, Source};
 
 /// One installed release: its folder and receipt.
 #[derive(Clone, Debug)]
@@ -1017,6 +1017,7 @@ mod tests {
             sha256: None,
             size: 0,
             url: url.map(str::to_string),
+            dist: None,
         }
     }
 
@@ -1076,12 +1077,13 @@ mod tests {
             ("cudnn-9.27-custom.tar.xz".to_string(), true)
         );
         // What a lock records: one version, the wheel's own package.
+        let v: crate::version::Version = "9.27.0.42".parse().unwrap();
         assert_eq!(
-            jit.exact_pip_requirement().as_deref(),
+            jit.exact_pip_requirement(&v).as_deref(),
             Some("nvidia-cudnn-jit-cu12==9.27.0.42")
         );
         assert_eq!(
-            pip.exact_pip_requirement().as_deref(),
+            pip.exact_pip_requirement(&v).as_deref(),
             Some("nvidia-cudnn-jit-cu12==9.27.0.42")
         );
         let ranged = source(
@@ -1090,10 +1092,51 @@ mod tests {
             Some("pip:nvidia-cudnn-cu12>=9.27"),
         );
         assert_eq!(
-            ranged.exact_pip_requirement().as_deref(),
+            ranged.exact_pip_requirement(&v).as_deref(),
             Some("nvidia-cudnn-cu12==9.27.0.42")
         );
-        assert_eq!(dl.exact_pip_requirement(), None);
-        assert_eq!(local.exact_pip_requirement(), None);
+        assert_eq!(dl.exact_pip_requirement(&v), None);
+        assert_eq!(local.exact_pip_requirement(&v), None);
+        // A renamed file gives no requirement, nor one of another version.
+        let copy = source(
+            "wheel",
+            "Copy of nvidia_cudnn_jit_cu12-9.27.0.42-py3-none-manylinux_2_27_x86_64 (1).whl",
+            None,
+        );
+        assert_eq!(copy.exact_pip_requirement(&v), None);
+        assert!(copy.reinstall_arg(id).1);
+        let other = source(
+            "wheel",
+            "nvidia_cudnn_jit_cu12-9.28.0.1-py3-none-manylinux_2_27_x86_64.whl",
+            None,
+        );
+        assert_eq!(other.exact_pip_requirement(&v), None);
+        // The wheel's METADATA, recorded at install, decides whatever the name.
+        let dist = Source {
+            dist: Some(crate::store::Distribution {
+                name: "nvidia_cudnn_JIT.cu12".into(),
+                version: "9.27.0.42".into(),
+                tags: vec![
+                    "py3-none-manylinux_2_27_x86_64".into(),
+                    "py3-none-manylinux2014_x86_64".into(),
+                ],
+            }),
+            ..copy.clone()
+        };
+        assert_eq!(
+            dist.exact_pip_requirement(&v).as_deref(),
+            Some("nvidia-cudnn-jit-cu12==9.27.0.42")
+        );
+        assert_eq!(
+            dist.wheel_file_name(&v).as_deref(),
+            Some(
+                "nvidia_cudnn_jit_cu12-9.27.0.42-py3-none-manylinux_2_27_x86_64.manylinux2014_x86_64.whl"
+            )
+        );
+        assert_eq!(
+            dist.reinstall_arg(id),
+            ("pip:nvidia-cudnn-jit-cu12==9.27.0.42".to_string(), false)
+        );
+        assert_eq!(copy.wheel_file_name(&v), None);
     }
 }

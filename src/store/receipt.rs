@@ -56,39 +56,127 @@ pub struct Source {
     /// Download URL or `pip:` requirement, when not a local file.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub url: Option<String>,
+    /// The Python distribution a wheel (or a folder holding a wheel's
+    /// files with its `*.dist-info`) is, as its own metadata says: what a
+    /// lock's pip requirement is made of, whatever the file was named.
+    /// `None` for other archives and in receipts written before this field.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub dist: Option<Distribution>,
+}
+
+/// A wheel's distribution as its `*.dist-info` records it: `Name:` and
+/// `Version:` from `METADATA`, the `Tag:` lines from `WHEEL`.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Distribution {
+    /// `Name:` as written (`nvidia-cudnn-jit-cu12`).
+    pub name: String,
+    /// `Version:` as written (`9.12.0.46`).
+    pub version: String,
+    /// The wheel's tags (`py3-none-manylinux_2_27_x86_64`), one per `Tag:`
+    /// line of `WHEEL`; empty when it has none (a folder without `WHEEL`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<String>,
+}
+
+impl Distribution {
+    /// The project name as PyPI spells it (PEP 503: lower case, each run of
+    /// `-`, `_`, `.` one `-`): `nvidia-cudnn-jit-cu12`.
+    pub fn project(&self) -> String {
+        normalized(&self.name, '-')
+    }
+
+    /// The exact requirement that gives this wheel back:
+    /// `nvidia-cudnn-jit-cu12==9.12.0.46`.
+    pub fn requirement(&self) -> String {
+        format!("{}=={}", self.project(), self.version)
+    }
+
+    /// The wheel's canonical file name (PEP 427:
+    /// `{name}-{version}-{python}-{abi}-{platform}.whl`, several tags
+    /// compressed into dotted sets), whatever the file installed was called;
+    /// `None` without tags.
+    pub fn file_name(&self) -> Option<String> {
+        let mut sets: [Vec<&str>; 3] = Default::default();
+        for t in &self.tags {
+            let parts: Vec<&str> = t.splitn(3, '-').collect();
+            let [py, abi, plat] = parts.as_slice() else {
+                return None;
+            };
+            for (set, part) in sets.iter_mut().zip([py, abi, plat]) {
+                if !set.contains(part) {
+                    set.push(part);
+                }
+            }
+        }
+        if sets[0].is_empty() {
+            return None;
+        }
+        Some(format!(
+            "{}-{}-{}-{}-{}.whl",
+            normalized(&self.name, '_'),
+            self.version.replace('-', "_"),
+            sets[0].join("."),
+            sets[1].join("."),
+            sets[2].join(".")
+        ))
+    }
+}
+
+/// `name` lower-cased with each run of `-`, `_`, `.` replaced by `sep`.
+fn normalized(name: &str, sep: char) -> String {
+    let mut out = String::with_capacity(name.len());
+    let mut run = false;
+    for c in name.trim().chars() {
+        if matches!(c, '-' | '_' | '.') {
+            run = true;
+            continue;
+        }
+        if run && !out.is_empty() {
+            out.push(sep);
+        }
+        run = false;
+        out.push(c.to_ascii_lowercase());
+    }
+    out
 }
 
 impl Source {
     /// What `cudnnm install … --force` takes to import release `id` again
-    /// from this source — never another package: the `pip:` requirement it
-    /// came from; for a wheel file, the requirement its name gives
-    /// (`nvidia_cudnn_jit_cu12-9.27.0.42-….whl` →
-    /// `pip:nvidia-cudnn-jit-cu12==9.27.0.42`); the release id for an
-    /// archive the catalog downloaded; else the archive's or folder's name,
-    /// with `true` (the user gives its path). The command itself is
+    /// from this source — never another package: for a wheel, the exact
+    /// requirement of [`Source::exact_pip_requirement`]
+    /// (`pip:nvidia-cudnn-jit-cu12==9.27.0.42`); else the `pip:`
+    /// requirement it came from; the release id for an archive the catalog
+    /// downloaded; else the archive's or folder's name, with `true` (the
+    /// user gives its path). The command itself is
     /// [`crate::command::CommandLine::install_from`].
     pub fn reinstall_arg(&self, id: &str) -> (String, bool) {
+        let version = id.parse::<ReleaseId>().ok().map(|r| r.version);
+        if let Some(req) = version.as_ref().and_then(|v| self.exact_pip_requirement(v)) {
+            return (format!("pip:{req}"), false);
+        }
         if let Some(u) = self.url.as_deref().filter(|u| u.starts_with("pip:")) {
             return (u.to_string(), false);
-        }
-        if self.kind == crate::shape::Shape::Wheel
-            && let Some(req) = wheel_requirement(&self.name)
-        {
-            return (req, false);
         }
         if self.url.is_some() {
             return (id.to_string(), false);
         }
         (self.name.clone(), true)
     }
-}
 
-impl Source {
-    /// The pip requirement (without `pip:`) that gives this wheel back
-    /// exactly: the one it was installed with when that names one version
-    /// (`==`), else the one its file name gives
-    /// (`nvidia-cudnn-jit-cu12==9.12.0.46`); `None` for anything but a wheel.
-    pub fn exact_pip_requirement(&self) -> Option<String> {
+    /// The pip requirement (without `pip:`) that gives back exactly this
+    /// wheel of release `version`: from the wheel's own metadata
+    /// ([`Source::dist`]) when the receipt records it; else the one it was
+    /// installed with when that names one version (`==`); else the one its
+    /// file name gives when that is a wheel's name (PEP 427,
+    /// `nvidia_cudnn_jit_cu12-9.12.0.46-….whl`). Whichever it is, it must
+    /// name `version`: a renamed file (`Copy of ….whl`, or another
+    /// version's name) gives nothing rather than a requirement for other
+    /// bytes. `None` for anything that is not a wheel.
+    pub fn exact_pip_requirement(&self, version: &Version) -> Option<String> {
+        let names = |v: &str| v.trim().parse::<Version>().is_ok_and(|v| &v == version);
+        if let Some(d) = &self.dist {
+            return names(&d.version).then(|| d.requirement());
+        }
         if self.kind != Shape::Wheel {
             return None;
         }
@@ -96,25 +184,56 @@ impl Source {
             .url
             .as_deref()
             .and_then(|u| u.strip_prefix("pip:"))
-            .filter(|r| r.contains("=="));
-        match given {
-            Some(r) => Some(r.to_string()),
-            None => wheel_requirement(&self.name).map(|r| r["pip:".len()..].to_string()),
+            .and_then(|r| r.split_once("=="))
+            .filter(|(p, _)| is_project_name(p.trim()))
+            .map(|(p, v)| (normalized(p, '-'), v.trim().to_string()));
+        let (project, v) = given.or_else(|| wheel_file_requirement(&self.name))?;
+        names(&v).then(|| format!("{project}=={v}"))
+    }
+
+    /// The wheel file name a lock records: the canonical one its metadata
+    /// gives ([`Distribution::file_name`]), else the installed file's name
+    /// when that is a wheel's name naming `version`; `None` otherwise.
+    pub fn wheel_file_name(&self, version: &Version) -> Option<String> {
+        if let Some(n) = self.dist.as_ref().and_then(Distribution::file_name) {
+            return Some(n);
         }
+        let (_, v) = wheel_file_requirement(&self.name)?;
+        v.parse::<Version>()
+            .is_ok_and(|v| &v == version)
+            .then(|| self.name.clone())
     }
 }
 
-/// The `pip:` requirement of a wheel file name (PEP 427:
-/// `{distribution}-{version}-…whl`), the distribution spelled as PyPI does.
-fn wheel_requirement(name: &str) -> Option<String> {
+/// Whether `name` is a valid Python project name (PEP 508: letters,
+/// digits, `-`, `_`, `.`, starting and ending with a letter or digit).
+fn is_project_name(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        && name.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && name.ends_with(|c: char| c.is_ascii_alphanumeric())
+}
+
+/// The project (PyPI spelling) and version a wheel file name gives (PEP
+/// 427: `{distribution}-{version}(-{build})?-{python}-{abi}-{platform}.whl`);
+/// `None` for a name that is not a wheel's (`Copy of ….whl`, `x (1).whl`).
+fn wheel_file_requirement(name: &str) -> Option<(String, String)> {
     let stem = name.strip_suffix(".whl")?;
-    let mut parts = stem.split('-');
-    let dist = parts.next().filter(|d| !d.is_empty())?;
-    let version = parts.next().filter(|v| !v.is_empty())?;
-    Some(format!(
-        "pip:{}=={version}",
-        dist.replace('_', "-").to_ascii_lowercase()
-    ))
+    let parts: Vec<&str> = stem.split('-').collect();
+    if !(5..=6).contains(&parts.len())
+        || !is_project_name(parts[0])
+        || parts[1..].iter().any(|p| {
+            p.is_empty()
+                || !p
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '+' | '!'))
+        })
+    {
+        return None;
+    }
+    Some((normalized(parts[0], '-'), parts[1].to_string()))
 }
 
 /// One file of a release: a file by size and SHA-256, or a link by its

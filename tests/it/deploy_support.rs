@@ -158,6 +158,7 @@ pub fn put_release(
             sha256: None,
             size: 0,
             url: None,
+            dist: None,
         },
         files,
     };

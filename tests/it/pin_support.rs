@@ -29,6 +29,7 @@ pub fn fake_release(home: &Path, version: &str, cuda: &str) -> PathBuf {
             sha256: None,
             size: 0,
             url: None,
+            dist: None,
         },
         files: vec![],
     };

@@ -489,16 +489,25 @@ fn a_release_installed_from_other_bytes_than_the_lock_is_named() {
     let mine = sha256_bytes(&std::fs::read(&file).unwrap()).to_string();
     sb.run([std::ffi::OsStr::new("install"), file.as_os_str()])
         .ok();
-    sb.run(["install", "--locked"]).code_is(4).stderr_has(&[
-        &format!("is installed from an archive with SHA-256 {mine}"),
-        &format!("not the {} the lock", p.files[0].sha),
-        "install --force",
-    ]);
-    sb.run(["install"]).ok().stderr_has(&[
-        "warning:",
-        "is installed from an archive with SHA-256",
-        "already installed",
-    ]);
+    let lock = lock_of(&sb.work());
+    let refused = |verb: &str| {
+        format!(
+            "error: {verb}: 9.40.1.3_cuda12 is installed from an archive with SHA-256 {mine}, not the archive with SHA-256 {} the lock '{}' records",
+            p.files[0].sha,
+            lock.display()
+        )
+    };
+    let help = "help: `cudnnm install --force` replaces it with the locked bytes; `cudnnm lock` locks the installed ones instead";
+    sb.run(["install", "--locked"])
+        .code_is(4)
+        .stderr_has(&[&refused("install --locked"), help]);
+    // A bare install honours the lock as --locked does: other bytes are
+    // not "already installed" (exit 4, naming the file and both hashes).
+    let r = sb
+        .run(["install"])
+        .code_is(4)
+        .stderr_has(&[&refused("install"), help]);
+    assert!(!r.stderr().contains("nothing to do"), "{}", r.describe());
     // --force puts the locked bytes in place of the other ones.
     sb.run(["install", "--force"]).ok();
     let r = receipt(&sb.home(), "9.40.1.3_cuda12").unwrap();
@@ -809,4 +818,259 @@ fn a_locked_release_not_installed_is_installed_by_a_bare_install() {
         "locked: 9.30.0.1_cuda12 in '",
         "(not what the pin selects here: 9.30.0.5_cuda12, the newest installed match, is what exec, env and use take; `cudnnm lock` locks 9.30.0.5_cuda12, or `cudnnm pin 9.30.0.1_cuda12` pins the locked release)",
     ]);
+}
+
+/// The files in `home`'s download cache (`downloads/<sha256>`, no sidecars).
+fn cached_files(home: &Path) -> Vec<String> {
+    let mut out: Vec<String> = std::fs::read_dir(home.join("downloads"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| !n.starts_with('.') && !n.ends_with(".toml"))
+        .collect();
+    out.sort();
+    out
+}
+
+/// A wheel installed from a renamed file (`Copy of ….whl`, as a browser or
+/// a file manager names a second copy) is locked as what its METADATA says
+/// it is: the PyPI requirement and the canonical wheel name, which a fresh
+/// home's pip then fetches and installs with `install --locked`.
+#[test]
+fn lock_takes_the_requirement_from_the_wheels_metadata_not_its_file_name() {
+    let mut sb = Sandbox::new();
+    let links = sb.root().join("links");
+    std::fs::create_dir_all(&links).unwrap();
+    let canonical = fixtures::wheel("nvidia_cudnn_jit_cu12", "9.30.0.1", false).write(&links);
+    let sha = sha256_bytes(&std::fs::read(&canonical).unwrap()).to_string();
+    let canonical_name = canonical
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    offline_pip(&mut sb, &links);
+    let copy = sb.root().join(format!(
+        "Copy of {} (1).whl",
+        canonical_name.strip_suffix(".whl").unwrap()
+    ));
+    std::fs::copy(&canonical, &copy).unwrap();
+    sb.run(["install".as_ref(), copy.as_os_str()]).ok();
+    let r = receipt(&sb.home(), "9.30.0.1_cuda12").unwrap();
+    assert!(
+        r.contains("[source.dist]\nname = \"nvidia-cudnn-jit-cu12\"\nversion = \"9.30.0.1\"\ntags = [\"py3-none-manylinux2014_x86_64\"]\n"),
+        "{r}"
+    );
+    sb.run(["pin", "9.30.x", "--force"]).ok();
+    sb.run(["lock"]).ok();
+    let lock = std::fs::read_to_string(lock_of(&sb.work())).unwrap();
+    assert!(
+        lock.ends_with(&format!(
+            "[platform.linux-x86_64]\npip = \"nvidia-cudnn-jit-cu12==9.30.0.1\"\nwheel = \"{canonical_name}\"\nsha256 = \"{sha}\"\n"
+        )),
+        "{lock}"
+    );
+    assert!(!lock.to_lowercase().contains("copy of"), "{lock}");
+    // A teammate's fresh home: pip fetches that requirement, the hash holds.
+    let mut sb2 = Sandbox::new();
+    offline_pip(&mut sb2, &links);
+    for f in [".cudnn-version", ".cudnn-version.lock"] {
+        std::fs::copy(sb.work().join(f), sb2.work().join(f)).unwrap();
+    }
+    sb2.run(["install", "--locked"])
+        .ok()
+        .stderr_has(&["installed cuDNN 9.30.0.1 for CUDA 12"]);
+    assert!(
+        receipt(&sb2.home(), "9.30.0.1_cuda12")
+            .unwrap()
+            .contains(&sha)
+    );
+}
+
+/// A wheel renamed to say another version, imported with --force as what
+/// its METADATA says: the lock's requirement names the release installed,
+/// never the version in the file name.
+#[test]
+fn a_wheel_renamed_to_another_version_is_locked_as_the_release_it_is() {
+    let mut sb = Sandbox::new();
+    let links = sb.root().join("links");
+    std::fs::create_dir_all(&links).unwrap();
+    offline_pip(&mut sb, &links);
+    let real = fixtures::wheel("nvidia_cudnn_jit_cu12", "9.30.0.1", false).write(sb.root());
+    let renamed = links.join("nvidia_cudnn_jit_cu12-9.30.0.5-py3-none-manylinux2014_x86_64.whl");
+    std::fs::rename(&real, &renamed).unwrap();
+    sb.run(["install".as_ref(), renamed.as_os_str(), "--force".as_ref()])
+        .ok()
+        .stderr_has(&["imported as 9.30.0.1 (--force)"]);
+    sb.run(["pin", "9.30.x", "--force"]).ok();
+    sb.run(["lock"]).ok();
+    let lock = std::fs::read_to_string(lock_of(&sb.work())).unwrap();
+    assert!(
+        lock.contains("release = \"9.30.0.1_cuda12\"\n")
+            && lock.contains(
+                "pip = \"nvidia-cudnn-jit-cu12==9.30.0.1\"\nwheel = \"nvidia_cudnn_jit_cu12-9.30.0.1-py3-none-manylinux2014_x86_64.whl\"\n"
+            ),
+        "{lock}"
+    );
+    assert!(!lock.contains("9.30.0.5"), "{lock}");
+}
+
+/// A receipt written before cudnnm recorded the wheel's METADATA, of a
+/// renamed wheel file: `lock` refuses to guess a requirement from the name
+/// (exit 8), names the file and the reinstall from PyPI that fixes it, and
+/// leaves the lock as it was.
+#[test]
+fn lock_refuses_a_requirement_an_old_receipts_renamed_wheel_cannot_give() {
+    let mut sb = Sandbox::new();
+    let links = sb.root().join("links");
+    std::fs::create_dir_all(&links).unwrap();
+    offline_pip(&mut sb, &links);
+    let real = fixtures::wheel("nvidia_cudnn_jit_cu12", "9.30.0.1", false).write(sb.root());
+    let copy = sb
+        .root()
+        .join("Copy of nvidia_cudnn_jit_cu12-9.30.0.1-py3-none-manylinux2014_x86_64 (1).whl");
+    std::fs::rename(&real, &copy).unwrap();
+    sb.run(["install".as_ref(), copy.as_os_str()]).ok();
+    // As an older cudnnm wrote it: no [source.dist].
+    let strip_dist = |version: &str| {
+        let path = sb
+            .home()
+            .join(format!("store/cuda-12/{version}/receipt.toml"));
+        let text = std::fs::read_to_string(&path).unwrap();
+        let start = text.find("\n[source.dist]").expect("dist recorded");
+        let end = text[start + 1..]
+            .find("\n[")
+            .map_or(text.len(), |i| start + 1 + i);
+        std::fs::write(&path, format!("{}{}", &text[..start], &text[end..])).unwrap();
+    };
+    strip_dist("9.30.0.1");
+    sb.run(["pin", "9.30.x", "--force"]).ok();
+    // Its files are the JIT package's: that one is named.
+    sb.run(["lock"]).code_is(8).stderr_has(&[
+        "error: cuDNN 9.30.0.1_cuda12 is installed here from the wheel file 'Copy of nvidia_cudnn_jit_cu12-9.30.0.1-py3-none-manylinux2014_x86_64 (1).whl', whose name does not say which pip requirement gives it back",
+        "help: reinstall it from PyPI by name with `cudnnm install pip:nvidia-cudnn-jit-cu12==9.30.0.1 --force`, then run `cudnnm lock` again",
+    ]);
+    assert!(!lock_of(&sb.work()).exists(), "no lock was written");
+    // A full package's files: cudnnm cannot tell which, and names both.
+    let full = fixtures::wheel("nvidia_cudnn_cu12", "9.30.0.2", false).write(sb.root());
+    let copy = sb.root().join("wheel (2).whl");
+    std::fs::rename(&full, &copy).unwrap();
+    sb.run([
+        "install".as_ref(),
+        copy.as_os_str(),
+        "--cuda".as_ref(),
+        "12".as_ref(),
+    ])
+    .ok();
+    strip_dist("9.30.0.2");
+    sb.run(["lock"]).code_is(8).stderr_has(&[
+        "error: cuDNN 9.30.0.2_cuda12 is installed here from the wheel file 'wheel (2).whl'",
+        "help: reinstall it from PyPI by name with `cudnnm install pip:nvidia-cudnn-cu12==9.30.0.2 --force` (the full package) or `cudnnm install pip:nvidia-cudnn-jit-cu12==9.30.0.2 --force` (the JIT-only package) — cudnnm cannot tell which one its files came from, then run `cudnnm lock` again",
+    ]);
+}
+
+/// `lock` of a release published only on PyPI and not installed keeps the
+/// wheel pip fetched in the download cache (said before fetching): `cache`
+/// counts it, a second `lock` runs no pip, and the bare `install` that
+/// follows imports it from there without pip.
+#[test]
+fn lock_keeps_the_wheel_it_fetched_for_install_to_use() {
+    let mut sb = Sandbox::new();
+    let links = sb.root().join("links");
+    std::fs::create_dir_all(&links).unwrap();
+    let wheel = fixtures::wheel("nvidia_cudnn_cu12", "9.30.0.1", false).write(&links);
+    let sha = sha256_bytes(&std::fs::read(&wheel).unwrap()).to_string();
+    let name = wheel.file_name().unwrap().to_string_lossy().into_owned();
+    offline_pip(&mut sb, &links);
+    sb.run(["pin", "9.30.x", "--force"]).ok();
+    let out = sb.run(["lock"]).ok().stderr_has(&[
+        "lock: fetching nvidia-cudnn-cu12==9.30.0.1 with pip to record its SHA-256 (kept in the download cache)",
+        &format!("lock: kept {name} ("),
+    ]);
+    let err = out.stderr();
+    assert!(
+        err.find("lock: fetching").unwrap() < err.find("lock: kept").unwrap(),
+        "said before fetching: {err}"
+    );
+    assert_eq!(cached_files(&sb.home()), vec![sha.clone()]);
+    let side = std::fs::read_to_string(sb.home().join(format!("downloads/{sha}.toml"))).unwrap();
+    assert!(
+        side.contains(&format!("name = \"{name}\""))
+            && side.contains("url = \"pip:nvidia-cudnn-cu12==9.30.0.1\""),
+        "{side}"
+    );
+    sb.run(["cache"])
+        .ok()
+        .stdout_has(&["9.30.0.1_cuda12 (linux-x86_64)", &name]);
+    // pip cannot fetch anything now: what follows uses the cache.
+    std::fs::remove_dir_all(&links).unwrap();
+    sb.run(["lock"]).ok().stderr_has(&[
+        &format!(
+            "lock: {name} is in the download cache; recording its SHA-256 (nothing downloaded)"
+        ),
+        "lock unchanged",
+    ]);
+    sb.run(["install"]).ok().stderr_has(&[
+        &format!("using {name} from the download cache"),
+        "installed cuDNN 9.30.0.1 for CUDA 12",
+    ]);
+    assert!(
+        receipt(&sb.home(), "9.30.0.1_cuda12")
+            .unwrap()
+            .contains(&sha)
+    );
+}
+
+/// A release installed from a folder holding an unpacked
+/// `nvidia-cudnn-jit-cu12` wheel cannot be locked (no archive hash), and
+/// the reinstall `lock` suggests is that package — told by the folder's
+/// dist-info, or without one by the JIT layout — never the larger
+/// `nvidia-cudnn-cu12`.
+#[test]
+fn lock_suggests_the_package_an_unpacked_wheel_folder_came_from() {
+    let mut sb = Sandbox::new();
+    let links = sb.root().join("links");
+    std::fs::create_dir_all(&links).unwrap();
+    offline_pip(&mut sb, &links);
+    sb.run(["pin", "9.30.x", "--force"]).ok();
+    let unpack = |fx: fixtures::Fixture, to: &str| {
+        let dir = fx.write_dir(&sb.root().join("unpacked"));
+        let folder = sb.root().join(to);
+        std::fs::rename(dir, &folder).unwrap();
+        folder
+    };
+    let jit = "help: a lock records bytes another machine can fetch: install it from PyPI with `cudnnm install pip:nvidia-cudnn-jit-cu12==9.30.0.1 --force` and run `cudnnm lock` again";
+    // With its dist-info, as `unzip` leaves a wheel.
+    let with_info = unpack(
+        fixtures::wheel("nvidia_cudnn_jit_cu12", "9.30.0.1", false),
+        "jit-folder",
+    );
+    sb.run(["install".as_ref(), with_info.as_os_str()]).ok();
+    let r = sb.run(["lock"]).code_is(8).stderr_has(&[
+        "error: cuDNN 9.30.0.1_cuda12 is installed here from the local folder 'cudnn_jit'",
+        jit,
+    ]);
+    assert!(
+        !r.stderr().contains("pip:nvidia-cudnn-cu12"),
+        "{}",
+        r.describe()
+    );
+    // Without it: the JIT layout says which package.
+    let mut bare = fixtures::wheel("nvidia_cudnn_jit_cu12", "9.30.0.1", false);
+    bare.remove(".dist-info/METADATA");
+    let no_info = unpack(bare, "jit-files");
+    sb.run([
+        "install".as_ref(),
+        no_info.as_os_str(),
+        "--cuda".as_ref(),
+        "12".as_ref(),
+        "--force".as_ref(),
+    ])
+    .ok();
+    let r = sb.run(["lock"]).code_is(8).stderr_has(&[jit]);
+    assert!(
+        !r.stderr().contains("pip:nvidia-cudnn-cu12"),
+        "{}",
+        r.describe()
+    );
 }

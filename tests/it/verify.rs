@@ -70,6 +70,7 @@ fn world(mode: Mode) -> World {
             sha256: None,
             size: 0,
             url: None,
+            dist: None,
         },
         files: files.clone(),
     };

@@ -118,7 +118,9 @@ pub(super) fn already(ctx: &Ctx, r: &crate::store::Release, why: &str) -> Result
 }
 
 /// Installs exactly the bytes the lock records for this platform, or fails
-/// with [`Kind::Integrity`] naming the lock file and the hash.
+/// with [`Kind::Integrity`] naming the lock file and the hash — also when
+/// the locked release is installed already from other bytes (without
+/// `--force`, which replaces them).
 fn install_locked(
     ctx: &Ctx,
     args: &Args,
@@ -150,31 +152,40 @@ fn install_locked(
     if !args.force
         && let Some(r) = Store::new(&ctx.home).get_id(&l.release)?
     {
-        match &r.receipt.source.sha256 {
-            Some(h) if *h != want => {
-                let msg = format!(
-                    "{} is installed from an archive with SHA-256 {}, not the {} the lock '{}' records",
+        // A bare install honours the lock: the installed release must be
+        // the locked bytes, or nothing counts as done.
+        let installed = match &r.receipt.source.sha256 {
+            Some(h) if *h == want => None,
+            Some(h) => Some(format!("an archive with SHA-256 {h}")),
+            None => Some(format!(
+                "the folder '{}', which has no archive SHA-256 to compare",
+                r.receipt.source.name
+            )),
+        };
+        if let Some(installed) = installed {
+            let verb = if args.locked {
+                "install --locked"
+            } else {
+                "install"
+            };
+            let host = |c: CommandLine| {
+                ctx.home
+                    .reach(&ctx.env, c, false)
+                    .for_host(ctx.env.is_windows())
+            };
+            return Err(Error::new(
+                Kind::Integrity,
+                format!(
+                    "{verb}: {} is installed from {installed}, not the archive with SHA-256 {want} the lock '{}' records",
                     l.release,
-                    h,
-                    want,
                     path.display()
-                );
-                if args.locked {
-                    return Err(
-                        Error::new(Kind::Integrity, format!("install --locked: {msg}")).hint(
-                            format!(
-                                "reinstall the locked bytes with `cudnnm install --force` ({})",
-                                CommandLine::install(l.release.to_string())
-                                    .for_host(ctx.env.is_windows())
-                            ),
-                        ),
-                    );
-                }
-                ctx.warn(format!(
-                    "{msg}; `cudnnm install --force` installs the locked one"
-                ));
-            }
-            _ => {}
+                ),
+            )
+            .hint(format!(
+                "`{}` replaces it with the locked bytes; `{}` locks the installed ones instead, when another machine can fetch them (then commit the lock)",
+                host(CommandLine::install_here().force()),
+                host(CommandLine::lock())
+            )));
         }
         return already(ctx, &r, &format!("as locked in '{}'", path.display()));
     }

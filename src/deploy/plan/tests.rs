@@ -24,6 +24,7 @@ fn receipt(version: &str, cuda: &str, platform: Platform, files: Vec<FileRecord>
             sha256: None,
             size: 0,
             url: None,
+            dist: None,
         },
         files,
     }
