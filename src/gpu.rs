@@ -3,8 +3,9 @@
 //! `nvidia-smi --query-gpu=index,uuid,name,compute_cap --format=csv,noheader`
 //! (the `compute_cap` field exists since driver 510; see `nvidia-smi
 //! --help-query-gpu`). Only `install` and `use` ask (never `env`, `exec` or
-//! the shell hooks, which must stay fast) and `doctor`, whose probe runs the
-//! same query and selection.
+//! the shell hooks, which must stay fast), `doctor`, whose probe runs the
+//! same query and selection, and a failing `default` or `pin`, whose hint
+//! must not suggest an install the GPUs refuse.
 //!
 //! `CUDA_VISIBLE_DEVICES` is honoured as CUDA itself reads it
 //! (<https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#env-vars>):

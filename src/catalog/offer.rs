@@ -124,7 +124,7 @@ fn best<'a>(offers: impl DoubleEndedIterator<Item = &'a Offer>) -> Option<&'a Of
 }
 
 /// What the catalog has for a spec no store holds ([`advise`]).
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Advice<'a> {
     /// A release the spec names, built for the toolkit's CUDA when there is
     /// a toolkit: install it.
@@ -134,6 +134,181 @@ pub enum Advice<'a> {
     Nearest(&'a Offer),
     /// Nothing near.
     Nothing,
+    /// The release the spec names does not run on the oldest GPU in use
+    /// (`install` would refuse it): say so, and what does run there.
+    NotOnGpu {
+        /// The release the spec names.
+        offer: &'a Offer,
+        /// That GPU, and the compute capability the release needs (boxed:
+        /// the other variants are one pointer).
+        too_old: Box<TooOldGpu>,
+        /// The newest release that runs there ([`newest_that_runs`]).
+        instead: Box<NewestThatRuns>,
+    },
+}
+
+/// A GPU below a release's minimum compute capability.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TooOldGpu {
+    /// The GPU (the oldest one in use).
+    pub gpu: crate::gpu::Gpu,
+    /// The lowest compute capability the release supports.
+    pub needs: Version,
+}
+
+/// What a suggested install must run on: the oldest GPU in use, the
+/// support matrix's minimum compute capability per build, and the
+/// installed releases (which may be the newest that run there). Hints made
+/// with it never name an install the GPU check of `install` refuses.
+pub struct GpuFit<'a> {
+    /// The oldest GPU in use.
+    pub gpu: &'a crate::gpu::Gpu,
+    /// The lowest compute capability a build supports, where known.
+    pub min_compute: &'a dyn Fn(&Version, &CudaVariant) -> Option<Version>,
+    /// The releases in the store.
+    pub installed: &'a [(Version, CudaVariant)],
+}
+
+impl GpuFit<'_> {
+    /// `Some` when `install` refuses the build for this GPU: its minimum is
+    /// known and above the GPU's compute capability.
+    pub fn too_old(&self, version: &Version, cuda: &CudaVariant) -> Option<TooOldGpu> {
+        let needs = (self.min_compute)(version, cuda)?;
+        (self.gpu.compute < needs).then(|| TooOldGpu {
+            gpu: self.gpu.clone(),
+            needs,
+        })
+    }
+
+    /// Whether the build is known to run on this GPU (its minimum is known
+    /// and met): only those are suggested in place of one that does not.
+    pub fn known_to_run(&self, version: &Version, cuda: &CudaVariant) -> bool {
+        (self.min_compute)(version, cuda).is_some_and(|m| m <= self.gpu.compute)
+    }
+}
+
+/// A release that runs on the GPU in use, and where it comes from.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Runnable {
+    /// The release version.
+    pub version: Version,
+    /// The CUDA it is built for.
+    pub cuda: CudaVariant,
+    /// `None` when installed; else what the catalog installs it from.
+    pub offer: Option<Offer>,
+}
+
+impl Runnable {
+    /// The command that gets it in use: `cudnnm use V` when installed, else
+    /// the catalog's `cudnnm install …`.
+    pub fn command(&self) -> CommandLine {
+        match &self.offer {
+            None => CommandLine::use_(self.version.to_string()),
+            Some(o) => o.install(),
+        }
+    }
+
+    /// The release id, `9.10.2.21_cuda12`.
+    pub fn id(&self) -> String {
+        version::release_id(&self.version, &self.cuda)
+    }
+
+    /// `cuDNN V for CUDA C (installed: `CMD`)` or `(in the catalog: `CMD`)`.
+    pub fn words(&self, render: &dyn Fn(CommandLine) -> String) -> String {
+        format!(
+            "cuDNN {} for CUDA {} ({}: `{}`)",
+            self.version,
+            self.cuda,
+            if self.offer.is_none() {
+                "installed"
+            } else {
+                "in the catalog"
+            },
+            render(self.command())
+        )
+    }
+}
+
+/// The answer to "which is the newest release that runs on this GPU"
+/// ([`newest_that_runs`]), the one `install`, `use`, `default`, `pin` and
+/// `doctor` all give.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct NewestThatRuns {
+    /// The newest release that runs there, installed or in the catalog.
+    pub newest: Option<Runnable>,
+    /// The newest installed one, when it is not [`NewestThatRuns::newest`].
+    pub installed: Option<Runnable>,
+}
+
+impl NewestThatRuns {
+    /// `the newest release that runs on it is cuDNN … (in the catalog:
+    /// `CMD`); the newest installed one is cuDNN … (installed: `CMD`)`, or
+    /// `None` when no known release runs there.
+    pub fn words(&self, render: &dyn Fn(CommandLine) -> String) -> Option<String> {
+        let newest = self.newest.as_ref()?;
+        let mut s = format!(
+            "the newest release that runs on it is {}",
+            newest.words(render)
+        );
+        if let Some(i) = &self.installed {
+            s.push_str(&format!(
+                "; the newest installed one that does is {}",
+                i.words(render)
+            ));
+        }
+        Some(s)
+    }
+}
+
+/// The one answer to "the newest release that runs on this GPU": among the
+/// `installed` releases and the catalog's `offers`, those `runs` admits; a
+/// build for `prefer`'s CUDA major before others; the newest version, an
+/// installed one before the catalog's of the same release, an NVIDIA
+/// archive before a wheel. Also names the newest installed one when the
+/// newest is only in the catalog, so `use` can say both.
+pub fn newest_that_runs(
+    offers: &[Offer],
+    installed: &[(Version, CudaVariant)],
+    prefer: Option<&CudaVariant>,
+    runs: &dyn Fn(&Version, &CudaVariant) -> bool,
+) -> NewestThatRuns {
+    let cands: Vec<Runnable> = installed
+        .iter()
+        .map(|(v, c)| Runnable {
+            version: v.clone(),
+            cuda: *c,
+            offer: None,
+        })
+        .chain(offers.iter().map(|o| Runnable {
+            version: o.version.clone(),
+            cuda: o.cuda,
+            offer: Some(o.clone()),
+        }))
+        .filter(|r| runs(&r.version, &r.cuda))
+        .collect();
+    // Newest version; then installed; then an archive over a wheel.
+    let key = |r: &&Runnable| {
+        (
+            r.version.clone(),
+            r.offer.is_none(),
+            r.offer.as_ref().is_some_and(|o| o.wheel.is_none()),
+        )
+    };
+    let best = |only_installed: bool| {
+        let pool = || {
+            cands
+                .iter()
+                .filter(move |r| !only_installed || r.offer.is_none())
+        };
+        pool()
+            .filter(|r| prefer.is_none_or(|p| p.major() == r.cuda.major()))
+            .max_by_key(key)
+            .or_else(|| pool().max_by_key(key))
+            .cloned()
+    };
+    let newest = best(false);
+    let installed = best(true).filter(|_| newest.as_ref().is_some_and(|n| n.offer.is_some()));
+    NewestThatRuns { newest, installed }
 }
 
 /// The one rule for what to suggest installing for `spec`, which no store
@@ -143,8 +318,47 @@ pub enum Advice<'a> {
 /// release nearest the spec's version ([`Version::nearest`]) built for a
 /// CUDA the spec admits; else nothing — never a command that cannot work.
 pub fn advise<'a>(offers: &'a [Offer], spec: &Spec, toolkit: Option<&Version>) -> Advice<'a> {
+    advise_on(offers, spec, toolkit, None)
+}
+
+/// [`advise`] on a machine whose oldest GPU in use is `gpu`: a prefix
+/// names the newest matching release that runs there (as `install` picks
+/// it), and a release that does not run there (an exact spec, or a prefix
+/// with nothing that runs) is [`Advice::NotOnGpu`], naming what does —
+/// never an install the GPU check refuses.
+pub fn advise_on<'a>(
+    offers: &'a [Offer],
+    spec: &Spec,
+    toolkit: Option<&Version>,
+    gpu: Option<&GpuFit<'_>>,
+) -> Advice<'a> {
     if let Some(o) = best_offer(offers, spec, toolkit) {
-        return Advice::Install(o);
+        let Some(fit) = gpu else {
+            return Advice::Install(o);
+        };
+        let Some(too_old) = fit.too_old(&o.version, &o.cuda) else {
+            return Advice::Install(o);
+        };
+        if !spec.is_exact() {
+            let runnable: Vec<Offer> = offers
+                .iter()
+                .filter(|x| fit.too_old(&x.version, &x.cuda).is_none())
+                .cloned()
+                .collect();
+            if let Some(r) = best_offer(&runnable, spec, toolkit)
+                && let Some(same) = offers.iter().find(|x| *x == r)
+            {
+                return Advice::Install(same);
+            }
+        }
+        let instead = newest_that_runs(offers, fit.installed, Some(&o.cuda), &|v, c| {
+            fit.known_to_run(v, c)
+        });
+        return Advice::NotOnGpu {
+            offer: o,
+            too_old: Box::new(too_old),
+            instead: Box::new(instead),
+        };
     }
     let admitted: Vec<&Offer> = offers
         .iter()
@@ -176,6 +390,24 @@ impl Advice<'_> {
                 render(o.install())
             ),
             Advice::Nothing => "`cudnnm list --remote` lists what the catalog has".to_string(),
+            Advice::NotOnGpu {
+                offer,
+                too_old,
+                instead,
+            } => {
+                let g = &too_old.gpu;
+                let head = format!(
+                    "cuDNN {} for CUDA {} does not run on {} (GPU {}, compute capability {}; it needs {} or newer)",
+                    offer.version, offer.cuda, g.name, g.index, g.compute, too_old.needs
+                );
+                let force = render(offer.install().force());
+                match instead.words(render) {
+                    Some(w) => format!("{head}: {w}; or `{force}` installs it anyway"),
+                    None => {
+                        format!("{head}, and no known release does; `{force}` installs it anyway")
+                    }
+                }
+            }
         }
     }
 

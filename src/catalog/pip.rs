@@ -22,11 +22,16 @@ pub const STALE: Duration = Duration::from_secs(60 * 60);
 /// lives ([`PipFolder`]).
 const BUSY_FILE: &str = ".busy";
 
+/// pip's full log in the `.pip-*` folder (`pip --log`), read to tell an
+/// index pip could not reach from one without the package.
+const LOG_FILE: &str = "pip.log";
+
 /// The folder one `pip download` writes into, `$CUDNNM_HOME/.pip-XXXX`,
 /// removed when this is dropped. Its [`BUSY_FILE`] stays locked meanwhile,
 /// so that another process's sweep ([`download_folder`]) leaves it alone
 /// however long pip takes (pip downloads into its own temporary folder and
-/// copies the wheel here at the end, so nothing here changes meanwhile).
+/// copies the wheel here at the end; only its log, [`LOG_FILE`], grows here
+/// meanwhile).
 #[derive(Debug)]
 pub struct PipFolder {
     /// Closed first: Windows removes no file a handle holds open.
@@ -148,6 +153,11 @@ pub fn download(python: &str, requirement: &str, dest: &Path, quiet: bool) -> Re
         "--dest",
     ])
     .arg(dest)
+    // pip's full log: at its default verbosity pip says nothing of an
+    // index it could not reach when it does not retry (`PIP_RETRIES=0`);
+    // the log keeps its "Could not fetch URL …: connection error" line.
+    .arg("--log")
+    .arg(dest.join(LOG_FILE))
     .arg(requirement)
     .stdin(Stdio::null());
     // pip's messages are read (to tell "no such version" from a network
@@ -206,7 +216,12 @@ pub fn download(python: &str, requirement: &str, dest: &Path, quiet: bool) -> Re
             return Err(Error::new(Kind::NotFound, format!("'{python}' has no pip module"))
                 .hint("install pip (`python3 -m ensurepip --upgrade`, or `apt install python3-pip`), or set CUDNNM_PYTHON to a Python that has it"));
         }
-        if let Some(e) = no_such_version(requirement, &stderr) {
+        let log = std::fs::read_to_string(dest.join(LOG_FILE)).unwrap_or_default();
+        let said = format!("{stderr}\n{log}");
+        if let Some(e) = no_such_version(requirement, &said) {
+            return Err(e);
+        }
+        if let Some(e) = unreachable(requirement, &said) {
             return Err(e);
         }
         let tail: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
@@ -245,15 +260,7 @@ fn no_such_version(requirement: &str, stderr: &str) -> Option<Error> {
         None => (requirement.trim(), None),
     };
     if versions == "none" {
-        let offline = [
-            "Retrying",
-            "NewConnectionError",
-            "ConnectTimeout",
-            "ProxyError",
-            "SSLError",
-            "Max retries",
-        ];
-        if offline.iter().any(|w| stderr.contains(w)) {
+        if network_line(stderr).is_some() {
             return None;
         }
         return Some(
@@ -289,6 +296,97 @@ fn no_such_version(requirement: &str, stderr: &str) -> Option<Error> {
     )
 }
 
+/// pip's line saying it could not reach an index (`stderr` and its log
+/// together), without the log's time stamp and level: a connection refused
+/// or retried, an `http://` index it ignores as untrusted, a proxy or TLS
+/// failure, a timeout. An index that answered "no such page" (404) is not
+/// one: that is a package the index does not have.
+fn network_line(text: &str) -> Option<String> {
+    // Anywhere in a line: words only a failed connection produces.
+    const ANYWHERE: [&str; 9] = [
+        "is not a trusted or secure host",
+        "Failed to establish a new connection",
+        "NewConnectionError",
+        "ProxyError",
+        "SSLError",
+        "ConnectTimeout",
+        "ReadTimeoutError",
+        "Retrying (Retry(",
+        "Max retries exceeded",
+    ];
+    // pip's "Could not fetch URL U: REASON - skipping", for these reasons
+    // (a "404 Client Error" reason is an index without the package).
+    const FETCH_REASONS: [&str; 6] = [
+        "connection error",
+        "Connection refused",
+        "timed out",
+        "ssl certificate",
+        "Server Error",
+        "proxy",
+    ];
+    let lines: Vec<&str> = text.lines().map(strip_log_prefix).collect();
+    let fetch = lines
+        .iter()
+        .find(|l| l.contains("Could not fetch URL") && FETCH_REASONS.iter().any(|r| l.contains(r)));
+    // The most telling line first: an untrusted host, then the fetch.
+    lines
+        .iter()
+        .find(|l| l.contains(ANYWHERE[0]))
+        .or(fetch)
+        .or_else(|| {
+            lines
+                .iter()
+                .find(|l| ANYWHERE.iter().any(|w| l.contains(w)))
+        })
+        .map(|l| l.trim().to_string())
+}
+
+/// A line of pip's log without its time stamp (`2025-01-02T03:04:05,678 `)
+/// and level (`WARNING: `), as pip prints it on the terminal.
+fn strip_log_prefix(line: &str) -> &str {
+    let line = match line.split_once(' ') {
+        Some((stamp, rest))
+            if stamp.len() >= 19
+                && stamp.as_bytes()[0].is_ascii_digit()
+                && stamp.contains('T')
+                && stamp.contains(':') =>
+        {
+            rest
+        }
+        _ => line,
+    };
+    line.trim_start_matches("WARNING: ")
+        .trim_start_matches("ERROR: ")
+}
+
+/// The indexes pip says it looks in (`Looking in indexes: A, B`), else
+/// PyPI, pip's default (which it does not announce).
+fn indexes(text: &str) -> String {
+    text.lines()
+        .map(strip_log_prefix)
+        .find_map(|l| l.trim().strip_prefix("Looking in indexes:"))
+        .map(|i| i.trim().to_string())
+        .unwrap_or_else(|| "https://pypi.org/simple".to_string())
+}
+
+/// pip failed because it could not reach its index ([`network_line`]):
+/// [`Kind::Network`] (exit 6) naming the index and pip's line, not "no
+/// such package" — pip reports both as "from versions: none".
+fn unreachable(requirement: &str, text: &str) -> Option<Error> {
+    let line = network_line(text)?;
+    Some(
+        Error::new(
+            Kind::Network,
+            format!(
+                "pip could not reach its index {} to fetch '{requirement}'",
+                indexes(text)
+            ),
+        )
+        .cause(line)
+        .hint("check the network and proxy (HTTPS_PROXY, pip's `proxy`), and pip's index settings (`index-url`, PIP_INDEX_URL; an http:// index also needs `trusted-host`, PIP_TRUSTED_HOST); or download the wheel where pip can reach the index and install the file: `cudnnm install ./nvidia_cudnn_….whl`"),
+    )
+}
+
 fn find_wheel(dir: &Path, requirement: &str) -> Result<PathBuf> {
     let files: Vec<PathBuf> = std::fs::read_dir(dir)
         .with_path("list", dir)?
@@ -315,6 +413,32 @@ fn find_wheel(dir: &Path, requirement: &str) -> Result<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A connection pip could not make is the network; an index that
+    /// answered 404 (no such project) is not.
+    #[test]
+    fn network_lines_are_told_from_an_index_without_the_package() {
+        let refused = "2025-01-02T03:04:05,678 Could not fetch URL http://127.0.0.1:9/simple/x/: connection error: HTTPConnectionPool(host='127.0.0.1', port=9): Max retries exceeded - skipping\n";
+        assert_eq!(
+            network_line(refused).as_deref(),
+            Some(
+                "Could not fetch URL http://127.0.0.1:9/simple/x/: connection error: HTTPConnectionPool(host='127.0.0.1', port=9): Max retries exceeded - skipping"
+            )
+        );
+        let missing = "2025-01-02T03:04:05,678 Could not fetch URL https://pypi.org/simple/x/: 404 Client Error: Not Found for url: https://pypi.org/simple/x/ - skipping\n2025-01-02T03:04:05,679 Starting new HTTPS connection (1): pypi.org:443\n";
+        assert_eq!(network_line(missing), None);
+        let untrusted = "WARNING: The repository located at h.example is not a trusted or secure host and is being ignored.\n";
+        assert!(
+            network_line(untrusted)
+                .unwrap()
+                .starts_with("The repository located at h.example")
+        );
+        assert_eq!(
+            indexes("Looking in indexes: http://a/simple, http://b/simple\n"),
+            "http://a/simple, http://b/simple"
+        );
+        assert_eq!(indexes(""), "https://pypi.org/simple");
+    }
 
     /// A sweep an hour and more after the folders last changed removes the
     /// `.pip-*` folders nobody holds, and nothing else.

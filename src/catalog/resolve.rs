@@ -171,7 +171,7 @@ pub fn select<'a>(
         if top.len() == 1 {
             return Ok(top[0]);
         }
-        return Err(ask_cuda(&newest, req.platform, &top, None));
+        return Err(ask_cuda(&newest, req, &top, None));
     }
     let fitting: Vec<&Archive> = same
         .iter()
@@ -201,9 +201,9 @@ pub fn select<'a>(
         if let ([one], true) = (top.as_slice(), max > 0) {
             return Ok(one);
         }
-        return Err(ask_cuda(&newest, req.platform, &fitting, Some(toolkits)));
+        return Err(ask_cuda(&newest, req, &fitting, Some(toolkits)));
     }
-    Err(ask_cuda(&newest, req.platform, &same, Some(toolkits)))
+    Err(ask_cuda(&newest, req, &same, Some(toolkits)))
 }
 
 fn fits_any(variant: &CudaVariant, toolkits: &[Toolkit]) -> bool {
@@ -212,9 +212,13 @@ fn fits_any(variant: &CudaVariant, toolkits: &[Toolkit]) -> bool {
         .any(|t| variant.fits(t.cuda.major(), t.cuda.minor()))
 }
 
+/// Several CUDA builds and nothing to choose by: ask for `--cuda`. The
+/// example keeps the user's spec (and `--platform` when it is not this
+/// machine's), so it picks what that spec picks with `--cuda`: a prefix
+/// may then reach a newer release, a PyPI wheel, than the archive named.
 fn ask_cuda(
     version: &Version,
-    platform: Platform,
+    req: &FetchRequest,
     options: &[&Archive],
     toolkits: Option<&[Toolkit]>,
 ) -> Error {
@@ -229,10 +233,14 @@ fn ask_cuda(
                 .join(", ")
         ),
     };
-    let last = options
-        .last()
-        .map(|a| a.cuda.to_string())
-        .unwrap_or_default();
+    let platform = req.platform;
+    let mut example = crate::command::CommandLine::install(req.spec.to_string());
+    if let Some(a) = options.last() {
+        example = example.cuda(a.cuda);
+    }
+    if Platform::host() != Some(platform) {
+        example = example.platform(platform);
+    }
     Error::new(
         Kind::Usage,
         format!(
@@ -241,7 +249,10 @@ fn ask_cuda(
         ),
     )
     .cause(seen)
-    .hint(format!("e.g. `cudnnm install {version} --cuda {last}`"))
+    .hint(format!(
+        "e.g. `{}`",
+        example.for_host(crate::platform::HOST_WINDOWS)
+    ))
 }
 
 /// Why nothing in the catalog matches `req`, and what would: by the rule
@@ -621,7 +632,10 @@ mod tests {
                 Err(e) => {
                     let hint = e.hint_text().unwrap_or_default().to_string();
                     assert!(!hint.contains("--cuda 13"), "{hint}");
-                    assert!(hint.contains("9.10."), "{hint}");
+                    // The example keeps the spec: `install 9 --cuda 12`
+                    // picks what it says, which an exact 9.10 id may not be.
+                    assert_eq!(hint, "e.g. `cudnnm install 9 --cuda 12`");
+                    assert!(e.message().contains("9.10."), "{}", e.message());
                 }
             }
         }

@@ -95,7 +95,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
         }
     }
     if let Some(requirement) = what.strip_prefix("pip:") {
-        return install_pip(ctx, requirement.trim(), base);
+        return install_pip(ctx, requirement.trim(), base, &gate);
     }
     let path = ctx.env.cwd().join(&what);
     if std::fs::symlink_metadata(&path).is_ok() {
@@ -177,6 +177,9 @@ fn install_catalog(
         return here::already(ctx, &r, &why);
     }
     if let catalog::resolve::Pick::Wheel(w) = &pick {
+        // Refused before pip runs (a wheel is up to 1 GB), as the archive
+        // path refuses before its download (`MachineFit::check`).
+        gate.check(&w.version, &w.cuda, args.force, "install")?;
         // A prefix passed over a newer release for the GPU: say which and why
         // (an archive pick says so in the download's notes).
         if let Some(g) = gate.oldest()
@@ -197,7 +200,7 @@ fn install_catalog(
             w.cuda,
             w.requirement()
         ));
-        return install_pip(ctx, &w.requirement(), base);
+        return install_pip(ctx, &w.requirement(), base, gate);
     }
     let progress = ctx.progress();
     let streamed = stream::StreamedInstall::new(ctx);
@@ -360,15 +363,22 @@ fn report_import(
 /// Fetches a wheel with the user's own pip ([`catalog::pip`]) and imports
 /// it; a wheel `cudnnm lock` kept in the download cache for `requirement`
 /// (the one of the locked SHA-256, when `base` expects one) is imported
-/// from there instead, without pip.
-fn install_pip(ctx: &Ctx, requirement: &str, base: ImportRequest) -> Result<u8> {
+/// from there instead, without pip. An exact requirement names its
+/// release, which `gate` judges before pip runs: the same refusal (exit 8)
+/// the import would give after the download, and the same `--force`
+/// (whose warning the import gives).
+fn install_pip(ctx: &Ctx, requirement: &str, base: ImportRequest, gate: &GpuGate) -> Result<u8> {
     catalog::pip::check_requirement(requirement)?;
+    let pinned = pinned_release(requirement);
     // `nvidia-cudnn-cu12==9.27.0.42` names its release: installed, no pip run.
     if !base.force
-        && let Some(id) = pinned_release(requirement)
-        && let Some(r) = Store::new(&ctx.home).get_id(&id)?
+        && let Some(id) = &pinned
+        && let Some(r) = Store::new(&ctx.home).get_id(id)?
     {
         return here::already(ctx, &r, &format!("pip:{requirement}"));
+    }
+    if let Some(id) = &pinned {
+        gate.check(&id.version, &id.cuda, base.force, "install")?;
     }
     // The wheel `cudnnm lock` fetched and kept: the locked SHA-256's file
     // when a lock gives one, else the one kept for this requirement.

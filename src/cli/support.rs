@@ -72,12 +72,19 @@ pub fn machine_offers(ctx: &Ctx) -> Vec<crate::catalog::offer::Offer> {
 }
 
 /// The `help:` words for installing `spec`, which no store holds, by the
-/// one rule ([`crate::catalog::offer::advise`]), each command for this
+/// one rule ([`crate::catalog::offer::advise_on`]), each command for this
 /// home and the user's shell; with the command itself when the catalog has
-/// the release.
+/// the release and it runs on the GPUs in use. The GPUs are asked only
+/// when there is a command to check: this is a failure's hint, never the
+/// path `env`, `exec` and the shell hooks take.
 pub fn install_advice(ctx: &Ctx, spec: &crate::version::Spec) -> (String, Option<String>) {
     let offers = machine_offers(ctx);
-    let advice = crate::catalog::offer::advise(&offers, spec, None);
+    let mut advice = crate::catalog::offer::advise(&offers, spec, None);
+    let gate;
+    if matches!(advice, crate::catalog::offer::Advice::Install(_)) {
+        gate = GpuGate::read(ctx);
+        advice = gate.with_fit(|fit| crate::catalog::offer::advise_on(&offers, spec, None, fit));
+    }
     let render = |c: CommandLine| printed(ctx, c);
     (advice.hint(&render), advice.command().map(render))
 }
@@ -987,50 +994,39 @@ impl GpuGate {
         })
     }
 
-    /// The newest release that runs on the oldest GPU: installed ones first,
-    /// then what the catalog can install here (an NVIDIA archive before a
-    /// PyPI wheel of the same version); a build for `prefer`'s CUDA major
-    /// wins over others. Returns the release and the command that gets it.
-    pub fn newest_that_runs(
-        &self,
-        prefer: &CudaVariant,
-    ) -> Option<(Version, CudaVariant, CommandLine, bool)> {
-        let gpu = self.oldest()?;
-        let runs = |v: &Version, c: &CudaVariant| {
+    /// The newest release that runs on the oldest GPU, installed or in the
+    /// catalog (a build for `prefer`'s CUDA major first), and the newest
+    /// installed one when that is older: the one answer `install`, `use`,
+    /// `default`, `pin` and `doctor` give
+    /// ([`crate::catalog::offer::newest_that_runs`]).
+    pub fn newest_that_runs(&self, prefer: &CudaVariant) -> crate::catalog::offer::NewestThatRuns {
+        let Some(gpu) = self.oldest() else {
+            return Default::default();
+        };
+        let offers =
+            crate::catalog::offer::offers_for(&self.catalog, crate::version::Platform::host());
+        crate::catalog::offer::newest_that_runs(&offers, &self.installed, Some(prefer), &|v, c| {
             self.catalog
                 .min_compute(v, c)
                 .is_some_and(|m| m <= gpu.compute)
+        })
+    }
+
+    /// What install hints must fit here ([`crate::catalog::offer::advise_on`]):
+    /// `None` without a visible GPU.
+    pub fn with_fit<T>(
+        &self,
+        f: impl FnOnce(Option<&crate::catalog::offer::GpuFit<'_>>) -> T,
+    ) -> T {
+        let Some(gpu) = self.oldest() else {
+            return f(None);
         };
-        let best = |cands: Vec<(Version, CudaVariant, CommandLine, bool)>| {
-            let ok: Vec<_> = cands
-                .into_iter()
-                .filter(|(v, c, _, _)| runs(v, c))
-                .collect();
-            let key = |x: &(Version, CudaVariant, CommandLine, bool)| (x.0.clone(), !x.3);
-            ok.iter()
-                .filter(|x| x.1.major() == prefer.major())
-                .max_by_key(|x| key(x))
-                .or_else(|| ok.iter().max_by_key(|x| key(x)))
-                .cloned()
-        };
-        let installed = self
-            .installed
-            .iter()
-            .map(|(v, c)| (v.clone(), *c, CommandLine::use_(v.to_string()), true))
-            .collect();
-        if let Some(r) = best(installed) {
-            return Some(r);
-        }
-        let offers =
-            crate::catalog::offer::offers_for(&self.catalog, crate::version::Platform::host());
-        // The last field marks an archive (preferred over a wheel of the same version).
-        best(
-            offers
-                .into_iter()
-                .map(|o| (o.version.clone(), o.cuda, o.install(), o.wheel.is_none()))
-                .collect(),
-        )
-        .map(|(v, c, cmd, _)| (v, c, cmd, false))
+        let min = |v: &Version, c: &CudaVariant| self.catalog.min_compute(v, c);
+        f(Some(&crate::catalog::offer::GpuFit {
+            gpu,
+            min_compute: &min,
+            installed: &self.installed,
+        }))
     }
 
     /// Refuses (exit 8) a release the oldest GPU in use cannot run, naming the
@@ -1061,18 +1057,9 @@ impl GpuGate {
                 t.needs
             )));
         }
-        let suggestion = match self.newest_that_runs(cuda) {
-            Some((v, c, cmd, installed)) => {
-                format!(
-                    "the newest release that runs on it is cuDNN {v} for CUDA {c} ({}: `{}`); or pass --force to {doing} this one anyway",
-                    if installed {
-                        "installed"
-                    } else {
-                        "in the catalog"
-                    },
-                    cmd.for_host(self.windows)
-                )
-            }
+        let render = |c: CommandLine| c.for_host(self.windows);
+        let suggestion = match self.newest_that_runs(cuda).words(&render) {
+            Some(w) => format!("{w}; or pass --force to {doing} this one anyway"),
             None => format!(
                 "no known release runs on this GPU; pass --force to {doing} this one anyway"
             ),

@@ -12,7 +12,9 @@ use super::support::{
     GpuGate, elevate_hint, msg_label, printed, recorded_toolkits, report_not_from_a_release,
     report_pruned, report_toolkit_choice, source_label, wanted_cudas,
 };
-use crate::catalog::offer::{Advice, Offer, advise, best_offer, not_installed_hint, offers_from};
+use crate::catalog::offer::{
+    Advice, Offer, advise, advise_on, best_offer, not_installed_hint, offers_from,
+};
 use crate::command::CommandLine;
 use crate::deploy::change::existing_toolkit_dir;
 use crate::deploy::recover::Recovered;
@@ -234,7 +236,7 @@ fn pick_release(
     if matching.is_empty() {
         return store
             .resolve(spec)
-            .map_err(|e| not_installed(ctx, store, spec, toolkit, e));
+            .map_err(|e| not_installed(ctx, store, spec, toolkit, gate, e));
     }
     let Some(newest) = matching.iter().find(|r| platform_ok(r)) else {
         return Err(wrong_platform(ctx, spec, toolkit, &matching));
@@ -347,12 +349,14 @@ fn not_installed(
     store: &Store,
     spec: &Spec,
     toolkit: &Toolkit,
+    gate: &GpuGate,
     store_error: Error,
 ) -> Error {
     let (ma, mi) = toolkit.cuda_major_minor();
     let offers = toolkit_offers(ctx, toolkit);
-    let advice = advise(&offers, spec, Some(&toolkit.cuda));
-    let e = if matches!(advice, Advice::Install(_)) {
+    // Never an install the GPU check would refuse.
+    let advice = gate.with_fit(|fit| advise_on(&offers, spec, Some(&toolkit.cuda), fit));
+    let e = if matches!(advice, Advice::Install(_) | Advice::NotOnGpu { .. }) {
         store_error
     } else {
         store_error.cause(format!(
@@ -408,6 +412,7 @@ fn wrong_platform(ctx: &Ctx, spec: &Spec, toolkit: &Toolkit, matching: &[Release
                 o.version,
                 printed(ctx, o.install())
             )),
+        a @ Advice::NotOnGpu { .. } => e.hint(a.hint(&|c| printed(ctx, c))),
         Advice::Nothing => e.hint(format!(
             "no {platform} build of a cuDNN {spec} release for CUDA {ma}.{mi} is in the catalog; `cudnnm list --remote --platform {platform}` lists what there is"
         )),

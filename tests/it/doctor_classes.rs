@@ -674,3 +674,52 @@ fn this_homes_interrupted_change_is_toolkit_change_unfinished_not_drift() {
     );
     assert_eq!(count(&r, "deployment-drift"), 1, "{}", r.describe());
 }
+
+/// `use`, `install` and `doctor` give one answer to "the newest release
+/// that runs on this GPU": the catalog's 9.10.2.21, said to be in the
+/// catalog, even with an older release that runs (8.9.7.29) installed —
+/// which `use` names besides, as installed.
+#[test]
+fn use_install_and_doctor_name_the_same_newest_release_that_runs_on_the_gpu() {
+    let mut sb = Sandbox::new();
+    let tk = crate::deploy_support::linux_toolkit(&sb.root().join("cuda-12.4"), "12.4.1");
+    let t = tk.display().to_string();
+    smi(&mut sb, &[PASCAL], "550.54.15");
+    let old = crate::common::fixtures::redist_linux("8.9.7.29", "12").write(&sb.work());
+    sb.run(["install", old.to_str().unwrap()]).ok();
+    let w = real_wheel("nvidia_cudnn_jit_cu12-9.27.0.42");
+    sb.run(["install", w.to_str().unwrap(), "--force"]).ok();
+    let newest = "the newest release that runs on it is cuDNN 9.10.2.21 for CUDA 12 (in the catalog: `cudnnm install pip:nvidia-cudnn-cu12==9.10.2.21`)";
+    let r = sb
+        .run(["use", "9.27", "--cuda-root", &t])
+        .code_is(8)
+        .stderr_has(&[&format!(
+            "help: {newest}; the newest installed one that does is cuDNN 8.9.7.29 for CUDA 12 (installed: `cudnnm use 8.9.7.29`); or pass --force to deploy this one anyway"
+        )]);
+    assert!(
+        !r.stderr()
+            .contains("newest release that runs on it is cuDNN 8.9"),
+        "{}",
+        r.describe()
+    );
+    let w912 = real_wheel("nvidia_cudnn_jit_cu12-9.12.0.46");
+    sb.run(["install", w912.to_str().unwrap()])
+        .code_is(8)
+        .stderr_has(&[&format!("help: {newest}; the newest installed one")]);
+    sb.run(["default", "9.27.0.42"]).ok();
+    let r = doctor(&sb, &tk, &["--no-load"]);
+    let f = r.finding("gpu-too-old");
+    assert!(
+        f["fix"].as_str().unwrap().starts_with(
+            "Use cuDNN 9.10.2.21_cuda12, the newest release that runs on this GPU (in the catalog), in place of 9.27.0.42"
+        ),
+        "{}",
+        r.describe()
+    );
+    assert_eq!(
+        f["commands"][0],
+        "cudnnm install pip:nvidia-cudnn-cu12==9.10.2.21",
+        "{}",
+        r.describe()
+    );
+}

@@ -595,8 +595,9 @@ fn a_mirror_folder_works_like_a_server() {
     assert_eq!(w.server.hits(&w.path), 0);
     std::fs::remove_file(&f.path).unwrap();
     std::fs::remove_file(&dest).unwrap();
+    // A local folder without the file: not found (exit 3), not the network.
     let e = w.fetch(&req).unwrap_err();
-    assert_eq!(e.kind(), Kind::Network);
+    assert_eq!(e.kind(), Kind::NotFound);
     assert!(e.message().contains("does not exist"), "{e}");
 }
 
@@ -1047,4 +1048,48 @@ fn a_bare_version_install_picks_the_build_for_the_toolkit_this_home_knows_and_sa
         "{}",
         r.describe()
     );
+}
+
+/// A mirror that is a local folder (a path or a `file://` URL) without the
+/// archive: not found (exit 3) naming the path it looked at, not a network
+/// failure; nothing is downloaded or installed.
+#[test]
+fn a_file_missing_from_a_local_mirror_folder_is_not_found() {
+    let w = World::new();
+    let folder = w.sb.root().join("mirror");
+    std::fs::create_dir_all(&folder).unwrap();
+    let expected = folder.join(&w.path["compute/".len()..]);
+    let url = reqwest::Url::from_directory_path(&folder)
+        .unwrap()
+        .to_string();
+    for mirror in [folder.display().to_string(), url] {
+        let r =
+            w.sb.run([
+                "install",
+                V,
+                "--cuda",
+                "12",
+                "--platform",
+                "linux-x86_64",
+                "--mirror",
+                &mirror,
+            ])
+            .code_is(3)
+            .stderr_has(&[&format!(
+                "error: could not find {} in the mirror folder: '{}' does not exist",
+                w.name,
+                expected.display()
+            )]);
+        assert!(
+            !r.stderr().contains("could not download"),
+            "{}",
+            r.describe()
+        );
+        assert_eq!(w.server.hits(&w.path), 0, "{}", r.describe());
+        assert!(
+            !w.sb.home().join("store/cuda-12").join(V).exists(),
+            "{}",
+            r.describe()
+        );
+    }
 }

@@ -287,3 +287,154 @@ fn a_prefix_on_an_old_gpu_names_the_newer_wheel_release_it_passed_over() {
     ]);
     assert!(!store_is_empty(&sb));
 }
+
+/// A stand-in Python for pip that records each call in `root/pip-calls`
+/// and fails: a test that sees no such file knows pip never ran.
+fn fake_pip(sb: &mut Sandbox) -> PathBuf {
+    let calls = sb.root().join("pip-calls");
+    let py = sb.root().join("fake-python3");
+    std::fs::write(
+        &py,
+        format!("#!/bin/sh\necho \"$@\" >> '{}'\nexit 1\n", calls.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(&py, std::fs::Permissions::from_mode(0o755)).unwrap();
+    sb.set_env("CUDNNM_PYTHON", &py);
+    calls
+}
+
+/// The refusal every install gives for 9.27.0.42 on the Pascal stand-in,
+/// before or after a download alike.
+const REFUSE_927: [&str; 2] = [
+    "error: cuDNN 9.27.0.42 for CUDA 12 cannot run on NVIDIA GeForce GTX 1080 (GPU 0, compute capability 6.1): it needs compute capability 7.5 or newer",
+    "help: the newest release that runs on it is cuDNN 9.10.2.21 for CUDA 12 (in the catalog: `cudnnm install pip:nvidia-cudnn-cu12==9.10.2.21`); or pass --force to install this one anyway",
+];
+
+/// An install whose release is known before fetching (an exact pip
+/// requirement, the catalog's pick, a lock) is refused for the GPU before
+/// pip runs or anything is downloaded: the same message and exit code as
+/// the refusal after a download, and `--force` still installs it.
+#[test]
+fn a_release_known_before_fetching_is_refused_for_the_gpu_before_pip_runs() {
+    let mut sb = machine(&[PASCAL]);
+    let pip_calls = fake_pip(&mut sb);
+    for what in [
+        "pip:nvidia-cudnn-jit-cu12==9.27.0.42",
+        "pip:nvidia-cudnn-cu12==9.27.0.42",
+        "9.27",
+        "9.27.0.42",
+    ] {
+        let r = sb.run(["install", what]).code_is(8).stderr_has(&REFUSE_927);
+        assert!(!pip_calls.exists(), "pip ran for {what}\n{}", r.describe());
+        assert!(!r.stderr().contains("fetching"), "{}", r.describe());
+    }
+    // The same words as the refusal after a download (a local wheel file).
+    install(&sb, &real_wheel(W927), &[])
+        .code_is(8)
+        .stderr_has(&REFUSE_927);
+
+    // A lock naming the release, as a wheel or as an archive (on a server
+    // that is not there: a download would fail with exit 6): refused before
+    // pip runs or the download starts.
+    std::fs::write(sb.work().join(".cudnn-version"), "9.27.0.42\n").unwrap();
+    let port = crate::common::http::closed_port();
+    let sha = "0".repeat(64);
+    for source in [
+        format!(
+            "pip = \"nvidia-cudnn-jit-cu12==9.27.0.42\"\nwheel = \"nvidia_cudnn_jit_cu12-9.27.0.42-py3-none-manylinux_2_27_x86_64.whl\"\nsha256 = \"{sha}\"\n"
+        ),
+        format!(
+            "url = \"http://127.0.0.1:{port}/cudnn-linux-x86_64-9.27.0.42_cuda12-archive.tar.xz\"\nsha256 = \"{sha}\"\n"
+        ),
+    ] {
+        std::fs::write(
+            sb.work().join(".cudnn-version.lock"),
+            format!(
+                "pin = \"9.27.0.42\"\nrelease = \"9.27.0.42_cuda12\"\n\n[platform.linux-x86_64]\n{source}"
+            ),
+        )
+        .unwrap();
+        let r = sb.run(["install"]).code_is(8).stderr_has(&[
+            "installing 9.27.0.42_cuda12 as locked",
+            REFUSE_927[0],
+            REFUSE_927[1],
+        ]);
+        assert!(!pip_calls.exists(), "{}", r.describe());
+        assert!(!r.stderr().contains("download"), "{}", r.describe());
+    }
+    std::fs::remove_file(sb.work().join(".cudnn-version")).unwrap();
+    std::fs::remove_file(sb.work().join(".cudnn-version.lock")).unwrap();
+    assert!(store_is_empty(&sb));
+
+    // --force: pip runs (the real one, from a folder holding the wheel),
+    // and the release is installed with the one warning.
+    sb.set_env("CUDNNM_PYTHON", "python3");
+    sb.set_env("PIP_CONFIG_FILE", "/dev/null");
+    sb.set_env("PIP_NO_INDEX", "1");
+    sb.set_env("PIP_FIND_LINKS", crate::common::wheels_dir());
+    let r = sb
+        .run(["install", "pip:nvidia-cudnn-jit-cu12==9.27.0.42", "--force"])
+        .ok()
+        .stderr_has(&[
+            "fetching nvidia-cudnn-jit-cu12==9.27.0.42",
+            "warning: cuDNN 9.27.0.42 for CUDA 12 needs compute capability 7.5 or newer and will not run on NVIDIA GeForce GTX 1080 (GPU 0, compute capability 6.1); installing it anyway (--force)",
+            "installed cuDNN 9.27.0.42 for CUDA 12",
+        ]);
+    assert_eq!(
+        r.stderr().matches("installing it anyway").count(),
+        1,
+        "{}",
+        r.describe()
+    );
+}
+
+/// A hint never suggests an install the GPU check refuses: `default` and
+/// `pin` of a release the GPU cannot run say so and name the newest that
+/// does, or `--force`.
+#[test]
+fn hints_do_not_suggest_an_install_the_gpu_refuses() {
+    let mut sb = machine(&[PASCAL]);
+    fake_pip(&mut sb);
+    let not_here = "cuDNN 9.27.0.42 for CUDA 12 does not run on NVIDIA GeForce GTX 1080 (GPU 0, compute capability 6.1; it needs 7.5 or newer): the newest release that runs on it is cuDNN 9.10.2.21 for CUDA 12 (in the catalog: `cudnnm install pip:nvidia-cudnn-cu12==9.10.2.21`); or `cudnnm install pip:nvidia-cudnn-cu12==9.27.0.42 --force` installs it anyway";
+    let r = sb.run(["default", "9.27"]).code_is(3).stderr_has(&[
+        "error: no installed cuDNN matches 9.27",
+        &format!("help: {not_here} (see `cudnnm list` for what is installed)"),
+    ]);
+    assert!(!r.stderr().contains("install it first"), "{}", r.describe());
+    sb.run(["pin", "9.27"])
+        .code_is(3)
+        .stderr_has(&[&format!("help: {not_here}; or pin it anyway")]);
+    // A prefix names the newest release it matches that runs here, as
+    // `install 9` picks it.
+    sb.run(["default", "9"]).code_is(3).stderr_has(&[
+        "help: install it first with `cudnnm install pip:nvidia-cudnn-cu12==9.10.2.21`",
+    ]);
+    // A GPU that runs it: the plain command.
+    set_gpus(&sb, &[TURING]);
+    sb.run(["default", "9.27"]).code_is(3).stderr_has(&[
+        "help: install it first with `cudnnm install pip:nvidia-cudnn-cu12==9.27.0.42`",
+    ]);
+}
+
+/// `install 9` with no CUDA to choose a build by keeps the spec in its
+/// example, and that example installs what it says: the newest 9.x for
+/// CUDA 12 that runs here (a wheel), not the older archive it was asked
+/// about.
+#[test]
+fn the_several_cuda_builds_example_keeps_the_spec_and_works() {
+    let mut sb = machine(&[PASCAL]);
+    let links = sb.root().join("links");
+    std::fs::create_dir_all(&links).unwrap();
+    fixtures::wheel("nvidia_cudnn_cu12", "9.10.2.21", false).write(&links);
+    sb.set_env("PIP_NO_INDEX", "1");
+    sb.set_env("PIP_FIND_LINKS", &links);
+    sb.set_env("PIP_CONFIG_FILE", "/dev/null");
+    let r = sb.run(["install", "9"]).code_is(2).stderr_has(&[
+        "is built for several CUDA versions (11, 12); say which with --cuda",
+        "help: e.g. `cudnnm install 9 --cuda 12`",
+    ]);
+    assert!(!r.stderr().contains("9.10.0.56 --cuda"), "{}", r.describe());
+    sb.run(["install", "9", "--cuda", "12"])
+        .ok()
+        .stderr_has(&["installed cuDNN 9.10.2.21 for CUDA 12"]);
+}

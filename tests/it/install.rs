@@ -1012,7 +1012,7 @@ fn pip_requirement_runs_the_users_pip() {
     sb.set_env("PIP_RETRIES", "1");
     sb.run(["install", "pip:nvidia-cudnn-jit-cu12==9.12.0.46"])
         .code_is(6)
-        .stderr_has(&["pip could not download", "help:"]);
+        .stderr_has(&["pip could not reach its index http://127.0.0.1:", "help:"]);
 }
 
 #[test]

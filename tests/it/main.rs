@@ -30,6 +30,7 @@ mod install;
 mod lock_fallback;
 mod modules;
 mod pin;
+mod pip_index;
 mod progress;
 mod project_lock;
 mod self_update;

@@ -105,6 +105,13 @@ pub(super) fn transfer_any(
             Err(Failure::Transient(e) | Failure::Fatal(e)) => return Err(e),
         }
     }
+    // Not found (exit 3) only when every URL was a local folder lacking
+    // the file; a server's refusal stays a download failure.
+    let kind = if !missing.is_empty() && missing.iter().all(|e| e.kind() == Kind::NotFound) {
+        Kind::NotFound
+    } else {
+        Kind::Network
+    };
     let mut errors = missing.into_iter();
     let first = errors.next().unwrap_or_else(|| {
         Error::new(
@@ -112,7 +119,9 @@ pub(super) fn transfer_any(
             format!("no URL to download {} from", job.name),
         )
     });
-    Err(errors.fold(first, |acc, e| acc.cause(e.message())))
+    Err(errors
+        .fold(first, |acc, e| acc.cause(e.message()))
+        .with_kind(kind))
 }
 
 /// Downloads `url` into `partial` with retries and resume.
@@ -333,9 +342,11 @@ fn copy_file_url(
     let mut f = match File::open(&path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            // A local folder answered: the file is not there (not found,
+            // exit 3), which no network problem explains.
             return Err(Failure::NotThere(
                 Error::new(
-                    Kind::Network,
+                    Kind::NotFound,
                     format!("could not find {} in the mirror folder: '{}' does not exist", job.name, path.display()),
                 )
                 .hint(format!(

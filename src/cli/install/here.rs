@@ -62,7 +62,7 @@ pub(super) fn install_here(
                 path.display(),
                 resolved.source
             ));
-            install_locked(ctx, args, &l, &path, base)
+            install_locked(ctx, args, &l, &path, base, gate)
         }
         Some((l, path)) => {
             let msg = format!(
@@ -127,6 +127,7 @@ fn install_locked(
     l: &ProjectLock,
     path: &std::path::Path,
     base: ImportRequest,
+    gate: &GpuGate,
 ) -> Result<u8> {
     let platform = platform_of(args)?;
     let src = l.source(platform).ok_or_else(|| {
@@ -189,6 +190,8 @@ fn install_locked(
         }
         return already(ctx, &r, &format!("as locked in '{}'", path.display()));
     }
+    // The lock names the release: judged for the GPUs before any download.
+    gate.check(&l.release.version, &l.release.cuda, args.force, "install")?;
     let mismatch = |e: Error, from: &str| {
         if e.kind() == Kind::Integrity {
             Error::new(
@@ -210,7 +213,7 @@ fn install_locked(
                 expected_sha256: Some(want.clone()),
                 ..base
             };
-            install_pip(ctx, pip, req).map_err(|e| mismatch(e, &format!("pip:{pip}")))
+            install_pip(ctx, pip, req, gate).map_err(|e| mismatch(e, &format!("pip:{pip}")))
         }
         LockedSource::Catalog {
             url,

@@ -507,13 +507,25 @@ fn gpu(cx: &Cx, out: &mut Vec<Finding>) {
             }
             f = f.why(format!("cuDNN {} supports compute capability {need} and newer (NVIDIA's cuDNN support matrix: CUDA 12 builds of 9.11 and later, and every CUDA 13 build, start at Turing, 7.5); on this GPU its calls fail with CUDNN_STATUS_ARCH_MISMATCH or \"no kernel image is available for execution on the device\".", r.label));
             f = match newest_that_runs(cx, cc, r.cuda.as_ref()) {
-                Some(o) => f
-                    .fix(format!("Use cuDNN {}, the newest release that runs on this GPU, in place of {} (or run on a newer GPU).", o.id(), r.label))
-                    .command(o.install().for_host(cx.w))
-                    .command(match cx.toolkit_in_use() {
+                Some(o) => {
+                    let f = f.fix(format!(
+                        "Use cuDNN {}, the newest release that runs on this GPU ({}), in place of {} (or run on a newer GPU).",
+                        o.id(),
+                        match &o.offer {
+                            None => "installed",
+                            Some(_) => "in the catalog",
+                        },
+                        r.label
+                    ));
+                    let f = match &o.offer {
+                        Some(offer) => f.command(offer.install().for_host(cx.w)),
+                        None => f,
+                    };
+                    f.command(match cx.toolkit_in_use() {
                         Some(t) => crate::command::CommandLine::use_(o.id()).cuda_root(&t.root).for_host(cx.w),
                         None => crate::command::CommandLine::exec(o.id(), "<your program>").for_host(cx.w),
-                    }),
+                    })
+                }
                 None => f.fix("Use an older cuDNN that still supports this GPU (and the CUDA it needs), or a newer GPU."),
             };
             out.push(f);
@@ -521,23 +533,21 @@ fn gpu(cx: &Cx, out: &mut Vec<Finding>) {
     }
 }
 
-/// The newest catalog release (a build for `cuda`'s major preferred) whose
-/// minimum compute capability is at most `cc`.
-pub(in crate::doctor::checks) fn newest_that_runs<'a>(
-    cx: &'a Cx,
+/// The newest release that runs on a GPU of compute capability `cc`, by
+/// the one rule `install` and `use` follow too
+/// ([`crate::catalog::offer::newest_that_runs`]): among the store's releases
+/// and the catalog's, a build for `cuda`'s major preferred.
+pub(in crate::doctor::checks) fn newest_that_runs(
+    cx: &Cx,
     cc: &Version,
     cuda: Option<&CudaVariant>,
-) -> Option<&'a super::Offer> {
-    let runs = |o: &&super::Offer| {
-        cx.t.min_compute(&o.version, Some(&o.cuda))
-            .is_some_and(|n| n <= *cc)
-    };
-    let ok: Vec<&super::Offer> = cx.t.offers.iter().filter(runs).collect();
-    ok.iter()
-        .copied()
-        .filter(|o| cuda.is_none_or(|c| c.major() == o.cuda.major()))
-        .max_by(|a, b| a.version.cmp(&b.version))
-        .or_else(|| ok.iter().copied().max_by(|a, b| a.version.cmp(&b.version)))
+) -> Option<crate::catalog::offer::Runnable> {
+    let installed: Vec<(Version, CudaVariant)> =
+        cx.installed().map(|id| (id.version, id.cuda)).collect();
+    crate::catalog::offer::newest_that_runs(&cx.t.offers, &installed, cuda, &|v, c| {
+        cx.t.min_compute(v, Some(c)).is_some_and(|n| n <= *cc)
+    })
+    .newest
 }
 
 /// `toolkit-change-unfinished`: another home's change to a toolkit is
