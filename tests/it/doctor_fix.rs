@@ -298,14 +298,12 @@ fn a_toolkit_taken_over_by_another_home_is_not_redeployed() {
     );
 }
 
-/// `verify` in a home whose deployment another home replaced since: the
-/// toolkit holds the other home's release, which is not this home's error
-/// (exit 0), said as doctor says it, with no redeploy suggested over it.
-#[test]
-fn verify_says_a_toolkit_now_holds_another_homes_release() {
-    let sb = Sandbox::new();
-    install_jit_9_27(&sb);
-    let tk = toolkit(&sb, "cuda-shared");
+/// `sb` deploys the jit 9.27 by copy into a toolkit `cuda-shared`, then a
+/// second home (returned, so it lives as long as the test) deploys its
+/// 9.1.0.70 there: the toolkit's path is returned too.
+fn switched_by_another_home(sb: &Sandbox) -> (Sandbox, String) {
+    install_jit_9_27(sb);
+    let tk = toolkit(sb, "cuda-shared");
     let t = tk.display().to_string();
     sb.run(["use", "9.27.0.42", "--cuda-root", &t, "--mode", "copy"])
         .ok();
@@ -315,6 +313,16 @@ fn verify_says_a_toolkit_now_holds_another_homes_release() {
     other
         .run(["use", "9.1.0.70", "--cuda-root", &t, "--mode", "copy"])
         .ok();
+    (other, t)
+}
+
+/// `verify` in a home whose deployment another home replaced since: the
+/// toolkit holds the other home's release, which is not this home's error
+/// (exit 0), said as doctor says it, with no redeploy suggested over it.
+#[test]
+fn verify_says_a_toolkit_now_holds_another_homes_release() {
+    let sb = Sandbox::new();
+    let (_other, t) = switched_by_another_home(&sb);
     let r = sb.run(["verify", "--no-load"]).ok();
     let out = r.stdout();
     assert!(
@@ -893,17 +901,7 @@ fn uninstall_force_of_a_hardlink_deployment_leaves_it_whole_and_the_next_use_bac
 #[test]
 fn current_agrees_with_verify_about_a_toolkit_another_home_switched() {
     let sb = Sandbox::new();
-    install_jit_9_27(&sb);
-    let tk = toolkit(&sb, "cuda-shared");
-    let t = tk.display().to_string();
-    sb.run(["use", "9.27.0.42", "--cuda-root", &t, "--mode", "copy"])
-        .ok();
-    let other = Sandbox::new();
-    let w = common::fixtures::wheel("nvidia_cudnn_cu12", "9.1.0.70", false).write(other.root());
-    other.run(["install".as_ref(), w.as_os_str()]).ok();
-    other
-        .run(["use", "9.1.0.70", "--cuda-root", &t, "--mode", "copy"])
-        .ok();
+    let (_other, t) = switched_by_another_home(&sb);
 
     let v = sb.run(["verify", "--no-load", "--json"]).ok().json();
     assert_eq!(v["deployments"][0]["now_holds"], "9.1.0", "{v}");
