@@ -99,7 +99,22 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     if let Some(t) = &chosen {
         super::support::report_build_choice(ctx, &spec, t);
     }
-    let old = ProjectLock::read(&lock_path)?;
+    // A lock that no longer parses (edited by hand, a merge conflict) is
+    // what `lock` is for: written anew, saying so, never a dead end.
+    let old = match ProjectLock::read(&lock_path) {
+        Err(e) if e.kind() == Kind::Usage => {
+            ctx.warn(format!(
+                "the lock file '{}' could not be read ({}); writing it anew",
+                lock_path.display(),
+                e.causes()
+                    .first()
+                    .map(String::as_str)
+                    .unwrap_or("malformed")
+            ));
+            None
+        }
+        other => other?,
+    };
     let mut entries = std::collections::BTreeMap::new();
     // What the project runs here: the newest installed release the pin
     // selects (as `exec`, `env` and `current` do), so the lock and this

@@ -581,6 +581,20 @@ fn lock_names_the_installed_release_the_pin_selects_without_downloading() {
         "{}",
         cur.describe()
     );
+    // A lock damaged by hand: install says to lock again, and lock does
+    // write it anew (the same bytes as before the damage).
+    let path = lock_of(&sb.work());
+    let good = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, good.replace(&sha, "zz")).unwrap();
+    sb.run(["install"])
+        .code_is(2)
+        .stderr_has(&["help: write it again with `cudnnm lock`"]);
+    sb.run(["lock"]).ok().stderr_has(&[&format!(
+        "warning: the lock file '{}' could not be read (",
+        path.display()
+    )]);
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), good);
+    sb.run(["install"]).ok();
 }
 
 /// The catalog's release installed from another package (the JIT-only
