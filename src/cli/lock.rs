@@ -455,9 +455,15 @@ fn package_of(r: &Release) -> Option<String> {
 /// backquotes: from the package its files came from ([`package_of`]), else
 /// both packages cuDNN 9 is published as, saying which is which.
 fn pip_reinstall(r: &Release, render: &dyn Fn(CommandLine) -> String) -> String {
-    let cmd = |package: &str| {
-        render(CommandLine::install(format!("pip:{package}=={}", r.version())).force())
+    // PyPI's versions have four parts (9.12.0.46); a release known only by
+    // its headers (9.12.0) matches them as a prefix (PEP 440 `==9.12.0.*`).
+    let v = r.version();
+    let req = if v.build().is_some() {
+        format!("=={v}")
+    } else {
+        format!("=={v}.*")
     };
+    let cmd = |package: &str| render(CommandLine::install(format!("pip:{package}{req}")).force());
     match package_of(r) {
         Some(p) => format!("`{}`", cmd(&p)),
         None => {

@@ -1087,4 +1087,31 @@ fn lock_suggests_the_package_an_unpacked_wheel_folder_came_from() {
         "{}",
         r.describe()
     );
+    // Alone in a home, the folder is known by its headers only (9.30.0):
+    // the requirement matches PyPI's four-part versions as a prefix.
+    let mut fresh = Sandbox::new();
+    offline_pip(&mut fresh, &links);
+    fresh.run(["pin", "9.30.x", "--force"]).ok();
+    fresh
+        .run([
+            "install".as_ref(),
+            no_info.as_os_str(),
+            "--cuda".as_ref(),
+            "12".as_ref(),
+        ])
+        .ok()
+        .stderr_has(&["installed cuDNN 9.30.0 for CUDA 12"]);
+    fresh
+        .run(["lock"])
+        .code_is(8)
+        .stderr_has(&["`cudnnm install 'pip:nvidia-cudnn-jit-cu12==9.30.0.*' --force`"]);
+    // Followed, it works: PyPI's 9.30.0.1, which lock then records.
+    fixtures::wheel("nvidia_cudnn_jit_cu12", "9.30.0.1", false).write(&links);
+    fresh
+        .run(["install", "pip:nvidia-cudnn-jit-cu12==9.30.0.*", "--force"])
+        .ok();
+    fresh
+        .run(["lock"])
+        .ok()
+        .stderr_has(&["locking cuDNN 9.30.0.1_cuda12"]);
 }
