@@ -189,8 +189,16 @@ fn toolkit_roots_or_folders(current: &std::ffi::OsStr) -> Vec<CompletionCandidat
         .into_iter()
         .filter(|c| c.get_value().to_string_lossy().starts_with(typed.as_ref()))
         .collect();
+    // A known toolkit is offered once: not again as `ROOT/` by the folders.
+    let bare = |v: &std::ffi::OsStr| {
+        let v = v.to_string_lossy();
+        v.trim_end_matches(['/', '\\']).to_string()
+    };
     for c in PathCompleter::dir().complete(current) {
-        if !out.iter().any(|o| o.get_value() == c.get_value()) {
+        if !out
+            .iter()
+            .any(|o| bare(o.get_value()) == bare(c.get_value()))
+        {
             out.push(c);
         }
     }

@@ -407,7 +407,9 @@ fn fix_ids_hint(home: &Home) -> String {
 /// Undoes the fixes recorded under `id`, last change first.
 pub fn undo(home: &Home, id: &str) -> Result<Vec<String>> {
     if id.contains(['/', '\\']) || id.contains("..") {
-        return Err(Error::new(Kind::Usage, format!("'{id}' is not a fix id")));
+        return Err(
+            Error::new(Kind::Usage, format!("'{id}' is not a fix id")).hint(fix_ids_hint(home))
+        );
     }
     let path = fix_root(home).join(id).join("fix.toml");
     let text = std::fs::read_to_string(&path)

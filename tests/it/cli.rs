@@ -290,6 +290,12 @@ fn bash_completes_installed_versions_backup_ids_and_toolkit_folders() {
         bash_offers(&sb, &["use", "--cuda-root", ""]).unwrap()[0],
         root
     );
+    // Once: not again as a folder with a trailing slash.
+    let near = format!("{}/sandbox-cu", sb.root().display());
+    assert_eq!(
+        bash_offers(&sb, &["use", "--cuda-root", &near]).unwrap(),
+        [root.as_str()]
+    );
     let fresh = sb.root().join("new-cuda-12.6");
     std::fs::create_dir_all(&fresh).unwrap();
     let typed = format!("{}/new-cu", sb.root().display());

@@ -280,6 +280,9 @@ fn plain_copy_where_the_release_had_a_link_chain_is_found_fixed_and_undone() {
     sb.run(["doctor", "--undo-fix", "no-such-fix"])
         .code_is(3)
         .stderr_has(&[&format!("help: fixes this home can undo: {id}")]);
+    sb.run(["doctor", "--undo-fix", "../../etc"])
+        .code_is(2)
+        .stderr_has(&[&format!("help: fixes this home can undo: {id}")]);
     // --undo-fix puts the copy back, byte for byte.
     sb.run(["doctor", "--undo-fix", &id]).ok();
     let m = fs::symlink_metadata(&so9).unwrap();
