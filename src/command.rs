@@ -130,6 +130,22 @@ impl CommandLine {
         CommandLine::new(Sub::Use).word(spec)
     }
 
+    /// A bare `cudnnm use V` (no toolkit named) said as `how` says it
+    /// (`CommandLine::default_`, `CommandLine::pin`): where a hint for
+    /// `default` or `pin` names an installed release, the user's own
+    /// command takes it. Any other command is returned as it is.
+    pub fn use_as(self, how: fn(String) -> CommandLine) -> CommandLine {
+        match (self.sub, self.args.as_slice()) {
+            (Sub::Use, [Arg::Word(v)]) => CommandLine {
+                sudo: self.sudo,
+                home: self.home,
+                system_home: self.system_home,
+                ..how(v.clone())
+            },
+            _ => self,
+        }
+    }
+
     /// `cudnnm default SPEC`.
     pub fn default_(spec: impl Into<String>) -> CommandLine {
         CommandLine::new(Sub::Default).word(spec)

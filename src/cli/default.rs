@@ -106,7 +106,7 @@ fn show(ctx: &Ctx) -> Result<u8> {
             for_this_store(ctx, CommandLine::default_("SPEC")).for_host(ctx.env.is_windows());
         // What installs it, by the rule every install hint follows.
         let install = match default.parse::<Spec>() {
-            Ok(spec) => match super::support::install_advice(ctx, &spec) {
+            Ok(spec) => match super::support::install_advice(ctx, &spec, CommandLine::default_) {
                 (_, Some(cmd)) => format!("install it (`{cmd}`)"),
                 (words, None) => words,
             },
@@ -123,7 +123,7 @@ fn set(ctx: &Ctx, spec: Spec) -> Result<u8> {
     let store = Store::new(&ctx.home);
     let release = store.newest_matching(&spec)?.ok_or_else(|| {
         Error::new(Kind::NotFound, format!("no installed cuDNN matches {spec}")).hint(
-            match super::support::install_advice(ctx, &spec) {
+            match super::support::install_advice(ctx, &spec, CommandLine::default_) {
                 (_, Some(cmd)) => format!(
                     "install it first with `{cmd}` (see `cudnnm list` for what is installed)"
                 ),

@@ -35,7 +35,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     let spec: Spec = args.spec.parse()?;
     let release = Store::new(&ctx.home).newest_matching(&spec)?;
     // What installs it, by the rule every install hint follows.
-    let advice = || super::support::install_advice(ctx, &spec);
+    let advice = || super::support::install_advice(ctx, &spec, CommandLine::pin);
     if release.is_none() && !args.force {
         let host = |c: CommandLine| c.for_host(ctx.env.is_windows());
         let pin_anyway = host(CommandLine::pin(spec.to_string()).force());

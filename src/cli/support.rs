@@ -77,7 +77,13 @@ pub fn machine_offers(ctx: &Ctx) -> Vec<crate::catalog::offer::Offer> {
 /// the release and it runs on the GPUs in use. The GPUs are asked only
 /// when there is a command to check: this is a failure's hint, never the
 /// path `env`, `exec` and the shell hooks take.
-pub fn install_advice(ctx: &Ctx, spec: &crate::version::Spec) -> (String, Option<String>) {
+/// An installed release the hint names is said as `how` takes it (`cudnnm
+/// default V` for `default`, `cudnnm pin V` for `pin`; [`CommandLine::use_as`]).
+pub fn install_advice(
+    ctx: &Ctx,
+    spec: &crate::version::Spec,
+    how: fn(String) -> CommandLine,
+) -> (String, Option<String>) {
     let offers = machine_offers(ctx);
     let mut advice = crate::catalog::offer::advise(&offers, spec, None);
     let gate;
@@ -85,7 +91,7 @@ pub fn install_advice(ctx: &Ctx, spec: &crate::version::Spec) -> (String, Option
         gate = GpuGate::read(ctx);
         advice = gate.with_fit(|fit| crate::catalog::offer::advise_on(&offers, spec, None, fit));
     }
-    let render = |c: CommandLine| printed(ctx, c);
+    let render = |c: CommandLine| printed(ctx, c.use_as(how));
     (advice.hint(&render), advice.command().map(render))
 }
 

@@ -409,6 +409,16 @@ fn hints_do_not_suggest_an_install_the_gpu_refuses() {
     sb.run(["default", "9"]).code_is(3).stderr_has(&[
         "help: install it first with `cudnnm install pip:nvidia-cudnn-cu12==9.10.2.21`",
     ]);
+    // Installed, the release that runs is named by the user's own command.
+    let w = fixtures::wheel("nvidia_cudnn_cu12", "9.10.2.21", false).write(sb.root());
+    sb.run(["install".as_ref(), w.as_os_str()]).ok();
+    let r = sb.run(["default", "9.27"]).code_is(3).stderr_has(&[
+        "the newest release that runs on it is cuDNN 9.10.2.21 for CUDA 12 (installed: `cudnnm default 9.10.2.21`)",
+    ]);
+    assert!(!r.stderr().contains("cudnnm use"), "{}", r.describe());
+    sb.run(["pin", "9.27"])
+        .code_is(3)
+        .stderr_has(&["(installed: `cudnnm pin 9.10.2.21`)"]);
     // A GPU that runs it: the plain command.
     set_gpus(&sb, &[TURING]);
     sb.run(["default", "9.27"]).code_is(3).stderr_has(&[
