@@ -70,7 +70,18 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     fsops::write_atomic(
         &path,
         pin::pin_file_text(&spec, existing.as_deref()).as_bytes(),
-    )?;
+    )
+    .map_err(|e| match e.unwritable_path() {
+        // A folder the user may not write to: a pin without a file.
+        Some(dir) => {
+            let hint = format!(
+                "pin writes '{PIN_FILE}' in the working folder, and '{}' is not yours to write: run it in a folder you may write to, or choose the release per process without a file (`CUDNNM_VERSION={spec}`, or `cudnnm exec --version {spec} -- COMMAND`)",
+                dir.display()
+            );
+            e.hint(hint)
+        }
+        None => e,
+    })?;
     let id = release.as_ref().map(|r| r.id());
     if ctx.json {
         ctx.out_json(&Report {

@@ -479,7 +479,7 @@ fn an_unwritable_project_folder_is_not_blamed_on_the_home() {
         .code_is(5)
         .stderr_has(&[
             &format!(
-                "help: check that you may write to '{}' (its owner can give you the right, or run elevated)",
+                "help: pin writes '.cudnn-version' in the working folder, and '{}' is not yours to write: run it in a folder you may write to, or choose the release per process without a file (`CUDNNM_VERSION=9.1`, or `cudnnm exec --version 9.1 -- COMMAND`)",
                 sb.work().display()
             ),
         ]);
