@@ -21,6 +21,34 @@ fn toolkit_bin_not_on_path() {
         f.commands[0].starts_with("export LD_LIBRARY_PATH=/usr/local/cuda-12.4/lib64"),
         "{f:?}"
     );
+    // A second toolkit with cuDNN 9, neither reachable: the first found is
+    // the error, the other a warning that says why (both on the loader path
+    // would mix their libraries).
+    let mut two = Kit::healthy_linux();
+    two.s.ld_library_path.clear();
+    two.toolkit("/opt/cuda-12.6", "12.6.0");
+    two.linux_set(
+        "/opt/cuda-12.6/lib64",
+        "/opt/cuda-12.6/include",
+        "9.1.0",
+        true,
+    );
+    let all = two.all(FindingId::ToolkitNotOnLoaderPath);
+    assert_eq!(
+        all.iter().map(|f| f.severity).collect::<Vec<_>>(),
+        vec![Severity::Error, Severity::Warning],
+        "{all:?}"
+    );
+    assert!(
+        all[0].title.starts_with("/usr/local/cuda-12.4/lib64"),
+        "{all:?}"
+    );
+    assert!(
+        all[1].seen.iter().any(|s| s.contains(
+            "the toolkit in '/usr/local/cuda-12.4' (found first) is the one reported as the error"
+        )),
+        "{all:?}"
+    );
     // Registered with ldconfig instead: fine.
     k.s.ld_cache.push(LdCacheEntry {
         name: "libcudnn.so.9".into(),

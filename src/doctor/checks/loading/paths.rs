@@ -72,6 +72,10 @@ pub(super) fn current_folder(cx: &Cx, out: &mut Vec<Finding>) {
 
 /// `toolkit-not-on-loader-path` (`docs/breakages.md#toolkit-bin-not-on-path`).
 pub(super) fn toolkit_on_path(cx: &Cx, out: &mut Vec<Finding>) {
+    // With no copy reachable, only the first toolkit (in the order they
+    // were found: --cuda-root, CUDA_PATH, …) is the error: putting every
+    // toolkit on the loader path would mix their cuDNN libraries.
+    let mut first_unreachable: std::collections::BTreeMap<u32, String> = Default::default();
     for t in &cx.s.toolkits {
         let mains: Vec<(&CudnnFile, names::NameInfo)> = cx
             .shared()
@@ -86,7 +90,14 @@ pub(super) fn toolkit_on_path(cx: &Cx, out: &mut Vec<Finding>) {
         }
         let m = n.major.unwrap_or(0);
         let active = cx.active(m);
-        let sev = if active.is_none() {
+        let before = match &active {
+            None => first_unreachable.get(&m).cloned(),
+            Some(_) => None,
+        };
+        if active.is_none() && before.is_none() {
+            first_unreachable.insert(m, t.root.clone());
+        }
+        let sev = if active.is_none() && before.is_none() {
             Severity::Error
         } else {
             Severity::Warning
@@ -102,7 +113,12 @@ pub(super) fn toolkit_on_path(cx: &Cx, out: &mut Vec<Finding>) {
                 "programs load {} instead",
                 cx.describe(&a.hit.path)
             )),
-            None => f.seen("no other copy is reachable"),
+            None => match &before {
+                Some(first) => f.seen(format!(
+                    "no copy is reachable; the toolkit in '{first}' (found first) is the one reported as the error: put only the toolkit your programs use on the loader path, since two cuDNN folders there mix their libraries"
+                )),
+                None => f.seen("no other copy is reachable"),
+            },
         };
         f = f.why(if cx.w {
             format!("Windows finds DLLs only in the program's folder, the system folders, the working folder and PATH: \"Could not load dynamic library '{}'\" (error 126).", cx.loader_name("cudnn", m))
@@ -117,7 +133,7 @@ pub(super) fn toolkit_on_path(cx: &Cx, out: &mut Vec<Finding>) {
                 .auto(AutoFix::AddToUserPath { dir: dir.clone() });
         } else {
             f = f
-                .fix("Add the folder to LD_LIBRARY_PATH (this shell, or your shell profile), or register it with the loader system-wide.")
+                .fix("Add the folder to LD_LIBRARY_PATH (this shell, or your shell profile), or register it with the loader system-wide (the one file `/etc/ld.so.conf.d/cudnn.conf` names one toolkit: registering another replaces it, so two toolkits' cuDNN never mix).")
                 .command(prepend_loader_path(&dir, false))
                 .command(format!("echo {} | sudo tee /etc/ld.so.conf.d/cudnn.conf && sudo ldconfig", sh_quote(&dir)));
         }
