@@ -38,7 +38,9 @@ pub use copy::{copy_file, copy_file_checked, copy_file_hashed, move_file};
 pub use link::{
     Placed, hard_link, remove_link, replace_dir_link, replace_link, symlink, symlink_or_copy,
 };
-pub use remove::{remove_dir_all, remove_dir_if_empty, remove_file, sweep_stale_temps};
+pub use remove::{
+    remove_dir_all, remove_dir_if_empty, remove_file, remove_own_tree, sweep_stale_temps,
+};
 pub use write::{
     AppendLog, create_exclusive, create_new_file, open_append, truncate, write_atomic,
     write_atomic_all, write_new, write_new_synced,

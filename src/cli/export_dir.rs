@@ -5,9 +5,13 @@
 //! ([`crate::export_tree::env_file`]). Made for `COPY --from=` into a
 //! container image or a read-only volume: the folder needs neither cudnnm
 //! nor its store. Built beside DEST and renamed into place, so a failure
-//! leaves no half folder. Re-running it into its own earlier output replaces
-//! that output (marked by `.cudnnm-export.toml`, checked to hold only what
-//! cudnnm wrote); any other non-empty DEST is refused.
+//! leaves no half folder; an empty DEST in a folder the user may not write
+//! is filled in place instead (emptied again on failure). Re-running it
+//! into its own earlier output replaces that output (marked by
+//! `.cudnnm-export.toml`, checked to hold only what cudnnm wrote); any
+//! other non-empty DEST is refused. An earlier export that cannot be
+//! removed is left beside DEST with a warning, and removed by the next run
+//! into DEST.
 
 use std::path::{Path, PathBuf};
 
@@ -16,12 +20,12 @@ use serde::Serialize;
 use super::Ctx;
 use super::support::{machine_offers, printed};
 use crate::catalog::offer::{Advice, advise, not_installed_hint};
-use crate::error::{Error, IoResultExt, Kind, Result};
+use crate::error::{Error, Kind, Result};
 use crate::export_tree;
 use crate::fsops;
 use crate::home::Home;
 use crate::record;
-use crate::store::{FileRecord, Store};
+use crate::store::{FileRecord, Release, Store};
 use crate::version::Spec;
 
 #[derive(clap::Args, Debug)]
@@ -114,72 +118,47 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
 
     let parent = fsops::parent_of(&dest);
     fsops::create_dir_all(parent)?;
-    let tmp = tempfile::Builder::new()
+    // What cudnnm left of earlier exports into DEST that it could not remove.
+    sweep_old_exports(ctx, &dest);
+    let env_name = match tempfile::Builder::new()
         .prefix(".cudnnm-export-")
         .tempdir_in(parent)
-        .with_path("create a folder in", parent)?;
-    let mut written: Vec<FileRecord> = Vec::new();
-    for f in &release.receipt.files {
-        let to = tmp.path().join(&f.path);
-        fsops::create_dir_all(fsops::parent_of(&to))?;
-        match f.entry.link_target() {
-            Some(target) => {
-                fsops::symlink(Path::new(target), &to)?;
-                written.push(FileRecord::link(&f.path, target));
-            }
-            None => {
-                let (size, sha) = fsops::copy_file_hashed(&release.dir.join(&f.path), &to)?;
-                written.push(FileRecord::file(&f.path, size, sha));
-            }
-        }
-    }
-    let (size, sha) = fsops::copy_file_hashed(
-        &release.dir.join(crate::store::RECEIPT_FILE),
-        &tmp.path().join(crate::store::RECEIPT_FILE),
-    )?;
-    written.push(FileRecord::file(crate::store::RECEIPT_FILE, size, sha));
-    let title = format!(
-        "cuDNN {} for CUDA {} ({}), exported by cudnnm; the variables that make it visible",
-        release.version(),
-        release.cuda(),
-        release.platform()
-    );
-    let (env_name, text) = export_tree::env_file(&title, &env, windows)?;
-    fsops::write_atomic(&tmp.path().join(env_name), text.as_bytes())?;
-    written.push(FileRecord::file(
-        env_name,
-        text.len() as u64,
-        crate::hash::sha256_bytes(text.as_bytes()),
-    ));
-    record::save(
-        &tmp.path().join(export_tree::MARKER_FILE),
-        &export_tree::Marker::new(release.id(), written),
-        "export marker",
-    )?;
-    fsops::make_tree_shared(tmp.path())?;
-    if empty_dir {
-        fsops::remove_dir_if_empty(&dest);
-    }
-    let built = tmp.keep();
-    // The earlier export moves aside, the new one takes its place, then the
-    // earlier one (only bytes cudnnm wrote, checked above) is removed.
-    let old = fsops::sibling(&dest, "cudnnm-export-old");
-    if earlier.is_some()
-        && let Err(e) = fsops::rename(&dest, &old)
     {
-        let _ = fsops::remove_dir_all(&built);
-        return Err(e);
-    }
-    if let Err(e) = fsops::rename(&built, &dest) {
-        let _ = fsops::remove_dir_all(&built);
-        if earlier.is_some() {
-            let _ = fsops::rename(&old, &dest);
+        Ok(tmp) => {
+            let name = write_export(tmp.path(), &release, &env, windows)?;
+            fsops::make_tree_shared(tmp.path())?;
+            if empty_dir {
+                fsops::remove_dir_if_empty(&dest);
+            }
+            let built = tmp.keep();
+            replace(ctx, &dest, &built, earlier.is_some())?;
+            name
         }
-        return Err(e);
-    }
-    if earlier.is_some() {
-        fsops::remove_dir_all(&old)?;
-    }
+        // An empty DEST of the user's in a folder they may not write: filled in place.
+        Err(e) if empty_dir && e.kind() == std::io::ErrorKind::PermissionDenied => {
+            fill_in_place(&dest, &release, &env, windows)?
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+            return Err(Error::new(
+                Kind::Permission,
+                format!(
+                    "could not export to '{}': its folder '{}' is not writable, and the export is built beside it",
+                    dest.display(),
+                    parent.display()
+                ),
+            )
+            .cause(e)
+            .hint(format!(
+                "choose a DEST in a folder you may write to, or an empty folder of yours (cudnnm fills that in place){}",
+                if earlier.is_some() {
+                    format!("; to re-export here, empty '{}' first", dest.display())
+                } else {
+                    String::new()
+                }
+            )));
+        }
+        Err(e) => return Err(Error::io("create a folder in", parent, e)),
+    };
     let report = Report {
         release: release.id(),
         dest: dest.display().to_string(),
@@ -205,4 +184,144 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
         ));
     }
     Ok(0)
+}
+
+/// The prefix of the name an earlier export gets while its replacement
+/// moves in ([`fsops::sibling`]: `.cudnnm-export-old-<pid>-<DEST's name>`).
+const OLD_TAG: &str = "cudnnm-export-old";
+
+/// Writes the release's files, its receipt, the env file and the marker
+/// into the folder `to` (new or empty); returns the env file's name.
+fn write_export(
+    to: &Path,
+    release: &Release,
+    env: &[export_tree::EnvVar],
+    windows: bool,
+) -> Result<&'static str> {
+    let mut written: Vec<FileRecord> = Vec::new();
+    for f in &release.receipt.files {
+        let dst = to.join(&f.path);
+        fsops::create_dir_all(fsops::parent_of(&dst))?;
+        match f.entry.link_target() {
+            Some(target) => {
+                fsops::symlink(Path::new(target), &dst)?;
+                written.push(FileRecord::link(&f.path, target));
+            }
+            None => {
+                let (size, sha) = fsops::copy_file_hashed(&release.dir.join(&f.path), &dst)?;
+                written.push(FileRecord::file(&f.path, size, sha));
+            }
+        }
+    }
+    let (size, sha) = fsops::copy_file_hashed(
+        &release.dir.join(crate::store::RECEIPT_FILE),
+        &to.join(crate::store::RECEIPT_FILE),
+    )?;
+    written.push(FileRecord::file(crate::store::RECEIPT_FILE, size, sha));
+    let title = format!(
+        "cuDNN {} for CUDA {} ({}), exported by cudnnm; the variables that make it visible",
+        release.version(),
+        release.cuda(),
+        release.platform()
+    );
+    let (env_name, text) = export_tree::env_file(&title, env, windows)?;
+    fsops::write_atomic(&to.join(env_name), text.as_bytes())?;
+    written.push(FileRecord::file(
+        env_name,
+        text.len() as u64,
+        crate::hash::sha256_bytes(text.as_bytes()),
+    ));
+    record::save(
+        &to.join(export_tree::MARKER_FILE),
+        &export_tree::Marker::new(release.id(), written),
+        "export marker",
+    )?;
+    Ok(env_name)
+}
+
+/// Puts the export built at `built` in DEST's place. An earlier export
+/// (`earlier`: only bytes cudnnm wrote, checked) moves aside first and is
+/// removed after; when that removal fails the new export stands, and a
+/// warning names the folder left and how to remove it.
+fn replace(ctx: &Ctx, dest: &Path, built: &Path, earlier: bool) -> Result<()> {
+    let old = fsops::sibling(dest, OLD_TAG);
+    if earlier && let Err(e) = fsops::rename(dest, &old) {
+        let _ = fsops::remove_dir_all(built);
+        return Err(e);
+    }
+    if let Err(e) = fsops::rename(built, dest) {
+        let _ = fsops::remove_dir_all(built);
+        if earlier {
+            let _ = fsops::rename(&old, dest);
+        }
+        return Err(e);
+    }
+    if earlier && let Err(e) = fsops::remove_own_tree(&old) {
+        warn_left(ctx, dest, &old, &e);
+    }
+    Ok(())
+}
+
+/// Writes the export straight into `dest`, an empty folder whose parent
+/// cannot take a folder built beside it. On failure everything written
+/// into `dest` is removed again, leaving it empty as it was.
+fn fill_in_place(
+    dest: &Path,
+    release: &Release,
+    env: &[export_tree::EnvVar],
+    windows: bool,
+) -> Result<&'static str> {
+    let done = write_export(dest, release, env, windows)
+        .and_then(|name| fsops::make_tree_shared(dest).map(|()| name));
+    if done.is_err() {
+        let _ = fsops::set_readonly(dest, false);
+        if let Ok(entries) = std::fs::read_dir(dest) {
+            for e in entries.flatten() {
+                let _ = fsops::remove_own_tree(&e.path());
+            }
+        }
+    }
+    done
+}
+
+/// Removes what earlier runs left of their replaced exports of `dest`:
+/// folders beside it named exactly `.cudnnm-export-old-<pid>-<DEST's
+/// name>` (made writable first: cudnnm wrote them). A folder it cannot
+/// remove is warned about; nothing else is touched.
+fn sweep_old_exports(ctx: &Ctx, dest: &Path) {
+    let Some(name) = dest.file_name().and_then(|n| n.to_str()) else {
+        return;
+    };
+    let Ok(entries) = std::fs::read_dir(fsops::parent_of(dest)) else {
+        return;
+    };
+    let head = format!(".{OLD_TAG}-");
+    for e in entries.flatten() {
+        let file_name = e.file_name();
+        let Some(pid) = file_name
+            .to_str()
+            .and_then(|n| n.strip_prefix(head.as_str()))
+            .and_then(|rest| rest.strip_suffix(name))
+            .and_then(|rest| rest.strip_suffix('-'))
+        else {
+            continue;
+        };
+        let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
+        if pid.is_empty() || !pid.bytes().all(|b| b.is_ascii_digit()) || !is_dir {
+            continue;
+        }
+        if let Err(err) = fsops::remove_own_tree(&e.path()) {
+            warn_left(ctx, dest, &e.path(), &err);
+        }
+    }
+}
+
+/// The warning for an earlier export's folder that could not be removed.
+fn warn_left(ctx: &Ctx, dest: &Path, old: &Path, err: &Error) {
+    let why = err.causes().first().map(String::as_str).unwrap_or("");
+    let old = old.display();
+    ctx.warn(format!(
+        "could not remove the earlier export, moved aside to '{old}' ({why}); the next `cudnnm export dir` to '{}' removes it, or: chmod -R u+w '{old}' && rm -rf '{old}'",
+        dest.display()
+    ));
 }

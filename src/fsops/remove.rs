@@ -48,6 +48,31 @@ pub fn remove_dir_all(path: &Path) -> Result<()> {
     retry_busy(|| fs::remove_dir_all(path)).with_path("remove", path)
 }
 
+/// Removes a folder tree that cudnnm wrote and that holds no hard link
+/// to anything else (an `export dir` folder, all copies): every folder and
+/// file in it is made writable by its owner first, so a folder a user
+/// made read-only (`chmod a-w`) does not stop the removal. Missing is fine.
+///
+/// # Errors
+/// When the tree cannot be removed even so (a folder owned by another
+/// user, a mount point, a read-only file system).
+pub fn remove_own_tree(path: &Path) -> Result<()> {
+    match fs::symlink_metadata(path) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(Error::io("inspect", path, e)),
+        Ok(m) if !m.is_dir() => return super::remove_file(path),
+        Ok(_) => {}
+    }
+    // Top-down (walkdir's order), so each folder is writable before its
+    // entries go; links are left alone (their targets are not ours).
+    for entry in walkdir::WalkDir::new(path).into_iter().flatten() {
+        if !entry.file_type().is_symlink() {
+            let _ = set_readonly(entry.path(), false);
+        }
+    }
+    retry_busy(|| fs::remove_dir_all(path)).with_path("remove", path)
+}
+
 /// Removes `dir` when it is an empty folder; returns whether it did.
 /// Missing or non-empty folders are left alone without error.
 pub fn remove_dir_if_empty(dir: &Path) -> bool {

@@ -25,6 +25,7 @@ mod doctor_fix;
 mod doctor_headers;
 mod download;
 mod exec_real;
+mod export_dir;
 mod gpu;
 mod install;
 mod lock_fallback;
