@@ -162,4 +162,18 @@ pub struct WheelList {
     pub versions: Vec<Version>,
     /// Where the list comes from.
     pub source: String,
+    /// The SHA-256 the index publishes for wheels of this package, where
+    /// the catalog records it; empty when it records none.
+    pub files: Vec<WheelFile>,
+}
+
+/// The SHA-256 a package index publishes for one wheel of a [`WheelList`].
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct WheelFile {
+    /// The version the wheel carries.
+    pub version: Version,
+    /// The platform of its binaries.
+    pub platform: Platform,
+    /// The published digest of the `.whl` file.
+    pub sha256: Sha256Hex,
 }

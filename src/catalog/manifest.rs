@@ -10,7 +10,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::{
-    Archive, DriverRow, FrameworkBuild, Origin, PublishedHash, SCHEMA, SupportRow, WheelList,
+    Archive, DriverRow, FrameworkBuild, Origin, PublishedHash, SCHEMA, SupportRow, WheelFile,
+    WheelList,
 };
 use crate::hash::Sha256Hex;
 use crate::version::{CudaVariant, DriverVersion, Platform, Version};
@@ -48,7 +49,7 @@ const HASH_KEYS: &[&str] = &["sha256", "source"];
 const SUPPORT_KEYS: &[&str] = &["cudnn", "cuda", "toolkits", "min_compute", "source"];
 const DRIVER_KEYS: &[&str] = &["cuda", "linux", "windows", "label", "prerelease"];
 const FRAMEWORK_KEYS: &[&str] = &["name", "os", "channel", "versions", "cuda", "cudnn"];
-const WHEEL_KEYS: &[&str] = &["package", "cuda", "source", "versions"];
+const WHEEL_KEYS: &[&str] = &["package", "cuda", "source", "versions", "files"];
 
 /// One `[[archive]]` table as written in the file.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -120,6 +121,17 @@ struct WheelToml {
     #[serde(default)]
     source: String,
     versions: Vec<Version>,
+    #[serde(default)]
+    files: Vec<WheelFileToml>,
+}
+
+/// One `files` element of a `[[wheel]]` table: the SHA-256 the index
+/// publishes for the package's wheel of one version and platform.
+#[derive(Debug, Deserialize)]
+struct WheelFileToml {
+    version: Version,
+    platform: Platform,
+    sha256: Sha256Hex,
 }
 
 /// The user catalog as written by `manifest refresh`.
@@ -243,6 +255,15 @@ pub(crate) fn parse(text: &str, label: &str, origin: Origin, warnings: &mut Vec<
                 cuda: w.cuda,
                 versions: w.versions,
                 source: w.source,
+                files: w
+                    .files
+                    .into_iter()
+                    .map(|f| WheelFile {
+                        version: f.version,
+                        platform: f.platform,
+                        sha256: f.sha256,
+                    })
+                    .collect(),
             }),
             Err(e) => warnings.push(format!("{label}: skipped {what}: {}", e.message().trim())),
         }

@@ -32,6 +32,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::Result;
+use crate::hash::Sha256Hex;
 use crate::home::Home;
 use crate::version::{CudaVariant, DriverVersion, Platform, Spec, Version};
 
@@ -50,7 +51,9 @@ mod sources_test;
 #[cfg(test)]
 mod tests;
 
-pub use entry::{Archive, DriverRow, FrameworkBuild, Origin, PublishedHash, SupportRow, WheelList};
+pub use entry::{
+    Archive, DriverRow, FrameworkBuild, Origin, PublishedHash, SupportRow, WheelFile, WheelList,
+};
 pub use fetch::{
     Check, FetchRequest, Fetched, MachineFit, fetch, fetch_archive, fetch_for, passed_over_note,
 };
@@ -303,6 +306,28 @@ impl Catalog {
     /// cuDNN packages on PyPI.
     pub fn wheels(&self) -> &[WheelList] {
         &self.wheels
+    }
+
+    /// The SHA-256 digests the catalog records as published for the wheel
+    /// of PyPI package `package` (as PyPI spells it, `nvidia-cudnn-jit-cu12`)
+    /// at `version` for `platform`; empty when it records none.
+    pub fn wheel_hashes(
+        &self,
+        package: &str,
+        version: &Version,
+        platform: Platform,
+    ) -> Vec<&Sha256Hex> {
+        self.wheels
+            .iter()
+            .filter(|w| {
+                w.package
+                    .replace(['_', '.'], "-")
+                    .eq_ignore_ascii_case(package)
+            })
+            .flat_map(|w| &w.files)
+            .filter(|f| &f.version == version && f.platform == platform)
+            .map(|f| &f.sha256)
+            .collect()
     }
 
     /// The PyPI package and version carrying `version` for `cuda`, if listed

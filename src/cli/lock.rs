@@ -16,7 +16,7 @@
 use serde::Serialize;
 
 use super::Ctx;
-use super::support::GpuGate;
+use super::support::{self, GpuGate};
 use crate::catalog::{self, Catalog, FetchRequest, download, offer, resolve};
 use crate::command::CommandLine;
 use crate::error::{Error, Kind, Result};
@@ -358,6 +358,36 @@ fn installed_source(ctx: &Ctx, cat: &Catalog, r: &Release) -> Result<LockedSourc
                 s.exact_pip_requirement(&id.version),
                 s.wheel_file_name(&id.version),
             ) {
+                let published =
+                    cat.wheel_hashes(support::project_of(&pip), &id.version, r.platform());
+                if !published.is_empty() && !published.contains(&sha) {
+                    return Err(Error::new(
+                        Kind::Conflict,
+                        format!(
+                            "cuDNN {} is installed here from '{}' with SHA-256 {sha}, but the wheel PyPI publishes for {pip} on {} has SHA-256 {}; a lock of the installed bytes names a file pip never fetches",
+                            r.id(),
+                            s.name,
+                            r.platform(),
+                            published
+                                .iter()
+                                .map(|h| h.as_str())
+                                .collect::<Vec<_>>()
+                                .join(" or ")
+                        ),
+                    )
+                    .hint(format!(
+                        "reinstall it from the PyPI requirement with `{}`, then run `{}` again",
+                        render(CommandLine::install(format!("pip:{pip}")).force()),
+                        render(CommandLine::lock())
+                    )));
+                }
+                if published.is_empty() && !support::fetched_by_pip(s) {
+                    ctx.warn(format!(
+                        "the lock's SHA-256 for {} ({sha}) is that of the local file '{}', and no catalog entry tells the one PyPI publishes for {pip}: a teammate's pip must fetch exactly those bytes (from the same local folder, say), or their install fails",
+                        r.platform(),
+                        s.name
+                    ));
+                }
                 return Ok(LockedSource::Pip {
                     pip,
                     wheel,

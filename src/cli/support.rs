@@ -1081,3 +1081,53 @@ impl GpuGate {
         .hint(suggestion))
     }
 }
+
+/// Whether the installed bytes of release `r` are ones another machine can
+/// fetch, so that locking them (`cudnnm lock`) is worth suggesting: a
+/// catalog archive's published hash; a downloaded archive's URL; a wheel
+/// whose hash is the one the catalog says PyPI publishes for its
+/// requirement, or, where the catalog tells none, a wheel pip fetched.
+pub(crate) fn reproducible(cat: &crate::catalog::Catalog, r: &crate::store::Release) -> bool {
+    let s = &r.receipt.source;
+    let id = r.release_id();
+    let Some(sha) = &s.sha256 else {
+        return false;
+    };
+    if cat.archives().iter().any(|a| {
+        a.version == id.version
+            && a.cuda == id.cuda
+            && a.platform == r.platform()
+            && a.hashes.iter().any(|h| &h.sha256 == sha)
+    }) {
+        return true;
+    }
+    if s.kind == crate::shape::Shape::Wheel || s.dist.is_some() {
+        let Some(pip) = s.exact_pip_requirement(&id.version) else {
+            return false;
+        };
+        let published = cat.wheel_hashes(project_of(&pip), &id.version, r.platform());
+        return if published.is_empty() {
+            fetched_by_pip(s)
+        } else {
+            published.contains(&sha)
+        };
+    }
+    let (_, is_file) = s.reinstall_arg(&r.id());
+    !is_file
+        && s.url
+            .as_deref()
+            .is_some_and(crate::catalog::is_absolute_url)
+}
+
+/// Whether pip fetched the installed wheel (`install pip:REQ`), rather
+/// than the user giving a local file.
+pub(crate) fn fetched_by_pip(s: &crate::store::Source) -> bool {
+    s.url.as_deref().is_some_and(|u| u.starts_with("pip:"))
+}
+
+/// The project of an exact requirement (`nvidia-cudnn-jit-cu12==9.12.0.46`).
+pub(crate) fn project_of(requirement: &str) -> &str {
+    requirement
+        .split_once("==")
+        .map_or(requirement, |(p, _)| p.trim())
+}

@@ -581,6 +581,30 @@ impl Store {
 
     /// Checks that the regular files of `release` whose receipt paths pass
     /// `which` still hold the bytes the receipt records, cheaply
+    /// ([`Store::changed_contents`]).
+    ///
+    /// # Errors
+    /// [`Kind::Integrity`] ([`Release::damaged`]) naming the first file that
+    /// changed (and how many others did).
+    pub fn check_contents(&self, release: &Release, which: impl Fn(&str) -> bool) -> Result<()> {
+        let changed = self.changed_contents(release, which);
+        if let Some((path, why)) = changed.first() {
+            let e = release.damaged(path, why);
+            return Err(match changed.len() {
+                1 => e,
+                n => e.cause(format!(
+                    "{} other file{} changed too",
+                    n - 1,
+                    if n == 2 { "" } else { "s" }
+                )),
+            });
+        }
+        Ok(())
+    }
+
+    /// The regular files of `release` whose receipt paths pass `which` and
+    /// no longer hold the bytes the receipt records, each with why in
+    /// words, in receipt order; empty when all hold them. Read cheaply
     /// ([`record::Content::look`]): by size and modification time, reading
     /// a file (SHA-256) only when its time differs from the receipt's or
     /// was never recorded. The receipt is read from disk, so what an
@@ -588,11 +612,11 @@ impl Store {
     /// reading them are recorded in the receipt (in this home's own store;
     /// a failure to write is not an error), so the next check reads
     /// nothing: as git refreshes its index.
-    ///
-    /// # Errors
-    /// [`Kind::Integrity`] ([`Release::damaged`]) naming the first file that
-    /// changed (and how many others did).
-    pub fn check_contents(&self, release: &Release, which: impl Fn(&str) -> bool) -> Result<()> {
+    pub fn changed_contents(
+        &self,
+        release: &Release,
+        which: impl Fn(&str) -> bool,
+    ) -> Vec<(PathBuf, String)> {
         let mut receipt = match load_dir(&release.dir) {
             Ok(Some(r)) => r.receipt,
             _ => release.receipt.clone(),
@@ -613,24 +637,13 @@ impl Store {
                 _ => {}
             }
         }
-        if let Some((path, why)) = changed.first() {
-            let e = release.damaged(path, why);
-            return Err(match changed.len() {
-                1 => e,
-                n => e.cause(format!(
-                    "{} other file{} changed too",
-                    n - 1,
-                    if n == 2 { "" } else { "s" }
-                )),
-            });
-        }
         if fresh && release.dir.starts_with(&self.root) {
             let _ = fsops::write_atomic(
                 &release.dir.join(RECEIPT_FILE),
                 receipt.to_toml().as_bytes(),
             );
         }
-        Ok(())
+        changed
     }
 
     /// Starts an import: a fresh `store/.partial-*` folder, removed on drop

@@ -497,7 +497,8 @@ fn a_release_installed_from_other_bytes_than_the_lock_is_named() {
             lock.display()
         )
     };
-    let help = "help: `cudnnm install --force` replaces it with the locked bytes; `cudnnm lock` locks the installed ones instead";
+    // A rebuilt archive no other machine can fetch: locking it is not offered.
+    let help = "help: `cudnnm install --force` replaces it with the locked bytes (no other machine can fetch the installed ones, so a lock of them would fail there)";
     sb.run(["install", "--locked"])
         .code_is(4)
         .stderr_has(&[&refused("install --locked"), help]);
@@ -1114,4 +1115,160 @@ fn lock_suggests_the_package_an_unpacked_wheel_folder_came_from() {
         .run(["lock"])
         .ok()
         .stderr_has(&["locking cuDNN 9.30.0.1_cuda12"]);
+}
+
+/// The locked release installed, then one of its store files edited: a
+/// bare `install` and `install --locked` do not call it done (exit 4,
+/// naming the release folder and the file), `install --force` imports the
+/// locked bytes again, and without a lock the edit goes unremarked as
+/// before.
+#[test]
+fn a_locked_install_fails_when_the_installed_files_were_changed() {
+    let mut sb = Sandbox::new();
+    let links = sb.root().join("links");
+    std::fs::create_dir_all(&links).unwrap();
+    let wheel = fixtures::wheel("nvidia_cudnn_cu12", "9.30.0.1", false).write(&links);
+    let sha = sha256_bytes(&std::fs::read(&wheel).unwrap()).to_string();
+    offline_pip(&mut sb, &links);
+    sb.run(["pin", "9.30.x", "--force"]).ok();
+    sb.run(["lock"]).ok();
+    sb.run(["install"]).ok();
+    sb.run(["install", "--locked"])
+        .ok()
+        .stderr_has(&["already installed"]);
+    let dir = sb.home().join("store/cuda-12/9.30.0.1");
+    let header = dir.join("include/cudnn_version.h");
+    let size = std::fs::metadata(&header).unwrap().len();
+    let mut perm = std::fs::metadata(&header).unwrap().permissions();
+    #[allow(clippy::permissions_set_readonly_false)]
+    perm.set_readonly(false);
+    std::fs::set_permissions(&header, perm).unwrap();
+    let mut text = std::fs::read(&header).unwrap();
+    text.extend_from_slice(b"x\n");
+    std::fs::write(&header, &text).unwrap();
+    let why = format!(
+        "'include/cudnn_version.h' holds {} bytes, not the {size} recorded",
+        size + 2
+    );
+    for (verb, args) in [
+        ("install --locked", &["install", "--locked"][..]),
+        ("install", &["install"][..]),
+    ] {
+        let r = sb.run(args).code_is(4).stderr_has(&[
+            &format!(
+                "error: {verb}: 9.30.0.1_cuda12 at '{}' is not the locked bytes any more: 1 file changed since it was installed: {why}",
+                dir.display()
+            ),
+            &format!("help: `cudnnm install --force` imports the locked bytes (SHA-256 {sha}) again in its place"),
+        ]);
+        assert!(!r.stderr().contains("nothing to do"), "{}", r.describe());
+    }
+    sb.run(["verify"]).code_is(7);
+    // As the help says: the locked bytes again, and all is well.
+    sb.run(["install", "--force"]).ok();
+    assert_eq!(
+        std::fs::read(&header).unwrap().len() as u64,
+        size,
+        "the header is the locked one again"
+    );
+    sb.run(["install", "--locked"])
+        .ok()
+        .stderr_has(&["already installed", "as locked in '"]);
+    sb.run(["verify"]).ok();
+    // Without a lock, today's behaviour: an installed match is a no-op.
+    std::fs::set_permissions(&header, {
+        let mut p = std::fs::metadata(&header).unwrap().permissions();
+        #[allow(clippy::permissions_set_readonly_false)]
+        p.set_readonly(false);
+        p
+    })
+    .unwrap();
+    std::fs::write(&header, &text).unwrap();
+    std::fs::remove_file(lock_of(&sb.work())).unwrap();
+    sb.run(["install"])
+        .ok()
+        .stderr_has(&["already installed", "nothing to do"]);
+}
+
+/// A user catalog listing `nvidia-cudnn-jit-cu12` 9.30.0.1 on PyPI, with
+/// the SHA-256 PyPI publishes for its Linux wheel when `published` is given.
+fn catalog_with_jit_wheel(home: &Path, published: Option<&str>) {
+    let files = published.map_or(String::new(), |sha| {
+        format!(
+            "files = [{{ version = \"9.30.0.1\", platform = \"linux-x86_64\", sha256 = \"{sha}\" }}]\n"
+        )
+    });
+    std::fs::write(
+        home.join("catalog.toml"),
+        format!(
+            "schema = 1\n\n[[wheel]]\npackage = \"nvidia-cudnn-jit-cu12\"\ncuda = \"12\"\nsource = \"test\"\nversions = [\"9.30.0.1\"]\n{files}"
+        ),
+    )
+    .unwrap();
+}
+
+/// A re-zipped copy of a PyPI wheel (the same files, other archive bytes)
+/// installed from a local file: `lock` refuses it when the catalog tells
+/// the hash PyPI publishes (exit 8, both hashes, the reinstall from the
+/// requirement), locks it with a warning when nothing tells it, and a
+/// locked install that finds these bytes does not suggest locking them.
+#[test]
+fn lock_refuses_a_wheel_whose_bytes_are_not_the_ones_pypi_publishes() {
+    let mut sb = Sandbox::new();
+    let links = sb.root().join("links");
+    std::fs::create_dir_all(&links).unwrap();
+    let fx = fixtures::wheel("nvidia_cudnn_jit_cu12", "9.30.0.1", false);
+    let canonical = fx.write(&links);
+    let published = sha256_bytes(&std::fs::read(&canonical).unwrap()).to_string();
+    offline_pip(&mut sb, &links);
+    let mut rezipped = fx.clone();
+    rezipped.entries.reverse();
+    std::fs::create_dir_all(sb.root().join("mine")).unwrap();
+    let local = rezipped.write(&sb.root().join("mine"));
+    let mine = sha256_bytes(&std::fs::read(&local).unwrap()).to_string();
+    assert_ne!(mine, published, "a re-zip gives other archive bytes");
+    catalog_with_jit_wheel(&sb.home(), Some(&published));
+    sb.run(["install".as_ref(), local.as_os_str()]).ok();
+    sb.run(["pin", "9.30.x"]).ok();
+    sb.run(["lock"]).code_is(8).stderr_has(&[
+        &format!(
+            "error: cuDNN 9.30.0.1_cuda12 is installed here from '{}' with SHA-256 {mine}, but the wheel PyPI publishes for nvidia-cudnn-jit-cu12==9.30.0.1 on linux-x86_64 has SHA-256 {published}",
+            local.file_name().unwrap().to_string_lossy()
+        ),
+        "help: reinstall it from the PyPI requirement with `cudnnm install pip:nvidia-cudnn-jit-cu12==9.30.0.1 --force`, then run `cudnnm lock` again",
+    ]);
+    assert!(!lock_of(&sb.work()).exists(), "no lock was written");
+    // Nothing tells PyPI's hash: locked, with a warning naming the file's.
+    catalog_with_jit_wheel(&sb.home(), None);
+    sb.run(["lock"]).ok().stderr_has(&[&format!(
+        "warning: the lock's SHA-256 for linux-x86_64 ({mine}) is that of the local file '{}', and no catalog entry tells the one PyPI publishes for nvidia-cudnn-jit-cu12==9.30.0.1: a teammate's pip must fetch exactly those bytes",
+        local.file_name().unwrap().to_string_lossy()
+    )]);
+    assert!(
+        std::fs::read_to_string(lock_of(&sb.work()))
+            .unwrap()
+            .contains(&format!("sha256 = \"{mine}\"")),
+    );
+    // As the refusal's help says: the requirement's bytes, then lock.
+    catalog_with_jit_wheel(&sb.home(), Some(&published));
+    sb.run(["install", "pip:nvidia-cudnn-jit-cu12==9.30.0.1", "--force"])
+        .ok();
+    let r = sb.run(["lock"]).ok();
+    assert!(!r.stderr().contains("warning:"), "{}", r.describe());
+    assert!(
+        std::fs::read_to_string(lock_of(&sb.work()))
+            .unwrap()
+            .contains(&format!("sha256 = \"{published}\"")),
+    );
+    // The re-zipped copy installed again: a locked install names it and
+    // offers only the reinstall of the locked bytes, never `cudnnm lock`.
+    sb.run(["install".as_ref(), local.as_os_str(), "--force".as_ref()])
+        .ok();
+    let r = sb.run(["install", "--locked"]).code_is(4).stderr_has(&[
+        &format!(
+            "error: install --locked: 9.30.0.1_cuda12 is installed from an archive with SHA-256 {mine}, not the archive with SHA-256 {published} the lock '"
+        ),
+        "help: `cudnnm install --force` replaces it with the locked bytes (no other machine can fetch the installed ones, so a lock of them would fail there)",
+    ]);
+    assert!(!r.stderr().contains("cudnnm lock"), "{}", r.describe());
 }

@@ -6,7 +6,7 @@
 use super::stream::StreamedInstall;
 use super::{Args, install_catalog, install_pip, pause_after_download, platform_of};
 use crate::archive::ImportRequest;
-use crate::catalog::{self, download};
+use crate::catalog::{self, Catalog, download};
 use crate::cli::Ctx;
 use crate::cli::support::GpuGate;
 use crate::command::CommandLine;
@@ -150,8 +150,9 @@ fn install_locked(
         .hint("run `cudnnm lock` on this platform to add it (and commit the lock)")
     })?;
     let want = src.sha256().clone();
+    let store = Store::new(&ctx.home);
     if !args.force
-        && let Some(r) = Store::new(&ctx.home).get_id(&l.release)?
+        && let Some(r) = store.get_id(&l.release)?
     {
         // A bare install honours the lock: the installed release must be
         // the locked bytes, or nothing counts as done.
@@ -182,10 +183,58 @@ fn install_locked(
                     path.display()
                 ),
             )
+            .hint(
+                // Locking the installed bytes is offered only when another
+                // machine can fetch them: else the lock would fail there.
+                if Catalog::load(&ctx.home).is_ok_and(|c| crate::cli::support::reproducible(&c, &r)) {
+                    format!(
+                        "`{}` replaces it with the locked bytes; `{}` locks the installed ones instead, when another machine can fetch them (then commit the lock)",
+                        host(CommandLine::install_here().force()),
+                        host(CommandLine::lock())
+                    )
+                } else {
+                    format!(
+                        "`{}` replaces it with the locked bytes (no other machine can fetch the installed ones, so a lock of them would fail there)",
+                        host(CommandLine::install_here().force())
+                    )
+                },
+            ));
+        }
+        // The locked bytes were installed: its files must still be them
+        // (size and time, reading only a file whose time changed).
+        let changed = store.changed_contents(&r, |_| true);
+        if !changed.is_empty() {
+            let verb = if args.locked {
+                "install --locked"
+            } else {
+                "install"
+            };
+            let names: Vec<String> = changed
+                .iter()
+                .map(|(p, why)| {
+                    let rel = p.strip_prefix(&r.dir).unwrap_or(p);
+                    format!("'{}' {why}", rel.display().to_string().replace('\\', "/"))
+                })
+                .collect();
+            return Err(Error::new(
+                Kind::Integrity,
+                format!(
+                    "{verb}: {} at '{}' is not the locked bytes any more: {} changed since it was installed: {}",
+                    l.release,
+                    r.dir.display(),
+                    if changed.len() == 1 {
+                        "1 file".to_string()
+                    } else {
+                        format!("{} files", changed.len())
+                    },
+                    names.join("; ")
+                ),
+            )
             .hint(format!(
-                "`{}` replaces it with the locked bytes; `{}` locks the installed ones instead, when another machine can fetch them (then commit the lock)",
-                host(CommandLine::install_here().force()),
-                host(CommandLine::lock())
+                "`{}` imports the locked bytes (SHA-256 {want}) again in its place",
+                ctx.home
+                    .reach(&ctx.env, CommandLine::install_here().force(), false)
+                    .for_host(ctx.env.is_windows())
             )));
         }
         return already(ctx, &r, &format!("as locked in '{}'", path.display()));
