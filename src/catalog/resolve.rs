@@ -634,7 +634,13 @@ mod tests {
                     assert!(!hint.contains("--cuda 13"), "{hint}");
                     // The example keeps the spec: `install 9 --cuda 12`
                     // picks what it says, which an exact 9.10 id may not be.
-                    assert_eq!(hint, "e.g. `cudnnm install 9 --cuda 12`");
+                    // (`--platform` named where the host is another one.)
+                    let platform = if Platform::host() == Some(p) {
+                        ""
+                    } else {
+                        " --platform linux-x86_64"
+                    };
+                    assert_eq!(hint, format!("e.g. `cudnnm install 9 --cuda 12{platform}`"));
                     assert!(e.message().contains("9.10."), "{}", e.message());
                 }
             }
