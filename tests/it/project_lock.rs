@@ -395,6 +395,16 @@ fn offline_pip(sb: &mut Sandbox, links: &Path) {
     .unwrap();
 }
 
+/// A sandbox whose pip installs only from its `links` folder (returned,
+/// empty): [`offline_pip`] on a fresh sandbox.
+fn offline_sandbox() -> (Sandbox, PathBuf) {
+    let mut sb = Sandbox::new();
+    let links = sb.root().join("links");
+    std::fs::create_dir_all(&links).unwrap();
+    offline_pip(&mut sb, &links);
+    (sb, links)
+}
+
 #[test]
 fn a_pip_only_release_is_locked_by_the_hash_of_the_wheel_pip_fetched() {
     let mut sb = Sandbox::new();
@@ -555,10 +565,7 @@ fn install_by_version_reaches_a_release_published_only_on_pypi() {
 /// pick, and takes the wheel's hash from the receipt: nothing is downloaded.
 #[test]
 fn lock_names_the_installed_release_the_pin_selects_without_downloading() {
-    let mut sb = Sandbox::new();
-    let links = sb.root().join("links");
-    std::fs::create_dir_all(&links).unwrap();
-    offline_pip(&mut sb, &links);
+    let (sb, _) = offline_sandbox();
     // Installed from a wheel file of another package, newer than the catalog's 9.30.0.1.
     let whl = fixtures::wheel("nvidia_cudnn_jit_cu12", "9.30.0.2", false).write(sb.root());
     let sha = sha256_bytes(&std::fs::read(&whl).unwrap()).to_string();
@@ -603,10 +610,7 @@ fn lock_names_the_installed_release_the_pin_selects_without_downloading() {
 /// came from and the command that installs the catalog's instead.
 #[test]
 fn a_release_from_another_package_is_named_when_already_installed() {
-    let mut sb = Sandbox::new();
-    let links = sb.root().join("links");
-    std::fs::create_dir_all(&links).unwrap();
-    offline_pip(&mut sb, &links);
+    let (sb, _) = offline_sandbox();
     let whl = fixtures::wheel("nvidia_cudnn_jit_cu12", "9.30.0.1", false).write(sb.root());
     sb.run(["install".as_ref(), whl.as_os_str()]).ok();
     sb.run(["install", "9.30.0.1"]).ok().stderr_has(&[
@@ -907,10 +911,7 @@ fn lock_takes_the_requirement_from_the_wheels_metadata_not_its_file_name() {
 /// never the version in the file name.
 #[test]
 fn a_wheel_renamed_to_another_version_is_locked_as_the_release_it_is() {
-    let mut sb = Sandbox::new();
-    let links = sb.root().join("links");
-    std::fs::create_dir_all(&links).unwrap();
-    offline_pip(&mut sb, &links);
+    let (sb, links) = offline_sandbox();
     let real = fixtures::wheel("nvidia_cudnn_jit_cu12", "9.30.0.1", false).write(sb.root());
     let renamed = links.join("nvidia_cudnn_jit_cu12-9.30.0.5-py3-none-manylinux2014_x86_64.whl");
     std::fs::rename(&real, &renamed).unwrap();
@@ -936,10 +937,7 @@ fn a_wheel_renamed_to_another_version_is_locked_as_the_release_it_is() {
 /// leaves the lock as it was.
 #[test]
 fn lock_refuses_a_requirement_an_old_receipts_renamed_wheel_cannot_give() {
-    let mut sb = Sandbox::new();
-    let links = sb.root().join("links");
-    std::fs::create_dir_all(&links).unwrap();
-    offline_pip(&mut sb, &links);
+    let (sb, _) = offline_sandbox();
     let real = fixtures::wheel("nvidia_cudnn_jit_cu12", "9.30.0.1", false).write(sb.root());
     let copy = sb
         .root()
@@ -1043,10 +1041,7 @@ fn lock_keeps_the_wheel_it_fetched_for_install_to_use() {
 /// `nvidia-cudnn-cu12`.
 #[test]
 fn lock_suggests_the_package_an_unpacked_wheel_folder_came_from() {
-    let mut sb = Sandbox::new();
-    let links = sb.root().join("links");
-    std::fs::create_dir_all(&links).unwrap();
-    offline_pip(&mut sb, &links);
+    let (sb, links) = offline_sandbox();
     sb.run(["pin", "9.30.x", "--force"]).ok();
     let unpack = |fx: fixtures::Fixture, to: &str| {
         let dir = fx.write_dir(&sb.root().join("unpacked"));
