@@ -19,18 +19,10 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 cache="${CUDNNM_BENCH_CACHE:-$repo/.cache/bench}"
 runs="${RUNS:-5}"
 mbps="${CUDNNM_BENCH_MBPS:-50}"
-mkdir -p "$cache"
-wheel=$(ls "$cache"/nvidia_cudnn_cu12-8.9.2.26-*.whl 2>/dev/null | head -1 || true)
-if [ -z "$wheel" ]; then
-  python3 -m pip download --quiet --no-deps --dest "$cache" nvidia-cudnn-cu12==8.9.2.26
-  wheel=$(ls "$cache"/nvidia_cudnn_cu12-8.9.2.26-*.whl | head -1)
-fi
+. "$repo/scripts/bench-lib.sh"
+wheel=$(bench_wheel "$cache")
 command -v curl >/dev/null || { echo "curl is needed (apt install curl)" >&2; exit 1; }
-bin="${CUDNNM_BENCH_BIN:-}"
-if [ -z "$bin" ]; then
-  (cd "$repo" && cargo build --release --quiet)
-  bin="$repo/target/release/cudnnm"
-fi
+bin=$(bench_bin "$repo")
 before="${CUDNNM_BENCH_BEFORE:-}"
 work=$(mktemp -d "${TMPDIR:-/tmp}/cudnnm-bench-dl.XXXXXX")
 server=""
@@ -65,7 +57,6 @@ source = "scripts/bench-download.sh: the PyPI wheel on a local server"
 hashes = [{ sha256 = "$sha", source = "sha256sum of $name" }]
 EOF
 }
-. "$repo/scripts/bench-lib.sh"
 # The install is real: the receipt names the wheel's SHA-256, and the largest
 # library's recorded hash is its content's.
 check_install() {

@@ -14,24 +14,15 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 cache="${CUDNNM_BENCH_CACHE:-$repo/.cache/bench}"
 runs="${RUNS:-5}"
 manual="${MANUAL:-1}"
-mkdir -p "$cache"
-wheel=$(ls "$cache"/nvidia_cudnn_cu12-8.9.2.26-*.whl 2>/dev/null | head -1 || true)
-if [ -z "$wheel" ]; then
-  python3 -m pip download --quiet --no-deps --dest "$cache" nvidia-cudnn-cu12==8.9.2.26
-  wheel=$(ls "$cache"/nvidia_cudnn_cu12-8.9.2.26-*.whl | head -1)
-fi
+. "$repo/scripts/bench-lib.sh"
+wheel=$(bench_wheel "$cache")
 command -v uv >/dev/null || python3 -m pip install --quiet uv
 [ "$manual" = 0 ] || command -v unzip >/dev/null || { echo "unzip is needed (apt install unzip)" >&2; exit 1; }
-bin="${CUDNNM_BENCH_BIN:-}"
-if [ -z "$bin" ]; then
-  (cd "$repo" && cargo build --release --quiet)
-  bin="$repo/target/release/cudnnm"
-fi
+bin=$(bench_bin "$repo")
 before="${CUDNNM_BENCH_BEFORE:-}"
 work=$(mktemp -d "${TMPDIR:-/tmp}/cudnnm-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
-. "$repo/scripts/bench-lib.sh"
 # every file of the receipt carries a SHA-256 (links carry a target and size 0 instead)
 check_receipt() {
   local r

@@ -1,6 +1,31 @@
-# Shared by the bench-*.sh scripts (sourced, not run): timing a command,
-# the median of a column, and reading a hash back from a receipt.
-# Needs $work, a scratch folder of the calling script.
+# Shared by the bench-*.sh scripts (sourced, not run): the benchmark wheel
+# and the binary under test, timing a command, the median of a column, and
+# reading a hash back from a receipt. The timing helpers need $work, a
+# scratch folder of the calling script.
+
+# bench_wheel CACHE: prints the path of the real nvidia-cudnn-cu12 8.9.2.26
+# wheel (732 MB) in CACHE, fetching it with pip the first time.
+bench_wheel() {
+  local cache=$1 w
+  mkdir -p "$cache"
+  w=$(ls "$cache"/nvidia_cudnn_cu12-8.9.2.26-*.whl 2>/dev/null | head -1 || true)
+  if [ -z "$w" ]; then
+    python3 -m pip download --quiet --no-deps --dest "$cache" nvidia-cudnn-cu12==8.9.2.26 >&2 || return 1
+    w=$(ls "$cache"/nvidia_cudnn_cu12-8.9.2.26-*.whl | head -1)
+  fi
+  [ -n "$w" ] && echo "$w"
+}
+
+# bench_bin REPO: prints the cudnnm to time: $CUDNNM_BENCH_BIN, else a
+# release build of REPO (built now).
+bench_bin() {
+  if [ -n "${CUDNNM_BENCH_BIN:-}" ]; then
+    echo "$CUDNNM_BENCH_BIN"
+  else
+    (cd "$1" && cargo build --release --quiet) >&2 || return 1
+    echo "$1/target/release/cudnnm"
+  fi
+}
 
 # measure NAME CMD... : runs CMD under /usr/bin/time and appends
 # "wall user sys kilobytes" to $work/NAME; stops the benchmark on failure.
