@@ -493,6 +493,27 @@ impl fmt::Debug for ReleaseId {
 
 serde_as_text!(ReleaseId);
 
+/// A Python project name as PyPI compares them (PEP 503 normalization:
+/// lower case, each run of `-`, `_`, `.` one `sep`): `-` for requirements
+/// (`Nvidia_CUDNN_cu12` → `nvidia-cudnn-cu12`), `_` for a wheel file's
+/// distribution part (PEP 427: `nvidia_cudnn_cu12`).
+pub fn python_name(name: &str, sep: char) -> String {
+    let mut out = String::with_capacity(name.len());
+    let mut run = false;
+    for c in name.trim().chars() {
+        if matches!(c, '-' | '_' | '.') {
+            run = true;
+            continue;
+        }
+        if run && !out.is_empty() {
+            out.push(sep);
+        }
+        run = false;
+        out.push(c.to_ascii_lowercase());
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -610,5 +631,14 @@ mod tests {
         for bad in ["9.12.0.46", "9.12.0.46_cu12", "x_cuda12", "9_cuda1.2.3", ""] {
             assert!(bad.parse::<ReleaseId>().is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn python_names_compare_as_pypi_does() {
+        assert_eq!(python_name(" Nvidia_CUDNN.cu12 ", '-'), "nvidia-cudnn-cu12");
+        assert_eq!(
+            python_name("nvidia-cudnn--jit-cu12", '_'),
+            "nvidia_cudnn_jit_cu12"
+        );
     }
 }

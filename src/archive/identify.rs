@@ -261,7 +261,7 @@ pub(super) fn wheel_metadata(text: &str) -> WheelMetadata {
     WheelMetadata {
         version: version_text.as_deref().and_then(|v| v.parse().ok()),
         cuda: name.as_deref().and_then(|n| {
-            let n = n.to_ascii_lowercase().replace('_', "-");
+            let n = crate::version::python_name(n, '-');
             n.rsplit('-').next().and_then(CudaVariant::from_name_part)
         }),
         name,

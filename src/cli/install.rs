@@ -260,7 +260,7 @@ fn pause_after_download(ctx: &Ctx) {
 /// 9.27.0.42 for CUDA 12 — NVIDIA's package names end in the CUDA major.
 fn pinned_release(requirement: &str) -> Option<ReleaseId> {
     let (package, version) = requirement.split_once("==")?;
-    let package = package.trim().to_ascii_lowercase().replace('_', "-");
+    let package = crate::version::python_name(package, '-');
     if !package.starts_with("nvidia-cudnn") {
         return None;
     }

@@ -124,7 +124,7 @@ pub fn run(ctx: &Ctx, cuda: Option<&str>, platform: Option<&str>) -> Result<u8> 
                     .filter(|(iv, ic, _)| iv == v && ic.major() == w.cuda.major())
                     .map(|(_, _, p)| p)
                     .collect();
-                let package = w.package.replace('_', "-").to_ascii_lowercase();
+                let package = crate::version::python_name(&w.package, '-');
                 let is_installed = same_release
                     .iter()
                     .any(|p| p.as_deref().is_none_or(|p| p == package));

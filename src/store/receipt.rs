@@ -82,7 +82,7 @@ impl Distribution {
     /// The project name as PyPI spells it (PEP 503: lower case, each run of
     /// `-`, `_`, `.` one `-`): `nvidia-cudnn-jit-cu12`.
     pub fn project(&self) -> String {
-        normalized(&self.name, '-')
+        crate::version::python_name(&self.name, '-')
     }
 
     /// The exact requirement that gives this wheel back:
@@ -113,31 +113,13 @@ impl Distribution {
         }
         Some(format!(
             "{}-{}-{}-{}-{}.whl",
-            normalized(&self.name, '_'),
+            crate::version::python_name(&self.name, '_'),
             self.version.replace('-', "_"),
             sets[0].join("."),
             sets[1].join("."),
             sets[2].join(".")
         ))
     }
-}
-
-/// `name` lower-cased with each run of `-`, `_`, `.` replaced by `sep`.
-fn normalized(name: &str, sep: char) -> String {
-    let mut out = String::with_capacity(name.len());
-    let mut run = false;
-    for c in name.trim().chars() {
-        if matches!(c, '-' | '_' | '.') {
-            run = true;
-            continue;
-        }
-        if run && !out.is_empty() {
-            out.push(sep);
-        }
-        run = false;
-        out.push(c.to_ascii_lowercase());
-    }
-    out
 }
 
 impl Source {
@@ -186,7 +168,7 @@ impl Source {
             .and_then(|u| u.strip_prefix("pip:"))
             .and_then(|r| r.split_once("=="))
             .filter(|(p, _)| is_project_name(p.trim()))
-            .map(|(p, v)| (normalized(p, '-'), v.trim().to_string()));
+            .map(|(p, v)| (crate::version::python_name(p, '-'), v.trim().to_string()));
         let (project, v) = given.or_else(|| wheel_file_requirement(&self.name))?;
         names(&v).then(|| format!("{project}=={v}"))
     }
@@ -233,7 +215,10 @@ fn wheel_file_requirement(name: &str) -> Option<(String, String)> {
     {
         return None;
     }
-    Some((normalized(parts[0], '-'), parts[1].to_string()))
+    Some((
+        crate::version::python_name(parts[0], '-'),
+        parts[1].to_string(),
+    ))
 }
 
 /// One file of a release: a file by size and SHA-256, or a link by its

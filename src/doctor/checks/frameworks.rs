@@ -262,7 +262,7 @@ fn requirement(f: &Framework) -> Option<(String, Version)> {
     let r = f.cudnn_requirement.as_deref()?;
     let (pkg, ver) = r.split_once("==")?;
     Some((
-        pkg.trim().to_ascii_lowercase().replace('_', "-"),
+        crate::version::python_name(pkg, '-'),
         ver.trim().parse().ok()?,
     ))
 }

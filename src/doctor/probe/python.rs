@@ -163,7 +163,7 @@ fn cudnn_requirement(
         let Some((pkg, ver)) = spec.split_once("==") else {
             continue;
         };
-        let pkg = pkg.to_ascii_lowercase().replace('_', "-");
+        let pkg = crate::version::python_name(pkg, '-');
         if !pkg.starts_with("nvidia-cudnn") {
             continue;
         }
