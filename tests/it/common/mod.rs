@@ -213,13 +213,20 @@ impl Sandbox {
 }
 
 /// Runs `cmd` to completion. Under wine, starting a process now and then
-/// fails with ERROR_INTERNAL_ERROR (1359) when many start at once; that
-/// start (nothing ran) is tried again, a few times.
+/// fails with ERROR_INTERNAL_ERROR (1359) when many start at once; on Linux
+/// a program a test has just copied fails to start with ETXTBSY while a
+/// process another test thread forked meanwhile still holds the copy's
+/// write handle (until it execs). Either start (nothing ran) is tried
+/// again, a few times.
 pub fn output(cmd: &mut Command) -> Output {
     let mut tries = 0;
     loop {
         match cmd.output() {
-            Err(e) if cfg!(windows) && e.raw_os_error() == Some(1359) && tries < 5 => {
+            Err(e)
+                if ((cfg!(windows) && e.raw_os_error() == Some(1359))
+                    || e.kind() == std::io::ErrorKind::ExecutableFileBusy)
+                    && tries < 5 =>
+            {
                 tries += 1;
                 std::thread::sleep(std::time::Duration::from_millis(100 * tries));
             }
