@@ -15,6 +15,7 @@
 //! - [`catalog`]: the release catalog (`manifest.toml`) and downloads.
 //! - [`usage`]: where a home's disk space goes (`du`).
 //! - [`verify`]: re-hashing the store and the deployments against their records.
+//! - [`ops`]: operations (install, uninstall, lock, catalog resolution, export) returning typed outcomes the CLI renders.
 //! - [`doctor`]: system snapshot and platform-neutral checks.
 //! - [`interrupt`]: Ctrl-C / SIGTERM during a change: undo, then exit 130.
 //! - [`libcudnn`], [`child`]: loading a cuDNN library, in a child process of its own.
@@ -54,6 +55,7 @@ pub mod libcudnn;
 pub mod lock;
 pub mod modulefile;
 pub mod names;
+pub mod ops;
 pub mod pin;
 pub mod platform;
 pub mod progress;
