@@ -5,14 +5,14 @@
 //! one (`--locked`: only so).
 
 use super::Ctx;
-use super::support::{
-    GpuGate, ReleaseView, recover_and_report, report_build_choice, toolkits_for_pick,
-};
+use super::support::recover_and_report;
 use crate::archive::{self, ImportRequest, Outcome};
 use crate::catalog;
 use crate::command::CommandLine;
 use crate::error::{Error, Kind, Result};
 use crate::hash::Sha256Hex;
+use crate::ops::gpu::GpuGate;
+use crate::ops::list::InstalledRelease;
 use crate::progress::Progress;
 use crate::store::Store;
 use crate::version::{CudaVariant, Platform, ReleaseId, Spec};
@@ -63,7 +63,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     let cuda: Option<CudaVariant> = args.cuda.as_deref().map(str::parse).transpose()?;
     let sha256 = args.sha256.as_deref().map(Sha256Hex::parse).transpose()?;
     // The GPUs are read once, here (never by `env`, `exec` or the hooks).
-    let gate = std::sync::Arc::new(GpuGate::read(ctx));
+    let gate = std::sync::Arc::new(GpuGate::read(&ctx.ops()));
     let admit = {
         let (gate, force) = (gate.clone(), args.force);
         archive::Admit(std::sync::Arc::new(move |v, c| {
@@ -145,10 +145,8 @@ fn install_catalog(
     };
     // The CUDA build for the toolkit `use` would deploy into (found, or
     // known to this home), as `use` picks it, and said.
-    let (toolkits, chosen) = toolkits_for_pick(ctx, &req.spec, req.cuda.as_ref(), platform);
-    if let Some(t) = &chosen {
-        report_build_choice(ctx, &req.spec, t);
-    }
+    let toolkits =
+        crate::ops::toolkits::for_pick(&ctx.ops(), &req.spec, req.cuda.as_ref(), platform).toolkits;
     // Archives and PyPI wheels alike: most cuDNN 9 releases are wheels only.
     let cat = catalog::Catalog::load(&ctx.home)?;
     let pick = catalog::resolve::pick(&cat, &req, &toolkits, gate.oldest().map(|g| &g.compute))?;
@@ -342,7 +340,7 @@ fn report_import(
         Outcome::AlreadyInstalled(_) => "already-installed",
     };
     if ctx.json {
-        let view = ReleaseView::new(r, &[], false, false).in_store(&store);
+        let view = InstalledRelease::new(r, &store, Vec::new(), false, false);
         ctx.out_json(&serde_json::json!({ "status": status, "release": view }));
     }
     match &imported.outcome {

@@ -16,12 +16,13 @@
 use serde::Serialize;
 
 use super::Ctx;
-use super::support::{self, GpuGate};
 use crate::catalog::{self, Catalog, FetchRequest, download, offer, resolve};
 use crate::command::CommandLine;
 use crate::error::{Error, Kind, Result};
 use crate::fsops;
 use crate::hash::Sha256Hex;
+use crate::ops::gpu::GpuGate;
+use crate::ops::lock as support;
 use crate::pin::lockfile::{self, LockedSource, ProjectLock};
 use crate::pin::{self, SpecSource};
 use crate::shape::Shape;
@@ -85,7 +86,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     for w in cat.warnings() {
         ctx.warn(w);
     }
-    let gate = GpuGate::read(ctx);
+    let gate = GpuGate::read(&ctx.ops());
     let req = FetchRequest {
         spec: spec.clone(),
         cuda,
@@ -95,10 +96,8 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
         allow_unverified: false,
     };
     // The CUDA build for the toolkit `use` would deploy into, as `install` picks it.
-    let (toolkits, chosen) = super::support::toolkits_for_pick(ctx, &spec, cuda.as_ref(), platform);
-    if let Some(t) = &chosen {
-        super::support::report_build_choice(ctx, &spec, t);
-    }
+    let toolkits =
+        crate::ops::toolkits::for_pick(&ctx.ops(), &spec, cuda.as_ref(), platform).toolkits;
     // A lock that no longer parses (edited by hand, a merge conflict) is
     // what `lock` is for: written anew, saying so, never a dead end.
     let old = match ProjectLock::read(&lock_path) {

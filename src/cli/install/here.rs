@@ -8,9 +8,9 @@ use super::{Args, install_catalog, install_pip, pause_after_download, platform_o
 use crate::archive::ImportRequest;
 use crate::catalog::{self, Catalog, download};
 use crate::cli::Ctx;
-use crate::cli::support::GpuGate;
 use crate::command::CommandLine;
 use crate::error::{Error, Kind, Result};
+use crate::ops::gpu::GpuGate;
 use crate::pin::lockfile::{self, LockedSource, ProjectLock};
 use crate::pin::{self, SpecSource};
 use crate::store::Store;
@@ -186,7 +186,7 @@ fn install_locked(
             .hint(
                 // Locking the installed bytes is offered only when another
                 // machine can fetch them: else the lock would fail there.
-                if Catalog::load(&ctx.home).is_ok_and(|c| crate::cli::support::reproducible(&c, &r)) {
+                if Catalog::load(&ctx.home).is_ok_and(|c| crate::ops::lock::reproducible(&c, &r)) {
                     format!(
                         "`{}` replaces it with the locked bytes; `{}` locks the installed ones instead, when another machine can fetch them (then commit the lock)",
                         host(CommandLine::install_here().force()),
