@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use super::{Event, Session};
-use crate::catalog::{self, Catalog, Origin, PublishedHash, resolve};
+use crate::catalog::{self, Catalog, CatalogLayer, PublishedHash, resolve};
 use crate::error::Result;
 use crate::store::{Release, Store};
 use crate::version::{self, CudaVariant, Platform, Version};
@@ -52,7 +52,7 @@ pub struct Row {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub installed_from_other_package: Option<String>,
     /// `embedded` or `user`.
-    pub origin: Option<Origin>,
+    pub origin: Option<CatalogLayer>,
     /// Toolkits NVIDIA's support matrix lists for this build, when known.
     pub supported_toolkits: Option<Vec<Version>>,
     /// Minimum GPU compute capability, when known.
