@@ -7,10 +7,11 @@ use std::path::Path;
 
 use crate::error::Error;
 use crate::gpu::Gpu;
+use crate::hash::Sha256Hex;
 use crate::pin::SpecSource;
 use crate::store::Release;
 use crate::toolkit::Toolkit;
-use crate::version::{ReleaseId, Spec, Version};
+use crate::version::{CudaVariant, Platform, ReleaseId, Spec, Version};
 
 /// One thing an operation says while it runs.
 #[derive(Debug)]
@@ -86,5 +87,126 @@ pub enum Event<'a> {
         release: &'a Release,
         /// The toolkit.
         toolkit: &'a Toolkit,
+    },
+    /// A flag for catalog installs given with a local archive, folder or
+    /// pip requirement: ignored.
+    IgnoredForLocal {
+        /// The flag (`--platform`).
+        flag: &'a str,
+        /// What was given instead of a spec.
+        what: &'a str,
+    },
+    /// An archive was downloaded (or found in the download cache).
+    Downloaded {
+        /// Its file name.
+        name: &'a str,
+        /// Where it came from.
+        url: &'a str,
+        /// Whether it came from the download cache.
+        cached: bool,
+    },
+    /// The catalog's pick is published as a PyPI wheel: it is fetched with pip.
+    PublishedAsWheel {
+        /// The release version.
+        version: &'a Version,
+        /// Its CUDA variant.
+        cuda: &'a CudaVariant,
+        /// The exact requirement.
+        requirement: &'a str,
+    },
+    /// A wheel `cudnnm lock` kept in the download cache is imported, no pip run.
+    KeptWheel {
+        /// Its file name.
+        name: &'a str,
+        /// The requirement.
+        requirement: &'a str,
+    },
+    /// pip is run to fetch a wheel.
+    FetchingWithPip {
+        /// The requirement.
+        requirement: &'a str,
+        /// The Python that runs pip.
+        python: &'a str,
+    },
+    /// A bare `install` installs what the lock beside the pin records.
+    InstallingLocked {
+        /// The locked release.
+        release: &'a ReleaseId,
+        /// The lock file.
+        lock: &'a Path,
+        /// The pin's spec.
+        spec: &'a Spec,
+        /// Where the spec came from.
+        source: &'a SpecSource,
+    },
+    /// The lock beside the pin names a release the pin no longer selects:
+    /// the pin is resolved instead.
+    LockIgnored {
+        /// The locked release.
+        release: &'a ReleaseId,
+        /// The lock file.
+        lock: &'a Path,
+        /// The pin's spec.
+        spec: &'a Spec,
+        /// Where the spec came from.
+        source: &'a SpecSource,
+    },
+    /// The lock file could not be read: `lock` writes it anew.
+    LockUnreadable {
+        /// The lock file.
+        lock: &'a Path,
+        /// Why.
+        why: &'a str,
+    },
+    /// `lock` locks the installed release the pin selects here.
+    LockingInstalled {
+        /// The release.
+        release: &'a ReleaseId,
+        /// The pin's spec.
+        spec: &'a Spec,
+    },
+    /// A catalog archive with no published SHA-256 is left out of the lock.
+    UnhashedArchive {
+        /// Its file name.
+        name: &'a str,
+        /// Its platform.
+        platform: Platform,
+    },
+    /// A release published only on PyPI is locked as the wheel pip fetches.
+    LockingWheel {
+        /// The release.
+        release: &'a ReleaseId,
+        /// The platform of the entry.
+        platform: Platform,
+    },
+    /// The wheel to lock is in the download cache: nothing is downloaded.
+    LockWheelCached {
+        /// Its file name.
+        name: &'a str,
+    },
+    /// pip is run to fetch the wheel to lock.
+    LockFetchingWheel {
+        /// The requirement.
+        requirement: &'a str,
+    },
+    /// The wheel `lock` fetched is kept in the download cache for the
+    /// install that follows.
+    LockWheelKept {
+        /// Its file name.
+        name: &'a str,
+        /// Its size in bytes.
+        size: u64,
+    },
+    /// An installed wheel from a local file is locked by that file's hash,
+    /// which no catalog entry confirms PyPI publishes.
+    LocalWheelLocked {
+        /// The platform of the entry.
+        platform: Platform,
+        /// The hash locked.
+        sha: &'a Sha256Hex,
+        /// The local file it was installed from.
+        file: &'a str,
+        /// The requirement locked.
+        requirement: &'a str,
     },
 }

@@ -27,7 +27,7 @@ pub mod default;
 pub mod event;
 pub mod export;
 pub mod gpu;
-// pub mod install;
+pub mod install;
 pub mod list;
 pub mod lock;
 pub mod offers;

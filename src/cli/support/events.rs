@@ -17,7 +17,8 @@ pub enum Level {
 
 impl crate::ops::Reporter for Ctx {
     fn event(&self, event: &Event<'_>) {
-        match render(event, self.env.is_windows()) {
+        let printed = |c: CommandLine| super::printed(self, c);
+        match render(event, self.env.is_windows(), &printed) {
             Some((Level::Status, line)) => self.status(line),
             Some((Level::Warning, line)) => self.warn(line),
             None => {}
@@ -25,33 +26,84 @@ impl crate::ops::Reporter for Ctx {
     }
 }
 
+/// A line and where it goes.
+type Line = Option<(Level, String)>;
+
 /// The line `event` prints, and where; `None` for an event that says
-/// nothing. `windows`: the user's shell is Windows' (commands in the line).
-pub fn render(event: &Event<'_>, windows: bool) -> Option<(Level, String)> {
+/// nothing. `windows`: the user's shell is Windows'; `printed`: a command
+/// as a hint prints it for this home ([`super::printed`]).
+pub fn render(event: &Event<'_>, windows: bool, printed: &dyn Fn(CommandLine) -> String) -> Line {
+    use Event::*;
+    match event {
+        HomeLockWait { .. } | Warning(_) | Note(_) | ExportLeftBehind { .. } => general(event),
+        RecordedToolkitLost { .. } | ToolkitChosen(_) | BuildChosen { .. } => {
+            toolkits(event, windows)
+        }
+        UsingPinned { .. } | PickedForGpu { .. } | DeployingMisfit { .. } => deploying(event),
+        IgnoredForLocal { .. }
+        | Downloaded { .. }
+        | PublishedAsWheel { .. }
+        | KeptWheel { .. }
+        | FetchingWithPip { .. }
+        | InstallingLocked { .. }
+        | LockIgnored { .. } => installing(event),
+        LockUnreadable { .. }
+        | LockingInstalled { .. }
+        | UnhashedArchive { .. }
+        | LockingWheel { .. }
+        | LockWheelCached { .. }
+        | LockFetchingWheel { .. }
+        | LockWheelKept { .. }
+        | LocalWheelLocked { .. } => locking(event, printed),
+    }
+}
+
+/// The home lock, text the core gave, an export left behind.
+fn general(event: &Event<'_>) -> Line {
     use Level::{Status, Warning};
-    let line = match event {
+    Some(match event {
         Event::HomeLockWait {
             lock_file,
+            holder: None,
+            ..
+        } => (
+            Status,
+            format!(
+                "waiting for another cudnnm process to finish (lock '{}')",
+                lock_file.display()
+            ),
+        ),
+        Event::HomeLockWait {
             held_file,
-            holder,
-        } => match holder {
-            None => (
-                Status,
-                format!(
-                    "waiting for another cudnnm process to finish (lock '{}')",
-                    lock_file.display()
-                ),
+            holder: Some(h),
+            ..
+        } => (
+            Status,
+            format!(
+                "waiting for another cudnnm process to finish ({h}; lock file '{}', this file system cannot lock; remove the file if that process is gone)",
+                held_file.display()
             ),
-            Some(h) => (
-                Status,
-                format!(
-                    "waiting for another cudnnm process to finish ({h}; lock file '{}', this file system cannot lock; remove the file if that process is gone)",
-                    held_file.display()
-                ),
-            ),
-        },
+        ),
         Event::Warning(w) => (Warning, w.to_string()),
         Event::Note(n) => (Status, n.to_string()),
+        Event::ExportLeftBehind { old, dest, why } => {
+            let old = old.display();
+            (
+                Warning,
+                format!(
+                    "could not remove the earlier export, moved aside to '{old}' ({why}); the next `cudnnm export dir` to '{}' removes it, or: chmod -R u+w '{old}' && rm -rf '{old}'",
+                    dest.display()
+                ),
+            )
+        }
+        _ => return None,
+    })
+}
+
+/// Toolkits lost, chosen, or choosing a CUDA build.
+fn toolkits(event: &Event<'_>, windows: bool) -> Line {
+    use Level::{Status, Warning};
+    Some(match event {
         Event::RecordedToolkitLost {
             release,
             root,
@@ -97,16 +149,14 @@ pub fn render(event: &Event<'_>, windows: bool) -> Option<(Level, String)> {
                 toolkit_reason(t)
             ),
         ),
-        Event::ExportLeftBehind { old, dest, why } => {
-            let old = old.display();
-            (
-                Warning,
-                format!(
-                    "could not remove the earlier export, moved aside to '{old}' ({why}); the next `cudnnm export dir` to '{}' removes it, or: chmod -R u+w '{old}' && rm -rf '{old}'",
-                    dest.display()
-                ),
-            )
-        }
+        _ => return None,
+    })
+}
+
+/// What `use` says while it chooses.
+fn deploying(event: &Event<'_>) -> Line {
+    use Level::{Status, Warning};
+    Some(match event {
         Event::UsingPinned { spec, source } => {
             (Status, format!("using cuDNN {spec} ({})", source.label()))
         }
@@ -137,8 +187,129 @@ pub fn render(event: &Event<'_>, windows: bool) -> Option<(Level, String)> {
                 ),
             )
         }
-    };
-    Some(line)
+        _ => return None,
+    })
+}
+
+/// What `install` says while it fetches.
+fn installing(event: &Event<'_>) -> Line {
+    use Level::{Status, Warning};
+    Some(match event {
+        Event::IgnoredForLocal { flag, what } => (
+            Warning,
+            format!("{flag} applies to catalog installs; ignored for '{what}'"),
+        ),
+        Event::Downloaded {
+            name, cached: true, ..
+        } => (Status, format!("using {name} from the download cache")),
+        Event::Downloaded { name, url, .. } => (Status, format!("downloaded {name} from {url}")),
+        Event::PublishedAsWheel {
+            version,
+            cuda,
+            requirement,
+        } => (
+            Status,
+            format!(
+                "cuDNN {version} for CUDA {cuda} is published as a PyPI wheel: installing pip:{requirement}"
+            ),
+        ),
+        Event::KeptWheel { name, requirement } => (
+            Status,
+            format!("using {name} from the download cache (pip:{requirement}, no pip run)"),
+        ),
+        Event::FetchingWithPip {
+            requirement,
+            python,
+        } => (
+            Status,
+            format!("fetching {requirement} with `{python} -m pip download`"),
+        ),
+        Event::InstallingLocked {
+            release,
+            lock,
+            spec,
+            source,
+        } => (
+            Status,
+            format!(
+                "installing {release} as locked in '{}' (pin {spec}, {source})",
+                lock.display()
+            ),
+        ),
+        Event::LockIgnored {
+            release,
+            lock,
+            spec,
+            source,
+        } => (
+            Warning,
+            format!(
+                "the lock '{}' names {release}, which does not satisfy the pin {spec} ({source}); resolving the pin instead (`cudnnm lock` records the new pick)",
+                lock.display()
+            ),
+        ),
+        _ => return None,
+    })
+}
+
+/// What `lock` says while it records the bytes.
+fn locking(event: &Event<'_>, printed: &dyn Fn(CommandLine) -> String) -> Line {
+    use Level::{Status, Warning};
+    Some(match event {
+        Event::LockUnreadable { lock, why } => (
+            Warning,
+            format!(
+                "the lock file '{}' could not be read ({why}); writing it anew",
+                lock.display()
+            ),
+        ),
+        Event::LockingInstalled { release, spec } => (
+            Status,
+            format!("locking cuDNN {release}, the release the pin {spec} selects here (installed)"),
+        ),
+        Event::UnhashedArchive { name, platform } => (
+            Warning,
+            format!("{name} for {platform} has no published SHA-256; left out of the lock"),
+        ),
+        Event::LockingWheel { release, platform } => (
+            Status,
+            format!(
+                "cuDNN {release} is published only on PyPI; its lock entry for {platform} is the SHA-256 of the wheel pip fetches"
+            ),
+        ),
+        Event::LockWheelCached { name } => (
+            Status,
+            format!(
+                "lock: {name} is in the download cache; recording its SHA-256 (nothing downloaded)"
+            ),
+        ),
+        Event::LockFetchingWheel { requirement } => (
+            Status,
+            format!(
+                "lock: fetching {requirement} with pip to record its SHA-256 (kept in the download cache)"
+            ),
+        ),
+        Event::LockWheelKept { name, size } => (
+            Status,
+            format!(
+                "lock: kept {name} ({}) in the download cache; `{}` installs it from there",
+                super::human_size(*size),
+                printed(CommandLine::install_here())
+            ),
+        ),
+        Event::LocalWheelLocked {
+            platform,
+            sha,
+            file,
+            requirement,
+        } => (
+            Warning,
+            format!(
+                "the lock's SHA-256 for {platform} ({sha}) is that of the local file '{file}', and no catalog entry tells the one PyPI publishes for {requirement}: a teammate's pip must fetch exactly those bytes (from the same local folder, say), or their install fails"
+            ),
+        ),
+        _ => return None,
+    })
 }
 
 /// Why a toolkit was chosen, as a clause: the selector's reasons read as
@@ -157,6 +328,10 @@ mod tests {
     use super::*;
     use std::path::Path;
 
+    fn no_home(c: CommandLine) -> String {
+        c.for_host(false)
+    }
+
     fn toolkit(found_by: &str) -> Toolkit {
         Toolkit {
             root: "/usr/local/cuda-12.4".into(),
@@ -169,11 +344,19 @@ mod tests {
     #[test]
     fn a_toolkit_chosen_says_why_unless_the_user_named_it() {
         assert_eq!(
-            render(&Event::ToolkitChosen(&toolkit("--cuda-root")), false),
+            render(
+                &Event::ToolkitChosen(&toolkit("--cuda-root")),
+                false,
+                &no_home
+            ),
             None
         );
         assert_eq!(
-            render(&Event::ToolkitChosen(&toolkit("CUDA_PATH")), false),
+            render(
+                &Event::ToolkitChosen(&toolkit("CUDA_PATH")),
+                false,
+                &no_home
+            ),
             Some((
                 Level::Status,
                 "toolkit '/usr/local/cuda-12.4' (CUDA 12.4.1): found by CUDA_PATH".into()
@@ -187,6 +370,7 @@ mod tests {
                 toolkit: &t,
             },
             false,
+            &no_home,
         )
         .unwrap();
         assert_eq!(level, Level::Status);
@@ -208,6 +392,7 @@ mod tests {
                 error: &error,
             },
             false,
+            &no_home,
         )
         .unwrap();
         assert_eq!(level, Level::Warning);

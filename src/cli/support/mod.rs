@@ -27,11 +27,6 @@ use crate::deploy::recover::Recovered;
 use crate::error::Result;
 use crate::toolkit::Toolkit;
 
-/// Finishes or undoes changes a crash left, saying which. Call under the lock.
-pub fn recover_and_report(ctx: &Ctx) -> Result<Vec<Recovered>> {
-    ctx.ops().recover()
-}
-
 /// For read-only commands: when a journal exists, wait for the lock (the
 /// change may still be running) and recover; otherwise touch nothing.
 pub fn recover_if_pending(ctx: &Ctx) -> Result<Vec<Recovered>> {
