@@ -628,14 +628,82 @@ pub fn project_of(requirement: &str) -> &str {
 #[allow(clippy::disallowed_methods)] // tests build their fixtures directly
 mod tests {
     use super::*;
-    use crate::catalog::Catalog;
-    use crate::hash::Sha256Hex;
     use crate::ops::testing::{Fixture, folder};
-    use crate::shape::Shape;
     use crate::store::Source;
 
     fn sha(c: char) -> Sha256Hex {
         Sha256Hex::parse(&c.to_string().repeat(64)).unwrap()
+    }
+
+    #[test]
+    fn without_a_pin_there_is_nothing_to_lock() {
+        let f = Fixture::new();
+        let e = lock(&f.session(), &Request::default()).unwrap_err();
+        assert_eq!(e.kind(), Kind::NotFound);
+        assert!(e.message().starts_with("no .cudnn-version in"), "{e}");
+    }
+
+    #[test]
+    fn an_installed_catalog_archive_is_locked_by_its_published_hash() {
+        let f = Fixture::new();
+        // The catalog's archive of 9.1.0.70 for CUDA 12 on Linux x86-64.
+        let published =
+            Sha256Hex::parse("fdc6d6f28217b82c400adfdae8f0364fa36c5fb6cb683933e8900a748e70b263")
+                .unwrap();
+        f.release(
+            "9.1.0.70",
+            "12",
+            Source {
+                kind: Shape::Redist,
+                name: "cudnn-linux-x86_64-9.1.0.70_cuda12-archive.tar.xz".into(),
+                sha256: Some(published.clone()),
+                size: 1,
+                url: None,
+                dist: None,
+            },
+        );
+        std::fs::write(f.root().join(crate::pin::PIN_FILE), "9.1\n").unwrap();
+        let req = Request {
+            platform: Some("linux-x86_64".into()),
+            ..Default::default()
+        };
+        let done = lock(&f.session(), &req).unwrap();
+        assert_eq!(done.release, "9.1.0.70_cuda12");
+        assert!(done.changed);
+        assert!(
+            done.platforms.contains(&"linux-x86_64".to_string()),
+            "{done:?}"
+        );
+        let written = ProjectLock::read(std::path::Path::new(&done.path))
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            written
+                .source(Platform::LinuxX86_64)
+                .map(LockedSource::sha256),
+            Some(&published)
+        );
+        // Again: nothing changes.
+        assert!(!lock(&f.session(), &req).unwrap().changed);
+        assert!(f.events().iter().any(|e| e.starts_with("LockingInstalled")));
+    }
+
+    #[test]
+    fn a_release_from_a_local_folder_is_not_locked() {
+        let f = Fixture::new();
+        f.release("9.1.0.70", "12", folder("my-cudnn"));
+        std::fs::write(f.root().join(crate::pin::PIN_FILE), "9.1\n").unwrap();
+        let req = Request {
+            platform: Some("linux-x86_64".into()),
+            ..Default::default()
+        };
+        let e = lock(&f.session(), &req).unwrap_err();
+        assert_eq!(e.kind(), Kind::Conflict);
+        assert!(
+            e.message().contains("from the local folder 'my-cudnn'"),
+            "{e}"
+        );
+        assert!(!f.root().join(lockfile::LOCK_FILE).exists());
     }
 
     #[test]

@@ -353,10 +353,18 @@ fn import_with(
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // tests build their fixtures directly
 mod tests {
+    use super::*;
+    use crate::hash::Sha256Hex;
+    use crate::ops::testing::{Fixture, folder};
+    use crate::pin::lockfile::{self, LockedSource, ProjectLock};
+    use crate::shape::Shape;
+    use crate::store::Source;
+
     #[test]
     fn an_exact_cudnn_requirement_names_its_release() {
-        let id = |r: &str| super::pinned_release(r).map(|i| i.to_string());
+        let id = |r: &str| pinned_release(r).map(|i| i.to_string());
         assert_eq!(
             id("nvidia-cudnn-cu12==9.27.0.42").as_deref(),
             Some("9.27.0.42_cuda12")
@@ -371,5 +379,154 @@ mod tests {
         );
         assert_eq!(id("nvidia-cudnn-cu12>=9"), None);
         assert_eq!(id("torch==2.4.1"), None);
+    }
+
+    fn ask(what: Option<&str>) -> Request {
+        Request {
+            what: what.map(str::to_string),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_missing_path_and_a_word_that_is_no_spec_are_told_apart() {
+        let f = Fixture::new();
+        let e = install(&f.session(), &ask(Some("./cudnn-9.zip"))).unwrap_err();
+        assert_eq!(e.kind(), Kind::NotFound);
+        assert!(e.message().starts_with("no such file or folder"), "{e}");
+        let e = install(&f.session(), &ask(Some("newest-please"))).unwrap_err();
+        assert_eq!(e.kind(), Kind::Usage);
+        assert!(
+            e.message()
+                .contains("neither a file nor a cuDNN version spec"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn catalog_flags_given_with_a_local_folder_are_ignored_with_a_warning() {
+        let f = Fixture::new();
+        std::fs::create_dir(f.root().join("not-cudnn")).unwrap();
+        let req = Request {
+            platform: Some("no-such-platform".into()),
+            allow_unverified: true,
+            ..ask(Some("not-cudnn"))
+        };
+        // The folder is no release: the import refuses it, never the flag.
+        let e = install(&f.session(), &req).unwrap_err();
+        assert_ne!(e.message(), "no-such-platform");
+        let events = f.events();
+        assert!(
+            events[0].contains("IgnoredForLocal { flag: \"--platform\""),
+            "{events:?}"
+        );
+        assert!(events[1].contains("--allow-unverified"), "{events:?}");
+    }
+
+    #[test]
+    fn an_exact_requirement_of_an_installed_release_runs_no_pip() {
+        let f = Fixture::new();
+        f.release("9.27.0.42", "12", folder("a"));
+        let done = install(&f.session(), &ask(Some("pip:nvidia-cudnn-cu12==9.27.0.42"))).unwrap();
+        let Installed::Already { release, why, .. } = &done else {
+            panic!("{done:?}")
+        };
+        assert_eq!(release, "9.27.0.42_cuda12");
+        assert_eq!(
+            why,
+            &AlreadyWhy::Requirement("pip:nvidia-cudnn-cu12==9.27.0.42".into())
+        );
+        assert_eq!(
+            serde_json::to_value(&done).unwrap(),
+            serde_json::json!({"status": "already-installed", "release": "9.27.0.42_cuda12"})
+        );
+    }
+
+    #[test]
+    fn a_bare_install_of_an_installed_pin_is_a_no_op_naming_the_pin() {
+        let f = Fixture::new();
+        let e = install(&f.session(), &ask(None)).unwrap_err();
+        assert_eq!(e.kind(), Kind::NotFound);
+        f.release("9.1.0.70", "12", folder("a"));
+        std::fs::write(f.root().join(crate::pin::PIN_FILE), "9.1\n").unwrap();
+        let Installed::Already { why, .. } = install(&f.session(), &ask(None)).unwrap() else {
+            panic!("not a no-op")
+        };
+        assert!(matches!(why, AlreadyWhy::MatchesPin { .. }), "{why:?}");
+        // --locked wants a lock beside the pin.
+        let locked = Request {
+            locked: true,
+            ..ask(None)
+        };
+        let e = install(&f.session(), &locked).unwrap_err();
+        assert_eq!(e.kind(), Kind::Integrity);
+        assert!(
+            e.message()
+                .starts_with("install --locked: there is no lock file"),
+            "{e}"
+        );
+    }
+
+    /// A lock beside the pin naming 9.1.0.70_cuda12 for this platform with `sha`.
+    fn lock_with(f: &Fixture, sha: &Sha256Hex) {
+        std::fs::write(f.root().join(crate::pin::PIN_FILE), "9.1\n").unwrap();
+        let lock = ProjectLock {
+            pin: "9.1".parse().unwrap(),
+            release: "9.1.0.70_cuda12".parse().unwrap(),
+            platform: [(
+                Platform::host().unwrap().as_str().to_string(),
+                LockedSource::Catalog {
+                    url: "https://example.invalid/cudnn.tar.xz".into(),
+                    path: None,
+                    sha256: sha.clone(),
+                    size: None,
+                },
+            )]
+            .into(),
+        };
+        let path = lockfile::lock_path(&f.root().join(crate::pin::PIN_FILE));
+        std::fs::write(path, lock.to_text()).unwrap();
+    }
+
+    fn archive(sha: &Sha256Hex) -> Source {
+        Source {
+            kind: Shape::Redist,
+            name: "cudnn-linux-x86_64-9.1.0.70_cuda12-archive.tar.xz".into(),
+            sha256: Some(sha.clone()),
+            size: 1,
+            url: None,
+            dist: None,
+        }
+    }
+
+    #[test]
+    fn a_locked_release_installed_from_other_bytes_is_refused() {
+        let f = Fixture::new();
+        let locked = Sha256Hex::parse(&"a".repeat(64)).unwrap();
+        let other = Sha256Hex::parse(&"b".repeat(64)).unwrap();
+        f.release("9.1.0.70", "12", archive(&other));
+        lock_with(&f, &locked);
+        let e = install(&f.session(), &ask(None)).unwrap_err();
+        assert_eq!(e.kind(), Kind::Integrity);
+        assert!(
+            e.message().contains(&format!(
+                "is installed from an archive with SHA-256 {other}"
+            )),
+            "{e}"
+        );
+        let events = f.events();
+        assert!(events[0].starts_with("InstallingLocked"), "{events:?}");
+    }
+
+    #[test]
+    fn a_locked_release_installed_from_the_locked_bytes_is_a_no_op() {
+        let f = Fixture::new();
+        let locked = Sha256Hex::parse(&"a".repeat(64)).unwrap();
+        f.release("9.1.0.70", "12", archive(&locked));
+        lock_with(&f, &locked);
+        let Installed::Already { why, .. } = install(&f.session(), &ask(None)).unwrap() else {
+            panic!("not a no-op")
+        };
+        assert!(matches!(why, AlreadyWhy::AsLocked(_)), "{why:?}");
     }
 }
