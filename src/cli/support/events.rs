@@ -398,4 +398,54 @@ mod tests {
         assert_eq!(level, Level::Warning);
         assert!(line.contains("`cudnnm toolkits forget /gone`"), "{line}");
     }
+
+    #[test]
+    fn downloads_and_kept_wheels_read_as_before() {
+        let line = |e: &Event<'_>| render(e, false, &no_home).unwrap();
+        assert_eq!(
+            line(&Event::Downloaded {
+                name: "a.tar.xz",
+                url: "https://x/a.tar.xz",
+                cached: true
+            }),
+            (
+                Level::Status,
+                "using a.tar.xz from the download cache".into()
+            )
+        );
+        assert_eq!(
+            line(&Event::Downloaded {
+                name: "a.tar.xz",
+                url: "https://x/a.tar.xz",
+                cached: false
+            })
+            .1,
+            "downloaded a.tar.xz from https://x/a.tar.xz"
+        );
+        let home = |c: CommandLine| format!("[{}]", c.for_host(false));
+        let (level, kept) = render(
+            &Event::LockWheelKept {
+                name: "w.whl",
+                size: 1536,
+            },
+            false,
+            &home,
+        )
+        .unwrap();
+        assert_eq!(level, Level::Status);
+        assert_eq!(
+            kept,
+            "lock: kept w.whl (1.5 KiB) in the download cache; `[cudnnm install]` installs it from there"
+        );
+        assert_eq!(
+            line(&Event::IgnoredForLocal {
+                flag: "--platform",
+                what: "./x.zip"
+            }),
+            (
+                Level::Warning,
+                "--platform applies to catalog installs; ignored for './x.zip'".into()
+            )
+        );
+    }
 }
