@@ -240,7 +240,10 @@ mod tests {
         };
         assert_eq!((before, release.as_str()), (None, "9.1.1.17_cuda12"));
         assert_eq!(link, f.home.current_dir().join("cuda-12"));
-        if let Placed::Link(_) = placed {
+        // No folder link where the file system cannot make one (wine):
+        // the release folder is recorded instead.
+        let linked = matches!(placed, Placed::Link(_));
+        if linked {
             assert_eq!(
                 std::fs::canonicalize(&link).unwrap(),
                 std::fs::canonicalize(&newest.dir).unwrap()
@@ -264,7 +267,7 @@ mod tests {
             panic!("not unset")
         };
         assert_eq!(before.as_deref(), Some("9.1.1.17_cuda12"));
-        assert_eq!(removed_link.as_ref(), Some(&link));
+        assert_eq!(removed_link.as_ref(), linked.then_some(&link));
         assert!(std::fs::symlink_metadata(&link).is_err());
         assert_eq!(f.home.config().unwrap().default, None);
         // Unsetting again changes nothing.
