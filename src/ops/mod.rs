@@ -215,8 +215,9 @@ pub(crate) mod testing {
         }
     }
 
-    /// A home in a temporary folder, a Linux environment whose working
-    /// folder is that folder, and a recorder.
+    /// A home in a temporary folder, an environment of this host's kind
+    /// (no `PATH`: no `nvidia-smi`, no `nvcc`) whose working folder is that
+    /// folder, and a recorder.
     pub struct Fixture {
         pub dir: tempfile::TempDir,
         pub home: Home,
@@ -230,7 +231,7 @@ pub(crate) mod testing {
             let dir = tempfile::tempdir().unwrap();
             let home = Home::new(dir.path().join("home"));
             let system = dir.path().join("system");
-            let env = Env::from_vars([("PATH", "")], dir.path(), false);
+            let env = Env::from_vars([("PATH", "")], dir.path(), crate::platform::HOST_WINDOWS);
             Fixture {
                 home,
                 system,

@@ -557,7 +557,7 @@ mod tests {
         .unwrap();
         // The catalog has cuDNN 9.1.0.70 for CUDA 11 and for CUDA 12.
         let spec: Spec = "9.1.0.70".parse().unwrap();
-        let p = for_pick(&f.session(), &spec, None, Platform::LinuxX86_64);
+        let p = for_pick(&f.session(), &spec, None, f.env.platform().unwrap());
         assert_eq!(p.chosen.as_ref().map(|t| &t.root), Some(&root));
         assert_eq!(p.toolkits.len(), 1);
         let events = f.events();

@@ -212,9 +212,16 @@ mod tests {
         assert_eq!(first.written.len(), 2, "{first:?}");
         assert!(first.unchanged.is_empty() && first.removed.is_empty());
         assert_eq!(first.modulepath, f.root().join("modules"));
-        let lua = f.root().join("modules/cudnn/9.1.0.70-cuda12.lua");
+        let lua = f
+            .root()
+            .join("modules")
+            .join("cudnn")
+            .join("9.1.0.70-cuda12.lua");
         let text = std::fs::read_to_string(&lua).unwrap();
-        assert!(text.contains(&r.dir.display().to_string()), "{text}");
+        // It names the release's own folders, as the modulefile language
+        // quotes them (a Linux release's are joined with `/` on any host).
+        let lib = format!("{}/lib", r.dir.display()).replace('\\', "\\\\");
+        assert!(text.contains(&lib), "{lib} in {text}");
 
         let again = modules(&f.session(), &req).unwrap();
         assert!(again.written.is_empty(), "{again:?}");
