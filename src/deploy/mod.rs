@@ -75,6 +75,24 @@ impl fmt::Display for Mode {
     }
 }
 
+impl FromStr for Mode {
+    type Err = Error;
+
+    /// Reads what [`Mode::as_str`] writes (a recorded mode, exactly);
+    /// what a user asks for is a [`ModeRequest`].
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "symlink" => Ok(Mode::Symlink),
+            "hardlink" => Ok(Mode::Hardlink),
+            "copy" => Ok(Mode::Copy),
+            _ => Err(
+                Error::new(Kind::Usage, format!("'{s}' is not a recorded deploy mode"))
+                    .hint("a deployment's mode is one of symlink, hardlink, copy"),
+            ),
+        }
+    }
+}
+
 /// What the user asked for with `--mode` (or `mode` in `config.toml`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ModeRequest {
@@ -314,6 +332,17 @@ pub use crate::record::mtime_ns;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A recorded mode reads back as written; a request (`auto`, `link`) is no recorded mode.
+    #[test]
+    fn a_recorded_mode_reads_back_as_written() {
+        for m in [Mode::Symlink, Mode::Hardlink, Mode::Copy] {
+            assert_eq!(m.as_str().parse::<Mode>().unwrap(), m);
+        }
+        for s in ["auto", "link", "Copy", ""] {
+            assert!(s.parse::<Mode>().is_err(), "{s}");
+        }
+    }
 
     #[test]
     fn modes_parse_and_resolve() {
