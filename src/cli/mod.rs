@@ -223,7 +223,7 @@ impl Ctx {
                     .var(crate::env::CUDNNM_TEST_LOCK_UNSUPPORTED)
                     .is_some(),
         };
-        let lock = HomeLock::acquire_with(&self.home, options, |holder| {
+        let lock = self.home.lock_with(options, |holder| {
             match holder {
             None => self.status(format!(
                 "waiting for another cudnnm process to finish (lock '{}')",

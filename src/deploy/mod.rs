@@ -42,6 +42,7 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Kind, Result};
+use crate::fsops;
 use crate::home::Home;
 use crate::record::{self, Entry};
 use crate::version::ReleaseId;
@@ -288,7 +289,7 @@ impl Deployments {
     /// # Errors
     /// When the file exists but cannot be read or parsed.
     pub fn load(home: &Home) -> Result<Deployments> {
-        record::load_or_default(&home.deployments_file(), |path, message| {
+        fsops::load_toml_or_default(&home.deployments_file(), |path, message| {
             Error::msg(format!("could not parse '{}'", path.display()))
                 .cause(message)
                 .hint("restore it from a copy, or delete it: cudnnm then treats every toolkit as not managed (backups stay)")
@@ -300,7 +301,7 @@ impl Deployments {
     /// # Errors
     /// When the home folder is not writable or the disk is full.
     pub fn save(&self, home: &Home) -> Result<()> {
-        record::save(&home.deployments_file(), self, "deployments")
+        fsops::save_toml(&home.deployments_file(), self, "deployments")
     }
 
     /// The deployment in the toolkit at `root`, if any.

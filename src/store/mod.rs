@@ -185,7 +185,7 @@ impl Store {
 
     /// Folders interrupted imports left (`store/.partial-*`), with their
     /// sizes. While an import runs (it holds the home lock) its own folder is
-    /// one of them; callers that cannot tell check [`crate::lock::home_busy`].
+    /// one of them; callers that cannot tell check [`crate::home::Home::busy`].
     /// A folder an import streaming a download fills now (its [`BUSY_FILE`]
     /// is locked by that process) is not one of them.
     pub fn partials(&self) -> Vec<PartialLeft> {
@@ -865,7 +865,7 @@ impl Store {
 
 /// Loads the release in `dir`, `None` when it has no receipt.
 fn load_dir(dir: &Path) -> Result<Option<Release>> {
-    let receipt = record::load(&dir.join(RECEIPT_FILE), receipt_error)?;
+    let receipt = fsops::load_toml(&dir.join(RECEIPT_FILE), receipt_error)?;
     Ok(receipt.map(|receipt| Release {
         dir: dir.to_path_buf(),
         receipt,
