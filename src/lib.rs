@@ -28,9 +28,12 @@
 //! Vocabulary every layer shares sits at the bottom, never inside a command:
 //! [`names`] (what cuDNN's file names say), [`quote`] (quoting for each
 //! shell), [`command`] (the cudnnm commands printed in hints), [`shape`] (the kinds
-//! of archive a receipt records). Layers point
-//! down: only `cli` and `doctor` itself use `doctor`, and no two top-level
-//! modules use each other (the tests in `src/layering.rs` enforce both).
+//! of archive a receipt records), [`error`], [`hash`]. Layers point down
+//! (vocabulary, services, core, operations, diagnosis, front end): a module
+//! uses none of a layer above its own, only `cli` and `doctor` itself use
+//! `doctor`, and no two top-level modules use each other (the tests in
+//! `src/layering.rs` enforce all three, with the layer table of
+//! `docs/architecture.md#layers`).
 
 pub mod activate;
 pub mod archive;
