@@ -35,6 +35,11 @@
 //! `src/layering.rs` enforce all three, with the layer table of
 //! `docs/architecture.md#layers`).
 
+// Only the front end prints or exits (`docs/architecture.md#output-and-errors`):
+// library code reports through a trait or returns what to say; `src/cli`
+// allows these again, and `clippy.toml` allows printing in tests.
+#![deny(clippy::print_stdout, clippy::print_stderr, clippy::exit)]
+
 pub mod activate;
 pub mod archive;
 pub mod catalog;
