@@ -45,8 +45,8 @@ pub use remove::{
 };
 pub use state::{load_toml, load_toml_or_default, save_toml};
 pub use write::{
-    AppendLog, create_exclusive, create_new_file, open_append, truncate, write_atomic,
-    write_atomic_all, write_new, write_new_synced,
+    AppendLog, create_exclusive, create_new_file, open_append, open_lock_file, open_to_try_lock,
+    truncate, write_atomic, write_atomic_all, write_new, write_new_synced,
 };
 
 /// Renames `from` to `to`, replacing a file at `to`. Retries for up to about

@@ -161,13 +161,7 @@ impl HomeLock {
         options: LockOptions,
         on_wait: impl FnOnce(Option<String>),
     ) -> Result<HomeLock> {
-        let mut file = File::options()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(path)
-            .with_path("open the lock file", path)?;
+        let mut file = fsops::open_lock_file(path).with_path("open the lock file", path)?;
         match try_lock(&file, options) {
             Ok(()) => {}
             Err(TryLockError::WouldBlock) => {
@@ -373,10 +367,7 @@ pub fn toolkit_busy(root: &Path) -> bool {
 /// (a command that changes the home is running). `false` when there is no
 /// lock file.
 pub fn home_busy(lock_file: &Path) -> bool {
-    File::options()
-        .read(true)
-        .write(true)
-        .open(lock_file)
+    fsops::open_to_try_lock(lock_file)
         .is_ok_and(|f| matches!(f.try_lock(), Err(TryLockError::WouldBlock)))
 }
 
@@ -395,14 +386,7 @@ fn open_toolkit_lock(root: &Path) -> Result<(File, std::path::PathBuf)> {
         let f = File::open(root).with_path("open the toolkit folder to lock it", root)?;
         return Ok((f, root.to_path_buf()));
     };
-    let open = |path: &Path| {
-        File::options()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(path)
-    };
+    let open = fsops::open_lock_file;
     match open(&path) {
         Ok(f) => Ok((f, path)),
         // Without write access to the root (Program Files as a normal user)
