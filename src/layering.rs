@@ -28,7 +28,7 @@ const LAYERS: [(&str, &[&str]); 6] = [
     (
         "vocabulary",
         &[
-            "names", "quote", "command", "shape", "record", "version", "error", "hash",
+            "names", "quote", "command", "shape", "record", "version", "error", "digest",
         ],
     ),
     (
@@ -39,6 +39,7 @@ const LAYERS: [(&str, &[&str]); 6] = [
             "disk",
             "platform",
             "lock",
+            "hash",
             "interrupt",
             "progress",
             "libcudnn",

@@ -28,7 +28,7 @@
 //! Vocabulary every layer shares sits at the bottom, never inside a command:
 //! [`names`] (what cuDNN's file names say), [`quote`] (quoting for each
 //! shell), [`command`] (the cudnnm commands printed in hints), [`shape`] (the kinds
-//! of archive a receipt records), [`error`], [`hash`]. Layers point down
+//! of archive a receipt records), [`error`], [`digest`]. Layers point down
 //! (vocabulary, services, core, operations, diagnosis, front end): a module
 //! uses none of a layer above its own, only `cli` and `doctor` itself use
 //! `doctor`, and no two top-level modules use each other (the tests in
@@ -47,6 +47,7 @@ pub mod child;
 pub mod cli;
 pub mod command;
 pub mod deploy;
+pub mod digest;
 pub mod disk;
 pub mod doctor;
 pub mod env;

@@ -8,14 +8,13 @@
 //! `backup.toml` files and journals written before this type read the same
 //! (and older releases read what this one writes).
 
-use std::path::Path;
-
 use serde::{Deserialize, Serialize};
 
+use crate::digest::Sha256Hex;
 use crate::error::{Error, Result};
-use crate::hash::Sha256Hex;
 
-/// The bytes of a regular file: size and SHA-256.
+/// The bytes of a regular file: size and SHA-256. Whether a file on disk
+/// holds them is [`Content::look`]'s to say (in the `hash` module, which reads files).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Content {
     /// Size in bytes.
@@ -55,54 +54,6 @@ impl Look {
     /// True unless the file is known to hold other bytes.
     pub fn is_same_or_unchecked(&self) -> bool {
         !matches!(self, Look::Changed(_))
-    }
-}
-
-impl Content {
-    /// Whether the file at `path` (links followed) holds these bytes, read
-    /// cheaply as git's index does: a size that differs says no; the
-    /// modification time `recorded_mtime` (when it was last found holding
-    /// them) says yes without reading a byte; otherwise its SHA-256 decides
-    /// — when a time was recorded and differs (a same-size edit, or a
-    /// touch), or when `hash_unknown` asks for it where none was recorded
-    /// (records from before the time was kept).
-    pub fn look(&self, path: &Path, recorded_mtime: Option<i64>, hash_unknown: bool) -> Look {
-        let meta = match std::fs::metadata(path) {
-            Ok(m) => m,
-            Err(e) => return Look::Changed(format!("cannot be read ({e})")),
-        };
-        if !meta.is_file() {
-            return Look::Changed("is not a regular file".into());
-        }
-        if meta.len() != self.size {
-            return Look::Changed(format!(
-                "holds {} bytes, not the {} recorded",
-                meta.len(),
-                self.size
-            ));
-        }
-        let now = mtime_ns(&meta);
-        if recorded_mtime.is_some() && now == recorded_mtime {
-            return Look::Same {
-                hashed: false,
-                mtime_ns: now,
-            };
-        }
-        if recorded_mtime.is_none() && !hash_unknown {
-            return Look::Unchecked;
-        }
-        match crate::hash::sha256_file(path) {
-            Ok((_, sha)) if sha == self.sha256 => Look::Same {
-                hashed: true,
-                mtime_ns: now,
-            },
-            Ok((_, sha)) => Look::Changed(format!(
-                "was changed (same size, SHA-256 {}… instead of the recorded {}…)",
-                sha.short(),
-                self.sha256.short()
-            )),
-            Err(e) => Look::Changed(format!("cannot be read ({})", e.message())),
-        }
     }
 }
 
@@ -264,7 +215,6 @@ pub mod id_text {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hash::sha256_bytes;
 
     #[derive(Debug, PartialEq, Serialize, Deserialize)]
     struct Named {
@@ -275,7 +225,7 @@ mod tests {
 
     #[test]
     fn entries_read_and_write_the_keys_cudnnm_always_wrote() {
-        let sha = sha256_bytes(b"abc");
+        let sha = Sha256Hex::from_bytes(&[0xab; 32]);
         let file: Named =
             toml::from_str(&format!("path = \"a\"\nsize = 3\nsha256 = \"{sha}\"\n")).unwrap();
         assert_eq!(file.entry, Entry::file(3, sha.clone()));
