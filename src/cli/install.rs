@@ -56,7 +56,6 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
         mirror: args.mirror,
         allow_unverified: args.allow_unverified,
         system: args.system,
-        quiet: ctx.quiet,
     };
     let done = install::install(&ctx.ops(), &req)?;
     if ctx.json {

@@ -21,7 +21,6 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     let req = Request {
         cuda: args.cuda,
         platform: args.platform,
-        quiet: ctx.quiet,
     };
     let done = lock::lock(&ctx.ops(), &req)?;
     if ctx.json {

@@ -2,6 +2,9 @@
 //! once, printer), dispatch to one file per command, map errors to exit codes.
 //! Data goes to stdout, status and progress to stderr.
 
+// The one module that prints and exits (denied everywhere else, in lib.rs).
+#![allow(clippy::print_stdout, clippy::print_stderr, clippy::exit)]
+
 use std::ffi::OsString;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -298,6 +301,7 @@ pub fn run(args: Vec<OsString>) -> ExitCode {
         }
     };
     cli.color.apply();
+    crate::interrupt::on_second_signal(end_at_once);
     let env = Env::from_process();
     let json = cli.json;
     match dispatch(cli, env) {
@@ -318,6 +322,16 @@ pub fn run(args: Vec<OsString>) -> ExitCode {
             ExitCode::from(e.kind().exit_code())
         }
     }
+}
+
+/// A second Ctrl-C or SIGTERM (`crate::interrupt`): says what is left for
+/// the next command and ends the process at once with 130. Besides `main`
+/// returning, the one way this program ends.
+fn end_at_once(message: &'static str) -> ! {
+    let mut err = std::io::stderr().lock();
+    let _ = err.write_all(message.as_bytes());
+    let _ = err.flush();
+    std::process::exit(i32::from(Kind::Interrupted.exit_code()))
 }
 
 fn dispatch(cli: Cli, env: Env) -> Result<u8> {

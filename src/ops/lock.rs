@@ -42,8 +42,6 @@ pub struct Request {
     /// The platform whose catalog pick decides the release, as given
     /// (`--platform`) [default: this machine's].
     pub platform: Option<String>,
-    /// pip prints nothing of its own (`-q`).
-    pub quiet: bool,
 }
 
 /// What `lock` wrote (`--json` prints it).
@@ -146,7 +144,7 @@ pub fn lock(session: &Session<'_>, req: &Request) -> Result<Locked> {
             entries.insert(platform.as_str().to_string(), s.clone());
         }
         if let Some(w) = wheel {
-            let entry = wheel_entry(session, req, &w, &release, platform, same_release)?;
+            let entry = wheel_entry(session, &w, &release, platform, same_release)?;
             entries.insert(platform.as_str().to_string(), entry);
         }
     }
@@ -277,7 +275,6 @@ fn catalog_entries(
 /// (the one the lock recorded when it still names this requirement).
 fn wheel_entry(
     session: &Session<'_>,
-    req: &Request,
     w: &resolve::WheelPick,
     release: &ReleaseId,
     platform: Platform,
@@ -293,7 +290,7 @@ fn wheel_entry(
             LockedSource::Pip { pip, sha256, .. } if *pip == requirement => Some(sha256),
             _ => None,
         });
-    let (wheel, sha256) = pip_wheel(session, req, &requirement, release, platform, recorded)?;
+    let (wheel, sha256) = pip_wheel(session, &requirement, release, platform, recorded)?;
     Ok(LockedSource::Pip {
         pip: requirement,
         wheel,
@@ -322,7 +319,6 @@ fn catalog_entry(a: &catalog::Archive, sha: &Sha256Hex) -> LockedSource {
 /// pip failing ([`catalog::pip::download`]), or the cache not writable.
 fn pip_wheel(
     session: &Session<'_>,
-    req: &Request,
     requirement: &str,
     release: &ReleaseId,
     platform: Platform,
@@ -348,7 +344,12 @@ fn pip_wheel(
         .event(&Event::LockFetchingWheel { requirement });
     let tmp = catalog::pip::download_folder(home)?;
     let python = catalog::pip::python(session.env);
-    let file = catalog::pip::download(&python, requirement, tmp.path(), req.quiet)?;
+    let file = catalog::pip::download(
+        &python,
+        requirement,
+        tmp.path(),
+        session.report.pip_output(),
+    )?;
     let name = file
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())

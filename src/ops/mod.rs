@@ -49,6 +49,12 @@ pub trait Reporter: crate::deploy::Reporter {
     fn event(&self, event: &Event<'_>) {
         let _ = event;
     }
+
+    /// Where the messages of a pip the operation runs go (`install
+    /// pip:…`, `lock` of a wheel): nowhere by default.
+    fn pip_output(&self) -> crate::catalog::pip::PipOutput {
+        crate::catalog::pip::PipOutput::silent()
+    }
 }
 
 /// A reporter that says nothing (tests).
@@ -83,7 +89,7 @@ impl<'a> Session<'a> {
                     .var(crate::env::CUDNNM_TEST_LOCK_UNSUPPORTED)
                     .is_some(),
         };
-        let lock = HomeLock::acquire_with(self.home, options, |holder| {
+        let lock = self.home.lock_with(options, |holder| {
             self.report.event(&Event::HomeLockWait {
                 lock_file: &self.home.lock_file(),
                 held_file: &self.home.root().join(crate::lock::HELD_FILE),

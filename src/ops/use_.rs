@@ -16,7 +16,7 @@ use crate::catalog::offer::{
 use crate::command::CommandLine;
 use crate::deploy::change::existing_toolkit_dir;
 use crate::deploy::recover::Recovered;
-use crate::deploy::{Applied, Change, Deployments, Done, ModeRequest, plan};
+use crate::deploy::{Applied, Change, Deployments, Done, Mode, ModeRequest, plan};
 use crate::error::{Error, Kind, Result};
 use crate::pin;
 use crate::store::{Release, Store};
@@ -50,7 +50,7 @@ pub struct Used {
     /// What it holds now.
     pub to: String,
     /// How the files were placed.
-    pub mode: String,
+    pub mode: Mode,
     /// Whether anything changed (else the release was active already).
     pub changed: bool,
     /// The backup holding what was replaced.
@@ -111,7 +111,7 @@ pub fn use_release(session: &Session<'_>, req: &Request) -> Result<Used> {
         release: release.id(),
         from: release.version().to_string(),
         to: release.version().to_string(),
-        mode: mode.to_string(),
+        mode,
         changed: false,
         backup: None,
         not_from_a_release: Vec::new(),

@@ -24,6 +24,11 @@ impl crate::ops::Reporter for Ctx {
             None => {}
         }
     }
+
+    /// pip's messages on stderr as it writes them, none with `-q`.
+    fn pip_output(&self) -> crate::catalog::pip::PipOutput {
+        crate::cli::ui::pip_output(self.quiet)
+    }
 }
 
 /// A line and where it goes.

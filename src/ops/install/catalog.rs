@@ -62,7 +62,7 @@ pub(super) fn install_catalog(
             cuda: &w.cuda,
             requirement: &requirement,
         });
-        return super::pip::install_pip(session, req, &requirement, base, gate);
+        return super::pip::install_pip(session, &requirement, base, gate);
     }
     let streamed = StreamedInstall::new(session);
     let fit = catalog::MachineFit {

@@ -161,7 +161,7 @@ fn install_locked(
                 expected_sha256: Some(want.clone()),
                 ..base
             };
-            super::pip::install_pip(session, req, pip, base, gate)
+            super::pip::install_pip(session, pip, base, gate)
                 .map_err(|e| mismatch(e, &format!("pip:{pip}")))
         }
         LockedSource::Catalog {

@@ -52,8 +52,6 @@ pub struct Request {
     pub allow_unverified: bool,
     /// The session's home is the system store, which every user must reach.
     pub system: bool,
-    /// pip prints nothing of its own (`-q`).
-    pub quiet: bool,
 }
 
 /// What an import found the store to hold afterwards.
@@ -223,7 +221,7 @@ pub fn install(session: &Session<'_>, req: &Request) -> Result<Installed> {
         }
     }
     if let Some(requirement) = what.strip_prefix("pip:") {
-        return pip::install_pip(session, req, requirement.trim(), base, &gate);
+        return pip::install_pip(session, requirement.trim(), base, &gate);
     }
     if exists {
         return import_file(

@@ -3,7 +3,7 @@
 //! the download cache for the requirement is imported from there, without
 //! pip.
 
-use super::{AlreadyWhy, Installed, Request, import_file, pinned_release};
+use super::{AlreadyWhy, Installed, import_file, pinned_release};
 use crate::archive::ImportRequest;
 use crate::catalog::{self, download};
 use crate::error::Result;
@@ -23,7 +23,6 @@ use crate::version::Platform;
 /// A requirement pip must not be given, pip failing, or the import's.
 pub(super) fn install_pip(
     session: &Session<'_>,
-    req: &Request,
     requirement: &str,
     base: ImportRequest,
     gate: &GpuGate,
@@ -74,7 +73,12 @@ pub(super) fn install_pip(
         requirement,
         python: &python,
     });
-    let wheel = catalog::pip::download(&python, requirement, tmp.path(), req.quiet)?;
+    let wheel = catalog::pip::download(
+        &python,
+        requirement,
+        tmp.path(),
+        session.report.pip_output(),
+    )?;
     let name = wheel.file_name().map(|n| n.to_string_lossy().into_owned());
     import_file(
         session,
