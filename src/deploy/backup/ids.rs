@@ -19,7 +19,7 @@ pub const LAST_ID_FILE: &str = ".last-id";
 ///
 /// # Errors
 /// When the backups folder cannot be listed.
-pub fn next_id(home: &Home) -> Result<u64> {
+pub(in crate::deploy) fn next_id(home: &Home) -> Result<u64> {
     let dir = home.backups_dir();
     let recorded = std::fs::read_to_string(dir.join(LAST_ID_FILE))
         .ok()
@@ -48,7 +48,7 @@ pub fn next_id(home: &Home) -> Result<u64> {
 ///
 /// # Errors
 /// When the backups folder cannot be created or written.
-pub fn reserve_id(home: &Home, id: u64) -> Result<()> {
+pub(in crate::deploy) fn reserve_id(home: &Home, id: u64) -> Result<()> {
     let dir = home.backups_dir();
     fsops::create_dir_all(&dir)?;
     fsops::write_atomic(&dir.join(LAST_ID_FILE), format!("{id}\n").as_bytes())

@@ -2,7 +2,9 @@
 //! copy, and making them hold those files (hard links sharing one copy)
 //! before `uninstall --force` removes the release.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
+
+use serde::Serialize;
 use std::path::{Path, PathBuf};
 
 use super::{Backup, BackupFile, list};
@@ -96,8 +98,8 @@ pub fn needed_bytes(refs: &[Referring]) -> u64 {
         .sum()
 }
 
-/// What [`materialize_all`] did for one backup.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// What [`Materializer::backup`] did for one backup.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Materialized {
     /// The backup.
     pub id: u64,
@@ -108,8 +110,8 @@ pub struct Materialized {
     pub copied: u64,
 }
 
-/// Makes every backup in `refs` hold the files it refers to in the release
-/// at `release_dir`, so each stays restorable once that release is
+/// Makes backups hold the files they refer to in the release at
+/// `release_dir`, so each stays restorable once that release is
 /// uninstalled — with one copy of each file on disk however many backups
 /// need it: each backup's file is a hard link to the store file (checked
 /// against its recorded SHA-256 first, once per store file), so removing the
@@ -121,36 +123,46 @@ pub struct Materialized {
 /// is replaced by the bytes it pointed to); then `backup.toml` is rewritten
 /// atomically without the references, and without the deployment when it
 /// names that release — a rollback to it restores those bytes as files not
-/// from cudnnm, since the release is gone. A crash before a rewrite leaves
-/// that backup's old record, whose references still hold while the release
-/// is installed. `progress` sees the bytes of each file as it is done.
-///
-/// # Errors
-/// When a file cannot be linked or copied, or does not match its record
-/// (the backups done so far stay whole, the rest as they were; the caller
-/// must not remove the release).
-pub fn materialize_all(
-    refs: &[Referring],
-    release_dir: &Path,
-    release_id: &ReleaseId,
-    progress: &dyn Progress,
-) -> Result<Vec<Materialized>> {
-    materialize_with(refs, release_dir, release_id, progress, &fsops::hard_link)
+/// from cudnnm, since the release is gone. Doing one backup again is
+/// harmless, so a crash before its rewrite is finished by doing it again
+/// (the uninstall's journal does). `progress` sees the bytes of each file.
+pub(in crate::deploy) struct Materializer<'a> {
+    release_dir: &'a Path,
+    release_id: &'a ReleaseId,
+    progress: &'a dyn Progress,
+    link: &'a dyn Fn(&Path, &Path) -> Result<()>,
+    /// Store file -> (size, SHA-256) once checked.
+    checked: HashMap<PathBuf, (u64, Sha256Hex)>,
+    /// Store file -> the first backup file holding a copy of its bytes.
+    first_copy: HashMap<PathBuf, PathBuf>,
 }
 
-/// [`materialize_all`] with the hard-link maker given (tests pass one that fails).
-pub(super) fn materialize_with(
-    refs: &[Referring],
-    release_dir: &Path,
-    release_id: &ReleaseId,
-    progress: &dyn Progress,
-    link: &dyn Fn(&Path, &Path) -> Result<()>,
-) -> Result<Vec<Materialized>> {
-    // Store file -> (size, SHA-256) once checked, and the first backup file holding its bytes.
-    let mut checked: std::collections::HashMap<PathBuf, (u64, Sha256Hex)> = Default::default();
-    let mut first_copy: std::collections::HashMap<PathBuf, PathBuf> = Default::default();
-    let mut out = Vec::new();
-    for r in refs {
+impl<'a> Materializer<'a> {
+    /// For the release `release_id` in `release_dir`, making hard links
+    /// with `link` ([`fsops::hard_link`]; tests pass one that fails).
+    pub(in crate::deploy) fn new(
+        release_dir: &'a Path,
+        release_id: &'a ReleaseId,
+        progress: &'a dyn Progress,
+        link: &'a dyn Fn(&Path, &Path) -> Result<()>,
+    ) -> Materializer<'a> {
+        Materializer {
+            release_dir,
+            release_id,
+            progress,
+            link,
+            checked: HashMap::new(),
+            first_copy: HashMap::new(),
+        }
+    }
+
+    /// Makes the backup of `r` hold its files of the release (see the type).
+    ///
+    /// # Errors
+    /// When a file cannot be linked or copied, or does not match its record
+    /// (the backup's record is then as it was; the caller must not remove
+    /// the release).
+    pub(in crate::deploy) fn backup(&mut self, r: &Referring) -> Result<Materialized> {
         let dir = &r.backup.dir;
         let mut record = r.backup.record.clone();
         let mut done = Materialized {
@@ -159,7 +171,7 @@ pub(super) fn materialize_with(
             copied: 0,
         };
         for f in record.files.iter_mut() {
-            if !refers_to(f, release_dir) {
+            if !refers_to(f, self.release_dir) {
                 continue;
             }
             let src = match (&f.store, f.entry.link_target()) {
@@ -167,14 +179,8 @@ pub(super) fn materialize_with(
                 (None, Some(l)) => PathBuf::from(l),
                 (None, None) => continue,
             };
-            let (size, sha) = match checked.get(&src) {
-                Some(c) => c.clone(),
-                None => {
-                    let c = crate::hash::sha256_file(&src)?;
-                    checked.insert(src.clone(), c.clone());
-                    c
-                }
-            };
+            let (size, sha) = self.checked_hash(&src)?;
+            let release_id = self.release_id;
             if f.store.is_some() && (Some(&sha) != f.entry.sha256() || size != f.entry.size()) {
                 return Err(Error::new(
                     Kind::Integrity,
@@ -191,10 +197,19 @@ pub(super) fn materialize_with(
             }
             let dest = super::super::plan::join_rel(&dir.join("files"), &f.path)?;
             fsops::create_dir_all(fsops::parent_of(&dest))?;
-            let tmp = fsops::sibling(&dest, "materialize");
+            // One name per file, so doing the backup again replaces it.
+            let name = dest
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let tmp = fsops::parent_of(&dest).join(format!(".cudnnm-materialize-{name}"));
             let _ = fsops::remove_file(&tmp);
+            let link = self.link;
             let linked = link(&src, &tmp).is_ok()
-                || first_copy.get(&src).is_some_and(|c| link(c, &tmp).is_ok());
+                || self
+                    .first_copy
+                    .get(&src)
+                    .is_some_and(|c| link(c, &tmp).is_ok());
             if !linked {
                 let (n, got) = fsops::copy_file_hashed(&src, &tmp)?;
                 if n != size || got != sha {
@@ -211,12 +226,12 @@ pub(super) fn materialize_with(
                     fsops::set_mtime(&tmp, t)?;
                 }
                 done.copied += n;
-                first_copy
+                self.first_copy
                     .entry(src.clone())
                     .or_insert_with(|| dest.clone());
             }
             fsops::rename(&tmp, &dest)?;
-            progress.advance(size);
+            self.progress.advance(size);
             f.store = None;
             f.entry = Entry::file(size, sha);
             f.from_release = true;
@@ -226,13 +241,22 @@ pub(super) fn materialize_with(
         if record
             .deployment
             .as_ref()
-            .is_some_and(|d| &d.release == release_id)
+            .is_some_and(|d| &d.release == self.release_id)
         {
             record.deployment = None;
         }
         record.reinstall = None;
         record.save(dir)?;
-        out.push(done);
+        Ok(done)
     }
-    Ok(out)
+
+    /// The size and SHA-256 of store file `src`, read once.
+    fn checked_hash(&mut self, src: &Path) -> Result<(u64, Sha256Hex)> {
+        if let Some(c) = self.checked.get(src) {
+            return Ok(c.clone());
+        }
+        let c = crate::hash::sha256_file(src)?;
+        self.checked.insert(src.to_path_buf(), c.clone());
+        Ok(c)
+    }
 }

@@ -180,11 +180,11 @@ impl BackupRecord {
         record::to_toml(self, &format!("backup {}", self.id))
     }
 
-    /// Writes `backup.toml` into `dir` atomically.
+    /// Writes `backup.toml` into `dir` atomically (only the guard's changes do).
     ///
     /// # Errors
     /// When the folder is not writable.
-    pub fn save(&self, dir: &Path) -> Result<()> {
+    pub(in crate::deploy) fn save(&self, dir: &Path) -> Result<()> {
         record::save(&dir.join(BACKUP_FILE), self, &format!("backup {}", self.id))
     }
 }
@@ -255,15 +255,17 @@ mod damage;
 mod ids;
 mod materialize;
 mod ownership;
-mod removal;
+pub(super) mod removal;
 #[cfg(test)]
 mod tests;
 
 pub use damage::{Damage, damage};
-pub use ids::{LAST_ID_FILE, next_id, reserve_id};
-pub use materialize::{Materialized, Referring, materialize_all, needed_bytes, referring_to};
+pub use ids::LAST_ID_FILE;
+pub(super) use ids::{next_id, reserve_id};
+pub(super) use materialize::Materializer;
+pub use materialize::{Materialized, Referring, needed_bytes, referring_to};
 pub use ownership::{ReleaseBytes, release_bytes, removal_needs_force};
-pub use removal::{Refusal, Removed, prune, prune_freeing, remove_checked, sweep_trash};
+pub use removal::{Refusal, Removed};
 
 /// Whether backup `id` exists (its `backup.toml`): one `stat`.
 pub fn exists(home: &Home, id: u64) -> bool {

@@ -2,14 +2,39 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-use super::materialize::materialize_with;
+use super::removal::{self, Removed};
 use super::*;
-use crate::error::{Error, Kind};
+use crate::error::{Error, Kind, Result};
 use crate::fsops;
 use crate::home::Home;
 use crate::record::Entry;
 use crate::toolkit::Layout;
 use crate::version::ReleaseId;
+
+/// A prune as the guard runs it; the ids removed.
+fn prune(home: &Home, root: &Path, keep: u32) -> Result<Vec<u64>> {
+    let r = removal::prune(home, root, keep)?;
+    let done = removal::execute(home, &r, crate::deploy::journal::FaultHook::default())?;
+    Ok(done.into_iter().map(|r| r.id).collect())
+}
+
+/// `backups remove` as the guard runs it.
+fn remove_checked(home: &Home, ids: &[u64], force: bool) -> Result<Vec<Removed>> {
+    let r = removal::named(home, ids, force)?;
+    removal::execute(home, &r, crate::deploy::journal::FaultHook::default())
+}
+
+/// Every backup of `refs` materialized with `link` making the hard links.
+fn materialize_with(
+    refs: &[Referring],
+    release: &Path,
+    id: &ReleaseId,
+    progress: &dyn crate::progress::Progress,
+    link: &dyn Fn(&Path, &Path) -> Result<()>,
+) -> Result<Vec<Materialized>> {
+    let mut m = Materializer::new(release, id, progress, link);
+    refs.iter().map(|r| m.backup(r)).collect()
+}
 
 #[test]
 fn ids_count_past_the_last_handed_out_and_every_folder() {
@@ -86,7 +111,7 @@ fn ids_listing_and_pruning_keep_first_and_newest() {
     assert_eq!(removed, vec![2, 5], "backup 3 holds the user's file");
     let left: Vec<u64> = list(&home).unwrap().iter().map(|b| b.record.id).collect();
     assert_eq!(left, vec![1, 3, 4, 6, 7, 8]);
-    sweep_trash(&home);
+    removal::sweep_trash(&home);
     assert!(!home.backups_dir().join(".trash-2").exists());
     assert_eq!(prune(&home, Path::new("/tk"), 0).unwrap(), vec![6, 7]);
     let bytes = ReleaseBytes::default();
