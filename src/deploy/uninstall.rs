@@ -283,11 +283,15 @@ pub(super) fn recover(home: &Home, u: &Uninstall, p: &Pending) -> Result<Recover
             format!("cuDNN {} is removed from the store", u.release),
         ));
     }
-    // The first backup not logged done may be half-way: do it again.
+    // The first backup not logged done may be half-way: its record and its
+    // files agree again once it is done (nothing else is redone).
     let doing = u.keep_in.iter().find(|id| !p.has(&format!("kept {id}")));
     if let Some(id) = doing {
         let refs = backup::referring_to(home, &u.dir)?;
-        if let Some(r) = refs.iter().find(|r| r.backup.record.id == *id) {
+        if let Some(r) = refs
+            .iter()
+            .find(|r| r.backup.record.id == *id && Materializer::begun(r))
+        {
             let none = crate::progress::NoProgress;
             Materializer::new(&u.dir, &u.release, &none, &fsops::hard_link).backup(r)?;
         }

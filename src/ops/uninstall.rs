@@ -499,7 +499,11 @@ fn deployed_blocker(cx: &Context<'_>, id: &str, using: &[Deployment]) -> Blocker
     Blocker {
         alone: e.message().to_string(),
         alone_hint: e.hint_text().unwrap_or_default().to_string(),
-        line: format!("{} — switch it: {}", e.message(), clear.join("; ")),
+        line: format!(
+            "{} — switch it: {} (the backup that switch takes then needs this release's files too)",
+            e.message(),
+            clear.join("; ")
+        ),
         forced: deployed_effect(using).to_string(),
     }
 }

@@ -250,6 +250,26 @@ impl<'a> Materializer<'a> {
         Ok(done)
     }
 
+    /// Whether making the backup of `r` hold its files began and did not
+    /// finish: a file it refers to is a file in its folder already, or a
+    /// temporary one is left there (a crash between the files and the
+    /// rewrite of `backup.toml`).
+    pub(in crate::deploy) fn begun(r: &Referring) -> bool {
+        let files = r.backup.dir.join("files");
+        r.files.iter().any(|rel| {
+            let Ok(dest) = super::super::plan::join_rel(&files, rel) else {
+                return false;
+            };
+            let name = dest
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let tmp = fsops::parent_of(&dest).join(format!(".cudnnm-materialize-{name}"));
+            std::fs::symlink_metadata(&tmp).is_ok()
+                || std::fs::symlink_metadata(&dest).is_ok_and(|m| m.is_file())
+        })
+    }
+
     /// The size and SHA-256 of store file `src`, read once.
     fn checked_hash(&mut self, src: &Path) -> Result<(u64, Sha256Hex)> {
         if let Some(c) = self.checked.get(src) {
