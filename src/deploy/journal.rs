@@ -416,4 +416,37 @@ mod tests {
         assert!(e.hint_text().unwrap().contains("backups"), "{e:?}");
         assert!(home.journal_dir().join("4.json").exists());
     }
+
+    #[test]
+    fn ops_are_read_back_in_order_and_a_torn_one_is_discarded() {
+        let d = tempfile::tempdir().unwrap();
+        let home = Home::new(d.path());
+        let op = |id: u64| {
+            Op::RemoveBackups(crate::deploy::backup::removal::Removal {
+                action: format!("remove backup {id}"),
+                items: Vec::new(),
+                all_or_none: true,
+            })
+        };
+        let mut a = Journal::begin_op(&home, &op(1), FaultHook::default()).unwrap();
+        a.step("aside 1").unwrap();
+        let b = Journal::begin_op(&home, &op(2), FaultHook::default()).unwrap();
+        assert!(home.journal_dir().join("op-2.json").is_file());
+        // Torn while it was written: nothing had changed.
+        fsops::write_new(&home.journal_dir().join("op-3.json"), b"{\"kind\": \"remo").unwrap();
+        let p = pending(&home).unwrap();
+        let actions: Vec<String> = p
+            .iter()
+            .map(|p| match &p.work {
+                Work::Op(Op::RemoveBackups(r)) => r.action.clone(),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(actions, ["remove backup 1", "remove backup 2"]);
+        assert!(p[0].has("aside 1") && !p[1].has("aside 1"));
+        assert!(!home.journal_dir().join("op-3.json").exists());
+        a.retire().unwrap();
+        b.retire().unwrap();
+        assert!(!any_pending(&home));
+    }
 }

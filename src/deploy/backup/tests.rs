@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use super::removal::{self, Removed};
 use super::*;
-use crate::error::{Error, Kind, Result};
+use crate::error::{Kind, Result};
 use crate::fsops;
 use crate::home::Home;
 use crate::record::Entry;
@@ -25,6 +25,7 @@ fn remove_checked(home: &Home, ids: &[u64], force: bool) -> Result<Vec<Removed>>
 }
 
 /// Every backup of `refs` materialized with `link` making the hard links.
+#[cfg(unix)]
 fn materialize_with(
     refs: &[Referring],
     release: &Path,
@@ -251,7 +252,7 @@ fn without_hard_links_into_the_store_backups_share_the_first_copy() {
     // No hard link into the store can be made (another volume, say).
     let no_store_links = |s: &Path, t: &Path| {
         if s.starts_with(home.store_dir()) {
-            Err(Error::msg("no hard links here"))
+            Err(crate::error::Error::msg("no hard links here"))
         } else {
             fsops::hard_link(s, t)
         }
