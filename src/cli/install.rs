@@ -5,9 +5,7 @@
 //! one (`--locked`: only so).
 
 use super::Ctx;
-use super::support::{
-    GpuGate, ReleaseView, recover_and_report, report_build_choice, toolkits_for_pick,
-};
+use super::support::{GpuGate, ReleaseView, guard, report_build_choice, toolkits_for_pick};
 use crate::archive::{self, ImportRequest, Outcome};
 use crate::catalog;
 use crate::command::CommandLine;
@@ -308,12 +306,8 @@ fn report_import(
     mut req: ImportRequest,
     import: impl FnOnce(&Store, &ImportRequest, &dyn Progress) -> Result<archive::Imported>,
 ) -> Result<u8> {
-    let _lock = ctx.lock()?;
-    recover_and_report(ctx)?;
-    let hook = crate::deploy::journal::FaultHook::from_env(&ctx.env);
-    let store = Store::new(&ctx.home)
-        .with_fault_after_step(hook.after_step)
-        .with_pause_file(hook.pause_file.filter(|_| hook.pause_after_step == Some(0)));
+    let guard = guard(ctx)?;
+    let store = guard.store_for_import();
     for d in crate::deploy::Deployments::load(&ctx.home)?.entries {
         req.deployed
             .entry(d.release.to_string())

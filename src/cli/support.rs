@@ -9,10 +9,10 @@ use serde::Serialize;
 
 use super::Ctx;
 use crate::command::CommandLine;
-use crate::deploy::plan::{NO_CUDNN, scan_toolkit_names};
-use crate::deploy::recover::{self, Recovered};
 use crate::deploy::status::{self, Drift};
-use crate::deploy::{Deployments, Mode, access, backup, inflight, journal, plan};
+use crate::deploy::{
+    Deployments, Guard, Mode, NO_CUDNN, Recovered, backup, inflight, scan_toolkit_names,
+};
 use crate::error::{Error, Result};
 use crate::fsops;
 use crate::pin::SpecSource;
@@ -32,25 +32,25 @@ pub fn source_label(s: &SpecSource) -> String {
     }
 }
 
-/// Finishes or undoes changes a crash left, saying which. Call under the lock.
-pub fn recover_and_report(ctx: &Ctx) -> Result<Vec<Recovered>> {
-    recover::recover_all(&ctx.home, ctx)
+/// Takes the home lock and starts the guard every change goes through:
+/// what a crash left is finished or undone first, each said.
+pub fn guard(ctx: &Ctx) -> Result<Guard<'_>> {
+    Guard::begin(ctx.lock()?, &ctx.home, &ctx.env, ctx)
 }
 
 /// For read-only commands: when a journal exists, wait for the lock (the
 /// change may still be running) and recover; otherwise touch nothing.
 pub fn recover_if_pending(ctx: &Ctx) -> Result<Vec<Recovered>> {
-    if !journal::any_pending(&ctx.home) && Store::new(&ctx.home).replaced().is_empty() {
+    if !crate::deploy::recovery_pending(&ctx.home) {
         return Ok(Vec::new());
     }
-    let _lock = ctx.lock()?;
-    recover_and_report(ctx)
+    Ok(guard(ctx)?.recovered().to_vec())
 }
 
 /// How to run `command` with the rights the toolkit needs, or to activate
-/// `release` per process instead (see [`access::elevate_hint`]).
+/// `release` per process instead (see [`crate::deploy::elevate_hint`]).
 pub fn elevate_hint(ctx: &Ctx, command: CommandLine, root: &Path, release: Option<&str>) -> String {
-    access::elevate_hint(&ctx.env, &ctx.home, command, root, release)
+    crate::deploy::elevate_hint(&ctx.env, &ctx.home, command, root, release)
 }
 
 /// `command` for the system store, as a person runs it (as root or from
@@ -154,15 +154,11 @@ pub fn check_system_writable(
 
 /// A "held" label inside `cuDNN A → B`: `(none)` for a toolkit without cuDNN.
 pub fn msg_label(label: &str) -> &str {
-    if label == plan::NO_CUDNN {
-        "(none)"
-    } else {
-        label
-    }
+    if label == NO_CUDNN { "(none)" } else { label }
 }
 
 /// Names the files a change moved into backup `id` that look like cuDNN's
-/// but that no cuDNN release ships (see [`plan::moved_not_from_a_release`]).
+/// but that no cuDNN release ships (see [`crate::deploy::moved_not_from_a_release`]).
 pub fn report_not_from_a_release(ctx: &Ctx, id: u64, rels: &[String]) {
     if !rels.is_empty() {
         ctx.status(format!(

@@ -16,9 +16,9 @@ use crate::catalog::offer::{
     Advice, Offer, advise, advise_on, best_offer, not_installed_hint, offers_from,
 };
 use crate::command::CommandLine;
-use crate::deploy::change::existing_toolkit_dir;
-use crate::deploy::recover::Recovered;
-use crate::deploy::{Applied, Change, Deployments, Done, Mode, ModeRequest, plan};
+use crate::deploy::Recovered;
+use crate::deploy::existing_toolkit_dir;
+use crate::deploy::{self, Applied, Deployments, Done, Guard, Mode, ModeRequest};
 use crate::error::{Error, Kind, Result};
 use crate::pin;
 use crate::store::{Release, Store};
@@ -63,8 +63,7 @@ struct UseReport<'a> {
 pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     // Arguments first: a bad mode is named before any toolkit or GPU query.
     let request = mode_request(ctx, args.mode.as_deref())?;
-    let lock = ctx.lock()?;
-    let change = Change::begin(&lock, &ctx.home, &ctx.env, ctx)?;
+    let change = Guard::begin(ctx.lock()?, &ctx.home, &ctx.env, ctx)?;
     let recovered = change.recovered().to_vec();
     let (spec, from) = match &args.spec {
         Some(s) => (s.parse::<Spec>()?, None),
@@ -147,7 +146,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
         toolkit.root.display(),
         p.id
     ));
-    let unknown = plan::moved_not_from_a_release(p);
+    let unknown = deploy::moved_not_from_a_release(p);
     report_not_from_a_release(ctx, p.id, &unknown);
     report_pruned(ctx, &pruned);
     if ctx.json {
