@@ -247,7 +247,7 @@ impl crate::deploy::Reporter for Ctx {
         self.status(crate::lock::toolkit_wait_message(root));
     }
 
-    fn on_recovered(&self, recovered: &crate::deploy::recover::Recovered) {
+    fn on_recovered(&self, recovered: &crate::deploy::Recovered) {
         self.warn(recovered.message());
     }
 

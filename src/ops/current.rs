@@ -10,7 +10,7 @@ use serde::Serialize;
 use super::toolkits::{self, ToolkitState};
 use super::{Event, Session};
 use crate::deploy::Deployments;
-use crate::deploy::recover::Recovered;
+use crate::deploy::Recovered;
 use crate::error::Result;
 use crate::pin::lockfile::{self, ProjectLock};
 use crate::pin::{self, SpecSource};

@@ -14,14 +14,13 @@ use std::path::Path;
 
 use crate::catalog::Catalog;
 use crate::command::CommandLine;
-use crate::deploy::journal;
-use crate::deploy::recover::{self, Recovered};
+use crate::deploy::{Guard, Recovered};
 use crate::env::Env;
 use crate::error::{Error, Kind, Result};
 use crate::home::Home;
 use crate::lock::HomeLock;
-use crate::store::Store;
 
+pub mod backups;
 pub mod current;
 pub mod default;
 pub mod event;
@@ -35,6 +34,7 @@ pub mod pin;
 pub mod remote;
 pub mod rollback;
 pub mod toolkits;
+pub mod uninstall;
 pub mod use_;
 pub mod which;
 
@@ -100,13 +100,14 @@ impl<'a> Session<'a> {
         Ok(lock)
     }
 
-    /// Finishes or undoes changes a crash left, reporting each. Call under
-    /// the home lock.
+    /// Takes the home lock and starts the guard every change goes through
+    /// ([`Guard`]): what a crash left is finished or undone first, each
+    /// reported.
     ///
     /// # Errors
-    /// A journal that cannot be read or acted on.
-    pub fn recover(&self) -> Result<Vec<Recovered>> {
-        recover::recover_all(self.home, self.report)
+    /// As [`Session::lock`], and a journal that cannot be read or acted on.
+    pub fn guard(&self) -> Result<Guard<'a>> {
+        Guard::begin(self.lock()?, self.home, self.env, self.report)
     }
 
     /// For read-only operations: when a journal (or a release an
@@ -115,13 +116,12 @@ impl<'a> Session<'a> {
     /// touches nothing.
     ///
     /// # Errors
-    /// As [`Session::lock`] and [`Session::recover`].
+    /// As [`Session::guard`].
     pub fn recover_if_pending(&self) -> Result<Vec<Recovered>> {
-        if !journal::any_pending(self.home) && Store::new(self.home).replaced().is_empty() {
+        if !crate::deploy::recovery_pending(self.home) {
             return Ok(Vec::new());
         }
-        let _lock = self.lock()?;
-        self.recover()
+        Ok(self.guard()?.recovered().to_vec())
     }
 
     /// A command as a hint prints it: for this home, run by the same

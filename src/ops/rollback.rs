@@ -11,8 +11,7 @@ use serde::Serialize;
 
 use super::{Event, Session};
 use crate::command::CommandLine;
-use crate::deploy::recover::Recovered;
-use crate::deploy::{Applied, Change, Deployments, Mode, backup, plan};
+use crate::deploy::{self, Applied, Deployments, Mode, Recovered, backup};
 use crate::error::{Error, Kind, Result};
 use crate::toolkit::{self, Selector, Toolkit};
 
@@ -61,8 +60,7 @@ pub struct RolledBack {
 /// damaged backup ([`Kind::Integrity`], naming its files and the next
 /// whole one), or a failed change (undone).
 pub fn rollback(session: &Session<'_>, req: &Request) -> Result<RolledBack> {
-    let lock = session.lock()?;
-    let change = Change::begin(&lock, session.home, session.env, session.report)?;
+    let change = session.guard()?;
     let recovered = change.recovered().to_vec();
     let known = super::toolkits::recorded(session, &Deployments::load(session.home)?);
     // A rollback restores a backup: there is no release whose CUDA would
@@ -78,7 +76,7 @@ pub fn rollback(session: &Session<'_>, req: &Request) -> Result<RolledBack> {
         Some(id) => named_backup(session, &selector, id)?,
         None => newest_backup(session, &selector)?,
     };
-    let hint = crate::deploy::access::elevate_hint(
+    let hint = deploy::elevate_hint(
         session.env,
         session.home,
         CommandLine::rollback().to_backup(source.record.id),
@@ -97,7 +95,7 @@ pub fn rollback(session: &Session<'_>, req: &Request) -> Result<RolledBack> {
         to: p.to_label.clone(),
         release: outcome.deployment.as_ref().map(|d| d.release.to_string()),
         backup: p.id,
-        not_from_a_release: plan::moved_not_from_a_release(p),
+        not_from_a_release: deploy::moved_not_from_a_release(p),
         pruned,
         recovered,
         mode: outcome.deployment.as_ref().map(|d| d.mode),

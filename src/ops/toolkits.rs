@@ -11,9 +11,8 @@ use serde::Serialize;
 use super::{Event, Session};
 use crate::catalog::Catalog;
 use crate::command::CommandLine;
-use crate::deploy::plan::scan_toolkit_names;
 use crate::deploy::status::{self, Drift};
-use crate::deploy::{Deployments, Mode, backup, inflight};
+use crate::deploy::{Deployments, Mode, backup, inflight, scan_toolkit_names};
 use crate::error::{Error, Kind, Result};
 use crate::home::Home;
 use crate::pin::SpecSource;
@@ -411,9 +410,8 @@ pub struct Forgotten {
 /// [`Kind::Conflict`] when the toolkit still exists.
 pub fn forget(session: &Session<'_>, root: &Path) -> Result<Forgotten> {
     let root = session.env.cwd().join(root);
-    let _lock = session.lock()?;
-    session.recover()?;
-    let mut deployments = Deployments::load(session.home)?;
+    let guard = session.guard()?;
+    let deployments = Deployments::load(session.home)?;
     let Some(dep) = deployments.for_toolkit(&root).cloned() else {
         return Err(not_recorded(&deployments, &root));
     };
@@ -442,8 +440,7 @@ pub fn forget(session: &Session<'_>, root: &Path) -> Result<Forgotten> {
         )
         .hint(hint));
     }
-    deployments.set(&root, None);
-    deployments.save(session.home)?;
+    guard.forget_toolkit(&root)?;
     Ok(Forgotten {
         toolkit: root,
         release: dep.release.to_string(),

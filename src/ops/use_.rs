@@ -14,9 +14,9 @@ use crate::catalog::offer::{
     Advice, Offer, advise, advise_on, best_offer, not_installed_hint, offers_from,
 };
 use crate::command::CommandLine;
-use crate::deploy::change::existing_toolkit_dir;
-use crate::deploy::recover::Recovered;
-use crate::deploy::{Applied, Change, Deployments, Done, Mode, ModeRequest, plan};
+use crate::deploy::{
+    self, Applied, Deployments, Done, Mode, ModeRequest, Recovered, existing_toolkit_dir,
+};
 use crate::error::{Error, Kind, Result};
 use crate::pin;
 use crate::store::{Release, Store};
@@ -73,8 +73,7 @@ pub struct Used {
 pub fn use_release(session: &Session<'_>, req: &Request) -> Result<Used> {
     // Arguments first: a bad mode is named before any toolkit or GPU query.
     let request = mode_request(session, req.mode.as_deref())?;
-    let lock = session.lock()?;
-    let change = Change::begin(&lock, session.home, session.env, session.report)?;
+    let change = session.guard()?;
     let recovered = change.recovered().to_vec();
     let (spec, from) = spec_here(session, req.spec.as_deref())?;
     let known = super::toolkits::recorded(session, &Deployments::load(session.home)?);
@@ -99,7 +98,7 @@ pub fn use_release(session: &Session<'_>, req: &Request) -> Result<Used> {
     }
     let probe_dir = existing_toolkit_dir(&toolkit);
     let mode = request.resolve(&release.dir, &probe_dir, session.env.is_windows())?;
-    let hint = crate::deploy::access::elevate_hint(
+    let hint = deploy::elevate_hint(
         session.env,
         session.home,
         CommandLine::use_(release.id()),
@@ -127,7 +126,7 @@ pub fn use_release(session: &Session<'_>, req: &Request) -> Result<Used> {
     used.to = p.to_label.clone();
     used.changed = true;
     used.backup = Some(p.id);
-    used.not_from_a_release = plan::moved_not_from_a_release(p);
+    used.not_from_a_release = deploy::moved_not_from_a_release(p);
     used.pruned = pruned;
     Ok(used)
 }

@@ -23,9 +23,15 @@ pub use views::{toolkit_state, unfinished_line};
 
 use super::Ctx;
 use crate::deploy::Deployments;
-use crate::deploy::recover::Recovered;
+use crate::deploy::Recovered;
 use crate::error::Result;
 use crate::toolkit::Toolkit;
+
+/// Takes the home lock and starts the guard every change goes through:
+/// what a crash left is finished or undone first, each said.
+pub fn guard(ctx: &Ctx) -> Result<crate::deploy::Guard<'_>> {
+    ctx.ops().guard()
+}
 
 /// For read-only commands: when a journal exists, wait for the lock (the
 /// change may still be running) and recover; otherwise touch nothing.

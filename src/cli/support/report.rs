@@ -3,22 +3,18 @@
 //! settings, a release built for another platform.
 
 use crate::cli::Ctx;
-use crate::deploy::plan;
+use crate::deploy::NO_CUDNN;
 use crate::store::Store;
 
 use super::human_size;
 
 /// A "held" label inside `cuDNN A → B`: `(none)` for a toolkit without cuDNN.
 pub fn msg_label(label: &str) -> &str {
-    if label == plan::NO_CUDNN {
-        "(none)"
-    } else {
-        label
-    }
+    if label == NO_CUDNN { "(none)" } else { label }
 }
 
 /// Names the files a change moved into backup `id` that look like cuDNN's
-/// but that no cuDNN release ships (see [`plan::moved_not_from_a_release`]).
+/// but that no cuDNN release ships (see [`crate::deploy::moved_not_from_a_release`]).
 pub fn report_not_from_a_release(ctx: &Ctx, id: u64, rels: &[String]) {
     if !rels.is_empty() {
         ctx.status(format!(

@@ -1,6 +1,6 @@
 //! How a toolkit's state reads (`current`, `toolkits`).
 
-use crate::deploy::plan::NO_CUDNN;
+use crate::deploy::NO_CUDNN;
 use crate::ops::toolkits::{ToolkitState, UnfinishedChange};
 
 /// `9.12.0.46_cuda12, symlink, deployed …, files match (backup 3)` or

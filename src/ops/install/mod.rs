@@ -310,20 +310,16 @@ fn import_file(session: &Session<'_>, req: ImportRequest) -> Result<Installed> {
     })
 }
 
-/// Runs `import` under the home lock (after recovering what a crash left)
-/// on the store with its test hooks, telling the import which releases are
+/// Runs `import` under the guard (the home lock, after what a crash left
+/// is finished or undone) on the store with its test hooks, telling the import which releases are
 /// deployed; reports its warnings and notes.
 fn import_with(
     session: &Session<'_>,
     mut req: ImportRequest,
     import: impl FnOnce(&Store, &ImportRequest, &dyn Progress) -> Result<archive::Imported>,
 ) -> Result<Installed> {
-    let _lock = session.lock()?;
-    session.recover()?;
-    let hook = crate::deploy::journal::FaultHook::from_env(session.env);
-    let store = Store::new(session.home)
-        .with_fault_after_step(hook.after_step)
-        .with_pause_file(hook.pause_file.filter(|_| hook.pause_after_step == Some(0)));
+    let guard = session.guard()?;
+    let store = guard.store_for_import();
     for d in crate::deploy::Deployments::load(session.home)?.entries {
         req.deployed
             .entry(d.release.to_string())
