@@ -83,12 +83,15 @@ impl Advisory {
         key(first) >= norm(first) && key(last) <= norm(last)
     }
 
-    /// Whether it applies with `cublas` loaded beside (unknown: it applies
-    /// when it has no cuBLAS condition, and is assumed to otherwise).
+    /// Whether it applies with `cublas` loaded beside: always without a
+    /// cuBLAS condition; with one, only when the cuBLAS is known and at
+    /// least the condition's (a condition cudnnm cannot see is left to the
+    /// warning of the program that can, as JAX's start-up check is).
     pub fn applies_with(&self, cublas: Option<&Version>) -> bool {
         match (&self.cublas, cublas) {
             (Some(min), Some(have)) => have >= min,
-            _ => true,
+            (Some(_), None) => false,
+            (None, _) => true,
         }
     }
 }
@@ -160,6 +163,7 @@ mod tests {
         );
         assert!(ids("9.8.0.87", None, Some("12.8.4")).is_empty());
         assert!(ids("9.10.1.4", None, Some("13.2")).is_empty());
+        assert!(ids("9.8.0.87", None, None).is_empty());
         // The yanked upload is PyPI's: its wheels, not an archive of that release.
         assert_eq!(
             ids("9.25.0.15", Some("nvidia_cudnn_cu12"), Some("12.9")),

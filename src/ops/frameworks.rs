@@ -266,7 +266,7 @@ pub enum Choice {
         passed_over: Vec<Skipped>,
     },
     /// Two needs no release satisfies together.
-    Conflict(Conflict),
+    Conflict(Box<Conflict>),
     /// Releases satisfy every need, but none of them can be chosen here.
     NoneRuns {
         /// Each candidate and why it was passed over.
@@ -316,6 +316,24 @@ pub struct Report {
     pub cublas: Option<Version>,
     /// The choice.
     pub choice: Choice,
+    /// Releases in use here that an advisory covers.
+    pub advised: Vec<AdvisedInUse>,
+}
+
+/// A release in use that an advisory covers: the one that applies here, or
+/// a cuDNN wheel installed in the environment.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct AdvisedInUse {
+    /// The release (`9.10.0.56_cuda12`).
+    pub release: ReleaseId,
+    /// The wheel holding it, for an installed wheel; `None` for the release that applies here.
+    pub wheel: Option<String>,
+    /// The advisory's id.
+    pub id: String,
+    /// Its summary.
+    pub summary: String,
+    /// Its source.
+    pub source: String,
 }
 
 /// Distributions that load cuDNN though their metadata may not say so.
@@ -400,11 +418,131 @@ pub fn evaluate(req: &Request<'_>) -> Report {
     let cublas = cublas(env);
     let needs: Vec<&Need> = frameworks.iter().flat_map(|f| &f.needs).collect();
     let choice = choose(req, &needs, cublas.as_ref());
+    let advised = advised(req, cublas.as_ref());
     Report {
         frameworks,
         cublas,
         choice,
+        advised,
     }
+}
+
+/// What [`gather`] reads from the machine.
+pub struct Gather<'a> {
+    /// The process environment (PATH, `VIRTUAL_ENV`, `CUDA_VISIBLE_DEVICES` …).
+    pub env: &'a crate::env::Env,
+    /// The home (catalog, pin, default, store).
+    pub home: &'a crate::home::Home,
+    /// `--python PATH`: an interpreter or environment folder; `None`: the active one.
+    pub python: Option<&'a std::path::Path>,
+    /// Only this framework (`--for torch`).
+    pub only: Option<&'a PackageName>,
+    /// The CUDA of the toolkit the release must fit, when it is deployed into one.
+    pub toolkit: Option<Version>,
+}
+
+/// A Python environment read and evaluated.
+pub struct Gathered {
+    /// The environment.
+    pub environment: Environment,
+    /// The release that applies here (pin, default), when one resolves to an installed release.
+    pub applies: Option<ReleaseId>,
+    /// The catalog's warnings (unreadable user catalog rows).
+    pub catalog_warnings: Vec<String>,
+    /// The evaluation.
+    pub report: Report,
+}
+
+/// Locates the environment, reads it, reads the GPUs and driver
+/// (`nvidia-smi`), the catalog and the release that applies here, and
+/// evaluates ([`evaluate`]).
+///
+/// # Errors
+/// When no Python environment is found ([`crate::python::locate`]), or the
+/// home's catalog cannot be read.
+pub fn gather(g: &Gather<'_>) -> crate::error::Result<Gathered> {
+    let located = crate::python::locate(g.env, g.python)?;
+    let environment = Environment::read(located);
+    let catalog = Catalog::load(g.home)?;
+    let offers = crate::catalog::offer::offers_for(&catalog, g.env.platform());
+    let gpus = crate::gpu::visible(g.env, &crate::gpu::Processes);
+    let driver = crate::gpu::find_nvidia_smi(g.env).and_then(|smi| {
+        use crate::gpu::Runner;
+        crate::gpu::Processes
+            .run(&smi, &crate::gpu::DRIVER_QUERY)
+            .ok()
+            .and_then(|out| crate::gpu::parse_driver(&out))
+    });
+    let machine = Machine {
+        gpu: crate::gpu::oldest(&gpus).map(|x| x.compute.clone()),
+        driver,
+        toolkit: g.toolkit.clone(),
+        windows: g.env.is_windows(),
+    };
+    let applies = crate::pin::resolve_installed(None, g.env, g.home)
+        .ok()
+        .flatten()
+        .map(|(_, r)| ReleaseId::new(r.version().clone(), *r.cuda()));
+    let advisories = advisory::embedded();
+    let report = evaluate(&Request {
+        env: &environment,
+        catalog: &catalog,
+        offers: &offers,
+        advisories: &advisories,
+        machine: &machine,
+        only: g.only,
+        applies: applies.as_ref(),
+    });
+    Ok(Gathered {
+        environment,
+        applies,
+        catalog_warnings: catalog.warnings().to_vec(),
+        report,
+    })
+}
+
+/// The releases in use that an advisory covers: the one that applies here
+/// and the cuDNN wheels installed in the environment.
+fn advised(req: &Request<'_>, cublas: Option<&Version>) -> Vec<AdvisedInUse> {
+    let mut out = Vec::new();
+    let mut push = |release: ReleaseId, wheel: Option<String>| {
+        for a in advisory::covering(
+            req.advisories,
+            &release.version,
+            &release.cuda,
+            wheel.as_deref(),
+            cublas,
+        ) {
+            out.push(AdvisedInUse {
+                release: release.clone(),
+                wheel: wheel.clone(),
+                id: a.id.clone(),
+                summary: a.summary.clone(),
+                source: a.source.clone(),
+            });
+        }
+    };
+    if let Some(id) = req.applies {
+        push(id.clone(), None);
+    }
+    for d in &req.env.distributions {
+        let Some(p) = CudnnPackage::from_name(&d.name) else {
+            continue;
+        };
+        let parts: Option<Vec<u32>> = d
+            .version
+            .release()
+            .iter()
+            .map(|x| u32::try_from(*x).ok())
+            .collect();
+        if let Some(parts) = parts.filter(|p| !p.is_empty()) {
+            push(
+                ReleaseId::new(Version::from_parts(&parts), p.cuda),
+                Some(p.name),
+            );
+        }
+    }
+    out
 }
 
 /// The catalog row describing `d`'s build on this OS, if any.
@@ -575,11 +713,11 @@ fn choose(req: &Request<'_>, needs: &[&Need], cublas: Option<&Version>) -> Choic
                 .iter()
                 .any(|o| a.accepts(&o.version, &o.cuda) && b.accepts(&o.version, &o.cuda));
             if !together {
-                return Choice::Conflict(Conflict {
+                return Choice::Conflict(Box::new(Conflict {
                     first: (*a).clone(),
                     second: (*b).clone(),
                     resolutions: resolutions(req.catalog, a, b),
-                });
+                }));
             }
         }
     }
