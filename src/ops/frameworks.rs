@@ -352,6 +352,9 @@ fn catalog_name(dist: &str) -> Option<&'static str> {
     match dist {
         "tensorflow" => Some("tensorflow"),
         "torch" => Some("pytorch"),
+        "onnxruntime-gpu" => Some("onnxruntime"),
+        "jax-cuda12-plugin" => Some("jax-cuda12-plugin"),
+        "jax-cuda13-plugin" => Some("jax-cuda13-plugin"),
         _ => None,
     }
 }
