@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::{Archive, NVIDIA_BASE_URL, Origin, download, is_absolute_url, manifest, redist};
+use super::{Archive, CatalogLayer, NVIDIA_BASE_URL, download, is_absolute_url, manifest, redist};
 use crate::env::Env;
 use crate::error::{Error, IoResultExt, Kind, Result};
 use crate::fsops;
@@ -119,7 +119,7 @@ pub fn refresh(
     let mut merged: Vec<Archive> = match std::fs::read_to_string(&path) {
         Ok(text) => {
             let label = format!("user catalog '{}'", path.display());
-            manifest::parse(&text, &label, Origin::User, &mut warnings).archives
+            manifest::parse(&text, &label, CatalogLayer::User, &mut warnings).archives
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
         Err(e) => return Err(Error::io("read", &path, e)),
@@ -267,7 +267,7 @@ mod tests {
                 crate::version::Platform::LinuxX86_64,
             )
             .unwrap();
-        assert_eq!(a.origin, Origin::User);
+        assert_eq!(a.origin, CatalogLayer::User);
         assert_eq!(
             a.hashes.len(),
             1,
