@@ -9,12 +9,9 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use super::Ctx;
-use crate::command::CommandLine;
-use crate::error::{Error, Kind, Result};
-use crate::ops::frameworks::{
-    self, Choice, Conflict, Framework, Gather, Gathered, Loads, NeedSource, PassedOver, Resolution,
-    Skipped,
-};
+use super::support::{advised_line, choice_lines, framework_name};
+use crate::error::Result;
+use crate::ops::frameworks::{self, Choice, Framework, Gather, Gathered, Loads, NeedSource};
 use crate::python::FoundBy;
 
 #[derive(clap::Args, Debug)]
@@ -104,32 +101,6 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     Ok(0)
 }
 
-/// The warning for a release in use that an advisory covers.
-pub fn advised_line(a: &frameworks::AdvisedInUse) -> String {
-    let what = match &a.wheel {
-        Some(w) => format!("the {w} wheel installed here ({})", a.release),
-        None => format!("cuDNN {}, the release that applies here,", a.release),
-    };
-    format!(
-        "{what} is covered by advisory {}: {} ({})",
-        a.id, a.summary, a.source
-    )
-}
-
-/// A `--for` value as a distribution name.
-///
-/// # Errors
-/// [`Kind::Usage`] for a name PEP 508 does not allow.
-pub fn framework_name(s: &str) -> Result<pep508_rs::PackageName> {
-    s.parse().map_err(|_| {
-        Error::new(
-            Kind::Usage,
-            format!("'{s}' is not a Python distribution name"),
-        )
-        .hint("name a framework as pip does: torch, tensorflow, jax-cuda13-plugin, onnxruntime-gpu")
-    })
-}
-
 fn render(ctx: &Ctx, g: &Gathered) {
     let r = &g.report;
     if r.frameworks.is_empty() {
@@ -187,82 +158,4 @@ fn render(ctx: &Ctx, g: &Gathered) {
     for line in choice_lines(&r.choice, ctx.env.is_windows()) {
         ctx.out(line);
     }
-}
-
-/// The choice in words, one line each: the release and its commands, or the
-/// conflict with both requirements and what would resolve it.
-pub fn choice_lines(c: &Choice, windows: bool) -> Vec<String> {
-    let host = |c: CommandLine| c.for_host(windows);
-    match c {
-        Choice::NoNeeds => vec!["no framework here names a cuDNN it needs".to_string()],
-        Choice::Release {
-            release,
-            passed_over,
-            ..
-        } => {
-            let mut out = vec![format!(
-                "cuDNN {release} satisfies every framework here: `{}`, then `{}`",
-                host(CommandLine::install(release.to_string())),
-                host(CommandLine::pin(release.to_string()))
-            )];
-            out.extend(passed_over.iter().map(|s| format!("  passed over {}", skipped(s))));
-            out
-        }
-        Choice::Conflict(k) => conflict_lines(k),
-        Choice::NoneRuns { passed_over } => {
-            let mut out =
-                vec!["releases satisfy every framework here, but none can be chosen:".to_string()];
-            out.extend(passed_over.iter().map(|s| format!("  {}", skipped(s))));
-            out
-        }
-        Choice::NoneKnown => vec![
-            "the catalog has no release that satisfies every framework here (`cudnnm manifest refresh` updates it)".to_string(),
-        ],
-    }
-}
-
-fn conflict_lines(k: &Conflict) -> Vec<String> {
-    let mut out = vec![
-        "no cuDNN satisfies both:".to_string(),
-        format!("  {}", k.first.describe()),
-        format!("  {}", k.second.describe()),
-    ];
-    if k.first.cuda != k.second.cuda {
-        out.push(format!(
-            "  cuDNN builds for CUDA {} and CUDA {} install the same files (nvidia/cudnn/lib) and a process loads one libcudnn",
-            k.first.cuda, k.second.cuda
-        ));
-    }
-    out.push("resolve it with one of:".to_string());
-    for r in &k.resolutions {
-        out.push(match r {
-            Resolution::OtherBuild {
-                framework,
-                version,
-                cuda,
-                cudnn,
-            } => format!(
-                "  {framework} {version} has a build for CUDA {cuda} (with cuDNN {cudnn}): install that build instead"
-            ),
-            Resolution::SeparateEnvironments { frameworks } => format!(
-                "  {} and {} in separate environments, each run in its own process",
-                frameworks[0], frameworks[1]
-            ),
-        });
-    }
-    out
-}
-
-fn skipped(s: &Skipped) -> String {
-    let why = match &s.why {
-        PassedOver::Advisory { id, summary } => format!("advisory {id}: {summary}"),
-        PassedOver::Gpu { needs, has } => {
-            format!("needs compute capability {needs}; the oldest GPU in use has {has}")
-        }
-        PassedOver::Driver { needs, has } => {
-            format!("needs driver {needs} or newer; this one is {has}")
-        }
-        PassedOver::Toolkit { cuda } => format!("not built for the CUDA {cuda} toolkit"),
-    };
-    format!("{} ({why})", s.release)
 }

@@ -162,7 +162,7 @@ fn frameworks_json_lists_each_framework_with_its_range() {
 }
 
 #[test]
-fn torch_and_onnxruntime_choose_torchs_release_and_pin_for_python_writes_it() {
+fn pin_for_python_with_torch_and_onnxruntime_picks_9_26_0_51_for_cuda_13() {
     if cfg!(windows) {
         return; // torch's nvidia-cudnn-cu13 requirement is for Linux (platform_system).
     }
@@ -206,6 +206,29 @@ fn torch_and_onnxruntime_choose_torchs_release_and_pin_for_python_writes_it() {
             "requires   nvidia-cudnn-cu13~=9.0 ; extra == 'cudnn'",
             "cuDNN 9.26.0.51_cuda13 satisfies every framework here",
         ]);
+    // `pin --for python` writes that release (not installed yet: --force).
+    sb.run([
+        "pin".as_ref(),
+        "--for".as_ref(),
+        "python".as_ref(),
+        "--python".as_ref(),
+        env.as_os_str(),
+        "--force".as_ref(),
+    ])
+    .ok()
+    .stderr_has(&["cuDNN 9.26.0.51_cuda13: the newest release satisfying onnxruntime-gpu 1.31.1, torch 2.15.0"]);
+    let pin = fs::read_to_string(sb.work().join(".cudnn-version")).unwrap();
+    assert_eq!(pin.trim(), "9.26.0.51_cuda13");
+    // `install --for torch` names the wheel the catalog has it as (pip is offline here: it fails
+    // after saying what it installs).
+    sb.run([
+        "install".as_ref(),
+        "--for".as_ref(),
+        "torch".as_ref(),
+        "--python".as_ref(),
+        env.as_os_str(),
+    ])
+    .stderr_has(&["cuDNN 9.26.0.51_cuda13: the newest release satisfying torch 2.15.0"]);
 }
 
 #[test]
@@ -260,6 +283,22 @@ fn torch_and_a_cuda_12_framework_are_a_conflict_naming_both_requirements() {
             "torch 2.15.0 requires nvidia-cudnn-cu13==9.26.0.51 ; platform_system == 'Linux'",
             "tensorflow and torch in separate environments",
         ]);
+    // `--for python` refuses, naming both requirements.
+    sb.run([
+        "pin".as_ref(),
+        "--for".as_ref(),
+        "python".as_ref(),
+        "--python".as_ref(),
+        env.as_os_str(),
+    ])
+    .code_is(8)
+    .stderr_has(&[
+        "error: no cuDNN release can be chosen for tensorflow 2.21.0, torch 2.15.0",
+        "tensorflow 2.21.0 requires nvidia-cudnn-cu12>=9.3.0.75,<10.0 ; extra == 'and-cuda'",
+        "torch 2.15.0 requires nvidia-cudnn-cu13==9.26.0.51 ; platform_system == 'Linux'",
+        "help:",
+    ]);
+    assert!(!sb.work().join(".cudnn-version").exists());
 }
 
 #[test]
