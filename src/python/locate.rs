@@ -231,25 +231,7 @@ fn from_prefix(env: &Env, prefix: &Path) -> Option<Located> {
     } else {
         short
     };
-    let machine = match (std::env::consts::ARCH, windows) {
-        ("x86_64", true) => "AMD64",
-        ("aarch64", true) => "ARM64",
-        (a, _) => a,
-    };
-    let markers = MarkerEnvironment::try_from(MarkerEnvironmentBuilder {
-        implementation_name: "cpython",
-        implementation_version: &full,
-        os_name: if windows { "nt" } else { "posix" },
-        platform_machine: machine,
-        platform_python_implementation: "CPython",
-        platform_release: "",
-        platform_system: if windows { "Windows" } else { "Linux" },
-        platform_version: "",
-        python_full_version: &full,
-        python_version: &short,
-        sys_platform: if windows { "win32" } else { "linux" },
-    })
-    .ok()?;
+    let markers = machine_markers(windows, &full, &short)?;
     Some(Located {
         site_packages: found.into_iter().map(|(s, _)| s).collect(),
         markers,
@@ -269,6 +251,31 @@ fn windows_dll_version(prefix: &Path) -> Option<String> {
             (!digits.is_empty() && digits.len() <= 3 && digits.bytes().all(|b| b.is_ascii_digit()))
                 .then(|| format!("3.{digits}"))
         })
+}
+
+/// The PEP 508 marker values of a CPython `full` (`3.12.3`, `short` `3.12`)
+/// on this machine's architecture, for Windows or Linux: what an environment
+/// read from its layout, whose interpreter is not asked, is evaluated with.
+pub fn machine_markers(windows: bool, full: &str, short: &str) -> Option<MarkerEnvironment> {
+    let machine = match (std::env::consts::ARCH, windows) {
+        ("x86_64", true) => "AMD64",
+        ("aarch64", true) => "ARM64",
+        (a, _) => a,
+    };
+    MarkerEnvironment::try_from(MarkerEnvironmentBuilder {
+        implementation_name: "cpython",
+        implementation_version: full,
+        os_name: if windows { "nt" } else { "posix" },
+        platform_machine: machine,
+        platform_python_implementation: "CPython",
+        platform_release: "",
+        platform_system: if windows { "Windows" } else { "Linux" },
+        platform_version: "",
+        python_full_version: full,
+        python_version: short,
+        sys_platform: if windows { "win32" } else { "linux" },
+    })
+    .ok()
 }
 
 /// The Python version `prefix/pyvenv.cfg` records (`version_info = 3.12.3`
