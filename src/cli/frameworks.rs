@@ -20,7 +20,8 @@ pub struct Args {
     /// active one: VIRTUAL_ENV, CONDA_PREFIX, else python3 on PATH]
     #[arg(long, value_name = "PATH")]
     pub python: Option<PathBuf>,
-    /// Only this framework (its distribution name: torch, tensorflow, jax-cuda13-plugin …)
+    /// Only this framework (its distribution name: torch, tensorflow,
+    /// jax-cuda13-plugin …); `python`: every one
     #[arg(long = "for", value_name = "NAME")]
     pub for_: Option<String>,
 }
@@ -48,7 +49,13 @@ struct Python<'a> {
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
-    let only = args.for_.as_deref().map(framework_name).transpose()?;
+    // `--for python` is every framework, as on install, pin, use and exec.
+    let only = args
+        .for_
+        .as_deref()
+        .filter(|w| !w.eq_ignore_ascii_case("python"))
+        .map(framework_name)
+        .transpose()?;
     let g = frameworks::gather(&Gather {
         env: &ctx.env,
         home: &ctx.home,
@@ -114,6 +121,11 @@ fn render(ctx: &Ctx, g: &Gathered) {
                 NeedSource::BuildRow { .. } => "needs",
             };
             ctx.out(format!("  {label:<10} {}", n.requirement));
+        }
+        if let Some((cuda, cudnn)) = &f.built_with {
+            ctx.out(format!(
+                "  built      with CUDA {cuda} and cuDNN {cudnn} (catalog)"
+            ));
         }
         if f.needs.is_empty() {
             ctx.out(

@@ -5,7 +5,7 @@
 //! hostile input: reads are bounded, a header holding a control character is
 //! dropped (never echoed), and only what parses is kept.
 
-use std::io::Read;
+use std::io::{BufRead, Read};
 use std::path::{Path, PathBuf};
 
 use pep440_rs::Version;
@@ -56,10 +56,19 @@ pub fn read(dist_info: &Path) -> Result<Distribution, Unreadable> {
         Ok(m) if m.is_file() => {}
         _ => return Err(Unreadable::NoMetadata),
     }
+    // The headers only: stop at the first blank line (the description can be a whole README).
+    let file = std::fs::File::open(&path).map_err(|_| Unreadable::NoMetadata)?;
+    let mut reader = std::io::BufReader::new(file.take(MAX_METADATA_BYTES));
     let mut bytes = Vec::new();
-    std::fs::File::open(&path)
-        .and_then(|f| f.take(MAX_METADATA_BYTES).read_to_end(&mut bytes))
-        .map_err(|_| Unreadable::NoMetadata)?;
+    loop {
+        let start = bytes.len();
+        match reader.read_until(b'\n', &mut bytes) {
+            Ok(0) => break,
+            Ok(_) if bytes[start..].iter().all(u8::is_ascii_whitespace) => break,
+            Ok(_) => {}
+            Err(_) => return Err(Unreadable::NoMetadata),
+        }
+    }
     let mut d = parse(&String::from_utf8_lossy(&bytes)).ok_or(Unreadable::BadHeaders)?;
     d.dist_info = dist_info.to_path_buf();
     Ok(d)

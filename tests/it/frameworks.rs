@@ -395,3 +395,19 @@ fn which_python() -> Result<PathBuf, ()> {
         .find(|p| p.is_file())
         .ok_or(())
 }
+
+#[test]
+fn installing_an_advised_release_warns_with_the_advisory_and_its_source() {
+    let sb = Sandbox::new();
+    let dir = common::fixtures::redist_linux("9.10.0.56", "12").write_dir(sb.root());
+    sb.run(["install".as_ref(), dir.as_os_str()])
+        .ok()
+        .stderr_has(&[
+            "cuDNN 9.10.0.56_cuda12 is covered by advisory cudnn-9.10.0-abi",
+            "release-notes.html#cudnn-9-10-1",
+        ]);
+    // A release no advisory covers installs without that warning.
+    let dir = common::fixtures::redist_linux("9.10.2.21", "12").write_dir(sb.root());
+    let run = sb.run(["install".as_ref(), dir.as_os_str()]).ok();
+    assert!(!run.stderr().contains("advisory"), "{}", run.describe());
+}

@@ -12,6 +12,7 @@ use crate::version::{CudaVariant, Spec, Version};
 pub(super) fn check(cx: &Cx, out: &mut Vec<Finding>) {
     pinned_wheels(cx, out);
     ranged_wheels(cx, out);
+    advisories(cx, out);
     table_rows(cx, out);
     majors(cx, out);
     pins(cx, out);
@@ -280,6 +281,49 @@ fn requirement(f: &Framework) -> Option<(String, Version)> {
         return None;
     }
     Some((pkg, one.version().to_string().parse().ok()?))
+}
+
+/// `cudnn-advisory`: the cuDNN the loader takes, or a cuDNN wheel installed
+/// in a Python environment, is a release an advisory covers.
+fn advisories(cx: &Cx, out: &mut Vec<Finding>) {
+    let all = crate::catalog::advisory::embedded();
+    let any_cuda = CudaVariant::new(0, None);
+    let mut push = |what: String, version: &Version, wheel: Option<&str>, seen: String| {
+        for a in crate::catalog::advisory::covering(&all, version, &any_cuda, wheel, None) {
+            out.push(
+                Finding::new(
+                    FindingId::CudnnAdvisory,
+                    Severity::Warning,
+                    format!("{what} is cuDNN {version}, which advisory {} covers", a.id),
+                )
+                .seen(seen.clone())
+                .why(format!("{} ({})", a.summary, a.source))
+                .fix("Use another release: `cudnnm frameworks` names the newest that satisfies the frameworks of a Python environment, `cudnnm install --for python` installs it."),
+            );
+        }
+    };
+    for m in cx.majors_present() {
+        if let Some(a) = cx.active(m)
+            && let Some(k) = &a.version
+        {
+            push(
+                "the cuDNN the loader takes".to_string(),
+                &k.version,
+                None,
+                format!("the loader takes {}", cx.describe(&a.hit.path)),
+            );
+        }
+    }
+    for w in cx.s.frameworks.iter().filter(|f| f.is_cudnn_wheel()) {
+        if let Some(v) = w.numeric_version() {
+            push(
+                format!("the {} wheel in {}", w.name, w.location),
+                &v,
+                Some(&w.name),
+                format!("{} {} in {}", w.name, w.version, w.location),
+            );
+        }
+    }
 }
 
 /// `framework-cudnn-mismatch` for a framework whose metadata accepts a range
