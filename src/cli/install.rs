@@ -418,7 +418,12 @@ fn install_pip(ctx: &Ctx, requirement: &str, base: ImportRequest, gate: &GpuGate
     ctx.status(format!(
         "fetching {requirement} with `{python} -m pip download`"
     ));
-    let wheel = catalog::pip::download(&python, requirement, tmp.path(), ctx.quiet)?;
+    let wheel = catalog::pip::download(
+        &python,
+        requirement,
+        tmp.path(),
+        super::ui::pip_output(ctx.quiet),
+    )?;
     let name = wheel.file_name().map(|n| n.to_string_lossy().into_owned());
     import_and_report(
         ctx,
