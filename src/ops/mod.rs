@@ -8,4 +8,5 @@
 //! exits, so every decision is tested without a process.
 
 pub mod backups;
+pub mod frameworks;
 pub mod uninstall;
