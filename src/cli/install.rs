@@ -15,8 +15,10 @@ use crate::ops::install::{self, AlreadyWhy, ImportStatus, Installed, Request};
 pub struct Args {
     /// A catalog spec (8.1.0.77, 9.10.x, >=9.1,<9.11, latest), a local archive or
     /// folder, or pip:REQUIREMENT [default: the pin or default here, as locked]
-    #[arg(value_name = "SPEC|PATH|pip:REQ")]
+    #[arg(value_name = "SPEC|PATH|pip:REQ", conflicts_with = "for_")]
     pub what: Option<String>,
+    #[command(flatten)]
+    pub for_: super::support::ForArgs,
     /// Without SPEC: fail unless the lock file exists and still satisfies the pin
     #[arg(long, conflicts_with = "what")]
     pub locked: bool,
@@ -56,6 +58,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
         mirror: args.mirror,
         allow_unverified: args.allow_unverified,
         system: args.system,
+        for_: args.for_.request()?,
     };
     let done = install::install(&ctx.ops(), &req)?;
     if ctx.json {

@@ -11,7 +11,10 @@ use crate::ops::use_::{self, Request};
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// Release to deploy (8.1.0.77, 8.1, 8.9.7.29_cuda12); default: the pinned release
+    #[arg(conflicts_with = "for_")]
     pub spec: Option<String>,
+    #[command(flatten)]
+    pub for_: super::support::ForArgs,
     /// The CUDA toolkit root to deploy into
     #[arg(long, value_name = "PATH", conflicts_with = "cuda")]
     pub cuda_root: Option<std::path::PathBuf>,
@@ -34,6 +37,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
         cuda: args.cuda,
         mode: args.mode,
         force: args.force,
+        for_: args.for_.request()?,
     };
     let used = use_::use_release(&ctx.ops(), &req)?;
     let root = used.toolkit.display();

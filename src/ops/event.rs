@@ -5,9 +5,11 @@
 
 use std::path::Path;
 
+use crate::catalog::advisory::Advisory;
 use crate::error::Error;
 use crate::gpu::Gpu;
 use crate::hash::Sha256Hex;
+use crate::ops::frameworks::AdvisedInUse;
 use crate::pin::SpecSource;
 use crate::store::Release;
 use crate::toolkit::Toolkit;
@@ -208,5 +210,22 @@ pub enum Event<'a> {
         file: &'a str,
         /// The requirement locked.
         requirement: &'a str,
+    },
+    /// `--for` chose a release: the newest satisfying these frameworks.
+    ChosenForFrameworks {
+        /// The release.
+        release: &'a ReleaseId,
+        /// The frameworks with a cuDNN need (`torch 2.15.0`).
+        frameworks: &'a [String],
+    },
+    /// A release in use in a Python environment (the one that applies
+    /// here, or an installed cuDNN wheel) is covered by an advisory.
+    AdvisedInUse(&'a AdvisedInUse),
+    /// A release being installed or deployed is covered by an advisory.
+    AdvisoryCovers {
+        /// The release.
+        release: &'a ReleaseId,
+        /// The advisory.
+        advisory: &'a Advisory,
     },
 }

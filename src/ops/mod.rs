@@ -25,6 +25,7 @@ pub mod current;
 pub mod default;
 pub mod event;
 pub mod export;
+pub mod frameworks;
 pub mod gpu;
 pub mod install;
 pub mod list;

@@ -1,6 +1,7 @@
-//! `pin SPEC`: writes `.cudnn-version` in the working folder, after
-//! checking that an installed release satisfies SPEC (`force` pins one not
-//! installed yet). An existing pin's comments are kept.
+//! `pin SPEC` (or `pin --for python`: the release the frameworks there
+//! choose): writes `.cudnn-version` in the working folder, after checking
+//! that an installed release satisfies SPEC (`force` pins one not installed
+//! yet). An existing pin's comments are kept.
 
 use std::fs;
 use std::path::PathBuf;
@@ -21,14 +22,19 @@ use crate::version::Spec;
 pub struct Pinned {
     /// The pin file.
     pub path: String,
-    /// The spec pinned.
-    pub spec: String,
+    /// The spec pinned (as the pin file spells it).
+    #[serde(serialize_with = "as_text")]
+    pub spec: Spec,
     /// The installed release it selects now, if any.
     pub release: Option<String>,
     /// The value of `CUDNNM_VERSION`, which takes precedence over the pin
     /// here, when it is set.
     #[serde(skip)]
     pub overridden_by: Option<String>,
+}
+
+fn as_text<S: serde::Serializer>(v: &Spec, s: S) -> std::result::Result<S::Ok, S::Error> {
+    s.collect_str(v)
 }
 
 /// Pins `spec` in the working folder.
@@ -62,10 +68,20 @@ pub fn pin(session: &Session<'_>, spec: &Spec, force: bool) -> Result<Pinned> {
     write(&path, spec)?;
     Ok(Pinned {
         path: path.display().to_string(),
-        spec: spec.to_string(),
+        spec: spec.clone(),
         release: release.as_ref().map(|r| r.id()),
         overridden_by: session.env.var(env::CUDNNM_VERSION),
     })
+}
+
+/// Pins the release the frameworks of a Python environment choose
+/// (`pin --for`, [`super::frameworks::pick`]) in the working folder.
+///
+/// # Errors
+/// As [`super::frameworks::pick`] and [`pin`].
+pub fn pin_for(session: &Session<'_>, f: &super::frameworks::For, force: bool) -> Result<Pinned> {
+    let pick = super::frameworks::pick(session, f, None)?;
+    pin(session, &pick.id.to_string().parse()?, force)
 }
 
 /// Writes the pin file `path` for `spec`, keeping an existing one's comments.

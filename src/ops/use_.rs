@@ -21,7 +21,7 @@ use crate::error::{Error, Kind, Result};
 use crate::pin;
 use crate::store::{Release, Store};
 use crate::toolkit::{self, Layout, Selector, Toolkit};
-use crate::version::{Platform, Spec};
+use crate::version::{Platform, Spec, Version};
 
 /// What `use` is asked.
 #[derive(Clone, Debug, Default)]
@@ -36,6 +36,9 @@ pub struct Request {
     pub mode: Option<String>,
     /// Deploy even a release that does not fit the toolkit's CUDA or the GPUs.
     pub force: bool,
+    /// `--for`: deploy the release the frameworks of a Python environment
+    /// choose ([`super::frameworks::pick`]), fitting `cuda`'s toolkit, instead of `spec`.
+    pub for_: Option<super::frameworks::For>,
 }
 
 /// What `use` did (`--json` prints it).
@@ -67,15 +70,27 @@ pub struct Used {
 /// chosen), under the home lock, after recovering what a crash left.
 ///
 /// # Errors
-/// A bad mode, no spec and no pin, no toolkit, no installed release that
+/// A bad mode, a `--for` no release can satisfy, no spec and no pin, no toolkit, no installed release that
 /// fits (with what installs one), a GPU that cannot run it, or a failed
 /// change (undone).
 pub fn use_release(session: &Session<'_>, req: &Request) -> Result<Used> {
     // Arguments first: a bad mode is named before any toolkit or GPU query.
     let request = mode_request(session, req.mode.as_deref())?;
+    // `--cuda X.Y` names the toolkit: the release chosen for the frameworks must fit it.
+    let chosen = match &req.for_ {
+        Some(f) => {
+            let toolkit_cuda = req.cuda.as_deref().and_then(|c| c.parse::<Version>().ok());
+            Some(
+                super::frameworks::pick(session, f, toolkit_cuda)?
+                    .id
+                    .to_string(),
+            )
+        }
+        None => None,
+    };
     let change = session.guard()?;
     let recovered = change.recovered().to_vec();
-    let (spec, from) = spec_here(session, req.spec.as_deref())?;
+    let (spec, from) = spec_here(session, chosen.as_deref().or(req.spec.as_deref()))?;
     let known = super::toolkits::recorded(session, &Deployments::load(session.home)?);
     let (wants, wants_label) = super::toolkits::wanted_cudas(session.home, &spec, from.as_ref());
     let toolkit = toolkit::select(
@@ -96,6 +111,7 @@ pub fn use_release(session: &Session<'_>, req: &Request) -> Result<Used> {
     if let Some(w) = gate.check(release.version(), release.cuda(), req.force, "deploy")? {
         session.report.event(&Event::Warning(&w));
     }
+    super::frameworks::report_advisories(session, release.version(), release.cuda());
     let probe_dir = existing_toolkit_dir(&toolkit);
     let mode = request.resolve(&release.dir, &probe_dir, session.env.is_windows())?;
     let hint = deploy::elevate_hint(

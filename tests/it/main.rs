@@ -26,6 +26,7 @@ mod doctor_headers;
 mod download;
 mod exec_real;
 mod export_dir;
+mod frameworks;
 mod gpu;
 mod guard_crash;
 mod install;

@@ -32,7 +32,7 @@ impl crate::ops::Reporter for Ctx {
 }
 
 /// A line and where it goes.
-type Line = Option<(Level, String)>;
+pub(super) type Line = Option<(Level, String)>;
 
 /// The line `event` prints, and where; `None` for an event that says
 /// nothing. `windows`: the user's shell is Windows'; `printed`: a command
@@ -60,6 +60,9 @@ pub fn render(event: &Event<'_>, windows: bool, printed: &dyn Fn(CommandLine) ->
         | LockFetchingWheel { .. }
         | LockWheelKept { .. }
         | LocalWheelLocked { .. } => locking(event, printed),
+        ChosenForFrameworks { .. } | AdvisedInUse(_) | AdvisoryCovers { .. } => {
+            super::frameworks::render(event)
+        }
     }
 }
 

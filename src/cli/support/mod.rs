@@ -1,11 +1,13 @@
 //! What several commands share, so that command files never import each
 //! other: how operations' events and toolkit states read (`events`,
-//! `views`), the commands printed in hints (`hints`), status lines about
+//! `views`), the commands printed in hints (`hints`), `--for` and how the
+//! frameworks' events read (`frameworks`), status lines about
 //! backups and the store (`report`), sizes and tables (`text`), and the
 //! arguments `export lmod` and `export tcl` share. Decisions live in
 //! [`crate::ops`]; what is here renders them.
 
 mod events;
+mod frameworks;
 mod hints;
 mod report;
 mod text;
@@ -13,6 +15,7 @@ mod views;
 
 use std::path::PathBuf;
 
+pub use frameworks::{ForArgs, advised_line};
 pub use hints::{for_this_store, on_system, printed};
 pub use report::{
     msg_label, report_not_from_a_release, report_partials, report_pruned, warn_foreign,

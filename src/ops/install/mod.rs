@@ -52,6 +52,9 @@ pub struct Request {
     pub allow_unverified: bool,
     /// The session's home is the system store, which every user must reach.
     pub system: bool,
+    /// `--for`: install the release the frameworks of a Python environment
+    /// choose ([`super::frameworks::pick`]) instead of `what`.
+    pub for_: Option<super::frameworks::For>,
 }
 
 /// What an import found the store to hold afterwards.
@@ -181,10 +184,23 @@ impl Installed {
 /// Installs what `req` names; see the module documentation.
 ///
 /// # Errors
-/// A bad argument, a source that cannot be read or fetched, bytes that are
+/// A bad argument, a `--for` no release can satisfy, a source that cannot be read or fetched, bytes that are
 /// not what was expected ([`Kind::Integrity`]), a release the GPUs cannot
 /// run ([`Kind::Conflict`]), or a store that cannot be written.
 pub fn install(session: &Session<'_>, req: &Request) -> Result<Installed> {
+    let chosen;
+    let req = match &req.for_ {
+        Some(f) => {
+            let pick = super::frameworks::pick(session, f, None)?;
+            chosen = Request {
+                what: Some(pick.install_arg()),
+                for_: None,
+                ..req.clone()
+            };
+            &chosen
+        }
+        None => req,
+    };
     if req.system {
         // Every user must be able to reach the system store.
         session.home.ensure()?;
@@ -329,6 +345,9 @@ fn import_with(
     let imported = import(&store, &req, session.report.progress())?;
     for w in &imported.warnings {
         session.report.event(&Event::Warning(w));
+    }
+    if let Outcome::Installed(r) | Outcome::Reinstalled(r) = &imported.outcome {
+        super::frameworks::report_advisories(session, r.version(), r.cuda());
     }
     for n in &imported.notes {
         session.report.event(&Event::Note(n));
