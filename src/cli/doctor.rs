@@ -93,17 +93,14 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
         if let Some(id) = &id {
             ctx.status(format!("undo with `cudnnm doctor --undo-fix {id}`"));
         }
-        if reports.iter().any(|r| r.status == "applied") {
+        if reports.iter().any(|r| r.status == fix::FixStatus::Applied) {
             snap = take(ctx, &args);
             findings = doctor::diagnose(&snap, &Tables::from_catalog(&catalog, &snap));
         }
         // A fix this run skipped is not one `--fix` can apply, and one it
         // applied whose finding is still seen (the user PATH, which only new
         // processes read) is done: say which instead of offering it again.
-        for r in reports
-            .iter()
-            .filter(|r| r.status == "skipped" || r.status == "applied")
-        {
+        for r in &reports {
             let Some(a) = &r.auto_fix else { continue };
             for f in findings
                 .iter_mut()

@@ -16,8 +16,8 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use super::probe::{
-    deployments, environment, files, folders, gpu, headers, ldcache, loads, netfs, pin, python,
-    store, toolkits,
+    deployments, environment, files, folders, gpu, headers, identity, ldcache, loads, netfs, pin,
+    python, store, toolkits,
 };
 use super::snapshot::{SNAPSHOT_SCHEMA, Snapshot};
 use crate::env::Env;
@@ -90,6 +90,8 @@ pub fn gather(env: &Env, home: &Home, opts: &Options) -> Snapshot {
     toolkits::finish_nvcc(&mut snap, nvcc);
     gpu::finish(&mut snap, smi);
     laps.lap(&mut snap, "nvcc, nvidia-smi");
+    identity::probe(&mut snap, env);
+    laps.lap(&mut snap, "folder identities");
     laps.total(&mut snap);
     snap
 }

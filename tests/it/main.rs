@@ -23,6 +23,7 @@ mod doctor_classes;
 mod doctor_corpus;
 mod doctor_fix;
 mod doctor_headers;
+mod doctor_loader;
 mod download;
 mod exec_real;
 mod export_dir;

@@ -121,9 +121,10 @@ fn not_installed(cx: &Cx, spec: &Spec, who: &str, out: &mut Vec<Finding>) {
     let Some(installed) = &cx.s.store_releases else {
         return;
     };
-    let ids: Vec<crate::version::ReleaseId> =
-        installed.iter().filter_map(|i| i.parse().ok()).collect();
-    if ids.iter().any(|id| spec.matches(&id.version, &id.cuda)) {
+    if installed
+        .iter()
+        .any(|id| spec.matches(&id.version, &id.cuda))
+    {
         return;
     }
     let mut f = Finding::new(
@@ -135,7 +136,14 @@ fn not_installed(cx: &Cx, spec: &Spec, who: &str, out: &mut Vec<Finding>) {
     .seen(if installed.is_empty() {
         "installed: none".to_string()
     } else {
-        format!("installed: {}", installed.join(", "))
+        format!(
+            "installed: {}",
+            installed
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
     })
     .why("`cudnnm exec`, `cudnnm env`, `cudnnm current` and the shell hook resolve this pin to an installed release, so in this folder they stop with \"not installed\".");
     let tk = cx.toolkit_in_use().and_then(|t| t.cuda.as_ref());
@@ -218,7 +226,7 @@ fn bundles_cudnn(cx: &Cx, f: &Framework) -> bool {
     f.name == "torch"
         && cx
             .shared()
-            .any(|(file, n)| n.is_main() && spath::is_within(&file.path, &own, cx.w))
+            .any(|(file, n)| n.is_main() && cx.s.within(&file.path, &own))
 }
 
 /// Every expectation in the snapshot: the pin, then frameworks.
@@ -277,7 +285,7 @@ fn pinned_wheels(cx: &Cx, out: &mut Vec<Finding>) {
         let wheel =
             cx.s.frameworks
                 .iter()
-                .find(|w| w.name == pkg && spath::same(&w.location, &f.location, cx.w));
+                .find(|w| w.name == pkg && cx.s.same_place(&w.location, &f.location));
         let have = wheel.and_then(|w| w.numeric_version());
         if have.as_ref() == Some(&want) {
             loader_first(cx, f, &pkg, &want, out);
@@ -324,7 +332,7 @@ fn loader_first(cx: &Cx, f: &Framework, pkg: &str, want: &Version, out: &mut Vec
         return;
     };
     if !matches!(a.hit.via, crate::doctor::loader::Via::LdLibraryPath(_))
-        || spath::is_within(&a.hit.path, &f.location, cx.w)
+        || cx.s.within(&a.hit.path, &f.location)
     {
         return;
     }

@@ -16,9 +16,9 @@ pub(super) fn check(cx: &Cx, out: &mut Vec<Finding>) {
     };
     let dir = cx.dir(&first.path);
     // cuDNN 8 and later declare the version in `cudnn_version.h` beside `cudnn.h`.
-    let beside = hs.iter().find(|h| {
-        cx.name(&h.path) == "cudnn_version.h" && spath::same(&cx.dir(&h.path), &dir, cx.w)
-    });
+    let beside = hs
+        .iter()
+        .find(|h| cx.name(&h.path) == "cudnn_version.h" && cx.s.same_place(&cx.dir(&h.path), &dir));
     let Some(hv) = beside
         .and_then(|h| h.version.clone())
         .or_else(|| first.version.clone())
@@ -42,10 +42,7 @@ pub(super) fn check(cx: &Cx, out: &mut Vec<Finding>) {
         .map(|file| file.root.clone())
         .filter(|r| !r.is_empty())
         .map(|r| spath::join(&r, "include", cx.w));
-    if own_inc
-        .as_deref()
-        .is_some_and(|i| spath::same(i, &dir, cx.w))
-    {
+    if own_inc.as_deref().is_some_and(|i| cx.s.same_place(i, &dir)) {
         return;
     }
     let mut f = Finding::new(

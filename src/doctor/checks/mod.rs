@@ -276,16 +276,13 @@ impl<'a> Cx<'a> {
         if let Some(n) = &s.nvcc
             && let Some(root) =
                 spath::parent(&n.path, self.w).and_then(|b| spath::parent(&b, self.w))
-            && let Some(t) = s
-                .toolkits
-                .iter()
-                .find(|t| spath::same(&t.root, &root, self.w))
+            && let Some(t) = s.toolkits.iter().find(|t| s.same_place(&t.root, &root))
         {
             return Some(t);
         }
         for var in ["CUDA_PATH", "CUDA_HOME"] {
             if let Some(v) = s.var(var)
-                && let Some(t) = s.toolkits.iter().find(|t| spath::same(&t.root, v, self.w))
+                && let Some(t) = s.toolkits.iter().find(|t| s.same_place(&t.root, v))
             {
                 return Some(t);
             }
@@ -296,11 +293,7 @@ impl<'a> Cx<'a> {
     /// The releases in the cudnnm store, parsed (none when the store was
     /// not read).
     pub fn installed(&self) -> impl Iterator<Item = crate::version::ReleaseId> + 'a {
-        self.s
-            .store_releases
-            .iter()
-            .flatten()
-            .filter_map(|r| r.parse().ok())
+        self.s.store_releases.iter().flatten().cloned()
     }
 
     /// The newest installed release that `keep` admits (by version).

@@ -135,7 +135,7 @@ fn toolkits(cx: &Cx, out: &mut Vec<Finding>) {
 fn toolkit_at<'a>(cx: &'a Cx, root: &str) -> Option<&'a ToolkitInfo> {
     cx.s.toolkits
         .iter()
-        .find(|t| spath::same(&t.root, root, cx.w))
+        .find(|t| cx.s.same_place(&t.root, root))
 }
 
 /// The variable that names the toolkit root on this OS, and its value.
@@ -240,9 +240,9 @@ fn cuda_path(cx: &Cx, out: &mut Vec<Finding>) {
             ),
             Some(t) => {
                 // cuDNN lives in another toolkit than the one the variable names.
-                let has = |t: &ToolkitInfo| cx.s.files.iter().any(|f| spath::is_within(&f.path, &t.root, cx.w));
+                let has = |t: &ToolkitInfo| cx.s.files.iter().any(|f| cx.s.within(&f.path, &t.root));
                 if !has(t)
-                    && let Some(other) = s.toolkits.iter().find(|o| !spath::same(&o.root, &t.root, cx.w) && has(o))
+                    && let Some(other) = s.toolkits.iter().find(|o| !cx.s.same_place(&o.root, &t.root) && has(o))
                 {
                     let ver = |t: &ToolkitInfo| t.cuda.as_ref().map(|c| format!("CUDA {c}")).unwrap_or_else(|| "a toolkit".into());
                     let f =
@@ -432,13 +432,11 @@ fn releases_in_use(cx: &Cx) -> Vec<InUse> {
         );
     }
     for d in &cx.s.deployments {
-        if let Ok(id) = d.release.parse::<crate::version::ReleaseId>() {
-            add(
-                id.version,
-                Some(id.cuda),
-                format!("deployed in {}", d.toolkit),
-            );
-        }
+        add(
+            d.release.version.clone(),
+            Some(d.release.cuda),
+            format!("deployed in {}", d.toolkit),
+        );
     }
     if let Some(p) = &cx.s.pin
         && let Ok(spec) = p.spec.parse::<crate::version::Spec>()

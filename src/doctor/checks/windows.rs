@@ -79,12 +79,12 @@ fn registry_path(cx: &Cx, out: &mut Vec<Finding>) {
         .as_deref()
         .map(|v| split(s, v))
         .unwrap_or_default();
-    let has = |list: &[String], d: &str| list.iter().any(|e| spath::same(e, d, true));
+    let has = |list: &[String], d: &str| list.iter().any(|e| cx.s.same_place(e, d));
     // Folders that hold cuDNN DLLs, in the order first seen.
     let mut dirs: Vec<String> = Vec::new();
     for (f, _) in cx.shared() {
         let d = cx.dir(&f.path);
-        if !dirs.iter().any(|x| spath::same(x, &d, true)) {
+        if !dirs.iter().any(|x| cx.s.same_place(x, &d)) {
             dirs.push(d);
         }
     }
@@ -111,11 +111,11 @@ fn registry_path(cx: &Cx, out: &mut Vec<Finding>) {
     // One registry Path gives one cuDNN, the other another.
     let holder = |list: &[String]| {
         list.iter()
-            .find(|e| dirs.iter().any(|d| spath::same(d, e, true)))
+            .find(|e| dirs.iter().any(|d| cx.s.same_place(d, e)))
             .cloned()
     };
     if let (Some(ud), Some(md)) = (holder(&user), holder(&machine))
-        && !spath::same(&ud, &md, true)
+        && !cx.s.same_place(&ud, &md)
     {
         out.push(
             Finding::new(FindingId::UserMachinePathDiffer, Severity::Warning, "the user PATH and the machine PATH lead to different cuDNN copies")
@@ -140,7 +140,7 @@ impl Cx<'_> {
     /// The first cuDNN library in `dir`, described.
     fn describe_dir(&self, dir: &str) -> String {
         self.shared()
-            .find(|(f, n)| n.is_main() && spath::same(&self.dir(&f.path), dir, true))
+            .find(|(f, n)| n.is_main() && self.s.same_place(&self.dir(&f.path), dir))
             .map(|(f, _)| self.describe(&f.path))
             .unwrap_or_else(|| dir.to_string())
     }

@@ -4,6 +4,7 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
 use super::s;
 use crate::doctor::binfmt;
@@ -76,6 +77,18 @@ fn system_dirs(env: &Env) -> Vec<PathBuf> {
         let root = PathBuf::from(root);
         return vec![root.join("System32"), root];
     }
+    // The dynamic loader says which folders it was built to search (glibc
+    // 2.33 and later: `ld.so --help`, "Shared library search path").
+    if let Some(v) = LOADERS
+        .iter()
+        .find(|p| Path::new(p).exists())
+        .and_then(|p| crate::child::Running::spawn(Command::new(p).arg("--help")))
+        .and_then(|c| c.finish().ok())
+        .map(|out| loader_system_dirs(&out))
+        .filter(|v| !v.is_empty())
+    {
+        return v;
+    }
     let mut v = Vec::new();
     if let Some(t) = triplet() {
         v.push(Path::new("/lib").join(t));
@@ -86,6 +99,22 @@ fn system_dirs(env: &Env) -> Vec<PathBuf> {
     }
     v.retain(|d| d.is_dir());
     v
+}
+
+/// Where glibc's dynamic loader is, per architecture (x86_64, aarch64, ppc64le).
+const LOADERS: [&str; 3] = [
+    "/lib64/ld-linux-x86-64.so.2",
+    "/lib/ld-linux-aarch64.so.1",
+    "/lib64/ld64.so.2",
+];
+
+/// The trusted folders in `ld.so --help` output, in order: the lines
+/// `  /lib/x86_64-linux-gnu (system search path)`.
+fn loader_system_dirs(help: &str) -> Vec<PathBuf> {
+    help.lines()
+        .filter_map(|l| l.trim().strip_suffix("(system search path)"))
+        .map(|d| PathBuf::from(d.trim()))
+        .collect()
 }
 
 fn os_info(env: &Env) -> OsInfo {
@@ -166,6 +195,22 @@ mod tests {
         assert_eq!(windows_arch("IA64"), None);
         assert_eq!(bits_of("x86"), 32);
         assert_eq!(bits_of("aarch64"), 64);
+    }
+
+    #[test]
+    fn the_trusted_folders_are_read_from_the_loader() {
+        // glibc 2.36's `ld.so --help` (Debian 12), with LD_LIBRARY_PATH set.
+        let help = "Shared library search path:\n  /opt/x (LD_LIBRARY_PATH)\n  (libraries located via /etc/ld.so.cache)\n  /lib/x86_64-linux-gnu (system search path)\n  /usr/lib/x86_64-linux-gnu (system search path)\n  /lib (system search path)\n  /usr/lib (system search path)\n\nSubdirectories of glibc-hwcaps directories, in priority order:\n  x86-64-v3 (supported, searched)\n";
+        assert_eq!(
+            loader_system_dirs(help),
+            [
+                "/lib/x86_64-linux-gnu",
+                "/usr/lib/x86_64-linux-gnu",
+                "/lib",
+                "/usr/lib"
+            ]
+            .map(PathBuf::from)
+        );
     }
 
     #[test]

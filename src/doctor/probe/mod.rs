@@ -21,6 +21,8 @@
 //! - `netfs.rs`: cudnnm's folders on network file systems.
 //! - `gpu.rs`: the driver and GPUs (`nvidia-smi`).
 //! - `headers.rs`: the cuDNN headers a compiler finds, in its search order.
+//! - `identity.rs`: which folders are one folder under two spellings, and
+//!   which are gone.
 
 pub(super) mod deployments;
 pub(super) mod environment;
@@ -28,6 +30,7 @@ pub(super) mod files;
 pub(super) mod folders;
 pub(super) mod gpu;
 pub(super) mod headers;
+pub(super) mod identity;
 pub(super) mod ldcache;
 pub(super) mod loads;
 pub(super) mod netfs;

@@ -32,8 +32,8 @@ fn cudnn_build_does_not_fit_the_toolkit() {
     k.s.path.insert(0, format!(r"{tk80}\bin"));
     k.s.deployments.push(DeploymentState {
         toolkit: tk80.into(),
-        release: "8.1.0.77_cuda11.2".into(),
-        mode: "hardlink".into(),
+        release: id("8.1.0.77_cuda11.2"),
+        mode: Some(crate::deploy::Mode::Hardlink),
         extra: vec![],
         toolkit_gone: false,
         files: vec![],
@@ -360,7 +360,7 @@ fn a_link_into_an_uninstalled_store_release_says_so() {
     let gone = "/opt/cudnnm/store/cuda-12/9.27.0.42/lib/libcudnn_adv.so.9";
     k.file(&format!("{TK12}/lib64/libcudnn_adv.so.9")).dangling = true;
     k.s.files.last_mut().unwrap().link_target = Some(gone.into());
-    k.s.store_releases = Some(vec!["9.12.0.46_cuda12".into(), "8.9.7.29_cuda11".into()]);
+    k.s.store_releases = Some(vec![id("9.12.0.46_cuda12"), id("8.9.7.29_cuda11")]);
     let f = k.expect(FindingId::BrokenSonameChain);
     assert!(
         f.seen

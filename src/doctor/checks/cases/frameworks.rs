@@ -119,9 +119,9 @@ fn an_unreadable_pin_is_fixed_with_a_release_that_is_installed() {
         "'/proj/.cudnn-version' names no release: 'nine'\nhint: write a release such as 9.1".into(),
     );
     k.s.store_releases = Some(vec![
-        "9.12.0.46_cuda12".into(),
-        "9.27.0.42_cuda12".into(),
-        "8.9.7.29_cuda11".into(),
+        id("9.12.0.46_cuda12"),
+        id("9.27.0.42_cuda12"),
+        id("8.9.7.29_cuda11"),
     ]);
     let f = k.expect(FindingId::PinUnreadable);
     // The newest installed release, never a placeholder.

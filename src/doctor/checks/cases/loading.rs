@@ -53,6 +53,7 @@ fn toolkit_bin_not_on_path() {
     k.s.ld_cache.push(LdCacheEntry {
         name: "libcudnn.so.9".into(),
         path: format!("{TK12}/lib64/libcudnn.so.9"),
+        gone: false,
     });
     k.absent(FindingId::ToolkitNotOnLoaderPath);
 }
@@ -280,7 +281,7 @@ fn shim_without_its_graph_library() -> Kit {
         "/work/b/libcudnn_graph.so.9".into(),
     ];
     a.store_copy = Some(StoreCopy {
-        release: "9.12.0.46_cuda12".into(),
+        release: id("9.12.0.46_cuda12"),
         version: v("9.12.0.46"),
         file: "lib/libcudnn.so.9".into(),
         inside: false,

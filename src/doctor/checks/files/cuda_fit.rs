@@ -9,7 +9,7 @@ use crate::doctor::FindingId;
 use crate::doctor::checks::{self, Cx};
 use crate::doctor::finding::{Finding, Severity};
 use crate::doctor::snapshot::{CudnnFile, ToolkitInfo, cudart_to_version};
-use crate::doctor::spath;
+
 use crate::version::{CudaVariant, Spec, Version};
 
 /// The CUDA variant a library was built for: from `cudnnGetCudartVersion()`,
@@ -29,11 +29,7 @@ fn build_variant(cx: &Cx, f: &CudnnFile) -> Option<(CudaVariant, String)> {
     }
     let t = cx.s.toolkit_of(&f.path)?;
     let r = deployed_release(cx, &t.root)?;
-    let (_, c) = r.split_once("_cuda")?;
-    Some((
-        CudaVariant::from_name_part(c)?,
-        format!("release {r} deployed by cudnnm"),
-    ))
+    Some((r.cuda, format!("release {r} deployed by cudnnm")))
 }
 
 /// The CUDA versions a cuDNN major was published for (`docs/releases.md#cuda-variants`):
@@ -112,7 +108,6 @@ impl FixWith for Finding {
 /// `cudnn-cuda-mismatch` (`docs/breakages.md#build-for-other-cuda`,
 /// `docs/breakages.md#cudnn-from-another-cuda`).
 pub(super) fn cuda_fit(cx: &Cx, out: &mut Vec<Finding>) {
-    let w = cx.w;
     let mut reported = BTreeSet::new();
     // (a) Libraries inside a toolkit.
     for (f, n) in cx.shared().filter(|(_, n)| n.is_main() && !n.dev_link) {
@@ -161,7 +156,7 @@ pub(super) fn cuda_fit(cx: &Cx, out: &mut Vec<Finding>) {
     for m in cx.majors_present() {
         let Some(a) = cx.active(m) else { continue };
         let Some(f) = a.file else { continue };
-        if spath::is_within(&f.path, &tk.root, w) {
+        if cx.s.within(&f.path, &tk.root) {
             continue;
         }
         let Some((var, how)) = build_variant(cx, f) else {

@@ -236,7 +236,7 @@ fn load_failures(cx: &Cx, out: &mut Vec<Finding>) {
         // another library under a cuDNN name): `lying_names` reports that file.
         let dir = cx.dir(&f.path);
         let broken_sibling = cx.shared().any(|(g, gn)| {
-            spath::same(&cx.dir(&g.path), &dir, cx.w)
+            cx.s.same_place(&cx.dir(&g.path), &dir)
                 && gn
                     .major
                     .is_some_and(|m| matches!(content_of(g, m), Some(Content::NotCudnn(_))))
@@ -293,7 +293,7 @@ fn soname_chains(cx: &Cx, out: &mut Vec<Finding>) {
             let gone = crate::store::release_in_store_path(&spath::join(&dir, target, false));
             finding = match gone {
                 Some((store, id)) => {
-                    let toolkit = cx.s.toolkits.iter().find(|t| spath::is_within(&f.path, &t.root, false));
+                    let toolkit = cx.s.toolkits.iter().find(|t| cx.s.within(&f.path, &t.root));
                     // An installed release that fits the toolkit (else the same CUDA build).
                     let installed = cx.newest_installed(|i| match toolkit.and_then(|t| t.cuda.as_ref()) {
                         Some(c) => i.cuda.fits(c.major(), c.minor()),
@@ -329,8 +329,8 @@ fn soname_chains(cx: &Cx, out: &mut Vec<Finding>) {
         let candidates = libs.iter().filter(|(g, gn)| {
             gn.stem == n.stem
                 && (n.dev_link || gn.major == n.major)
-                && spath::same(&cx.dir(&g.path), &dir, false)
-                && !spath::same(&g.path, &f.path, false)
+                && cx.s.same_place(&cx.dir(&g.path), &dir)
+                && !cx.s.same_place(&g.path, &f.path)
         });
         let target = if n.dev_link {
             candidates
@@ -407,7 +407,7 @@ fn missing_sonames(cx: &Cx, libs: &[(&CudnnFile, names::NameInfo)], out: &mut Ve
         let deployed =
             cx.s.deployments
                 .iter()
-                .find(|d| spath::is_within(&f.path, &d.toolkit, false));
+                .find(|d| cx.s.within(&f.path, &d.toolkit));
         fd = if let Some(d) = deployed {
             fd.fix(format!(
                 "Deploy {} into {} again: cudnnm puts the whole chain back.",
@@ -427,9 +427,9 @@ fn missing_sonames(cx: &Cx, libs: &[(&CudnnFile, names::NameInfo)], out: &mut Ve
             // A toolkit this user may not change: the command is for
             // someone who may (checked again when the fix runs, for any folder).
             let locked =
-                cx.s.toolkits.iter().any(|t| {
-                    t.writable == Some(false) && spath::is_within(&f.path, &t.root, false)
-                });
+                cx.s.toolkits
+                    .iter()
+                    .any(|t| t.writable == Some(false) && cx.s.within(&f.path, &t.root));
             // Only folders nobody else manages: a package manager's (conda,
             // pip) or cudnnm's store is changed through its own tool.
             let own_folder = matches!(f.origin, Origin::Toolkit | Origin::Other);
@@ -452,7 +452,6 @@ fn missing_sonames(cx: &Cx, libs: &[(&CudnnFile, names::NameInfo)], out: &mut Ve
 /// `header-library-mismatch` (`docs/breakages.md#header-library-mismatch`): per installation, the
 /// headers' version against the main library's.
 fn header_vs_library(cx: &Cx, out: &mut Vec<Finding>) {
-    let w = cx.w;
     for root in cx.s.roots() {
         // Headers that disagree among themselves.
         let hdrs: Vec<(&CudnnFile, &Version)> =
@@ -473,13 +472,13 @@ fn header_vs_library(cx: &Cx, out: &mut Vec<Finding>) {
                     gn.full_version.is_none()
                         && !gn.dev_link
                         && g.real_path.as_deref().is_some_and(|r| {
-                            spath::same(r, f.real_path.as_deref().unwrap_or(&f.path), w)
+                            cx.s.same_place(r, f.real_path.as_deref().unwrap_or(&f.path))
                         })
                 })
         };
         let libs: Vec<(&CudnnFile, names::NameInfo)> = cx
             .shared()
-            .filter(|(f, n)| spath::same(&f.root, &root, w) && n.is_main() && !n.dev_link)
+            .filter(|(f, n)| cx.s.same_place(&f.root, &root) && n.is_main() && !n.dev_link)
             .filter(|(f, n)| reached(f, n))
             .collect();
         let mut problems: Vec<String> = Vec::new();
@@ -536,7 +535,7 @@ fn header_vs_library(cx: &Cx, out: &mut Vec<Finding>) {
                 .command(redeploy_command(cx, &tk, &r))
                 .auto(AutoFix::Redeploy {
                     toolkit: tk,
-                    release: r,
+                    release: r.to_string(),
                 });
         }
         out.push(f);

@@ -56,10 +56,10 @@ fn toolkit_files<'a>(cx: &'a Cx, t: &'a ToolkitInfo) -> Vec<(&'a CudnnFile, name
     let tw = t.is_windows();
     cx.s.files
         .iter()
-        .filter(|f| spath::is_within(&f.path, &t.root, w))
+        .filter(|f| cx.s.within(&f.path, &t.root))
         .filter(|f| {
             cx.s.toolkit_of(&f.path)
-                .is_some_and(|o| spath::same(&o.root, &t.root, w))
+                .is_some_and(|o| cx.s.same_place(&o.root, &t.root))
         })
         .filter_map(|f| Some((f, names::classify(spath::file_name(&f.path, w))?)))
         .filter(|(_, n)| n.kind == FileKind::Header || n.windows == tw)
@@ -100,7 +100,7 @@ pub(super) fn toolkit_set(cx: &Cx, t: &ToolkitInfo, out: &mut Vec<Finding>) {
             .command(redeploy_command(cx, &t.root, r))
             .auto(AutoFix::Redeploy {
                 toolkit: t.root.clone(),
-                release: r.clone(),
+                release: r.to_string(),
             }),
         None => match fill_in(cx, t, &majors) {
             Some(cmds) => cmds.into_iter().fold(f, Finding::command),
@@ -346,7 +346,7 @@ pub(super) fn runtime_sets(cx: &Cx, out: &mut Vec<Finding>) {
         }
         let libs: Vec<(&CudnnFile, names::NameInfo)> = cx
             .shared()
-            .filter(|(f, n)| spath::same(&f.root, &root, w) && !n.dev_link)
+            .filter(|(f, n)| cx.s.same_place(&f.root, &root) && !n.dev_link)
             .collect();
         let majors: BTreeSet<u32> = libs
             .iter()

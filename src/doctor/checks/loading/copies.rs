@@ -10,7 +10,7 @@ use crate::doctor::checks::{self, Cx};
 use crate::doctor::finding::{Finding, Severity, prepend_loader_path};
 use crate::doctor::loader::Hit;
 use crate::doctor::snapshot::CudnnFile;
-use crate::doctor::spath;
+
 use crate::names;
 use crate::version::Version;
 
@@ -108,7 +108,7 @@ pub(super) fn copies(cx: &Cx, out: &mut Vec<Finding>) {
             })
         });
         match (want, good) {
-            (Some((v, who)), Some((h, _))) if !spath::same(&h.path, &winner.0.path, cx.w) => {
+            (Some((v, who)), Some((h, _))) if !cx.s.same_place(&h.path, &winner.0.path) => {
                 let dir = cx.dir(&h.path);
                 f = f
                     .seen(format!("{who} wants cuDNN {v}: that is {}", h.path))

@@ -72,7 +72,7 @@ fn machine_at<'a>(cx: &Cx<'a>, path: &str) -> Option<&'a str> {
     let name = spath::file_name(path, cx.w);
     cx.s.dirs
         .iter()
-        .filter(|d| spath::same(&d.path, &dir, cx.w))
+        .filter(|d| cx.s.same_place(&d.path, &dir))
         .find_map(|d| {
             d.machines
                 .iter()

@@ -33,7 +33,7 @@ pub(super) fn mixing(cx: &Cx, out: &mut Vec<Finding>) {
                 let root = file
                     .map(|f| f.root.clone())
                     .unwrap_or_else(|| cx.dir(&h.path));
-                if !roots.iter().any(|r| spath::same(r, &root, cx.w)) {
+                if !roots.iter().any(|r| cx.s.same_place(r, &root)) {
                     roots.push(root.clone());
                 }
                 if i == 0 {
@@ -47,7 +47,7 @@ pub(super) fn mixing(cx: &Cx, out: &mut Vec<Finding>) {
             .filter(|(f, n)| f.origin == Origin::PipWheel && n.is_main() && n.major == Some(m))
             .map(|(f, _)| f)
         {
-            if !roots.iter().any(|r| spath::same(r, &f.root, cx.w)) {
+            if !roots.iter().any(|r| cx.s.same_place(r, &f.root)) {
                 roots.push(f.root.clone());
             }
         }
@@ -89,9 +89,7 @@ pub(super) fn mixing(cx: &Cx, out: &mut Vec<Finding>) {
             for r in &roots {
                 let v = cx
                     .shared()
-                    .find(|(f, n)| {
-                        spath::same(&f.root, r, cx.w) && n.is_main() && n.major == Some(m)
-                    })
+                    .find(|(f, n)| cx.s.same_place(&f.root, r) && n.is_main() && n.major == Some(m))
                     .and_then(|(f, _)| cx.s.version_of(f))
                     .map(|k| k.version.to_string())
                     .unwrap_or_else(|| "version unknown".into());
@@ -117,16 +115,17 @@ fn one_folder(cx: &Cx, out: &mut Vec<Finding>) {
     let mut dirs: Vec<String> = Vec::new();
     for (f, _) in cx.shared() {
         let d = cx.dir(&f.path);
-        if !dirs.iter().any(|x| spath::same(x, &d, cx.w)) {
+        if !dirs.iter().any(|x| cx.s.same_place(x, &d)) {
             dirs.push(d);
         }
     }
     for dir in dirs {
         let mut rows: Vec<(String, u32, Option<crate::doctor::snapshot::Known>)> = Vec::new();
         let mut done: Vec<String> = Vec::new();
-        for (f, n) in cx.shared().filter(|(f, n)| {
-            !n.dev_link && !f.dangling && spath::same(&cx.dir(&f.path), &dir, cx.w)
-        }) {
+        for (f, n) in cx
+            .shared()
+            .filter(|(f, n)| !n.dev_link && !f.dangling && cx.s.same_place(&cx.dir(&f.path), &dir))
+        {
             let Some(m) = n.major else { continue };
             // Only what the loader can reach: a file under a loader name
             // (`libcudnn.so.9`, a DLL name) or the target of one. A versioned
@@ -136,9 +135,9 @@ fn one_folder(cx: &Cx, out: &mut Vec<Finding>) {
                 && !cx.shared().any(|(g, gn)| {
                     gn.full_version.is_none()
                         && !gn.dev_link
-                        && spath::same(&cx.dir(&g.path), &dir, cx.w)
+                        && cx.s.same_place(&cx.dir(&g.path), &dir)
                         && g.real_path.as_deref().is_some_and(|r| {
-                            spath::same(r, f.real_path.as_deref().unwrap_or(&f.path), cx.w)
+                            cx.s.same_place(r, f.real_path.as_deref().unwrap_or(&f.path))
                         })
                 })
             {
@@ -146,7 +145,7 @@ fn one_folder(cx: &Cx, out: &mut Vec<Finding>) {
             }
             // One row per real file (a chain's links say what their target says).
             let real = f.real_path.clone().unwrap_or_else(|| f.path.clone());
-            let real_in_dir = spath::same(&cx.dir(&real), &dir, cx.w);
+            let real_in_dir = cx.s.same_place(&cx.dir(&real), &dir);
             let key = spath::key(if real_in_dir { &real } else { &f.path }, cx.w);
             if done.contains(&key) {
                 continue;
@@ -176,7 +175,7 @@ fn one_folder(cx: &Cx, out: &mut Vec<Finding>) {
                 .collect();
             for (name, _, k) in rows.iter_mut().filter(|(_, _, k)| k.is_none()) {
                 let Some(f) = cx.shared().map(|(f, _)| f).find(|f| {
-                    spath::same(&cx.dir(&f.path), &dir, cx.w) && cx.name(&f.path) == name.as_str()
+                    cx.s.same_place(&cx.dir(&f.path), &dir) && cx.name(&f.path) == name.as_str()
                 }) else {
                     continue;
                 };
@@ -204,7 +203,7 @@ fn one_folder(cx: &Cx, out: &mut Vec<Finding>) {
             // (Unless a sibling is no library at all — an empty file:
             // `not-a-cudnn-library` reports that cause.)
             let broken = cx.shared().any(|(g, gn)| {
-                spath::same(&cx.dir(&g.path), &dir, cx.w)
+                cx.s.same_place(&cx.dir(&g.path), &dir)
                     && gn.major.is_some_and(|gm| {
                         matches!(
                             super::super::files::content_of(g, gm),
@@ -218,7 +217,7 @@ fn one_folder(cx: &Cx, out: &mut Vec<Finding>) {
                     !broken
                         && n.major == Some(m)
                         && f.symbols_missing > 0
-                        && spath::same(&cx.dir(&f.path), &dir, cx.w)
+                        && cx.s.same_place(&cx.dir(&f.path), &dir)
                 })
                 .map(|(f, _)| f)
                 .collect();
@@ -322,7 +321,7 @@ pub(super) fn foreign(cx: &Cx, f: &CudnnFile, major: u32) -> Vec<Foreign> {
     .into_iter()
     .flatten()
     .collect();
-    let is_own = |p: &str| own_dirs.iter().any(|d| spath::same(&cx.dir(p), d, cx.w));
+    let is_own = |p: &str| own_dirs.iter().any(|d| cx.s.same_place(&cx.dir(p), d));
     let mut out: Vec<Foreign> =
         cx.s.foreign_modules(f)
             .into_iter()
@@ -359,7 +358,7 @@ pub(super) fn foreign(cx: &Cx, f: &CudnnFile, major: u32) -> Vec<Foreign> {
 fn folder_version(cx: &Cx, dir: &str) -> Option<crate::doctor::snapshot::Known> {
     let main = cx
         .shared()
-        .find(|(f, n)| n.is_main() && !n.dev_link && spath::same(&cx.dir(&f.path), dir, cx.w));
+        .find(|(f, n)| n.is_main() && !n.dev_link && cx.s.same_place(&cx.dir(&f.path), dir));
     if let Some((f, _)) = main
         && let Some(k) = cx.s.library_version(f)
     {
@@ -368,7 +367,7 @@ fn folder_version(cx: &Cx, dir: &str) -> Option<crate::doctor::snapshot::Known> 
     let root =
         cx.s.files
             .iter()
-            .find(|f| spath::same(&cx.dir(&f.path), dir, cx.w))?;
+            .find(|f| cx.s.same_place(&cx.dir(&f.path), dir))?;
     cx.s.header_version(&root.root)
 }
 
@@ -430,7 +429,7 @@ fn foreign_sublibraries(cx: &Cx, out: &mut Vec<Finding>) -> BTreeSet<u32> {
                 .map(|k| format!("cuDNN {} ({})", k.version, k.source))
                 .unwrap_or_else(|| "version unknown".into());
             fd = fd.seen(format!("{} comes from {} — {v}; {}", x.name, x.path, x.how));
-            if !others.iter().any(|o| spath::same(o, &odir, cx.w)) {
+            if !others.iter().any(|o| cx.s.same_place(o, &odir)) {
                 others.push(odir);
             }
         }
