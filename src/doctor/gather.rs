@@ -16,8 +16,8 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use super::probe::{
-    deployments, environment, files, folders, gpu, headers, identity, ldcache, loads, netfs, pin,
-    python, store, toolkits,
+    consumers, deployments, environment, files, folders, gpu, headers, identity, ldcache, loads,
+    netfs, pin, python, store, toolkits,
 };
 use super::snapshot::{SNAPSHOT_SCHEMA, Snapshot};
 use crate::env::Env;
@@ -64,7 +64,11 @@ pub fn gather(env: &Env, home: &Home, opts: &Options) -> Snapshot {
 
     let sites = python::site_packages(env);
     let mut scan = folders::probe(&snap, env, &sites);
-    laps.lap(&mut snap, "folders");
+    snap.frameworks = python::frameworks(&sites, windows);
+    if !windows {
+        snap.consumers = consumers::probe(&snap.frameworks, &mut scan);
+    }
+    laps.lap(&mut snap, "folders, frameworks");
 
     let cache = ldcache::probe(ldconfig, &mut scan);
     laps.lap(&mut snap, "ldconfig");
@@ -81,7 +85,6 @@ pub fn gather(env: &Env, home: &Home, opts: &Options) -> Snapshot {
     laps.lap(&mut snap, "library loads");
 
     files::listings(&mut snap, &scan, cache);
-    snap.frameworks = python::frameworks(&sites, windows);
     pin::probe(&mut snap, env, home);
     store::probe(&mut snap, &store);
     snap.deployments = deployments::states(&store.releases, &deployments, windows);

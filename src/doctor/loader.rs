@@ -219,10 +219,10 @@ pub fn search(s: &Snapshot, name: &str, chain: &[Requester]) -> Vec<Hit> {
         let o = origin_of(r);
         let p = p.replace("${ORIGIN}", &o).replace("$ORIGIN", &o);
         if w || p.starts_with('/') {
-            p
+            spath::normalize(&p, w)
         } else {
             // ld.so takes a relative entry from the working folder.
-            spath::join(&s.cwd, &p, false)
+            spath::normalize(&spath::join(&s.cwd, &p, false), false)
         }
     };
     let named = |r: &Requester| spath::file_name(r.path, w).to_string();
@@ -373,7 +373,11 @@ pub fn sublibraries(s: &Snapshot, major: u32, main: &str, chain: &[Requester]) -
         .map(|k| k.version);
     let by = spath::file_name(main, w).to_string();
     let mut out: Vec<Mapped> = Vec::new();
-    for stem in crate::names::sublib_stems(major) {
+    // cuDNN 9's main library loads its graph library first (it answers
+    // cudnnGetVersion()); the others as they are needed.
+    let mut stems: Vec<&str> = crate::names::sublib_stems(major).to_vec();
+    stems.sort_by_key(|st| *st != "cudnn_graph");
+    for stem in stems {
         for name in sublibrary_names(stem, major, release.as_ref(), w) {
             let hit = search(s, &name, &full).into_iter().next();
             if let Some(h) = hit {

@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
+use super::checks::processes::{FrameworkLoad, framework_loads};
 use super::checks::{ActiveCopy, active_copies};
 use super::finding::{Finding, Severity};
 use super::snapshot::Snapshot;
@@ -27,6 +28,10 @@ pub struct Summary {
     pub active_cudnn: Vec<ActiveCopy>,
     /// `torch 2.4.1+cu121 (…/site-packages)`, one per framework or cuDNN wheel.
     pub frameworks: Vec<String>,
+    /// The cuDNN files each framework's process maps, played through as
+    /// the loader does it (Linux).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub framework_loads: Vec<FrameworkLoad>,
     /// The pinned release and where the pin is.
     pub pin: Option<String>,
 }
@@ -148,6 +153,7 @@ pub fn summarize(s: &Snapshot) -> Summary {
         nvcc,
         active_cudnn: active_copies(s),
         frameworks,
+        framework_loads: framework_loads(s),
         pin,
     }
 }
@@ -193,6 +199,20 @@ pub fn summary_text(sm: &Summary) -> String {
     }
     for f in &sm.frameworks {
         row("python", f);
+    }
+    for l in &sm.framework_loads {
+        let files: Vec<String> = l
+            .files
+            .iter()
+            .map(|c| {
+                let v = c.version.as_deref().unwrap_or("version unknown");
+                format!("{} ({v}, via {})", c.path, c.via)
+            })
+            .collect();
+        row(
+            "loads",
+            &format!("{} maps {}", l.framework, files.join(", ")),
+        );
     }
     if let Some(p) = &sm.pin {
         row("pin", p);

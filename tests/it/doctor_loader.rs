@@ -13,8 +13,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::common::{Run, Sandbox, skip};
-use crate::doctor::toolkit;
+use crate::common::{Run, Sandbox, real_wheel, skip};
+use crate::doctor::{ids, toolkit, toolkit_with};
 
 /// The Python interpreter itself (not a shim such as pyenv's, which needs
 /// the user's own HOME), once per test binary.
@@ -47,13 +47,14 @@ pub(crate) struct RealLoad {
     pub error: Option<String>,
 }
 
-/// The script a real load runs: load `argv[1]` (a name or a path), ask its
-/// version, print what was mapped.
+/// The script a real load runs: load `argv[1]` (a name or a path), call
+/// `argv[2]` (`cudnnGetVersion`, or a stand-in framework library's function
+/// that calls it), print what was mapped.
 pub(crate) const LOAD_SCRIPT: &str = r#"
 import ctypes, json, sys
 v = err = None
 try:
-    v = ctypes.CDLL(sys.argv[1]).cudnnGetVersion()
+    v = getattr(ctypes.CDLL(sys.argv[1]), sys.argv[2])()
 except (OSError, AttributeError) as e:
     err = str(e)
 m = []
@@ -89,12 +90,19 @@ impl RealLoad {
     }
 }
 
-/// Loads `what` with python3's ctypes in the sandbox's environment.
+/// Loads `what` with python3's ctypes in the sandbox's environment and asks
+/// cuDNN its version.
 pub(crate) fn ctypes_load(sb: &Sandbox, what: &str) -> Option<RealLoad> {
+    ctypes_call(sb, what, "cudnnGetVersion")
+}
+
+/// Loads `what` with python3's ctypes in the sandbox's environment and
+/// calls its function `call` (which answers cuDNN's version).
+pub(crate) fn ctypes_call(sb: &Sandbox, what: &str, call: &str) -> Option<RealLoad> {
     let py = python()?;
     let out = sb
         .wrapped(py.to_str().unwrap())
-        .args(["-c", LOAD_SCRIPT, what])
+        .args(["-c", LOAD_SCRIPT, what, call])
         .output()
         .unwrap();
     assert!(out.status.success(), "{out:?}");
@@ -174,5 +182,211 @@ fn the_cuda_link_and_the_versioned_folder_on_ld_library_path_are_one_folder() {
     assert_eq!(r.json()["summary"]["active_cudnn"][0]["version"], "9.27.0");
     for f in r.json()["findings"].as_array().unwrap() {
         assert_eq!(f["severity"], "info", "{}", r.describe());
+    }
+}
+
+/// A virtual environment `venv/` in the sandbox (`VIRTUAL_ENV` set) with
+/// the real `nvidia-cudnn-jit-cu12` wheel of `version` unpacked into its
+/// `site-packages` as pip does; the `site-packages` folder.
+pub(crate) fn venv_with_wheel(sb: &mut Sandbox, version: &str) -> Option<PathBuf> {
+    let py = python()?;
+    let venv = sb.root().join("venv");
+    let site = venv.join("lib/python3.11/site-packages");
+    fs::create_dir_all(&site).unwrap();
+    let whl = real_wheel(&format!("nvidia_cudnn_jit_cu12-{version}"));
+    let out = Command::new(py)
+        .args(["-m", "zipfile", "-e"])
+        .arg(&whl)
+        .arg(&site)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    sb.set_env("VIRTUAL_ENV", &venv);
+    Some(site)
+}
+
+/// The wheel's library folder in `site`.
+pub(crate) fn wheel_lib(site: &Path) -> PathBuf {
+    site.join("nvidia/cudnn_jit/lib")
+}
+
+/// A stand-in for PyTorch's `libtorch_cuda.so`, built by `cc` in `site`
+/// (with a `torch` dist-info requiring the wheel): it needs
+/// `libcudnn.so.9` (`DT_NEEDED`), carries `DT_RPATH`
+/// `$ORIGIN/../../nvidia/cudnn_jit/lib` into the wheel as PyTorch's wheels
+/// do, and exports `torch_cudnn_version()`, which calls `cudnnGetVersion()`.
+pub(crate) fn stand_in_torch(site: &Path, wheel_version: &str) -> Option<PathBuf> {
+    let cc = skip::need_program("cc", "gcc")?;
+    let lib = site.join("torch/lib");
+    fs::create_dir_all(&lib).unwrap();
+    let src = lib.join("torch_cuda.c");
+    fs::write(
+        &src,
+        "#include <stddef.h>\nsize_t cudnnGetVersion(void);\nsize_t torch_cudnn_version(void) { return cudnnGetVersion(); }\n",
+    )
+    .unwrap();
+    let so = lib.join("libtorch_cuda.so");
+    let out = Command::new(cc)
+        .args(["-shared", "-fPIC", "-o"])
+        .arg(&so)
+        .arg(&src)
+        .arg(format!("-L{}", wheel_lib(site).display()))
+        .arg("-l:libcudnn.so.9")
+        .arg("-Wl,--disable-new-dtags")
+        .arg("-Wl,-rpath,$ORIGIN/../../nvidia/cudnn_jit/lib")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let info = site.join("torch-2.9.0.dist-info");
+    fs::create_dir_all(&info).unwrap();
+    fs::write(
+        info.join("METADATA"),
+        format!("Metadata-Version: 2.1\nName: torch\nVersion: 2.9.0\nRequires-Dist: nvidia-cudnn-jit-cu12=={wheel_version}; platform_system == \"Linux\"\n"),
+    )
+    .unwrap();
+    Some(so)
+}
+
+/// The file a `sub-libraries-mixed` finding says `name` comes from.
+fn said_to_come_from(r: &Run, name: &str) -> Option<PathBuf> {
+    let prefix = format!("{name} comes from ");
+    r.json()["findings"]
+        .as_array()?
+        .iter()
+        .filter(|f| f["id"] == "sub-libraries-mixed")
+        .flat_map(|f| f["seen"].as_array().cloned().unwrap_or_default())
+        .find_map(|l| {
+            let l = l.as_str()?.strip_prefix(&prefix)?;
+            Some(real(l.split(" — ").next()?))
+        })
+}
+
+/// cuDNN 9.12's main library carries `DT_RUNPATH=$ORIGIN`: `LD_LIBRARY_PATH`
+/// is searched before its own folder, so a program that loads it by path
+/// (as a framework does) gets another copy's graph library when one is on
+/// `LD_LIBRARY_PATH`. 9.27's carries `DT_RPATH=$ORIGIN`: its own folder
+/// first. Doctor's account of both is what a real load maps.
+#[test]
+fn runpath_comes_after_ld_library_path_and_rpath_before_it() {
+    for (own, other) in [("9.12.0.46", "9.27.0.42"), ("9.27.0.42", "9.12.0.46")] {
+        let mut sb = Sandbox::new();
+        let Some(site) = venv_with_wheel(&mut sb, own) else {
+            return;
+        };
+        let tk = toolkit_with(&mut sb, false, other, "cuda-12.4");
+        let main = wheel_lib(&site).join("libcudnn.so.9");
+        let r = sb
+            .run(["doctor", "--json", "--cuda-root", tk.to_str().unwrap()])
+            .ok();
+        let load = ctypes_load(&sb, main.to_str().unwrap()).unwrap();
+        assert_eq!(load.main(), Some(real(&main).as_path()), "{load:?}");
+        let graph = load.sub("cudnn_graph").unwrap().to_path_buf();
+        let predicted = said_to_come_from(&r, "libcudnn_graph.so.9");
+        if own == "9.12.0.46" {
+            // The real load takes the toolkit's graph library, and so must doctor.
+            assert_eq!(
+                graph,
+                real(tk.join("lib64/libcudnn_graph.so.9")),
+                "{load:?}"
+            );
+            assert_eq!(predicted.as_ref(), Some(&graph), "{}", r.describe());
+            assert_eq!(
+                load.version,
+                Some(number("9.27.0")),
+                "answered by the other graph library"
+            );
+        } else {
+            assert_eq!(graph, real(wheel_lib(&site).join("libcudnn_graph.so.9")));
+            assert_eq!(predicted, None, "{}", r.describe());
+            assert_eq!(load.version, Some(number("9.27.0")));
+        }
+    }
+}
+
+/// PyTorch's `libtorch_cuda.so` finds `libcudnn.so.9` through its
+/// `DT_RPATH` into its own wheel, before `LD_LIBRARY_PATH`; the main
+/// library then asks for its sub-libraries with its own search folders.
+/// What doctor says the framework's process maps is what it maps: with
+/// 9.27 in the wheel, every file from the wheel (no finding, whatever
+/// `LD_LIBRARY_PATH` holds); with 9.12 in the wheel, the graph library from
+/// the toolkit on `LD_LIBRARY_PATH` (an error naming both).
+#[test]
+fn a_framework_library_with_an_rpath_into_its_wheel_maps_what_doctor_says() {
+    for (wheel, toolkit_release) in [("9.27.0.42", "9.12.0.46"), ("9.12.0.46", "9.27.0.42")] {
+        let mut sb = Sandbox::new();
+        let Some(site) = venv_with_wheel(&mut sb, wheel) else {
+            return;
+        };
+        let Some(torch) = stand_in_torch(&site, wheel) else {
+            return;
+        };
+        let tk = toolkit_with(&mut sb, false, toolkit_release, "cuda-12.4");
+        let r = sb.run(["doctor", "--json", "--cuda-root", tk.to_str().unwrap()]);
+        let load = ctypes_call(&sb, torch.to_str().unwrap(), "torch_cudnn_version").unwrap();
+        let loads = r.json()["summary"]["framework_loads"].clone();
+        let said = |name: &str| -> Option<PathBuf> {
+            loads[0]["files"]
+                .as_array()?
+                .iter()
+                .find(|f| f["name"].as_str().is_some_and(|n| n.starts_with(name)))
+                .map(|f| real(f["path"].as_str().unwrap()))
+        };
+        assert_eq!(loads[0]["framework"], "torch 2.9.0", "{}", r.describe());
+        assert_eq!(
+            said("libcudnn.so").as_deref(),
+            load.main(),
+            "{}\n{load:?}",
+            r.describe()
+        );
+        assert_eq!(
+            said("libcudnn_graph.so").as_deref(),
+            load.sub("cudnn_graph"),
+            "{}\n{load:?}",
+            r.describe()
+        );
+        assert_eq!(
+            load.main(),
+            Some(real(wheel_lib(&site).join("libcudnn.so.9")).as_path())
+        );
+        let mixed: Vec<serde_json::Value> = r.json()["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["id"] == "sub-libraries-mixed")
+            .cloned()
+            .collect();
+        if wheel == "9.27.0.42" {
+            assert_eq!(
+                load.sub("cudnn_graph"),
+                Some(real(wheel_lib(&site).join("libcudnn_graph.so.9")).as_path())
+            );
+            assert!(mixed.is_empty(), "{}", r.describe());
+            assert!(
+                !ids(&r).contains(&"framework-cudnn-mismatch".to_string()),
+                "{}",
+                r.describe()
+            );
+            assert_eq!(load.version, Some(number("9.27.0")));
+        } else {
+            assert_eq!(
+                load.sub("cudnn_graph"),
+                Some(real(tk.join("lib64/libcudnn_graph.so.9")).as_path())
+            );
+            assert_eq!(mixed.len(), 1, "{}", r.describe());
+            assert_eq!(mixed[0]["severity"], "error", "{}", r.describe());
+            assert!(
+                mixed[0]["seen"]
+                    .to_string()
+                    .contains("torch 2.9.0 loads this copy"),
+                "{}",
+                r.describe()
+            );
+            assert_eq!(r.code(), 7);
+            assert_eq!(
+                load.version,
+                Some(number("9.27.0")),
+                "the toolkit's graph library answers"
+            );
+        }
     }
 }

@@ -321,27 +321,56 @@ fn pinned_wheels(cx: &Cx, out: &mut Vec<Finding>) {
 }
 
 /// `framework-cudnn-mismatch` for a framework whose pinned wheel is the
-/// right one but loses to another copy: on Linux, `LD_LIBRARY_PATH` is
-/// searched before the framework's `RUNPATH` into its wheel (ld.so(8)), so a
-/// conda env's `lib` or a toolkit on that path supplies the cuDNN it loads.
+/// right one but loses to another copy. With the framework's own library
+/// that loads cuDNN known ([`super::processes`]), its load is played through
+/// as ld.so does it: PyTorch's `libtorch_cuda.so` carries a `DT_RPATH` into
+/// its wheel, searched before `LD_LIBRARY_PATH`, so another copy there does
+/// not take the main library's place (its sub-libraries may still come from
+/// there: `sub-libraries-mixed`). Without it, the framework is taken to ask
+/// by name, and `LD_LIBRARY_PATH` supplies the cuDNN it loads.
 fn loader_first(cx: &Cx, f: &Framework, pkg: &str, want: &Version, out: &mut Vec<Finding>) {
     if cx.w {
         return;
     }
-    let Some(a) = cx.active(want.major()) else {
-        return;
+    let modeled = super::processes::mapped(cx).into_iter().find(|(c, m, _)| {
+        *m == want.major() && c.framework == f.name && cx.s.within(&c.path, &f.location)
+    });
+    let (path, via, asker) = match &modeled {
+        Some((c, _, files)) => (
+            files[0].path.clone(),
+            files[0].via.clone(),
+            Some(cx.name(&c.path).to_string()),
+        ),
+        None => {
+            let Some(a) = cx.active(want.major()) else {
+                return;
+            };
+            if !matches!(a.hit.via, crate::doctor::loader::Via::LdLibraryPath(_)) {
+                return;
+            }
+            (a.hit.path.clone(), a.hit.via.clone(), None)
+        }
     };
-    if !matches!(a.hit.via, crate::doctor::loader::Via::LdLibraryPath(_))
-        || cx.s.within(&a.hit.path, &f.location)
-    {
+    if cx.s.within(&path, &f.location) {
         return;
     }
-    let Some(k) = &a.version else { return };
+    let Some(k) = cx.s.file(&path).and_then(|file| cx.s.version_of(file)) else {
+        return;
+    };
     let n = want.parts().len().min(k.version.parts().len());
     if n < 2 || want.parts()[..n] == k.version.parts()[..n] {
         return;
     }
     let who = format!("{} {}", pretty(&f.name), f.version);
+    let how = match &asker {
+        Some(lib) => format!(
+            "{who}'s {lib} asks the loader for {}, and its search finds {path} first ({via}): {lib} carries no RPATH into its own wheel that comes before it",
+            cx.loader_name("cudnn", want.major())
+        ),
+        None => format!(
+            "ld.so searches LD_LIBRARY_PATH before the RUNPATH that points {who} at its own wheel"
+        ),
+    };
     out.push(
         Finding::new(
             FindingId::FrameworkCudnnMismatch,
@@ -350,9 +379,9 @@ fn loader_first(cx: &Cx, f: &Framework, pkg: &str, want: &Version, out: &mut Vec
         )
         .seen(format!("{} {} in {} requires {pkg}=={want}", f.name, f.version, f.location))
         .seen(format!("{pkg} {want} in {}", f.location))
-        .seen(format!("the loader takes {}", cx.describe(&a.hit.path)))
-        .why(format!("ld.so searches LD_LIBRARY_PATH before the RUNPATH that points {who} at its own wheel, so it loads cuDNN {} and stops with \"Loaded runtime CuDNN library: {} but source was compiled with: {want}\" or fails on missing symbols.", k.version, k.version))
-        .fix(format!("Remove {} from LD_LIBRARY_PATH for this environment (conda: do not export the env's lib folder), or run other programs with that cuDNN through `cudnnm exec`.", cx.dir(&a.hit.path))),
+        .seen(format!("the loader takes {}", cx.describe(&path)))
+        .why(format!("{how}, so it loads cuDNN {} and stops with \"Loaded runtime CuDNN library: {} but source was compiled with: {want}\" or fails on missing symbols.", k.version, k.version))
+        .fix(format!("Remove {} from LD_LIBRARY_PATH for this environment (conda: do not export the env's lib folder), or run other programs with that cuDNN through `cudnnm exec`.", cx.dir(&path))),
     );
 }
 

@@ -9,11 +9,13 @@
 //!   `PATH` mistakes, dependencies, zlib).
 //! - `windows.rs`: Visual C++ runtime, UCRT, registry `PATH`.
 //! - `frameworks.rs`: what frameworks and pins expect against what loads.
+//! - `processes.rs`: what each framework's process maps, played through.
 
 mod files;
 mod frameworks;
 mod headers;
 mod loading;
+pub(crate) mod processes;
 mod system;
 mod windows;
 
@@ -191,7 +193,7 @@ pub(crate) struct Active<'a> {
 }
 
 impl<'a> Cx<'a> {
-    fn new(s: &'a Snapshot, t: &'a Tables) -> Cx<'a> {
+    pub(crate) fn new(s: &'a Snapshot, t: &'a Tables) -> Cx<'a> {
         Cx {
             s,
             t,

@@ -17,6 +17,7 @@
 //! - `deployments.rs`: what cudnnm placed in toolkits, against what is there.
 //! - `loads.rs`: each main library loaded in a child process.
 //! - `python.rs`: `site-packages` folders, frameworks and cuDNN wheels.
+//! - `consumers.rs`: the frameworks' own libraries that load cuDNN.
 //! - `pin.rs`: the release pinned for the working folder.
 //! - `netfs.rs`: cudnnm's folders on network file systems.
 //! - `gpu.rs`: the driver and GPUs (`nvidia-smi`).
@@ -24,6 +25,7 @@
 //! - `identity.rs`: which folders are one folder under two spellings, and
 //!   which are gone.
 
+pub(super) mod consumers;
 pub(super) mod deployments;
 pub(super) mod environment;
 pub(super) mod files;

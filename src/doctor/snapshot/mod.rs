@@ -10,8 +10,9 @@
 //! The records by concern: `toolkits.rs` (toolkits and changes to them),
 //! `files.rs` (cuDNN files and where they came from), `versions.rs` (what
 //! version a copy is, from its own evidence), `frameworks.rs` (Python
-//! packages), `home.rs` (cudnnm's own store and deployments).
+//! packages), `consumers.rs` (the framework libraries that load cuDNN), `home.rs` (cudnnm's own store and deployments).
 
+mod consumers;
 mod files;
 mod frameworks;
 mod home;
@@ -22,6 +23,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+pub use consumers::Consumer;
 pub use files::{CudnnFile, Origin, StoreCopy, install_root};
 pub use frameworks::Framework;
 pub use home::{
@@ -92,6 +94,10 @@ pub struct Snapshot {
     pub driver: Option<DriverInfo>,
     /// Installed Python frameworks and cuDNN wheels.
     pub frameworks: Vec<Framework>,
+    /// The frameworks' own libraries that load cuDNN, with their search
+    /// folders. Empty in snapshots from before it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub consumers: Vec<Consumer>,
     /// The release pinned for the working folder, if any.
     pub pin: Option<PinInfo>,
     /// Why the pin that applies here cannot be read (`cudnnm current`'s
@@ -352,6 +358,21 @@ impl Snapshot {
                     &self.resolve_folders(ancestor),
                     w,
                 ))
+    }
+
+    /// True when `a` and `b` are the same file: the same place, or two
+    /// names whose links lead to one file (`libcudnn.so.8` and
+    /// `libcudnn.so.8.7.0` beside it).
+    pub fn same_file(&self, a: &str, b: &str) -> bool {
+        if self.same_place(a, b) {
+            return true;
+        }
+        let real = |p: &str| {
+            self.file(p)
+                .and_then(|f| f.real_path.clone())
+                .unwrap_or_else(|| p.to_string())
+        };
+        self.same_place(&real(a), &real(b))
     }
 
     /// True when the folder `dir` is known not to exist.

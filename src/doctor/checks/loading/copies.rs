@@ -47,9 +47,12 @@ pub(super) fn copies(cx: &Cx, out: &mut Vec<Finding>) {
             .iter()
             .filter(|(_, f)| triple(cx, *f).is_none())
             .count();
-        let mixed = hits
-            .iter()
-            .any(|(_, f)| f.is_some_and(|f| !foreign(cx, f, m).is_empty()));
+        let mixed = hits.iter().enumerate().any(|(i, (_, f))| {
+            // The copy programs get is played through; the others as
+            // far as their own folder goes.
+            let chain: &[crate::doctor::loader::Requester] = &[];
+            f.is_some_and(|f| !foreign(cx, f, m, (i == 0).then_some(chain)).is_empty())
+        });
         let differ = versions.len() > 1 || unknown > 0 || mixed;
         let sev = if differ {
             Severity::Warning
