@@ -34,6 +34,9 @@ pub struct Options<'a> {
     pub query: Option<Querier<'a>>,
     /// Run `ldconfig -p`, `nvcc --version` and `nvidia-smi`.
     pub run_tools: bool,
+    /// The program watched ([`super::process`]): its cuDNN files' folders
+    /// are examined too, and it is kept in the snapshot.
+    pub process: Option<super::snapshot::ProcessView>,
 }
 
 /// Takes a snapshot of the machine `env` describes (this one).
@@ -64,6 +67,14 @@ pub fn gather(env: &Env, home: &Home, opts: &Options) -> Snapshot {
 
     let sites = python::site_packages(env);
     let mut scan = folders::probe(&snap, env, &sites);
+    if let Some(p) = &opts.process {
+        for f in &p.mapped {
+            if let Some(d) = std::path::Path::new(f).parent() {
+                scan.add(d);
+            }
+        }
+        snap.process = Some(p.clone());
+    }
     snap.frameworks = python::frameworks(&sites, windows);
     if !windows {
         snap.consumers = consumers::probe(&snap.frameworks, &mut scan);

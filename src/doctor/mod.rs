@@ -35,6 +35,7 @@ pub mod fix;
 pub mod gather;
 pub mod loader;
 mod probe;
+pub mod process;
 pub mod render;
 pub mod snapshot;
 pub mod spath;

@@ -34,6 +34,21 @@ pub struct Summary {
     pub framework_loads: Vec<FrameworkLoad>,
     /// The pinned release and where the pin is.
     pub pin: Option<String>,
+    /// The program watched (`doctor -- CMD`, `--pid`): what ran, how it
+    /// ended, and every cuDNN file it mapped against the prediction.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub process: Option<ProcessSummary>,
+}
+
+/// The program `doctor -- CMD` ran (or `--pid` watched) in the summary.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct ProcessSummary {
+    /// The command (`python3 -c '…'`) or `pid 1234`.
+    pub command: String,
+    /// How it ended (`exit 0`), or why it could not be watched.
+    pub state: String,
+    /// Every cuDNN file it mapped, with its version and the prediction.
+    pub mapped: Vec<super::checks::watched::Compared>,
 }
 
 /// What `doctor` found: the summary and the findings, errors first.
@@ -155,7 +170,26 @@ pub fn summarize(s: &Snapshot) -> Summary {
         frameworks,
         framework_loads: framework_loads(s),
         pin,
+        process: process_summary(s),
     }
+}
+
+/// The watched program's part of the summary.
+fn process_summary(s: &Snapshot) -> Option<ProcessSummary> {
+    let p = s.process.as_ref()?;
+    let t = super::Tables::default();
+    let cx = super::checks::Cx::new(s, &t);
+    let state = match (&p.error, p.exit, p.pid) {
+        (Some(e), _, _) => e.clone(),
+        (None, Some(c), _) => format!("exit {c}"),
+        (None, None, Some(_)) => "running".into(),
+        (None, None, None) => "ended by a signal".into(),
+    };
+    Some(ProcessSummary {
+        command: p.command.clone(),
+        state,
+        mapped: super::checks::watched::compare(&cx),
+    })
 }
 
 fn plural(n: usize, one: &str, many: &str) -> String {
@@ -216,6 +250,21 @@ pub fn summary_text(sm: &Summary) -> String {
     }
     if let Some(p) = &sm.pin {
         row("pin", p);
+    }
+    if let Some(p) = &sm.process {
+        row("program", &format!("{} ({})", p.command, p.state));
+        if p.mapped.is_empty() && !p.state.starts_with("could not") {
+            row("mapped", "no cuDNN file");
+        }
+        for m in &p.mapped {
+            let v = m.version.as_deref().unwrap_or("version unknown");
+            let pred = match (&m.predicted, m.agrees) {
+                (_, true) => "as predicted".to_string(),
+                (Some(p), false) => format!("doctor predicted {p}"),
+                (None, false) => "not predicted".to_string(),
+            };
+            row("mapped", &format!("{} — cuDNN {v}; {pred}", m.path));
+        }
     }
     o
 }

@@ -172,7 +172,11 @@ fn the_cuda_link_and_the_versioned_folder_on_ld_library_path_are_one_folder() {
     let Some(load) = ctypes_load(&sb, "libcudnn.so.9") else {
         return;
     };
-    assert_eq!(load.version, Some(92700), "{load:?}");
+    assert_eq!(
+        (load.version, &load.error),
+        (Some(92700), &None),
+        "{load:?}"
+    );
     assert_eq!(
         doctor_active(&r).as_deref(),
         load.main(),
@@ -389,4 +393,204 @@ fn a_framework_library_with_an_rpath_into_its_wheel_maps_what_doctor_says() {
             );
         }
     }
+}
+
+/// A layout with the link and the versioned folder (the reported false
+/// alarm), as [`the_cuda_link_and_the_versioned_folder_on_ld_library_path_are_one_folder`]
+/// builds it, without nvcc: the toolkit folder.
+fn linked_toolkit(sb: &mut Sandbox) -> PathBuf {
+    let tk = toolkit(sb, true);
+    let link = sb.root().join("cuda");
+    std::os::unix::fs::symlink("cuda-12.4", &link).unwrap();
+    sb.set_env("CUDA_HOME", &link);
+    tk
+}
+
+/// The `summary.process.mapped` rows of a `doctor --json -- CMD` run.
+fn mapped_rows(r: &Run) -> Vec<serde_json::Value> {
+    r.json()["summary"]["process"]["mapped"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no process in the summary: {}", r.describe()))
+        .clone()
+}
+
+/// The issue's own example: `doctor -- python3 -c 'import ctypes;
+/// ctypes.CDLL("libcudnn.so.9")'` names every cuDNN file the process
+/// mapped and its version, and each is what doctor predicted. The files are
+/// the ones an independent load in the same environment maps.
+#[test]
+fn doctor_run_names_the_files_and_versions_the_program_mapped() {
+    let mut sb = Sandbox::new();
+    let tk = linked_toolkit(&mut sb);
+    let Some(py) = python() else { return };
+    let code = "import ctypes; ctypes.CDLL('libcudnn.so.9').cudnnGetVersion()";
+    let r = sb
+        .run([
+            "doctor".as_ref(),
+            "--json".as_ref(),
+            "--".as_ref(),
+            py.as_os_str(),
+            "-c".as_ref(),
+            code.as_ref(),
+        ])
+        .ok();
+    let rows = mapped_rows(&r);
+    assert_eq!(
+        r.json()["summary"]["process"]["state"],
+        "exit 0",
+        "{}",
+        r.describe()
+    );
+    let load = ctypes_load(&sb, "libcudnn.so.9").unwrap();
+    let got: Vec<PathBuf> = rows
+        .iter()
+        .map(|m| PathBuf::from(m["path"].as_str().unwrap()))
+        .collect();
+    let mut want = load.mapped.clone();
+    want.sort_by_key(|p| !p.to_string_lossy().contains("/libcudnn.so"));
+    assert_eq!(got, want, "{}", r.describe());
+    assert_eq!(got[0], real(tk.join("lib64/libcudnn.so.9.27.0")));
+    assert_eq!(rows[0]["version"], "9.27.0", "{}", r.describe());
+    assert!(rows.iter().all(|m| m["agrees"] == true), "{}", r.describe());
+    assert!(!ids(&r).contains(&"loaded-not-as-predicted".to_string()));
+    // The text names the file and its version.
+    let t = sb
+        .run([
+            "doctor".as_ref(),
+            "--".as_ref(),
+            py.as_os_str(),
+            "-c".as_ref(),
+            code.as_ref(),
+        ])
+        .ok();
+    assert!(
+        t.stdout().contains(&format!(
+            "  mapped     {} — cuDNN 9.27.0; as predicted",
+            real(tk.join("lib64/libcudnn.so.9.27.0")).display()
+        )),
+        "{}",
+        t.describe()
+    );
+}
+
+/// A program that takes cuDNN another way than the loader's search for its
+/// name (here `LD_PRELOAD`, set by the program's own wrapper where doctor
+/// cannot see it): what it mapped disagrees with the prediction, and the
+/// files of two releases it mapped are reported as seen.
+#[test]
+fn a_program_that_loads_another_copy_than_predicted_is_a_finding() {
+    let mut sb = Sandbox::new();
+    let Some(site) = venv_with_wheel(&mut sb, "9.12.0.46") else {
+        return;
+    };
+    let tk = toolkit_with(&mut sb, false, "9.27.0.42", "cuda-12.4");
+    let Some(py) = python() else { return };
+    let other = wheel_lib(&site).join("libcudnn.so.9");
+    let preload = format!("LD_PRELOAD={}", other.display());
+    let code = "import ctypes; ctypes.CDLL('libcudnn.so.9').cudnnGetVersion()";
+    let r = sb.run([
+        "doctor".as_ref(),
+        "--json".as_ref(),
+        "--cuda-root".as_ref(),
+        tk.as_os_str(),
+        "--".as_ref(),
+        "env".as_ref(),
+        preload.as_ref(),
+        py.as_os_str(),
+        "-c".as_ref(),
+        code.as_ref(),
+    ]);
+    let rows = mapped_rows(&r);
+    // The real process: 9.12's main library (preloaded), the toolkit's
+    // 9.27 graph library (LD_LIBRARY_PATH before its RUNPATH).
+    assert_eq!(
+        rows[0]["path"],
+        real(&other).to_str().unwrap(),
+        "{}",
+        r.describe()
+    );
+    assert_eq!(rows[0]["agrees"], false, "{}", r.describe());
+    assert_eq!(
+        rows[0]["predicted"],
+        tk.join("lib64/libcudnn.so.9").to_str().unwrap(),
+        "{}",
+        r.describe()
+    );
+    let graph = rows
+        .iter()
+        .find(|m| m["path"].as_str().unwrap().contains("libcudnn_graph"))
+        .unwrap();
+    assert_eq!(
+        graph["path"],
+        real(tk.join("lib64/libcudnn_graph.so.9")).to_str().unwrap()
+    );
+    let f = r.finding("loaded-not-as-predicted");
+    assert_eq!(f["severity"], "warning");
+    // One cause, one finding: the 9.12 main library with the toolkit's
+    // graph library, an error since this program mapped it.
+    let mixed: Vec<serde_json::Value> = r.json()["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["id"] == "sub-libraries-mixed")
+        .cloned()
+        .collect();
+    assert_eq!(mixed.len(), 1, "{}", r.describe());
+    assert_eq!(mixed[0]["severity"], "error", "{}", r.describe());
+    assert!(
+        mixed[0]["seen"].to_string().contains("mapped this copy"),
+        "{}",
+        r.describe()
+    );
+    assert_eq!(r.code(), 7);
+}
+
+/// `doctor --pid PID`: the files a running process maps now, read from it,
+/// with the process's own environment (its `LD_LIBRARY_PATH` is not
+/// doctor's).
+#[test]
+fn doctor_pid_reads_a_running_process() {
+    let mut sb = Sandbox::new();
+    let tk = toolkit(&mut sb, false);
+    let Some(py) = python() else { return };
+    let code = "import ctypes, sys; ctypes.CDLL('libcudnn.so.9').cudnnGetVersion(); print('ready', flush=True); sys.stdin.read()";
+    let mut child = sb
+        .wrapped(py.to_str().unwrap())
+        .args(["-c", code])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.stdout.as_mut().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    assert_eq!(line.trim(), "ready");
+    let pid = child.id().to_string();
+    let maps = fs::read_to_string(format!("/proc/{pid}/maps")).unwrap();
+    // doctor runs without LD_LIBRARY_PATH: it judges with the process's.
+    sb.env.retain(|(k, _)| k != "LD_LIBRARY_PATH");
+    let r = sb.run(["doctor", "--json", "--pid", &pid]);
+    drop(child.stdin.take());
+    let _ = child.wait();
+    let rows = mapped_rows(&r);
+    for m in &rows {
+        let p = m["path"].as_str().unwrap();
+        assert!(maps.contains(p), "{p} is not in the process's maps");
+        assert_eq!(m["agrees"], true, "{}", r.describe());
+    }
+    assert_eq!(
+        rows[0]["path"],
+        real(tk.join("lib64/libcudnn.so.9")).to_str().unwrap()
+    );
+    assert_eq!(rows[0]["version"], "9.27.0");
+    assert_eq!(r.json()["summary"]["process"]["state"], "running");
+    assert_eq!(
+        r.json()["summary"]["active_cudnn"][0]["via"],
+        "LD_LIBRARY_PATH entry 1",
+        "the process's environment, not doctor's: {}",
+        r.describe()
+    );
 }

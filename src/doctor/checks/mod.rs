@@ -10,6 +10,7 @@
 //! - `windows.rs`: Visual C++ runtime, UCRT, registry `PATH`.
 //! - `frameworks.rs`: what frameworks and pins expect against what loads.
 //! - `processes.rs`: what each framework's process maps, played through.
+//! - `watched.rs`: a watched program's mapped files against the prediction.
 
 mod files;
 mod frameworks;
@@ -17,6 +18,7 @@ mod headers;
 mod loading;
 pub(crate) mod processes;
 mod system;
+pub(crate) mod watched;
 mod windows;
 
 use std::collections::BTreeSet;
@@ -174,6 +176,7 @@ pub fn run_all(s: &Snapshot, t: &Tables) -> Vec<Finding> {
     windows::check(&cx, &mut out);
     frameworks::check(&cx, &mut out);
     headers::check(&cx, &mut out);
+    watched::check(&cx, &mut out);
     out.sort_by_key(|f| f.severity);
     out
 }

@@ -53,6 +53,14 @@ fn keep_var(name: &str) -> bool {
                 | "PYTHONPATH"
                 | "CUDA_VISIBLE_DEVICES"
                 | "CUDA_DEVICE_ORDER"
+                | "LD_PRELOAD"
+                | "CPATH"
+                | "C_INCLUDE_PATH"
+                | "CPLUS_INCLUDE_PATH"
+                | "LIBRARY_PATH"
+                | "INCLUDE"
+                | "LOADEDMODULES"
+                | "_LMFILES_"
         )
 }
 

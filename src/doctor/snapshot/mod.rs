@@ -10,12 +10,14 @@
 //! The records by concern: `toolkits.rs` (toolkits and changes to them),
 //! `files.rs` (cuDNN files and where they came from), `versions.rs` (what
 //! version a copy is, from its own evidence), `frameworks.rs` (Python
-//! packages), `consumers.rs` (the framework libraries that load cuDNN), `home.rs` (cudnnm's own store and deployments).
+//! packages), `consumers.rs` (the framework libraries that load cuDNN),
+//! `process.rs` (a program watched and what it mapped), `home.rs` (cudnnm's own store and deployments).
 
 mod consumers;
 mod files;
 mod frameworks;
 mod home;
+mod process;
 mod toolkits;
 mod versions;
 
@@ -29,6 +31,7 @@ pub use frameworks::Framework;
 pub use home::{
     ChangedRelease, DamagedRelease, DeploymentState, FileState, PlacedState, StorePartial,
 };
+pub use process::ProcessView;
 pub use toolkits::{ToolkitInfo, ToolkitLayout, UnfinishedChange};
 pub use versions::{Known, cudart_to_version};
 
@@ -132,6 +135,9 @@ pub struct Snapshot {
     /// Folders interrupted imports left in the store (`store/.partial-*`);
     /// none listed while another cudnnm holds the home lock.
     pub store_partials: Vec<StorePartial>,
+    /// The program watched with `doctor -- CMD` or `doctor --pid PID`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub process: Option<ProcessView>,
     /// Problems met while gathering (unreadable folders, tools that failed).
     pub notes: Vec<String>,
     /// Time spent per gathering phase, in milliseconds.

@@ -236,6 +236,8 @@ pub(super) enum Role<'a> {
     ByName(loader::Via),
     /// A framework's library loads it.
     Framework(&'a crate::doctor::snapshot::Consumer, loader::Via),
+    /// The program `doctor -- CMD` ran (or `--pid` watched) mapped it.
+    Watched(&'a str),
     /// Nothing known here asks for it by name: only a program that loads
     /// it by its path (an RPATH of its own, a framework's preload) gets it.
     ByPath,
@@ -243,6 +245,11 @@ pub(super) enum Role<'a> {
 
 /// Who loads the main library `f` of cuDNN `major`.
 pub(super) fn role_of<'a>(cx: &Cx<'a>, f: &CudnnFile, major: u32) -> Role<'a> {
+    if let Some(p) = &cx.s.process
+        && p.mapped.iter().any(|m| cx.s.same_file(m, &f.path))
+    {
+        return Role::Watched(&p.command);
+    }
     if let Some(a) = cx.active(major)
         && cx.s.same_file(&a.hit.path, &f.path)
     {
@@ -448,6 +455,7 @@ fn foreign_sublibraries(cx: &Cx, out: &mut Vec<Finding>) {
                 c.version,
                 cx.name(&c.path)
             )),
+            Role::Watched(cmd) => fd.seen(format!("{cmd} mapped this copy")),
             Role::ByPath => fd.seen(format!(
                 "nothing here asks the loader for it by name: this is what a program that loads {} by its path gets",
                 f.path
