@@ -269,7 +269,11 @@ pub fn search(s: &Snapshot, name: &str, chain: &[Requester]) -> Vec<Hit> {
         }
     }
     if !w {
-        for e in s.ld_cache.iter().filter(|e| e.name == name && !e.gone) {
+        // ld.so takes the cache's entry for the name (the first listed) and
+        // goes on to the trusted folders when its file is gone.
+        if let Some(e) = s.ld_cache.iter().find(|e| e.name == name)
+            && !e.gone
+        {
             push(&mut hits, e.path.clone(), Via::LdCache);
         }
         for d in &s.system_dirs {

@@ -45,6 +45,12 @@ pub use finding::{AutoFix, Finding, Severity};
 pub use finding_id::FindingId;
 pub use snapshot::Snapshot;
 
+/// The path-list variables (besides the loader's) whose entries doctor
+/// resolves and checks for removed folders.
+pub fn probe_vars() -> &'static [&'static str] {
+    &probe::identity::LIST_VARS
+}
+
 /// Runs every check over `snapshot`: findings, errors first.
 pub fn diagnose(snapshot: &Snapshot, tables: &Tables) -> Vec<Finding> {
     checks::run_all(snapshot, tables)

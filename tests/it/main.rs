@@ -24,6 +24,7 @@ mod doctor_corpus;
 mod doctor_fix;
 mod doctor_headers;
 mod doctor_loader;
+mod doctor_stale;
 mod download;
 mod exec_real;
 mod export_dir;

@@ -44,7 +44,7 @@ fn pins(cx: &Cx, out: &mut Vec<Finding>) {
         return;
     };
     let who = format!("the pin `{}` ({})", p.spec, p.source);
-    not_installed(cx, &spec, &who, out);
+    not_installed(cx, &spec, &who, p.source.starts_with("default"), out);
     // Against the toolkit: only a pin that names its CUDA build says which it is.
     if let (Some(variant), Some(tk)) = (&spec.cuda, cx.toolkit_in_use())
         && let Some(c) = &tk.cuda
@@ -117,7 +117,7 @@ fn pins(cx: &Cx, out: &mut Vec<Finding>) {
 /// The command offered is the catalog's for the newest release that matches
 /// the spec and fits the toolkit in use (an archive id or a `pip:`
 /// requirement, both of which `cudnnm install` takes).
-fn not_installed(cx: &Cx, spec: &Spec, who: &str, out: &mut Vec<Finding>) {
+fn not_installed(cx: &Cx, spec: &Spec, who: &str, default: bool, out: &mut Vec<Finding>) {
     let Some(installed) = &cx.s.store_releases else {
         return;
     };
@@ -146,7 +146,32 @@ fn not_installed(cx: &Cx, spec: &Spec, who: &str, out: &mut Vec<Finding>) {
         )
     })
     .why("`cudnnm exec`, `cudnnm env`, `cudnnm current` and the shell hook resolve this pin to an installed release, so in this folder they stop with \"not installed\".");
-    let tk = cx.toolkit_in_use().and_then(|t| t.cuda.as_ref());
+    // The default is what vanished (uninstalled, by an administrator from
+    // the system store): making an installed release the default is the fix.
+    let tk_cuda = cx.toolkit_in_use().and_then(|t| t.cuda.clone());
+    if default
+        && let Some(id) = cx.newest_installed(|id| {
+            tk_cuda
+                .as_ref()
+                .is_none_or(|c| id.cuda.fits(c.major(), c.minor()))
+        })
+    {
+        let gone: Vec<String> =
+            cx.s.current_links
+                .iter()
+                .filter(|l| l.gone)
+                .map(|l| format!("{} leads to it and dangles", l.path))
+                .collect();
+        for g in gone {
+            f = f.seen(g);
+        }
+        out.push(
+            f.fix(format!("Make an installed release the default ({id} is the newest that fits), or install {spec} again."))
+                .command(crate::command::CommandLine::default_(id.to_string()).for_host(cx.w)),
+        );
+        return;
+    }
+    let tk = tk_cuda.as_ref();
     let offer = cx.t.offer(spec, tk).or_else(|| cx.t.offer(spec, None));
     f = match offer {
         Some(o) => f

@@ -11,12 +11,15 @@
 //! - `frameworks.rs`: what frameworks and pins expect against what loads.
 //! - `processes.rs`: what each framework's process maps, played through.
 //! - `watched.rs`: a watched program's mapped files against the prediction.
+//! - `stale.rs`: caches, variables, modules, links and locks that point at
+//!   what is gone.
 
 mod files;
 mod frameworks;
 mod headers;
 mod loading;
 pub(crate) mod processes;
+mod stale;
 mod system;
 pub(crate) mod watched;
 mod windows;
@@ -173,6 +176,7 @@ pub fn run_all(s: &Snapshot, t: &Tables) -> Vec<Finding> {
     system::check(&cx, &mut out);
     files::check(&cx, &mut out);
     loading::check(&cx, &mut out);
+    stale::check(&cx, &mut out);
     windows::check(&cx, &mut out);
     frameworks::check(&cx, &mut out);
     headers::check(&cx, &mut out);

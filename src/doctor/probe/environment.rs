@@ -8,7 +8,7 @@ use std::process::Command;
 
 use super::s;
 use crate::doctor::binfmt;
-use crate::doctor::snapshot::{OsInfo, RegistryPaths, Snapshot};
+use crate::doctor::snapshot::{LoadedModule, OsInfo, RegistryPaths, Snapshot};
 use crate::env::{self, Env};
 
 /// Fills the OS, variables, path lists, system folders and registry `PATH`.
@@ -29,6 +29,7 @@ pub(crate) fn probe(snap: &mut Snapshot, env: &Env) {
         snap.ld_library_path_raw = Some(raw);
     }
     snap.system_dirs = system_dirs(env).iter().map(|p| s(p)).collect();
+    snap.modules = loaded_modules(env);
     if let Some((user, machine)) = crate::platform::registry_paths() {
         snap.registry = Some(RegistryPaths { user, machine });
     }
@@ -59,9 +60,86 @@ fn keep_var(name: &str) -> bool {
                 | "CPLUS_INCLUDE_PATH"
                 | "LIBRARY_PATH"
                 | "INCLUDE"
+                | "LIB"
                 | "LOADEDMODULES"
                 | "_LMFILES_"
         )
+}
+
+/// A modulefile larger than this is not read (cudnnm's are a few hundred bytes).
+const MODULEFILE_MAX: u64 = 64 << 10;
+
+/// The environment modules loaded in this shell whose name mentions cuDNN
+/// (`LOADEDMODULES`, with their files from `_LMFILES_`, in the same order;
+/// Lmod and Environment Modules set both), each with the folders its file
+/// puts on path variables.
+fn loaded_modules(env: &Env) -> Vec<LoadedModule> {
+    let (Some(names), files) = (env.var("LOADEDMODULES"), env.var("_LMFILES_")) else {
+        return Vec::new();
+    };
+    let files: Vec<String> = files
+        .map(|f| f.split(':').map(str::to_owned).collect())
+        .unwrap_or_default();
+    names
+        .split(':')
+        .enumerate()
+        .filter(|(_, n)| n.to_ascii_lowercase().contains("cudnn"))
+        .map(|(i, name)| {
+            let file = files.get(i).filter(|f| !f.is_empty()).cloned();
+            let text = file.as_deref().and_then(|f| {
+                use std::io::Read;
+                let mut t = String::new();
+                fs::File::open(f)
+                    .ok()?
+                    .take(MODULEFILE_MAX)
+                    .read_to_string(&mut t)
+                    .ok()?;
+                Some(t)
+            });
+            LoadedModule {
+                name: name.to_string(),
+                file_gone: file.as_deref().is_some_and(|f| !Path::new(f).exists()),
+                file,
+                folders: text.as_deref().map(modulefile_folders).unwrap_or_default(),
+            }
+        })
+        .collect()
+}
+
+/// The absolute folders a modulefile sets: Tcl `prepend-path VAR DIR`,
+/// `append-path VAR DIR`, `setenv VAR DIR`; Lua `prepend_path("VAR", "DIR")`,
+/// `append_path(…)`, `setenv(…)`. Values built from variables are skipped.
+pub(crate) fn modulefile_folders(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for line in text.lines() {
+        let l = line.trim();
+        let args: Vec<String> = if let Some(rest) = ["prepend-path", "append-path", "setenv"]
+            .iter()
+            .find_map(|k| l.strip_prefix(k).filter(|r| r.starts_with([' ', '\t'])))
+        {
+            rest.split_whitespace()
+                .map(|a| a.trim_matches(['"', '{', '}']).to_string())
+                .collect()
+        } else if let Some(rest) = ["prepend_path(", "append_path(", "setenv("]
+            .iter()
+            .find_map(|k| l.strip_prefix(k))
+        {
+            rest.trim_end_matches(')')
+                .split(',')
+                .map(|a| a.trim().trim_matches(['"', '\'']).to_string())
+                .collect()
+        } else {
+            continue;
+        };
+        if let Some(v) = args
+            .get(1)
+            .filter(|v| v.starts_with('/') && !v.contains('$'))
+            && !out.contains(v)
+        {
+            out.push(v.clone());
+        }
+    }
+    out
 }
 
 /// The GNU multiarch triplet of this host (`x86_64-linux-gnu`).
@@ -203,6 +281,18 @@ mod tests {
         assert_eq!(windows_arch("IA64"), None);
         assert_eq!(bits_of("x86"), 32);
         assert_eq!(bits_of("aarch64"), 64);
+    }
+
+    #[test]
+    fn modulefiles_name_the_folders_they_set() {
+        let tcl = "#%Module1.0\nprepend-path LD_LIBRARY_PATH /opt/cudnn/9.27/lib\nsetenv CUDNN_PATH {/opt/cudnn/9.27}\nprepend-path PATH $root/bin\n";
+        assert_eq!(
+            modulefile_folders(tcl),
+            ["/opt/cudnn/9.27/lib", "/opt/cudnn/9.27"]
+        );
+        let lua =
+            "prepend_path(\"CPATH\", \"/s/9.27/include\")\nsetenv(\"CUDNN_PATH\", \"/s/9.27\")\n";
+        assert_eq!(modulefile_folders(lua), ["/s/9.27/include", "/s/9.27"]);
     }
 
     #[test]

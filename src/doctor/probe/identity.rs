@@ -14,7 +14,7 @@ use crate::doctor::spath;
 use crate::env::Env;
 
 /// Path-list variables whose entries name folders worth resolving.
-const LIST_VARS: [&str; 8] = [
+pub(crate) const LIST_VARS: [&str; 10] = [
     "CPATH",
     "C_INCLUDE_PATH",
     "CPLUS_INCLUDE_PATH",
@@ -23,6 +23,8 @@ const LIST_VARS: [&str; 8] = [
     "LIB",
     "CUDNN_PATH",
     "CUDNN_HOME",
+    "CUDNN_INCLUDE_DIR",
+    "CUDNN_LIBRARY_DIR",
 ];
 
 /// Fills [`Snapshot::folders`]; call last, when every path is in the snapshot.
@@ -52,6 +54,7 @@ pub(crate) fn probe(snap: &mut Snapshot, env: &Env) {
             .iter()
             .filter_map(|e| spath::parent(&e.path, w)),
     );
+    named.extend(snap.modules.iter().flat_map(|m| m.folders.iter().cloned()));
     if let Some(n) = &snap.nvcc {
         named.extend(spath::parent(&n.path, w));
     }

@@ -11,8 +11,10 @@
 //! `files.rs` (cuDNN files and where they came from), `versions.rs` (what
 //! version a copy is, from its own evidence), `frameworks.rs` (Python
 //! packages), `consumers.rs` (the framework libraries that load cuDNN),
-//! `process.rs` (a program watched and what it mapped), `home.rs` (cudnnm's own store and deployments).
+//! `process.rs` (a program watched and what it mapped), `activation.rs`
+//! (`current/` links, loaded modules, the project lock), `home.rs` (cudnnm's own store and deployments).
 
+mod activation;
 mod consumers;
 mod files;
 mod frameworks;
@@ -25,6 +27,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+pub use activation::{CurrentLink, LoadedModule, LockInfo};
 pub use consumers::Consumer;
 pub use files::{CudnnFile, Origin, StoreCopy, install_root};
 pub use frameworks::Framework;
@@ -108,6 +111,15 @@ pub struct Snapshot {
     pub pin_error: Option<String>,
     /// The home's default spec (`cudnnm default`), when set.
     pub default_spec: Option<String>,
+    /// The project's lock file beside the pin that applies, when there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lock: Option<LockInfo>,
+    /// The home's `current/cuda-<variant>` links.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub current_links: Vec<CurrentLink>,
+    /// Environment modules loaded in this shell that concern cuDNN.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub modules: Vec<LoadedModule>,
     /// Why the home's `config.toml` cannot be read (error, cause and hint),
     /// when it cannot.
     #[serde(default, skip_serializing_if = "Option::is_none")]
