@@ -415,10 +415,27 @@ fn present_dll_with_an_unresolved_import() {
     // dependency-unresolved: cudnn_cnn_infer64_8.dll is on PATH, but cublasLt64_11.dll is nowhere.
     let mut k = Kit::healthy_windows();
     k.file(&format!(r"{}\cudnn_cnn_infer64_8.dll", bin112()))
-        .needed = vec!["KERNEL32.dll".into(), "cublasLt64_12.dll".into()];
+        .needed = vec!["KERNEL32.dll".into(), "cublasLt64_11.dll".into()];
+    k.s.dirs.iter_mut().for_each(|d| {
+        d.names
+            .retain(|n| !n.eq_ignore_ascii_case("cublasLt64_11.dll"))
+    });
     let f = k.expect(FindingId::DependencyUnresolved);
     assert!(
-        f.title.contains("cudnn_cnn_infer64_8.dll") && f.title.contains("cublasLt64_12.dll"),
+        f.title.contains("cudnn_cnn_infer64_8.dll") && f.title.contains("cublasLt64_11.dll"),
+        "{f:?}"
+    );
+    // A CUDA 12 library missing beside CUDA 11.2 is the build's mismatch
+    // (read from the import), one finding with the missing DLL tied to it.
+    let mut k = Kit::healthy_windows();
+    k.file(&format!(r"{}\cudnn_cnn_infer64_8.dll", bin112()))
+        .needed = vec!["KERNEL32.dll".into(), "cublasLt64_12.dll".into()];
+    k.absent(FindingId::DependencyUnresolved);
+    let f = k.expect(FindingId::CudnnCudaMismatch);
+    assert!(
+        f.seen[0].contains("imports cublasLt64_12.dll, a library of CUDA 12")
+            && f.seen.iter().any(|l| l
+                .starts_with("cublasLt64_12.dll, which 1 of its library imports, is not found")),
         "{f:?}"
     );
     // Linux: libz.so.1 not installed.

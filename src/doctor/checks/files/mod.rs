@@ -8,6 +8,7 @@
 
 mod cuda_fit;
 mod deployments;
+pub(in crate::doctor::checks) use cuda_fit::cuda_of_library;
 mod sets;
 
 use std::collections::BTreeSet;
