@@ -43,7 +43,8 @@ finding_ids! {
     /// A library built for another machine (aarch64 on x86_64, 32-bit DLL). Severity: error.
     /// Source: `#os-not-64-bit`.
     WrongArchitecture = "wrong-architecture",
-    /// No CUDA toolkit found. Severity: error (warning with pip CUDA). Source: `#no-cuda-toolkit`.
+    /// No CUDA toolkit found. Severity: error (info with CUDA from pip or conda). Source:
+    /// `#no-cuda-toolkit`.
     NoCudaToolkit = "no-cuda-toolkit",
     /// `nvcc` on PATH is another CUDA than `CUDA_PATH`/`CUDA_HOME`. Severity: warning. Source:
     /// `#no-cuda-toolkit`.
@@ -195,8 +196,8 @@ finding_ids! {
     SonameLinkMissing = "soname-link-missing",
     /// A library on a file system mounted `noexec`. Severity: error.
     LibraryOnNoexecMount = "library-on-noexec-mount",
-    /// CuDNN only inside a Python environment. Severity: warning. Source:
-    /// `#cudnn-only-in-site-packages`.
+    /// CuDNN only inside a Python environment. Severity: warning (info when a framework there
+    /// loads it). Source: `#cudnn-only-in-site-packages`.
     CudnnOnlyInSitePackages = "cudnn-only-in-site-packages",
     /// `libcudnn.so.8` a copy instead of a link, or a dangling link. Severity: error (warning for
     /// the dev link). Source: `#soname-link-copied-as-file`.

@@ -33,7 +33,7 @@ fn wine() -> Option<PathBuf> {
 }
 
 /// Builds `src` (C) into `out` with mingw-w64, with extra arguments.
-fn mingw(out: &Path, src: &str, extra: &[&str]) -> Option<()> {
+pub(crate) fn mingw(out: &Path, src: &str, extra: &[&str]) -> Option<()> {
     let cc = skip::need_program("x86_64-w64-mingw32-gcc", "gcc-mingw-w64-x86-64")?;
     fs::create_dir_all(out.parent().unwrap()).unwrap();
     let c = out.with_extension("c");
@@ -50,7 +50,7 @@ fn mingw(out: &Path, src: &str, extra: &[&str]) -> Option<()> {
 }
 
 /// A stand-in CUDA library `name` exporting `cublasLtCreate`.
-fn cublas(dir: &Path, name: &str) -> Option<()> {
+pub(crate) fn cublas(dir: &Path, name: &str) -> Option<()> {
     mingw(
         &dir.join(name),
         "__declspec(dllexport) int cublasLtCreate(void **h) { return 0; }\n",
@@ -61,7 +61,7 @@ fn cublas(dir: &Path, name: &str) -> Option<()> {
 /// A stand-in `cudnn64_9.dll` in `dir` that imports `cublasLtCreate` from
 /// `import` (a DLL of that name in `lib_dir`), as a cuDNN build for that
 /// CUDA does.
-fn cudnn(dir: &Path, import: &str, lib_dir: &Path) -> Option<()> {
+pub(crate) fn cudnn(dir: &Path, import: &str, lib_dir: &Path) -> Option<()> {
     mingw(
         &dir.join("cudnn64_9.dll"),
         "__declspec(dllimport) int cublasLtCreate(void **h);\n__declspec(dllexport) unsigned long long cudnnGetVersion(void) { void *h; cublasLtCreate(&h); return 90100; }\n",
@@ -70,13 +70,17 @@ fn cudnn(dir: &Path, import: &str, lib_dir: &Path) -> Option<()> {
 }
 
 /// The path wine gives a Linux path (`Z:\tmp\…`).
-fn win(p: &Path) -> String {
+pub(crate) fn win(p: &Path) -> String {
     format!("Z:{}", p.display()).replace('/', "\\")
 }
 
 /// Loads `name` with `LoadLibraryA` under wine, with `path` ahead of the
 /// PATH; the modules the process then holds, or the error code.
-fn wine_load(sb: &Sandbox, path: &[&Path], name: &str) -> Option<Result<Vec<String>, u32>> {
+pub(crate) fn wine_load(
+    sb: &Sandbox,
+    path: &[&Path],
+    name: &str,
+) -> Option<Result<Vec<String>, u32>> {
     let wine = wine()?;
     let exe = sb.root().join("loadlib.exe");
     if !exe.exists() {
@@ -105,7 +109,11 @@ fn wine_load(sb: &Sandbox, path: &[&Path], name: &str) -> Option<Result<Vec<Stri
 /// A Windows snapshot of the folders `path` names (each a folder of this
 /// machine seen as wine sees it): their DLL names, each cuDNN DLL with the
 /// imports doctor's own reader finds in it; the toolkits as (root, CUDA).
-fn snapshot(path: &[&Path], toolkits: &[(&Path, &str)], cuda_path: &Path) -> serde_json::Value {
+pub(crate) fn snapshot(
+    path: &[&Path],
+    toolkits: &[(&Path, &str)],
+    cuda_path: &Path,
+) -> serde_json::Value {
     let mut dirs = vec![serde_json::json!({
         "path": r"C:\windows\system32",
         "names": ["KERNEL32.dll", "msvcrt.dll", "vcruntime140.dll", "vcruntime140_1.dll", "msvcp140.dll", "msvcp140_1.dll"]
@@ -145,7 +153,7 @@ fn snapshot(path: &[&Path], toolkits: &[(&Path, &str)], cuda_path: &Path) -> ser
     })
 }
 
-fn diagnose(sb: &Sandbox, snap: &serde_json::Value) -> Run {
+pub(crate) fn diagnose(sb: &Sandbox, snap: &serde_json::Value) -> Run {
     fs::write(
         sb.work().join("win.json"),
         serde_json::to_vec(snap).unwrap(),

@@ -23,6 +23,7 @@ mod doctor_classes;
 mod doctor_corpus;
 mod doctor_fix;
 mod doctor_headers;
+mod doctor_healthy;
 mod doctor_loader;
 mod doctor_stale;
 mod doctor_windows_load;

@@ -114,8 +114,14 @@ fn toolkits(cx: &Cx, out: &mut Vec<Finding>) {
         .frameworks
         .iter()
         .any(|f| f.is_cudnn_wheel() || f.name == "torch" || f.name.starts_with("tensorflow"));
-    let sev = if pip_cuda {
-        Severity::Warning
+    // A conda environment's cuDNN comes with its CUDA libraries (the cuDNN
+    // packages depend on the CUDA runtime ones).
+    let conda_cuda = s
+        .files
+        .iter()
+        .any(|f| f.origin == crate::doctor::snapshot::Origin::Conda);
+    let sev = if pip_cuda || conda_cuda {
+        Severity::Info
     } else {
         Severity::Error
     };
@@ -124,6 +130,9 @@ fn toolkits(cx: &Cx, out: &mut Vec<Finding>) {
         .why("cuDNN is a CUDA library: it needs the CUDA runtime and cuBLAS/cuBLASLt (cuDNN 9 also NVRTC) at run time, and compiling against it needs the toolkit's headers. `cudnnm use` deploys into a toolkit.");
     if pip_cuda {
         f = f.seen("Python packages that bring their own CUDA libraries from pip are installed; programs outside that environment find no CUDA");
+    }
+    if conda_cuda {
+        f = f.seen("a conda environment brings cuDNN and the CUDA libraries it needs; programs outside it find no CUDA");
     }
     out.push(
         f.fix("Install the CUDA toolkit your framework needs (https://developer.nvidia.com/cuda-toolkit-archive), or point cudnnm at one installed elsewhere with --cuda-root.")

@@ -326,12 +326,22 @@ pub(super) fn only_in_site_packages(cx: &Cx, out: &mut Vec<Finding>) {
             cx.s.version_of(f)
                 .map(|k| k.version.to_string())
                 .unwrap_or_else(|| n.major.unwrap_or(0).to_string());
+        // A framework of that environment loads it (its RPATH, or by path):
+        // the setup works as intended; only other programs miss it.
+        let owner = cx.s.frameworks.iter().find(|fw| {
+            !fw.is_cudnn_wheel() && !fw.location.is_empty() && cx.s.within(&f.path, &fw.location)
+        });
         let mut fd = Finding::new(
             FindingId::CudnnOnlyInSitePackages,
-            Severity::Warning,
+            if owner.is_some() {
+                Severity::Info
+            } else {
+                Severity::Warning
+            },
             format!("cuDNN {v} exists only inside a Python environment, on no loader path"),
         )
         .seen(cx.describe(&f.path))
+        .seen_all(owner.map(|fw| format!("{} {} in the same environment loads it", fw.name, fw.version)))
         .why(format!("Only the framework that owns it finds it (through its own RPATH or os.add_dll_directory); every other program (CTranslate2, onnxruntime, your own builds) fails: \"Unable to load any of {{{}}}\" (CTranslate2#1826).", cx.loader_name("cudnn", n.major.unwrap_or(0))))
         .fix(if has_version_header(cx, &f.root) {
             format!("Make the folder visible to the loader, or import it into cudnnm (`cudnnm install {}`) and activate it from there.", quote_arg(&f.root, cx.w))
