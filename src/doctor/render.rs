@@ -226,10 +226,14 @@ pub fn summary_text(sm: &Summary) -> String {
             (Some(v), None) => v.clone(),
             _ => format!("{} (version unknown)", a.major),
         };
-        row(
-            "cuDNN",
-            &format!("{v} — {} ({}, via {})", a.path, a.origin, a.via),
-        );
+        // A copy the snapshot has no record of (an ld.so cache entry in a
+        // folder not examined) has no origin to name.
+        let how = if a.origin.is_empty() {
+            format!("via {}", a.via)
+        } else {
+            format!("{}, via {}", a.origin, a.via)
+        };
+        row("cuDNN", &format!("{v} — {} ({how})", a.path));
     }
     for f in &sm.frameworks {
         row("python", f);
@@ -447,6 +451,28 @@ mod tests {
             t.contains("  toolkit    CUDA 12.4.1 at /usr/local/cuda-12.4"),
             "{t}"
         );
+    }
+
+    #[test]
+    fn a_copy_without_origin_or_full_version_reads_plainly() {
+        // An ld.so cache entry in a folder doctor did not list: no origin,
+        // the major from its name only. No "(, via …)", no nested brackets.
+        let mut k = Kit::linux();
+        k.s.ld_cache.push(crate::doctor::snapshot::LdCacheEntry {
+            name: "libcudnn.so.9".into(),
+            path: "/opt/x/libcudnn.so.9".into(),
+            gone: false,
+        });
+        k.file("/opt/y/libcudnn.so.9");
+        let t = summary_text(&summarize(&k.s));
+        assert!(
+            t.contains("cuDNN      9 (version unknown) — /opt/x/libcudnn.so.9 (via ld.so cache)"),
+            "{t}"
+        );
+        assert!(!t.contains("(, "), "{t}");
+        let f = k.file("/opt/y/libcudnn.so.9").clone();
+        let known = k.s.version_of(&f).unwrap();
+        assert_eq!(known.source, "major from the file name");
     }
 
     #[test]

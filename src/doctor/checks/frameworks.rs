@@ -172,11 +172,39 @@ fn not_installed(cx: &Cx, spec: &Spec, who: &str, default: bool, out: &mut Vec<F
         return;
     }
     let tk = tk_cuda.as_ref();
+    // A build that does not fit the toolkit in use is no fix to offer here:
+    // the same report says it does not fit (pin-toolkit-mismatch).
+    if let Some(c) = tk
+        && cx.t.offer(spec, tk).is_none()
+        && let Some(o) = cx.t.offer(spec, None)
+    {
+        let fitting = spec
+            .version()
+            .map(|v| Spec::prefix(v.clone(), None))
+            .and_then(|any| cx.t.offer(&any, tk));
+        f = f.fix(format!(
+            "The catalog's {} is a build for CUDA {}, which does not fit the toolkit in use (CUDA {}.{}): pin a build for CUDA {}{}, or install it where a CUDA {} toolkit is used.",
+            o.id(),
+            o.cuda,
+            c.major(),
+            c.minor(),
+            c.major(),
+            fitting
+                .map(|x| format!(" ({} is one)", x.id()))
+                .unwrap_or_default(),
+            o.cuda
+        ));
+        if let Some(x) = fitting {
+            f = f.command(format!("cudnnm pin {}", x.id()));
+        }
+        out.push(f);
+        return;
+    }
     let offer = cx.t.offer(spec, tk).or_else(|| cx.t.offer(spec, None));
     f = match offer {
         Some(o) => f
             .fix(format!("Install cuDNN {} (the newest release the catalog has for `{spec}`), or pin a release that is installed.", o.id()))
-            .command(o.install().for_host(cx.w)),
+            .command(cx.install_cmd(o).for_host(cx.w)),
         None => f.fix(format!("{} Or pin a release that is installed (`cudnnm list`).", super::look_for(&format!("release matching `{spec}`")))),
     };
     out.push(f);

@@ -315,6 +315,28 @@ impl<'a> Cx<'a> {
             .max_by(|a, b| a.version.cmp(&b.version))
     }
 
+    /// `cudnnm install` for offer `o`. A wheel offer names the package the
+    /// release really comes from here: when a cuDNN wheel of that version is
+    /// installed in a Python environment (`nvidia-cudnn-jit-cu12`), that
+    /// package, not the catalog's first name for the version
+    /// (`nvidia-cudnn-cu12`, another set of files).
+    pub fn install_cmd(&self, o: &Offer) -> crate::command::CommandLine {
+        let installed = o.wheel.as_ref().and_then(|_| {
+            self.s
+                .frameworks
+                .iter()
+                .find(|f| f.is_cudnn_wheel() && f.numeric_version().is_some_and(|v| v == o.version))
+        });
+        match installed {
+            Some(w) => {
+                let mut o = o.clone();
+                o.wheel = Some(w.name.clone());
+                o.install()
+            }
+            None => o.install(),
+        }
+    }
+
     /// The commands that install and activate the newest release the catalog
     /// has that matches `spec` and whose build fits a toolkit of CUDA `cuda`
     /// (else `toolkit`'s CUDA; any when neither is known): `cudnnm install
@@ -336,7 +358,7 @@ impl<'a> Cx<'a> {
             Some(t) => CommandLine::use_(&id).cuda_root(&t.root).for_host(self.w),
             None => CommandLine::exec(&id, "<your program>").for_host(self.w),
         };
-        Some((id, vec![o.install().for_host(self.w), activate]))
+        Some((id, vec![self.install_cmd(o).for_host(self.w), activate]))
     }
 
     /// The release copy `f` belongs to, when its full version is known, and

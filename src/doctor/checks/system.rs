@@ -525,7 +525,7 @@ fn gpu(cx: &Cx, out: &mut Vec<Finding>) {
                         r.label
                     ));
                     let f = match &o.offer {
-                        Some(offer) => f.command(offer.install().for_host(cx.w)),
+                        Some(offer) => f.command(cx.install_cmd(offer).for_host(cx.w)),
                         None => f,
                     };
                     f.command(match cx.toolkit_in_use() {

@@ -277,7 +277,7 @@ pub(super) fn store_damage(cx: &Cx, out: &mut Vec<Finding>) {
         f = match offer {
             Some(o) => f
                 .fix(format!("Import the release again over the damaged folder (`--force` replaces it), or delete {} if you no longer need it.", d.dir))
-                .command(o.install().force().for_host(cx.w)),
+                .command(cx.install_cmd(o).force().for_host(cx.w)),
             None => f.fix(format!("Import the release again from the archive or wheel it came from, with `cudnnm install --force` and that file (the catalog does not list {name} for this platform), or delete {} if you no longer need it.", d.dir)),
         };
         out.push(f);

@@ -151,7 +151,7 @@ pub(super) fn machine_types(cx: &Cx, out: &mut Vec<Finding>) {
                 out.push(
                     Finding::new(FindingId::DependencyWrongArchitecture, Severity::Error, format!("{d}, which {lib} needs, is built for {m}; {lib} is {own}"))
                         .seen(format!("{} ({own})", f.path))
-                        .seen(format!("{d} found first at {} ({m}), through the {}", hit.path, hit.via))
+                        .seen(format!("{d} found first at {} ({m}), via {}", hit.path, hit.via))
                         .why(if cx.w {
                             format!("Windows loads the first {d} on the search path and will not map a {m} DLL into a {own} process: loading {lib} fails with error 193, \"%1 is not a valid Win32 application\" (or 126 naming {lib}).")
                         } else {
