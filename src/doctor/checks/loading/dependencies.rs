@@ -43,9 +43,9 @@ pub(super) fn dependencies(cx: &Cx, out: &mut Vec<Finding>) {
             .filter(|d| !(is_driver_library(d) && cx.s.driver.is_none()))
             .filter(|d| {
                 // Another CUDA's library: the build mismatch explains it.
-                !super::super::files::cuda_of_library(d)
+                super::super::files::cuda_of_library(d)
                     .zip(cuda.as_ref())
-                    .is_some_and(|((ma, _), c)| ma != c.major())
+                    .is_none_or(|((ma, _), c)| ma == c.major())
             })
             .filter(|d| loader::find_for(cx.s, d, f).is_empty())
         {
