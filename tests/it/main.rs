@@ -25,6 +25,7 @@ mod doctor_fix;
 mod doctor_headers;
 mod doctor_healthy;
 mod doctor_loader;
+mod doctor_run_windows;
 mod doctor_stale;
 mod doctor_windows_load;
 mod download;

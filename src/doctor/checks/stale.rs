@@ -201,9 +201,21 @@ fn variables(cx: &Cx, modules: &[String], links: &[String], out: &mut Vec<Findin
     let cudnnm = stale.iter().any(|(_, d)| {
         d.contains("/store/cuda-") || d.contains("/current/cuda-") || d.contains("\\store\\cuda-")
     });
+    // A removed cuDNN is what programs miss; a CUDA folder that is gone
+    // (an optional one such as CUPTI's, a toolkit upgraded since) is worth
+    // knowing, not a warning.
+    let cudnn = cudnnm
+        || stale.iter().any(|(label, d)| {
+            label.to_ascii_uppercase().starts_with("CUDNN")
+                || d.to_ascii_lowercase().contains("cudnn")
+        });
     let mut f = Finding::new(
         FindingId::StaleActivation,
-        Severity::Warning,
+        if cudnn {
+            Severity::Warning
+        } else {
+            Severity::Info
+        },
         format!(
             "{} loader or compiler path entr{} point{} into removed folders",
             stale.len(),
