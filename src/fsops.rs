@@ -11,7 +11,8 @@
 //! By concern: [`write`] (atomic and append-only writes), [`copy`] (copies
 //! and verified moves), [`link`] (links made, replaced and removed only as
 //! links), [`remove`] (files and trees cudnnm owns), [`attr`] (permissions,
-//! times, the writability probe); renames with retry, folder sync and path
+//! times, the writability probe), [`read`] (files others may have placed,
+//! read bounded: regular files only, up to a size); renames with retry, folder sync and path
 //! helpers live here. Every function is re-exported, so callers write
 //! `fsops::write_atomic`.
 
@@ -27,6 +28,7 @@ use crate::platform;
 mod attr;
 mod copy;
 mod link;
+mod read;
 mod remove;
 mod write;
 
@@ -38,6 +40,7 @@ pub use copy::{copy_file, copy_file_checked, copy_file_hashed, move_file};
 pub use link::{
     Placed, hard_link, remove_link, replace_dir_link, replace_link, symlink, symlink_or_copy,
 };
+pub use read::{read_bounded, read_bounded_if_exists, read_bounded_text};
 pub use remove::{
     remove_dir_all, remove_dir_if_empty, remove_file, remove_own_tree, sweep_stale_temps,
 };

@@ -18,6 +18,7 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+pub use crate::catalog::download::Trust;
 use crate::env::Env;
 use crate::error::{Error, Kind, Result};
 use crate::hash::Sha256Hex;
@@ -127,6 +128,14 @@ pub fn is_newer(candidate: &str, current: &str) -> bool {
     }
 }
 
+/// Whether `base` is a plain `http://` URL: its `SHA256SUMS` comes over the
+/// same unauthenticated channel as the archive, so nothing vouches for the
+/// binary (`self update` warns).
+pub fn unauthenticated(base: &str) -> bool {
+    base.get(..7)
+        .is_some_and(|p| p.eq_ignore_ascii_case("http://"))
+}
+
 /// `base` joined with a file name: a URL gets `/NAME`, a local folder becomes
 /// a `file://` URL.
 pub fn url_in(base: &str, name: &str) -> Result<String> {
@@ -134,7 +143,7 @@ pub fn url_in(base: &str, name: &str) -> Result<String> {
         return Ok(format!("{}/{name}", base.trim_end_matches('/')));
     }
     let path = std::path::absolute(Path::new(base)).unwrap_or_else(|_| PathBuf::from(base));
-    let url = reqwest::Url::from_file_path(path.join(name)).map_err(|()| {
+    let url = url::Url::from_file_path(path.join(name)).map_err(|()| {
         Error::new(
             Kind::Usage,
             format!("'{base}' is neither a URL nor a folder"),
@@ -151,9 +160,9 @@ pub fn url_in(base: &str, name: &str) -> Result<String> {
 /// # Errors
 /// [`Kind::Network`] when the file cannot be fetched; [`Kind::NotFound`]
 /// when it names no artifact for `target`.
-pub fn newest(env: &Env, base: &str, target: &str) -> Result<Artifact> {
+pub fn newest(env: &Env, base: &str, trust: Trust, target: &str) -> Result<Artifact> {
     let url = url_in(base, SUMS_FILE)?;
-    let bytes = crate::catalog::download::fetch_bytes(env, &url)
+    let bytes = crate::catalog::download::fetch_bytes(env, &url, trust)
         .map_err(|e| fetch_hint(e.context(format!("could not read the release list '{url}'"))))?;
     let text = String::from_utf8_lossy(&bytes);
     find_artifact(&parse_sums(&text), target).ok_or_else(|| {
@@ -183,12 +192,13 @@ const MAX_ARCHIVE_BYTES: u64 = 256 << 20;
 /// # Errors
 /// [`Kind::Network`] when it cannot be fetched; [`Kind::Integrity`] when its
 /// SHA-256 differs from the one published.
-pub fn download(env: &Env, base: &str, artifact: &Artifact) -> Result<Vec<u8>> {
+pub fn download(env: &Env, base: &str, trust: Trust, artifact: &Artifact) -> Result<Vec<u8>> {
     let url = url_in(base, &artifact.name)?;
     // A release archive is a few MB; the bound only keeps memory in check.
     let bytes = crate::catalog::download::fetch_bytes_up_to(
         env,
         &url,
+        trust,
         MAX_ARCHIVE_BYTES,
         "a cudnnm release archive",
     )
@@ -275,7 +285,7 @@ pub struct Outcome {
 /// does not run or reports another version; I/O errors writing beside `exe`.
 /// On every error the old binary is left as it was.
 #[cfg(feature = "self-update")]
-pub fn update(env: &Env, base: &str, exe: &Path, current: &str) -> Result<Outcome> {
+pub fn update(env: &Env, base: &str, trust: Trust, exe: &Path, current: &str) -> Result<Outcome> {
     let target = crate::platform::release_target().ok_or_else(|| {
         Error::new(
             Kind::Usage,
@@ -283,7 +293,7 @@ pub fn update(env: &Env, base: &str, exe: &Path, current: &str) -> Result<Outcom
         )
         .hint("build it from source: cargo install --path .")
     })?;
-    let artifact = newest(env, base, target)?;
+    let artifact = newest(env, base, trust, target)?;
     let mut outcome = Outcome {
         from: current.to_string(),
         to: artifact.version.clone(),
@@ -293,7 +303,7 @@ pub fn update(env: &Env, base: &str, exe: &Path, current: &str) -> Result<Outcom
     if !is_newer(&artifact.version, current) {
         return Ok(outcome);
     }
-    let archive = download(env, base, &artifact)?;
+    let archive = download(env, base, trust, &artifact)?;
     let binary = extract_binary(&archive, target)?;
     let staged = crate::fsops::sibling(exe, "update");
     let result = stage_and_swap(&staged, &binary, &artifact.version);

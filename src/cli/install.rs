@@ -14,8 +14,8 @@ use crate::command::CommandLine;
 use crate::error::{Error, Kind, Result};
 use crate::hash::Sha256Hex;
 use crate::progress::Progress;
-use crate::store::Store;
-use crate::version::{CudaVariant, Platform, ReleaseId, Spec};
+use crate::store::{Provenance, Store};
+use crate::version::{CudaVariant, PipRequirement, Platform, ReleaseId, Spec};
 
 mod here;
 mod stream;
@@ -95,7 +95,8 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
         }
     }
     if let Some(requirement) = what.strip_prefix("pip:") {
-        return install_pip(ctx, requirement.trim(), base, &gate);
+        // Only NAME==VERSION of a cuDNN package, refused before pip runs.
+        return install_pip(ctx, &requirement.parse()?, base, &gate);
     }
     let path = ctx.env.cwd().join(&what);
     if std::fs::symlink_metadata(&path).is_ok() {
@@ -159,20 +160,18 @@ fn install_catalog(
         let mut why = format!("the catalog's pick for {}", req.spec);
         // The same release from another package (the JIT-only wheel has no
         // precompiled engines): say so, and how to have the catalog's.
-        if let catalog::resolve::Pick::Wheel(w) = &pick {
-            let (from, _) = r.receipt.source.reinstall_arg(&r.id());
-            if let Some(req_) = from.strip_prefix("pip:")
-                && let Some(package) = req_.split("==").next()
-                && package != w.package
-            {
-                why.push_str(&format!(
-                    ", installed from the package {package}, not {}: `{}` installs that one instead",
-                    w.package,
-                    CommandLine::install(format!("pip:{}", w.requirement()))
-                        .force()
-                        .for_host(ctx.env.is_windows())
-                ));
-            }
+        if let catalog::resolve::Pick::Wheel(w) = &pick
+            && let Some(installed) = r.receipt.source.exact_pip_requirement(r.version())
+            && let package = installed.package()
+            && Some(package) != crate::version::CudnnPackage::from_name(&w.package)
+        {
+            why.push_str(&format!(
+                ", installed from the package {package}, not {}: `{}` installs that one instead",
+                w.package,
+                CommandLine::install(format!("pip:{}", w.requirement()))
+                    .force()
+                    .for_host(ctx.env.is_windows())
+            ));
         }
         return here::already(ctx, &r, &why);
     }
@@ -200,7 +199,7 @@ fn install_catalog(
             w.cuda,
             w.requirement()
         ));
-        return install_pip(ctx, &w.requirement(), base, gate);
+        return install_pip(ctx, &w.pip_requirement()?, base, gate);
     }
     let progress = ctx.progress();
     let streamed = stream::StreamedInstall::new(ctx);
@@ -230,7 +229,7 @@ fn install_catalog(
             name: Some(fetched.name),
             cuda: Some(fetched.cuda),
             expected_sha256: Some(fetched.sha256),
-            url: Some(fetched.url),
+            from: crate::store::Provenance::Url(fetched.url),
             force: args.force,
             ..Default::default()
         },
@@ -253,23 +252,6 @@ fn pause_after_download(ctx: &Ctx) {
     {
         crate::interrupt::test_pause(std::path::Path::new(&f));
     }
-}
-
-/// The release an exact requirement of a cuDNN package names:
-/// `nvidia-cudnn-cu12==9.27.0.42` (or `nvidia-cudnn-jit-cu12`, `-cu11`) is
-/// 9.27.0.42 for CUDA 12 — NVIDIA's package names end in the CUDA major.
-fn pinned_release(requirement: &str) -> Option<ReleaseId> {
-    let (package, version) = requirement.split_once("==")?;
-    let package = crate::version::python_name(package, '-');
-    if !package.starts_with("nvidia-cudnn") {
-        return None;
-    }
-    let (_, cu) = package.rsplit_once("-cu")?;
-    let cuda: CudaVariant = cu
-        .parse()
-        .ok()
-        .filter(|_| cu.chars().all(|c| c.is_ascii_digit()))?;
-    Some(ReleaseId::new(version.trim().parse().ok()?, cuda))
 }
 
 /// `--platform`, else the host's.
@@ -367,19 +349,20 @@ fn report_import(
 /// release, which `gate` judges before pip runs: the same refusal (exit 8)
 /// the import would give after the download, and the same `--force`
 /// (whose warning the import gives).
-fn install_pip(ctx: &Ctx, requirement: &str, base: ImportRequest, gate: &GpuGate) -> Result<u8> {
-    catalog::pip::check_requirement(requirement)?;
-    let pinned = pinned_release(requirement);
+fn install_pip(
+    ctx: &Ctx,
+    requirement: &PipRequirement,
+    base: ImportRequest,
+    gate: &GpuGate,
+) -> Result<u8> {
+    let pinned = requirement.release();
     // `nvidia-cudnn-cu12==9.27.0.42` names its release: installed, no pip run.
     if !base.force
-        && let Some(id) = &pinned
-        && let Some(r) = Store::new(&ctx.home).get_id(id)?
+        && let Some(r) = Store::new(&ctx.home).get_id(&pinned)?
     {
         return here::already(ctx, &r, &format!("pip:{requirement}"));
     }
-    if let Some(id) = &pinned {
-        gate.check(&id.version, &id.cuda, base.force, "install")?;
-    }
+    gate.check(&pinned.version, &pinned.cuda, base.force, "install")?;
     // The wheel `cudnnm lock` fetched and kept: the locked SHA-256's file
     // when a lock gives one, else the one kept for this requirement.
     let url = format!("pip:{requirement}");
@@ -398,7 +381,7 @@ fn install_pip(ctx: &Ctx, requirement: &str, base: ImportRequest, gate: &GpuGate
             ImportRequest {
                 source: got.path,
                 name: Some(rec.name),
-                url: Some(url),
+                from: Provenance::Pip(requirement.clone()),
                 ..base
             },
         );
@@ -410,37 +393,21 @@ fn install_pip(ctx: &Ctx, requirement: &str, base: ImportRequest, gate: &GpuGate
     ctx.status(format!(
         "fetching {requirement} with `{python} -m pip download`"
     ));
-    let wheel = catalog::pip::download(&python, requirement, tmp.path(), ctx.quiet)?;
+    let wheel = catalog::pip::download(
+        &python,
+        requirement,
+        tmp.path(),
+        ctx.quiet,
+        base.expected_sha256.as_ref(),
+    )?;
     let name = wheel.file_name().map(|n| n.to_string_lossy().into_owned());
     import_and_report(
         ctx,
         ImportRequest {
             source: wheel,
             name,
-            url: Some(format!("pip:{requirement}")),
+            from: Provenance::Pip(requirement.clone()),
             ..base
         },
     )
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn an_exact_cudnn_requirement_names_its_release() {
-        let id = |r: &str| super::pinned_release(r).map(|i| i.to_string());
-        assert_eq!(
-            id("nvidia-cudnn-cu12==9.27.0.42").as_deref(),
-            Some("9.27.0.42_cuda12")
-        );
-        assert_eq!(
-            id("nvidia_cudnn_jit_cu12 == 9.12.0.46").as_deref(),
-            Some("9.12.0.46_cuda12")
-        );
-        assert_eq!(
-            id("nvidia-cudnn-cu11==8.6.0.163").as_deref(),
-            Some("8.6.0.163_cuda11")
-        );
-        assert_eq!(id("nvidia-cudnn-cu12>=9"), None);
-        assert_eq!(id("torch==2.4.1"), None);
-    }
 }

@@ -147,7 +147,11 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
             v.platform,
             indicatif::HumanBytes(v.size).to_string(),
             v.origin.to_string(),
-            v.source.url.as_deref().unwrap_or(&v.source.name),
+            if v.source.from.is_local() {
+                v.source.name.clone()
+            } else {
+                v.source.from.to_string()
+            },
         ));
     }
     Ok(0)

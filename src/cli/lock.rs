@@ -26,7 +26,7 @@ use crate::pin::lockfile::{self, LockedSource, ProjectLock};
 use crate::pin::{self, SpecSource};
 use crate::shape::Shape;
 use crate::store::{Release, Store};
-use crate::version::{CudaVariant, Platform, ReleaseId, Spec};
+use crate::version::{CudaVariant, PipRequirement, Platform, ReleaseId, Spec};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -102,7 +102,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     // A lock that no longer parses (edited by hand, a merge conflict) is
     // what `lock` is for: written anew, saying so, never a dead end.
     let old = match ProjectLock::read(&lock_path) {
-        Err(e) if e.kind() == Kind::Usage => {
+        Err(e) if e.kind() == Kind::Integrity => {
             ctx.warn(format!(
                 "the lock file '{}' could not be read ({}); writing it anew",
                 lock_path.display(),
@@ -195,7 +195,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
             entries.insert(platform.as_str().to_string(), s.clone());
         }
         if let Some(w) = wheel {
-            let requirement = w.requirement();
+            let requirement = w.pip_requirement()?;
             ctx.status(format!(
                 "cuDNN {release} is published only on PyPI; its lock entry for {platform} is the SHA-256 of the wheel pip fetches"
             ));
@@ -273,7 +273,7 @@ fn catalog_entry(a: &catalog::Archive, sha: &Sha256Hex) -> LockedSource {
 /// pip failing ([`catalog::pip::download`]), or the cache not writable.
 fn pip_wheel(
     ctx: &Ctx,
-    requirement: &str,
+    requirement: &PipRequirement,
     release: &ReleaseId,
     platform: Platform,
     recorded: Option<&Sha256Hex>,
@@ -299,7 +299,7 @@ fn pip_wheel(
     ));
     let tmp = catalog::pip::download_folder(home)?;
     let python = catalog::pip::python(&ctx.env);
-    let file = catalog::pip::download(&python, requirement, tmp.path(), ctx.quiet)?;
+    let file = catalog::pip::download(&python, requirement, tmp.path(), ctx.quiet, None)?;
     let name = file
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -358,8 +358,7 @@ fn installed_source(ctx: &Ctx, cat: &Catalog, r: &Release) -> Result<LockedSourc
                 s.exact_pip_requirement(&id.version),
                 s.wheel_file_name(&id.version),
             ) {
-                let published =
-                    cat.wheel_hashes(support::project_of(&pip), &id.version, r.platform());
+                let published = cat.wheel_hashes(pip.package().as_str(), &id.version, r.platform());
                 if !published.is_empty() && !published.contains(&sha) {
                     return Err(Error::new(
                         Kind::Conflict,
@@ -404,13 +403,13 @@ fn installed_source(ctx: &Ctx, cat: &Catalog, r: &Release) -> Result<LockedSourc
             )
             .hint(format!(
                 "reinstall it from PyPI by name with {}, then run `{}` again",
-                pip_reinstall(r, &render),
+                pip_reinstall(r, cat, &render),
                 render(CommandLine::lock())
             )));
         }
         if let Some(url) = s
-            .url
-            .as_deref()
+            .from
+            .url()
             .filter(|u| !is_file && catalog::is_absolute_url(u))
         {
             return Ok(LockedSource::Catalog {
@@ -433,7 +432,7 @@ fn installed_source(ctx: &Ctx, cat: &Catalog, r: &Release) -> Result<LockedSourc
     let reinstall = if is_wheel || package_of(r).is_some() {
         format!(
             "install it from PyPI with {} and run `{}` again, or ",
-            pip_reinstall(r, &render),
+            pip_reinstall(r, cat, &render),
             render(CommandLine::lock())
         )
     } else {
@@ -483,23 +482,41 @@ fn package_of(r: &Release) -> Option<String> {
 
 /// The `install pip:… --force` that gives release `r` back from PyPI, in
 /// backquotes: from the package its files came from ([`package_of`]), else
-/// both packages cuDNN 9 is published as, saying which is which.
-fn pip_reinstall(r: &Release, render: &dyn Fn(CommandLine) -> String) -> String {
-    // PyPI's versions have four parts (9.12.0.46); a release known only by
-    // its headers (9.12.0) matches them as a prefix (PEP 440 `==9.12.0.*`).
+/// both packages cuDNN 9 is published as, saying which is which. `install
+/// pip:` takes an exact version: a release known only by its headers
+/// (9.12.0) gets the one version the catalog lists for that package with
+/// those three numbers, else the command with the build number to fill in
+/// from `pip index versions`.
+fn pip_reinstall(r: &Release, cat: &Catalog, render: &dyn Fn(CommandLine) -> String) -> String {
     let v = r.version();
-    let req = if v.build().is_some() {
-        format!("=={v}")
-    } else {
-        format!("=={v}.*")
+    let cmd = |package: &str| {
+        let full: Vec<&crate::version::Version> = match v.build() {
+            Some(_) => vec![v],
+            None => cat
+                .wheels()
+                .iter()
+                .filter(|w| crate::version::python_name(&w.package, '-') == package)
+                .flat_map(|w| &w.versions)
+                .filter(|x| x.triple() == *v)
+                .collect(),
+        };
+        match full.as_slice() {
+            [one] => format!(
+                "`{}`",
+                render(CommandLine::install(format!("pip:{package}=={one}")).force())
+            ),
+            _ => format!(
+                "`{}` (`pip index versions {package}` lists the build numbers N)",
+                render(CommandLine::install(format!("pip:{package}=={v}.N")).force())
+            ),
+        }
     };
-    let cmd = |package: &str| render(CommandLine::install(format!("pip:{package}{req}")).force());
     match package_of(r) {
-        Some(p) => format!("`{}`", cmd(&p)),
+        Some(p) => cmd(&p),
         None => {
             let major = r.cuda().major();
             format!(
-                "`{}` (the full package) or `{}` (the JIT-only package) — cudnnm cannot tell which one its files came from",
+                "{} (the full package) or {} (the JIT-only package) — cudnnm cannot tell which one its files came from",
                 cmd(&format!("nvidia-cudnn-cu{major}")),
                 cmd(&format!("nvidia-cudnn-jit-cu{major}"))
             )

@@ -1105,7 +1105,7 @@ pub(crate) fn reproducible(cat: &crate::catalog::Catalog, r: &crate::store::Rele
         let Some(pip) = s.exact_pip_requirement(&id.version) else {
             return false;
         };
-        let published = cat.wheel_hashes(project_of(&pip), &id.version, r.platform());
+        let published = cat.wheel_hashes(pip.package().as_str(), &id.version, r.platform());
         return if published.is_empty() {
             fetched_by_pip(s)
         } else {
@@ -1113,21 +1113,11 @@ pub(crate) fn reproducible(cat: &crate::catalog::Catalog, r: &crate::store::Rele
         };
     }
     let (_, is_file) = s.reinstall_arg(&r.id());
-    !is_file
-        && s.url
-            .as_deref()
-            .is_some_and(crate::catalog::is_absolute_url)
+    !is_file && s.from.url().is_some_and(crate::catalog::is_absolute_url)
 }
 
 /// Whether pip fetched the installed wheel (`install pip:REQ`), rather
 /// than the user giving a local file.
 pub(crate) fn fetched_by_pip(s: &crate::store::Source) -> bool {
-    s.url.as_deref().is_some_and(|u| u.starts_with("pip:"))
-}
-
-/// The project of an exact requirement (`nvidia-cudnn-jit-cu12==9.12.0.46`).
-pub(crate) fn project_of(requirement: &str) -> &str {
-    requirement
-        .split_once("==")
-        .map_or(requirement, |(p, _)| p.trim())
+    s.from.is_pip()
 }

@@ -75,7 +75,11 @@ pub fn give_home_to_its_owner(root: &Path) {
         return;
     };
     let _ = top.walk(&mut |d, name, kind| {
-        if !is_backup_payload(root, &d.path().join(name), kind == platform::dir::EntryKind::Dir) {
+        if !is_backup_payload(
+            root,
+            &d.path().join(name),
+            kind == platform::dir::EntryKind::Dir,
+        ) {
             let _ = d.set_owner(name, uid, gid);
         }
         Ok(())

@@ -7,8 +7,8 @@ use std::io;
 use std::path::Path;
 
 use super::{retry_busy, set_readonly};
-use crate::platform;
 use crate::error::{Error, IoResultExt, Result};
+use crate::platform;
 
 /// Removes one file or link (never a folder), making it writable first when
 /// needed (Windows refuses to delete read-only files).

@@ -466,8 +466,7 @@ mod tests {
         std::fs::write(tree.join("sub/f"), b"x").unwrap();
         std::os::unix::fs::symlink(&victim, tree.join("sub/to-file")).unwrap();
         std::os::unix::fs::symlink(&outside, tree.join("to-dir")).unwrap();
-        std::fs::set_permissions(tree.join("sub"), std::fs::Permissions::from_mode(0o555))
-            .unwrap();
+        std::fs::set_permissions(tree.join("sub"), std::fs::Permissions::from_mode(0o555)).unwrap();
         let top = Dir::open(d.path()).unwrap();
         // A mode change through a link changes nothing.
         top.open_dir(OsStr::new("tree"))

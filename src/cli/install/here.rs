@@ -271,12 +271,13 @@ fn install_locked(
             ..
         } => {
             let mirror = catalog::effective_mirror(args.mirror.as_deref(), &ctx.env, &ctx.home)?;
-            let from = match (&mirror, rel) {
-                (Some(m), Some(rel)) => format!("{m}{rel}"),
-                _ => url.clone(),
+            // The user's mirror may be http:// or a folder; the lock's own URL is HTTPS only.
+            let (from, named) = match (&mirror, rel) {
+                (Some(m), Some(rel)) => (format!("{m}{rel}"), true),
+                _ => (url.clone(), false),
             };
             let name = from.rsplit('/').next().unwrap_or(&from).to_string();
-            let urls = [from.clone()];
+            let urls = [download::Location::new(from.clone(), named)];
             let expect = [want.clone()];
             let job = download::Job {
                 urls: &urls,
@@ -307,7 +308,7 @@ fn install_locked(
                     name: Some(name),
                     cuda: Some(l.release.cuda),
                     expected_sha256: Some(want.clone()),
-                    url: Some(got.url),
+                    from: crate::store::Provenance::Url(got.url),
                     ..base
                 },
                 got.cached,
