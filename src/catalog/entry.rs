@@ -29,7 +29,7 @@ pub struct FrameworkBuild {
 /// Which catalog file an entry came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Origin {
+pub enum CatalogLayer {
     /// `manifest.toml`, embedded in the binary.
     Embedded,
     /// `$CUDNNM_HOME/catalog.toml`.
@@ -68,7 +68,7 @@ pub struct Archive {
     /// Where the path (URL) comes from.
     pub source: String,
     /// Which catalog file listed it.
-    pub origin: Origin,
+    pub origin: CatalogLayer,
 }
 
 impl Archive {
@@ -111,7 +111,7 @@ impl Archive {
         std::iter::once(&self.path)
             .chain(&self.alt_paths)
             .map(|p| {
-                let by_user = self.origin == Origin::User;
+                let by_user = self.origin == CatalogLayer::User;
                 if is_absolute_url(p) {
                     super::download::Location::new(p.clone(), by_user)
                 } else {

@@ -56,7 +56,8 @@ mod sources_test;
 mod tests;
 
 pub use entry::{
-    Archive, DriverRow, FrameworkBuild, Origin, PublishedHash, SupportRow, WheelFile, WheelList,
+    Archive, CatalogLayer, DriverRow, FrameworkBuild, PublishedHash, SupportRow, WheelFile,
+    WheelList,
 };
 pub use fetch::{
     Check, FetchRequest, Fetched, MachineFit, fetch, fetch_archive, fetch_for, passed_over_note,
@@ -125,7 +126,12 @@ impl Catalog {
     /// (its text and path, for messages).
     pub fn from_texts(embedded: &str, user: Option<(&str, &Path)>) -> Catalog {
         let mut warnings = Vec::new();
-        let base = manifest::parse(embedded, "manifest.toml", Origin::Embedded, &mut warnings);
+        let base = manifest::parse(
+            embedded,
+            "manifest.toml",
+            CatalogLayer::Embedded,
+            &mut warnings,
+        );
         let mut c = Catalog {
             archives: base.archives,
             support: base.support,
@@ -137,7 +143,7 @@ impl Catalog {
         };
         if let Some((text, path)) = user {
             let label = format!("user catalog '{}'", path.display());
-            let u = manifest::parse(text, &label, Origin::User, &mut warnings);
+            let u = manifest::parse(text, &label, CatalogLayer::User, &mut warnings);
             c.overlay_archives(u.archives);
             c.support.splice(0..0, u.support);
             c.drivers.splice(0..0, u.drivers);

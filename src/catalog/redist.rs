@@ -12,7 +12,7 @@
 
 use serde_json::{Map, Value};
 
-use super::{Archive, Origin, PublishedHash};
+use super::{Archive, CatalogLayer, PublishedHash};
 use crate::error::{Error, Kind, Result};
 use crate::hash::Sha256Hex;
 use crate::version::{CudaVariant, Platform, Version};
@@ -191,7 +191,7 @@ fn entry(
             source: source.to_string(),
         }],
         source: source.to_string(),
-        origin: Origin::User,
+        origin: CatalogLayer::User,
     })
 }
 

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::{Archive, NVIDIA_BASE_URL, Origin, download, is_absolute_url, manifest, redist};
+use super::{Archive, CatalogLayer, NVIDIA_BASE_URL, download, is_absolute_url, manifest, redist};
 use crate::env::Env;
 use crate::error::{Error, IoResultExt, Kind, Result};
 use crate::fsops;
@@ -128,7 +128,7 @@ pub fn refresh(
             Some(bytes) => {
                 let label = format!("user catalog '{}'", path.display());
                 let text = String::from_utf8_lossy(&bytes);
-                manifest::parse(&text, &label, Origin::User, &mut warnings).archives
+                manifest::parse(&text, &label, CatalogLayer::User, &mut warnings).archives
             }
             None => Vec::new(),
         };
@@ -289,7 +289,7 @@ mod tests {
                 crate::version::Platform::LinuxX86_64,
             )
             .unwrap();
-        assert_eq!(a.origin, Origin::User);
+        assert_eq!(a.origin, CatalogLayer::User);
         assert_eq!(
             a.hashes.len(),
             1,
