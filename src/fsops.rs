@@ -11,7 +11,8 @@
 //! By concern: [`write`] (atomic and append-only writes), [`copy`] (copies
 //! and verified moves), [`link`] (links made, replaced and removed only as
 //! links), [`remove`] (files and trees cudnnm owns), [`attr`] (permissions,
-//! times, the writability probe), [`read`] (files others may have placed,
+//! times, the writability probe), [`at`] (changes inside a folder held
+//! open, never through a link), [`read`] (files others may have placed,
 //! read bounded: regular files only, up to a size); renames with retry, folder sync and path
 //! helpers live here. Every function is re-exported, so callers write
 //! `fsops::write_atomic`.
@@ -25,6 +26,7 @@ use std::time::Duration;
 use crate::error::{Error, IoResultExt, Result};
 use crate::platform;
 
+pub mod at;
 mod attr;
 mod copy;
 mod link;
@@ -33,8 +35,8 @@ mod remove;
 mod write;
 
 pub use attr::{
-    give_home_to_its_owner, make_shared, make_tree_shared, probe_dir_writable, protect_system_home,
-    set_mtime, set_readonly,
+    give_home_to_its_owner, make_shared, make_tree_shared, make_tree_shared_at, probe_dir_writable,
+    protect_system_home, set_mtime, set_readonly,
 };
 pub use copy::{copy_file, copy_file_checked, copy_file_hashed, move_file};
 pub use link::{

@@ -31,6 +31,15 @@ pub fn set_readonly(path: &Path, readonly: bool) -> Result<()> {
 /// When an entry cannot be listed or its permissions set.
 pub fn make_tree_shared(dir: &Path) -> Result<()> {
     let top = platform::dir::Dir::open(dir).with_path("open", dir)?;
+    make_tree_shared_at(&top)
+}
+
+/// [`make_tree_shared`] for a folder held open.
+///
+/// # Errors
+/// As [`make_tree_shared`].
+pub fn make_tree_shared_at(top: &platform::dir::Dir) -> Result<()> {
+    let dir = top.path();
     top.walk(&mut |d, name, kind| {
         let mode = match kind {
             platform::dir::EntryKind::Dir => 0o755,

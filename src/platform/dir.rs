@@ -243,6 +243,32 @@ mod imp {
         pub fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
             self.fd.as_fd()
         }
+
+        /// Opens the file `name` for reading, not following a link and not
+        /// waiting on a FIFO.
+        pub fn open_file(&self, name: &OsStr) -> io::Result<File> {
+            let fd = rustix::fs::openat(
+                &self.fd,
+                name,
+                OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
+                Mode::empty(),
+            )?;
+            Ok(File::from(fd))
+        }
+
+        /// Whether this folder belongs to the user this process runs as.
+        pub fn owned_by_me(&self) -> io::Result<bool> {
+            let st = rustix::fs::fstat(&self.fd)?;
+            // SAFETY: geteuid has no preconditions and cannot fail.
+            Ok(st.st_uid == unsafe { libc::geteuid() })
+        }
+
+        /// When this folder last changed.
+        pub fn modified(&self) -> io::Result<std::time::SystemTime> {
+            let st = rustix::fs::fstat(&self.fd)?;
+            let at = std::time::Duration::new(st.st_mtime.max(0) as u64, st.st_mtime_nsec as u32);
+            Ok(std::time::UNIX_EPOCH + at)
+        }
     }
 }
 
@@ -379,6 +405,24 @@ mod imp {
         /// Not available: [`io::ErrorKind::Unsupported`].
         pub fn exchange(&self, _a: &OsStr, _b: &OsStr) -> io::Result<()> {
             Err(io::ErrorKind::Unsupported.into())
+        }
+
+        /// Opens the file `name` for reading (not a link).
+        pub fn open_file(&self, name: &OsStr) -> io::Result<File> {
+            if self.kind(name)? == Some(EntryKind::Link) {
+                return Err(io::Error::other("a link"));
+            }
+            File::open(self.path.join(name))
+        }
+
+        /// Folders on Windows are judged by their ACL, not an owner: true.
+        pub fn owned_by_me(&self) -> io::Result<bool> {
+            Ok(true)
+        }
+
+        /// When this folder last changed.
+        pub fn modified(&self) -> io::Result<std::time::SystemTime> {
+            std::fs::metadata(&self.path)?.modified()
         }
     }
 
