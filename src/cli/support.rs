@@ -14,7 +14,6 @@ use crate::deploy::recover::{self, Recovered};
 use crate::deploy::status::{self, Drift};
 use crate::deploy::{Deployments, Mode, access, backup, inflight, journal, plan};
 use crate::error::{Error, Result};
-use crate::fsops;
 use crate::pin::SpecSource;
 use crate::store::{Release, Store};
 use crate::toolkit::{self, Layout, Toolkit};
@@ -731,15 +730,15 @@ pub fn export_releases(
 }
 
 /// `export lmod` / `export tcl`: plans with [`crate::modulefile::plan`]
-/// from the chosen store and what `DIR/cudnn/` holds, then writes, links
-/// and removes through `fsops`. Modulefiles are made readable by every user
-/// (mode 0644 on Unix; on Windows the folder's ACL decides).
+/// from the chosen store and what `DIR/cudnn/` holds, then applies it
+/// ([`crate::modulefile::apply`]: through the folder's handle, `DIR`
+/// 0755, modulefiles 0644 on Unix; on Windows the folder's ACL decides).
 pub fn export_modules(
     ctx: &Ctx,
     engine: crate::modulefile::Engine,
     args: ModuleArgs,
 ) -> Result<u8> {
-    use crate::modulefile::{self, CudaModule, Existing, Step};
+    use crate::modulefile::{self, CudaModule};
     let cuda_module = args
         .cuda_module
         .as_deref()
@@ -754,21 +753,8 @@ pub fn export_modules(
         .map(|r| format!("{}-cuda{}", r.version(), r.cuda()));
     let dir = ctx.env.cwd().join(&args.dir);
     let folder = dir.join(modulefile::FAMILY);
-    let mut existing = Existing::default();
-    if let Ok(rd) = std::fs::read_dir(&folder) {
-        for e in rd.flatten() {
-            let name = e.file_name().to_string_lossy().into_owned();
-            if let Ok(target) = std::fs::read_link(e.path()) {
-                existing
-                    .links
-                    .insert(name, target.to_string_lossy().into_owned());
-            } else if e.path().is_file()
-                && let Ok(text) = std::fs::read_to_string(e.path())
-            {
-                existing.files.insert(name, text);
-            }
-        }
-    }
+    // Read and changed through the folder's handle, never through a link.
+    let existing = modulefile::read_existing(&dir);
     let steps = modulefile::plan(
         engine,
         &dir,
@@ -777,54 +763,16 @@ pub fn export_modules(
         default.as_deref(),
         &existing,
     )?;
-    fsops::create_dir_all(&folder)?;
-    fsops::make_shared(&folder)?;
-    let mut report = ExportReport {
+    let applied = modulefile::apply(&dir, &steps)?;
+    let shown =
+        |v: Vec<PathBuf>| -> Vec<String> { v.iter().map(|p| p.display().to_string()).collect() };
+    let report = ExportReport {
         dir: folder.display().to_string(),
-        written: Vec::new(),
-        unchanged: Vec::new(),
-        removed: Vec::new(),
+        written: shown(applied.written),
+        unchanged: shown(applied.unchanged),
+        removed: shown(applied.removed),
         default: default.clone(),
     };
-    for step in &steps {
-        match step {
-            Step::Write {
-                path,
-                text,
-                changed,
-            } => {
-                if *changed {
-                    fsops::write_atomic(path, text.as_bytes())?;
-                    // Readable by every user (written 0600 first), still replaceable by the next export.
-                    crate::platform::make_world_readable(path)
-                        .map_err(|e| Error::io("change permissions of", path, e))?;
-                    report.written.push(path.display().to_string());
-                } else {
-                    report.unchanged.push(path.display().to_string());
-                }
-            }
-            Step::Link {
-                path,
-                target,
-                changed,
-            } => {
-                if *changed {
-                    fsops::replace_link(Path::new(target), path, false)?;
-                    report.written.push(path.display().to_string());
-                } else {
-                    report.unchanged.push(path.display().to_string());
-                }
-            }
-            Step::Remove { path } => {
-                if std::fs::read_link(path).is_ok() {
-                    fsops::remove_link(path)?;
-                } else {
-                    fsops::remove_file(path)?;
-                }
-                report.removed.push(path.display().to_string());
-            }
-        }
-    }
     if ctx.json {
         ctx.out_json(&report);
     } else {

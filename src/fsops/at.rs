@@ -62,6 +62,27 @@ pub fn dirs_in(top: &Dir, rel: &str, mode: u32) -> Result<Dir> {
     Ok(d)
 }
 
+/// The folder `path`, made with its missing parents, each new one with
+/// mode 0755 set through its handle whatever the umask (a folder other
+/// users read from: a modulepath); folders that exist keep their mode.
+///
+/// # Errors
+/// When a folder cannot be made or opened.
+pub fn create_dirs_shared(path: &Path) -> Result<Dir> {
+    let mut missing = Vec::new();
+    let mut base = path;
+    while std::fs::symlink_metadata(base).is_err() {
+        let Some(name) = base.file_name() else { break };
+        missing.push(name.to_os_string());
+        base = super::parent_of(base);
+    }
+    let mut d = open_dir(base)?;
+    for name in missing.iter().rev() {
+        d = dir_in(&d, name, 0o755)?;
+    }
+    Ok(d)
+}
+
 /// Writes the new file `name` in `dir` with `bytes` and `mode`, synced.
 ///
 /// # Errors

@@ -256,6 +256,12 @@ mod imp {
             Ok(File::from(fd))
         }
 
+        /// The target of the link `name`.
+        pub fn read_link(&self, name: &OsStr) -> io::Result<PathBuf> {
+            let t = rustix::fs::readlinkat(&self.fd, name, Vec::new())?;
+            Ok(PathBuf::from(OsStr::from_bytes(t.as_bytes())))
+        }
+
         /// Whether this folder belongs to the user this process runs as.
         pub fn owned_by_me(&self) -> io::Result<bool> {
             let st = rustix::fs::fstat(&self.fd)?;
@@ -413,6 +419,11 @@ mod imp {
                 return Err(io::Error::other("a link"));
             }
             File::open(self.path.join(name))
+        }
+
+        /// The target of the link `name`.
+        pub fn read_link(&self, name: &OsStr) -> io::Result<PathBuf> {
+            std::fs::read_link(self.path.join(name))
         }
 
         /// Folders on Windows are judged by their ACL, not an owner: true.

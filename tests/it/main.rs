@@ -27,6 +27,7 @@ mod download;
 mod exec_real;
 mod export_dir;
 mod gpu;
+mod hostile;
 mod install;
 mod lock_fallback;
 mod modules;
