@@ -293,6 +293,8 @@ pub fn update(env: &Env, base: &str, trust: Trust, exe: &Path, current: &str) ->
         )
         .hint("build it from source: cargo install --path .")
     })?;
+    // What killed runs left: the staged binaries of processes that are gone.
+    sweep_staged(exe, std::time::SystemTime::now());
     let artifact = newest(env, base, trust, target)?;
     let mut outcome = Outcome {
         from: current.to_string(),
@@ -305,7 +307,7 @@ pub fn update(env: &Env, base: &str, trust: Trust, exe: &Path, current: &str) ->
     }
     let archive = download(env, base, trust, &artifact)?;
     let binary = extract_binary(&archive, target)?;
-    let staged = crate::fsops::sibling(exe, "update");
+    let staged = crate::fsops::sibling(exe, STAGED_TAG);
     let result = stage_and_swap(&staged, &binary, &artifact.version);
     if staged.exists() {
         let _ = crate::fsops::remove_file(&staged);
@@ -313,6 +315,50 @@ pub fn update(env: &Env, base: &str, trust: Trust, exe: &Path, current: &str) ->
     result?;
     outcome.updated = true;
     Ok(outcome)
+}
+
+/// The tag of a staged binary's name beside the running one
+/// (`.update-<pid>-cudnnm`, [`crate::fsops::sibling`]).
+const STAGED_TAG: &str = "update";
+
+/// Removes the binaries earlier `self update` runs staged beside `exe` and
+/// a kill left there: files named `.update-<pid>-<exe's name>` (another
+/// process's pid) that changed before `started` and whose process is gone
+/// (where the system cannot tell, the removal of one still running fails
+/// and it stays). Returns how many were removed. Best effort.
+pub fn sweep_staged(exe: &Path, started: std::time::SystemTime) -> usize {
+    let (Some(name), Ok(dir)) = (
+        exe.file_name().and_then(|n| n.to_str()),
+        crate::fsops::at::open_dir(crate::fsops::parent_of(exe)),
+    ) else {
+        return 0;
+    };
+    let head = format!(".{STAGED_TAG}-");
+    let mut removed = 0;
+    for (entry, kind) in dir.entries().unwrap_or_default() {
+        let n = entry.to_string_lossy();
+        let Some(pid) = n
+            .strip_prefix(head.as_str())
+            .and_then(|r| r.strip_suffix(name))
+            .and_then(|r| r.strip_suffix('-'))
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let old = std::fs::symlink_metadata(dir.path().join(&entry))
+            .and_then(|m| m.modified())
+            .is_ok_and(|t| t < started);
+        let gone = crate::platform::process_gone(pid) || crate::platform::HOST_WINDOWS;
+        if kind == crate::fsops::at::EntryKind::File
+            && pid != std::process::id()
+            && old
+            && gone
+            && crate::fsops::at::remove_in(&dir, &entry).is_ok()
+        {
+            removed += 1;
+        }
+    }
+    removed
 }
 
 #[cfg(feature = "self-update")]
@@ -392,6 +438,44 @@ mod tests {
         assert!(!is_newer("0.1.0", "0.1.0"));
         assert!(!is_newer("0.0.9", "0.1.0"));
         assert!(!is_newer("0.2.0-rc1", "0.1.0"));
+    }
+
+    #[test]
+    fn staged_binaries_of_killed_runs_are_swept() {
+        let d = tempfile::tempdir().unwrap();
+        let exe = d.path().join("cudnnm");
+        let put = |n: &str| {
+            crate::fsops::write_atomic(&d.path().join(n), b"staged").unwrap();
+        };
+        // A pid no process has (beyond Linux's pid_max), and this process's own.
+        let dead = ".update-4194400-cudnnm";
+        let mine = format!(".update-{}-cudnnm", std::process::id());
+        for n in [
+            dead,
+            mine.as_str(),
+            ".update-4194400-other",
+            "cudnnm",
+            ".update-x-cudnnm",
+        ] {
+            put(n);
+        }
+        let later = std::time::SystemTime::now() + std::time::Duration::from_secs(5);
+        // Younger than the run that sweeps: kept.
+        assert_eq!(sweep_staged(&exe, std::time::SystemTime::UNIX_EPOCH), 0);
+        assert_eq!(sweep_staged(&exe, later), 1);
+        let mut left: Vec<String> = std::fs::read_dir(d.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        let mut want = vec![
+            ".update-4194400-other".to_string(),
+            ".update-x-cudnnm".into(),
+            "cudnnm".into(),
+            mine,
+        ];
+        want.sort();
+        assert_eq!(left, want);
     }
 
     #[test]

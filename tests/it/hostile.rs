@@ -546,3 +546,60 @@ fn race_attacker() {
     }
     println!("rounds: {rounds}");
 }
+
+/// A lock's HTTPS URL that redirects to plain HTTP is refused (exit 4)
+/// before a byte of the HTTP answer is read; so is an HTTPS mirror's.
+#[test]
+fn a_redirect_from_https_to_http_is_refused() {
+    let mut sb = Sandbox::new();
+    let server = TestServer::start();
+    let front = crate::common::tls::TlsFront::start(server.port(), sb.root());
+    sb.set_env("SSL_CERT_FILE", &front.ca_pem);
+    let rel = "cudnn/redist/cudnn/linux-x86_64/cudnn-linux-x86_64-9.1.0.70_cuda12-archive.tar.xz";
+    server.redirect(&format!("compute/{rel}"), &server.url("plain.tar.xz"));
+    server.file("plain.tar.xz", b"bytes over plain HTTP".to_vec());
+    let proj = project(
+        &sb,
+        &format!(
+            "pin = \"9.1.0.70_cuda12\"\nrelease = \"9.1.0.70_cuda12\"\n\n[platform.linux-x86_64]\nurl = \"{}\"\nsha256 = \"{SHA}\"\nsize = 1000\n",
+            front.url(&format!("compute/{rel}"))
+        ),
+    );
+    let run = |sb: &Sandbox| {
+        let out = sb
+            .command()
+            .arg("install")
+            .current_dir(&proj)
+            .output()
+            .unwrap();
+        common::Run {
+            args: vec!["install".into()],
+            out,
+            root: sb.root().to_path_buf(),
+        }
+    };
+    run(&sb).code_is(4).stderr_has(&["it leaves HTTPS"]);
+    // A mirror the user names may be https:// too; its redirect to http:// is refused the same.
+    sb.set_env("CUDNNM_MIRROR", front.url("compute/"));
+    run(&sb).code_is(4).stderr_has(&["it leaves HTTPS"]);
+    assert_eq!(server.hits("plain.tar.xz"), 0);
+    assert!(store_is_empty(&sb));
+}
+
+/// `self update` from a plain-HTTP base the user names warns that nothing
+/// authenticates the download.
+#[test]
+fn self_update_from_plain_http_warns() {
+    let sb = Sandbox::new();
+    let base = format!(
+        "http://127.0.0.1:{}/rel",
+        crate::common::http::closed_port()
+    );
+    let r = sb.run(["self", "update", "--base", &base]);
+    if r.stderr().contains("self update is turned off") {
+        return;
+    }
+    r.stderr_has(&[&format!(
+        "warning: {base} is plain HTTP: its SHA256SUMS comes over the same channel as the binary, so nothing authenticates the download"
+    )]);
+}
