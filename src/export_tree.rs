@@ -27,8 +27,9 @@ use std::time::SystemTime;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Kind, Result};
+use crate::fsops;
 use crate::fsops::at;
-use crate::record::{self, Entry};
+use crate::record::Entry;
 use crate::store::{FileRecord, Release};
 
 /// The name prefix of the folder an export is built in beside DEST.
@@ -91,7 +92,7 @@ pub struct Earlier {
 /// the first path that was not written by cudnnm or changed since.
 pub fn check_earlier(dest: &Path) -> Result<Earlier> {
     let marker_path = dest.join(MARKER_FILE);
-    let marker: Marker = match record::load(&marker_path, |p, m| {
+    let marker: Marker = match fsops::load_toml(&marker_path, |p, m| {
         Error::new(
             Kind::Conflict,
             format!("'{}' is not a marker cudnnm can read", p.display()),
@@ -591,7 +592,7 @@ mod tests {
         let e = check_earlier(&dest).unwrap_err();
         assert_eq!(e.kind(), Kind::Conflict);
         assert!(e.message().contains("was not written by cudnnm"), "{e:?}");
-        record::save(
+        fsops::save_toml(
             &dest.join(MARKER_FILE),
             &Marker::new("9.27.0.42_cuda12", files),
             "marker",

@@ -28,9 +28,17 @@
 //! Vocabulary every layer shares sits at the bottom, never inside a command:
 //! [`names`] (what cuDNN's file names say), [`quote`] (quoting for each
 //! shell), [`command`] (the cudnnm commands printed in hints), [`shape`] (the kinds
-//! of archive a receipt records). Layers point
-//! down: only `cli` and `doctor` itself use `doctor`, and no two top-level
-//! modules use each other (the tests in `src/layering.rs` enforce both).
+//! of archive a receipt records), [`error`], [`digest`]. Layers point down
+//! (vocabulary, services, core, operations, diagnosis, front end): a module
+//! uses none of a layer above its own, only `cli` and `doctor` itself use
+//! `doctor`, and no two top-level modules use each other (the tests in
+//! `src/layering.rs` enforce all three, with the layer table of
+//! `docs/architecture.md#layers`).
+
+// Only the front end prints or exits (`docs/architecture.md#output-and-errors`):
+// library code reports through a trait or returns what to say; `src/cli`
+// allows these again, and `clippy.toml` allows printing in tests.
+#![deny(clippy::print_stdout, clippy::print_stderr, clippy::exit)]
 
 pub mod activate;
 pub mod archive;
@@ -39,6 +47,7 @@ pub mod child;
 pub mod cli;
 pub mod command;
 pub mod deploy;
+pub mod digest;
 pub mod disk;
 pub mod doctor;
 pub mod env;

@@ -397,7 +397,7 @@ fn install_pip(
         &python,
         requirement,
         tmp.path(),
-        ctx.quiet,
+        super::ui::pip_output(ctx.quiet),
         base.expected_sha256.as_ref(),
     )?;
     let name = wheel.file_name().map(|n| n.to_string_lossy().into_owned());

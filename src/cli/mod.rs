@@ -2,6 +2,9 @@
 //! once, printer), dispatch to one file per command, map errors to exit codes.
 //! Data goes to stdout, status and progress to stderr.
 
+// The one module that prints and exits (denied everywhere else, in lib.rs).
+#![allow(clippy::print_stdout, clippy::print_stderr, clippy::exit)]
+
 use std::ffi::OsString;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -223,7 +226,7 @@ impl Ctx {
                     .var(crate::env::CUDNNM_TEST_LOCK_UNSUPPORTED)
                     .is_some(),
         };
-        let lock = HomeLock::acquire_with(&self.home, options, |holder| {
+        let lock = self.home.lock_with(options, |holder| {
             match holder {
             None => self.status(format!(
                 "waiting for another cudnnm process to finish (lock '{}')",
@@ -307,6 +310,7 @@ pub fn run(args: Vec<OsString>) -> ExitCode {
         }
     };
     cli.color.apply();
+    crate::interrupt::on_second_signal(end_at_once);
     let env = Env::from_process();
     let json = cli.json;
     match dispatch(cli, env) {
@@ -327,6 +331,16 @@ pub fn run(args: Vec<OsString>) -> ExitCode {
             ExitCode::from(e.kind().exit_code())
         }
     }
+}
+
+/// A second Ctrl-C or SIGTERM (`crate::interrupt`): says what is left for
+/// the next command and ends the process at once with 130. Besides `main`
+/// returning, the one way this program ends.
+fn end_at_once(message: &'static str) -> ! {
+    let mut err = std::io::stderr().lock();
+    let _ = err.write_all(message.as_bytes());
+    let _ = err.flush();
+    std::process::exit(i32::from(Kind::Interrupted.exit_code()))
 }
 
 fn dispatch(cli: Cli, env: Env) -> Result<u8> {

@@ -175,7 +175,7 @@ pub fn report_not_from_a_release(ctx: &Ctx, id: u64, rels: &[String]) {
 /// (`store/.partial-*`), with its size and how to free it. Says nothing
 /// while another cudnnm holds the home lock: the folder may be its import.
 pub fn report_partials(ctx: &Ctx) {
-    if crate::lock::home_busy(&ctx.home) {
+    if ctx.home.busy() {
         return;
     }
     for p in Store::new(&ctx.home).partials() {

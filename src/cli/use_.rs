@@ -18,7 +18,7 @@ use crate::catalog::offer::{
 use crate::command::CommandLine;
 use crate::deploy::change::existing_toolkit_dir;
 use crate::deploy::recover::Recovered;
-use crate::deploy::{Applied, Change, Deployments, Done, ModeRequest, plan};
+use crate::deploy::{Applied, Change, Deployments, Done, Mode, ModeRequest, plan};
 use crate::error::{Error, Kind, Result};
 use crate::pin;
 use crate::store::{Release, Store};
@@ -51,7 +51,7 @@ struct UseReport<'a> {
     release: String,
     from: String,
     to: String,
-    mode: String,
+    mode: Mode,
     changed: bool,
     backup: Option<u64>,
     /// Files moved into the backup that look like cuDNN's but that no release ships.
@@ -128,7 +128,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
                     release: release.id(),
                     from: release.version().to_string(),
                     to: release.version().to_string(),
-                    mode: mode.to_string(),
+                    mode,
                     changed: false,
                     backup: None,
                     not_from_a_release: Vec::new(),
@@ -157,7 +157,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
             release: release.id(),
             from: p.from_label.clone(),
             to: p.to_label.clone(),
-            mode: mode.to_string(),
+            mode,
             changed: true,
             backup: Some(p.id),
             pruned,

@@ -183,7 +183,7 @@ impl BackupRecord {
     /// # Errors
     /// When the folder is not writable.
     pub fn save(&self, dir: &Path) -> Result<()> {
-        record::save(&dir.join(BACKUP_FILE), self, &format!("backup {}", self.id))
+        fsops::save_toml(&dir.join(BACKUP_FILE), self, &format!("backup {}", self.id))
     }
 }
 
@@ -206,7 +206,7 @@ pub fn list(home: &Home) -> Result<Vec<Backup>> {
     let dir = home.backups_dir();
     let mut out = Vec::new();
     for (id, path) in numbered_dirs(&dir)? {
-        let loaded: Option<BackupRecord> = record::load(
+        let loaded: Option<BackupRecord> = fsops::load_toml(
             &path.join(BACKUP_FILE),
             |file, message| {
                 Error::new(Kind::Integrity, format!("could not read '{}'", file.display()))

@@ -42,6 +42,7 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Kind, Result};
+use crate::fsops;
 use crate::home::Home;
 use crate::record::{self, Entry};
 use crate::version::ReleaseId;
@@ -72,6 +73,24 @@ impl Mode {
 impl fmt::Display for Mode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Mode {
+    type Err = Error;
+
+    /// Reads what [`Mode::as_str`] writes (a recorded mode, exactly);
+    /// what a user asks for is a [`ModeRequest`].
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "symlink" => Ok(Mode::Symlink),
+            "hardlink" => Ok(Mode::Hardlink),
+            "copy" => Ok(Mode::Copy),
+            _ => Err(
+                Error::new(Kind::Usage, format!("'{s}' is not a recorded deploy mode"))
+                    .hint("a deployment's mode is one of symlink, hardlink, copy"),
+            ),
+        }
     }
 }
 
@@ -270,7 +289,7 @@ impl Deployments {
     /// # Errors
     /// When the file exists but cannot be read or parsed.
     pub fn load(home: &Home) -> Result<Deployments> {
-        record::load_or_default(&home.deployments_file(), |path, message| {
+        fsops::load_toml_or_default(&home.deployments_file(), |path, message| {
             Error::msg(format!("could not parse '{}'", path.display()))
                 .cause(message)
                 .hint("restore it from a copy, or delete it: cudnnm then treats every toolkit as not managed (backups stay)")
@@ -282,7 +301,7 @@ impl Deployments {
     /// # Errors
     /// When the home folder is not writable or the disk is full.
     pub fn save(&self, home: &Home) -> Result<()> {
-        record::save(&home.deployments_file(), self, "deployments")
+        fsops::save_toml(&home.deployments_file(), self, "deployments")
     }
 
     /// The deployment in the toolkit at `root`, if any.
@@ -314,6 +333,17 @@ pub use crate::record::mtime_ns;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A recorded mode reads back as written; a request (`auto`, `link`) is no recorded mode.
+    #[test]
+    fn a_recorded_mode_reads_back_as_written() {
+        for m in [Mode::Symlink, Mode::Hardlink, Mode::Copy] {
+            assert_eq!(m.as_str().parse::<Mode>().unwrap(), m);
+        }
+        for s in ["auto", "link", "Copy", ""] {
+            assert!(s.parse::<Mode>().is_err(), "{s}");
+        }
+    }
 
     #[test]
     fn modes_parse_and_resolve() {

@@ -509,7 +509,7 @@ mod tests {
         findings: &[Finding],
         roots: &[PathBuf],
     ) -> Result<(Vec<FixReport>, Option<String>)> {
-        let lock = crate::lock::HomeLock::acquire(home, || {})?;
+        let lock = home.lock(|| {})?;
         let change = deploy::Change::begin(&lock, home, env, &deploy::Silent)?;
         apply(&change, findings, roots)
     }

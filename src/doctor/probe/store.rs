@@ -32,7 +32,7 @@ pub(crate) fn scan(snap: &mut Snapshot, home: &Home) -> Scanned {
         snap.notes.push(format!("store: {e}"));
         Default::default()
     });
-    if !crate::lock::home_busy(home) {
+    if !home.busy() {
         snap.store_partials = store
             .partials()
             .into_iter()
