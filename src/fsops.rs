@@ -48,7 +48,10 @@ pub use read::{read_bounded, read_bounded_if_exists, read_bounded_text};
 pub use remove::{
     remove_dir_all, remove_dir_if_empty, remove_file, remove_own_tree, sweep_stale_temps,
 };
-pub use state::{load_toml, load_toml_or_default, save_toml};
+pub use state::{
+    MAX_CONFIG_BYTES, MAX_STATE_BYTES, load_toml, load_toml_bounded, load_toml_or_default,
+    save_toml,
+};
 pub use write::{
     AppendLog, create_exclusive, create_new_file, open_append, open_lock_file, open_to_try_lock,
     truncate, write_atomic, write_atomic_all, write_new, write_new_synced,
