@@ -71,14 +71,11 @@ pub fn run(ctx: &Ctx, cuda: Option<&str>, platform: Option<&str>) -> Result<u8> 
     let from_pip: Vec<(Version, CudaVariant, Option<String>)> = releases
         .iter()
         .map(|r| {
-            let (arg, _) = r.receipt.source.reinstall_arg(&r.id());
-            let package = arg.strip_prefix("pip:").map(|req| {
-                req.split("==")
-                    .next()
-                    .unwrap_or(req)
-                    .replace('_', "-")
-                    .to_ascii_lowercase()
-            });
+            let package = r
+                .receipt
+                .source
+                .pip_package(r.version())
+                .map(|p| p.to_string());
             (r.version().clone(), *r.cuda(), package)
         })
         .collect();

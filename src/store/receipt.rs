@@ -229,6 +229,20 @@ impl Source {
         }
     }
 
+    /// The cuDNN package on PyPI this release of `version` came from, when
+    /// it came from one: as [`Source::reinstall_arg`] names it (the wheel's
+    /// own metadata first, else the requirement pip was given).
+    pub fn pip_package(&self, version: &Version) -> Option<crate::version::CudnnPackage> {
+        if let Some(r) = self.exact_pip_requirement(version) {
+            return Some(r.package());
+        }
+        match &self.from {
+            Provenance::Pip(r) => Some(r.package()),
+            Provenance::OlderPip(req) => older_pip_package(req),
+            _ => None,
+        }
+    }
+
     /// The pip requirement (without `pip:`) that gives back exactly this
     /// wheel of release `version`: from the wheel's own metadata
     /// ([`Source::dist`]) when the receipt records it; else the one it was
