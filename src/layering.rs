@@ -63,6 +63,7 @@ const LAYERS: [(&str, &[&str]); 6] = [
             "modulefile",
             "export_tree",
             "selfupdate",
+            "python",
         ],
     ),
     ("operations", &["ops"]),

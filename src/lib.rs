@@ -9,6 +9,7 @@
 //! - [`toolkit`]: CUDA toolkit discovery and layout.
 //! - [`deploy`]: the backup/journal transaction behind `use` and `rollback`.
 //! - [`pin`]: `.cudnn-version` files and spec resolution.
+//! - [`python`]: a Python environment's installed distributions and which of their requirements apply here.
 //! - [`activate`]: per-process environment for a release and shell rendering.
 //! - [`export_tree`]: a release exported as a plain folder: its marker, the check of an earlier export, the env file (`export dir`).
 //! - [`modulefile`]: Lmod and Environment Modules modulefiles for releases (`export`).
@@ -68,6 +69,7 @@ pub mod ops;
 pub mod pin;
 pub mod platform;
 pub mod progress;
+pub mod python;
 pub mod quote;
 pub mod record;
 pub mod selfupdate;

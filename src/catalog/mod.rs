@@ -23,6 +23,8 @@
 //! `developer.download.nvidia.com/compute/`). A mirror may also be a local
 //! folder or `file://` URL holding that tree.
 //!
+//! Known-bad releases live in their own embedded file, read by [`advisory`].
+//!
 //! By concern: the entry types in `entry`, reading catalog files in
 //! `manifest` and [`redist`], writing the user catalog in [`refresh`], spec
 //! resolution in [`resolve`], mirrors in `mirror`, fetching an archive in
@@ -36,6 +38,7 @@ use crate::hash::Sha256Hex;
 use crate::home::Home;
 use crate::version::{CudaVariant, DriverVersion, Platform, Spec, Version};
 
+pub mod advisory;
 pub mod download;
 
 /// The largest user catalog (`catalog.toml`) read, in bytes (4 MiB; one

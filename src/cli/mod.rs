@@ -33,6 +33,7 @@ mod export_dir;
 mod export_lmod;
 mod export_spack;
 mod export_tcl;
+mod frameworks;
 mod help;
 mod install;
 mod list;
@@ -121,6 +122,8 @@ enum Command {
     Toolkits(toolkits::Args),
     /// Find and explain what breaks this machine's cuDNN setup
     Doctor(doctor::Args),
+    /// The cuDNN each framework of a Python environment needs, and the release for them all
+    Frameworks(frameworks::Args),
     /// Re-hash the store and deployments against their records
     Verify(verify::Args),
     /// Manage the release catalog
@@ -256,7 +259,7 @@ impl crate::deploy::Reporter for Ctx {
         self.status(crate::lock::toolkit_wait_message(root));
     }
 
-    fn on_recovered(&self, recovered: &crate::deploy::recover::Recovered) {
+    fn on_recovered(&self, recovered: &crate::deploy::Recovered) {
         self.warn(recovered.message());
     }
 
@@ -431,6 +434,7 @@ fn system_command(command: &Command) -> Option<Option<crate::command::CommandLin
 fn run_command(ctx: &Ctx, command: Command) -> Result<u8> {
     match command {
         Command::Install(a) => install::run(ctx, a),
+        Command::Frameworks(a) => frameworks::run(ctx, a),
         Command::Uninstall(a) => uninstall::run(ctx, a),
         Command::Lock(a) => lock::run(ctx, a),
         // `list --remote` is its own file; neither imports the other.
