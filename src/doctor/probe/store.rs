@@ -14,7 +14,7 @@ use crate::doctor::snapshot::{
 use crate::home::Home;
 use crate::names::{self, FileKind};
 use crate::store::{BrokenRelease, FileRecord, Release, Store};
-use crate::version::{CudaVariant, Version, release_id};
+use crate::version::{CudaVariant, ReleaseId, Version};
 
 /// The store as scanned: releases with a receipt, and folders without one.
 #[derive(Default)]
@@ -48,13 +48,7 @@ pub(crate) fn scan(snap: &mut Snapshot, home: &Home) -> Scanned {
 /// Fills [`Snapshot::store_damaged`] and [`Snapshot::store_changed`].
 pub(crate) fn probe(snap: &mut Snapshot, store: &Scanned) {
     snap.store_damaged = store.damaged.iter().map(damaged_release).collect();
-    snap.store_releases = Some(
-        store
-            .releases
-            .iter()
-            .map(|r| release_id(r.version(), r.cuda()))
-            .collect(),
-    );
+    snap.store_releases = Some(store.releases.iter().map(|r| r.release_id()).collect());
     snap.store_changed = store.releases.iter().filter_map(changed_release).collect();
 }
 
@@ -80,7 +74,7 @@ pub(crate) fn mark_copies(files: &mut [CudnnFile], releases: &[Release]) {
         }
     }
     let copy = |r: &Release, rec: &FileRecord, inside: bool| StoreCopy {
-        release: r.id(),
+        release: r.release_id(),
         version: r.version().clone(),
         file: rec.path.clone(),
         inside,
@@ -139,7 +133,7 @@ fn damaged_release(b: &BrokenRelease) -> DamagedRelease {
         .and_then(|n| n.parse::<Version>().ok());
     DamagedRelease {
         dir: s(&b.dir),
-        release: version.zip(cuda).map(|(v, c)| release_id(&v, &c)),
+        release: version.zip(cuda).map(|(v, c)| ReleaseId::new(v, c)),
         error: b.error.to_string(),
         unreadable: b.error.kind() == crate::error::Kind::Permission,
     }
@@ -175,7 +169,7 @@ fn changed_release(r: &Release) -> Option<ChangedRelease> {
     }
     let (reinstall, reinstall_is_file) = r.receipt.source.reinstall_arg(&r.id());
     Some(ChangedRelease {
-        release: r.id(),
+        release: r.release_id(),
         dir: s(&r.dir),
         files,
         reinstall,
