@@ -103,13 +103,6 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
             .hint("export to a folder outside the home (cudnnm manages everything in it)"));
         }
     }
-    // An earlier export of ours may be replaced; anything else is refused.
-    let empty_dir = std::fs::read_dir(&dest).is_ok_and(|mut d| d.next().is_none());
-    let earlier = if dest.exists() && !empty_dir {
-        Some(export_tree::check_earlier(&dest)?)
-    } else {
-        None
-    };
     let windows = release.platform().is_windows();
     let prefix = args
         .prefix
@@ -130,6 +123,14 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     for (left, err) in export_tree::sweep(&parent_dir, dest_name, started) {
         warn_left(ctx, &dest, &left, &err);
     }
+    // An earlier export of ours may be replaced; anything else is refused.
+    // Checked after the sweep, which may have moved DEST back.
+    let empty_dir = std::fs::read_dir(&dest).is_ok_and(|mut d| d.next().is_none());
+    let earlier = if dest.exists() && !empty_dir {
+        Some(export_tree::check_earlier(&dest)?)
+    } else {
+        None
+    };
     let env_name = match export_tree::Build::begin(&parent_dir) {
         Ok(build) => {
             let name = export_tree::write_release(&build.dir, &release, &env, windows)

@@ -164,7 +164,8 @@ fn limited(sb: &Sandbox, dir: &Path, args: &[&str]) -> Command {
 /// A lock linked to `/dev/zero` beside a pin whose release is not
 /// installed (a fresh clone): `env`, `current`, `which` and `install` fail
 /// (or carry on) at once, without reading it, and the `--use-on-cd` hooks
-/// of bash, zsh and fish return.
+/// of bash, zsh and fish return. `manifest refresh --from /dev/zero` is
+/// refused unread too.
 #[test]
 fn a_lock_linked_to_dev_zero_fails_fast() {
     let sb = Sandbox::new();
@@ -194,6 +195,20 @@ fn a_lock_linked_to_dev_zero_fails_fast() {
         }
         took.push((args.join(" "), t));
     }
+    // An index given as /dev/zero is refused the same way (a usage error: the user named it).
+    let (out, t) = bounded(
+        limited(&sb, &proj, &["manifest", "refresh", "--from", "/dev/zero"]),
+        limit,
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(
+            "it is a character device, not a regular file holding an NVIDIA redistrib index"
+        ),
+        "{stderr}"
+    );
+    took.push(("manifest refresh --from /dev/zero".into(), t));
     // The hooks: cd into the clone and out again, in each shell.
     let mut hook = |shell: &str, script: String, flags: &[&str]| {
         let Some(program) = common::skip::need_program(shell, shell) else {
