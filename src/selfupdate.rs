@@ -128,6 +128,17 @@ pub fn is_newer(candidate: &str, current: &str) -> bool {
     }
 }
 
+/// The release folder `self update` reads, and how far its URLs are
+/// trusted: `named` (`--base`), else [`BASE_VAR`], which the user chose and
+/// may be `http://` or a folder ([`Trust::Named`]); else [`DEFAULT_BASE`],
+/// HTTPS only, redirects included ([`Trust::HttpsOnly`]).
+pub fn base(env: &Env, named: Option<String>) -> (String, Trust) {
+    match named.or_else(|| env.var(BASE_VAR)) {
+        Some(b) => (b, Trust::Named),
+        None => (DEFAULT_BASE.to_string(), Trust::HttpsOnly),
+    }
+}
+
 /// Whether `base` is a plain `http://` URL: its `SHA256SUMS` comes over the
 /// same unauthenticated channel as the archive, so nothing vouches for the
 /// binary (`self update` warns).

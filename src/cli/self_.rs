@@ -27,14 +27,7 @@ enum Action {
 
 pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     let Action::Update { base } = args.action;
-    // A base the user named may be http:// or a folder; the default is HTTPS only.
-    let (base, trust) = match base.or_else(|| ctx.env.var(selfupdate::BASE_VAR)) {
-        Some(b) => (b, selfupdate::Trust::Named),
-        None => (
-            selfupdate::DEFAULT_BASE.to_string(),
-            selfupdate::Trust::HttpsOnly,
-        ),
-    };
+    let (base, trust) = selfupdate::base(&ctx.env, base);
     if selfupdate::unauthenticated(&base) {
         ctx.warn(format!(
             "{base} is plain HTTP: its {} comes over the same channel as the binary, so nothing authenticates the download (use an https:// base or a local folder you trust)",
