@@ -1,5 +1,6 @@
 //! Names for what a release is: its cuDNN [`Version`], the [`CudaVariant`] it
-//! was built for, its [`Platform`], and the [`Spec`] a user writes to pick one.
+//! was built for, its [`Platform`], the [`Spec`] a user writes to pick one,
+//! and the [`PipRequirement`] that names its wheel on PyPI.
 //!
 //! Everything here is pure and parsed once; the rest of the tool compares these
 //! values instead of strings.
@@ -36,6 +37,8 @@ mod spec;
 pub use spec::{Bound, Op, Spec, VersionReq};
 mod driver;
 pub use driver::DriverVersion;
+mod requirement;
+pub use requirement::{CudnnPackage, PipRequirement};
 
 /// A cuDNN version of one to four numbers: `9`, `8.1`, `7.1.3`, `8.1.0.77`.
 ///

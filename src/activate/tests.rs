@@ -21,7 +21,7 @@ fn release(dir: &str, platform: Platform) -> Release {
                 name: "x".into(),
                 sha256: None,
                 size: 0,
-                url: None,
+                from: crate::store::Provenance::Local,
                 dist: None,
             },
             files: vec![],

@@ -44,8 +44,8 @@ pub struct ImportRequest {
     pub cuda: Option<CudaVariant>,
     /// `--sha256`: the digest the archive must have.
     pub expected_sha256: Option<Sha256Hex>,
-    /// Where the archive came from (URL or `pip:` requirement), for the receipt.
-    pub url: Option<String>,
+    /// Where the archive came from (a URL, a pip requirement), for the receipt.
+    pub from: crate::store::Provenance,
     /// `--force`: reinstall, and accept a name/header version disagreement.
     pub force: bool,
     /// Releases deployed in toolkits (release id → toolkit roots), from
@@ -467,7 +467,7 @@ fn finish(
             name: name.into(),
             sha256,
             size,
-            url: req.url.clone(),
+            from: req.from.clone(),
             dist: id.dist.clone(),
         },
         files,

@@ -102,6 +102,29 @@ impl Archive {
             })
             .collect()
     }
+
+    /// [`Archive::urls`] with who named each ([`super::download::Trust`]):
+    /// one under `mirror` (the user's), or listed by the user catalog, may
+    /// be `http://` or `file://`; one the embedded catalog lists is HTTPS only.
+    pub fn locations(&self, mirror: Option<&str>) -> Vec<super::download::Location> {
+        let base = mirror.map(normalize_base);
+        std::iter::once(&self.path)
+            .chain(&self.alt_paths)
+            .map(|p| {
+                let by_user = self.origin == CatalogLayer::User;
+                if is_absolute_url(p) {
+                    super::download::Location::new(p.clone(), by_user)
+                } else {
+                    match &base {
+                        Some(m) => super::download::Location::new(format!("{m}{p}"), true),
+                        None => {
+                            super::download::Location::new(format!("{}{p}", self.base), by_user)
+                        }
+                    }
+                }
+            })
+            .collect()
+    }
 }
 
 /// A row of NVIDIA's support matrix, for an inclusive range of releases.

@@ -40,6 +40,10 @@ use crate::version::{CudaVariant, DriverVersion, Platform, Spec, Version};
 
 pub mod advisory;
 pub mod download;
+
+/// The largest user catalog (`catalog.toml`) read, in bytes (4 MiB; one
+/// refreshed from every NVIDIA index is a few hundred KiB).
+pub const MAX_CATALOG_BYTES: u64 = 4 << 20;
 mod entry;
 mod fetch;
 mod manifest;
@@ -96,14 +100,14 @@ impl Catalog {
     pub fn load(home: &Home) -> Result<Catalog> {
         let path = home.user_catalog_file();
         let mut warnings = Vec::new();
-        let user = match std::fs::read_to_string(&path) {
-            Ok(text) => Some(text),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        let user = match crate::fsops::read_bounded_if_exists(
+            &path,
+            MAX_CATALOG_BYTES,
+            "a user catalog",
+        ) {
+            Ok(bytes) => bytes.map(|b| String::from_utf8_lossy(&b).into_owned()),
             Err(e) => {
-                warnings.push(format!(
-                    "could not read the user catalog '{}' ({e}); using the embedded catalog only",
-                    path.display()
-                ));
+                warnings.push(format!("{}; using the embedded catalog only", e.message()));
                 None
             }
         };

@@ -78,8 +78,15 @@ pub fn refresh(
     } else {
         sources
     };
+    // NVIDIA's own listing is read over HTTPS only; a source or mirror the
+    // user named may be http:// or file://.
+    let trust = if sources.is_empty() && mirror.is_none() {
+        download::Trust::HttpsOnly
+    } else {
+        download::Trust::Named
+    };
     for s in sources {
-        read_source(env, s, &mut files)?;
+        read_source(env, s, trust, &mut files)?;
     }
     let mut read = Vec::new();
     let mut fresh: Vec<Archive> = Vec::new();
@@ -116,14 +123,15 @@ pub fn refresh(
         .hint("pass a redistrib_<version>.json file or URL with --from"));
     }
     let path = home.user_catalog_file();
-    let mut merged: Vec<Archive> = match std::fs::read_to_string(&path) {
-        Ok(text) => {
-            let label = format!("user catalog '{}'", path.display());
-            manifest::parse(&text, &label, CatalogLayer::User, &mut warnings).archives
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
-        Err(e) => return Err(Error::io("read", &path, e)),
-    };
+    let mut merged: Vec<Archive> =
+        match fsops::read_bounded_if_exists(&path, super::MAX_CATALOG_BYTES, "a user catalog")? {
+            Some(bytes) => {
+                let label = format!("user catalog '{}'", path.display());
+                let text = String::from_utf8_lossy(&bytes);
+                manifest::parse(&text, &label, CatalogLayer::User, &mut warnings).archives
+            }
+            None => Vec::new(),
+        };
     for a in fresh {
         replace_or_push(&mut merged, a);
     }
@@ -151,19 +159,25 @@ fn replace_or_push(list: &mut Vec<Archive>, a: Archive) {
 }
 
 /// Adds the index files `s` names to `out` as (where, bytes).
-fn read_source(env: &Env, s: &str, out: &mut Vec<(String, Vec<u8>, bool)>) -> Result<()> {
+fn read_source(
+    env: &Env,
+    s: &str,
+    trust: download::Trust,
+    out: &mut Vec<(String, Vec<u8>, bool)>,
+) -> Result<()> {
     // A `file://` URL (a mirror folder, as `--mirror DIR` becomes) is read as
     // the folder or file it names: a folder has no listing to fetch.
     let local = s
         .starts_with("file://")
-        .then(|| reqwest::Url::parse(s).ok()?.to_file_path().ok())
-        .flatten();
+        .then(|| download::check_scheme(s, trust))
+        .transpose()?
+        .and_then(|()| url::Url::parse(s).ok()?.to_file_path().ok());
     if let Some(p) = &local {
         return read_local(p, out);
     }
     if is_absolute_url(s) {
         if s.ends_with('/') {
-            let listing = download::fetch_bytes(env, s)?;
+            let listing = download::fetch_bytes(env, s, trust)?;
             let links = redist::index_links(&String::from_utf8_lossy(&listing));
             if links.is_empty() {
                 return Err(Error::new(
@@ -176,11 +190,11 @@ fn read_source(env: &Env, s: &str, out: &mut Vec<(String, Vec<u8>, bool)>) -> Re
             }
             for l in links {
                 let url = format!("{s}{l}");
-                let bytes = download::fetch_bytes(env, &url)?;
+                let bytes = download::fetch_bytes(env, &url, trust)?;
                 out.push((url, bytes, false));
             }
         } else {
-            let bytes = download::fetch_bytes(env, s)?;
+            let bytes = download::fetch_bytes(env, s, trust)?;
             out.push((s.to_string(), bytes, true));
         }
         return Ok(());
@@ -222,14 +236,22 @@ fn read_local(p: &Path, out: &mut Vec<(String, Vec<u8>, bool)>) -> Result<()> {
             ));
         }
         for f in names {
-            let bytes = std::fs::read(&f).with_path("read", &f)?;
+            let bytes = read_index_file(&f)?;
             out.push((f.display().to_string(), bytes, false));
         }
     } else {
-        let bytes = std::fs::read(&p).with_path("read", &p)?;
+        let bytes = read_index_file(&p)?;
         out.push((p.display().to_string(), bytes, true));
     }
     Ok(())
+}
+
+/// An index file on disk, bounded as one from a server is (`--from
+/// /dev/zero` is refused, not read without end).
+fn read_index_file(p: &Path) -> Result<Vec<u8>> {
+    fsops::read_bounded(p, download::MAX_INDEX_BYTES, "an NVIDIA redistrib index").map_err(|e| {
+        e.hint("--from takes a redistrib_*.json file, a folder of them, or an http(s):// URL")
+    })
 }
 
 #[cfg(test)]

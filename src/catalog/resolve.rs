@@ -395,6 +395,15 @@ impl WheelPick {
     pub fn requirement(&self) -> String {
         format!("{}=={}", self.package, self.version)
     }
+
+    /// The same as the only requirement pip is ever handed.
+    ///
+    /// # Errors
+    /// [`crate::error::Kind::Usage`] for a catalog row naming a package
+    /// that is not one of NVIDIA's cuDNN packages.
+    pub fn pip_requirement(&self) -> crate::error::Result<crate::version::PipRequirement> {
+        self.requirement().parse()
+    }
 }
 
 /// Where the release `install SPEC` picks comes from.

@@ -118,7 +118,11 @@ fn table(views: &[InstalledRelease]) -> Vec<String> {
             v.platform,
             indicatif::HumanBytes(v.size).to_string(),
             v.origin.to_string(),
-            v.source.url.as_deref().unwrap_or(&v.source.name),
+            if v.source.from.is_local() {
+                v.source.name.clone()
+            } else {
+                v.source.from.to_string()
+            },
         ));
     }
     lines

@@ -295,7 +295,7 @@ pub(crate) mod testing {
             name: name.into(),
             sha256: None,
             size: 0,
-            url: None,
+            from: crate::store::Provenance::Local,
             dist: None,
         }
     }

@@ -159,11 +159,10 @@ fn archive_rows(
 /// The PyPI package release `r` came from (`nvidia-cudnn-cu12`, PEP 503
 /// normalized), or `None` when it came from no wheel.
 fn package_of(r: &Release) -> Option<String> {
-    let (arg, _) = r.receipt.source.reinstall_arg(&r.id());
-    arg.strip_prefix("pip:").map(|req| {
-        let project = req.split("==").next().unwrap_or(req);
-        version::python_name(project, '-')
-    })
+    r.receipt
+        .source
+        .pip_package(r.version())
+        .map(|p| p.to_string())
 }
 
 /// The releases the catalog knows only as PyPI wheels, whose CUDA `serves`
@@ -246,7 +245,7 @@ versions = ["9.27.0.42", "9.28.0.42"]
             name: "x.whl".into(),
             sha256: None,
             size: 0,
-            url: Some(format!("pip:{requirement}")),
+            from: crate::store::Provenance::Pip(requirement.parse().unwrap()),
             dist: None,
         }
     }

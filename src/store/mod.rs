@@ -26,7 +26,9 @@ mod release;
 mod remove;
 
 pub use import::{BUSY_FILE, PartialLeft, PartialRelease, REPLACED_PREFIX};
-pub use receipt::{Distribution, FileRecord, RECEIPT_FILE, RECEIPT_SCHEMA, Receipt, Source};
+pub use receipt::{
+    Distribution, FileRecord, Provenance, RECEIPT_FILE, RECEIPT_SCHEMA, Receipt, Source,
+};
 pub use release::{BrokenRelease, Release, release_in_store_path};
 
 /// Which store a release was found in.
@@ -164,7 +166,16 @@ mod tests {
             name: name.into(),
             sha256: None,
             size: 0,
-            url: url.map(str::to_string),
+            from: match url {
+                None => Provenance::Local,
+                Some(u) => {
+                    toml::from_str::<Source>(&format!(
+                        "kind = \"folder\"\nname = \"x\"\nurl = \"{u}\""
+                    ))
+                    .unwrap()
+                    .from
+                }
+            },
             dist: None,
         }
     }
@@ -204,11 +215,15 @@ mod tests {
         // What a lock records: one version, the wheel's own package.
         let v: crate::version::Version = "9.27.0.42".parse().unwrap();
         assert_eq!(
-            jit.exact_pip_requirement(&v).as_deref(),
+            jit.exact_pip_requirement(&v)
+                .map(|r| r.to_string())
+                .as_deref(),
             Some("nvidia-cudnn-jit-cu12==9.27.0.42")
         );
         assert_eq!(
-            pip.exact_pip_requirement(&v).as_deref(),
+            pip.exact_pip_requirement(&v)
+                .map(|r| r.to_string())
+                .as_deref(),
             Some("nvidia-cudnn-jit-cu12==9.27.0.42")
         );
         let ranged = source(
@@ -217,7 +232,10 @@ mod tests {
             Some("pip:nvidia-cudnn-cu12>=9.27"),
         );
         assert_eq!(
-            ranged.exact_pip_requirement(&v).as_deref(),
+            ranged
+                .exact_pip_requirement(&v)
+                .map(|r| r.to_string())
+                .as_deref(),
             Some("nvidia-cudnn-cu12==9.27.0.42")
         );
         assert_eq!(dl.exact_pip_requirement(&v), None);
@@ -249,7 +267,9 @@ mod tests {
             ..copy.clone()
         };
         assert_eq!(
-            dist.exact_pip_requirement(&v).as_deref(),
+            dist.exact_pip_requirement(&v)
+                .map(|r| r.to_string())
+                .as_deref(),
             Some("nvidia-cudnn-jit-cu12==9.27.0.42")
         );
         assert_eq!(

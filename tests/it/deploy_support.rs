@@ -157,7 +157,7 @@ pub fn put_release(
             name: fixture.name.clone(),
             sha256: None,
             size: 0,
-            url: None,
+            from: cudnnm::store::Provenance::Local,
             dist: None,
         },
         files,

@@ -333,8 +333,9 @@ fn a_release_known_before_fetching_is_refused_for_the_gpu_before_pip_runs() {
         .code_is(8)
         .stderr_has(&REFUSE_927);
 
-    // A lock naming the release, as a wheel or as an archive (on a server
-    // that is not there: a download would fail with exit 6): refused before
+    // A lock naming the release, as a wheel or as an archive (an https://
+    // URL, as a lock's must be, of a server that is not there: a download
+    // would fail with exit 6): refused before
     // pip runs or the download starts.
     std::fs::write(sb.work().join(".cudnn-version"), "9.27.0.42\n").unwrap();
     let port = crate::common::http::closed_port();
@@ -344,7 +345,7 @@ fn a_release_known_before_fetching_is_refused_for_the_gpu_before_pip_runs() {
             "pip = \"nvidia-cudnn-jit-cu12==9.27.0.42\"\nwheel = \"nvidia_cudnn_jit_cu12-9.27.0.42-py3-none-manylinux_2_27_x86_64.whl\"\nsha256 = \"{sha}\"\n"
         ),
         format!(
-            "url = \"http://127.0.0.1:{port}/cudnn-linux-x86_64-9.27.0.42_cuda12-archive.tar.xz\"\nsha256 = \"{sha}\"\n"
+            "url = \"https://127.0.0.1:{port}/cudnn-linux-x86_64-9.27.0.42_cuda12-archive.tar.xz\"\nsha256 = \"{sha}\"\n"
         ),
     ] {
         std::fs::write(

@@ -1034,7 +1034,7 @@ fn pip_missing_is_a_clear_error() {
     } else {
         sb.set_env("CUDNNM_PYTHON", "true");
     }
-    sb.run(["install", "pip:x"])
+    sb.run(["install", "pip:nvidia-cudnn-cu12==9.1.0.70"])
         .code_is(4)
         .stderr_has(&["0 wheel files"]);
 }
@@ -1243,7 +1243,7 @@ fn pip_download_folders_a_kill_left_are_swept_after_an_hour_and_counted_as_downl
     assert_eq!(downloads, 1000 + 300 + 20, "{du}");
     sb.run(["du"]).ok().stdout_has(&["pip's download folders"]);
     sb.set_env("CUDNNM_PYTHON", "true");
-    sb.run(["install", "pip:x"])
+    sb.run(["install", "pip:nvidia-cudnn-cu12==9.1.0.70"])
         .code_is(4)
         .stderr_has(&["0 wheel files"]);
     assert!(!old.exists(), "an hour-old folder nobody holds is removed");
@@ -1442,12 +1442,38 @@ fn refuses_a_tar_that_expands_like_a_bomb() {
     );
 }
 
+/// `install pip:` takes `NAME==VERSION` of one of NVIDIA's cuDNN packages
+/// and nothing else, refused before pip runs (a Python that would leave a
+/// mark shows it never ran): pip options, paths and direct references that
+/// make pip build and run a package, other packages.
 #[test]
 fn pip_options_are_not_requirements() {
-    let sb = Sandbox::new();
-    sb.run(["install", "pip:-r/etc/passwd"])
-        .code_is(2)
-        .stderr_has(&["does not name a package"]);
+    let mut sb = Sandbox::new();
+    let ran = sb.root().join("python-ran");
+    let fake = sb.root().join("fake-python");
+    std::fs::write(&fake, format!("#!/bin/sh\ntouch '{}'\n", ran.display())).unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    sb.set_env("CUDNNM_PYTHON", &fake);
+    for req in [
+        "-r/etc/passwd",
+        "./evilpkg",
+        "evil @ file:///tmp/evil-1.0.tar.gz",
+        "numpy==2.0.0",
+        "nvidia-cudnn-cu12>=9",
+        "nvidia-cudnn-cu12==9.*",
+    ] {
+        sb.run(["install", &format!("pip:{req}")])
+            .code_is(2)
+            .stderr_has(&[
+                "is not a cuDNN wheel requirement",
+                "nvidia-cudnn-cu12==9.10.2.21",
+            ]);
+    }
+    assert!(!ran.exists(), "pip was run");
 }
 
 #[test]

@@ -28,7 +28,7 @@ pub fn fake_release(home: &Path, version: &str, cuda: &str) -> PathBuf {
             name: format!("fake-{version}"),
             sha256: None,
             size: 0,
-            url: None,
+            from: cudnnm::store::Provenance::Local,
             dist: None,
         },
         files: vec![],

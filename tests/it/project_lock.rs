@@ -594,9 +594,10 @@ fn lock_names_the_installed_release_the_pin_selects_without_downloading() {
     let path = lock_of(&sb.work());
     let good = std::fs::read_to_string(&path).unwrap();
     std::fs::write(&path, good.replace(&sha, "zz")).unwrap();
-    sb.run(["install"])
-        .code_is(2)
-        .stderr_has(&["help: write it again with `cudnnm lock`"]);
+    sb.run(["install"]).code_is(4).stderr_has(&[
+        "field 'platform.linux-x86_64.sha256' is not a SHA-256",
+        "help: write it again with `cudnnm lock`",
+    ]);
     sb.run(["lock"]).ok().stderr_has(&[&format!(
         "warning: the lock file '{}' could not be read (",
         path.display()
@@ -1100,11 +1101,16 @@ fn lock_suggests_the_package_an_unpacked_wheel_folder_came_from() {
     fresh
         .run(["lock"])
         .code_is(8)
-        .stderr_has(&["`cudnnm install 'pip:nvidia-cudnn-jit-cu12==9.30.0.*' --force`"]);
-    // Followed, it works: PyPI's 9.30.0.1, which lock then records.
-    fixtures::wheel("nvidia_cudnn_jit_cu12", "9.30.0.1", false).write(&links);
+        .stderr_has(&["`cudnnm install pip:nvidia-cudnn-jit-cu12==9.30.0.N --force` (`pip index versions nvidia-cudnn-jit-cu12` lists the build numbers N)"]);
+    // `install pip:` takes exact versions only: a prefix is refused before pip runs.
     fresh
         .run(["install", "pip:nvidia-cudnn-jit-cu12==9.30.0.*", "--force"])
+        .code_is(2)
+        .stderr_has(&["is not a cuDNN wheel requirement"]);
+    // Followed with the full version, it works: PyPI's 9.30.0.1, which lock then records.
+    fixtures::wheel("nvidia_cudnn_jit_cu12", "9.30.0.1", false).write(&links);
+    fresh
+        .run(["install", "pip:nvidia-cudnn-jit-cu12==9.30.0.1", "--force"])
         .ok();
     fresh
         .run(["lock"])

@@ -23,7 +23,7 @@ fn receipt(version: &str, cuda: &str, platform: Platform, files: Vec<FileRecord>
             name: "x".into(),
             sha256: None,
             size: 0,
-            url: None,
+            from: crate::store::Provenance::Local,
             dist: None,
         },
         files,

@@ -10,9 +10,9 @@ use crate::catalog::{self, Catalog, FetchRequest, resolve};
 use crate::error::Result;
 use crate::ops::gpu::GpuGate;
 use crate::ops::{Event, Session};
-use crate::store::{Release, Store};
+use crate::store::{Provenance, Release, Store};
 use crate::toolkit::Toolkit;
-use crate::version::{ReleaseId, Spec};
+use crate::version::{CudnnPackage, ReleaseId, Spec};
 
 /// Installs the catalog's pick for `spec`; a release already installed is
 /// a no-op (unless `--force`).
@@ -56,7 +56,7 @@ pub(super) fn install_catalog(
         // path refuses before its download (`MachineFit::check`).
         gate.check(&w.version, &w.cuda, req.force, "install")?;
         note_passed_over(session, &cat, &fetch, &toolkits, w, gate);
-        let requirement = w.requirement();
+        let requirement = w.pip_requirement()?;
         session.report.event(&Event::PublishedAsWheel {
             version: &w.version,
             cuda: &w.cuda,
@@ -98,7 +98,7 @@ pub(super) fn install_catalog(
             name: Some(fetched.name),
             cuda: Some(fetched.cuda),
             expected_sha256: Some(fetched.sha256),
-            url: Some(fetched.url),
+            from: Provenance::Url(fetched.url),
             force: req.force,
             ..Default::default()
         },
@@ -115,9 +115,9 @@ fn other_package(pick: &resolve::Pick, r: &Release) -> Option<OtherPackage> {
     let resolve::Pick::Wheel(w) = pick else {
         return None;
     };
-    let (from, _) = r.receipt.source.reinstall_arg(&r.id());
-    let package = from.strip_prefix("pip:")?.split("==").next()?;
-    (package != w.package).then(|| OtherPackage {
+    let installed = r.receipt.source.exact_pip_requirement(r.version())?;
+    let package = installed.package();
+    (Some(package) != CudnnPackage::from_name(&w.package)).then(|| OtherPackage {
         installed_from: package.to_string(),
         catalog: w.package.clone(),
         requirement: w.requirement(),
