@@ -478,5 +478,6 @@ fn repin(spec: &Spec, c: &Version) -> Spec {
     Spec {
         req: spec.req.clone(),
         cuda: Some(CudaVariant::new(c.major(), minor)),
+        flavour: spec.flavour,
     }
 }

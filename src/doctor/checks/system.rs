@@ -259,7 +259,7 @@ fn cuda_path(cx: &Cx, out: &mut Vec<Finding>) {
                     let fits = |id: &crate::version::ReleaseId| t.cuda.as_ref().is_none_or(|c| id.cuda.fits(c.major(), c.minor()));
                     let cmds = match cx.newest_installed(fits) {
                         Some(id) => vec![crate::command::CommandLine::use_(id.to_string()).cuda_root(&t.root).for_host(cx.w)],
-                        None => cx.install_and_use(&crate::version::Spec { req: crate::version::VersionReq::Latest, cuda: None }, None, Some(t)).map(|(_, c)| c).unwrap_or_default(),
+                        None => cx.install_and_use(&crate::version::Spec::latest(), None, Some(t)).map(|(_, c)| c).unwrap_or_default(),
                     };
                     out.push(cmds.into_iter().fold(f, Finding::command));
                 }
