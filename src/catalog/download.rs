@@ -51,7 +51,7 @@ mod failure;
 mod pump;
 mod transfer;
 
-pub use client::{client, fetch_bytes, fetch_bytes_up_to};
+pub use client::{client, fetch_bytes, fetch_bytes_accepting, fetch_bytes_up_to, read_up_to};
 use transfer::{Partial, is_file_url, transfer_any};
 
 /// Watches an archive's bytes land in its partial file
@@ -98,7 +98,7 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 /// Longest wait for the next bytes of a response.
 const READ_TIMEOUT: Duration = Duration::from_secs(60);
 /// Largest index file `fetch_bytes` accepts.
-const MAX_INDEX_BYTES: u64 = 32 << 20;
+pub const MAX_INDEX_BYTES: u64 = 32 << 20;
 
 /// The release an archive belongs to, recorded in its cache sidecar.
 #[derive(Clone, Copy, Debug)]

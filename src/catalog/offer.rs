@@ -6,7 +6,7 @@
 //! wheel pip can fetch here — built for the right CUDA.
 
 use crate::command::CommandLine;
-use crate::version::{self, CudaVariant, Platform, Spec, Version};
+use crate::version::{CudaVariant, Flavour, Platform, ReleaseId, Spec, Version};
 
 use super::Catalog;
 
@@ -19,6 +19,8 @@ pub struct Offer {
     pub version: Version,
     /// The CUDA it is built for.
     pub cuda: CudaVariant,
+    /// Which build (full or JIT).
+    pub flavour: Flavour,
     /// The PyPI package, for a wheel; `None` for an NVIDIA archive.
     pub wheel: Option<String>,
     /// For an archive of another platform than the machine's: that
@@ -27,9 +29,11 @@ pub struct Offer {
 }
 
 impl Offer {
-    /// The release id, `9.12.0.46_cuda12`.
+    /// The release id, `9.12.0.46_cuda12` (`…+jit` for the JIT build).
     pub fn id(&self) -> String {
-        version::release_id(&self.version, &self.cuda)
+        ReleaseId::new(self.version.clone(), self.cuda)
+            .with_flavour(self.flavour)
+            .to_string()
     }
 
     /// The command that installs it: `cudnnm install ID` for an archive
@@ -50,32 +54,37 @@ impl Offer {
 /// The releases `catalog` can install on `platform`, for a machine of
 /// platform `host`: its archives for `platform` (naming `--platform` when
 /// it is not `host`) and, when `platform` is `host` (pip fetches wheels for
-/// the machine it runs on) and NVIDIA publishes cuDNN wheels for it (Linux
-/// x86_64 and Arm servers, Windows x86_64), the PyPI versions.
+/// the machine it runs on), the PyPI releases with a wheel for it. A
+/// release PyPI has yanked is never offered.
 pub fn offers_from(catalog: &Catalog, platform: Platform, host: Option<Platform>) -> Vec<Offer> {
     let other = (host != Some(platform)).then_some(platform);
     let mut offers: Vec<Offer> = catalog
         .archives()
         .iter()
-        .filter(|a| a.platform == platform)
+        .filter(|a| a.platform == platform && catalog.yanked(&a.release_id()).is_none())
         .map(|a| Offer {
             version: a.version.clone(),
             cuda: a.cuda,
+            flavour: a.flavour,
             wheel: None,
             platform: other,
         })
         .collect();
-    if other.is_none()
-        && matches!(
-            platform,
-            Platform::LinuxX86_64 | Platform::LinuxSbsa | Platform::WindowsX86_64
-        )
-    {
+    if other.is_none() && super::resolve::wheels_serve(platform) {
         for w in catalog.wheels() {
             for v in &w.versions {
+                let id = ReleaseId::new(v.clone(), w.cuda).with_flavour(w.flavour);
+                let here = w.files.is_empty()
+                    || w.files
+                        .iter()
+                        .any(|f| &f.version == v && f.platform == platform);
+                if !here || catalog.yanked(&id).is_some() {
+                    continue;
+                }
                 offers.push(Offer {
                     version: v.clone(),
                     cuda: w.cuda,
+                    flavour: w.flavour,
                     wheel: Some(w.package.clone()),
                     platform: None,
                 });
@@ -106,7 +115,7 @@ pub fn best_offer<'a>(
     best(
         offers
             .iter()
-            .filter(|o| spec.matches(&o.version, &o.cuda))
+            .filter(|o| spec.matches(&o.version, &o.cuda) && o.flavour == spec.wanted_flavour())
             .filter(|o| toolkit.is_none_or(|t| o.cuda.fits(t.major(), t.minor()))),
     )
 }
@@ -210,7 +219,7 @@ impl Runnable {
 
     /// The release id, `9.10.2.21_cuda12`.
     pub fn id(&self) -> String {
-        version::release_id(&self.version, &self.cuda)
+        crate::version::release_id(&self.version, &self.cuda)
     }
 
     /// `cuDNN V for CUDA C (installed: `CMD`)` or `(in the catalog: `CMD`)`.
@@ -362,7 +371,7 @@ pub fn advise_on<'a>(
     }
     let admitted: Vec<&Offer> = offers
         .iter()
-        .filter(|o| spec.cuda_admits(&o.cuda))
+        .filter(|o| spec.cuda_admits(&o.cuda) && o.flavour == spec.wanted_flavour())
         .collect();
     let mut versions: Vec<Version> = admitted.iter().map(|o| o.version.clone()).collect();
     versions.sort();
@@ -457,6 +466,7 @@ mod tests {
         Offer {
             version: v.parse().unwrap(),
             cuda: cuda.parse().unwrap(),
+            flavour: Flavour::Full,
             wheel: wheel.map(str::to_string),
             platform: None,
         }

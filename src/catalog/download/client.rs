@@ -76,17 +76,36 @@ pub fn fetch_bytes(env: &Env, url: &str) -> Result<Vec<u8>> {
 /// # Errors
 /// As [`fetch_bytes`], [`Kind::Integrity`] past `max` bytes.
 pub fn fetch_bytes_up_to(env: &Env, url: &str, max: u64, what: &str) -> Result<Vec<u8>> {
+    fetch_small(env, url, max, what, None)
+}
+
+/// [`fetch_bytes`] asking for the media type `accept` (`Accept:`), as a
+/// PEP 691 package index needs to answer JSON.
+///
+/// # Errors
+/// As [`fetch_bytes`].
+pub fn fetch_bytes_accepting(env: &Env, url: &str, accept: &str) -> Result<Vec<u8>> {
+    fetch_small(env, url, MAX_INDEX_BYTES, "an index file", Some(accept))
+}
+
+fn fetch_small(
+    env: &Env,
+    url: &str,
+    max: u64,
+    what: &str,
+    accept: Option<&str>,
+) -> Result<Vec<u8>> {
     if is_file_url(url) {
         let path = reqwest::Url::parse(url)
             .ok()
             .and_then(|u| u.to_file_path().ok())
             .ok_or_else(|| Error::new(Kind::Usage, format!("'{url}' is not a usable file URL")))?;
-        return std::fs::read(&path).with_path("read", &path);
+        return read_up_to(&path, max, what);
     }
     let client = client(env)?;
     let mut failures = 0u32;
     loop {
-        match get_small(&client, url, max, what) {
+        match get_small(&client, url, max, what, accept) {
             Ok(bytes) => return Ok(bytes),
             Err(Failure::Transient(_)) if failures < RETRIES => {
                 failures += 1;
@@ -106,14 +125,42 @@ pub fn fetch_bytes_up_to(env: &Env, url: &str, max: u64, what: &str) -> Result<V
     }
 }
 
+/// A local file of at most `max` bytes (`what` names what it should be in
+/// the error for a larger one).
+///
+/// # Errors
+/// I/O errors naming the file; [`Kind::Integrity`] past `max` bytes.
+pub fn read_up_to(path: &std::path::Path, max: u64, what: &str) -> Result<Vec<u8>> {
+    let f = std::fs::File::open(path).with_path("read", path)?;
+    let mut out = Vec::new();
+    f.take(max + 1)
+        .read_to_end(&mut out)
+        .with_path("read", path)?;
+    if out.len() as u64 > max {
+        return Err(Error::new(
+            Kind::Integrity,
+            format!(
+                "'{}' is larger than {max} bytes; not {what}",
+                path.display()
+            ),
+        ));
+    }
+    Ok(out)
+}
+
 fn get_small(
     client: &Client,
     url: &str,
     max: u64,
     what: &str,
+    accept: Option<&str>,
 ) -> std::result::Result<Vec<u8>, Failure> {
     let name = url.trim_end_matches('/').rsplit('/').next().unwrap_or(url);
-    let resp = client.get(url).send().map_err(|e| classify(e, url, name))?;
+    let mut req = client.get(url);
+    if let Some(a) = accept {
+        req = req.header(reqwest::header::ACCEPT, a);
+    }
+    let resp = req.send().map_err(|e| classify(e, url, name))?;
     let s = resp.status();
     if s == StatusCode::TOO_MANY_REQUESTS || s.is_server_error() {
         return Err(Failure::Transient(Error::new(

@@ -65,6 +65,7 @@ fn offer_rows() -> Vec<Offer> {
     let row = |ver: &str, cuda: &str, wheel: Option<&str>| Offer {
         version: v(ver),
         cuda: cuda.parse().unwrap(),
+        flavour: crate::version::Flavour::Full,
         wheel: wheel.map(str::to_owned),
         platform: None,
     };
