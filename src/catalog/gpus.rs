@@ -69,17 +69,54 @@ pub enum Fit {
     TooNew(Box<TooNew>),
 }
 
+/// The row of `rows` for a GPU of compute capability `cc`: the row that
+/// holds it, else, for a GPU newer than every row (an architecture released
+/// after the catalog was written), the newest row — it needs at least what
+/// that one needs.
+pub fn row_for<'a>(rows: &'a [GpuRow], cc: &Version) -> Option<&'a GpuRow> {
+    if let Some(r) = rows.iter().find(|r| r.holds(cc)) {
+        return Some(r);
+    }
+    let newest = rows.iter().max_by(|a, b| a.last.cmp(&b.last))?;
+    ((cc.major(), cc.minor()) > (newest.last.major(), newest.last.minor())).then_some(newest)
+}
+
+/// [`Catalog::too_new`] over `rows` (the catalog's `[[gpu]]` rows; `doctor`
+/// holds a copy), for a build whose CUDA may be unknown (`None`: only the
+/// release is judged).
+pub fn too_new_in(
+    rows: &[GpuRow],
+    version: &Version,
+    cuda: Option<&CudaVariant>,
+    cc: &Version,
+    toolkit: Option<&Version>,
+) -> Option<TooNew> {
+    let row = row_for(rows, cc)?;
+    let lacks = if version.triple() < row.cudnn.triple() {
+        Lacks::Release
+    } else if cuda.is_some_and(|c| {
+        c.major() < row.cuda.major()
+            || (c.major() == row.cuda.major() && c.minor().is_some_and(|m| m < row.cuda.minor()))
+    }) {
+        Lacks::CudaBuild
+    } else if let Some(t) = toolkit.filter(|t| {
+        t.major() == row.cuda.major() && t.minor() < row.cuda.minor()
+            || t.major() < row.cuda.major()
+    }) {
+        Lacks::Toolkit(Version::from_parts(&[t.major(), t.minor()]))
+    } else {
+        return None;
+    };
+    Some(TooNew {
+        row: row.clone(),
+        lacks,
+    })
+}
+
 impl Catalog {
-    /// The architecture row of a GPU of compute capability `cc`: the row
-    /// that holds it, else, for a GPU newer than every row (an architecture
-    /// released after the catalog was written), the newest row — it needs at
-    /// least what that one needs.
+    /// The architecture row of a GPU of compute capability `cc` ([`row_for`]).
     pub fn gpu_row(&self, cc: &Version) -> Option<&GpuRow> {
-        if let Some(r) = self.gpus().iter().find(|r| r.holds(cc)) {
-            return Some(r);
-        }
-        let newest = self.gpus().iter().max_by(|a, b| a.last.cmp(&b.last))?;
-        ((cc.major(), cc.minor()) > (newest.last.major(), newest.last.minor())).then_some(newest)
+        row_for(self.gpus(), cc)
     }
 
     /// Whether a build of `version` for `cuda` supports a GPU of compute
@@ -93,26 +130,7 @@ impl Catalog {
         cc: &Version,
         toolkit: Option<&Version>,
     ) -> Option<TooNew> {
-        let row = self.gpu_row(cc)?;
-        let lacks = if version.triple() < row.cudnn.triple() {
-            Lacks::Release
-        } else if cuda.major() < row.cuda.major()
-            || (cuda.major() == row.cuda.major()
-                && cuda.minor().is_some_and(|m| m < row.cuda.minor()))
-        {
-            Lacks::CudaBuild
-        } else if let Some(t) = toolkit.filter(|t| {
-            t.major() == row.cuda.major() && t.minor() < row.cuda.minor()
-                || t.major() < row.cuda.major()
-        }) {
-            Lacks::Toolkit(Version::from_parts(&[t.major(), t.minor()]))
-        } else {
-            return None;
-        };
-        Some(TooNew {
-            row: row.clone(),
-            lacks,
-        })
+        too_new_in(self.gpus(), version, Some(cuda), cc, toolkit)
     }
 
     /// Whether a build of `version` for `cuda` runs on a GPU of compute

@@ -64,7 +64,7 @@ pub use entry::{
 pub use fetch::{
     Check, FetchRequest, Fetched, MachineFit, fetch, fetch_archive, fetch_for, passed_over_note,
 };
-pub use gpus::{Fit, TooNew};
+pub use gpus::{Fit, Lacks, TooNew, row_for, too_new_in};
 pub use mirror::{effective_mirror, mirror_url};
 pub(crate) use mirror::{is_absolute_url, normalize_base};
 

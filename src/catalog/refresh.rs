@@ -16,8 +16,10 @@
 //! - another URL ending in `/` (a directory listing such as NVIDIA's
 //!   `https://developer.download.nvidia.com/compute/cudnn/redist/`): every
 //!   `redistrib_*.json` it lists;
-//! - nothing: PyPI's simple API for each package, and the listing of
-//!   `cudnn/redist/` under the mirror, else NVIDIA.
+//! - nothing: the package index the caller names (`manifest refresh`: PyPI's
+//!   simple API, unless a mirror is set — an offline lab names its own index
+//!   with `--from`), and the listing of `cudnn/redist/` under the mirror,
+//!   else NVIDIA.
 //!
 //! A file found through a folder or listing that is no index is skipped
 //! with a warning; a file named with `--from`, and every answer of a package
@@ -86,9 +88,9 @@ struct Read {
 }
 
 /// Reads `sources` (see the module documentation) and writes the user catalog.
-/// When `sources` is empty: the package index `index` (its `/simple/` root;
-/// `None`: PyPI's) and the redist listing under `mirror` (a base URL, see
-/// [`super::mirror_url`]; `None`: NVIDIA's).
+/// When `sources` is empty: the package index `index` when given (its
+/// `/simple/` root, [`pypi::PYPI_SIMPLE`] for PyPI) and the redist listing
+/// under `mirror` (a base URL, see [`super::mirror_url`]; `None`: NVIDIA's).
 ///
 /// # Errors
 /// When a source cannot be read, is not an index, or is refused as hostile;
@@ -105,14 +107,15 @@ pub fn refresh(
     let mut files: Vec<Read> = Vec::new();
     let default_sources;
     let sources: &[String] = if sources.is_empty() {
-        default_sources = vec![
-            index.unwrap_or(pypi::PYPI_SIMPLE).to_string(),
-            format!(
+        default_sources = index
+            .map(str::to_string)
+            .into_iter()
+            .chain([format!(
                 "{}{}",
                 mirror.unwrap_or(NVIDIA_BASE_URL),
                 redist::REDIST_DIR
-            ),
-        ];
+            )])
+            .collect::<Vec<_>>();
         &default_sources
     } else {
         sources
@@ -262,13 +265,6 @@ fn read_source(env: &Env, s: &str, out: &mut Vec<Read>) -> Result<()> {
         return read_local(p, out);
     }
     if is_absolute_url(s) {
-        if !s.starts_with("https://") && !pypi::url_allowed(s) {
-            return Err(Error::new(
-                Kind::Usage,
-                format!("'{s}' is not an HTTPS URL"),
-            )
-            .hint("indexes are read over HTTPS (plain HTTP only from this machine, 127.0.0.1 or localhost)"));
-        }
         let trimmed = s.trim_end_matches('/');
         let mut segs = trimmed.rsplit('/');
         let (last, before) = (segs.next().unwrap_or(""), segs.next().unwrap_or(""));

@@ -19,7 +19,8 @@ pub enum Sub {
     Refresh {
         /// A redistrib_*.json or package index answer (URL or file), a folder of them, a
         /// package index URL ending in /simple/, or a listing URL ending in `/` (repeatable)
-        /// [default: https://pypi.org/simple/ and the listing of cudnn/redist/ under the mirror or NVIDIA]
+        /// [default: https://pypi.org/simple/ and NVIDIA's cudnn/redist/ listing; with a
+        /// mirror, the mirror's listing alone]
         #[arg(long, value_name = "URL|FILE|DIR")]
         from: Vec<String>,
         /// Base URL replacing NVIDIA's download server, read when --from is not given
@@ -49,7 +50,13 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
             let mirror = catalog::effective_mirror(mirror.as_deref(), &ctx.env, &ctx.home)?;
             ctx.home.ensure()?;
             let _lock = ctx.lock()?;
-            let report = refresh::refresh(&ctx.home, &ctx.env, &from, mirror.as_deref(), None)?;
+            let report = refresh::refresh(
+                &ctx.home,
+                &ctx.env,
+                &from,
+                mirror.as_deref(),
+                mirror.is_none().then_some(catalog::pypi::PYPI_SIMPLE),
+            )?;
             for w in &report.warnings {
                 ctx.warn(w);
             }

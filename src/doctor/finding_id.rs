@@ -60,6 +60,10 @@ finding_ids! {
     /// supports. Severity: error. Source: `#gpu-dropped-by-9-11`,
     /// `docs/releases.md#minimum-compute-capability`.
     GpuTooOld = "gpu-too-old",
+    /// A GPU newer than a release in use supports: Blackwell (10.0, 12.0)
+    /// before cuDNN 9.7 or a build for CUDA before 12.8, Hopper and Ada
+    /// before 8.6. Severity: error. Source: `docs/releases.md#gpu-ceilings`.
+    GpuTooNew = "gpu-too-new",
     /// A cuDNN build that does not fit its toolkit's CUDA, or the loaded copy comes from another
     /// CUDA. Severity: error. Source: `#build-for-other-cuda`, `#cudnn-from-another-cuda`.
     CudnnCudaMismatch = "cudnn-cuda-mismatch",

@@ -103,6 +103,7 @@ impl Kit {
                 frameworks: framework_rows(),
                 offers: offer_rows(),
                 compute: super::compute_rows(&crate::catalog::Catalog::embedded()),
+                gpus: crate::catalog::Catalog::embedded().gpus().to_vec(),
             },
         }
     }

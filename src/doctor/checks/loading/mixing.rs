@@ -333,7 +333,13 @@ pub(super) fn foreign(cx: &Cx, f: &CudnnFile, major: u32) -> Vec<Foreign> {
                 how: "mapped in the process that loaded it".into(),
             })
             .collect();
-    for st in names::sublib_stems(major) {
+    // A release's own version, when known, leaves out the sub-libraries it
+    // predates (9.20 has no `cudnn_engines_tensor_ir` to take from elsewhere).
+    let own = cx.s.own_library_version(f).map(|k| k.version);
+    for st in names::sublib_stems(major).iter().filter(|st| {
+        own.as_ref()
+            .is_none_or(|v| v.major() != major || names::ships(st, v))
+    }) {
         let ln = cx.loader_name(st, major);
         if out.iter().any(|x| spath::name_eq(&x.name, &ln, cx.w))
             || own_dirs.iter().any(|d| cx.s.has(d, &ln))
