@@ -73,9 +73,15 @@ pub struct ModuleRelease {
 }
 
 impl ModuleRelease {
-    /// The module version: `<version>-cuda<variant>` (`9.27.0.42-cuda12`).
+    /// The module version: `<version>-cuda<variant>` (`9.27.0.42-cuda12`),
+    /// `-jit` after it for NVIDIA's JIT build (`9.27.0.42-cuda12-jit`).
     pub fn module_version(&self) -> String {
-        format!("{}-cuda{}", self.id.version, self.id.cuda)
+        let jit = if self.id.flavour.is_full() {
+            ""
+        } else {
+            "-jit"
+        };
+        format!("{}-cuda{}{jit}", self.id.version, self.id.cuda)
     }
 
     /// `sub` below the release folder, joined by the rules of the release's

@@ -37,7 +37,7 @@ pub use spec::{Bound, Op, Spec, VersionReq};
 mod driver;
 pub use driver::DriverVersion;
 mod package;
-pub use package::{Flavour, Package};
+pub use package::{Flavour, Package, release_of};
 
 /// A cuDNN version of one to four numbers: `9`, `8.1`, `7.1.3`, `8.1.0.77`.
 ///

@@ -15,7 +15,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use super::pypi::{self, PackageIndex, ReleaseOf, WheelName};
+use super::pypi::{self, PackageIndex, WheelName};
 use super::redist::{self, RedistTable};
 use super::{Archive, WheelFile, WheelList, manifest};
 use crate::error::{Error, IoResultExt, Kind, Result};
@@ -62,7 +62,7 @@ pub fn wheel_list(
             skipped.other_platforms += 1;
             continue;
         };
-        let ReleaseOf::Release(version) = pypi::release_of(&name.version) else {
+        let Some(version) = crate::version::release_of(&name.version) else {
             skipped.prereleases += 1;
             continue;
         };

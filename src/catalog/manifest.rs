@@ -15,7 +15,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::pypi::{self, ReleaseOf, WheelName};
+use super::pypi::{self, WheelName};
 use super::redist::{RedistRow, RedistTable};
 use super::{
     Archive, DriverRow, FrameworkBuild, GpuRow, Origin, PublishedHash, SCHEMA, SupportRow,
@@ -446,7 +446,7 @@ fn wheel_file(f: WheelFileToml, package: Package) -> Result<WheelFile, String> {
     if name.project != package.name() {
         return Err(format!("'{filename}' is not a file of {package}"));
     }
-    let ReleaseOf::Release(version) = pypi::release_of(&name.version) else {
+    let Some(version) = crate::version::release_of(&name.version) else {
         return Err(format!("'{filename}' is a pre-release"));
     };
     let platform = pypi::platform_of(&name)

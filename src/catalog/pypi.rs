@@ -20,7 +20,7 @@ use serde_json::{Map, Value};
 
 use crate::error::{Error, Kind, Result};
 use crate::hash::Sha256Hex;
-use crate::version::{Package, Platform, Version};
+use crate::version::{Package, Platform};
 
 /// The media type of PEP 691's JSON answer, sent as `Accept`.
 pub const ACCEPT: &str = "application/vnd.pypi.simple.v1+json";
@@ -390,34 +390,6 @@ impl WheelName {
     }
 }
 
-/// What a package version says of the cuDNN release it carries.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ReleaseOf {
-    /// A final release (`9.28.1.4`) or a post-release of one
-    /// (`9.0.0.312.post1`, the aarch64-only rebuilds): that cuDNN version.
-    Release(Version),
-    /// A pre-release, development or placeholder version (`0.0.0a0`,
-    /// `9.26.0.33.dev63203437`): not a cuDNN release, as pip does not
-    /// install one unless asked.
-    Pre,
-}
-
-/// Reads a package version (PEP 440, as PyPI normalizes it in file names).
-pub fn release_of(version: &str) -> ReleaseOf {
-    let release = match version.split_once(".post") {
-        Some((r, n)) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => r,
-        Some(_) => return ReleaseOf::Pre,
-        None => version,
-    };
-    if !release.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
-        return ReleaseOf::Pre;
-    }
-    match release.parse::<Version>() {
-        Ok(v) if v.parts().len() >= 3 && v.major() >= 5 => ReleaseOf::Release(v),
-        _ => ReleaseOf::Pre,
-    }
-}
-
 /// The platform a wheel's tag serves (see [`Platform::from_wheel_tag`]).
 pub fn platform_of(name: &WheelName) -> Option<Platform> {
     Platform::from_wheel_tag(&name.platform_tag)
@@ -562,14 +534,9 @@ mod tests {
         .unwrap();
         assert_eq!(n.project, "nvidia-cudnn-cu12");
         assert_eq!(platform_of(&n), Some(Platform::LinuxSbsa));
-        assert_eq!(
-            release_of(&n.version),
-            ReleaseOf::Release("9.0.0.312".parse().unwrap())
-        );
-        assert_eq!(
-            release_of("9.28.1.4"),
-            ReleaseOf::Release("9.28.1.4".parse().unwrap())
-        );
+        let release_of = crate::version::release_of;
+        assert_eq!(release_of(&n.version), Some("9.0.0.312".parse().unwrap()));
+        assert_eq!(release_of("9.28.1.4"), Some("9.28.1.4".parse().unwrap()));
         for pre in [
             "0.0.0a0",
             "0.0.1.dev5",
@@ -578,7 +545,7 @@ mod tests {
             "9.1.0.post",
             "1.0",
         ] {
-            assert_eq!(release_of(pre), ReleaseOf::Pre, "{pre}");
+            assert_eq!(release_of(pre), None, "{pre}");
         }
         assert!(WheelName::parse("nvidia_cudnn_cu13-0.0.0a0.tar.gz").is_none());
         let any = WheelName::parse("nvidia_cudnn_cu13-0.0.0a0-py2.py3-none-any.whl").unwrap();

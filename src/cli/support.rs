@@ -720,7 +720,8 @@ pub fn export_releases(
     let modules = releases
         .iter()
         .map(|r| crate::modulefile::ModuleRelease {
-            id: r.release_id(),
+            // The build its files are, whatever folder holds it.
+            id: r.release_id().with_flavour(r.flavour()),
             dir: r.dir.clone(),
             windows: r.platform().is_windows(),
             source: r.receipt.source.name.clone(),

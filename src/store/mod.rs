@@ -14,12 +14,14 @@ use crate::error::{Error, IoResultExt, Kind, Result};
 use crate::fsops;
 use crate::home::Home;
 use crate::record;
-use crate::version::{CudaVariant, Platform, ReleaseId, Spec, Version};
+use crate::version::{CudaVariant, Flavour, Platform, ReleaseId, Spec, Version};
 
 mod receipt;
 
 use receipt::receipt_error;
-pub use receipt::{Distribution, FileRecord, RECEIPT_FILE, RECEIPT_SCHEMA, Receipt, Source};
+pub use receipt::{
+    Distribution, FileRecord, RECEIPT_FILE, RECEIPT_SCHEMA, Receipt, Source, flavour_of_files,
+};
 
 /// One installed release: its folder and receipt.
 #[derive(Clone, Debug)]
@@ -46,9 +48,14 @@ impl Release {
         self.receipt.platform
     }
 
-    /// The release, `8.9.7.29_cuda12`.
+    /// The release, `8.9.7.29_cuda12` (`9.27.0.42_cuda12+jit`): as the store keys it.
     pub fn release_id(&self) -> ReleaseId {
         self.receipt.release_id()
+    }
+
+    /// Which build its files are ([`Receipt::build_flavour`]).
+    pub fn flavour(&self) -> Flavour {
+        self.receipt.build_flavour()
     }
 
     /// The canonical id as text, `8.9.7.29_cuda12`, for messages and commands.
@@ -106,6 +113,27 @@ impl Release {
             "{how} (`cudnnm verify` lists every changed file, and for a deployed release the commands that switch its toolkits away first); nothing was changed"
         ))
     }
+}
+
+/// Refusal to put the `wanted` build where `there`, the other build of the
+/// same release, is (an older cudnnm put JIT builds in the full build's folder).
+pub fn other_build_there(there: &Release, wanted: Flavour) -> Error {
+    let cmd =
+        crate::command::CommandLine::uninstall(there.id()).for_host(crate::platform::HOST_WINDOWS);
+    Error::new(
+        Kind::Conflict,
+        format!(
+            "'{}' holds the {} build of cuDNN {} for CUDA {}; the {} build cannot go there",
+            there.dir.display(),
+            there.flavour(),
+            there.version(),
+            there.cuda(),
+            wanted
+        ),
+    )
+    .hint(format!(
+        "an older cudnnm stored the JIT build in the full build's folder; uninstall it first (`{cmd}`), then install again"
+    ))
 }
 
 /// Which store a release was found in.
@@ -302,21 +330,27 @@ impl Store {
         }
     }
 
-    /// The folder a release of `version` for `cuda` is written to in this
-    /// home's own store (whether or not it exists).
+    /// The folder the full build of `version` for `cuda` is written to in
+    /// this home's own store (whether or not it exists).
     pub fn release_dir(&self, version: &Version, cuda: &CudaVariant) -> PathBuf {
-        self.root.join(cuda.dir_name()).join(version.to_string())
+        self.release_dir_of(&ReleaseId::new(version.clone(), *cuda))
+    }
+
+    /// The folder release `id` is written to in this home's own store:
+    /// `cuda-<variant>/<version>` (`<version>+jit` for the JIT build).
+    pub fn release_dir_of(&self, id: &ReleaseId) -> PathBuf {
+        self.root.join(id.cuda.dir_name()).join(id.dir_name())
     }
 
     /// The folder of release `id`: in the user's store when it is there,
     /// else in the system store when it is there, else where the user's
     /// store would hold it.
     pub fn dir_of(&self, id: &ReleaseId) -> PathBuf {
-        let own = self.release_dir(&id.version, &id.cuda);
+        let own = self.release_dir_of(id);
         if let Some(s) = &self.system
             && !own.exists()
         {
-            let sys = s.join(id.cuda.dir_name()).join(id.version.to_string());
+            let sys = s.join(id.cuda.dir_name()).join(id.dir_name());
             if sys.exists() {
                 return sys;
             }
@@ -388,7 +422,7 @@ impl Store {
                 let looks_like_release = rel
                     .file_name()
                     .to_str()
-                    .is_some_and(|n| n.parse::<Version>().is_ok());
+                    .is_some_and(|n| ReleaseId::parse_dir_name(n).is_some());
                 match load_dir(&rel.path()) {
                     Ok(Some(r)) => out.push(r),
                     Ok(None) if looks_like_release => broken.push(BrokenRelease {
@@ -417,18 +451,55 @@ impl Store {
         load_dir(dir)
     }
 
-    /// The installed release of exactly `version` for `cuda`, if any: the
-    /// user's, else the system's.
+    /// The installed release of exactly `version` for `cuda` in the full
+    /// build's folder, if any: the user's, else the system's.
     pub fn get(&self, version: &Version, cuda: &CudaVariant) -> Result<Option<Release>> {
-        if let Some(r) = self.load(&self.release_dir(version, cuda))? {
+        self.get_in(&ReleaseId::new(version.clone(), *cuda))
+    }
+
+    /// The release in the folder of `id`: the user's, else the system's.
+    ///
+    /// # Errors
+    /// As [`Store::load`].
+    pub fn get_in_folder(&self, id: &ReleaseId) -> Result<Option<Release>> {
+        self.get_in(id)
+    }
+
+    fn get_in(&self, id: &ReleaseId) -> Result<Option<Release>> {
+        if let Some(r) = self.load(&self.release_dir_of(id))? {
             return Ok(Some(r));
         }
         match &self.system {
-            Some(s) => Ok(load_dir(&s.join(cuda.dir_name()).join(version.to_string()))
+            Some(s) => Ok(load_dir(&s.join(id.cuda.dir_name()).join(id.dir_name()))
                 .ok()
                 .flatten()),
             None => Ok(None),
         }
+    }
+
+    /// The installed release that holds build `flavour` of `version` for
+    /// `cuda`, wherever it is: its own folder, or — for a JIT build an older
+    /// cudnnm imported — the full build's folder whose receipt says JIT.
+    ///
+    /// # Errors
+    /// As [`Store::load`].
+    pub fn get_build(
+        &self,
+        version: &Version,
+        cuda: &CudaVariant,
+        flavour: Flavour,
+    ) -> Result<Option<Release>> {
+        let id = ReleaseId::new(version.clone(), *cuda).with_flavour(flavour);
+        if let Some(r) = self.get_in(&id)? {
+            return Ok(Some(r));
+        }
+        if flavour == Flavour::Jit
+            && let Ok(Some(r)) = self.get(version, cuda)
+            && r.flavour() == Flavour::Jit
+        {
+            return Ok(Some(r));
+        }
+        Ok(None)
     }
 
     /// The installed release `id`, if any.
@@ -444,7 +515,7 @@ impl Store {
         let mut v: Vec<Release> = self
             .releases()?
             .into_iter()
-            .filter(|r| spec.matches(r.version(), r.cuda()))
+            .filter(|r| spec.matches(r.version(), r.cuda()) && spec.admits_flavour(r.flavour()))
             .collect();
         v.reverse();
         Ok(v)
@@ -474,19 +545,25 @@ impl Store {
         spec: &Spec,
         keep: impl Fn(&Release) -> bool,
     ) -> Result<Option<Release>> {
-        let mut found: Vec<(Version, CudaVariant, PathBuf)> = Vec::new();
+        let mut found: Vec<(ReleaseId, PathBuf)> = Vec::new();
         for (i, (root, _)) in self.roots().into_iter().enumerate() {
             match Self::candidates(root, spec, &mut found) {
                 Err(_) if i > 0 => {}
                 r => r?,
             }
         }
-        // A stable sort: for equal ids the user's folder (found first) stays first.
-        found.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.cmp(&a.1)));
-        for (version, cuda, dir) in found {
+        // A stable sort: for equal ids the user's folder (found first) stays
+        // first; at one version the full build before the JIT build.
+        found.sort_by(|a, b| {
+            b.0.version
+                .cmp(&a.0.version)
+                .then(b.0.cuda.cmp(&a.0.cuda))
+                .then(a.0.flavour.cmp(&b.0.flavour))
+        });
+        for (id, dir) in found {
             if let Ok(Some(r)) = self.load(&dir)
-                && r.version() == &version
-                && r.cuda() == &cuda
+                && r.release_id() == id
+                && spec.admits_flavour(r.flavour())
                 && keep(&r)
             {
                 return Ok(Some(r));
@@ -496,11 +573,7 @@ impl Store {
     }
 
     /// The release folders of `root` whose names match `spec`, appended to `found`.
-    fn candidates(
-        root: &Path,
-        spec: &Spec,
-        found: &mut Vec<(Version, CudaVariant, PathBuf)>,
-    ) -> Result<()> {
+    fn candidates(root: &Path, spec: &Spec, found: &mut Vec<(ReleaseId, PathBuf)>) -> Result<()> {
         let top = match fs::read_dir(root) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
@@ -526,11 +599,19 @@ impl Store {
             };
             for rel in versions.flatten() {
                 let name = rel.file_name();
-                let Some(version) = name.to_str().and_then(|n| n.parse::<Version>().ok()) else {
+                let Some((version, flavour)) = name.to_str().and_then(ReleaseId::parse_dir_name)
+                else {
                     continue;
                 };
-                if spec.matches(&version, &cuda) {
-                    found.push((version, cuda, rel.path()));
+                // A `+jit` folder holds a JIT build; a plain one may too (an
+                // older cudnnm's): its receipt decides.
+                if spec.matches(&version, &cuda)
+                    && (flavour == Flavour::Full || spec.admits_flavour(flavour))
+                {
+                    found.push((
+                        ReleaseId::new(version, cuda).with_flavour(flavour),
+                        rel.path(),
+                    ));
                 }
             }
         }
@@ -726,7 +807,14 @@ impl Store {
         receipt: Receipt,
         replace: bool,
     ) -> Result<Release> {
-        let dest = self.release_dir(&receipt.version, &receipt.cuda);
+        let dest = self.release_dir_of(&receipt.release_id());
+        // Never one build over the other (an older cudnnm's JIT build in
+        // the full build's folder): they are different releases.
+        if let Ok(Some(there)) = load_dir(&dest)
+            && there.flavour() != receipt.build_flavour()
+        {
+            return Err(other_build_there(&there, receipt.build_flavour()));
+        }
         let dir = partial.path().to_path_buf();
         // Under the home lock now: the folder needs its own lock no longer.
         partial.release_busy()?;
@@ -898,12 +986,12 @@ pub fn release_in_store_path(path: &str) -> Option<(String, crate::version::Rele
     let parts: Vec<&str> = path.split(['/', '\\']).collect();
     parts.windows(3).enumerate().find_map(|(i, w)| {
         let cuda = w[1].strip_prefix("cuda-")?.parse().ok()?;
-        let version = w[2].parse().ok()?;
+        let (version, flavour) = ReleaseId::parse_dir_name(w[2])?;
         (w[0] == "store").then(|| {
             let sep = if path.contains('/') { "/" } else { "\\" };
             (
                 parts[..=i].join(sep),
-                crate::version::ReleaseId::new(version, cuda),
+                ReleaseId::new(version, cuda).with_flavour(flavour),
             )
         })
     })
@@ -1019,8 +1107,155 @@ mod tests {
                 "8.1.0.77_cuda11.2".into()
             ))
         );
+        assert_eq!(
+            r("/h/store/cuda-13/9.27.0.42+jit/lib/libcudnn.so.9"),
+            Some(("/h/store".into(), "9.27.0.42_cuda13+jit".into()))
+        );
         assert_eq!(r("/usr/local/cuda-12.4/lib64/libcudnn.so.9"), None);
         assert_eq!(r("/srv/store/cuda-12/notaversion/x"), None);
+    }
+
+    /// A release folder with a receipt only (files are not read here).
+    #[allow(clippy::disallowed_methods)] // a test fixture
+    fn fake(
+        store: &Store,
+        dir: &Path,
+        version: &str,
+        flavour: Option<Flavour>,
+        files: &[&str],
+        dist: Option<&str>,
+    ) {
+        std::fs::create_dir_all(dir).unwrap();
+        let receipt = Receipt {
+            schema: RECEIPT_SCHEMA,
+            version: version.parse().unwrap(),
+            cuda: "12".parse().unwrap(),
+            platform: Platform::LinuxX86_64,
+            flavour,
+            header_version: version.parse::<Version>().unwrap().triple(),
+            installed_at: "2026-12-03T00:00:00Z".into(),
+            source: Source {
+                kind: "wheel".parse().unwrap(),
+                name: "x.whl".into(),
+                sha256: None,
+                size: 0,
+                url: None,
+                dist: dist.map(|n| Distribution {
+                    name: n.into(),
+                    version: version.into(),
+                    tags: vec![],
+                }),
+            },
+            files: files
+                .iter()
+                .map(|f| FileRecord::link(format!("lib/{f}"), "x"))
+                .collect(),
+        };
+        std::fs::write(dir.join(RECEIPT_FILE), receipt.to_toml()).unwrap();
+        let _ = store;
+    }
+
+    /// Both builds of one release side by side (`9.27.0.42` and
+    /// `9.27.0.42+jit`); a JIT build an older cudnnm put in the plain folder
+    /// keeps its id there, is read as JIT, and blocks the full build.
+    #[test]
+    fn both_flavours_side_by_side_and_an_older_jit_where_it_is() {
+        let d = tempfile::tempdir().unwrap();
+        let home = Home::new(d.path().join("home"));
+        let store = Store::new(&home);
+        let full = ReleaseId::new("9.27.0.42".parse().unwrap(), "12".parse().unwrap());
+        let jit = full.clone().with_flavour(Flavour::Jit);
+        let libs_full = [
+            "libcudnn.so.9",
+            "libcudnn_engines_precompiled.so.9",
+            "libcudnn_engines_runtime_compiled.so.9",
+        ];
+        let libs_jit = [
+            "libcudnn.so.9",
+            "libcudnn_graph.so.9",
+            "libcudnn_engines_runtime_compiled.so.9",
+        ];
+        fake(
+            &store,
+            &store.release_dir_of(&full),
+            "9.27.0.42",
+            None,
+            &libs_full,
+            Some("nvidia-cudnn-cu12"),
+        );
+        fake(
+            &store,
+            &store.release_dir_of(&jit),
+            "9.27.0.42",
+            Some(Flavour::Jit),
+            &libs_jit,
+            Some("nvidia-cudnn-jit-cu12"),
+        );
+        assert!(
+            store
+                .release_dir_of(&jit)
+                .ends_with("cuda-12/9.27.0.42+jit")
+        );
+        let ids: Vec<String> = store.releases().unwrap().iter().map(Release::id).collect();
+        assert_eq!(ids, ["9.27.0.42_cuda12", "9.27.0.42_cuda12+jit"]);
+        let pick = |s: &str| {
+            store
+                .newest_matching(&s.parse().unwrap())
+                .unwrap()
+                .map(|r| r.id())
+        };
+        assert_eq!(
+            pick("9.27").as_deref(),
+            Some("9.27.0.42_cuda12"),
+            "the full build first"
+        );
+        assert_eq!(pick("9.27+jit").as_deref(), Some("9.27.0.42_cuda12+jit"));
+        assert_eq!(pick("9.27+full").as_deref(), Some("9.27.0.42_cuda12"));
+        assert_eq!(store.get_id(&jit).unwrap().unwrap().flavour(), Flavour::Jit);
+
+        // An older cudnnm's JIT build in the plain folder: its id stays the
+        // plain one, its build is read from the wheel's metadata (or its files).
+        let old = ReleaseId::new("9.12.0.46".parse().unwrap(), "12".parse().unwrap());
+        fake(
+            &store,
+            &store.release_dir_of(&old),
+            "9.12.0.46",
+            None,
+            &libs_jit,
+            None,
+        );
+        let r = store.get_id(&old).unwrap().unwrap();
+        assert_eq!(
+            (r.id(), r.flavour()),
+            ("9.12.0.46_cuda12".to_string(), Flavour::Jit)
+        );
+        assert_eq!(pick("9.12+jit").as_deref(), Some("9.12.0.46_cuda12"));
+        assert_eq!(pick("9.12+full"), None);
+        assert_eq!(
+            pick("9.12").as_deref(),
+            Some("9.12.0.46_cuda12"),
+            "a pin written before flavours keeps working"
+        );
+        let found = store
+            .get_build(&old.version, &old.cuda, Flavour::Jit)
+            .unwrap()
+            .unwrap();
+        assert_eq!(found.dir, store.release_dir_of(&old));
+        assert!(
+            store
+                .get_build(&old.version, &old.cuda, Flavour::Full)
+                .unwrap()
+                .is_some(),
+            "the folder is taken"
+        );
+        let e = other_build_there(&r, Flavour::Full);
+        assert_eq!(e.kind(), Kind::Conflict);
+        assert!(
+            e.hint_text()
+                .unwrap()
+                .contains("cudnnm uninstall 9.12.0.46_cuda12"),
+            "{e:?}"
+        );
     }
 
     fn source(kind: &str, name: &str, url: Option<&str>) -> Source {

@@ -177,6 +177,27 @@ impl FromStr for Package {
 
 super::serde_as_text!(Package);
 
+/// The cuDNN release a package version carries (PEP 440, as PyPI
+/// normalizes it in file names and `METADATA`): a final release
+/// (`9.28.1.4`) or a post-release of one (`9.0.0.312.post1`, the
+/// aarch64-only rebuilds) gives that version; a pre-release, development
+/// or placeholder version (`0.0.0a0`, `9.26.0.33.dev63203437`) gives `None`:
+/// not a cuDNN release, as pip does not install one unless asked.
+pub fn release_of(version: &str) -> Option<super::Version> {
+    let release = match version.split_once(".post") {
+        Some((r, n)) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => r,
+        Some(_) => return None,
+        None => version,
+    };
+    if !release.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
+        return None;
+    }
+    release
+        .parse::<super::Version>()
+        .ok()
+        .filter(|v| v.parts().len() >= 3 && v.major() >= 5)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

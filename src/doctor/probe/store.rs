@@ -14,7 +14,7 @@ use crate::doctor::snapshot::{
 use crate::home::Home;
 use crate::names::{self, FileKind};
 use crate::store::{BrokenRelease, FileRecord, Release, Store};
-use crate::version::{CudaVariant, Version, release_id};
+use crate::version::CudaVariant;
 
 /// The store as scanned: releases with a receipt, and folders without one.
 #[derive(Default)]
@@ -48,13 +48,7 @@ pub(crate) fn scan(snap: &mut Snapshot, home: &Home) -> Scanned {
 /// Fills [`Snapshot::store_damaged`] and [`Snapshot::store_changed`].
 pub(crate) fn probe(snap: &mut Snapshot, store: &Scanned) {
     snap.store_damaged = store.damaged.iter().map(damaged_release).collect();
-    snap.store_releases = Some(
-        store
-            .releases
-            .iter()
-            .map(|r| release_id(r.version(), r.cuda()))
-            .collect(),
-    );
+    snap.store_releases = Some(store.releases.iter().map(|r| r.id()).collect());
     snap.store_changed = store.releases.iter().filter_map(changed_release).collect();
 }
 
@@ -136,10 +130,14 @@ fn damaged_release(b: &BrokenRelease) -> DamagedRelease {
         .dir
         .file_name()
         .and_then(|n| n.to_str())
-        .and_then(|n| n.parse::<Version>().ok());
+        .and_then(crate::version::ReleaseId::parse_dir_name);
     DamagedRelease {
         dir: s(&b.dir),
-        release: version.zip(cuda).map(|(v, c)| release_id(&v, &c)),
+        release: version.zip(cuda).map(|((v, f), c)| {
+            crate::version::ReleaseId::new(v, c)
+                .with_flavour(f)
+                .to_string()
+        }),
         error: b.error.to_string(),
         unreadable: b.error.kind() == crate::error::Kind::Permission,
     }
