@@ -18,9 +18,12 @@
 # install.ps1, and the binary's `self update` default (CUDNNM_RELEASE_BASE at
 # build time), so that a fork's release points at the fork.
 #
-# Needs: cargo-zigbuild and ziglang (`pip install ziglang cargo-zigbuild`),
-# maturin and auditwheel (`pip install maturin auditwheel`), the rustup targets, and for Windows
-# gcc-mingw-w64-x86-64. Build times per target go to target/dist-times.txt.
+# Needs: cargo-zigbuild and ziglang, maturin and auditwheel (from PyPI: this
+# script puts them in a venv of its own, DIST_TOOLS, default
+# ~/.cache/cudnnm/dist-tools, the first time and reuses it), python3 with
+# venv, the rustup targets (added as needed), and for Windows
+# gcc-mingw-w64-x86-64 (checked before any build, with the command that
+# installs it). Build times per target go to target/dist-times.txt.
 # DIST_KEEP=1 keeps what dist/ already holds and adds the targets asked for.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -41,6 +44,37 @@ export CUDNNM_RELEASE_BASE="$release_base"
 dist=dist
 glibc_max=2.17
 want() { [[ "$targets" == *",$1,"* ]]; }
+
+# The build tools, before anything is built: a fresh clone needs nothing but
+# Rust, python3 (with venv) and, for Windows, mingw.
+need_tools() { # the PyPI tools, in DIST_TOOLS unless already on PATH
+  local tools="${DIST_TOOLS:-$HOME/.cache/cudnnm/dist-tools}" missing=0
+  if [ -x "$tools/bin/python3" ]; then export PATH="$tools/bin:$PATH"; fi
+  command -v cargo-zigbuild >/dev/null || missing=1
+  command -v maturin >/dev/null || missing=1
+  command -v auditwheel >/dev/null || missing=1
+  # cargo-zigbuild runs zig from PATH or `python3 -m ziglang` (the venv's python3 comes first).
+  python3 -c 'import ziglang' 2>/dev/null || command -v zig >/dev/null || missing=1
+  [ "$missing" = 1 ] || return 0
+  if ! python3 -c 'import ensurepip, venv' 2>/dev/null; then
+    echo "error: python3 cannot make a venv for the build tools (cargo-zigbuild, ziglang, maturin, auditwheel)" >&2
+    echo "help: sudo apt-get install python3-venv (Debian/Ubuntu), then run scripts/dist.sh again" >&2
+    exit 1
+  fi
+  echo "dist: installing the build tools into $tools (pip install ziglang cargo-zigbuild maturin auditwheel)" >&2
+  rm -rf "$tools"
+  python3 -m venv "$tools"
+  "$tools/bin/pip" install -q ziglang cargo-zigbuild maturin auditwheel
+  export PATH="$tools/bin:$PATH"
+}
+need_tools
+if want windows || want wheel-windows; then
+  command -v x86_64-w64-mingw32-gcc >/dev/null || {
+    echo "error: the Windows build needs the mingw-w64 C cross-compiler (x86_64-w64-mingw32-gcc)" >&2
+    echo "help: sudo apt-get install gcc-mingw-w64-x86-64, or leave Windows out: DIST_TARGETS=x86_64-linux,aarch64-linux,wheel-x86_64,wheel-aarch64" >&2
+    exit 1
+  }
+fi
 
 # DIST_KEEP=1 adds to an existing dist/ (build targets one at a time);
 # otherwise dist/ starts empty.

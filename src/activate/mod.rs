@@ -44,7 +44,7 @@ const SAVED_SCALARS: [&str; 3] = [
 
 /// One variable to set (`Some`) or unset (`None`).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Change {
+pub struct VarChange {
     /// The variable name.
     pub name: String,
     /// Its new value; `None` removes it.
@@ -58,7 +58,7 @@ pub struct Activation {
     /// The release id made active (`9.12.0.46_cuda12`), `None` when deactivating.
     pub release: Option<String>,
     /// The variable changes, no-ops left out.
-    pub changes: Vec<Change>,
+    pub changes: Vec<VarChange>,
 }
 
 impl Activation {
@@ -92,10 +92,10 @@ fn is_active(env: &Env) -> bool {
 }
 
 /// Keeps only the entries of `want` that differ from `env`.
-fn only_changes(env: &Env, want: Vec<(String, Option<OsString>)>) -> Vec<Change> {
+fn only_changes(env: &Env, want: Vec<(String, Option<OsString>)>) -> Vec<VarChange> {
     want.into_iter()
         .filter(|(name, value)| env.var_os(name) != value.as_deref())
-        .map(|(name, value)| Change { name, value })
+        .map(|(name, value)| VarChange { name, value })
         .collect()
 }
 

@@ -10,7 +10,7 @@ use std::fmt;
 use std::path::Path;
 use std::str::FromStr;
 
-use super::Change;
+use super::VarChange;
 use crate::env::{self, Env};
 use crate::error::{Error, Kind, Result};
 use crate::quote::{cmd_set, quote_fish, quote_posix, quote_powershell};
@@ -141,7 +141,7 @@ impl fmt::Display for Shell {
 ///
 /// # Errors
 /// A value that `cmd` cannot express (a line break).
-pub fn render(shell: Shell, changes: &[Change]) -> Result<Vec<u8>> {
+pub fn render(shell: Shell, changes: &[VarChange]) -> Result<Vec<u8>> {
     let mut out = Vec::new();
     for c in changes {
         let line = assignment(shell, &c.name, c.value.as_deref())?;
@@ -281,11 +281,11 @@ mod tests {
     #[test]
     fn render_lines() {
         let changes = vec![
-            Change {
+            VarChange {
                 name: "A".into(),
                 value: Some("x y".into()),
             },
-            Change {
+            VarChange {
                 name: "B".into(),
                 value: None,
             },
@@ -299,7 +299,7 @@ mod tests {
             "$env:A = 'x y'\nRemove-Item -LiteralPath 'Env:B' -ErrorAction SilentlyContinue\n"
         );
         assert_eq!(r(Shell::Cmd), "@set \"A=x y\"\r\n@set \"B=\"\r\n");
-        let utf8 = [Change {
+        let utf8 = [VarChange {
             name: "A".into(),
             value: Some(r"C:\Users\Jürgen".into()),
         }];

@@ -3,9 +3,9 @@
 
 use std::fmt;
 
-/// What an entry is.
+/// What an archive member is.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum EntryKind {
+pub enum MemberKind {
     /// A regular file of `size` bytes (as declared by the archive).
     File {
         /// Declared size in bytes.
@@ -19,14 +19,15 @@ pub enum EntryKind {
     Hardlink(String),
 }
 
-/// One entry: a normalized relative path (`/`-separated, no `.`/`..`, no
+/// One archive member (a zip or tar entry, or a file of a folder source):
+/// a normalized relative path (`/`-separated, no `.`/`..`, no
 /// leading `/`) and its kind.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Entry {
+pub struct Member {
     /// Normalized relative path.
     pub path: String,
     /// Its kind.
-    pub kind: EntryKind,
+    pub kind: MemberKind,
 }
 
 /// Most entries accepted in one archive. No cuDNN release holds more than a
@@ -78,12 +79,12 @@ impl Tree {
     ///
     /// # Errors
     /// The [`Clash`] it makes with the entries added before it.
-    pub fn add(&mut self, e: &Entry) -> Result<(), Clash> {
+    pub fn add(&mut self, e: &Member) -> Result<(), Clash> {
         self.count += 1;
         if self.count > MAX_ENTRIES {
             return Err(Clash::TooMany);
         }
-        let is_dir = e.kind == EntryKind::Dir;
+        let is_dir = e.kind == MemberKind::Dir;
         let path = e.path.as_str();
         if self.files.contains(path) {
             return Err(if is_dir {

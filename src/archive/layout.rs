@@ -13,7 +13,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::entry::{self, Entry, EntryKind};
+use super::entry::{self, Member, MemberKind};
 use crate::version::CudaVariant;
 
 pub use crate::shape::Shape;
@@ -152,14 +152,14 @@ fn is_license(name: &str) -> bool {
 ///
 /// # Errors
 /// See [`PlanError`].
-pub fn plan(entries: &[Entry], opts: &PlanOptions) -> Result<Plan, PlanError> {
+pub fn plan(entries: &[Member], opts: &PlanOptions) -> Result<Plan, PlanError> {
     // 1. Where are the cuDNN headers? Each header folder names a root.
     let header_dirs: BTreeSet<&str> = entries
         .iter()
         .filter(|e| {
             matches!(
                 e.kind,
-                EntryKind::File { .. } | EntryKind::Symlink(_) | EntryKind::Hardlink(_)
+                MemberKind::File { .. } | MemberKind::Symlink(_) | MemberKind::Hardlink(_)
             )
         })
         .filter(|e| is_cudnn_header(file_name(&e.path)))
@@ -230,9 +230,9 @@ pub fn plan(entries: &[Entry], opts: &PlanOptions) -> Result<Plan, PlanError> {
     let wheel = metadata.is_some() && root.starts_with("nvidia/");
     let mut dest_of: BTreeMap<String, String> = BTreeMap::new(); // src -> dest
     let mut by_dest: BTreeMap<String, String> = BTreeMap::new(); // lowercase dest -> src
-    let mut kept: Vec<&Entry> = Vec::new();
+    let mut kept: Vec<&Member> = Vec::new();
     for e in entries {
-        if matches!(e.kind, EntryKind::Dir) {
+        if matches!(e.kind, MemberKind::Dir) {
             continue;
         }
         let dest = match in_root(&e.path) {
@@ -251,14 +251,14 @@ pub fn plan(entries: &[Entry], opts: &PlanOptions) -> Result<Plan, PlanError> {
     }
 
     // 3. Links must stay inside the release; rewrite them for their new folder.
-    let kinds: BTreeMap<&str, &EntryKind> =
+    let kinds: BTreeMap<&str, &MemberKind> =
         entries.iter().map(|e| (e.path.as_str(), &e.kind)).collect();
     let mut items = Vec::with_capacity(kept.len());
     for e in kept {
         let dest = dest_of[&e.path].clone();
         let kind = match &e.kind {
-            EntryKind::File { size } => ItemKind::File { size: *size },
-            EntryKind::Symlink(target) => {
+            MemberKind::File { size } => ItemKind::File { size: *size },
+            MemberKind::Symlink(target) => {
                 let outside = || PlanError::LinkOutside {
                     path: e.path.clone(),
                     target: target.clone(),
@@ -277,24 +277,26 @@ pub fn plan(entries: &[Entry], opts: &PlanOptions) -> Result<Plan, PlanError> {
                     (
                         Some(tdest),
                         Some(
-                            EntryKind::File { .. } | EntryKind::Symlink(_) | EntryKind::Hardlink(_),
+                            MemberKind::File { .. }
+                            | MemberKind::Symlink(_)
+                            | MemberKind::Hardlink(_),
                         ),
                     ) => ItemKind::Symlink(entry::relative_path(parent(&dest), tdest)),
                     _ => return Err(outside()),
                 }
             }
-            EntryKind::Hardlink(target) => {
+            MemberKind::Hardlink(target) => {
                 let outside = || PlanError::HardlinkOutside {
                     path: e.path.clone(),
                     target: target.clone(),
                 };
                 let t = entry::normalize(target).map_err(|_| outside())?;
                 match (dest_of.get(&t), kinds.get(t.as_str())) {
-                    (Some(tdest), Some(EntryKind::File { .. })) => ItemKind::CopyOf(tdest.clone()),
+                    (Some(tdest), Some(MemberKind::File { .. })) => ItemKind::CopyOf(tdest.clone()),
                     _ => return Err(outside()),
                 }
             }
-            EntryKind::Dir => unreachable!("folders were skipped"),
+            MemberKind::Dir => unreachable!("folders were skipped"),
         };
         items.push(Item {
             src: e.path.clone(),
@@ -354,7 +356,7 @@ pub fn plan(entries: &[Entry], opts: &PlanOptions) -> Result<Plan, PlanError> {
 /// ends at a regular file (or hard link) that the release keeps.
 fn chain_ends_at_file(
     path: &str,
-    kinds: &BTreeMap<&str, &EntryKind>,
+    kinds: &BTreeMap<&str, &MemberKind>,
     dest_of: &BTreeMap<String, String>,
 ) -> bool {
     let mut p = path.to_string();
@@ -363,8 +365,8 @@ fn chain_ends_at_file(
             return false;
         }
         match kinds.get(p.as_str()) {
-            Some(EntryKind::File { .. } | EntryKind::Hardlink(_)) => return true,
-            Some(EntryKind::Symlink(t)) => match entry::resolve_link(&p, t) {
+            Some(MemberKind::File { .. } | MemberKind::Hardlink(_)) => return true,
+            Some(MemberKind::Symlink(t)) => match entry::resolve_link(&p, t) {
                 Some(next) => p = next,
                 None => return false,
             },
@@ -445,12 +447,12 @@ fn map_role(rel: &str, flat: bool, installer_cuda: Option<&str>) -> Option<Strin
 mod tests {
     use super::*;
 
-    fn files(paths: &[&str]) -> Vec<Entry> {
+    fn files(paths: &[&str]) -> Vec<Member> {
         paths
             .iter()
-            .map(|p| Entry {
+            .map(|p| Member {
                 path: p.to_string(),
-                kind: EntryKind::File { size: 1 },
+                kind: MemberKind::File { size: 1 },
             })
             .collect()
     }
@@ -488,13 +490,13 @@ mod tests {
             "cuda/lib64/libcudnn.so.7.6.5",
             "cuda/lib64/libcudnn_static.a",
         ]);
-        e.push(Entry {
+        e.push(Member {
             path: "cuda/lib64/libcudnn.so.7".into(),
-            kind: EntryKind::Symlink("libcudnn.so.7.6.5".into()),
+            kind: MemberKind::Symlink("libcudnn.so.7.6.5".into()),
         });
-        e.push(Entry {
+        e.push(Member {
             path: "cuda/lib64/libcudnn.so".into(),
-            kind: EntryKind::Symlink("libcudnn.so.7".into()),
+            kind: MemberKind::Symlink("libcudnn.so.7".into()),
         });
         let p = plan(&e, &PlanOptions::default()).unwrap();
         assert_eq!(p.shape, Shape::LinuxTgz);
@@ -624,9 +626,9 @@ mod tests {
             Err(PlanError::SeveralTrees(_))
         ));
         let mut e = files(&["cuda/include/cudnn.h", "cuda/lib64/libcudnn.so.8"]);
-        e.push(Entry {
+        e.push(Member {
             path: "cuda/lib64/libcudnn.so".into(),
-            kind: EntryKind::Symlink("../../../etc/passwd".into()),
+            kind: MemberKind::Symlink("../../../etc/passwd".into()),
         });
         assert!(matches!(
             plan(&e, &PlanOptions::default()),
@@ -637,9 +639,9 @@ mod tests {
             "cuda/lib64/libcudnn.so.8",
             "other/secret",
         ]);
-        e.push(Entry {
+        e.push(Member {
             path: "cuda/lib64/libcudnn.so".into(),
-            kind: EntryKind::Symlink("../../other/secret".into()),
+            kind: MemberKind::Symlink("../../other/secret".into()),
         });
         assert!(
             matches!(
@@ -649,22 +651,22 @@ mod tests {
             "inside the archive but outside the release"
         );
         let mut e = files(&["cuda/include/cudnn.h", "cuda/lib64/libcudnn.so.8"]);
-        e.push(Entry {
+        e.push(Member {
             path: "cuda/lib64/libcudnn.so".into(),
-            kind: EntryKind::Hardlink("/etc/shadow".into()),
+            kind: MemberKind::Hardlink("/etc/shadow".into()),
         });
         assert!(matches!(
             plan(&e, &PlanOptions::default()),
             Err(PlanError::HardlinkOutside { .. })
         ));
         let mut e = files(&["cuda/include/cudnn.h", "cuda/lib64/libcudnn.so.8.1.0"]);
-        e.push(Entry {
+        e.push(Member {
             path: "cuda/lib64/libcudnn_a.so".into(),
-            kind: EntryKind::Symlink("libcudnn_b.so".into()),
+            kind: MemberKind::Symlink("libcudnn_b.so".into()),
         });
-        e.push(Entry {
+        e.push(Member {
             path: "cuda/lib64/libcudnn_b.so".into(),
-            kind: EntryKind::Symlink("libcudnn_a.so".into()),
+            kind: MemberKind::Symlink("libcudnn_a.so".into()),
         });
         assert!(
             matches!(

@@ -229,7 +229,7 @@ fn wheel_record(
     }
     let r = record::Record::parse(&zip.read_text(&at)?);
     for e in zip.entries() {
-        if matches!(e.kind, entry::EntryKind::File { .. })
+        if matches!(e.kind, entry::MemberKind::File { .. })
             && !record::exempt(&e.path)
             && !r.lists(&e.path)
         {
@@ -323,7 +323,7 @@ const RAW: &str = ".raw";
 /// headers), waiting to be planned.
 struct Extracted<'a> {
     /// The entries (a zip's from its central directory).
-    entries: &'a [entry::Entry],
+    entries: &'a [entry::Member],
     /// Size and SHA-256 of each regular file written, by entry path.
     hashes: &'a std::collections::HashMap<String, (u64, Sha256Hex)>,
     /// The archive's size and SHA-256.
@@ -544,7 +544,7 @@ fn check_sha(path: &Path, req: &ImportRequest, got: &Sha256Hex) -> Result<()> {
 
 fn plan_or_explain(
     path: &Path,
-    entries: &[entry::Entry],
+    entries: &[entry::Member],
     opts: &PlanOptions,
     folder: bool,
     read: impl Fn(&str) -> Result<String>,
@@ -585,7 +585,7 @@ fn plan_or_explain(
 fn several_trees(
     path: &Path,
     roots: &[String],
-    entries: &[entry::Entry],
+    entries: &[entry::Member],
     read: impl Fn(&str) -> Result<String>,
 ) -> Error {
     let mut found = Vec::new();

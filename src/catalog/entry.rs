@@ -29,7 +29,7 @@ pub struct FrameworkBuild {
 /// Which catalog file an entry came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Origin {
+pub enum CatalogLayer {
     /// `manifest.toml`, embedded in the binary.
     Embedded,
     /// `$CUDNNM_HOME/catalog.toml`.
@@ -70,7 +70,7 @@ pub struct Archive {
     /// Where the path (URL) comes from.
     pub source: String,
     /// Which catalog file listed it.
-    pub origin: Origin,
+    pub origin: CatalogLayer,
 }
 
 impl Archive {

@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use super::pypi::{self, WheelName};
 use super::redist::{RedistRow, RedistTable};
 use super::{
-    Archive, DriverRow, FrameworkBuild, GpuRow, Origin, PublishedHash, SCHEMA, SupportRow,
+    Archive, CatalogLayer, DriverRow, FrameworkBuild, GpuRow, PublishedHash, SCHEMA, SupportRow,
     WheelFile, WheelList,
 };
 use crate::hash::Sha256Hex;
@@ -224,7 +224,12 @@ struct GpuToml {
 /// Parses one catalog file. `label` names it in warnings (`manifest.toml`,
 /// the user catalog's path); `origin` is recorded on every archive.
 /// Problems become `warnings`; this never fails.
-pub(crate) fn parse(text: &str, label: &str, origin: Origin, warnings: &mut Vec<String>) -> Parsed {
+pub(crate) fn parse(
+    text: &str,
+    label: &str,
+    origin: CatalogLayer,
+    warnings: &mut Vec<String>,
+) -> Parsed {
     let mut out = Parsed::default();
     let table: toml::Table = match toml::from_str(text) {
         Ok(t) => t,
@@ -553,7 +558,7 @@ fn warn_unknown(
 }
 
 /// Checks what serde cannot: a usable path, no duplicate hashes.
-fn archive_from_toml(a: ArchiveToml, base: &str, origin: Origin) -> Result<Archive, String> {
+fn archive_from_toml(a: ArchiveToml, base: &str, origin: CatalogLayer) -> Result<Archive, String> {
     check_path(&a.path)?;
     for p in &a.alt_paths {
         check_path(p)?;
@@ -632,7 +637,7 @@ mod tests {
 
     fn parse_str(s: &str) -> (Parsed, Vec<String>) {
         let mut w = Vec::new();
-        let p = parse(s, "test.toml", Origin::User, &mut w);
+        let p = parse(s, "test.toml", CatalogLayer::User, &mut w);
         (p, w)
     }
 

@@ -58,7 +58,7 @@ mod sources_test;
 mod tests;
 
 pub use entry::{
-    Archive, DriverRow, FrameworkBuild, GpuRow, Origin, PublishedHash, SupportRow, WheelFile,
+    Archive, CatalogLayer, DriverRow, FrameworkBuild, GpuRow, PublishedHash, SupportRow, WheelFile,
     WheelList,
 };
 pub use fetch::{
@@ -132,10 +132,15 @@ impl Catalog {
     /// (its text and path, for messages).
     pub fn from_texts(embedded: &str, user: Option<(&str, &Path)>) -> Catalog {
         let mut warnings = Vec::new();
-        let base = manifest::parse(embedded, "manifest.toml", Origin::Embedded, &mut warnings);
+        let base = manifest::parse(
+            embedded,
+            "manifest.toml",
+            CatalogLayer::Embedded,
+            &mut warnings,
+        );
         let mut archives = base.archives;
         for r in &base.redists {
-            archives.extend(r.archives(&base.base, Origin::Embedded));
+            archives.extend(r.archives(&base.base, CatalogLayer::Embedded));
         }
         let mut c = Catalog {
             archives,
@@ -150,10 +155,10 @@ impl Catalog {
         };
         if let Some((text, path)) = user {
             let label = format!("user catalog '{}'", path.display());
-            let u = manifest::parse(text, &label, Origin::User, &mut warnings);
+            let u = manifest::parse(text, &label, CatalogLayer::User, &mut warnings);
             let mut archives = u.archives;
             for r in &u.redists {
-                archives.extend(r.archives(&u.base, Origin::User));
+                archives.extend(r.archives(&u.base, CatalogLayer::User));
             }
             c.overlay_archives(archives);
             c.support.splice(0..0, u.support);
@@ -442,15 +447,15 @@ impl Catalog {
     /// How old the catalog's data is: the user catalog's `written`
     /// (RFC 3339) when it has one, else the newest `read` date of the wheel
     /// lists (the day the maintainer read PyPI), with which catalog it is.
-    pub fn data_date(&self) -> Option<(String, Origin)> {
+    pub fn data_date(&self) -> Option<(String, CatalogLayer)> {
         if let Some(w) = &self.user_written {
-            return Some((w.clone(), Origin::User));
+            return Some((w.clone(), CatalogLayer::User));
         }
         self.wheels
             .iter()
             .filter_map(|w| w.read.clone())
             .max()
-            .map(|d| (d, Origin::Embedded))
+            .map(|d| (d, CatalogLayer::Embedded))
     }
 }
 

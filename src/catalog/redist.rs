@@ -21,7 +21,7 @@
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use super::{Archive, Origin, PublishedHash};
+use super::{Archive, CatalogLayer, PublishedHash};
 use crate::error::{Error, Kind, Result};
 use crate::hash::Sha256Hex;
 use crate::version::{CudaVariant, Flavour, Platform, Version};
@@ -68,7 +68,7 @@ pub struct RedistRow {
 impl RedistTable {
     /// The table's archives, below `base` (NVIDIA's base URL, or the
     /// catalog file's), each hash credited to [`RedistTable::source`].
-    pub fn archives(&self, base: &str, origin: Origin) -> Vec<Archive> {
+    pub fn archives(&self, base: &str, origin: CatalogLayer) -> Vec<Archive> {
         self.files
             .iter()
             .map(|f| Archive {
@@ -410,7 +410,7 @@ pub(crate) mod tests {
         assert_eq!(r.label, "9.1.0");
         assert_eq!(r.version.to_string(), "9.1.0.70");
         assert_eq!(r.release_date.as_deref(), Some("2024-04-12"));
-        let archives = r.archives(crate::catalog::NVIDIA_BASE_URL, Origin::User);
+        let archives = r.archives(crate::catalog::NVIDIA_BASE_URL, CatalogLayer::User);
         assert_eq!(archives.len(), 4, "{w:?}");
         let a = archives
             .iter()

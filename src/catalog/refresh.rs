@@ -36,7 +36,7 @@ use serde::Serialize;
 use super::generate::{self, Skipped, UserParts};
 use super::redist::RedistTable;
 use super::{
-    NVIDIA_BASE_URL, Origin, WheelList, download, is_absolute_url, manifest, pypi, redist,
+    CatalogLayer, NVIDIA_BASE_URL, WheelList, download, is_absolute_url, manifest, pypi, redist,
 };
 use crate::env::Env;
 use crate::error::{Error, IoResultExt, Kind, Result};
@@ -186,7 +186,7 @@ pub fn refresh(
     let mut parts = match std::fs::read_to_string(&path) {
         Ok(text) => {
             let label = format!("user catalog '{}'", path.display());
-            let p = manifest::parse(&text, &label, Origin::User, &mut warnings);
+            let p = manifest::parse(&text, &label, CatalogLayer::User, &mut warnings);
             UserParts {
                 archives: p.archives,
                 redists: p.redists,
@@ -425,7 +425,7 @@ mod tests {
                 crate::version::Platform::LinuxX86_64,
             )
             .unwrap();
-        assert_eq!(a.origin, Origin::User);
+        assert_eq!(a.origin, CatalogLayer::User);
         assert_eq!(
             a.hashes.len(),
             1,
@@ -496,6 +496,6 @@ mod tests {
         assert!(r.read[1].from.ends_with("redistrib_9.1.0.json"), "{r:?}");
         let cat = Catalog::load(&home).unwrap();
         assert!(cat.warnings().is_empty(), "{:?}", cat.warnings());
-        assert_eq!(cat.data_date().map(|d| d.1), Some(Origin::User));
+        assert_eq!(cat.data_date().map(|d| d.1), Some(CatalogLayer::User));
     }
 }

@@ -217,7 +217,7 @@ hashes = []
     let a = cat
         .archive(&v("8.9.7.29"), &c("12"), Platform::LinuxX86_64)
         .unwrap();
-    assert_eq!(a.origin, Origin::User);
+    assert_eq!(a.origin, CatalogLayer::User);
     assert_eq!(a.size, Some(10));
     let hs: Vec<_> = a
         .hashes

@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use super::Ctx;
 use super::support::human_size;
-use crate::catalog::{self, Catalog, Origin, PublishedHash, resolve};
+use crate::catalog::{self, Catalog, CatalogLayer, PublishedHash, resolve};
 use crate::error::{Error, Kind, Result};
 use crate::store::Store;
 use crate::version::{self, CudaVariant, Platform, Version};
@@ -35,7 +35,7 @@ struct Row {
     #[serde(skip_serializing_if = "Option::is_none")]
     installed_from_other_package: Option<String>,
     /// `embedded` or `user`.
-    origin: Option<Origin>,
+    origin: Option<CatalogLayer>,
     /// Toolkits NVIDIA's support matrix lists for this build, when known.
     supported_toolkits: Option<Vec<Version>>,
     /// Minimum GPU compute capability, when known.

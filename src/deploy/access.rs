@@ -314,7 +314,7 @@ pub fn elevate_hint(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::deploy::Origin;
+    use crate::deploy::PlacedFrom;
     use crate::deploy::backup::BackupRecord;
     use crate::deploy::plan::{Move, PLAN_SCHEMA, Place, PlaceKind};
     use crate::record::Entry;
@@ -363,7 +363,7 @@ mod tests {
                     kind: PlaceKind::Copy,
                     source: PathBuf::from("/store/x"),
                     state: state.clone(),
-                    from: Origin::Release("bin/cudnn64_9.dll".into()),
+                    from: PlacedFrom::Release("bin/cudnn64_9.dll".into()),
                     mtime_ns: None,
                     check_hash: false,
                 },
@@ -373,7 +373,7 @@ mod tests {
                     kind: PlaceKind::Copy,
                     source: PathBuf::from("/store/y"),
                     state,
-                    from: Origin::Release("include/cudnn.h".into()),
+                    from: PlacedFrom::Release("include/cudnn.h".into()),
                     mtime_ns: None,
                     check_hash: false,
                 },

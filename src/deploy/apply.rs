@@ -629,7 +629,7 @@ mod tests {
     #[cfg(unix)]
     use crate::deploy::plan::Place;
     use crate::deploy::plan::{Move, PLAN_SCHEMA};
-    use crate::deploy::{Mode, Origin, PlacedFile};
+    use crate::deploy::{Mode, PlacedFile, PlacedFrom};
     use crate::toolkit::Layout;
 
     /// Found by scripts/stress.sh: a kill during the undo itself, after it
@@ -685,7 +685,7 @@ mod tests {
                     kind: PlaceKind::Link,
                     source: PathBuf::from("libcudnn.so.9"),
                     state: link("libcudnn.so.9"),
-                    from: Origin::Release("lib/libcudnn.so".into()),
+                    from: PlacedFrom::Release("lib/libcudnn.so".into()),
                     mtime_ns: None,
                     check_hash: false,
                 },
@@ -695,7 +695,7 @@ mod tests {
                     kind: PlaceKind::Copy,
                     source: d.path().join("store/notes.h"),
                     state: Entry::file(4, hash::sha256_bytes(b"rels")),
-                    from: Origin::Release("include/notes.h".into()),
+                    from: PlacedFrom::Release("include/notes.h".into()),
                     mtime_ns: None,
                     check_hash: true,
                 },
@@ -750,7 +750,7 @@ mod tests {
             source: None,
             files: vec![PlacedFile {
                 path: dest.clone(),
-                from: Origin::Release("lib/libcudnn.so.9".into()),
+                from: PlacedFrom::Release("lib/libcudnn.so.9".into()),
                 entry: Entry::file(13, hash::sha256_bytes(b"library bytes")),
                 mtime_ns: Some(1_700_000_000_000_000_000),
             }],

@@ -144,7 +144,7 @@ impl BackupRecord {
     }
 
     /// Whether `f` is a file the recorded deployment placed from its
-    /// release — a copy or hard link (`Origin::Release`, not a file a
+    /// release — a copy or hard link (`PlacedFrom::Release`, not a file a
     /// rollback restored) still holding the bytes recorded — of a release
     /// that is no longer installed. Its receipt is gone, so its hashes
     /// are not among the installed releases' bytes; the deployment record
@@ -163,7 +163,7 @@ impl BackupRecord {
             return false;
         };
         d.files.iter().any(|p| {
-            matches!(p.from, super::Origin::Release(_))
+            matches!(p.from, super::PlacedFrom::Release(_))
                 && super::plan::rel_path(&d.toolkit, &p.path) == f.path
                 && !p.entry.is_link()
                 && p.entry.content() == Some(content)
@@ -1002,10 +1002,10 @@ mod tests {
     /// (its receipt decides) do not.
     #[test]
     fn files_a_deployment_of_an_uninstalled_release_placed_are_not_the_users() {
-        use crate::deploy::{Deployment, Mode, Origin, PlacedFile};
+        use crate::deploy::{Deployment, Mode, PlacedFile, PlacedFrom};
         let sha = crate::hash::sha256_bytes;
         let release: ReleaseId = "9.12.0.46_cuda12".parse().unwrap();
-        let placed = |rel: &str, from: Origin, bytes: &[u8]| PlacedFile {
+        let placed = |rel: &str, from: PlacedFrom, bytes: &[u8]| PlacedFile {
             path: Path::new("/tk").join(rel),
             from,
             entry: Entry::file(bytes.len() as u64, sha(bytes)),
@@ -1022,12 +1022,12 @@ mod tests {
             files: vec![
                 placed(
                     "lib64/libcudnn.so.9",
-                    Origin::Release("lib/libcudnn.so.9".into()),
+                    PlacedFrom::Release("lib/libcudnn.so.9".into()),
                     b"lib",
                 ),
                 placed(
                     "include/cudnn.h",
-                    Origin::Backup {
+                    PlacedFrom::Backup {
                         id: 1,
                         path: "include/cudnn.h".into(),
                     },
@@ -1035,7 +1035,7 @@ mod tests {
                 ),
                 placed(
                     "include/cudnn_version.h",
-                    Origin::Release("include/cudnn_version.h".into()),
+                    PlacedFrom::Release("include/cudnn_version.h".into()),
                     b"v",
                 ),
             ],

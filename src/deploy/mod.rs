@@ -141,7 +141,7 @@ impl ModeRequest {
 /// Written as the text cudnnm has always written (`lib/libcudnn.so.9`, or
 /// `backup 3: include/cudnn.h`), so older homes and older releases agree.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Origin {
+pub enum PlacedFrom {
     /// The store file, by its receipt path (`lib/libcudnn.so.9`).
     Release(String),
     /// The file `path` (toolkit-relative) of backup `id`.
@@ -153,56 +153,56 @@ pub enum Origin {
     },
 }
 
-impl Origin {
+impl PlacedFrom {
     /// The receipt path of the release's own file; `None` for a backup's file.
     pub fn release_path(&self) -> Option<&str> {
         match self {
-            Origin::Release(p) => Some(p),
-            Origin::Backup { .. } => None,
+            PlacedFrom::Release(p) => Some(p),
+            PlacedFrom::Backup { .. } => None,
         }
     }
 
     /// The backup a rollback restored the file from, if it did.
     pub fn backup_id(&self) -> Option<u64> {
         match self {
-            Origin::Backup { id, .. } => Some(*id),
-            Origin::Release(_) => None,
+            PlacedFrom::Backup { id, .. } => Some(*id),
+            PlacedFrom::Release(_) => None,
         }
     }
 }
 
-impl fmt::Display for Origin {
+impl fmt::Display for PlacedFrom {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Origin::Release(p) => f.write_str(p),
-            Origin::Backup { id, path } => write!(f, "backup {id}: {path}"),
+            PlacedFrom::Release(p) => f.write_str(p),
+            PlacedFrom::Backup { id, path } => write!(f, "backup {id}: {path}"),
         }
     }
 }
 
-impl From<&str> for Origin {
+impl From<&str> for PlacedFrom {
     /// Reads the text form; anything but `backup <id>: <path>` is a release path.
-    fn from(s: &str) -> Origin {
+    fn from(s: &str) -> PlacedFrom {
         let backup = s.strip_prefix("backup ").and_then(|r| {
             let (id, path) = r.split_once(": ")?;
-            Some(Origin::Backup {
+            Some(PlacedFrom::Backup {
                 id: id.parse().ok()?,
                 path: path.to_string(),
             })
         });
-        backup.unwrap_or_else(|| Origin::Release(s.to_string()))
+        backup.unwrap_or_else(|| PlacedFrom::Release(s.to_string()))
     }
 }
 
-impl Serialize for Origin {
+impl Serialize for PlacedFrom {
     fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
         s.collect_str(self)
     }
 }
 
-impl<'de> Deserialize<'de> for Origin {
+impl<'de> Deserialize<'de> for PlacedFrom {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        Ok(Origin::from(String::deserialize(d)?.as_str()))
+        Ok(PlacedFrom::from(String::deserialize(d)?.as_str()))
     }
 }
 
@@ -212,7 +212,7 @@ pub struct PlacedFile {
     /// Absolute path in the toolkit.
     pub path: PathBuf,
     /// Where it came from.
-    pub from: Origin,
+    pub from: PlacedFrom,
     /// What was placed: a copy or hard link by content; a link by target,
     /// with the content of the store file it leads to (a symlink
     /// deployment's), or without (the release's own chain link).
@@ -368,13 +368,13 @@ mod tests {
             files: vec![
                 PlacedFile {
                     path: PathBuf::from("/tk/a b/lib64/libcudnn.so"),
-                    from: Origin::Release("lib/libcudnn.so".into()),
+                    from: PlacedFrom::Release("lib/libcudnn.so".into()),
                     entry: Entry::link("libcudnn.so.9"),
                     mtime_ns: None,
                 },
                 PlacedFile {
                     path: PathBuf::from("/tk/a b/include/cudnn.h"),
-                    from: Origin::Backup {
+                    from: PlacedFrom::Backup {
                         id: 3,
                         path: "include/cudnn.h".into(),
                     },
@@ -409,22 +409,22 @@ mod tests {
     #[test]
     fn origins_read_the_text_cudnnm_always_wrote() {
         assert_eq!(
-            Origin::from("backup 12: lib64/x"),
-            Origin::Backup {
+            PlacedFrom::from("backup 12: lib64/x"),
+            PlacedFrom::Backup {
                 id: 12,
                 path: "lib64/x".into()
             }
         );
         assert_eq!(
-            Origin::from("include/cudnn.h"),
-            Origin::Release("include/cudnn.h".into())
+            PlacedFrom::from("include/cudnn.h"),
+            PlacedFrom::Release("include/cudnn.h".into())
         );
         assert_eq!(
-            Origin::from("backup x: y"),
-            Origin::Release("backup x: y".into())
+            PlacedFrom::from("backup x: y"),
+            PlacedFrom::Release("backup x: y".into())
         );
         for text in ["backup 3: include/cudnn.h", "lib/libcudnn.so.9"] {
-            assert_eq!(Origin::from(text).to_string(), text);
+            assert_eq!(PlacedFrom::from(text).to_string(), text);
         }
     }
 }

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use super::plan::scan_toolkit_names;
-use super::{Deployment, Mode, Origin, PlacedFile};
+use super::{Deployment, Mode, PlacedFile, PlacedFrom};
 use crate::platform;
 use crate::record::{Content, Entry};
 use crate::store::{Receipt, Store};
@@ -71,15 +71,15 @@ impl Drift {
 }
 
 /// Whether a recorded file is not the release's own copy: a rollback
-/// restored it from a backup ([`Origin::Backup`]), or — in a record written
+/// restored it from a backup ([`PlacedFrom::Backup`]), or — in a record written
 /// before cudnnm recorded that — its recorded content is not the receipt's.
 /// `None` for the release's copy.
 pub fn restored_from_backup(p: &PlacedFile, receipt: Option<&Receipt>) -> Option<String> {
     let from = match &p.from {
-        Origin::Backup { id, .. } => {
+        PlacedFrom::Backup { id, .. } => {
             return Some(format!("restored by rollback from backup {id}"));
         }
-        Origin::Release(from) => from,
+        PlacedFrom::Release(from) => from,
     };
     let rec = receipt?.files.iter().find(|r| &r.path == from);
     match rec {
@@ -223,7 +223,7 @@ mod tests {
     fn placed(from: &str, bytes: &[u8]) -> PlacedFile {
         PlacedFile {
             path: PathBuf::from("/tk/include/cudnn.h"),
-            from: Origin::from(from),
+            from: PlacedFrom::from(from),
             entry: Entry::file(bytes.len() as u64, sha256_bytes(bytes)),
             mtime_ns: None,
         }
@@ -263,7 +263,7 @@ mod tests {
             d.summary(),
             "files match the record; 1 file is not the release's copy (restored by rollback)"
         );
-        assert_eq!(Origin::from("backup 12: lib64/x").backup_id(), Some(12));
-        assert_eq!(Origin::from("include/cudnn.h").backup_id(), None);
+        assert_eq!(PlacedFrom::from("backup 12: lib64/x").backup_id(), Some(12));
+        assert_eq!(PlacedFrom::from("include/cudnn.h").backup_id(), None);
     }
 }

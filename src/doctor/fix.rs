@@ -34,13 +34,13 @@ pub struct FixRecord {
     pub created: String,
     /// What was changed, in order.
     #[serde(rename = "change", default)]
-    pub changes: Vec<Change>,
+    pub changes: Vec<FixAction>,
 }
 
 /// One change made by `--fix`.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(tag = "action", rename_all = "kebab-case")]
-pub enum Change {
+pub enum FixAction {
     /// `path` (a regular file) was moved to `backup` and replaced by a link to `target`.
     RelinkSoname {
         /// The file that became a link.
@@ -266,7 +266,7 @@ pub fn apply(
 }
 
 /// Replaces the regular file `dir/link` by a link to `target` when both hold the same bytes.
-fn relink(fix_dir: &Path, dir: &Path, link: &str, target: &str) -> Result<Change> {
+fn relink(fix_dir: &Path, dir: &Path, link: &str, target: &str) -> Result<FixAction> {
     let lp = dir.join(link);
     let tp = dir.join(target);
     let lm = std::fs::symlink_metadata(&lp).with_path("inspect", &lp)?;
@@ -303,7 +303,7 @@ fn relink(fix_dir: &Path, dir: &Path, link: &str, target: &str) -> Result<Change
         let _ = fsops::move_file(&backup, &lp, Some(&a));
         return Err(e);
     }
-    Ok(Change::RelinkSoname {
+    Ok(FixAction::RelinkSoname {
         path: lp,
         backup,
         target: target.to_string(),
@@ -315,7 +315,7 @@ fn relink(fix_dir: &Path, dir: &Path, link: &str, target: &str) -> Result<Change
 /// premises again first: both are plain names in `dir`, nothing exists at
 /// `link` (not even a dangling link: the link is created, never replaced),
 /// `target` is a regular file, and this user may write in `dir`.
-fn make_link(dir: &Path, link: &str, target: &str) -> Result<Change> {
+fn make_link(dir: &Path, link: &str, target: &str) -> Result<FixAction> {
     if [link, target].iter().any(|n| n.contains(['/', '\\'])) {
         return Err(Error::new(
             Kind::Usage,
@@ -353,14 +353,14 @@ fn make_link(dir: &Path, link: &str, target: &str) -> Result<Change> {
     }
     // Fails rather than replaces if something appeared at `link` meanwhile.
     fsops::symlink(Path::new(target), &lp)?;
-    Ok(Change::MakeSonameLink {
+    Ok(FixAction::MakeSonameLink {
         path: lp,
         target: target.to_string(),
     })
 }
 
 /// Puts `dir` first on the user `Path` in the registry, keeping its type.
-fn add_to_user_path(dir: &str) -> Result<Option<Change>> {
+fn add_to_user_path(dir: &str) -> Result<Option<FixAction>> {
     let old = crate::platform::user_path_value()
         .map_err(|e| Error::msg("could not read the user PATH").cause(e))?;
     let (value, expand) = match &old {
@@ -378,7 +378,7 @@ fn add_to_user_path(dir: &str) -> Result<Option<Change>> {
     };
     crate::platform::set_user_path_value(Some(&new), expand)
         .map_err(|e| Error::msg("could not write the user PATH").cause(e))?;
-    Ok(Some(Change::UserPath {
+    Ok(Some(FixAction::UserPath {
         old: old.map(|(v, _)| v),
         old_expand: expand,
         added: dir.to_string(),
@@ -425,7 +425,7 @@ pub fn undo(home: &Home, id: &str) -> Result<Vec<String>> {
     let mut done = Vec::new();
     for c in record.changes.iter().rev() {
         match c {
-            Change::RelinkSoname {
+            FixAction::RelinkSoname {
                 path,
                 backup,
                 target,
@@ -449,7 +449,7 @@ pub fn undo(home: &Home, id: &str) -> Result<Vec<String>> {
                     path.display()
                 ));
             }
-            Change::MakeSonameLink { path, target } => {
+            FixAction::MakeSonameLink { path, target } => {
                 // Only the link doctor made: anything else there now is not its to remove.
                 let ours = std::fs::symlink_metadata(path)
                     .is_ok_and(|m| m.file_type().is_symlink())
@@ -474,7 +474,7 @@ pub fn undo(home: &Home, id: &str) -> Result<Vec<String>> {
                     path.display()
                 ));
             }
-            Change::UserPath {
+            FixAction::UserPath {
                 old,
                 old_expand,
                 added,

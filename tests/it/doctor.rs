@@ -661,7 +661,7 @@ fn a_symlink_deployment_turned_into_a_plain_copy_is_drift() {
     // The release as `cudnnm install` imported it, placed by symlinks into the
     // store and recorded the way `cudnnm use --mode symlink` records it; then
     // libcudnn.so.9 is copied over with plain `cp`.
-    use cudnnm::deploy::{Deployment, Deployments, Mode, Origin, PlacedFile};
+    use cudnnm::deploy::{Deployment, Deployments, Mode, PlacedFile, PlacedFrom};
     let mut sb = Sandbox::new();
     let whl = real_wheel("nvidia_cudnn_jit_cu12-9.27.0.42");
     sb.run([OsString::from("install"), whl.into_os_string()])
@@ -679,7 +679,7 @@ fn a_symlink_deployment_turned_into_a_plain_copy_is_drift() {
             std::os::unix::fs::symlink(&target, &dest).unwrap();
             files.push(PlacedFile {
                 path: dest,
-                from: Origin::Release(format!("{from}/{}", e.file_name().to_string_lossy())),
+                from: PlacedFrom::Release(format!("{from}/{}", e.file_name().to_string_lossy())),
                 entry: cudnnm::record::Entry::link(target.to_string_lossy()),
                 mtime_ns: None,
             });

@@ -21,7 +21,7 @@ use common::Sandbox;
 #[cfg(unix)]
 use {
     common::Run,
-    cudnnm::deploy::{Deployment, Deployments, Mode, Origin, PlacedFile},
+    cudnnm::deploy::{Deployment, Deployments, Mode, PlacedFile, PlacedFrom},
     cudnnm::hash::sha256_file,
     cudnnm::record::Entry,
     cudnnm::shape::Shape,
@@ -108,7 +108,7 @@ fn world(mode: Mode) -> World {
         };
         placed.push(PlacedFile {
             path: dest,
-            from: Origin::Release(f.path.clone()),
+            from: PlacedFrom::Release(f.path.clone()),
             entry,
             mtime_ns: None,
         });

@@ -23,7 +23,7 @@ use std::fs::{self, File};
 use std::io::{self, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 
-use super::entry::{self, Entry, EntryKind, Unsafe};
+use super::entry::{self, Member, MemberKind, Unsafe};
 use super::layout::{Item, ItemKind, Plan};
 use crate::error::{Error, IoResultExt, Kind, Result};
 use crate::fsops;
@@ -177,7 +177,7 @@ fn unsafe_entry(path: &Path, name: &str, why: Unsafe) -> Error {
 /// A zip source: its entries (with their zip indices).
 pub struct ZipSource {
     path: PathBuf,
-    entries: Vec<Entry>,
+    entries: Vec<Member>,
     index: HashMap<String, usize>,
     /// CRC-32 of each entry, as the central directory records it.
     crc32: HashMap<String, u32>,
@@ -252,14 +252,14 @@ impl ZipSource {
             let norm = entry::normalize(&raw).map_err(|why| unsafe_entry(path, &raw, why))?;
             let crc = f.crc32();
             let kind = if f.is_dir() {
-                EntryKind::Dir
+                MemberKind::Dir
             } else if f.is_symlink() {
                 let mut t = String::new();
                 f.by_ref()
                     .take(4096)
                     .read_to_string(&mut t)
                     .map_err(|e| bad(path, format!("link '{raw}' is unreadable: {e}")))?;
-                EntryKind::Symlink(t)
+                MemberKind::Symlink(t)
             } else {
                 let size = f.size();
                 if size > MAX_ENTRY_BYTES
@@ -275,9 +275,9 @@ impl ZipSource {
                 // entries is refused before any is written.
                 declared = declared.saturating_add(size);
                 check_expansion(path, declared, archive_bytes)?;
-                EntryKind::File { size }
+                MemberKind::File { size }
             };
-            let e = Entry { path: norm, kind };
+            let e = Member { path: norm, kind };
             tree.add(&e)
                 .map_err(|why| clashing_entry(path, &raw, why))?;
             index.insert(e.path.clone(), i);
@@ -298,7 +298,7 @@ impl ZipSource {
     }
 
     /// The entries, in archive order.
-    pub fn entries(&self) -> &[Entry] {
+    pub fn entries(&self) -> &[Member] {
         &self.entries
     }
 
@@ -640,7 +640,7 @@ fn place_links(plan: &Plan, dest: &Path) -> Result<Vec<FileRecord>> {
 ///
 /// # Errors
 /// Unreadable folders; device files, sockets and pipes.
-pub fn list_dir(root: &Path) -> Result<Vec<Entry>> {
+pub fn list_dir(root: &Path) -> Result<Vec<Member>> {
     let mut out = Vec::new();
     for e in walkdir::WalkDir::new(root)
         .follow_links(false)
@@ -664,7 +664,7 @@ pub fn list_dir(root: &Path) -> Result<Vec<Entry>> {
             .replace('\\', "/");
         let ft = e.file_type();
         let kind = if ft.is_dir() {
-            EntryKind::Dir
+            MemberKind::Dir
         } else if ft.is_symlink() {
             let t = fs::read_link(e.path()).with_path("read the link", e.path())?;
             let t = match t.strip_prefix(root) {
@@ -674,9 +674,9 @@ pub fn list_dir(root: &Path) -> Result<Vec<Entry>> {
                 ),
                 _ => t.to_string_lossy().into_owned(),
             };
-            EntryKind::Symlink(t)
+            MemberKind::Symlink(t)
         } else if ft.is_file() {
-            EntryKind::File {
+            MemberKind::File {
                 size: e.metadata().map(|m| m.len()).unwrap_or(0),
             }
         } else {
@@ -686,7 +686,7 @@ pub fn list_dir(root: &Path) -> Result<Vec<Entry>> {
             )
             .hint("import a folder that holds only the cuDNN files"));
         };
-        out.push(Entry { path: name, kind });
+        out.push(Member { path: name, kind });
     }
     Ok(out)
 }

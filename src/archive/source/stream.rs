@@ -207,7 +207,7 @@ pub fn agree(zip: &ZipSource, streamed: &ZipStreamed, path: &Path) -> Result<()>
         )
     };
     let cd = zip.entries();
-    let local: HashMap<&str, &super::zipstream::Member> = streamed
+    let local: HashMap<&str, &super::zipstream::LocalHeader> = streamed
         .members
         .iter()
         .map(|m| (m.path.as_str(), m))
@@ -220,10 +220,10 @@ pub fn agree(zip: &ZipSource, streamed: &ZipStreamed, path: &Path) -> Result<()>
             )));
         };
         let (dir, size) = match &e.kind {
-            EntryKind::Dir => (true, 0),
-            EntryKind::File { size } => (false, *size),
-            EntryKind::Symlink(t) => (false, t.len() as u64),
-            EntryKind::Hardlink(_) => (false, 0),
+            MemberKind::Dir => (true, 0),
+            MemberKind::File { size } => (false, *size),
+            MemberKind::Symlink(t) => (false, t.len() as u64),
+            MemberKind::Hardlink(_) => (false, 0),
         };
         let crc = zip.crc32(&e.path).unwrap_or(0);
         if m.dir != dir || (!dir && (m.size != size || m.crc32 != crc)) {
@@ -259,7 +259,7 @@ fn describe(dir: bool, size: u64, crc: u32) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::zipstream::Member;
+    use super::super::zipstream::LocalHeader;
     use super::*;
     use std::io::Write;
 
@@ -280,13 +280,13 @@ mod tests {
         z.write_all(b"library").unwrap();
         z.finish().unwrap();
         let zip = ZipSource::open(&path).unwrap();
-        let member = |p: &str, dir, size, crc32| Member {
+        let member = |p: &str, dir, size, crc32| LocalHeader {
             path: p.into(),
             dir,
             size,
             crc32,
         };
-        let streamed = |members: Vec<Member>| ZipStreamed {
+        let streamed = |members: Vec<LocalHeader>| ZipStreamed {
             members,
             ..Default::default()
         };

@@ -76,12 +76,12 @@ pub fn read_tar_from(
         let ty = item.header().entry_type();
         if !matches!(ty, tar::EntryType::XGlobalHeader | tar::EntryType::XHeader) {
             // Checked before anything of it is written.
-            let probe = Entry {
+            let probe = Member {
                 path: name.clone(),
                 kind: if ty == tar::EntryType::Directory {
-                    EntryKind::Dir
+                    MemberKind::Dir
                 } else {
-                    EntryKind::File { size: 0 }
+                    MemberKind::File { size: 0 }
                 },
             };
             tree.add(&probe)
@@ -111,18 +111,18 @@ pub fn read_tar_from(
                     )));
                 }
                 hashes.insert(name.clone(), (n, sha));
-                EntryKind::File { size }
+                MemberKind::File { size }
             }
-            tar::EntryType::Directory => EntryKind::Dir,
+            tar::EntryType::Directory => MemberKind::Dir,
             tar::EntryType::Symlink | tar::EntryType::Link => {
                 let t = item
                     .link_name_bytes()
                     .map(|b| String::from_utf8_lossy(&b).into_owned())
                     .ok_or_else(|| corrupt(&format!("link '{raw_name}' has no target")))?;
                 if ty == tar::EntryType::Symlink {
-                    EntryKind::Symlink(t)
+                    MemberKind::Symlink(t)
                 } else {
-                    EntryKind::Hardlink(t)
+                    MemberKind::Hardlink(t)
                 }
             }
             tar::EntryType::XGlobalHeader | tar::EntryType::XHeader => continue,
@@ -131,7 +131,7 @@ pub fn read_tar_from(
                     .hint("cuDNN archives hold only files, folders and links; this one is malformed or hostile"));
             }
         };
-        entries.push(Entry { path: name, kind });
+        entries.push(Member { path: name, kind });
     }
     drop(archive);
     // Read whatever follows the tar end marker so the digest covers the whole file.
@@ -149,7 +149,7 @@ pub fn read_tar_from(
 #[derive(Debug)]
 pub struct TarResult {
     /// The entries, in archive order.
-    pub entries: Vec<Entry>,
+    pub entries: Vec<Member>,
     /// Size and SHA-256 of each regular file written, by entry path.
     pub hashes: HashMap<String, (u64, Sha256Hex)>,
     /// Archive size in bytes.

@@ -18,7 +18,7 @@ use super::*;
 
 /// One member as its local file header describes it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Member {
+pub struct LocalHeader {
     /// Normalized path ([`entry::normalize`]).
     pub path: String,
     /// A folder (its name ends in `/`).
@@ -33,7 +33,7 @@ pub struct Member {
 #[derive(Debug, Default)]
 pub struct ZipStreamed {
     /// The members, in archive order.
-    pub members: Vec<Member>,
+    pub members: Vec<LocalHeader>,
     /// Size and SHA-256 of each file member written, by path.
     pub hashes: HashMap<String, (u64, Sha256Hex)>,
 }
@@ -81,17 +81,17 @@ pub fn stream_zip(
         } else {
             (f.size(), f.compressed_size())
         };
-        let e = Entry {
+        let e = Member {
             path: name.clone(),
             kind: if dir {
-                EntryKind::Dir
+                MemberKind::Dir
             } else {
-                EntryKind::File { size }
+                MemberKind::File { size }
             },
         };
         tree.add(&e)
             .map_err(|why| Halt::Refused(clashing_entry(path, &raw_name, why)))?;
-        out.members.push(Member {
+        out.members.push(LocalHeader {
             path: name.clone(),
             dir,
             size,
@@ -201,19 +201,19 @@ mod tests {
             assert_eq!(
                 got.members,
                 vec![
-                    Member {
+                    LocalHeader {
                         path: "a".into(),
                         dir: true,
                         size: 0,
                         crc32: 0
                     },
-                    Member {
+                    LocalHeader {
                         path: "a/lib.so.9".into(),
                         dir: false,
                         size: 100_000,
                         crc32: crc(&body),
                     },
-                    Member {
+                    LocalHeader {
                         path: "a/h.h".into(),
                         dir: false,
                         size: 12,

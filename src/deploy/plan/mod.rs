@@ -19,7 +19,7 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 
 use super::backup::BackupRecord;
-use super::{Deployment, Mode, Origin, PlacedFile, mtime_ns};
+use super::{Deployment, Mode, PlacedFile, PlacedFrom, mtime_ns};
 use crate::error::{Error, Kind, Result};
 use crate::record::Entry;
 use crate::toolkit::Layout;
@@ -91,7 +91,7 @@ pub struct Place {
     pub state: Entry,
     /// Where it came from, for the deployment record: the release's file
     /// (`lib/libcudnn.so.9`), or a backup's.
-    pub from: Origin,
+    pub from: PlacedFrom,
     /// For copies: the modification time given to the copy (its source's,
     /// as `cp -p` does), so the record can hold it before the copy exists.
     #[serde(skip_serializing_if = "Option::is_none", default)]

@@ -12,7 +12,7 @@ use super::{
     rel_path, source_mtime,
 };
 use super::{check_toolkit_dirs, record_describes, scan_toolkit};
-use crate::deploy::{Deployment, Mode, Origin};
+use crate::deploy::{Deployment, Mode, PlacedFrom};
 use crate::error::{Error, Kind, Result};
 use crate::home::Home;
 use crate::record::Entry;
@@ -220,7 +220,7 @@ pub fn plan_use(
                 kind,
                 source,
                 state,
-                from: Origin::Release(t.from),
+                from: PlacedFrom::Release(t.from),
                 mtime_ns: mtime,
                 check_hash: false,
             })

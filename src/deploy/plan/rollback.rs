@@ -11,7 +11,7 @@ use super::{
 };
 use crate::command::CommandLine;
 use crate::deploy::backup::BackupRecord;
-use crate::deploy::{Deployment, Mode, Origin, PlacedFile};
+use crate::deploy::{Deployment, Mode, PlacedFile, PlacedFrom};
 use crate::error::{Error, Kind, Result};
 use crate::home::Home;
 use crate::platform;
@@ -75,7 +75,7 @@ pub fn plan_rollback(
         let from = pf
             .filter(placed_as_is)
             .map(|p| p.from.clone())
-            .unwrap_or_else(|| Origin::Backup {
+            .unwrap_or_else(|| PlacedFrom::Backup {
                 id: source.id,
                 path: f.path.clone(),
             });

@@ -259,11 +259,11 @@ impl Kit {
         let name = spath::file_name(path, w).to_string();
         self.name_in(&dir, &name);
         let origin = if self.s.toolkit_of(path).is_some() {
-            Origin::Toolkit
+            InstallKind::Toolkit
         } else if path.contains("site-packages") {
-            Origin::PipWheel
+            InstallKind::PipWheel
         } else {
-            Origin::Other
+            InstallKind::Other
         };
         self.s.files.retain(|f| !spath::same(&f.path, path, w));
         self.s.files.push(CudnnFile {

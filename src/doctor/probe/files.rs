@@ -11,7 +11,7 @@ use super::s;
 use crate::archive::header;
 use crate::doctor::binfmt;
 use crate::doctor::snapshot::{
-    CudnnFile, DirListing, LdCacheEntry, Origin, Snapshot, ToolkitInfo, install_root,
+    CudnnFile, DirListing, InstallKind, LdCacheEntry, Snapshot, ToolkitInfo, install_root,
 };
 use crate::env::Env;
 use crate::home::Home;
@@ -33,7 +33,7 @@ const WANTED: [&str; 9] = [
 /// Fills [`Snapshot::files`]: every cuDNN file in the folders `scan` listed.
 pub(crate) fn probe(snap: &mut Snapshot, env: &Env, home: &Home, scan: &Scanner) {
     let windows = env.is_windows();
-    let ctx = Origins::new(env, home, &snap.toolkits);
+    let ctx = InstallKinds::new(env, home, &snap.toolkits);
     let mut bin_cache: HashMap<String, binfmt::BinInfo> = HashMap::new();
     // Linux lists its mounts here; elsewhere there is no such file and no noexec.
     let mounts = fs::read_to_string("/proc/self/mountinfo")
@@ -206,15 +206,15 @@ pub(crate) fn listings(snap: &mut Snapshot, scan: &Scanner, cache: Vec<LdCacheEn
         .collect();
 }
 
-/// What decides a file's origin.
-struct Origins {
+/// What decides the kind of installation a file belongs to.
+struct InstallKinds {
     toolkits: Vec<String>,
     home: PathBuf,
     system: Vec<PathBuf>,
 }
 
-impl Origins {
-    fn new(env: &Env, home: &Home, toolkits: &[ToolkitInfo]) -> Origins {
+impl InstallKinds {
+    fn new(env: &Env, home: &Home, toolkits: &[ToolkitInfo]) -> InstallKinds {
         let mut system: Vec<PathBuf> = Vec::new();
         if env.is_windows() {
             system.push(PathBuf::from(
@@ -226,25 +226,25 @@ impl Origins {
                 system.push(PathBuf::from(d));
             }
         }
-        Origins {
+        InstallKinds {
             toolkits: toolkits.iter().map(|t| t.root.clone()).collect(),
             home: home.root().to_path_buf(),
             system,
         }
     }
 
-    fn of(&self, path: &Path) -> (Origin, Option<String>) {
+    fn of(&self, path: &Path) -> (InstallKind, Option<String>) {
         if let Some(t) = self
             .toolkits
             .iter()
             .filter(|t| path.starts_with(t))
             .max_by_key(|t| t.len())
         {
-            return (Origin::Toolkit, Some(t.clone()));
+            return (InstallKind::Toolkit, Some(t.clone()));
         }
         if path.starts_with(self.home.join("store")) || path.starts_with(self.home.join("current"))
         {
-            return (Origin::CudnnmStore, None);
+            return (InstallKind::CudnnmStore, None);
         }
         let comps: Vec<String> = path
             .components()
@@ -255,28 +255,28 @@ impl Origins {
             .position(|c| c == "site-packages" || c == "dist-packages")
         {
             let pkg = comps[i + 1..comps.len().saturating_sub(1)].join("/");
-            return (Origin::PipWheel, Some(pkg));
+            return (InstallKind::PipWheel, Some(pkg));
         }
         for anc in path.ancestors().skip(1).take(5) {
             if anc.join("conda-meta").is_dir() {
-                return (Origin::Conda, Some(s(anc)));
+                return (InstallKind::Conda, Some(s(anc)));
             }
         }
         let lower = s(path).to_ascii_lowercase().replace('\\', "/");
         if lower.contains("/nvidia/cudnn/v") {
-            return (Origin::NvidiaInstaller, None);
+            return (InstallKind::NvidiaInstaller, None);
         }
         if self.system.iter().any(|d| path.starts_with(d)) {
-            return (Origin::System, None);
+            return (InstallKind::System, None);
         }
-        (Origin::Other, None)
+        (InstallKind::Other, None)
     }
 }
 
 /// One cuDNN file: links, size, header version, binary details.
 fn read_file(
     path: &Path,
-    o: &Origins,
+    o: &InstallKinds,
     bins: &mut HashMap<String, binfmt::BinInfo>,
     windows: bool,
 ) -> Option<CudnnFile> {
@@ -365,36 +365,39 @@ mod tests {
             ..Default::default()
         }];
         let env = Env::from_vars(Vec::<(String, String)>::new(), "/", false);
-        let o = Origins::new(&env, &home, &toolkits);
+        let o = InstallKinds::new(&env, &home, &toolkits);
         let of = |p: &Path| o.of(p);
         assert_eq!(
             of(&tk.join("lib64/libcudnn.so.9")),
-            (Origin::Toolkit, Some(s(&tk)))
+            (InstallKind::Toolkit, Some(s(&tk)))
         );
         assert_eq!(
             of(&d.path().join("home/store/cuda-12/9.1.0/lib/libcudnn.so.9")).0,
-            Origin::CudnnmStore
+            InstallKind::CudnnmStore
         );
         assert_eq!(
             of(&d
                 .path()
                 .join("venv/lib/python3.12/site-packages/nvidia/cudnn/lib/libcudnn.so.9")),
-            (Origin::PipWheel, Some("nvidia/cudnn/lib".into()))
+            (InstallKind::PipWheel, Some("nvidia/cudnn/lib".into()))
         );
         let conda = d.path().join("conda");
         fs::create_dir_all(conda.join("conda-meta")).unwrap();
         assert_eq!(
             of(&conda.join("lib/libcudnn.so.9")),
-            (Origin::Conda, Some(s(&conda)))
+            (InstallKind::Conda, Some(s(&conda)))
         );
         assert_eq!(
             of(Path::new("/x/NVIDIA/CUDNN/v9.7/bin/12.8/cudnn64_9.dll")).0,
-            Origin::NvidiaInstaller
+            InstallKind::NvidiaInstaller
         );
         assert_eq!(
             of(Path::new("/usr/lib/x86_64-linux-gnu/libcudnn.so.8")).0,
-            Origin::System
+            InstallKind::System
         );
-        assert_eq!(of(&d.path().join("unzipped/bin/x.dll")).0, Origin::Other);
+        assert_eq!(
+            of(&d.path().join("unzipped/bin/x.dll")).0,
+            InstallKind::Other
+        );
     }
 }

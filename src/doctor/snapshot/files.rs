@@ -7,10 +7,10 @@ use crate::doctor::spath;
 use crate::names::FileKind;
 use crate::version::Version;
 
-/// Where a cuDNN copy came from.
+/// The kind of installation a cuDNN copy belongs to (who put it there).
 #[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq, PartialOrd, Ord)]
 #[serde(rename_all = "kebab-case")]
-pub enum Origin {
+pub enum InstallKind {
     /// Inside a CUDA toolkit.
     Toolkit,
     /// cudnnm's own store.
@@ -28,17 +28,17 @@ pub enum Origin {
     Other,
 }
 
-impl Origin {
+impl InstallKind {
     /// How the origin reads in messages.
     pub fn label(self) -> &'static str {
         match self {
-            Origin::Toolkit => "CUDA toolkit",
-            Origin::CudnnmStore => "cudnnm store",
-            Origin::PipWheel => "pip wheel",
-            Origin::Conda => "conda package",
-            Origin::System => "system package",
-            Origin::NvidiaInstaller => "NVIDIA installer",
-            Origin::Other => "manual copy",
+            InstallKind::Toolkit => "CUDA toolkit",
+            InstallKind::CudnnmStore => "cudnnm store",
+            InstallKind::PipWheel => "pip wheel",
+            InstallKind::Conda => "conda package",
+            InstallKind::System => "system package",
+            InstallKind::NvidiaInstaller => "NVIDIA installer",
+            InstallKind::Other => "manual copy",
         }
     }
 }
@@ -53,7 +53,7 @@ pub struct CudnnFile {
     /// `/usr`, an archive folder (the parent of its `bin`/`include`/`lib*`).
     pub root: String,
     /// Where it came from.
-    pub origin: Origin,
+    pub origin: InstallKind,
     /// More about the origin: the toolkit, wheel or conda environment.
     pub origin_detail: Option<String>,
     /// The kind of file.

@@ -22,7 +22,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-pub use files::{CudnnFile, Origin, StoreCopy, install_root};
+pub use files::{CudnnFile, InstallKind, StoreCopy, install_root};
 pub use frameworks::Framework;
 pub use home::{
     ChangedRelease, DamagedRelease, DeploymentState, FileState, PlacedState, StorePartial,

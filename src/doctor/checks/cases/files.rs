@@ -336,7 +336,7 @@ fn a_missing_soname_link_is_fixed_only_where_it_is_safe() {
         vec![format!("ln -s libcudnn.so.9.1.0 {lib}/libcudnn.so.9")]
     );
 
-    for origin in [Origin::System, Origin::Conda] {
+    for origin in [InstallKind::System, InstallKind::Conda] {
         let mut k = Kit::healthy_linux();
         k.remove("/lib64/libcudnn.so.9");
         for f in &mut k.s.files {
@@ -344,7 +344,7 @@ fn a_missing_soname_link_is_fixed_only_where_it_is_safe() {
         }
         let f = k.expect(FindingId::SonameLinkMissing);
         assert_eq!(f.auto_fix, None, "{origin:?}: {f:?}");
-        if origin == Origin::System {
+        if origin == InstallKind::System {
             assert_eq!(f.commands, vec!["sudo ldconfig".to_string()]);
             assert!(f.held_back.is_some(), "{f:?}");
         }

@@ -180,7 +180,7 @@ fn conda_before_pip_named_with_origins_and_order_fixed() {
         f.path.starts_with(&format!("{conda}/lib/lib"))
             || f.path.starts_with(&format!("{conda}/include"))
     }) {
-        f.origin = Origin::Conda;
+        f.origin = InstallKind::Conda;
         f.origin_detail = Some(conda.into());
     }
     k.linux_set(

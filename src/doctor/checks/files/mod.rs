@@ -17,7 +17,7 @@ use super::Cx;
 use crate::command::CommandLine;
 use crate::doctor::FindingId;
 use crate::doctor::finding::{AutoFix, Finding, Severity};
-use crate::doctor::snapshot::{CudnnFile, Origin};
+use crate::doctor::snapshot::{CudnnFile, InstallKind};
 use crate::doctor::spath;
 use crate::names;
 use crate::quote::sh_quote;
@@ -414,7 +414,7 @@ fn missing_sonames(cx: &Cx, libs: &[(&CudnnFile, names::NameInfo)], out: &mut Ve
                 d.release, d.toolkit
             ))
             .command(redeploy_command(cx, &d.toolkit, &d.release))
-        } else if f.origin == Origin::System {
+        } else if f.origin == InstallKind::System {
             fd.fix(format!("This folder belongs to the system's packages: do not add files by hand; `ldconfig` makes the soname links of the trusted folders (or reinstall the package that owns {name})."))
                 .command("sudo ldconfig".to_string())
                 .held_back("the folder belongs to the system's packages, whose links `ldconfig` makes")
@@ -432,7 +432,7 @@ fn missing_sonames(cx: &Cx, libs: &[(&CudnnFile, names::NameInfo)], out: &mut Ve
                 });
             // Only folders nobody else manages: a package manager's (conda,
             // pip) or cudnnm's store is changed through its own tool.
-            let own_folder = matches!(f.origin, Origin::Toolkit | Origin::Other);
+            let own_folder = matches!(f.origin, InstallKind::Toolkit | InstallKind::Other);
             if locked {
                 fd.held_back(format!("'{dir}' is not writable by this user"))
             } else if own_folder && f.link_target.is_none() && !soname.contains('/') {

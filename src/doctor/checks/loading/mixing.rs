@@ -10,7 +10,7 @@ use crate::doctor::FindingId;
 use crate::doctor::checks::Cx;
 use crate::doctor::finding::{Finding, Severity};
 use crate::doctor::loader;
-use crate::doctor::snapshot::{CudnnFile, Origin};
+use crate::doctor::snapshot::{CudnnFile, InstallKind};
 use crate::doctor::spath;
 use crate::names;
 use crate::version::Version;
@@ -44,7 +44,7 @@ pub(super) fn mixing(cx: &Cx, out: &mut Vec<Finding>) {
         // Framework-owned copies loaded by absolute path (pip wheels) count too.
         for f in cx
             .shared()
-            .filter(|(f, n)| f.origin == Origin::PipWheel && n.is_main() && n.major == Some(m))
+            .filter(|(f, n)| f.origin == InstallKind::PipWheel && n.is_main() && n.major == Some(m))
             .map(|(f, _)| f)
         {
             if !roots.iter().any(|r| spath::same(r, &f.root, cx.w)) {

@@ -11,7 +11,7 @@ use crate::doctor::FindingId;
 use crate::doctor::checks::Cx;
 use crate::doctor::finding::{AutoFix, Finding, Severity, persist_user_path, prepend_loader_path};
 use crate::doctor::loader;
-use crate::doctor::snapshot::{CudnnFile, Origin};
+use crate::doctor::snapshot::{CudnnFile, InstallKind};
 use crate::doctor::spath;
 use crate::names;
 use crate::quote::{quote_arg, sh_quote};
@@ -316,7 +316,7 @@ pub(super) fn only_in_site_packages(cx: &Cx, out: &mut Vec<Finding>) {
     }
     let mut done = BTreeSet::new();
     for (f, n) in cx.shared().filter(|(f, n)| {
-        n.is_main() && !n.dev_link && matches!(f.origin, Origin::PipWheel | Origin::Conda)
+        n.is_main() && !n.dev_link && matches!(f.origin, InstallKind::PipWheel | InstallKind::Conda)
     }) {
         let dir = cx.dir(&f.path);
         if !done.insert(spath::key(&dir, cx.w)) {
