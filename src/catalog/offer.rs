@@ -174,6 +174,9 @@ pub struct GpuFit<'a> {
     pub gpu: &'a crate::gpu::Gpu,
     /// The lowest compute capability a build supports, where known.
     pub min_compute: &'a dyn Fn(&Version, &CudaVariant) -> Option<Version>,
+    /// Whether a GPU in use is newer than a build supports (the ceiling,
+    /// docs/releases.md#gpu-ceilings).
+    pub too_new: &'a dyn Fn(&Version, &CudaVariant) -> bool,
     /// The releases in the store.
     pub installed: &'a [(Version, CudaVariant)],
 }
@@ -193,6 +196,7 @@ impl GpuFit<'_> {
     /// and met): only those are suggested in place of one that does not.
     pub fn known_to_run(&self, version: &Version, cuda: &CudaVariant) -> bool {
         (self.min_compute)(version, cuda).is_some_and(|m| m <= self.gpu.compute)
+            && !(self.too_new)(version, cuda)
     }
 }
 
@@ -351,7 +355,10 @@ pub fn advise_on<'a>(
         if !spec.is_exact() {
             let runnable: Vec<Offer> = offers
                 .iter()
-                .filter(|x| fit.too_old(&x.version, &x.cuda).is_none())
+                .filter(|x| {
+                    fit.too_old(&x.version, &x.cuda).is_none()
+                        && !(fit.too_new)(&x.version, &x.cuda)
+                })
                 .cloned()
                 .collect();
             if let Some(r) = best_offer(&runnable, spec, toolkit)

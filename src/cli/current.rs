@@ -40,6 +40,12 @@ struct SpecView {
     source: SpecSource,
     /// The installed release it resolves to, if any.
     release: Option<String>,
+    /// Which build that release is (`full`, `jit`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    flavour: Option<crate::version::Flavour>,
+    /// The release as the text shows it (`9.12.0.46_cuda12 (JIT build)`).
+    #[serde(skip)]
+    label: Option<String>,
     /// Why that release: `the newest installed release with >=9.1 and <9.11`.
     why: String,
     /// The lock file beside the pin, when there is one, and the release it names.
@@ -106,7 +112,12 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     let spec = match pin::resolve_spec(args.version.as_deref(), &ctx.env, &ctx.home)? {
         None => None,
         Some(r) => {
-            let release = store.resolve(&r.spec).ok().map(|rel| rel.id());
+            let resolved = store.resolve(&r.spec).ok();
+            let release = resolved.as_ref().map(|rel| rel.id());
+            let (flavour, label) = match &resolved {
+                Some(rel) => (Some(rel.flavour()), Some(rel.label())),
+                None => (None, None),
+            };
             let why = match &release {
                 Some(_) => r.spec.describe("installed"),
                 None => format!(
@@ -129,6 +140,8 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
             };
             Some(SpecView {
                 release,
+                flavour,
+                label,
                 why,
                 spec: r.spec.to_string(),
                 source: r.source,
@@ -181,7 +194,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
                 "spec here: {} ({}) → {} ({})",
                 s.spec,
                 source_label(&s.source),
-                s.release.as_deref().unwrap_or("not installed"),
+                s.label.as_deref().unwrap_or("not installed"),
                 s.why
             ));
             if let Some(l) = &s.lock {

@@ -151,10 +151,22 @@ fn install_catalog(
     }
     // Archives and PyPI wheels alike: most cuDNN 9 releases are wheels only.
     let cat = catalog::Catalog::load(&ctx.home)?;
-    let pick = catalog::resolve::pick(&cat, &req, &toolkits, gate.oldest().map(|g| &g.compute))?;
+    let host = ctx.env.platform();
+    let pick = catalog::resolve::pick_on(
+        &cat,
+        &req,
+        &toolkits,
+        gate.oldest().map(|g| &g.compute),
+        host,
+    )?;
+    // A yanked release is picked only when named exactly: say so, and why.
+    if let Some(w) = pick.yanked_warning() {
+        ctx.warn(w);
+    }
     let (version, cuda) = pick.release();
     if !args.force
-        && let Some(r) = Store::new(&ctx.home).get_id(&ReleaseId::new(version.clone(), *cuda))?
+        && let Some(r) =
+            Store::new(&ctx.home).get_build(version, cuda, pick.release_id().flavour)?
     {
         let mut why = format!("the catalog's pick for {}", req.spec);
         // The same release from another package (the JIT-only wheel has no
@@ -183,7 +195,7 @@ fn install_catalog(
         // A prefix passed over a newer release for the GPU: say which and why
         // (an archive pick says so in the download's notes).
         if let Some(g) = gate.oldest()
-            && let Ok(best) = catalog::resolve::pick(&cat, &req, &toolkits, None)
+            && let Ok(best) = catalog::resolve::pick_on(&cat, &req, &toolkits, None, host)
             && best.release() != (&w.version, &w.cuda)
         {
             ctx.status(catalog::passed_over_note(
@@ -256,20 +268,14 @@ fn pause_after_download(ctx: &Ctx) {
 }
 
 /// The release an exact requirement of a cuDNN package names:
-/// `nvidia-cudnn-cu12==9.27.0.42` (or `nvidia-cudnn-jit-cu12`, `-cu11`) is
-/// 9.27.0.42 for CUDA 12 — NVIDIA's package names end in the CUDA major.
+/// `nvidia-cudnn-cu12==9.27.0.42` is 9.27.0.42 for CUDA 12,
+/// `nvidia-cudnn-jit-cu12==9.27.0.42` its JIT build — NVIDIA's package
+/// names say the flavour and end in the CUDA major.
 fn pinned_release(requirement: &str) -> Option<ReleaseId> {
     let (package, version) = requirement.split_once("==")?;
-    let package = crate::version::python_name(package, '-');
-    if !package.starts_with("nvidia-cudnn") {
-        return None;
-    }
-    let (_, cu) = package.rsplit_once("-cu")?;
-    let cuda: CudaVariant = cu
-        .parse()
-        .ok()
-        .filter(|_| cu.chars().all(|c| c.is_ascii_digit()))?;
-    Some(ReleaseId::new(version.trim().parse().ok()?, cuda))
+    let package: crate::version::Package = package.parse().ok()?;
+    let version = crate::version::release_of(version.trim())?;
+    Some(ReleaseId::new(version, package.cuda_variant()).with_flavour(package.flavour))
 }
 
 /// `--platform`, else the host's.
@@ -373,7 +379,7 @@ fn install_pip(ctx: &Ctx, requirement: &str, base: ImportRequest, gate: &GpuGate
     // `nvidia-cudnn-cu12==9.27.0.42` names its release: installed, no pip run.
     if !base.force
         && let Some(id) = &pinned
-        && let Some(r) = Store::new(&ctx.home).get_id(id)?
+        && let Some(r) = Store::new(&ctx.home).get_build(&id.version, &id.cuda, id.flavour)?
     {
         return here::already(ctx, &r, &format!("pip:{requirement}"));
     }
@@ -434,7 +440,11 @@ mod tests {
         );
         assert_eq!(
             id("nvidia_cudnn_jit_cu12 == 9.12.0.46").as_deref(),
-            Some("9.12.0.46_cuda12")
+            Some("9.12.0.46_cuda12+jit")
+        );
+        assert_eq!(
+            id("nvidia-cudnn-cu12==9.0.0.312.post1").as_deref(),
+            Some("9.0.0.312_cuda12")
         );
         assert_eq!(
             id("nvidia-cudnn-cu11==8.6.0.163").as_deref(),

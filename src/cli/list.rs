@@ -114,9 +114,11 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
         ctx.status("no cuDNN releases installed; `cudnnm install 9.1` or `cudnnm install ./cudnn-….zip` adds one");
         return Ok(0);
     }
+    // The version with `+jit` for a JIT build (whatever folder holds it).
+    let shown = |v: &ReleaseView| format!("{}{}", v.version, v.flavour.suffix());
     let w = views
         .iter()
-        .map(|v| v.version.len())
+        .map(|v| shown(v).len())
         .max()
         .unwrap_or(7)
         .max(7);
@@ -142,7 +144,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
         };
         ctx.out(format!(
             "{:<w$}  {:<5}  {:<14}  {:>10}  {:<6}  {}{marks}",
-            v.version,
+            shown(v),
             v.cuda,
             v.platform,
             indicatif::HumanBytes(v.size).to_string(),

@@ -134,10 +134,8 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
             (id, None)
         }
         None => match resolve::pick(&cat, &req, &toolkits, gate.oldest().map(|g| &g.compute))? {
-            resolve::Pick::Archive { archive, .. } => {
-                (ReleaseId::new(archive.version.clone(), archive.cuda), None)
-            }
-            resolve::Pick::Wheel(w) => (ReleaseId::new(w.version.clone(), w.cuda), Some(w)),
+            resolve::Pick::Archive { archive, .. } => (archive.release_id(), None),
+            resolve::Pick::Wheel(w) => (w.release_id(), Some(w)),
         },
     };
     // The catalog's archives (for this platform only when the release is

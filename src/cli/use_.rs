@@ -103,7 +103,13 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     let gate = GpuGate::read(ctx);
     let release = pick_release(ctx, &store, &spec, &toolkit, args.force, &gate)
         .map_err(|e| lock_hint(ctx, &store, &spec, from.as_ref(), e))?;
-    if let Some(w) = gate.check(release.version(), release.cuda(), args.force, "deploy")? {
+    if let Some(w) = gate.check_in(
+        release.version(),
+        release.cuda(),
+        Some(&toolkit.cuda),
+        args.force,
+        "deploy",
+    )? {
         ctx.warn(w);
     }
     let probe_dir = existing_toolkit_dir(&toolkit);
@@ -207,9 +213,9 @@ fn pick_release(
         |r: &Release| r.platform().is_windows() == (toolkit.layout == Layout::Windows);
     if let Some(gpu) = gate.oldest().filter(|_| !spec.is_exact()) {
         let fits = |r: &Release| platform_ok(r) && r.cuda().fits(ma, mi);
-        if let Some(r) = store.newest_matching_where(spec, |r| {
-            fits(r) && gate.too_old(r.version(), r.cuda()).is_none()
-        })? {
+        if let Some(r) =
+            store.newest_matching_where(spec, |r| fits(r) && gate.runs(r.version(), r.cuda()))?
+        {
             if let Some(newer) = store.newest_matching_where(spec, fits)?
                 && let Some(t) = gate.too_old(newer.version(), newer.cuda())
             {

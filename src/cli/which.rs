@@ -25,6 +25,8 @@ pub struct Args {
 #[derive(Serialize)]
 struct WhichReport {
     release: String,
+    /// Which build: `full` or `jit`.
+    flavour: crate::version::Flavour,
     library: PathBuf,
 }
 
@@ -50,12 +52,13 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     })?;
     ctx.status(format!(
         "cuDNN {} ({})",
-        release.id(),
+        release.label(),
         source_label(&why.source)
     ));
     if ctx.json {
         ctx.out_json(&WhichReport {
             release: release.id(),
+            flavour: release.flavour(),
             library,
         });
     } else {

@@ -58,6 +58,18 @@ impl Release {
         self.receipt.build_flavour()
     }
 
+    /// The id as the user reads it: [`Release::id`], which says `+jit` for
+    /// a JIT build, and ` (JIT build)` after the id of one an older cudnnm
+    /// put in the full build's folder (its id stays the plain one).
+    pub fn label(&self) -> String {
+        let id = self.release_id();
+        if id.flavour != self.flavour() {
+            format!("{id} ({} build)", self.flavour().as_str().to_uppercase())
+        } else {
+            id.to_string()
+        }
+    }
+
     /// The canonical id as text, `8.9.7.29_cuda12`, for messages and commands.
     pub fn id(&self) -> String {
         self.receipt.id()
