@@ -143,10 +143,12 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     // the same release: a wheel, or the published hash of the archive they
     // installed.
     let same_release = old.as_ref().filter(|o| o.release == release);
+    // The build installed here (an older cudnnm's JIT build keeps the plain id).
+    let build = installed.as_ref().map_or(release.flavour, |r| r.flavour());
     for a in cat
         .archives()
         .iter()
-        .filter(|a| a.version == release.version && a.cuda == release.cuda)
+        .filter(|a| a.version == release.version && a.cuda == release.cuda && a.flavour == build)
     {
         if a.platform == platform && installed.is_some() {
             continue;

@@ -755,7 +755,7 @@ pub fn export_modules(
         .default
         .and_then(|d| d.parse::<crate::version::Spec>().ok())
         .and_then(|spec| crate::pin::select(&spec, &releases))
-        .map(|r| format!("{}-cuda{}", r.version(), r.cuda()));
+        .map(|r| modulefile::module_version_of(&r.release_id().with_flavour(r.flavour())));
     let dir = ctx.env.cwd().join(&args.dir);
     let folder = dir.join(modulefile::FAMILY);
     let mut existing = Existing::default();

@@ -108,6 +108,7 @@ impl ProjectLock {
     /// Whether the locked release still satisfies `spec` (the pin now).
     pub fn satisfies(&self, spec: &Spec) -> bool {
         spec.matches(&self.release.version, &self.release.cuda)
+            && spec.admits_flavour(self.release.flavour)
     }
 
     /// The file's text: a header comment, then the TOML, the same bytes for
@@ -122,14 +123,27 @@ impl ProjectLock {
     /// # Errors
     /// [`Kind::Usage`] naming `path` and what is wrong.
     pub fn parse(text: &str, path: &Path) -> Result<ProjectLock> {
-        toml::from_str(text).map_err(|e| {
+        let mut lock: ProjectLock = toml::from_str(text).map_err(|e| {
             Error::new(
                 Kind::Usage,
                 format!("could not read the lock file '{}'", path.display()),
             )
             .cause(e.message().to_string())
             .hint("write it again with `cudnnm lock` (it is generated; do not edit it by hand)")
-        })
+        })?;
+        // A lock written before flavours named a JIT build by the plain id;
+        // its pip requirement (`nvidia-cudnn-jit-cu12==…`) says what it is.
+        if lock.release.flavour.is_full()
+            && lock.platform.values().any(|s| {
+                matches!(s, LockedSource::Pip { pip, .. } if pip
+                    .split_once("==")
+                    .and_then(|(p, _)| p.parse::<crate::version::Package>().ok())
+                    .is_some_and(|p| !p.flavour.is_full()))
+            })
+        {
+            lock.release.flavour = crate::version::Flavour::Jit;
+        }
+        Ok(lock)
     }
 
     /// Reads `path`; `Ok(None)` when there is no such file.

@@ -402,7 +402,13 @@ impl Store {
             }
             broken.extend(bad);
         }
-        out.sort_by(|a, b| a.version().cmp(b.version()).then(a.cuda().cmp(b.cuda())));
+        out.sort_by(|a, b| {
+            (a.version(), a.cuda(), a.release_id().flavour).cmp(&(
+                b.version(),
+                b.cuda(),
+                b.release_id().flavour,
+            ))
+        });
         broken.sort_by(|a, b| a.dir.cmp(&b.dir));
         Ok((out, broken))
     }
@@ -502,7 +508,7 @@ impl Store {
         flavour: Flavour,
     ) -> Result<Option<Release>> {
         let id = ReleaseId::new(version.clone(), *cuda).with_flavour(flavour);
-        if let Some(r) = self.get_in(&id)? {
+        if let Some(r) = self.get_in(&id)?.filter(|r| r.flavour() == flavour) {
             return Ok(Some(r));
         }
         if flavour == Flavour::Jit
@@ -1257,8 +1263,8 @@ mod tests {
             store
                 .get_build(&old.version, &old.cuda, Flavour::Full)
                 .unwrap()
-                .is_some(),
-            "the folder is taken"
+                .is_none(),
+            "the folder holds the other build"
         );
         let e = other_build_there(&r, Flavour::Full);
         assert_eq!(e.kind(), Kind::Conflict);
