@@ -306,7 +306,12 @@ impl Kit {
         let ver = v(version);
         let (ma, mi, pa) = (ver.major(), ver.minor(), ver.patch());
         let mut stems = vec!["cudnn"];
-        stems.extend(names::sublib_stems(ma));
+        // The sub-libraries this release ships (9.21+ added two).
+        stems.extend(
+            names::sublib_stems(ma)
+                .iter()
+                .filter(|st| names::ships(st, &ver)),
+        );
         for st in stems {
             let soname = names::soname(st, ma);
             let path_so = format!("{lib}/{soname}");
@@ -355,7 +360,12 @@ impl Kit {
         let ver = v(version);
         let ma = ver.major();
         let mut stems = vec!["cudnn"];
-        stems.extend(names::sublib_stems(ma));
+        // The sub-libraries this release ships (9.21+ added two).
+        stems.extend(
+            names::sublib_stems(ma)
+                .iter()
+                .filter(|st| names::ships(st, &ver)),
+        );
         for st in &stems {
             let f = self.file(&format!(r"{bin}\{}", names::dll_name(st, ma)));
             f.machine = Some("x86_64".into());
