@@ -1007,6 +1007,57 @@ mod tests {
         assert_eq!(e.kind(), Kind::Usage);
     }
 
+    /// An Arm server (`linux-sbsa`, the manylinux aarch64 wheels): every
+    /// pick is an aarch64 build, never an x86_64 one; a release without
+    /// one says where it is published.
+    #[test]
+    fn an_arm_host_never_gets_an_x86_64_build() {
+        let cat = Catalog::embedded();
+        let s = Platform::LinuxSbsa;
+        for (spec, cuda) in [
+            ("9.28", Some("13")),
+            ("latest", Some("12")),
+            ("9.0.0", Some("12")),
+            ("9.26.0.51", Some("12")),
+            ("9.27+jit", Some("13")),
+        ] {
+            let p = pick_on(&cat, &req(spec, cuda, s), &[], None, Some(s)).unwrap();
+            match &p {
+                Pick::Wheel(w) => {
+                    let f = w.file.as_ref().unwrap();
+                    assert!(f.tag.ends_with("_aarch64"), "{spec}: {p:?}");
+                    assert!(f.filename.ends_with("_aarch64.whl"), "{spec}: {p:?}");
+                }
+                Pick::Archive { archive, .. } => {
+                    assert_eq!(archive.platform, s, "{spec}: {p:?}");
+                    assert!(
+                        archive.urls(None).iter().all(|u| u.contains("/linux-sbsa/")),
+                        "{spec}: {p:?}"
+                    );
+                }
+            }
+        }
+        // 9.0.0 for CUDA 12 on aarch64 is the post-release only aarch64 has.
+        let p = pick_on(&cat, &req("9.0.0", Some("12"), s), &[], None, Some(s)).unwrap();
+        match &p {
+            Pick::Archive { archive, .. } => assert_eq!(archive.platform, s),
+            Pick::Wheel(w) => assert_eq!(w.dist_version, "9.0.0.312.post1", "{p:?}"),
+        }
+        // 8.9.5.29 exists only as a win_amd64 wheel.
+        let e = pick_on(&cat, &req("8.9.5.29", Some("12"), s), &[], None, Some(s)).unwrap_err();
+        assert_eq!(e.kind(), Kind::NotFound);
+        assert_eq!(e.message(), "cuDNN 8.9.5.29_cuda12 has no linux-sbsa build", "{e:?}");
+        assert_eq!(e.causes()[0], "it is published for windows-x86_64", "{e:?}");
+        // An x86_64 machine asking for the Arm build of a wheel-only
+        // release: pip could not fetch it here.
+        let e = pick_on(&cat, &req("9.28.1.4", Some("13"), s), &[], None, Some(L)).unwrap_err();
+        assert!(
+            e.message()
+                .starts_with("cuDNN 9.28.1.4_cuda13 for linux-sbsa is published only as a PyPI wheel (nvidia_cudnn_cu13-9.28.1.4-py3-none-manylinux_2_27_aarch64.whl"),
+            "{e:?}"
+        );
+    }
+
     #[test]
     fn nearest_prefers_the_same_minor() {
         let known: Vec<Version> = [
