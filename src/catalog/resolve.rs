@@ -1031,7 +1031,10 @@ mod tests {
                 Pick::Archive { archive, .. } => {
                     assert_eq!(archive.platform, s, "{spec}: {p:?}");
                     assert!(
-                        archive.urls(None).iter().all(|u| u.contains("/linux-sbsa/")),
+                        archive
+                            .urls(None)
+                            .iter()
+                            .all(|u| u.contains("/linux-sbsa/")),
                         "{spec}: {p:?}"
                     );
                 }
@@ -1046,7 +1049,11 @@ mod tests {
         // 8.9.5.29 exists only as a win_amd64 wheel.
         let e = pick_on(&cat, &req("8.9.5.29", Some("12"), s), &[], None, Some(s)).unwrap_err();
         assert_eq!(e.kind(), Kind::NotFound);
-        assert_eq!(e.message(), "cuDNN 8.9.5.29_cuda12 has no linux-sbsa build", "{e:?}");
+        assert_eq!(
+            e.message(),
+            "cuDNN 8.9.5.29_cuda12 has no linux-sbsa build",
+            "{e:?}"
+        );
         assert_eq!(e.causes()[0], "it is published for windows-x86_64", "{e:?}");
         // An x86_64 machine asking for the Arm build of a wheel-only
         // release: pip could not fetch it here.
