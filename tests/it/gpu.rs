@@ -347,12 +347,20 @@ fn a_release_known_before_fetching_is_refused_for_the_gpu_before_pip_runs() {
     std::fs::write(sb.work().join(".cudnn-version"), "9.27.0.42\n").unwrap();
     let port = crate::common::http::closed_port();
     let sha = "0".repeat(64);
-    for source in [
-        format!(
-            "pip = \"nvidia-cudnn-jit-cu12==9.27.0.42\"\nwheel = \"nvidia_cudnn_jit_cu12-9.27.0.42-py3-none-manylinux_2_27_x86_64.whl\"\nsha256 = \"{sha}\"\n"
+    // A lock an older cudnnm wrote for the JIT wheel names the release
+    // without its flavour: it is read as the JIT build.
+    for (source, id) in [
+        (
+            format!(
+                "pip = \"nvidia-cudnn-jit-cu12==9.27.0.42\"\nwheel = \"nvidia_cudnn_jit_cu12-9.27.0.42-py3-none-manylinux_2_27_x86_64.whl\"\nsha256 = \"{sha}\"\n"
+            ),
+            "9.27.0.42_cuda12+jit",
         ),
-        format!(
-            "url = \"http://127.0.0.1:{port}/cudnn-linux-x86_64-9.27.0.42_cuda12-archive.tar.xz\"\nsha256 = \"{sha}\"\n"
+        (
+            format!(
+                "url = \"http://127.0.0.1:{port}/cudnn-linux-x86_64-9.27.0.42_cuda12-archive.tar.xz\"\nsha256 = \"{sha}\"\n"
+            ),
+            "9.27.0.42_cuda12",
         ),
     ] {
         std::fs::write(
@@ -363,7 +371,7 @@ fn a_release_known_before_fetching_is_refused_for_the_gpu_before_pip_runs() {
         )
         .unwrap();
         let r = sb.run(["install"]).code_is(8).stderr_has(&[
-            "installing 9.27.0.42_cuda12 as locked",
+            &format!("installing {id} as locked"),
             REFUSE_927[0],
             REFUSE_927[1],
         ]);
