@@ -386,7 +386,13 @@ pub fn advise_on<'a>(
     let near = spec
         .anchor()
         .and_then(|a| a.nearest(&versions, 1).first().map(|v| (*v).clone()));
-    match near.and_then(|v| best(admitted.into_iter().filter(|o| o.version == v))) {
+    // Of that release, the build that fits the toolkit when one does.
+    let of = |v: &Version| {
+        let same = || admitted.iter().copied().filter(move |o| o.version == *v);
+        best(same().filter(|o| toolkit.is_some_and(|t| o.cuda.fits(t.major(), t.minor()))))
+            .or_else(|| best(same()))
+    };
+    match near.and_then(|v| of(&v)) {
         Some(o) => Advice::Nearest(o),
         None => Advice::Nothing,
     }
@@ -507,6 +513,20 @@ mod tests {
             Some(CommandLine::install("9.10.2.21_cuda12"))
         );
         assert_eq!(advise(&offers, &spec("7"), None), Advice::Nothing);
+        // The nearest release, in the build that fits the toolkit (not the
+        // newest CUDA's).
+        let both = vec![
+            offer("9.27.0.42", "12", None),
+            offer("9.27.0.42", "13", None),
+        ];
+        assert_eq!(
+            advise(&both, &spec("9.27.0.4"), Some(&v("12.4"))),
+            Advice::Nearest(&both[0])
+        );
+        assert_eq!(
+            advise(&both, &spec("9.27.0.4"), None),
+            Advice::Nearest(&both[1])
+        );
         assert_eq!(
             not_installed_hint(&["9.1.0.70_cuda12".into()], "x"),
             "the nearest installed release is: 9.1.0.70_cuda12; or x"

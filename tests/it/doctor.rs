@@ -36,7 +36,9 @@ pub(crate) fn imported(version: &str) -> PathBuf {
             .ok();
         let release = tmp.join("release");
         fs::rename(
-            sb.home().join("store/cuda-12").join(format!("{version}+jit")),
+            sb.home()
+                .join("store/cuda-12")
+                .join(format!("{version}+jit")),
             &release,
         )
         .unwrap();

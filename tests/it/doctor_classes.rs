@@ -604,7 +604,10 @@ fn an_installed_pinned_default_release_too_new_for_the_gpu_is_gpu_too_old_and_no
     );
     assert_eq!(
         n["commands"][0],
-        format!("cudnnm use 9.27.0.42_cuda12+jit --cuda-root {}", tk.display()),
+        format!(
+            "cudnnm use 9.27.0.42_cuda12+jit --cuda-root {}",
+            tk.display()
+        ),
         "{}",
         r.describe()
     );

@@ -175,7 +175,8 @@ fn a_drift_repaired_by_hand_before_the_fix_runs_is_left_alone() {
     let e = redeploy("9.27.0.42_cuda12+jit").unwrap_err();
     assert_eq!(e.kind(), cudnnm::error::Kind::Conflict);
     assert!(
-        e.message().contains("now records cuDNN 9.12.0.46_cuda12+jit"),
+        e.message()
+            .contains("now records cuDNN 9.12.0.46_cuda12+jit"),
         "{e}"
     );
 }
@@ -466,8 +467,15 @@ fn edit_through_a_link_deployment_is_store_damage(mode: &str) {
             "repaired in place: the imported files are the ones its receipt records (deployed in {t})"
         )]);
     if mode == "hardlink" {
-        sb.run(["use", "9.27.0.42_cuda12+jit", "--cuda-root", &t, "--mode", mode])
-            .ok();
+        sb.run([
+            "use",
+            "9.27.0.42_cuda12+jit",
+            "--cuda-root",
+            &t,
+            "--mode",
+            mode,
+        ])
+        .ok();
     }
     sb.run(["verify", "--no-load"]).ok();
     assert_eq!(fs::metadata(&store_h).unwrap().len(), size);
@@ -847,7 +855,9 @@ fn uninstalled_release_deployed_by(mode: &str) {
     assert!(!out.contains("CHANGED"), "{}", v.describe());
     assert!(
         out.contains("`cudnnm install pip:nvidia-cudnn-jit-cu12==9.12.0.46 --force`")
-            && out.contains(&format!("`cudnnm use 9.27.0.42_cuda12+jit --cuda-root {q}`")),
+            && out.contains(&format!(
+                "`cudnnm use 9.27.0.42_cuda12+jit --cuda-root {q}`"
+            )),
         "{}",
         v.describe()
     );
@@ -907,7 +917,10 @@ fn current_agrees_with_verify_about_a_toolkit_another_home_switched() {
     assert_eq!(v["deployments"][0]["now_holds"], "9.1.0", "{v}");
     let cur = sb.run(["current", "--cuda-root", &t, "--json"]).ok().json();
     assert_eq!(cur["toolkits"][0]["now_holds"], "9.1.0", "{cur}");
-    assert_eq!(cur["toolkits"][0]["release"], "9.27.0.42_cuda12+jit", "{cur}");
+    assert_eq!(
+        cur["toolkits"][0]["release"], "9.27.0.42_cuda12+jit",
+        "{cur}"
+    );
     let r = sb.run(["current", "--cuda-root", &t]).ok();
     let line = r
         .stdout()
