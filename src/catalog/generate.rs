@@ -192,8 +192,7 @@ pub fn render_redist(tables: &[RedistTable]) -> String {
 /// Orders a table's rows as the catalog lists them: the full build first,
 /// then platform and CUDA variant.
 fn sort_rows(r: &mut RedistTable) {
-    r.files
-        .sort_by(|a, b| (a.flavour, a.platform, a.cuda).cmp(&(b.flavour, b.platform, b.cuda)));
+    r.files.sort_by_key(|f| (f.flavour, f.platform, f.cuda));
 }
 
 /// What a generated section holds, for its header and the report.

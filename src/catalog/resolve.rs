@@ -551,7 +551,7 @@ pub enum Pick {
         yanked: Option<String>,
     },
     /// A release published only (or newest) as a PyPI wheel.
-    Wheel(WheelPick),
+    Wheel(Box<WheelPick>),
 }
 
 impl Pick {
@@ -641,13 +641,13 @@ pub fn pick_on(
     let archive = select_for_gpu_on(cat, req, toolkits, gpu, host);
     let wheel = select_wheel_on(cat, req, toolkits, gpu, host);
     match (archive, wheel) {
-        (Ok((a, _)), Some(w)) if w.version > a.version => Ok(Pick::Wheel(w)),
+        (Ok((a, _)), Some(w)) if w.version > a.version => Ok(Pick::Wheel(Box::new(w))),
         (Ok((archive, passed_over)), _) => Ok(Pick::Archive {
             yanked: cat.yanked(&archive.release_id()).map(str::to_owned),
             archive: Box::new(archive),
             passed_over: passed_over.map(Box::new),
         }),
-        (Err(e), Some(w)) if e.kind() == Kind::NotFound => Ok(Pick::Wheel(w)),
+        (Err(e), Some(w)) if e.kind() == Kind::NotFound => Ok(Pick::Wheel(Box::new(w))),
         (Err(e), _) => Err(e),
     }
 }
