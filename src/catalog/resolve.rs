@@ -771,13 +771,24 @@ mod tests {
     const L: Platform = Platform::LinuxX86_64;
     const W: Platform = Platform::WindowsX86_64;
 
+    /// [`pick_on`] on a machine of the request's platform (so the PyPI
+    /// wheels of a Linux request are candidates on any host running the tests).
+    fn pick_here(
+        cat: &Catalog,
+        req: &FetchRequest,
+        toolkits: &[Toolkit],
+        gpu: Option<&Version>,
+    ) -> Result<Pick> {
+        pick_on(cat, req, toolkits, gpu, Some(req.platform))
+    }
+
     /// Most cuDNN 9 releases are wheels only: `install 9.27.0.42`, `latest`
     /// and a prefix reach them, by the same CUDA and GPU rules as archives.
     #[test]
     fn a_pick_spans_archives_and_wheels() {
         let cat = Catalog::embedded();
         // Only on PyPI: the wheel, for the newest CUDA without a toolkit to choose by.
-        let p = super::pick(&cat, &req("9.26.0.51", None, L), &[], None).unwrap();
+        let p = pick_here(&cat, &req("9.26.0.51", None, L), &[], None).unwrap();
         match &p {
             Pick::Wheel(w) => {
                 assert_eq!(w.requirement(), "nvidia-cudnn-cu13==9.26.0.51");
@@ -787,14 +798,14 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
-        let p = super::pick(&cat, &req("9.26.0.51", Some("12"), L), &[], None).unwrap();
+        let p = pick_here(&cat, &req("9.26.0.51", Some("12"), L), &[], None).unwrap();
         match &p {
             Pick::Wheel(w) => assert_eq!(w.requirement(), "nvidia-cudnn-cu12==9.26.0.51"),
             other => panic!("{other:?}"),
         }
         // An archive the catalog has stays an archive (the wheel is no
         // newer); named exactly, a yanked one is picked, with the reason.
-        let p = super::pick(&cat, &req("9.25.0.15", Some("12"), L), &[], None).unwrap();
+        let p = pick_here(&cat, &req("9.25.0.15", Some("12"), L), &[], None).unwrap();
         assert!(matches!(p, Pick::Archive { .. }), "{p:?}");
         assert_eq!(p.yanked(), Some(""));
         assert!(
@@ -804,15 +815,15 @@ mod tests {
         );
         // `latest` with a CUDA 12.4 toolkit: the newest CUDA 12 release of
         // either kind, never older than the newest wheel.
-        let p = super::pick(&cat, &req("latest", None, L), &[tk("12.4")], None).unwrap();
+        let p = pick_here(&cat, &req("latest", None, L), &[tk("12.4")], None).unwrap();
         let (version, cuda) = p.release();
         assert_eq!(cuda.major(), 12, "{p:?}");
         assert!(*version >= v("9.28.0.42"), "{p:?}");
         // A Pascal GPU (6.1): the newest 9.x it runs, 9.10.2.21.
-        let p = super::pick(&cat, &req("9", None, L), &[tk("12.4")], Some(&v("6.1"))).unwrap();
+        let p = pick_here(&cat, &req("9", None, L), &[tk("12.4")], Some(&v("6.1"))).unwrap();
         assert_eq!(p.release().0, &v("9.10.2.21"), "{p:?}");
         // A CUDA 11.8 toolkit: the cu11 package.
-        let p = super::pick(&cat, &req("9.10.2.21", None, L), &[tk("11.8")], None).unwrap();
+        let p = pick_here(&cat, &req("9.10.2.21", None, L), &[tk("11.8")], None).unwrap();
         match &p {
             Pick::Wheel(w) => assert_eq!(w.package, "nvidia-cudnn-cu11"),
             Pick::Archive { archive, .. } => assert_eq!(archive.cuda.major(), 11),
@@ -832,7 +843,7 @@ mod tests {
             .is_none()
         );
         assert_eq!(
-            super::pick(&cat, &req("9.99", None, L), &[], None)
+            pick_here(&cat, &req("9.99", None, L), &[], None)
                 .unwrap_err()
                 .kind(),
             Kind::NotFound

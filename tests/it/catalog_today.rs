@@ -286,7 +286,12 @@ fn yanked_releases_are_picked_only_when_named_exactly() {
     }
     // A prefix or range around it takes the newest live release; pip (with
     // no index) then reports it cannot find that one.
-    for (spec, want) in [("9.25", "9.25.1.1"), ("<9.25.1", "9.24.1.1")] {
+    for (spec, want) in [
+        ("9.25", "9.25.1.1"),
+        ("<9.25.1", "9.24.1.1"),
+        (">=9.24", "9.28.0.42"),
+        ("latest", "9.28.0.42"),
+    ] {
         let r = sb.run(["install", spec, "--cuda", "12"]);
         assert!(
             r.stderr().contains(&format!(
