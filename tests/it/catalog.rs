@@ -628,16 +628,21 @@ fn unknown_versions_and_platforms_say_what_the_catalog_has() {
         "it is published for linux-x86_64",
     ]);
     // Only on PyPI: installed through pip (here an empty index, so pip says
-    // it has no such version; exit 3).
+    // it has no such version; exit 3) on a Linux machine. pip fetches wheels
+    // for the machine it runs on, so on another one it is refused.
     let r = lab
         .install("9.11.0.98", &["--platform", "linux-x86_64"])
-        .code_is(3)
-        .stderr_has(&[
-            "cuDNN 9.11.0.98 for CUDA 12 is published as a PyPI wheel: installing pip:nvidia-cudnn-cu12==9.11.0.98",
-        ]);
-    // (wine has no Python: there pip cannot run at all, also exit 3.)
+        .code_is(3);
     if cfg!(unix) {
-        r.stderr_has(&["error: pip's index has no version of 'nvidia-cudnn-cu12'"]);
+        r.stderr_has(&[
+            "cuDNN 9.11.0.98 for CUDA 12 is published as a PyPI wheel: installing pip:nvidia-cudnn-cu12==9.11.0.98",
+            "error: pip's index has no version of 'nvidia-cudnn-cu12'",
+        ]);
+    } else {
+        r.stderr_has(&[
+            "error: cuDNN 9.11.0.98_cuda12 for linux-x86_64 is published only as a PyPI wheel (nvidia_cudnn_cu12-9.11.0.98-py3-none-manylinux_2_27_x86_64.whl)",
+            "this machine is windows-x86_64",
+        ]);
     }
     assert!(lab.server.requests().is_empty(), "nothing was downloaded");
 }
