@@ -13,7 +13,8 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Kind, Result};
-use crate::record::{self, Entry};
+use crate::fsops;
+use crate::record::Entry;
 use crate::store::FileRecord;
 
 /// The marker record's file name inside an exported folder.
@@ -65,7 +66,7 @@ pub struct Earlier {
 /// the first path that was not written by cudnnm or changed since.
 pub fn check_earlier(dest: &Path) -> Result<Earlier> {
     let marker_path = dest.join(MARKER_FILE);
-    let marker: Marker = match record::load(&marker_path, |p, m| {
+    let marker: Marker = match fsops::load_toml(&marker_path, |p, m| {
         Error::new(
             Kind::Conflict,
             format!("'{}' is not a marker cudnnm can read", p.display()),
@@ -296,7 +297,7 @@ mod tests {
         let e = check_earlier(&dest).unwrap_err();
         assert_eq!(e.kind(), Kind::Conflict);
         assert!(e.message().contains("was not written by cudnnm"), "{e:?}");
-        record::save(
+        fsops::save_toml(
             &dest.join(MARKER_FILE),
             &Marker::new("9.27.0.42_cuda12", files),
             "marker",

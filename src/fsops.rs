@@ -11,7 +11,8 @@
 //! By concern: [`write`] (atomic and append-only writes), [`copy`] (copies
 //! and verified moves), [`link`] (links made, replaced and removed only as
 //! links), [`remove`] (files and trees cudnnm owns), [`attr`] (permissions,
-//! times, the writability probe); renames with retry, folder sync and path
+//! times, the writability probe), [`state`] (TOML state files read and
+//! written one way); renames with retry, folder sync and path
 //! helpers live here. Every function is re-exported, so callers write
 //! `fsops::write_atomic`.
 
@@ -28,6 +29,7 @@ mod attr;
 mod copy;
 mod link;
 mod remove;
+mod state;
 mod write;
 
 pub use attr::{
@@ -41,9 +43,10 @@ pub use link::{
 pub use remove::{
     remove_dir_all, remove_dir_if_empty, remove_file, remove_own_tree, sweep_stale_temps,
 };
+pub use state::{load_toml, load_toml_or_default, save_toml};
 pub use write::{
-    AppendLog, create_exclusive, create_new_file, open_append, truncate, write_atomic,
-    write_atomic_all, write_new, write_new_synced,
+    AppendLog, create_exclusive, create_new_file, open_append, open_lock_file, open_to_try_lock,
+    truncate, write_atomic, write_atomic_all, write_new, write_new_synced,
 };
 
 /// Renames `from` to `to`, replacing a file at `to`. Retries for up to about

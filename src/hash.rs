@@ -1,75 +1,21 @@
-//! SHA-256 for archives, store files, backups and deployments.
+//! SHA-256 for archives, store files, backups and deployments: computing
+//! digests ([`crate::digest::Sha256Hex`], re-exported here) of bytes,
+//! readers and files, and checking a file against its record
+//! ([`Content::look`]).
 //!
 //! `sha2` picks the SHA-NI instructions at run time where the CPU has them,
 //! which keeps hashing well ahead of inflating (the import benchmark hashes
 //! every byte twice: the archive, and every file it holds).
 
-use std::fmt;
 use std::fs::File;
 use std::io::{self, Read, Write};
 use std::path::Path;
 
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use sha2::{Digest, Sha256};
 
-use crate::error::{Error, IoResultExt, Kind, Result};
-
-/// A SHA-256 digest as 64 lowercase hex characters.
-#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Sha256Hex(String);
-
-impl Sha256Hex {
-    /// Parses 64 hex characters (any case; stored lowercase).
-    ///
-    /// # Errors
-    /// [`Kind::Usage`] when `s` is not 64 hex characters.
-    pub fn parse(s: &str) -> Result<Sha256Hex> {
-        let t = s.trim();
-        if t.len() == 64 && t.bytes().all(|b| b.is_ascii_hexdigit()) {
-            Ok(Sha256Hex(t.to_ascii_lowercase()))
-        } else {
-            Err(
-                Error::new(Kind::Usage, format!("'{s}' is not a SHA-256 digest"))
-                    .hint("give the 64 hex characters that `sha256sum FILE` prints"),
-            )
-        }
-    }
-
-    /// The hex text.
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-
-    /// The first 12 characters, for messages.
-    pub fn short(&self) -> &str {
-        &self.0[..12]
-    }
-}
-
-impl fmt::Display for Sha256Hex {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl fmt::Debug for Sha256Hex {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "sha256:{}", self.0)
-    }
-}
-
-impl Serialize for Sha256Hex {
-    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        s.serialize_str(&self.0)
-    }
-}
-
-impl<'de> Deserialize<'de> for Sha256Hex {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        let s = String::deserialize(d)?;
-        Sha256Hex::parse(&s).map_err(serde::de::Error::custom)
-    }
-}
+pub use crate::digest::Sha256Hex;
+use crate::error::{IoResultExt, Result};
+use crate::record::{Content, Look, mtime_ns};
 
 /// An incremental SHA-256.
 #[derive(Clone, Default)]
@@ -88,13 +34,9 @@ impl Hasher {
 
     /// The digest of everything fed.
     pub fn finish(self) -> Sha256Hex {
-        let out = self.0.finalize();
-        let mut s = String::with_capacity(64);
-        for b in out.iter() {
-            use fmt::Write as _;
-            let _ = write!(s, "{b:02x}");
-        }
-        Sha256Hex(s)
+        let mut raw = [0u8; 32];
+        raw.copy_from_slice(&self.0.finalize());
+        Sha256Hex::from_bytes(&raw)
     }
 }
 
@@ -204,6 +146,56 @@ impl<W: Write> Write for HashingWriter<W> {
     }
 }
 
+/// Checking a file on disk against its record: here, not in `record`,
+/// because it reads the file.
+impl Content {
+    /// Whether the file at `path` (links followed) holds these bytes, read
+    /// cheaply as git's index does: a size that differs says no; the
+    /// modification time `recorded_mtime` (when it was last found holding
+    /// them) says yes without reading a byte; otherwise its SHA-256 decides
+    /// — when a time was recorded and differs (a same-size edit, or a
+    /// touch), or when `hash_unknown` asks for it where none was recorded
+    /// (records from before the time was kept).
+    pub fn look(&self, path: &Path, recorded_mtime: Option<i64>, hash_unknown: bool) -> Look {
+        let meta = match std::fs::metadata(path) {
+            Ok(m) => m,
+            Err(e) => return Look::Changed(format!("cannot be read ({e})")),
+        };
+        if !meta.is_file() {
+            return Look::Changed("is not a regular file".into());
+        }
+        if meta.len() != self.size {
+            return Look::Changed(format!(
+                "holds {} bytes, not the {} recorded",
+                meta.len(),
+                self.size
+            ));
+        }
+        let now = mtime_ns(&meta);
+        if recorded_mtime.is_some() && now == recorded_mtime {
+            return Look::Same {
+                hashed: false,
+                mtime_ns: now,
+            };
+        }
+        if recorded_mtime.is_none() && !hash_unknown {
+            return Look::Unchecked;
+        }
+        match sha256_file(path) {
+            Ok((_, sha)) if sha == self.sha256 => Look::Same {
+                hashed: true,
+                mtime_ns: now,
+            },
+            Ok((_, sha)) => Look::Changed(format!(
+                "was changed (same size, SHA-256 {}… instead of the recorded {}…)",
+                sha.short(),
+                self.sha256.short()
+            )),
+            Err(e) => Look::Changed(format!("cannot be read ({})", e.message())),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -222,11 +214,6 @@ mod tests {
         assert_eq!(
             h.as_str(),
             "b94d27b9934d3e08a52e52d7da7dabfac484efe37a5380ee9088f7ace2efcde9"
-        );
-        assert!(Sha256Hex::parse("xyz").is_err());
-        assert_eq!(
-            Sha256Hex::parse(&"AB".repeat(32)).unwrap().as_str(),
-            "ab".repeat(32)
         );
     }
 }

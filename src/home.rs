@@ -15,7 +15,7 @@ use crate::command::CommandLine;
 use crate::env::{self, Env};
 use crate::error::{Error, Result};
 use crate::fsops;
-use crate::record;
+use crate::lock::{HomeLock, LockOptions};
 
 /// The system home on Linux and macOS: releases an administrator installed
 /// for every user of the machine.
@@ -271,6 +271,34 @@ impl Home {
         fsops::create_dir_all_as(&self.root, "create the cudnnm home")
     }
 
+    /// Takes the home lock (one cudnnm writer at a time), creating the home
+    /// folder first. `on_wait` is called once if another process holds it.
+    ///
+    /// # Errors
+    /// When the home folder or its lock file cannot be created or locked.
+    pub fn lock(&self, on_wait: impl FnOnce()) -> Result<HomeLock> {
+        self.lock_with(LockOptions::default(), |_| on_wait())
+    }
+
+    /// [`Home::lock`] with explicit options ([`HomeLock::acquire_with`]).
+    ///
+    /// # Errors
+    /// As [`Home::lock`].
+    pub fn lock_with(
+        &self,
+        options: LockOptions,
+        on_wait: impl FnOnce(Option<String>),
+    ) -> Result<HomeLock> {
+        self.ensure()?;
+        HomeLock::acquire_with(&self.lock_file(), options, on_wait)
+    }
+
+    /// Whether a cudnnm process holds this home's lock right now (a command
+    /// that changes the home is running).
+    pub fn busy(&self) -> bool {
+        crate::lock::home_busy(&self.lock_file())
+    }
+
     /// Reads `config.toml`; a missing file is the default config.
     ///
     /// # Errors
@@ -278,7 +306,7 @@ impl Home {
     /// and the line). No command rewrites a file it cannot read (that would
     /// lose the user's other settings), so the hint says to edit or remove it.
     pub fn config(&self) -> Result<Config> {
-        record::load_or_default(&self.config_file(), |path, message| {
+        fsops::load_toml_or_default(&self.config_file(), |path, message| {
             let at = message
                 .strip_prefix("line ")
                 .and_then(|m| m.split_once(':'))
@@ -299,7 +327,7 @@ impl Home {
     /// When the home cannot be created or written.
     pub fn save_config(&self, config: &Config) -> Result<()> {
         self.ensure()?;
-        record::save(&self.config_file(), config, "config")
+        fsops::save_toml(&self.config_file(), config, "config")
     }
 }
 

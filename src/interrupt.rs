@@ -3,11 +3,14 @@
 //! folder, [`import_error`]): the first
 //! signal only sets a flag; the transaction checks it at each journal step
 //! and, when set, undoes what it did and fails with [`Kind::Interrupted`]
-//! (exit 130, as a shell reports a process ended by SIGINT). A second signal
-//! ends the process at once, saying so ([`AGAIN`]); the journal then lets
-//! the next command finish the undo, as after `kill -9`. A child process
-//! waited for with [`wait_child`] (pip) is killed with its process group
-//! on either signal.
+//! (exit 130, as a shell reports a process ended by SIGINT), which returns
+//! through `main` like any error. A second signal ends the process at once
+//! (the main thread may be blocked in a copy or a read, so it cannot be
+//! asked to return): the front end, the only code that prints or exits,
+//! sets what ends it ([`on_second_signal`]), which says so ([`AGAIN`]);
+//! the journal then lets the next command finish the undo, as after
+//! `kill -9`. A child process waited for with [`wait_child`] (pip) is killed
+//! with its process group on either signal.
 //!
 //! A signal that comes within [`SAME_SIGNAL`] of the first is the same
 //! interruption delivered twice, not a second one: `timeout -s INT` sends
@@ -72,6 +75,20 @@ fn again_message(activity: u8) -> &'static str {
         AGAIN
     }
 }
+
+/// What ends the process on a second signal, given the message for what is
+/// running ([`AGAIN`] or [`AGAIN_IMPORT`]): set by the front end, which
+/// prints it and exits with 130. Unset (library tests), a second signal
+/// ends nothing: the first one's undo goes on.
+static ON_SECOND: OnceLock<fn(&'static str) -> !> = OnceLock::new();
+
+/// Sets what a second signal does (once per process; later calls do
+/// nothing): `end` gets the message for what is running, says it and ends
+/// the process. pip's process group is killed before `end` is called.
+pub fn on_second_signal(end: fn(&'static str) -> !) {
+    let _ = ON_SECOND.set(end);
+}
+
 static INSTALL: Once = Once::new();
 
 /// Installs the handler (once per process; later calls do nothing). Until
@@ -82,7 +99,7 @@ pub fn install() {
         // Best effort: without a handler a signal still ends the process, and
         // the journal covers that.
         // `ctrlc` runs this on its own thread, not in the signal handler,
-        // so it may write and exit.
+        // so what a second signal calls may write and exit.
         let _ = ctrlc::set_handler(|| {
             let now = Instant::now();
             if !REQUESTED.swap(true, Ordering::SeqCst) {
@@ -97,11 +114,9 @@ pub fn install() {
             if let Some(leader) = *child {
                 crate::platform::kill_process_group(leader);
             }
-            use std::io::Write;
-            let mut err = std::io::stderr();
-            let _ = err.write_all(again_message(ACTIVITY.load(Ordering::SeqCst)).as_bytes());
-            let _ = err.flush();
-            std::process::exit(i32::from(Kind::Interrupted.exit_code()));
+            if let Some(end) = ON_SECOND.get() {
+                end(again_message(ACTIVITY.load(Ordering::SeqCst)));
+            }
         });
     });
 }

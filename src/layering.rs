@@ -1,21 +1,77 @@
 //! Layers point down (`docs/architecture.md#layers`), checked on the sources themselves:
+//! - every top-level module has a rank in [`LAYERS`], the table of
+//!   `docs/architecture.md#layers` held as data (a test holds the two
+//!   together), and uses no module of a layer above its own;
 //! - nothing outside `src/doctor/` and `src/cli/` uses `doctor`;
 //! - a command file of `src/cli/` never uses another command file (shared
-//!   helpers live in `cli/support.rs`);
+//!   helpers live in the files of [`CLI_SHARED`]);
 //! - no two top-level modules of the crate use each other, directly or
-//!   through others (every `src/<name>.rs` and `src/<name>/` counts,
-//!   `error` and `env` included).
+//!   through others (within a layer too).
 //!
 //! The sources are read from disk (`CARGO_MANIFEST_DIR/src`), so a new file
-//! is checked without being listed. A use is any path that starts with
-//! `crate` or `super` (in code and in doc links, not in string literals),
-//! with `{…}` groups expanded and `super` resolved against the file's
-//! module and any inline `mod` around it.
+//! is checked without being listed, and parsed with `syn`. A use is any path
+//! that starts with `crate`, `super` or `self`: in code (`use` trees
+//! expanded), in macro bodies (`matches!(m, crate::deploy::Mode::Copy)`)
+//! and in doc links, never in string literals; `super` is resolved against
+//! the file's module and any inline `mod` around it.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::path::Path;
 
-/// `src/` files that are not command files of the CLI.
+use proc_macro2::{Span, TokenStream, TokenTree};
+use syn::visit::Visit;
+
+/// The layers, bottom first, with their top-level modules: the table of
+/// `docs/architecture.md#layers`. A module uses modules of its own layer or
+/// below, never above.
+const LAYERS: [(&str, &[&str]); 6] = [
+    (
+        "vocabulary",
+        &[
+            "names", "quote", "command", "shape", "record", "version", "error", "digest",
+        ],
+    ),
+    (
+        "services",
+        &[
+            "env",
+            "fsops",
+            "disk",
+            "platform",
+            "lock",
+            "hash",
+            "interrupt",
+            "progress",
+            "libcudnn",
+            "child",
+            "gpu",
+        ],
+    ),
+    (
+        "core",
+        &[
+            "home",
+            "store",
+            "archive",
+            "catalog",
+            "toolkit",
+            "deploy",
+            "activate",
+            "pin",
+            "verify",
+            "usage",
+            "modulefile",
+            "export_tree",
+            "selfupdate",
+            "python",
+        ],
+    ),
+    ("operations", &["ops"]),
+    ("diagnosis", &["doctor"]),
+    ("front end", &["cli"]),
+];
+
+/// `src/cli/` files that are not command files of the CLI.
 const CLI_SHARED: [&str; 6] = ["candidates", "help", "mod", "style", "support", "ui"];
 
 /// One source file.
@@ -60,7 +116,8 @@ fn read_sources(src: &Path) -> Vec<SourceFile> {
             .expect("below src")
             .to_string_lossy()
             .replace('\\', "/");
-        if rel == "lib.rs" || rel == "main.rs" {
+        // The crate root, the binary, and this test.
+        if rel == "lib.rs" || rel == "main.rs" || rel == "layering.rs" {
             continue;
         }
         let text = std::fs::read_to_string(e.path()).expect("sources are UTF-8");
@@ -73,276 +130,192 @@ fn read_sources(src: &Path) -> Vec<SourceFile> {
     out
 }
 
-/// The text with string and char literals blanked (same length, newlines
-/// kept), and a copy with comments blanked too.
-fn blank(text: &str) -> (String, String) {
-    let b: Vec<char> = text.chars().collect();
-    let mut no_lit = b.clone();
-    let mut code = b.clone();
-    let blank_range = |v: &mut Vec<char>, from: usize, to: usize| {
-        for c in &mut v[from..to] {
-            if *c != '\n' {
-                *c = ' ';
-            }
-        }
-    };
-    let ident = |c: char| c.is_alphanumeric() || c == '_';
-    let mut i = 0;
-    while i < b.len() {
-        let c = b[i];
-        let next = b.get(i + 1).copied();
-        if c == '/' && next == Some('/') {
-            let end = b[i..]
-                .iter()
-                .position(|&c| c == '\n')
-                .map_or(b.len(), |p| i + p);
-            blank_range(&mut code, i, end);
-            i = end;
-        } else if c == '/' && next == Some('*') {
-            let (mut depth, mut j) = (1, i + 2);
-            while j < b.len() && depth > 0 {
-                if b[j] == '/' && b.get(j + 1) == Some(&'*') {
-                    depth += 1;
-                    j += 2;
-                } else if b[j] == '*' && b.get(j + 1) == Some(&'/') {
-                    depth -= 1;
-                    j += 2;
-                } else {
-                    j += 1;
-                }
-            }
-            blank_range(&mut code, i, j);
-            i = j;
-        } else if (c == 'r' || c == 'b') && (i == 0 || !ident(b[i - 1])) && {
-            // r"…", r#"…"#, br"…", b"…"
-            let mut j = i + 1;
-            if c == 'b' && b.get(j) == Some(&'r') {
-                j += 1;
-            }
-            while b.get(j) == Some(&'#') {
-                j += 1;
-            }
-            b.get(j) == Some(&'"') && (j > i + 1 || c == 'b' || c == 'r')
-        } {
-            let raw = c == 'r' || b.get(i + 1) == Some(&'r');
-            let mut j = i + 1;
-            if c == 'b' && b.get(j) == Some(&'r') {
-                j += 1;
-            }
-            let hashes = b[j..].iter().take_while(|&&c| c == '#').count();
-            j += hashes + 1; // past the opening quote
-            while j < b.len() {
-                if !raw && b[j] == '\\' {
-                    j += 2;
-                    continue;
-                }
-                if b[j] == '"'
-                    && b[j + 1..]
-                        .iter()
-                        .take(hashes)
-                        .filter(|&&c| c == '#')
-                        .count()
-                        == hashes
-                {
-                    j += 1 + hashes;
-                    break;
-                }
-                j += 1;
-            }
-            let j = j.min(b.len());
-            blank_range(&mut no_lit, i, j);
-            blank_range(&mut code, i, j);
-            i = j;
-        } else if c == '"' {
-            let mut j = i + 1;
-            while j < b.len() && b[j] != '"' {
-                j += if b[j] == '\\' { 2 } else { 1 };
-            }
-            let j = (j + 1).min(b.len());
-            blank_range(&mut no_lit, i, j);
-            blank_range(&mut code, i, j);
-            i = j;
-        } else if c == '\'' {
-            // A char literal ('x', '\n', '\u{1F600}'), else a lifetime.
-            let end = if next == Some('\\') {
-                b.get(i + 3..)
-                    .and_then(|rest| rest.iter().position(|&c| c == '\''))
-                    .map(|p| i + 3 + p + 1)
-            } else if b.get(i + 2) == Some(&'\'') {
-                Some(i + 3)
-            } else {
-                None
-            };
-            match end {
-                Some(j) => {
-                    blank_range(&mut no_lit, i, j);
-                    blank_range(&mut code, i, j);
-                    i = j;
-                }
-                None => i += 1,
-            }
-        } else {
-            i += 1;
-        }
-    }
-    (no_lit.into_iter().collect(), code.into_iter().collect())
+/// Collects the uses of one file while walking its syntax tree.
+struct Uses {
+    /// The module being walked: the file's, then any inline `mod` in it.
+    here: Vec<String>,
+    out: Vec<Use>,
 }
 
-/// Reads one path at `i` (`a::b::{c, d::e}`), returning every path it names
-/// (groups expanded) and where it ends.
-fn read_path(b: &[char], mut i: usize, prefix: Vec<String>, out: &mut Vec<Vec<String>>) -> usize {
-    let ident = |c: char| c.is_alphanumeric() || c == '_';
-    let mut path = prefix;
-    loop {
-        while b.get(i).is_some_and(|c| c.is_whitespace()) {
-            i += 1;
+impl Uses {
+    /// Records `path` (its segments as written) at `span`'s line when it
+    /// starts with `crate`, `super` or `self`.
+    fn add(&mut self, path: &[String], span: Span) {
+        self.add_at(path, span.start().line);
+    }
+
+    fn add_at(&mut self, path: &[String], line: usize) {
+        let resolved = match path.first().map(String::as_str) {
+            Some("crate") => Some(path[1..].to_vec()),
+            Some("super" | "self") => {
+                let ups = path.iter().take_while(|s| *s == "super").count();
+                let skip = ups + usize::from(ups == 0);
+                (ups <= self.here.len()).then(|| {
+                    let mut abs = self.here[..self.here.len() - ups].to_vec();
+                    abs.extend(path[skip..].iter().cloned());
+                    abs
+                })
+            }
+            _ => None,
+        };
+        if let Some(mut p) = resolved.filter(|p| !p.is_empty()) {
+            p.truncate(2);
+            self.out.push(Use { path: p, line });
         }
-        if b.get(i) == Some(&'{') {
-            i += 1;
-            loop {
-                while b.get(i).is_some_and(|c| c.is_whitespace() || *c == ',') {
-                    i += 1;
-                }
-                match b.get(i) {
-                    None => return i,
-                    Some('}') => return i + 1,
-                    _ => {}
-                }
-                let before = i;
-                i = read_path(b, i, path.clone(), out);
-                if i == before {
-                    i += 1; // `*` or something else that names no module
+    }
+
+    /// Every path of a `use` tree, groups expanded; `self` in a group
+    /// names the group's own prefix, and an alias names nothing new.
+    fn use_tree(&mut self, tree: &syn::UseTree, prefix: &mut Vec<String>) {
+        match tree {
+            syn::UseTree::Path(p) => {
+                prefix.push(p.ident.to_string());
+                self.use_tree(&p.tree, prefix);
+                prefix.pop();
+            }
+            syn::UseTree::Name(n) => self.use_leaf(prefix, &n.ident),
+            syn::UseTree::Rename(r) => self.use_leaf(prefix, &r.ident),
+            syn::UseTree::Glob(g) => self.add(prefix, g.star_token.span),
+            syn::UseTree::Group(g) => {
+                for t in &g.items {
+                    self.use_tree(t, prefix);
                 }
             }
         }
-        let start = i;
-        while b.get(i).is_some_and(|&c| ident(c)) {
+    }
+
+    fn use_leaf(&mut self, prefix: &[String], ident: &syn::Ident) {
+        let mut path = prefix.to_vec();
+        if ident != "self" || path.is_empty() {
+            path.push(ident.to_string());
+        }
+        self.add(&path, ident.span());
+    }
+
+    /// Paths in a macro's tokens (`matches!`, `format!`, `assert_eq!`), which
+    /// `syn` leaves unparsed: `crate`/`super`/`self` followed by `::`.
+    fn tokens(&mut self, tokens: TokenStream) {
+        let tts: Vec<TokenTree> = tokens.into_iter().collect();
+        let is_sep = |i: usize| {
+            matches!((tts.get(i), tts.get(i + 1)),
+                (Some(TokenTree::Punct(a)), Some(TokenTree::Punct(b)))
+                    if a.as_char() == ':' && b.as_char() == ':')
+        };
+        let mut i = 0;
+        while i < tts.len() {
+            match &tts[i] {
+                TokenTree::Group(g) => self.tokens(g.stream()),
+                TokenTree::Ident(id)
+                    if (id == "crate" || id == "super" || id == "self")
+                        && is_sep(i + 1)
+                        && !(i >= 2 && is_sep(i - 2)) =>
+                {
+                    let mut path = vec![id.to_string()];
+                    let mut j = i + 1;
+                    while is_sep(j) {
+                        match tts.get(j + 2) {
+                            Some(TokenTree::Ident(next)) => {
+                                path.push(next.to_string());
+                                j += 3;
+                            }
+                            _ => break,
+                        }
+                    }
+                    self.add(&path, id.span());
+                    i = j;
+                    continue;
+                }
+                _ => {}
+            }
             i += 1;
         }
-        if i == start {
-            break;
-        }
-        let seg: String = b[start..i].iter().collect();
-        if seg != "self" {
-            path.push(seg);
-        }
-        if b.get(i) == Some(&':') && b.get(i + 1) == Some(&':') {
-            i += 2;
-        } else {
-            break;
+    }
+
+    /// Paths in a doc comment's text (`[`crate::deploy::Change`]`).
+    fn doc(&mut self, text: &str, first_line: usize) {
+        let ident = |c: char| c.is_alphanumeric() || c == '_';
+        for start in ["crate::", "super::", "self::"]
+            .iter()
+            .flat_map(|w| text.match_indices(w).map(|(i, _)| i))
+            .collect::<BTreeSet<usize>>()
+        {
+            let before = text[..start].chars().next_back();
+            if before.is_some_and(|c| ident(c) || c == ':') {
+                continue;
+            }
+            let end = text[start..]
+                .find(|c: char| !(ident(c) || c == ':'))
+                .map_or(text.len(), |n| start + n);
+            let path: Vec<String> = text[start..end]
+                .split("::")
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+                .collect();
+            let line = first_line + text[..start].matches('\n').count();
+            self.add_at(&path, line);
         }
     }
-    // `a::b as c`: the alias names nothing new.
-    let mut j = i;
-    while b.get(j).is_some_and(|c| c.is_whitespace()) {
-        j += 1;
-    }
-    if b.get(j) == Some(&'a')
-        && b.get(j + 1) == Some(&'s')
-        && b.get(j + 2).is_some_and(|c| c.is_whitespace())
-    {
-        j += 3;
-        while b.get(j).is_some_and(|c| c.is_whitespace()) {
-            j += 1;
+}
+
+impl<'ast> Visit<'ast> for Uses {
+    fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
+        for a in &m.attrs {
+            self.visit_attribute(a);
         }
-        while b.get(j).is_some_and(|&c| ident(c)) {
-            j += 1;
+        if let Some((_, items)) = &m.content {
+            self.here.push(m.ident.to_string());
+            for i in items {
+                self.visit_item(i);
+            }
+            self.here.pop();
         }
-        i = j;
     }
-    out.push(path);
-    i
+
+    fn visit_item_use(&mut self, u: &'ast syn::ItemUse) {
+        for a in &u.attrs {
+            self.visit_attribute(a);
+        }
+        self.use_tree(&u.tree, &mut Vec::new());
+    }
+
+    fn visit_path(&mut self, p: &'ast syn::Path) {
+        let segs: Vec<String> = p.segments.iter().map(|s| s.ident.to_string()).collect();
+        if let Some(first) = p.segments.first() {
+            self.add(&segs, first.ident.span());
+        }
+        syn::visit::visit_path(self, p);
+    }
+
+    fn visit_macro(&mut self, m: &'ast syn::Macro) {
+        self.tokens(m.tokens.clone());
+        syn::visit::visit_macro(self, m);
+    }
+
+    fn visit_attribute(&mut self, a: &'ast syn::Attribute) {
+        if let syn::Meta::NameValue(nv) = &a.meta
+            && nv.path.is_ident("doc")
+            && let syn::Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Str(s),
+                ..
+            }) = &nv.value
+        {
+            self.doc(&s.value(), s.span().start().line);
+            return;
+        }
+        syn::visit::visit_attribute(self, a);
+    }
 }
 
 /// Every use in `file` that names a module by an absolute path.
 fn uses(file: &SourceFile) -> Vec<Use> {
-    let (no_lit, code) = blank(&file.text);
-    let b: Vec<char> = no_lit.chars().collect();
-    let c: Vec<char> = code.chars().collect();
-    let ident = |c: char| c.is_alphanumeric() || c == '_';
-    // Inline `mod name {` blocks: (name, depth inside it).
-    let mut stack: Vec<(String, usize)> = Vec::new();
-    let mut depth = 0usize;
-    let mut line = 1usize;
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < b.len() {
-        match c[i] {
-            '\n' => line += 1,
-            '{' => depth += 1,
-            '}' => {
-                depth = depth.saturating_sub(1);
-                if stack.last().is_some_and(|(_, d)| *d > depth) {
-                    stack.pop();
-                }
-            }
-            _ => {}
-        }
-        let starts_word = i == 0 || !(ident(b[i - 1]) || b[i - 1] == ':');
-        if !starts_word || !ident(b[i]) {
-            i += 1;
-            continue;
-        }
-        let end = (i..b.len()).find(|&j| !ident(b[j])).unwrap_or(b.len());
-        let word: String = b[i..end].iter().collect();
-        let code_word: String = c[i..end].iter().collect();
-        if word == "mod" && code_word == "mod" {
-            // `mod name {` opens an inline module; `mod name;` a file.
-            let mut j = end;
-            while c.get(j).is_some_and(|c| c.is_whitespace()) {
-                j += 1;
-            }
-            let n_end = (j..c.len()).find(|&k| !ident(c[k])).unwrap_or(c.len());
-            let name: String = c[j..n_end].iter().collect();
-            let mut k = n_end;
-            while c.get(k).is_some_and(|c| c.is_whitespace()) {
-                k += 1;
-            }
-            if !name.is_empty() && c.get(k) == Some(&'{') {
-                stack.push((name, depth + 1));
-            }
-        }
-        let is_path = (word == "crate" || word == "super")
-            && b.get(end) == Some(&':')
-            && b.get(end + 1) == Some(&':');
-        if !is_path {
-            i = end;
-            continue;
-        }
-        let mut paths = Vec::new();
-        let stop = read_path(&b, i, Vec::new(), &mut paths);
-        let mut here: Vec<String> = file.module.clone();
-        here.extend(stack.iter().map(|(n, _)| n.clone()));
-        for p in paths {
-            let resolved = if p[0] == "crate" {
-                Some(p[1..].to_vec())
-            } else {
-                let ups = p.iter().take_while(|s| *s == "super").count();
-                (ups <= here.len()).then(|| {
-                    let mut abs = here[..here.len() - ups].to_vec();
-                    abs.extend(p[ups..].iter().cloned());
-                    abs
-                })
-            };
-            if let Some(mut path) = resolved.filter(|p| !p.is_empty()) {
-                path.truncate(2);
-                out.push(Use { path, line });
-            }
-        }
-        // Count the lines the path spanned (a multi-line `use` group).
-        for k in end..stop.min(b.len()) {
-            if c[k] == '{' {
-                depth += 1;
-            } else if c[k] == '}' {
-                depth = depth.saturating_sub(1);
-            }
-            if b[k] == '\n' {
-                line += 1;
-            }
-        }
-        i = stop.max(end);
-    }
-    out
+    let ast = syn::parse_file(&file.text)
+        .unwrap_or_else(|e| panic!("src/{} does not parse: {e}", file.rel));
+    let mut v = Uses {
+        here: file.module.clone(),
+        out: Vec::new(),
+    };
+    v.visit_file(&ast);
+    v.out
 }
 
 /// Edges between top-level modules: `from → to → [file:line, …]`.
@@ -366,6 +339,45 @@ fn graph(files: &[SourceFile]) -> Graph {
         }
     }
     g
+}
+
+/// The rank of `module` (its layer's index in `layers`, bottom 0) and its layer's name.
+fn rank<'a>(layers: &[(&'a str, &[&str])], module: &str) -> Option<(usize, &'a str)> {
+    layers
+        .iter()
+        .enumerate()
+        .find(|(_, (_, mods))| mods.contains(&module))
+        .map(|(i, (name, _))| (i, *name))
+}
+
+/// Top-level modules with no layer in `layers`.
+fn unranked(g: &Graph, layers: &[(&str, &[&str])]) -> Vec<String> {
+    g.keys()
+        .filter(|m| rank(layers, m).is_none())
+        .cloned()
+        .collect()
+}
+
+/// Uses of a module in a layer above the user's, each as
+/// `store (core) uses doctor (diagnosis) at src/store/mod.rs:3`.
+fn upward_uses(g: &Graph, layers: &[(&str, &[&str])]) -> Vec<String> {
+    let mut out = Vec::new();
+    for (from, tos) in g {
+        let Some((rf, lf)) = rank(layers, from) else {
+            continue;
+        };
+        for (to, at) in tos {
+            if let Some((rt, lt)) = rank(layers, to)
+                && rt > rf
+            {
+                out.push(format!(
+                    "{from} ({lf}) uses {to} ({lt}) at {}",
+                    at.join(", ")
+                ));
+            }
+        }
+    }
+    out
 }
 
 /// One cycle per group of top-level modules that use each other, each as
@@ -506,12 +518,44 @@ fn cli_cross_imports(files: &[SourceFile]) -> Vec<String> {
     bad
 }
 
+/// The layer table of `docs/architecture.md#layers`: each row's layer name
+/// and the modules its second column names in backticks.
+fn doc_layers(doc: &str) -> Vec<(String, Vec<String>)> {
+    let from = doc
+        .find("<a id=\"layers\"></a>")
+        .expect("docs/architecture.md has the layers anchor");
+    doc[from..]
+        .lines()
+        .skip_while(|l| !l.starts_with('|'))
+        .take_while(|l| l.starts_with('|'))
+        .skip(2) // the header and its `| --- |` line
+        .map(|row| {
+            let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+            let modules = cells[2]
+                .split('`')
+                .skip(1)
+                .step_by(2)
+                .map(str::to_string)
+                .collect();
+            (cells[1].to_string(), modules)
+        })
+        .collect()
+}
+
 #[test]
 fn layers_point_down() {
     let files = read_sources(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"));
     assert!(files.iter().any(|f| f.rel == "doctor/mod.rs"), "read src/");
     let g = graph(&files);
     let mut problems = Vec::new();
+    problems.extend(unranked(&g, &LAYERS).into_iter().map(|m| {
+        format!("{m} has no layer: give it one in the table of docs/architecture.md#layers and in LAYERS")
+    }));
+    problems.extend(
+        upward_uses(&g, &LAYERS)
+            .into_iter()
+            .map(|p| format!("a module uses one of a layer above its own: {p}")),
+    );
     problems.extend(
         doctor_outside(&g)
             .into_iter()
@@ -531,6 +575,28 @@ fn layers_point_down() {
         problems.is_empty(),
         "layers that do not point down:\n{}",
         problems.join("\n")
+    );
+}
+
+/// The table the test holds is the one the maintainers read.
+#[test]
+fn the_layers_are_the_ones_docs_architecture_draws() {
+    let doc =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/architecture.md"))
+            .expect("docs/architecture.md is readable");
+    let ours: Vec<(String, Vec<String>)> = LAYERS
+        .iter()
+        .map(|(name, mods)| {
+            (
+                name.to_string(),
+                mods.iter().map(|m| m.to_string()).collect(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        doc_layers(&doc),
+        ours,
+        "the table of docs/architecture.md#layers and LAYERS in src/layering.rs differ"
     );
 }
 
@@ -554,7 +620,7 @@ mod tests {
     }
 
     #[test]
-    fn paths_are_read_in_code_and_doc_links_not_in_strings() {
+    fn paths_are_read_in_code_macros_and_doc_links_not_in_strings() {
         let f = file(
             "deploy/plan.rs",
             "use crate::{error::{Error, Kind}, store::Store as S};\n\
@@ -562,7 +628,10 @@ mod tests {
              /// See [`crate::doctor::names`].\n\
              fn f() { let s = \"crate::cli::x\"; let r = r#\"crate::lock\"#; let c = '{'; }\n\
              mod inner {\n    use super::super::super::toolkit::Toolkit;\n    fn g<'a>(x: &'a str) {}\n}\n\
-             use crate::{\n    hash,\n    home::Home,\n};\n",
+             use crate::{\n    hash,\n    home::Home,\n};\n\
+             fn h() -> bool { matches!(m(), crate::pin::Pin::None) && format!(\"{}\", crate::quote::x()).is_empty() }\n\
+             // crate::cli::not_a_use in a comment\n\
+             fn i(x: crate::activate::Activation) -> self::Local { crate::catalog::f(super::apply::g()) }\n",
         );
         assert_eq!(
             paths(&f),
@@ -573,8 +642,14 @@ mod tests {
                 "deploy::backup@2",
                 "doctor::names@3",
                 "toolkit::Toolkit@6",
-                "hash@9",
-                "home::Home@9",
+                "hash@10",
+                "home::Home@11",
+                "pin::Pin@13",
+                "quote::x@13",
+                "activate::Activation@15",
+                "deploy::plan@15",
+                "catalog::f@15",
+                "deploy::apply@15",
             ]
         );
         assert_eq!(module_of("activate/mod.rs"), ["activate"]);
@@ -602,6 +677,37 @@ mod tests {
         assert_eq!(
             cli_cross_imports(&files),
             ["src/cli/list.rs:1 uses cli::list_remote"]
+        );
+        let layers: [(&str, &[&str]); 3] = [
+            ("low", &["a", "c"]),
+            ("high", &["b", "doctor"]),
+            ("top", &["cli"]),
+        ];
+        assert_eq!(
+            upward_uses(&g, &layers),
+            [
+                "a (low) uses b (high) at src/a.rs:1",
+                "c (low) uses doctor (high) at src/c.rs:2",
+            ]
+        );
+        assert_eq!(unranked(&g, &layers), Vec::<String>::new());
+        assert_eq!(unranked(&g, &layers[..2]), ["cli"]);
+    }
+
+    #[test]
+    fn the_doc_table_is_read_row_by_row() {
+        let doc = "# x\n<a id=\"layers\"></a>\n## Modules\n\ntext\n\n\
+                   | layer | modules | role |\n| --- | --- | --- |\n\
+                   | vocabulary | `names`, `quote` | words |\n| front end | `cli` | one file per command, `cli/ui.rs` |\n\nafter\n";
+        assert_eq!(
+            doc_layers(doc),
+            [
+                (
+                    "vocabulary".to_string(),
+                    vec!["names".to_string(), "quote".to_string()]
+                ),
+                ("front end".to_string(), vec!["cli".to_string()]),
+            ]
         );
     }
 }

@@ -9,6 +9,7 @@
 //! - [`toolkit`]: CUDA toolkit discovery and layout.
 //! - [`deploy`]: the backup/journal transaction behind `use` and `rollback`.
 //! - [`pin`]: `.cudnn-version` files and spec resolution.
+//! - [`python`]: a Python environment's installed distributions and which of their requirements apply here.
 //! - [`activate`]: per-process environment for a release and shell rendering.
 //! - [`export_tree`]: a release exported as a plain folder: its marker, the check of an earlier export, the env file (`export dir`).
 //! - [`modulefile`]: Lmod and Environment Modules modulefiles for releases (`export`).
@@ -28,9 +29,17 @@
 //! Vocabulary every layer shares sits at the bottom, never inside a command:
 //! [`names`] (what cuDNN's file names say), [`quote`] (quoting for each
 //! shell), [`command`] (the cudnnm commands printed in hints), [`shape`] (the kinds
-//! of archive a receipt records). Layers point
-//! down: only `cli` and `doctor` itself use `doctor`, and no two top-level
-//! modules use each other (the tests in `src/layering.rs` enforce both).
+//! of archive a receipt records), [`error`], [`digest`]. Layers point down
+//! (vocabulary, services, core, operations, diagnosis, front end): a module
+//! uses none of a layer above its own, only `cli` and `doctor` itself use
+//! `doctor`, and no two top-level modules use each other (the tests in
+//! `src/layering.rs` enforce all three, with the layer table of
+//! `docs/architecture.md#layers`).
+
+// Only the front end prints or exits (`docs/architecture.md#output-and-errors`):
+// library code reports through a trait or returns what to say; `src/cli`
+// allows these again, and `clippy.toml` allows printing in tests.
+#![deny(clippy::print_stdout, clippy::print_stderr, clippy::exit)]
 
 pub mod activate;
 pub mod archive;
@@ -39,6 +48,7 @@ pub mod child;
 pub mod cli;
 pub mod command;
 pub mod deploy;
+pub mod digest;
 pub mod disk;
 pub mod doctor;
 pub mod env;
@@ -59,6 +69,7 @@ pub mod ops;
 pub mod pin;
 pub mod platform;
 pub mod progress;
+pub mod python;
 pub mod quote;
 pub mod record;
 pub mod selfupdate;

@@ -27,7 +27,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, IoResultExt, Result};
 use crate::fsops;
-use crate::home::Home;
 use crate::platform;
 
 /// The exclusive lock file used where the file system cannot lock (see the module docs).
@@ -141,50 +140,43 @@ fn read_holder(path: &Path) -> Option<Holder> {
 }
 
 impl HomeLock {
-    /// Takes the exclusive lock on `home`, waiting for other cudnnm processes.
+    /// Takes the exclusive lock on the lock file `path` (a home's `lock`, in
+    /// a folder that exists: `Home::lock`), waiting for other cudnnm processes.
     /// `on_wait` is called once if the lock is busy (to tell the user).
     ///
     /// # Errors
-    /// When the home folder or lock file cannot be created or locked.
-    pub fn acquire(home: &Home, on_wait: impl FnOnce()) -> Result<HomeLock> {
-        Self::acquire_with(home, LockOptions::default(), |_| on_wait())
+    /// When the lock file cannot be created or locked.
+    pub fn acquire(path: &Path, on_wait: impl FnOnce()) -> Result<HomeLock> {
+        Self::acquire_with(path, LockOptions::default(), |_| on_wait())
     }
 
-    /// [`HomeLock::acquire`], falling back to the exclusive lock file when
-    /// the file system cannot lock. `on_wait` gets who holds the lock file,
-    /// when that is known.
+    /// [`HomeLock::acquire`], falling back to the exclusive lock file
+    /// [`HELD_FILE`] beside `path` when the file system cannot lock.
+    /// `on_wait` gets who holds the lock file, when that is known.
     ///
     /// # Errors
-    /// When the home folder or lock file cannot be created or locked.
+    /// When the lock file cannot be created or locked.
     pub fn acquire_with(
-        home: &Home,
+        path: &Path,
         options: LockOptions,
         on_wait: impl FnOnce(Option<String>),
     ) -> Result<HomeLock> {
-        home.ensure()?;
-        let path = home.lock_file();
-        let mut file = File::options()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&path)
-            .with_path("open the lock file", &path)?;
+        let mut file = fsops::open_lock_file(path).with_path("open the lock file", path)?;
         match try_lock(&file, options) {
             Ok(()) => {}
             Err(TryLockError::WouldBlock) => {
                 on_wait(None);
-                file.lock().with_path("lock", &path)?;
+                file.lock().with_path("lock", path)?;
             }
             Err(TryLockError::Error(e)) if is_unsupported(&e) => {
-                let held = hold_lock_file(&home.root().join(HELD_FILE), on_wait)?;
+                let held = hold_lock_file(&path.with_file_name(HELD_FILE), on_wait)?;
                 return Ok(HomeLock {
                     _file: file,
                     held: Some(held),
                 });
             }
             Err(TryLockError::Error(e)) => {
-                return Err(Error::io("lock", &path, e));
+                return Err(Error::io("lock", path, e));
             }
         }
         // Record the holder for people reading the file; the lock itself is
@@ -371,13 +363,11 @@ pub fn toolkit_busy(root: &Path) -> bool {
     }
 }
 
-/// Whether a cudnnm process holds the lock of `home` right now (a command
-/// that changes the home is running). `false` when there is no lock file.
-pub fn home_busy(home: &Home) -> bool {
-    File::options()
-        .read(true)
-        .write(true)
-        .open(home.lock_file())
+/// Whether a cudnnm process holds the home lock file `lock_file` right now
+/// (a command that changes the home is running). `false` when there is no
+/// lock file.
+pub fn home_busy(lock_file: &Path) -> bool {
+    fsops::open_to_try_lock(lock_file)
         .is_ok_and(|f| matches!(f.try_lock(), Err(TryLockError::WouldBlock)))
 }
 
@@ -396,14 +386,7 @@ fn open_toolkit_lock(root: &Path) -> Result<(File, std::path::PathBuf)> {
         let f = File::open(root).with_path("open the toolkit folder to lock it", root)?;
         return Ok((f, root.to_path_buf()));
     };
-    let open = |path: &Path| {
-        File::options()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(path)
-    };
+    let open = fsops::open_lock_file;
     match open(&path) {
         Ok(f) => Ok((f, path)),
         // Without write access to the root (Program Files as a normal user)
@@ -431,13 +414,13 @@ mod tests {
     #[test]
     fn the_holder_is_recorded_over_the_last_one_without_truncating() {
         let d = tempfile::tempdir().unwrap();
-        let home = Home::new(d.path());
+        let lock_file = d.path().join("lock");
         // A longer PID from an earlier holder is fully overwritten.
-        std::fs::write(home.lock_file(), pid_record(4_000_000_000)).unwrap();
-        let l = HomeLock::acquire(&home, || panic!("free lock must not wait")).unwrap();
+        std::fs::write(&lock_file, pid_record(4_000_000_000)).unwrap();
+        let l = HomeLock::acquire(&lock_file, || panic!("free lock must not wait")).unwrap();
         // Read once released: Windows' lock also locks the bytes.
         drop(l);
-        let text = std::fs::read_to_string(home.lock_file()).unwrap();
+        let text = std::fs::read_to_string(&lock_file).unwrap();
         assert_eq!(text, pid_record(std::process::id()));
         assert_eq!(text.trim().parse::<u32>().unwrap(), std::process::id());
         assert_eq!(text.len(), 21);
@@ -466,9 +449,9 @@ mod tests {
     #[test]
     fn the_fallback_lock_file_names_its_holder_and_goes_on_drop() {
         let d = tempfile::tempdir().unwrap();
-        let home = Home::new(d.path());
-        let l =
-            HomeLock::acquire_with(&home, FALLBACK, |_| panic!("free lock must not wait")).unwrap();
+        let lock_file = d.path().join("lock");
+        let l = HomeLock::acquire_with(&lock_file, FALLBACK, |_| panic!("free lock must not wait"))
+            .unwrap();
         let held = read_holder(&d.path().join(HELD_FILE)).unwrap();
         assert_eq!(held.pid, std::process::id());
         assert_eq!(held.host, platform::host_name());
@@ -482,7 +465,7 @@ mod tests {
     #[test]
     fn a_lock_file_of_a_dead_process_of_this_host_is_taken_over() {
         let d = tempfile::tempdir().unwrap();
-        let home = Home::new(d.path());
+        let lock_file = d.path().join("lock");
         let mut child = std::process::Command::new("true").spawn().unwrap();
         let pid = child.id();
         child.wait().unwrap();
@@ -493,7 +476,7 @@ mod tests {
             started: Some(1),
         };
         std::fs::write(d.path().join(HELD_FILE), toml::to_string(&dead).unwrap()).unwrap();
-        let l = HomeLock::acquire_with(&home, FALLBACK, |_| {
+        let l = HomeLock::acquire_with(&lock_file, FALLBACK, |_| {
             panic!("a dead holder is not waited for")
         })
         .unwrap();
@@ -507,7 +490,7 @@ mod tests {
     #[test]
     fn a_lock_file_of_another_host_is_waited_for_and_reported_with_its_age() {
         let d = tempfile::tempdir().unwrap();
-        let home = Home::new(d.path());
+        let lock_file = d.path().join("lock");
         let other = Holder {
             host: "node-17.cluster".into(),
             pid: 1,
@@ -522,7 +505,7 @@ mod tests {
             std::fs::remove_file(p).unwrap();
         });
         let said = std::cell::RefCell::new(None);
-        let l = HomeLock::acquire_with(&home, FALLBACK, |h| *said.borrow_mut() = h).unwrap();
+        let l = HomeLock::acquire_with(&lock_file, FALLBACK, |h| *said.borrow_mut() = h).unwrap();
         t.join().unwrap();
         let said = said.into_inner().unwrap();
         // 125 s old when written; a slow start (wine) may read it a second later.
@@ -551,11 +534,11 @@ mod tests {
     #[test]
     fn second_fallback_holder_waits_until_first_drops() {
         let d = tempfile::tempdir().unwrap();
-        let home = Home::new(d.path());
-        let first = HomeLock::acquire_with(&home, FALLBACK, |_| panic!("free")).unwrap();
+        let lock_file = d.path().join("lock");
+        let first = HomeLock::acquire_with(&lock_file, FALLBACK, |_| panic!("free")).unwrap();
         let waited = Arc::new(AtomicBool::new(false));
         let w = waited.clone();
-        let h2 = home.clone();
+        let h2 = lock_file.clone();
         let t = std::thread::spawn(move || {
             let _l = HomeLock::acquire_with(&h2, FALLBACK, |h| {
                 assert!(h.unwrap().contains(&format!("pid {}", std::process::id())));
@@ -572,11 +555,11 @@ mod tests {
     #[test]
     fn second_holder_waits_until_first_drops() {
         let d = tempfile::tempdir().unwrap();
-        let home = Home::new(d.path());
-        let first = HomeLock::acquire(&home, || panic!("free lock must not wait")).unwrap();
+        let lock_file = d.path().join("lock");
+        let first = HomeLock::acquire(&lock_file, || panic!("free lock must not wait")).unwrap();
         let waited = Arc::new(AtomicBool::new(false));
         let w = waited.clone();
-        let h2 = home.clone();
+        let h2 = lock_file.clone();
         let t = std::thread::spawn(move || {
             let _l = HomeLock::acquire(&h2, || w.store(true, Ordering::SeqCst)).unwrap();
         });

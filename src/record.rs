@@ -1,23 +1,20 @@
 //! Typed records shared by the store, deployments, backups and journals:
 //! what a path holds ([`Entry`]: a file with its size and SHA-256, or a link
-//! with its target), and the one way state files are read and written
-//! ([`load`], [`load_or_default`], [`save`]).
+//! with its target), and how a record is encoded ([`to_toml`]). State files
+//! are read and written one way by `fsops` (`load_toml`, `save_toml`).
 //!
 //! On disk an entry is the three keys every release of cudnnm wrote —
 //! `size`, `sha256`, `link` — so receipts, `deployments.toml`,
 //! `backup.toml` files and journals written before this type read the same
 //! (and older releases read what this one writes).
 
-use std::path::Path;
-
-use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
+use crate::digest::Sha256Hex;
 use crate::error::{Error, Result};
-use crate::fsops;
-use crate::hash::Sha256Hex;
 
-/// The bytes of a regular file: size and SHA-256.
+/// The bytes of a regular file: size and SHA-256. Whether a file on disk
+/// holds them is [`Content::look`]'s to say (in the `hash` module, which reads files).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Content {
     /// Size in bytes.
@@ -57,54 +54,6 @@ impl Look {
     /// True unless the file is known to hold other bytes.
     pub fn is_same_or_unchecked(&self) -> bool {
         !matches!(self, Look::Changed(_))
-    }
-}
-
-impl Content {
-    /// Whether the file at `path` (links followed) holds these bytes, read
-    /// cheaply as git's index does: a size that differs says no; the
-    /// modification time `recorded_mtime` (when it was last found holding
-    /// them) says yes without reading a byte; otherwise its SHA-256 decides
-    /// — when a time was recorded and differs (a same-size edit, or a
-    /// touch), or when `hash_unknown` asks for it where none was recorded
-    /// (records from before the time was kept).
-    pub fn look(&self, path: &Path, recorded_mtime: Option<i64>, hash_unknown: bool) -> Look {
-        let meta = match std::fs::metadata(path) {
-            Ok(m) => m,
-            Err(e) => return Look::Changed(format!("cannot be read ({e})")),
-        };
-        if !meta.is_file() {
-            return Look::Changed("is not a regular file".into());
-        }
-        if meta.len() != self.size {
-            return Look::Changed(format!(
-                "holds {} bytes, not the {} recorded",
-                meta.len(),
-                self.size
-            ));
-        }
-        let now = mtime_ns(&meta);
-        if recorded_mtime.is_some() && now == recorded_mtime {
-            return Look::Same {
-                hashed: false,
-                mtime_ns: now,
-            };
-        }
-        if recorded_mtime.is_none() && !hash_unknown {
-            return Look::Unchecked;
-        }
-        match crate::hash::sha256_file(path) {
-            Ok((_, sha)) if sha == self.sha256 => Look::Same {
-                hashed: true,
-                mtime_ns: now,
-            },
-            Ok((_, sha)) => Look::Changed(format!(
-                "was changed (same size, SHA-256 {}… instead of the recorded {}…)",
-                sha.short(),
-                self.sha256.short()
-            )),
-            Err(e) => Look::Changed(format!("cannot be read ({})", e.message())),
-        }
     }
 }
 
@@ -216,65 +165,12 @@ impl From<Entry> for RawEntry {
     }
 }
 
-/// Reads the TOML state file at `path`; `None` when it does not exist.
-/// `bad` turns a parse failure (the file, the parser's message) into the
-/// error the caller reports, with its own hint. The message starts with
-/// the 1-based line the parser stopped at (`line 3: invalid string`) when
-/// the parser names a place.
-///
-/// # Errors
-/// When the file exists but cannot be read (names it), or does not parse.
-pub fn load<T: DeserializeOwned>(
-    path: &Path,
-    bad: impl FnOnce(&Path, &str) -> Error,
-) -> Result<Option<T>> {
-    match std::fs::read_to_string(path) {
-        Ok(s) => toml::from_str(&s).map(Some).map_err(|e| {
-            let message = match e.span() {
-                Some(span) => format!(
-                    "line {}: {}",
-                    1 + s.as_bytes()[..span.start.min(s.len())]
-                        .iter()
-                        .filter(|b| **b == b'\n')
-                        .count(),
-                    e.message()
-                ),
-                None => e.message().to_string(),
-            };
-            bad(path, &message)
-        }),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(Error::io("read", path, e)),
-    }
-}
-
-/// [`load`] for a state file whose absence means its default
-/// (`deployments.toml`: no deployments; `config.toml`: default settings).
-///
-/// # Errors
-/// As [`load`].
-pub fn load_or_default<T: DeserializeOwned + Default>(
-    path: &Path,
-    bad: impl FnOnce(&Path, &str) -> Error,
-) -> Result<T> {
-    Ok(load(path, bad)?.unwrap_or_default())
-}
-
 /// `value` as TOML; `what` names it in the (unexpected) encoding error.
 ///
 /// # Errors
 /// When the value cannot be encoded as TOML.
 pub fn to_toml<T: Serialize>(value: &T, what: &str) -> Result<String> {
     toml::to_string_pretty(value).map_err(|e| Error::msg(format!("could not encode {what}: {e}")))
-}
-
-/// Writes `value` as TOML to `path` atomically (temporary file, fsync,
-/// rename); `what` names it in an encoding error.
-///
-/// # Errors
-/// As [`to_toml`]; when the folder is not writable or the disk is full.
-pub fn save<T: Serialize>(path: &Path, value: &T, what: &str) -> Result<()> {
-    fsops::write_atomic(path, to_toml(value, what)?.as_bytes())
 }
 
 /// Serde for an id written as text (`backup = "3"` in `deployments.toml`):
@@ -319,7 +215,6 @@ pub mod id_text {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hash::sha256_bytes;
 
     #[derive(Debug, PartialEq, Serialize, Deserialize)]
     struct Named {
@@ -330,7 +225,7 @@ mod tests {
 
     #[test]
     fn entries_read_and_write_the_keys_cudnnm_always_wrote() {
-        let sha = sha256_bytes(b"abc");
+        let sha = Sha256Hex::from_bytes(&[0xab; 32]);
         let file: Named =
             toml::from_str(&format!("path = \"a\"\nsize = 3\nsha256 = \"{sha}\"\n")).unwrap();
         assert_eq!(file.entry, Entry::file(3, sha.clone()));
@@ -359,26 +254,5 @@ mod tests {
         // Neither a hash nor a link: not a record cudnnm writes.
         let e = toml::from_str::<Named>("path = \"d\"\nsize = 3\n").unwrap_err();
         assert!(e.message().contains("without its SHA-256"), "{e}");
-    }
-
-    #[test]
-    fn a_missing_state_file_is_none_or_the_default_and_a_bad_one_says_so() {
-        let d = tempfile::tempdir().unwrap();
-        let p = d.path().join("state.toml");
-        let bad = |p: &Path, m: &str| Error::msg(format!("bad {}: {m}", p.display()));
-        assert_eq!(load::<Named>(&p, bad).unwrap(), None);
-        assert_eq!(
-            load_or_default::<std::collections::BTreeMap<String, u32>>(&p, bad).unwrap(),
-            Default::default()
-        );
-        let n = Named {
-            path: "x".into(),
-            entry: Entry::link("y"),
-        };
-        save(&p, &n, "a test record").unwrap();
-        assert_eq!(load::<Named>(&p, bad).unwrap(), Some(n));
-        fsops::write_atomic(&p, b"path = [").unwrap();
-        let e = load::<Named>(&p, bad).unwrap_err();
-        assert!(e.message().starts_with("bad "), "{e:?}");
     }
 }

@@ -16,12 +16,13 @@ use crate::disk::Tally;
 use crate::error::Result;
 use crate::home::Home;
 use crate::store::Store;
+use crate::version::ReleaseId;
 
 /// One store release.
 #[derive(Clone, Debug, Serialize, PartialEq, Eq)]
 pub struct ReleaseUsage {
     /// `9.12.0.46_cuda12`.
-    pub release: String,
+    pub release: ReleaseId,
     /// Its folder.
     pub dir: PathBuf,
     /// Bytes of its files, each once.
@@ -86,7 +87,7 @@ pub fn measure(home: &Home) -> Result<Usage> {
             let mut t = Tally::new();
             t.add_tree(&r.dir);
             ReleaseUsage {
-                release: r.id(),
+                release: r.release_id(),
                 dir: r.dir.clone(),
                 bytes: t.bytes(),
                 own: t.freed(),

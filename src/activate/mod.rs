@@ -24,6 +24,7 @@ use std::path::Path;
 use crate::env::{self, Env};
 use crate::home::Home;
 use crate::store::Release;
+use crate::version::ReleaseId;
 
 pub mod shell;
 
@@ -56,7 +57,7 @@ pub struct VarChange {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Activation {
     /// The release id made active (`9.12.0.46_cuda12`), `None` when deactivating.
-    pub release: Option<String>,
+    pub release: Option<ReleaseId>,
     /// The variable changes, no-ops left out.
     pub changes: Vec<VarChange>,
 }
@@ -132,7 +133,7 @@ pub fn activate(env: &Env, home: &Home, release: &Release) -> Activation {
     }
     want.push((env::CUDNNM_ACTIVE.to_string(), Some(release.id().into())));
     Activation {
-        release: Some(release.id()),
+        release: Some(release.release_id()),
         changes: only_changes(env, want),
     }
 }

@@ -186,7 +186,10 @@ fn activate_then_switch_then_deactivate_restores_the_user_values() {
         &home,
         &release("/h/store/cuda-12/9.12.0.46", Platform::LinuxX86_64),
     );
-    assert_eq!(a.release.as_deref(), Some("9.12.0.46_cuda12"));
+    assert_eq!(
+        a.release.as_ref().map(ToString::to_string).as_deref(),
+        Some("9.12.0.46_cuda12")
+    );
     assert_eq!(
         get(&a, "LD_LIBRARY_PATH"),
         Some(Some(

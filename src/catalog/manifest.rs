@@ -78,7 +78,9 @@ const GPU_KEYS: &[&str] = &[
 const HASH_KEYS: &[&str] = &["sha256", "source"];
 const SUPPORT_KEYS: &[&str] = &["cudnn", "cuda", "toolkits", "min_compute", "source"];
 const DRIVER_KEYS: &[&str] = &["cuda", "linux", "windows", "label", "prerelease"];
-const FRAMEWORK_KEYS: &[&str] = &["name", "os", "channel", "versions", "cuda", "cudnn"];
+const FRAMEWORK_KEYS: &[&str] = &[
+    "name", "os", "channel", "versions", "cuda", "cudnn", "source",
+];
 const WHEEL_KEYS: &[&str] = &["package", "cuda", "source", "read", "versions", "files"];
 const WHEEL_FILE_KEYS: &[&str] = &["url", "file", "size", "sha256", "yanked", "yanked_reason"];
 
@@ -145,6 +147,9 @@ struct FrameworkToml {
     versions: [Version; 2],
     cuda: Version,
     cudnn: Version,
+    #[serde(default)]
+    #[allow(dead_code)] // documented in the file: where the row can be checked
+    source: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -25,6 +25,8 @@
 //! `developer.download.nvidia.com/compute/`). A mirror may also be a local
 //! folder or `file://` URL holding that tree.
 //!
+//! Known-bad releases live in their own embedded file, read by [`advisory`].
+//!
 //! By concern: the entry types in `entry`, reading catalog files in
 //! `manifest`, NVIDIA's and PyPI's indexes in [`redist`] and [`pypi`], the
 //! rows written from them in [`generate`], the user catalog in [`refresh`], spec
@@ -39,6 +41,7 @@ use crate::hash::Sha256Hex;
 use crate::home::Home;
 use crate::version::{CudaVariant, DriverVersion, Flavour, Platform, ReleaseId, Spec, Version};
 
+pub mod advisory;
 pub mod download;
 mod entry;
 mod fetch;

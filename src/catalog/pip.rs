@@ -132,16 +132,43 @@ pub fn check_requirement(requirement: &str) -> Result<()> {
     Ok(())
 }
 
+/// Where pip's own messages go while it runs. Library code never prints:
+/// the CLI shows them (pip's stdout on its stderr, so stdout stays clean
+/// for `--json`; each line pip writes to stderr as it comes), and `-q`
+/// passes [`PipOutput::silent`]. pip's stderr is read in any case, to tell
+/// "no such version" from a network failure.
+#[derive(Debug)]
+pub struct PipOutput {
+    /// Where pip's stdout goes.
+    pub stdout: Stdio,
+    /// Called with each line pip writes to its stderr, on a thread of its own.
+    pub line: fn(&str),
+}
+
+impl PipOutput {
+    /// pip's messages shown nowhere.
+    pub fn silent() -> PipOutput {
+        PipOutput {
+            stdout: Stdio::null(),
+            line: |_| {},
+        }
+    }
+}
+
 /// Downloads the one wheel `requirement` names into `dest` with `python`'s
-/// pip and returns its path. pip's messages go to stderr (captured when
-/// `quiet`, so stdout stays clean for `--json`).
+/// pip and returns its path. pip's messages go to `output`.
 ///
 /// # Errors
 /// No Python or no pip ([`Kind::NotFound`]), a version pip's index does not
 /// have ([`Kind::NotFound`], the nearest it lists in the hint), pip failing
 /// otherwise ([`Kind::Network`], with pip's last lines), or not exactly one
 /// wheel fetched ([`Kind::Integrity`]).
-pub fn download(python: &str, requirement: &str, dest: &Path, quiet: bool) -> Result<PathBuf> {
+pub fn download(
+    python: &str,
+    requirement: &str,
+    dest: &Path,
+    output: PipOutput,
+) -> Result<PathBuf> {
     check_requirement(requirement)?;
     let mut cmd = Command::new(python);
     cmd.args([
@@ -160,14 +187,8 @@ pub fn download(python: &str, requirement: &str, dest: &Path, quiet: bool) -> Re
     .arg(dest.join(LOG_FILE))
     .arg(requirement)
     .stdin(Stdio::null());
-    // pip's messages are read (to tell "no such version" from a network
-    // failure) and, unless quiet, shown as they come; its stdout goes to our
-    // stderr so stdout stays clean for --json.
-    if quiet {
-        cmd.stdout(Stdio::null());
-    } else {
-        cmd.stdout(Stdio::from(std::io::stderr()));
-    }
+    let PipOutput { stdout, line: show } = output;
+    cmd.stdout(stdout);
     cmd.stderr(Stdio::piped());
     // pip, and whatever starts it (a pyenv shim runs python as its child),
     // in a process group of its own that a signal stops as a whole.
@@ -182,9 +203,7 @@ pub fn download(python: &str, requirement: &str, dest: &Path, quiet: bool) -> Re
                 let mut text = String::new();
                 for line in std::io::BufReader::new(err).lines() {
                     let line = line.unwrap_or_default();
-                    if !quiet {
-                        eprintln!("{line}");
-                    }
+                    show(&line);
                     text.push_str(&line);
                     text.push('\n');
                 }
@@ -462,5 +481,49 @@ mod tests {
         assert!(other.exists());
         // Where the file system locks, a held folder stays however old.
         assert_eq!(held.exists(), locked);
+    }
+
+    /// pip's stderr lines reach the reporter as pip writes them and its
+    /// stdout goes where the caller says; nothing is printed by the library.
+    #[cfg(unix)]
+    #[test]
+    #[allow(clippy::disallowed_methods)] // the fake python is a test fixture
+    fn pips_messages_go_to_the_output_the_caller_gives() {
+        use std::os::unix::fs::PermissionsExt;
+        use std::sync::Mutex;
+        static SEEN: Mutex<Vec<String>> = Mutex::new(Vec::new());
+        let d = tempfile::tempdir().unwrap();
+        let python = d.path().join("python");
+        std::fs::write(
+            &python,
+            "#!/bin/sh\nwhile [ \"$1\" != --dest ]; do shift; done\n\
+             echo 'Collecting nvidia-cudnn-cu12==9.1.0.70'\n\
+             echo 'WARNING: one' >&2\necho 'WARNING: two' >&2\n\
+             : > \"$2/nvidia_cudnn_cu12-9.1.0.70-py3-none-manylinux1_x86_64.whl\"\n",
+        )
+        .unwrap();
+        std::fs::set_permissions(&python, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let dest = d.path().join("dest");
+        std::fs::create_dir(&dest).unwrap();
+        let out = d.path().join("stdout.txt");
+        let wheel = download(
+            python.to_str().unwrap(),
+            "nvidia-cudnn-cu12==9.1.0.70",
+            &dest,
+            PipOutput {
+                stdout: Stdio::from(std::fs::File::create(&out).unwrap()),
+                line: |l| SEEN.lock().unwrap().push(l.to_string()),
+            },
+        )
+        .unwrap();
+        assert_eq!(
+            wheel.file_name().unwrap(),
+            "nvidia_cudnn_cu12-9.1.0.70-py3-none-manylinux1_x86_64.whl"
+        );
+        assert_eq!(*SEEN.lock().unwrap(), ["WARNING: one", "WARNING: two"]);
+        assert_eq!(
+            std::fs::read_to_string(&out).unwrap(),
+            "Collecting nvidia-cudnn-cu12==9.1.0.70\n"
+        );
     }
 }

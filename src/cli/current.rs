@@ -12,7 +12,7 @@ use super::support::{
 };
 use crate::command::CommandLine;
 use crate::deploy::Deployments;
-use crate::deploy::recover::Recovered;
+use crate::deploy::Recovered;
 use crate::error::Result;
 use crate::pin::lockfile::{self, ProjectLock};
 use crate::pin::{self, SpecSource};

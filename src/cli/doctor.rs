@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use super::Ctx;
 use crate::catalog::Catalog;
-use crate::deploy::{Change, Reporter};
+use crate::deploy::{Guard, Reporter};
 use crate::doctor::{self, Snapshot, Tables, fix, gather, render};
 use crate::error::{Error, IoResultExt, Kind, Result};
 use crate::libcudnn;
@@ -45,7 +45,7 @@ impl Reporter for FixReporter<'_> {
         self.0.on_toolkit_lock_wait(root);
     }
 
-    fn on_recovered(&self, recovered: &crate::deploy::recover::Recovered) {
+    fn on_recovered(&self, recovered: &crate::deploy::Recovered) {
         self.0.on_recovered(recovered);
     }
 
@@ -56,8 +56,9 @@ impl Reporter for FixReporter<'_> {
 
 pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     if let Some(id) = &args.undo_fix {
-        let _lock = ctx.lock()?;
-        for line in fix::undo(&ctx.home, id)? {
+        let reporter = FixReporter(ctx);
+        let guard = Guard::begin(ctx.lock()?, &ctx.home, &ctx.env, &reporter)?;
+        for line in fix::undo(&guard, id)? {
             ctx.status(line);
         }
         ctx.status(format!("undid fix {id}"));
@@ -79,9 +80,8 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     });
     let mut findings = doctor::diagnose(&snap, &Tables::from_catalog(&catalog, &snap));
     if args.fix {
-        let lock = ctx.lock()?;
         let reporter = FixReporter(ctx);
-        let change = Change::begin(&lock, &ctx.home, &ctx.env, &reporter)?;
+        let change = Guard::begin(ctx.lock()?, &ctx.home, &ctx.env, &reporter)?;
         let roots: Vec<PathBuf> = args.cuda_root.iter().map(|p| absolute(ctx, p)).collect();
         let (reports, id) = fix::apply(&change, &findings, &roots)?;
         if reports.is_empty() {

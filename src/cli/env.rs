@@ -32,7 +32,7 @@ pub struct Args {
 #[derive(Serialize)]
 struct Report<'a> {
     shell: &'a str,
-    release: Option<&'a str>,
+    release: Option<&'a crate::version::ReleaseId>,
     source: Option<&'a pin::SpecSource>,
     set: BTreeMap<&'a str, String>,
     unset: Vec<&'a str>,
@@ -88,7 +88,7 @@ fn report<'a>(shell: Shell, resolved: Option<&'a Resolved>, a: &'a Activation) -
     }
     Report {
         shell: shell.as_str(),
-        release: a.release.as_deref(),
+        release: a.release.as_ref(),
         source: resolved.map(|r| &r.source),
         set,
         unset,

@@ -16,8 +16,10 @@ use crate::pin;
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// The release to activate instead of the pinned one
-    #[arg(long, value_name = "SPEC")]
+    #[arg(long, value_name = "SPEC", conflicts_with = "for_")]
     pub version: Option<String>,
+    #[command(flatten)]
+    pub for_: super::support::ForArgs,
     /// The command to run and its arguments
     #[arg(
         required = true,
@@ -29,7 +31,9 @@ pub struct Args {
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
-    let (_, release) = pin::resolve_installed(args.version.as_deref(), &ctx.env, &ctx.home)?.ok_or_else(|| {
+    let chosen = super::support::release_for(ctx, &args.for_, None)?.map(|p| p.id.to_string());
+    let version = chosen.or(args.version.clone());
+    let (_, release) = pin::resolve_installed(version.as_deref(), &ctx.env, &ctx.home)?.ok_or_else(|| {
         Error::new(Kind::NotFound, "no cuDNN release is selected for this folder")
             .hint("pass --version SPEC, pin one with `cudnnm pin SPEC`, or set a default with `cudnnm default SPEC`")
     })?;

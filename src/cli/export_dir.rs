@@ -24,7 +24,6 @@ use crate::error::{Error, Kind, Result};
 use crate::export_tree;
 use crate::fsops;
 use crate::home::Home;
-use crate::record;
 use crate::store::{FileRecord, Release, Store};
 use crate::version::Spec;
 
@@ -231,7 +230,7 @@ fn write_export(
         text.len() as u64,
         crate::hash::sha256_bytes(text.as_bytes()),
     ));
-    record::save(
+    fsops::save_toml(
         &to.join(export_tree::MARKER_FILE),
         &export_tree::Marker::new(release.id(), written),
         "export marker",

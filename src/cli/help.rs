@@ -221,6 +221,23 @@ const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
                 "cudnnm pin 8.9.7.29_cuda11 --force",
                 "pin a release not installed yet",
             ),
+            (
+                "cudnnm pin --for python",
+                "pin the newest release every framework of the active Python environment accepts",
+            ),
+        ],
+    ),
+    (
+        "frameworks",
+        &[
+            (
+                "cudnnm frameworks",
+                "the cuDNN each framework of the active Python environment needs, and the release for them all",
+            ),
+            (
+                "cudnnm frameworks --python .venv/bin/python --json",
+                "the same for that environment, as JSON",
+            ),
         ],
     ),
     (

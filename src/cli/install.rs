@@ -5,9 +5,7 @@
 //! one (`--locked`: only so).
 
 use super::Ctx;
-use super::support::{
-    GpuGate, ReleaseView, recover_and_report, report_build_choice, toolkits_for_pick,
-};
+use super::support::{GpuGate, ReleaseView, guard, report_build_choice, toolkits_for_pick};
 use crate::archive::{self, ImportRequest, Outcome};
 use crate::catalog;
 use crate::command::CommandLine;
@@ -24,8 +22,10 @@ mod stream;
 pub struct Args {
     /// A catalog spec (8.1.0.77, 9.10.x, >=9.1,<9.11, latest), a local archive or
     /// folder, or pip:REQUIREMENT [default: the pin or default here, as locked]
-    #[arg(value_name = "SPEC|PATH|pip:REQ")]
+    #[arg(value_name = "SPEC|PATH|pip:REQ", conflicts_with = "for_")]
     pub what: Option<String>,
+    #[command(flatten)]
+    pub for_: super::support::ForArgs,
     /// Without SPEC: fail unless the lock file exists and still satisfies the pin
     #[arg(long, conflicts_with = "what")]
     pub locked: bool,
@@ -54,7 +54,10 @@ pub struct Args {
     pub system: bool,
 }
 
-pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
+pub fn run(ctx: &Ctx, mut args: Args) -> Result<u8> {
+    if let Some(pick) = super::support::release_for(ctx, &args.for_, None)? {
+        args.what = Some(pick.install_arg());
+    }
     if args.system {
         // Every user must be able to reach the system store.
         ctx.home.ensure()?;
@@ -314,12 +317,8 @@ fn report_import(
     mut req: ImportRequest,
     import: impl FnOnce(&Store, &ImportRequest, &dyn Progress) -> Result<archive::Imported>,
 ) -> Result<u8> {
-    let _lock = ctx.lock()?;
-    recover_and_report(ctx)?;
-    let hook = crate::deploy::journal::FaultHook::from_env(&ctx.env);
-    let store = Store::new(&ctx.home)
-        .with_fault_after_step(hook.after_step)
-        .with_pause_file(hook.pause_file.filter(|_| hook.pause_after_step == Some(0)));
+    let guard = guard(ctx)?;
+    let store = guard.store_for_import();
     for d in crate::deploy::Deployments::load(&ctx.home)?.entries {
         req.deployed
             .entry(d.release.to_string())
@@ -330,6 +329,9 @@ fn report_import(
     let imported = import(&store, &req, &*progress)?;
     for w in &imported.warnings {
         ctx.warn(w);
+    }
+    if let archive::Outcome::Installed(r) | archive::Outcome::Reinstalled(r) = &imported.outcome {
+        super::support::warn_advised(ctx, r.version(), r.cuda());
     }
     for n in &imported.notes {
         ctx.status(n);
@@ -416,7 +418,12 @@ fn install_pip(ctx: &Ctx, requirement: &str, base: ImportRequest, gate: &GpuGate
     ctx.status(format!(
         "fetching {requirement} with `{python} -m pip download`"
     ));
-    let wheel = catalog::pip::download(&python, requirement, tmp.path(), ctx.quiet)?;
+    let wheel = catalog::pip::download(
+        &python,
+        requirement,
+        tmp.path(),
+        super::ui::pip_output(ctx.quiet),
+    )?;
     let name = wheel.file_name().map(|n| n.to_string_lossy().into_owned());
     import_and_report(
         ctx,

@@ -299,7 +299,12 @@ fn pip_wheel(
     ));
     let tmp = catalog::pip::download_folder(home)?;
     let python = catalog::pip::python(&ctx.env);
-    let file = catalog::pip::download(&python, requirement, tmp.path(), ctx.quiet)?;
+    let file = catalog::pip::download(
+        &python,
+        requirement,
+        tmp.path(),
+        super::ui::pip_output(ctx.quiet),
+    )?;
     let name = file
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())

@@ -2,6 +2,9 @@
 //! once, printer), dispatch to one file per command, map errors to exit codes.
 //! Data goes to stdout, status and progress to stderr.
 
+// The one module that prints and exits (denied everywhere else, in lib.rs).
+#![allow(clippy::print_stdout, clippy::print_stderr, clippy::exit)]
+
 use std::ffi::OsString;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -30,6 +33,7 @@ mod export_dir;
 mod export_lmod;
 mod export_spack;
 mod export_tcl;
+mod frameworks;
 mod help;
 mod install;
 mod list;
@@ -118,6 +122,8 @@ enum Command {
     Toolkits(toolkits::Args),
     /// Find and explain what breaks this machine's cuDNN setup
     Doctor(doctor::Args),
+    /// The cuDNN each framework of a Python environment needs, and the release for them all
+    Frameworks(frameworks::Args),
     /// Re-hash the store and deployments against their records
     Verify(verify::Args),
     /// Manage the release catalog
@@ -223,7 +229,7 @@ impl Ctx {
                     .var(crate::env::CUDNNM_TEST_LOCK_UNSUPPORTED)
                     .is_some(),
         };
-        let lock = HomeLock::acquire_with(&self.home, options, |holder| {
+        let lock = self.home.lock_with(options, |holder| {
             match holder {
             None => self.status(format!(
                 "waiting for another cudnnm process to finish (lock '{}')",
@@ -253,7 +259,7 @@ impl crate::deploy::Reporter for Ctx {
         self.status(crate::lock::toolkit_wait_message(root));
     }
 
-    fn on_recovered(&self, recovered: &crate::deploy::recover::Recovered) {
+    fn on_recovered(&self, recovered: &crate::deploy::Recovered) {
         self.warn(recovered.message());
     }
 
@@ -307,6 +313,7 @@ pub fn run(args: Vec<OsString>) -> ExitCode {
         }
     };
     cli.color.apply();
+    crate::interrupt::on_second_signal(end_at_once);
     let env = Env::from_process();
     let json = cli.json;
     match dispatch(cli, env) {
@@ -327,6 +334,16 @@ pub fn run(args: Vec<OsString>) -> ExitCode {
             ExitCode::from(e.kind().exit_code())
         }
     }
+}
+
+/// A second Ctrl-C or SIGTERM (`crate::interrupt`): says what is left for
+/// the next command and ends the process at once with 130. Besides `main`
+/// returning, the one way this program ends.
+fn end_at_once(message: &'static str) -> ! {
+    let mut err = std::io::stderr().lock();
+    let _ = err.write_all(message.as_bytes());
+    let _ = err.flush();
+    std::process::exit(i32::from(Kind::Interrupted.exit_code()))
 }
 
 fn dispatch(cli: Cli, env: Env) -> Result<u8> {
@@ -417,6 +434,7 @@ fn system_command(command: &Command) -> Option<Option<crate::command::CommandLin
 fn run_command(ctx: &Ctx, command: Command) -> Result<u8> {
     match command {
         Command::Install(a) => install::run(ctx, a),
+        Command::Frameworks(a) => frameworks::run(ctx, a),
         Command::Uninstall(a) => uninstall::run(ctx, a),
         Command::Lock(a) => lock::run(ctx, a),
         // `list --remote` is its own file; neither imports the other.

@@ -18,7 +18,10 @@ use crate::version::Spec;
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// The release to pin (8.1.0.77, 8.1, 8.9.7.29_cuda12)
-    pub spec: String,
+    #[arg(required_unless_present = "for_", conflicts_with = "for_")]
+    pub spec: Option<String>,
+    #[command(flatten)]
+    pub for_: super::support::ForArgs,
     /// Pin even if no installed release matches yet
     #[arg(long)]
     pub force: bool,
@@ -32,7 +35,11 @@ struct Report {
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
-    let spec: Spec = args.spec.parse()?;
+    let text = match super::support::release_for(ctx, &args.for_, None)? {
+        Some(pick) => pick.id.to_string(),
+        None => args.spec.clone().unwrap_or_default(),
+    };
+    let spec: Spec = text.parse()?;
     let release = Store::new(&ctx.home).newest_matching(&spec)?;
     // What installs it, by the rule every install hint follows.
     let advice = || super::support::install_advice(ctx, &spec, CommandLine::pin);

@@ -12,8 +12,8 @@ use super::support::{
     report_toolkit_choice,
 };
 use crate::command::CommandLine;
-use crate::deploy::recover::Recovered;
-use crate::deploy::{Applied, Change, Deployments, backup, plan};
+use crate::deploy::Recovered;
+use crate::deploy::{self, Applied, Deployments, Guard, backup};
 use crate::error::{Error, Kind, Result};
 use crate::toolkit::{self, Selector, Toolkit};
 
@@ -45,8 +45,7 @@ struct RollbackReport {
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
-    let lock = ctx.lock()?;
-    let change = Change::begin(&lock, &ctx.home, &ctx.env, ctx)?;
+    let change = Guard::begin(ctx.lock()?, &ctx.home, &ctx.env, ctx)?;
     let recovered = change.recovered().to_vec();
     let known = recorded_toolkits(ctx, &Deployments::load(&ctx.home)?);
     // A rollback restores a backup: there is no release whose CUDA would
@@ -129,7 +128,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
         source.record.id,
         p.id
     ));
-    let unknown = plan::moved_not_from_a_release(p);
+    let unknown = deploy::moved_not_from_a_release(p);
     report_not_from_a_release(ctx, p.id, &unknown);
     report_pruned(ctx, &pruned);
     if ctx.json {

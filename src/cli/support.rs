@@ -9,12 +9,13 @@ use serde::Serialize;
 
 use super::Ctx;
 use crate::command::CommandLine;
-use crate::deploy::plan::{NO_CUDNN, scan_toolkit_names};
-use crate::deploy::recover::{self, Recovered};
 use crate::deploy::status::{self, Drift};
-use crate::deploy::{Deployments, Mode, access, backup, inflight, journal, plan};
-use crate::error::{Error, Result};
+use crate::deploy::{
+    Deployments, Guard, Mode, NO_CUDNN, Recovered, backup, inflight, scan_toolkit_names,
+};
+use crate::error::{Error, Kind, Result};
 use crate::fsops;
+use crate::ops::frameworks::{Choice, Conflict, PassedOver, Resolution, Skipped};
 use crate::pin::SpecSource;
 use crate::store::{Release, Store};
 use crate::toolkit::{self, Layout, Toolkit};
@@ -32,25 +33,25 @@ pub fn source_label(s: &SpecSource) -> String {
     }
 }
 
-/// Finishes or undoes changes a crash left, saying which. Call under the lock.
-pub fn recover_and_report(ctx: &Ctx) -> Result<Vec<Recovered>> {
-    recover::recover_all(&ctx.home, ctx)
+/// Takes the home lock and starts the guard every change goes through:
+/// what a crash left is finished or undone first, each said.
+pub fn guard(ctx: &Ctx) -> Result<Guard<'_>> {
+    Guard::begin(ctx.lock()?, &ctx.home, &ctx.env, ctx)
 }
 
 /// For read-only commands: when a journal exists, wait for the lock (the
 /// change may still be running) and recover; otherwise touch nothing.
 pub fn recover_if_pending(ctx: &Ctx) -> Result<Vec<Recovered>> {
-    if !journal::any_pending(&ctx.home) && Store::new(&ctx.home).replaced().is_empty() {
+    if !crate::deploy::recovery_pending(&ctx.home) {
         return Ok(Vec::new());
     }
-    let _lock = ctx.lock()?;
-    recover_and_report(ctx)
+    Ok(guard(ctx)?.recovered().to_vec())
 }
 
 /// How to run `command` with the rights the toolkit needs, or to activate
-/// `release` per process instead (see [`access::elevate_hint`]).
+/// `release` per process instead (see [`crate::deploy::elevate_hint`]).
 pub fn elevate_hint(ctx: &Ctx, command: CommandLine, root: &Path, release: Option<&str>) -> String {
-    access::elevate_hint(&ctx.env, &ctx.home, command, root, release)
+    crate::deploy::elevate_hint(&ctx.env, &ctx.home, command, root, release)
 }
 
 /// `command` for the system store, as a person runs it (as root or from
@@ -154,15 +155,11 @@ pub fn check_system_writable(
 
 /// A "held" label inside `cuDNN A → B`: `(none)` for a toolkit without cuDNN.
 pub fn msg_label(label: &str) -> &str {
-    if label == plan::NO_CUDNN {
-        "(none)"
-    } else {
-        label
-    }
+    if label == NO_CUDNN { "(none)" } else { label }
 }
 
 /// Names the files a change moved into backup `id` that look like cuDNN's
-/// but that no cuDNN release ships (see [`plan::moved_not_from_a_release`]).
+/// but that no cuDNN release ships (see [`crate::deploy::moved_not_from_a_release`]).
 pub fn report_not_from_a_release(ctx: &Ctx, id: u64, rels: &[String]) {
     if !rels.is_empty() {
         ctx.status(format!(
@@ -176,7 +173,7 @@ pub fn report_not_from_a_release(ctx: &Ctx, id: u64, rels: &[String]) {
 /// (`store/.partial-*`), with its size and how to free it. Says nothing
 /// while another cudnnm holds the home lock: the folder may be its import.
 pub fn report_partials(ctx: &Ctx) {
-    if crate::lock::home_busy(&ctx.home) {
+    if ctx.home.busy() {
         return;
     }
     for p in Store::new(&ctx.home).partials() {
@@ -1229,4 +1226,219 @@ pub(crate) fn project_of(requirement: &str) -> &str {
     requirement
         .split_once("==")
         .map_or(requirement, |(p, _)| p.trim())
+}
+
+// ── Frameworks: `--for python` on install, pin, use and exec, and `cudnnm frameworks` ──
+
+/// `--for` and `--python` of `install`, `pin`, `use` and `exec`: the release
+/// chosen for the frameworks of a Python environment ([`crate::ops::frameworks`]).
+#[derive(clap::Args, Debug, Default, Clone)]
+pub struct ForArgs {
+    /// Choose the newest release that satisfies the frameworks of a Python
+    /// environment: `python` (every framework there) or one (`torch`)
+    #[arg(long = "for", value_name = "python|NAME")]
+    pub for_: Option<String>,
+    /// The Python environment for --for: its interpreter or folder [default:
+    /// the active one]
+    #[arg(long, value_name = "PATH", requires = "for_")]
+    pub python: Option<std::path::PathBuf>,
+}
+
+/// The release `--for` chose, and the PyPI package when the catalog has it only as a wheel.
+#[derive(Clone, Debug)]
+pub struct ForPick {
+    /// The release.
+    pub id: crate::version::ReleaseId,
+    /// `nvidia-cudnn-cu13` for a release the catalog has only on PyPI.
+    pub wheel: Option<String>,
+}
+
+impl ForPick {
+    /// What `install` takes for it: the release id, or `pip:PACKAGE==VERSION`.
+    pub fn install_arg(&self) -> String {
+        match &self.wheel {
+            Some(p) => format!("pip:{p}=={}", self.id.version),
+            None => self.id.to_string(),
+        }
+    }
+}
+
+/// The release `f` chooses (`None` without `--for`), said on stderr with the
+/// frameworks it satisfies; `toolkit` limits it to builds that fit a toolkit
+/// of that CUDA (`use`).
+///
+/// # Errors
+/// No Python environment found; [`Kind::Conflict`] when two frameworks'
+/// requirements conflict (both named, and what resolves it) or no release
+/// satisfying them can be chosen here.
+pub fn release_for(ctx: &Ctx, f: &ForArgs, toolkit: Option<Version>) -> Result<Option<ForPick>> {
+    use crate::ops::frameworks::{Choice, Gather, gather};
+    let Some(what) = f.for_.as_deref() else {
+        return Ok(None);
+    };
+    let only = (!what.eq_ignore_ascii_case("python"))
+        .then(|| framework_name(what))
+        .transpose()?;
+    let g = gather(&Gather {
+        env: &ctx.env,
+        home: &ctx.home,
+        python: f.python.as_deref(),
+        only: only.as_ref(),
+        toolkit,
+    })?;
+    for a in &g.report.advised {
+        ctx.warn(advised_line(a));
+    }
+    let names: Vec<String> = g
+        .report
+        .frameworks
+        .iter()
+        .filter(|x| !x.needs.is_empty())
+        .map(|x| format!("{} {}", x.name, x.version))
+        .collect();
+    let lines = choice_lines(&g.report.choice, ctx.env.is_windows());
+    match &g.report.choice {
+        Choice::Release { release, wheel, .. } => {
+            ctx.status(format!(
+                "cuDNN {release}: the newest release satisfying {}",
+                names.join(", ")
+            ));
+            Ok(Some(ForPick {
+                id: release.clone(),
+                wheel: wheel.clone(),
+            }))
+        }
+        Choice::NoNeeds => Err(Error::new(
+            Kind::NotFound,
+            match &only {
+                Some(n) => format!("no installed framework named {n} names a cuDNN it needs in that Python environment"),
+                None => "no framework in that Python environment names a cuDNN it needs".to_string(),
+            },
+        )
+        .hint("`cudnnm frameworks` lists what cudnnm sees there; name a release instead of --for")),
+        _ => Err(Error::new(
+            Kind::Conflict,
+            format!("no cuDNN release can be chosen for {}", names.join(", ")),
+        )
+        .cause(lines.join("\n"))
+        .hint("`cudnnm frameworks` shows each requirement; name a release instead of --for, or change the environment as said above")),
+    }
+}
+
+/// Warns when an advisory covers release `version` for `cuda` (`install`, `use`).
+pub fn warn_advised(ctx: &Ctx, version: &Version, cuda: &CudaVariant) {
+    let all = crate::catalog::advisory::embedded();
+    for a in crate::catalog::advisory::covering(&all, version, cuda, None, None) {
+        ctx.warn(format!(
+            "cuDNN {} is covered by advisory {}: {} ({})",
+            crate::version::release_id(version, cuda),
+            a.id,
+            a.summary,
+            a.source
+        ));
+    }
+}
+
+/// The warning for a release in use that an advisory covers.
+pub fn advised_line(a: &crate::ops::frameworks::AdvisedInUse) -> String {
+    let what = match &a.wheel {
+        Some(w) => format!("the {w} wheel installed here ({})", a.release),
+        None => format!("cuDNN {}, the release that applies here,", a.release),
+    };
+    format!(
+        "{what} is covered by advisory {}: {} ({})",
+        a.id, a.summary, a.source
+    )
+}
+
+/// A `--for` value as a distribution name.
+///
+/// # Errors
+/// [`Kind::Usage`] for a name PEP 508 does not allow.
+pub fn framework_name(s: &str) -> Result<pep508_rs::PackageName> {
+    s.parse().map_err(|_| {
+        Error::new(
+            Kind::Usage,
+            format!("'{s}' is not a Python distribution name"),
+        )
+        .hint("name a framework as pip does: torch, tensorflow, jax-cuda13-plugin, onnxruntime-gpu")
+    })
+}
+
+/// The choice in words, one line each: the release and its commands, or the
+/// conflict with both requirements and what would resolve it.
+pub fn choice_lines(c: &Choice, windows: bool) -> Vec<String> {
+    let host = |c: CommandLine| c.for_host(windows);
+    match c {
+        Choice::NoNeeds => vec!["no framework here names a cuDNN it needs".to_string()],
+        Choice::Release {
+            release,
+            passed_over,
+            ..
+        } => {
+            let mut out = vec![format!(
+                "cuDNN {release} satisfies every framework here: `{}`, then `{}`",
+                host(CommandLine::install(release.to_string())),
+                host(CommandLine::pin(release.to_string()))
+            )];
+            out.extend(passed_over.iter().map(|s| format!("  passed over {}", skipped(s))));
+            out
+        }
+        Choice::Conflict(k) => conflict_lines(k),
+        Choice::NoneRuns { passed_over } => {
+            let mut out =
+                vec!["releases satisfy every framework here, but none can be chosen:".to_string()];
+            out.extend(passed_over.iter().map(|s| format!("  {}", skipped(s))));
+            out
+        }
+        Choice::NoneKnown => vec![
+            "the catalog has no release that satisfies every framework here (`cudnnm manifest refresh` updates it)".to_string(),
+        ],
+    }
+}
+
+fn conflict_lines(k: &Conflict) -> Vec<String> {
+    let mut out = vec![
+        "no cuDNN satisfies both:".to_string(),
+        format!("  {}", k.first.describe()),
+        format!("  {}", k.second.describe()),
+    ];
+    if k.first.cuda != k.second.cuda {
+        out.push(format!(
+            "  cuDNN builds for CUDA {} and CUDA {} install the same files (nvidia/cudnn/lib) and a process loads one libcudnn",
+            k.first.cuda, k.second.cuda
+        ));
+    }
+    out.push("resolve it with one of:".to_string());
+    for r in &k.resolutions {
+        out.push(match r {
+            Resolution::OtherBuild {
+                framework,
+                version,
+                cuda,
+                cudnn,
+            } => format!(
+                "  {framework} {version} has a build for CUDA {cuda} (with cuDNN {cudnn}): install that build instead"
+            ),
+            Resolution::SeparateEnvironments { frameworks } => format!(
+                "  {} and {} in separate environments, each run in its own process",
+                frameworks[0], frameworks[1]
+            ),
+        });
+    }
+    out
+}
+
+fn skipped(s: &Skipped) -> String {
+    let why = match &s.why {
+        PassedOver::Advisory { id, summary } => format!("advisory {id}: {summary}"),
+        PassedOver::Gpu { needs, has } => {
+            format!("needs compute capability {needs}; the oldest GPU in use has {has}")
+        }
+        PassedOver::Driver { needs, has } => {
+            format!("needs driver {needs} or newer; this one is {has}")
+        }
+        PassedOver::Toolkit { cuda } => format!("not built for the CUDA {cuda} toolkit"),
+    };
+    format!("{} ({why})", s.release)
 }

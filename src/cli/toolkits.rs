@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use super::Ctx;
-use super::support::{ToolkitView, known_toolkits, recover_and_report, recover_if_pending};
+use super::support::{ToolkitView, guard, known_toolkits, recover_if_pending};
 use crate::command::CommandLine;
 use crate::deploy::{Deployments, backup};
 use crate::error::{Error, Kind, Result};
@@ -86,9 +86,8 @@ fn forget(ctx: &Ctx, root: PathBuf) -> Result<u8> {
     } else {
         ctx.env.cwd().join(root)
     };
-    let _lock = ctx.lock()?;
-    recover_and_report(ctx)?;
-    let mut deployments = Deployments::load(&ctx.home)?;
+    let guard = guard(ctx)?;
+    let deployments = Deployments::load(&ctx.home)?;
     let Some(dep) = deployments.for_toolkit(&root).cloned() else {
         let recorded: Vec<String> = deployments
             .entries
@@ -136,8 +135,7 @@ fn forget(ctx: &Ctx, root: PathBuf) -> Result<u8> {
         )
         .hint(hint));
     }
-    deployments.set(&root, None);
-    deployments.save(&ctx.home)?;
+    guard.forget_toolkit(&root)?;
     if ctx.json {
         ctx.out_json(&Forgotten {
             toolkit: root.clone(),

@@ -1,10 +1,24 @@
-//! Terminal progress bars (indicatif), drawn only by the CLI.
+//! Terminal progress bars (indicatif), drawn only by the CLI, and where
+//! the messages of a pip the CLI runs go.
 
 use std::sync::Mutex;
 
 use indicatif::{ProgressBar, ProgressStyle};
 
+use crate::catalog::pip::PipOutput;
 use crate::progress::Progress;
+
+/// Where pip's messages go: on stderr as pip writes them (stdout stays
+/// clean for `--json`), nowhere when `quiet`.
+pub fn pip_output(quiet: bool) -> PipOutput {
+    if quiet {
+        return PipOutput::silent();
+    }
+    PipOutput {
+        stdout: std::process::Stdio::from(std::io::stderr()),
+        line: |line| eprintln!("{line}"),
+    }
+}
 
 /// Progress bars on stderr: bytes, rate and ETA when the total is known, a spinner otherwise.
 pub struct Bars {

@@ -16,19 +16,22 @@ use crate::catalog::offer::{
     Advice, Offer, advise, advise_on, best_offer, not_installed_hint, offers_from,
 };
 use crate::command::CommandLine;
-use crate::deploy::change::existing_toolkit_dir;
-use crate::deploy::recover::Recovered;
-use crate::deploy::{Applied, Change, Deployments, Done, ModeRequest, plan};
+use crate::deploy::Recovered;
+use crate::deploy::existing_toolkit_dir;
+use crate::deploy::{self, Applied, Deployments, Done, Guard, Mode, ModeRequest};
 use crate::error::{Error, Kind, Result};
 use crate::pin;
 use crate::store::{Release, Store};
 use crate::toolkit::{self, Layout, Selector, Toolkit};
-use crate::version::{Platform, Spec};
+use crate::version::{Platform, Spec, Version};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// Release to deploy (8.1.0.77, 8.1, 8.9.7.29_cuda12); default: the pinned release
+    #[arg(conflicts_with = "for_")]
     pub spec: Option<String>,
+    #[command(flatten)]
+    pub for_: super::support::ForArgs,
     /// The CUDA toolkit root to deploy into
     #[arg(long, value_name = "PATH", conflicts_with = "cuda")]
     pub cuda_root: Option<std::path::PathBuf>,
@@ -51,7 +54,7 @@ struct UseReport<'a> {
     release: String,
     from: String,
     to: String,
-    mode: String,
+    mode: Mode,
     changed: bool,
     backup: Option<u64>,
     /// Files moved into the backup that look like cuDNN's but that no release ships.
@@ -60,11 +63,15 @@ struct UseReport<'a> {
     recovered: Vec<Recovered>,
 }
 
-pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
+pub fn run(ctx: &Ctx, mut args: Args) -> Result<u8> {
     // Arguments first: a bad mode is named before any toolkit or GPU query.
     let request = mode_request(ctx, args.mode.as_deref())?;
-    let lock = ctx.lock()?;
-    let change = Change::begin(&lock, &ctx.home, &ctx.env, ctx)?;
+    // `--cuda X.Y` names the toolkit: the release chosen for the frameworks must fit it.
+    let toolkit_cuda = args.cuda.as_deref().and_then(|c| c.parse::<Version>().ok());
+    if let Some(pick) = super::support::release_for(ctx, &args.for_, toolkit_cuda)? {
+        args.spec = Some(pick.id.to_string());
+    }
+    let change = Guard::begin(ctx.lock()?, &ctx.home, &ctx.env, ctx)?;
     let recovered = change.recovered().to_vec();
     let (spec, from) = match &args.spec {
         Some(s) => (s.parse::<Spec>()?, None),
@@ -112,6 +119,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     )? {
         ctx.warn(w);
     }
+    super::support::warn_advised(ctx, release.version(), release.cuda());
     let probe_dir = existing_toolkit_dir(&toolkit);
     let mode = request.resolve(&release.dir, &probe_dir, ctx.env.is_windows())?;
     let hint = elevate_hint(
@@ -134,7 +142,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
                     release: release.id(),
                     from: release.version().to_string(),
                     to: release.version().to_string(),
-                    mode: mode.to_string(),
+                    mode,
                     changed: false,
                     backup: None,
                     not_from_a_release: Vec::new(),
@@ -153,7 +161,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
         toolkit.root.display(),
         p.id
     ));
-    let unknown = plan::moved_not_from_a_release(p);
+    let unknown = deploy::moved_not_from_a_release(p);
     report_not_from_a_release(ctx, p.id, &unknown);
     report_pruned(ctx, &pruned);
     if ctx.json {
@@ -163,7 +171,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
             release: release.id(),
             from: p.from_label.clone(),
             to: p.to_label.clone(),
-            mode: mode.to_string(),
+            mode,
             changed: true,
             backup: Some(p.id),
             pruned,

@@ -163,7 +163,7 @@ pub fn finish_advice(m: &Inflight, root: &Path, windows: bool) -> String {
 /// next command finishes.
 #[derive(Debug)]
 #[must_use = "dropping the claim removes the marker"]
-pub struct Claim<'a> {
+pub(super) struct Claim<'a> {
     home: &'a Home,
     toolkit: PathBuf,
     id: u64,
@@ -172,7 +172,7 @@ pub struct Claim<'a> {
 
 impl<'a> Claim<'a> {
     /// Writes the marker of `plan` ([`claim`]).
-    pub fn new(home: &'a Home, plan: &Plan) -> Claim<'a> {
+    pub(super) fn new(home: &'a Home, plan: &Plan) -> Claim<'a> {
         claim(home, plan);
         Claim {
             home,
@@ -183,7 +183,7 @@ impl<'a> Claim<'a> {
     }
 
     /// Leaves the marker in place: the change's journal stays too.
-    pub fn keep(mut self) {
+    pub(super) fn keep(mut self) {
         self.kept = true;
     }
 }
@@ -200,7 +200,7 @@ impl Drop for Claim<'_> {
 /// (which refused another home's unfinished change): writes this change's
 /// marker over any stale one. Failing to write it is not an error (see the
 /// module docs).
-pub fn claim(home: &Home, plan: &Plan) {
+pub(super) fn claim(home: &Home, plan: &Plan) {
     let mine = Inflight {
         home: fsops::canonical_or_self(home.root()),
         backup: plan.id,
@@ -240,7 +240,7 @@ pub fn claim(home: &Home, plan: &Plan) {
 /// # Errors
 /// As [`ToolkitLock::acquire`]; [`Kind::Conflict`] naming the other home
 /// and how to finish its change.
-pub fn lock_for_change(
+pub(super) fn lock_for_change(
     home: &Home,
     root: &Path,
     windows: bool,
@@ -281,7 +281,7 @@ pub fn lock_for_change(
 /// under the toolkit lock: removes the marker when it is this change's, or
 /// torn (unparseable: nobody else can be writing one while the lock is
 /// held). Another change's marker is left alone.
-pub fn release(home: &Home, root: &Path, id: u64) {
+pub(super) fn release(home: &Home, root: &Path, id: u64) {
     let p = path(root);
     let Ok(bytes) = std::fs::read(&p) else {
         return;

@@ -21,12 +21,23 @@
 //! synced `backup.toml` tells it placing may have begun. A `verified` lost
 //! to a power cut therefore only turns completion into a whole undo.
 //!
+//! The other changes the guard makes — removing backups, removing a release
+//! from the store, a doctor fix's soname link — are journaled the same way
+//! as an [`Op`] in `journal/op-<n>.json` (tagged by kind) with its own log:
+//! written before the first change, each step logged, retired at the end.
+//! Each op says where its point of no return is: before it, recovery undoes
+//! the op; after it, recovery completes it.
+//!
 //! Hooks for tests: in debug builds `CUDNNM_FAULT_AFTER_STEP=K` aborts the
-//! process right after step K is logged, and `CUDNNM_TEST_PAUSE_AFTER_STEP=K`
-//! with `CUDNNM_TEST_PAUSE_FILE=F` pauses there while F exists (release
-//! builds ignore both).
+//! process right after the K-th step this process logs (counted across every
+//! journal it writes, so one K names one moment of a whole command), and
+//! `CUDNNM_TEST_PAUSE_AFTER_STEP=K` with `CUDNNM_TEST_PAUSE_FILE=F` pauses
+//! there while F exists (release builds ignore both).
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use serde::{Deserialize, Serialize};
 
 use super::plan::Plan;
 use crate::env::Env;
@@ -42,6 +53,32 @@ pub const MOVED: &str = "moved";
 pub const VERIFIED: &str = "verified";
 /// Log line: `backup.toml` and `deployments.toml` are written.
 pub const RECORDED: &str = "recorded";
+
+/// Steps this process has logged, in every journal (the fault hook counts these).
+static STEPS: AtomicU64 = AtomicU64::new(0);
+
+/// A journaled change other than a deployment's [`Plan`]: what the guard
+/// does to the backups, the store or a folder doctor fixes. Written as
+/// JSON tagged by `kind`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Op {
+    /// Backups renamed aside, then deleted (a prune, `backups remove`).
+    RemoveBackups(super::backup::removal::Removal),
+    /// A release removed from the store (`uninstall`).
+    Uninstall(super::uninstall::Uninstall),
+    /// A soname link `doctor --fix` makes, or `--undo-fix` takes back.
+    LinkFix(super::link_fix::LinkFix),
+}
+
+/// What one journal holds.
+#[derive(Clone, Debug)]
+pub enum Work {
+    /// A change to a toolkit (`use`, `rollback`, a redeploy): `journal/<id>.json`.
+    Deploy(Box<Plan>),
+    /// Another change: `journal/op-<n>.json`.
+    Op(Op),
+}
 
 /// Where the test-only hooks kill or pause the process.
 #[derive(Clone, Debug, Default)]
@@ -84,17 +121,19 @@ pub struct Journal {
     plan_path: PathBuf,
     log_path: PathBuf,
     log: AppendLog,
-    steps: u64,
     fault: FaultHook,
 }
 
-fn paths(home: &Home, id: u64) -> (PathBuf, PathBuf) {
+fn paths(home: &Home, name: &str) -> (PathBuf, PathBuf) {
     let dir = home.journal_dir();
     (
-        dir.join(format!("{id}.json")),
-        dir.join(format!("{id}.log")),
+        dir.join(format!("{name}.json")),
+        dir.join(format!("{name}.log")),
     )
 }
+
+/// The prefix of an [`Op`]'s journal name (`op-<n>`).
+const OP_PREFIX: &str = "op-";
 
 impl Journal {
     /// Writes `plan` to `journal/<id>.json` durably (write, fsync, folder
@@ -104,19 +143,34 @@ impl Journal {
     /// # Errors
     /// When the journal folder is not writable.
     pub fn begin(home: &Home, plan: &Plan, fault: FaultHook) -> Result<Journal> {
-        let (plan_path, log_path) = paths(home, plan.id);
+        let text = serde_json::to_vec_pretty(plan)
+            .map_err(|e| Error::msg(format!("could not encode the journal: {e}")))?;
+        Journal::begin_named(home, &plan.id.to_string(), &text, fault)
+    }
+
+    /// Writes `op` to `journal/op-<n>.json` (the next free `n`) as
+    /// [`Journal::begin`] writes a plan, and logs step 1, `plan`.
+    ///
+    /// # Errors
+    /// When the journal folder is not writable.
+    pub fn begin_op(home: &Home, op: &Op, fault: FaultHook) -> Result<Journal> {
+        let text = serde_json::to_vec_pretty(op)
+            .map_err(|e| Error::msg(format!("could not encode the journal: {e}")))?;
+        let n = op_numbers(home).last().map_or(1, |n| n + 1);
+        Journal::begin_named(home, &format!("{OP_PREFIX}{n}"), &text, fault)
+    }
+
+    fn begin_named(home: &Home, name: &str, text: &[u8], fault: FaultHook) -> Result<Journal> {
+        let (plan_path, log_path) = paths(home, name);
         fsops::create_dir_all(&home.journal_dir())?;
         let _ = fsops::remove_file(&log_path);
         let _ = fsops::remove_file(&plan_path);
-        let text = serde_json::to_vec_pretty(plan)
-            .map_err(|e| Error::msg(format!("could not encode the journal: {e}")))?;
-        fsops::write_new_synced(&plan_path, &text)?;
+        fsops::write_new_synced(&plan_path, text)?;
         let log = AppendLog::open(&log_path)?;
         let mut j = Journal {
             plan_path,
             log_path,
             log,
-            steps: 0,
             fault,
         };
         // Not a point to stop at: the caller has no undo to run yet.
@@ -141,23 +195,29 @@ impl Journal {
         Ok(())
     }
 
+    /// Logs a step past an op's point of no return: as [`Journal::step`],
+    /// without the check for Ctrl-C (what is left is completed, not undone).
+    ///
+    /// # Errors
+    /// When the log cannot be written.
+    pub fn step_committed(&mut self, line: &str) -> Result<()> {
+        self.log.append(line)?;
+        self.after_step();
+        Ok(())
+    }
+
     fn after_step(&mut self) {
-        self.steps += 1;
-        if self.fault.after_step == Some(self.steps) {
+        let all = STEPS.fetch_add(1, Ordering::SeqCst) + 1;
+        if self.fault.after_step == Some(all) {
             // The test-only fault: die now, as a power cut or kill -9 would,
             // with no destructor, no undo, no unwinding.
             std::process::abort();
         }
-        if self.fault.pause_after_step == Some(self.steps)
+        if self.fault.pause_after_step == Some(all)
             && let Some(f) = &self.fault.pause_file
         {
             crate::interrupt::test_pause(f);
         }
-    }
-
-    /// Steps logged so far.
-    pub fn steps(&self) -> u64 {
-        self.steps
     }
 
     /// Removes the journal: the change is finished (or fully undone).
@@ -182,8 +242,8 @@ fn retire_paths(plan_path: &Path, log_path: &Path) -> Result<()> {
 /// A journal left behind by a process that did not finish.
 #[derive(Debug)]
 pub struct Pending {
-    /// The plan.
-    pub plan: Plan,
+    /// What it holds.
+    pub work: Work,
     /// The log lines, in order (a line torn by a crash is dropped).
     pub lines: Vec<String>,
     plan_path: PathBuf,
@@ -213,7 +273,26 @@ pub fn any_pending(home: &Home) -> bool {
     })
 }
 
-/// Every journal left in `journal/`, oldest first. Call under the home lock.
+/// The numbers `n` of the `op-<n>.json` journals there are, ascending.
+fn op_numbers(home: &Home) -> Vec<u64> {
+    let mut v: Vec<u64> = std::fs::read_dir(home.journal_dir())
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            name.strip_prefix(OP_PREFIX)?
+                .strip_suffix(".json")?
+                .parse()
+                .ok()
+        })
+        .collect();
+    v.sort_unstable();
+    v
+}
+
+/// Every journal left in `journal/`: the deployments' plans by id, then
+/// the ops in the order they were written. Call under the home lock.
 /// Temporary files of an interrupted journal write are removed (the plan was
 /// never in place, so nothing had changed).
 ///
@@ -238,10 +317,9 @@ pub fn pending(home: &Home) -> Result<Vec<Pending>> {
             .and_then(|s| s.parse::<u64>().ok())
         {
             ids.push(id);
-        } else if let Some(id) = name
-            .strip_suffix(".log")
-            .and_then(|s| s.parse::<u64>().ok())
-            && !dir.join(format!("{id}.json")).exists()
+        } else if let Some(stem) = name.strip_suffix(".log")
+            && (stem.parse::<u64>().is_ok() || stem.starts_with(OP_PREFIX))
+            && !dir.join(format!("{stem}.json")).exists()
         {
             // A log whose plan is gone: the journal was retired up to its last file.
             let _ = fsops::remove_file(&e.path());
@@ -250,7 +328,7 @@ pub fn pending(home: &Home) -> Result<Vec<Pending>> {
     ids.sort();
     let mut out = Vec::new();
     for id in ids {
-        let (plan_path, log_path) = paths(home, id);
+        let (plan_path, log_path) = paths(home, &id.to_string());
         let bytes = std::fs::read(&plan_path).with_path("read the journal", &plan_path)?;
         let backup_dir = home.backups_dir().join(id.to_string());
         if serde_json::from_slice::<Plan>(&bytes).is_err() && !backup_dir.exists() {
@@ -270,20 +348,43 @@ pub fn pending(home: &Home) -> Result<Vec<Pending>> {
                 home.backups_dir().join(id.to_string()).display()
             ))
         })?;
-        let text = std::fs::read_to_string(&log_path).unwrap_or_default();
-        let complete = text.ends_with('\n');
-        let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
-        if !complete && !text.is_empty() {
-            lines.pop();
+        out.push(read_log(Work::Deploy(Box::new(plan)), plan_path, log_path));
+    }
+    for n in op_numbers(home) {
+        let (plan_path, log_path) = paths(home, &format!("{OP_PREFIX}{n}"));
+        let bytes = std::fs::read(&plan_path).with_path("read the journal", &plan_path)?;
+        match serde_json::from_slice::<Op>(&bytes) {
+            Ok(op) => out.push(read_log(Work::Op(op), plan_path, log_path)),
+            // Written whole and synced before the op's first change: one a
+            // crash tore (or a newer cudnnm wrote) had changed nothing.
+            Err(_) if !bytes.ends_with(b"}") => retire_paths(&plan_path, &log_path)?,
+            Err(e) => {
+                return Err(Error::new(
+                    Kind::Integrity,
+                    format!("the journal '{}' cannot be read", plan_path.display()),
+                )
+                .cause(e)
+                .hint("a newer cudnnm may have written it: finish it with that version, or delete the file if no change is pending"));
+            }
         }
-        out.push(Pending {
-            plan,
-            lines,
-            plan_path,
-            log_path,
-        });
     }
     Ok(out)
+}
+
+/// A pending journal with its log read (a line torn by a crash dropped).
+fn read_log(work: Work, plan_path: PathBuf, log_path: PathBuf) -> Pending {
+    let text = std::fs::read_to_string(&log_path).unwrap_or_default();
+    let complete = text.ends_with('\n');
+    let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+    if !complete && !text.is_empty() {
+        lines.pop();
+    }
+    Pending {
+        work,
+        lines,
+        plan_path,
+        log_path,
+    }
 }
 
 #[cfg(test)]
@@ -314,5 +415,38 @@ mod tests {
         assert_eq!(e.kind(), Kind::Integrity);
         assert!(e.hint_text().unwrap().contains("backups"), "{e:?}");
         assert!(home.journal_dir().join("4.json").exists());
+    }
+
+    #[test]
+    fn ops_are_read_back_in_order_and_a_torn_one_is_discarded() {
+        let d = tempfile::tempdir().unwrap();
+        let home = Home::new(d.path());
+        let op = |id: u64| {
+            Op::RemoveBackups(crate::deploy::backup::removal::Removal {
+                action: format!("remove backup {id}"),
+                items: Vec::new(),
+                all_or_none: true,
+            })
+        };
+        let mut a = Journal::begin_op(&home, &op(1), FaultHook::default()).unwrap();
+        a.step("aside 1").unwrap();
+        let b = Journal::begin_op(&home, &op(2), FaultHook::default()).unwrap();
+        assert!(home.journal_dir().join("op-2.json").is_file());
+        // Torn while it was written: nothing had changed.
+        fsops::write_new(&home.journal_dir().join("op-3.json"), b"{\"kind\": \"remo").unwrap();
+        let p = pending(&home).unwrap();
+        let actions: Vec<String> = p
+            .iter()
+            .map(|p| match &p.work {
+                Work::Op(Op::RemoveBackups(r)) => r.action.clone(),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(actions, ["remove backup 1", "remove backup 2"]);
+        assert!(p[0].has("aside 1") && !p[1].has("aside 1"));
+        assert!(!home.journal_dir().join("op-3.json").exists());
+        a.retire().unwrap();
+        b.retire().unwrap();
+        assert!(!any_pending(&home));
     }
 }

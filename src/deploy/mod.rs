@@ -1,39 +1,56 @@
 //! Deploying a release into a CUDA toolkit (`docs/architecture.md#deploying`): plan, journal,
-//! backup, place, verify, record — and recovery and rollback.
+//! backup, place, verify, record — and recovery and rollback — and every
+//! other change to what cudnnm keeps (the store, the backups, the
+//! deployments record), all through one guard.
 //!
 //! The pieces, in the order a change runs through them:
-//! - [`plan`]: pure data first — the toolkit's current cuDNN files versus the
+//! - `plan`: pure data first — the toolkit's current cuDNN files versus the
 //!   target's files (a store release for `use`, a backup for `rollback`);
-//! - [`access`]: the preflight that checks write access to every folder the
+//! - `access`: the preflight that checks write access to every folder the
 //!   plan touches, before anything changes;
 //! - [`inflight`]: the marker in the toolkit root that tells other homes a
-//!   change there is running or unfinished;
-//! - [`journal`]: the plan on disk and the step log, written before the
-//!   first change (plus the test-only fault hook);
-//! - [`apply`]: moves the current files into a new backup, places the
+//!   change there is running or unfinished (read by `doctor` and `current`);
+//! - `journal`: the plan on disk and the step log, written before the
+//!   first change (plus the test-only fault hook), and the other journaled
+//!   changes (ops): removing backups (`backup::removal`), removing a release
+//!   from the store (`uninstall`), a doctor fix's soname link (`link_fix`);
+//! - `apply`: moves the current files into a new backup, places the
 //!   target's files, verifies, records, retires the journal — and undoes;
-//! - [`recover`]: what the next command does with a journal left by a crash;
-//! - [`backup`]: `backups/<id>/` with `backup.toml`, listing and pruning;
+//! - `recover`: what the next command does with a journal left by a crash;
+//! - [`backup`]: `backups/<id>/` with `backup.toml`, listing, and what is
+//!   whose;
 //! - [`status`]: drift between a deployment record and the toolkit;
-//! - [`change`]: the one guard every change goes through — recovery, the
-//!   toolkit lock, plan, preflight, transaction and pruning — for `use`,
-//!   `rollback` and `doctor --fix` (redeploying a drifted release) alike,
-//!   reporting through a [`Reporter`].
+//! - [`Guard`]: the one door — the locks, recovery, and every change above,
+//!   reporting through a [`Reporter`]. Only its methods run a plan, an op or
+//!   a recovery: the pieces that change things are private to this module.
 //!
 //! [`Deployments`] (`deployments.toml`) is the contract that `uninstall`,
-//! `verify` and `doctor` read.
+//! `verify` and `doctor` read; only the guard writes it.
 
-pub mod access;
-pub mod apply;
+mod access;
+mod apply;
 pub mod backup;
-pub mod change;
+mod guard;
 pub mod inflight;
-pub mod journal;
-pub mod plan;
-pub mod recover;
+mod journal;
+mod link_fix;
+mod plan;
+mod recover;
 pub mod status;
+mod uninstall;
 
-pub use change::{Applied, Change, Done, Redeployed, Reporter, Silent};
+pub use access::elevate_hint;
+pub use apply::Outcome;
+pub use guard::{
+    Applied, Done, Guard, Redeployed, Reporter, Silent, existing_toolkit_dir, recovery_pending,
+};
+pub use link_fix::{Kept, RecordFile, SonameLink};
+pub use plan::{
+    Action, Move, NO_CUDNN, Place, PlaceKind, Plan, moved_not_from_a_release, rel_path,
+    scan_toolkit_names,
+};
+pub use recover::{Recovered, Resolution};
+pub use uninstall::{Folder, ReleaseRemoval, ReleaseRemoved, StableLink};
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -42,6 +59,7 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Kind, Result};
+use crate::fsops;
 use crate::home::Home;
 use crate::record::{self, Entry};
 use crate::version::ReleaseId;
@@ -72,6 +90,24 @@ impl Mode {
 impl fmt::Display for Mode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Mode {
+    type Err = Error;
+
+    /// Reads what [`Mode::as_str`] writes (a recorded mode, exactly);
+    /// what a user asks for is a [`ModeRequest`].
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "symlink" => Ok(Mode::Symlink),
+            "hardlink" => Ok(Mode::Hardlink),
+            "copy" => Ok(Mode::Copy),
+            _ => Err(
+                Error::new(Kind::Usage, format!("'{s}' is not a recorded deploy mode"))
+                    .hint("a deployment's mode is one of symlink, hardlink, copy"),
+            ),
+        }
     }
 }
 
@@ -270,19 +306,20 @@ impl Deployments {
     /// # Errors
     /// When the file exists but cannot be read or parsed.
     pub fn load(home: &Home) -> Result<Deployments> {
-        record::load_or_default(&home.deployments_file(), |path, message| {
+        fsops::load_toml_or_default(&home.deployments_file(), |path, message| {
             Error::msg(format!("could not parse '{}'", path.display()))
                 .cause(message)
                 .hint("restore it from a copy, or delete it: cudnnm then treats every toolkit as not managed (backups stay)")
         })
     }
 
-    /// Writes `deployments.toml` atomically (temp file, fsync, rename).
+    /// Writes `deployments.toml` atomically (temp file, fsync, rename);
+    /// only the guard's changes do.
     ///
     /// # Errors
     /// When the home folder is not writable or the disk is full.
-    pub fn save(&self, home: &Home) -> Result<()> {
-        record::save(&home.deployments_file(), self, "deployments")
+    pub(crate) fn save(&self, home: &Home) -> Result<()> {
+        fsops::save_toml(&home.deployments_file(), self, "deployments")
     }
 
     /// The deployment in the toolkit at `root`, if any.
@@ -314,6 +351,17 @@ pub use crate::record::mtime_ns;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A recorded mode reads back as written; a request (`auto`, `link`) is no recorded mode.
+    #[test]
+    fn a_recorded_mode_reads_back_as_written() {
+        for m in [Mode::Symlink, Mode::Hardlink, Mode::Copy] {
+            assert_eq!(m.as_str().parse::<Mode>().unwrap(), m);
+        }
+        for s in ["auto", "link", "Copy", ""] {
+            assert!(s.parse::<Mode>().is_err(), "{s}");
+        }
+    }
 
     #[test]
     fn modes_parse_and_resolve() {

@@ -119,6 +119,10 @@ finding_ids! {
     /// The framework's CUDA major differs from the toolkit in use. Severity: warning. Source:
     /// `#framework-expects-other-version`.
     FrameworkCudaMismatch = "framework-cuda-mismatch",
+    /// A cuDNN in use (the one the loader takes, or a cuDNN wheel installed in a Python
+    /// environment) is a release an advisory covers (`advisories.toml`). Severity: warning.
+    /// Source: `#known-bad-release`.
+    CudnnAdvisory = "cudnn-advisory",
     /// A pin or framework needs major M, only another major is reachable. Severity: error. Source:
     /// `#major-version-mismatch`.
     CudnnMajorMismatch = "cudnn-major-mismatch",

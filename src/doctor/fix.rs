@@ -4,11 +4,14 @@
 //! really holds the same bytes as the file it should link to; the folder is
 //! not on PATH yet). Reversible: everything a fix replaces is first moved or
 //! copied into `$CUDNNM_HOME/doctor-fix/<id>/`, with a `fix.toml` that
-//! `--undo-fix <id>` replays backwards. All file changes go through
-//! [`crate::fsops`]; the registry through [`crate::platform`].
+//! `--undo-fix <id>` replays backwards. A soname link is made (and taken
+//! back) through the guard ([`crate::deploy::Guard::make_soname_link`]),
+//! journaled with the record it adds to `fix.toml`, so a crash leaves the
+//! folder and the record agreeing; the registry changes through
+//! [`crate::platform`].
 //!
-//! A drifted deployment is redeployed through the deploy module's guard
-//! ([`crate::deploy::Change::redeploy`]): a normal `use` transaction of the
+//! A drifted deployment is redeployed through the guard
+//! ([`crate::deploy::Guard::redeploy`]): a normal `use` transaction of the
 //! recorded release by its recorded mode. The drifted files go into a
 //! backup like any change's, so `cudnnm rollback` (not `--undo-fix`)
 //! undoes it; the report says which backup.
@@ -19,7 +22,7 @@ use serde::{Deserialize, Serialize};
 
 use super::FindingId;
 use super::finding::{AutoFix, Finding};
-use crate::deploy::{self, Redeployed};
+use crate::deploy::{self, Kept, RecordFile, Redeployed, SonameLink};
 use crate::error::{Error, IoResultExt, Kind, Result};
 use crate::fsops;
 use crate::hash;
@@ -107,9 +110,9 @@ pub fn in_scope(target: &str, roots: &[PathBuf]) -> bool {
 /// ([`Finding::held_back`]) is reported as skipped with its reason. The
 /// record of what changed is written before returning; its id is in the
 /// messages. Runs under `change`, the home's change guard (a redeploy is a
-/// `use` transaction).
+/// `use` transaction; a soname link a journaled change of its own).
 pub fn apply(
-    change: &deploy::Change,
+    change: &deploy::Guard,
     findings: &[Finding],
     roots: &[PathBuf],
 ) -> Result<(Vec<FixReport>, Option<String>)> {
@@ -160,7 +163,7 @@ pub fn apply(
                 dir: d,
                 link,
                 target,
-            } => relink(&dir, Path::new(d), link, target).map(|c| {
+            } => relink(change, &record, &dir, Path::new(d), link, target).map(|c| {
                 let msg = format!(
                     "{}/{link} is now a link to {target} (the copy is kept in {})",
                     d,
@@ -173,7 +176,7 @@ pub fn apply(
                 dir: d,
                 link,
                 target,
-            } => make_link(Path::new(d), link, target).map(|c| {
+            } => make_link(change, &record, &dir, Path::new(d), link, target).map(|c| {
                 record.changes.push(c);
                 format!("made the missing link {d}/{link} -> {target}")
             }),
@@ -265,8 +268,33 @@ pub fn apply(
     Ok((reports, Some(id)))
 }
 
+/// `fix.toml` as it will be once `change` is added to `record`, for the
+/// guard to write when the change is made.
+fn record_with(record: &FixRecord, fix_dir: &Path, change: &FixAction) -> Result<RecordFile> {
+    let mut next = record.clone();
+    next.changes.push(change.clone());
+    record_file(&next, fix_dir)
+}
+
+/// `record` as the text of `fix_dir/fix.toml`.
+fn record_file(record: &FixRecord, fix_dir: &Path) -> Result<RecordFile> {
+    let text = toml::to_string_pretty(record)
+        .map_err(|e| Error::msg(format!("could not encode the fix record: {e}")))?;
+    Ok(RecordFile {
+        path: fix_dir.join("fix.toml"),
+        text,
+    })
+}
+
 /// Replaces the regular file `dir/link` by a link to `target` when both hold the same bytes.
-fn relink(fix_dir: &Path, dir: &Path, link: &str, target: &str) -> Result<FixAction> {
+fn relink(
+    guard: &deploy::Guard,
+    record: &FixRecord,
+    fix_dir: &Path,
+    dir: &Path,
+    link: &str,
+    target: &str,
+) -> Result<FixAction> {
     let lp = dir.join(link);
     let tp = dir.join(target);
     let lm = std::fs::symlink_metadata(&lp).with_path("inspect", &lp)?;
@@ -298,24 +326,36 @@ fn relink(fix_dir: &Path, dir: &Path, link: &str, target: &str) -> Result<FixAct
     }
     fsops::create_dir_all(fix_dir)?;
     let backup = fix_dir.join(format!("{}-{link}", std::process::id()));
-    fsops::move_file(&lp, &backup, Some(&a))?;
-    if let Err(e) = fsops::replace_link(Path::new(target), &lp, false) {
-        let _ = fsops::move_file(&backup, &lp, Some(&a));
-        return Err(e);
-    }
-    Ok(FixAction::RelinkSoname {
-        path: lp,
-        backup,
+    let change = FixAction::RelinkSoname {
+        path: lp.clone(),
+        backup: backup.clone(),
         target: target.to_string(),
         sha256: a.to_string(),
-    })
+    };
+    guard.make_soname_link(SonameLink {
+        path: lp,
+        target: target.to_string(),
+        kept: Some(Kept {
+            path: backup,
+            sha256: a,
+        }),
+        record: Some(record_with(record, fix_dir, &change)?),
+    })?;
+    Ok(change)
 }
 
 /// Creates the missing link `dir/link` -> `target`, checking the finding's
 /// premises again first: both are plain names in `dir`, nothing exists at
 /// `link` (not even a dangling link: the link is created, never replaced),
 /// `target` is a regular file, and this user may write in `dir`.
-fn make_link(dir: &Path, link: &str, target: &str) -> Result<FixAction> {
+fn make_link(
+    guard: &deploy::Guard,
+    record: &FixRecord,
+    fix_dir: &Path,
+    dir: &Path,
+    link: &str,
+    target: &str,
+) -> Result<FixAction> {
     if [link, target].iter().any(|n| n.contains(['/', '\\'])) {
         return Err(Error::new(
             Kind::Usage,
@@ -351,12 +391,19 @@ fn make_link(dir: &Path, link: &str, target: &str) -> Result<FixAction> {
             crate::quote::sh_quote(&lp.to_string_lossy())
         )));
     }
+    let change = FixAction::MakeSonameLink {
+        path: lp.clone(),
+        target: target.to_string(),
+    };
+    fsops::create_dir_all(fix_dir)?;
     // Fails rather than replaces if something appeared at `link` meanwhile.
-    fsops::symlink(Path::new(target), &lp)?;
-    Ok(FixAction::MakeSonameLink {
+    guard.make_soname_link(SonameLink {
         path: lp,
         target: target.to_string(),
-    })
+        kept: None,
+        record: Some(record_with(record, fix_dir, &change)?),
+    })?;
+    Ok(change)
 }
 
 /// Puts `dir` first on the user `Path` in the registry, keeping its type.
@@ -404,8 +451,14 @@ fn fix_ids_hint(home: &Home) -> String {
     }
 }
 
-/// Undoes the fixes recorded under `id`, last change first.
-pub fn undo(home: &Home, id: &str) -> Result<Vec<String>> {
+/// Undoes the fixes recorded under `id`, last change first, under the
+/// guard: each soname link is taken back as a journaled change that also
+/// rewrites `fix.toml` without it, so an undo a crash stopped resumes.
+///
+/// # Errors
+/// A fix id that is not one; a file changed since the fix (left alone).
+pub fn undo(guard: &deploy::Guard, id: &str) -> Result<Vec<String>> {
+    let home = guard.home();
     if id.contains(['/', '\\']) || id.contains("..") {
         return Err(
             Error::new(Kind::Usage, format!("'{id}' is not a fix id")).hint(fix_ids_hint(home))
@@ -423,7 +476,16 @@ pub fn undo(home: &Home, id: &str) -> Result<Vec<String>> {
         .cause(e.message())
     })?;
     let mut done = Vec::new();
-    for c in record.changes.iter().rev() {
+    let fix_dir = fix_root(home).join(id);
+    for (i, c) in record.changes.iter().enumerate().rev() {
+        // What `fix.toml` holds once this change is undone.
+        let rest = record_file(
+            &FixRecord {
+                changes: record.changes[..i].to_vec(),
+                ..record.clone()
+            },
+            &fix_dir,
+        )?;
         match c {
             FixAction::RelinkSoname {
                 path,
@@ -441,9 +503,16 @@ pub fn undo(home: &Home, id: &str) -> Result<Vec<String>> {
                         ),
                     ));
                 }
-                fsops::remove_link(path)?;
                 let h = hash::Sha256Hex::parse(sha256)?;
-                fsops::move_file(backup, path, Some(&h))?;
+                guard.take_back_soname_link(SonameLink {
+                    path: path.clone(),
+                    target: target.clone(),
+                    kept: Some(Kept {
+                        path: backup.clone(),
+                        sha256: h,
+                    }),
+                    record: Some(rest),
+                })?;
                 done.push(format!(
                     "restored {} (was a link to {target})",
                     path.display()
@@ -468,7 +537,12 @@ pub fn undo(home: &Home, id: &str) -> Result<Vec<String>> {
                     )
                     .hint("remove it yourself if it should go, then run the command again"));
                 }
-                fsops::remove_link(path)?;
+                guard.take_back_soname_link(SonameLink {
+                    path: path.clone(),
+                    target: target.clone(),
+                    kept: None,
+                    record: Some(rest),
+                })?;
                 done.push(format!(
                     "removed the link {} -> {target} that doctor made",
                     path.display()
@@ -481,6 +555,7 @@ pub fn undo(home: &Home, id: &str) -> Result<Vec<String>> {
             } => {
                 crate::platform::set_user_path_value(old.as_deref(), *old_expand)
                     .map_err(|e| Error::msg("could not write the user PATH").cause(e))?;
+                fsops::write_atomic(&rest.path, rest.text.as_bytes())?;
                 done.push(format!(
                     "removed {added} from your user PATH (restored the previous value)"
                 ));
@@ -509,9 +584,17 @@ mod tests {
         findings: &[Finding],
         roots: &[PathBuf],
     ) -> Result<(Vec<FixReport>, Option<String>)> {
-        let lock = crate::lock::HomeLock::acquire(home, || {})?;
-        let change = deploy::Change::begin(&lock, home, env, &deploy::Silent)?;
+        let lock = home.lock(|| {})?;
+        let change = deploy::Guard::begin(lock, home, env, &deploy::Silent)?;
         apply(&change, findings, roots)
+    }
+
+    /// [`undo`] as `doctor --undo-fix` runs it: through the guard.
+    fn undo_fix(home: &Home, id: &str) -> Result<Vec<String>> {
+        let lock = home.lock(|| {})?;
+        let env = Env::default();
+        let guard = deploy::Guard::begin(lock, home, &env, &deploy::Silent)?;
+        undo(&guard, id)
     }
 
     #[test]
@@ -539,7 +622,7 @@ mod tests {
             Path::new("libcudnn.so.8.9.7")
         );
         let id = id.unwrap();
-        let done = undo(&home, &id).unwrap();
+        let done = undo_fix(&home, &id).unwrap();
         assert_eq!(done.len(), 1);
         let m = std::fs::symlink_metadata(lib.join("libcudnn.so.8")).unwrap();
         assert!(m.is_file(), "the copy is back");
@@ -610,6 +693,6 @@ mod tests {
             "the hint comes along: {reports:?}"
         );
         assert!(id.is_none());
-        assert!(undo(&home, "../x").is_err());
+        assert!(undo_fix(&home, "../x").is_err());
     }
 }

@@ -215,3 +215,27 @@ impl AppendLog {
 pub fn create_new_file(path: &Path) -> io::Result<File> {
     File::options().write(true).create_new(true).open(path)
 }
+
+/// Opens the lock file `path` read and write to hold an OS lock on it,
+/// creating it empty when absent. What it holds is left as it is: a lock
+/// file's holder record is written over in place, never truncated.
+///
+/// # Errors
+/// When the file cannot be created or opened.
+pub fn open_lock_file(path: &Path) -> io::Result<File> {
+    File::options()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
+}
+
+/// Opens the existing file `path` read and write to try its lock (to learn
+/// whether another process holds it); never creates it.
+///
+/// # Errors
+/// When there is no such file, or it cannot be opened.
+pub fn open_to_try_lock(path: &Path) -> io::Result<File> {
+    File::options().read(true).write(true).open(path)
+}

@@ -6,3 +6,7 @@
 //! Each operation takes typed inputs and returns a typed outcome that `cli`
 //! renders as text or JSON; nothing here prints, reads the terminal or
 //! exits, so every decision is tested without a process.
+
+pub mod backups;
+pub mod frameworks;
+pub mod uninstall;

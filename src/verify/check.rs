@@ -13,7 +13,7 @@ use crate::hash;
 use crate::names::{self, FileKind};
 use crate::progress::Progress;
 use crate::store::{RECEIPT_FILE, Release};
-use crate::version::{CudaVariant, Platform, Version, release_id};
+use crate::version::{Platform, Version};
 
 /// The state of a file against a record: link target, or size and hash.
 fn compare(
@@ -70,7 +70,7 @@ fn compare(
 
 pub(super) fn check_release(r: &Release, progress: &dyn Progress) -> Check {
     let mut c = Check {
-        release: r.id(),
+        release: Some(r.release_id()),
         path: r.dir.to_string_lossy().into_owned(),
         files: r.receipt.files.len(),
         ..Default::default()
@@ -113,19 +113,6 @@ pub(super) fn check_release(r: &Release, progress: &dyn Progress) -> Check {
     c
 }
 
-/// The release id of a store folder `cuda-<variant>/<version>`, when its names parse.
-pub(super) fn broken_release_id(dir: &Path) -> Option<String> {
-    let version: Version = dir.file_name()?.to_str()?.parse().ok()?;
-    let cuda: CudaVariant = dir
-        .parent()?
-        .file_name()?
-        .to_str()?
-        .strip_prefix("cuda-")?
-        .parse()
-        .ok()?;
-    Some(release_id(&version, &cuda))
-}
-
 pub(super) fn check_deployment(
     d: &Deployment,
     release: Option<&Release>,
@@ -133,7 +120,7 @@ pub(super) fn check_deployment(
     progress: &dyn Progress,
 ) -> Check {
     let mut c = Check {
-        release: d.release.to_string(),
+        release: Some(d.release.clone()),
         path: d.toolkit.to_string_lossy().into_owned(),
         files: d.files.len(),
         ..Default::default()

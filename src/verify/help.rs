@@ -5,7 +5,7 @@
 use super::Check;
 use crate::catalog::offer::{Offer, best_offer};
 use crate::command::CommandLine;
-use crate::deploy::{Deployment, Deployments};
+use crate::deploy::{Deployment, Deployments, Mode};
 use crate::store::{Release, Source};
 use crate::version::Spec;
 
@@ -21,14 +21,14 @@ const HOST_WINDOWS: bool = crate::platform::HOST_WINDOWS;
 pub fn repair_commands(
     id: &str,
     install: &CommandLine,
-    deployed: &[(String, String)],
+    deployed: &[(String, Mode)],
     windows: bool,
 ) -> Vec<String> {
     let mut cmds = vec![install.for_host(windows)];
     cmds.extend(
         deployed
             .iter()
-            .filter(|(_, m)| m != "symlink")
+            .filter(|(_, m)| *m != Mode::Symlink)
             .map(|(t, m)| CommandLine::use_(id).cuda_root(t).mode(m).for_host(windows)),
     );
     cmds
@@ -68,11 +68,11 @@ pub(super) fn reinstall_help(offers: &[Offer], id: &str, source: Option<&Source>
 /// files ([`repair_commands`]).
 pub(super) fn release_help(offers: &[Offer], r: &Release, deployments: &Deployments) -> String {
     let id = r.id();
-    let deployed: Vec<(String, String)> = deployments
+    let deployed: Vec<(String, Mode)> = deployments
         .entries
         .iter()
         .filter(|d| d.release == r.release_id())
-        .map(|d| (d.toolkit.display().to_string(), d.mode.to_string()))
+        .map(|d| (d.toolkit.display().to_string(), d.mode))
         .collect();
     if deployed.is_empty() {
         return reinstall_help(offers, &id, Some(&r.receipt.source));
@@ -126,7 +126,7 @@ pub(super) fn orphaned_help(offers: &[Offer], d: &Deployment, installed: &[Relea
     format!(
         "{} is not in the store any more (uninstalled), but its {} in '{}' still match what was placed and keep working: nothing is damaged. To check them against the release again, {}; or switch the toolkit to an installed release with `{}` (these files then go into a backup as {}'s)",
         d.release,
-        if d.mode == crate::deploy::Mode::Copy {
+        if d.mode == Mode::Copy {
             "copies"
         } else {
             "hard-linked files"
@@ -244,7 +244,7 @@ mod tests {
             repair_commands(
                 id,
                 &CommandLine::install("pip:nvidia-cudnn-jit-cu12==9.27.0.42").force(),
-                &[("/opt/cuda 12".into(), "hardlink".into())],
+                &[("/opt/cuda 12".into(), Mode::Hardlink)],
                 false
             ),
             vec![
@@ -257,7 +257,7 @@ mod tests {
             repair_commands(
                 id,
                 &CommandLine::install("pip:nvidia-cudnn-jit-cu12==9.27.0.42").force(),
-                &[("/opt/cuda-12".into(), "symlink".into())],
+                &[("/opt/cuda-12".into(), Mode::Symlink)],
                 false
             ),
             vec!["cudnnm install pip:nvidia-cudnn-jit-cu12==9.27.0.42 --force"]

@@ -15,7 +15,7 @@
 //! (which reads its advice, [`repair_commands`]): `check.rs` compares files
 //! with records, `help.rs` says what to do, `text.rs` prints the report.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
@@ -28,13 +28,13 @@ use crate::libcudnn::LibraryVersion;
 use crate::platform::HOST_WINDOWS;
 use crate::progress::Progress;
 use crate::store::Store;
-use crate::version::Platform;
+use crate::version::{Platform, ReleaseId};
 
 mod check;
 mod help;
 mod text;
 
-use check::{broken_release_id, check_deployment, check_release};
+use check::{check_deployment, check_release};
 pub use help::repair_commands;
 use help::{
     deployment_help, now_holds_help, orphaned_help, reinstall_help, release_help, toolkit_gone_help,
@@ -61,8 +61,9 @@ pub struct VerifyReport {
 /// The result for one release or one deployment.
 #[derive(Clone, Debug, Default, Serialize, PartialEq)]
 pub struct Check {
-    /// The release id.
-    pub release: String,
+    /// The release id; `None` for a store folder whose name is no release
+    /// id (`cuda-x/9.1.0.70` with an unreadable receipt), named by `path`.
+    pub release: Option<ReleaseId>,
     /// The release folder, or the toolkit root for a deployment.
     pub path: String,
     /// Files checked.
@@ -108,6 +109,18 @@ pub struct Check {
 }
 
 impl Check {
+    /// The release id as text; for a store folder that names none, the
+    /// folder's own name.
+    pub fn name(&self) -> String {
+        match &self.release {
+            Some(id) => id.to_string(),
+            None => Path::new(&self.path)
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+        }
+    }
+
     /// True when nothing is wrong.
     pub fn ok(&self) -> bool {
         if self.toolkit_gone {
@@ -203,19 +216,19 @@ fn verify_with(
         .collect();
     // A release folder whose receipt is gone or unreadable cannot be verified: that is a failure.
     rel.extend(broken.iter().map(|b| {
-        let id = broken_release_id(&b.dir);
+        let id = b.release_id();
         Check {
-            release: id.clone().unwrap_or_else(|| {
-                b.dir
-                    .file_name()
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_default()
-            }),
+            release: id.clone(),
             path: b.dir.display().to_string(),
             error: Some(b.error.to_string()),
             help: vec![format!(
                 "{}, or delete '{}' if you no longer need it",
-                reinstall_help(&offers, id.as_deref().unwrap_or("it"), None),
+                reinstall_help(
+                    &offers,
+                    &id.as_ref()
+                        .map_or_else(|| "it".to_string(), ToString::to_string),
+                    None
+                ),
                 b.dir.display()
             )],
             ..Default::default()
@@ -233,7 +246,7 @@ fn verify_with(
                     .map(|b| b.record.id)
                     .collect();
                 return Check {
-                    release: d.release.to_string(),
+                    release: Some(d.release.clone()),
                     path: d.toolkit.to_string_lossy().into_owned(),
                     files: d.files.len(),
                     toolkit_gone: true,
@@ -247,7 +260,7 @@ fn verify_with(
             // the store's, and `use` would link the same files again.
             let store_changed = !c.ok()
                 && d.mode != crate::deploy::Mode::Copy
-                && rel.iter().any(|x| x.release == d.release.to_string() && !x.ok());
+                && rel.iter().any(|x| x.release.as_ref() == Some(&d.release) && !x.ok());
             // Another home (or the user) put another release there since:
             // the toolkit is consistent, this home's record is stale.
             let holds = (!c.ok())
@@ -279,5 +292,34 @@ fn verify_with(
         healthy,
         releases: rel,
         deployments: dep,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A check names its release by the typed id, written as the id text
+    /// in JSON; a store folder that names no release is named by its folder
+    /// and has no id (`null`), never a folder name passed off as an id.
+    #[test]
+    fn a_check_is_named_by_its_release_id_or_its_folder() {
+        let c = Check {
+            release: Some("9.1.0.70_cuda12".parse().unwrap()),
+            path: "/h/store/cuda-12/9.1.0.70".into(),
+            ..Default::default()
+        };
+        assert_eq!(c.name(), "9.1.0.70_cuda12");
+        assert_eq!(
+            serde_json::to_value(&c).unwrap()["release"],
+            "9.1.0.70_cuda12"
+        );
+        let c = Check {
+            release: None,
+            path: "/h/store/cuda-x/9.1.0.70".into(),
+            ..Default::default()
+        };
+        assert_eq!(c.name(), "9.1.0.70");
+        assert!(serde_json::to_value(&c).unwrap()["release"].is_null());
     }
 }

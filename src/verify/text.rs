@@ -100,11 +100,11 @@ pub fn text(r: &VerifyReport) -> String {
         if r.releases.len() == 1 { "" } else { "s" }
     );
     for c in &r.releases {
-        line(&mut o, c, format!("{}  {}", c.release, c.path));
+        line(&mut o, c, format!("{}  {}", c.name(), c.path));
     }
     let _ = writeln!(o, "deployments: {}", r.deployments.len());
     for c in &r.deployments {
-        line(&mut o, c, format!("{}  in {}", c.release, c.path));
+        line(&mut o, c, format!("{}  in {}", c.name(), c.path));
     }
     let bad = r
         .releases

@@ -444,3 +444,131 @@ fn a_rollback_to_a_damaged_backup_names_it_and_leads_to_one_that_is_whole() {
         .ok()
         .stdout_has(&["9.1.0.70_cuda12"]);
 }
+
+/// 9.12.0.46 deployed by links in a second toolkit, the default with its
+/// `current/cuda-12` link, and needed by backup 2 of the first toolkit
+/// (9.12's copies, kept by reference to the store): three blockers.
+fn release_needed_three_ways(sb: &Sandbox) -> (PathBuf, PathBuf) {
+    let tk = linux_toolkit(&sb.root().join("cuda-12.4"), "12.4.1");
+    let other = linux_toolkit(&sb.root().join("cuda-12.8"), "12.8.0");
+    put_redist_linux_12(&sb.home(), "9.1.0.70");
+    put_redist_linux_12(&sb.home(), "9.12.0.46");
+    for v in ["9.12", "9.1"] {
+        sb.run(["use", v, "--cuda-root", &arg(&tk), "--mode", "copy"])
+            .ok();
+    }
+    sb.run(["use", "9.12", "--cuda-root", &arg(&other)]).ok();
+    sb.run(["default", "9.12.0.46"]).ok();
+    (
+        std::fs::canonicalize(tk).unwrap(),
+        std::fs::canonicalize(other).unwrap(),
+    )
+}
+
+#[test]
+fn uninstall_names_every_blocker_at_once_with_the_command_that_clears_each() {
+    let sb = Sandbox::new();
+    let (tk, other) = release_needed_three_ways(&sb);
+    let link = sb.home().join("current/cuda-12");
+    let r = sb.run(["uninstall", "9.12.0.46"]).code_is(8);
+    let err = r.stderr();
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(
+        lines[..4],
+        [
+            "error: cuDNN 9.12.0.46_cuda12 is still needed in 3 ways; nothing was removed"
+                .to_string(),
+            format!(
+                "caused by: cuDNN 9.12.0.46_cuda12 is deployed in {} (symlink) — switch it: `cudnnm use OTHER --cuda-root {}` or `cudnnm rollback --cuda-root {}` (the backup that switch takes then needs this release's files too)",
+                other.display(),
+                other.display(),
+                other.display()
+            ),
+            format!(
+                "caused by: it is the default (config.toml: default = \"9.12.0.46_cuda12\"), and what '{}' points at — make another release the default: `cudnnm default OTHER`; installed: 9.1.0.70_cuda12",
+                link.display()
+            ),
+            format!(
+                "caused by: it holds files that 1 backup needs to restore: backup 2 of '{}' (29 files) — remove them first to free it all: `cudnnm backups remove 2`",
+                tk.display()
+            ),
+        ],
+        "{}",
+        r.describe()
+    );
+    assert!(
+        lines[4].starts_with("help: clear each as shown, then run `cudnnm uninstall 9.12.0.46_cuda12` again; or pass --force: its links there will dangle; the default is cleared and the link removed; those files ("),
+        "{}",
+        r.describe()
+    );
+    assert!(
+        sb.home()
+            .join("store/cuda-12/9.12.0.46/receipt.toml")
+            .is_file()
+    );
+
+    // Each command as printed clears its blocker; the switch's backup (4)
+    // holds the links it replaced, which lead into the release: removing
+    // it too, the whole release goes.
+    let release_bytes = unique_bytes(&sb.home().join("store/cuda-12/9.12.0.46"));
+    sb.run(["use", "9.1", "--cuda-root", &arg(&other)]).ok();
+    sb.run(["default", "9.1.0.70"]).ok();
+    sb.run(["backups", "remove", "2"]).ok();
+    sb.run(["uninstall", "9.12.0.46"]).code_is(8).stderr_has(&[
+        "error: cuDNN 9.12.0.46_cuda12 holds files that 1 backup needs to restore: backup 4 of",
+        "or remove those backups first (`cudnnm backups remove 4`) and the whole release is freed",
+    ]);
+    sb.run(["backups", "remove", "4"]).ok();
+    let home_before = unique_bytes(&sb.home());
+    let done = sb.run(["--json", "uninstall", "9.12.0.46"]).ok().json();
+    assert_eq!(done["release"], "9.12.0.46_cuda12");
+    assert_eq!(done["freed"], release_bytes, "{done}");
+    assert_eq!(done["shared"], 0, "{done}");
+    assert_eq!(home_before - unique_bytes(&sb.home()), release_bytes);
+}
+
+#[test]
+fn uninstall_force_says_where_the_rest_stays_and_the_command_that_frees_it() {
+    let sb = Sandbox::new();
+    let (tk, other) = release_needed_three_ways(&sb);
+    // The records it rewrites aside (backup 2's loses its references to
+    // the store, config.toml its default): the files on disk.
+    let files = || {
+        let mut seen = HashSet::new();
+        walkdir::WalkDir::new(sb.home())
+            .into_iter()
+            .flatten()
+            .filter(|e| e.file_type().is_file())
+            .filter(|e| !e.path().ends_with("backups/2/backup.toml"))
+            .filter(|e| !e.path().ends_with("config.toml"))
+            .map(|e| e.metadata().unwrap())
+            .filter(|m| seen.insert((m.dev(), m.ino())))
+            .map(|m| m.len())
+            .sum::<u64>()
+    };
+    let home_before = files();
+    let done = sb
+        .run(["--json", "uninstall", "9.12.0.46", "--force"])
+        .ok()
+        .json();
+    // What it said it freed is what the disk got back.
+    let freed = done["freed"].as_u64().unwrap();
+    assert_eq!(home_before - files(), freed, "{done}");
+    assert_eq!(done["kept"][0]["backup"], 2, "{done}");
+    assert_eq!(done["stays_deployed"][0]["toolkit"], arg(&other), "{done}");
+    assert_eq!(done["stays_deployed"][0]["mode"], "symlink");
+    assert_eq!(done["default_cleared"], "9.12.0.46_cuda12");
+    let shared = done["shared"].as_u64().unwrap();
+    assert!(shared > 0, "{done}");
+    let stays = &done["stays_in"][0];
+    assert_eq!(stays["in"], "backups", "{done}");
+    assert_eq!(stays["ids"], serde_json::json!([2]));
+    assert_eq!(stays["command"], "cudnnm backups remove 2");
+    // The choice it offers gives back what it says.
+    let frees = stays["frees"].as_u64().unwrap();
+    assert!(frees >= shared, "{done}");
+    let before = unique_bytes(&sb.home());
+    let r = sb.run(["backups", "remove", "2"]).ok();
+    assert_eq!(before - unique_bytes(&sb.home()), frees, "{}", r.describe());
+    let _ = tk;
+}

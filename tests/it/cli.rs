@@ -195,7 +195,8 @@ fn usage_lines_show_global_flags_as_optional_even_when_their_variables_are_set()
             0,
         ),
         (&["--help"], "Usage: cudnnm [OPTIONS] <COMMAND>", 0),
-        (&["pin", "--help"], "Usage: cudnnm pin [OPTIONS] <SPEC>", 0),
+        // SPEC is optional since `pin --for python` chooses the release instead (issue 29).
+        (&["pin", "--help"], "Usage: cudnnm pin [OPTIONS] [SPEC]", 0),
     ];
     for (args, want, code) in cases {
         let r = sb.run(args).code_is(code);

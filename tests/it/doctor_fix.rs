@@ -160,9 +160,9 @@ fn a_drift_repaired_by_hand_before_the_fix_runs_is_left_alone() {
     let home = cudnnm::home::Home::new(sb.home());
     // As `doctor --fix` runs it: under the home lock, through the change guard.
     let redeploy = |release: &str| {
-        let lock = cudnnm::lock::HomeLock::acquire(&home, || {}).unwrap();
+        let lock = home.lock(|| {}).unwrap();
         let change =
-            cudnnm::deploy::Change::begin(&lock, &home, &env, &cudnnm::deploy::Silent).unwrap();
+            cudnnm::deploy::Guard::begin(lock, &home, &env, &cudnnm::deploy::Silent).unwrap();
         change.redeploy(&tk, release)
     };
     let r = redeploy("9.12.0.46_cuda12+jit").unwrap();

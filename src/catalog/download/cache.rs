@@ -99,10 +99,7 @@ pub fn entries(dir: &Path) -> Vec<CacheEntry> {
 /// Whether another process holds the lock file at `path` (a download of
 /// that archive is running).
 fn lock_held(path: &Path) -> bool {
-    File::options()
-        .read(true)
-        .write(true)
-        .open(path)
+    crate::fsops::open_to_try_lock(path)
         .is_ok_and(|f| matches!(f.try_lock(), Err(TryLockError::WouldBlock)))
 }
 

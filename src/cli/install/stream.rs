@@ -18,7 +18,6 @@ use crate::archive::{self, ImportRequest, Streaming};
 use crate::catalog::download;
 use crate::cli::Ctx;
 use crate::error::Result;
-use crate::store::Store;
 
 /// The download's side of a streamed import, and the [`download::Tap`]
 /// the download reports to: when the download opens its partial file, it
@@ -68,8 +67,10 @@ impl<'c> StreamedInstall<'c> {
     /// home cannot be locked or written, or its file system cannot lock the
     /// partial folder.
     fn begin(&self) -> Option<Streaming> {
-        let _lock = self.ctx.lock().ok()?;
-        archive::begin_streamed(&Store::new(&self.ctx.home), self.feed.clone())
+        // Under the guard: the store's recovery (a replaced release moved
+        // back) runs only there.
+        let guard = super::super::support::guard(self.ctx).ok()?;
+        archive::begin_streamed(&guard.store_for_import(), self.feed.clone())
             .ok()
             .flatten()
     }

@@ -31,8 +31,10 @@ mod rollback;
 #[cfg(test)]
 mod tests;
 
-pub use current::{Found, check_toolkit_dirs, record_describes, scan_toolkit, scan_toolkit_names};
-pub use release::{Target, check_release, plan_use, release_targets};
+pub use current::{check_toolkit_dirs, record_describes, scan_toolkit, scan_toolkit_names};
+#[cfg(test)]
+use release::release_targets;
+pub use release::{check_release, plan_use};
 pub use rollback::plan_rollback;
 
 /// The label of a toolkit (or backup) without cuDNN files.

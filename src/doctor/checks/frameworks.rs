@@ -11,6 +11,8 @@ use crate::version::{CudaVariant, Spec, Version};
 
 pub(super) fn check(cx: &Cx, out: &mut Vec<Finding>) {
     pinned_wheels(cx, out);
+    ranged_wheels(cx, out);
+    advisories(cx, out);
     table_rows(cx, out);
     majors(cx, out);
     pins(cx, out);
@@ -257,14 +259,111 @@ pub(crate) fn expectations(cx: &Cx) -> Vec<Expectation> {
     v
 }
 
-/// `nvidia-cudnn-cu12==9.1.0.70` → (`nvidia-cudnn-cu12`, 9.1.0.70).
+/// The requirement a framework's metadata puts on a cuDNN wheel, parsed
+/// (PEP 508; the probe evaluated its markers and extras for this machine).
+fn parsed(f: &Framework) -> Option<(String, pep508_rs::pep440_rs::VersionSpecifiers)> {
+    let r: pep508_rs::Requirement = f.cudnn_requirement.as_deref()?.parse().ok()?;
+    let specs = match r.version_or_url {
+        Some(pep508_rs::VersionOrUrl::VersionSpecifier(s)) => s,
+        _ => return None,
+    };
+    Some((r.name.to_string(), specs))
+}
+
+/// `nvidia-cudnn-cu12==9.1.0.70` → (`nvidia-cudnn-cu12`, 9.1.0.70): an
+/// exact pin (a range is judged by [`ranged_wheels`]).
 fn requirement(f: &Framework) -> Option<(String, Version)> {
-    let r = f.cudnn_requirement.as_deref()?;
-    let (pkg, ver) = r.split_once("==")?;
-    Some((
-        crate::version::python_name(pkg, '-'),
-        ver.trim().parse().ok()?,
-    ))
+    let (pkg, specs) = parsed(f)?;
+    let [one] = specs.iter().collect::<Vec<_>>()[..] else {
+        return None;
+    };
+    if *one.operator() != pep508_rs::pep440_rs::Operator::Equal {
+        return None;
+    }
+    Some((pkg, one.version().to_string().parse().ok()?))
+}
+
+/// `cudnn-advisory`: the cuDNN the loader takes, or a cuDNN wheel installed
+/// in a Python environment, is a release an advisory covers.
+fn advisories(cx: &Cx, out: &mut Vec<Finding>) {
+    let all = crate::catalog::advisory::embedded();
+    let any_cuda = CudaVariant::new(0, None);
+    let mut push = |what: String, version: &Version, wheel: Option<&str>, seen: String| {
+        for a in crate::catalog::advisory::covering(&all, version, &any_cuda, wheel, None) {
+            out.push(
+                Finding::new(
+                    FindingId::CudnnAdvisory,
+                    Severity::Warning,
+                    format!("{what} is cuDNN {version}, which advisory {} covers", a.id),
+                )
+                .seen(seen.clone())
+                .why(format!("{} ({})", a.summary, a.source))
+                .fix("Use another release: `cudnnm frameworks` names the newest that satisfies the frameworks of a Python environment, `cudnnm install --for python` installs it."),
+            );
+        }
+    };
+    for m in cx.majors_present() {
+        if let Some(a) = cx.active(m)
+            && let Some(k) = &a.version
+        {
+            push(
+                "the cuDNN the loader takes".to_string(),
+                &k.version,
+                None,
+                format!("the loader takes {}", cx.describe(&a.hit.path)),
+            );
+        }
+    }
+    for w in cx.s.frameworks.iter().filter(|f| f.is_cudnn_wheel()) {
+        if let Some(v) = w.numeric_version() {
+            push(
+                format!("the {} wheel in {}", w.name, w.location),
+                &v,
+                Some(&w.name),
+                format!("{} {} in {}", w.name, w.version, w.location),
+            );
+        }
+    }
+}
+
+/// `framework-cudnn-mismatch` for a framework whose metadata accepts a range
+/// of a cuDNN wheel (`tensorflow[and-cuda]`: `nvidia-cudnn-cu12>=9.3.0.75,<10`,
+/// JAX's plugins, `onnxruntime-gpu[cudnn]`) when the installed wheel is outside it.
+fn ranged_wheels(cx: &Cx, out: &mut Vec<Finding>) {
+    for f in &cx.s.frameworks {
+        if requirement(f).is_some() {
+            continue;
+        }
+        let Some((pkg, specs)) = parsed(f) else {
+            continue;
+        };
+        let Some(w) =
+            cx.s.frameworks
+                .iter()
+                .find(|w| w.name == pkg && spath::same(&w.location, &f.location, cx.w))
+        else {
+            continue;
+        };
+        let Ok(have) = w.version.parse::<pep508_rs::pep440_rs::Version>() else {
+            continue;
+        };
+        if specs.contains(&have) {
+            continue;
+        }
+        let who = format!("{} {}", pretty(&f.name), f.version);
+        out.push(
+            Finding::new(
+                FindingId::FrameworkCudnnMismatch,
+                Severity::Error,
+                format!("{who} requires {pkg}{specs}, but {have} is installed"),
+            )
+            .seen(format!("{} {} in {} requires {pkg}{specs}", f.name, f.version, f.location))
+            .seen(format!("{pkg} {have} in {}", w.location))
+            .why("The framework loads the cuDNN wheel of its environment; a release outside the range its metadata declares fails at start-up (\"Loaded runtime CuDNN library: X but source was compiled with: Y\") or on missing symbols.")
+            .fix("Install a release in that range in this environment (`cudnnm frameworks` shows the newest that satisfies every framework there).")
+            .command(format!("python -m pip install \"{pkg}{specs}\"")),
+        );
+    }
 }
 
 /// `framework-cudnn-mismatch` for frameworks that pin a cuDNN wheel

@@ -3,7 +3,6 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use super::{s, subdirs};
@@ -87,14 +86,15 @@ fn interesting(name: &str) -> bool {
 }
 
 /// Frameworks and cuDNN wheels in the `site-packages` folders, from their
-/// `*.dist-info` (name, version, an exact `nvidia-cudnn-*==` requirement
-/// that applies on Windows when `windows` is set, else on Linux).
+/// `*.dist-info` (name, version, and the `nvidia-cudnn-*` requirement that
+/// applies here — PEP 508 markers evaluated for Windows when `windows` is
+/// set, else Linux, with the extras in use; [`crate::python`]).
 pub(crate) fn frameworks(sites: &[PathBuf], windows: bool) -> Vec<Framework> {
     let mut out = Vec::new();
     for site in sites {
         let Ok(rd) = fs::read_dir(site) else { continue };
-        let mut infos: Vec<(String, String, PathBuf)> = Vec::new();
-        for e in rd.flatten() {
+        let mut infos: Vec<(String, String)> = Vec::new();
+        for e in rd.flatten().take(crate::python::MAX_ENTRIES) {
             let n = e.file_name().to_string_lossy().into_owned();
             let Some(base) = n.strip_suffix(".dist-info") else {
                 continue;
@@ -104,21 +104,16 @@ pub(crate) fn frameworks(sites: &[PathBuf], windows: bool) -> Vec<Framework> {
             };
             let name = name.to_ascii_lowercase().replace(['_', '.'], "-");
             if interesting(&name) {
-                infos.push((name, version.to_string(), e.path()));
+                infos.push((name, version.to_string()));
             }
         }
+        if infos.is_empty() {
+            continue;
+        }
         infos.sort();
-        let installed: BTreeMap<String, String> = infos
-            .iter()
-            .map(|(n, v, _)| (n.clone(), v.clone()))
-            .collect();
-        for (name, version, dir) in infos {
-            let requirement = if name.starts_with("nvidia-cudnn") {
-                None
-            } else {
-                read_metadata(&dir.join("METADATA"))
-                    .and_then(|text| cudnn_requirement(&text, &installed, windows))
-            };
+        let requirements = cudnn_requirements(site, windows);
+        for (name, version) in infos {
+            let requirement = requirements.get(&name).cloned();
             out.push(Framework {
                 name,
                 version,
@@ -130,54 +125,54 @@ pub(crate) fn frameworks(sites: &[PathBuf], windows: bool) -> Vec<Framework> {
     out
 }
 
-/// The first 2 MiB of a `METADATA` file (its headers come first).
-fn read_metadata(path: &Path) -> Option<String> {
-    let f = fs::File::open(path).ok()?;
-    let mut text = String::new();
-    f.take(2 << 20).read_to_string(&mut text).ok()?;
-    Some(text)
-}
-
-/// `Requires-Dist: nvidia-cudnn-cu12==9.1.0.70; platform_system == "Linux"`
-/// → `nvidia-cudnn-cu12==9.1.0.70`, from the headers of a `METADATA` text.
-/// A requirement behind an extra (`extra == "and-cuda"`) counts only when
-/// that wheel is `installed`; one for a `platform_system` counts only on
-/// that system (Windows when `windows` is set, else Linux).
-fn cudnn_requirement(
-    metadata: &str,
-    installed: &BTreeMap<String, String>,
-    windows: bool,
-) -> Option<String> {
-    for line in metadata.lines() {
-        if line.is_empty() {
-            break;
-        }
-        let Some(req) = line.strip_prefix("Requires-Dist:") else {
-            continue;
-        };
-        let (spec, marker) = match req.split_once(';') {
-            Some((a, b)) => (a.trim(), b.trim()),
-            None => (req.trim(), ""),
-        };
-        let spec = spec.replace(' ', "");
-        let Some((pkg, ver)) = spec.split_once("==") else {
-            continue;
-        };
-        let pkg = crate::version::python_name(pkg, '-');
-        if !pkg.starts_with("nvidia-cudnn") {
+/// For each distribution in `site`, the first `nvidia-cudnn-*` requirement
+/// that applies here, as `NAME SPECIFIERS` (`nvidia-cudnn-cu12>=9.3.0.75,<10.0`).
+fn cudnn_requirements(site: &Path, windows: bool) -> BTreeMap<String, String> {
+    // The Python version from `lib/python3.12/site-packages`; `3` when the folder does not say.
+    let short = site
+        .parent()
+        .and_then(|p| p.file_name())
+        .and_then(|n| n.to_str())
+        .and_then(|n| n.strip_prefix("python"))
+        .filter(|v| v.split('.').count() == 2 && v.chars().all(|c| c.is_ascii_digit() || c == '.'))
+        .unwrap_or("3")
+        .to_string();
+    let full = if short.contains('.') {
+        format!("{short}.0")
+    } else {
+        short.clone()
+    };
+    let Some(markers) = crate::python::locate::machine_markers(windows, &full, &short) else {
+        return BTreeMap::new();
+    };
+    let env = crate::python::Environment::read(crate::python::Located {
+        site_packages: vec![site.to_path_buf()],
+        markers,
+        found_by: crate::python::FoundBy::Layout(site.to_path_buf()),
+    });
+    let extras = env.extras_in_use();
+    let mut out = BTreeMap::new();
+    for d in &env.distributions {
+        if d.name.as_ref().starts_with("nvidia-cudnn") {
             continue;
         }
-        if marker.contains("extra") && !installed.contains_key(&pkg) {
-            continue;
+        let found = env.requirements_here(d, &extras).into_iter().find_map(|r| {
+            if !r.name.as_ref().starts_with("nvidia-cudnn") {
+                return None;
+            }
+            match &r.version_or_url {
+                Some(pep508_rs::VersionOrUrl::VersionSpecifier(v)) => {
+                    Some(format!("{}{v}", r.name))
+                }
+                None => Some(r.name.to_string()),
+                Some(pep508_rs::VersionOrUrl::Url(_)) => None,
+            }
+        });
+        if let Some(f) = found {
+            out.insert(d.name.to_string(), f);
         }
-        if marker.contains("platform_system")
-            && !marker.contains(if windows { "Windows" } else { "Linux" })
-        {
-            continue;
-        }
-        return Some(format!("{pkg}=={ver}"));
     }
-    None
+    out
 }
 
 #[cfg(test)]
@@ -186,23 +181,39 @@ mod tests {
     use super::*;
 
     #[test]
-    fn requirement_markers() {
-        let torch = "Name: torch\nRequires-Dist: filelock\nRequires-Dist: nvidia-cudnn-cu12 ==9.1.0.70; platform_system == \"Linux\" and platform_machine == \"x86_64\"\n\nbody Requires-Dist: nvidia-cudnn-cu12==1\n";
-        let none = BTreeMap::new();
-        assert_eq!(
-            cudnn_requirement(torch, &none, false).as_deref(),
-            Some("nvidia-cudnn-cu12==9.1.0.70")
-        );
-        assert_eq!(cudnn_requirement(torch, &none, true), None);
-        let tf =
-            "Name: tensorflow\nRequires-Dist: nvidia-cudnn-cu12==8.9.4.25; extra == \"and-cuda\"\n";
-        assert_eq!(cudnn_requirement(tf, &none, false), None);
-        let mut with = BTreeMap::new();
-        with.insert("nvidia-cudnn-cu12".to_string(), "8.9.4.25".to_string());
-        assert_eq!(
-            cudnn_requirement(tf, &with, false).unwrap(),
-            "nvidia-cudnn-cu12==8.9.4.25"
-        );
+    fn requirement_markers_ranges_and_extras() {
+        let d = tempfile::tempdir().unwrap();
+        let site = d.path().join("lib/python3.12/site-packages");
+        for (info, metadata) in [
+            (
+                "torch-2.4.1.dist-info",
+                "Name: torch\nVersion: 2.4.1\nRequires-Dist: filelock\nRequires-Dist: nvidia-cudnn-cu12 ==9.1.0.70; platform_system == \"Linux\" and platform_machine == \"x86_64\"\n\nbody Requires-Dist: nvidia-cudnn-cu12==1\n",
+            ),
+            (
+                "tensorflow-2.21.0.dist-info",
+                "Name: tensorflow\nVersion: 2.21.0\nProvides-Extra: and-cuda\nRequires-Dist: nvidia-cudnn-cu12<10.0,>=9.3.0.75; extra == \"and-cuda\"\n",
+            ),
+            (
+                "jax_cuda13_plugin-0.12.0.1.dist-info",
+                "Name: jax-cuda13-plugin\nVersion: 0.12.0.1\nProvides-Extra: with-cuda\nRequires-Dist: nvidia-cudnn-cu13<10.0,>=9.12.0.46; sys_platform == \"linux\" and extra == \"with-cuda\"\n",
+            ),
+            (
+                "nvidia_cudnn_cu12-9.10.2.21.dist-info",
+                "Name: nvidia-cudnn-cu12\nVersion: 9.10.2.21\n",
+            ),
+        ] {
+            fs::create_dir_all(site.join(info)).unwrap();
+            fs::write(site.join(info).join("METADATA"), metadata).unwrap();
+        }
+        let linux = cudnn_requirements(&site, false);
+        assert_eq!(linux["torch"], "nvidia-cudnn-cu12==9.1.0.70");
+        // tensorflow[and-cuda]: all it adds (the cuDNN wheel) is installed.
+        assert_eq!(linux["tensorflow"], "nvidia-cudnn-cu12>=9.3.0.75, <10.0");
+        // The plugin's with-cuda adds nvidia-cudnn-cu13, which is not installed.
+        assert!(!linux.contains_key("jax-cuda13-plugin"));
+        let windows = cudnn_requirements(&site, true);
+        assert!(!windows.contains_key("torch"));
+        assert_eq!(windows["tensorflow"], "nvidia-cudnn-cu12>=9.3.0.75, <10.0");
     }
 
     #[test]
@@ -212,13 +223,16 @@ mod tests {
         for (info, metadata) in [
             (
                 "torch-2.4.1+cu121.dist-info",
-                "Name: torch\nRequires-Dist: nvidia-cudnn-cu12==9.1.0.70; platform_system == \"Linux\"\n",
+                "Name: torch\nVersion: 2.4.1+cu121\nRequires-Dist: nvidia-cudnn-cu12==9.1.0.70; platform_system == \"Linux\"\n",
             ),
             (
                 "nvidia_cudnn_cu12-9.1.0.70.dist-info",
-                "Name: nvidia-cudnn-cu12\n",
+                "Name: nvidia-cudnn-cu12\nVersion: 9.1.0.70\n",
             ),
-            ("requests-2.32.0.dist-info", "Name: requests\n"),
+            (
+                "requests-2.32.0.dist-info",
+                "Name: requests\nVersion: 2.32.0\n",
+            ),
         ] {
             fs::create_dir_all(site.join(info)).unwrap();
             fs::write(site.join(info).join("METADATA"), metadata).unwrap();

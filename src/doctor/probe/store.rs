@@ -32,7 +32,7 @@ pub(crate) fn scan(snap: &mut Snapshot, home: &Home) -> Scanned {
         snap.notes.push(format!("store: {e}"));
         Default::default()
     });
-    if !crate::lock::home_busy(home) {
+    if !home.busy() {
         snap.store_partials = store
             .partials()
             .into_iter()
@@ -90,7 +90,7 @@ pub(crate) fn mark_copies(files: &mut [CudnnFile], releases: &[Release]) {
         let real = f.real_path.clone().unwrap_or_else(|| f.path.clone());
         let real_p = Path::new(&real);
         if let Some(r) = releases.iter().find(|r| real_p.starts_with(&r.dir)) {
-            let rel = crate::deploy::plan::rel_path(&r.dir, real_p);
+            let rel = crate::deploy::rel_path(&r.dir, real_p);
             if let Some(rec) = r.receipt.files.iter().find(|x| x.path == rel) {
                 f.store_copy = Some(copy(r, rec, true));
             }

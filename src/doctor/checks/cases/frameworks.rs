@@ -63,6 +63,53 @@ fn framework_wants_another_cudnn() {
 }
 
 #[test]
+fn a_wheel_outside_a_frameworks_range_is_a_mismatch() {
+    // The JAX CUDA 13 plugin accepts nvidia-cudnn-cu13>=9.12.0.46,<10 (its METADATA).
+    let sp = "/venv/lib/python3.12/site-packages";
+    let mut k = Kit::healthy_linux();
+    k.framework(
+        "jax-cuda13-plugin",
+        "0.12.0.1",
+        sp,
+        Some("nvidia-cudnn-cu13>=9.12.0.46, <10.0"),
+    );
+    k.framework("nvidia-cudnn-cu13", "10.0.0.1", sp, None);
+    let f = k.expect(FindingId::FrameworkCudnnMismatch);
+    assert_eq!(
+        f.title,
+        "jax-cuda13-plugin 0.12.0.1 requires nvidia-cudnn-cu13>=9.12.0.46, <10.0, but 10.0.0.1 is installed"
+    );
+    assert!(
+        f.commands[0].contains("nvidia-cudnn-cu13>=9.12.0.46, <10.0"),
+        "{f:?}"
+    );
+    k.s.frameworks[1].version = "9.26.0.51".into();
+    k.absent(FindingId::FrameworkCudnnMismatch);
+}
+
+#[test]
+fn an_advised_cudnn_wheel_is_warned_about() {
+    let sp = "/venv/lib/python3.12/site-packages";
+    let mut k = Kit::healthy_linux();
+    k.framework("nvidia-cudnn-cu12", "9.10.0.56", sp, None);
+    let f = k.expect(FindingId::CudnnAdvisory);
+    assert_eq!(
+        f.title,
+        "the nvidia-cudnn-cu12 wheel in /venv/lib/python3.12/site-packages is cuDNN 9.10.0.56, which advisory cudnn-9.10.0-abi covers"
+    );
+    assert!(f.why.contains("release-notes.html#cudnn-9-10-1"), "{f:?}");
+    // The yanked upload is the wheel's, and 9.10.2 is fine.
+    k.s.frameworks[0].version = "9.25.0.15".into();
+    assert!(
+        k.expect(FindingId::CudnnAdvisory)
+            .title
+            .contains("pypi-9.25.0.15-yanked")
+    );
+    k.s.frameworks[0].version = "9.10.2.21".into();
+    k.absent(FindingId::CudnnAdvisory);
+}
+
+#[test]
 fn framework_built_for_another_cuda_major() {
     let mut k = Kit::healthy_linux();
     k.framework(

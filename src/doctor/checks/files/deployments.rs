@@ -350,13 +350,16 @@ fn store_changed(cx: &Cx, out: &mut Vec<Finding>) {
         for l in &c.files {
             f = f.seen(format!("{}: {l}", c.dir));
         }
-        let deployed: Vec<(String, String)> =
+        let deployed: Vec<(String, crate::deploy::Mode)> =
             cx.s.deployments
                 .iter()
                 .filter(|d| d.release == c.release)
-                .map(|d| (d.toolkit.clone(), d.mode.clone()))
+                .filter_map(|d| Some((d.toolkit.clone(), d.mode.parse().ok()?)))
                 .collect();
-        for (t, m) in deployed.iter().filter(|(_, m)| m != "copy") {
+        for (t, m) in deployed
+            .iter()
+            .filter(|(_, m)| *m != crate::deploy::Mode::Copy)
+        {
             f = f.seen(format!(
                 "linked from {t} ({m} deployment): the change shows there too"
             ));

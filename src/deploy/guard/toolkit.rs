@@ -1,73 +1,23 @@
-//! The one guard every change to a toolkit goes through (`docs/architecture.md#deploying`):
-//! `use`, `rollback` and the redeploy of `doctor --fix` alike.
-//!
-//! [`Change::begin`] runs under the home lock (it asks for proof) and first
-//! finishes or undoes what a crash left. Each change then takes the
-//! toolkit's lock ([`inflight::lock_for_change`]: another home's unfinished
-//! change there is refused), reads the deployment recorded there, and runs
-//! plan → preflight → journaled transaction → prune. The in-flight marker
-//! lives exactly as long as the change's journal ([`apply::execute`]).
-//!
-//! Library code reports through [`Reporter`] (uv's shape): only the CLI
-//! prints, so `-q` and `--json` hold for every message.
+//! The guard's changes to toolkits: `use`, `rollback` and the redeploy of
+//! `doctor --fix`. Each takes the toolkit's lock
+//! ([`inflight::lock_for_change`]: another home's unfinished change there is
+//! refused), reads the deployment recorded there, and runs plan → preflight
+//! → journaled transaction → prune. The in-flight marker lives exactly as
+//! long as the change's journal ([`apply::execute`]).
 
 use std::path::{Path, PathBuf};
 
-use super::apply::{self, Outcome};
-use super::backup::{self, Backup};
-use super::journal::FaultHook;
-use super::plan::{self, Plan};
-use super::recover::{self, Recovered};
-use super::status::{self, Drift};
-use super::{Deployment, Deployments, Mode, ModeRequest, access, inflight};
+use super::Guard;
 use crate::command::CommandLine;
-use crate::env::Env;
+use crate::deploy::apply::{self, Outcome};
+use crate::deploy::backup::{self, Backup};
+use crate::deploy::journal::FaultHook;
+use crate::deploy::plan::{self, Plan};
+use crate::deploy::status::{self, Drift};
+use crate::deploy::{Deployment, Deployments, Mode, ModeRequest, access};
 use crate::error::{Error, Kind, Result};
-use crate::home::Home;
-use crate::lock::HomeLock;
-use crate::progress::{NoProgress, Progress};
-use crate::store::{Release, Store};
+use crate::store::Release;
 use crate::toolkit::Toolkit;
-
-/// What a change tells the user while it runs. Every method has a silent
-/// default, so a reporter implements only what it shows.
-pub trait Reporter {
-    /// Where long steps (copying files into the toolkit, or into a backup
-    /// on another volume) report their bytes; the CLI draws a bar on a
-    /// terminal. Silent by default.
-    fn progress(&self) -> &dyn Progress {
-        &NoProgress
-    }
-
-    /// Another cudnnm process (of any home) holds the lock of the toolkit at
-    /// `root`; this one waits for it. Called at most once per lock.
-    fn on_toolkit_lock_wait(&self, root: &Path) {
-        let _ = root;
-    }
-
-    /// Recovery finished or undid a change a crash interrupted.
-    fn on_recovered(&self, recovered: &Recovered) {
-        let _ = recovered;
-    }
-
-    /// Recovery moved back into `dir` the release an interrupted
-    /// `install --force` had moved aside (its replacement never arrived).
-    fn on_release_restored(&self, dir: &Path) {
-        let _ = dir;
-    }
-
-    /// `release` is recorded in the toolkit at `root` by the mode asked
-    /// for, but its files changed (`drift`): it is deployed again.
-    fn on_drifted(&self, release: &Release, root: &Path, drift: &Drift) {
-        let _ = (release, root, drift);
-    }
-}
-
-/// A reporter that says nothing (tests; callers with no one to tell).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Silent;
-
-impl Reporter for Silent {}
 
 /// What a finished transaction did.
 #[derive(Debug)]
@@ -78,7 +28,7 @@ pub struct Applied {
     pub pruned: Vec<u64>,
 }
 
-/// What [`Change::use_release`] found and did.
+/// What [`Guard::use_release`] found and did.
 #[derive(Debug)]
 pub enum Done {
     /// The toolkit holds the release as recorded, by that mode, unchanged:
@@ -88,7 +38,7 @@ pub enum Done {
     Changed(Box<Applied>),
 }
 
-/// What [`Change::redeploy`] found and did.
+/// What [`Guard::redeploy`] found and did.
 #[derive(Debug)]
 pub enum Redeployed {
     /// The toolkit matches its record again (someone fixed it meanwhile): nothing changed.
@@ -104,53 +54,7 @@ pub enum Redeployed {
     },
 }
 
-/// Changes to toolkits from one home, under its lock. See the module docs.
-pub struct Change<'a> {
-    home: &'a Home,
-    env: &'a Env,
-    reporter: &'a dyn Reporter,
-    store: Store,
-    recovered: Vec<Recovered>,
-}
-
-impl<'a> Change<'a> {
-    /// Starts changing toolkits from `home`, whose lock `_lock` is held:
-    /// finishes or undoes every change a crash left (each reported), and
-    /// removes what interrupted prunes left.
-    ///
-    /// # Errors
-    /// As [`recover::recover_all`].
-    pub fn begin(
-        _lock: &'a HomeLock,
-        home: &'a Home,
-        env: &'a Env,
-        reporter: &'a dyn Reporter,
-    ) -> Result<Change<'a>> {
-        let recovered = recover::recover_all(home, reporter)?;
-        Ok(Change {
-            home,
-            env,
-            reporter,
-            store: Store::new(home),
-            recovered,
-        })
-    }
-
-    /// The home.
-    pub fn home(&self) -> &'a Home {
-        self.home
-    }
-
-    /// The environment the changes run in.
-    pub fn env(&self) -> &'a Env {
-        self.env
-    }
-
-    /// The interrupted changes [`Change::begin`] finished or undid.
-    pub fn recovered(&self) -> &[Recovered] {
-        &self.recovered
-    }
-
+impl Guard<'_> {
     /// Deploys `release` into `toolkit` by `mode`: every cuDNN file there
     /// goes into a new backup first. When the toolkit already holds the
     /// release as recorded, by that mode, nothing changes; when it is
@@ -209,7 +113,7 @@ impl<'a> Change<'a> {
     /// [`Kind::NotFound`] when no deployment is recorded for `root`, the
     /// toolkit is gone or the release is no longer installed;
     /// [`Kind::Conflict`] when the record names another release now, or the
-    /// toolkit's headers declare another cuDNN; as [`Change::use_release`].
+    /// toolkit's headers declare another cuDNN; as [`Guard::use_release`].
     pub fn redeploy(&self, root: &Path, release: &str) -> Result<Redeployed> {
         let windows = self.env.is_windows();
         let toolkit = Toolkit::at(root, "deployments.toml", windows)?;
@@ -318,15 +222,7 @@ impl<'a> Change<'a> {
         )
     }
 
-    /// The toolkit lock of `root`, taken after the home lock: another
-    /// home's change to this toolkit finishes first.
-    fn lock_toolkit(&self, root: &Path) -> Result<crate::lock::ToolkitLock> {
-        inflight::lock_for_change(self.home, root, self.env.is_windows(), || {
-            self.reporter.on_toolkit_lock_wait(root)
-        })
-    }
-
-    /// [`Change::use_release`] under the toolkit lock, with the records read there.
+    /// [`Guard::use_release`] under the toolkit lock, with the records read there.
     fn use_locked(
         &self,
         toolkit: &Toolkit,
@@ -383,7 +279,11 @@ impl<'a> Change<'a> {
             FaultHook::from_env(self.env),
             self.reporter.progress(),
         )?;
-        let pruned = backup::prune(self.home, &toolkit.root, keep)?;
+        let pruned = self
+            .prune_backups(&toolkit.root, keep)?
+            .into_iter()
+            .map(|r| r.id)
+            .collect();
         Ok(Applied { outcome, pruned })
     }
 }
