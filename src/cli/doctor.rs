@@ -33,6 +33,14 @@ pub struct Args {
     /// Do not load libraries to ask their version (versions from headers and file names)
     #[arg(long)]
     pub no_load: bool,
+    /// Look at a running process: the cuDNN files it maps now, against what
+    /// doctor predicts (judged with that process's environment)
+    #[arg(long, value_name = "PID", conflicts_with_all = ["snapshot", "fix", "command"])]
+    pub pid: Option<u32>,
+    /// Run this program (after `--`) and report the cuDNN files it really
+    /// mapped, against what doctor predicts; its output goes to stderr
+    #[arg(last = true, value_name = "CMD", conflicts_with_all = ["snapshot", "fix"])]
+    pub command: Vec<std::ffi::OsString>,
 }
 
 /// Runs the command; returns the exit code (0 healthy, 7 problems found).
@@ -93,17 +101,14 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
         if let Some(id) = &id {
             ctx.status(format!("undo with `cudnnm doctor --undo-fix {id}`"));
         }
-        if reports.iter().any(|r| r.status == "applied") {
+        if reports.iter().any(|r| r.status == fix::FixStatus::Applied) {
             snap = take(ctx, &args);
             findings = doctor::diagnose(&snap, &Tables::from_catalog(&catalog, &snap));
         }
         // A fix this run skipped is not one `--fix` can apply, and one it
         // applied whose finding is still seen (the user PATH, which only new
         // processes read) is done: say which instead of offering it again.
-        for r in reports
-            .iter()
-            .filter(|r| r.status == "skipped" || r.status == "applied")
-        {
+        for r in &reports {
             let Some(a) = &r.auto_fix else { continue };
             for f in findings
                 .iter_mut()
@@ -206,9 +211,13 @@ fn absolute(ctx: &Ctx, p: &Path) -> PathBuf {
 }
 
 /// Gathers this machine, loading libraries in child processes of this binary.
+/// With `-- CMD`, the program runs first and what it mapped is kept; with
+/// `--pid`, the process's own environment and working folder are the ones
+/// judged.
 fn take(ctx: &Ctx, args: &Args) -> Snapshot {
     let exe = std::env::current_exe().ok();
-    let env = &ctx.env;
+    let (env, process) = watched(ctx, args);
+    let env = &env;
     let children = |paths: &[PathBuf]| match &exe {
         Some(e) => libcudnn::query_in_children(e, env, paths),
         None => libcudnn::query_in_process(paths),
@@ -218,8 +227,37 @@ fn take(ctx: &Ctx, args: &Args) -> Snapshot {
         cuda_roots,
         query: (!args.no_load).then_some(&children as libcudnn::Querier),
         run_tools: true,
+        process,
     };
-    gather::gather(&ctx.env, &ctx.home, &opts)
+    gather::gather(env, &ctx.home, &opts)
+}
+
+/// The environment to judge and the program watched, if any.
+fn watched(ctx: &Ctx, args: &Args) -> (crate::env::Env, Option<doctor::snapshot::ProcessView>) {
+    let w = ctx.env.is_windows();
+    if let Some(pid) = args.pid {
+        let view = doctor::process::watch(pid);
+        return match doctor::process::environment(pid) {
+            Some((vars, cwd)) => (crate::env::Env::from_vars(vars, cwd, w), Some(view)),
+            None => (ctx.env.clone(), Some(view)),
+        };
+    }
+    let Some((program, rest)) = args.command.split_first() else {
+        return (ctx.env.clone(), None);
+    };
+    let shown = args
+        .command
+        .iter()
+        .map(|a| crate::quote::quote_arg(&a.to_string_lossy(), w))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let mut cmd = std::process::Command::new(program);
+    cmd.args(rest)
+        .current_dir(ctx.env.cwd())
+        .stdin(std::process::Stdio::null())
+        .stdout(crate::platform::stdio_to_stderr());
+    ctx.status(format!("running {shown}"));
+    (ctx.env.clone(), Some(doctor::process::run(&mut cmd, shown)))
 }
 
 /// Reads a snapshot, or the `snapshot` inside a `--report` JSON.

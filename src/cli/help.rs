@@ -303,6 +303,10 @@ const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
                 "cudnnm doctor --report report.md",
                 "a report to attach to a bug",
             ),
+            (
+                "cudnnm doctor -- python3 train.py",
+                "run a program: the cuDNN files it really mapped",
+            ),
         ],
     ),
     (

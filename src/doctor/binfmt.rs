@@ -117,6 +117,18 @@ pub fn host_machine() -> &'static str {
 
 /// Reads a binary at `path`. Never fails: problems end up in `error`.
 pub fn read(path: &Path) -> BinInfo {
+    read_with(path, true)
+}
+
+/// Like [`read`], without the symbol table and the release marker: only
+/// the machine, SONAME, needed libraries and search folders. For the large
+/// libraries of a framework (PyTorch's `libtorch_cuda.so` is about a
+/// gigabyte), a few small reads.
+pub fn read_dynamic(path: &Path) -> BinInfo {
+    read_with(path, false)
+}
+
+fn read_with(path: &Path, symbols: bool) -> BinInfo {
     let mut file = match File::open(path) {
         Ok(f) => f,
         Err(e) => {
@@ -138,7 +150,7 @@ pub fn read(path: &Path) -> BinInfo {
         return info;
     }
     let cache = ReadCache::new(file);
-    if let Err(e) = details(&cache, &mut info) {
+    if let Err(e) = details(&cache, &mut info, symbols) {
         info.error = Some(e);
     }
     info
@@ -154,7 +166,7 @@ pub fn parse_bytes(data: &[u8]) -> BinInfo {
         info.error = Some("not an ELF or PE file".into());
         return info;
     }
-    if let Err(e) = details(data, &mut info) {
+    if let Err(e) = details(data, &mut info, true) {
         info.error = Some(e);
     }
     info
@@ -171,18 +183,26 @@ fn read_up_to(f: &mut File, buf: &mut [u8]) -> usize {
     n
 }
 
-fn details<'data, R: ReadRef<'data>>(data: R, info: &mut BinInfo) -> Result<(), String> {
+fn details<'data, R: ReadRef<'data>>(
+    data: R,
+    info: &mut BinInfo,
+    symbols: bool,
+) -> Result<(), String> {
     let kind = object::FileKind::parse(data).map_err(|e| e.to_string())?;
     match kind {
-        object::FileKind::Elf64 => elf_details::<elf::FileHeader64<Endianness>, R>(data, info),
-        object::FileKind::Elf32 => elf_details::<elf::FileHeader32<Endianness>, R>(data, info),
+        object::FileKind::Elf64 => {
+            elf_details::<elf::FileHeader64<Endianness>, R>(data, info, symbols)
+        }
+        object::FileKind::Elf32 => {
+            elf_details::<elf::FileHeader32<Endianness>, R>(data, info, symbols)
+        }
         object::FileKind::Pe64 => pe_details::<pe::ImageNtHeaders64, R>(data, info),
         object::FileKind::Pe32 => pe_details::<pe::ImageNtHeaders32, R>(data, info),
         other => Err(format!("unsupported file kind {other:?}")),
     }
 }
 
-fn elf_details<'data, Elf, R>(data: R, info: &mut BinInfo) -> Result<(), String>
+fn elf_details<'data, Elf, R>(data: R, info: &mut BinInfo, symbols: bool) -> Result<(), String>
 where
     Elf: FileHeader<Endian = Endianness>,
     R: ReadRef<'data>,
@@ -201,7 +221,7 @@ where
             .collect()
     };
     let sections = f.elf_section_table();
-    if let Ok(dynsym) = sections.symbols(endian, data, elf::SHT_DYNSYM) {
+    if symbols && let Ok(dynsym) = sections.symbols(endian, data, elf::SHT_DYNSYM) {
         for sym in dynsym.iter() {
             let Ok(name) = sym.name(endian, dynsym.strings()) else {
                 continue;
@@ -217,7 +237,8 @@ where
             }
         }
     }
-    if let Some((_, sh)) = sections.section_by_name(endian, b".rodata")
+    if symbols
+        && let Some((_, sh)) = sections.section_by_name(endian, b".rodata")
         && let Ok(bytes) = marker_area(sh.sh_offset(endian).into(), sh.sh_size(endian).into(), data)
     {
         info.embedded_version = embedded_version(bytes);

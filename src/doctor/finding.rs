@@ -119,6 +119,12 @@ impl Finding {
         self
     }
 
+    /// Adds lines of what was seen.
+    pub fn seen_all(mut self, lines: impl IntoIterator<Item = String>) -> Finding {
+        self.seen.extend(lines);
+        self
+    }
+
     /// Sets why it breaks.
     pub fn why(mut self, text: impl Into<String>) -> Finding {
         self.why = text.into();

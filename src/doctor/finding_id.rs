@@ -43,7 +43,8 @@ finding_ids! {
     /// A library built for another machine (aarch64 on x86_64, 32-bit DLL). Severity: error.
     /// Source: `#os-not-64-bit`.
     WrongArchitecture = "wrong-architecture",
-    /// No CUDA toolkit found. Severity: error (warning with pip CUDA). Source: `#no-cuda-toolkit`.
+    /// No CUDA toolkit found. Severity: error (info with CUDA from pip or conda). Source:
+    /// `#no-cuda-toolkit`.
     NoCudaToolkit = "no-cuda-toolkit",
     /// `nvcc` on PATH is another CUDA than `CUDA_PATH`/`CUDA_HOME`. Severity: warning. Source:
     /// `#no-cuda-toolkit`.
@@ -84,9 +85,20 @@ finding_ids! {
     /// The toolkit's `bin` not on PATH / `lib64` not on the loader path. Severity: error (warning
     /// when another copy loads). Source: `#toolkit-bin-not-on-path`.
     ToolkitNotOnLoaderPath = "toolkit-not-on-loader-path",
+    /// Windows: `PATH` lists an older toolkit's `bin` before the one `CUDA_PATH` names, so
+    /// that toolkit's CUDA DLLs (`cublas64_11.dll`, …) load. Severity: warning (error when the
+    /// cuDNN that loads needs it). Source: `docs/system.md#library-search`.
+    OlderToolkitFirstOnPath = "older-toolkit-first-on-path",
     /// An empty or relative `LD_LIBRARY_PATH` entry: ld.so searches the working folder. Severity:
     /// warning.
     LdLibraryPathCurrentFolder = "ld-library-path-current-folder",
+    /// ld.so cache entries whose file is gone: ld.so skips them and falls back to the trusted
+    /// folders. Severity: warning (error when that leaves a cuDNN name unresolved).
+    LdCacheStale = "ld-cache-stale",
+    /// A loader or compiler variable entry (`LD_LIBRARY_PATH`, `CPATH`, `CUDNN_PATH`, …), a
+    /// loaded module or a `current/` link that points into a removed release or folder.
+    /// Severity: warning.
+    StaleActivation = "stale-activation",
     /// A PATH/LD_LIBRARY_PATH entry above the folder holding the libraries. Severity: error
     /// (warning when another copy loads). Source: `#toolkit-bin-not-on-path`,
     /// `#path-at-archive-root`.
@@ -106,9 +118,13 @@ finding_ids! {
     /// every copy's own files say the same version). Source: `#several-copies-reachable`,
     /// `#older-copy-first-on-path`, `#stale-copy-on-ld-library-path`, `#conda-env-shadows-wheel`.
     MultipleCudnnCopies = "multiple-cudnn-copies",
-    /// A main library that takes sub-libraries from another copy (seen when loaded, or missing from
-    /// its folder and found elsewhere), cuDNN 8/9 sub-libraries from different releases, or several
-    /// sets visible. Severity: error/warning. Source: `#sub-libraries-mixed`.
+    /// `doctor -- CMD` / `--pid`: the process mapped other cuDNN files than the loader model
+    /// predicted. Severity: warning.
+    LoadedNotAsPredicted = "loaded-not-as-predicted",
+    /// A main library whose load takes sub-libraries from another copy (seen when loaded, or the
+    /// loader's walk for them played through), or cuDNN 8/9 sub-libraries from different releases
+    /// in one folder. Severity: error/warning (info for a same-release mix only a load by path
+    /// gets). Source: `#sub-libraries-mixed`.
     SubLibrariesMixed = "sub-libraries-mixed",
     /// Headers and library of one installation disagree. Severity: error. Source:
     /// `#header-library-mismatch`.
@@ -128,6 +144,9 @@ finding_ids! {
     CudnnMajorMismatch = "cudnn-major-mismatch",
     /// The pin names a build for another CUDA than the toolkit in use. Severity: warning.
     PinToolkitMismatch = "pin-toolkit-mismatch",
+    /// The project's `.cudnn-version.lock` names a build for another CUDA than the toolkit in
+    /// use. Severity: warning.
+    LockToolkitMismatch = "lock-toolkit-mismatch",
     /// The pin names another release of the same major than the one the loader takes.
     /// Severity: warning.
     PinReleaseMismatch = "pin-release-mismatch",
@@ -185,8 +204,8 @@ finding_ids! {
     SonameLinkMissing = "soname-link-missing",
     /// A library on a file system mounted `noexec`. Severity: error.
     LibraryOnNoexecMount = "library-on-noexec-mount",
-    /// CuDNN only inside a Python environment. Severity: warning. Source:
-    /// `#cudnn-only-in-site-packages`.
+    /// CuDNN only inside a Python environment. Severity: warning (info when a framework there
+    /// loads it). Source: `#cudnn-only-in-site-packages`.
     CudnnOnlyInSitePackages = "cudnn-only-in-site-packages",
     /// `libcudnn.so.8` a copy instead of a link, or a dangling link. Severity: error (warning for
     /// the dev link). Source: `#soname-link-copied-as-file`.

@@ -73,13 +73,57 @@ pub enum FixAction {
     },
 }
 
+/// What became of one proposed fix. Written `applied` or `skipped` (every
+/// kind of skip), as `--fix` prints it.
+#[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
+#[serde(into = "&'static str")]
+pub enum FixStatus {
+    /// The change was made (and recorded for `--undo-fix`).
+    Applied,
+    /// The finding says why `--fix` leaves it to the user
+    /// ([`Finding::held_back`]).
+    HeldBack,
+    /// Its folder is outside the toolkits named with `--cuda-root`.
+    OutOfScope,
+    /// Nothing to do any more (already on the user PATH, the toolkit
+    /// matches its record again).
+    AlreadyDone,
+    /// It was tried and failed; the message says why.
+    Failed,
+}
+
+impl FixStatus {
+    /// `applied` or `skipped`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FixStatus::Applied => "applied",
+            FixStatus::HeldBack
+            | FixStatus::OutOfScope
+            | FixStatus::AlreadyDone
+            | FixStatus::Failed => "skipped",
+        }
+    }
+}
+
+impl From<FixStatus> for &'static str {
+    fn from(s: FixStatus) -> &'static str {
+        s.as_str()
+    }
+}
+
+impl std::fmt::Display for FixStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// What happened to one proposed fix.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct FixReport {
     /// The finding it answers.
     pub finding: FindingId,
-    /// `applied` or `skipped`.
-    pub status: &'static str,
+    /// What became of it.
+    pub status: FixStatus,
     /// What was done, or why not.
     pub message: String,
     /// The fix it was, when it was an automatic one.
@@ -135,7 +179,7 @@ pub fn apply(
             if let Some(why) = &f.held_back {
                 reports.push(FixReport {
                     finding: f.id,
-                    status: "skipped",
+                    status: FixStatus::HeldBack,
                     message: why.clone(),
                     auto_fix: None,
                 });
@@ -150,7 +194,7 @@ pub fn apply(
             reports.push(FixReport {
                 finding: f.id,
                 auto_fix: Some(a.clone()),
-                status: "skipped",
+                status: FixStatus::OutOfScope,
                 message: format!(
                     "not applied: '{}' is not in a toolkit named with --cuda-root",
                     a.target()
@@ -191,7 +235,7 @@ pub fn apply(
                     reports.push(FixReport {
                         finding: f.id,
                         auto_fix: Some(a.clone()),
-                        status: "skipped",
+                        status: FixStatus::AlreadyDone,
                         message: format!("{d} is already on your user PATH in the registry; open a new terminal (or restart the program) to see it"),
                     });
                     continue;
@@ -228,7 +272,7 @@ pub fn apply(
                         reports.push(FixReport {
                             finding: f.id,
                             auto_fix: Some(a.clone()),
-                            status: "skipped",
+                            status: FixStatus::AlreadyDone,
                             message: format!(
                                 "'{toolkit}' matches its record of cuDNN {release} again; nothing to redeploy"
                             ),
@@ -243,13 +287,13 @@ pub fn apply(
             Ok(m) => FixReport {
                 finding: f.id,
                 auto_fix: Some(a.clone()),
-                status: "applied",
+                status: FixStatus::Applied,
                 message: m,
             },
             Err(e) => FixReport {
                 finding: f.id,
                 auto_fix: Some(a.clone()),
-                status: "skipped",
+                status: FixStatus::Failed,
                 message: format!(
                     "{}{}",
                     e,
@@ -616,7 +660,7 @@ mod tests {
             1,
             "the same fix twice is applied once: {reports:?}"
         );
-        assert_eq!(reports[0].status, "applied", "{reports:?}");
+        assert_eq!(reports[0].status, FixStatus::Applied, "{reports:?}");
         assert_eq!(
             std::fs::read_link(lib.join("libcudnn.so.8")).unwrap(),
             Path::new("libcudnn.so.8.9.7")
@@ -645,7 +689,7 @@ mod tests {
             target: "libcudnn.so.8.9.7".into(),
         });
         let (reports, id) = apply_fixes(&home, &Env::default(), &[f], &[]).unwrap();
-        assert_eq!(reports[0].status, "skipped");
+        assert_eq!(reports[0].status, FixStatus::Failed);
         assert!(reports[0].message.contains("differ"), "{reports:?}");
         assert!(id.is_none());
         assert_eq!(
@@ -678,8 +722,9 @@ mod tests {
             &[],
         )
         .unwrap();
-        assert_eq!(reports[0].status, "skipped");
-        assert_eq!(reports[1].status, "skipped");
+        assert_eq!(reports[0].status, FixStatus::Failed);
+        assert_eq!(reports[1].status, FixStatus::Failed);
+        assert_eq!(reports[1].status.to_string(), "skipped");
         assert!(
             reports[1]
                 .message

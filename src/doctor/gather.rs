@@ -16,8 +16,8 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use super::probe::{
-    deployments, environment, files, folders, gpu, headers, ldcache, loads, netfs, pin, python,
-    store, toolkits,
+    consumers, deployments, environment, files, folders, gpu, headers, identity, ldcache, loads,
+    netfs, pin, python, store, toolkits,
 };
 use super::snapshot::{SNAPSHOT_SCHEMA, Snapshot};
 use crate::env::Env;
@@ -34,6 +34,9 @@ pub struct Options<'a> {
     pub query: Option<Querier<'a>>,
     /// Run `ldconfig -p`, `nvcc --version` and `nvidia-smi`.
     pub run_tools: bool,
+    /// The program watched ([`super::process`]): its cuDNN files' folders
+    /// are examined too, and it is kept in the snapshot.
+    pub process: Option<super::snapshot::ProcessView>,
 }
 
 /// Takes a snapshot of the machine `env` describes (this one).
@@ -64,7 +67,19 @@ pub fn gather(env: &Env, home: &Home, opts: &Options) -> Snapshot {
 
     let sites = python::site_packages(env);
     let mut scan = folders::probe(&snap, env, &sites);
-    laps.lap(&mut snap, "folders");
+    if let Some(p) = &opts.process {
+        for f in &p.mapped {
+            if let Some(d) = std::path::Path::new(f).parent() {
+                scan.add(d);
+            }
+        }
+        snap.process = Some(p.clone());
+    }
+    snap.frameworks = python::frameworks(&sites, windows);
+    if !windows {
+        snap.consumers = consumers::probe(&snap.frameworks, &mut scan);
+    }
+    laps.lap(&mut snap, "folders, frameworks");
 
     let cache = ldcache::probe(ldconfig, &mut scan);
     laps.lap(&mut snap, "ldconfig");
@@ -81,7 +96,6 @@ pub fn gather(env: &Env, home: &Home, opts: &Options) -> Snapshot {
     laps.lap(&mut snap, "library loads");
 
     files::listings(&mut snap, &scan, cache);
-    snap.frameworks = python::frameworks(&sites, windows);
     pin::probe(&mut snap, env, home);
     store::probe(&mut snap, &store);
     snap.deployments = deployments::states(&store.releases, &deployments, windows);
@@ -90,6 +104,8 @@ pub fn gather(env: &Env, home: &Home, opts: &Options) -> Snapshot {
     toolkits::finish_nvcc(&mut snap, nvcc);
     gpu::finish(&mut snap, smi);
     laps.lap(&mut snap, "nvcc, nvidia-smi");
+    identity::probe(&mut snap, env);
+    laps.lap(&mut snap, "folder identities");
     laps.total(&mut snap);
     snap
 }

@@ -35,6 +35,7 @@ pub mod fix;
 pub mod gather;
 pub mod loader;
 mod probe;
+pub mod process;
 pub mod render;
 pub mod snapshot;
 pub mod spath;
@@ -43,6 +44,12 @@ pub use checks::{DriverFloor, Tables};
 pub use finding::{AutoFix, Finding, Severity};
 pub use finding_id::FindingId;
 pub use snapshot::Snapshot;
+
+/// The path-list variables (besides the loader's) whose entries doctor
+/// resolves and checks for removed folders.
+pub fn probe_vars() -> &'static [&'static str] {
+    &probe::identity::LIST_VARS
+}
 
 /// Runs every check over `snapshot`: findings, errors first.
 pub fn diagnose(snapshot: &Snapshot, tables: &Tables) -> Vec<Finding> {

@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
+use super::checks::processes::{FrameworkLoad, framework_loads};
 use super::checks::{ActiveCopy, active_copies};
 use super::finding::{Finding, Severity};
 use super::snapshot::Snapshot;
@@ -27,8 +28,27 @@ pub struct Summary {
     pub active_cudnn: Vec<ActiveCopy>,
     /// `torch 2.4.1+cu121 (…/site-packages)`, one per framework or cuDNN wheel.
     pub frameworks: Vec<String>,
+    /// The cuDNN files each framework's process maps, played through as
+    /// the loader does it (Linux).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub framework_loads: Vec<FrameworkLoad>,
     /// The pinned release and where the pin is.
     pub pin: Option<String>,
+    /// The program watched (`doctor -- CMD`, `--pid`): what ran, how it
+    /// ended, and every cuDNN file it mapped against the prediction.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub process: Option<ProcessSummary>,
+}
+
+/// The program `doctor -- CMD` ran (or `--pid` watched) in the summary.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct ProcessSummary {
+    /// The command (`python3 -c '…'`) or `pid 1234`.
+    pub command: String,
+    /// How it ended (`exit 0`), or why it could not be watched.
+    pub state: String,
+    /// Every cuDNN file it mapped, with its version and the prediction.
+    pub mapped: Vec<super::checks::watched::Compared>,
 }
 
 /// What `doctor` found: the summary and the findings, errors first.
@@ -148,8 +168,28 @@ pub fn summarize(s: &Snapshot) -> Summary {
         nvcc,
         active_cudnn: active_copies(s),
         frameworks,
+        framework_loads: framework_loads(s),
         pin,
+        process: process_summary(s),
     }
+}
+
+/// The watched program's part of the summary.
+fn process_summary(s: &Snapshot) -> Option<ProcessSummary> {
+    let p = s.process.as_ref()?;
+    let t = super::Tables::default();
+    let cx = super::checks::Cx::new(s, &t);
+    let state = match (&p.error, p.exit, p.pid) {
+        (Some(e), _, _) => e.clone(),
+        (None, Some(c), _) => format!("exit {c}"),
+        (None, None, Some(_)) => "running".into(),
+        (None, None, None) => "ended by a signal".into(),
+    };
+    Some(ProcessSummary {
+        command: p.command.clone(),
+        state,
+        mapped: super::checks::watched::compare(&cx),
+    })
 }
 
 fn plural(n: usize, one: &str, many: &str) -> String {
@@ -186,16 +226,49 @@ pub fn summary_text(sm: &Summary) -> String {
             (Some(v), None) => v.clone(),
             _ => format!("{} (version unknown)", a.major),
         };
-        row(
-            "cuDNN",
-            &format!("{v} — {} ({}, via {})", a.path, a.origin, a.via),
-        );
+        // A copy the snapshot has no record of (an ld.so cache entry in a
+        // folder not examined) has no origin to name.
+        let how = if a.origin.is_empty() {
+            format!("via {}", a.via)
+        } else {
+            format!("{}, via {}", a.origin, a.via)
+        };
+        row("cuDNN", &format!("{v} — {} ({how})", a.path));
     }
     for f in &sm.frameworks {
         row("python", f);
     }
+    for l in &sm.framework_loads {
+        let files: Vec<String> = l
+            .files
+            .iter()
+            .map(|c| {
+                let v = c.version.as_deref().unwrap_or("version unknown");
+                format!("{} ({v}, via {})", c.path, c.via)
+            })
+            .collect();
+        row(
+            "loads",
+            &format!("{} maps {}", l.framework, files.join(", ")),
+        );
+    }
     if let Some(p) = &sm.pin {
         row("pin", p);
+    }
+    if let Some(p) = &sm.process {
+        row("program", &format!("{} ({})", p.command, p.state));
+        if p.mapped.is_empty() && !p.state.starts_with("could not") {
+            row("mapped", "no cuDNN file");
+        }
+        for m in &p.mapped {
+            let v = m.version.as_deref().unwrap_or("version unknown");
+            let pred = match (&m.predicted, m.agrees) {
+                (_, true) => "as predicted".to_string(),
+                (Some(p), false) => format!("doctor predicted {p}"),
+                (None, false) => "not predicted".to_string(),
+            };
+            row("mapped", &format!("{} — cuDNN {v}; {pred}", m.path));
+        }
     }
     o
 }
@@ -378,6 +451,28 @@ mod tests {
             t.contains("  toolkit    CUDA 12.4.1 at /usr/local/cuda-12.4"),
             "{t}"
         );
+    }
+
+    #[test]
+    fn a_copy_without_origin_or_full_version_reads_plainly() {
+        // An ld.so cache entry in a folder doctor did not list: no origin,
+        // the major from its name only. No "(, via …)", no nested brackets.
+        let mut k = Kit::linux();
+        k.s.ld_cache.push(crate::doctor::snapshot::LdCacheEntry {
+            name: "libcudnn.so.9".into(),
+            path: "/opt/x/libcudnn.so.9".into(),
+            gone: false,
+        });
+        k.file("/opt/y/libcudnn.so.9");
+        let t = summary_text(&summarize(&k.s));
+        assert!(
+            t.contains("cuDNN      9 (version unknown) — /opt/x/libcudnn.so.9 (via ld.so cache)"),
+            "{t}"
+        );
+        assert!(!t.contains("(, "), "{t}");
+        let f = k.file("/opt/y/libcudnn.so.9").clone();
+        let known = k.s.version_of(&f).unwrap();
+        assert_eq!(known.source, "major from the file name");
     }
 
     #[test]

@@ -49,6 +49,29 @@ pub fn key(p: &str, win: bool) -> String {
     out
 }
 
+/// `p` with `.` and `..` components resolved by name (`/a/lib/../../b` →
+/// `/b`), separators as written; what an `$ORIGIN/../..` search entry names.
+/// A `..` above the root stays at the root.
+pub fn normalize(p: &str, win: bool) -> String {
+    let s = sep(win);
+    let absolute = p.starts_with(|c| is_sep(c, win));
+    let mut parts: Vec<&str> = Vec::new();
+    for c in p.split(|c| is_sep(c, win)) {
+        match c {
+            "" | "." => {}
+            ".." => {
+                // Keep a drive (`C:`) as the root.
+                if parts.last().is_some_and(|l| !(win && l.ends_with(':'))) {
+                    parts.pop();
+                }
+            }
+            c => parts.push(c),
+        }
+    }
+    let body = parts.join(&s.to_string());
+    if absolute { format!("{s}{body}") } else { body }
+}
+
 /// True when `a` and `b` name the same path under the snapshot's rules.
 pub fn same(a: &str, b: &str, win: bool) -> bool {
     key(a, win) == key(b, win)
@@ -199,6 +222,16 @@ mod tests {
         assert!(is_within("/a", "/", false));
         assert_eq!(key("C:\\", w), "c:/");
         assert_eq!(key("/usr/./lib/", false), "/usr/lib");
+    }
+
+    #[test]
+    fn dot_dot_is_resolved_by_name() {
+        assert_eq!(
+            normalize("/v/site/torch/lib/../../nvidia/cudnn/lib", false),
+            "/v/site/nvidia/cudnn/lib"
+        );
+        assert_eq!(normalize("/../x/./y/", false), "/x/y");
+        assert_eq!(normalize(r"C:\a\..\..\b", true), r"C:\b");
     }
 
     #[test]

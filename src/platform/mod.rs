@@ -34,6 +34,31 @@ pub struct FileIdentity {
     pub links: u64,
 }
 
+/// What a program run to its end had mapped (`doctor -- CMD`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RunMaps {
+    /// Its exit code; `None` when a signal ended it or it was not waited for.
+    pub exit: Option<i32>,
+    /// The program file the run ended in (after any `exec`), when known.
+    pub exe: Option<std::path::PathBuf>,
+    /// Every file mapped into the program, and into each process it
+    /// started, when it ended (Linux), or every DLL loaded during the run
+    /// (Windows); each once, in the order first seen.
+    pub files: Vec<std::path::PathBuf>,
+}
+
+/// A running process's environment, working folder and program
+/// (`doctor --pid PID`), as far as this OS tells.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ProcessEnv {
+    /// Its environment variables.
+    pub vars: Vec<(std::ffi::OsString, std::ffi::OsString)>,
+    /// Its working folder.
+    pub cwd: Option<std::path::PathBuf>,
+    /// Its program file.
+    pub exe: Option<std::path::PathBuf>,
+}
+
 /// The bytes an unprivileged process may still write on the file system
 /// holding `dir` (`statvfs`'s `f_bavail × f_frsize`, `GetDiskFreeSpaceExW`'s
 /// caller-available bytes, through the `fs4` crate); `None` when the system

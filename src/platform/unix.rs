@@ -389,3 +389,188 @@ pub fn kill_process_group(leader: u32) {
         libc::kill(-pgid, libc::SIGKILL);
     }
 }
+
+/// The files `/proc/PID/maps` text names, each once, in map order
+/// (proc(5): `address perms offset dev inode path`; pseudo-entries such as
+/// `[heap]` and anonymous maps are left out).
+pub fn parse_maps(maps: &str) -> Vec<std::path::PathBuf> {
+    let mut out: Vec<std::path::PathBuf> = Vec::new();
+    for line in maps.lines() {
+        let mut rest = line;
+        for _ in 0..5 {
+            rest = rest.trim_start();
+            rest = rest.find(' ').map_or("", |i| &rest[i..]);
+        }
+        let path = rest.trim();
+        if !path.starts_with('/') {
+            continue;
+        }
+        let p = std::path::PathBuf::from(path.strip_suffix(" (deleted)").unwrap_or(path));
+        if !out.contains(&p) {
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// The files process `pid` maps now (`/proc/PID/maps`).
+pub fn mapped_files(pid: u32) -> io::Result<Vec<std::path::PathBuf>> {
+    std::fs::read_to_string(format!("/proc/{pid}/maps")).map(|t| parse_maps(&t))
+}
+
+/// Process `pid`'s environment (`/proc/PID/environ`, as it was when the
+/// process started), working folder and program.
+pub fn process_environment(pid: u32) -> io::Result<super::ProcessEnv> {
+    use std::os::unix::ffi::OsStrExt;
+    let raw = std::fs::read(format!("/proc/{pid}/environ"))?;
+    let vars = raw
+        .split(|b| *b == 0)
+        .filter_map(|kv| {
+            let i = kv.iter().position(|b| *b == b'=')?;
+            Some((
+                std::ffi::OsStr::from_bytes(&kv[..i]).to_os_string(),
+                std::ffi::OsStr::from_bytes(&kv[i + 1..]).to_os_string(),
+            ))
+        })
+        .collect();
+    Ok(super::ProcessEnv {
+        vars,
+        cwd: std::fs::read_link(format!("/proc/{pid}/cwd")).ok(),
+        exe: std::fs::read_link(format!("/proc/{pid}/exe")).ok(),
+    })
+}
+
+/// Runs `cmd` to its end under `ptrace(2)` and returns what it had mapped
+/// when it ended: each process of the run (the program, what it forks and
+/// execs) stops at its exit (`PTRACE_EVENT_EXIT`), while its memory is
+/// still mapped, and its `/proc/PID/maps` is read then. Signals reach the
+/// program as they would without the trace. When the program ends, any
+/// process it left running is let go with this process's end.
+///
+/// # Errors
+/// When the program cannot start, or this system refuses `ptrace`
+/// (`kernel.yama.ptrace_scope` 3, a seccomp profile without it).
+#[cfg(target_os = "linux")]
+pub fn run_and_map(cmd: &mut std::process::Command) -> io::Result<super::RunMaps> {
+    use std::os::unix::process::CommandExt;
+    let null = std::ptr::null_mut::<libc::c_void>();
+    // SAFETY: the closure runs in the child between fork and exec and makes
+    // one system call, which is async-signal-safe.
+    unsafe {
+        cmd.pre_exec(|| {
+            let null = std::ptr::null_mut::<libc::c_void>();
+            if libc::ptrace(libc::PTRACE_TRACEME, 0, null, null) == -1 {
+                return Err(io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let child = cmd.spawn()?;
+    let main = child.id() as libc::pid_t;
+    let mut run = super::RunMaps::default();
+    let mut status: libc::c_int = 0;
+    // SAFETY: waitpid and ptrace take plain integers and the status
+    // pointer of a local; the tracee is our own child.
+    unsafe {
+        // The stop at exec.
+        if libc::waitpid(main, &mut status, 0) != main {
+            return Err(io::Error::last_os_error());
+        }
+        if !libc::WIFSTOPPED(status) {
+            run.exit = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
+            return Ok(run);
+        }
+        let opts = libc::PTRACE_O_TRACEEXIT
+            | libc::PTRACE_O_TRACEFORK
+            | libc::PTRACE_O_TRACEVFORK
+            | libc::PTRACE_O_TRACECLONE
+            | libc::PTRACE_O_TRACEEXEC;
+        libc::ptrace(
+            libc::PTRACE_SETOPTIONS,
+            main,
+            null,
+            opts as usize as *mut libc::c_void,
+        );
+        libc::ptrace(libc::PTRACE_CONT, main, null, null);
+        let mut known: Vec<libc::pid_t> = vec![main];
+        loop {
+            let pid = libc::waitpid(-1, &mut status, libc::__WALL);
+            if pid == -1 {
+                if io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
+                    continue;
+                }
+                break;
+            }
+            if libc::WIFEXITED(status) || libc::WIFSIGNALED(status) {
+                if pid == main {
+                    run.exit = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
+                    break;
+                }
+                continue;
+            }
+            if !libc::WIFSTOPPED(status) {
+                continue;
+            }
+            let sig = libc::WSTOPSIG(status);
+            let event = (status >> 16) & 0xffff;
+            let mut deliver = 0;
+            if !known.contains(&pid) {
+                // A new process or thread of the run: its first stop.
+                known.push(pid);
+            } else if sig == libc::SIGTRAP && event == libc::PTRACE_EVENT_EXIT {
+                if let Ok(files) = mapped_files(pid as u32) {
+                    for f in files {
+                        if !run.files.contains(&f) {
+                            run.files.push(f);
+                        }
+                    }
+                }
+                if pid == main {
+                    run.exe = std::fs::read_link(format!("/proc/{pid}/exe")).ok();
+                }
+            } else if sig == libc::SIGTRAP && event != 0 {
+                // fork, clone, exec: nothing to do.
+            } else {
+                // A signal for the program; a group-stop (no siginfo) is
+                // resumed rather than delivered again.
+                let mut info: libc::siginfo_t = std::mem::zeroed();
+                let group_stop = libc::ptrace(
+                    libc::PTRACE_GETSIGINFO,
+                    pid,
+                    null,
+                    &mut info as *mut libc::siginfo_t as *mut libc::c_void,
+                ) == -1;
+                if !group_stop {
+                    deliver = sig;
+                }
+            }
+            libc::ptrace(
+                libc::PTRACE_CONT,
+                pid,
+                null,
+                deliver as usize as *mut libc::c_void,
+            );
+        }
+    }
+    Ok(run)
+}
+
+/// Not Linux: no `/proc/PID/maps` to read.
+#[cfg(not(target_os = "linux"))]
+pub fn run_and_map(_cmd: &mut std::process::Command) -> io::Result<super::RunMaps> {
+    Err(io::Error::new(
+        io::ErrorKind::Unsupported,
+        "reading what a program mapped needs Linux's /proc",
+    ))
+}
+
+/// A child's standard output sent to this process's standard error (so a
+/// program `doctor` runs keeps `--json` on stdout clean); inherited when
+/// stderr cannot be duplicated.
+pub fn stdio_to_stderr() -> std::process::Stdio {
+    use std::os::fd::AsFd;
+    std::io::stderr().as_fd().try_clone_to_owned().map_or_else(
+        |_| std::process::Stdio::inherit(),
+        std::process::Stdio::from,
+    )
+}

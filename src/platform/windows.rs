@@ -489,3 +489,156 @@ pub fn kill_process_group(leader: u32) {
         }
     }
 }
+
+/// The path of an open file (`GetFinalPathNameByHandleW`), without the
+/// verbatim prefix; `None` when Windows does not say.
+fn handle_path(h: windows_sys::Win32::Foundation::HANDLE) -> Option<std::path::PathBuf> {
+    use windows_sys::Win32::Storage::FileSystem::GetFinalPathNameByHandleW;
+    if h.is_null() {
+        return None;
+    }
+    let mut buf = vec![0u16; 32768];
+    // SAFETY: the buffer is as long as we say; the handle is open.
+    let n = unsafe { GetFinalPathNameByHandleW(h, buf.as_mut_ptr(), buf.len() as u32, 0) };
+    if n == 0 || n as usize > buf.len() {
+        return None;
+    }
+    let s = String::from_utf16_lossy(&buf[..n as usize]);
+    let s = match (s.strip_prefix(r"\\?\UNC\"), s.strip_prefix(r"\\?\")) {
+        (Some(rest), _) => format!(r"\\{rest}"),
+        (None, Some(rest)) => rest.to_string(),
+        _ => s,
+    };
+    Some(std::path::PathBuf::from(s))
+}
+
+/// Runs `cmd` to its end as its debugger (`DEBUG_ONLY_THIS_PROCESS`) and
+/// returns every DLL loaded during the run (the loader reports each with
+/// `LOAD_DLL_DEBUG_EVENT`), named by the file it was mapped from.
+/// Exceptions go back to the program as they would without a debugger.
+///
+/// # Errors
+/// When the program cannot start, or the debug loop fails.
+pub fn run_and_map(cmd: &mut std::process::Command) -> io::Result<super::RunMaps> {
+    use std::os::windows::process::CommandExt;
+    use windows_sys::Win32::Foundation::{
+        CloseHandle, DBG_CONTINUE, DBG_EXCEPTION_NOT_HANDLED, STATUS_BREAKPOINT,
+    };
+    use windows_sys::Win32::System::Diagnostics::Debug::{
+        CREATE_PROCESS_DEBUG_EVENT, ContinueDebugEvent, DEBUG_EVENT, DebugSetProcessKillOnExit,
+        EXCEPTION_DEBUG_EVENT, EXIT_PROCESS_DEBUG_EVENT, LOAD_DLL_DEBUG_EVENT, WaitForDebugEvent,
+    };
+    use windows_sys::Win32::System::Threading::{DEBUG_ONLY_THIS_PROCESS, INFINITE};
+    cmd.creation_flags(DEBUG_ONLY_THIS_PROCESS);
+    let mut child = cmd.spawn()?;
+    let main = child.id();
+    let mut run = super::RunMaps::default();
+    // SAFETY: the debug API on the thread that created the process (this
+    // one); each union field read is the one the event code names, and
+    // each file handle it hands over is closed once.
+    unsafe {
+        DebugSetProcessKillOnExit(0);
+        loop {
+            let mut ev: DEBUG_EVENT = std::mem::zeroed();
+            if WaitForDebugEvent(&mut ev, INFINITE) == 0 {
+                return Err(io::Error::last_os_error());
+            }
+            let mut status = DBG_CONTINUE;
+            match ev.dwDebugEventCode {
+                CREATE_PROCESS_DEBUG_EVENT => {
+                    let info = ev.u.CreateProcessInfo;
+                    if ev.dwProcessId == main {
+                        run.exe = handle_path(info.hFile);
+                    }
+                    if !info.hFile.is_null() {
+                        CloseHandle(info.hFile);
+                    }
+                }
+                LOAD_DLL_DEBUG_EVENT => {
+                    let info = ev.u.LoadDll;
+                    if let Some(p) = handle_path(info.hFile)
+                        && !run.files.contains(&p)
+                    {
+                        run.files.push(p);
+                    }
+                    if !info.hFile.is_null() {
+                        CloseHandle(info.hFile);
+                    }
+                }
+                // The loader's breakpoint for a debugger is ours; every
+                // other exception is the program's to handle.
+                EXCEPTION_DEBUG_EVENT
+                    if ev.u.Exception.ExceptionRecord.ExceptionCode != STATUS_BREAKPOINT =>
+                {
+                    status = DBG_EXCEPTION_NOT_HANDLED;
+                }
+                EXIT_PROCESS_DEBUG_EVENT if ev.dwProcessId == main => {
+                    run.exit = Some(ev.u.ExitProcess.dwExitCode as i32);
+                    ContinueDebugEvent(ev.dwProcessId, ev.dwThreadId, status);
+                    break;
+                }
+                _ => {}
+            }
+            ContinueDebugEvent(ev.dwProcessId, ev.dwThreadId, status);
+        }
+    }
+    let _ = child.wait();
+    Ok(run)
+}
+
+/// The modules process `pid` has loaded now (its module list,
+/// `CreateToolhelp32Snapshot`).
+pub fn mapped_files(pid: u32) -> io::Result<Vec<std::path::PathBuf>> {
+    use windows_sys::Win32::Foundation::{CloseHandle, INVALID_HANDLE_VALUE};
+    use windows_sys::Win32::System::Diagnostics::ToolHelp::{
+        CreateToolhelp32Snapshot, MODULEENTRY32W, Module32FirstW, Module32NextW, TH32CS_SNAPMODULE,
+        TH32CS_SNAPMODULE32,
+    };
+    let mut out = Vec::new();
+    // SAFETY: the snapshot handle is checked and closed; each entry is a
+    // local the API fills, its size set first as it requires.
+    unsafe {
+        let snap = CreateToolhelp32Snapshot(TH32CS_SNAPMODULE | TH32CS_SNAPMODULE32, pid);
+        if snap == INVALID_HANDLE_VALUE {
+            return Err(io::Error::last_os_error());
+        }
+        let mut e: MODULEENTRY32W = std::mem::zeroed();
+        e.dwSize = std::mem::size_of::<MODULEENTRY32W>() as u32;
+        let mut ok = Module32FirstW(snap, &mut e);
+        while ok != 0 {
+            let n = e
+                .szExePath
+                .iter()
+                .position(|c| *c == 0)
+                .unwrap_or(e.szExePath.len());
+            out.push(std::path::PathBuf::from(String::from_utf16_lossy(
+                &e.szExePath[..n],
+            )));
+            ok = Module32NextW(snap, &mut e);
+        }
+        CloseHandle(snap);
+    }
+    Ok(out)
+}
+
+/// Another process's environment cannot be read on Windows without reading
+/// its memory: doctor judges with its own.
+pub fn process_environment(_pid: u32) -> io::Result<super::ProcessEnv> {
+    Err(io::Error::new(
+        io::ErrorKind::Unsupported,
+        "another process's environment is not readable on Windows",
+    ))
+}
+
+/// A child's standard output sent to this process's standard error;
+/// inherited when stderr cannot be duplicated.
+pub fn stdio_to_stderr() -> std::process::Stdio {
+    use std::os::windows::io::AsHandle;
+    std::io::stderr()
+        .as_handle()
+        .try_clone_to_owned()
+        .map_or_else(
+            |_| std::process::Stdio::inherit(),
+            std::process::Stdio::from,
+        )
+}

@@ -136,3 +136,108 @@ fn an_unreadable_pin_is_an_error() {
         run.describe()
     );
 }
+
+/// The `CUDNN_MAJOR.MINOR.PATCHLEVEL` a real preprocessor run of
+/// `#include <cudnn.h>` sees (`cc -E -dM`), with `args` and the sandbox's
+/// environment (its `CPATH`).
+fn compiled_version(sb: &Sandbox, args: &[&str]) -> Option<String> {
+    let cc = crate::common::skip::need_program("cc", "gcc")?;
+    let src = sb.root().join("probe.c");
+    fs::write(&src, "#include <cudnn.h>\n").unwrap();
+    let out = sb
+        .wrapped(cc.to_str().unwrap())
+        .args(["-E", "-dM"])
+        .args(args)
+        .arg(&src)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let m = |name: &str| -> String {
+        text.lines()
+            .find_map(|l| l.strip_prefix(&format!("#define {name} ")))
+            .unwrap_or("?")
+            .trim()
+            .to_string()
+    };
+    Some(format!(
+        "{}.{}.{}",
+        m("CUDNN_MAJOR"),
+        m("CUDNN_MINOR"),
+        m("CUDNN_PATCHLEVEL")
+    ))
+}
+
+/// nvcc adds its own toolkit's include with `-I`, which comes before
+/// `CPATH`; a compiler without it takes `CPATH` first. What doctor says
+/// each finds first is what the preprocessor really includes: with the
+/// toolkit's `-I` (as nvcc passes it) the toolkit's 9.27 headers, with
+/// `CPATH` alone the stale 7.6.5 ones.
+#[test]
+fn nvcc_puts_its_toolkit_include_before_cpath_as_a_real_compile_does() {
+    let mut sb = Sandbox::new();
+    let tk = crate::doctor::toolkit(&mut sb, false);
+    // What a CUDA toolkit's include holds and cudnn.h includes.
+    for h in ["cuda_runtime_api.h", "library_types.h"] {
+        fs::write(tk.join("include").join(h), "/* CUDA toolkit header */\n").unwrap();
+    }
+    fs::create_dir_all(tk.join("bin")).unwrap();
+    let nvcc = tk.join("bin/nvcc");
+    fs::write(
+        &nvcc,
+        "#!/bin/sh\necho 'Cuda compilation tools, release 12.4, V12.4.131'\n",
+    )
+    .unwrap();
+    fs::set_permissions(&nvcc, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    sb.set_env(
+        "PATH",
+        format!(
+            "{}:{}",
+            tk.join("bin").display(),
+            std::env::var("PATH").unwrap_or_default()
+        ),
+    );
+    let r = debian_v7(&sb);
+    sb.set_env("CPATH", r.join("inc"));
+    let run = sb.run(["doctor", "--json"]);
+    let f = run.finding("compiler-header-mismatch");
+    let seen: Vec<String> = f["seen"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_str().unwrap().to_string())
+        .collect();
+    let said = |prefix: &str| -> String {
+        let l = seen
+            .iter()
+            .find(|l| l.starts_with(prefix))
+            .unwrap_or_else(|| panic!("no '{prefix}' line: {}", run.describe()));
+        l.rsplit_once("(cuDNN ")
+            .unwrap()
+            .1
+            .split(')')
+            .next()
+            .unwrap()
+            .to_string()
+    };
+    let nvcc_view = said("nvcc finds ");
+    let host_view = said("a compiler without that -I ");
+    let inc = format!("-I{}", tk.join("include").display());
+    let Some(with_i) = compiled_version(&sb, &[&inc]) else {
+        return;
+    };
+    let without = compiled_version(&sb, &[]).unwrap();
+    assert_eq!(
+        (nvcc_view.as_str(), host_view.as_str()),
+        (with_i.as_str(), without.as_str())
+    );
+    assert_eq!((with_i.as_str(), without.as_str()), ("9.27.0", "7.6.5"));
+    assert!(
+        f["title"]
+            .as_str()
+            .unwrap()
+            .contains("cuDNN 7.6.5 headers first"),
+        "{}",
+        run.describe()
+    );
+}

@@ -46,7 +46,7 @@ fn pins(cx: &Cx, out: &mut Vec<Finding>) {
         return;
     };
     let who = format!("the pin `{}` ({})", p.spec, p.source);
-    not_installed(cx, &spec, &who, out);
+    not_installed(cx, &spec, &who, p.source.starts_with("default"), out);
     // Against the toolkit: only a pin that names its CUDA build says which it is.
     if let (Some(variant), Some(tk)) = (&spec.cuda, cx.toolkit_in_use())
         && let Some(c) = &tk.cuda
@@ -119,13 +119,14 @@ fn pins(cx: &Cx, out: &mut Vec<Finding>) {
 /// The command offered is the catalog's for the newest release that matches
 /// the spec and fits the toolkit in use (an archive id or a `pip:`
 /// requirement, both of which `cudnnm install` takes).
-fn not_installed(cx: &Cx, spec: &Spec, who: &str, out: &mut Vec<Finding>) {
+fn not_installed(cx: &Cx, spec: &Spec, who: &str, default: bool, out: &mut Vec<Finding>) {
     let Some(installed) = &cx.s.store_releases else {
         return;
     };
-    let ids: Vec<crate::version::ReleaseId> =
-        installed.iter().filter_map(|i| i.parse().ok()).collect();
-    if ids.iter().any(|id| spec.matches(&id.version, &id.cuda)) {
+    if installed
+        .iter()
+        .any(|id| spec.matches(&id.version, &id.cuda))
+    {
         return;
     }
     let mut f = Finding::new(
@@ -137,15 +138,75 @@ fn not_installed(cx: &Cx, spec: &Spec, who: &str, out: &mut Vec<Finding>) {
     .seen(if installed.is_empty() {
         "installed: none".to_string()
     } else {
-        format!("installed: {}", installed.join(", "))
+        format!(
+            "installed: {}",
+            installed
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
     })
     .why("`cudnnm exec`, `cudnnm env`, `cudnnm current` and the shell hook resolve this pin to an installed release, so in this folder they stop with \"not installed\".");
-    let tk = cx.toolkit_in_use().and_then(|t| t.cuda.as_ref());
+    // The default is what vanished (uninstalled, by an administrator from
+    // the system store): making an installed release the default is the fix.
+    let tk_cuda = cx.toolkit_in_use().and_then(|t| t.cuda.clone());
+    if default
+        && let Some(id) = cx.newest_installed(|id| {
+            tk_cuda
+                .as_ref()
+                .is_none_or(|c| id.cuda.fits(c.major(), c.minor()))
+        })
+    {
+        let gone: Vec<String> =
+            cx.s.current_links
+                .iter()
+                .filter(|l| l.gone)
+                .map(|l| format!("{} leads to it and dangles", l.path))
+                .collect();
+        for g in gone {
+            f = f.seen(g);
+        }
+        out.push(
+            f.fix(format!("Make an installed release the default ({id} is the newest that fits), or install {spec} again."))
+                .command(crate::command::CommandLine::default_(id.to_string()).for_host(cx.w)),
+        );
+        return;
+    }
+    let tk = tk_cuda.as_ref();
+    // A build that does not fit the toolkit in use is no fix to offer here:
+    // the same report says it does not fit (pin-toolkit-mismatch).
+    if let Some(c) = tk
+        && cx.t.offer(spec, tk).is_none()
+        && let Some(o) = cx.t.offer(spec, None)
+    {
+        let fitting = spec
+            .version()
+            .map(|v| Spec::prefix(v.clone(), None))
+            .and_then(|any| cx.t.offer(&any, tk));
+        f = f.fix(format!(
+            "The catalog's {} is a build for CUDA {}, which does not fit the toolkit in use (CUDA {}.{}): pin a build for CUDA {}{}, or install it where a CUDA {} toolkit is used.",
+            o.id(),
+            o.cuda,
+            c.major(),
+            c.minor(),
+            c.major(),
+            fitting
+                .map(|x| format!(" ({} is one)", x.id()))
+                .unwrap_or_default(),
+            o.cuda
+        ));
+        if let Some(x) = fitting {
+            f = f.command(format!("cudnnm pin {}", x.id()));
+        }
+        out.push(f);
+        return;
+    }
     let offer = cx.t.offer(spec, tk).or_else(|| cx.t.offer(spec, None));
     f = match offer {
         Some(o) => f
             .fix(format!("Install cuDNN {} (the newest release the catalog has for `{spec}`), or pin a release that is installed.", o.id()))
-            .command(o.install().for_host(cx.w)),
+            .command(cx.install_cmd(o).for_host(cx.w)),
         None => f.fix(format!("{} Or pin a release that is installed (`cudnnm list`).", super::look_for(&format!("release matching `{spec}`")))),
     };
     out.push(f);
@@ -220,7 +281,7 @@ fn bundles_cudnn(cx: &Cx, f: &Framework) -> bool {
     f.name == "torch"
         && cx
             .shared()
-            .any(|(file, n)| n.is_main() && spath::is_within(&file.path, &own, cx.w))
+            .any(|(file, n)| n.is_main() && cx.s.within(&file.path, &own))
 }
 
 /// Every expectation in the snapshot: the pin, then frameworks.
@@ -376,7 +437,7 @@ fn pinned_wheels(cx: &Cx, out: &mut Vec<Finding>) {
         let wheel =
             cx.s.frameworks
                 .iter()
-                .find(|w| w.name == pkg && spath::same(&w.location, &f.location, cx.w));
+                .find(|w| w.name == pkg && cx.s.same_place(&w.location, &f.location));
         let have = wheel.and_then(|w| w.numeric_version());
         if have.as_ref() == Some(&want) {
             loader_first(cx, f, &pkg, &want, out);
@@ -412,27 +473,56 @@ fn pinned_wheels(cx: &Cx, out: &mut Vec<Finding>) {
 }
 
 /// `framework-cudnn-mismatch` for a framework whose pinned wheel is the
-/// right one but loses to another copy: on Linux, `LD_LIBRARY_PATH` is
-/// searched before the framework's `RUNPATH` into its wheel (ld.so(8)), so a
-/// conda env's `lib` or a toolkit on that path supplies the cuDNN it loads.
+/// right one but loses to another copy. With the framework's own library
+/// that loads cuDNN known ([`super::processes`]), its load is played through
+/// as ld.so does it: PyTorch's `libtorch_cuda.so` carries a `DT_RPATH` into
+/// its wheel, searched before `LD_LIBRARY_PATH`, so another copy there does
+/// not take the main library's place (its sub-libraries may still come from
+/// there: `sub-libraries-mixed`). Without it, the framework is taken to ask
+/// by name, and `LD_LIBRARY_PATH` supplies the cuDNN it loads.
 fn loader_first(cx: &Cx, f: &Framework, pkg: &str, want: &Version, out: &mut Vec<Finding>) {
     if cx.w {
         return;
     }
-    let Some(a) = cx.active(want.major()) else {
-        return;
+    let modeled = super::processes::mapped(cx).into_iter().find(|(c, m, _)| {
+        *m == want.major() && c.framework == f.name && cx.s.within(&c.path, &f.location)
+    });
+    let (path, via, asker) = match &modeled {
+        Some((c, _, files)) => (
+            files[0].path.clone(),
+            files[0].via.clone(),
+            Some(cx.name(&c.path).to_string()),
+        ),
+        None => {
+            let Some(a) = cx.active(want.major()) else {
+                return;
+            };
+            if !matches!(a.hit.via, crate::doctor::loader::Via::LdLibraryPath(_)) {
+                return;
+            }
+            (a.hit.path.clone(), a.hit.via.clone(), None)
+        }
     };
-    if !matches!(a.hit.via, crate::doctor::loader::Via::LdLibraryPath(_))
-        || spath::is_within(&a.hit.path, &f.location, cx.w)
-    {
+    if cx.s.within(&path, &f.location) {
         return;
     }
-    let Some(k) = &a.version else { return };
+    let Some(k) = cx.s.file(&path).and_then(|file| cx.s.version_of(file)) else {
+        return;
+    };
     let n = want.parts().len().min(k.version.parts().len());
     if n < 2 || want.parts()[..n] == k.version.parts()[..n] {
         return;
     }
     let who = format!("{} {}", pretty(&f.name), f.version);
+    let how = match &asker {
+        Some(lib) => format!(
+            "{who}'s {lib} asks the loader for {}, and its search finds {path} first ({via}): {lib} carries no RPATH into its own wheel that comes before it",
+            cx.loader_name("cudnn", want.major())
+        ),
+        None => format!(
+            "ld.so searches LD_LIBRARY_PATH before the RUNPATH that points {who} at its own wheel"
+        ),
+    };
     out.push(
         Finding::new(
             FindingId::FrameworkCudnnMismatch,
@@ -441,9 +531,9 @@ fn loader_first(cx: &Cx, f: &Framework, pkg: &str, want: &Version, out: &mut Vec
         )
         .seen(format!("{} {} in {} requires {pkg}=={want}", f.name, f.version, f.location))
         .seen(format!("{pkg} {want} in {}", f.location))
-        .seen(format!("the loader takes {}", cx.describe(&a.hit.path)))
-        .why(format!("ld.so searches LD_LIBRARY_PATH before the RUNPATH that points {who} at its own wheel, so it loads cuDNN {} and stops with \"Loaded runtime CuDNN library: {} but source was compiled with: {want}\" or fails on missing symbols.", k.version, k.version))
-        .fix(format!("Remove {} from LD_LIBRARY_PATH for this environment (conda: do not export the env's lib folder), or run other programs with that cuDNN through `cudnnm exec`.", cx.dir(&a.hit.path))),
+        .seen(format!("the loader takes {}", cx.describe(&path)))
+        .why(format!("{how}, so it loads cuDNN {} and stops with \"Loaded runtime CuDNN library: {} but source was compiled with: {want}\" or fails on missing symbols.", k.version, k.version))
+        .fix(format!("Remove {} from LD_LIBRARY_PATH for this environment (conda: do not export the env's lib folder), or run other programs with that cuDNN through `cudnnm exec`.", cx.dir(&path))),
     );
 }
 

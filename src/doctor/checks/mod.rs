@@ -9,12 +9,19 @@
 //!   `PATH` mistakes, dependencies, zlib).
 //! - `windows.rs`: Visual C++ runtime, UCRT, registry `PATH`.
 //! - `frameworks.rs`: what frameworks and pins expect against what loads.
+//! - `processes.rs`: what each framework's process maps, played through.
+//! - `watched.rs`: a watched program's mapped files against the prediction.
+//! - `stale.rs`: caches, variables, modules, links and locks that point at
+//!   what is gone.
 
 mod files;
 mod frameworks;
 mod headers;
 mod loading;
+pub(crate) mod processes;
+mod stale;
 mod system;
+pub(crate) mod watched;
 mod windows;
 
 use std::collections::BTreeSet;
@@ -184,9 +191,11 @@ pub fn run_all(s: &Snapshot, t: &Tables) -> Vec<Finding> {
     system::check(&cx, &mut out);
     files::check(&cx, &mut out);
     loading::check(&cx, &mut out);
+    stale::check(&cx, &mut out);
     windows::check(&cx, &mut out);
     frameworks::check(&cx, &mut out);
     headers::check(&cx, &mut out);
+    watched::check(&cx, &mut out);
     out.sort_by_key(|f| f.severity);
     out
 }
@@ -206,7 +215,7 @@ pub(crate) struct Active<'a> {
 }
 
 impl<'a> Cx<'a> {
-    fn new(s: &'a Snapshot, t: &'a Tables) -> Cx<'a> {
+    pub(crate) fn new(s: &'a Snapshot, t: &'a Tables) -> Cx<'a> {
         Cx {
             s,
             t,
@@ -291,16 +300,13 @@ impl<'a> Cx<'a> {
         if let Some(n) = &s.nvcc
             && let Some(root) =
                 spath::parent(&n.path, self.w).and_then(|b| spath::parent(&b, self.w))
-            && let Some(t) = s
-                .toolkits
-                .iter()
-                .find(|t| spath::same(&t.root, &root, self.w))
+            && let Some(t) = s.toolkits.iter().find(|t| s.same_place(&t.root, &root))
         {
             return Some(t);
         }
         for var in ["CUDA_PATH", "CUDA_HOME"] {
             if let Some(v) = s.var(var)
-                && let Some(t) = s.toolkits.iter().find(|t| spath::same(&t.root, v, self.w))
+                && let Some(t) = s.toolkits.iter().find(|t| s.same_place(&t.root, v))
             {
                 return Some(t);
             }
@@ -311,11 +317,7 @@ impl<'a> Cx<'a> {
     /// The releases in the cudnnm store, parsed (none when the store was
     /// not read).
     pub fn installed(&self) -> impl Iterator<Item = crate::version::ReleaseId> + 'a {
-        self.s
-            .store_releases
-            .iter()
-            .flatten()
-            .filter_map(|r| r.parse().ok())
+        self.s.store_releases.iter().flatten().cloned()
     }
 
     /// The newest installed release that `keep` admits (by version).
@@ -326,6 +328,28 @@ impl<'a> Cx<'a> {
         self.installed()
             .filter(|id| keep(id))
             .max_by(|a, b| a.version.cmp(&b.version))
+    }
+
+    /// `cudnnm install` for offer `o`. A wheel offer names the package the
+    /// release really comes from here: when a cuDNN wheel of that version is
+    /// installed in a Python environment (`nvidia-cudnn-jit-cu12`), that
+    /// package, not the catalog's first name for the version
+    /// (`nvidia-cudnn-cu12`, another set of files).
+    pub fn install_cmd(&self, o: &Offer) -> crate::command::CommandLine {
+        let installed = o.wheel.as_ref().and_then(|_| {
+            self.s
+                .frameworks
+                .iter()
+                .find(|f| f.is_cudnn_wheel() && f.numeric_version().is_some_and(|v| v == o.version))
+        });
+        match installed {
+            Some(w) => {
+                let mut o = o.clone();
+                o.wheel = Some(w.name.clone());
+                o.install()
+            }
+            None => o.install(),
+        }
     }
 
     /// The commands that install and activate the newest release the catalog
@@ -349,7 +373,7 @@ impl<'a> Cx<'a> {
             Some(t) => CommandLine::use_(&id).cuda_root(&t.root).for_host(self.w),
             None => CommandLine::exec(&id, "<your program>").for_host(self.w),
         };
-        Some((id, vec![o.install().for_host(self.w), activate]))
+        Some((id, vec![self.install_cmd(o).for_host(self.w), activate]))
     }
 
     /// The release copy `f` belongs to, when its full version is known, and

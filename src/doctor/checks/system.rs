@@ -114,8 +114,14 @@ fn toolkits(cx: &Cx, out: &mut Vec<Finding>) {
         .frameworks
         .iter()
         .any(|f| f.is_cudnn_wheel() || f.name == "torch" || f.name.starts_with("tensorflow"));
-    let sev = if pip_cuda {
-        Severity::Warning
+    // A conda environment's cuDNN comes with its CUDA libraries (the cuDNN
+    // packages depend on the CUDA runtime ones).
+    let conda_cuda = s
+        .files
+        .iter()
+        .any(|f| f.origin == crate::doctor::snapshot::InstallKind::Conda);
+    let sev = if pip_cuda || conda_cuda {
+        Severity::Info
     } else {
         Severity::Error
     };
@@ -124,6 +130,9 @@ fn toolkits(cx: &Cx, out: &mut Vec<Finding>) {
         .why("cuDNN is a CUDA library: it needs the CUDA runtime and cuBLAS/cuBLASLt (cuDNN 9 also NVRTC) at run time, and compiling against it needs the toolkit's headers. `cudnnm use` deploys into a toolkit.");
     if pip_cuda {
         f = f.seen("Python packages that bring their own CUDA libraries from pip are installed; programs outside that environment find no CUDA");
+    }
+    if conda_cuda {
+        f = f.seen("a conda environment brings cuDNN and the CUDA libraries it needs; programs outside it find no CUDA");
     }
     out.push(
         f.fix("Install the CUDA toolkit your framework needs (https://developer.nvidia.com/cuda-toolkit-archive), or point cudnnm at one installed elsewhere with --cuda-root.")
@@ -135,7 +144,7 @@ fn toolkits(cx: &Cx, out: &mut Vec<Finding>) {
 fn toolkit_at<'a>(cx: &'a Cx, root: &str) -> Option<&'a ToolkitInfo> {
     cx.s.toolkits
         .iter()
-        .find(|t| spath::same(&t.root, root, cx.w))
+        .find(|t| cx.s.same_place(&t.root, root))
 }
 
 /// The variable that names the toolkit root on this OS, and its value.
@@ -240,9 +249,9 @@ fn cuda_path(cx: &Cx, out: &mut Vec<Finding>) {
             ),
             Some(t) => {
                 // cuDNN lives in another toolkit than the one the variable names.
-                let has = |t: &ToolkitInfo| cx.s.files.iter().any(|f| spath::is_within(&f.path, &t.root, cx.w));
+                let has = |t: &ToolkitInfo| cx.s.files.iter().any(|f| cx.s.within(&f.path, &t.root));
                 if !has(t)
-                    && let Some(other) = s.toolkits.iter().find(|o| !spath::same(&o.root, &t.root, cx.w) && has(o))
+                    && let Some(other) = s.toolkits.iter().find(|o| !cx.s.same_place(&o.root, &t.root) && has(o))
                 {
                     let ver = |t: &ToolkitInfo| t.cuda.as_ref().map(|c| format!("CUDA {c}")).unwrap_or_else(|| "a toolkit".into());
                     let f =
@@ -432,13 +441,11 @@ fn releases_in_use(cx: &Cx) -> Vec<InUse> {
         );
     }
     for d in &cx.s.deployments {
-        if let Ok(id) = d.release.parse::<crate::version::ReleaseId>() {
-            add(
-                id.version,
-                Some(id.cuda),
-                format!("deployed in {}", d.toolkit),
-            );
-        }
+        add(
+            d.release.version.clone(),
+            Some(d.release.cuda),
+            format!("deployed in {}", d.toolkit),
+        );
     }
     if let Some(p) = &cx.s.pin
         && let Ok(spec) = p.spec.parse::<crate::version::Spec>()
@@ -536,7 +543,7 @@ fn gpu(cx: &Cx, out: &mut Vec<Finding>) {
                         if id == FindingId::GpuTooOld { "a newer" } else { "an older" }
                     ));
                     let f = match &o.offer {
-                        Some(offer) => f.command(offer.install().for_host(cx.w)),
+                        Some(offer) => f.command(cx.install_cmd(offer).for_host(cx.w)),
                         None => f,
                     };
                     f.command(match cx.toolkit_in_use() {

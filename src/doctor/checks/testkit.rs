@@ -15,6 +15,11 @@ pub(crate) fn v(s: &str) -> Version {
     s.parse().unwrap()
 }
 
+/// A release id from its text (`9.27.0.42_cuda12`).
+pub(crate) fn id(s: &str) -> crate::version::ReleaseId {
+    s.parse().unwrap()
+}
+
 /// A snapshot under construction and the tables it is checked against.
 pub(crate) struct Kit {
     pub s: Snapshot,

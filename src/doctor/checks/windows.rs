@@ -14,6 +14,90 @@ pub(super) fn check(cx: &Cx, out: &mut Vec<Finding>) {
     }
     runtimes(cx, out);
     registry_path(cx, out);
+    older_toolkit_first(cx, out);
+}
+
+/// `older-toolkit-first-on-path`: the CUDA DLLs the cuDNN that loads
+/// imports (`cublasLt64_12.dll`, `cudart64_110.dll`) come from another
+/// toolkit's `bin` although the toolkit `CUDA_PATH` names holds them too:
+/// `PATH` lists the other first (or not the named one at all). DLLs of one
+/// CUDA major share their names across minors, so the older ones load
+/// (`docs/system.md#library-search`).
+fn older_toolkit_first(cx: &Cx, out: &mut Vec<Finding>) {
+    let Some(v) = cx.s.var("CUDA_PATH") else {
+        return;
+    };
+    let Some(t) = cx.s.toolkits.iter().find(|t| cx.s.same_place(&t.root, v)) else {
+        return;
+    };
+    let tbin = spath::join(&t.root, "bin", true);
+    let mut shadowed: Vec<(String, String, &crate::doctor::snapshot::ToolkitInfo)> = Vec::new();
+    for m in cx.majors_present() {
+        let Some(a) = cx.active(m) else { continue };
+        let mut libs: Vec<&crate::doctor::snapshot::CudnnFile> = a.file.into_iter().collect();
+        for x in loader::sublibraries(cx.s, m, &a.hit.path, &[]) {
+            libs.extend(cx.s.file(&x.path));
+        }
+        for g in libs {
+            let g = cx.s.resolve(g);
+            for n in g
+                .needed
+                .iter()
+                .filter(|n| super::files::cuda_of_library(n).is_some())
+            {
+                let Some(h) = loader::find_for(cx.s, n, g).into_iter().next() else {
+                    continue;
+                };
+                let Some(o) = cx.s.toolkit_of(&h.path) else {
+                    continue;
+                };
+                if cx.s.same_place(&o.root, &t.root)
+                    || !cx.s.has(&tbin, n)
+                    || shadowed.iter().any(|(d, _, _)| spath::name_eq(d, n, true))
+                {
+                    continue;
+                }
+                shadowed.push((n.clone(), h.path, o));
+            }
+        }
+    }
+    let Some((_, _, o)) = shadowed.first() else {
+        return;
+    };
+    let ver = |t: &crate::doctor::snapshot::ToolkitInfo| {
+        t.cuda
+            .as_ref()
+            .map_or_else(|| "?".to_string(), ToString::to_string)
+    };
+    let pos = |dir: &str| cx.s.path.iter().position(|e| cx.s.same_place(e, dir));
+    let obin = spath::join(&o.root, "bin", true);
+    let mut f = Finding::new(
+        FindingId::OlderToolkitFirstOnPath,
+        Severity::Warning,
+        format!(
+            "PATH lists CUDA {}'s bin before CUDA_PATH's CUDA {}: the CUDA DLLs cuDNN needs load from CUDA {}",
+            ver(o),
+            ver(t),
+            ver(o)
+        ),
+    );
+    f = f.seen(match pos(&obin) {
+        Some(i) => format!("PATH entry {}: {obin} (CUDA {})", i + 1, ver(o)),
+        None => format!("{obin} (CUDA {})", ver(o)),
+    });
+    f = f.seen(match pos(&tbin) {
+        Some(i) => format!("PATH entry {}: {tbin} (CUDA_PATH, CUDA {})", i + 1, ver(t)),
+        None => format!("{tbin} (CUDA_PATH, CUDA {}) is not on PATH", ver(t)),
+    });
+    for (n, p, _) in &shadowed {
+        f = f.seen(format!("{n} loads from {p}; {tbin} has its own"));
+    }
+    out.push(
+        f.why(format!("Windows takes each DLL from the first folder that holds its name (the DLL's own folder, System32, the Windows folder, the working folder, then PATH in order); CUDA_PATH is read by build tools, never by the loader. The DLLs of one CUDA major share their names across minors (cublasLt64_12.dll in 12.1 and 12.4), so cuDNN runs with CUDA {}'s copies: a cuDNN built with a newer CUDA stops at a missing entry point (\"The procedure entry point … could not be located\") or misbehaves.", ver(o)))
+            .fix(format!("Put {tbin} first on PATH (or take {obin} off it), then open a new terminal."))
+            .command(crate::doctor::finding::persist_user_path(&tbin))
+            .command(crate::doctor::finding::prepend_loader_path(&tbin, true)),
+    );
 }
 
 /// `vc-runtime-missing`, `ucrt-missing` (`docs/breakages.md#vc-runtime-missing`).
@@ -79,12 +163,12 @@ fn registry_path(cx: &Cx, out: &mut Vec<Finding>) {
         .as_deref()
         .map(|v| split(s, v))
         .unwrap_or_default();
-    let has = |list: &[String], d: &str| list.iter().any(|e| spath::same(e, d, true));
+    let has = |list: &[String], d: &str| list.iter().any(|e| cx.s.same_place(e, d));
     // Folders that hold cuDNN DLLs, in the order first seen.
     let mut dirs: Vec<String> = Vec::new();
     for (f, _) in cx.shared() {
         let d = cx.dir(&f.path);
-        if !dirs.iter().any(|x| spath::same(x, &d, true)) {
+        if !dirs.iter().any(|x| cx.s.same_place(x, &d)) {
             dirs.push(d);
         }
     }
@@ -111,11 +195,11 @@ fn registry_path(cx: &Cx, out: &mut Vec<Finding>) {
     // One registry Path gives one cuDNN, the other another.
     let holder = |list: &[String]| {
         list.iter()
-            .find(|e| dirs.iter().any(|d| spath::same(d, e, true)))
+            .find(|e| dirs.iter().any(|d| cx.s.same_place(d, e)))
             .cloned()
     };
     if let (Some(ud), Some(md)) = (holder(&user), holder(&machine))
-        && !spath::same(&ud, &md, true)
+        && !cx.s.same_place(&ud, &md)
     {
         out.push(
             Finding::new(FindingId::UserMachinePathDiffer, Severity::Warning, "the user PATH and the machine PATH lead to different cuDNN copies")
@@ -140,7 +224,7 @@ impl Cx<'_> {
     /// The first cuDNN library in `dir`, described.
     fn describe_dir(&self, dir: &str) -> String {
         self.shared()
-            .find(|(f, n)| n.is_main() && spath::same(&self.dir(&f.path), dir, true))
+            .find(|(f, n)| n.is_main() && self.s.same_place(&self.dir(&f.path), dir))
             .map(|(f, _)| self.describe(&f.path))
             .unwrap_or_else(|| dir.to_string())
     }

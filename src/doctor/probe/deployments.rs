@@ -81,8 +81,8 @@ pub(crate) fn states(
                 .collect();
             DeploymentState {
                 toolkit: s(&d.toolkit),
-                release: d.release.to_string(),
-                mode: format!("{:?}", d.mode).to_ascii_lowercase(),
+                release: d.release.clone(),
+                mode: Some(d.mode),
                 files,
                 extra,
                 toolkit_gone: crate::toolkit::is_gone(&d.toolkit),

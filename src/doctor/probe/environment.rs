@@ -4,10 +4,11 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
 use super::s;
 use crate::doctor::binfmt;
-use crate::doctor::snapshot::{OsInfo, RegistryPaths, Snapshot};
+use crate::doctor::snapshot::{LoadedModule, OsInfo, RegistryPaths, Snapshot};
 use crate::env::{self, Env};
 
 /// Fills the OS, variables, path lists, system folders and registry `PATH`.
@@ -28,6 +29,7 @@ pub(crate) fn probe(snap: &mut Snapshot, env: &Env) {
         snap.ld_library_path_raw = Some(raw);
     }
     snap.system_dirs = system_dirs(env).iter().map(|p| s(p)).collect();
+    snap.modules = loaded_modules(env);
     if let Some((user, machine)) = crate::platform::registry_paths() {
         snap.registry = Some(RegistryPaths { user, machine });
     }
@@ -52,7 +54,92 @@ fn keep_var(name: &str) -> bool {
                 | "PYTHONPATH"
                 | "CUDA_VISIBLE_DEVICES"
                 | "CUDA_DEVICE_ORDER"
+                | "LD_PRELOAD"
+                | "CPATH"
+                | "C_INCLUDE_PATH"
+                | "CPLUS_INCLUDE_PATH"
+                | "LIBRARY_PATH"
+                | "INCLUDE"
+                | "LIB"
+                | "LOADEDMODULES"
+                | "_LMFILES_"
         )
+}
+
+/// A modulefile larger than this is not read (cudnnm's are a few hundred bytes).
+const MODULEFILE_MAX: u64 = 64 << 10;
+
+/// The environment modules loaded in this shell whose name mentions cuDNN
+/// (`LOADEDMODULES`, with their files from `_LMFILES_`, in the same order;
+/// Lmod and Environment Modules set both), each with the folders its file
+/// puts on path variables.
+fn loaded_modules(env: &Env) -> Vec<LoadedModule> {
+    let (Some(names), files) = (env.var("LOADEDMODULES"), env.var("_LMFILES_")) else {
+        return Vec::new();
+    };
+    let files: Vec<String> = files
+        .map(|f| f.split(':').map(str::to_owned).collect())
+        .unwrap_or_default();
+    names
+        .split(':')
+        .enumerate()
+        .filter(|(_, n)| n.to_ascii_lowercase().contains("cudnn"))
+        .map(|(i, name)| {
+            let file = files.get(i).filter(|f| !f.is_empty()).cloned();
+            let text = file.as_deref().and_then(|f| {
+                use std::io::Read;
+                let mut t = String::new();
+                fs::File::open(f)
+                    .ok()?
+                    .take(MODULEFILE_MAX)
+                    .read_to_string(&mut t)
+                    .ok()?;
+                Some(t)
+            });
+            LoadedModule {
+                name: name.to_string(),
+                file_gone: file.as_deref().is_some_and(|f| !Path::new(f).exists()),
+                file,
+                folders: text.as_deref().map(modulefile_folders).unwrap_or_default(),
+            }
+        })
+        .collect()
+}
+
+/// The absolute folders a modulefile sets: Tcl `prepend-path VAR DIR`,
+/// `append-path VAR DIR`, `setenv VAR DIR`; Lua `prepend_path("VAR", "DIR")`,
+/// `append_path(…)`, `setenv(…)`. Values built from variables are skipped.
+pub(crate) fn modulefile_folders(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for line in text.lines() {
+        let l = line.trim();
+        let args: Vec<String> = if let Some(rest) = ["prepend-path", "append-path", "setenv"]
+            .iter()
+            .find_map(|k| l.strip_prefix(k).filter(|r| r.starts_with([' ', '\t'])))
+        {
+            rest.split_whitespace()
+                .map(|a| a.trim_matches(['"', '{', '}']).to_string())
+                .collect()
+        } else if let Some(rest) = ["prepend_path(", "append_path(", "setenv("]
+            .iter()
+            .find_map(|k| l.strip_prefix(k))
+        {
+            rest.trim_end_matches(')')
+                .split(',')
+                .map(|a| a.trim().trim_matches(['"', '\'']).to_string())
+                .collect()
+        } else {
+            continue;
+        };
+        if let Some(v) = args
+            .get(1)
+            .filter(|v| v.starts_with('/') && !v.contains('$'))
+            && !out.contains(v)
+        {
+            out.push(v.clone());
+        }
+    }
+    out
 }
 
 /// The GNU multiarch triplet of this host (`x86_64-linux-gnu`).
@@ -76,6 +163,18 @@ fn system_dirs(env: &Env) -> Vec<PathBuf> {
         let root = PathBuf::from(root);
         return vec![root.join("System32"), root];
     }
+    // The dynamic loader says which folders it was built to search (glibc
+    // 2.33 and later: `ld.so --help`, "Shared library search path").
+    if let Some(v) = LOADERS
+        .iter()
+        .find(|p| Path::new(p).exists())
+        .and_then(|p| crate::child::Running::spawn(Command::new(p).arg("--help")))
+        .and_then(|c| c.finish().ok())
+        .map(|out| loader_system_dirs(&out))
+        .filter(|v| !v.is_empty())
+    {
+        return v;
+    }
     let mut v = Vec::new();
     if let Some(t) = triplet() {
         v.push(Path::new("/lib").join(t));
@@ -86,6 +185,22 @@ fn system_dirs(env: &Env) -> Vec<PathBuf> {
     }
     v.retain(|d| d.is_dir());
     v
+}
+
+/// Where glibc's dynamic loader is, per architecture (x86_64, aarch64, ppc64le).
+const LOADERS: [&str; 3] = [
+    "/lib64/ld-linux-x86-64.so.2",
+    "/lib/ld-linux-aarch64.so.1",
+    "/lib64/ld64.so.2",
+];
+
+/// The trusted folders in `ld.so --help` output, in order: the lines
+/// `  /lib/x86_64-linux-gnu (system search path)`.
+fn loader_system_dirs(help: &str) -> Vec<PathBuf> {
+    help.lines()
+        .filter_map(|l| l.trim().strip_suffix("(system search path)"))
+        .map(|d| PathBuf::from(d.trim()))
+        .collect()
 }
 
 fn os_info(env: &Env) -> OsInfo {
@@ -166,6 +281,34 @@ mod tests {
         assert_eq!(windows_arch("IA64"), None);
         assert_eq!(bits_of("x86"), 32);
         assert_eq!(bits_of("aarch64"), 64);
+    }
+
+    #[test]
+    fn modulefiles_name_the_folders_they_set() {
+        let tcl = "#%Module1.0\nprepend-path LD_LIBRARY_PATH /opt/cudnn/9.27/lib\nsetenv CUDNN_PATH {/opt/cudnn/9.27}\nprepend-path PATH $root/bin\n";
+        assert_eq!(
+            modulefile_folders(tcl),
+            ["/opt/cudnn/9.27/lib", "/opt/cudnn/9.27"]
+        );
+        let lua =
+            "prepend_path(\"CPATH\", \"/s/9.27/include\")\nsetenv(\"CUDNN_PATH\", \"/s/9.27\")\n";
+        assert_eq!(modulefile_folders(lua), ["/s/9.27/include", "/s/9.27"]);
+    }
+
+    #[test]
+    fn the_trusted_folders_are_read_from_the_loader() {
+        // glibc 2.36's `ld.so --help` (Debian 12), with LD_LIBRARY_PATH set.
+        let help = "Shared library search path:\n  /opt/x (LD_LIBRARY_PATH)\n  (libraries located via /etc/ld.so.cache)\n  /lib/x86_64-linux-gnu (system search path)\n  /usr/lib/x86_64-linux-gnu (system search path)\n  /lib (system search path)\n  /usr/lib (system search path)\n\nSubdirectories of glibc-hwcaps directories, in priority order:\n  x86-64-v3 (supported, searched)\n";
+        assert_eq!(
+            loader_system_dirs(help),
+            [
+                "/lib/x86_64-linux-gnu",
+                "/usr/lib/x86_64-linux-gnu",
+                "/lib",
+                "/usr/lib"
+            ]
+            .map(PathBuf::from)
+        );
     }
 
     #[test]

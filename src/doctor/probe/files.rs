@@ -209,6 +209,9 @@ pub(crate) fn listings(snap: &mut Snapshot, scan: &Scanner, cache: Vec<LdCacheEn
 /// What decides the kind of installation a file belongs to.
 struct InstallKinds {
     toolkits: Vec<String>,
+    /// The toolkit roots resolved (`/usr/local/cuda` → `/usr/local/cuda-12.4`),
+    /// so a file reached by another spelling is still the toolkit's.
+    resolved: Vec<(PathBuf, String)>,
     home: PathBuf,
     system: Vec<PathBuf>,
 }
@@ -227,6 +230,12 @@ impl InstallKinds {
             }
         }
         InstallKinds {
+            resolved: toolkits
+                .iter()
+                .filter_map(|t| {
+                    Some((crate::fsops::canonical(Path::new(&t.root))?, t.root.clone()))
+                })
+                .collect(),
             toolkits: toolkits.iter().map(|t| t.root.clone()).collect(),
             home: home.root().to_path_buf(),
             system,
@@ -239,6 +248,15 @@ impl InstallKinds {
             .iter()
             .filter(|t| path.starts_with(t))
             .max_by_key(|t| t.len())
+        {
+            return (InstallKind::Toolkit, Some(t.clone()));
+        }
+        if let Some(real) = path.parent().and_then(crate::fsops::canonical)
+            && let Some((_, t)) = self
+                .resolved
+                .iter()
+                .filter(|(r, _)| real.starts_with(r))
+                .max_by_key(|(r, _)| r.as_os_str().len())
         {
             return (InstallKind::Toolkit, Some(t.clone()));
         }

@@ -1,12 +1,15 @@
-//! The cuDNN headers a compiler finds, in the order it searches: on Linux
-//! the folders of `CPATH`, `C_INCLUDE_PATH` and `CPLUS_INCLUDE_PATH` (gcc's
-//! documented order after `-I`,
-//! <https://gcc.gnu.org/onlinedocs/cpp/Environment-Variables.html>), on
+//! The cuDNN headers a compiler finds, in the order it searches. First the
+//! `include` folder of the toolkit in use, which `nvcc` adds itself as a
+//! `-I` (its `nvcc.profile`: `INCLUDES += "-I$(TOP)/$(_TARGET_DIR_)/include"`)
+//! and `-I` folders come before every variable (source `nvcc -I`; a build
+//! without nvcc skips it); then on Linux the folders of `CPATH`,
+//! `C_INCLUDE_PATH` and `CPLUS_INCLUDE_PATH` (gcc's documented order after
+//! `-I`, <https://gcc.gnu.org/onlinedocs/cpp/Environment-Variables.html>), on
 //! Windows those of `INCLUDE` (MSVC,
 //! <https://learn.microsoft.com/en-us/cpp/build/reference/cl-environment-variables>);
-//! then the toolkits' `include` folders, then the system folders
-//! (`/usr/local/include`, `/usr/include/<triplet>`, `/usr/include`, gcc's
-//! default order).
+//! then the other toolkits' `include` folders (a build's own `-I`), then the
+//! system folders (`/usr/local/include`, `/usr/include/<triplet>`,
+//! `/usr/include`, gcc's default order).
 
 use std::path::{Path, PathBuf};
 
@@ -28,6 +31,9 @@ pub(crate) fn probe(snap: &mut Snapshot, env: &Env) {
     } else {
         &["CPATH", "C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH"]
     };
+    if let Some(inc) = nvcc_include(snap, env) {
+        dirs.push(("nvcc -I".into(), inc));
+    }
     for var in vars {
         for d in env.path_list(var) {
             dirs.push((var.to_string(), d));
@@ -45,10 +51,12 @@ pub(crate) fn probe(snap: &mut Snapshot, env: &Env) {
     }
     let mut seen: Vec<PathBuf> = Vec::new();
     for (source, dir) in dirs {
-        if dir.as_os_str().is_empty() || seen.contains(&dir) {
+        // One folder under two spellings (a toolkit through its link) once.
+        let key = crate::fsops::canonical_or_self(&dir);
+        if dir.as_os_str().is_empty() || seen.contains(&key) {
             continue;
         }
-        seen.push(dir.clone());
+        seen.push(key);
         for name in NAMES {
             let path = dir.join(name);
             if !path.is_file() {
@@ -62,6 +70,26 @@ pub(crate) fn probe(snap: &mut Snapshot, env: &Env) {
             });
         }
     }
+}
+
+/// The `include` folder `nvcc` adds with its own `-I`: that of the toolkit
+/// whose `bin` holds the `nvcc` on `PATH`, else of the one `CUDA_PATH` /
+/// `CUDA_HOME` names, when it is one of the toolkits found.
+fn nvcc_include(snap: &Snapshot, env: &Env) -> Option<PathBuf> {
+    let exe = if env.is_windows() { "nvcc.exe" } else { "nvcc" };
+    let root = super::find_on(&env.path_list(crate::env::PATH), exe)
+        .and_then(|n| n.parent()?.parent().map(Path::to_path_buf))
+        .or_else(|| {
+            ["CUDA_PATH", "CUDA_HOME"]
+                .iter()
+                .find_map(|v| env.var(v))
+                .map(PathBuf::from)
+        })?;
+    let known = snap
+        .toolkits
+        .iter()
+        .any(|t| crate::fsops::canonical(Path::new(&t.root)) == crate::fsops::canonical(&root));
+    known.then(|| root.join("include"))
 }
 
 /// The links followed from `path` (`/usr/include/cudnn.h` →

@@ -36,6 +36,14 @@ pub(crate) fn probe(ldconfig: Option<Running>, scan: &mut Scanner) -> Vec<LdCach
         .and_then(|o| o.ok())
         .map(|out| parse_ldconfig(&out))
         .unwrap_or_default();
+    // ld.so opens the file a cache entry names and skips it when it is gone.
+    let cache: Vec<LdCacheEntry> = cache
+        .into_iter()
+        .map(|mut e| {
+            e.gone = !Path::new(&e.path).exists();
+            e
+        })
+        .collect();
     for e in cache.iter().filter(|e| names::is_cudnn_name(&e.name)) {
         if let Some(p) = Path::new(&e.path).parent() {
             scan.add(p);
@@ -53,6 +61,7 @@ fn parse_ldconfig(out: &str) -> Vec<LdCacheEntry> {
             Some(LdCacheEntry {
                 name: name.to_string(),
                 path: path.trim().to_string(),
+                gone: false,
             })
         })
         .collect()

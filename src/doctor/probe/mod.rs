@@ -17,17 +17,22 @@
 //! - `deployments.rs`: what cudnnm placed in toolkits, against what is there.
 //! - `loads.rs`: each main library loaded in a child process.
 //! - `python.rs`: `site-packages` folders, frameworks and cuDNN wheels.
+//! - `consumers.rs`: the frameworks' own libraries that load cuDNN.
 //! - `pin.rs`: the release pinned for the working folder.
 //! - `netfs.rs`: cudnnm's folders on network file systems.
 //! - `gpu.rs`: the driver and GPUs (`nvidia-smi`).
 //! - `headers.rs`: the cuDNN headers a compiler finds, in its search order.
+//! - `identity.rs`: which folders are one folder under two spellings, and
+//!   which are gone.
 
+pub(super) mod consumers;
 pub(super) mod deployments;
 pub(super) mod environment;
 pub(super) mod files;
 pub(super) mod folders;
 pub(super) mod gpu;
 pub(super) mod headers;
+pub(super) mod identity;
 pub(super) mod ldcache;
 pub(super) mod loads;
 pub(super) mod netfs;

@@ -14,7 +14,7 @@ use crate::doctor::snapshot::{
 use crate::home::Home;
 use crate::names::{self, FileKind};
 use crate::store::{BrokenRelease, FileRecord, Release, Store};
-use crate::version::CudaVariant;
+use crate::version::{CudaVariant, ReleaseId};
 
 /// The store as scanned: releases with a receipt, and folders without one.
 #[derive(Default)]
@@ -48,7 +48,7 @@ pub(crate) fn scan(snap: &mut Snapshot, home: &Home) -> Scanned {
 /// Fills [`Snapshot::store_damaged`] and [`Snapshot::store_changed`].
 pub(crate) fn probe(snap: &mut Snapshot, store: &Scanned) {
     snap.store_damaged = store.damaged.iter().map(damaged_release).collect();
-    snap.store_releases = Some(store.releases.iter().map(|r| r.id()).collect());
+    snap.store_releases = Some(store.releases.iter().map(|r| r.release_id()).collect());
     snap.store_changed = store.releases.iter().filter_map(changed_release).collect();
 }
 
@@ -74,7 +74,7 @@ pub(crate) fn mark_copies(files: &mut [CudnnFile], releases: &[Release]) {
         }
     }
     let copy = |r: &Release, rec: &FileRecord, inside: bool| StoreCopy {
-        release: r.id(),
+        release: r.release_id(),
         version: r.version().clone(),
         file: rec.path.clone(),
         inside,
@@ -130,14 +130,12 @@ fn damaged_release(b: &BrokenRelease) -> DamagedRelease {
         .dir
         .file_name()
         .and_then(|n| n.to_str())
-        .and_then(crate::version::ReleaseId::parse_dir_name);
+        .and_then(ReleaseId::parse_dir_name);
     DamagedRelease {
         dir: s(&b.dir),
-        release: version.zip(cuda).map(|((v, f), c)| {
-            crate::version::ReleaseId::new(v, c)
-                .with_flavour(f)
-                .to_string()
-        }),
+        release: version
+            .zip(cuda)
+            .map(|((v, f), c)| ReleaseId::new(v, c).with_flavour(f)),
         error: b.error.to_string(),
         unreadable: b.error.kind() == crate::error::Kind::Permission,
     }
@@ -173,7 +171,7 @@ fn changed_release(r: &Release) -> Option<ChangedRelease> {
     }
     let (reinstall, reinstall_is_file) = r.receipt.source.reinstall_arg(&r.id());
     Some(ChangedRelease {
-        release: r.id(),
+        release: r.release_id(),
         dir: s(&r.dir),
         files,
         reinstall,

@@ -121,7 +121,7 @@ pub struct CudnnFile {
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct StoreCopy {
     /// The release id (`9.12.0.46_cuda12`).
-    pub release: String,
+    pub release: crate::version::ReleaseId,
     /// Its full version, from the receipt.
     pub version: Version,
     /// The receipt's path of the file (`lib/libcudnn.so.9`).

@@ -10,11 +10,16 @@
 //! The records by concern: `toolkits.rs` (toolkits and changes to them),
 //! `files.rs` (cuDNN files and where they came from), `versions.rs` (what
 //! version a copy is, from its own evidence), `frameworks.rs` (Python
-//! packages), `home.rs` (cudnnm's own store and deployments).
+//! packages), `consumers.rs` (the framework libraries that load cuDNN),
+//! `process.rs` (a program watched and what it mapped), `activation.rs`
+//! (`current/` links, loaded modules, the project lock), `home.rs` (cudnnm's own store and deployments).
 
+mod activation;
+mod consumers;
 mod files;
 mod frameworks;
 mod home;
+mod process;
 mod toolkits;
 mod versions;
 
@@ -22,11 +27,14 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+pub use activation::{CurrentLink, LoadedModule, LockInfo};
+pub use consumers::Consumer;
 pub use files::{CudnnFile, InstallKind, StoreCopy, install_root};
 pub use frameworks::Framework;
 pub use home::{
     ChangedRelease, DamagedRelease, DeploymentState, FileState, PlacedState, StorePartial,
 };
+pub use process::ProcessView;
 pub use toolkits::{ToolkitInfo, ToolkitLayout, UnfinishedChange};
 pub use versions::{Known, cudart_to_version};
 
@@ -78,6 +86,12 @@ pub struct Snapshot {
     /// Every folder examined, with the names in it that matter (cuDNN files,
     /// system runtimes, and every library a cuDNN file needs).
     pub dirs: Vec<DirListing>,
+    /// The folders the snapshot names (loader path entries, toolkit roots,
+    /// variables, folders listed) whose resolved path differs from how they
+    /// are spelled, or that do not exist: what makes two spellings one
+    /// folder ([`Snapshot::same_place`]). Empty in snapshots from before it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub folders: Vec<FolderIdentity>,
     /// Every cuDNN file found, with what it says about itself.
     pub files: Vec<CudnnFile>,
     /// `nvcc` on `PATH`, when present.
@@ -86,6 +100,10 @@ pub struct Snapshot {
     pub driver: Option<DriverInfo>,
     /// Installed Python frameworks and cuDNN wheels.
     pub frameworks: Vec<Framework>,
+    /// The frameworks' own libraries that load cuDNN, with their search
+    /// folders. Empty in snapshots from before it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub consumers: Vec<Consumer>,
     /// The release pinned for the working folder, if any.
     pub pin: Option<PinInfo>,
     /// Why the pin that applies here cannot be read (`cudnnm current`'s
@@ -93,6 +111,15 @@ pub struct Snapshot {
     pub pin_error: Option<String>,
     /// The home's default spec (`cudnnm default`), when set.
     pub default_spec: Option<String>,
+    /// The project's lock file beside the pin that applies, when there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lock: Option<LockInfo>,
+    /// The home's `current/cuda-<variant>` links.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub current_links: Vec<CurrentLink>,
+    /// Environment modules loaded in this shell that concern cuDNN.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub modules: Vec<LoadedModule>,
     /// Why the home's `config.toml` cannot be read (error, cause and hint),
     /// when it cannot.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -116,10 +143,13 @@ pub struct Snapshot {
     pub compiler_headers: Vec<CompilerHeader>,
     /// The releases installed in the cudnnm store (`9.12.0.46_cuda12`);
     /// `None` when not recorded (snapshots from before this field).
-    pub store_releases: Option<Vec<String>>,
+    pub store_releases: Option<Vec<crate::version::ReleaseId>>,
     /// Folders interrupted imports left in the store (`store/.partial-*`);
     /// none listed while another cudnnm holds the home lock.
     pub store_partials: Vec<StorePartial>,
+    /// The program watched with `doctor -- CMD` or `doctor --pid PID`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub process: Option<ProcessView>,
     /// Problems met while gathering (unreadable folders, tools that failed).
     pub notes: Vec<String>,
     /// Time spent per gathering phase, in milliseconds.
@@ -163,6 +193,10 @@ pub struct LdCacheEntry {
     pub name: String,
     /// The file it maps to.
     pub path: String,
+    /// The file is gone: ld.so skips the entry and goes on to the trusted
+    /// folders (`sudo ldconfig` rebuilds the cache).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub gone: bool,
 }
 
 /// The `Path` values stored in the Windows registry.
@@ -173,6 +207,17 @@ pub struct RegistryPaths {
     pub user: Option<String>,
     /// `HKLM\SYSTEM\CurrentControlSet\Control\Session Manager\Environment\Path`.
     pub machine: Option<String>,
+}
+
+/// What a folder named in the snapshot really is.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct FolderIdentity {
+    /// The folder as spelled (`/usr/local/cuda/lib64`).
+    pub path: String,
+    /// Its resolved path, links followed (`/usr/local/cuda-12.4/targets/x86_64-linux/lib`);
+    /// `None` when it does not exist.
+    pub real: Option<String>,
 }
 
 /// One folder and the names in it that matter.
@@ -280,16 +325,107 @@ impl Snapshot {
         None
     }
 
-    /// The file record at `path`.
-    pub fn file(&self, path: &str) -> Option<&CudnnFile> {
+    /// `path` with every folder on its way resolved, as far as the snapshot
+    /// knows ([`Snapshot::folders`]): `/usr/local/cuda/lib64/libcudnn.so.9`
+    /// → `/usr/local/cuda-12.4/lib64/libcudnn.so.9`. The last component is
+    /// kept as spelled (a file's own link is a name of its own). A path the
+    /// snapshot knows nothing about is itself.
+    pub fn resolve_folders(&self, path: &str) -> String {
         let w = self.windows();
-        self.files.iter().find(|f| spath::same(&f.path, path, w))
+        let mut best: Option<(usize, String)> = None;
+        for f in &self.folders {
+            let Some(real) = &f.real else { continue };
+            let rest = if spath::same(path, &f.path, w) {
+                Some(String::new())
+            } else {
+                spath::relative(path, &f.path, w)
+            };
+            let Some(rest) = rest else { continue };
+            let len = spath::key(&f.path, w).len();
+            if best.as_ref().is_none_or(|(l, _)| len > *l) {
+                let to = if rest.is_empty() {
+                    real.clone()
+                } else {
+                    spath::join(real, &rest, w)
+                };
+                best = Some((len, to));
+            }
+        }
+        best.map_or_else(|| path.to_string(), |(_, p)| p)
     }
 
-    /// The listing of `dir`, when the folder was examined.
+    /// True when `a` and `b` name the same place: the same spelling under
+    /// the snapshot OS's rules, or the same folder reached through links
+    /// (`/usr/local/cuda/lib64` and `/usr/local/cuda-12.4/lib64` when
+    /// `/usr/local/cuda -> cuda-12.4`).
+    pub fn same_place(&self, a: &str, b: &str) -> bool {
+        let w = self.windows();
+        spath::same(a, b, w)
+            || (!self.folders.is_empty()
+                && spath::same(&self.resolve_folders(a), &self.resolve_folders(b), w))
+    }
+
+    /// True when `child` is `ancestor` or lies inside it, links on the way
+    /// of either followed ([`Snapshot::same_place`]).
+    pub fn within(&self, child: &str, ancestor: &str) -> bool {
+        let w = self.windows();
+        spath::is_within(child, ancestor, w)
+            || (!self.folders.is_empty()
+                && spath::is_within(
+                    &self.resolve_folders(child),
+                    &self.resolve_folders(ancestor),
+                    w,
+                ))
+    }
+
+    /// True when `a` and `b` are the same file: the same place, or two
+    /// names whose links lead to one file (`libcudnn.so.8` and
+    /// `libcudnn.so.8.7.0` beside it).
+    pub fn same_file(&self, a: &str, b: &str) -> bool {
+        if self.same_place(a, b) {
+            return true;
+        }
+        let real = |p: &str| {
+            self.file(p)
+                .and_then(|f| f.real_path.clone())
+                .unwrap_or_else(|| p.to_string())
+        };
+        self.same_place(&real(a), &real(b))
+    }
+
+    /// True when the folder `dir` is known not to exist.
+    pub fn folder_missing(&self, dir: &str) -> bool {
+        let w = self.windows();
+        self.folders
+            .iter()
+            .any(|f| f.real.is_none() && spath::same(&f.path, dir, w))
+    }
+
+    /// The file record at `path` (by any spelling of its folder).
+    pub fn file(&self, path: &str) -> Option<&CudnnFile> {
+        let w = self.windows();
+        if let Some(f) = self.files.iter().find(|f| spath::same(&f.path, path, w)) {
+            return Some(f);
+        }
+        if self.folders.is_empty() {
+            return None;
+        }
+        let want = spath::key(&self.resolve_folders(path), w);
+        self.files
+            .iter()
+            .find(|f| spath::key(&self.resolve_folders(&f.path), w) == want)
+    }
+
+    /// The listing of `dir`, when the folder was examined (by any spelling).
     pub fn listing(&self, dir: &str) -> Option<&DirListing> {
         let w = self.windows();
-        self.dirs.iter().find(|d| spath::same(&d.path, dir, w))
+        if let Some(d) = self.dirs.iter().find(|d| spath::same(&d.path, dir, w)) {
+            return Some(d);
+        }
+        if self.folders.is_empty() {
+            return None;
+        }
+        self.dirs.iter().find(|d| self.same_place(&d.path, dir))
     }
 
     /// The name as spelled on disk when `dir` holds `name` (case-insensitive on Windows).
@@ -304,7 +440,7 @@ impl Snapshot {
             .iter()
             .find(|f| {
                 spath::name_eq(spath::file_name(&f.path, w), name, w)
-                    && spath::parent(&f.path, w).is_some_and(|p| spath::same(&p, dir, w))
+                    && spath::parent(&f.path, w).is_some_and(|p| self.same_place(&p, dir))
             })
             .map(|f| spath::file_name(&f.path, w))
     }
@@ -322,29 +458,27 @@ impl Snapshot {
         }
     }
 
-    /// The toolkit whose root holds `path`, if any.
+    /// The toolkit whose root holds `path`, if any (the innermost, by any
+    /// spelling of either).
     pub fn toolkit_of(&self, path: &str) -> Option<&ToolkitInfo> {
-        let w = self.windows();
         self.toolkits
             .iter()
-            .filter(|t| spath::is_within(path, &t.root, w))
-            .max_by_key(|t| t.root.len())
+            .filter(|t| self.within(path, &t.root))
+            .max_by_key(|t| self.resolve_folders(&t.root).len())
     }
 
     /// The cuDNN files of `root` (an installation root).
     pub fn files_in_root<'a>(&'a self, root: &'a str) -> impl Iterator<Item = &'a CudnnFile> + 'a {
-        let w = self.windows();
         self.files
             .iter()
-            .filter(move |f| spath::same(&f.root, root, w))
+            .filter(move |f| self.same_place(&f.root, root))
     }
 
     /// Distinct installation roots, in the order first seen.
     pub fn roots(&self) -> Vec<String> {
-        let w = self.windows();
         let mut out: Vec<String> = Vec::new();
         for f in &self.files {
-            if !out.iter().any(|r| spath::same(r, &f.root, w)) {
+            if !out.iter().any(|r| self.same_place(r, &f.root)) {
                 out.push(f.root.clone());
             }
         }

@@ -14,7 +14,7 @@ pub struct Known {
     /// The version.
     pub version: Version,
     /// Where it came from: `loaded library`, `file version`, `file name`,
-    /// `header`, `file name (major only)`.
+    /// `header`, `major from the file name`.
     pub source: &'static str,
 }
 
@@ -187,7 +187,7 @@ impl Snapshot {
         }
         major.map(|m| Known {
             version: Version::from_parts(&[m]),
-            source: "file name (major only)",
+            source: "major from the file name",
         })
     }
 }

@@ -20,8 +20,8 @@ fn deployed_files_changed() {
     };
     k.s.deployments.push(DeploymentState {
         toolkit: TK12.into(),
-        release: "9.1.0.70_cuda12".into(),
-        mode: "symlink".into(),
+        release: id("9.1.0.70_cuda12"),
+        mode: Some(crate::deploy::Mode::Symlink),
         extra: vec![],
         toolkit_gone: false,
         files: vec![
@@ -98,8 +98,8 @@ fn an_edit_through_a_hardlink_is_the_store_release_not_drift() {
     let mut k = Kit::healthy_linux();
     k.s.deployments.push(DeploymentState {
         toolkit: TK12.into(),
-        release: "9.1.0.70_cuda12".into(),
-        mode: "hardlink".into(),
+        release: id("9.1.0.70_cuda12"),
+        mode: Some(crate::deploy::Mode::Hardlink),
         extra: vec![],
         toolkit_gone: false,
         files: vec![PlacedState {
@@ -114,7 +114,7 @@ fn an_edit_through_a_hardlink_is_the_store_release_not_drift() {
     });
     k.s.store_changed
         .push(crate::doctor::snapshot::ChangedRelease {
-            release: "9.1.0.70_cuda12".into(),
+            release: id("9.1.0.70_cuda12"),
             dir: "/h/store/cuda-12/9.1.0.70".into(),
             files: vec!["include/cudnn_version.h: 287 bytes, expected 286".into()],
             reinstall: "pip:nvidia-cudnn-jit-cu12==9.1.0.70".into(),
@@ -146,7 +146,7 @@ fn an_edit_through_a_hardlink_is_the_store_release_not_drift() {
     assert!(f.auto_fix.is_some());
     // A toolkit whose own files all say another release than the record
     // (another home deployed 9.1.0 over this home's 9.27.0.42): no redeploy.
-    k.s.deployments[0].release = "9.27.0.42_cuda12".into();
+    k.s.deployments[0].release = id("9.27.0.42_cuda12");
     let f = k.expect(FindingId::DeploymentDrift);
     assert_eq!(
         f.title,
@@ -169,8 +169,8 @@ fn a_change_a_rollback_restored_is_a_note_not_drift() {
     let mut k = Kit::healthy_linux();
     k.s.deployments.push(DeploymentState {
         toolkit: TK12.into(),
-        release: "9.1.0.70_cuda12".into(),
-        mode: "copy".into(),
+        release: id("9.1.0.70_cuda12"),
+        mode: Some(crate::deploy::Mode::Copy),
         extra: vec![],
         toolkit_gone: false,
         files: vec![PlacedState {
@@ -212,15 +212,15 @@ fn store_release_damaged() {
     k.absent(FindingId::StoreReleaseDamaged);
     k.s.store_damaged.push(DamagedRelease {
         dir: "/h/store/cuda-12/9.12.0.46".into(),
-        release: Some("9.12.0.46_cuda12".into()),
+        release: Some(id("9.12.0.46_cuda12")),
         error: "could not read the receipt '/h/store/cuda-12/9.12.0.46/receipt.toml': expected `=`"
             .into(),
         unreadable: false,
     });
     k.s.deployments.push(DeploymentState {
         toolkit: TK12.into(),
-        release: "9.12.0.46_cuda12".into(),
-        mode: "symlink".into(),
+        release: id("9.12.0.46_cuda12"),
+        mode: Some(crate::deploy::Mode::Symlink),
         extra: vec![],
         toolkit_gone: false,
         files: vec![],
@@ -233,7 +233,7 @@ fn store_release_damaged() {
     // The catalog has it: the command reinstalls exactly that release.
     assert_eq!(f.commands, vec!["cudnnm install 9.12.0.46_cuda12 --force"]);
     // A release the catalog does not know: words, not a command that fails.
-    k.s.store_damaged[0].release = Some("9.12.0.46_cuda11".into());
+    k.s.store_damaged[0].release = Some(id("9.12.0.46_cuda11"));
     let f = k.expect(FindingId::StoreReleaseDamaged);
     assert!(f.commands.is_empty(), "{f:?}");
     assert!(f.fix.unwrap().contains("archive or wheel it came from"));
@@ -244,7 +244,7 @@ fn a_receipt_denied_to_this_user_is_a_permission_warning() {
     let mut k = Kit::healthy_linux();
     k.s.store_damaged.push(DamagedRelease {
         dir: "/h/store/cuda-12/9.12.0.46".into(),
-        release: Some("9.12.0.46_cuda12".into()),
+        release: Some(id("9.12.0.46_cuda12")),
         error: "could not read '/h/store/cuda-12/9.12.0.46/receipt.toml': Permission denied (os error 13)".into(),
         unreadable: true,
     });

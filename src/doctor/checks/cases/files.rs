@@ -32,8 +32,8 @@ fn cudnn_build_does_not_fit_the_toolkit() {
     k.s.path.insert(0, format!(r"{tk80}\bin"));
     k.s.deployments.push(DeploymentState {
         toolkit: tk80.into(),
-        release: "8.1.0.77_cuda11.2".into(),
-        mode: "hardlink".into(),
+        release: id("8.1.0.77_cuda11.2"),
+        mode: Some(crate::deploy::Mode::Hardlink),
         extra: vec![],
         toolkit_gone: false,
         files: vec![],
@@ -360,7 +360,7 @@ fn a_link_into_an_uninstalled_store_release_says_so() {
     let gone = "/opt/cudnnm/store/cuda-12/9.27.0.42/lib/libcudnn_adv.so.9";
     k.file(&format!("{TK12}/lib64/libcudnn_adv.so.9")).dangling = true;
     k.s.files.last_mut().unwrap().link_target = Some(gone.into());
-    k.s.store_releases = Some(vec!["9.12.0.46_cuda12".into(), "8.9.7.29_cuda11".into()]);
+    k.s.store_releases = Some(vec![id("9.12.0.46_cuda12"), id("8.9.7.29_cuda11")]);
     let f = k.expect(FindingId::BrokenSonameChain);
     assert!(
         f.seen
@@ -478,4 +478,44 @@ fn a_windows_dll_renamed_to_another_major_is_said_plainly() {
     Kit::healthy_windows().absent(FindingId::LibraryRenamed);
     Kit::healthy_linux().absent(FindingId::LibraryRenamed);
     Kit::healthy_linux().absent(FindingId::NotACudnnLibrary);
+}
+
+#[test]
+fn one_cause_over_several_files_is_one_finding() {
+    // A whole set copied from an Arm machine: one finding for the folder.
+    let mut k = Kit::healthy_linux();
+    for f in
+        k.s.files
+            .iter_mut()
+            .filter(|f| f.path.starts_with(&format!("{TK12}/lib64/")))
+    {
+        f.machine = Some("aarch64".into());
+    }
+    let all = k.all(FindingId::WrongArchitecture);
+    assert_eq!(all.len(), 1, "{}", k.dump());
+    assert!(
+        all[0].title.contains(&format!(
+            "cuDNN libraries in {TK12}/lib64 are built for aarch64"
+        )),
+        "{:?}",
+        all[0]
+    );
+    assert!(all[0].seen.len() > 2, "each file named: {:?}", all[0]);
+}
+
+#[test]
+fn a_missing_cudnn_8_library_is_not_fixed_with_cudnn_9() {
+    // cuDNN 9 whole in the toolkit, and a lone cuDNN 8 main library.
+    let mut k = Kit::healthy_linux();
+    k.file(&format!("{TK12}/lib64/libcudnn.so.8")).machine = Some("x86_64".into());
+    let f = k
+        .all(FindingId::MissingLibrary)
+        .into_iter()
+        .find(|f| f.title.contains("cuDNN 8"))
+        .unwrap_or_else(|| panic!("{}", k.dump()));
+    assert!(
+        f.commands.iter().all(|c| !c.contains(" 9.")),
+        "a cuDNN 9 release does not provide libcudnn_ops_infer.so.8: {f:?}"
+    );
+    assert!(f.commands.iter().any(|c| c.contains("8.9.7.29")), "{f:?}");
 }

@@ -166,9 +166,9 @@ fn an_unreadable_pin_is_fixed_with_a_release_that_is_installed() {
         "'/proj/.cudnn-version' names no release: 'nine'\nhint: write a release such as 9.1".into(),
     );
     k.s.store_releases = Some(vec![
-        "9.12.0.46_cuda12".into(),
-        "9.27.0.42_cuda12".into(),
-        "8.9.7.29_cuda11".into(),
+        id("9.12.0.46_cuda12"),
+        id("9.27.0.42_cuda12"),
+        id("8.9.7.29_cuda11"),
     ]);
     let f = k.expect(FindingId::PinUnreadable);
     // The newest installed release, never a placeholder.
@@ -307,4 +307,27 @@ fn a_pin_for_a_cuda_10_1_build_while_cuda_path_names_11_2() {
     });
     k.absent(FindingId::PinToolkitMismatch);
     k.absent(FindingId::PinReleaseMismatch);
+}
+
+#[test]
+fn a_pin_whose_only_build_does_not_fit_the_toolkit_is_not_offered_for_install() {
+    // The catalog has 7.4.2.24 only for CUDA 10.0; the toolkit is 12.4.
+    let mut k = Kit::healthy_linux();
+    k.s.store_releases = Some(vec![]);
+    k.s.pin = Some(PinInfo {
+        spec: "7.4_cuda10.0".into(),
+        source: "/home/me/proj/.cudnn-version:1".into(),
+    });
+    k.expect(FindingId::PinToolkitMismatch);
+    let f = k.expect(FindingId::PinNotInstalled);
+    assert!(
+        !f.commands.iter().any(|c| c.contains("install")),
+        "the report says the CUDA 10.0 build does not fit: {f:?}"
+    );
+    assert!(
+        f.fix.as_deref().unwrap().contains(
+            "is a build for CUDA 10.0, which does not fit the toolkit in use (CUDA 12.4)"
+        ),
+        "{f:?}"
+    );
 }

@@ -53,6 +53,7 @@ fn toolkit_bin_not_on_path() {
     k.s.ld_cache.push(LdCacheEntry {
         name: "libcudnn.so.9".into(),
         path: format!("{TK12}/lib64/libcudnn.so.9"),
+        gone: false,
     });
     k.absent(FindingId::ToolkitNotOnLoaderPath);
 }
@@ -280,7 +281,7 @@ fn shim_without_its_graph_library() -> Kit {
         "/work/b/libcudnn_graph.so.9".into(),
     ];
     a.store_copy = Some(StoreCopy {
-        release: "9.12.0.46_cuda12".into(),
+        release: id("9.12.0.46_cuda12"),
         version: v("9.12.0.46"),
         file: "lib/libcudnn.so.9".into(),
         inside: false,
@@ -459,10 +460,27 @@ fn present_dll_with_an_unresolved_import() {
     // dependency-unresolved: cudnn_cnn_infer64_8.dll is on PATH, but cublasLt64_11.dll is nowhere.
     let mut k = Kit::healthy_windows();
     k.file(&format!(r"{}\cudnn_cnn_infer64_8.dll", bin112()))
-        .needed = vec!["KERNEL32.dll".into(), "cublasLt64_12.dll".into()];
+        .needed = vec!["KERNEL32.dll".into(), "cublasLt64_11.dll".into()];
+    k.s.dirs.iter_mut().for_each(|d| {
+        d.names
+            .retain(|n| !n.eq_ignore_ascii_case("cublasLt64_11.dll"))
+    });
     let f = k.expect(FindingId::DependencyUnresolved);
     assert!(
-        f.title.contains("cudnn_cnn_infer64_8.dll") && f.title.contains("cublasLt64_12.dll"),
+        f.title.contains("cudnn_cnn_infer64_8.dll") && f.title.contains("cublasLt64_11.dll"),
+        "{f:?}"
+    );
+    // A CUDA 12 library missing beside CUDA 11.2 is the build's mismatch
+    // (read from the import), one finding with the missing DLL tied to it.
+    let mut k = Kit::healthy_windows();
+    k.file(&format!(r"{}\cudnn_cnn_infer64_8.dll", bin112()))
+        .needed = vec!["KERNEL32.dll".into(), "cublasLt64_12.dll".into()];
+    k.absent(FindingId::DependencyUnresolved);
+    let f = k.expect(FindingId::CudnnCudaMismatch);
+    assert!(
+        f.seen[0].contains("imports cublasLt64_12.dll, a library of CUDA 12")
+            && f.seen.iter().any(|l| l
+                .starts_with("cublasLt64_12.dll, which 1 of its library imports, is not found")),
         "{f:?}"
     );
     // Linux: libz.so.1 not installed.

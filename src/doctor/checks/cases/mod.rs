@@ -12,7 +12,7 @@ mod loading;
 mod system;
 mod windows;
 
-use super::testkit::{Kit, v};
+use super::testkit::{Kit, id, v};
 use crate::doctor::FindingId;
 use crate::doctor::finding::{AutoFix, Severity};
 use crate::doctor::snapshot::*;

@@ -31,8 +31,8 @@ fn no_cuda_toolkit() {
     );
     assert_eq!(
         k.expect(FindingId::NoCudaToolkit).severity,
-        Severity::Warning,
-        "pip brings CUDA"
+        Severity::Info,
+        "pip brings CUDA: a healthy setup"
     );
     Kit::healthy_linux().absent(FindingId::NoCudaToolkit);
 }
@@ -109,9 +109,11 @@ fn gpu_machine(gpu: (&str, &str), version: &str) -> Kit {
     k.driver("570.86.10", &[gpu]);
     k.s.deployments = vec![DeploymentState {
         toolkit: root.into(),
-        release: format!("{version}_cuda12"),
-        mode: "symlink".into(),
-        ..Default::default()
+        release: id(&format!("{version}_cuda12")),
+        mode: Some(crate::deploy::Mode::Symlink),
+        files: vec![],
+        extra: vec![],
+        toolkit_gone: false,
     }];
     k
 }
@@ -189,9 +191,11 @@ fn a_windows_snapshot_judges_the_deployed_release_by_its_cuda_build() {
     let deployed = |k: &mut Kit| {
         k.s.deployments = vec![DeploymentState {
             toolkit: r"C:\Program Files\NVIDIA GPU Computing Toolkit\CUDA\v11.2".into(),
-            release: "8.1.0.77_cuda11.2".into(),
-            mode: "copy".into(),
-            ..Default::default()
+            release: id("8.1.0.77_cuda11.2"),
+            mode: Some(crate::deploy::Mode::Copy),
+            files: vec![],
+            extra: vec![],
+            toolkit_gone: false,
         }];
     };
     let mut k = Kit::healthy_windows();
@@ -266,7 +270,7 @@ fn cuda_path_missing_or_wrong() {
     assert_eq!(f.severity, Severity::Warning);
     assert!(f.seen[1].contains("v11.2"), "{f:?}");
     // The command deploys a real release that fits the toolkit CUDA_PATH names.
-    k.s.store_releases = Some(vec!["8.1.0.77_cuda11.2".into(), "9.1.0.70_cuda12".into()]);
+    k.s.store_releases = Some(vec![id("8.1.0.77_cuda11.2"), id("9.1.0.70_cuda12")]);
     let f = k.expect(FindingId::CudaPathOtherVersion);
     assert_eq!(
         f.commands,

@@ -9,16 +9,16 @@ use crate::doctor::FindingId;
 use crate::doctor::checks::Cx;
 use crate::doctor::finding::{AutoFix, Finding, Severity};
 use crate::doctor::snapshot::FileState;
-use crate::doctor::spath;
+
 use crate::names::{self, FileKind};
 use crate::quote::quote_arg;
-use crate::version::{Spec, Version};
+use crate::version::{ReleaseId, Version};
 
 /// The release cudnnm deployed into the toolkit at `root`.
-pub(super) fn deployed_release(cx: &Cx, root: &str) -> Option<String> {
+pub(super) fn deployed_release(cx: &Cx, root: &str) -> Option<ReleaseId> {
     cx.s.deployments
         .iter()
-        .find(|d| spath::same(&d.toolkit, root, cx.w))
+        .find(|d| cx.s.same_place(&d.toolkit, root))
         .map(|d| d.release.clone())
 }
 
@@ -26,8 +26,8 @@ pub(super) fn deployed_release(cx: &Cx, root: &str) -> Option<String> {
 /// release recorded there: when its own files (headers, libraries with a
 /// full version) all agree on one version and it is another release's.
 /// Then another cudnnm home, or the user, deployed something else there.
-pub(super) fn held_instead(cx: &Cx, root: &str, release: &str) -> Option<Version> {
-    let recorded = release.parse::<Spec>().ok()?.version()?.triple();
+pub(super) fn held_instead(cx: &Cx, root: &str, release: &ReleaseId) -> Option<Version> {
+    let recorded = release.version.triple();
     let mut seen: BTreeSet<Version> = BTreeSet::new();
     seen.extend(cx.s.header_version(root).map(|k| k.version.triple()));
     for f in cx.s.files_in_root(root) {
@@ -49,18 +49,18 @@ pub(super) fn held_instead(cx: &Cx, root: &str, release: &str) -> Option<Version
 
 /// The command that deploys the release recorded in `root` again, by its
 /// recorded mode — what `doctor --fix` does for [`AutoFix::Redeploy`].
-pub(super) fn redeploy_command(cx: &Cx, root: &str, release: &str) -> String {
+pub(super) fn redeploy_command(cx: &Cx, root: &str, release: &ReleaseId) -> String {
     match cx
         .s
         .deployments
         .iter()
-        .find(|d| spath::same(&d.toolkit, root, cx.w))
+        .find(|d| cx.s.same_place(&d.toolkit, root))
+        .and_then(|d| d.mode)
     {
-        Some(d) if !d.mode.is_empty() => {
+        Some(mode) => {
             format!(
-                "cudnnm use {release} --cuda-root {} --mode {}",
+                "cudnnm use {release} --cuda-root {} --mode {mode}",
                 quote_arg(root, cx.w),
-                d.mode
             )
         }
         _ => format!("cudnnm use {release} --cuda-root {}", quote_arg(root, cx.w)),
@@ -204,7 +204,7 @@ pub(super) fn deployments(cx: &Cx, out: &mut Vec<Finding>) {
             // `use` refuses until it is finished: no automatic redeploy.
             f.held_back(format!("'{}' has an unfinished change from another cudnnm home (toolkit-change-unfinished); finish that first", d.toolkit))
         } else {
-            f.auto(AutoFix::Redeploy { toolkit: d.toolkit.clone(), release: d.release.clone() })
+            f.auto(AutoFix::Redeploy { toolkit: d.toolkit.clone(), release: d.release.to_string() })
         });
     }
 }
@@ -236,7 +236,11 @@ pub(super) fn store_damage(cx: &Cx, out: &mut Vec<Finding>) {
     store_changed(cx, out);
     store_partials(cx, out);
     for d in &cx.s.store_damaged {
-        let name = d.release.as_deref().unwrap_or("a release");
+        let name = d
+            .release
+            .as_ref()
+            .map_or_else(|| "a release".to_string(), ReleaseId::to_string);
+        let name = name.as_str();
         if d.unreadable {
             out.push(store_unreadable(cx, d, name));
             continue;
@@ -266,19 +270,14 @@ pub(super) fn store_damage(cx: &Cx, out: &mut Vec<Finding>) {
             ));
         }
         f = f.why("cudnnm knows a release only through its receipt.toml (version, CUDA, every file with its size and SHA-256): without it the release is left out of `cudnnm list`, `use`, `exec` and `env`, `cudnnm verify` cannot check its files, and a toolkit it was deployed into cannot be verified or redeployed.");
-        let offer = d
-            .release
-            .as_deref()
-            .and_then(|id| id.parse::<Spec>().ok())
-            .filter(|sp| sp.cuda.is_some())
-            .and_then(|sp| {
-                cx.t.offer(&sp, None)
-                    .filter(|o| Some(&o.version) == sp.version())
-            });
+        let offer = d.release.as_ref().map(ReleaseId::spec).and_then(|sp| {
+            cx.t.offer(&sp, None)
+                .filter(|o| Some(&o.version) == sp.version())
+        });
         f = match offer {
             Some(o) => f
                 .fix(format!("Import the release again over the damaged folder (`--force` replaces it), or delete {} if you no longer need it.", d.dir))
-                .command(o.install().force().for_host(cx.w)),
+                .command(cx.install_cmd(o).force().for_host(cx.w)),
             None => f.fix(format!("Import the release again from the archive or wheel it came from, with `cudnnm install --force` and that file (the catalog does not list {name} for this platform), or delete {} if you no longer need it.", d.dir)),
         };
         out.push(f);
@@ -354,7 +353,7 @@ fn store_changed(cx: &Cx, out: &mut Vec<Finding>) {
             cx.s.deployments
                 .iter()
                 .filter(|d| d.release == c.release)
-                .filter_map(|d| Some((d.toolkit.clone(), d.mode.parse().ok()?)))
+                .filter_map(|d| Some((d.toolkit.clone(), d.mode?)))
                 .collect();
         for (t, m) in deployed
             .iter()
@@ -365,7 +364,8 @@ fn store_changed(cx: &Cx, out: &mut Vec<Finding>) {
             ));
         }
         let install = CommandLine::install_from(&c.reinstall, c.reinstall_is_file).force();
-        let cmds = crate::verify::repair_commands(&c.release, &install, &deployed, cx.w);
+        let cmds =
+            crate::verify::repair_commands(&c.release.to_string(), &install, &deployed, cx.w);
         let from = if c.reinstall_is_file {
             format!("the file it came from ({})", c.reinstall)
         } else {

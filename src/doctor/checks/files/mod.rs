@@ -8,6 +8,7 @@
 
 mod cuda_fit;
 mod deployments;
+pub(in crate::doctor::checks) use cuda_fit::cuda_of_library;
 mod sets;
 
 use std::collections::BTreeSet;
@@ -40,22 +41,50 @@ pub(super) fn check(cx: &Cx, out: &mut Vec<Finding>) {
     deployments::store_damage(cx, out);
 }
 
-/// `wrong-architecture`: a library built for another machine than this OS.
+/// `wrong-architecture`: libraries built for another machine than this OS;
+/// one finding per folder and machine (a whole set copied from another
+/// platform is one cause).
 fn architecture(cx: &Cx, out: &mut Vec<Finding>) {
     let arch = &cx.s.os.arch;
     if arch.is_empty() {
         return;
     }
     let mut seen = BTreeSet::new();
+    // (folder, machine) → the files, first seen first.
+    let mut groups: Vec<(String, String, Vec<&CudnnFile>)> = Vec::new();
     for (f, _) in cx.shared() {
         let Some(m) = &f.machine else { continue };
         if m == arch || !seen.insert(f.real_path.clone().unwrap_or_else(|| f.path.clone())) {
             continue;
         }
+        let dir = cx.dir(&f.path);
+        match groups
+            .iter_mut()
+            .find(|(d, gm, _)| gm == m && cx.s.same_place(d, &dir))
+        {
+            Some((_, _, v)) => v.push(f),
+            None => groups.push((dir, m.clone(), vec![f])),
+        }
+    }
+    for (dir, m, files) in groups {
         // The same release for this machine, when the catalog has it.
-        let (release, cmds) = cx.release_of(f);
-        let mut fd = Finding::new(FindingId::WrongArchitecture, Severity::Error, format!("{} is built for {m}, this system is {arch}", cx.name(&f.path)))
-            .seen(format!("{} ({m})", f.path))
+        let main = files
+            .iter()
+            .find(|f| names::classify(cx.name(&f.path)).is_some_and(|n| n.is_main()))
+            .unwrap_or(&files[0]);
+        let (release, cmds) = cx.release_of(main);
+        let title = match files.as_slice() {
+            [one] => format!(
+                "{} is built for {m}, this system is {arch}",
+                cx.name(&one.path)
+            ),
+            many => format!(
+                "{} cuDNN libraries in {dir} are built for {m}, this system is {arch}",
+                many.len()
+            ),
+        };
+        let mut fd = Finding::new(FindingId::WrongArchitecture, Severity::Error, title)
+            .seen_all(files.iter().map(|f| format!("{} ({m})", f.path)))
             .why(if cx.w {
                 "Windows refuses to load it: error 193 \"%1 is not a valid Win32 application\".".to_string()
             } else {
@@ -136,6 +165,7 @@ pub(super) fn content_of(f: &CudnnFile, named: u32) -> Option<Content> {
 /// built for 8), or a link under a cuDNN name to another library.
 fn lying_names(cx: &Cx, out: &mut Vec<Finding>) {
     let mut seen = BTreeSet::new();
+    let mut found: Vec<Finding> = Vec::new();
     for (f, n) in cx.shared() {
         let Some(named) = n.major.filter(|_| !n.dev_link) else {
             continue;
@@ -156,7 +186,7 @@ fn lying_names(cx: &Cx, out: &mut Vec<Finding>) {
         } else {
             format!("rm {}", sh_quote(&f.path))
         };
-        out.push(match content {
+        found.push(match content {
             Content::OtherMajor(v, how) => Finding::new(FindingId::LibraryRenamed, Severity::Error, format!("{name} is renamed: this file is cuDNN {v}"))
                 .seen(place)
                 .seen(format!("named for cuDNN {named}; {how} says cuDNN {v}"))
@@ -171,14 +201,55 @@ fn lying_names(cx: &Cx, out: &mut Vec<Finding>) {
                 .command(remove),
         });
     }
+    // A set renamed together (every `…64_9.dll` to `…64_8.dll`) is one
+    // cause: one finding per folder and release.
+    for f in found {
+        let dir = f
+            .seen
+            .first()
+            .map(|p| cx.dir(p.split(" -> ").next().unwrap_or(p)));
+        let this = |g: &Finding| {
+            g.id == FindingId::LibraryRenamed
+                && f.id == FindingId::LibraryRenamed
+                && g.title.rsplit_once("this file is ").map(|x| x.1)
+                    == f.title.rsplit_once("this file is ").map(|x| x.1)
+                && g.seen
+                    .first()
+                    .map(|p| cx.dir(p.split(" -> ").next().unwrap_or(p)))
+                    .zip(dir.clone())
+                    .is_some_and(|(a, b)| cx.s.same_place(&a, &b))
+        };
+        match out.iter_mut().find(|g| this(g)) {
+            Some(g) => {
+                let n = g.commands.len() + 1;
+                let v = g
+                    .title
+                    .rsplit_once("this file is cuDNN ")
+                    .map_or("", |x| x.1)
+                    .to_string();
+                g.title = format!(
+                    "{n} files in {} are renamed: they are cuDNN {v}",
+                    dir.clone().unwrap_or_default()
+                );
+                g.seen
+                    .splice(g.commands.len()..g.commands.len(), f.seen.first().cloned());
+                g.commands.extend(f.commands);
+            }
+            None => out.push(f),
+        }
+    }
 }
 
 /// `library-unreadable` and `library-on-noexec-mount`: a library the loader
 /// may not open or map, whatever its content. What the loader says (ld.so:
 /// "cannot open shared object file: Permission denied" / "failed to map
 /// segment from shared object"; LoadLibrary: error 5) and the real fix.
+/// One finding per folder of unreadable files, one per `noexec` mount.
 fn access(cx: &Cx, out: &mut Vec<Finding>) {
     let mut seen = BTreeSet::new();
+    // The files themselves (links to them are the same file).
+    let mut unreadable: Vec<(String, Vec<String>)> = Vec::new();
+    let mut noexec: Vec<(String, Vec<String>)> = Vec::new();
     for (f, _) in cx.shared() {
         if !f.unreadable && f.noexec_mount.is_none() {
             continue;
@@ -187,37 +258,62 @@ fn access(cx: &Cx, out: &mut Vec<Finding>) {
         if !seen.insert(real.clone()) {
             continue;
         }
-        // The file itself (links to it are the same file).
-        let name = spath::file_name(&real, cx.w).to_string();
-        let seen_line = real.clone();
         if f.unreadable {
-            let fd = Finding::new(
-                FindingId::LibraryUnreadable,
-                Severity::Error,
-                format!("{name} is present but this user may not read it"),
-            )
-            .seen(seen_line.clone())
-            .seen("opening it for reading: permission denied");
-            out.push(if cx.w {
-                fd.why("LoadLibrary fails with error 5, \"Access is denied\": the file's access control list gives this user no read and execute right. Its content may be fine; reinstalling does not change the ACL of a file cudnnm did not create.")
-                    .fix(format!("Give users read and execute rights on {real} (an administrator can), or copy cuDNN to a folder you own."))
-                    .command(format!("icacls \"{real}\" /grant \"%USERNAME%:RX\""))
-            } else {
-                fd.why(format!("The loader stops with \"{name}: cannot open shared object file: Permission denied\": the file's mode, owner or ACL (or a folder on its way without the x bit) denies this user. Its content may be fine; this is not a damaged copy to reinstall."))
-                    .fix("Let every user read it (its owner or root can): `chmod a+r` on the file and `a+x` on its folders; `ls -l` and `getfacl` show who may read it.")
-                    .command(format!("chmod a+r {}", sh_quote(&real)))
-            });
+            let dir = cx.dir(&real);
+            match unreadable
+                .iter_mut()
+                .find(|(d, _)| cx.s.same_place(d, &dir))
+            {
+                Some((_, v)) => v.push(real.clone()),
+                None => unreadable.push((dir, vec![real.clone()])),
+            }
         }
         if let Some(mp) = &f.noexec_mount {
-            out.push(
-                Finding::new(FindingId::LibraryOnNoexecMount, Severity::Error, format!("{name} is on {mp}, mounted noexec"))
-                    .seen(seen_line)
-                    .seen(format!("mount options of {mp}: noexec"))
-                    .why(format!("The loader may not map code from a noexec file system: it stops with \"{name}: failed to map segment from shared object\" (\"Operation not permitted\"). The file itself is fine."))
-                    .fix(format!("Remount {mp} without noexec (and drop noexec from its line in /etc/fstab so it stays so), or keep cuDNN on another file system."))
-                    .command(format!("sudo mount -o remount,exec {}", sh_quote(mp))),
-            );
+            match noexec.iter_mut().find(|(m, _)| m == mp) {
+                Some((_, v)) => v.push(real.clone()),
+                None => noexec.push((mp.clone(), vec![real.clone()])),
+            }
         }
+    }
+    for (dir, files) in unreadable {
+        let name = spath::file_name(&files[0], cx.w).to_string();
+        let title = match files.len() {
+            1 => format!("{name} is present but this user may not read it"),
+            n => {
+                format!("{n} cuDNN libraries in {dir} are present but this user may not read them")
+            }
+        };
+        let fd = Finding::new(FindingId::LibraryUnreadable, Severity::Error, title)
+            .seen_all(files.iter().cloned())
+            .seen("opening it for reading: permission denied");
+        let quoted: Vec<String> = files.iter().map(|f| sh_quote(f)).collect();
+        out.push(if cx.w {
+            let mut fd = fd.why("LoadLibrary fails with error 5, \"Access is denied\": the file's access control list gives this user no read and execute right. Its content may be fine; reinstalling does not change the ACL of a file cudnnm did not create.")
+                .fix(format!("Give users read and execute rights on {} (an administrator can), or copy cuDNN to a folder you own.", files.join(", ")));
+            for f in &files {
+                fd = fd.command(format!("icacls \"{f}\" /grant \"%USERNAME%:RX\""));
+            }
+            fd
+        } else {
+            fd.why(format!("The loader stops with \"{name}: cannot open shared object file: Permission denied\": the file's mode, owner or ACL (or a folder on its way without the x bit) denies this user. Its content may be fine; this is not a damaged copy to reinstall."))
+                .fix("Let every user read it (its owner or root can): `chmod a+r` on the file and `a+x` on its folders; `ls -l` and `getfacl` show who may read it.")
+                .command(format!("chmod a+r {}", quoted.join(" ")))
+        });
+    }
+    for (mp, files) in noexec {
+        let name = spath::file_name(&files[0], cx.w).to_string();
+        let title = match files.len() {
+            1 => format!("{name} is on {mp}, mounted noexec"),
+            n => format!("{n} cuDNN libraries are on {mp}, mounted noexec"),
+        };
+        out.push(
+            Finding::new(FindingId::LibraryOnNoexecMount, Severity::Error, title)
+                .seen_all(files.iter().cloned())
+                .seen(format!("mount options of {mp}: noexec"))
+                .why(format!("The loader may not map code from a noexec file system: it stops with \"{name}: failed to map segment from shared object\" (\"Operation not permitted\"). The file itself is fine."))
+                .fix(format!("Remount {mp} without noexec (and drop noexec from its line in /etc/fstab so it stays so), or keep cuDNN on another file system."))
+                .command(format!("sudo mount -o remount,exec {}", sh_quote(&mp))),
+        );
     }
 }
 
@@ -236,7 +332,7 @@ fn load_failures(cx: &Cx, out: &mut Vec<Finding>) {
         // another library under a cuDNN name): `lying_names` reports that file.
         let dir = cx.dir(&f.path);
         let broken_sibling = cx.shared().any(|(g, gn)| {
-            spath::same(&cx.dir(&g.path), &dir, cx.w)
+            cx.s.same_place(&cx.dir(&g.path), &dir)
                 && gn
                     .major
                     .is_some_and(|m| matches!(content_of(g, m), Some(Content::NotCudnn(_))))
@@ -252,12 +348,26 @@ fn load_failures(cx: &Cx, out: &mut Vec<Finding>) {
         if !seen.insert(f.real_path.clone().unwrap_or_else(|| f.path.clone())) {
             continue;
         }
+        // One finding per folder: a set that does not load is one cause.
+        let dir = cx.dir(&f.path);
+        if let Some(g) = out.iter_mut().find(|g| {
+            g.id == FindingId::LibraryLoadFailed
+                && g.seen
+                    .first()
+                    .is_some_and(|p| cx.s.same_place(&cx.dir(p), &dir))
+        }) {
+            let n = g.seen.len() / 2 + 1;
+            g.title = format!("{n} cuDNN libraries in {dir} are present but do not load");
+            g.seen.push(f.path.clone());
+            g.seen.push(format!("loader: {e}"));
+            continue;
+        }
         out.push(
             Finding::new(FindingId::LibraryLoadFailed, Severity::Error, format!("{} is present but does not load", cx.name(&f.path)))
                 .seen(f.path.clone())
                 .seen(format!("loader: {e}"))
                 .why("A present file is not a loadable file: programs that use it fail with the same message.")
-                .fix("Install what the message names (a dependency such as zlib or cuBLAS), or replace a damaged copy (`cudnnm verify` checks cudnnm's own)."),
+                .fix("Install what the message names (a dependency such as zlib or cuDNN's CUDA libraries), or replace a damaged copy (`cudnnm verify` checks cudnnm's own)."),
         );
     }
 }
@@ -293,7 +403,7 @@ fn soname_chains(cx: &Cx, out: &mut Vec<Finding>) {
             let gone = crate::store::release_in_store_path(&spath::join(&dir, target, false));
             finding = match gone {
                 Some((store, id)) => {
-                    let toolkit = cx.s.toolkits.iter().find(|t| spath::is_within(&f.path, &t.root, false));
+                    let toolkit = cx.s.toolkits.iter().find(|t| cx.s.within(&f.path, &t.root));
                     // An installed release that fits the toolkit (else the same CUDA build).
                     let installed = cx.newest_installed(|i| match toolkit.and_then(|t| t.cuda.as_ref()) {
                         Some(c) => i.cuda.fits(c.major(), c.minor()),
@@ -329,8 +439,8 @@ fn soname_chains(cx: &Cx, out: &mut Vec<Finding>) {
         let candidates = libs.iter().filter(|(g, gn)| {
             gn.stem == n.stem
                 && (n.dev_link || gn.major == n.major)
-                && spath::same(&cx.dir(&g.path), &dir, false)
-                && !spath::same(&g.path, &f.path, false)
+                && cx.s.same_place(&cx.dir(&g.path), &dir)
+                && !cx.s.same_place(&g.path, &f.path)
         });
         let target = if n.dev_link {
             candidates
@@ -407,7 +517,7 @@ fn missing_sonames(cx: &Cx, libs: &[(&CudnnFile, names::NameInfo)], out: &mut Ve
         let deployed =
             cx.s.deployments
                 .iter()
-                .find(|d| spath::is_within(&f.path, &d.toolkit, false));
+                .find(|d| cx.s.within(&f.path, &d.toolkit));
         fd = if let Some(d) = deployed {
             fd.fix(format!(
                 "Deploy {} into {} again: cudnnm puts the whole chain back.",
@@ -427,9 +537,9 @@ fn missing_sonames(cx: &Cx, libs: &[(&CudnnFile, names::NameInfo)], out: &mut Ve
             // A toolkit this user may not change: the command is for
             // someone who may (checked again when the fix runs, for any folder).
             let locked =
-                cx.s.toolkits.iter().any(|t| {
-                    t.writable == Some(false) && spath::is_within(&f.path, &t.root, false)
-                });
+                cx.s.toolkits
+                    .iter()
+                    .any(|t| t.writable == Some(false) && cx.s.within(&f.path, &t.root));
             // Only folders nobody else manages: a package manager's (conda,
             // pip) or cudnnm's store is changed through its own tool.
             let own_folder = matches!(f.origin, InstallKind::Toolkit | InstallKind::Other);
@@ -452,7 +562,6 @@ fn missing_sonames(cx: &Cx, libs: &[(&CudnnFile, names::NameInfo)], out: &mut Ve
 /// `header-library-mismatch` (`docs/breakages.md#header-library-mismatch`): per installation, the
 /// headers' version against the main library's.
 fn header_vs_library(cx: &Cx, out: &mut Vec<Finding>) {
-    let w = cx.w;
     for root in cx.s.roots() {
         // Headers that disagree among themselves.
         let hdrs: Vec<(&CudnnFile, &Version)> =
@@ -473,13 +582,13 @@ fn header_vs_library(cx: &Cx, out: &mut Vec<Finding>) {
                     gn.full_version.is_none()
                         && !gn.dev_link
                         && g.real_path.as_deref().is_some_and(|r| {
-                            spath::same(r, f.real_path.as_deref().unwrap_or(&f.path), w)
+                            cx.s.same_place(r, f.real_path.as_deref().unwrap_or(&f.path))
                         })
                 })
         };
         let libs: Vec<(&CudnnFile, names::NameInfo)> = cx
             .shared()
-            .filter(|(f, n)| spath::same(&f.root, &root, w) && n.is_main() && !n.dev_link)
+            .filter(|(f, n)| cx.s.same_place(&f.root, &root) && n.is_main() && !n.dev_link)
             .filter(|(f, n)| reached(f, n))
             .collect();
         let mut problems: Vec<String> = Vec::new();
@@ -536,7 +645,7 @@ fn header_vs_library(cx: &Cx, out: &mut Vec<Finding>) {
                 .command(redeploy_command(cx, &tk, &r))
                 .auto(AutoFix::Redeploy {
                     toolkit: tk,
-                    release: r,
+                    release: r.to_string(),
                 });
         }
         out.push(f);

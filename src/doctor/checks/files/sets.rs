@@ -56,10 +56,10 @@ fn toolkit_files<'a>(cx: &'a Cx, t: &'a ToolkitInfo) -> Vec<(&'a CudnnFile, name
     let tw = t.is_windows();
     cx.s.files
         .iter()
-        .filter(|f| spath::is_within(&f.path, &t.root, w))
+        .filter(|f| cx.s.within(&f.path, &t.root))
         .filter(|f| {
             cx.s.toolkit_of(&f.path)
-                .is_some_and(|o| spath::same(&o.root, &t.root, w))
+                .is_some_and(|o| cx.s.same_place(&o.root, &t.root))
         })
         .filter_map(|f| Some((f, names::classify(spath::file_name(&f.path, w))?)))
         .filter(|(_, n)| n.kind == FileKind::Header || n.windows == tw)
@@ -94,15 +94,17 @@ pub(super) fn toolkit_set(cx: &Cx, t: &ToolkitInfo, out: &mut Vec<Finding>) {
     majors.extend(header_v);
     let release = deployed_release(cx, &t.root);
     let held = release.as_ref().and_then(|r| held_instead(cx, &t.root, r));
-    let redeploy = |f: Finding| match &release {
+    // What fills the set in, for the major a finding is about (a missing
+    // cuDNN 8 library is not fixed by installing cuDNN 9).
+    let redeploy = |f: Finding, major: Option<u32>| match &release {
         Some(r) if held.is_some() => f.command(redeploy_command(cx, &t.root, r)),
         Some(r) => f
             .command(redeploy_command(cx, &t.root, r))
             .auto(AutoFix::Redeploy {
                 toolkit: t.root.clone(),
-                release: r.clone(),
+                release: r.to_string(),
             }),
-        None => match fill_in(cx, t, &majors) {
+        None => match fill_in(cx, t, major.or_else(|| majors.iter().next_back().copied())) {
             Some(cmds) => cmds.into_iter().fold(f, Finding::command),
             None => f,
         },
@@ -151,6 +153,7 @@ pub(super) fn toolkit_set(cx: &Cx, t: &ToolkitInfo, out: &mut Vec<Finding>) {
                 .seen(format!("missing from {dir}: {}", missing.join(", ")))
                 .why(format!("Loading cuDNN fails: {err}. cuDNN {m} loads its sub-libraries by name at run time, so every one must be there."))
                 .fix("Copy the complete set from the same release (all libraries, headers and import libraries together), or let cudnnm deploy it."),
+            Some(m),
         ));
     }
     // Headers.
@@ -184,6 +187,7 @@ pub(super) fn toolkit_set(cx: &Cx, t: &ToolkitInfo, out: &mut Vec<Finding>) {
             ))
             .why(format!("Compiling against cuDNN fails: \"{err}\"."))
             .fix("Copy the headers of the same release into the toolkit's include folder."),
+            header_v,
         ));
     }
     // Link libraries.
@@ -227,6 +231,7 @@ pub(super) fn toolkit_set(cx: &Cx, t: &ToolkitInfo, out: &mut Vec<Finding>) {
                 )),
             None => redeploy(
                 f.fix("Copy the import/link libraries of the same release into the toolkit."),
+                None,
             ),
         };
         out.push(f);
@@ -238,8 +243,8 @@ pub(super) fn toolkit_set(cx: &Cx, t: &ToolkitInfo, out: &mut Vec<Finding>) {
 /// library names), `cudnnm use` when it is installed, else the catalog's
 /// install command first; by major when nothing says more. `None` when
 /// neither the store nor the catalog has a match (the fix then says it in words).
-fn fill_in(cx: &Cx, t: &ToolkitInfo, majors: &BTreeSet<u32>) -> Option<Vec<String>> {
-    let m = *majors.iter().next_back()?;
+fn fill_in(cx: &Cx, t: &ToolkitInfo, major: Option<u32>) -> Option<Vec<String>> {
+    let m = major?;
     let version =
         cx.s.files_in_root(&t.root)
             .filter_map(|f| cx.s.own_library_version(f))
@@ -346,7 +351,7 @@ pub(super) fn runtime_sets(cx: &Cx, out: &mut Vec<Finding>) {
         }
         let libs: Vec<(&CudnnFile, names::NameInfo)> = cx
             .shared()
-            .filter(|(f, n)| spath::same(&f.root, &root, w) && !n.dev_link)
+            .filter(|(f, n)| cx.s.same_place(&f.root, &root) && !n.dev_link)
             .collect();
         let majors: BTreeSet<u32> = libs
             .iter()

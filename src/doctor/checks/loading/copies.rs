@@ -10,7 +10,7 @@ use crate::doctor::checks::{self, Cx};
 use crate::doctor::finding::{Finding, Severity, prepend_loader_path};
 use crate::doctor::loader::Hit;
 use crate::doctor::snapshot::CudnnFile;
-use crate::doctor::spath;
+
 use crate::names;
 use crate::version::Version;
 
@@ -47,9 +47,12 @@ pub(super) fn copies(cx: &Cx, out: &mut Vec<Finding>) {
             .iter()
             .filter(|(_, f)| triple(cx, *f).is_none())
             .count();
-        let mixed = hits
-            .iter()
-            .any(|(_, f)| f.is_some_and(|f| !foreign(cx, f, m).is_empty()));
+        let mixed = hits.iter().enumerate().any(|(i, (_, f))| {
+            // The copy programs get is played through; the others as
+            // far as their own folder goes.
+            let chain: &[crate::doctor::loader::Requester] = &[];
+            f.is_some_and(|f| !foreign(cx, f, m, (i == 0).then_some(chain)).is_empty())
+        });
         let differ = versions.len() > 1 || unknown > 0 || mixed;
         let sev = if differ {
             Severity::Warning
@@ -108,7 +111,7 @@ pub(super) fn copies(cx: &Cx, out: &mut Vec<Finding>) {
             })
         });
         match (want, good) {
-            (Some((v, who)), Some((h, _))) if !spath::same(&h.path, &winner.0.path, cx.w) => {
+            (Some((v, who)), Some((h, _))) if !cx.s.same_place(&h.path, &winner.0.path) => {
                 let dir = cx.dir(&h.path);
                 f = f
                     .seen(format!("{who} wants cuDNN {v}: that is {}", h.path))

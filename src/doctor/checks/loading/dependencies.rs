@@ -12,9 +12,14 @@ use crate::names;
 
 /// `dependency-unresolved` (`docs/breakages.md#dependency-unresolved`): a
 /// present library whose imports (`DT_NEEDED`, PE import table) do not resolve
-/// in the loader's search.
+/// in the loader's search. One finding per missing library, naming every
+/// cuDNN library that needs it. A CUDA library of another major than the
+/// toolkit (`cublasLt64_11.dll` beside CUDA 12) is the build mismatch's
+/// news (`cudnn-cuda-mismatch` names it), not a finding of its own.
 pub(super) fn dependencies(cx: &Cx, out: &mut Vec<Finding>) {
     let mut done = BTreeSet::new();
+    // Missing name → (the libraries that need it, the first loader path seen).
+    let mut missing: Vec<(String, Vec<String>, String)> = Vec::new();
     for (_, _, name) in cx.loader_names() {
         let Some(h) = cx.hits(&name).into_iter().next() else {
             continue;
@@ -27,35 +32,60 @@ pub(super) fn dependencies(cx: &Cx, out: &mut Vec<Finding>) {
         if !done.insert(spath::key(&real, cx.w)) {
             continue;
         }
-        let missing: Vec<&String> = f
+        let cuda =
+            cx.s.toolkit_of(&f.path)
+                .or_else(|| cx.toolkit_in_use())
+                .and_then(|t| t.cuda.clone());
+        for d in f
             .needed
             .iter()
             .filter(|d| !loader::is_virtual(cx.s, d))
             .filter(|d| !(is_driver_library(d) && cx.s.driver.is_none()))
+            .filter(|d| {
+                // Another CUDA's library: the build mismatch explains it.
+                super::super::files::cuda_of_library(d)
+                    .zip(cuda.as_ref())
+                    .is_none_or(|((ma, _), c)| ma == c.major())
+            })
             .filter(|d| loader::find_for(cx.s, d, f).is_empty())
-            .collect();
-        if missing.is_empty() {
-            continue;
+        {
+            match missing
+                .iter_mut()
+                .find(|(n, _, _)| spath::name_eq(n, d, cx.w))
+            {
+                Some((_, libs, _)) => libs.push(cx.name(&f.path).to_string()),
+                None => missing.push((
+                    d.clone(),
+                    vec![cx.name(&f.path).to_string()],
+                    h.path.clone(),
+                )),
+            }
         }
-        let first = missing[0];
+    }
+    for (dep, libs, first) in missing {
         let mut fd = Finding::new(
             FindingId::DependencyUnresolved,
             Severity::Error,
-            format!(
-                "{} is present but cannot load: {first} is not found",
-                cx.name(&f.path)
-            ),
+            if libs.len() == 1 {
+                format!("{} is present but cannot load: {dep} is not found", libs[0])
+            } else {
+                format!(
+                    "{} cuDNN libraries are present but cannot load: {dep} is not found",
+                    libs.len()
+                )
+            },
         )
-        .seen(h.path.clone());
-        for d in &missing {
-            fd = fd.seen(format!("needs {d}: not in the loader's search folders"));
-        }
-        let hint = dependency_hint(first);
+        .seen(first);
+        fd = fd.seen(format!(
+            "needed by {}: not in the loader's search folders",
+            libs.join(", ")
+        ));
+        let hint = dependency_hint(&dep);
         out.push(
             fd.why(if cx.w {
-                format!("A DLL loads only when every DLL it imports loads: \"Could not load library {}. Error code 126\" (\"The specified module could not be found\") names the cuDNN file, not the missing {first} (whisper-ctranslate2#41).", cx.name(&f.path))
+                format!("A DLL loads only when every DLL it imports loads: \"Could not load library {}. Error code 126\" (\"The specified module could not be found\") names the cuDNN file, not the missing {dep} (whisper-ctranslate2#41).", libs[0])
             } else {
-                format!("\"{}: {first}: cannot open shared object file: No such file or directory\".", cx.name(&f.path))
+                format!("\"{}: {dep}: cannot open shared object file: No such file or directory\".", libs[0])
             })
             .fix(hint),
         );
@@ -72,7 +102,7 @@ fn machine_at<'a>(cx: &Cx<'a>, path: &str) -> Option<&'a str> {
     let name = spath::file_name(path, cx.w);
     cx.s.dirs
         .iter()
-        .filter(|d| spath::same(&d.path, &dir, cx.w))
+        .filter(|d| cx.s.same_place(&d.path, &dir))
         .find_map(|d| {
             d.machines
                 .iter()
@@ -121,7 +151,7 @@ pub(super) fn machine_types(cx: &Cx, out: &mut Vec<Finding>) {
                 out.push(
                     Finding::new(FindingId::DependencyWrongArchitecture, Severity::Error, format!("{d}, which {lib} needs, is built for {m}; {lib} is {own}"))
                         .seen(format!("{} ({own})", f.path))
-                        .seen(format!("{d} found first at {} ({m}), through the {}", hit.path, hit.via))
+                        .seen(format!("{d} found first at {} ({m}), via {}", hit.path, hit.via))
                         .why(if cx.w {
                             format!("Windows loads the first {d} on the search path and will not map a {m} DLL into a {own} process: loading {lib} fails with error 193, \"%1 is not a valid Win32 application\" (or 126 naming {lib}).")
                         } else {

@@ -1,108 +1,28 @@
-//! `sub-libraries-mixed`: a main library that takes sub-libraries from
-//! another copy (seen when it was loaded, or missing from its folder and
-//! found elsewhere), cuDNN 8/9 sub-libraries of different releases in one
-//! folder, several sets visible.
+//! `sub-libraries-mixed`: a main library whose load takes sub-libraries
+//! from another copy (seen when it was loaded, or played through as ld.so
+//! walks its search for them), cuDNN 8/9 sub-libraries of different
+//! releases in one folder.
 
 use std::collections::BTreeSet;
 
-use super::{loader_var, triple};
+use super::loader_var;
 use crate::doctor::FindingId;
 use crate::doctor::checks::Cx;
 use crate::doctor::finding::{Finding, Severity};
 use crate::doctor::loader;
-use crate::doctor::snapshot::{CudnnFile, InstallKind};
+use crate::doctor::snapshot::CudnnFile;
 use crate::doctor::spath;
 use crate::names;
 use crate::version::Version;
 
 /// `sub-libraries-mixed` (`docs/breakages.md#sub-libraries-mixed`): cuDNN 8/9
-/// load their sub-libraries by name, so with several sets visible they can come
-/// from different copies.
+/// load their sub-libraries by name, so a load can take them from another
+/// copy than the main library. Every load doctor can name is played through
+/// as ld.so does it ([`loader::sublibraries`]): a program asking for cuDNN by
+/// name, each framework library that loads it, and every other copy as a
+/// program that loads it by its path would get it.
 pub(super) fn mixing(cx: &Cx, out: &mut Vec<Finding>) {
-    let mixed_majors = foreign_sublibraries(cx, out);
-    for m in cx.majors_present().into_iter().filter(|m| *m >= 8) {
-        let mut stems: Vec<&str> = vec!["cudnn"];
-        stems.extend(names::sublib_stems(m));
-        // Winners per library and every root that holds a reachable copy.
-        let mut winners: Vec<(String, String, Option<Version>)> = Vec::new();
-        let mut roots: Vec<String> = Vec::new();
-        for st in &stems {
-            let hits = cx.hits(&cx.loader_name(st, m));
-            for (i, h) in hits.iter().enumerate() {
-                let file = cx.s.file(&h.path);
-                let root = file
-                    .map(|f| f.root.clone())
-                    .unwrap_or_else(|| cx.dir(&h.path));
-                if !roots.iter().any(|r| spath::same(r, &root, cx.w)) {
-                    roots.push(root.clone());
-                }
-                if i == 0 {
-                    winners.push((cx.loader_name(st, m), root, triple(cx, file)));
-                }
-            }
-        }
-        // Framework-owned copies loaded by absolute path (pip wheels) count too.
-        for f in cx
-            .shared()
-            .filter(|(f, n)| f.origin == InstallKind::PipWheel && n.is_main() && n.major == Some(m))
-            .map(|(f, _)| f)
-        {
-            if !roots.iter().any(|r| spath::same(r, &f.root, cx.w)) {
-                roots.push(f.root.clone());
-            }
-        }
-        let win_roots: BTreeSet<String> = winners
-            .iter()
-            .map(|(_, r, _)| spath::key(r, cx.w))
-            .collect();
-        let win_versions: BTreeSet<Version> =
-            winners.iter().filter_map(|(_, _, v)| v.clone()).collect();
-        // One cause, one finding: a main library already reported as taking
-        // sub-libraries from another copy is this same mix.
-        if win_roots.len() > 1 && win_versions.len() > 1 && !mixed_majors.contains(&m) {
-            let mut f = Finding::new(
-                FindingId::SubLibrariesMixed,
-                Severity::Error,
-                format!("cuDNN {m} libraries load from different releases"),
-            );
-            for (n, r, v) in &winners {
-                f = f.seen(format!(
-                    "{n} from {r} ({})",
-                    v.as_ref()
-                        .map(|v| v.to_string())
-                        .unwrap_or_else(|| "version unknown".into())
-                ));
-            }
-            out.push(
-                f.why(format!("cuDNN {m} loads each sub-library by name, so each comes from the first folder in the search order that has it; here they come from different releases, which fails at the first call (\"CUDNN_STATUS_VERSION_MISMATCH\", \"undefined symbol\") or corrupts results."))
-                    .fix(format!("Keep one complete set on {}; remove partial copies.", loader_var(cx))),
-            );
-        } else if roots.len() > 1 && !mixed_majors.contains(&m) {
-            let mut f = Finding::new(
-                FindingId::SubLibrariesMixed,
-                Severity::Warning,
-                format!(
-                    "{} sets of cuDNN {m} are visible; its sub-libraries can mix between them",
-                    roots.len()
-                ),
-            );
-            for r in &roots {
-                let v = cx
-                    .shared()
-                    .find(|(f, n)| {
-                        spath::same(&f.root, r, cx.w) && n.is_main() && n.major == Some(m)
-                    })
-                    .and_then(|(f, _)| cx.s.version_of(f))
-                    .map(|k| k.version.to_string())
-                    .unwrap_or_else(|| "version unknown".into());
-                f = f.seen(format!("{r} ({v})"));
-            }
-            out.push(
-                f.why(format!("A program that loads lib/cudnn from one set by path (a framework's own wheel, an RPATH) still gets every sub-library by name from the first folder of {} that has it: two sets on the system means sub-libraries from the other one (pytorch#119989).", loader_var(cx)))
-                    .fix(format!("Keep one set of cuDNN {m} reachable: remove the other folder from {}, or uninstall the duplicate.", loader_var(cx))),
-            );
-        }
-    }
+    foreign_sublibraries(cx, out);
     one_folder(cx, out);
 }
 
@@ -117,16 +37,17 @@ fn one_folder(cx: &Cx, out: &mut Vec<Finding>) {
     let mut dirs: Vec<String> = Vec::new();
     for (f, _) in cx.shared() {
         let d = cx.dir(&f.path);
-        if !dirs.iter().any(|x| spath::same(x, &d, cx.w)) {
+        if !dirs.iter().any(|x| cx.s.same_place(x, &d)) {
             dirs.push(d);
         }
     }
     for dir in dirs {
         let mut rows: Vec<(String, u32, Option<crate::doctor::snapshot::Known>)> = Vec::new();
         let mut done: Vec<String> = Vec::new();
-        for (f, n) in cx.shared().filter(|(f, n)| {
-            !n.dev_link && !f.dangling && spath::same(&cx.dir(&f.path), &dir, cx.w)
-        }) {
+        for (f, n) in cx
+            .shared()
+            .filter(|(f, n)| !n.dev_link && !f.dangling && cx.s.same_place(&cx.dir(&f.path), &dir))
+        {
             let Some(m) = n.major else { continue };
             // Only what the loader can reach: a file under a loader name
             // (`libcudnn.so.9`, a DLL name) or the target of one. A versioned
@@ -136,9 +57,9 @@ fn one_folder(cx: &Cx, out: &mut Vec<Finding>) {
                 && !cx.shared().any(|(g, gn)| {
                     gn.full_version.is_none()
                         && !gn.dev_link
-                        && spath::same(&cx.dir(&g.path), &dir, cx.w)
+                        && cx.s.same_place(&cx.dir(&g.path), &dir)
                         && g.real_path.as_deref().is_some_and(|r| {
-                            spath::same(r, f.real_path.as_deref().unwrap_or(&f.path), cx.w)
+                            cx.s.same_place(r, f.real_path.as_deref().unwrap_or(&f.path))
                         })
                 })
             {
@@ -146,7 +67,7 @@ fn one_folder(cx: &Cx, out: &mut Vec<Finding>) {
             }
             // One row per real file (a chain's links say what their target says).
             let real = f.real_path.clone().unwrap_or_else(|| f.path.clone());
-            let real_in_dir = spath::same(&cx.dir(&real), &dir, cx.w);
+            let real_in_dir = cx.s.same_place(&cx.dir(&real), &dir);
             let key = spath::key(if real_in_dir { &real } else { &f.path }, cx.w);
             if done.contains(&key) {
                 continue;
@@ -176,7 +97,7 @@ fn one_folder(cx: &Cx, out: &mut Vec<Finding>) {
                 .collect();
             for (name, _, k) in rows.iter_mut().filter(|(_, _, k)| k.is_none()) {
                 let Some(f) = cx.shared().map(|(f, _)| f).find(|f| {
-                    spath::same(&cx.dir(&f.path), &dir, cx.w) && cx.name(&f.path) == name.as_str()
+                    cx.s.same_place(&cx.dir(&f.path), &dir) && cx.name(&f.path) == name.as_str()
                 }) else {
                     continue;
                 };
@@ -204,7 +125,7 @@ fn one_folder(cx: &Cx, out: &mut Vec<Finding>) {
             // (Unless a sibling is no library at all — an empty file:
             // `not-a-cudnn-library` reports that cause.)
             let broken = cx.shared().any(|(g, gn)| {
-                spath::same(&cx.dir(&g.path), &dir, cx.w)
+                cx.s.same_place(&cx.dir(&g.path), &dir)
                     && gn.major.is_some_and(|gm| {
                         matches!(
                             super::super::files::content_of(g, gm),
@@ -218,7 +139,7 @@ fn one_folder(cx: &Cx, out: &mut Vec<Finding>) {
                     !broken
                         && n.major == Some(m)
                         && f.symbols_missing > 0
-                        && spath::same(&cx.dir(&f.path), &dir, cx.w)
+                        && cx.s.same_place(&cx.dir(&f.path), &dir)
                 })
                 .map(|(f, _)| f)
                 .collect();
@@ -309,11 +230,55 @@ pub(super) struct Foreign {
     pub how: String,
 }
 
+/// Who loads a copy of the main library, as far as doctor can tell.
+pub(super) enum Role<'a> {
+    /// Programs that ask the loader for it by name get this copy.
+    ByName(loader::Via),
+    /// A framework's library loads it.
+    Framework(&'a crate::doctor::snapshot::Consumer, loader::Via),
+    /// The program `doctor -- CMD` ran (or `--pid` watched) mapped it.
+    Watched(&'a str),
+    /// Nothing known here asks for it by name: only a program that loads
+    /// it by its path (an RPATH of its own, a framework's preload) gets it.
+    ByPath,
+}
+
+/// Who loads the main library `f` of cuDNN `major`.
+pub(super) fn role_of<'a>(cx: &Cx<'a>, f: &CudnnFile, major: u32) -> Role<'a> {
+    if let Some(p) = &cx.s.process
+        && p.mapped.iter().any(|m| cx.s.same_file(m, &f.path))
+    {
+        return Role::Watched(&p.command);
+    }
+    if let Some(a) = cx.active(major)
+        && cx.s.same_file(&a.hit.path, &f.path)
+    {
+        return Role::ByName(a.hit.via);
+    }
+    for (c, m, files) in crate::doctor::checks::processes::mapped(cx) {
+        if m == major
+            && let Some(main) = files.first()
+            && cx.s.same_file(&main.path, &f.path)
+        {
+            return Role::Framework(c, main.via.clone());
+        }
+    }
+    Role::ByPath
+}
+
 /// The sub-libraries of cuDNN `major` that the main library `f` takes from
 /// another folder: those mapped from elsewhere when it was loaded (with its
-/// own folder first on the loader path), and those its own folder lacks that
-/// the loader's search finds in another copy.
-pub(super) fn foreign(cx: &Cx, f: &CudnnFile, major: u32) -> Vec<Foreign> {
+/// own folder first on the loader path), and those the loader's walk finds
+/// in another copy when the main library asks for them by name — loaded on
+/// behalf of `chain` ([`loader::sublibraries`]; its own `DT_RUNPATH` comes
+/// after `LD_LIBRARY_PATH`, its `DT_RPATH` before). Without `chain`, only
+/// those its own folder lacks.
+pub(super) fn foreign(
+    cx: &Cx,
+    f: &CudnnFile,
+    major: u32,
+    chain: Option<&[loader::Requester]>,
+) -> Vec<Foreign> {
     let real = cx.s.resolve(f);
     let own_dirs: Vec<String> = [
         Some(cx.dir(&f.path)),
@@ -322,7 +287,7 @@ pub(super) fn foreign(cx: &Cx, f: &CudnnFile, major: u32) -> Vec<Foreign> {
     .into_iter()
     .flatten()
     .collect();
-    let is_own = |p: &str| own_dirs.iter().any(|d| spath::same(&cx.dir(p), d, cx.w));
+    let is_own = |p: &str| own_dirs.iter().any(|d| cx.s.same_place(&cx.dir(p), d));
     let mut out: Vec<Foreign> =
         cx.s.foreign_modules(f)
             .into_iter()
@@ -336,26 +301,46 @@ pub(super) fn foreign(cx: &Cx, f: &CudnnFile, major: u32) -> Vec<Foreign> {
     // A release's own version, when known, leaves out the sub-libraries it
     // predates (9.20 has no `cudnn_engines_tensor_ir` to take from elsewhere).
     let own = cx.s.own_library_version(f).map(|k| k.version);
-    for st in names::sublib_stems(major).iter().filter(|st| {
-        own.as_ref()
-            .is_none_or(|v| v.major() != major || names::ships(st, v))
-    }) {
-        let ln = cx.loader_name(st, major);
-        if out.iter().any(|x| spath::name_eq(&x.name, &ln, cx.w))
-            || own_dirs.iter().any(|d| cx.s.has(d, &ln))
+    let base = |n: &str| names::classify(n).map(|c| cx.loader_name(&c.stem, major));
+    let mapped = match chain {
+        Some(chain) => loader::sublibraries(cx.s, major, &f.path, chain),
+        None => names::sublib_stems(major)
+            .iter()
+            .filter(|st| {
+                own.as_ref()
+                    .is_none_or(|v| v.major() != major || names::ships(st, v))
+            })
+            .filter_map(|st| {
+                let ln = cx.loader_name(st, major);
+                if own_dirs.iter().any(|d| cx.s.has(d, &ln)) {
+                    return None;
+                }
+                let h = loader::find_for(cx.s, &ln, real)
+                    .into_iter()
+                    .find(|h| !is_own(&h.path))?;
+                Some(loader::Mapped {
+                    name: ln,
+                    path: h.path,
+                    via: h.via,
+                    by: String::new(),
+                })
+            })
+            .collect(),
+    };
+    for m in mapped {
+        let ln = base(&m.name).unwrap_or(m.name.clone());
+        if is_own(&m.path)
+            || out
+                .iter()
+                .any(|x| base(&x.name).is_some_and(|b| spath::name_eq(&b, &ln, cx.w)))
         {
             continue;
         }
-        if let Some(h) = loader::find_for(cx.s, &ln, real)
-            .into_iter()
-            .find(|h| !is_own(&h.path))
-        {
-            out.push(Foreign {
-                name: ln,
-                path: h.path,
-                how: format!("found via {}", h.via),
-            });
-        }
+        out.push(Foreign {
+            name: ln,
+            path: m.path,
+            how: format!("found via {}", m.via),
+        });
     }
     out
 }
@@ -365,7 +350,7 @@ pub(super) fn foreign(cx: &Cx, f: &CudnnFile, major: u32) -> Vec<Foreign> {
 fn folder_version(cx: &Cx, dir: &str) -> Option<crate::doctor::snapshot::Known> {
     let main = cx
         .shared()
-        .find(|(f, n)| n.is_main() && !n.dev_link && spath::same(&cx.dir(&f.path), dir, cx.w));
+        .find(|(f, n)| n.is_main() && !n.dev_link && cx.s.same_place(&cx.dir(&f.path), dir));
     if let Some((f, _)) = main
         && let Some(k) = cx.s.library_version(f)
     {
@@ -374,17 +359,20 @@ fn folder_version(cx: &Cx, dir: &str) -> Option<crate::doctor::snapshot::Known> 
     let root =
         cx.s.files
             .iter()
-            .find(|f| spath::same(&cx.dir(&f.path), dir, cx.w))?;
+            .find(|f| cx.s.same_place(&cx.dir(&f.path), dir))?;
     cx.s.header_version(&root.root)
 }
 
-/// `sub-libraries-mixed` for one copy at a time: a main library whose
-/// folder lacks sub-libraries that another copy provides — loading it runs
-/// one copy's main library with another's sub-libraries. Errors unless every
-/// version involved is known from the copies' own files and the same.
-/// Returns the majors reported.
-fn foreign_sublibraries(cx: &Cx, out: &mut Vec<Finding>) -> BTreeSet<u32> {
-    let mut majors = BTreeSet::new();
+/// `sub-libraries-mixed` for one copy at a time: a main library whose load
+/// takes sub-libraries from another copy — its folder lacks them, or the
+/// loader finds another copy's first (`LD_LIBRARY_PATH` before its own
+/// `DT_RUNPATH`) — so it runs one copy's main library with another's
+/// sub-libraries. For the copy programs get by name and one a framework
+/// loads: an error unless every version involved is known from the copies'
+/// own files and the same (then a warning). For a copy nothing here loads
+/// by name, what a load by its path would get: a warning (a note when the
+/// versions are the same).
+fn foreign_sublibraries(cx: &Cx, out: &mut Vec<Finding>) {
     let mut done = BTreeSet::new();
     for (f, n) in cx.shared().filter(|(_, n)| n.is_main() && !n.dev_link) {
         let Some(m) = n.major.filter(|m| *m >= 8) else {
@@ -394,11 +382,16 @@ fn foreign_sublibraries(cx: &Cx, out: &mut Vec<Finding>) -> BTreeSet<u32> {
         if !done.insert((spath::key(&cx.dir(&f.path), cx.w), spath::key(&real, cx.w))) {
             continue;
         }
-        let foreign = foreign(cx, f, m);
+        let role = role_of(cx, f, m);
+        let consumer = match &role {
+            Role::Framework(c, _) => Some(crate::doctor::checks::processes::requester(c)),
+            _ => None,
+        };
+        let chain: Vec<loader::Requester> = consumer.into_iter().collect();
+        let foreign = foreign(cx, f, m, Some(&chain));
         if foreign.is_empty() {
             continue;
         }
-        majors.insert(m);
         let own = cx.s.own_library_version(f).or_else(|| {
             cx.s.header_version(&f.root)
                 .filter(|h| h.version.major() == m)
@@ -436,7 +429,7 @@ fn foreign_sublibraries(cx: &Cx, out: &mut Vec<Finding>) -> BTreeSet<u32> {
                 .map(|k| format!("cuDNN {} ({})", k.version, k.source))
                 .unwrap_or_else(|| "version unknown".into());
             fd = fd.seen(format!("{} comes from {} — {v}; {}", x.name, x.path, x.how));
-            if !others.iter().any(|o| spath::same(o, &odir, cx.w)) {
+            if !others.iter().any(|o| cx.s.same_place(o, &odir)) {
                 others.push(odir);
             }
         }
@@ -458,15 +451,34 @@ fn foreign_sublibraries(cx: &Cx, out: &mut Vec<Finding>) -> BTreeSet<u32> {
         }
         let same = versions.iter().all(|v| v.is_some())
             && versions.iter().flatten().collect::<BTreeSet<_>>().len() == 1;
-        if same {
-            fd.severity = Severity::Warning;
-        }
+        fd = match &role {
+            Role::ByName(via) => fd.seen(format!(
+                "programs that ask for {} get this copy (via {via})",
+                cx.loader_name("cudnn", m)
+            )),
+            Role::Framework(c, via) => fd.seen(format!(
+                "{} {} loads this copy ({}, via {via})",
+                c.framework,
+                c.version,
+                cx.name(&c.path)
+            )),
+            Role::Watched(cmd) => fd.seen(format!("{cmd} mapped this copy")),
+            Role::ByPath => fd.seen(format!(
+                "nothing here asks the loader for it by name: this is what a program that loads {} by its path gets",
+                f.path
+            )),
+        };
+        fd.severity = match (&role, same) {
+            (Role::ByPath, true) => Severity::Info,
+            (Role::ByPath, false) | (_, true) => Severity::Warning,
+            (_, false) => Severity::Error,
+        };
         let release_words = match &own {
             Some(k) => format!("cuDNN {}'s main library", k.version),
             None => "this main library".to_string(),
         };
         fd = fd.why(format!(
-            "cuDNN {m} loads its sub-libraries by name at run time, and {dir} does not hold {}: the loader takes {} from {}. A program that loads this copy runs {release_words} with another copy's sub-libraries; {}",
+            "cuDNN {m} loads its sub-libraries by name at run time, and the loader does not take {} from {dir}: it takes {} from {} (a folder that lacks them, or one searched first: LD_LIBRARY_PATH comes before a library's RUNPATH, after its RPATH). A program that loads this copy runs {release_words} with another copy's sub-libraries; {}",
             names_list.join(", "),
             if foreign.len() == 1 { "it" } else { "them" },
             others.join(", "),
@@ -502,5 +514,4 @@ fn foreign_sublibraries(cx: &Cx, out: &mut Vec<Finding>) -> BTreeSet<u32> {
         }
         out.push(fd);
     }
-    majors
 }

@@ -114,7 +114,7 @@ fn not_found(cx: &Cx, out: &mut Vec<Finding>) {
                     .for_host(cx.w),
                 None => crate::command::CommandLine::exec(&id, "<your program>").for_host(cx.w),
             };
-            let install = o.offer.as_ref().map(|x| x.install().for_host(cx.w));
+            let install = o.offer.as_ref().map(|x| cx.install_cmd(x).for_host(cx.w));
             (id, install.into_iter().chain([activate]).collect())
         }),
         None => None,

@@ -79,7 +79,7 @@ pub(super) fn toolkit_on_path(cx: &Cx, out: &mut Vec<Finding>) {
     for t in &cx.s.toolkits {
         let mains: Vec<(&CudnnFile, names::NameInfo)> = cx
             .shared()
-            .filter(|(f, n)| n.is_main() && !n.dev_link && spath::is_within(&f.path, &t.root, cx.w))
+            .filter(|(f, n)| n.is_main() && !n.dev_link && cx.s.within(&f.path, &t.root))
             .collect();
         let Some((main, n)) = mains.first() else {
             continue;
@@ -160,7 +160,7 @@ pub(super) fn path_too_high(cx: &Cx, out: &mut Vec<Finding>) {
     };
     for e in entries {
         let holds = |f: &CudnnFile| cx.dir(&f.path);
-        let direct = cx.shared().any(|(f, _)| spath::same(&holds(f), e, cx.w));
+        let direct = cx.shared().any(|(f, _)| cx.s.same_place(&holds(f), e));
         if direct {
             continue;
         }
@@ -236,7 +236,7 @@ pub(super) fn path_too_high(cx: &Cx, out: &mut Vec<Finding>) {
                 .iter()
                 .map(|b| cx.dir(&b.1.path))
                 .fold(Vec::new(), |mut v, d| {
-                    if !v.iter().any(|x| spath::same(x, &d, cx.w)) {
+                    if !v.iter().any(|x| cx.s.same_place(x, &d)) {
                         v.push(d);
                     }
                     v
@@ -279,7 +279,7 @@ pub(super) fn path_too_high(cx: &Cx, out: &mut Vec<Finding>) {
 fn has_version_header(cx: &Cx, dir: &str) -> bool {
     cx.s.files
         .iter()
-        .any(|f| f.header_version.is_some() && spath::is_within(&f.path, dir, cx.w))
+        .any(|f| f.header_version.is_some() && cx.s.within(&f.path, dir))
 }
 
 /// The per-CUDA subfolder to use for a toolkit of CUDA `cuda`: the same
@@ -326,12 +326,22 @@ pub(super) fn only_in_site_packages(cx: &Cx, out: &mut Vec<Finding>) {
             cx.s.version_of(f)
                 .map(|k| k.version.to_string())
                 .unwrap_or_else(|| n.major.unwrap_or(0).to_string());
+        // A framework of that environment loads it (its RPATH, or by path):
+        // the setup works as intended; only other programs miss it.
+        let owner = cx.s.frameworks.iter().find(|fw| {
+            !fw.is_cudnn_wheel() && !fw.location.is_empty() && cx.s.within(&f.path, &fw.location)
+        });
         let mut fd = Finding::new(
             FindingId::CudnnOnlyInSitePackages,
-            Severity::Warning,
+            if owner.is_some() {
+                Severity::Info
+            } else {
+                Severity::Warning
+            },
             format!("cuDNN {v} exists only inside a Python environment, on no loader path"),
         )
         .seen(cx.describe(&f.path))
+        .seen_all(owner.map(|fw| format!("{} {} in the same environment loads it", fw.name, fw.version)))
         .why(format!("Only the framework that owns it finds it (through its own RPATH or os.add_dll_directory); every other program (CTranslate2, onnxruntime, your own builds) fails: \"Unable to load any of {{{}}}\" (CTranslate2#1826).", cx.loader_name("cudnn", n.major.unwrap_or(0))))
         .fix(if has_version_header(cx, &f.root) {
             format!("Make the folder visible to the loader, or import it into cudnnm (`cudnnm install {}`) and activate it from there.", quote_arg(&f.root, cx.w))
