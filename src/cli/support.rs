@@ -1325,7 +1325,9 @@ pub fn release_for(ctx: &Ctx, f: &ForArgs, toolkit: Option<Version>) -> Result<O
     }
 }
 
-/// Warns when an advisory covers release `version` for `cuda` (`install`, `use`).
+/// Warns when an advisory covers release `version` for `cuda` (`install`,
+/// `use`). A yank is said by the catalog's pick instead (its reason, from
+/// the catalog), so only the embedded advisories are read here.
 pub fn warn_advised(ctx: &Ctx, version: &Version, cuda: &CudaVariant) {
     let all = crate::catalog::advisory::embedded();
     for a in crate::catalog::advisory::covering(&all, version, cuda, None, None) {

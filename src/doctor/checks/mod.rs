@@ -67,6 +67,9 @@ pub struct Tables {
     pub compute: Vec<crate::catalog::SupportRow>,
     /// What the newest GPU architectures need (docs/releases.md#gpu-ceilings).
     pub gpus: Vec<crate::catalog::GpuRow>,
+    /// Known-bad releases: `advisories.toml` and the catalog's yanked
+    /// wheels ([`crate::catalog::advisory::with_yanks`]).
+    pub advisories: Vec<crate::catalog::advisory::Advisory>,
 }
 
 impl Tables {
@@ -95,6 +98,7 @@ impl Tables {
             offers: offers_for(catalog, snapshot_platform(s)),
             compute: compute_rows(catalog),
             gpus: catalog.gpus().to_vec(),
+            advisories: crate::catalog::advisory::with_yanks(catalog),
         }
     }
 
@@ -465,6 +469,7 @@ mod tests {
             offers: vec![],
             compute: vec![],
             gpus: vec![],
+            advisories: vec![],
         };
         assert_eq!(
             t.driver_floor(&v("12.4.1"), false).unwrap().to_string(),

@@ -109,6 +109,9 @@ impl Kit {
                 offers: offer_rows(),
                 compute: super::compute_rows(&crate::catalog::Catalog::embedded()),
                 gpus: crate::catalog::Catalog::embedded().gpus().to_vec(),
+                advisories: crate::catalog::advisory::with_yanks(
+                    &crate::catalog::Catalog::embedded(),
+                ),
             },
         }
     }
