@@ -136,7 +136,8 @@ finding_ids! {
     /// `#framework-expects-other-version`.
     FrameworkCudaMismatch = "framework-cuda-mismatch",
     /// A cuDNN in use (the one the loader takes, or a cuDNN wheel installed in a Python
-    /// environment) is a release an advisory covers (`advisories.toml`). Severity: warning.
+    /// environment) is a release an advisory covers (`advisories.toml`, or a
+    /// wheel the catalog says PyPI yanked). Severity: warning.
     /// Source: `#known-bad-release`.
     CudnnAdvisory = "cudnn-advisory",
     /// A pin or framework needs major M, only another major is reachable. Severity: error. Source:
