@@ -16,7 +16,7 @@
 //! - [`catalog`]: the release catalog (`manifest.toml`) and downloads.
 //! - [`usage`]: where a home's disk space goes (`du`).
 //! - [`verify`]: re-hashing the store and the deployments against their records.
-//! - [`ops`]: operations (install, uninstall, lock, catalog resolution, export) returning typed outcomes the CLI renders.
+//! - [`ops`]: operations (install, lock, list, use, rollback, current, default, pin, export …) returning typed outcomes the CLI renders.
 //! - [`doctor`]: system snapshot and platform-neutral checks.
 //! - [`interrupt`]: Ctrl-C / SIGTERM during a change: undo, then exit 130.
 //! - [`libcudnn`], [`child`]: loading a cuDNN library, in a child process of its own.

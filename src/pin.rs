@@ -69,6 +69,22 @@ impl fmt::Display for SpecSource {
     }
 }
 
+impl SpecSource {
+    /// Where the spec came from, as a clause for people: `from --version`,
+    /// `from CUDNNM_VERSION`, `from '/p/.cudnn-version' line 1`, `the
+    /// default in '/h/config.toml'`.
+    pub fn label(&self) -> String {
+        match self {
+            SpecSource::Flag => "from --version".into(),
+            SpecSource::EnvVar => format!("from {}", env::CUDNNM_VERSION),
+            SpecSource::PinFile { path, line } => {
+                format!("from '{}' line {line}", path.display())
+            }
+            SpecSource::Default { path } => format!("the default in '{}'", path.display()),
+        }
+    }
+}
+
 /// A spec and where it came from.
 #[derive(Clone, Debug, Serialize)]
 pub struct Resolved {

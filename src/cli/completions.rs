@@ -2,7 +2,8 @@
 //! dynamic completion (clap_complete's `COMPLETE=SHELL` protocol, see
 //! `cli/candidates.rs`): the shell then asks this binary on every TAB and is
 //! offered commands, flags, installed releases, backup ids and toolkit
-//! folders. `source <(cudnnm completions bash)` in `~/.bashrc`.
+//! folders. `source <(cudnnm completions bash)` in `~/.bashrc`. With
+//! `--json`, the shell's name and that code as one object.
 
 use super::Ctx;
 use super::candidates::registration;
@@ -14,6 +15,14 @@ pub struct Args {
     pub shell: clap_complete::Shell,
 }
 
+/// What `completions --json` prints: the shell and the code that registers
+/// cudnnm's completion in it.
+#[derive(serde::Serialize)]
+struct Registration<'a> {
+    shell: String,
+    script: &'a str,
+}
+
 pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     // The shell calls this very binary back; by its full path, so that a
     // cudnnm not on PATH (or an older one there) does not answer.
@@ -21,6 +30,14 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
         .map_err(|e| Error::msg("could not find the path of this cudnnm binary").cause(e))?;
     let code = registration(args.shell, &exe.to_string_lossy())
         .map_err(|e| Error::msg("could not write the completion script").cause(e))?;
-    ctx.out(String::from_utf8_lossy(&code).trim_end());
+    let script = String::from_utf8_lossy(&code);
+    if ctx.json {
+        ctx.out_json(&Registration {
+            shell: args.shell.to_string(),
+            script: &script,
+        });
+    } else {
+        ctx.out(script.trim_end());
+    }
     Ok(0)
 }

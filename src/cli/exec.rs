@@ -31,7 +31,14 @@ pub struct Args {
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
-    let chosen = super::support::release_for(ctx, &args.for_, None)?.map(|p| p.id.to_string());
+    let chosen = match args.for_.request()? {
+        Some(f) => Some(
+            crate::ops::frameworks::pick(&ctx.ops(), &f, None)?
+                .id
+                .to_string(),
+        ),
+        None => None,
+    };
     let version = chosen.or(args.version.clone());
     let (_, release) = pin::resolve_installed(version.as_deref(), &ctx.env, &ctx.home)?.ok_or_else(|| {
         Error::new(Kind::NotFound, "no cuDNN release is selected for this folder")

@@ -4,7 +4,6 @@
 //! same block as JSON (which Spack reads as YAML too).
 
 use super::Ctx;
-use super::support::export_releases;
 use crate::error::Result;
 use crate::modulefile;
 
@@ -16,7 +15,7 @@ pub struct Args {
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
-    let (_, _, modules) = export_releases(ctx, args.system)?;
+    let (_, _, modules) = crate::ops::export::releases(&ctx.ops(), args.system)?;
     if modules.is_empty() {
         ctx.warn("no cuDNN releases to export; the block lists none");
     }

@@ -9,9 +9,11 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use super::Ctx;
-use super::support::{advised_line, choice_lines, framework_name};
+use super::support::advised_line;
 use crate::error::Result;
-use crate::ops::frameworks::{self, Choice, Framework, Gather, Gathered, Loads, NeedSource};
+use crate::ops::frameworks::{
+    self, Choice, Framework, Frameworks, Gather, Gathered, Loads, NeedSource, choice_lines,
+};
 use crate::python::FoundBy;
 
 #[derive(clap::Args, Debug)]
@@ -50,17 +52,16 @@ struct Python<'a> {
 
 pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     // `--for python` is every framework, as on install, pin, use and exec.
-    let only = args
+    let which = args
         .for_
         .as_deref()
-        .filter(|w| !w.eq_ignore_ascii_case("python"))
-        .map(framework_name)
+        .map(str::parse::<Frameworks>)
         .transpose()?;
     let g = frameworks::gather(&Gather {
         env: &ctx.env,
         home: &ctx.home,
         python: args.python.as_deref(),
-        only: only.as_ref(),
+        only: which.as_ref().and_then(Frameworks::only),
         toolkit: None,
     })?;
     for w in &g.catalog_warnings {

@@ -220,30 +220,21 @@ impl Ctx {
         }
     }
 
-    /// Takes the home lock, saying so if another cudnnm holds it.
+    /// Takes the home lock, saying so if another cudnnm holds it
+    /// ([`crate::ops::Session::lock`]).
     pub fn lock(&self) -> Result<HomeLock> {
-        let options = crate::lock::LockOptions {
-            force_fallback: cfg!(debug_assertions)
-                && self
-                    .env
-                    .var(crate::env::CUDNNM_TEST_LOCK_UNSUPPORTED)
-                    .is_some(),
-        };
-        let lock = self.home.lock_with(options, |holder| {
-            match holder {
-            None => self.status(format!(
-                "waiting for another cudnnm process to finish (lock '{}')",
-                self.home.lock_file().display()
-            )),
-            Some(h) => self.status(format!(
-                "waiting for another cudnnm process to finish ({h}; lock file '{}', this file system cannot lock; remove the file if that process is gone)",
-                self.home.root().join(crate::lock::HELD_FILE).display()
-            )),
+        self.ops().lock()
+    }
+
+    /// What operations read: this home, the environment, and this context
+    /// to tell what they do.
+    pub fn ops(&self) -> crate::ops::Session<'_> {
+        crate::ops::Session {
+            home: &self.home,
+            system_home: &self.system_home,
+            env: &self.env,
+            report: self,
         }
-        })?;
-        // A state file's temporary copy a kill left (`.tmp-*`), an hour old.
-        crate::fsops::sweep_stale_temps(self.home.root(), std::time::Duration::from_secs(3600));
-        Ok(lock)
     }
 }
 
@@ -359,7 +350,7 @@ fn dispatch(cli: Cli, env: Env) -> Result<u8> {
                 .filter(|h| h.root() != system.as_path() && h.root().is_dir())
                 .map(|h| h.with_system(system.clone()));
             if let Some(command) = command {
-                support::check_system_writable(&system, &env, command)?;
+                crate::ops::check_system_writable(&system, &env, command)?;
             }
             Home::system(system.clone())
         }

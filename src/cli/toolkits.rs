@@ -4,16 +4,12 @@
 //! the cuDNN each holds. `cudnnm toolkits forget ROOT`: drops the record of
 //! a toolkit whose folder is gone (deleted or moved); its backups stay.
 
-use std::path::PathBuf;
-
-use serde::Serialize;
+use std::path::{Path, PathBuf};
 
 use super::Ctx;
-use super::support::{ToolkitView, guard, known_toolkits, recover_if_pending};
-use crate::command::CommandLine;
-use crate::deploy::{Deployments, backup};
-use crate::error::{Error, Kind, Result};
-use crate::store::Store;
+use super::support::{toolkit_state, unfinished_line};
+use crate::error::Result;
+use crate::ops::toolkits;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -32,27 +28,11 @@ pub enum Action {
     },
 }
 
-/// What `toolkits forget --json` prints.
-#[derive(Serialize)]
-struct Forgotten {
-    toolkit: PathBuf,
-    /// The release recorded there.
-    release: String,
-    /// The backups of it, which stay.
-    backups: Vec<u64>,
-}
-
 pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     if let Some(Action::Forget { root }) = args.action {
-        return forget(ctx, root);
+        return forget(ctx, &root);
     }
-    recover_if_pending(ctx)?;
-    let deployments = Deployments::load(&ctx.home)?;
-    let store = Store::new(&ctx.home);
-    let views: Vec<ToolkitView> = known_toolkits(ctx, &deployments)
-        .iter()
-        .map(|t| ToolkitView::new(ctx, t, &deployments, &store))
-        .collect();
+    let views = toolkits::states(&ctx.ops())?;
     if ctx.json {
         ctx.out_json(&views);
         return Ok(0);
@@ -69,80 +49,23 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
             v.cuda,
             v.layout.as_str(),
             v.found_by,
-            v.state()
+            toolkit_state(v)
         ));
         if let Some(u) = &v.unfinished_change {
-            ctx.out(u.line());
+            ctx.out(unfinished_line(u));
         }
     }
     Ok(0)
 }
 
-/// `toolkits forget ROOT`: only a toolkit whose folder is gone, under the
-/// home lock; its deployment record goes, its backups stay.
-fn forget(ctx: &Ctx, root: PathBuf) -> Result<u8> {
-    let root = if root.is_absolute() {
-        root
-    } else {
-        ctx.env.cwd().join(root)
-    };
-    let guard = guard(ctx)?;
-    let deployments = Deployments::load(&ctx.home)?;
-    let Some(dep) = deployments.for_toolkit(&root).cloned() else {
-        let recorded: Vec<String> = deployments
-            .entries
-            .iter()
-            .map(|d| format!("'{}'", d.toolkit.display()))
-            .collect();
-        return Err(Error::new(
-            Kind::NotFound,
-            format!(
-                "this home has no deployment recorded in '{}'",
-                root.display()
-            ),
-        )
-        .hint(if recorded.is_empty() {
-            "this home records no deployment; nothing to forget".to_string()
-        } else {
-            format!(
-                "name a toolkit root as recorded ({}); `cudnnm toolkits` lists them",
-                recorded.join(", ")
-            )
-        }));
-    };
-    let ids: Vec<u64> = backup::for_toolkit(&ctx.home, &root)?
-        .iter()
-        .map(|b| b.record.id)
-        .collect();
-    if !crate::toolkit::is_gone(&root) {
-        let hint = match ids.first() {
-            Some(first) => format!(
-                "cudnnm forgets only a toolkit whose folder is gone; to take this home's cuDNN out of it, restore what was there before cudnnm: `{}`",
-                super::support::printed(ctx, CommandLine::rollback().to_backup(*first))
-            ),
-            None => format!(
-                "cudnnm forgets only a toolkit whose folder is gone; `{}` shows what it holds",
-                super::support::printed(ctx, CommandLine::current().cuda_root(&root))
-            ),
-        };
-        return Err(Error::new(
-            Kind::Conflict,
-            format!(
-                "the toolkit '{}' still exists, with cuDNN {} deployed by this home",
-                root.display(),
-                dep.release
-            ),
-        )
-        .hint(hint));
-    }
-    guard.forget_toolkit(&root)?;
+/// `toolkits forget ROOT` ([`toolkits::forget`]): says what was forgotten
+/// and which backups stay.
+fn forget(ctx: &Ctx, root: &Path) -> Result<u8> {
+    let done = toolkits::forget(&ctx.ops(), root)?;
     if ctx.json {
-        ctx.out_json(&Forgotten {
-            toolkit: root.clone(),
-            release: dep.release.to_string(),
-            backups: ids.clone(),
-        });
+        ctx.out_json(&done);
     }
+    let ids = &done.backups;
     let kept = match ids.as_slice() {
         [] => "no backup of it was kept".to_string(),
         ids => format!(
@@ -158,8 +81,8 @@ fn forget(ctx: &Ctx, root: PathBuf) -> Result<u8> {
     };
     ctx.status(format!(
         "forgot the toolkit '{}' (its folder is gone): cuDNN {} is no longer recorded there; {kept}",
-        root.display(),
-        dep.release
+        done.toolkit.display(),
+        done.release
     ));
     Ok(0)
 }

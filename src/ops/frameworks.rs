@@ -27,6 +27,10 @@ use crate::catalog::{Catalog, FrameworkBuild};
 use crate::python::{Distribution, Environment};
 use crate::version::{CudaVariant, DriverVersion, ReleaseId, Version};
 
+mod pick;
+
+pub use pick::{For, Frameworks, Pick, choice_lines, pick, report_advisories};
+
 /// One of NVIDIA's cuDNN packages on PyPI, from its name:
 /// `nvidia-cudnn-cu13`, `nvidia-cudnn-jit-cu12` (a small local type until a
 /// shared one for `pip:` requirements exists).

@@ -381,3 +381,32 @@ fn clap_help_and_usage_errors_follow_the_color_flag() {
         "{tty:?}"
     );
 }
+
+/// `completions --json`: the shell and the very code the text form prints.
+#[test]
+fn completions_as_json_carry_the_shell_and_its_registration() {
+    let sb = Sandbox::new();
+    let text = sb.run(["completions", "bash"]).ok().stdout();
+    let j = sb.run(["--json", "completions", "bash"]).ok().json();
+    assert_eq!(j["shell"], "bash");
+    let script = j["script"].as_str().unwrap();
+    assert_eq!(script.trim_end(), text.trim_end());
+    assert!(script.contains("COMPLETE="), "{script}");
+}
+
+/// `exec --json`: stdout stays the command's own, byte for byte; an error
+/// of cudnnm's own is the JSON error object, as for every command.
+#[cfg(unix)]
+#[test]
+fn exec_with_json_leaves_stdout_to_the_command_and_reports_its_errors_as_json() {
+    let sb = Sandbox::new();
+    let e = sb.run(["--json", "exec", "--", "true"]).code_is(3);
+    let j = e.json();
+    assert_eq!(j["error"]["kind"], "not-found", "{}", e.describe());
+    assert_eq!(j["error"]["exit_code"], 3);
+    put_redist_linux_12(&sb.home(), "9.1.0.70");
+    let r = sb
+        .run(["--json", "exec", "--version", "9.1", "--", "echo", "hi"])
+        .ok();
+    assert_eq!(r.stdout(), "hi\n");
+}

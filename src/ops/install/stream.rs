@@ -12,22 +12,22 @@ use std::cell::{Cell, RefCell};
 use std::path::Path;
 use std::sync::Arc;
 
-use super::{import_and_report, report_import};
+use super::{Installed, import_file, import_with};
 use crate::archive::source::follow::Feed;
 use crate::archive::{self, ImportRequest, Streaming};
 use crate::catalog::download;
-use crate::cli::Ctx;
 use crate::error::Result;
+use crate::ops::Session;
 
 /// The download's side of a streamed import, and the [`download::Tap`]
 /// the download reports to: when the download opens its partial file, it
 /// takes the home lock for as long as it takes to make the partial store
 /// folder and starts the unpacking thread ([`archive::begin_streamed`]).
-/// Then [`StreamedInstall::import_and_report`]. Dropped before that (a
+/// Then [`StreamedInstall::import`]. Dropped before that (a
 /// failed download, a refused release), it stops the thread and removes
 /// its partial folder; the store is unchanged.
 pub(super) struct StreamedInstall<'c> {
-    ctx: &'c Ctx,
+    session: &'c Session<'c>,
     feed: Arc<Feed>,
     /// Whether the partial folder was tried (at the first opening).
     tried: Cell<bool>,
@@ -53,9 +53,9 @@ impl<'c> StreamedInstall<'c> {
     /// Nothing starts before the download opens its partial file (an
     /// archive in the cache, or a release refused before its download,
     /// never makes a partial folder).
-    pub(super) fn new(ctx: &'c Ctx) -> StreamedInstall<'c> {
+    pub(super) fn new(session: &'c Session<'c>) -> StreamedInstall<'c> {
         StreamedInstall {
-            ctx,
+            session,
             feed: Feed::new(),
             tried: Cell::new(false),
             streaming: RefCell::new(None),
@@ -69,18 +69,18 @@ impl<'c> StreamedInstall<'c> {
     fn begin(&self) -> Option<Streaming> {
         // Under the guard: the store's recovery (a replaced release moved
         // back) runs only there.
-        let guard = super::super::support::guard(self.ctx).ok()?;
+        let guard = self.session.guard().ok()?;
         archive::begin_streamed(&guard.store_for_import(), self.feed.clone())
             .ok()
             .flatten()
     }
 
-    /// Imports the verified download `req.source` and reports it as every
-    /// install does: from what the thread unpacked, or from the file (an
-    /// archive that came from the cache, `cached`, or no thread).
-    pub(super) fn import_and_report(self, req: ImportRequest, cached: bool) -> Result<u8> {
+    /// Imports the verified download `req.source` as every install does:
+    /// from what the thread unpacked, or from the file (an archive that came
+    /// from the cache, `cached`, or no thread).
+    pub(super) fn import(self, req: ImportRequest, cached: bool) -> Result<Installed> {
         let StreamedInstall {
-            ctx,
+            session,
             feed,
             streaming,
             ..
@@ -88,13 +88,13 @@ impl<'c> StreamedInstall<'c> {
         match streaming.into_inner() {
             Some(streaming) if !cached => {
                 feed.complete();
-                report_import(ctx, req, |store, req, progress| {
+                import_with(session, req, |store, req, progress| {
                     archive::import_streamed(store, req, streaming, progress)
                 })
             }
             other => {
                 drop(other);
-                import_and_report(ctx, req)
+                import_file(session, req)
             }
         }
     }

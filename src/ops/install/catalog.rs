@@ -1,0 +1,157 @@
+//! `install SPEC`: the newest catalog release SPEC names for this machine —
+//! its toolkits' CUDA (or `--cuda`) and the oldest GPU in use
+//! ([`crate::catalog::resolve::pick`]) — among NVIDIA's archives (fetched
+//! and unpacked while they download) and PyPI wheels (fetched with pip).
+
+use super::stream::StreamedInstall;
+use super::{AlreadyWhy, Installed, OtherPackage, Request, pause_after_download, platform_of};
+use crate::archive::ImportRequest;
+use crate::catalog::{self, Catalog, FetchRequest, resolve};
+use crate::error::Result;
+use crate::ops::gpu::GpuGate;
+use crate::ops::{Event, Session};
+use crate::store::{Release, Store};
+use crate::toolkit::Toolkit;
+use crate::version::Spec;
+
+/// Installs the catalog's pick for `spec`; a release already installed is
+/// a no-op (unless `--force`).
+pub(super) fn install_catalog(
+    session: &Session<'_>,
+    req: &Request,
+    spec: Spec,
+    base: ImportRequest,
+    gate: &GpuGate,
+) -> Result<Installed> {
+    let platform = platform_of(req)?;
+    let fetch = FetchRequest {
+        spec,
+        cuda: base.cuda,
+        platform,
+        // `--mirror`; else `CUDNNM_MIRROR`, else config.toml (`catalog::effective_mirror`).
+        mirror: req.mirror.clone(),
+        sha256: base.expected_sha256.clone(),
+        allow_unverified: req.allow_unverified,
+    };
+    // The CUDA build for the toolkit `use` would deploy into (found, or
+    // known to this home), as `use` picks it, and said.
+    let toolkits =
+        crate::ops::toolkits::for_pick(session, &fetch.spec, fetch.cuda.as_ref(), platform)
+            .toolkits;
+    // Archives and PyPI wheels alike: most cuDNN 9 releases are wheels only.
+    let cat = Catalog::load(session.home)?;
+    let host = session.env.platform();
+    let pick = resolve::pick_on(
+        &cat,
+        &fetch,
+        &toolkits,
+        gate.oldest().map(|g| &g.compute),
+        host,
+    )?;
+    // A yanked release is picked only when named exactly: say so, and why.
+    if let Some(w) = pick.yanked_warning() {
+        session.report.event(&Event::Warning(&w));
+    }
+    let (version, cuda) = pick.release();
+    if !req.force
+        && let Some(r) =
+            Store::new(session.home).get_build(version, cuda, pick.release_id().flavour)?
+    {
+        let why = AlreadyWhy::CatalogPick {
+            spec: fetch.spec.clone(),
+            other_package: other_package(&pick, &r),
+        };
+        return Ok(Installed::already(&r, why));
+    }
+    if let resolve::Pick::Wheel(w) = &pick {
+        // Refused before pip runs (a wheel is up to 1 GB), as the archive
+        // path refuses before its download (`MachineFit::check`).
+        gate.check(&w.version, &w.cuda, req.force, "install")?;
+        note_passed_over(session, &cat, &fetch, &toolkits, w, gate);
+        let requirement = w.requirement();
+        session.report.event(&Event::PublishedAsWheel {
+            version: &w.version,
+            cuda: &w.cuda,
+            requirement: &requirement,
+        });
+        return super::pip::install_pip(session, &requirement, base, gate);
+    }
+    let streamed = StreamedInstall::new(session);
+    let fit = catalog::MachineFit {
+        toolkits: &toolkits,
+        gpu: gate.oldest(),
+        check: &|v, c| gate.check(v, c, req.force, "install"),
+    };
+    let fetched = catalog::fetch_for(
+        session.home,
+        session.env,
+        &fetch,
+        session.report.progress(),
+        &fit,
+        &streamed,
+    )?;
+    for w in &fetched.warnings {
+        session.report.event(&Event::Warning(w));
+    }
+    for n in &fetched.notes {
+        session.report.event(&Event::Note(n));
+    }
+    session.report.event(&Event::Downloaded {
+        name: &fetched.name,
+        url: &fetched.url,
+        cached: fetched.cached,
+    });
+    pause_after_download(session);
+    // The archive stays held (`cache clean` leaves it) until the import has read it.
+    let hold = fetched.hold;
+    let done = streamed.import(
+        ImportRequest {
+            source: fetched.path,
+            name: Some(fetched.name),
+            cuda: Some(fetched.cuda),
+            expected_sha256: Some(fetched.sha256),
+            url: Some(fetched.url),
+            force: req.force,
+            ..Default::default()
+        },
+        fetched.cached,
+    );
+    drop(hold);
+    done
+}
+
+/// The same release installed from another package than the catalog's
+/// wheel (the JIT-only wheel has no precompiled engines): which, and how
+/// to have the catalog's.
+fn other_package(pick: &resolve::Pick, r: &Release) -> Option<OtherPackage> {
+    let resolve::Pick::Wheel(w) = pick else {
+        return None;
+    };
+    let (from, _) = r.receipt.source.reinstall_arg(&r.id());
+    let package = from.strip_prefix("pip:")?.split("==").next()?;
+    (package != w.package).then(|| OtherPackage {
+        installed_from: package.to_string(),
+        catalog: w.package.clone(),
+        requirement: w.requirement(),
+    })
+}
+
+/// A prefix whose wheel pick passed over a newer release for the GPU:
+/// says which and why (an archive pick says so in the download's notes).
+fn note_passed_over(
+    session: &Session<'_>,
+    cat: &Catalog,
+    fetch: &FetchRequest,
+    toolkits: &[Toolkit],
+    w: &resolve::WheelPick,
+    gate: &GpuGate,
+) {
+    if let Some(g) = gate.oldest()
+        && let Ok(best) = resolve::pick_on(cat, fetch, toolkits, None, session.env.platform())
+        && best.release() != (&w.version, &w.cuda)
+    {
+        let note =
+            catalog::passed_over_note(cat, &fetch.spec, (&w.version, &w.cuda), best.release(), g);
+        session.report.event(&Event::Note(&note));
+    }
+}
