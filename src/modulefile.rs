@@ -59,6 +59,14 @@ impl Engine {
     }
 }
 
+/// The module version of release `id`: `<version>-cuda<variant>`
+/// (`9.27.0.42-cuda12`), `-jit` after it for NVIDIA's JIT build
+/// (`9.27.0.42-cuda12-jit`): the two builds are two modules.
+pub fn module_version_of(id: &ReleaseId) -> String {
+    let jit = if id.flavour.is_full() { "" } else { "-jit" };
+    format!("{}-cuda{}{jit}", id.version, id.cuda)
+}
+
 /// What a modulefile needs to know about one release.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ModuleRelease {
@@ -75,9 +83,9 @@ pub struct ModuleRelease {
 }
 
 impl ModuleRelease {
-    /// The module version: `<version>-cuda<variant>` (`9.27.0.42-cuda12`).
+    /// The module version ([`module_version_of`] its id).
     pub fn module_version(&self) -> String {
-        format!("{}-cuda{}", self.id.version, self.id.cuda)
+        module_version_of(&self.id)
     }
 
     /// `sub` below the release folder, joined by the rules of the release's

@@ -604,6 +604,7 @@ mod tests {
             version: version.clone(),
             cuda,
             platform: Platform::LinuxX86_64,
+            flavour: None,
             header_version: version.triple(),
             installed_at: "2026-01-01T00:00:00Z".into(),
             source: Source {

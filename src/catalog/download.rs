@@ -56,7 +56,9 @@ mod failure;
 mod pump;
 mod transfer;
 
-pub use client::{Client, Trust, check_scheme, client, fetch_bytes, fetch_bytes_up_to};
+pub use client::{
+    Client, Trust, check_scheme, client, fetch_bytes, fetch_bytes_accepting, fetch_bytes_up_to,
+};
 use transfer::{Partial, is_file_url, transfer_any};
 
 /// Watches an archive's bytes land in its partial file

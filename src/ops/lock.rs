@@ -31,7 +31,7 @@ use crate::pin::lockfile::{self, LockedSource, ProjectLock};
 use crate::pin::{self, SpecSource};
 use crate::shape::Shape;
 use crate::store::{Release, Store};
-use crate::version::{CudaVariant, PipRequirement, Platform, ReleaseId, Spec};
+use crate::version::{CudaVariant, Flavour, PipRequirement, Platform, ReleaseId, Spec};
 
 /// What `lock` is asked.
 #[derive(Clone, Debug, Default)]
@@ -114,10 +114,8 @@ pub fn lock(session: &Session<'_>, req: &Request) -> Result<Locked> {
                 allow_unverified: false,
             };
             match resolve::pick(&cat, &req, &toolkits, gate.oldest().map(|g| &g.compute))? {
-                resolve::Pick::Archive { archive, .. } => {
-                    (ReleaseId::new(archive.version.clone(), archive.cuda), None)
-                }
-                resolve::Pick::Wheel(w) => (ReleaseId::new(w.version.clone(), w.cuda), Some(w)),
+                resolve::Pick::Archive { archive, .. } => (archive.release_id(), None),
+                resolve::Pick::Wheel(w) => (w.release_id(), Some(w)),
             }
         }
     };
@@ -127,7 +125,8 @@ pub fn lock(session: &Session<'_>, req: &Request) -> Result<Locked> {
         &cat,
         &release,
         platform,
-        installed.is_some(),
+        // The build installed here (an older cudnnm's JIT build keeps the plain id).
+        installed.as_ref().map(Release::flavour),
         same_release,
     );
     if let Some(r) = &installed {
@@ -219,7 +218,8 @@ fn read_old(session: &Session<'_>, path: &std::path::Path) -> Result<Option<Proj
 }
 
 /// The catalog's archives of `release` (for `platform` only when the
-/// release is not installed here, `installed`), and what machines of other
+/// release is not installed here; `installed` is the build installed here,
+/// whose flavour the archives must be), and what machines of other
 /// platforms recorded for the same release in the lock (`same_release`): a
 /// wheel, or the published hash of the archive they installed. An archive
 /// with no published hash is left out ([`Event::UnhashedArchive`]).
@@ -228,16 +228,17 @@ fn catalog_entries(
     cat: &Catalog,
     release: &ReleaseId,
     platform: Platform,
-    installed: bool,
+    installed: Option<Flavour>,
     same_release: Option<&ProjectLock>,
 ) -> BTreeMap<String, LockedSource> {
     let mut entries = BTreeMap::new();
+    let build = installed.unwrap_or(release.flavour);
     for a in cat
         .archives()
         .iter()
-        .filter(|a| a.version == release.version && a.cuda == release.cuda)
+        .filter(|a| a.version == release.version && a.cuda == release.cuda && a.flavour == build)
     {
-        if a.platform == platform && installed {
+        if a.platform == platform && installed.is_some() {
             continue;
         }
         let recorded = same_release

@@ -48,7 +48,7 @@ use serde::Serialize;
 
 use crate::error::{Error, Kind, Result};
 use crate::hash::Sha256Hex;
-use crate::version::{PipRequirement, Platform, ReleaseId, Spec};
+use crate::version::{Flavour, PipRequirement, Platform, ReleaseId, Spec};
 
 /// The lock file name, beside `.cudnn-version`.
 pub const LOCK_FILE: &str = ".cudnn-version.lock";
@@ -121,6 +121,7 @@ impl ProjectLock {
     /// Whether the locked release still satisfies `spec` (the pin now).
     pub fn satisfies(&self, spec: &Spec) -> bool {
         spec.matches(&self.release.version, &self.release.cuda)
+            && spec.admits_flavour(self.release.flavour)
     }
 
     /// The file's text: a header comment, then the TOML, the same bytes for
@@ -223,7 +224,7 @@ fn from_table(t: &toml::Table) -> std::result::Result<ProjectLock, BadField> {
     let pin: Spec = text(t, "pin", "pin")?
         .parse()
         .map_err(|_| bad("pin", "a cuDNN version spec such as 9.10.x"))?;
-    let release: ReleaseId = text(t, "release", "release")?
+    let mut release: ReleaseId = text(t, "release", "release")?
         .parse()
         .map_err(|_| bad("release", "a release id such as 9.10.2.21_cuda12"))?;
     let mut platform = BTreeMap::new();
@@ -249,6 +250,15 @@ fn from_table(t: &toml::Table) -> std::result::Result<ProjectLock, BadField> {
             };
             platform.insert(name.clone(), source);
         }
+    }
+    // A lock written before flavours named a JIT build by the plain id;
+    // its pip requirement (`nvidia-cudnn-jit-cu12==…`) says what it is.
+    if release.flavour.is_full()
+        && platform.values().any(|s| {
+            matches!(s, LockedSource::Pip { pip, .. } if pip.package().flavour() == Flavour::Jit)
+        })
+    {
+        release = release.with_flavour(Flavour::Jit);
     }
     Ok(ProjectLock {
         pin,
@@ -310,7 +320,9 @@ fn pip_source(
             "NAME==VERSION with NAME one of NVIDIA's cuDNN packages (nvidia-cudnn-cu12==9.10.2.21)",
         )
     })?;
-    if pip.release() != *release {
+    // A lock written before flavours names a JIT build by the plain id.
+    let named = pip.release();
+    if named != *release && named != release.clone().with_flavour(Flavour::Jit) {
         return Err(bad(
             f("pip"),
             "a requirement of the locked release (its version, from the package for its CUDA)",

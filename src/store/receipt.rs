@@ -9,7 +9,7 @@ use crate::error::{Error, Kind, Result};
 use crate::hash::Sha256Hex;
 use crate::record::Entry;
 use crate::shape::Shape;
-use crate::version::{CudaVariant, PipRequirement, Platform, ReleaseId, Version};
+use crate::version::{CudaVariant, Flavour, Package, PipRequirement, Platform, ReleaseId, Version};
 
 /// Receipt schema version written by this build.
 pub const RECEIPT_SCHEMA: u32 = 1;
@@ -28,6 +28,12 @@ pub struct Receipt {
     pub cuda: CudaVariant,
     /// The platform of the binaries.
     pub platform: Platform,
+    /// `jit` for a JIT build imported from cudnnm with flavours, which puts
+    /// it in the `<version>+jit` folder; absent for a full build, and in
+    /// receipts written before flavours (a JIT build then sits in the plain
+    /// folder, and [`Receipt::build_flavour`] reads what it is).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub flavour: Option<Flavour>,
     /// `major.minor.patch` as read from `cudnn_version.h` (or `cudnn.h` before cuDNN 8).
     pub header_version: Version,
     /// When the import finished, RFC 3339 UTC.
@@ -374,9 +380,35 @@ impl FileRecord {
 }
 
 impl Receipt {
-    /// The release, e.g. `8.9.7.29_cuda12`.
+    /// The release as the store keys it, e.g. `8.9.7.29_cuda12`,
+    /// `9.27.0.42_cuda12+jit`: its folder. A JIT build an older cudnnm
+    /// imported keeps the plain id of the folder it is in (deployments and
+    /// locks written then name it so); [`Receipt::build_flavour`] says what it is.
     pub fn release_id(&self) -> ReleaseId {
         ReleaseId::new(self.version.clone(), self.cuda)
+            .with_flavour(self.flavour.unwrap_or_default())
+    }
+
+    /// Which build the files are: as recorded, else what the wheel's own
+    /// metadata says (`nvidia-cudnn-jit-cu12`), else the archive's name
+    /// (`cudnn_jit-…`), else its libraries (a cuDNN 9 set with the
+    /// runtime-compiled engines and without the precompiled ones is JIT).
+    pub fn build_flavour(&self) -> Flavour {
+        if let Some(f) = self.flavour {
+            return f;
+        }
+        if let Some(p) = self
+            .source
+            .dist
+            .as_ref()
+            .and_then(|d| d.name.parse::<Package>().ok())
+        {
+            return p.flavour;
+        }
+        if self.source.name.starts_with("cudnn_jit-") {
+            return Flavour::Jit;
+        }
+        flavour_of_files(self.files.iter().map(|f| f.path.as_str()))
     }
 
     /// The canonical id as text, `8.9.7.29_cuda12`, for messages and commands.
@@ -403,6 +435,30 @@ impl Receipt {
     }
 }
 
+/// The flavour a set of files shows (see [`Receipt::build_flavour`]): JIT
+/// when a cuDNN 9+ main library comes with the runtime-compiled engines and
+/// without the precompiled ones.
+pub fn flavour_of_files<'a>(paths: impl Iterator<Item = &'a str>) -> Flavour {
+    let (mut rc, mut pre, mut nine) = (false, false, false);
+    for p in paths {
+        let name = p.rsplit(['/', '\\']).next().unwrap_or(p);
+        let Some(n) = crate::names::classify(name) else {
+            continue;
+        };
+        if n.kind != crate::names::FileKind::Shared || n.major.is_none_or(|m| m < 9) {
+            continue;
+        }
+        nine |= n.is_main();
+        rc |= n.stem == "cudnn_engines_runtime_compiled";
+        pre |= n.stem == "cudnn_engines_precompiled";
+    }
+    if nine && rc && !pre {
+        Flavour::Jit
+    } else {
+        Flavour::Full
+    }
+}
+
 /// A receipt that does not parse.
 pub(super) fn receipt_error(path: &Path, message: &str) -> Error {
     Error::new(
@@ -423,9 +479,11 @@ fn fsops_parent(path: &Path) -> &Path {
 }
 
 /// The release id a store folder's name gives (`…/cuda-12/9.12.0.46` →
-/// `9.12.0.46_cuda12`), `None` for a folder not named like one.
+/// `9.12.0.46_cuda12`, `…/9.12.0.46+jit` → `9.12.0.46_cuda12+jit`), `None`
+/// for a folder not named like one.
 pub(super) fn id_of_dir(dir: &Path) -> Option<crate::version::ReleaseId> {
-    let version = dir.file_name()?.to_str()?;
+    let (version, flavour) = ReleaseId::parse_dir_name(dir.file_name()?.to_str()?)?;
     let cuda = dir.parent()?.file_name()?.to_str()?.strip_prefix("cuda-")?;
-    format!("{version}_cuda{cuda}").parse().ok()
+    let id: ReleaseId = format!("{version}_cuda{cuda}").parse().ok()?;
+    Some(id.with_flavour(flavour))
 }

@@ -10,7 +10,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use super::{CudaVariant, ReleaseId, Version, python_name};
+use super::{CudaVariant, Flavour, ReleaseId, Version, python_name};
 use crate::error::{Error, Kind, Result};
 
 /// NVIDIA's cuDNN packages on PyPI (<https://pypi.org/project/nvidia-cudnn-cu12/>,
@@ -49,6 +49,14 @@ impl CudnnPackage {
             CudnnPackage::Cu13 => "nvidia-cudnn-cu13",
             CudnnPackage::JitCu12 => "nvidia-cudnn-jit-cu12",
             CudnnPackage::JitCu13 => "nvidia-cudnn-jit-cu13",
+        }
+    }
+
+    /// The build its wheels carry: the `-jit-` packages the JIT build.
+    pub fn flavour(self) -> Flavour {
+        match self {
+            CudnnPackage::JitCu12 | CudnnPackage::JitCu13 => Flavour::Jit,
+            CudnnPackage::Cu11 | CudnnPackage::Cu12 | CudnnPackage::Cu13 => Flavour::Full,
         }
     }
 
@@ -104,9 +112,12 @@ impl PipRequirement {
         &self.version
     }
 
-    /// The release it names: its version for its package's CUDA.
+    /// The release it names: its version for its package's CUDA, of its
+    /// package's build (`nvidia-cudnn-jit-cu12==9.27.0.42` is
+    /// `9.27.0.42_cuda12+jit`).
     pub fn release(&self) -> ReleaseId {
         ReleaseId::new(self.version.clone(), self.package.cuda())
+            .with_flavour(self.package.flavour())
     }
 }
 
@@ -169,7 +180,8 @@ mod tests {
         assert_eq!(r.release().to_string(), "9.10.2.21_cuda12");
         let r: PipRequirement = " Nvidia_CUDNN.jit-cu13 == 9.27.0.42 ".parse().unwrap();
         assert_eq!(r.to_string(), "nvidia-cudnn-jit-cu13==9.27.0.42");
-        assert_eq!(r.release().to_string(), "9.27.0.42_cuda13");
+        // The JIT package's release is the JIT build (issue 26's flavours).
+        assert_eq!(r.release().to_string(), "9.27.0.42_cuda13+jit");
         let r: PipRequirement = "nvidia-cudnn-cu11==8.6.0.163".parse().unwrap();
         assert_eq!(r.release().to_string(), "8.6.0.163_cuda11");
         for p in CudnnPackage::ALL {

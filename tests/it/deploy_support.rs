@@ -151,6 +151,7 @@ pub fn put_release(
         version: v,
         cuda: c,
         platform,
+        flavour: None,
         installed_at: "2026-11-29T00:00:00Z".into(),
         source: Source {
             kind: cudnnm::shape::Shape::Folder,

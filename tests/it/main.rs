@@ -17,6 +17,7 @@ mod pin_support;
 
 mod backups;
 mod catalog;
+mod catalog_today;
 mod cli;
 mod doctor;
 mod doctor_classes;

@@ -62,6 +62,7 @@ fn world(mode: Mode) -> World {
         version: "9.27.0.42".parse().unwrap(),
         cuda: "12".parse().unwrap(),
         platform: "linux-x86_64".parse().unwrap(),
+        flavour: None,
         header_version: "9.27.0".parse().unwrap(),
         installed_at: "2026-11-29T21:00:00Z".into(),
         source: Source {

@@ -142,6 +142,19 @@ impl Client {
         from: u64,
         name: &str,
     ) -> std::result::Result<Reply, Failure> {
+        self.get_accepting(url, trust, from, name, None)
+    }
+
+    /// [`Client::get`] asking for the media type `accept` (`Accept:`), as a
+    /// PEP 691 package index needs to answer JSON.
+    pub(super) fn get_accepting(
+        &self,
+        url: &str,
+        trust: Trust,
+        from: u64,
+        name: &str,
+        accept: Option<&str>,
+    ) -> std::result::Result<Reply, Failure> {
         check_scheme(url, trust).map_err(Failure::Fatal)?;
         let mut at = url::Url::parse(url).map_err(|e| {
             Failure::Fatal(
@@ -154,6 +167,9 @@ impl Client {
             let mut rb = self.http.get(at.as_str());
             if from > 0 {
                 rb = rb.header(header::RANGE, format!("bytes={from}-"));
+            }
+            if let Some(a) = accept {
+                rb = rb.header(header::ACCEPT, a);
             }
             let resp = rb.send().map_err(|e| classify(e, url, name))?;
             let status = resp.status();
@@ -256,6 +272,33 @@ pub fn fetch_bytes_up_to(
     max: u64,
     what: &str,
 ) -> Result<Vec<u8>> {
+    fetch_small(env, url, trust, max, what, None)
+}
+
+/// [`fetch_bytes`] asking for the media type `accept` (`Accept:`), as a
+/// PEP 691 package index needs to answer JSON.
+///
+/// # Errors
+/// As [`fetch_bytes`].
+pub fn fetch_bytes_accepting(env: &Env, url: &str, trust: Trust, accept: &str) -> Result<Vec<u8>> {
+    fetch_small(
+        env,
+        url,
+        trust,
+        MAX_INDEX_BYTES,
+        "an index file",
+        Some(accept),
+    )
+}
+
+fn fetch_small(
+    env: &Env,
+    url: &str,
+    trust: Trust,
+    max: u64,
+    what: &str,
+    accept: Option<&str>,
+) -> Result<Vec<u8>> {
     check_scheme(url, trust)?;
     if is_file_url(url) {
         let path = file_url_path(url)?;
@@ -264,7 +307,7 @@ pub fn fetch_bytes_up_to(
     let client = client(env)?;
     let mut failures = 0u32;
     loop {
-        match get_small(&client, url, trust, max, what) {
+        match get_small(&client, url, trust, max, what, accept) {
             Ok(bytes) => return Ok(bytes),
             Err(Failure::Transient(_)) if failures < RETRIES => {
                 failures += 1;
@@ -293,9 +336,10 @@ fn get_small(
     trust: Trust,
     max: u64,
     what: &str,
+    accept: Option<&str>,
 ) -> std::result::Result<Vec<u8>, Failure> {
     let name = url.trim_end_matches('/').rsplit('/').next().unwrap_or(url);
-    let resp = client.get(url, trust, 0, name)?;
+    let resp = client.get_accepting(url, trust, 0, name, accept)?;
     let s = resp.status;
     if s == StatusCode::TOO_MANY_REQUESTS || s.is_server_error() {
         return Err(Failure::Transient(Error::new(

@@ -17,6 +17,7 @@ fn receipt(version: &str, cuda: &str, platform: Platform, files: Vec<FileRecord>
         version: v,
         cuda: cuda.parse::<CudaVariant>().unwrap(),
         platform,
+        flavour: None,
         installed_at: "2026-01-01T00:00:00Z".into(),
         source: Source {
             kind: Shape::Folder,

@@ -34,7 +34,8 @@ pub fn releases(
     let modules = releases
         .iter()
         .map(|r| ModuleRelease {
-            id: r.release_id(),
+            // The build its files are, whatever folder holds it.
+            id: r.release_id().with_flavour(r.flavour()),
             dir: r.dir.clone(),
             windows: r.platform().is_windows(),
             source: r.receipt.source.name.clone(),
@@ -100,7 +101,7 @@ pub fn modules(session: &Session<'_>, req: &ModulesRequest) -> Result<ModulesExp
         .default
         .and_then(|d| d.parse::<crate::version::Spec>().ok())
         .and_then(|spec| crate::pin::select(&spec, &releases))
-        .map(|r| format!("{}-cuda{}", r.version(), r.cuda()));
+        .map(|r| modulefile::module_version_of(&r.release_id().with_flavour(r.flavour())));
     let dir = session.env.cwd().join(&req.dir);
     let folder = dir.join(modulefile::FAMILY);
     let steps = modulefile::plan(

@@ -158,7 +158,9 @@ fn decide(
 }
 
 /// Reports each advisory covering release `version` for `cuda` that is
-/// being installed or deployed ([`Event::AdvisoryCovers`]).
+/// being installed or deployed ([`Event::AdvisoryCovers`]). A yank is said
+/// by the catalog's pick instead (its reason, from the catalog), so only
+/// the embedded advisories are read here.
 pub fn report_advisories(session: &Session<'_>, version: &Version, cuda: &CudaVariant) {
     let all = advisory::embedded();
     let id = ReleaseId::new(version.clone(), *cuda);

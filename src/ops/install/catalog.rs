@@ -12,7 +12,7 @@ use crate::ops::gpu::GpuGate;
 use crate::ops::{Event, Session};
 use crate::store::{Provenance, Release, Store};
 use crate::toolkit::Toolkit;
-use crate::version::{CudnnPackage, ReleaseId, Spec};
+use crate::version::{CudnnPackage, Spec};
 
 /// Installs the catalog's pick for `spec`; a release already installed is
 /// a no-op (unless `--force`).
@@ -40,10 +40,22 @@ pub(super) fn install_catalog(
             .toolkits;
     // Archives and PyPI wheels alike: most cuDNN 9 releases are wheels only.
     let cat = Catalog::load(session.home)?;
-    let pick = resolve::pick(&cat, &fetch, &toolkits, gate.oldest().map(|g| &g.compute))?;
+    let host = session.env.platform();
+    let pick = resolve::pick_on(
+        &cat,
+        &fetch,
+        &toolkits,
+        gate.oldest().map(|g| &g.compute),
+        host,
+    )?;
+    // A yanked release is picked only when named exactly: say so, and why.
+    if let Some(w) = pick.yanked_warning() {
+        session.report.event(&Event::Warning(&w));
+    }
     let (version, cuda) = pick.release();
     if !req.force
-        && let Some(r) = Store::new(session.home).get_id(&ReleaseId::new(version.clone(), *cuda))?
+        && let Some(r) =
+            Store::new(session.home).get_build(version, cuda, pick.release_id().flavour)?
     {
         let why = AlreadyWhy::CatalogPick {
             spec: fetch.spec.clone(),
@@ -135,7 +147,7 @@ fn note_passed_over(
     gate: &GpuGate,
 ) {
     if let Some(g) = gate.oldest()
-        && let Ok(best) = resolve::pick(cat, fetch, toolkits, None)
+        && let Ok(best) = resolve::pick_on(cat, fetch, toolkits, None, session.env.platform())
         && best.release() != (&w.version, &w.cuda)
     {
         let note =
