@@ -41,6 +41,9 @@ pub enum Outcome {
         release: Option<String>,
         /// That release's stable link.
         link: Option<PathBuf>,
+        /// For a user home with no default: the system home's, which
+        /// applies instead.
+        system_default: Option<String>,
     },
     /// A new default was set.
     Set {
@@ -85,6 +88,7 @@ impl Outcome {
                 default,
                 release,
                 link,
+                ..
             } => Report {
                 default: default.clone(),
                 release: release.clone(),
@@ -125,7 +129,15 @@ pub fn show(session: &Session<'_>) -> Result<Outcome> {
         .as_deref()
         .and_then(|d| d.parse::<Spec>().ok())
         .and_then(|s| Store::new(session.home).newest_matching(&s).ok().flatten());
+    let system_default = match (&default, session.home.system_root()) {
+        (None, Some(system)) => crate::home::Home::system(system)
+            .config()
+            .ok()
+            .and_then(|c| c.default),
+        _ => None,
+    };
     Ok(Outcome::Shown {
+        system_default,
         link: release
             .as_ref()
             .map(|r| session.home.current_dir().join(r.cuda().dir_name())),
@@ -151,7 +163,7 @@ pub fn set(session: &Session<'_>, spec: &Spec) -> Result<Outcome> {
             },
         )
     })?;
-    let _lock = session.lock()?;
+    let lock = session.lock()?;
     let mut config = session.home.config()?;
     let before = config.default.clone();
     let link = session.home.current_dir().join(release.cuda().dir_name());
@@ -171,6 +183,8 @@ pub fn set(session: &Session<'_>, spec: &Spec) -> Result<Outcome> {
     };
     config.default = Some(release.id());
     session.home.save_config(&config)?;
+    drop(lock);
+    super::export::refresh(session);
     Ok(Outcome::Set {
         before,
         release: release.id(),
@@ -187,7 +201,7 @@ pub fn set(session: &Session<'_>, spec: &Spec) -> Result<Outcome> {
 /// # Errors
 /// `config.toml` cannot be written, or the link cannot be removed.
 pub fn unset(session: &Session<'_>) -> Result<Outcome> {
-    let _lock = session.lock()?;
+    let lock = session.lock()?;
     let mut config = session.home.config()?;
     let Some(before) = config.default.take() else {
         return Ok(Outcome::Unset {
@@ -210,6 +224,8 @@ pub fn unset(session: &Session<'_>) -> Result<Outcome> {
         }
         fsops::remove_file(&record)?;
     }
+    drop(lock);
+    super::export::refresh(session);
     Ok(Outcome::Unset {
         before: Some(before),
         removed_link,

@@ -72,6 +72,13 @@ pub struct Listing {
     pub user_catalog: Option<PathBuf>,
 }
 
+impl Listing {
+    /// Keeps only the rows `spec` matches (`list --remote 9.12`).
+    pub fn retain_matching(&mut self, spec: &crate::version::Spec) {
+        self.rows.retain(|r| spec.matches(&r.version, &r.cuda));
+    }
+}
+
 /// The platforms `--platform` names: one, `all`, or (none given) this
 /// machine's, else all.
 ///

@@ -1895,3 +1895,59 @@ fn a_linux_wheels_links_are_recorded_as_what_was_made_and_verify() {
         .ok()
         .stdout_has(&["Everything matches its record."]);
 }
+
+/// The first release a home holds becomes its default (as fnm, nvm and
+/// rustup do), and the install says so; a second install leaves it.
+#[cfg(unix)]
+#[test]
+fn the_first_install_becomes_the_default_and_says_so() {
+    let sb = Sandbox::new();
+    let dir = sb.root().join("archives");
+    fs::create_dir_all(&dir).unwrap();
+    let first = fixtures::redist_linux("9.12.0.46", "12").write(&dir);
+    let second = fixtures::redist_linux("9.13.0.50", "12").write(&dir);
+    install(&sb, &first, &[]).ok().stderr_has(&[
+        "installed cuDNN 9.12.0.46",
+        "cuDNN 9.12.0.46_cuda12 is now the default, the first release installed here (`cudnnm default SPEC` changes it)",
+    ]);
+    let config = fs::read_to_string(sb.home().join("config.toml")).unwrap();
+    assert!(config.contains("default = \"9.12.0.46_cuda12\""), "{config}");
+    // What applies with no pin is that release's library.
+    let lib = release_dir(&sb, "12", "9.12.0.46").join("lib/libcudnn.so.9");
+    assert_eq!(
+        sb.run(["which"]).ok().stdout().trim_end(),
+        lib.display().to_string()
+    );
+    let r = install(&sb, &second, &["--json"]).ok();
+    assert_eq!(r.json()["release"]["default"], false, "{}", r.describe());
+    assert!(!r.stderr().contains("is now the default"), "{}", r.describe());
+    let listed = list(&sb);
+    let default: Vec<&str> = listed
+        .iter()
+        .filter(|v| v["default"] == true)
+        .map(|v| v["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(default, ["9.12.0.46_cuda12"]);
+}
+
+/// A folder of wheels is no release: the refusal names them and how one
+/// installs, before anything is read or written.
+#[test]
+fn a_folder_of_wheels_is_named_with_its_wheels() {
+    let sb = Sandbox::new();
+    let dir = sb.root().join("wheels");
+    fs::create_dir_all(&dir).unwrap();
+    for w in [
+        "nvidia_cudnn_cu12-9.12.0.46-py3-none-manylinux_2_27_x86_64.whl",
+        "nvidia_cudnn_cu12-9.1.0.70-py3-none-manylinux2014_x86_64.whl",
+    ] {
+        fs::write(dir.join(w), b"not read").unwrap();
+    }
+    let r = install(&sb, &dir, &[]).code_is(2);
+    r.stderr_has(&[
+        &format!("'{}' holds 2 wheels, not one cuDNN release", dir.display()),
+        "wheels: nvidia_cudnn_cu12-9.1.0.70-py3-none-manylinux2014_x86_64.whl, nvidia_cudnn_cu12-9.12.0.46-py3-none-manylinux_2_27_x86_64.whl",
+        "install one wheel at a time",
+    ]);
+    assert!(!sb.home().join("store").exists(), "{}", r.describe());
+}

@@ -21,6 +21,7 @@ use crate::catalog::offer::{Advice, advise, not_installed_hint};
 use crate::error::{Error, Kind, Result};
 use crate::export_tree;
 use crate::fsops;
+use crate::progress::Progress;
 use crate::home::Home;
 use crate::ops::offers::machine_offers;
 use crate::ops::{Event, Session};
@@ -97,7 +98,13 @@ pub fn export(session: &Session<'_>, req: &DirRequest) -> Result<DirExported> {
         .tempdir_in(parent)
     {
         Ok(tmp) => {
-            let name = write_export(tmp.path(), &release, &env, windows)?;
+            let name = write_export(
+                tmp.path(),
+                &release,
+                &env,
+                windows,
+                session.report.progress(),
+            )?;
             fsops::make_tree_shared(tmp.path())?;
             if empty_dir {
                 fsops::remove_dir_if_empty(&dest);
@@ -108,7 +115,7 @@ pub fn export(session: &Session<'_>, req: &DirRequest) -> Result<DirExported> {
         }
         // An empty DEST of the user's in a folder they may not write: filled in place.
         Err(e) if empty_dir && e.kind() == std::io::ErrorKind::PermissionDenied => {
-            fill_in_place(&dest, &release, &env, windows)?
+            fill_in_place(&dest, &release, &env, windows, session.report.progress())?
         }
         Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
             return Err(parent_not_writable(&dest, parent, earlier.is_some(), e));
@@ -192,14 +199,24 @@ fn parent_not_writable(dest: &Path, parent: &Path, earlier: bool, e: std::io::Er
 const OLD_TAG: &str = "cudnnm-export-old";
 
 /// Writes the release's files, its receipt, the env file and the marker
-/// into the folder `to` (new or empty); returns the env file's name.
+/// into the folder `to` (new or empty), reporting the bytes copied to
+/// `progress`; returns the env file's name.
 fn write_export(
     to: &Path,
     release: &Release,
     env: &[export_tree::EnvVar],
     windows: bool,
+    progress: &dyn Progress,
 ) -> Result<&'static str> {
     let mut written: Vec<FileRecord> = Vec::new();
+    let total = release
+        .receipt
+        .files
+        .iter()
+        .filter(|f| f.entry.link_target().is_none())
+        .map(|f| f.entry.size())
+        .sum();
+    progress.start(&format!("exporting cuDNN {}", release.id()), Some(total));
     for f in &release.receipt.files {
         let dst = to.join(&f.path);
         fsops::create_dir_all(fsops::parent_of(&dst))?;
@@ -209,11 +226,14 @@ fn write_export(
                 written.push(FileRecord::link(&f.path, target));
             }
             None => {
-                let (size, sha) = fsops::copy_file_hashed(&release.dir.join(&f.path), &dst)?;
+                let copied = fsops::copy_file_hashed(&release.dir.join(&f.path), &dst);
+                let (size, sha) = copied.inspect_err(|_| progress.finish())?;
+                progress.advance(size);
                 written.push(FileRecord::file(&f.path, size, sha));
             }
         }
     }
+    progress.finish();
     let (size, sha) = fsops::copy_file_hashed(
         &release.dir.join(crate::store::RECEIPT_FILE),
         &to.join(crate::store::RECEIPT_FILE),
@@ -271,8 +291,9 @@ fn fill_in_place(
     release: &Release,
     env: &[export_tree::EnvVar],
     windows: bool,
+    progress: &dyn Progress,
 ) -> Result<&'static str> {
-    let done = write_export(dest, release, env, windows)
+    let done = write_export(dest, release, env, windows, progress)
         .and_then(|name| fsops::make_tree_shared(dest).map(|()| name));
     if done.is_err() {
         let _ = fsops::set_readonly(dest, false);
