@@ -774,7 +774,12 @@ mod tests {
             "{e:?}"
         );
         let e = select(&cat, &req("8.9.7.29", Some("10.2"), L), &[]).unwrap_err();
-        assert!(e.message().contains("for CUDA 10.2"), "{e}");
+        assert_eq!(
+            e.message(),
+            "there is no CUDA 10.2 build of cuDNN 8.9.7.29",
+            "{e}"
+        );
+        assert_eq!(e.causes(), ["cuDNN 8.9.7.29 exists for CUDA 11, 12"]);
         let e = select(&cat, &req("8.9.7.29_cuda12", Some("11"), L), &[]).unwrap_err();
         assert_eq!(e.kind(), Kind::Usage);
     }

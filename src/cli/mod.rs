@@ -130,7 +130,7 @@ enum Command {
     Manifest(manifest::Args),
     /// Print shell completions
     Completions(completions::Args),
-    /// Write releases out for other tools: Lmod or Tcl modulefiles, Spack, a plain folder (dir)
+    /// Write releases out: Lmod or Tcl modulefiles, Spack, a plain folder (dir)
     #[command(subcommand)]
     Export(Export),
     /// Manage cudnnm itself (`self update`)

@@ -673,9 +673,9 @@ fn a_cuda_with_no_build_and_a_version_filter_say_what_there_is() {
     );
     assert!(ids.contains(&"9.12.0.46_cuda12"), "{ids:?}");
     lab.sb
-        .run(["ls-remote", "7.0.1"])
+        .run(["ls-remote", "9.99"])
         .code_is(3)
-        .stderr_has(&["the catalog has no release matching 7.0.1"]);
+        .stderr_has(&["the catalog has no release matching 9.99"]);
 }
 
 #[test]

@@ -1944,7 +1944,7 @@ fn a_folder_of_wheels_is_named_with_its_wheels() {
         fs::write(dir.join(w), b"not read").unwrap();
     }
     let r = install(&sb, &dir, &[]).code_is(2);
-    r.stderr_has(&[
+    let r = r.stderr_has(&[
         &format!("'{}' holds 2 wheels, not one cuDNN release", dir.display()),
         "wheels: nvidia_cudnn_cu12-9.1.0.70-py3-none-manylinux2014_x86_64.whl, nvidia_cudnn_cu12-9.12.0.46-py3-none-manylinux_2_27_x86_64.whl",
         "install one wheel at a time",
