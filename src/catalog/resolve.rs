@@ -290,12 +290,11 @@ fn not_found(
     }
     // The release exists, but not for the CUDA asked for: say for which.
     if let Some(w) = &req.cuda {
-        let mut for_cuda: Vec<CudaVariant> =
-            offer::offers_from(cat, platform, Platform::host())
-                .into_iter()
-                .filter(|o| spec.matches(&o.version, &o.cuda))
-                .map(|o| o.cuda)
-                .collect();
+        let mut for_cuda: Vec<CudaVariant> = offer::offers_from(cat, platform, Platform::host())
+            .into_iter()
+            .filter(|o| spec.matches(&o.version, &o.cuda))
+            .map(|o| o.cuda)
+            .collect();
         for_cuda.sort();
         for_cuda.dedup();
         if let Some(newest) = for_cuda.last() {
@@ -304,7 +303,10 @@ fn not_found(
                 Kind::NotFound,
                 format!("there is no CUDA {w} build of cuDNN {spec}"),
             )
-            .cause(format!("cuDNN {spec} exists for CUDA {}", listed.join(", ")))
+            .cause(format!(
+                "cuDNN {spec} exists for CUDA {}",
+                listed.join(", ")
+            ))
             .hint(format!(
                 "choose one of those with --cuda, e.g. `{}`",
                 crate::command::CommandLine::install(spec.to_string())

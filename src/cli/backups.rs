@@ -286,7 +286,9 @@ mod tests {
             files: users,
             size: 2048,
             first: true,
-            users_files: (0..users).map(|i| format!("lib64/libmine_{i}.so")).collect(),
+            users_files: (0..users)
+                .map(|i| format!("lib64/libmine_{i}.so"))
+                .collect(),
             users_bytes: 2048,
             dir: PathBuf::from("/h/backups/3"),
         }

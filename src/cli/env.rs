@@ -87,7 +87,10 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
 /// `CUDNNM_ACTIVE` names (`cudnnm: cuDNN 9.12.0.46_cuda12 → 9.1.0.70_cuda12
 /// (from '/p/.cudnn-version' line 1)`); `None` when nothing changes.
 fn changed(ctx: &Ctx, resolved: Option<&Resolved>, a: &Activation) -> Option<String> {
-    let before = ctx.env.var(crate::env::CUDNNM_ACTIVE).filter(|v| !v.is_empty());
+    let before = ctx
+        .env
+        .var(crate::env::CUDNNM_ACTIVE)
+        .filter(|v| !v.is_empty());
     let after = a.release.as_ref().map(ToString::to_string);
     if before == after {
         return None;

@@ -35,8 +35,14 @@ fn line_width() -> usize {
 fn template(width: usize, total_known: bool) -> String {
     if width < 60 {
         // A narrow terminal: the label and the count (` 1023.99 MiB`, 12).
-        let count = if total_known { "{bytes}/{total_bytes}" } else { "{bytes}" };
-        let msg = width.saturating_sub(if total_known { 24 } else { 12 }).max(8);
+        let count = if total_known {
+            "{bytes}/{total_bytes}"
+        } else {
+            "{bytes}"
+        };
+        let msg = width
+            .saturating_sub(if total_known { 24 } else { 12 })
+            .max(8);
         return format!("{{msg:{msg}!}} {count}");
     }
     if total_known {

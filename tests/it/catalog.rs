@@ -667,10 +667,7 @@ fn a_cuda_with_no_build_and_a_version_filter_say_what_there_is() {
         .map(|r| r["id"].as_str().unwrap())
         .collect();
     assert!(!ids.is_empty());
-    assert!(
-        ids.iter().all(|id| id.starts_with("9.12.")),
-        "{ids:?}"
-    );
+    assert!(ids.iter().all(|id| id.starts_with("9.12.")), "{ids:?}");
     assert!(ids.contains(&"9.12.0.46_cuda12"), "{ids:?}");
     lab.sb
         .run(["ls-remote", "9.99"])

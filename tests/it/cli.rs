@@ -142,7 +142,9 @@ fn help_shows_examples_for_each_command_and_the_exit_codes() {
     // Every export, `dir` with the rest.
     assert!(
         main.lines().any(|l| l.trim_start().starts_with("export")
-            && l.contains("Write releases out: Lmod or Tcl modulefiles, Spack, a plain folder (dir)")),
+            && l.contains(
+                "Write releases out: Lmod or Tcl modulefiles, Spack, a plain folder (dir)"
+            )),
         "{main}"
     );
     for line in [

@@ -1272,13 +1272,14 @@ fn uninstall_removes_one_release() {
     sb.run(["uninstall", "7"])
         .code_is(3)
         .stderr_has(&["not installed"]);
-    sb.run(["uninstall", "8.1.0.77"])
+    // 8.1.0.77, the first installed, is the default: the other one goes.
+    sb.run(["uninstall", "8.1.1.33"])
         .ok()
-        .stderr_has(&["removed cuDNN 8.1.0.77_cuda11.2"]);
-    assert!(!release_dir(&sb, "11.2", "8.1.0.77").exists());
+        .stderr_has(&["removed cuDNN 8.1.1.33_cuda11.2"]);
+    assert!(!release_dir(&sb, "11.2", "8.1.1.33").exists());
     let l = list(&sb);
     assert_eq!(l.len(), 1);
-    assert_eq!(l[0]["version"], "8.1.1.33");
+    assert_eq!(l[0]["version"], "8.1.0.77");
 }
 
 #[test]
@@ -1911,7 +1912,10 @@ fn the_first_install_becomes_the_default_and_says_so() {
         "cuDNN 9.12.0.46_cuda12 is now the default, the first release installed here (`cudnnm default SPEC` changes it)",
     ]);
     let config = fs::read_to_string(sb.home().join("config.toml")).unwrap();
-    assert!(config.contains("default = \"9.12.0.46_cuda12\""), "{config}");
+    assert!(
+        config.contains("default = \"9.12.0.46_cuda12\""),
+        "{config}"
+    );
     // What applies with no pin is that release's library.
     let lib = release_dir(&sb, "12", "9.12.0.46").join("lib/libcudnn.so.9");
     assert_eq!(
@@ -1920,7 +1924,11 @@ fn the_first_install_becomes_the_default_and_says_so() {
     );
     let r = install(&sb, &second, &["--json"]).ok();
     assert_eq!(r.json()["release"]["default"], false, "{}", r.describe());
-    assert!(!r.stderr().contains("is now the default"), "{}", r.describe());
+    assert!(
+        !r.stderr().contains("is now the default"),
+        "{}",
+        r.describe()
+    );
     let listed = list(&sb);
     let default: Vec<&str> = listed
         .iter()

@@ -194,12 +194,14 @@ fn export_is_idempotent_and_removes_only_its_own_stale_files() {
     assert_eq!(again["written"].as_array().unwrap().len(), 0, "{again}");
     assert_eq!(again["unchanged"].as_array().unwrap().len(), 2, "{again}");
 
-    sb.run(["uninstall", "--system", "9.1.0.70"]).ok();
+    // The uninstall refreshed the remembered folder: its modulefile is
+    // gone already, and a later export has nothing to remove.
+    sb.run(["uninstall", "--system", "9.1.0.70"])
+        .ok()
+        .stderr_has(&["refreshed the cuDNN modulefiles in"]);
+    assert!(!cudnn.join("9.1.0.70-cuda12.lua").exists());
     let later = export(&[]);
-    assert_eq!(
-        later["removed"],
-        serde_json::json!([cudnn.join("9.1.0.70-cuda12.lua").display().to_string()])
-    );
+    assert_eq!(later["removed"], serde_json::json!([]));
     let mut left: Vec<String> = std::fs::read_dir(&cudnn)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
@@ -257,6 +259,8 @@ fn an_exported_folder_loads_on_its_own() {
         std::fs::read_link(dest.join("lib/libcudnn.so")).unwrap(),
         Path::new("libcudnn.so.9")
     );
+    // The first install became the default; unset it, then the release goes.
+    sb.run(["default", "none"]).ok();
     sb.run(["uninstall", "9.27.0.42"]).ok();
     assert!(!sb.home().join("store/cuda-12/9.27.0.42").exists());
 
@@ -398,7 +402,10 @@ fn modules_follow_the_system_store_after_uninstall() {
         dir.as_os_str(),
     ])
     .ok()
-    .stderr_has(&["2 cuDNN modulefiles in", "refreshed whenever that store changes"]);
+    .stderr_has(&[
+        "2 cuDNN modulefiles in",
+        "refreshed whenever that store changes",
+    ]);
     let old = dir.join("cudnn/9.12.0.46-cuda12.lua");
     assert!(old.is_file());
     let avail = || {

@@ -90,13 +90,20 @@ fn export_dir_draws_a_bar_no_wider_than_80_columns() {
     let dest = sb.root().join("exported");
     let d = dest.display().to_string();
     let piped = sb.run(["export", "dir", &d, "9.12"]).ok();
-    assert!(!piped.stderr().contains("exporting cuDNN"), "{}", piped.describe());
+    assert!(
+        !piped.stderr().contains("exporting cuDNN"),
+        "{}",
+        piped.describe()
+    );
     std::fs::remove_dir_all(&dest).unwrap();
     let Some((shown, code)) = on_terminal_cols(&sb, &["export", "dir", &d, "9.12"], 200) else {
         return;
     };
     assert_eq!(code, 0, "{shown}");
-    assert!(shown.contains("exporting cuDNN 9.12.0.46_cuda12"), "{shown:?}");
+    assert!(
+        shown.contains("exporting cuDNN 9.12.0.46_cuda12"),
+        "{shown:?}"
+    );
     // Every drawn line (between carriage returns and escapes) fits 80 columns.
     let widest = shown
         .split(['\r', '\n', '\u{1b}'])

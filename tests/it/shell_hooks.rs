@@ -140,10 +140,7 @@ impl World {
             calls.push(w.clone());
         }
         calls.push(w.join("plain"));
-        calls
-        .iter()
-        .map(|p| s(p))
-        .collect()
+        calls.iter().map(|p| s(p)).collect()
     }
 }
 
@@ -254,7 +251,11 @@ fn bash_hook_follows_a_new_pin_at_once_and_says_so() {
         "{stderr}"
     );
     let dir = s(&w.sb.work().join("proj a"));
-    assert_eq!(w.calls(), [dir.clone(), dir], "once for cd, once for the new pin");
+    assert_eq!(
+        w.calls(),
+        [dir.clone(), dir],
+        "once for cd, once for the new pin"
+    );
 }
 
 #[test]

@@ -526,8 +526,8 @@ fn the_system_default_reaches_a_user_with_none_of_their_own() {
         which.stdout().trim_end(),
         rel.join("lib/libcudnn.so.9").display().to_string()
     );
-    let exec = deploy_support::run_as_nobody(&sb, &["exec", "--", "sh", "-c", "echo $CUDNN_PATH"])
-        .ok();
+    let exec =
+        deploy_support::run_as_nobody(&sb, &["exec", "--", "sh", "-c", "echo $CUDNN_PATH"]).ok();
     assert_eq!(exec.stdout().trim(), rel.display().to_string());
     deploy_support::run_as_nobody(&sb, &["env", "--shell", "bash"])
         .ok()

@@ -41,7 +41,11 @@ pub fn render(event: &Event<'_>, windows: bool, printed: &dyn Fn(CommandLine) ->
     use Event::*;
     match event {
         HomeLockWait { .. } | Warning(_) | Note(_) | ExportLeftBehind { .. } => general(event),
-        ModulesRefreshed { dir, written, removed } => Some((
+        ModulesRefreshed {
+            dir,
+            written,
+            removed,
+        } => Some((
             Level::Status,
             format!(
                 "refreshed the cuDNN modulefiles in '{}' ({written} written, {removed} removed)",

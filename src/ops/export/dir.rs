@@ -21,10 +21,10 @@ use crate::catalog::offer::{Advice, advise, not_installed_hint};
 use crate::error::{Error, Kind, Result};
 use crate::export_tree;
 use crate::fsops;
-use crate::progress::Progress;
 use crate::home::Home;
 use crate::ops::offers::machine_offers;
 use crate::ops::{Event, Session};
+use crate::progress::Progress;
 use crate::store::{FileRecord, Release, Store};
 use crate::version::Spec;
 
