@@ -356,6 +356,10 @@ pub struct Config {
     /// The default release spec (`cudnnm default SPEC`), used when no pin applies.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub default: Option<String>,
+    /// The default was set by the first install, not chosen with `cudnnm
+    /// default`: `uninstall` then clears it instead of refusing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub default_is_first_install: Option<bool>,
     /// Link mode for `use`: `auto`, `symlink`, `hardlink` or `copy`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mode: Option<String>,
@@ -371,7 +375,13 @@ pub struct Config {
 }
 
 /// The keys `config.toml` knows, for messages about the others.
-pub const CONFIG_KEYS: &[&str] = &["default", "mode", "mirror", "keep_backups"];
+pub const CONFIG_KEYS: &[&str] = &[
+    "default",
+    "default_is_first_install",
+    "mode",
+    "mirror",
+    "keep_backups",
+];
 
 impl Config {
     /// Backups to keep per toolkit: `keep_backups`, default 5.

@@ -152,6 +152,19 @@ pub fn show(session: &Session<'_>) -> Result<Outcome> {
 /// [`Kind::NotFound`] when none is installed (with what installs it); the
 /// link, its record or `config.toml` cannot be written.
 pub fn set(session: &Session<'_>, spec: &Spec) -> Result<Outcome> {
+    set_as(session, spec, false)
+}
+
+/// [`set`] for the first release a home holds (`install`): recorded as
+/// such, so that `uninstall` clears it rather than refusing.
+///
+/// # Errors
+/// As [`set`].
+pub fn set_first(session: &Session<'_>, spec: &Spec) -> Result<Outcome> {
+    set_as(session, spec, true)
+}
+
+fn set_as(session: &Session<'_>, spec: &Spec, first_install: bool) -> Result<Outcome> {
     let store = Store::new(session.home);
     let release = store.newest_matching(spec)?.ok_or_else(|| {
         Error::new(Kind::NotFound, format!("no installed cuDNN matches {spec}")).hint(
@@ -182,6 +195,7 @@ pub fn set(session: &Session<'_>, spec: &Spec) -> Result<Outcome> {
         }
     };
     config.default = Some(release.id());
+    config.default_is_first_install = first_install.then_some(true);
     session.home.save_config(&config)?;
     drop(lock);
     super::export::refresh(session);
@@ -203,6 +217,7 @@ pub fn set(session: &Session<'_>, spec: &Spec) -> Result<Outcome> {
 pub fn unset(session: &Session<'_>) -> Result<Outcome> {
     let lock = session.lock()?;
     let mut config = session.home.config()?;
+    config.default_is_first_install = None;
     let Some(before) = config.default.take() else {
         return Ok(Outcome::Unset {
             before: None,

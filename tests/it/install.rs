@@ -1272,14 +1272,13 @@ fn uninstall_removes_one_release() {
     sb.run(["uninstall", "7"])
         .code_is(3)
         .stderr_has(&["not installed"]);
-    // 8.1.0.77, the first installed, is the default: the other one goes.
-    sb.run(["uninstall", "8.1.1.33"])
+    sb.run(["uninstall", "8.1.0.77"])
         .ok()
-        .stderr_has(&["removed cuDNN 8.1.1.33_cuda11.2"]);
-    assert!(!release_dir(&sb, "11.2", "8.1.1.33").exists());
+        .stderr_has(&["removed cuDNN 8.1.0.77_cuda11.2"]);
+    assert!(!release_dir(&sb, "11.2", "8.1.0.77").exists());
     let l = list(&sb);
     assert_eq!(l.len(), 1);
-    assert_eq!(l[0]["version"], "8.1.0.77");
+    assert_eq!(l[0]["version"], "8.1.1.33");
 }
 
 #[test]
@@ -1936,6 +1935,17 @@ fn the_first_install_becomes_the_default_and_says_so() {
         .map(|v| v["id"].as_str().unwrap())
         .collect();
     assert_eq!(default, ["9.12.0.46_cuda12"]);
+    // A default the first install set is cleared with its release, not a
+    // refusal; one chosen with `default` still refuses.
+    sb.run(["uninstall", "9.12.0.46"]).ok().stderr_has(&[
+        "removed cuDNN 9.12.0.46_cuda12",
+        "cleared the default cuDNN (was 9.12.0.46_cuda12)",
+    ]);
+    assert!(!sb.home().join("current/cuda-12").exists());
+    sb.run(["default", "9.13"]).ok();
+    sb.run(["uninstall", "9.13.0.50"])
+        .code_is(8)
+        .stderr_has(&["make another release the default first"]);
 }
 
 /// A folder of wheels is no release: the refusal names them and how one

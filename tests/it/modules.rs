@@ -259,8 +259,6 @@ fn an_exported_folder_loads_on_its_own() {
         std::fs::read_link(dest.join("lib/libcudnn.so")).unwrap(),
         Path::new("libcudnn.so.9")
     );
-    // The first install became the default; unset it, then the release goes.
-    sb.run(["default", "none"]).ok();
     sb.run(["uninstall", "9.27.0.42"]).ok();
     assert!(!sb.home().join("store/cuda-12/9.27.0.42").exists());
 

@@ -58,15 +58,13 @@ fn use_copy_and_verify_draw_a_bar_on_a_terminal_and_nothing_into_a_pipe() {
         return;
     };
     assert_eq!(code, 0, "{shown}");
-    assert!(
-        shown.contains(&format!("copying cuDNN files into '{t}'")),
-        "{shown:?}"
-    );
+    // The label is cut to fit the line (80 columns at most).
+    assert!(shown.contains("copying cuDNN files into '"), "{shown:?}");
     assert!(shown.contains("cuDNN 9.12.0.46 → 9.1.0.70"), "{shown:?}");
     let (shown, code) = on_terminal(&sb, &["verify", "--no-load"]).unwrap();
     assert_eq!(code, 0, "{shown}");
     assert!(
-        shown.contains("re-hashing the store and the deployments"),
+        shown.contains("re-hashing the store and the "),
         "{shown:?}"
     );
     // Never with --json or -q, terminal or not.

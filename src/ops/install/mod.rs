@@ -233,7 +233,7 @@ fn first_default(session: &Session<'_>, done: &mut Installed) {
     let made = release
         .id
         .parse::<Spec>()
-        .and_then(|spec| super::default::set(session, &spec));
+        .and_then(|spec| super::default::set_first(session, &spec));
     match made {
         Ok(_) => release.default = true,
         Err(e) => session.report.event(&Event::Warning(&format!(
@@ -399,7 +399,20 @@ fn refuse_folder_of_wheels(path: &std::path::Path, windows: bool) -> Result<()> 
             if n == 1 { "" } else { "s" }
         ),
     )
-    .cause(format!("wheels: {}", wheels.join(", ")))
+    .cause(format!(
+        "wheels: {}{}",
+        wheels
+            .iter()
+            .take(10)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join(", "),
+        if n > 10 {
+            format!(" and {} more", n - 10)
+        } else {
+            String::new()
+        }
+    ))
     .hint(format!(
         "install one wheel at a time, e.g. `{}`",
         example.for_host(windows)
