@@ -375,13 +375,8 @@ pub struct Config {
 }
 
 /// The keys `config.toml` knows, for messages about the others.
-pub const CONFIG_KEYS: &[&str] = &[
-    "default",
-    "default_is_first_install",
-    "mode",
-    "mirror",
-    "keep_backups",
-];
+/// (`default_is_first_install` is cudnnm's own record, not a setting.)
+pub const CONFIG_KEYS: &[&str] = &["default", "mode", "mirror", "keep_backups"];
 
 impl Config {
     /// Backups to keep per toolkit: `keep_backups`, default 5.
