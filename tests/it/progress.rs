@@ -63,10 +63,7 @@ fn use_copy_and_verify_draw_a_bar_on_a_terminal_and_nothing_into_a_pipe() {
     assert!(shown.contains("cuDNN 9.12.0.46 → 9.1.0.70"), "{shown:?}");
     let (shown, code) = on_terminal(&sb, &["verify", "--no-load"]).unwrap();
     assert_eq!(code, 0, "{shown}");
-    assert!(
-        shown.contains("re-hashing the store and the "),
-        "{shown:?}"
-    );
+    assert!(shown.contains("re-hashing the store and the "), "{shown:?}");
     // Never with --json or -q, terminal or not.
     for quiet in [&["--json"][..], &["-q"][..]] {
         let mut args = vec!["use", "9.12", "--cuda-root", &t, "--mode", "copy"];
