@@ -111,10 +111,10 @@ fn engine_loads_switches_unloads_and_refuses_a_second(engine: &str) {
         r#"export LD_LIBRARY_PATH=/site/lib:/usr/local/lib CPATH=/site/include
 BEFORE_LD="$LD_LIBRARY_PATH" BEFORE_CPATH="$CPATH"
 module use '{dir}'
-module load cudnn/9.27.0.42-cuda12 && echo LOADED=$(python3 -c "{PROBE}")
+module load cudnn/9.27.0.42-cuda12-jit && echo LOADED=$(python3 -c "{PROBE}")
 echo CUDNN_PATH=$CUDNN_PATH
-module switch cudnn cudnn/9.12.0.46-cuda12 && echo SWITCHED=$(python3 -c "{PROBE}")
-LMOD_DISABLE_SAME_NAME_AUTOSWAP=yes module load cudnn/9.27.0.42-cuda12
+module switch cudnn cudnn/9.12.0.46-cuda12-jit && echo SWITCHED=$(python3 -c "{PROBE}")
+LMOD_DISABLE_SAME_NAME_AUTOSWAP=yes module load cudnn/9.27.0.42-cuda12-jit
 echo SECOND=$?
 echo STILL=$(python3 -c "{PROBE}")
 module unload cudnn
@@ -131,7 +131,7 @@ module load cudnn && echo DEFAULT=$(python3 -c "{PROBE}")
         get("CUDNN_PATH"),
         Some(
             sb.system()
-                .join("store/cuda-12/9.27.0.42")
+                .join("store/cuda-12/9.27.0.42+jit")
                 .to_str()
                 .unwrap()
         ),
@@ -301,7 +301,7 @@ fn an_exported_folder_loads_on_its_own() {
         "9.27".as_ref(),
     ])
     .ok()
-    .stderr_has(&["replacing the earlier export of 9.27.0.42_cuda12"]);
+    .stderr_has(&["replacing the earlier export of 9.27.0.42_cuda12+jit"]);
     assert_eq!(common::listing(&dest), before);
     // A file of the user's in it: refused, and every byte stays.
     std::fs::write(dest.join("lib/libmine.so"), b"mine").unwrap();
@@ -404,13 +404,13 @@ fn modules_follow_the_system_store_after_uninstall() {
         "2 cuDNN modulefiles in",
         "refreshed whenever that store changes",
     ]);
-    let old = dir.join("cudnn/9.12.0.46-cuda12.lua");
+    let old = dir.join("cudnn/9.12.0.46-cuda12-jit.lua");
     assert!(old.is_file());
     let avail = || {
         let (vars, text) = bash(
             &prelude,
             &format!(
-                "module use '{}'\necho AVAIL=$(module -t avail cudnn 2>&1 | grep -o 'cudnn/[0-9][^ (]*' | tr '\\n' ' ')\nmodule load cudnn/9.12.0.46-cuda12 2>/dev/null\necho LOAD=$?\n",
+                "module use '{}'\necho AVAIL=$(module -t avail cudnn 2>&1 | grep -o 'cudnn/[0-9][^ (]*' | tr '\\n' ' ')\nmodule load cudnn/9.12.0.46-cuda12-jit 2>/dev/null\necho LOAD=$?\n",
                 dir.display()
             ),
         );
@@ -419,15 +419,15 @@ fn modules_follow_the_system_store_after_uninstall() {
     let (listed, load, text) = avail();
     assert_eq!(
         listed.trim(),
-        "cudnn/9.12.0.46-cuda12 cudnn/9.27.0.42-cuda12",
+        "cudnn/9.12.0.46-cuda12-jit cudnn/9.27.0.42-cuda12-jit",
         "{text}"
     );
     assert_eq!(load, "0", "{text}");
 
-    sb.run(["uninstall", "--system", "9.12.0.46_cuda12"])
+    sb.run(["uninstall", "--system", "9.12.0.46_cuda12+jit"])
         .ok()
         .stderr_has(&[
-            "removed cuDNN 9.12.0.46_cuda12",
+            "removed cuDNN 9.12.0.46_cuda12+jit",
             &format!(
                 "refreshed the cuDNN modulefiles in '{}' (0 written, 1 removed)",
                 dir.display()
@@ -435,10 +435,10 @@ fn modules_follow_the_system_store_after_uninstall() {
         ]);
     assert!(!old.exists());
     let (listed, load, text) = avail();
-    assert_eq!(listed.trim(), "cudnn/9.27.0.42-cuda12", "{text}");
+    assert_eq!(listed.trim(), "cudnn/9.27.0.42-cuda12-jit", "{text}");
     assert_ne!(load, "0", "{text}");
     assert_eq!(
         std::fs::read_link(dir.join("cudnn/default")).unwrap(),
-        PathBuf::from("9.27.0.42-cuda12.lua")
+        PathBuf::from("9.27.0.42-cuda12-jit.lua")
     );
 }

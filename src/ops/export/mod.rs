@@ -5,7 +5,7 @@
 //! from its store (`exports.toml`) and [`refresh`] rewrites them whenever
 //! that store or its default changes, so no module outlives its release.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
@@ -14,7 +14,7 @@ use crate::command::CommandLine;
 use crate::error::{Error, Result};
 use crate::fsops;
 use crate::home::Home;
-use crate::modulefile::{self, CudaModule, Engine, Existing, ModuleRelease, Step};
+use crate::modulefile::{self, CudaModule, Engine, ModuleRelease};
 use crate::store::{Release, Store};
 
 pub mod dir;
@@ -38,7 +38,8 @@ pub fn releases(
     let modules = releases
         .iter()
         .map(|r| ModuleRelease {
-            id: r.release_id(),
+            // The build its files are, whatever folder holds it.
+            id: r.release_id().with_flavour(r.flavour()),
             dir: r.dir.clone(),
             windows: r.platform().is_windows(),
             source: r.receipt.source.name.clone(),
@@ -122,7 +123,8 @@ fn exports_file(home: &Home) -> PathBuf {
     home.root().join("exports.toml")
 }
 
-/// The exports `home` remembers; none when the file is missing or unreadable.
+/// The exports `home` remembers; none when the file is missing or
+/// unreadable. Read bounded, as every state file ([`fsops::load_toml`]).
 pub fn remembered(home: &Home) -> Vec<Remembered> {
     fsops::load_toml_or_default::<Exports>(&exports_file(home), |p, m| {
         Error::msg(format!("could not parse '{}': {m}", p.display()))
@@ -145,7 +147,9 @@ fn remember(home: &Home, export: Remembered) -> Result<()> {
 /// Rewrites every modulefile folder the session's home remembers, after a
 /// change to its store or default; one event per folder: refreshed (when
 /// anything changed), or not, with the command that refreshes it. A folder
-/// whose `cudnn/` is gone is forgotten: the user removed it.
+/// whose `cudnn/` is gone is forgotten: the user removed it. Each folder is
+/// read and written as `export` does ([`modulefile::read_existing`],
+/// [`modulefile::apply`]: through its handle, never through a link).
 pub fn refresh(session: &Session<'_>) {
     let system = session.home.is_system();
     let mut kept = Vec::new();
@@ -190,9 +194,12 @@ pub fn refresh(session: &Session<'_>) {
 }
 
 /// `export lmod` / `export tcl`: plans with [`modulefile::plan`] from the
-/// chosen store and what `DIR/cudnn/` holds, then writes, links and
-/// removes through `fsops`. Modulefiles are made readable by every user
-/// (mode 0644 on Unix; on Windows the folder's ACL decides).
+/// chosen store and what `DIR/cudnn/` holds, then applies it
+/// ([`modulefile::apply`]: through the folder's handle, never through a
+/// link; `DIR` 0755, modulefiles 0644 on Unix; on Windows the folder's ACL
+/// decides). The exported home then remembers `DIR` in `exports.toml`, for
+/// [`refresh`] (a failure to remember is reported in `remembered`, not an
+/// error: the modulefiles stand).
 ///
 /// # Errors
 /// A bad template, a store that cannot be read, or a file that cannot be
@@ -229,7 +236,7 @@ fn write_modules(session: &Session<'_>, req: &ModulesRequest) -> Result<ModulesE
         .default
         .and_then(|d| d.parse::<crate::version::Spec>().ok())
         .and_then(|spec| crate::pin::select(&spec, &releases))
-        .map(|r| format!("{}-cuda{}", r.version(), r.cuda()));
+        .map(|r| modulefile::module_version_of(&r.release_id().with_flavour(r.flavour())));
     let dir = session.env.cwd().join(&req.dir);
     let folder = dir.join(modulefile::FAMILY);
     let steps = modulefile::plan(
@@ -238,86 +245,22 @@ fn write_modules(session: &Session<'_>, req: &ModulesRequest) -> Result<ModulesE
         &modules,
         cuda_module.as_ref(),
         default.as_deref(),
-        &existing(&folder),
+        // Read and changed through the folder's handle, never through a link.
+        &modulefile::read_existing(&dir),
     )?;
-    fsops::create_dir_all(&folder)?;
-    fsops::make_shared(&folder)?;
-    let mut done = ModulesExported {
+    let applied = modulefile::apply(&dir, &steps)?;
+    let shown =
+        |v: Vec<PathBuf>| -> Vec<String> { v.iter().map(|p| p.display().to_string()).collect() };
+    Ok(ModulesExported {
         dir: folder.display().to_string(),
-        written: Vec::new(),
-        unchanged: Vec::new(),
-        removed: Vec::new(),
+        written: shown(applied.written),
+        unchanged: shown(applied.unchanged),
+        removed: shown(applied.removed),
         default,
         modulepath: dir,
         modules: modules.len(),
         remembered: Ok(()),
-    };
-    for step in &steps {
-        apply(step, &mut done)?;
-    }
-    Ok(done)
-}
-
-/// What the modulefile folder holds: its files' texts and its links' targets.
-fn existing(folder: &Path) -> Existing {
-    let mut existing = Existing::default();
-    if let Ok(rd) = std::fs::read_dir(folder) {
-        for e in rd.flatten() {
-            let name = e.file_name().to_string_lossy().into_owned();
-            if let Ok(target) = std::fs::read_link(e.path()) {
-                existing
-                    .links
-                    .insert(name, target.to_string_lossy().into_owned());
-            } else if e.path().is_file()
-                && let Ok(text) = std::fs::read_to_string(e.path())
-            {
-                existing.files.insert(name, text);
-            }
-        }
-    }
-    existing
-}
-
-/// Carries out one planned step, noting it in `done`.
-fn apply(step: &Step, done: &mut ModulesExported) -> Result<()> {
-    match step {
-        Step::Write {
-            path,
-            text,
-            changed,
-        } => {
-            if *changed {
-                fsops::write_atomic(path, text.as_bytes())?;
-                // Readable by every user (written 0600 first), still replaceable by the next export.
-                crate::platform::make_world_readable(path)
-                    .map_err(|e| Error::io("change permissions of", path, e))?;
-                done.written.push(path.display().to_string());
-            } else {
-                done.unchanged.push(path.display().to_string());
-            }
-        }
-        Step::Link {
-            path,
-            target,
-            changed,
-        } => {
-            if *changed {
-                fsops::replace_link(Path::new(target), path, false)?;
-                done.written.push(path.display().to_string());
-            } else {
-                done.unchanged.push(path.display().to_string());
-            }
-        }
-        Step::Remove { path } => {
-            if std::fs::read_link(path).is_ok() {
-                fsops::remove_link(path)?;
-            } else {
-                fsops::remove_file(path)?;
-            }
-            done.removed.push(path.display().to_string());
-        }
-    }
-    Ok(())
+    })
 }
 
 #[cfg(test)]

@@ -10,9 +10,9 @@ use crate::catalog::{self, Catalog, FetchRequest, resolve};
 use crate::error::Result;
 use crate::ops::gpu::GpuGate;
 use crate::ops::{Event, Session};
-use crate::store::{Release, Store};
+use crate::store::{Provenance, Release, Store};
 use crate::toolkit::Toolkit;
-use crate::version::{ReleaseId, Spec};
+use crate::version::{CudnnPackage, Spec};
 
 /// Installs the catalog's pick for `spec`; a release already installed is
 /// a no-op (unless `--force`).
@@ -40,10 +40,22 @@ pub(super) fn install_catalog(
             .toolkits;
     // Archives and PyPI wheels alike: most cuDNN 9 releases are wheels only.
     let cat = Catalog::load(session.home)?;
-    let pick = resolve::pick(&cat, &fetch, &toolkits, gate.oldest().map(|g| &g.compute))?;
+    let host = session.env.platform();
+    let pick = resolve::pick_on(
+        &cat,
+        &fetch,
+        &toolkits,
+        gate.oldest().map(|g| &g.compute),
+        host,
+    )?;
+    // A yanked release is picked only when named exactly: say so, and why.
+    if let Some(w) = pick.yanked_warning() {
+        session.report.event(&Event::Warning(&w));
+    }
     let (version, cuda) = pick.release();
     if !req.force
-        && let Some(r) = Store::new(session.home).get_id(&ReleaseId::new(version.clone(), *cuda))?
+        && let Some(r) =
+            Store::new(session.home).get_build(version, cuda, pick.release_id().flavour)?
     {
         let why = AlreadyWhy::CatalogPick {
             spec: fetch.spec.clone(),
@@ -56,7 +68,7 @@ pub(super) fn install_catalog(
         // path refuses before its download (`MachineFit::check`).
         gate.check(&w.version, &w.cuda, req.force, "install")?;
         note_passed_over(session, &cat, &fetch, &toolkits, w, gate);
-        let requirement = w.requirement();
+        let requirement = w.pip_requirement()?;
         session.report.event(&Event::PublishedAsWheel {
             version: &w.version,
             cuda: &w.cuda,
@@ -98,7 +110,7 @@ pub(super) fn install_catalog(
             name: Some(fetched.name),
             cuda: Some(fetched.cuda),
             expected_sha256: Some(fetched.sha256),
-            url: Some(fetched.url),
+            from: Provenance::Url(fetched.url),
             force: req.force,
             ..Default::default()
         },
@@ -115,9 +127,9 @@ fn other_package(pick: &resolve::Pick, r: &Release) -> Option<OtherPackage> {
     let resolve::Pick::Wheel(w) = pick else {
         return None;
     };
-    let (from, _) = r.receipt.source.reinstall_arg(&r.id());
-    let package = from.strip_prefix("pip:")?.split("==").next()?;
-    (package != w.package).then(|| OtherPackage {
+    let installed = r.receipt.source.exact_pip_requirement(r.version())?;
+    let package = installed.package();
+    (Some(package) != CudnnPackage::from_name(&w.package)).then(|| OtherPackage {
         installed_from: package.to_string(),
         catalog: w.package.clone(),
         requirement: w.requirement(),
@@ -135,7 +147,7 @@ fn note_passed_over(
     gate: &GpuGate,
 ) {
     if let Some(g) = gate.oldest()
-        && let Ok(best) = resolve::pick(cat, fetch, toolkits, None)
+        && let Ok(best) = resolve::pick_on(cat, fetch, toolkits, None, session.env.platform())
         && best.release() != (&w.version, &w.cuda)
     {
         let note =
