@@ -2000,6 +2000,30 @@ fn the_first_install_becomes_the_default_and_says_so() {
         .stderr_has(&["make another release the default first"]);
 }
 
+/// The first install of a JIT wheel makes the JIT build the default, by
+/// its `+jit` id, and what applies with no pin is that build's folder.
+#[cfg(unix)]
+#[test]
+fn the_first_install_of_a_jit_wheel_makes_the_jit_build_the_default() {
+    let sb = Sandbox::new();
+    let wheel = common::real_wheel("nvidia_cudnn_jit_cu12-9.12.0.46");
+    install(&sb, &wheel, &[]).ok().stderr_has(&[
+        "cuDNN 9.12.0.46_cuda12+jit is now the default, the first release installed here",
+    ]);
+    let config = fs::read_to_string(sb.home().join("config.toml")).unwrap();
+    assert!(
+        config.contains("default = \"9.12.0.46_cuda12+jit\""),
+        "{config}"
+    );
+    let which = sb.run(["which"]).ok().stdout().trim_end().to_string();
+    let folder = sb.home().join("store/cuda-12/9.12.0.46+jit");
+    assert!(
+        std::path::Path::new(&which).starts_with(&folder),
+        "{which} is not in {}",
+        folder.display()
+    );
+}
+
 /// A folder of wheels is no release: the refusal names them and how one
 /// installs, before anything is read or written.
 #[test]
