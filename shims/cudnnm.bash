@@ -1,13 +1,32 @@
 # cudnnm hook for bash, printed by `cudnnm env --shell bash --use-on-cd`.
-# Before each prompt, when the working folder (or CUDNNM_VERSION) differs from
-# the last check, ask cudnnm which cuDNN release applies here and apply it.
-# An unchanged folder costs one string comparison and starts no process.
+# Before each prompt, build a cheap key: the working folder, CUDNNM_VERSION,
+# the nearest .cudnn-version (path and first 64 KiB) and the home's
+# config.toml (the default). When it differs from the last prompt's, ask
+# cudnnm which cuDNN release applies here and apply it, so `cudnnm pin` and
+# `cudnnm default` take effect at once (as mise and direnv do). Building the
+# key uses builtins only: one test per parent folder and two small reads;
+# no process starts unless it changed.
+__cudnnm_key() {
+  local d=$PWD pin= text= conf=
+  while :; do
+    if [[ -f "$d/.cudnn-version" ]]; then
+      pin="$d/.cudnn-version"
+      IFS= read -r -d '' -N 65536 text < "$pin" 2>/dev/null
+      break
+    fi
+    [[ -z "$d" ]] && break
+    d=${d%/*}
+  done
+  [[ -f "$__cudnnm_home/config.toml" ]] &&
+    IFS= read -r -d '' -N 65536 conf < "$__cudnnm_home/config.toml" 2>/dev/null
+  __cudnnm_now="$PWD|${CUDNNM_VERSION-}|$pin|$text|$conf"
+}
 __cudnnm_hook() {
   local __cudnnm_status=$?
-  local __cudnnm_key="$PWD|${CUDNNM_VERSION-}"
-  if [[ "$__cudnnm_key" != "${__cudnnm_last-}" ]]; then
-    __cudnnm_last=$__cudnnm_key
-    eval "$("$__cudnnm_exe" --home "$__cudnnm_home" env --shell bash)"
+  __cudnnm_key
+  if [[ "$__cudnnm_now" != "${__cudnnm_last-}" ]]; then
+    __cudnnm_last=$__cudnnm_now
+    eval "$("$__cudnnm_exe" --home "$__cudnnm_home" env --shell bash --hook)"
   fi
   return $__cudnnm_status
 }
@@ -25,4 +44,5 @@ if (( ! __cudnnm_seen )); then
 fi
 unset __cudnnm_seen __cudnnm_c
 # The lines above this hook already applied the release for this folder.
-__cudnnm_last="$PWD|${CUDNNM_VERSION-}"
+__cudnnm_key
+__cudnnm_last=$__cudnnm_now

@@ -33,6 +33,7 @@ enum Sub {
     Toolkits,
     Lock,
     Backups,
+    Export,
 }
 
 impl Sub {
@@ -50,6 +51,7 @@ impl Sub {
             Sub::Toolkits => "toolkits",
             Sub::Lock => "lock",
             Sub::Backups => "backups",
+            Sub::Export => "export",
         }
     }
 }
@@ -118,6 +120,13 @@ impl CommandLine {
         } else {
             CommandLine::install(arg)
         }
+    }
+
+    /// `cudnnm export lmod DIR` (or `tcl`): the modulefiles of a store.
+    pub fn export_modules(engine: &str, dir: impl AsRef<OsStr>) -> CommandLine {
+        CommandLine::new(Sub::Export)
+            .literal(engine)
+            .path(dir.as_ref().to_string_lossy().into_owned())
     }
 
     /// `cudnnm uninstall SPEC`.

@@ -29,6 +29,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Kind, Result};
 use crate::fsops;
 use crate::fsops::at;
+use crate::progress::Progress;
 use crate::record::Entry;
 use crate::store::{FileRecord, Release};
 
@@ -243,7 +244,8 @@ impl Build {
 
 /// Writes the release's files, its receipt, the env file and the marker
 /// into the folder `to` (new or empty), each through the handle of the
-/// folder it goes in; returns the env file's name. Modes: folders 0755,
+/// folder it goes in, reporting the bytes copied to `progress`; returns the
+/// env file's name. Modes: folders 0755,
 /// files as the store holds them (executable or not), before
 /// [`crate::fsops::make_tree_shared_at`] makes them read-only.
 ///
@@ -254,8 +256,16 @@ pub fn write_release(
     release: &Release,
     env: &[EnvVar],
     windows: bool,
+    progress: &dyn Progress,
 ) -> Result<&'static str> {
     let mut written: Vec<FileRecord> = Vec::new();
+    let total = release
+        .receipt
+        .files
+        .iter()
+        .filter(|f| f.entry.link_target().is_none())
+        .map(|f| f.entry.size())
+        .sum();
     let place = |rel: &str| -> Result<(at::Dir, OsString)> {
         let (folder, name) = match rel.rsplit_once('/') {
             Some((f, n)) => (at::dirs_in(to, f, 0o755)?, n),
@@ -277,20 +287,27 @@ pub fn write_release(
             0o644
         }
     };
-    for f in &release.receipt.files {
-        let (folder, name) = place(&f.path)?;
-        match f.entry.link_target() {
-            Some(target) => {
-                at::symlink_in(&folder, &name, Path::new(target))?;
-                written.push(FileRecord::link(&f.path, target));
-            }
-            None => {
-                let src = release.dir.join(&f.path);
-                let (size, sha) = at::copy_hashed_in(&src, &folder, &name, mode_of(&src))?;
-                written.push(FileRecord::file(&f.path, size, sha));
+    progress.start(&format!("exporting cuDNN {}", release.id()), Some(total));
+    let copied = (|| -> Result<()> {
+        for f in &release.receipt.files {
+            let (folder, name) = place(&f.path)?;
+            match f.entry.link_target() {
+                Some(target) => {
+                    at::symlink_in(&folder, &name, Path::new(target))?;
+                    written.push(FileRecord::link(&f.path, target));
+                }
+                None => {
+                    let src = release.dir.join(&f.path);
+                    let (size, sha) = at::copy_hashed_in(&src, &folder, &name, mode_of(&src))?;
+                    progress.advance(size);
+                    written.push(FileRecord::file(&f.path, size, sha));
+                }
             }
         }
-    }
+        Ok(())
+    })();
+    progress.finish();
+    copied?;
     let receipt = release.dir.join(crate::store::RECEIPT_FILE);
     let (size, sha) =
         at::copy_hashed_in(&receipt, to, OsStr::new(crate::store::RECEIPT_FILE), 0o644)?;

@@ -362,6 +362,10 @@ pub struct Config {
     /// The default release spec (`cudnnm default SPEC`), used when no pin applies.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub default: Option<String>,
+    /// The default was set by the first install, not chosen with `cudnnm
+    /// default`: `uninstall` then clears it instead of refusing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub default_is_first_install: Option<bool>,
     /// Link mode for `use`: `auto`, `symlink`, `hardlink` or `copy`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mode: Option<String>,
@@ -377,6 +381,7 @@ pub struct Config {
 }
 
 /// The keys `config.toml` knows, for messages about the others.
+/// (`default_is_first_install` is cudnnm's own record, not a setting.)
 pub const CONFIG_KEYS: &[&str] = &["default", "mode", "mirror", "keep_backups"];
 
 impl Config {

@@ -33,7 +33,8 @@ pub const MARKER: &str = "written by cudnnm export; cudnnm rewrites or removes t
 pub const FAMILY: &str = "cudnn";
 
 /// The module engine a modulefile is written for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Engine {
     /// Lmod: `cudnn/<name>.lua`, default by a `default` symlink.
     Lmod,
@@ -42,6 +43,14 @@ pub enum Engine {
 }
 
 impl Engine {
+    /// `lmod` / `tcl`, as `export` names it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Engine::Lmod => "lmod",
+            Engine::Tcl => "tcl",
+        }
+    }
+
     /// The file name of the module `name` (`9.27.0.42-cuda12.lua` / `9.27.0.42-cuda12`).
     pub fn file_name(self, name: &str) -> String {
         match self {

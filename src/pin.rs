@@ -51,6 +51,12 @@ pub enum SpecSource {
         /// The config file.
         path: PathBuf,
     },
+    /// The system home's default (`default --system`), for a user with no
+    /// default of their own.
+    SystemDefault {
+        /// The system home's config file.
+        path: PathBuf,
+    },
 }
 
 impl fmt::Display for SpecSource {
@@ -64,6 +70,9 @@ impl fmt::Display for SpecSource {
                 write!(f, "'{}' line {line}", path.display())
             }
             SpecSource::Default { path } => write!(f, "the default in '{}'", path.display()),
+            SpecSource::SystemDefault { path } => {
+                write!(f, "the system default in '{}'", path.display())
+            }
         }
     }
 }
@@ -80,6 +89,9 @@ impl SpecSource {
                 format!("from '{}' line {line}", path.display())
             }
             SpecSource::Default { path } => format!("the default in '{}'", path.display()),
+            SpecSource::SystemDefault { path } => {
+                format!("the system default in '{}'", path.display())
+            }
         }
     }
 }
@@ -94,11 +106,12 @@ pub struct Resolved {
 }
 
 /// Resolves the spec that applies: `flag`, then `CUDNNM_VERSION`, then the
-/// nearest `.cudnn-version` from `env.cwd()` upwards, then the default.
-/// `Ok(None)` when nothing names a release.
+/// nearest `.cudnn-version` from `env.cwd()` upwards, then the default, then
+/// the system home's default (as a system Python serves users with none of
+/// their own). `Ok(None)` when nothing names a release.
 ///
 /// Cost: one `stat` per ancestor folder, one small read for the pin file
-/// found, and `config.toml` only when no pin applies.
+/// found, and `config.toml` (then the system home's) only when no pin applies.
 ///
 /// # Errors
 /// A malformed flag, variable, pin file (names the file and line) or config
@@ -133,22 +146,36 @@ pub fn resolve_spec(flag: Option<&str>, env: &Env, home: &Home) -> Result<Option
         return Ok(Some(found));
     }
     let path = home.config_file();
-    match home.config()?.default {
-        None => Ok(None),
-        Some(s) => {
-            let spec = s.parse().map_err(|e: Error| {
-                e.context(format!(
-                    "could not use the default '{s}' in '{}'",
-                    path.display()
-                ))
-                .hint("set a valid default with `cudnnm default SPEC`")
-            })?;
-            Ok(Some(Resolved {
-                spec,
-                source: SpecSource::Default { path },
-            }))
-        }
+    if let Some(s) = home.config()?.default {
+        let spec = s.parse().map_err(|e: Error| {
+            e.context(format!(
+                "could not use the default '{s}' in '{}'",
+                path.display()
+            ))
+            .hint("set a valid default with `cudnnm default SPEC`")
+        })?;
+        return Ok(Some(Resolved {
+            spec,
+            source: SpecSource::Default { path },
+        }));
     }
+    let Some(system) = home.system_root() else {
+        return Ok(None);
+    };
+    let system = Home::system(system);
+    let path = system.config_file();
+    // The administrator's file: when it cannot be read or names no valid
+    // spec it is as if unset, so that no user command fails on a file only
+    // the administrator can fix.
+    let spec = system
+        .config()
+        .ok()
+        .and_then(|c| c.default)
+        .and_then(|s| s.parse().ok());
+    Ok(spec.map(|spec| Resolved {
+        spec,
+        source: SpecSource::SystemDefault { path },
+    }))
 }
 
 /// The nearest `.cudnn-version` in `start` or one of its ancestors, parsed.
@@ -381,7 +408,7 @@ pub fn installed_release(
                 "{install}, or pin an installed one with `cudnnm pin SPEC` (see `cudnnm list`)"
             ),
         },
-        SpecSource::Default { .. } => {
+        SpecSource::Default { .. } | SpecSource::SystemDefault { .. } => {
             // Name what is installed, so the user can pick one at once.
             let installed: Vec<String> = store
                 .releases()
@@ -405,7 +432,7 @@ pub fn installed_release(
     // A default that names a release neither store holds any more: on a
     // shared machine an administrator may have removed it from the system store.
     let gone = match (&resolved.source, store.system_root()) {
-        (SpecSource::Default { .. }, Some(system)) => format!(
+        (SpecSource::Default { .. } | SpecSource::SystemDefault { .. }, Some(system)) => format!(
             "; it is in neither your store nor the system store '{}' (an administrator may have removed it)",
             system.display()
         ),

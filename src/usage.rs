@@ -40,6 +40,9 @@ pub struct BackupUsage {
     pub toolkit: PathBuf,
     /// Bytes of its files (and record), each once.
     pub bytes: u64,
+    /// Bytes of the files it holds itself, as `cudnnm backups` counts them
+    /// (files kept by reference to the store, and its record, not counted).
+    pub files: u64,
     /// Of those, bytes only this backup holds: what removing it frees.
     pub own: u64,
     /// Of those, bytes it shares (hard links) with the store, another
@@ -103,6 +106,7 @@ pub fn measure(home: &Home) -> Result<Usage> {
                 id: b.record.id,
                 toolkit: b.record.toolkit.clone(),
                 bytes: t.bytes(),
+                files: b.record.size(),
                 own: t.freed(),
                 shared: t.shared(),
             }

@@ -391,6 +391,33 @@ fn not_found(
             exact.for_host(windows)
         ));
     }
+    // The release exists, but not for the CUDA asked for: say for which.
+    if let Some(w) = &req.cuda {
+        let mut for_cuda: Vec<CudaVariant> = offer::offers_from(cat, platform, host)
+            .into_iter()
+            .filter(|o| o.flavour == spec.wanted_flavour() && spec.matches(&o.version, &o.cuda))
+            .map(|o| o.cuda)
+            .collect();
+        for_cuda.sort();
+        for_cuda.dedup();
+        if let Some(newest) = for_cuda.last() {
+            let listed: Vec<String> = for_cuda.iter().map(ToString::to_string).collect();
+            return Error::new(
+                Kind::NotFound,
+                format!("there is no CUDA {w} build of cuDNN {spec}"),
+            )
+            .cause(format!(
+                "cuDNN {spec} exists for CUDA {}",
+                listed.join(", ")
+            ))
+            .hint(format!(
+                "choose one of those with --cuda, e.g. `{}`",
+                crate::command::CommandLine::install(spec.to_string())
+                    .cuda(*newest)
+                    .for_host(windows)
+            ));
+        }
+    }
     if let (Some(w), false) = (&req.cuda, on_platform.is_empty()) {
         let mut vs: Vec<String> = on_platform.iter().map(|a| a.cuda.to_string()).collect();
         vs.dedup();
@@ -1022,7 +1049,12 @@ mod tests {
             "{e:?}"
         );
         let e = select(&cat, &req("8.9.7.29", Some("10.2"), L), &[]).unwrap_err();
-        assert!(e.message().contains("for CUDA 10.2"), "{e}");
+        assert_eq!(
+            e.message(),
+            "there is no CUDA 10.2 build of cuDNN 8.9.7.29",
+            "{e}"
+        );
+        assert_eq!(e.causes(), ["cuDNN 8.9.7.29 exists for CUDA 11, 12"]);
         let e = select(&cat, &req("8.9.7.29_cuda12", Some("11"), L), &[]).unwrap_err();
         assert_eq!(e.kind(), Kind::Usage);
     }
@@ -1191,6 +1223,23 @@ mod tests {
             "{none}"
         );
         assert!(pick(">=9.1,<9.1", None, None).starts_with("error: "));
+    }
+
+    #[test]
+    fn a_cuda_no_build_is_for_names_the_cuda_versions_the_release_exists_for() {
+        let cat = Catalog::embedded();
+        let host = Platform::host().unwrap();
+        let e = select(&cat, &req("9.12", Some("99"), host), &[]).unwrap_err();
+        assert_eq!(e.kind(), Kind::NotFound);
+        assert_eq!(e.message(), "there is no CUDA 99 build of cuDNN 9.12");
+        // PyPI has 9.12.0.46 as nvidia-cudnn-cu12 and -cu13 (the catalog's wheel rows).
+        assert_eq!(e.causes(), ["cuDNN 9.12 exists for CUDA 12, 13"]);
+        assert!(
+            e.hint_text()
+                .unwrap()
+                .ends_with("`cudnnm install 9.12 --cuda 13`"),
+            "{e:?}"
+        );
     }
 
     #[test]

@@ -2,6 +2,8 @@
 //! toolkit, when and why it was taken, what it holds, its size, and which is
 //! each toolkit's first (its state before cudnnm, never pruned), and the
 //! files of the user's own a backup keeps (never pruned either).
+//! `cudnnm backups show ID` lists every file of the user's own one keeps
+//! (the table counts them past a few).
 //! `cudnnm backups remove ID… [--force]` (also `backups --remove ID…`):
 //! removes the backups named, all or none — a toolkit's first backup and a
 //! backup keeping files of the user's own only with `--force` — and says what
@@ -49,6 +51,13 @@ pub enum Action {
         #[arg(long)]
         force: bool,
     },
+    /// Show one backup: its toolkit, when and why it was taken, what it
+    /// held, and every file of yours it keeps
+    Show {
+        /// The backup id (`cudnnm backups` lists them)
+        #[arg(value_name = "ID")]
+        id: String,
+    },
     /// Remove old backups: keep each toolkit's newest N, its first, and every
     /// backup keeping files of yours
     Prune {
@@ -62,22 +71,31 @@ pub enum Action {
     },
 }
 
+/// Files of yours named in the HELD column; more are counted, and listed
+/// by `backups show ID`.
+const NAMED_IN_TABLE: usize = 3;
+
 /// The HELD column: what it held, then whether it is the toolkit's first
 /// backup and the files of yours it keeps, with their count and bytes
 /// (`7.6.5 (not from cudnnm) (first; yours: 2 files, 1.2 KiB:
-/// include/cudnn.h, lib64/libcudnn_myplugin.so.9)`).
+/// include/cudnn.h, lib64/libcudnn_myplugin.so.9)`); past
+/// [`NAMED_IN_TABLE`] files, the command that lists them instead of names.
 fn held_text(v: &BackupView) -> String {
     let mut tags = Vec::new();
     if v.first {
         tags.push("first".to_string());
     }
     if !v.users_files.is_empty() {
+        let n = v.users_files.len();
+        let which = if n <= NAMED_IN_TABLE {
+            format!(": {}", v.users_files.join(", "))
+        } else {
+            format!("; `cudnnm backups show {}` lists them", v.id)
+        };
         tags.push(format!(
-            "yours: {} file{}, {}: {}",
-            v.users_files.len(),
-            if v.users_files.len() == 1 { "" } else { "s" },
+            "yours: {n} file{}, {}{which}",
+            if n == 1 { "" } else { "s" },
             human_size(v.users_bytes),
-            v.users_files.join(", ")
         ));
     }
     if tags.is_empty() {
@@ -172,10 +190,48 @@ fn prune(ctx: &Ctx, keep: Option<u32>, root: Option<PathBuf>) -> Result<u8> {
     Ok(0)
 }
 
+/// `show ID`: one backup, every file of yours it keeps on a line of its own.
+fn show(ctx: &Ctx, id: &str) -> Result<u8> {
+    let id = backup::parse_id(id)?;
+    recover_if_pending(ctx)?;
+    let v = ops::find(&ctx.home, id)?;
+    if ctx.json {
+        ctx.out_json(&v);
+        return Ok(0);
+    }
+    ctx.out(format!("backup {} of '{}'", v.id, v.toolkit.display()));
+    ctx.out(format!("taken: {} ({})", v.created_at, v.reason));
+    ctx.out(format!(
+        "held: {}{}",
+        v.held,
+        if v.first {
+            " (the toolkit's first backup: its state before cudnnm)"
+        } else {
+            ""
+        }
+    ));
+    ctx.out(format!("files: {}, {}", v.files, human_size(v.size)));
+    ctx.out(format!("folder: '{}'", v.dir.display()));
+    if !v.users_files.is_empty() {
+        ctx.out(format!(
+            "yours ({} file{}, {}; kept until `cudnnm backups remove {} --force`):",
+            v.users_files.len(),
+            if v.users_files.len() == 1 { "" } else { "s" },
+            human_size(v.users_bytes),
+            v.id
+        ));
+        for f in &v.users_files {
+            ctx.out(format!("  {f}"));
+        }
+    }
+    Ok(0)
+}
+
 pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     match args.action {
         Some(Action::Remove { ids, force }) => return remove(ctx, &ids, force),
         Some(Action::Prune { keep, cuda_root }) => return prune(ctx, keep, cuda_root),
+        Some(Action::Show { id }) => return show(ctx, &id),
         None if !args.remove.is_empty() => return remove(ctx, &args.remove, args.force),
         None => {}
     }
@@ -213,4 +269,40 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
         ctx.out(line);
     }
     Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn view(users: usize) -> BackupView {
+        BackupView {
+            id: 3,
+            toolkit: PathBuf::from("/usr/local/cuda-12.4"),
+            created_at: "2026-01-01T00:00:00Z".into(),
+            reason: "before use 9.12.0.46_cuda12".into(),
+            held: "8.9.7 (not from cudnnm)".into(),
+            release: None,
+            files: users,
+            size: 2048,
+            first: true,
+            users_files: (0..users)
+                .map(|i| format!("lib64/libmine_{i}.so"))
+                .collect(),
+            users_bytes: 2048,
+            dir: PathBuf::from("/h/backups/3"),
+        }
+    }
+
+    #[test]
+    fn the_table_names_a_few_files_of_yours_and_counts_many() {
+        assert_eq!(
+            held_text(&view(2)),
+            "8.9.7 (not from cudnnm) (first; yours: 2 files, 2.0 KiB: lib64/libmine_0.so, lib64/libmine_1.so)"
+        );
+        assert_eq!(
+            held_text(&view(25)),
+            "8.9.7 (not from cudnnm) (first; yours: 25 files, 2.0 KiB; `cudnnm backups show 3` lists them)"
+        );
+    }
 }

@@ -33,6 +33,14 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     }
     match &outcome {
         Outcome::Shown {
+            default: None,
+            system_default: Some(system),
+            ..
+        } if !args.system => ctx.status(format!(
+            "no default cuDNN release of your own; the system default {system} applies (set your own with `{}`)",
+            for_this_store(ctx, CommandLine::default_("SPEC")).for_host(ctx.env.is_windows())
+        )),
+        Outcome::Shown {
             default, release, ..
         } => shown(ctx, default.as_deref(), release.is_some()),
         Outcome::Unset { before: None, .. } => {

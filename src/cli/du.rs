@@ -37,11 +37,14 @@ pub fn run(ctx: &Ctx, _args: Args) -> Result<u8> {
         "not counting bytes they share with the store".into(),
     ]);
     for b in &u.backups {
+        // The size `backups` shows (the files it holds); the note says what
+        // its folder takes with the record.
         rows.push([
             format!("  {}", b.id),
-            human_size(b.bytes),
+            human_size(b.files),
             format!(
-                "own {}, shared {}; {}",
+                "{} on disk with its record (own {}, shared {}); {}",
+                human_size(b.bytes),
                 human_size(b.own),
                 human_size(b.shared),
                 b.toolkit.display()

@@ -27,6 +27,9 @@ pub struct Args {
     /// The release to activate instead of the pinned one
     #[arg(long, value_name = "SPEC", conflicts_with = "use_on_cd")]
     pub version: Option<String>,
+    /// Called by the hook before a prompt: also say on stderr what changed
+    #[arg(long, hide = true)]
+    pub hook: bool,
 }
 
 #[derive(Serialize)]
@@ -53,6 +56,11 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
             Ok(None) => (None, activate::deactivate(&ctx.env, &ctx.home), None),
             Err(e) => (None, activate::deactivate(&ctx.env, &ctx.home), Some(e)),
         };
+    if args.hook
+        && let Some(said) = changed(ctx, resolved.as_ref(), &activation)
+    {
+        ctx.status(said);
+    }
     if ctx.json {
         ctx.out_json(&report(shell, resolved.as_ref(), &activation));
     } else {
@@ -73,6 +81,28 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
         Some(e) => Err(e),
         None => Ok(0),
     }
+}
+
+/// For the hook: what the shell's release becomes, when it is not the one
+/// `CUDNNM_ACTIVE` names (`cudnnm: cuDNN 9.12.0.46_cuda12 → 9.1.0.70_cuda12
+/// (from '/p/.cudnn-version' line 1)`); `None` when nothing changes.
+fn changed(ctx: &Ctx, resolved: Option<&Resolved>, a: &Activation) -> Option<String> {
+    let before = ctx
+        .env
+        .var(crate::env::CUDNNM_ACTIVE)
+        .filter(|v| !v.is_empty());
+    let after = a.release.as_ref().map(ToString::to_string);
+    if before == after {
+        return None;
+    }
+    let before = before.as_deref().unwrap_or("none");
+    Some(match (after, resolved) {
+        (Some(after), Some(r)) => {
+            format!("cudnnm: cuDNN {before} → {after} ({})", r.source.label())
+        }
+        (Some(after), None) => format!("cudnnm: cuDNN {before} → {after}"),
+        (None, _) => format!("cudnnm: cuDNN {before} → none (no release applies here)"),
+    })
 }
 
 fn report<'a>(shell: Shell, resolved: Option<&'a Resolved>, a: &'a Activation) -> Report<'a> {

@@ -65,6 +65,19 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
         ctx.out_json(&done);
     }
     ctx.status(said(&done, ctx.env.is_windows()));
+    if let Installed::Imported {
+        status: ImportStatus::Installed,
+        release,
+        ..
+    } = &done
+        && release.default
+    {
+        ctx.status(format!(
+            "cuDNN {} is now the default, the first release installed here (`{}` changes it)",
+            release.id,
+            super::support::printed(ctx, CommandLine::default_("SPEC"))
+        ));
+    }
     Ok(0)
 }
 

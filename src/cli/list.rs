@@ -10,6 +10,9 @@ use crate::version::CudaVariant;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
+    /// Only releases this spec matches (9.12, 8.9.x, >=9.1,<9.11)
+    #[arg(value_name = "SPEC")]
+    pub spec: Option<String>,
     /// Show the catalog instead, installed releases marked
     #[arg(long)]
     pub remote: bool,
@@ -24,6 +27,9 @@ pub struct Args {
 /// `cudnnm ls-remote`: `list --remote` under the name nvm and fnm use.
 #[derive(clap::Args, Debug)]
 pub struct RemoteArgs {
+    /// Only releases this spec matches (9.12, 8.9.x, >=9.1,<9.11)
+    #[arg(value_name = "SPEC")]
+    pub spec: Option<String>,
     /// Only releases for this CUDA (11.2, 12)
     #[arg(long, value_name = "V")]
     pub cuda: Option<String>,
@@ -34,7 +40,11 @@ pub struct RemoteArgs {
 
 pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     let want: Option<CudaVariant> = args.cuda.as_deref().map(str::parse).transpose()?;
-    let listing = list::installed(&ctx.ops(), want.as_ref())?;
+    let spec: Option<crate::version::Spec> = args.spec.as_deref().map(str::parse).transpose()?;
+    let mut listing = list::installed(&ctx.ops(), want.as_ref())?;
+    if let Some(s) = &spec {
+        listing.retain_matching(s);
+    }
     super::support::report_partials(ctx);
     for b in &listing.broken {
         warn_broken(ctx, b);
@@ -43,8 +53,32 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
         ctx.out_json(&listing.releases);
         return Ok(0);
     }
+    if listing.releases.is_empty()
+        && let Some(s) = &spec
+    {
+        ctx.status(format!(
+            "no installed cuDNN release matches {s}; `cudnnm list --remote {s}` shows the catalog's"
+        ));
+        return Ok(0);
+    }
     if listing.releases.is_empty() {
-        ctx.status("no cuDNN releases installed; `cudnnm install 9.1` or `cudnnm install ./cudnn-….zip` adds one");
+        match &want {
+            Some(w) => ctx.status(format!(
+                "none for CUDA {w}: no installed cuDNN release is built for it{}",
+                match list::installed(&ctx.ops(), None) {
+                    Ok(all) if !all.releases.is_empty() => format!(
+                        " (installed: {}; `cudnnm list --remote --cuda {w}` shows the catalog's)",
+                        all.releases
+                            .iter()
+                            .map(|r| r.id.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                    _ => format!("; `cudnnm list --remote --cuda {w}` shows the catalog's"),
+                }
+            )),
+            None => ctx.status("no cuDNN releases installed; `cudnnm install 9.1` or `cudnnm install ./cudnn-….zip` adds one"),
+        }
         return Ok(0);
     }
     for line in table(&listing.releases) {

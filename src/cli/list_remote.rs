@@ -11,19 +11,29 @@ use crate::ops::remote::{self, CatalogAge, Listing, Row, RowKind};
 use crate::version::{CudaVariant, Platform};
 
 /// Lists the catalog for `platform` (a name, `all`, or this machine's),
-/// releases for CUDA `cuda` only when given (`list --remote`).
-pub fn run(ctx: &Ctx, cuda: Option<&str>, platform: Option<&str>) -> Result<u8> {
+/// releases for CUDA `cuda` and those `spec` matches only when given
+/// (`list --remote [SPEC]`).
+pub fn run(
+    ctx: &Ctx,
+    spec: Option<&str>,
+    cuda: Option<&str>,
+    platform: Option<&str>,
+) -> Result<u8> {
     let session = ctx.ops();
     let platforms = remote::platforms(&session, platform)?;
     let want: Option<CudaVariant> = cuda.map(str::parse).transpose()?;
-    let listing = remote::list(&session, platforms, want)?;
+    let spec: Option<crate::version::Spec> = spec.map(str::parse).transpose()?;
+    let mut listing = remote::list(&session, platforms, want)?;
+    if let Some(s) = &spec {
+        listing.retain_matching(s);
+    }
     if ctx.json {
         ctx.out_json(&listing.rows);
         ctx.status(age_line(listing.age.as_ref()));
         return Ok(0);
     }
     if listing.rows.is_empty() {
-        return Err(nothing(&listing));
+        return Err(nothing(&listing, spec.as_ref()));
     }
     let rows = &listing.rows;
     let w_id = rows.iter().map(|r| r.id.len()).max().unwrap_or(7).max(7);
@@ -55,10 +65,14 @@ pub fn run(ctx: &Ctx, cuda: Option<&str>, platform: Option<&str>) -> Result<u8> 
 }
 
 /// The catalog has nothing for the platforms and CUDA asked.
-fn nothing(listing: &Listing) -> Error {
+fn nothing(listing: &Listing, spec: Option<&crate::version::Spec>) -> Error {
     let what = match &listing.cuda {
         Some(c) => format!(" for CUDA {c}"),
         None => String::new(),
+    };
+    let what = match spec {
+        Some(s) => format!(" matching {s}{what}"),
+        None => what,
     };
     Error::new(
         Kind::NotFound,

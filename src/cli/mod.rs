@@ -130,7 +130,7 @@ enum Command {
     Manifest(manifest::Args),
     /// Print shell completions
     Completions(completions::Args),
-    /// Write releases out for other tools: Lmod or Tcl modulefiles, Spack
+    /// Write releases out: Lmod or Tcl modulefiles, Spack, a plain folder (dir)
     #[command(subcommand)]
     Export(Export),
     /// Manage cudnnm itself (`self update`)
@@ -210,13 +210,16 @@ impl Ctx {
         self.out(s);
     }
 
-    /// A progress reporter: bars on stderr when it is a terminal, nothing
-    /// with `-q` or `--json`, or when stderr is a pipe or a file.
+    /// A progress reporter: bars on stderr when it is a terminal; when
+    /// stderr is a pipe or a file, a line when a step has run a second and
+    /// one when it ends ([`ui::Lines`]); nothing with `-q` or `--json`.
     pub fn progress(&self) -> Box<dyn Progress> {
-        if self.quiet || self.json || !self.stderr_tty {
+        if self.quiet || self.json {
             Box::new(NoProgress)
-        } else {
+        } else if self.stderr_tty {
             Box::new(ui::Bars::new())
+        } else {
+            Box::new(ui::Lines::new())
         }
     }
 
@@ -429,11 +432,19 @@ fn run_command(ctx: &Ctx, command: Command) -> Result<u8> {
         Command::Uninstall(a) => uninstall::run(ctx, a),
         Command::Lock(a) => lock::run(ctx, a),
         // `list --remote` is its own file; neither imports the other.
-        Command::List(a) if a.remote => {
-            list_remote::run(ctx, a.cuda.as_deref(), a.platform.as_deref())
-        }
+        Command::List(a) if a.remote => list_remote::run(
+            ctx,
+            a.spec.as_deref(),
+            a.cuda.as_deref(),
+            a.platform.as_deref(),
+        ),
         Command::List(a) => list::run(ctx, a),
-        Command::LsRemote(a) => list_remote::run(ctx, a.cuda.as_deref(), a.platform.as_deref()),
+        Command::LsRemote(a) => list_remote::run(
+            ctx,
+            a.spec.as_deref(),
+            a.cuda.as_deref(),
+            a.platform.as_deref(),
+        ),
         Command::Which(a) => which::run(ctx, a),
         Command::Use(a) => use_::run(ctx, a),
         Command::Current(a) => current::run(ctx, a),

@@ -56,6 +56,10 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     } else {
         report(ctx, &done);
     }
+    drop(cx);
+    drop(guard);
+    // No modulefile names the release any more.
+    crate::ops::export::refresh(&ctx.ops());
     Ok(0)
 }
 

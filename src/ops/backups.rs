@@ -44,6 +44,21 @@ pub struct BackupView {
     pub dir: PathBuf,
 }
 
+/// The backup `id`, as [`list`] shows it.
+///
+/// # Errors
+/// [`Kind::NotFound`] when there is no such backup (with what lists them);
+/// when the backups cannot be listed.
+pub fn find(home: &Home, id: u64) -> Result<BackupView> {
+    list(home, None)?
+        .into_iter()
+        .find(|v| v.id == id)
+        .ok_or_else(|| {
+            Error::new(Kind::NotFound, format!("there is no backup {id}"))
+                .hint("`cudnnm backups` lists the backups and their ids")
+        })
+}
+
 /// Every backup, oldest first; only those of the toolkit `filter` when given.
 ///
 /// # Errors

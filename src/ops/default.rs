@@ -41,6 +41,9 @@ pub enum Outcome {
         release: Option<String>,
         /// That release's stable link.
         link: Option<PathBuf>,
+        /// For a user home with no default: the system home's, which
+        /// applies instead.
+        system_default: Option<String>,
     },
     /// A new default was set.
     Set {
@@ -85,6 +88,7 @@ impl Outcome {
                 default,
                 release,
                 link,
+                ..
             } => Report {
                 default: default.clone(),
                 release: release.clone(),
@@ -125,7 +129,15 @@ pub fn show(session: &Session<'_>) -> Result<Outcome> {
         .as_deref()
         .and_then(|d| d.parse::<Spec>().ok())
         .and_then(|s| Store::new(session.home).newest_matching(&s).ok().flatten());
+    let system_default = match (&default, session.home.system_root()) {
+        (None, Some(system)) => crate::home::Home::system(system)
+            .config()
+            .ok()
+            .and_then(|c| c.default),
+        _ => None,
+    };
     Ok(Outcome::Shown {
+        system_default,
         link: release
             .as_ref()
             .map(|r| session.home.current_dir().join(r.cuda().dir_name())),
@@ -140,6 +152,19 @@ pub fn show(session: &Session<'_>) -> Result<Outcome> {
 /// [`Kind::NotFound`] when none is installed (with what installs it); the
 /// link, its record or `config.toml` cannot be written.
 pub fn set(session: &Session<'_>, spec: &Spec) -> Result<Outcome> {
+    set_as(session, spec, false)
+}
+
+/// [`set`] for the first release a home holds (`install`): recorded as
+/// such, so that `uninstall` clears it rather than refusing.
+///
+/// # Errors
+/// As [`set`].
+pub fn set_first(session: &Session<'_>, spec: &Spec) -> Result<Outcome> {
+    set_as(session, spec, true)
+}
+
+fn set_as(session: &Session<'_>, spec: &Spec, first_install: bool) -> Result<Outcome> {
     let store = Store::new(session.home);
     let release = store.newest_matching(spec)?.ok_or_else(|| {
         Error::new(Kind::NotFound, format!("no installed cuDNN matches {spec}")).hint(
@@ -151,7 +176,7 @@ pub fn set(session: &Session<'_>, spec: &Spec) -> Result<Outcome> {
             },
         )
     })?;
-    let _lock = session.lock()?;
+    let lock = session.lock()?;
     let mut config = session.home.config()?;
     let before = config.default.clone();
     let link = session.home.current_dir().join(release.cuda().dir_name());
@@ -170,7 +195,10 @@ pub fn set(session: &Session<'_>, spec: &Spec) -> Result<Outcome> {
         }
     };
     config.default = Some(release.id());
+    config.default_is_first_install = first_install.then_some(true);
     session.home.save_config(&config)?;
+    drop(lock);
+    super::export::refresh(session);
     Ok(Outcome::Set {
         before,
         release: release.id(),
@@ -187,8 +215,9 @@ pub fn set(session: &Session<'_>, spec: &Spec) -> Result<Outcome> {
 /// # Errors
 /// `config.toml` cannot be written, or the link cannot be removed.
 pub fn unset(session: &Session<'_>) -> Result<Outcome> {
-    let _lock = session.lock()?;
+    let lock = session.lock()?;
     let mut config = session.home.config()?;
+    config.default_is_first_install = None;
     let Some(before) = config.default.take() else {
         return Ok(Outcome::Unset {
             before: None,
@@ -210,6 +239,8 @@ pub fn unset(session: &Session<'_>) -> Result<Outcome> {
         }
         fsops::remove_file(&record)?;
     }
+    drop(lock);
+    super::export::refresh(session);
     Ok(Outcome::Unset {
         before: Some(before),
         removed_link,

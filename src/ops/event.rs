@@ -62,6 +62,25 @@ pub enum Event<'a> {
         /// Why it could not be removed.
         why: &'a str,
     },
+    /// A remembered modulefile folder was rewritten after its store changed.
+    ModulesRefreshed {
+        /// The modulepath folder.
+        dir: &'a Path,
+        /// Modulefiles and links written.
+        written: usize,
+        /// Modulefiles removed with their releases.
+        removed: usize,
+    },
+    /// A remembered modulefile folder could not be rewritten: its modules
+    /// may name releases that are gone until `command` runs.
+    ModulesStale {
+        /// The modulepath folder.
+        dir: &'a Path,
+        /// Why.
+        error: &'a Error,
+        /// The command that refreshes it.
+        command: crate::command::CommandLine,
+    },
     /// No spec was given: the one that applies here is used.
     UsingPinned {
         /// The spec.

@@ -81,6 +81,16 @@ pub struct Listing {
     pub broken: Vec<BrokenRelease>,
 }
 
+impl Listing {
+    /// Keeps only the releases `spec` matches (`list 9.12`).
+    pub fn retain_matching(&mut self, spec: &crate::version::Spec) {
+        self.releases.retain(|r| {
+            r.id.parse::<crate::version::ReleaseId>()
+                .is_ok_and(|id| spec.matches(&id.version, &id.cuda))
+        });
+    }
+}
+
 /// The installed releases for CUDA `cuda` (a major, or a major.minor; all
 /// when `None`), after recovering what a crash left.
 ///

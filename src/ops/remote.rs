@@ -90,6 +90,15 @@ pub struct Listing {
     pub age: Option<CatalogAge>,
 }
 
+impl Listing {
+    /// Keeps only the rows `spec` matches (`list --remote 9.12`: both
+    /// builds; `9.12+jit`: the JIT build alone).
+    pub fn retain_matching(&mut self, spec: &crate::version::Spec) {
+        self.rows
+            .retain(|r| spec.matches(&r.version, &r.cuda) && spec.admits_flavour(r.flavour));
+    }
+}
+
 /// The platforms `--platform` names: one, `all`, or (none given) the
 /// machine's as `session`'s environment says, else all.
 ///

@@ -647,6 +647,68 @@ fn unknown_versions_and_platforms_say_what_the_catalog_has() {
     assert!(lab.server.requests().is_empty(), "nothing was downloaded");
 }
 
+/// `--cuda` for which a release has no build names the CUDA versions it
+/// has (nothing downloaded); `list --cuda` and `list --remote SPEC` filter
+/// and say when nothing is left.
+#[test]
+fn a_cuda_with_no_build_and_a_version_filter_say_what_there_is() {
+    let lab = Lab::new();
+    one_error(lab.install("9.12", &["--cuda", "99"]).code_is(3)).stderr_has(&[
+        "error: there is no CUDA 99 build of cuDNN 9.12",
+        // PyPI has 9.12.0.46 as nvidia-cudnn-cu12 and -cu13.
+        "cuDNN 9.12 exists for CUDA 12, 13",
+        "`cudnnm install 9.12 --cuda 13`",
+    ]);
+    assert!(lab.server.requests().is_empty(), "nothing was downloaded");
+    lab.sb
+        .run(["list", "--cuda", "99"])
+        .ok()
+        .stderr_has(&["none for CUDA 99: no installed cuDNN release is built for it"]);
+    let rows = lab
+        .sb
+        .run(["list", "--remote", "9.12", "--platform", "all", "--json"])
+        .ok()
+        .json();
+    let ids: Vec<&str> = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap())
+        .collect();
+    assert!(!ids.is_empty());
+    assert!(ids.iter().all(|id| id.starts_with("9.12.")), "{ids:?}");
+    assert!(ids.contains(&"9.12.0.46_cuda12"), "{ids:?}");
+    assert!(
+        ids.contains(&"9.12.0.46_cuda12+jit"),
+        "both builds: {ids:?}"
+    );
+    // A spec that names the JIT build keeps its rows alone.
+    let jit = lab
+        .sb
+        .run([
+            "list",
+            "--remote",
+            "9.12+jit",
+            "--platform",
+            "all",
+            "--json",
+        ])
+        .ok()
+        .json();
+    let jit: Vec<&str> = jit
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap())
+        .collect();
+    assert!(jit.contains(&"9.12.0.46_cuda12+jit"), "{jit:?}");
+    assert!(jit.iter().all(|id| id.ends_with("+jit")), "{jit:?}");
+    lab.sb
+        .run(["ls-remote", "9.99"])
+        .code_is(3)
+        .stderr_has(&["the catalog has no release matching 9.99"]);
+}
+
 #[test]
 fn a_malformed_catalog_entry_is_skipped_and_the_rest_works() {
     let lab = Lab::new();

@@ -139,6 +139,14 @@ fn error_and_help_are_coloured_on_a_terminal_and_with_color_always_only() {
 fn help_shows_examples_for_each_command_and_the_exit_codes() {
     let sb = Sandbox::new();
     let main = sb.run(["--help"]).ok().stdout();
+    // Every export, `dir` with the rest.
+    assert!(
+        main.lines().any(|l| l.trim_start().starts_with("export")
+            && l.contains(
+                "Write releases out: Lmod or Tcl modulefiles, Spack, a plain folder (dir)"
+            )),
+        "{main}"
+    );
     for line in [
         "Exit codes:",
         "    3  not found:",

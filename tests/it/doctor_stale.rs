@@ -299,6 +299,8 @@ fn a_vanished_default_is_fixed_with_cudnnm_default() {
     let gone = sb.system().join("store/cuda-12/9.12.0.46");
     let current = sb.home().join("current");
     fs::create_dir_all(&current).unwrap();
+    // The first install made itself the default; this home's default is another.
+    let _ = fs::remove_file(current.join("cuda-12"));
     std::os::unix::fs::symlink(&gone, current.join("cuda-12")).unwrap();
     fs::write(
         sb.home().join("config.toml"),

@@ -1947,3 +1947,101 @@ fn a_linux_wheels_links_are_recorded_as_what_was_made_and_verify() {
         .ok()
         .stdout_has(&["Everything matches its record."]);
 }
+
+/// The first release a home holds becomes its default (as fnm, nvm and
+/// rustup do), and the install says so; a second install leaves it.
+#[cfg(unix)]
+#[test]
+fn the_first_install_becomes_the_default_and_says_so() {
+    let sb = Sandbox::new();
+    let dir = sb.root().join("archives");
+    fs::create_dir_all(&dir).unwrap();
+    let first = fixtures::redist_linux("9.12.0.46", "12").write(&dir);
+    let second = fixtures::redist_linux("9.13.0.50", "12").write(&dir);
+    install(&sb, &first, &[]).ok().stderr_has(&[
+        "installed cuDNN 9.12.0.46",
+        "cuDNN 9.12.0.46_cuda12 is now the default, the first release installed here (`cudnnm default SPEC` changes it)",
+    ]);
+    let config = fs::read_to_string(sb.home().join("config.toml")).unwrap();
+    assert!(
+        config.contains("default = \"9.12.0.46_cuda12\""),
+        "{config}"
+    );
+    // What applies with no pin is that release's library.
+    let lib = release_dir(&sb, "12", "9.12.0.46").join("lib/libcudnn.so.9");
+    assert_eq!(
+        sb.run(["which"]).ok().stdout().trim_end(),
+        lib.display().to_string()
+    );
+    let r = install(&sb, &second, &["--json"]).ok();
+    assert_eq!(r.json()["release"]["default"], false, "{}", r.describe());
+    assert!(
+        !r.stderr().contains("is now the default"),
+        "{}",
+        r.describe()
+    );
+    let listed = list(&sb);
+    let default: Vec<&str> = listed
+        .iter()
+        .filter(|v| v["default"] == true)
+        .map(|v| v["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(default, ["9.12.0.46_cuda12"]);
+    // A default the first install set is cleared with its release, not a
+    // refusal; one chosen with `default` still refuses.
+    sb.run(["uninstall", "9.12.0.46"]).ok().stderr_has(&[
+        "removed cuDNN 9.12.0.46_cuda12",
+        "cleared the default cuDNN (was 9.12.0.46_cuda12)",
+    ]);
+    assert!(!sb.home().join("current/cuda-12").exists());
+    sb.run(["default", "9.13"]).ok();
+    sb.run(["uninstall", "9.13.0.50"])
+        .code_is(8)
+        .stderr_has(&["make another release the default first"]);
+}
+
+/// The first install of a JIT wheel makes the JIT build the default, by
+/// its `+jit` id, and what applies with no pin is that build's folder.
+#[cfg(unix)]
+#[test]
+fn the_first_install_of_a_jit_wheel_makes_the_jit_build_the_default() {
+    let sb = Sandbox::new();
+    let wheel = common::real_wheel("nvidia_cudnn_jit_cu12-9.12.0.46");
+    install(&sb, &wheel, &[]).ok().stderr_has(&[
+        "cuDNN 9.12.0.46_cuda12+jit is now the default, the first release installed here",
+    ]);
+    let config = fs::read_to_string(sb.home().join("config.toml")).unwrap();
+    assert!(
+        config.contains("default = \"9.12.0.46_cuda12+jit\""),
+        "{config}"
+    );
+    let which = sb.run(["which"]).ok().stdout().trim_end().to_string();
+    let folder = sb.home().join("store/cuda-12/9.12.0.46+jit");
+    assert!(
+        std::path::Path::new(&which).starts_with(&folder),
+        "{which} is not in {}",
+        folder.display()
+    );
+}
+
+/// A folder of wheels is no release: the refusal names them and how one
+/// installs, before anything is read or written.
+#[test]
+fn a_folder_of_wheels_is_named_with_its_wheels() {
+    let sb = Sandbox::new();
+    let dir = sb.root().join("wheels");
+    fs::create_dir_all(&dir).unwrap();
+    for w in [
+        "nvidia_cudnn_cu12-9.12.0.46-py3-none-manylinux_2_27_x86_64.whl",
+        "nvidia_cudnn_cu12-9.1.0.70-py3-none-manylinux2014_x86_64.whl",
+    ] {
+        fs::write(dir.join(w), b"not read").unwrap();
+    }
+    let r = install(&sb, &dir, &[]).code_is(2);
+    let r = r.stderr_has(&[
+        &format!("'{}' holds 2 wheels, not one cuDNN release", dir.display()),
+        "wheels: nvidia_cudnn_cu12-9.1.0.70-py3-none-manylinux2014_x86_64.whl, nvidia_cudnn_cu12-9.12.0.46-py3-none-manylinux_2_27_x86_64.whl",
+        "install one wheel at a time",
+    ]);
+    assert!(!sb.home().join("store").exists(), "{}", r.describe());
+}

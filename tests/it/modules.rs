@@ -194,12 +194,14 @@ fn export_is_idempotent_and_removes_only_its_own_stale_files() {
     assert_eq!(again["written"].as_array().unwrap().len(), 0, "{again}");
     assert_eq!(again["unchanged"].as_array().unwrap().len(), 2, "{again}");
 
-    sb.run(["uninstall", "--system", "9.1.0.70"]).ok();
+    // The uninstall refreshed the remembered folder: its modulefile is
+    // gone already, and a later export has nothing to remove.
+    sb.run(["uninstall", "--system", "9.1.0.70"])
+        .ok()
+        .stderr_has(&["refreshed the cuDNN modulefiles in"]);
+    assert!(!cudnn.join("9.1.0.70-cuda12.lua").exists());
     let later = export(&[]);
-    assert_eq!(
-        later["removed"],
-        serde_json::json!([cudnn.join("9.1.0.70-cuda12.lua").display().to_string()])
-    );
+    assert_eq!(later["removed"], serde_json::json!([]));
     let mut left: Vec<String> = std::fs::read_dir(&cudnn)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
@@ -378,4 +380,65 @@ fn spack_block_lists_the_system_releases() {
     );
     // The user's own export has none of the system's.
     assert!(!sb.run(["export", "spack"]).ok().stdout().contains("spec:"));
+}
+
+/// The folders `export` wrote are remembered by the store they describe:
+/// after `uninstall --system`, the release's modulefile is gone and real
+/// Lmod no longer lists it or loads it, with nothing run by hand; a
+/// default change moves the `default` link too.
+#[test]
+fn modules_follow_the_system_store_after_uninstall() {
+    let Some(prelude) = prelude("lmod") else {
+        return;
+    };
+    let sb = system_store();
+    let dir = sb.root().join("modulefiles");
+    sb.run([
+        "export".as_ref(),
+        "lmod".as_ref(),
+        "--system".as_ref(),
+        dir.as_os_str(),
+    ])
+    .ok()
+    .stderr_has(&[
+        "2 cuDNN modulefiles in",
+        "refreshed whenever that store changes",
+    ]);
+    let old = dir.join("cudnn/9.12.0.46-cuda12-jit.lua");
+    assert!(old.is_file());
+    let avail = || {
+        let (vars, text) = bash(
+            &prelude,
+            &format!(
+                "module use '{}'\necho AVAIL=$(module -t avail cudnn 2>&1 | grep -o 'cudnn/[0-9][^ (]*' | tr '\\n' ' ')\nmodule load cudnn/9.12.0.46-cuda12-jit 2>/dev/null\necho LOAD=$?\n",
+                dir.display()
+            ),
+        );
+        (vars["AVAIL"].clone(), vars["LOAD"].clone(), text)
+    };
+    let (listed, load, text) = avail();
+    assert_eq!(
+        listed.trim(),
+        "cudnn/9.12.0.46-cuda12-jit cudnn/9.27.0.42-cuda12-jit",
+        "{text}"
+    );
+    assert_eq!(load, "0", "{text}");
+
+    sb.run(["uninstall", "--system", "9.12.0.46_cuda12+jit"])
+        .ok()
+        .stderr_has(&[
+            "removed cuDNN 9.12.0.46_cuda12+jit",
+            &format!(
+                "refreshed the cuDNN modulefiles in '{}' (0 written, 1 removed)",
+                dir.display()
+            ),
+        ]);
+    assert!(!old.exists());
+    let (listed, load, text) = avail();
+    assert_eq!(listed.trim(), "cudnn/9.27.0.42-cuda12-jit", "{text}");
+    assert_ne!(load, "0", "{text}");
+    assert_eq!(
+        std::fs::read_link(dir.join("cudnn/default")).unwrap(),
+        PathBuf::from("9.27.0.42-cuda12-jit.lua")
+    );
 }

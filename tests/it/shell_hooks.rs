@@ -125,18 +125,22 @@ impl World {
             .collect()
     }
 
-    fn expected_calls(&self) -> Vec<String> {
+    /// The folders cudnnm is called from: one per change of folder, and,
+    /// in a shell that runs its prompt hook (`prompts`), one more at the
+    /// prompt after `default` changed `config.toml`.
+    fn expected_calls(&self, prompts: bool) -> Vec<String> {
         let w = self.sb.work();
-        [
+        let mut calls = vec![
             w.join("proj a"),
             w.join("proj a/sub dir"),
             w.join("proj a/other"),
             w.clone(),
-            w.join("plain"),
-        ]
-        .iter()
-        .map(|p| s(p))
-        .collect()
+        ];
+        if prompts {
+            calls.push(w.clone());
+        }
+        calls.push(w.join("plain"));
+        calls.iter().map(|p| s(p)).collect()
     }
 }
 
@@ -153,7 +157,7 @@ fn posix_quote(p: &Path) -> String {
     format!("'{}'", s(p).replace('\'', "'\\''"))
 }
 
-fn check(w: &World, out: std::process::Output) {
+fn check(w: &World, out: std::process::Output, prompts: bool) {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(
         stdout,
@@ -164,8 +168,8 @@ fn check(w: &World, out: std::process::Output) {
     );
     assert_eq!(
         w.calls(),
-        w.expected_calls(),
-        "one cudnnm call per change of folder, none per prompt"
+        w.expected_calls(prompts),
+        "one cudnnm call per change of folder or of the key, none per prompt"
     );
 }
 
@@ -198,7 +202,60 @@ fn bash_hook_follows_pins_and_restores() {
         .unwrap()
         .write_all(script.as_bytes())
         .unwrap();
-    check(&w, child.wait_with_output().unwrap());
+    check(&w, child.wait_with_output().unwrap(), true);
+}
+
+/// In a hooked bash, `cudnnm pin` in a pinned folder applies at the next
+/// prompt, without a change of folder, and the hook says what changed;
+/// prompts after it start no cudnnm.
+#[test]
+fn bash_hook_follows_a_new_pin_at_once_and_says_so() {
+    let w = world();
+    let script = format!(
+        "{POSIX_SHOW}\n{}\n__cudnnm_exe={}\ncd 'proj a'\nshow pinned\ncudnnm -q pin 9.12\nshow repinned\ntrue\ntrue\nexit\n",
+        r#"eval "$(cudnnm env --use-on-cd)""#,
+        posix_quote(&w.wrapper)
+    );
+    let mut child = w
+        .shell("bash")
+        .args(["--norc", "--noprofile", "-i"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(script.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!(
+            "{}\n{}\n",
+            w.active("pinned", "9.27.0.42_cuda12", &w.b),
+            w.active("repinned", "9.12.0.46_cuda12", &w.a)
+        ),
+        "{stderr}"
+    );
+    let pin = w.sb.work().join("proj a/.cudnn-version");
+    assert!(
+        stderr.contains(&format!(
+            "cudnnm: cuDNN 9.27.0.42_cuda12 → 9.12.0.46_cuda12 (from '{}' line 1)",
+            pin.display()
+        )),
+        "{stderr}"
+    );
+    let dir = s(&w.sb.work().join("proj a"));
+    assert_eq!(
+        w.calls(),
+        [dir.clone(), dir],
+        "once for cd, once for the new pin"
+    );
 }
 
 #[test]
@@ -216,7 +273,11 @@ fn zsh_hook_follows_pins_and_restores() {
     );
     let path = w.sb.root().join("steps.zsh");
     fs::write(&path, script).unwrap();
-    check(&w, w.shell(&zsh).arg("-f").arg(&path).output().unwrap());
+    check(
+        &w,
+        w.shell(&zsh).arg("-f").arg(&path).output().unwrap(),
+        false,
+    );
 }
 
 #[test]
@@ -250,6 +311,7 @@ end"#;
             .arg(&path)
             .output()
             .unwrap(),
+        false,
     );
 }
 

@@ -489,3 +489,69 @@ fn uninstall_system_is_not_held_up_by_the_homes_own_copy_of_the_release() {
         .stdout_has(&["9.1.0.70_cuda12, symlink", "files match"]);
     sb.run(["exec", "--", "true"]).ok();
 }
+
+/// The system default (`default --system`) reaches a second, unprivileged
+/// user with no default of their own: `which`, `exec`, `env` and `current`
+/// select it, and `current` says it came from the system home's
+/// `config.toml`; the user's own default, once set, wins.
+#[cfg(target_os = "linux")]
+#[test]
+fn the_system_default_reaches_a_user_with_none_of_their_own() {
+    if !deploy_support::is_root() {
+        common::skip::skip("needs root to act as a second user (setpriv --reuid nobody)");
+        return;
+    }
+    if common::skip::need_program("setpriv", "util-linux").is_none() {
+        return;
+    }
+    let sb = Sandbox::new();
+    for v in ["9.1.0.70", "9.2.0.82"] {
+        let a = archive(&sb, v);
+        sb.run(["install".as_ref(), "--system".as_ref(), a.as_os_str()])
+            .ok();
+    }
+    // The system's first install is no default: that is the administrator's choice.
+    assert!(!sb.system().join("config.toml").exists());
+    sb.run(["default", "--system", "9.1.0.70"]).ok();
+    let rel = system_release(&sb, "9.1.0.70");
+    std::fs::create_dir_all(sb.home()).unwrap();
+    std::process::Command::new("chown")
+        .args(["65534:65534"])
+        .arg(sb.work())
+        .status()
+        .unwrap();
+
+    let which = deploy_support::run_as_nobody(&sb, &["which"]).ok();
+    assert_eq!(
+        which.stdout().trim_end(),
+        rel.join("lib/libcudnn.so.9").display().to_string()
+    );
+    let exec =
+        deploy_support::run_as_nobody(&sb, &["exec", "--", "sh", "-c", "echo $CUDNN_PATH"]).ok();
+    assert_eq!(exec.stdout().trim(), rel.display().to_string());
+    deploy_support::run_as_nobody(&sb, &["env", "--shell", "bash"])
+        .ok()
+        .stdout_has(&[&rel.join("lib").display().to_string()]);
+    let current = deploy_support::run_as_nobody(&sb, &["current"]).ok();
+    let config = sb.system().join("config.toml");
+    current.stdout_has(&[&format!(
+        "spec here: 9.1.0.70_cuda12 (the system default in '{}') → 9.1.0.70_cuda12",
+        config.display()
+    )]);
+    let json = deploy_support::run_as_nobody(&sb, &["current", "--json"]).ok();
+    assert_eq!(json.json()["spec"]["source"]["kind"], "system-default");
+
+    // Their own default wins over the system's.
+    deploy_support::run_as_nobody(&sb, &["default", "9.2.0.82"]).ok();
+    let which = deploy_support::run_as_nobody(&sb, &["which"]).ok();
+    assert_eq!(
+        which.stdout().trim_end(),
+        system_release(&sb, "9.2.0.82")
+            .join("lib/libcudnn.so.9")
+            .display()
+            .to_string()
+    );
+    deploy_support::run_as_nobody(&sb, &["current"])
+        .ok()
+        .stdout_has(&["spec here: 9.2.0.82_cuda12 (the default in '"]);
+}

@@ -41,6 +41,29 @@ pub fn render(event: &Event<'_>, windows: bool, printed: &dyn Fn(CommandLine) ->
     use Event::*;
     match event {
         HomeLockWait { .. } | Warning(_) | Note(_) | ExportLeftBehind { .. } => general(event),
+        ModulesRefreshed {
+            dir,
+            written,
+            removed,
+        } => Some((
+            Level::Status,
+            format!(
+                "refreshed the cuDNN modulefiles in '{}' ({written} written, {removed} removed)",
+                dir.display()
+            ),
+        )),
+        ModulesStale {
+            dir,
+            error,
+            command,
+        } => Some((
+            Level::Warning,
+            format!(
+                "could not refresh the cuDNN modulefiles in '{}' ({error}); they may name releases that are gone: run `{}`",
+                dir.display(),
+                printed(command.clone())
+            ),
+        )),
         RecordedToolkitLost { .. } | ToolkitChosen(_) | BuildChosen { .. } => {
             toolkits(event, windows)
         }

@@ -88,8 +88,9 @@ pub fn export_modules(
         ctx.out(format!("removed {p}"));
     }
     ctx.status(format!(
-        "{} cuDNN modulefiles in '{}' ({} written, {} unchanged, {} removed){}; use them with `module use {}`",
+        "{} cuDNN modulefile{} in '{}' ({} written, {} unchanged, {} removed){}; use them with `module use {}`",
         report.modules,
+        if report.modules == 1 { "" } else { "s" },
         report.dir,
         report.written.len(),
         report.unchanged.len(),
@@ -101,5 +102,22 @@ pub fn export_modules(
             .unwrap_or_default(),
         report.modulepath.display()
     ));
+    match &report.remembered {
+        Ok(()) => ctx.status(
+            "they are refreshed whenever that store changes (install, uninstall, default)",
+        ),
+        Err(why) => ctx.warn(format!(
+            "could not remember this folder to refresh it ({why}): after each install, uninstall or default change, run `{}`",
+            printed(
+                ctx,
+                crate::ops::export::Remembered {
+                    engine,
+                    dir: report.modulepath.clone(),
+                    cuda_module: req.cuda_module.clone(),
+                }
+                .command(req.system)
+            )
+        )),
+    }
     Ok(0)
 }

@@ -62,6 +62,7 @@ fn describe_source(s: &SpecSource) -> String {
         SpecSource::EnvVar => "CUDNNM_VERSION".into(),
         SpecSource::PinFile { path, line } => format!("{}:{line}", path.display()),
         SpecSource::Default { path } => format!("default in {}", path.display()),
+        SpecSource::SystemDefault { path } => format!("system default in {}", path.display()),
     }
 }
 

@@ -26,6 +26,7 @@ use crate::fsops;
 use crate::home::Home;
 use crate::ops::offers::machine_offers;
 use crate::ops::{Event, Session};
+use crate::progress::Progress;
 use crate::store::{Release, Store};
 use crate::version::Spec;
 
@@ -106,8 +107,14 @@ pub fn export(session: &Session<'_>, req: &DirRequest) -> Result<DirExported> {
     };
     let env_name = match export_tree::Build::begin(&parent_dir) {
         Ok(build) => {
-            let name = export_tree::write_release(&build.dir, &release, &env, windows)
-                .and_then(|n| fsops::make_tree_shared_at(&build.dir).map(|()| n));
+            let name = export_tree::write_release(
+                &build.dir,
+                &release,
+                &env,
+                windows,
+                session.report.progress(),
+            )
+            .and_then(|n| fsops::make_tree_shared_at(&build.dir).map(|()| n));
             let name = match name {
                 Ok(n) => n,
                 Err(e) => {
@@ -124,7 +131,7 @@ pub fn export(session: &Session<'_>, req: &DirRequest) -> Result<DirExported> {
         }
         // An empty DEST of the user's in a folder they may not write: filled in place.
         Err(e) if empty_dir && e.kind() == Kind::Permission => {
-            fill_in_place(&dest, &release, &env, windows)?
+            fill_in_place(&dest, &release, &env, windows, session.report.progress())?
         }
         Err(e) if e.kind() == Kind::Permission => {
             return Err(parent_not_writable(&dest, parent, earlier.is_some(), &e));
@@ -211,9 +218,10 @@ fn fill_in_place(
     release: &Release,
     env: &[export_tree::EnvVar],
     windows: bool,
+    progress: &dyn Progress,
 ) -> Result<&'static str> {
     let dir = fsops::at::open_dir(dest)?;
-    let done = export_tree::write_release(&dir, release, env, windows)
+    let done = export_tree::write_release(&dir, release, env, windows, progress)
         .and_then(|name| fsops::make_tree_shared_at(&dir).map(|()| name));
     if done.is_err()
         && let Ok(entries) = dir.entries()

@@ -1,14 +1,18 @@
 //! `export`: releases written out for other tools — Lmod or Tcl
 //! modulefiles (planned by [`crate::modulefile::plan`], written here
 //! through `fsops`), a Spack `packages.yaml` block, and one release as a
-//! plain folder (`dir`).
+//! plain folder (`dir`). A home remembers the modulefile folders written
+//! from its store (`exports.toml`) and [`refresh`] rewrites them whenever
+//! that store or its default changes, so no module outlives its release.
 
 use std::path::PathBuf;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-use super::Session;
-use crate::error::Result;
+use super::{Event, Session};
+use crate::command::CommandLine;
+use crate::error::{Error, Result};
+use crate::fsops;
 use crate::home::Home;
 use crate::modulefile::{self, CudaModule, Engine, ModuleRelease};
 use crate::store::{Release, Store};
@@ -78,18 +82,149 @@ pub struct ModulesExported {
     /// How many releases have a modulefile.
     #[serde(skip)]
     pub modules: usize,
+    /// Whether the home whose store was exported remembers the folder, to
+    /// refresh it on each change; else why not.
+    #[serde(skip)]
+    pub remembered: std::result::Result<(), String>,
+}
+
+/// A modulefile export a home remembers: what [`refresh`] runs again.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Remembered {
+    /// Lmod or Tcl.
+    pub engine: Engine,
+    /// The modulepath folder (absolute).
+    pub dir: PathBuf,
+    /// The site's CUDA module template.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cuda_module: Option<String>,
+}
+
+impl Remembered {
+    /// The command that refreshes it by hand (with `--system` when `system`).
+    pub fn command(&self, system: bool) -> CommandLine {
+        let mut c = CommandLine::export_modules(self.engine.as_str(), &self.dir);
+        if let Some(t) = &self.cuda_module {
+            c = c.literal("--cuda-module").word(t.clone());
+        }
+        if system { c.literal("--system") } else { c }
+    }
+}
+
+/// `exports.toml`: the modulefile folders written from a home's store.
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct Exports {
+    #[serde(default)]
+    modules: Vec<Remembered>,
+}
+
+/// The file where `home` remembers its exports.
+fn exports_file(home: &Home) -> PathBuf {
+    home.root().join("exports.toml")
+}
+
+/// The exports `home` remembers; none when the file is missing or
+/// unreadable. Read bounded, as every state file ([`fsops::load_toml`]).
+pub fn remembered(home: &Home) -> Vec<Remembered> {
+    fsops::load_toml_or_default::<Exports>(&exports_file(home), |p, m| {
+        Error::msg(format!("could not parse '{}': {m}", p.display()))
+    })
+    .map(|e| e.modules)
+    .unwrap_or_default()
+}
+
+/// Adds (or replaces, by folder) `export` in what `home` remembers.
+fn remember(home: &Home, export: Remembered) -> Result<()> {
+    let mut all = Exports {
+        modules: remembered(home),
+    };
+    all.modules.retain(|m| m.dir != export.dir);
+    all.modules.push(export);
+    home.ensure()?;
+    fsops::save_toml(&exports_file(home), &all, "exports")
+}
+
+/// Rewrites every modulefile folder the session's home remembers, after a
+/// change to its store or default; one event per folder: refreshed (when
+/// anything changed), or not, with the command that refreshes it. A folder
+/// whose `cudnn/` is gone is forgotten: the user removed it. Each folder is
+/// read and written as `export` does ([`modulefile::read_existing`],
+/// [`modulefile::apply`]: through its handle, never through a link).
+pub fn refresh(session: &Session<'_>) {
+    let system = session.home.is_system();
+    let mut kept = Vec::new();
+    let all = remembered(session.home);
+    let before = all.len();
+    for r in all {
+        if !r.dir.join(modulefile::FAMILY).is_dir() {
+            continue;
+        }
+        let req = ModulesRequest {
+            engine: r.engine,
+            dir: r.dir.clone(),
+            system,
+            cuda_module: r.cuda_module.clone(),
+        };
+        match write_modules(session, &req) {
+            Ok(done) => {
+                if !done.written.is_empty() || !done.removed.is_empty() {
+                    session.report.event(&Event::ModulesRefreshed {
+                        dir: &r.dir,
+                        written: done.written.len(),
+                        removed: done.removed.len(),
+                    });
+                }
+            }
+            Err(error) => session.report.event(&Event::ModulesStale {
+                dir: &r.dir,
+                error: &error,
+                // The home's own flags (`--system`) are added where it is printed.
+                command: r.command(false),
+            }),
+        }
+        kept.push(r);
+    }
+    if kept.len() != before {
+        let _ = fsops::save_toml(
+            &exports_file(session.home),
+            &Exports { modules: kept },
+            "exports",
+        );
+    }
 }
 
 /// `export lmod` / `export tcl`: plans with [`modulefile::plan`] from the
 /// chosen store and what `DIR/cudnn/` holds, then applies it
 /// ([`modulefile::apply`]: through the folder's handle, never through a
 /// link; `DIR` 0755, modulefiles 0644 on Unix; on Windows the folder's ACL
-/// decides).
+/// decides). The exported home then remembers `DIR` in `exports.toml`, for
+/// [`refresh`] (a failure to remember is reported in `remembered`, not an
+/// error: the modulefiles stand).
 ///
 /// # Errors
 /// A bad template, a store that cannot be read, or a file that cannot be
 /// written.
 pub fn modules(session: &Session<'_>, req: &ModulesRequest) -> Result<ModulesExported> {
+    let mut done = write_modules(session, req)?;
+    let home = if req.system {
+        Home::system(session.system_home)
+    } else {
+        Home::new(session.home.root())
+    };
+    done.remembered = remember(
+        &home,
+        Remembered {
+            engine: req.engine,
+            dir: done.modulepath.clone(),
+            cuda_module: req.cuda_module.clone(),
+        },
+    )
+    .map_err(|e| e.to_string());
+    Ok(done)
+}
+
+/// [`modules`] without remembering the folder.
+fn write_modules(session: &Session<'_>, req: &ModulesRequest) -> Result<ModulesExported> {
     let cuda_module = req
         .cuda_module
         .as_deref()
@@ -124,6 +259,7 @@ pub fn modules(session: &Session<'_>, req: &ModulesRequest) -> Result<ModulesExp
         default,
         modulepath: dir,
         modules: modules.len(),
+        remembered: Ok(()),
     })
 }
 

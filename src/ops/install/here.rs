@@ -59,12 +59,15 @@ pub(super) fn install_here(
     }
     match lock {
         Some((l, path)) if l.satisfies(spec) => {
-            session.report.event(&Event::InstallingLocked {
-                release: &l.release,
-                lock: &path,
-                spec,
-                source: &resolved.source,
-            });
+            // Said only when there is something to install.
+            if req.force || Store::new(session.home).get_id(&l.release)?.is_none() {
+                session.report.event(&Event::InstallingLocked {
+                    release: &l.release,
+                    lock: &path,
+                    spec,
+                    source: &resolved.source,
+                });
+            }
             install_locked(session, req, &l, &path, base, gate)
         }
         Some((l, path)) => {

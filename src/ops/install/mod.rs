@@ -181,13 +181,70 @@ impl Installed {
     }
 }
 
-/// Installs what `req` names; see the module documentation.
+/// Installs what `req` names; see the module documentation. The first
+/// release a home holds becomes its default when it has none (as fnm, nvm
+/// and rustup do): the returned release then says `default`. The
+/// modulefile folders the home remembers are refreshed.
 ///
 /// # Errors
 /// A bad argument, a `--for` no release can satisfy, a source that cannot be read or fetched, bytes that are
 /// not what was expected ([`Kind::Integrity`]), a release the GPUs cannot
 /// run ([`Kind::Conflict`]), or a store that cannot be written.
 pub fn install(session: &Session<'_>, req: &Request) -> Result<Installed> {
+    let mut done = install_any(session, req)?;
+    first_default(session, &mut done);
+    if let Installed::Imported {
+        status: ImportStatus::Installed | ImportStatus::Reinstalled,
+        ..
+    } = done
+    {
+        super::export::refresh(session);
+    }
+    Ok(done)
+}
+
+/// Makes a newly installed release the home's default when the home has
+/// none and holds no other release. Not for the system home: what every
+/// user gets is the administrator's choice (`default --system`). A default
+/// that cannot be recorded is a warning: the release is installed either way.
+fn first_default(session: &Session<'_>, done: &mut Installed) {
+    let Installed::Imported {
+        status: ImportStatus::Installed,
+        release,
+        ..
+    } = done
+    else {
+        return;
+    };
+    if session.home.is_system() {
+        return;
+    }
+    let store = Store::new(session.home);
+    let others = store
+        .releases()
+        .map(|all| {
+            all.iter()
+                .any(|r| r.id() != release.id && r.dir.starts_with(store.root()))
+        })
+        .unwrap_or(true);
+    if others || !matches!(session.home.config(), Ok(c) if c.default.is_none()) {
+        return;
+    }
+    let made = release
+        .id
+        .parse::<Spec>()
+        .and_then(|spec| super::default::set_first(session, &spec));
+    match made {
+        Ok(_) => release.default = true,
+        Err(e) => session.report.event(&Event::Warning(&format!(
+            "could not make cuDNN {} the default: {e}",
+            release.id
+        ))),
+    }
+}
+
+/// [`install`] without the first default.
+fn install_any(session: &Session<'_>, req: &Request) -> Result<Installed> {
     let chosen;
     let req = match &req.for_ {
         Some(f) => {
@@ -241,6 +298,7 @@ pub fn install(session: &Session<'_>, req: &Request) -> Result<Installed> {
         return pip::install_pip(session, &requirement.parse()?, base, &gate);
     }
     if exists {
+        refuse_folder_of_wheels(&path, session.env.is_windows())?;
         return import_file(
             session,
             ImportRequest {
@@ -291,6 +349,58 @@ fn platform_of(req: &Request) -> Result<Platform> {
             .hint("pass --platform")
         }),
     }
+}
+
+/// A folder holding wheels is not a release: name them and how one installs.
+///
+/// # Errors
+/// [`Kind::Usage`] when `path` is a folder with `.whl` files at its top and
+/// no `include` folder (what an unpacked release has).
+fn refuse_folder_of_wheels(path: &std::path::Path, windows: bool) -> Result<()> {
+    let Ok(rd) = std::fs::read_dir(path) else {
+        return Ok(());
+    };
+    if path.join("include").is_dir() {
+        return Ok(());
+    }
+    let mut wheels: Vec<String> = rd
+        .flatten()
+        .filter_map(|e| e.file_name().to_str().map(str::to_owned))
+        .filter(|n| n.ends_with(".whl"))
+        .collect();
+    if wheels.is_empty() {
+        return Ok(());
+    }
+    wheels.sort();
+    let n = wheels.len();
+    let example = crate::command::CommandLine::install_path(path.join(&wheels[n - 1]));
+    Err(Error::new(
+        Kind::Usage,
+        format!(
+            "'{}' holds {} wheel{}, not one cuDNN release",
+            path.display(),
+            n,
+            if n == 1 { "" } else { "s" }
+        ),
+    )
+    .cause(format!(
+        "wheels: {}{}",
+        wheels
+            .iter()
+            .take(10)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join(", "),
+        if n > 10 {
+            format!(" and {} more", n - 10)
+        } else {
+            String::new()
+        }
+    ))
+    .hint(format!(
+        "install one wheel at a time, e.g. `{}`",
+        example.for_host(windows)
+    )))
 }
 
 /// Whether an argument that names no file was meant as a path (a
@@ -492,8 +602,12 @@ mod tests {
             )),
             "{e}"
         );
+        // Nothing is installed: no "installing" line before the refusal.
         let events = f.events();
-        assert!(events[0].starts_with("InstallingLocked"), "{events:?}");
+        assert!(
+            !events.iter().any(|e| e.starts_with("InstallingLocked")),
+            "{events:?}"
+        );
     }
 
     #[test]
@@ -506,5 +620,7 @@ mod tests {
             panic!("not a no-op")
         };
         assert!(matches!(why, AlreadyWhy::AsLocked(_)), "{why:?}");
+        // Nothing to do: no "installing … as locked" line first.
+        assert_eq!(f.events(), Vec::<String>::new());
     }
 }

@@ -33,7 +33,7 @@ mod uses;
 
 pub use blockers::plural;
 use blockers::{Blockers, deployed_refusal};
-use uses::{default_refs, system_check};
+use uses::{DefaultRefs, default_refs, system_check};
 
 /// What to uninstall.
 #[derive(Clone, Debug)]
@@ -192,12 +192,16 @@ pub fn uninstall(cx: &Context<'_>, req: &Request) -> Result<Uninstalled> {
         .collect();
     let refs = default_refs(cx.home(), &store, release)?;
     let referring = backup::referring_to(cx.home(), &release.dir)?;
+    // A default the first install set, not one the user chose, is cleared
+    // with the release (as fnm drops its alias) rather than refusing.
+    let chosen = cx.home().config()?.default_is_first_install != Some(true);
+    let no_refs = DefaultRefs::default();
     if !req.force {
         let blockers = Blockers {
             id: &id,
             system: system.as_ref().map_or(&[][..], |s| &s.uses),
             using: &using,
-            refs: &refs,
+            refs: if chosen { &refs } else { &no_refs },
             referring: &referring,
         };
         blockers.refuse(cx, &store)?;
