@@ -362,6 +362,10 @@ pub struct Config {
     /// Base URL replacing NVIDIA's download server.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mirror: Option<String>,
+    /// The package index cuDNN wheels come from (a PEP 503/691 simple API
+    /// URL), after `--index-url` and `CUDNNM_INDEX_URL`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub index_url: Option<String>,
     /// How many backups to keep per toolkit (default 5); a toolkit's first backup is always kept.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub keep_backups: Option<u32>,
@@ -371,7 +375,7 @@ pub struct Config {
 }
 
 /// The keys `config.toml` knows, for messages about the others.
-pub const CONFIG_KEYS: &[&str] = &["default", "mode", "mirror", "keep_backups"];
+pub const CONFIG_KEYS: &[&str] = &["default", "mode", "mirror", "index_url", "keep_backups"];
 
 impl Config {
     /// Backups to keep per toolkit: `keep_backups`, default 5.

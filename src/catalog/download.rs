@@ -51,7 +51,7 @@ mod failure;
 mod pump;
 mod transfer;
 
-pub use client::{client, fetch_bytes, fetch_bytes_up_to};
+pub use client::{Page, client, fetch_bytes, fetch_bytes_up_to, fetch_page};
 use transfer::{Partial, is_file_url, transfer_any};
 
 /// Watches an archive's bytes land in its partial file

@@ -40,6 +40,7 @@ use crate::version::{CudaVariant, DriverVersion, Platform, Spec, Version};
 
 pub mod advisory;
 pub mod download;
+pub mod index;
 mod entry;
 mod fetch;
 mod manifest;

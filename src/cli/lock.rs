@@ -12,15 +12,21 @@ pub struct Args {
     /// The CUDA to resolve the pin for, when the toolkits found do not say (12, 11.8)
     #[arg(long, value_name = "V")]
     pub cuda: Option<String>,
-    /// The platform whose catalog pick decides the release [default: this machine's]
-    #[arg(long, value_name = "P")]
-    pub platform: Option<String>,
+    /// A platform to lock (repeatable) [default: every platform the release is
+    /// published for]; this machine's decides the release when listed, else the first
+    #[arg(long = "platform", value_name = "P")]
+    pub platforms: Vec<String>,
+    /// The package index wheels come from (PEP 691/503 simple API) [default: env
+    /// CUDNNM_INDEX_URL, else `index_url` in config.toml, else pip's index-url, else PyPI]
+    #[arg(long, value_name = "URL")]
+    pub index_url: Option<String>,
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     let req = Request {
         cuda: args.cuda,
-        platform: args.platform,
+        platforms: args.platforms,
+        index_url: args.index_url,
     };
     let done = lock::lock(&ctx.ops(), &req)?;
     if ctx.json {

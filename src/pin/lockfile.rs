@@ -21,15 +21,21 @@
 //! pip = "nvidia-cudnn-cu12==9.10.2.21"
 //! wheel = "nvidia_cudnn_cu12-9.10.2.21-py3-none-win_amd64.whl"
 //! sha256 = "…"
+//! size = 123
+//! url = "https://files.pythonhosted.org/packages/…/nvidia_cudnn_cu12-9.10.2.21-py3-none-win_amd64.whl"
 //! ```
 //!
 //! A catalog source keeps `path`, relative to NVIDIA's base URL, so that a
 //! mirror (`--mirror`, `CUDNNM_MIRROR`, `mirror` in `config.toml`) serves
-//! the same file. A pip source's hash is the SHA-256 of the wheel `pip
-//! download` fetched when the lock was written (PyPI publishes one per wheel
-//! file, and the catalog holds none); pip picks a wheel per platform, so
-//! `cudnnm lock` records one only for the platform it runs on and keeps the
-//! entries other machines recorded for the same release.
+//! the same file. A wheel source (`pip`) records the file name, SHA-256 and
+//! size the package index publishes (PEP 691/503), for every platform the
+//! release has a wheel for, read from the index's file list without
+//! downloading; an install asks the index in effect (`--index-url`, …) for
+//! the file of that name and checks those bytes, so `url` is for people.
+//! Where pip is configured with `no-index` (its own `find-links`), the
+//! hash is that of the wheel `pip download` fetched, for the platform the
+//! lock was written on only, and the entries other machines recorded for
+//! the same release are kept.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -51,6 +57,25 @@ const HEADER: &str = "# cudnnm lock file: the exact cuDNN release of this projec
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum LockedSource {
+    /// A wheel from the package index (read there directly, or by the
+    /// user's pip when pip is configured with `no-index`). First: an
+    /// entry with `pip` is a wheel even when it also records its `url`.
+    Pip {
+        /// The requirement (`nvidia-cudnn-cu12==9.1.0.70`).
+        pip: String,
+        /// The wheel's file name, as the index lists it.
+        wheel: String,
+        /// That wheel's SHA-256.
+        sha256: Sha256Hex,
+        /// Its size in bytes, when the index publishes it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        size: Option<u64>,
+        /// Where the index served it when the lock was written, for
+        /// people: an install asks the index in effect for the file of
+        /// this name and hash, never this URL.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        url: Option<String>,
+    },
     /// A catalog archive.
     Catalog {
         /// Its full URL under the catalog's base.
@@ -64,15 +89,6 @@ pub enum LockedSource {
         /// Its size in bytes, when the catalog publishes it.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         size: Option<u64>,
-    },
-    /// A wheel fetched with the user's pip.
-    Pip {
-        /// The requirement (`nvidia-cudnn-cu12==9.1.0.70`).
-        pip: String,
-        /// The wheel file pip downloaded.
-        wheel: String,
-        /// That wheel's SHA-256.
-        sha256: Sha256Hex,
     },
 }
 
@@ -166,6 +182,8 @@ mod tests {
                 pip: "nvidia-cudnn-cu12==9.10.2.21".into(),
                 wheel: "nvidia_cudnn_cu12-9.10.2.21-py3-none-win_amd64.whl".into(),
                 sha256: sha('b'),
+                size: Some(7),
+                url: Some("https://files.example/w.whl".into()),
             },
         );
         platform.insert(

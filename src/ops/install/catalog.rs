@@ -6,7 +6,7 @@
 use super::stream::StreamedInstall;
 use super::{AlreadyWhy, Installed, OtherPackage, Request, pause_after_download, platform_of};
 use crate::archive::ImportRequest;
-use crate::catalog::{self, Catalog, FetchRequest, resolve};
+use crate::catalog::{self, Catalog, FetchRequest, index, resolve};
 use crate::error::Result;
 use crate::ops::gpu::GpuGate;
 use crate::ops::{Event, Session};
@@ -56,13 +56,37 @@ pub(super) fn install_catalog(
         // path refuses before its download (`MachineFit::check`).
         gate.check(&w.version, &w.cuda, req.force, "install")?;
         note_passed_over(session, &cat, &fetch, &toolkits, w, gate);
-        let requirement = w.requirement();
-        session.report.event(&Event::PublishedAsWheel {
+        let index = match index::setting::effective(
+            req.index_url.as_deref(),
+            session.env,
+            session.home,
+        )? {
+            index::Setting::Index(index) => index,
+            // pip is told to use no index but its own find-links: pip fetches.
+            index::Setting::PipNoIndex(_) => return via_pip(session, w, base, gate),
+        };
+        let want = super::index::Wanted {
+            project: &w.package,
             version: &w.version,
             cuda: &w.cuda,
-            requirement: &requirement,
-        });
-        return super::pip::install_pip(session, &requirement, base, gate);
+            platform,
+            locked: None,
+        };
+        let file = super::index::find(session, &index, &want)?;
+        if let Some(given) = &base.expected_sha256
+            && file.sha256.as_ref() != Some(given)
+        {
+            return Err(crate::error::Error::new(
+                crate::error::Kind::Integrity,
+                format!(
+                    "the package index {} publishes {} with another SHA-256 than --sha256 {given}; nothing was downloaded",
+                    index.shown(),
+                    file.filename
+                ),
+            )
+            .hint("check the hash you gave, or drop --sha256 to trust the index's"));
+        }
+        return super::index::install_file(session, &index, &want, &file, base);
     }
     let streamed = StreamedInstall::new(session);
     let fit = catalog::MachineFit {
@@ -106,6 +130,23 @@ pub(super) fn install_catalog(
     );
     drop(hold);
     done
+}
+
+/// A wheel pick fetched with the user's pip (`install pip:REQ`), for a pip
+/// configured with `no-index` and its own `find-links`.
+fn via_pip(
+    session: &Session<'_>,
+    w: &resolve::WheelPick,
+    base: ImportRequest,
+    gate: &GpuGate,
+) -> Result<Installed> {
+    let requirement = w.requirement();
+    session.report.event(&Event::PublishedAsWheel {
+        version: &w.version,
+        cuda: &w.cuda,
+        requirement: &requirement,
+    });
+    super::pip::install_pip(session, &requirement, base, gate)
 }
 
 /// The same release installed from another package than the catalog's
