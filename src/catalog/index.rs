@@ -32,8 +32,7 @@ pub const MAX_PAGE: u64 = 16 << 20;
 pub const MAX_FILES: usize = 100_000;
 
 /// PEP 691's content negotiation: JSON first, HTML if that is all there is.
-const ACCEPT: &str =
-    "application/vnd.pypi.simple.v1+json, application/vnd.pypi.simple.v1+html;q=0.2, text/html;q=0.01";
+const ACCEPT: &str = "application/vnd.pypi.simple.v1+json, application/vnd.pypi.simple.v1+html;q=0.2, text/html;q=0.01";
 
 /// One wheel the index lists.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -90,8 +89,14 @@ pub fn read(env: &Env, index: &Index, project: &str) -> Result<Listing> {
         }
     })?;
     let base = Url::parse(&page.url).map_err(|_| bad_page(index, project, "its URL"))?;
-    let files = parse(&page.body, page.content_type.as_deref(), &base, project)
-        .ok_or_else(|| bad_page(index, project, "neither PEP 691 JSON nor a PEP 503 link list"))?;
+    let files =
+        parse(&page.body, page.content_type.as_deref(), &base, project).ok_or_else(|| {
+            bad_page(
+                index,
+                project,
+                "neither PEP 691 JSON nor a PEP 503 link list",
+            )
+        })?;
     Ok(Listing {
         index: index.clone(),
         project: project.to_string(),
@@ -115,7 +120,12 @@ fn bad_page(index: &Index, project: &str, what: &str) -> Error {
 
 /// The wheels on a page: JSON when it says or looks so, else HTML; `None`
 /// when neither form parses (or the page lists more than [`MAX_FILES`]).
-fn parse(body: &[u8], content_type: Option<&str>, base: &Url, project: &str) -> Option<Vec<IndexFile>> {
+fn parse(
+    body: &[u8],
+    content_type: Option<&str>,
+    base: &Url,
+    project: &str,
+) -> Option<Vec<IndexFile>> {
     let json_first = content_type.is_some_and(|t| t.contains("json"))
         || body.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
     let raw = if json_first {
@@ -243,7 +253,9 @@ fn parse_html(body: &[u8]) -> Option<Vec<RawFile>> {
         };
         let attrs = attributes(&text[start..start + close]);
         let after = start + close + 1;
-        let end = lower[after..].find("</a").map_or(lower.len(), |e| after + e);
+        let end = lower[after..]
+            .find("</a")
+            .map_or(lower.len(), |e| after + e);
         at = end;
         let Some(href) = attrs.iter().find(|(k, _)| k == "href").map(|(_, v)| v) else {
             continue;
@@ -352,7 +364,8 @@ pub fn wheel_name(filename: &str, project: &str) -> Option<(Version, Option<Plat
     }
     let stem = filename.strip_suffix(".whl")?;
     let parts: Vec<&str> = stem.split('-').collect();
-    if !(5..=6).contains(&parts.len()) || setting::normalize(parts[0]) != setting::normalize(project)
+    if !(5..=6).contains(&parts.len())
+        || setting::normalize(parts[0]) != setting::normalize(project)
     {
         return None;
     }
@@ -369,9 +382,13 @@ pub fn wheel_platform(tags: &str) -> Option<Platform> {
     let any = |f: &dyn Fn(&str) -> bool| tags.iter().any(|t| f(t));
     if any(&|t| t == "win_amd64") {
         Some(Platform::WindowsX86_64)
-    } else if any(&|t| (t.starts_with("manylinux") || t.starts_with("linux")) && t.ends_with("_x86_64")) {
+    } else if any(&|t| {
+        (t.starts_with("manylinux") || t.starts_with("linux")) && t.ends_with("_x86_64")
+    }) {
         Some(Platform::LinuxX86_64)
-    } else if any(&|t| (t.starts_with("manylinux") || t.starts_with("linux")) && t.ends_with("_aarch64")) {
+    } else if any(&|t| {
+        (t.starts_with("manylinux") || t.starts_with("linux")) && t.ends_with("_aarch64")
+    }) {
         Some(Platform::LinuxSbsa)
     } else {
         None
@@ -483,7 +500,13 @@ mod tests {
             sha('a'),
             sha('C')
         );
-        let files = parse(body.as_bytes(), Some("application/vnd.pypi.simple.v1+json"), &base(), P).unwrap();
+        let files = parse(
+            body.as_bytes(),
+            Some("application/vnd.pypi.simple.v1+json"),
+            &base(),
+            P,
+        )
+        .unwrap();
         assert_eq!(files.len(), 3);
         assert_eq!(files[0].url, "https://idx.example/files/a.whl");
         assert_eq!(files[0].size, Some(12));
@@ -491,7 +514,10 @@ mod tests {
         assert!(files[1].yanked && files[1].sha256.is_none());
         assert_eq!(files[1].platform, Some(Platform::LinuxSbsa));
         assert_eq!(files[2].sha256.as_ref().unwrap().as_str(), sha('c'));
-        assert_eq!(files[2].url, "https://idx.example/simple/nvidia-cudnn-cu12/c.whl");
+        assert_eq!(
+            files[2].url,
+            "https://idx.example/simple/nvidia-cudnn-cu12/c.whl"
+        );
         // A major version this client does not know is not read as JSON.
         let v2 = body.replace("\"1.1\"", "\"2.0\"");
         assert!(parse(v2.as_bytes(), Some("application/json"), &base(), P).is_none());
@@ -515,7 +541,15 @@ mod tests {
         assert!(files[1].yanked);
         assert!(files[2].sha256.is_none());
         // A login page is neither form.
-        assert!(parse(b"<html><body>Please log in</body></html>", Some("text/html"), &base(), P).is_none());
+        assert!(
+            parse(
+                b"<html><body>Please log in</body></html>",
+                Some("text/html"),
+                &base(),
+                P
+            )
+            .is_none()
+        );
         assert!(parse(b"\x00\x01garbage", None, &base(), P).is_none());
     }
 
@@ -530,6 +564,11 @@ mod tests {
         assert!(ok("nvidia_cudnn_cu11-9.12.0.46-py3-none-win_amd64.whl").is_none());
         assert!(ok("../nvidia_cudnn_cu12-9.12.0.46-py3-none-win_amd64.whl").is_none());
         assert!(ok("nvidia_cudnn_cu12-9.12.0.46-py3-none-win_amd64.whl\u{1b}[2J").is_none());
-        assert_eq!(ok("nvidia_cudnn_cu12-9.1.0.70-py3-none-macosx_11_0_arm64.whl").unwrap().1, None);
+        assert_eq!(
+            ok("nvidia_cudnn_cu12-9.1.0.70-py3-none-macosx_11_0_arm64.whl")
+                .unwrap()
+                .1,
+            None
+        );
     }
 }

@@ -40,9 +40,9 @@ use crate::version::{CudaVariant, DriverVersion, Platform, Spec, Version};
 
 pub mod advisory;
 pub mod download;
-pub mod index;
 mod entry;
 mod fetch;
+pub mod index;
 mod manifest;
 mod mirror;
 pub mod offer;

@@ -140,10 +140,9 @@ fn decide(
     let (release, wheel) = match &installed {
         Some(r) => {
             let id = r.release_id();
-            session.report.event(&Event::LockingInstalled {
-                release: &id,
-                spec,
-            });
+            session
+                .report
+                .event(&Event::LockingInstalled { release: &id, spec });
             (id, None)
         }
         None => {
@@ -186,8 +185,11 @@ fn decide(
         _ => None,
     };
     if let Some(project) = project {
-        let setting =
-            catalog::index::setting::effective(req.index_url.as_deref(), session.env, session.home)?;
+        let setting = catalog::index::setting::effective(
+            req.index_url.as_deref(),
+            session.env,
+            session.home,
+        )?;
         match setting {
             catalog::index::Setting::Index(index) => {
                 let required = wheel.is_some();
@@ -291,7 +293,10 @@ fn index_entries(
             Err(e) if e.kind() == Kind::NotFound => continue,
             Err(e) => return Err(e),
         };
-        let sha256 = file.sha256.clone().expect("Listing::wheel gives a hashed file");
+        let sha256 = file
+            .sha256
+            .clone()
+            .expect("Listing::wheel gives a hashed file");
         entries.insert(
             p.as_str().to_string(),
             LockedSource::Pip {
@@ -319,6 +324,138 @@ fn index_entries(
         });
     }
     Ok(())
+}
+
+/// What `lock --check` found (`--json` prints it).
+#[derive(Debug, Serialize)]
+pub struct Checked {
+    /// The lock file.
+    pub path: String,
+    /// The pin's spec.
+    pub pin: String,
+    /// The release the lock names.
+    pub release: String,
+    /// The platforms it has an entry for, each checked.
+    pub platforms: Vec<String>,
+}
+
+/// `lock --check`: the lock beside the pin exists, was written for the pin
+/// as it is now, and names bytes their sources still serve — a catalog
+/// archive's hash the catalog still publishes, a wheel the package index
+/// in effect still lists under that name with that SHA-256 (its file list
+/// only: nothing is downloaded). With `--platform`, those platforms must
+/// have an entry. Changes nothing.
+///
+/// # Errors
+/// No pin ([`Kind::NotFound`]); [`Kind::Integrity`] (exit 4) for a lock
+/// that is missing, unreadable, stale against the pin, without an entry
+/// asked for, or naming bytes no longer served; the index failing.
+pub fn check(session: &Session<'_>, req: &Request) -> Result<Checked> {
+    let (spec, path) = pin_here(session)?;
+    let fix = "run `cudnnm lock` and commit the lock it writes";
+    let lock = match ProjectLock::read(&path) {
+        Ok(Some(l)) => l,
+        Ok(None) => {
+            return Err(Error::new(
+                Kind::Integrity,
+                format!("lock --check: there is no lock file '{}'", path.display()),
+            )
+            .hint(fix));
+        }
+        Err(e) => return Err(e.with_kind(Kind::Integrity).hint(fix)),
+    };
+    if !lock.satisfies(&spec) || lock.pin != spec {
+        return Err(Error::new(
+            Kind::Integrity,
+            format!(
+                "lock --check: the lock '{}' is stale: it was written for the pin {} and names {}; the pin is now {spec}",
+                path.display(),
+                lock.pin,
+                lock.release
+            ),
+        )
+        .hint(fix));
+    }
+    let asked: Vec<Platform> = req
+        .platforms
+        .iter()
+        .map(|p| p.parse())
+        .collect::<Result<_>>()?;
+    if let Some(p) = asked.iter().find(|p| lock.source(**p).is_none()) {
+        return Err(Error::new(
+            Kind::Integrity,
+            format!(
+                "lock --check: the lock '{}' has no entry for {p}",
+                path.display()
+            ),
+        )
+        .hint(format!("run `cudnnm lock --platform {p}` (and the other platforms you need) and commit the lock")));
+    }
+    let cat = Catalog::load(session.home)?;
+    let mut listings: BTreeMap<String, catalog::index::Listing> = BTreeMap::new();
+    let mut setting = None;
+    for (name, src) in &lock.platform {
+        let not_served = |what: String| {
+            Error::new(
+                Kind::Integrity,
+                format!(
+                    "lock --check: the lock '{}' names bytes for {name} that {what}",
+                    path.display()
+                ),
+            )
+            .hint("find out why the source changed; if the new file is genuine, run `cudnnm lock` and commit the lock")
+        };
+        match src {
+            LockedSource::Catalog { sha256, .. } => {
+                let published = cat.archives().iter().any(|a| {
+                    a.version == lock.release.version
+                        && a.cuda == lock.release.cuda
+                        && a.hashes.iter().any(|h| &h.sha256 == sha256)
+                });
+                if !published {
+                    return Err(not_served(format!(
+                        "the catalog no longer publishes (SHA-256 {sha256})"
+                    )));
+                }
+            }
+            LockedSource::Pip {
+                pip, wheel, sha256, ..
+            } => {
+                let setting = match &setting {
+                    Some(s) => s,
+                    None => setting.insert(catalog::index::setting::effective(
+                        req.index_url.as_deref(),
+                        session.env,
+                        session.home,
+                    )?),
+                };
+                let catalog::index::Setting::Index(index) = setting else {
+                    let note = format!(
+                        "{name}: {wheel} is fetched by pip (configured with no-index); its bytes are checked when installed"
+                    );
+                    session.report.event(&Event::Note(&note));
+                    continue;
+                };
+                let project = project_of(pip).to_string();
+                if !listings.contains_key(&project) {
+                    let l = catalog::index::read(session.env, index, &project)?;
+                    listings.insert(project.clone(), l);
+                }
+                if listings[&project].serves(wheel, sha256).is_none() {
+                    return Err(not_served(format!(
+                        "the package index {} no longer serves ({wheel} with SHA-256 {sha256})",
+                        index.shown()
+                    )));
+                }
+            }
+        }
+    }
+    Ok(Checked {
+        path: path.display().to_string(),
+        pin: spec.to_string(),
+        release: lock.release.to_string(),
+        platforms: lock.platform.keys().cloned().collect(),
+    })
 }
 
 /// The pin here or above and the lock file beside it.

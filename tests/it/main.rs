@@ -34,6 +34,7 @@ mod export_dir;
 mod frameworks;
 mod gpu;
 mod guard_crash;
+mod index;
 mod install;
 mod lock_fallback;
 mod modules;

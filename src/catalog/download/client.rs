@@ -27,7 +27,20 @@ pub fn client(env: &Env) -> Result<Client> {
     });
     let mut b = Client::builder()
         .user_agent(concat!("cudnnm/", env!("CARGO_PKG_VERSION")))
-        .redirect(reqwest::redirect::Policy::limited(MAX_REDIRECTS))
+        // A redirect off HTTPS is not followed (`left_https` words the refusal).
+        .redirect(reqwest::redirect::Policy::custom(|attempt| {
+            let from_https = attempt
+                .previous()
+                .last()
+                .is_some_and(|u| u.scheme() == "https");
+            if from_https && attempt.url().scheme() != "https" {
+                attempt.stop()
+            } else if attempt.previous().len() > MAX_REDIRECTS {
+                attempt.error("too many redirects")
+            } else {
+                attempt.follow()
+            }
+        }))
         .connect_timeout(CONNECT_TIMEOUT)
         .timeout(READ_TIMEOUT)
         .no_proxy();
@@ -106,6 +119,27 @@ pub fn fetch_bytes_up_to(env: &Env, url: &str, max: u64, what: &str) -> Result<V
     }
 }
 
+/// Where a GET of `start` (an `https://` URL) was sent off HTTPS: the
+/// plain URL it landed on, or the one the redirect it stopped at names
+/// (the client follows no redirect off HTTPS). `None` when it stayed on HTTPS.
+pub(super) fn left_https(start: &str, resp: &reqwest::blocking::Response) -> Option<String> {
+    if !start.to_ascii_lowercase().starts_with("https://") {
+        return None;
+    }
+    if resp.url().scheme() != "https" {
+        return Some(resp.url().to_string());
+    }
+    if !resp.status().is_redirection() {
+        return None;
+    }
+    let to = resp
+        .headers()
+        .get(reqwest::header::LOCATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|l| resp.url().join(l).ok())?;
+    (to.scheme() != "https").then(|| to.to_string())
+}
+
 /// A page a package index answered ([`fetch_page`]).
 #[derive(Debug)]
 pub struct Page {
@@ -157,11 +191,11 @@ fn get_page(
         .map_err(|e| classify(e, url, name))?;
     let s = resp.status();
     let at = resp.url().to_string();
-    if url.to_ascii_lowercase().starts_with("https://") && resp.url().scheme() != "https" {
+    if let Some(to) = left_https(url, &resp) {
         return Err(Failure::Fatal(
             Error::new(
                 Kind::Integrity,
-                format!("refused the index page {url}: it redirected to {at}, off HTTPS"),
+                format!("refused the index page {url}: it redirected to {to}, off HTTPS"),
             )
             .hint("point --index-url (or CUDNNM_INDEX_URL, `index_url` in config.toml) at the index's https:// address"),
         ));

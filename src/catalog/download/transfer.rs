@@ -185,14 +185,14 @@ fn attempt(
         .map_err(|e| classify(e, url, job.name))?;
     let status = resp.status();
     let final_url = resp.url().to_string();
-    if url.to_ascii_lowercase().starts_with("https://") && resp.url().scheme() != "https" {
+    if let Some(to) = super::client::left_https(url, &resp) {
         // The published hash still guards the bytes, but a hop off HTTPS
         // is refused before one is kept (README, "Package index").
         return Err(Failure::Fatal(
             Error::new(
                 Kind::Integrity,
                 format!(
-                    "refused to download {} from {url}: it redirected to {final_url}, off HTTPS",
+                    "refused to download {} from {url}: it redirected to {to}, off HTTPS",
                     job.name
                 ),
             )

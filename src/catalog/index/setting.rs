@@ -131,9 +131,9 @@ pub fn effective(flag: Option<&str>, env: &Env, home: &Home) -> Result<Setting> 
 /// `raw` as an index base URL ending in `/`.
 fn checked(raw: &str, from: &IndexFrom) -> Result<String> {
     let lower = raw.to_ascii_lowercase();
-    let url = reqwest::Url::parse(raw).ok().filter(|_| {
-        lower.starts_with("https://") || lower.starts_with("http://")
-    });
+    let url = reqwest::Url::parse(raw)
+        .ok()
+        .filter(|_| lower.starts_with("https://") || lower.starts_with("http://"));
     match url {
         Some(u) => Ok(format!("{}/", u.as_str().trim_end_matches('/'))),
         None => Err(Error::new(
@@ -384,7 +384,10 @@ mod tests {
             (PYPI.into(), IndexFrom::Default)
         );
         let no_index = Env::from_vars(
-            [(env::PIP_CONFIG_FILE, "/dev/null"), (env::PIP_NO_INDEX, "1")],
+            [
+                (env::PIP_CONFIG_FILE, "/dev/null"),
+                (env::PIP_NO_INDEX, "1"),
+            ],
             "/",
             false,
         );
@@ -405,7 +408,11 @@ mod tests {
         assert_eq!(ini.index_url.as_deref(), Some("https://d/"));
         assert_eq!(ini.no_index, Some(false));
         let env = Env::from_vars(
-            [("HOME", "/h"), ("XDG_CONFIG_DIRS", "/x1:/x2"), ("VIRTUAL_ENV", "/v")],
+            [
+                ("HOME", "/h"),
+                ("XDG_CONFIG_DIRS", "/x1:/x2"),
+                ("VIRTUAL_ENV", "/v"),
+            ],
             "/",
             false,
         );

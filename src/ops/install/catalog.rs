@@ -56,15 +56,12 @@ pub(super) fn install_catalog(
         // path refuses before its download (`MachineFit::check`).
         gate.check(&w.version, &w.cuda, req.force, "install")?;
         note_passed_over(session, &cat, &fetch, &toolkits, w, gate);
-        let index = match index::setting::effective(
-            req.index_url.as_deref(),
-            session.env,
-            session.home,
-        )? {
-            index::Setting::Index(index) => index,
-            // pip is told to use no index but its own find-links: pip fetches.
-            index::Setting::PipNoIndex(_) => return via_pip(session, w, base, gate),
-        };
+        let index =
+            match index::setting::effective(req.index_url.as_deref(), session.env, session.home)? {
+                index::Setting::Index(index) => index,
+                // pip is told to use no index but its own find-links: pip fetches.
+                index::Setting::PipNoIndex(_) => return via_pip(session, w, base, gate),
+            };
         let want = super::index::Wanted {
             project: &w.package,
             version: &w.version,
