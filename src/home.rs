@@ -315,7 +315,7 @@ impl Home {
             Error::msg(format!("could not parse '{}'", path.display()))
                 .cause(message)
                 .hint(format!(
-                    "edit '{}' to fix the TOML{at}, or remove it to go back to the default settings (default, mode, mirror, keep_backups)",
+                    "edit '{}' to fix the TOML{at}, or remove it to go back to the default settings (default, mode, mirror, index_url, keep_backups)",
                     path.display()
                 ))
         })
