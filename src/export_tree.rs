@@ -6,16 +6,42 @@
 //! in front of the path lists as `cudnnm exec` does
 //! (`docs/architecture.md#activation`), keeping what they held.
 //!
-//! This module decides and renders; the command writes through `fsops`.
+//! It also writes the folder ([`write_release`]) and puts it in DEST's
+//! place ([`Build`], [`put_in_place`]), and sweeps what killed runs left
+//! beside DEST ([`sweep`]). DEST's folder may be one other users can write
+//! (a sticky `/tmp`), and the command may run as root: every change there
+//! is made through folder handles that never follow a link
+//! ([`crate::fsops::at`]), and only folders this user made and marked are
+//! removed.
+//!
+//! Putting a build in DEST's place swaps the two folders in one step where
+//! the system can (`renameat2(RENAME_EXCHANGE)` on Linux); elsewhere it is
+//! two renames (DEST aside as `.cudnnm-export-old-<pid>-<DEST>`, the build
+//! in), and a run killed between them leaves DEST missing until the next
+//! export into it, which moves the old folder back first.
 
+use std::ffi::{OsStr, OsString};
 use std::path::Path;
+use std::time::SystemTime;
 
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Kind, Result};
 use crate::fsops;
+use crate::fsops::at;
 use crate::record::Entry;
-use crate::store::FileRecord;
+use crate::store::{FileRecord, Release};
+
+/// The name prefix of the folder an export is built in beside DEST.
+pub const BUILD_PREFIX: &str = ".cudnnm-export-";
+
+/// The file that marks a build folder as cudnnm's while it is written,
+/// kept locked by the process writing it.
+pub const BUILDING_FILE: &str = ".cudnnm-building";
+
+/// The tag of the name an earlier export gets while its replacement moves
+/// in (`.cudnnm-export-old-<pid>-<DEST's name>`).
+pub const OLD_TAG: &str = "cudnnm-export-old";
 
 /// The marker record's file name inside an exported folder.
 pub const MARKER_FILE: &str = ".cudnnm-export.toml";
@@ -156,6 +182,275 @@ fn not_ours(dest: &Path, p: &Path) -> Error {
         "move it out of '{}' (cudnnm replaces an earlier export only when it holds nothing else), or export into a new folder",
         dest.display()
     ))
+}
+
+/// A folder an export is being built in beside DEST
+/// (`.cudnnm-export-<unique>`), marked by [`BUILDING_FILE`], which stays
+/// locked while this lives, so that another run's [`sweep`] leaves it.
+#[derive(Debug)]
+pub struct Build {
+    /// The folder, held open.
+    pub dir: at::Dir,
+    name: OsString,
+    _busy: Option<std::fs::File>,
+}
+
+impl Build {
+    /// Makes a new build folder in `parent` (mode 0700 until it is
+    /// finished).
+    ///
+    /// # Errors
+    /// When `parent` takes no new folder ([`Kind::Permission`] when it is
+    /// not writable).
+    pub fn begin(parent: &at::Dir) -> Result<Build> {
+        let stamp = SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or_default();
+        let mut attempt = 0u32;
+        loop {
+            let name = OsString::from(format!(
+                "{BUILD_PREFIX}{:x}-{:x}",
+                std::process::id(),
+                stamp.wrapping_add(u128::from(attempt))
+            ));
+            match parent.create_dir(&name, 0o700) {
+                Ok(dir) => {
+                    let busy = dir
+                        .create_file(OsStr::new(BUILDING_FILE), 0o600)
+                        .map_err(|e| Error::io("create", &dir.path().join(BUILDING_FILE), e))?;
+                    // A file system that cannot lock: the folder's age protects it.
+                    let busy = busy.try_lock().is_ok().then_some(busy);
+                    return Ok(Build {
+                        dir,
+                        name,
+                        _busy: busy,
+                    });
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && attempt < 100 => {
+                    attempt += 1;
+                }
+                Err(e) => return Err(Error::io("create a folder in", parent.path(), e)),
+            }
+        }
+    }
+
+    /// The build folder's name in its parent.
+    pub fn name(&self) -> &OsStr {
+        &self.name
+    }
+}
+
+/// Writes the release's files, its receipt, the env file and the marker
+/// into the folder `to` (new or empty), each through the handle of the
+/// folder it goes in; returns the env file's name. Modes: folders 0755,
+/// files as the store holds them (executable or not), before
+/// [`crate::fsops::make_tree_shared_at`] makes them read-only.
+///
+/// # Errors
+/// When a file cannot be read from the store or written.
+pub fn write_release(
+    to: &at::Dir,
+    release: &Release,
+    env: &[EnvVar],
+    windows: bool,
+) -> Result<&'static str> {
+    let mut written: Vec<FileRecord> = Vec::new();
+    let place = |rel: &str| -> Result<(at::Dir, OsString)> {
+        let (folder, name) = match rel.rsplit_once('/') {
+            Some((f, n)) => (at::dirs_in(to, f, 0o755)?, n),
+            None => (at::open_dir(to.path())?, rel),
+        };
+        Ok((folder, OsString::from(name)))
+    };
+    let mode_of = |src: &Path| -> u32 {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::metadata(src)
+                .map(|m| (m.permissions().mode() & 0o777) | 0o200)
+                .unwrap_or(0o644)
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = src;
+            0o644
+        }
+    };
+    for f in &release.receipt.files {
+        let (folder, name) = place(&f.path)?;
+        match f.entry.link_target() {
+            Some(target) => {
+                at::symlink_in(&folder, &name, Path::new(target))?;
+                written.push(FileRecord::link(&f.path, target));
+            }
+            None => {
+                let src = release.dir.join(&f.path);
+                let (size, sha) = at::copy_hashed_in(&src, &folder, &name, mode_of(&src))?;
+                written.push(FileRecord::file(&f.path, size, sha));
+            }
+        }
+    }
+    let receipt = release.dir.join(crate::store::RECEIPT_FILE);
+    let (size, sha) =
+        at::copy_hashed_in(&receipt, to, OsStr::new(crate::store::RECEIPT_FILE), 0o644)?;
+    written.push(FileRecord::file(crate::store::RECEIPT_FILE, size, sha));
+    let title = format!(
+        "cuDNN {} for CUDA {} ({}), exported by cudnnm; the variables that make it visible",
+        release.version(),
+        release.cuda(),
+        release.platform()
+    );
+    let (env_name, text) = env_file(&title, env, windows)?;
+    at::write_new_in(to, OsStr::new(env_name), text.as_bytes(), 0o644)?;
+    written.push(FileRecord::file(
+        env_name,
+        text.len() as u64,
+        crate::hash::sha256_bytes(text.as_bytes()),
+    ));
+    let marker = toml::to_string_pretty(&Marker::new(release.id(), written))
+        .expect("a marker always serializes");
+    at::write_new_in(to, OsStr::new(MARKER_FILE), marker.as_bytes(), 0o644)?;
+    Ok(env_name)
+}
+
+/// Puts the finished `build` (made by [`Build::begin`] in `parent`) in the
+/// place of `dest`, a name in `parent`: swapped with an earlier export in
+/// one step where the system can, else the earlier one renamed aside and
+/// the build renamed in; an empty folder or nothing at `dest` is simply
+/// replaced. The earlier export is then removed; when that fails, the new
+/// export stands and the folder left comes back with the error, for a
+/// warning (the next run's [`sweep`] removes it).
+///
+/// # Errors
+/// When the build cannot be put in place (the earlier export is back in
+/// place then, and the build removed).
+pub fn put_in_place(
+    parent: &at::Dir,
+    build: Build,
+    dest: &OsStr,
+    earlier: bool,
+) -> Result<Option<(std::path::PathBuf, Error)>> {
+    let Build { dir, name, _busy } = build;
+    at::remove_in(&dir, OsStr::new(BUILDING_FILE))?;
+    drop(dir);
+    let old = old_name(dest);
+    let fail = |e: Error| {
+        let _ = at::remove_tree_in(parent, &name);
+        Err(e)
+    };
+    if !earlier {
+        // An empty DEST goes first: Windows renames no folder over another.
+        let _ = parent.remove_dir(dest);
+        if let Err(e) = at::rename_in(parent, &name, dest) {
+            return fail(e);
+        }
+        return Ok(None);
+    }
+    match at::exchange_in(parent, &name, dest) {
+        // The build's name holds the earlier export now: given the name
+        // a sweep knows, then removed.
+        Ok(true) => {
+            if at::rename_in(parent, &name, &old).is_err() {
+                return Ok(at::remove_tree_in(parent, &name)
+                    .err()
+                    .map(|e| (parent.path().join(&name), e)));
+            }
+        }
+        Ok(false) => {
+            if let Err(e) = at::rename_in(parent, dest, &old) {
+                return fail(e);
+            }
+            if let Err(e) = at::rename_in(parent, &name, dest) {
+                let _ = at::rename_in(parent, &old, dest);
+                return fail(e);
+            }
+        }
+        Err(e) => return fail(e),
+    }
+    Ok(at::remove_tree_in(parent, &old)
+        .err()
+        .map(|e| (parent.path().join(&old), e)))
+}
+
+/// `.cudnnm-export-old-<pid>-<dest>`.
+fn old_name(dest: &OsStr) -> OsString {
+    let mut n = OsString::from(format!(".{OLD_TAG}-{}-", std::process::id()));
+    n.push(dest);
+    n
+}
+
+/// What killed and failed runs left beside `dest` in `parent`, put right:
+/// when `dest` is missing and an earlier export of it was moved aside (a
+/// kill between the two renames), that one is moved back; then the
+/// earlier exports of `dest` moved aside, and every build folder nobody is
+/// writing (its [`BUILDING_FILE`] not locked, unchanged since `started`),
+/// are removed. Only folders this user owns that carry cudnnm's names and
+/// marks are touched, each through folder handles that never follow a
+/// link. Returns the folders that could not be removed, with why.
+pub fn sweep(
+    parent: &at::Dir,
+    dest: &OsStr,
+    started: SystemTime,
+) -> Vec<(std::path::PathBuf, Error)> {
+    let mut left = Vec::new();
+    let Ok(entries) = parent.entries() else {
+        return left;
+    };
+    let dest_str = dest.to_string_lossy();
+    let old_head = format!(".{OLD_TAG}-");
+    let ours = |name: &OsStr| {
+        parent
+            .open_dir(name)
+            .ok()
+            .filter(|d| d.owned_by_me().unwrap_or(false))
+    };
+    let is_old = |name: &str| {
+        name.strip_prefix(old_head.as_str())
+            .and_then(|rest| rest.strip_suffix(dest_str.as_ref()))
+            .and_then(|pid| pid.strip_suffix('-'))
+            .is_some_and(|pid| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()))
+    };
+    let mut olds: Vec<OsString> = entries
+        .iter()
+        .filter(|(n, k)| *k == at::EntryKind::Dir && is_old(&n.to_string_lossy()))
+        .filter(|(n, _)| ours(n).is_some())
+        .map(|(n, _)| n.clone())
+        .collect();
+    if parent.kind(dest).ok().flatten().is_none()
+        && let Some(back) = olds.pop()
+        && let Err(e) = at::rename_in(parent, &back, dest)
+    {
+        left.push((parent.path().join(&back), e));
+    }
+    for n in olds {
+        if let Err(e) = at::remove_tree_in(parent, &n) {
+            left.push((parent.path().join(&n), e));
+        }
+    }
+    for (n, k) in &entries {
+        let s = n.to_string_lossy();
+        if *k != at::EntryKind::Dir || !s.starts_with(BUILD_PREFIX) || s.starts_with(&old_head[..])
+        {
+            continue;
+        }
+        let Some(d) = ours(n) else { continue };
+        let marked = d.kind(OsStr::new(BUILDING_FILE)).ok().flatten() == Some(at::EntryKind::File)
+            || d.kind(OsStr::new(MARKER_FILE)).ok().flatten() == Some(at::EntryKind::File);
+        let held = d
+            .open_file(OsStr::new(BUILDING_FILE))
+            .is_ok_and(|f| matches!(f.try_lock(), Err(std::fs::TryLockError::WouldBlock)));
+        let stale = d.modified().is_ok_and(|t| t < started);
+        drop(d);
+        if marked
+            && !held
+            && stale
+            && let Err(e) = at::remove_tree_in(parent, n)
+        {
+            left.push((parent.path().join(n), e));
+        }
+    }
+    left
 }
 
 /// One variable the env file sets.

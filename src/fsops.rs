@@ -12,7 +12,9 @@
 //! and verified moves), [`link`] (links made, replaced and removed only as
 //! links), [`remove`] (files and trees cudnnm owns), [`attr`] (permissions,
 //! times, the writability probe), [`state`] (TOML state files read and
-//! written one way); renames with retry, folder sync and path
+//! written one way), [`at`] (changes inside a folder held open, never
+//! through a link), [`read`] (files others may have placed, read bounded:
+//! regular files only, up to a size); renames with retry, folder sync and path
 //! helpers live here. Every function is re-exported, so callers write
 //! `fsops::write_atomic`.
 
@@ -25,25 +27,31 @@ use std::time::Duration;
 use crate::error::{Error, IoResultExt, Result};
 use crate::platform;
 
+pub mod at;
 mod attr;
 mod copy;
 mod link;
+mod read;
 mod remove;
 mod state;
 mod write;
 
 pub use attr::{
-    give_home_to_its_owner, make_shared, make_tree_shared, probe_dir_writable, protect_system_home,
-    set_mtime, set_readonly,
+    give_home_to_its_owner, make_shared, make_tree_shared, make_tree_shared_at, probe_dir_writable,
+    protect_system_home, set_mtime, set_readonly,
 };
 pub use copy::{copy_file, copy_file_checked, copy_file_hashed, move_file};
 pub use link::{
     Placed, hard_link, remove_link, replace_dir_link, replace_link, symlink, symlink_or_copy,
 };
+pub use read::{read_bounded, read_bounded_if_exists, read_bounded_text};
 pub use remove::{
     remove_dir_all, remove_dir_if_empty, remove_file, remove_own_tree, sweep_stale_temps,
 };
-pub use state::{load_toml, load_toml_or_default, save_toml};
+pub use state::{
+    MAX_CONFIG_BYTES, MAX_STATE_BYTES, load_toml, load_toml_bounded, load_toml_or_default,
+    save_toml,
+};
 pub use write::{
     AppendLog, create_exclusive, create_new_file, open_append, open_lock_file, open_to_try_lock,
     truncate, write_atomic, write_atomic_all, write_new, write_new_synced,

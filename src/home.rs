@@ -305,20 +305,26 @@ impl Home {
     /// When the file exists but cannot be read or parsed (names the file
     /// and the line). No command rewrites a file it cannot read (that would
     /// lose the user's other settings), so the hint says to edit or remove it.
+    /// Only a regular file of at most 256 KiB is read.
     pub fn config(&self) -> Result<Config> {
-        fsops::load_toml_or_default(&self.config_file(), |path, message| {
-            let at = message
-                .strip_prefix("line ")
-                .and_then(|m| m.split_once(':'))
-                .map(|(n, _)| format!(" at line {n}"))
-                .unwrap_or_default();
-            Error::msg(format!("could not parse '{}'", path.display()))
+        let loaded = fsops::load_toml_bounded(
+            &self.config_file(),
+            fsops::MAX_CONFIG_BYTES,
+            |path, message| {
+                let at = message
+                    .strip_prefix("line ")
+                    .and_then(|m| m.split_once(':'))
+                    .map(|(n, _)| format!(" at line {n}"))
+                    .unwrap_or_default();
+                Error::msg(format!("could not parse '{}'", path.display()))
                 .cause(message)
                 .hint(format!(
                     "edit '{}' to fix the TOML{at}, or remove it to go back to the default settings (default, mode, mirror, index_url, keep_backups)",
                     path.display()
                 ))
-        })
+            },
+        )?;
+        Ok(loaded.unwrap_or_default())
     }
 
     /// Writes `config.toml` atomically.

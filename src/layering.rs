@@ -564,7 +564,7 @@ fn layers_point_down() {
     problems.extend(
         cli_cross_imports(&files)
             .into_iter()
-            .map(|p| format!("a command file uses another (move it to cli/support.rs): {p}")),
+            .map(|p| format!("a command file uses another (move it to cli/support/): {p}")),
     );
     problems.extend(
         cycles(&g)

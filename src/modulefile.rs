@@ -13,8 +13,10 @@
 //! Every file written carries [`MARKER`] in its first lines, so that a later
 //! export removes only files it wrote itself ([`is_ours`]).
 //!
-//! This module only renders text and plans which files to write or remove
-//! ([`plan`]); the command applies the plan through `fsops`.
+//! This module renders text and plans which files to write or remove
+//! ([`plan`]); [`read_existing`] and [`apply`] read and change `DIR/cudnn/`
+//! through its folder handle, never through a link: a modulepath is often
+//! a shared folder, and the export may run as root.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -57,6 +59,14 @@ impl Engine {
     }
 }
 
+/// The module version of release `id`: `<version>-cuda<variant>`
+/// (`9.27.0.42-cuda12`), `-jit` after it for NVIDIA's JIT build
+/// (`9.27.0.42-cuda12-jit`): the two builds are two modules.
+pub fn module_version_of(id: &ReleaseId) -> String {
+    let jit = if id.flavour.is_full() { "" } else { "-jit" };
+    format!("{}-cuda{}{jit}", id.version, id.cuda)
+}
+
 /// What a modulefile needs to know about one release.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ModuleRelease {
@@ -73,9 +83,9 @@ pub struct ModuleRelease {
 }
 
 impl ModuleRelease {
-    /// The module version: `<version>-cuda<variant>` (`9.27.0.42-cuda12`).
+    /// The module version ([`module_version_of`] its id).
     pub fn module_version(&self) -> String {
-        format!("{}-cuda{}", self.id.version, self.id.cuda)
+        module_version_of(&self.id)
     }
 
     /// `sub` below the release folder, joined by the rules of the release's
@@ -462,6 +472,116 @@ pub struct Existing {
     pub files: BTreeMap<String, String>,
     /// Symbolic links and their targets.
     pub links: BTreeMap<String, String>,
+}
+
+/// What `dir/cudnn/` holds now (empty when it does not exist), read through
+/// its handle: files by their text (a file that is not UTF-8 text, or
+/// larger than 1 MiB, is left out), links by their target, nothing
+/// followed.
+pub fn read_existing(dir: &Path) -> Existing {
+    let mut existing = Existing::default();
+    let folder = dir.join(FAMILY);
+    let Ok(d) = crate::fsops::at::open_dir(&folder) else {
+        return existing;
+    };
+    let Ok(entries) = d.entries() else {
+        return existing;
+    };
+    use crate::fsops::at::EntryKind;
+    for (name, kind) in entries {
+        let key = name.to_string_lossy().into_owned();
+        match kind {
+            EntryKind::Link => {
+                if let Ok(t) = d.read_link(&name) {
+                    existing.links.insert(key, t.to_string_lossy().into_owned());
+                }
+            }
+            EntryKind::File => {
+                use std::io::Read;
+                let mut text = String::new();
+                if let Ok(f) = d.open_file(&name)
+                    && f.take(1 << 20).read_to_string(&mut text).is_ok()
+                {
+                    existing.files.insert(key, text);
+                }
+            }
+            _ => {}
+        }
+    }
+    existing
+}
+
+/// What [`apply`] did, by path.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Applied {
+    /// Files and links written.
+    pub written: Vec<PathBuf>,
+    /// Files and links already as planned.
+    pub unchanged: Vec<PathBuf>,
+    /// Files and links removed.
+    pub removed: Vec<PathBuf>,
+}
+
+/// Applies `steps` (from [`plan`] for `dir`) through the handle of
+/// `dir/cudnn/`: `dir` and its missing parents are made 0755 whatever the
+/// umask, `cudnn/` is made 0755, modulefiles are written atomically with
+/// mode 0644 (readable by every user, still replaceable by the next
+/// export), links replaced, removals made — none through a link.
+///
+/// # Errors
+/// When a folder cannot be made or a file written or removed; a step
+/// outside `dir/cudnn/` ([`Kind::Failure`], a planning bug).
+pub fn apply(dir: &Path, steps: &[Step]) -> Result<Applied> {
+    use crate::fsops::at;
+    let top = at::create_dirs_shared(dir)?;
+    let folder = at::dir_in(&top, std::ffi::OsStr::new(FAMILY), 0o755)?;
+    folder
+        .set_own_mode(0o755)
+        .map_err(|e| Error::io("change permissions of", folder.path(), e))?;
+    let mut done = Applied::default();
+    let name_of = |p: &Path| -> Result<std::ffi::OsString> {
+        match (p.parent(), p.file_name()) {
+            (Some(parent), Some(n)) if parent == folder.path() => Ok(n.to_os_string()),
+            _ => Err(Error::msg(format!(
+                "'{}' is not in '{}'",
+                p.display(),
+                folder.path().display()
+            ))),
+        }
+    };
+    for step in steps {
+        match step {
+            Step::Write {
+                path,
+                text,
+                changed,
+            } => {
+                if *changed {
+                    at::write_atomic_in(&folder, &name_of(path)?, text.as_bytes(), 0o644)?;
+                    done.written.push(path.clone());
+                } else {
+                    done.unchanged.push(path.clone());
+                }
+            }
+            Step::Link {
+                path,
+                target,
+                changed,
+            } => {
+                if *changed {
+                    at::replace_link_in(&folder, &name_of(path)?, Path::new(target))?;
+                    done.written.push(path.clone());
+                } else {
+                    done.unchanged.push(path.clone());
+                }
+            }
+            Step::Remove { path } => {
+                at::remove_in(&folder, &name_of(path)?)?;
+                done.removed.push(path.clone());
+            }
+        }
+    }
+    Ok(done)
 }
 
 /// Plans an export of `releases` into `dir` (the modulepath folder; files

@@ -134,10 +134,7 @@ pub fn is_release_name(name: &str) -> bool {
     match n.kind {
         FileKind::Header => RELEASE_HEADER_STEMS.contains(&stem),
         FileKind::Shared | FileKind::Static | FileKind::ImportLib => {
-            stem == "cudnn"
-                || sublib_stems(8).contains(&stem)
-                || sublib_stems(9).contains(&stem)
-                || (n.kind == FileKind::Static && stem == "cudnn_engines_tensor_ir")
+            stem == "cudnn" || sublib_stems(8).contains(&stem) || sublib_stems(9).contains(&stem)
         }
     }
 }
@@ -216,8 +213,30 @@ fn split_win_major(base: &str) -> Option<(&str, u32)> {
     Some((&base[..i], m))
 }
 
-/// Sub-library stems per major: none before 8; six for 8; seven for 9+
-/// (`docs/releases.md#library-names`).
+/// Sub-libraries cuDNN 9 gained after 9.0, with the first release that
+/// ships each as a shared library, read from the real wheels on PyPI
+/// (`nvidia-cudnn-cu12` 9.20.0.48 has neither, 9.21.0.82 the first, 9.22.0.52
+/// both; docs/releases.md#library-names).
+pub const LATER_SUBLIBS: [(&str, [u32; 3]); 2] = [
+    ("cudnn_engines_tensor_ir", [9, 21, 0]),
+    ("cudnn_ext", [9, 22, 0]),
+];
+
+/// Whether a release of `version` ships the sub-library `stem` of its
+/// major: every one of [`sublib_stems`] except those of
+/// [`LATER_SUBLIBS`] before the release that added them.
+pub fn ships(stem: &str, version: &Version) -> bool {
+    match LATER_SUBLIBS.iter().find(|(s, _)| *s == stem) {
+        Some((_, first)) => {
+            let v = version.triple();
+            [v.major(), v.minor(), v.patch()] >= *first
+        }
+        None => sublib_stems(version.major()).contains(&stem),
+    }
+}
+
+/// Sub-library stems per major: none before 8; six for 8; nine for 9 (the
+/// seven of 9.0 and [`LATER_SUBLIBS`]) (`docs/releases.md#library-names`).
 pub fn sublib_stems(major: u32) -> &'static [&'static str] {
     match major {
         0..=7 => &[],
@@ -234,6 +253,8 @@ pub fn sublib_stems(major: u32) -> &'static [&'static str] {
             "cudnn_cnn",
             "cudnn_engines_precompiled",
             "cudnn_engines_runtime_compiled",
+            "cudnn_engines_tensor_ir",
+            "cudnn_ext",
             "cudnn_graph",
             "cudnn_heuristic",
             "cudnn_ops",
@@ -411,6 +432,28 @@ mod tests {
         for no in ["8.2.4", "7.6.5", "9.2.0", "9.10.2"] {
             assert!(!needs_zlibwapi(&v(no)), "{no}");
         }
+    }
+
+    #[test]
+    fn the_sub_libraries_of_9_21_and_later_are_known_from_their_release_on() {
+        let v = |s: &str| s.parse::<Version>().unwrap();
+        for name in [
+            "libcudnn_engines_tensor_ir.so.9",
+            "libcudnn_ext.so.9",
+            "cudnn_engines_tensor_ir64_9.dll",
+            "cudnn_ext64_9.dll",
+            "libcudnn_engines_tensor_ir_static_v9.a",
+        ] {
+            assert!(is_release_name(name), "{name}");
+        }
+        assert!(!ships("cudnn_engines_tensor_ir", &v("9.20.0.48")));
+        assert!(ships("cudnn_engines_tensor_ir", &v("9.21.0.82")));
+        assert!(!ships("cudnn_ext", &v("9.21.1.3")));
+        assert!(ships("cudnn_ext", &v("9.28.1.4")));
+        assert!(ships("cudnn_graph", &v("9.0.0")));
+        assert!(!ships("cudnn_graph", &v("8.9.7")));
+        assert!(ships("cudnn_ops_infer", &v("8.9.7")));
+        assert_eq!(sublib_stems(9).len(), 9);
     }
 
     #[test]

@@ -12,7 +12,6 @@
 
 use std::fmt;
 use std::fs;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -196,7 +195,7 @@ pub fn find_pin(start: &Path) -> Result<Option<Resolved>> {
     Ok(None)
 }
 
-fn unreadable(path: &Path, e: std::io::Error) -> Error {
+fn unreadable(path: &Path, e: impl fmt::Display) -> Error {
     Error::new(
         Kind::Usage,
         format!("could not read the pin '{}'", path.display()),
@@ -211,23 +210,17 @@ fn unreadable(path: &Path, e: std::io::Error) -> Error {
 /// Reads and parses one pin file: its spec and the 1-based line holding it.
 ///
 /// # Errors
-/// Unreadable or larger than 64 KiB, or malformed (see [`parse_pin`]).
+/// Unreadable, not a regular file or larger than 64 KiB, or malformed
+/// (see [`parse_pin`]).
 pub fn read_pin(path: &Path) -> Result<(Spec, usize)> {
-    let mut bytes = Vec::new();
-    fs::File::open(path)
-        .and_then(|f| f.take(MAX_PIN_BYTES + 1).read_to_end(&mut bytes))
-        .map_err(|e| unreadable(path, e))?;
-    if bytes.len() as u64 > MAX_PIN_BYTES {
-        return Err(Error::new(
-            Kind::Usage,
-            format!(
-                "could not read the pin '{}': it is larger than {} KiB",
-                path.display(),
-                MAX_PIN_BYTES / 1024
-            ),
-        )
-        .hint("a pin file holds one spec such as 9.12; is this the right file?"));
-    }
+    let bytes = crate::fsops::read_bounded(path, MAX_PIN_BYTES, "a pin").map_err(|e| {
+        if e.kind() == Kind::Usage {
+            // Not a regular file, or too large: the reader's words, a pin's hint.
+            e.hint("a pin file holds one spec such as 9.12; is this the right file?")
+        } else {
+            unreadable(path, e.causes().first().cloned().unwrap_or_default())
+        }
+    })?;
     parse_pin(&bytes).map_err(|e| {
         let at = match e.line {
             Some(n) => format!("'{}' line {n}", path.display()),
@@ -245,12 +238,12 @@ pub fn read_pin(path: &Path) -> Result<(Spec, usize)> {
 }
 
 /// Why pin file content was refused, and on which 1-based line (none for
-/// encoding problems).
+/// encoding problems). The reason never quotes the file.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PinError {
     /// The line, when the problem is on one.
     pub line: Option<usize>,
-    /// What is wrong, e.g. `'8.1 9.0' holds two words; a pin holds one spec`.
+    /// What is wrong, e.g. `it holds 2 words; a pin holds one spec`.
     pub reason: String,
 }
 
@@ -277,29 +270,29 @@ pub fn parse_pin(bytes: &[u8]) -> std::result::Result<(Spec, usize), PinError> {
             line: Some(i + 1),
             reason,
         };
+        // The line is never quoted: a pin that does not parse may be any
+        // file a link points at (a credentials file), and errors reach logs.
         if words.len() > 1 {
             return Err(bad(format!(
-                "'{content}' holds {} words; a pin holds one spec",
+                "it holds {} words; a pin holds one spec",
                 words.len()
             )));
         }
         return content.parse::<Spec>().map(|s| (s, i + 1)).map_err(|_| {
             // Invisible characters (a doubled BOM, a zero-width space)
-            // are shown escaped, or the message would quote what looks
-            // like a valid spec.
-            let shown: String = content
+            // make a line that looks valid fail: say so.
+            let invisible = content
                 .chars()
-                .map(|c| match c {
-                    '\'' | '"' | '\\' => c.to_string(),
-                    _ => c.escape_debug().collect(),
-                })
-                .collect();
-            let hint = if shown != content {
-                " (it holds invisible characters; retype the line)"
+                .any(|c| c.is_control() || (!c.is_ascii() && !c.is_alphanumeric()));
+            let hint = if invisible {
+                "; it holds invisible characters, retype the line"
             } else {
                 ""
             };
-            bad(format!("'{shown}' is not a cuDNN version spec{hint}"))
+            bad(format!(
+                "it is not a cuDNN version spec ({} characters, not shown{hint})",
+                content.chars().count()
+            ))
         });
     }
     Err(PinError {
@@ -561,19 +554,28 @@ mod tests {
     fn malformed_pins_name_the_line() {
         let e = err(b"# c\n8.1 9.0\n");
         assert_eq!(e.line, Some(2));
-        assert!(e.reason.contains("'8.1 9.0' holds 2 words"), "{e:?}");
+        assert_eq!(e.reason, "it holds 2 words; a pin holds one spec");
         let e = err(b"newest\n");
         assert_eq!(e.line, Some(1));
-        assert!(e.reason.contains("'newest' is not a cuDNN version spec"));
+        assert_eq!(
+            e.reason,
+            "it is not a cuDNN version spec (6 characters, not shown)"
+        );
         // Ranges and aliases are specs (`version::Spec`); a space inside one is two words.
         assert_eq!(ok(b">=9.1,<9.11 # range\n"), (">=9.1,<9.11".into(), 1));
         assert_eq!(ok(b"latest_cuda12\r\n"), ("latest_cuda12".into(), 1));
         assert!(err(b">=9.1, <9.11\n").reason.contains("holds 2 words"));
-        // A doubled UTF-8 BOM: the second one is shown, not hidden.
+        // A doubled UTF-8 BOM: named, not shown.
         let e = err("\u{feff}\u{feff}9.12\n".as_bytes());
         assert_eq!(
             e.reason,
-            "'\\u{feff}9.12' is not a cuDNN version spec (it holds invisible characters; retype the line)"
+            "it is not a cuDNN version spec (5 characters, not shown; it holds invisible characters, retype the line)"
+        );
+        // A credentials file a pin links to: nothing of it in the reason.
+        let e = err(b"https://user:ghp_0123456789@github.com\n");
+        assert!(
+            !e.reason.contains("ghp_") && !e.reason.contains("github"),
+            "{e:?}"
         );
         let e = err(b"\n\ncudnn-9.12\n");
         assert_eq!(e.line, Some(3));
@@ -602,6 +604,7 @@ mod tests {
             version: version.clone(),
             cuda,
             platform: Platform::LinuxX86_64,
+            flavour: None,
             header_version: version.triple(),
             installed_at: "2026-01-01T00:00:00Z".into(),
             source: Source {
@@ -609,7 +612,7 @@ mod tests {
                 name: "test".into(),
                 sha256: None,
                 size: 0,
-                url: None,
+                from: crate::store::Provenance::Local,
                 dist: None,
             },
             files: vec![],
@@ -718,7 +721,7 @@ mod tests {
         assert_eq!(
             e.message(),
             format!(
-                "could not read the pin in '{}' line 1: '9.12 9.27' holds 2 words; a pin holds one spec",
+                "could not read the pin in '{}' line 1: it holds 2 words; a pin holds one spec",
                 proj.join(PIN_FILE).display()
             )
         );
@@ -738,7 +741,7 @@ mod tests {
             read_pin(&big.join(PIN_FILE))
                 .unwrap_err()
                 .message()
-                .contains("larger than 64 KiB")
+                .contains("more than the 64 KiB a pin may be")
         );
     }
 

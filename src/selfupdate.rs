@@ -18,6 +18,7 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+pub use crate::catalog::download::Trust;
 use crate::env::Env;
 use crate::error::{Error, Kind, Result};
 use crate::hash::Sha256Hex;
@@ -127,6 +128,25 @@ pub fn is_newer(candidate: &str, current: &str) -> bool {
     }
 }
 
+/// The release folder `self update` reads, and how far its URLs are
+/// trusted: `named` (`--base`), else [`BASE_VAR`], which the user chose and
+/// may be `http://` or a folder ([`Trust::Named`]); else [`DEFAULT_BASE`],
+/// HTTPS only, redirects included ([`Trust::HttpsOnly`]).
+pub fn base(env: &Env, named: Option<String>) -> (String, Trust) {
+    match named.or_else(|| env.var(BASE_VAR)) {
+        Some(b) => (b, Trust::Named),
+        None => (DEFAULT_BASE.to_string(), Trust::HttpsOnly),
+    }
+}
+
+/// Whether `base` is a plain `http://` URL: its `SHA256SUMS` comes over the
+/// same unauthenticated channel as the archive, so nothing vouches for the
+/// binary (`self update` warns).
+pub fn unauthenticated(base: &str) -> bool {
+    base.get(..7)
+        .is_some_and(|p| p.eq_ignore_ascii_case("http://"))
+}
+
 /// `base` joined with a file name: a URL gets `/NAME`, a local folder becomes
 /// a `file://` URL.
 pub fn url_in(base: &str, name: &str) -> Result<String> {
@@ -134,7 +154,7 @@ pub fn url_in(base: &str, name: &str) -> Result<String> {
         return Ok(format!("{}/{name}", base.trim_end_matches('/')));
     }
     let path = std::path::absolute(Path::new(base)).unwrap_or_else(|_| PathBuf::from(base));
-    let url = reqwest::Url::from_file_path(path.join(name)).map_err(|()| {
+    let url = url::Url::from_file_path(path.join(name)).map_err(|()| {
         Error::new(
             Kind::Usage,
             format!("'{base}' is neither a URL nor a folder"),
@@ -151,9 +171,9 @@ pub fn url_in(base: &str, name: &str) -> Result<String> {
 /// # Errors
 /// [`Kind::Network`] when the file cannot be fetched; [`Kind::NotFound`]
 /// when it names no artifact for `target`.
-pub fn newest(env: &Env, base: &str, target: &str) -> Result<Artifact> {
+pub fn newest(env: &Env, base: &str, trust: Trust, target: &str) -> Result<Artifact> {
     let url = url_in(base, SUMS_FILE)?;
-    let bytes = crate::catalog::download::fetch_bytes(env, &url)
+    let bytes = crate::catalog::download::fetch_bytes(env, &url, trust)
         .map_err(|e| fetch_hint(e.context(format!("could not read the release list '{url}'"))))?;
     let text = String::from_utf8_lossy(&bytes);
     find_artifact(&parse_sums(&text), target).ok_or_else(|| {
@@ -183,12 +203,13 @@ const MAX_ARCHIVE_BYTES: u64 = 256 << 20;
 /// # Errors
 /// [`Kind::Network`] when it cannot be fetched; [`Kind::Integrity`] when its
 /// SHA-256 differs from the one published.
-pub fn download(env: &Env, base: &str, artifact: &Artifact) -> Result<Vec<u8>> {
+pub fn download(env: &Env, base: &str, trust: Trust, artifact: &Artifact) -> Result<Vec<u8>> {
     let url = url_in(base, &artifact.name)?;
     // A release archive is a few MB; the bound only keeps memory in check.
     let bytes = crate::catalog::download::fetch_bytes_up_to(
         env,
         &url,
+        trust,
         MAX_ARCHIVE_BYTES,
         "a cudnnm release archive",
     )
@@ -275,7 +296,7 @@ pub struct Outcome {
 /// does not run or reports another version; I/O errors writing beside `exe`.
 /// On every error the old binary is left as it was.
 #[cfg(feature = "self-update")]
-pub fn update(env: &Env, base: &str, exe: &Path, current: &str) -> Result<Outcome> {
+pub fn update(env: &Env, base: &str, trust: Trust, exe: &Path, current: &str) -> Result<Outcome> {
     let target = crate::platform::release_target().ok_or_else(|| {
         Error::new(
             Kind::Usage,
@@ -283,7 +304,9 @@ pub fn update(env: &Env, base: &str, exe: &Path, current: &str) -> Result<Outcom
         )
         .hint("build it from source: cargo install --path .")
     })?;
-    let artifact = newest(env, base, target)?;
+    // What killed runs left: the staged binaries of processes that are gone.
+    sweep_staged(exe, std::time::SystemTime::now());
+    let artifact = newest(env, base, trust, target)?;
     let mut outcome = Outcome {
         from: current.to_string(),
         to: artifact.version.clone(),
@@ -293,9 +316,9 @@ pub fn update(env: &Env, base: &str, exe: &Path, current: &str) -> Result<Outcom
     if !is_newer(&artifact.version, current) {
         return Ok(outcome);
     }
-    let archive = download(env, base, &artifact)?;
+    let archive = download(env, base, trust, &artifact)?;
     let binary = extract_binary(&archive, target)?;
-    let staged = crate::fsops::sibling(exe, "update");
+    let staged = crate::fsops::sibling(exe, STAGED_TAG);
     let result = stage_and_swap(&staged, &binary, &artifact.version);
     if staged.exists() {
         let _ = crate::fsops::remove_file(&staged);
@@ -303,6 +326,50 @@ pub fn update(env: &Env, base: &str, exe: &Path, current: &str) -> Result<Outcom
     result?;
     outcome.updated = true;
     Ok(outcome)
+}
+
+/// The tag of a staged binary's name beside the running one
+/// (`.update-<pid>-cudnnm`, [`crate::fsops::sibling`]).
+const STAGED_TAG: &str = "update";
+
+/// Removes the binaries earlier `self update` runs staged beside `exe` and
+/// a kill left there: files named `.update-<pid>-<exe's name>` (another
+/// process's pid) that changed before `started` and whose process is gone
+/// (where the system cannot tell, the removal of one still running fails
+/// and it stays). Returns how many were removed. Best effort.
+pub fn sweep_staged(exe: &Path, started: std::time::SystemTime) -> usize {
+    let (Some(name), Ok(dir)) = (
+        exe.file_name().and_then(|n| n.to_str()),
+        crate::fsops::at::open_dir(crate::fsops::parent_of(exe)),
+    ) else {
+        return 0;
+    };
+    let head = format!(".{STAGED_TAG}-");
+    let mut removed = 0;
+    for (entry, kind) in dir.entries().unwrap_or_default() {
+        let n = entry.to_string_lossy();
+        let Some(pid) = n
+            .strip_prefix(head.as_str())
+            .and_then(|r| r.strip_suffix(name))
+            .and_then(|r| r.strip_suffix('-'))
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let old = std::fs::symlink_metadata(dir.path().join(&entry))
+            .and_then(|m| m.modified())
+            .is_ok_and(|t| t < started);
+        let gone = crate::platform::process_gone(pid) || crate::platform::HOST_WINDOWS;
+        if kind == crate::fsops::at::EntryKind::File
+            && pid != std::process::id()
+            && old
+            && gone
+            && crate::fsops::at::remove_in(&dir, &entry).is_ok()
+        {
+            removed += 1;
+        }
+    }
+    removed
 }
 
 #[cfg(feature = "self-update")]
@@ -382,6 +449,44 @@ mod tests {
         assert!(!is_newer("0.1.0", "0.1.0"));
         assert!(!is_newer("0.0.9", "0.1.0"));
         assert!(!is_newer("0.2.0-rc1", "0.1.0"));
+    }
+
+    #[test]
+    fn staged_binaries_of_killed_runs_are_swept() {
+        let d = tempfile::tempdir().unwrap();
+        let exe = d.path().join("cudnnm");
+        let put = |n: &str| {
+            crate::fsops::write_atomic(&d.path().join(n), b"staged").unwrap();
+        };
+        // A pid no process has (beyond Linux's pid_max), and this process's own.
+        let dead = ".update-4194400-cudnnm";
+        let mine = format!(".update-{}-cudnnm", std::process::id());
+        for n in [
+            dead,
+            mine.as_str(),
+            ".update-4194400-other",
+            "cudnnm",
+            ".update-x-cudnnm",
+        ] {
+            put(n);
+        }
+        let later = std::time::SystemTime::now() + std::time::Duration::from_secs(5);
+        // Younger than the run that sweeps: kept.
+        assert_eq!(sweep_staged(&exe, std::time::SystemTime::UNIX_EPOCH), 0);
+        assert_eq!(sweep_staged(&exe, later), 1);
+        let mut left: Vec<String> = std::fs::read_dir(d.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        let mut want = vec![
+            ".update-4194400-other".to_string(),
+            ".update-x-cudnnm".into(),
+            "cudnnm".into(),
+            mine,
+        ];
+        want.sort();
+        assert_eq!(left, want);
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! Names for what a release is: its cuDNN [`Version`], the [`CudaVariant`] it
-//! was built for, its [`Platform`], and the [`Spec`] a user writes to pick one.
+//! was built for, its [`Platform`], the [`Spec`] a user writes to pick one,
+//! and the [`PipRequirement`] that names its wheel on PyPI.
 //!
 //! Everything here is pure and parsed once; the rest of the tool compares these
 //! values instead of strings.
@@ -36,6 +37,10 @@ mod spec;
 pub use spec::{Bound, Op, Spec, VersionReq};
 mod driver;
 pub use driver::DriverVersion;
+mod requirement;
+pub use requirement::{CudnnPackage, PipRequirement};
+mod package;
+pub use package::{Flavour, Package, release_of};
 
 /// A cuDNN version of one to four numbers: `9`, `8.1`, `7.1.3`, `8.1.0.77`.
 ///
@@ -342,16 +347,20 @@ pub enum Platform {
     LinuxAarch64,
     /// `linux-ppc64le`.
     LinuxPpc64le,
+    /// `windows-arm64`: Windows on Arm (PyPI `win_arm64` wheels from
+    /// 9.26.1.1; NVIDIA's `windows-arm64` redist archives from 9.27.0).
+    WindowsArm64,
 }
 
 impl Platform {
     /// Every platform, in display order.
-    pub const ALL: [Platform; 5] = [
+    pub const ALL: [Platform; 6] = [
         Platform::WindowsX86_64,
         Platform::LinuxX86_64,
         Platform::LinuxSbsa,
         Platform::LinuxAarch64,
         Platform::LinuxPpc64le,
+        Platform::WindowsArm64,
     ];
 
     /// NVIDIA's name: `windows-x86_64`, `linux-x86_64`, `linux-sbsa`, …
@@ -362,18 +371,46 @@ impl Platform {
             Platform::LinuxSbsa => "linux-sbsa",
             Platform::LinuxAarch64 => "linux-aarch64",
             Platform::LinuxPpc64le => "linux-ppc64le",
+            Platform::WindowsArm64 => "windows-arm64",
         }
     }
 
     /// True for Windows platforms (DLLs in `bin`, import libraries in `lib\x64`).
     pub fn is_windows(&self) -> bool {
-        matches!(self, Platform::WindowsX86_64)
+        matches!(self, Platform::WindowsX86_64 | Platform::WindowsArm64)
+    }
+
+    /// The platform of a wheel's platform tag (PEP 425; the last part of
+    /// its file name): `manylinux_2_27_x86_64`, `manylinux2014_x86_64`,
+    /// `manylinux1_x86_64` → linux-x86_64; `manylinux*_aarch64` →
+    /// linux-sbsa (NVIDIA's aarch64 wheels are its Arm server builds, the
+    /// ones its redist tree calls sbsa); `win_amd64` → windows-x86_64;
+    /// `win_arm64` → windows-arm64. `None` for `any` and every other tag.
+    /// A compressed tag set (`a.b`) gives the platform all its members share.
+    pub fn from_wheel_tag(tag: &str) -> Option<Platform> {
+        let mut out: Option<Platform> = None;
+        for t in tag.split('.') {
+            let p = match t {
+                "win_amd64" => Platform::WindowsX86_64,
+                "win_arm64" => Platform::WindowsArm64,
+                t if t.starts_with("manylinux") && t.ends_with("_x86_64") => Platform::LinuxX86_64,
+                t if t.starts_with("manylinux") && t.ends_with("_aarch64") => Platform::LinuxSbsa,
+                _ => return None,
+            };
+            if out.is_some_and(|o| o != p) {
+                return None;
+            }
+            out = Some(p);
+        }
+        out
     }
 
     /// The platform this binary was built for, if cuDNN ships for it.
     pub fn host() -> Option<Platform> {
         if cfg!(all(windows, target_arch = "x86_64")) {
             Some(Platform::WindowsX86_64)
+        } else if cfg!(all(windows, target_arch = "aarch64")) {
+            Some(Platform::WindowsArm64)
         } else if cfg!(all(target_os = "linux", target_arch = "x86_64")) {
             Some(Platform::LinuxX86_64)
         } else if cfg!(all(target_os = "linux", target_arch = "aarch64")) {
@@ -401,9 +438,10 @@ impl FromStr for Platform {
             "linux-sbsa" | "linux-aarch64sbsa" => Platform::LinuxSbsa,
             "linux-aarch64" => Platform::LinuxAarch64,
             "linux-ppc64le" => Platform::LinuxPpc64le,
+            "windows-arm64" | "win-arm64" | "windows-aarch64" => Platform::WindowsArm64,
             _ => {
                 return Err(Error::new(Kind::Usage, format!("'{s}' is not a cuDNN platform")).hint(
-                    "use one of windows-x86_64, linux-x86_64, linux-sbsa, linux-aarch64, linux-ppc64le",
+                    "use one of windows-x86_64, windows-arm64, linux-x86_64, linux-sbsa, linux-aarch64, linux-ppc64le",
                 ));
             }
         })
@@ -434,27 +472,63 @@ pub fn release_id(version: &Version, cuda: &CudaVariant) -> String {
     ReleaseId::new(version.clone(), *cuda).to_string()
 }
 
-/// Which release: its full version and the CUDA variant it was built for.
-/// Written as `<version>_cuda<variant>` (`9.12.0.46_cuda12`,
-/// `8.1.0.77_cuda11.2`) in records and messages, and read back from exactly
-/// that form, so a record names the store folder without parsing a spec.
+/// Which release: its full version, the CUDA variant it was built for,
+/// and its [`Flavour`]. Written as `<version>_cuda<variant>` for the full
+/// build (`9.12.0.46_cuda12`, `8.1.0.77_cuda11.2`: every id written before
+/// flavours existed) and with `+jit` for the JIT build
+/// (`9.12.0.46_cuda12+jit`) in records and messages, and read back from
+/// exactly that form, so a record names the store folder without parsing a
+/// spec.
 #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ReleaseId {
     /// The release version (`9.12.0.46`).
     pub version: Version,
     /// The CUDA variant (`12`, `11.2`).
     pub cuda: CudaVariant,
+    /// Which build.
+    pub flavour: Flavour,
 }
 
 impl ReleaseId {
-    /// The id of `version` built for `cuda`.
+    /// The id of the full build of `version` for `cuda`.
     pub fn new(version: Version, cuda: CudaVariant) -> ReleaseId {
-        ReleaseId { version, cuda }
+        ReleaseId {
+            version,
+            cuda,
+            flavour: Flavour::Full,
+        }
+    }
+
+    /// The same release in `flavour`.
+    pub fn with_flavour(mut self, flavour: Flavour) -> ReleaseId {
+        self.flavour = flavour;
+        self
     }
 
     /// The spec that names exactly this release.
     pub fn spec(&self) -> Spec {
-        Spec::prefix(self.version.clone(), Some(self.cuda))
+        let mut s = Spec::prefix(self.version.clone(), Some(self.cuda));
+        s.flavour = Some(self.flavour);
+        s
+    }
+
+    /// The name of its store folder below `cuda-<variant>/`: the version,
+    /// with `+jit` for the JIT build (`9.12.0.46`, `9.12.0.46+jit`).
+    pub fn dir_name(&self) -> String {
+        format!("{}{}", self.version, self.flavour.suffix())
+    }
+
+    /// Reads a store folder name ([`ReleaseId::dir_name`]) back into the
+    /// version and the flavour the name says; `None` for anything else.
+    pub fn parse_dir_name(name: &str) -> Option<(Version, Flavour)> {
+        let (v, flavour) = match name.strip_suffix(Flavour::Jit.suffix()) {
+            Some(v) => (v, Flavour::Jit),
+            None => (name, Flavour::Full),
+        };
+        if v.is_empty() || !v.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
+            return None;
+        }
+        Some((v.parse().ok()?, flavour))
     }
 }
 
@@ -466,22 +540,33 @@ impl FromStr for ReleaseId {
     fn from_str(s: &str) -> Result<Self> {
         let bad = || {
             Error::new(Kind::Usage, format!("'{s}' is not a release id"))
-                .hint("a release id is a version and its CUDA variant, e.g. 9.12.0.46_cuda12")
+                .hint("a release id is a version and its CUDA variant, e.g. 9.12.0.46_cuda12 (9.12.0.46_cuda12+jit for the JIT build)")
         };
-        let (v, c) = s.trim().split_once("_cuda").ok_or_else(bad)?;
+        let (text, flavour) = Flavour::split_suffix(s.trim());
+        let (v, c) = text.trim().split_once("_cuda").ok_or_else(bad)?;
         let version: Version = v.parse().map_err(|_| bad())?;
         let cuda = match c.parse::<Version>().map_err(|_| bad())?.parts() {
             [ma] => CudaVariant::new(*ma, None),
             [ma, mi] => CudaVariant::new(*ma, Some(*mi)),
             _ => return Err(bad()),
         };
-        Ok(ReleaseId { version, cuda })
+        Ok(ReleaseId {
+            version,
+            cuda,
+            flavour: flavour.unwrap_or_default(),
+        })
     }
 }
 
 impl fmt::Display for ReleaseId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}_cuda{}", self.version, self.cuda)
+        write!(
+            f,
+            "{}_cuda{}{}",
+            self.version,
+            self.cuda,
+            self.flavour.suffix()
+        )
     }
 }
 
@@ -609,6 +694,24 @@ mod tests {
         for p in Platform::ALL {
             assert_eq!(p.as_str().parse::<Platform>().unwrap(), p);
         }
+        for (tag, p) in [
+            ("manylinux_2_27_x86_64", Some(Platform::LinuxX86_64)),
+            ("manylinux1_x86_64", Some(Platform::LinuxX86_64)),
+            ("manylinux2014_aarch64", Some(Platform::LinuxSbsa)),
+            ("manylinux_2_27_aarch64", Some(Platform::LinuxSbsa)),
+            ("win_amd64", Some(Platform::WindowsX86_64)),
+            ("win_arm64", Some(Platform::WindowsArm64)),
+            (
+                "manylinux2014_x86_64.manylinux_2_17_x86_64",
+                Some(Platform::LinuxX86_64),
+            ),
+            ("manylinux2014_x86_64.win_amd64", None),
+            ("any", None),
+            ("macosx_11_0_arm64", None),
+        ] {
+            assert_eq!(Platform::from_wheel_tag(tag), p, "{tag}");
+        }
+        assert!(Platform::WindowsArm64.is_windows());
         assert_eq!(
             "linux-aarch64sbsa".parse::<Platform>().unwrap(),
             Platform::LinuxSbsa
@@ -628,8 +731,33 @@ mod tests {
         assert_eq!(id.cuda, "12".parse().unwrap());
         assert_eq!(release_id(&id.version, &id.cuda), "9.12.0.46_cuda12");
         assert!(id.spec().matches(&id.version, &id.cuda));
-        for bad in ["9.12.0.46", "9.12.0.46_cu12", "x_cuda12", "9_cuda1.2.3", ""] {
+        for bad in [
+            "9.12.0.46",
+            "9.12.0.46_cu12",
+            "x_cuda12",
+            "9_cuda1.2.3",
+            "",
+            "9.1_cuda12+fast",
+        ] {
             assert!(bad.parse::<ReleaseId>().is_err(), "{bad}");
+        }
+        let jit: ReleaseId = "9.12.0.46_cuda12+jit".parse().unwrap();
+        assert_eq!(jit.flavour, Flavour::Jit);
+        assert_eq!(jit.to_string(), "9.12.0.46_cuda12+jit");
+        assert_eq!(jit.dir_name(), "9.12.0.46+jit");
+        assert!(jit.spec().admits_flavour(Flavour::Jit));
+        assert!(!jit.spec().admits_flavour(Flavour::Full));
+        assert_ne!(jit, id);
+        assert_eq!(
+            ReleaseId::parse_dir_name("9.12.0.46+jit"),
+            Some((v("9.12.0.46"), Flavour::Jit))
+        );
+        assert_eq!(
+            ReleaseId::parse_dir_name("9.12.0.46"),
+            Some((v("9.12.0.46"), Flavour::Full))
+        );
+        for bad in ["9.12.0.46+", "v9.12", "9.12+jitx", ".replaced-9.1"] {
+            assert_eq!(ReleaseId::parse_dir_name(bad), None, "{bad}");
         }
     }
 

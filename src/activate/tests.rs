@@ -14,6 +14,7 @@ fn release(dir: &str, platform: Platform) -> Release {
             version: "9.12.0.46".parse().unwrap(),
             cuda: "12".parse().unwrap(),
             platform,
+            flavour: None,
             header_version: "9.12.0".parse().unwrap(),
             installed_at: String::new(),
             source: Source {
@@ -21,7 +22,7 @@ fn release(dir: &str, platform: Platform) -> Release {
                 name: "x".into(),
                 sha256: None,
                 size: 0,
-                url: None,
+                from: crate::store::Provenance::Local,
                 dist: None,
             },
             files: vec![],

@@ -192,11 +192,22 @@ pub(super) fn identify(
         }),
         _ => None,
     };
+    // The build: as the wheel's own metadata names its package, else the
+    // archive's name (`cudnn_jit-…`), else its libraries.
+    let flavour = match dist
+        .as_ref()
+        .and_then(|d| d.name.parse::<crate::version::Package>().ok())
+    {
+        Some(p) => p.flavour,
+        None if name.starts_with("cudnn_jit-") => crate::version::Flavour::Jit,
+        None => store::flavour_of_files(plan.libraries().map(|i| i.dest.as_str())),
+    };
     Ok(Identity {
         version,
         header_version: hv.clone(),
         cuda,
         platform,
+        flavour,
         warnings,
         dist,
     })
@@ -259,7 +270,10 @@ pub(super) fn wheel_metadata(text: &str) -> WheelMetadata {
     let name = field("Name:");
     let version_text = field("Version:");
     WheelMetadata {
-        version: version_text.as_deref().and_then(|v| v.parse().ok()),
+        // `9.0.0.312.post1` carries cuDNN 9.0.0.312.
+        version: version_text
+            .as_deref()
+            .and_then(|v| crate::version::release_of(v).or_else(|| v.parse().ok())),
         cuda: name.as_deref().and_then(|n| {
             let n = crate::version::python_name(n, '-');
             n.rsplit('-').next().and_then(CudaVariant::from_name_part)
@@ -318,6 +332,38 @@ pub fn library_version(file: &str) -> Option<Version> {
 /// Jetson, ppc64le). A file that is not ELF keeps the name-based guess.
 pub(super) fn detect_platform(dir: &Path, plan: &Plan, guess: Platform) -> Result<Platform> {
     if guess.is_windows() {
+        // The PE header's machine field: 0x8664 x64, 0xAA64 Arm64 (the
+        // `win_arm64` wheels and `windows-arm64` archives); anything else,
+        // or a DLL too short to say, keeps the guess.
+        for it in plan.libraries() {
+            if !matches!(it.kind, layout::ItemKind::File { .. })
+                || !it.dest.to_ascii_lowercase().ends_with(".dll")
+            {
+                continue;
+            }
+            let mut head = vec![0u8; 4096];
+            let Ok(mut f) = std::fs::File::open(dir.join(&it.dest)) else {
+                continue;
+            };
+            let n = std::io::Read::read(&mut f, &mut head).unwrap_or(0);
+            let head = &head[..n];
+            let Some(pe) = head
+                .get(0x3c..0x40)
+                .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
+            else {
+                continue;
+            };
+            match head.get(pe..pe + 6) {
+                Some([b'P', b'E', 0, 0, lo, hi]) => {
+                    return Ok(match u16::from_le_bytes([*lo, *hi]) {
+                        0xaa64 => Platform::WindowsArm64,
+                        0x8664 => Platform::WindowsX86_64,
+                        _ => guess,
+                    });
+                }
+                _ => continue,
+            }
+        }
         return Ok(guess);
     }
     for it in plan.libraries() {

@@ -44,8 +44,8 @@ pub struct ImportRequest {
     pub cuda: Option<CudaVariant>,
     /// `--sha256`: the digest the archive must have.
     pub expected_sha256: Option<Sha256Hex>,
-    /// Where the archive came from (URL or `pip:` requirement), for the receipt.
-    pub url: Option<String>,
+    /// Where the archive came from (a URL, a pip requirement), for the receipt.
+    pub from: crate::store::Provenance,
     /// `--force`: reinstall, and accept a name/header version disagreement.
     pub force: bool,
     /// Releases deployed in toolkits (release id → toolkit roots), from
@@ -124,6 +124,8 @@ pub struct Identity {
     pub cuda: CudaVariant,
     /// The platform, from the library files.
     pub platform: Platform,
+    /// Which build (full or JIT).
+    pub flavour: crate::version::Flavour,
     /// Things the user should know (a forced version disagreement).
     pub warnings: Vec<String>,
     /// A wheel's distribution, from its dist-info (for the receipt).
@@ -460,6 +462,7 @@ fn finish(
         version: id.version.clone(),
         cuda: id.cuda,
         platform: id.platform,
+        flavour: (!id.flavour.is_full()).then_some(id.flavour),
         header_version: id.header_version.clone(),
         installed_at: store::now_rfc3339(),
         source: Source {
@@ -467,13 +470,13 @@ fn finish(
             name: name.into(),
             sha256,
             size,
-            url: req.url.clone(),
+            from: req.from.clone(),
             dist: id.dist.clone(),
         },
         files,
     };
     // A folder whose receipt cannot be read counts as a release replaced.
-    let before = store.get(&id.version, &id.cuda);
+    let before = store.get_in_folder(&receipt.release_id());
     let existed = !matches!(before, Ok(None));
     let mut notes = Vec::new();
     if let Ok(Some(existing)) = &before
@@ -667,13 +670,23 @@ fn already_installed(
     id: &Identity,
     req: &ImportRequest,
 ) -> Result<Option<Imported>> {
-    let existing = match store.get(&id.version, &id.cuda) {
+    let existing = match store.get_build(&id.version, &id.cuda, id.flavour) {
         Ok(Some(existing)) => existing,
+        // The other build in this build's folder (an older cudnnm's JIT
+        // build where the full one goes): never replaced, even with --force.
+        Ok(None) if id.flavour.is_full() => match store.get(&id.version, &id.cuda) {
+            Ok(Some(other)) if other.flavour() != id.flavour => {
+                return Err(store::other_build_there(&other, id.flavour));
+            }
+            _ => return Ok(None),
+        },
         Ok(None) => return Ok(None),
         // A release whose receipt cannot be read: `--force` replaces it
         // (the journaled swap in `Store::commit`) unless it is deployed.
         Err(e) if req.force => {
-            let rid = crate::version::ReleaseId::new(id.version.clone(), id.cuda).to_string();
+            let rid = crate::version::ReleaseId::new(id.version.clone(), id.cuda)
+                .with_flavour(id.flavour)
+                .to_string();
             if let Some(toolkits) = req.deployed.get(&rid).filter(|t| !t.is_empty()) {
                 return Err(e.context(format!(
                     "cuDNN {rid} is deployed in {}; switch that toolkit away first",

@@ -83,17 +83,12 @@ fn parse_wheel(base: &str) -> Option<NameInfo> {
     let pkg = parts.next()?;
     let cu = pkg.rsplit(['_', '-']).next()?;
     let cuda = CudaVariant::from_name_part(cu)?;
-    let version = parts.next().and_then(|v| v.parse().ok());
-    let tags = parts.collect::<Vec<_>>().join("-");
-    let platform = if tags.contains("win_amd64") {
-        Some(Platform::WindowsX86_64)
-    } else if tags.contains("x86_64") {
-        Some(Platform::LinuxX86_64)
-    } else if tags.contains("aarch64") {
-        Some(Platform::LinuxSbsa)
-    } else {
-        None
-    };
+    // `9.0.0.312.post1` carries cuDNN 9.0.0.312.
+    let version = parts
+        .next()
+        .and_then(|v| crate::version::release_of(v).or_else(|| v.parse().ok()));
+    let tags: Vec<&str> = parts.collect();
+    let platform = tags.last().and_then(|t| Platform::from_wheel_tag(t));
     Some(NameInfo {
         version,
         cuda: Some(cuda),
@@ -103,7 +98,10 @@ fn parse_wheel(base: &str) -> Option<NameInfo> {
 
 /// `cudnn-linux-x86_64-8.9.7.29_cuda12-archive`, `cudnn-windows-x86_64-8.3.2.44_cuda11.5-archive`.
 fn parse_redist(base: &str) -> Option<NameInfo> {
-    let rest = base.strip_prefix("cudnn-")?;
+    // `cudnn_jit-…`: NVIDIA's JIT build, named the same way.
+    let rest = base
+        .strip_prefix("cudnn-")
+        .or_else(|| base.strip_prefix("cudnn_jit-"))?;
     let rest = rest.strip_suffix("-archive").unwrap_or(rest);
     let (head, cuda) = rest.rsplit_once("_cuda")?;
     let (plat, ver) = head.rsplit_once('-')?;

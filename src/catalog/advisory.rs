@@ -1,11 +1,14 @@
-//! Known-bad cuDNN releases (`advisories.toml`, embedded): releases that
-//! break programs built against others, or that the package index withdrew.
-//! Each row cites its public source. `--for` never chooses a release an
-//! advisory covers; `install`, `use` and `doctor` warn when one is in use.
+//! Known-bad cuDNN releases: those that break programs built against
+//! others (`advisories.toml`, embedded, each row citing its public source),
+//! and those the package index withdrew — read from the catalog, which
+//! knows every yanked wheel from PyPI's own answer ([`with_yanks`]), so a
+//! yank is written down in one place only. `--for` never chooses a release
+//! an advisory covers; `install`, `use` and `doctor` warn when one is in use.
 
 use serde::{Deserialize, Serialize};
 
-use crate::version::{CudaVariant, Version};
+use crate::catalog::Catalog;
+use crate::version::{CudaVariant, ReleaseId, Version};
 
 /// `advisories.toml` as embedded at build time.
 pub const EMBEDDED_ADVISORIES: &str = include_str!("../../advisories.toml");
@@ -96,7 +99,7 @@ impl Advisory {
     }
 }
 
-/// The advisories of the embedded file.
+/// The advisories of the embedded file (never a yank: see [`with_yanks`]).
 ///
 /// # Panics
 /// Never at run time: the embedded file is checked by the tests.
@@ -110,6 +113,46 @@ pub fn embedded() -> Vec<Advisory> {
 /// The TOML error, for a file that does not match the schema.
 pub fn parse(text: &str) -> Result<Vec<Advisory>, toml::de::Error> {
     Ok(toml::from_str::<File>(text)?.advisory)
+}
+
+/// The embedded advisories and one per release `catalog` says PyPI yanked,
+/// per package (`pypi-9.25.0.15-yanked` for `nvidia-cudnn-cu12` and for
+/// `nvidia-cudnn-cu13`): the catalog, generated from PyPI's index, is the
+/// one source of truth for yanked releases. A yank covers that package's
+/// wheels only, never NVIDIA's archive of the release nor another package.
+pub fn with_yanks(catalog: &Catalog) -> Vec<Advisory> {
+    let mut all = embedded();
+    for list in catalog.wheels() {
+        let mut seen: Vec<&Version> = Vec::new();
+        for f in &list.files {
+            if seen.contains(&&f.version) {
+                continue;
+            }
+            seen.push(&f.version);
+            let id = ReleaseId::new(f.version.clone(), list.cuda).with_flavour(list.flavour);
+            let Some(reason) = catalog.yanked(&id) else {
+                continue;
+            };
+            let why = if reason.is_empty() {
+                "no reason given".to_string()
+            } else {
+                format!("reason: {reason}")
+            };
+            all.push(Advisory {
+                id: format!("pypi-{}-yanked", f.version),
+                cudnn: [f.version.clone(), f.version.clone()],
+                packages: vec![list.package.clone()],
+                cublas: None,
+                kind: AdvisoryKind::Yanked,
+                summary: format!(
+                    "the {} {} wheels were yanked from PyPI ({why}); pip installs them only when pinned exactly",
+                    list.package, f.version
+                ),
+                source: list.source.clone(),
+            });
+        }
+    }
+    all
 }
 
 /// The advisories in `list` that cover `version` built for `cuda` as
@@ -137,13 +180,60 @@ mod tests {
     #[test]
     fn the_embedded_advisories_parse_and_cite_an_address() {
         let all = embedded();
-        assert_eq!(all.len(), 3);
+        assert_eq!(all.len(), 2);
         assert!(all.iter().all(|a| a.source.starts_with("https://")));
+        // Yanks are the catalog's (generated from PyPI), never written here too.
+        assert!(all.iter().all(|a| a.kind != AdvisoryKind::Yanked));
+    }
+
+    #[test]
+    fn yanked_releases_come_from_the_catalog_per_package() {
+        let cat = Catalog::embedded();
+        let all = with_yanks(&cat);
+        let yanks: Vec<(&str, &str, &str)> = all
+            .iter()
+            .filter(|a| a.kind == AdvisoryKind::Yanked)
+            .map(|a| (a.id.as_str(), a.packages[0].as_str(), a.source.as_str()))
+            .collect();
+        // What PyPI's index said on 2026-12-03 (docs/releases.md).
+        assert_eq!(
+            yanks,
+            [
+                (
+                    "pypi-8.9.4.19-yanked",
+                    "nvidia-cudnn-cu11",
+                    "https://pypi.org/simple/nvidia-cudnn-cu11/ (PEP 691 JSON)"
+                ),
+                (
+                    "pypi-9.25.0.15-yanked",
+                    "nvidia-cudnn-cu12",
+                    "https://pypi.org/simple/nvidia-cudnn-cu12/ (PEP 691 JSON)"
+                ),
+                (
+                    "pypi-9.25.0.15-yanked",
+                    "nvidia-cudnn-cu13",
+                    "https://pypi.org/simple/nvidia-cudnn-cu13/ (PEP 691 JSON)"
+                ),
+            ]
+        );
+        let cu13 = CudaVariant::new(13, None);
+        let hit = covering(
+            &all,
+            &v("9.25.0.15"),
+            &cu13,
+            Some("nvidia_cudnn_cu13"),
+            None,
+        );
+        assert_eq!(hit.len(), 1);
+        assert_eq!(
+            hit[0].summary,
+            "the nvidia-cudnn-cu13 9.25.0.15 wheels were yanked from PyPI (no reason given); pip installs them only when pinned exactly"
+        );
     }
 
     #[test]
     fn bounds_of_three_parts_cover_every_build_of_that_patch() {
-        let all = embedded();
+        let all = with_yanks(&Catalog::embedded());
         let cu12 = CudaVariant::new(12, None);
         let ids = |ver: &str, wheel: Option<&str>, cublas: Option<&str>| {
             let c = cublas.map(v);

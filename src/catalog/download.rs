@@ -17,10 +17,15 @@
 //! - a file whose hash matches nothing accepted is deleted, never cached;
 //!   an HTML page (a login or error page) is refused before a byte is kept;
 //! - 404/410 (and 401/403) move on to the archive's next URL; the last one
-//!   fails with the URL, the file name to fetch by hand, and `cudnnm install PATH`.
+//!   fails with the URL, the file name to fetch by hand, and `cudnnm install PATH`;
+//! - the size an archive's catalog entry or lock declares is a limit: a body
+//!   that goes past it (or past [`MAX_UNDECLARED_BYTES`] when none is
+//!   declared) is stopped at once and its partial file removed (exit 4);
+//! - a URL the user did not name is fetched over HTTPS only, and no redirect
+//!   leaves HTTPS ([`Trust`]).
 //!
-//! HTTPS goes through reqwest with rustls (ring provider) and the platform's
-//! certificate verifier. Proxies come from `HTTPS_PROXY`, `HTTP_PROXY`,
+//! HTTP goes through reqwest's blocking client with rustls (ring provider)
+//! and the platform's certificate verifier. Proxies come from `HTTPS_PROXY`, `HTTP_PROXY`,
 //! `ALL_PROXY` and `NO_PROXY` (or their lower-case forms) in the [`Env`]
 //! snapshot. `file://` URLs (a mirror folder) are copied with the same
 //! hashing, resuming and caching.
@@ -51,7 +56,10 @@ mod failure;
 mod pump;
 mod transfer;
 
-pub use client::{Page, client, fetch_bytes, fetch_bytes_up_to, fetch_page};
+pub use client::{
+    Client, Page, Trust, check_scheme, client, fetch_bytes, fetch_bytes_accepting,
+    fetch_bytes_up_to, fetch_page,
+};
 use transfer::{Partial, is_file_url, transfer_any};
 
 /// Watches an archive's bytes land in its partial file
@@ -97,8 +105,35 @@ const MAX_REDIRECTS: usize = 10;
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 /// Longest wait for the next bytes of a response.
 const READ_TIMEOUT: Duration = Duration::from_secs(60);
-/// Largest index file `fetch_bytes` accepts.
-const MAX_INDEX_BYTES: u64 = 32 << 20;
+/// Largest index file `fetch_bytes` accepts (and `manifest refresh --from`
+/// reads from a local file).
+pub const MAX_INDEX_BYTES: u64 = 32 << 20;
+/// The most bytes downloaded for an archive whose size nothing declares
+/// (4 GiB; NVIDIA's largest cuDNN archive is about 1.1 GB).
+pub const MAX_UNDECLARED_BYTES: u64 = 4 << 30;
+
+/// One URL of an archive and whether it may leave HTTPS.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Location {
+    /// `https://…`, or `http://…` / `file://…` where [`Trust::Named`].
+    pub url: String,
+    /// Who named it.
+    pub trust: Trust,
+}
+
+impl Location {
+    /// `url`, HTTPS only unless `named` by the user.
+    pub fn new(url: impl Into<String>, named: bool) -> Location {
+        Location {
+            url: url.into(),
+            trust: if named {
+                Trust::Named
+            } else {
+                Trust::HttpsOnly
+            },
+        }
+    }
+}
 
 /// The release an archive belongs to, recorded in its cache sidecar.
 #[derive(Clone, Copy, Debug)]
@@ -114,16 +149,26 @@ pub struct Identity<'a> {
 /// One archive to fetch.
 #[derive(Clone, Copy, Debug)]
 pub struct Job<'a> {
-    /// URLs holding the same bytes, tried in order (`https://`, `http://`, `file://`).
-    pub urls: &'a [String],
+    /// URLs holding the same bytes, tried in order (`https://`, and where
+    /// the user named them `http://`, `file://`).
+    pub urls: &'a [Location],
     /// The archive's file name.
     pub name: &'a str,
-    /// Expected size in bytes, when published (for the progress bar).
+    /// Its size in bytes, when published: the progress bar's total, and
+    /// the most bytes the download accepts ([`Job::limit`]).
     pub size: Option<u64>,
     /// Accepted SHA-256 values; empty for an unverified download.
     pub expect: &'a [Sha256Hex],
     /// Which release it is.
     pub identity: Identity<'a>,
+}
+
+impl Job<'_> {
+    /// The most bytes the download may be: the declared size, else
+    /// [`MAX_UNDECLARED_BYTES`].
+    pub fn limit(&self) -> u64 {
+        self.size.unwrap_or(MAX_UNDECLARED_BYTES)
+    }
 }
 
 /// A verified archive in the cache, held for its import.
@@ -265,7 +310,7 @@ pub fn download_tapped(
     {
         return Ok(held);
     }
-    let client = if job.urls.iter().any(|u| !is_file_url(u)) {
+    let client = if job.urls.iter().any(|u| !is_file_url(&u.url)) {
         Some(client(env)?)
     } else {
         None
@@ -544,7 +589,7 @@ fn cached(dir: &Path, job: &Job) -> Result<Option<Found>> {
         if got == h {
             let url = read_record(&sidecar(dir, &h))
                 .map(|r| r.url)
-                .unwrap_or_else(|| job.urls.first().cloned().unwrap_or_default());
+                .unwrap_or_else(|| job.urls.first().map(|l| l.url.clone()).unwrap_or_default());
             return Ok(Some(Found {
                 path,
                 sha256: h,

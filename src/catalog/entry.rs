@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use super::{is_absolute_url, normalize_base};
 use crate::hash::Sha256Hex;
-use crate::version::{self, CudaVariant, DriverVersion, Platform, Version};
+use crate::version::{CudaVariant, DriverVersion, Flavour, Platform, ReleaseId, Version};
 
 /// A framework build: which CUDA and cuDNN a framework release was built with
 /// (TensorFlow's tested build configurations, PyTorch's release matrix;
@@ -54,6 +54,8 @@ pub struct Archive {
     pub cuda: CudaVariant,
     /// The platform of its binaries.
     pub platform: Platform,
+    /// Which build: NVIDIA's `cudnn` or `cudnn_jit` component.
+    pub flavour: Flavour,
     /// Path relative to [`Archive::base`] (`redist/cudnn/v8.1.0/cudnn-11.2-windows-x64-v8.1.0.77.zip`),
     /// or an absolute URL.
     pub path: String,
@@ -77,9 +79,14 @@ impl Archive {
         self.path.rsplit('/').next().unwrap_or(&self.path)
     }
 
-    /// The release id, `8.1.0.77_cuda11.2`.
+    /// The release id, `8.1.0.77_cuda11.2` (`9.27.0.42_cuda12+jit` for a JIT build).
     pub fn id(&self) -> String {
-        version::release_id(&self.version, &self.cuda)
+        self.release_id().to_string()
+    }
+
+    /// The release it carries.
+    pub fn release_id(&self) -> ReleaseId {
+        ReleaseId::new(self.version.clone(), self.cuda).with_flavour(self.flavour)
     }
 
     /// Whether a source published a SHA-256 for it.
@@ -98,6 +105,29 @@ impl Archive {
                     p.clone()
                 } else {
                     format!("{}{p}", base.as_deref().unwrap_or(&self.base))
+                }
+            })
+            .collect()
+    }
+
+    /// [`Archive::urls`] with who named each ([`super::download::Trust`]):
+    /// one under `mirror` (the user's), or listed by the user catalog, may
+    /// be `http://` or `file://`; one the embedded catalog lists is HTTPS only.
+    pub fn locations(&self, mirror: Option<&str>) -> Vec<super::download::Location> {
+        let base = mirror.map(normalize_base);
+        std::iter::once(&self.path)
+            .chain(&self.alt_paths)
+            .map(|p| {
+                let by_user = self.origin == CatalogLayer::User;
+                if is_absolute_url(p) {
+                    super::download::Location::new(p.clone(), by_user)
+                } else {
+                    match &base {
+                        Some(m) => super::download::Location::new(format!("{m}{p}"), true),
+                        None => {
+                            super::download::Location::new(format!("{}{p}", self.base), by_user)
+                        }
+                    }
                 }
             })
             .collect()
@@ -151,29 +181,81 @@ pub struct DriverRow {
     pub prerelease: bool,
 }
 
-/// cuDNN releases published on PyPI as one package.
+/// One of NVIDIA's cuDNN packages on PyPI and the files its index lists
+/// (docs/releases.md#pip-wheels): a `[[wheel]]` table of the catalog.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct WheelList {
-    /// The package (`nvidia-cudnn-cu12`).
+    /// The package as PyPI normalizes its name (`nvidia-cudnn-cu12`).
     pub package: String,
-    /// The CUDA it is built for.
+    /// The CUDA it is built for (the package name's major: `12`).
     pub cuda: CudaVariant,
-    /// Versions on the index.
+    /// The build it carries (`nvidia-cudnn-jit-*`: JIT).
+    pub flavour: Flavour,
+    /// Every cuDNN release it carries, oldest first (yanked ones too).
     pub versions: Vec<Version>,
     /// Where the list comes from.
     pub source: String,
-    /// The SHA-256 the index publishes for wheels of this package, where
-    /// the catalog records it; empty when it records none.
+    /// When the index was read (`2026-12-03`), when the catalog says.
+    pub read: Option<String>,
+    /// Every wheel file with its identity, in the index's order; empty for
+    /// a list that records versions only.
     pub files: Vec<WheelFile>,
 }
 
-/// The SHA-256 a package index publishes for one wheel of a [`WheelList`].
+/// One wheel file of a [`WheelList`], as the package index publishes it.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct WheelFile {
-    /// The version the wheel carries.
+    /// The cuDNN release it carries (`9.0.0.312` of `9.0.0.312.post1`).
     pub version: Version,
-    /// The platform of its binaries.
+    /// The package version as published (`9.0.0.312.post1`): what a pip
+    /// requirement names.
+    pub dist_version: String,
+    /// The platform its binaries are for.
     pub platform: Platform,
-    /// The published digest of the `.whl` file.
+    /// Its platform tag (`manylinux_2_27_aarch64`).
+    pub tag: String,
+    /// Its file name.
+    pub filename: String,
+    /// Where the index serves it.
+    pub url: String,
+    /// Its size in bytes.
+    pub size: u64,
+    /// The SHA-256 the index publishes for the `.whl` file.
     pub sha256: Sha256Hex,
+    /// `Some(reason)` when the index marks it yanked (PEP 592; the reason
+    /// empty when none was given): never picked by a prefix, range or `latest`.
+    pub yanked: Option<String>,
+}
+
+/// What GPUs of one architecture need of a cuDNN build: the first cuDNN
+/// release that supports them, the CUDA toolkit that first compiles for
+/// them (so a build for an older CUDA, or a toolkit older than this, cannot
+/// run there), and the driver that CUDA needs. From NVIDIA's cuDNN support
+/// matrices (docs/releases.md#gpu-ceilings); a `[[gpu]]` row of the catalog.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct GpuRow {
+    /// The architecture (`Blackwell`).
+    pub architecture: String,
+    /// The lowest compute capability of the row (`10.0`).
+    pub first: Version,
+    /// The highest compute capability of the row (`12.9`).
+    pub last: Version,
+    /// The first cuDNN release supporting it (`9.7.0`, compared on major.minor.patch).
+    pub cudnn: Version,
+    /// The first CUDA toolkit supporting it (`12.8`).
+    pub cuda: Version,
+    /// The minimum Linux driver (`570.26`), when the matrix gives one.
+    pub driver_linux: Option<DriverVersion>,
+    /// The minimum Windows driver (`570.65`), when the matrix gives one.
+    pub driver_windows: Option<DriverVersion>,
+    /// The published matrix the row comes from.
+    pub source: String,
+}
+
+impl GpuRow {
+    /// Whether a GPU of compute capability `cc` is of this row.
+    pub fn holds(&self, cc: &Version) -> bool {
+        let c = (cc.major(), cc.minor());
+        (self.first.major(), self.first.minor()) <= c && c <= (self.last.major(), self.last.minor())
+    }
 }

@@ -217,7 +217,7 @@ pub fn fetch_archive(
             )));
         }
     };
-    let urls = archive.urls(mirror);
+    let urls = archive.locations(mirror);
     let job = download::Job {
         urls: &urls,
         name: archive.name(),

@@ -74,7 +74,7 @@ pub struct Listing {
 pub fn read(env: &Env, index: &Index, project: &str) -> Result<Listing> {
     let url = index.project_url(project);
     let shown = setting::without_credentials(&url);
-    let page = super::download::fetch_page(env, &url, ACCEPT, MAX_PAGE).map_err(|e| {
+    let page = super::download::fetch_page(env, &url, index.trust(), ACCEPT, MAX_PAGE).map_err(|e| {
         let e = e.context(format!("could not read the package index {} for {project}", index.shown()));
         if e.kind() == Kind::NotFound {
             e.hint(format!(
@@ -353,7 +353,8 @@ fn unescape(s: &str) -> String {
 /// The version and platform of `filename` when it is a wheel of `project`:
 /// `{name}-{version}(-{build})?-{python}-{abi}-{platform}.whl` (PEP 427),
 /// the name normalized as PEP 503 does, of characters a file name on
-/// every platform may hold.
+/// every platform may hold; the platform as [`Platform::from_wheel_tag`]
+/// reads the tags (the one [`super::pypi`] and the catalog use).
 pub fn wheel_name(filename: &str, project: &str) -> Option<(Version, Option<Platform>)> {
     if filename.len() > 255
         || !filename
@@ -365,34 +366,14 @@ pub fn wheel_name(filename: &str, project: &str) -> Option<(Version, Option<Plat
     let stem = filename.strip_suffix(".whl")?;
     let parts: Vec<&str> = stem.split('-').collect();
     if !(5..=6).contains(&parts.len())
-        || setting::normalize(parts[0]) != setting::normalize(project)
+        || crate::version::python_name(parts[0], '-') != crate::version::python_name(project, '-')
     {
         return None;
     }
-    let version: Version = parts[1].parse().ok()?;
-    Some((version, wheel_platform(parts[parts.len() - 1])))
-}
-
-/// The platform a wheel's platform tags name (`win_amd64`,
-/// `manylinux_2_27_x86_64`, `manylinux2014_aarch64`, several joined by
-/// `.`): aarch64 wheels are NVIDIA's server Arm builds, `linux-sbsa`, as
-/// the archive name rules have it.
-pub fn wheel_platform(tags: &str) -> Option<Platform> {
-    let tags: Vec<&str> = tags.split('.').collect();
-    let any = |f: &dyn Fn(&str) -> bool| tags.iter().any(|t| f(t));
-    if any(&|t| t == "win_amd64") {
-        Some(Platform::WindowsX86_64)
-    } else if any(&|t| {
-        (t.starts_with("manylinux") || t.starts_with("linux")) && t.ends_with("_x86_64")
-    }) {
-        Some(Platform::LinuxX86_64)
-    } else if any(&|t| {
-        (t.starts_with("manylinux") || t.starts_with("linux")) && t.ends_with("_aarch64")
-    }) {
-        Some(Platform::LinuxSbsa)
-    } else {
-        None
-    }
+    // A post-release (`9.0.0.312.post1`, NVIDIA's aarch64 rebuilds) carries
+    // its release; a pre-release or development version is none.
+    let version = crate::version::release_of(parts[1])?;
+    Some((version, Platform::from_wheel_tag(parts[parts.len() - 1])))
 }
 
 impl Listing {

@@ -1,6 +1,12 @@
 //! The catalog file format: `manifest.toml` (embedded) and `catalog.toml`
 //! (the user catalog written by `cudnnm manifest refresh`) share one schema.
 //!
+//! Archives come as `[[archive]]` tables (one per file, typed by hand from
+//! the sources their comments name) and as `[[redist]]` tables (one per
+//! NVIDIA `redistrib_*.json`, its files as inline rows, written by the
+//! generator in `generate`); PyPI wheels as `[[wheel]]` tables (one per
+//! package, every file with its URL, size, SHA-256 and yanked state).
+//!
 //! Reading is lenient on purpose: a catalog is data that outlives the binary
 //! that reads it. Unknown keys are reported as warnings and ignored, and a
 //! malformed entry is skipped with a warning naming it, so one bad line never
@@ -9,12 +15,14 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::pypi::{self, WheelName};
+use super::redist::{RedistRow, RedistTable};
 use super::{
-    Archive, CatalogLayer, DriverRow, FrameworkBuild, PublishedHash, SCHEMA, SupportRow, WheelFile,
-    WheelList,
+    Archive, CatalogLayer, DriverRow, FrameworkBuild, GpuRow, PublishedHash, SCHEMA, SupportRow,
+    WheelFile, WheelList,
 };
 use crate::hash::Sha256Hex;
-use crate::version::{CudaVariant, DriverVersion, Platform, Version};
+use crate::version::{CudaVariant, DriverVersion, Flavour, Package, Platform, Version};
 
 /// Everything one catalog file holds, already validated.
 #[derive(Debug, Default)]
@@ -24,13 +32,23 @@ pub(crate) struct Parsed {
     pub drivers: Vec<DriverRow>,
     pub frameworks: Vec<FrameworkBuild>,
     pub wheels: Vec<WheelList>,
+    pub gpus: Vec<GpuRow>,
+    /// `[[redist]]` tables (their archives are not in `archives`).
+    pub redists: Vec<RedistTable>,
+    /// The file's base URL (normalized).
+    pub base: String,
+    /// `written` of a user catalog: when `manifest refresh` wrote it (RFC 3339).
+    pub written: Option<String>,
 }
 
 const TOP_KEYS: &[&str] = &[
     "schema",
     "base_url",
+    "written",
     "archive",
+    "redist",
     "support",
+    "gpu",
     "driver",
     "framework",
     "wheel",
@@ -39,11 +57,23 @@ const ARCHIVE_KEYS: &[&str] = &[
     "version",
     "cuda",
     "platform",
+    "flavour",
     "path",
     "alt_paths",
     "source",
     "size",
     "hashes",
+];
+const REDIST_KEYS: &[&str] = &["label", "version", "release_date", "source", "files"];
+const REDIST_FILE_KEYS: &[&str] = &["platform", "cuda", "flavour", "size", "sha256", "path"];
+const GPU_KEYS: &[&str] = &[
+    "architecture",
+    "compute",
+    "cudnn",
+    "cuda",
+    "driver_linux",
+    "driver_windows",
+    "source",
 ];
 const HASH_KEYS: &[&str] = &["sha256", "source"];
 const SUPPORT_KEYS: &[&str] = &["cudnn", "cuda", "toolkits", "min_compute", "source"];
@@ -51,7 +81,8 @@ const DRIVER_KEYS: &[&str] = &["cuda", "linux", "windows", "label", "prerelease"
 const FRAMEWORK_KEYS: &[&str] = &[
     "name", "os", "channel", "versions", "cuda", "cudnn", "source",
 ];
-const WHEEL_KEYS: &[&str] = &["package", "cuda", "source", "versions", "files"];
+const WHEEL_KEYS: &[&str] = &["package", "cuda", "source", "read", "versions", "files"];
+const WHEEL_FILE_KEYS: &[&str] = &["url", "file", "size", "sha256", "yanked", "yanked_reason"];
 
 /// One `[[archive]]` table as written in the file.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -59,6 +90,8 @@ pub(crate) struct ArchiveToml {
     pub version: Version,
     pub cuda: CudaVariant,
     pub platform: Platform,
+    #[serde(default, skip_serializing_if = "Flavour::is_full")]
+    pub flavour: Flavour,
     pub path: String,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub alt_paths: Vec<String>,
@@ -122,29 +155,75 @@ struct FrameworkToml {
 #[derive(Debug, Deserialize)]
 struct WheelToml {
     package: String,
-    cuda: CudaVariant,
+    #[serde(default)]
+    cuda: Option<CudaVariant>,
     #[serde(default)]
     source: String,
+    #[serde(default)]
+    read: Option<String>,
+    #[serde(default)]
     versions: Vec<Version>,
     #[serde(default)]
-    files: Vec<WheelFileToml>,
+    files: Vec<toml::Value>,
 }
 
-/// One `files` element of a `[[wheel]]` table: the SHA-256 the index
-/// publishes for the package's wheel of one version and platform.
+/// One `files` element of a `[[wheel]]` table: a wheel file the index
+/// lists. Its name (the URL's last part, or `file`) says the version and
+/// the platform tag.
 #[derive(Debug, Deserialize)]
 struct WheelFileToml {
-    version: Version,
-    platform: Platform,
+    url: String,
+    #[serde(default)]
+    file: Option<String>,
+    size: u64,
     sha256: Sha256Hex,
+    #[serde(default)]
+    yanked: bool,
+    #[serde(default)]
+    yanked_reason: Option<String>,
 }
 
-/// The user catalog as written by `manifest refresh`.
-#[derive(Debug, Serialize)]
-struct UserCatalogToml<'a> {
-    schema: u32,
-    base_url: &'a str,
-    archive: Vec<ArchiveToml>,
+/// One `[[redist]]` table: NVIDIA's `redistrib_<label>.json`, its files as rows.
+#[derive(Debug, Deserialize)]
+struct RedistToml {
+    #[serde(default)]
+    label: String,
+    version: Version,
+    #[serde(default)]
+    release_date: Option<String>,
+    #[serde(default)]
+    source: String,
+    #[serde(default)]
+    files: Vec<toml::Value>,
+}
+
+/// One row of a `[[redist]]` table: `relative_path` below NVIDIA's
+/// `cudnn/redist/`, as the JSON gives it.
+#[derive(Debug, Deserialize)]
+struct RedistFileToml {
+    platform: Platform,
+    cuda: CudaVariant,
+    #[serde(default)]
+    flavour: Flavour,
+    #[serde(default)]
+    size: Option<u64>,
+    sha256: Sha256Hex,
+    path: String,
+}
+
+/// One `[[gpu]]` row: what an architecture needs (docs/releases.md#gpu-ceilings).
+#[derive(Debug, Deserialize)]
+struct GpuToml {
+    architecture: String,
+    compute: [Version; 2],
+    cudnn: Version,
+    cuda: Version,
+    #[serde(default)]
+    driver_linux: Option<DriverVersion>,
+    #[serde(default)]
+    driver_windows: Option<DriverVersion>,
+    #[serde(default)]
+    source: String,
 }
 
 /// Parses one catalog file. `label` names it in warnings (`manifest.toml`,
@@ -195,6 +274,11 @@ pub(crate) fn parse(
             warnings.push(format!("{label}: unknown field `{key}` ignored"));
         }
     }
+    out.base = base.clone();
+    out.written = table
+        .get("written")
+        .and_then(|v| v.as_str())
+        .map(str::to_owned);
 
     for (i, item) in entries(&table, "archive", label, warnings) {
         let what = describe(&item, i, "archive");
@@ -209,6 +293,35 @@ pub(crate) fn parse(
                 Ok(a) => out.archives.push(a),
                 Err(e) => warnings.push(format!("{label}: skipped {what}: {e}")),
             },
+            Err(e) => warnings.push(format!("{label}: skipped {what}: {}", e.message().trim())),
+        }
+    }
+    for (i, item) in entries(&table, "redist", label, warnings) {
+        let what = format!(
+            "redist table {} ({})",
+            i + 1,
+            item.get("label").and_then(|v| v.as_str()).unwrap_or("?")
+        );
+        warn_unknown(&item, REDIST_KEYS, label, &what, warnings);
+        match item.try_into::<RedistToml>() {
+            Ok(r) => out.redists.push(redist_table(r, (label, &what), warnings)),
+            Err(e) => warnings.push(format!("{label}: skipped {what}: {}", e.message().trim())),
+        }
+    }
+    for (i, item) in entries(&table, "gpu", label, warnings) {
+        let what = format!("gpu row {}", i + 1);
+        warn_unknown(&item, GPU_KEYS, label, &what, warnings);
+        match item.try_into::<GpuToml>() {
+            Ok(g) => out.gpus.push(GpuRow {
+                architecture: g.architecture,
+                first: g.compute[0].clone(),
+                last: g.compute[1].clone(),
+                cudnn: g.cudnn,
+                cuda: g.cuda,
+                driver_linux: g.driver_linux,
+                driver_windows: g.driver_windows,
+                source: g.source,
+            }),
             Err(e) => warnings.push(format!("{label}: skipped {what}: {}", e.message().trim())),
         }
     }
@@ -257,28 +370,151 @@ pub(crate) fn parse(
         }
     }
     for (i, item) in entries(&table, "wheel", label, warnings) {
-        let what = format!("wheel list {}", i + 1);
+        let what = format!(
+            "wheel list {} ({})",
+            i + 1,
+            item.get("package").and_then(|v| v.as_str()).unwrap_or("?")
+        );
         warn_unknown(&item, WHEEL_KEYS, label, &what, warnings);
         match item.try_into::<WheelToml>() {
-            Ok(w) => out.wheels.push(WheelList {
-                package: w.package,
-                cuda: w.cuda,
-                versions: w.versions,
-                source: w.source,
-                files: w
-                    .files
-                    .into_iter()
-                    .map(|f| WheelFile {
-                        version: f.version,
-                        platform: f.platform,
-                        sha256: f.sha256,
-                    })
-                    .collect(),
-            }),
+            Ok(w) => match wheel_list(w, (label, &what), warnings) {
+                Ok(w) => out.wheels.push(w),
+                Err(e) => warnings.push(format!("{label}: skipped {what}: {e}")),
+            },
             Err(e) => warnings.push(format!("{label}: skipped {what}: {}", e.message().trim())),
         }
     }
     out
+}
+
+/// A `[[wheel]]` table: its package (which names the CUDA major and the
+/// flavour), its files, each read back from its file name; a file that is
+/// not a release of the package for a platform cudnnm knows, or whose URL
+/// is not HTTPS, is skipped with a warning. `at` is (file label, table).
+fn wheel_list(
+    w: WheelToml,
+    at: (&str, &str),
+    warnings: &mut Vec<String>,
+) -> Result<WheelList, String> {
+    let (label, what) = at;
+    let package: Package = w
+        .package
+        .parse()
+        .map_err(|e: crate::error::Error| e.message().to_string())?;
+    if let Some(c) = w.cuda
+        && c != package.cuda_variant()
+    {
+        return Err(format!(
+            "`cuda` {c} disagrees with the package name {package}"
+        ));
+    }
+    let mut files = Vec::with_capacity(w.files.len());
+    for (j, item) in w.files.into_iter().enumerate() {
+        let fwhat = format!("{what} file {}", j + 1);
+        warn_unknown(&item, WHEEL_FILE_KEYS, label, &fwhat, warnings);
+        let f = match item.try_into::<WheelFileToml>() {
+            Ok(f) => f,
+            Err(e) => {
+                warnings.push(format!("{label}: skipped {fwhat}: {}", e.message().trim()));
+                continue;
+            }
+        };
+        match wheel_file(f, package) {
+            Ok(f) => files.push(f),
+            Err(e) => warnings.push(format!("{label}: skipped {fwhat}: {e}")),
+        }
+    }
+    let mut versions: Vec<Version> = w.versions;
+    versions.extend(files.iter().map(|f| f.version.clone()));
+    versions.sort();
+    versions.dedup();
+    Ok(WheelList {
+        package: package.name(),
+        cuda: package.cuda_variant(),
+        flavour: package.flavour,
+        versions,
+        source: w.source,
+        read: w.read,
+        files,
+    })
+}
+
+/// One wheel file of `package`, its version and platform read from its name.
+fn wheel_file(f: WheelFileToml, package: Package) -> Result<WheelFile, String> {
+    let filename = match f.file {
+        Some(n) => n,
+        None => f
+            .url
+            .split(['?', '#'])
+            .next()
+            .and_then(|u| u.rsplit('/').next())
+            .unwrap_or_default()
+            .to_string(),
+    };
+    let name = WheelName::parse(&filename)
+        .ok_or_else(|| format!("'{filename}' is not a wheel's file name"))?;
+    if name.project != package.name() {
+        return Err(format!("'{filename}' is not a file of {package}"));
+    }
+    let Some(version) = crate::version::release_of(&name.version) else {
+        return Err(format!("'{filename}' is a pre-release"));
+    };
+    let platform = pypi::platform_of(&name)
+        .ok_or_else(|| format!("'{filename}' is for no platform cudnnm installs"))?;
+    if !pypi::url_allowed(&f.url) {
+        return Err(format!("the URL '{}' is not HTTPS", f.url));
+    }
+    if f.size == 0 || f.size > pypi::MAX_WHEEL_BYTES {
+        return Err(format!("the size {} is not a wheel's", f.size));
+    }
+    Ok(WheelFile {
+        version,
+        dist_version: name.version,
+        platform,
+        tag: name.platform_tag,
+        filename,
+        url: f.url,
+        size: f.size,
+        sha256: f.sha256,
+        yanked: f.yanked.then(|| f.yanked_reason.unwrap_or_default()),
+    })
+}
+
+/// A `[[redist]]` table, each row checked; a bad row is skipped with a
+/// warning. `at` is (file label, table).
+fn redist_table(r: RedistToml, at: (&str, &str), warnings: &mut Vec<String>) -> RedistTable {
+    let (label, what) = at;
+    let mut files = Vec::new();
+    for (j, item) in r.files.into_iter().enumerate() {
+        let fwhat = format!("{what} file {}", j + 1);
+        warn_unknown(&item, REDIST_FILE_KEYS, label, &fwhat, warnings);
+        let f = match item.try_into::<RedistFileToml>() {
+            Ok(f) => f,
+            Err(e) => {
+                warnings.push(format!("{label}: skipped {fwhat}: {}", e.message().trim()));
+                continue;
+            }
+        };
+        if let Err(e) = check_path(&format!("{}{}", super::redist::REDIST_DIR, f.path)) {
+            warnings.push(format!("{label}: skipped {fwhat}: {e}"));
+            continue;
+        }
+        files.push(RedistRow {
+            platform: f.platform,
+            cuda: f.cuda,
+            flavour: f.flavour,
+            size: f.size,
+            sha256: f.sha256,
+            path: f.path,
+        });
+    }
+    RedistTable {
+        label: r.label,
+        version: r.version,
+        release_date: r.release_date,
+        source: r.source,
+        files,
+    }
 }
 
 /// The elements of the array `key` (array of tables or inline array).
@@ -345,6 +581,7 @@ fn archive_from_toml(a: ArchiveToml, base: &str, origin: CatalogLayer) -> Result
         version: a.version,
         cuda: a.cuda,
         platform: a.platform,
+        flavour: a.flavour,
         path: a.path,
         alt_paths: a.alt_paths,
         base: base.to_string(),
@@ -381,6 +618,7 @@ pub(crate) fn archive_to_toml(a: &Archive) -> ArchiveToml {
         version: a.version.clone(),
         cuda: a.cuda,
         platform: a.platform,
+        flavour: a.flavour,
         path: a.path.clone(),
         alt_paths: a.alt_paths.clone(),
         source: a.source.clone(),
@@ -394,38 +632,6 @@ pub(crate) fn archive_to_toml(a: &Archive) -> ArchiveToml {
             })
             .collect(),
     }
-}
-
-/// Renders a user catalog holding `archives` (relative to `base`), with a
-/// header saying what wrote it and how it is used.
-pub(crate) fn render_user_catalog(archives: &[Archive], base: &str, written: &str) -> String {
-    let doc = UserCatalogToml {
-        schema: SCHEMA,
-        base_url: base,
-        archive: archives
-            .iter()
-            .map(|a| {
-                let mut t = archive_to_toml(a);
-                // An entry read from a file with another base keeps its full URL.
-                if a.base != base && !super::is_absolute_url(&t.path) {
-                    t.path = format!("{}{}", a.base, t.path);
-                    t.alt_paths = t
-                        .alt_paths
-                        .iter()
-                        .map(|p| format!("{}{p}", a.base))
-                        .collect();
-                }
-                t
-            })
-            .collect(),
-    };
-    let body = toml::to_string_pretty(&doc).unwrap_or_default();
-    format!(
-        "# cudnnm user catalog, written by `cudnnm manifest refresh` at {written}.\n\
-         # It overlays the catalog embedded in cudnnm: an entry here with the same release,\n\
-         # CUDA variant and platform as an embedded one is preferred, and the SHA-256 values\n\
-         # of both are accepted. Safe to delete (`cudnnm manifest refresh` rewrites it).\n\n{body}"
-    )
 }
 
 #[cfg(test)]
@@ -513,7 +719,11 @@ path = "../etc/passwd"
         let (p, w) = parse_str(&text);
         assert!(w.is_empty(), "{w:?}");
         assert_eq!(p.archives[0].base, "http://127.0.0.1:1/c/");
-        let again = render_user_catalog(&p.archives, &p.archives[0].base, "now");
+        let parts = super::super::generate::UserParts {
+            archives: p.archives.clone(),
+            ..Default::default()
+        };
+        let again = super::super::generate::user_catalog(&parts, &p.archives[0].base, "now");
         let (q, w) = parse_str(&again);
         assert!(w.is_empty(), "{w:?}\n{again}");
         assert_eq!(q.archives.len(), 1);

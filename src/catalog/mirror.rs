@@ -57,7 +57,7 @@ pub fn mirror_url(m: &str, env: &Env) -> Result<String> {
     } else {
         env.cwd().join(p)
     };
-    reqwest::Url::from_directory_path(&abs)
+    url::Url::from_directory_path(&abs)
         .map(|u| u.to_string())
         .map_err(|_| bad())
 }

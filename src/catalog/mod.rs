@@ -8,13 +8,15 @@
 //! 2. `manifest.toml`, embedded in the binary, transcribed from the sources its
 //!    comments name.
 //!
-//! An archive is keyed by release version, CUDA variant and platform. When both
+//! An archive is keyed by release version, CUDA variant, flavour and platform. When both
 //! catalogs list the same key for the same file name, the user entry's path,
 //! size and source win and the accepted SHA-256 values are the union of both
 //! (each still carrying the source that published it), so an archive NVIDIA
 //! re-uploaded with new bytes installs from either copy. When the file names
-//! differ, the user entry replaces the embedded one. Support, driver, framework
-//! and wheel rows of the user catalog are consulted before the embedded ones.
+//! differ, the user entry replaces the embedded one. A package's `[[wheel]]`
+//! list in the user catalog replaces the embedded one (the index's answer is
+//! the whole list, yanks included). Support, GPU, driver and framework rows
+//! of the user catalog are consulted before the embedded ones.
 //!
 //! Mirrors: `--mirror URL`, `CUDNNM_MIRROR` or `mirror` in `config.toml`
 //! replace the base URL [`NVIDIA_BASE_URL`] (`https://developer.download.nvidia.com/compute/`)
@@ -26,7 +28,8 @@
 //! Known-bad releases live in their own embedded file, read by [`advisory`].
 //!
 //! By concern: the entry types in `entry`, reading catalog files in
-//! `manifest` and [`redist`], writing the user catalog in [`refresh`], spec
+//! `manifest`, NVIDIA's and PyPI's indexes in [`redist`] and [`pypi`], the
+//! rows written from them in [`generate`], the user catalog in [`refresh`], spec
 //! resolution in [`resolve`], mirrors in `mirror`, fetching an archive in
 //! `fetch` and the cache and HTTP transfer in [`download`]. Their public
 //! items are re-exported here (`catalog::Archive`, `catalog::fetch`).
@@ -36,17 +39,24 @@ use std::path::{Path, PathBuf};
 use crate::error::Result;
 use crate::hash::Sha256Hex;
 use crate::home::Home;
-use crate::version::{CudaVariant, DriverVersion, Platform, Spec, Version};
+use crate::version::{CudaVariant, DriverVersion, Flavour, Platform, ReleaseId, Spec, Version};
 
 pub mod advisory;
 pub mod download;
+
+/// The largest user catalog (`catalog.toml`) read, in bytes (4 MiB; one
+/// refreshed from every NVIDIA index is a few hundred KiB).
+pub const MAX_CATALOG_BYTES: u64 = 4 << 20;
 mod entry;
 mod fetch;
+pub mod generate;
+mod gpus;
 pub mod index;
 mod manifest;
 mod mirror;
 pub mod offer;
 pub mod pip;
+pub mod pypi;
 pub mod redist;
 pub mod refresh;
 pub mod resolve;
@@ -56,12 +66,13 @@ mod sources_test;
 mod tests;
 
 pub use entry::{
-    Archive, CatalogLayer, DriverRow, FrameworkBuild, PublishedHash, SupportRow, WheelFile,
+    Archive, CatalogLayer, DriverRow, FrameworkBuild, GpuRow, PublishedHash, SupportRow, WheelFile,
     WheelList,
 };
 pub use fetch::{
     Check, FetchRequest, Fetched, MachineFit, fetch, fetch_archive, fetch_for, passed_over_note,
 };
+pub use gpus::{Fit, Lacks, TooNew, row_for, too_new_in};
 pub use mirror::{effective_mirror, mirror_url};
 pub(crate) use mirror::{is_absolute_url, normalize_base};
 
@@ -83,8 +94,11 @@ pub struct Catalog {
     drivers: Vec<DriverRow>,
     frameworks: Vec<FrameworkBuild>,
     wheels: Vec<WheelList>,
+    gpus: Vec<GpuRow>,
     warnings: Vec<String>,
     user_file: Option<PathBuf>,
+    /// `written` of the user catalog (RFC 3339), when it says.
+    user_written: Option<String>,
 }
 
 impl Catalog {
@@ -97,14 +111,14 @@ impl Catalog {
     pub fn load(home: &Home) -> Result<Catalog> {
         let path = home.user_catalog_file();
         let mut warnings = Vec::new();
-        let user = match std::fs::read_to_string(&path) {
-            Ok(text) => Some(text),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        let user = match crate::fsops::read_bounded_if_exists(
+            &path,
+            MAX_CATALOG_BYTES,
+            "a user catalog",
+        ) {
+            Ok(bytes) => bytes.map(|b| String::from_utf8_lossy(&b).into_owned()),
             Err(e) => {
-                warnings.push(format!(
-                    "could not read the user catalog '{}' ({e}); using the embedded catalog only",
-                    path.display()
-                ));
+                warnings.push(format!("{}; using the embedded catalog only", e.message()));
                 None
             }
         };
@@ -132,28 +146,43 @@ impl Catalog {
             CatalogLayer::Embedded,
             &mut warnings,
         );
+        let mut archives = base.archives;
+        for r in &base.redists {
+            archives.extend(r.archives(&base.base, CatalogLayer::Embedded));
+        }
         let mut c = Catalog {
-            archives: base.archives,
+            archives,
             support: base.support,
             drivers: base.drivers,
             frameworks: base.frameworks,
             wheels: base.wheels,
+            gpus: base.gpus,
             warnings: Vec::new(),
             user_file: None,
+            user_written: None,
         };
         if let Some((text, path)) = user {
             let label = format!("user catalog '{}'", path.display());
             let u = manifest::parse(text, &label, CatalogLayer::User, &mut warnings);
-            c.overlay_archives(u.archives);
+            let mut archives = u.archives;
+            for r in &u.redists {
+                archives.extend(r.archives(&u.base, CatalogLayer::User));
+            }
+            c.overlay_archives(archives);
             c.support.splice(0..0, u.support);
+            c.gpus.splice(0..0, u.gpus);
             c.drivers.splice(0..0, u.drivers);
             c.frameworks.splice(0..0, u.frameworks);
+            c.wheels
+                .retain(|w| !u.wheels.iter().any(|x| x.package == w.package));
             c.wheels.splice(0..0, u.wheels);
             c.user_file = Some(path.to_path_buf());
+            c.user_written = u.written;
         }
         c.dedupe_archives(&mut warnings);
         c.archives.sort_by(|a, b| {
-            (&a.version, a.platform, a.cuda).cmp(&(&b.version, b.platform, b.cuda))
+            (&a.version, a.platform, a.cuda, a.flavour)
+                .cmp(&(&b.version, b.platform, b.cuda, b.flavour))
         });
         c.warnings = warnings;
         c
@@ -222,16 +251,24 @@ impl Catalog {
         self.user_file.as_deref()
     }
 
-    /// The archive of exactly `version` for `cuda` on `platform`.
+    /// The archive of exactly `version` for `cuda` on `platform` (the full build).
     pub fn archive(
         &self,
         version: &Version,
         cuda: &CudaVariant,
         platform: Platform,
     ) -> Option<&Archive> {
-        self.archives
-            .iter()
-            .find(|a| &a.version == version && &a.cuda == cuda && a.platform == platform)
+        self.archive_of(&ReleaseId::new(version.clone(), *cuda), platform)
+    }
+
+    /// The archive of release `id` (its flavour included) on `platform`.
+    pub fn archive_of(&self, id: &ReleaseId, platform: Platform) -> Option<&Archive> {
+        self.archives.iter().find(|a| {
+            a.version == id.version
+                && a.cuda == id.cuda
+                && a.flavour == id.flavour
+                && a.platform == platform
+        })
     }
 
     /// The CUDA toolkit versions (major.minor) NVIDIA's support matrix lists for
@@ -327,30 +364,109 @@ impl Catalog {
         version: &Version,
         platform: Platform,
     ) -> Vec<&Sha256Hex> {
+        let package = crate::version::python_name(package, '-');
         self.wheels
             .iter()
-            .filter(|w| {
-                w.package
-                    .replace(['_', '.'], "-")
-                    .eq_ignore_ascii_case(package)
-            })
+            .filter(|w| w.package == package)
             .flat_map(|w| &w.files)
             .filter(|f| &f.version == version && f.platform == platform)
             .map(|f| &f.sha256)
             .collect()
     }
 
-    /// The PyPI package and version carrying `version` for `cuda`, if listed
-    /// (`nvidia-cudnn-cu12`, `9.12.0.46`).
-    pub fn wheel_for(&self, spec: &Spec) -> Option<(&WheelList, &Version)> {
+    /// The wheel list of `flavour` for CUDA major `cuda`, if the catalog has one.
+    pub fn wheel_list(&self, flavour: Flavour, cuda: u32) -> Option<&WheelList> {
         self.wheels
             .iter()
+            .find(|w| w.flavour == flavour && w.cuda.major() == cuda)
+    }
+
+    /// The wheel files of release `id` (its CUDA major and flavour name the
+    /// package) for `platform`, in the index's order: one, or several
+    /// builds of one release (`9.0.0.312` and its `.post1`).
+    pub fn wheel_files(&self, id: &ReleaseId, platform: Platform) -> Vec<&WheelFile> {
+        self.wheel_list(id.flavour, id.cuda.major())
+            .filter(|w| w.cuda == id.cuda)
+            .map(|w| {
+                w.files
+                    .iter()
+                    .filter(|f| f.version == id.version && f.platform == platform)
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// `Some(reason)` when PyPI has yanked release `id`: every wheel its
+    /// package lists for that version is yanked (the reason of one of them,
+    /// empty when none was given). NVIDIA's archive of a yanked release is
+    /// marked too: the same bytes, withdrawn for the same reason.
+    pub fn yanked(&self, id: &ReleaseId) -> Option<&str> {
+        let list = self.wheel_list(id.flavour, id.cuda.major())?;
+        let mut files = list
+            .files
+            .iter()
+            .filter(|f| f.version == id.version)
+            .peekable();
+        files.peek()?;
+        let mut reason: Option<&str> = None;
+        for f in files {
+            let r = f.yanked.as_deref()?;
+            if reason.is_none_or(str::is_empty) {
+                reason = Some(r);
+            }
+        }
+        reason
+    }
+
+    /// Every platform the catalog has release `id` for (archives and
+    /// wheels), in [`Platform::ALL`] order.
+    pub fn platforms_of(&self, id: &ReleaseId) -> Vec<Platform> {
+        Platform::ALL
+            .into_iter()
+            .filter(|p| self.archive_of(id, *p).is_some() || !self.wheel_files(id, *p).is_empty())
+            .collect()
+    }
+
+    /// The PyPI package and version carrying the newest release `spec`
+    /// names (`nvidia-cudnn-cu12`, `9.12.0.46`): its flavour (the full build
+    /// unless the spec says `+jit`), never a yanked release unless the spec
+    /// names it exactly.
+    pub fn wheel_for(&self, spec: &Spec) -> Option<(&WheelList, &Version)> {
+        let flavour = spec.wanted_flavour();
+        self.wheels
+            .iter()
+            .filter(|w| w.flavour == flavour)
             .flat_map(|w| w.versions.iter().map(move |v| (w, v)))
             .filter(|(w, v)| spec.matches(v, &w.cuda))
+            .filter(|(w, v)| {
+                spec.names_exactly(v)
+                    || self
+                        .yanked(&ReleaseId::new((*v).clone(), w.cuda).with_flavour(w.flavour))
+                        .is_none()
+            })
             .max_by(|a, b| a.1.cmp(b.1).then(a.0.cuda.cmp(&b.0.cuda)))
+    }
+
+    /// GPU architecture rows (the newest architectures' needs), user catalog first.
+    pub fn gpus(&self) -> &[GpuRow] {
+        &self.gpus
+    }
+
+    /// How old the catalog's data is: the user catalog's `written`
+    /// (RFC 3339) when it has one, else the newest `read` date of the wheel
+    /// lists (the day the maintainer read PyPI), with which catalog it is.
+    pub fn data_date(&self) -> Option<(String, CatalogLayer)> {
+        if let Some(w) = &self.user_written {
+            return Some((w.clone(), CatalogLayer::User));
+        }
+        self.wheels
+            .iter()
+            .filter_map(|w| w.read.clone())
+            .max()
+            .map(|d| (d, CatalogLayer::Embedded))
     }
 }
 
 fn same_key(a: &Archive, b: &Archive) -> bool {
-    a.version == b.version && a.cuda == b.cuda && a.platform == b.platform
+    a.version == b.version && a.cuda == b.cuda && a.platform == b.platform && a.flavour == b.flavour
 }

@@ -6,7 +6,7 @@
 //! wheel pip can fetch here — built for the right CUDA.
 
 use crate::command::CommandLine;
-use crate::version::{self, CudaVariant, Platform, Spec, Version};
+use crate::version::{CudaVariant, Flavour, Platform, ReleaseId, Spec, Version};
 
 use super::Catalog;
 
@@ -19,6 +19,8 @@ pub struct Offer {
     pub version: Version,
     /// The CUDA it is built for.
     pub cuda: CudaVariant,
+    /// Which build (full or JIT).
+    pub flavour: Flavour,
     /// The PyPI package, for a wheel; `None` for an NVIDIA archive.
     pub wheel: Option<String>,
     /// For an archive of another platform than the machine's: that
@@ -27,9 +29,11 @@ pub struct Offer {
 }
 
 impl Offer {
-    /// The release id, `9.12.0.46_cuda12`.
+    /// The release id, `9.12.0.46_cuda12` (`…+jit` for the JIT build).
     pub fn id(&self) -> String {
-        version::release_id(&self.version, &self.cuda)
+        ReleaseId::new(self.version.clone(), self.cuda)
+            .with_flavour(self.flavour)
+            .to_string()
     }
 
     /// The command that installs it: `cudnnm install ID` for an archive
@@ -50,32 +54,37 @@ impl Offer {
 /// The releases `catalog` can install on `platform`, for a machine of
 /// platform `host`: its archives for `platform` (naming `--platform` when
 /// it is not `host`) and, when `platform` is `host` (pip fetches wheels for
-/// the machine it runs on) and NVIDIA publishes cuDNN wheels for it (Linux
-/// x86_64 and Arm servers, Windows x86_64), the PyPI versions.
+/// the machine it runs on), the PyPI releases with a wheel for it. A
+/// release PyPI has yanked is never offered.
 pub fn offers_from(catalog: &Catalog, platform: Platform, host: Option<Platform>) -> Vec<Offer> {
     let other = (host != Some(platform)).then_some(platform);
     let mut offers: Vec<Offer> = catalog
         .archives()
         .iter()
-        .filter(|a| a.platform == platform)
+        .filter(|a| a.platform == platform && catalog.yanked(&a.release_id()).is_none())
         .map(|a| Offer {
             version: a.version.clone(),
             cuda: a.cuda,
+            flavour: a.flavour,
             wheel: None,
             platform: other,
         })
         .collect();
-    if other.is_none()
-        && matches!(
-            platform,
-            Platform::LinuxX86_64 | Platform::LinuxSbsa | Platform::WindowsX86_64
-        )
-    {
+    if other.is_none() && super::resolve::wheels_serve(platform) {
         for w in catalog.wheels() {
             for v in &w.versions {
+                let id = ReleaseId::new(v.clone(), w.cuda).with_flavour(w.flavour);
+                let here = w.files.is_empty()
+                    || w.files
+                        .iter()
+                        .any(|f| &f.version == v && f.platform == platform);
+                if !here || catalog.yanked(&id).is_some() {
+                    continue;
+                }
                 offers.push(Offer {
                     version: v.clone(),
                     cuda: w.cuda,
+                    flavour: w.flavour,
                     wheel: Some(w.package.clone()),
                     platform: None,
                 });
@@ -106,7 +115,7 @@ pub fn best_offer<'a>(
     best(
         offers
             .iter()
-            .filter(|o| spec.matches(&o.version, &o.cuda))
+            .filter(|o| spec.matches(&o.version, &o.cuda) && o.flavour == spec.wanted_flavour())
             .filter(|o| toolkit.is_none_or(|t| o.cuda.fits(t.major(), t.minor()))),
     )
 }
@@ -165,6 +174,9 @@ pub struct GpuFit<'a> {
     pub gpu: &'a crate::gpu::Gpu,
     /// The lowest compute capability a build supports, where known.
     pub min_compute: &'a dyn Fn(&Version, &CudaVariant) -> Option<Version>,
+    /// Whether a GPU in use is newer than a build supports (the ceiling,
+    /// docs/releases.md#gpu-ceilings).
+    pub too_new: &'a dyn Fn(&Version, &CudaVariant) -> bool,
     /// The releases in the store.
     pub installed: &'a [(Version, CudaVariant)],
 }
@@ -184,6 +196,7 @@ impl GpuFit<'_> {
     /// and met): only those are suggested in place of one that does not.
     pub fn known_to_run(&self, version: &Version, cuda: &CudaVariant) -> bool {
         (self.min_compute)(version, cuda).is_some_and(|m| m <= self.gpu.compute)
+            && !(self.too_new)(version, cuda)
     }
 }
 
@@ -210,7 +223,7 @@ impl Runnable {
 
     /// The release id, `9.10.2.21_cuda12`.
     pub fn id(&self) -> String {
-        version::release_id(&self.version, &self.cuda)
+        crate::version::release_id(&self.version, &self.cuda)
     }
 
     /// `cuDNN V for CUDA C (installed: `CMD`)` or `(in the catalog: `CMD`)`.
@@ -342,7 +355,10 @@ pub fn advise_on<'a>(
         if !spec.is_exact() {
             let runnable: Vec<Offer> = offers
                 .iter()
-                .filter(|x| fit.too_old(&x.version, &x.cuda).is_none())
+                .filter(|x| {
+                    fit.too_old(&x.version, &x.cuda).is_none()
+                        && !(fit.too_new)(&x.version, &x.cuda)
+                })
                 .cloned()
                 .collect();
             if let Some(r) = best_offer(&runnable, spec, toolkit)
@@ -362,7 +378,7 @@ pub fn advise_on<'a>(
     }
     let admitted: Vec<&Offer> = offers
         .iter()
-        .filter(|o| spec.cuda_admits(&o.cuda))
+        .filter(|o| spec.cuda_admits(&o.cuda) && o.flavour == spec.wanted_flavour())
         .collect();
     let mut versions: Vec<Version> = admitted.iter().map(|o| o.version.clone()).collect();
     versions.sort();
@@ -370,7 +386,13 @@ pub fn advise_on<'a>(
     let near = spec
         .anchor()
         .and_then(|a| a.nearest(&versions, 1).first().map(|v| (*v).clone()));
-    match near.and_then(|v| best(admitted.into_iter().filter(|o| o.version == v))) {
+    // Of that release, the build that fits the toolkit when one does.
+    let of = |v: &Version| {
+        let same = || admitted.iter().copied().filter(move |o| o.version == *v);
+        best(same().filter(|o| toolkit.is_some_and(|t| o.cuda.fits(t.major(), t.minor()))))
+            .or_else(|| best(same()))
+    };
+    match near.and_then(|v| of(&v)) {
         Some(o) => Advice::Nearest(o),
         None => Advice::Nothing,
     }
@@ -457,6 +479,7 @@ mod tests {
         Offer {
             version: v.parse().unwrap(),
             cuda: cuda.parse().unwrap(),
+            flavour: Flavour::Full,
             wheel: wheel.map(str::to_string),
             platform: None,
         }
@@ -490,6 +513,20 @@ mod tests {
             Some(CommandLine::install("9.10.2.21_cuda12"))
         );
         assert_eq!(advise(&offers, &spec("7"), None), Advice::Nothing);
+        // The nearest release, in the build that fits the toolkit (not the
+        // newest CUDA's).
+        let both = vec![
+            offer("9.27.0.42", "12", None),
+            offer("9.27.0.42", "13", None),
+        ];
+        assert_eq!(
+            advise(&both, &spec("9.27.0.4"), Some(&v("12.4"))),
+            Advice::Nearest(&both[0])
+        );
+        assert_eq!(
+            advise(&both, &spec("9.27.0.4"), None),
+            Advice::Nearest(&both[1])
+        );
         assert_eq!(
             not_installed_hint(&["9.1.0.70_cuda12".into()], "x"),
             "the nearest installed release is: 9.1.0.70_cuda12; or x"

@@ -1,8 +1,14 @@
 //! Fetching a cuDNN wheel with the user's own pip (their index, proxy and
 //! certificates apply): `python -m pip download --no-deps
-//! --only-binary=:all:`, which keeps pip from building (and running) a
-//! source package. Used by `install pip:REQ` and by `lock` for releases the
-//! catalog knows only from PyPI.
+//! --only-binary=:all:`. Used by `install pip:REQ` and by `lock` for
+//! releases the catalog knows only from PyPI.
+//!
+//! pip builds (and so runs) a local folder, a path or a direct reference
+//! (`NAME @ URL`) even with `--only-binary=:all:`; it is therefore only ever
+//! asked for a [`PipRequirement`], `NAME==VERSION` of one of NVIDIA's cuDNN
+//! packages from its index, where that option leaves it nothing to build.
+//! What it downloaded is one `.whl` file, checked against the SHA-256 the
+//! caller expects (a lock's) before anything reads it.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -11,8 +17,9 @@ use std::time::{Duration, SystemTime};
 use crate::env::{self, Env};
 use crate::error::{Error, IoResultExt, Kind, Result};
 use crate::fsops;
+use crate::hash::Sha256Hex;
 use crate::home::Home;
-use crate::version::Version;
+use crate::version::{PipRequirement, Version};
 
 /// How long a `.pip-*` folder nobody holds stays untouched before the
 /// next pip download removes it as left by a kill.
@@ -120,18 +127,6 @@ pub fn python(env: &Env) -> String {
     })
 }
 
-/// Checks that `requirement` names one package (no pip options).
-///
-/// # Errors
-/// [`Kind::Usage`] for an empty requirement or one starting with `-`.
-pub fn check_requirement(requirement: &str) -> Result<()> {
-    if requirement.is_empty() || requirement.starts_with('-') {
-        return Err(Error::new(Kind::Usage, format!("'pip:{requirement}' does not name a package"))
-            .hint("give one requirement, e.g. `cudnnm install pip:nvidia-cudnn-cu12==9.1.0.70` (pip options are not passed through)"));
-    }
-    Ok(())
-}
-
 /// Where pip's own messages go while it runs. Library code never prints:
 /// the CLI shows them (pip's stdout on its stderr, so stdout stays clean
 /// for `--json`; each line pip writes to stderr as it comes), and `-q`
@@ -156,20 +151,24 @@ impl PipOutput {
 }
 
 /// Downloads the one wheel `requirement` names into `dest` with `python`'s
-/// pip and returns its path. pip's messages go to `output`.
+/// pip and returns its path; with `expect`, the wheel must have that
+/// SHA-256. pip's messages go to `output`.
 ///
 /// # Errors
 /// No Python or no pip ([`Kind::NotFound`]), a version pip's index does not
 /// have ([`Kind::NotFound`], the nearest it lists in the hint), pip failing
-/// otherwise ([`Kind::Network`], with pip's last lines), or not exactly one
-/// wheel fetched ([`Kind::Integrity`]).
+/// otherwise ([`Kind::Network`], with pip's last lines), not exactly one
+/// wheel fetched, or one of another SHA-256 than `expect`
+/// ([`Kind::Integrity`]; the file is not read further).
 pub fn download(
     python: &str,
-    requirement: &str,
+    requirement: &PipRequirement,
     dest: &Path,
     output: PipOutput,
+    expect: Option<&Sha256Hex>,
 ) -> Result<PathBuf> {
-    check_requirement(requirement)?;
+    let requirement = requirement.to_string();
+    let requirement = requirement.as_str();
     let mut cmd = Command::new(python);
     cmd.args([
         "-m",
@@ -256,7 +255,20 @@ pub fn download(
             "check the requirement (e.g. nvidia-cudnn-cu12==9.1.0.70, nvidia-cudnn-jit-cu12==9.27.0.42) and your pip index or proxy settings",
         ));
     }
-    find_wheel(dest, requirement)
+    let wheel = find_wheel(dest, requirement)?;
+    if let Some(want) = expect {
+        let (size, got) = crate::hash::sha256_file(&wheel)?;
+        if got != *want {
+            return Err(Error::new(
+                Kind::Integrity,
+                format!(
+                    "the wheel pip fetched for '{requirement}' has SHA-256 {got} ({size} bytes), not {want}; it was not imported"
+                ),
+            )
+            .hint("pip's index serves other bytes than those recorded; check the index (PIP_INDEX_URL, pip.conf)"));
+        }
+    }
+    Ok(wheel)
 }
 
 /// pip's "Could not find a version that satisfies the requirement R (from
@@ -506,14 +518,16 @@ mod tests {
         let dest = d.path().join("dest");
         std::fs::create_dir(&dest).unwrap();
         let out = d.path().join("stdout.txt");
+        let req: PipRequirement = "nvidia-cudnn-cu12==9.1.0.70".parse().unwrap();
         let wheel = download(
             python.to_str().unwrap(),
-            "nvidia-cudnn-cu12==9.1.0.70",
+            &req,
             &dest,
             PipOutput {
                 stdout: Stdio::from(std::fs::File::create(&out).unwrap()),
                 line: |l| SEEN.lock().unwrap().push(l.to_string()),
             },
+            None,
         )
         .unwrap();
         assert_eq!(
@@ -524,6 +538,23 @@ mod tests {
         assert_eq!(
             std::fs::read_to_string(&out).unwrap(),
             "Collecting nvidia-cudnn-cu12==9.1.0.70\n"
+        );
+        // A wheel of other bytes than the caller expects (a lock's): refused.
+        std::fs::remove_file(&wheel).unwrap();
+        let want = crate::hash::sha256_bytes(b"the locked wheel");
+        let e = download(
+            python.to_str().unwrap(),
+            &req,
+            &dest,
+            PipOutput::silent(),
+            Some(&want),
+        )
+        .unwrap_err();
+        assert_eq!(e.kind(), Kind::Integrity);
+        assert!(
+            e.message()
+                .contains(&format!("not {want}; it was not imported")),
+            "{e}"
         );
     }
 }

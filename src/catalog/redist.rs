@@ -1,57 +1,129 @@
 //! NVIDIA's `redistrib_<label>.json` index (docs/releases.md#redist-index), read by
-//! `cudnnm manifest refresh`.
+//! `cudnnm manifest refresh` and the maintainer's catalog generator.
 //!
-//! Two shapes exist. Shape A (`redistrib_8.9.7.29.json`, 8.5.0.96, 8.9.2.26)
-//! puts one archive object under each platform key and names the CUDA variant
-//! only in the file name (`…_cuda12-archive.tar.xz`). Shape B (every 9.x and
-//! the republished 8.x) puts a `cudaNN` map under each platform and lists the
-//! variants in `cuda_variant`. `size` is a JSON string in both. Only the
-//! `cudnn` component is read (`cudnn_samples`, `cudnn_jit` are not releases
-//! cudnnm installs). Paths are stored relative to NVIDIA's base URL
-//! (`cudnn/redist/` + `relative_path`), so the mirror rule applies to them.
+//! Two shapes exist, and one file may mix them. Shape A
+//! (`redistrib_8.9.7.29.json`, 8.5.0.96, 8.9.2.26) puts one archive object
+//! under each platform key and names the CUDA variant only in the file name
+//! (`…_cuda12-archive.tar.xz`). Shape B (every 9.x and the republished 8.x)
+//! puts a `cudaNN` map under each platform; `redistrib_9.27.0.json` has
+//! both under `windows-arm64` (a `cuda13` archive and a `_cuda13.4` one).
+//! `size` is a JSON string. The `cudnn` component is the full build, the
+//! `cudnn_jit` component (from 9.10) the JIT build ([`Flavour`]);
+//! `cudnn_samples` is no release. Paths are kept relative to NVIDIA's
+//! `cudnn/redist/` (the `[[redist]]` rows of the catalog) and become archive
+//! paths below NVIDIA's base URL, so the mirror rule applies to them.
+//!
+//! The file is hostile input: an entry without a SHA-256, with a size no
+//! archive has, or whose path is not a plain relative path under its
+//! component refuses the whole file, naming it; an unknown platform (a new
+//! architecture) is skipped with a warning.
 
+use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::{Archive, CatalogLayer, PublishedHash};
 use crate::error::{Error, Kind, Result};
 use crate::hash::Sha256Hex;
-use crate::version::{CudaVariant, Platform, Version};
+use crate::version::{CudaVariant, Flavour, Platform, Version};
 
 /// Where NVIDIA's redist tree sits under the base URL.
 pub const REDIST_DIR: &str = "cudnn/redist/";
 
-/// What one `redistrib_*.json` file yielded.
-#[derive(Debug)]
-pub struct RedistIndex {
+/// The largest archive size believed: 16 GiB (the largest cuDNN redist
+/// archive is 1.9 GB, `redistrib_9.27.0.json`).
+pub const MAX_ARCHIVE_BYTES: u64 = 16 << 30;
+
+/// One `redistrib_*.json`, as the catalog's `[[redist]]` table records it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RedistTable {
     /// `release_label` (`9.1.0`), or the component version when absent.
     pub label: String,
     /// The `cudnn` component's version (`9.1.0.70`).
     pub version: Version,
     /// `release_date`, when present.
     pub release_date: Option<String>,
-    /// One entry per platform and CUDA variant.
-    pub archives: Vec<Archive>,
+    /// The public address the file was read from.
+    pub source: String,
+    /// One row per component, platform and CUDA variant.
+    pub files: Vec<RedistRow>,
+}
+
+/// One archive of a [`RedistTable`].
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RedistRow {
+    /// The platform key.
+    pub platform: Platform,
+    /// The CUDA variant (the `cudaNN` key, or the file name's).
+    pub cuda: CudaVariant,
+    /// `cudnn` or `cudnn_jit`.
+    pub flavour: Flavour,
+    /// Size in bytes.
+    pub size: Option<u64>,
+    /// The published SHA-256.
+    pub sha256: Sha256Hex,
+    /// `relative_path`: below [`REDIST_DIR`].
+    pub path: String,
+}
+
+impl RedistTable {
+    /// The table's archives, below `base` (NVIDIA's base URL, or the
+    /// catalog file's), each hash credited to [`RedistTable::source`].
+    pub fn archives(&self, base: &str, origin: CatalogLayer) -> Vec<Archive> {
+        self.files
+            .iter()
+            .map(|f| Archive {
+                version: self.version.clone(),
+                cuda: f.cuda,
+                platform: f.platform,
+                flavour: f.flavour,
+                path: format!("{REDIST_DIR}{}", f.path),
+                alt_paths: Vec::new(),
+                base: base.to_string(),
+                size: f.size,
+                hashes: vec![PublishedHash {
+                    sha256: f.sha256.clone(),
+                    source: self.source.clone(),
+                }],
+                source: self.source.clone(),
+                origin,
+            })
+            .collect()
+    }
 }
 
 /// Component keys that are not platforms.
 const COMPONENT_FIELDS: &[&str] = &["name", "license", "license_path", "version", "cuda_variant"];
 
+/// The components read, with the build each carries.
+const COMPONENTS: [(&str, Flavour); 2] = [("cudnn", Flavour::Full), ("cudnn_jit", Flavour::Jit)];
+
 /// Parses one `redistrib_*.json`. `from` names where it was read (a URL or
-/// path) for the archives' `source` and for messages. Malformed archive
-/// entries are skipped with a warning.
+/// path) for the rows' `source` and for messages; `source`, when given, is
+/// the public address recorded instead (the maintainer's fixtures name the
+/// repository they were copied from). Unknown platforms are skipped with a
+/// warning.
 ///
 /// # Errors
-/// [`Kind::Integrity`] when the text is not JSON or has no `cudnn` component
-/// with a version.
-pub fn parse(text: &str, from: &str, warnings: &mut Vec<String>) -> Result<RedistIndex> {
+/// [`Kind::Integrity`] naming `from` when the text is not JSON, has no
+/// `cudnn` component with a version, or holds an entry without a SHA-256,
+/// with an absurd size or a path that is not its component's.
+pub fn parse(
+    text: &str,
+    from: &str,
+    source: Option<&str>,
+    warnings: &mut Vec<String>,
+) -> Result<RedistTable> {
     let bad = |why: String| {
         Error::new(
             Kind::Integrity,
             format!("'{from}' is not an NVIDIA redistrib_*.json index"),
         )
         .cause(why)
-        .hint("pass a redistrib_<version>.json file or URL, e.g. https://developer.download.nvidia.com/compute/cudnn/redist/redistrib_9.1.0.json")
+        .hint("pass a redistrib_<version>.json file or URL, e.g. https://developer.download.nvidia.com/compute/cudnn/redist/redistrib_9.1.0.json; nothing was changed")
     };
+    if text.trim_start().starts_with('<') {
+        return Err(bad("it is HTML, not JSON (a login or error page?)".into()));
+    }
     let root: Value = serde_json::from_str(text).map_err(|e| bad(e.to_string()))?;
     let root = root
         .as_object()
@@ -75,80 +147,128 @@ pub fn parse(text: &str, from: &str, warnings: &mut Vec<String>) -> Result<Redis
         .get("release_date")
         .and_then(Value::as_str)
         .map(str::to_owned);
-    let file = from.rsplit(['/', '\\']).next().unwrap_or(from);
-    let source = match &release_date {
-        Some(d) => format!("NVIDIA {file} (release_date {d}), read from {from}"),
-        None => format!("NVIDIA {file}, read from {from}"),
+    let source = match source {
+        Some(s) => s.to_string(),
+        None => {
+            let file = from.rsplit(['/', '\\']).next().unwrap_or(from);
+            match &release_date {
+                Some(d) => format!("NVIDIA {file} (release_date {d}), read from {from}"),
+                None => format!("NVIDIA {file}, read from {from}"),
+            }
+        }
     };
 
-    let mut archives = Vec::new();
-    for (key, value) in comp {
-        if COMPONENT_FIELDS.contains(&key.as_str()) {
-            continue;
+    let mut files = Vec::new();
+    for (name, flavour) in COMPONENTS {
+        let Some(comp) = root.get(name) else { continue };
+        let comp = comp
+            .as_object()
+            .ok_or_else(|| bad(format!("`{name}` is not an object")))?;
+        if flavour == Flavour::Jit {
+            let v = comp.get("version").and_then(Value::as_str).unwrap_or("");
+            if v != version.to_string() {
+                return Err(bad(format!(
+                    "`{name}` is version '{v}', `cudnn` is {version}"
+                )));
+            }
         }
-        let platform: Platform = match key.parse() {
-            Ok(p) => p,
-            Err(_) => {
-                warnings.push(format!(
-                    "{from}: platform `{key}` is not one cudnnm knows; skipped"
-                ));
+        for (key, value) in comp {
+            if COMPONENT_FIELDS.contains(&key.as_str()) {
                 continue;
             }
-        };
-        let Some(obj) = value.as_object() else {
-            warnings.push(format!("{from}: `cudnn.{key}` is not an object; skipped"));
-            continue;
-        };
-        if obj.contains_key("relative_path") {
-            // Shape A: the variant is in the file name.
-            match entry(obj, &version, platform, None, &source) {
-                Ok(a) => archives.push(a),
-                Err(e) => warnings.push(format!("{from}: skipped `cudnn.{key}`: {e}")),
-            }
-        } else {
-            // Shape B: `cudaNN` → archive.
-            for (vkey, v) in obj {
-                let what = format!("`cudnn.{key}.{vkey}`");
-                let Some(cuda) = CudaVariant::from_name_part(vkey) else {
+            let platform: Platform = match key.parse() {
+                Ok(p) => p,
+                Err(_) => {
                     warnings.push(format!(
-                        "{from}: skipped {what}: `{vkey}` is not a CUDA variant"
+                        "{from}: platform `{key}` is not one cudnnm knows; skipped"
                     ));
                     continue;
-                };
-                match v.as_object() {
-                    Some(o) => match entry(o, &version, platform, Some(cuda), &source) {
-                        Ok(a) => archives.push(a),
-                        Err(e) => warnings.push(format!("{from}: skipped {what}: {e}")),
-                    },
-                    None => warnings.push(format!("{from}: skipped {what}: not an object")),
                 }
+            };
+            let obj = value
+                .as_object()
+                .ok_or_else(|| bad(format!("`{name}.{key}` is not an object")))?;
+            let at = Place {
+                component: name,
+                flavour,
+                platform,
+                version: &version,
+            };
+            if obj.contains_key("relative_path") {
+                // Shape A: the variant is in the file name.
+                files.push(entry(obj, &at, None).map_err(|e| bad(format!("`{name}.{key}`: {e}")))?);
+            }
+            for (vkey, v) in obj {
+                let Some(digits) = vkey.strip_prefix("cuda") else {
+                    continue;
+                };
+                let what = format!("`{name}.{key}.{vkey}`");
+                let cuda = CudaVariant::from_name_part(vkey)
+                    .filter(|_| !digits.is_empty())
+                    .ok_or_else(|| bad(format!("{what}: `{vkey}` is not a CUDA variant")))?;
+                let o = v
+                    .as_object()
+                    .ok_or_else(|| bad(format!("{what} is not an object")))?;
+                files.push(entry(o, &at, Some(cuda)).map_err(|e| bad(format!("{what}: {e}")))?);
             }
         }
     }
-    Ok(RedistIndex {
+    if !files.iter().any(|f| f.flavour == Flavour::Full)
+        && !comp.keys().all(|k| COMPONENT_FIELDS.contains(&k.as_str()))
+    {
+        warnings.push(format!("{from}: no archive of a platform cudnnm knows"));
+    }
+    Ok(RedistTable {
         label,
         version,
         release_date,
-        archives,
+        source,
+        files,
     })
 }
 
-/// One archive object: `relative_path`, `sha256`, `md5`, `size`.
+/// Where an archive object sits in the file.
+struct Place<'a> {
+    component: &'a str,
+    flavour: Flavour,
+    platform: Platform,
+    version: &'a Version,
+}
+
+/// One archive object: `relative_path`, `sha256`, `size` (`md5` unread).
 fn entry(
     o: &Map<String, Value>,
-    version: &Version,
-    platform: Platform,
+    at: &Place<'_>,
     cuda: Option<CudaVariant>,
-    source: &str,
-) -> std::result::Result<Archive, String> {
+) -> std::result::Result<RedistRow, String> {
     let rel = o
         .get("relative_path")
         .and_then(Value::as_str)
         .ok_or("no `relative_path`")?;
-    if rel.is_empty() || rel.starts_with('/') || rel.split('/').any(|s| s == ".." || s.is_empty()) {
-        return Err(format!("`relative_path` '{rel}' is not a relative path"));
+    let plain = |seg: &str| {
+        !seg.is_empty()
+            && seg != "."
+            && seg != ".."
+            && seg
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-' | b'+'))
+    };
+    let segs: Vec<&str> = rel.split('/').collect();
+    if segs.len() != 3 || !segs.iter().all(|s| plain(s)) {
+        return Err(format!(
+            "`relative_path` '{}' is not <component>/<platform>/<file>",
+            rel.chars().take(120).collect::<String>()
+        ));
     }
-    let name = rel.rsplit('/').next().unwrap_or(rel);
+    let platform = at.platform.as_str();
+    let name = segs[2];
+    let prefix = format!("{}-{platform}-{}_", at.component, at.version);
+    if segs[0] != at.component || segs[1] != platform || !name.starts_with(&prefix) {
+        return Err(format!(
+            "`relative_path` '{rel}' is not a {} {platform} archive of {}",
+            at.component, at.version
+        ));
+    }
     let from_name = variant_from_name(name);
     let cuda = match (cuda, from_name) {
         (Some(k), Some(n)) if k != n => {
@@ -170,28 +290,30 @@ fn entry(
         .ok_or("no `sha256`")?;
     let sha = Sha256Hex::parse(sha).map_err(|e| e.message().to_string())?;
     let size = match o.get("size") {
-        Some(Value::String(s)) => Some(
-            s.trim()
-                .parse::<u64>()
-                .map_err(|_| format!("`size` '{s}' is not a byte count"))?,
-        ),
+        Some(Value::String(s)) => Some(s.trim().parse::<u64>().map_err(|_| {
+            format!(
+                "`size` '{}' is not a byte count",
+                s.chars().take(40).collect::<String>()
+            )
+        })?),
         Some(Value::Number(n)) => Some(n.as_u64().ok_or("`size` is not a byte count")?),
-        _ => None,
+        None => None,
+        Some(_) => return Err("`size` is not a byte count".into()),
     };
-    Ok(Archive {
-        version: version.clone(),
+    if let Some(n) = size
+        && (n == 0 || n > MAX_ARCHIVE_BYTES)
+    {
+        return Err(format!(
+            "`size` {n} is absurd for an archive (1 byte to {MAX_ARCHIVE_BYTES})"
+        ));
+    }
+    Ok(RedistRow {
+        platform: at.platform,
         cuda,
-        platform,
-        path: format!("{REDIST_DIR}{rel}"),
-        alt_paths: Vec::new(),
-        base: super::NVIDIA_BASE_URL.to_string(),
+        flavour: at.flavour,
         size,
-        hashes: vec![PublishedHash {
-            sha256: sha,
-            source: source.to_string(),
-        }],
-        source: source.to_string(),
-        origin: CatalogLayer::User,
+        sha256: sha,
+        path: rel.to_string(),
     })
 }
 
@@ -273,7 +395,7 @@ pub(crate) mod tests {
                 "size": "669629858"
             }
         },
-        "linux-aarch64": { "cuda12": { "relative_path": "cudnn/linux-aarch64/x_cuda12-archive.tar.xz", "sha256": "zz" } }
+        "linux-riscv": { "cuda12": { "relative_path": "cudnn/linux-riscv/x_cuda12-archive.tar.xz", "sha256": "zz" } }
     },
     "cudnn_samples": {
         "name": "NVIDIA cuDNN samples", "license": "cudnn", "license_path": "cudnn_samples/LICENSE.txt", "version": "9.1.0.70",
@@ -282,15 +404,15 @@ pub(crate) mod tests {
 }"#;
 
     #[test]
-    fn shape_b_reads_every_variant_and_skips_bad_entries() {
+    fn shape_b_reads_every_variant_and_skips_unknown_platforms() {
         let mut w = Vec::new();
-        let r = parse(SAMPLE_B, "/tmp/redistrib_9.1.0.json", &mut w).unwrap();
+        let r = parse(SAMPLE_B, "/tmp/redistrib_9.1.0.json", None, &mut w).unwrap();
         assert_eq!(r.label, "9.1.0");
         assert_eq!(r.version.to_string(), "9.1.0.70");
         assert_eq!(r.release_date.as_deref(), Some("2024-04-12"));
-        assert_eq!(r.archives.len(), 4, "{w:?}");
-        let a = r
-            .archives
+        let archives = r.archives(crate::catalog::NVIDIA_BASE_URL, CatalogLayer::User);
+        assert_eq!(archives.len(), 4, "{w:?}");
+        let a = archives
             .iter()
             .find(|a| a.platform == Platform::WindowsX86_64 && a.cuda.to_string() == "12")
             .unwrap();
@@ -299,6 +421,7 @@ pub(crate) mod tests {
             "cudnn/redist/cudnn/windows-x86_64/cudnn-windows-x86_64-9.1.0.70_cuda12-archive.zip"
         );
         assert_eq!(a.size, Some(669629858));
+        assert_eq!(a.flavour, Flavour::Full);
         assert_eq!(
             a.hashes[0].sha256.as_str(),
             "3083b5bf20b0b2b29305de088e0b2cdbb78b5190655a27e8a7c596e47042eedf"
@@ -309,7 +432,111 @@ pub(crate) mod tests {
                 .contains("redistrib_9.1.0.json (release_date 2024-04-12)")
         );
         assert_eq!(w.len(), 1, "{w:?}");
-        assert!(w[0].contains("cudnn.linux-aarch64.cuda12") && w[0].contains("SHA-256"));
+        assert!(w[0].contains("linux-riscv"), "{w:?}");
+        // A public copy's address is recorded instead when given.
+        let r = parse(
+            SAMPLE_B,
+            "x.json",
+            Some("https://github.com/o/r/blob/c/x.json"),
+            &mut w,
+        )
+        .unwrap();
+        assert_eq!(r.source, "https://github.com/o/r/blob/c/x.json");
+    }
+
+    /// `redistrib_9.27.0.json` (as nixpkgs copied it): the JIT component,
+    /// and under `windows-arm64` both shapes at once.
+    #[test]
+    fn the_jit_component_and_a_mixed_platform_entry_are_read() {
+        let text = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/catalog/redist/redistrib_9.27.0.json"
+        ))
+        .unwrap();
+        let mut w = Vec::new();
+        let r = parse(&text, "redistrib_9.27.0.json", None, &mut w).unwrap();
+        assert!(w.is_empty(), "{w:?}");
+        let key = |f: &RedistRow| {
+            (
+                f.flavour,
+                f.platform.as_str().to_string(),
+                f.cuda.to_string(),
+            )
+        };
+        let mut keys: Vec<_> = r.files.iter().map(key).collect();
+        keys.sort();
+        assert_eq!(keys.len(), 12, "{keys:?}");
+        assert!(keys.contains(&(Flavour::Full, "windows-arm64".into(), "13".into())));
+        assert!(keys.contains(&(Flavour::Full, "windows-arm64".into(), "13.4".into())));
+        assert!(keys.contains(&(Flavour::Jit, "linux-sbsa".into(), "13".into())));
+        let jit = r
+            .files
+            .iter()
+            .find(|f| {
+                f.flavour == Flavour::Jit
+                    && f.platform == Platform::LinuxX86_64
+                    && f.cuda.major() == 12
+            })
+            .unwrap();
+        assert_eq!(jit.size, Some(49140424));
+        assert_eq!(
+            jit.path,
+            "cudnn_jit/linux-x86_64/cudnn_jit-linux-x86_64-9.27.0.42_cuda12-archive.tar.xz"
+        );
+    }
+
+    /// Hostile files are refused whole, naming the file.
+    #[test]
+    fn a_hostile_index_is_refused_naming_it() {
+        let good = SAMPLE_B.replace("\"linux-riscv\": { \"cuda12\": { \"relative_path\": \"cudnn/linux-riscv/x_cuda12-archive.tar.xz\", \"sha256\": \"zz\" } }", "\"x\": 1");
+        let mut w = Vec::new();
+        assert!(parse(&good, "ok.json", None, &mut w).is_ok(), "{w:?}");
+        let sha = "8210dc5f0d6a04ce20ebfeb39e41e56e22e77a298b1657f9e3db80c650110310";
+        for (bad, why) in [
+            ("<html>login</html>".to_string(), "HTML"),
+            (
+                good.replace(&format!("\"sha256\": \"{sha}\","), ""),
+                "no `sha256`",
+            ),
+            (good.replace(sha, "zz"), "SHA-256"),
+            (
+                good.replace("\"860293208\"", "\"99999999999999999\""),
+                "absurd",
+            ),
+            (
+                good.replace("\"860293208\"", "\"lots\""),
+                "not a byte count",
+            ),
+            (
+                good.replace(
+                    "cudnn/linux-x86_64/cudnn-linux-x86_64-9.1.0.70_cuda11",
+                    "cudnn/linux-x86_64/../../../etc/cudnn-linux-x86_64-9.1.0.70_cuda11",
+                ),
+                "relative_path",
+            ),
+            (
+                good.replace(
+                    "cudnn/linux-x86_64/cudnn-linux-x86_64-9.1.0.70_cuda11",
+                    "cudnn/linux-x86_64/cudnn-windows-x86_64-9.1.0.70_cuda11",
+                ),
+                "relative_path",
+            ),
+        ] {
+            let e = parse(
+                &bad,
+                "https://mirror.example/redistrib_9.1.0.json",
+                None,
+                &mut w,
+            )
+            .unwrap_err();
+            assert_eq!(e.kind(), Kind::Integrity, "{why}");
+            assert!(
+                e.message()
+                    .contains("https://mirror.example/redistrib_9.1.0.json"),
+                "{e}"
+            );
+            assert!(e.causes().iter().any(|c| c.contains(why)), "{why}: {e:?}");
+        }
     }
 
     #[test]
@@ -318,16 +545,13 @@ pub(crate) mod tests {
           "cudnn": { "version": "8.9.7.29",
             "linux-x86_64": { "relative_path": "cudnn/linux-x86_64/cudnn-linux-x86_64-8.9.7.29_cuda12-archive.tar.xz",
               "sha256": "475333625c7e42a7af3ca0b2f7506a106e30c93b1aa0081cd9c13efb6e21e3bb", "md5": "x", "size": "864984964" },
-            "linux-ppc64le": { "relative_path": "cudnn/linux-ppc64le/cudnn-linux-ppc64le-8.9.7.29_cuda12-archive.tar.xz",
-              "sha256": "475333625c7e42a7af3ca0b2f7506a106e30c93b1aa0081cd9c13efb6e21e3bb", "size": "lots" },
             "linux-riscv": { "relative_path": "a_cuda12-archive.tar.xz", "sha256": "00" } } }"#;
         let mut w = Vec::new();
-        let r = parse(text, "redistrib_8.9.7.29.json", &mut w).unwrap();
-        assert_eq!(r.archives.len(), 1, "{w:?}");
-        assert_eq!(r.archives[0].cuda.to_string(), "12");
-        assert_eq!(r.archives[0].size, Some(864984964));
-        assert_eq!(w.len(), 2, "{w:?}");
-        assert!(w.iter().any(|x| x.contains("`size` 'lots'")));
+        let r = parse(text, "redistrib_8.9.7.29.json", None, &mut w).unwrap();
+        assert_eq!(r.files.len(), 1, "{w:?}");
+        assert_eq!(r.files[0].cuda.to_string(), "12");
+        assert_eq!(r.files[0].size, Some(864984964));
+        assert_eq!(w.len(), 1, "{w:?}");
         assert!(w.iter().any(|x| x.contains("linux-riscv")));
     }
 
@@ -335,7 +559,7 @@ pub(crate) mod tests {
     fn not_an_index() {
         let mut w = Vec::new();
         for text in ["<html>login</html>", "[1,2]", r#"{"cuda_cudart": {}}"#] {
-            let e = parse(text, "x.json", &mut w).unwrap_err();
+            let e = parse(text, "x.json", None, &mut w).unwrap_err();
             assert_eq!(e.kind(), Kind::Integrity);
             assert!(e.message().contains("x.json"));
         }

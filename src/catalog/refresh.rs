@@ -1,41 +1,66 @@
-//! `cudnnm manifest refresh`: read NVIDIA's `redistrib_*.json` files and
-//! write the user catalog `$CUDNNM_HOME/catalog.toml` that overlays the
-//! embedded one.
+//! `cudnnm manifest refresh`: read PyPI's file lists of NVIDIA's cuDNN
+//! packages and NVIDIA's `redistrib_*.json` files, and write the user
+//! catalog `$CUDNNM_HOME/catalog.toml` that overlays the embedded one, with
+//! the generator the maintainer uses for `manifest.toml` ([`super::generate`]).
 //!
 //! Sources, each of which may be given more than once with `--from`:
-//! - a `redistrib_*.json` file, or an `http(s)://` / `file://` URL of one;
-//! - a folder, or a URL ending in `/` (a directory listing such as NVIDIA's
+//! - a file: a `redistrib_*.json`, or a package index's JSON answer for one
+//!   of NVIDIA's cuDNN packages (PEP 691, or PyPI's `/pypi/NAME/json`),
+//!   told apart by what it holds;
+//! - a folder: every such file in it and in its subfolders one level down
+//!   (`pypi/`, `redist/`, as `tests/fixtures/catalog` lays them out);
+//! - an `http(s)://` or `file://` URL of one such file;
+//! - a URL ending in `/simple/` (a package index): each of NVIDIA's cuDNN
+//!   packages below it, asked for PEP 691 JSON; a URL ending in
+//!   `/simple/<package>/`: that package;
+//! - another URL ending in `/` (a directory listing such as NVIDIA's
 //!   `https://developer.download.nvidia.com/compute/cudnn/redist/`): every
 //!   `redistrib_*.json` it lists;
-//! - nothing: the listing of `cudnn/redist/` under the mirror, else NVIDIA.
+//! - nothing: the package index the caller names (`manifest refresh`: PyPI's
+//!   simple API, unless a mirror is set — an offline lab names its own index
+//!   with `--from`), and the listing of `cudnn/redist/` under the mirror,
+//!   else NVIDIA.
 //!
-//! A file found through a folder or listing that is not an index is skipped
-//! with a warning; a file named with `--from` must be one. Entries read now replace entries of the existing user catalog with the same
-//! release, CUDA variant and platform; the others are kept. The file is
-//! written atomically; nothing is written when a source cannot be read.
+//! A file found through a folder or listing that is no index is skipped
+//! with a warning; a file named with `--from`, and every answer of a package
+//! index, must be one: a hostile or malformed answer (HTML, a missing hash,
+//! a URL that is not HTTPS, a path in a file name, an absurd size) stops the
+//! refresh naming the index. Tables read now replace those of the existing
+//! user catalog for the same package or release; the rest is kept. Nothing
+//! is written unless every source was read; the file is replaced atomically.
 
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::{Archive, CatalogLayer, NVIDIA_BASE_URL, download, is_absolute_url, manifest, redist};
+use super::generate::{self, Skipped, UserParts};
+use super::redist::RedistTable;
+use super::{
+    CatalogLayer, NVIDIA_BASE_URL, WheelList, download, is_absolute_url, manifest, pypi, redist,
+};
 use crate::env::Env;
 use crate::error::{Error, IoResultExt, Kind, Result};
 use crate::fsops;
 use crate::home::Home;
-use crate::version::Version;
+use crate::version::{Package, Version};
 
-/// One index file that was read.
+/// One index answer that was read.
 #[derive(Clone, Debug, Serialize)]
 pub struct IndexRead {
     /// The file or URL.
     pub from: String,
-    /// Its `release_label`.
+    /// `redist` (NVIDIA's `redistrib_*.json`) or `pypi` (a package's file list).
+    pub kind: &'static str,
+    /// The release label (`9.27.0`), or the package (`nvidia-cudnn-cu13`).
     pub label: String,
-    /// The cuDNN version it describes.
-    pub version: Version,
-    /// Archives taken from it.
+    /// The cuDNN version a redist file describes; the newest release of a package.
+    pub version: Option<Version>,
+    /// Archives (redist) or wheel files (pypi) taken from it.
     pub archives: usize,
+    /// Releases a package lists (0 for redist).
+    pub releases: usize,
+    /// Yanked wheel files (0 for redist).
+    pub yanked: usize,
 }
 
 /// What a refresh did.
@@ -47,123 +72,237 @@ pub struct RefreshReport {
     pub read: Vec<IndexRead>,
     /// Archives in the user catalog now.
     pub archives: usize,
+    /// Wheel files in the user catalog now.
+    pub wheels: usize,
     /// Entries skipped and other problems.
     pub warnings: Vec<String>,
 }
 
+/// A file read, and whether the user named it (then it must be an index).
+struct Read {
+    from: String,
+    bytes: Vec<u8>,
+    named: bool,
+    /// The package asked for, for a package index's answer.
+    package: Option<Package>,
+}
+
 /// Reads `sources` (see the module documentation) and writes the user catalog.
-/// `mirror` is a base URL (see [`super::mirror_url`]) used when `sources` is empty.
+/// When `sources` is empty: the package index `index` when given (its
+/// `/simple/` root, [`pypi::PYPI_SIMPLE`] for PyPI) and the redist listing
+/// under `mirror` (a base URL, see [`super::mirror_url`]; `None`: NVIDIA's).
 ///
 /// # Errors
-/// When a source cannot be read or is not a redistrib index, when a listing
-/// links no index, or when the catalog cannot be written; nothing is written then.
+/// When a source cannot be read, is not an index, or is refused as hostile;
+/// when a listing links no index; when the catalog cannot be written.
+/// Nothing is written then.
 pub fn refresh(
     home: &Home,
     env: &Env,
     sources: &[String],
     mirror: Option<&str>,
+    index: Option<&str>,
 ) -> Result<RefreshReport> {
     let mut warnings = Vec::new();
-    // (where, bytes, named by the user): a file found through a listing that is
-    // not an index is skipped with a warning; one the user named is an error.
-    let mut files: Vec<(String, Vec<u8>, bool)> = Vec::new();
-    let default_index;
+    let mut files: Vec<Read> = Vec::new();
+    // NVIDIA's own listing and the default index are read over HTTPS only; a
+    // source or mirror the user named may be http:// or file://.
+    let trust = if sources.is_empty() && mirror.is_none() {
+        download::Trust::HttpsOnly
+    } else {
+        download::Trust::Named
+    };
+    let default_sources;
     let sources: &[String] = if sources.is_empty() {
-        default_index = vec![format!(
-            "{}{}",
-            mirror.unwrap_or(NVIDIA_BASE_URL),
-            redist::REDIST_DIR
-        )];
-        &default_index
+        default_sources = index
+            .map(str::to_string)
+            .into_iter()
+            .chain([format!(
+                "{}{}",
+                mirror.unwrap_or(NVIDIA_BASE_URL),
+                redist::REDIST_DIR
+            )])
+            .collect::<Vec<_>>();
+        &default_sources
     } else {
         sources
     };
     for s in sources {
-        read_source(env, s, &mut files)?;
+        read_source(env, s, trust, &mut files)?;
     }
     let mut read = Vec::new();
-    let mut fresh: Vec<Archive> = Vec::new();
-    for (from, bytes, named) in &files {
-        let text = String::from_utf8_lossy(bytes);
-        let idx = match redist::parse(&text, from, &mut warnings) {
-            Ok(idx) => idx,
-            Err(e) if !named => {
-                warnings.push(format!("skipped {from}: {e}"));
+    let mut redists: Vec<RedistTable> = Vec::new();
+    let mut wheels: Vec<WheelList> = Vec::new();
+    let today = crate::store::now_rfc3339();
+    let today = today.get(..10).unwrap_or(&today).to_string();
+    for f in &files {
+        let text = String::from_utf8_lossy(&f.bytes);
+        if f.package.is_some() || looks_like_package_index(&text) {
+            // A package's answer that is malformed or hostile stops everything.
+            let idx = pypi::parse(&text, &f.from, f.package)?;
+            let mut skipped = Skipped::default();
+            let list = generate::wheel_list(&idx, &f.from, Some(&today), &mut skipped);
+            read.push(IndexRead {
+                from: f.from.clone(),
+                kind: "pypi",
+                label: list.package.clone(),
+                version: list.versions.last().cloned(),
+                archives: list.files.len(),
+                releases: list.versions.len(),
+                yanked: list.files.iter().filter(|x| x.yanked.is_some()).count(),
+            });
+            wheels.retain(|w| w.package != list.package);
+            wheels.push(list);
+            continue;
+        }
+        let table = match redist::parse(&text, &f.from, None, &mut warnings) {
+            Ok(t) => t,
+            // A file a folder or listing holds that is no cuDNN index at all;
+            // one that is (it has a `cudnn` component) but is malformed stops everything.
+            Err(e) if !f.named && !has_cudnn_component(&text) => {
+                warnings.push(format!("skipped {}: {e}", f.from));
                 continue;
             }
             Err(e) => return Err(e),
         };
         read.push(IndexRead {
-            from: from.clone(),
-            label: idx.label.clone(),
-            version: idx.version.clone(),
-            archives: idx.archives.len(),
+            from: f.from.clone(),
+            kind: "redist",
+            label: table.label.clone(),
+            version: Some(table.version.clone()),
+            archives: table.files.len(),
+            releases: 0,
+            yanked: 0,
         });
-        for a in idx.archives {
-            replace_or_push(&mut fresh, a);
-        }
+        redists.retain(|r| r.version != table.version);
+        redists.push(table);
     }
 
     if read.is_empty() {
         return Err(Error::new(
             Kind::Integrity,
             format!(
-                "none of the files read from {} is an NVIDIA redistrib index",
+                "none of the files read from {} is an index of cuDNN releases",
                 sources.join(", ")
             ),
         )
         .cause(warnings.join("; "))
-        .hint("pass a redistrib_<version>.json file or URL with --from"));
+        .hint("pass a redistrib_<version>.json or a package index's JSON answer (https://pypi.org/simple/nvidia-cudnn-cu13/) with --from"));
     }
     let path = home.user_catalog_file();
-    let mut merged: Vec<Archive> = match std::fs::read_to_string(&path) {
-        Ok(text) => {
-            let label = format!("user catalog '{}'", path.display());
-            manifest::parse(&text, &label, CatalogLayer::User, &mut warnings).archives
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
-        Err(e) => return Err(Error::io("read", &path, e)),
-    };
-    for a in fresh {
-        replace_or_push(&mut merged, a);
+    let mut parts =
+        match fsops::read_bounded_if_exists(&path, super::MAX_CATALOG_BYTES, "a user catalog")? {
+            Some(bytes) => {
+                let label = format!("user catalog '{}'", path.display());
+                let text = String::from_utf8_lossy(&bytes);
+                let p = manifest::parse(&text, &label, CatalogLayer::User, &mut warnings);
+                UserParts {
+                    archives: p.archives,
+                    redists: p.redists,
+                    wheels: p.wheels,
+                }
+            }
+            None => UserParts::default(),
+        };
+    for r in redists {
+        // Rows an earlier refresh wrote one by one give way to the file's table.
+        parts.archives.retain(|a| {
+            !r.files.iter().any(|f| {
+                a.version == r.version
+                    && a.cuda == f.cuda
+                    && a.platform == f.platform
+                    && a.flavour == f.flavour
+            })
+        });
+        parts.redists.retain(|x| x.version != r.version);
+        parts.redists.push(r);
     }
-    merged.sort_by(|a, b| (&a.version, a.platform, a.cuda).cmp(&(&b.version, b.platform, b.cuda)));
-    let text =
-        manifest::render_user_catalog(&merged, NVIDIA_BASE_URL, &crate::store::now_rfc3339());
+    for w in wheels {
+        parts.wheels.retain(|x| x.package != w.package);
+        parts.wheels.push(w);
+    }
+    parts.redists.sort_by(|a, b| a.version.cmp(&b.version));
+    parts.wheels.sort_by_key(|w| {
+        w.package
+            .parse::<Package>()
+            .map(|p| {
+                Package::PUBLISHED
+                    .iter()
+                    .position(|x| *x == p)
+                    .unwrap_or(99)
+            })
+            .unwrap_or(99)
+    });
+    parts.archives.sort_by(|a, b| {
+        (&a.version, a.platform, a.cuda, a.flavour)
+            .cmp(&(&b.version, b.platform, b.cuda, b.flavour))
+    });
+    let text = generate::user_catalog(&parts, NVIDIA_BASE_URL, &crate::store::now_rfc3339());
     home.ensure()?;
     fsops::write_atomic(&path, text.as_bytes())?;
     Ok(RefreshReport {
         catalog: path,
         read,
-        archives: merged.len(),
+        archives: parts.archives.len() + parts.redists.iter().map(|r| r.files.len()).sum::<usize>(),
+        wheels: parts.wheels.iter().map(|w| w.files.len()).sum(),
         warnings,
     })
 }
 
-fn replace_or_push(list: &mut Vec<Archive>, a: Archive) {
-    match list
-        .iter_mut()
-        .find(|x| x.version == a.version && x.cuda == a.cuda && x.platform == a.platform)
-    {
-        Some(slot) => *slot = a,
-        None => list.push(a),
-    }
+/// Whether `text` is JSON with a `cudnn` component: a redist file, good or bad.
+fn has_cudnn_component(text: &str) -> bool {
+    serde_json::from_str::<serde_json::Value>(text).is_ok_and(|v| v.get("cudnn").is_some())
 }
 
-/// Adds the index files `s` names to `out` as (where, bytes).
-fn read_source(env: &Env, s: &str, out: &mut Vec<(String, Vec<u8>, bool)>) -> Result<()> {
+/// Whether `text` is a package index's JSON answer rather than a redist file.
+fn looks_like_package_index(text: &str) -> bool {
+    serde_json::from_str::<serde_json::Value>(text).is_ok_and(|v| {
+        v.get("files").is_some() || (v.get("releases").is_some() && v.get("info").is_some())
+    })
+}
+
+/// Adds the index files `s` names to `out`.
+fn read_source(env: &Env, s: &str, trust: download::Trust, out: &mut Vec<Read>) -> Result<()> {
     // A `file://` URL (a mirror folder, as `--mirror DIR` becomes) is read as
     // the folder or file it names: a folder has no listing to fetch.
     let local = s
         .starts_with("file://")
-        .then(|| reqwest::Url::parse(s).ok()?.to_file_path().ok())
-        .flatten();
+        .then(|| download::check_scheme(s, trust))
+        .transpose()?
+        .and_then(|()| url::Url::parse(s).ok()?.to_file_path().ok());
     if let Some(p) = &local {
         return read_local(p, out);
     }
     if is_absolute_url(s) {
+        let trimmed = s.trim_end_matches('/');
+        let mut segs = trimmed.rsplit('/');
+        let (last, before) = (segs.next().unwrap_or(""), segs.next().unwrap_or(""));
+        if s.ends_with('/') && last == "simple" {
+            for p in Package::PUBLISHED {
+                let url = format!("{s}{p}/");
+                let bytes = download::fetch_bytes_accepting(env, &url, trust, pypi::ACCEPT)?;
+                out.push(Read {
+                    from: url,
+                    bytes,
+                    named: true,
+                    package: Some(p),
+                });
+            }
+            return Ok(());
+        }
+        if s.ends_with('/') && before == "simple" {
+            let p: Package = last.parse()?;
+            let bytes = download::fetch_bytes_accepting(env, s, trust, pypi::ACCEPT)?;
+            out.push(Read {
+                from: s.to_string(),
+                bytes,
+                named: true,
+                package: Some(p),
+            });
+            return Ok(());
+        }
         if s.ends_with('/') {
-            let listing = download::fetch_bytes(env, s)?;
+            let listing = download::fetch_bytes(env, s, trust)?;
             let links = redist::index_links(&String::from_utf8_lossy(&listing));
             if links.is_empty() {
                 return Err(Error::new(
@@ -176,12 +315,22 @@ fn read_source(env: &Env, s: &str, out: &mut Vec<(String, Vec<u8>, bool)>) -> Re
             }
             for l in links {
                 let url = format!("{s}{l}");
-                let bytes = download::fetch_bytes(env, &url)?;
-                out.push((url, bytes, false));
+                let bytes = download::fetch_bytes(env, &url, trust)?;
+                out.push(Read {
+                    from: url,
+                    bytes,
+                    named: false,
+                    package: None,
+                });
             }
         } else {
-            let bytes = download::fetch_bytes(env, s)?;
-            out.push((s.to_string(), bytes, true));
+            let bytes = download::fetch_bytes_accepting(env, s, trust, pypi::ACCEPT)?;
+            out.push(Read {
+                from: s.to_string(),
+                bytes,
+                named: true,
+                package: None,
+            });
         }
         return Ok(());
     }
@@ -194,42 +343,68 @@ fn read_source(env: &Env, s: &str, out: &mut Vec<(String, Vec<u8>, bool)>) -> Re
     read_local(&p, out)
 }
 
-/// Adds the index file `p`, or every index file of the folder `p`, to `out`.
-fn read_local(p: &Path, out: &mut Vec<(String, Vec<u8>, bool)>) -> Result<()> {
+/// Adds the file `p`, or every index file of the folder `p` and its
+/// subfolders one level down, to `out`.
+fn read_local(p: &Path, out: &mut Vec<Read>) -> Result<()> {
     let p = p.to_path_buf();
     let meta = std::fs::metadata(&p).with_path("read", &p).map_err(|e| {
-        e.hint("--from takes a redistrib_*.json file, a folder of them, or an http(s):// URL")
+        e.hint("--from takes a redistrib_*.json file, a package index's JSON answer, a folder of them, or an http(s):// URL")
     })?;
-    if meta.is_dir() {
-        let mut names: Vec<PathBuf> = std::fs::read_dir(&p)
+    if !meta.is_dir() {
+        let bytes = read_index_file(&p)?;
+        out.push(Read {
+            from: p.display().to_string(),
+            bytes,
+            named: true,
+            package: None,
+        });
+        return Ok(());
+    }
+    let mut names: Vec<PathBuf> = Vec::new();
+    for dir in std::iter::once(p.clone()).chain(
+        std::fs::read_dir(&p)
             .with_path("list", &p)?
             .flatten()
-            .map(|e| e.path())
-            .filter(|f| {
-                f.file_name()
-                    .and_then(|n| n.to_str())
-                    .is_some_and(|n| n.starts_with("redistrib_") && n.ends_with(".json"))
-            })
-            .collect();
-        names.sort();
-        if names.is_empty() {
-            return Err(Error::new(
-                Kind::NotFound,
-                format!("'{}' holds no redistrib_*.json file", p.display()),
-            )
-            .hint(
-                "download one from https://developer.download.nvidia.com/compute/cudnn/redist/",
-            ));
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+            .map(|e| e.path()),
+    ) {
+        for e in std::fs::read_dir(&dir).with_path("list", &dir)?.flatten() {
+            let f = e.path();
+            if e.file_type().is_ok_and(|t| t.is_file())
+                && f.extension().is_some_and(|x| x == "json")
+            {
+                names.push(f);
+            }
         }
-        for f in names {
-            let bytes = std::fs::read(&f).with_path("read", &f)?;
-            out.push((f.display().to_string(), bytes, false));
-        }
-    } else {
-        let bytes = std::fs::read(&p).with_path("read", &p)?;
-        out.push((p.display().to_string(), bytes, true));
+    }
+    names.sort();
+    if names.is_empty() {
+        return Err(Error::new(
+            Kind::NotFound,
+            format!("'{}' holds no index file (*.json)", p.display()),
+        )
+        .hint(
+            "download redistrib_*.json from https://developer.download.nvidia.com/compute/cudnn/redist/ or a package's answer from https://pypi.org/simple/nvidia-cudnn-cu13/",
+        ));
+    }
+    for f in names {
+        let bytes = read_index_file(&f)?;
+        out.push(Read {
+            from: f.display().to_string(),
+            bytes,
+            named: false,
+            package: None,
+        });
     }
     Ok(())
+}
+
+/// An index file on disk, bounded as one from a server is (`--from
+/// /dev/zero` is refused, not read without end).
+fn read_index_file(p: &Path) -> Result<Vec<u8>> {
+    fsops::read_bounded(p, download::MAX_INDEX_BYTES, "an index file").map_err(|e| {
+        e.hint("--from takes a redistrib_*.json file, a package index's JSON answer, a folder of them, or an http(s):// URL")
+    })
 }
 
 #[cfg(test)]
@@ -248,7 +423,7 @@ mod tests {
         std::fs::write(src.join("notes.txt"), "not an index").unwrap();
         std::fs::write(src.join("redistrib_0.0.1.json"), "{}").unwrap();
         let env = Env::from_vars(Vec::<(String, String)>::new(), d.path(), false);
-        let r = refresh(&home, &env, &["idx".into()], None).unwrap();
+        let r = refresh(&home, &env, &["idx".into()], None, None).unwrap();
         assert_eq!(r.read.len(), 1);
         assert_eq!(r.read[0].archives, 4);
         assert_eq!(r.archives, 4);
@@ -280,9 +455,9 @@ mod tests {
             .replace("9.1.0.70", "9.1.1.17")
             .replace("\"9.1.0\"", "\"9.1.1\"");
         std::fs::write(d.path().join("redistrib_9.1.1.json"), other).unwrap();
-        let r = refresh(&home, &env, &["redistrib_9.1.1.json".into()], None).unwrap();
+        let r = refresh(&home, &env, &["redistrib_9.1.1.json".into()], None, None).unwrap();
         assert_eq!(r.archives, 8);
-        let e = refresh(&home, &env, &["missing.json".into()], None).unwrap_err();
+        let e = refresh(&home, &env, &["missing.json".into()], None, None).unwrap_err();
         assert_eq!(e.kind(), Kind::NotFound);
         std::fs::write(d.path().join("bad.json"), "<html>").unwrap();
         let before = std::fs::read(home.user_catalog_file()).unwrap();
@@ -290,6 +465,7 @@ mod tests {
             &home,
             &env,
             &["redistrib_9.1.1.json".into(), "bad.json".into()],
+            None,
             None,
         )
         .unwrap_err();
@@ -317,9 +493,26 @@ mod tests {
         let env = Env::from_vars(Vec::<(String, String)>::new(), d.path(), false);
         let mirror = super::super::mirror_url("mirror", &env).unwrap();
         assert!(mirror.starts_with("file://"), "{mirror}");
-        let r = refresh(&home, &env, &[], Some(&mirror)).unwrap();
-        assert_eq!(r.read.len(), 1, "{r:?}");
+        // The package index: a folder holding one recorded answer.
+        let index = d.path().join("simple");
+        std::fs::create_dir_all(&index).unwrap();
+        std::fs::copy(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/fixtures/catalog/pypi/nvidia-cudnn-cu13.json"),
+            index.join("nvidia-cudnn-cu13.json"),
+        )
+        .unwrap();
+        let index = super::super::mirror_url("simple", &env).unwrap();
+        let r = refresh(&home, &env, &[], Some(&mirror), Some(&index)).unwrap();
+        assert_eq!(r.read.len(), 2, "{r:?}");
         assert_eq!(r.archives, 4);
-        assert!(r.read[0].from.ends_with("redistrib_9.1.0.json"), "{r:?}");
+        assert_eq!(
+            (r.read[0].kind, r.read[0].releases, r.read[0].yanked),
+            ("pypi", 29, 3)
+        );
+        assert!(r.read[1].from.ends_with("redistrib_9.1.0.json"), "{r:?}");
+        let cat = Catalog::load(&home).unwrap();
+        assert!(cat.warnings().is_empty(), "{:?}", cat.warnings());
+        assert_eq!(cat.data_date().map(|d| d.1), Some(CatalogLayer::User));
     }
 }

@@ -8,11 +8,17 @@
 //! user is asked to say `--cuda`, with the variants listed. Failures say what
 //! the catalog does have: the nearest known versions, the platforms a release
 //! exists for, or the PyPI package that carries it.
+//!
+//! The flavour is the spec's (`+jit`), else the full build. A release PyPI
+//! has yanked is never picked by a prefix, a range or `latest`; named
+//! exactly it is, and the pick carries the reason for the warning. A GPU
+//! "runs" a build when it is neither below its floor nor newer than it
+//! supports ([`Catalog::runs_on`]).
 
-use super::{Archive, Catalog, FetchRequest, offer};
+use super::{Archive, Catalog, FetchRequest, WheelFile, offer};
 use crate::error::{Error, Kind, Result};
 use crate::toolkit::Toolkit;
-use crate::version::{CudaVariant, Platform, Version};
+use crate::version::{CudaVariant, Flavour, Platform, ReleaseId, Version};
 
 /// Whether a build for `variant` serves a user who asked for `--cuda want`.
 /// `want` without a minor (`12`) takes every build of that major; with a minor
@@ -56,14 +62,25 @@ pub fn select_for_gpu(
     toolkits: &[Toolkit],
     gpu: Option<&Version>,
 ) -> Result<(Archive, Option<Archive>)> {
-    let best = select(cat, req, toolkits).cloned();
+    select_for_gpu_on(cat, req, toolkits, gpu, Platform::host())
+}
+
+/// [`select_for_gpu`] on a machine of platform `host`.
+///
+/// # Errors
+/// As [`select`].
+pub fn select_for_gpu_on(
+    cat: &Catalog,
+    req: &FetchRequest,
+    toolkits: &[Toolkit],
+    gpu: Option<&Version>,
+    host: Option<Platform>,
+) -> Result<(Archive, Option<Archive>)> {
+    let best = select_on(cat, req, toolkits, host).cloned();
     let Some(cc) = gpu else {
         return best.map(|b| (b, None));
     };
-    let runs = |a: &Archive| {
-        cat.min_compute(&a.version, &a.cuda)
-            .is_none_or(|m| m <= *cc)
-    };
+    let runs = |a: &Archive| cat.runs_on(&a.version, &a.cuda, cc);
     if req.spec.is_exact() {
         return best.map(|b| (b, None));
     }
@@ -77,12 +94,12 @@ pub fn select_for_gpu(
     // neither the pick nor the error's example names one that cannot.
     let mut runnable = cat.clone();
     runnable.archives.retain(runs);
-    match select(&runnable, req, toolkits) {
+    match select_on(&runnable, req, toolkits, host) {
         Ok(a) => {
             let passed = best.ok().or_else(|| {
                 cat.archives()
                     .iter()
-                    .filter(|x| x.platform == req.platform && req.spec.matches(&x.version, &x.cuda))
+                    .filter(|x| x.platform == req.platform && admitted(cat, req, x))
                     .filter(|x| !runs(x))
                     .max_by(|x, y| x.version.cmp(&y.version))
                     .cloned()
@@ -107,6 +124,19 @@ pub fn select<'a>(
     req: &FetchRequest,
     toolkits: &[Toolkit],
 ) -> Result<&'a Archive> {
+    select_on(cat, req, toolkits, Platform::host())
+}
+
+/// [`select`] on a machine of platform `host`.
+///
+/// # Errors
+/// As [`select`].
+pub fn select_on<'a>(
+    cat: &'a Catalog,
+    req: &FetchRequest,
+    toolkits: &[Toolkit],
+    host: Option<Platform>,
+) -> Result<&'a Archive> {
     let spec = &req.spec;
     if let (Some(s), Some(w)) = (&spec.cuda, &req.cuda)
         && !cuda_serves(w, s)
@@ -121,7 +151,7 @@ pub fn select<'a>(
     let by_spec: Vec<&Archive> = cat
         .archives()
         .iter()
-        .filter(|a| spec.matches(&a.version, &a.cuda))
+        .filter(|a| spec.matches(&a.version, &a.cuda) && a.flavour == spec.wanted_flavour())
         .collect();
     let on_platform: Vec<&Archive> = by_spec
         .iter()
@@ -132,9 +162,10 @@ pub fn select<'a>(
         .iter()
         .copied()
         .filter(|a| req.cuda.as_ref().is_none_or(|w| cuda_serves(w, &a.cuda)))
+        .filter(|a| admitted(cat, req, a))
         .collect();
     if cands.is_empty() {
-        return Err(not_found(cat, req, &by_spec, &on_platform));
+        return Err(not_found(cat, req, &on_platform, host));
     }
     if req.cuda.is_none() && spec.cuda.is_none() && !toolkits.is_empty() {
         let fitting: Vec<&Archive> = cands
@@ -206,6 +237,14 @@ pub fn select<'a>(
     Err(ask_cuda(&newest, req, &same, Some(toolkits)))
 }
 
+/// Whether an archive the spec matches may be picked: of the spec's
+/// flavour, and not yanked unless the spec names its version exactly.
+fn admitted(cat: &Catalog, req: &FetchRequest, a: &Archive) -> bool {
+    req.spec.matches(&a.version, &a.cuda)
+        && a.flavour == req.spec.wanted_flavour()
+        && (req.spec.names_exactly(&a.version) || cat.yanked(&a.release_id()).is_none())
+}
+
 fn fits_any(variant: &CudaVariant, toolkits: &[Toolkit]) -> bool {
     toolkits
         .iter()
@@ -255,20 +294,51 @@ fn ask_cuda(
     ))
 }
 
+/// The releases of the spec's flavour that `req` matches, whatever the
+/// platform, with the CUDA `--cuda` asks for: from the archives and the
+/// wheel lists, newest first.
+fn matching_releases(cat: &Catalog, req: &FetchRequest) -> Vec<ReleaseId> {
+    let spec = &req.spec;
+    let flavour = spec.wanted_flavour();
+    let mut ids: Vec<ReleaseId> = cat
+        .archives()
+        .iter()
+        .filter(|a| a.flavour == flavour)
+        .map(|a| a.release_id())
+        .chain(
+            cat.wheels()
+                .iter()
+                .filter(|w| w.flavour == flavour)
+                .flat_map(|w| {
+                    w.versions
+                        .iter()
+                        .map(move |v| ReleaseId::new(v.clone(), w.cuda).with_flavour(w.flavour))
+                }),
+        )
+        .filter(|id| spec.matches(&id.version, &id.cuda))
+        .filter(|id| req.cuda.as_ref().is_none_or(|w| cuda_serves(w, &id.cuda)))
+        .collect();
+    ids.sort();
+    ids.dedup();
+    ids.reverse();
+    ids
+}
+
 /// Why nothing in the catalog matches `req`, and what would: by the rule
 /// every install hint follows ([`offer`]), only what this machine can
 /// install — an archive for the platform or a PyPI wheel pip fetches here —
-/// for the CUDA asked for.
+/// for the CUDA asked for. A spec that matches only yanked releases says
+/// so; a release published for other platforms names them.
 fn not_found(
     cat: &Catalog,
     req: &FetchRequest,
-    by_spec: &[&Archive],
     on_platform: &[&Archive],
+    host: Option<Platform>,
 ) -> Error {
     let spec = &req.spec;
     let platform = req.platform;
     let windows = crate::platform::HOST_WINDOWS;
-    let offers: Vec<offer::Offer> = offer::offers_from(cat, platform, Platform::host())
+    let offers: Vec<offer::Offer> = offer::offers_from(cat, platform, host)
         .into_iter()
         .filter(|o| req.cuda.as_ref().is_none_or(|w| cuda_serves(w, &o.cuda)))
         .collect();
@@ -288,6 +358,39 @@ fn not_found(
             o.install().for_host(windows)
         ));
     }
+    let here = |id: &ReleaseId| {
+        cat.archive_of(id, platform).is_some() || !cat.wheel_files(id, platform).is_empty()
+    };
+    let matching = matching_releases(cat, req);
+    // Every match for this platform is yanked: say so, and how to have one anyway.
+    let live_here = matching
+        .iter()
+        .any(|id| here(id) && cat.yanked(id).is_none());
+    if let Some(id) = matching
+        .iter()
+        .find(|id| here(id) && cat.yanked(id).is_some())
+        && !live_here
+    {
+        let reason = cat.yanked(id).unwrap_or_default();
+        let exact = crate::command::CommandLine::install(id.to_string());
+        return Error::new(
+            Kind::NotFound,
+            format!("cuDNN {spec} matches only releases PyPI has yanked"),
+        )
+        .cause(format!(
+            "cuDNN {} is yanked{}",
+            id,
+            if reason.is_empty() {
+                " (no reason given)".to_string()
+            } else {
+                format!(": {reason}")
+            }
+        ))
+        .hint(format!(
+            "a prefix, a range or `latest` never picks a yanked release; name it exactly to install it anyway: `{}`",
+            exact.for_host(windows)
+        ));
+    }
     if let (Some(w), false) = (&req.cuda, on_platform.is_empty()) {
         let mut vs: Vec<String> = on_platform.iter().map(|a| a.cuda.to_string()).collect();
         vs.dedup();
@@ -303,18 +406,39 @@ fn not_found(
             "choose one with --cuda, or see `cudnnm list --remote --platform {platform}`"
         ));
     }
-    if !by_spec.is_empty() {
-        let mut plats: Vec<&str> = by_spec.iter().map(|a| a.platform.as_str()).collect();
-        plats.sort();
-        plats.dedup();
-        return Error::new(
-            Kind::NotFound,
-            format!("cuDNN {spec} has no {platform} archive in the catalog"),
-        )
-        .cause(format!("the catalog has it for {}", plats.join(", ")))
-        .hint(format!(
-            "download the {platform} archive yourself and run `cudnnm install PATH`, or pick the platform with --platform"
-        ));
+    // Published, but not for this platform (or only as a wheel pip cannot
+    // fetch for another machine): name the platforms that have it.
+    if let Some(id) = matching.first() {
+        let plats = cat.platforms_of(id);
+        let wheel_here = !cat.wheel_files(id, platform).is_empty();
+        if wheel_here && host != Some(platform) {
+            let file = cat.wheel_files(id, platform)[0].filename.clone();
+            return Error::new(
+                Kind::NotFound,
+                format!(
+                    "cuDNN {id} for {platform} is published only as a PyPI wheel ({file})"
+                ),
+            )
+            .cause(format!(
+                "pip fetches wheels for the machine it runs on, and this machine is {}",
+                host.map_or("another platform", |h| h.as_str())
+            ))
+            .hint(format!(
+                "run `{}` on the {platform} machine, or pick a release with an NVIDIA archive for {platform} (`cudnnm list --remote --platform {platform}`)",
+                crate::command::CommandLine::install(id.to_string()).for_host(platform.is_windows())
+            ));
+        }
+        if !plats.contains(&platform) && !plats.is_empty() {
+            let names: Vec<&str> = plats.iter().map(Platform::as_str).collect();
+            return Error::new(
+                Kind::NotFound,
+                format!("cuDNN {id} has no {platform} build"),
+            )
+            .cause(format!("it is published for {}", names.join(", ")))
+            .hint(format!(
+                "on this machine pick another release (`cudnnm list --remote --platform {platform}`); for another machine pass its platform with --platform"
+            ));
+        }
     }
     // The nearest releases this machine can install (archives and PyPI
     // wheels), each with its command; else any platform's versions.
@@ -345,7 +469,7 @@ fn not_found(
             .collect();
         e = e.cause(format!("nearest known: {}", named.join(", ")));
     }
-    e.hint("`cudnnm list --remote` shows the catalog; `cudnnm manifest refresh` reads NVIDIA's newest index; an archive you have installs with `cudnnm install PATH`")
+    e.hint("`cudnnm list --remote` shows the catalog; `cudnnm manifest refresh` reads PyPI's and NVIDIA's newest indexes; an archive you have installs with `cudnnm install PATH`")
 }
 
 /// Up to `n` versions of `known` (sorted, distinct) nearest to `want`: the
@@ -380,7 +504,7 @@ pub fn nearest(want: &Version, known: &[Version], n: usize) -> Vec<Version> {
 
 /// A release the catalog knows from a PyPI wheel list: installed with the
 /// user's pip as `pip:<package>==<version>` (docs/releases.md#pip-wheels).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct WheelPick {
     /// The package (`nvidia-cudnn-cu12`).
     pub package: String,
@@ -388,12 +512,37 @@ pub struct WheelPick {
     pub version: Version,
     /// The CUDA the package is built for.
     pub cuda: CudaVariant,
+    /// The build the package carries.
+    pub flavour: Flavour,
+    /// The package version to ask pip for (`9.0.0.312.post1` where only the
+    /// post-release has a wheel for the platform).
+    pub dist_version: String,
+    /// The wheel file the index publishes for the platform, with its URL,
+    /// size and SHA-256; `None` where the catalog lists versions only.
+    pub file: Option<WheelFile>,
+    /// `Some(reason)` when PyPI has yanked the release (picked only when
+    /// named exactly; the reason empty when none was given).
+    pub yanked: Option<String>,
 }
 
 impl WheelPick {
     /// `nvidia-cudnn-cu12==9.27.0.42`.
     pub fn requirement(&self) -> String {
-        format!("{}=={}", self.package, self.version)
+        format!("{}=={}", self.package, self.dist_version)
+    }
+
+    /// The release it carries.
+    pub fn release_id(&self) -> ReleaseId {
+        ReleaseId::new(self.version.clone(), self.cuda).with_flavour(self.flavour)
+    }
+
+    /// The same as the only requirement pip is ever handed.
+    ///
+    /// # Errors
+    /// [`crate::error::Kind::Usage`] for a catalog row naming a package
+    /// that is not one of NVIDIA's cuDNN packages.
+    pub fn pip_requirement(&self) -> crate::error::Result<crate::version::PipRequirement> {
+        self.requirement().parse()
     }
 }
 
@@ -407,9 +556,11 @@ pub enum Pick {
         archive: Box<Archive>,
         /// A newer matching archive that does not run on the GPU in use.
         passed_over: Option<Box<Archive>>,
+        /// `Some(reason)` when PyPI has yanked the release (see [`WheelPick::yanked`]).
+        yanked: Option<String>,
     },
     /// A release published only (or newest) as a PyPI wheel.
-    Wheel(WheelPick),
+    Wheel(Box<WheelPick>),
 }
 
 impl Pick {
@@ -420,14 +571,48 @@ impl Pick {
             Pick::Wheel(w) => (&w.version, &w.cuda),
         }
     }
+
+    /// The release picked, its flavour included.
+    pub fn release_id(&self) -> ReleaseId {
+        match self {
+            Pick::Archive { archive, .. } => archive.release_id(),
+            Pick::Wheel(w) => w.release_id(),
+        }
+    }
+
+    /// `Some(reason)` when the release picked is yanked (named exactly).
+    pub fn yanked(&self) -> Option<&str> {
+        match self {
+            Pick::Archive { yanked, .. } => yanked.as_deref(),
+            Pick::Wheel(w) => w.yanked.as_deref(),
+        }
+    }
+
+    /// The warning an exact request of a yanked release gives:
+    /// `cuDNN 9.25.0.15_cuda12 is yanked on PyPI (REASON); installing it because it was named exactly`.
+    pub fn yanked_warning(&self) -> Option<String> {
+        let reason = self.yanked()?;
+        let why = if reason.is_empty() {
+            "no reason given".to_string()
+        } else {
+            reason.to_string()
+        };
+        Some(format!(
+            "cuDNN {} is yanked on PyPI ({why}); installing it because it was named exactly (a prefix, range or `latest` never picks it)",
+            self.release_id()
+        ))
+    }
 }
 
 /// Whether NVIDIA publishes cuDNN wheels for `platform` (manylinux x86_64
-/// and aarch64, win_amd64).
+/// and aarch64, win_amd64, win_arm64).
 pub fn wheels_serve(platform: Platform) -> bool {
     matches!(
         platform,
-        Platform::LinuxX86_64 | Platform::LinuxSbsa | Platform::WindowsX86_64
+        Platform::LinuxX86_64
+            | Platform::LinuxSbsa
+            | Platform::WindowsX86_64
+            | Platform::WindowsArm64
     )
 }
 
@@ -446,15 +631,32 @@ pub fn pick(
     toolkits: &[Toolkit],
     gpu: Option<&Version>,
 ) -> Result<Pick> {
-    let archive = select_for_gpu(cat, req, toolkits, gpu);
-    let wheel = select_wheel(cat, req, toolkits, gpu);
+    pick_on(cat, req, toolkits, gpu, Platform::host())
+}
+
+/// [`pick`] on a machine of platform `host`: a wheel only when
+/// `req.platform` is the host's (pip fetches wheels for the machine it runs
+/// on), so an Arm machine, or `--platform`, never gets another platform's build.
+///
+/// # Errors
+/// As [`pick`].
+pub fn pick_on(
+    cat: &Catalog,
+    req: &FetchRequest,
+    toolkits: &[Toolkit],
+    gpu: Option<&Version>,
+    host: Option<Platform>,
+) -> Result<Pick> {
+    let archive = select_for_gpu_on(cat, req, toolkits, gpu, host);
+    let wheel = select_wheel_on(cat, req, toolkits, gpu, host);
     match (archive, wheel) {
-        (Ok((a, _)), Some(w)) if w.version > a.version => Ok(Pick::Wheel(w)),
+        (Ok((a, _)), Some(w)) if w.version > a.version => Ok(Pick::Wheel(Box::new(w))),
         (Ok((archive, passed_over)), _) => Ok(Pick::Archive {
+            yanked: cat.yanked(&archive.release_id()).map(str::to_owned),
             archive: Box::new(archive),
             passed_over: passed_over.map(Box::new),
         }),
-        (Err(e), Some(w)) if e.kind() == Kind::NotFound => Ok(Pick::Wheel(w)),
+        (Err(e), Some(w)) if e.kind() == Kind::NotFound => Ok(Pick::Wheel(Box::new(w))),
         (Err(e), _) => Err(e),
     }
 }
@@ -469,24 +671,65 @@ pub fn select_wheel(
     toolkits: &[Toolkit],
     gpu: Option<&Version>,
 ) -> Option<WheelPick> {
-    if !wheels_serve(req.platform) {
+    select_wheel_on(cat, req, toolkits, gpu, Platform::host())
+}
+
+/// [`select_wheel`] on a machine of platform `host`: none unless
+/// `req.platform` is `host`.
+pub fn select_wheel_on(
+    cat: &Catalog,
+    req: &FetchRequest,
+    toolkits: &[Toolkit],
+    gpu: Option<&Version>,
+    host: Option<Platform>,
+) -> Option<WheelPick> {
+    if !wheels_serve(req.platform) || host != Some(req.platform) {
         return None;
     }
     let spec = &req.spec;
     let want = req.cuda.as_ref().or(spec.cuda.as_ref());
-    let mut cands: Vec<WheelPick> = cat
-        .wheels()
-        .iter()
-        .flat_map(|w| {
-            w.versions.iter().map(move |v| WheelPick {
+    let flavour = spec.wanted_flavour();
+    let mut cands: Vec<WheelPick> = Vec::new();
+    for w in cat.wheels().iter().filter(|w| w.flavour == flavour) {
+        for v in &w.versions {
+            if !spec.matches(v, &w.cuda)
+                || req.cuda.as_ref().is_some_and(|c| !cuda_serves(c, &w.cuda))
+            {
+                continue;
+            }
+            let id = ReleaseId::new(v.clone(), w.cuda).with_flavour(w.flavour);
+            let yanked = cat.yanked(&id).map(str::to_owned);
+            if yanked.is_some() && !spec.names_exactly(v) {
+                continue;
+            }
+            // The platform's wheel (the newest build: a `.post1` over the
+            // first); a list with files and none for the platform has no
+            // build there; a list of versions only, as before files.
+            let file = w
+                .files
+                .iter()
+                .filter(|f| &f.version == v && f.platform == req.platform)
+                .max_by(|a, b| {
+                    (a.yanked.is_none(), &a.dist_version)
+                        .cmp(&(b.yanked.is_none(), &b.dist_version))
+                })
+                .cloned();
+            if file.is_none() && !w.files.is_empty() {
+                continue;
+            }
+            cands.push(WheelPick {
                 package: w.package.clone(),
                 version: v.clone(),
                 cuda: w.cuda,
-            })
-        })
-        .filter(|w| spec.matches(&w.version, &w.cuda))
-        .filter(|w| req.cuda.as_ref().is_none_or(|c| cuda_serves(c, &w.cuda)))
-        .collect();
+                flavour: w.flavour,
+                dist_version: file
+                    .as_ref()
+                    .map_or_else(|| v.to_string(), |f| f.dist_version.clone()),
+                file,
+                yanked,
+            });
+        }
+    }
     let narrow = |cands: &mut Vec<WheelPick>, keep: &dyn Fn(&WheelPick) -> bool| {
         if cands.iter().any(keep) {
             cands.retain(|w| keep(w));
@@ -496,10 +739,7 @@ pub fn select_wheel(
         narrow(&mut cands, &|w| fits_any(&w.cuda, toolkits));
     }
     if let Some(cc) = gpu.filter(|_| !spec.is_exact()) {
-        narrow(&mut cands, &|w| {
-            cat.min_compute(&w.version, &w.cuda)
-                .is_none_or(|m| m <= *cc)
-        });
+        narrow(&mut cands, &|w| cat.runs_on(&w.version, &w.cuda, cc));
     }
     let newest = cands.iter().map(|w| w.version.clone()).max()?;
     cands.retain(|w| w.version == newest);
@@ -540,37 +780,66 @@ mod tests {
     const L: Platform = Platform::LinuxX86_64;
     const W: Platform = Platform::WindowsX86_64;
 
+    /// [`pick_on`] on a machine of the request's platform (so the PyPI
+    /// wheels of a Linux request are candidates on any host running the tests).
+    fn pick_here(
+        cat: &Catalog,
+        req: &FetchRequest,
+        toolkits: &[Toolkit],
+        gpu: Option<&Version>,
+    ) -> Result<Pick> {
+        pick_on(cat, req, toolkits, gpu, Some(req.platform))
+    }
+
     /// Most cuDNN 9 releases are wheels only: `install 9.27.0.42`, `latest`
     /// and a prefix reach them, by the same CUDA and GPU rules as archives.
     #[test]
     fn a_pick_spans_archives_and_wheels() {
         let cat = Catalog::embedded();
-        // Only on PyPI: the wheel, for CUDA 12.
-        let p = super::pick(&cat, &req("9.27.0.42", None, L), &[], None).unwrap();
+        // Only on PyPI: the wheel, for the newest CUDA without a toolkit to choose by.
+        let p = pick_here(&cat, &req("9.26.0.51", None, L), &[], None).unwrap();
         match &p {
-            Pick::Wheel(w) => assert_eq!(w.requirement(), "nvidia-cudnn-cu12==9.27.0.42"),
+            Pick::Wheel(w) => {
+                assert_eq!(w.requirement(), "nvidia-cudnn-cu13==9.26.0.51");
+                let f = w.file.as_ref().unwrap();
+                assert_eq!(f.tag, "manylinux_2_27_x86_64");
+                assert!(f.url.starts_with("https://files.pythonhosted.org/") && f.size > 0);
+            }
             other => panic!("{other:?}"),
         }
-        // An archive the catalog has stays an archive (the wheel is no newer).
-        let p = super::pick(&cat, &req("9.25.0.15", Some("12"), L), &[], None).unwrap();
+        let p = pick_here(&cat, &req("9.26.0.51", Some("12"), L), &[], None).unwrap();
+        match &p {
+            Pick::Wheel(w) => assert_eq!(w.requirement(), "nvidia-cudnn-cu12==9.26.0.51"),
+            other => panic!("{other:?}"),
+        }
+        // An archive the catalog has stays an archive (the wheel is no
+        // newer); named exactly, a yanked one is picked, with the reason.
+        let p = pick_here(&cat, &req("9.25.0.15", Some("12"), L), &[], None).unwrap();
         assert!(matches!(p, Pick::Archive { .. }), "{p:?}");
+        assert_eq!(p.yanked(), Some(""));
+        assert!(
+            p.yanked_warning()
+                .unwrap()
+                .contains("9.25.0.15_cuda12 is yanked on PyPI (no reason given)")
+        );
         // `latest` with a CUDA 12.4 toolkit: the newest CUDA 12 release of
         // either kind, never older than the newest wheel.
-        let p = super::pick(&cat, &req("latest", None, L), &[tk("12.4")], None).unwrap();
+        let p = pick_here(&cat, &req("latest", None, L), &[tk("12.4")], None).unwrap();
         let (version, cuda) = p.release();
         assert_eq!(cuda.major(), 12, "{p:?}");
         assert!(*version >= v("9.28.0.42"), "{p:?}");
         // A Pascal GPU (6.1): the newest 9.x it runs, 9.10.2.21.
-        let p = super::pick(&cat, &req("9", None, L), &[tk("12.4")], Some(&v("6.1"))).unwrap();
+        let p = pick_here(&cat, &req("9", None, L), &[tk("12.4")], Some(&v("6.1"))).unwrap();
         assert_eq!(p.release().0, &v("9.10.2.21"), "{p:?}");
         // A CUDA 11.8 toolkit: the cu11 package.
-        let p = super::pick(&cat, &req("9.10.2.21", None, L), &[tk("11.8")], None).unwrap();
+        let p = pick_here(&cat, &req("9.10.2.21", None, L), &[tk("11.8")], None).unwrap();
         match &p {
             Pick::Wheel(w) => assert_eq!(w.package, "nvidia-cudnn-cu11"),
             Pick::Archive { archive, .. } => assert_eq!(archive.cuda.major(), 11),
         }
         // `--cuda 11` asks for the cu11 build even where cu12 is newer.
-        let w = select_wheel(&cat, &req("9.10.2.21", Some("11"), W), &[], None).unwrap();
+        let w =
+            select_wheel_on(&cat, &req("9.10.2.21", Some("11"), W), &[], None, Some(W)).unwrap();
         assert_eq!(w.requirement(), "nvidia-cudnn-cu11==9.10.2.21");
         // No wheels for other platforms; nothing at all for a version nobody published.
         assert!(
@@ -583,7 +852,7 @@ mod tests {
             .is_none()
         );
         assert_eq!(
-            super::pick(&cat, &req("9.99", None, L), &[], None)
+            pick_here(&cat, &req("9.99", None, L), &[], None)
                 .unwrap_err()
                 .kind(),
             Kind::NotFound
@@ -723,23 +992,27 @@ mod tests {
         assert!(e.to_string().contains("nearest known: "), "{e}");
         assert!(e.causes()[0].contains("8.1.0.77"), "{e}");
         let e = select(&cat, &req("8.1.1.33", None, W), &[]).unwrap_err();
-        assert!(e.message().contains("no windows-x86_64 archive"), "{e}");
-        assert!(e.causes()[0].contains("linux-x86_64"));
+        assert_eq!(
+            e.message(),
+            "cuDNN 8.1.1.33_cuda11.2 has no windows-x86_64 build",
+            "{e}"
+        );
+        assert_eq!(e.causes()[0], "it is published for linux-x86_64");
         // pip fetches wheels for the machine it runs on: the host's platform.
         let host = Platform::host().unwrap();
-        let e = select(&cat, &req("9.12.0.46", None, host), &[]).unwrap_err();
+        let e = select_on(&cat, &req("9.11.0.98", Some("12"), L), &[], Some(L)).unwrap_err();
         assert!(
             e.hint_text()
                 .unwrap()
-                .contains("pip:nvidia-cudnn-cu12==9.12.0.46"),
+                .contains("pip:nvidia-cudnn-cu12==9.11.0.98"),
             "{e:?}"
         );
         // The nearest known include releases only PyPI has, each with the
         // command that installs it.
-        let e = select(&cat, &req("9.12.0.4", None, host), &[]).unwrap_err();
+        let e = select_on(&cat, &req("9.11.0.9", None, L), &[], Some(L)).unwrap_err();
         assert!(e.causes()[0].starts_with("nearest known: "), "{e:?}");
         assert!(
-            e.causes()[0].contains("9.12.0.46 (`cudnnm install pip:nvidia-cudnn-cu12==9.12.0.46`)"),
+            e.causes()[0].contains("9.11.0.98 (`cudnnm install pip:nvidia-cudnn-cu12==9.11.0.98`)"),
             "{e:?}"
         );
         // An archive's own command where the catalog has one.
@@ -752,6 +1025,64 @@ mod tests {
         assert!(e.message().contains("for CUDA 10.2"), "{e}");
         let e = select(&cat, &req("8.9.7.29_cuda12", Some("11"), L), &[]).unwrap_err();
         assert_eq!(e.kind(), Kind::Usage);
+    }
+
+    /// An Arm server (`linux-sbsa`, the manylinux aarch64 wheels): every
+    /// pick is an aarch64 build, never an x86_64 one; a release without
+    /// one says where it is published.
+    #[test]
+    fn an_arm_host_never_gets_an_x86_64_build() {
+        let cat = Catalog::embedded();
+        let s = Platform::LinuxSbsa;
+        for (spec, cuda) in [
+            ("9.28", Some("13")),
+            ("latest", Some("12")),
+            ("9.0.0", Some("12")),
+            ("9.26.0.51", Some("12")),
+            ("9.27+jit", Some("13")),
+        ] {
+            let p = pick_on(&cat, &req(spec, cuda, s), &[], None, Some(s)).unwrap();
+            match &p {
+                Pick::Wheel(w) => {
+                    let f = w.file.as_ref().unwrap();
+                    assert!(f.tag.ends_with("_aarch64"), "{spec}: {p:?}");
+                    assert!(f.filename.ends_with("_aarch64.whl"), "{spec}: {p:?}");
+                }
+                Pick::Archive { archive, .. } => {
+                    assert_eq!(archive.platform, s, "{spec}: {p:?}");
+                    assert!(
+                        archive
+                            .urls(None)
+                            .iter()
+                            .all(|u| u.contains("/linux-sbsa/")),
+                        "{spec}: {p:?}"
+                    );
+                }
+            }
+        }
+        // 9.0.0 for CUDA 12 on aarch64 is the post-release only aarch64 has.
+        let p = pick_on(&cat, &req("9.0.0", Some("12"), s), &[], None, Some(s)).unwrap();
+        match &p {
+            Pick::Archive { archive, .. } => assert_eq!(archive.platform, s),
+            Pick::Wheel(w) => assert_eq!(w.dist_version, "9.0.0.312.post1", "{p:?}"),
+        }
+        // 8.9.5.29 exists only as a win_amd64 wheel.
+        let e = pick_on(&cat, &req("8.9.5.29", Some("12"), s), &[], None, Some(s)).unwrap_err();
+        assert_eq!(e.kind(), Kind::NotFound);
+        assert_eq!(
+            e.message(),
+            "cuDNN 8.9.5.29_cuda12 has no linux-sbsa build",
+            "{e:?}"
+        );
+        assert_eq!(e.causes()[0], "it is published for windows-x86_64", "{e:?}");
+        // An x86_64 machine asking for the Arm build of a wheel-only
+        // release: pip could not fetch it here.
+        let e = pick_on(&cat, &req("9.28.1.4", Some("13"), s), &[], None, Some(L)).unwrap_err();
+        assert!(
+            e.message()
+                .starts_with("cuDNN 9.28.1.4_cuda13 for linux-sbsa is published only as a PyPI wheel (nvidia_cudnn_cu13-9.28.1.4-py3-none-manylinux_2_27_aarch64.whl"),
+            "{e:?}"
+        );
     }
 
     #[test]

@@ -160,11 +160,22 @@ fn frameworks_and_wheels() {
         .collect();
     assert_eq!(pt.len(), 3);
     assert!(pt.contains(&("12.1".into(), "9.1.0.70".into())));
-    let (w, ver) = cat.wheel_for(&"9.12".parse().unwrap()).unwrap();
+    let (w, ver) = cat.wheel_for(&"9.12_cuda12".parse().unwrap()).unwrap();
     assert_eq!(
         (w.package.as_str(), ver.to_string()),
         ("nvidia-cudnn-cu12", "9.12.0.46".into())
     );
+    // Without a CUDA suffix the newest CUDA; with +jit the JIT package.
+    let (w, _) = cat.wheel_for(&"9.12".parse().unwrap()).unwrap();
+    assert_eq!(w.package, "nvidia-cudnn-cu13");
+    let (w, _) = cat.wheel_for(&"9.12+jit".parse().unwrap()).unwrap();
+    assert_eq!(w.package, "nvidia-cudnn-jit-cu13");
+    // A yanked release only when named exactly.
+    let (_, ver) = cat.wheel_for(&"9.25_cuda12".parse().unwrap()).unwrap();
+    assert_eq!(ver.to_string(), "9.25.1.1");
+    assert!(cat.wheel_for(&"9.25.0_cuda12".parse().unwrap()).is_none());
+    let (_, ver) = cat.wheel_for(&"9.25.0.15_cuda12".parse().unwrap()).unwrap();
+    assert_eq!(ver.to_string(), "9.25.0.15");
 }
 
 const HASH_A: &str = "475333625c7e42a7af3ca0b2f7506a106e30c93b1aa0081cd9c13efb6e21e3bb";

@@ -79,7 +79,7 @@ fn lines(ctx: &Ctx, view: &Current) -> Vec<String> {
                 "spec here: {} ({}) → {} ({})",
                 s.spec,
                 s.source.label(),
-                s.release.as_deref().unwrap_or("not installed"),
+                s.label.as_deref().unwrap_or("not installed"),
                 s.why
             ));
             if let Some(l) = &s.lock {

@@ -64,13 +64,7 @@ impl Reporter for FixReporter<'_> {
 
 pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     if let Some(id) = &args.undo_fix {
-        let reporter = FixReporter(ctx);
-        let guard = Guard::begin(ctx.lock()?, &ctx.home, &ctx.env, &reporter)?;
-        for line in fix::undo(&guard, id)? {
-            ctx.status(line);
-        }
-        ctx.status(format!("undid fix {id}"));
-        return Ok(0);
+        return undo_fix(ctx, id);
     }
     // Refuse a report path that cannot be written before the slow gathering.
     let report = args
@@ -88,36 +82,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     });
     let mut findings = doctor::diagnose(&snap, &Tables::from_catalog(&catalog, &snap));
     if args.fix {
-        let reporter = FixReporter(ctx);
-        let change = Guard::begin(ctx.lock()?, &ctx.home, &ctx.env, &reporter)?;
-        let roots: Vec<PathBuf> = args.cuda_root.iter().map(|p| absolute(ctx, p)).collect();
-        let (reports, id) = fix::apply(&change, &findings, &roots)?;
-        if reports.is_empty() {
-            ctx.status("doctor --fix: nothing to fix automatically");
-        }
-        for r in &reports {
-            ctx.status(format!("fix {} [{}]: {}", r.status, r.finding, r.message));
-        }
-        if let Some(id) = &id {
-            ctx.status(format!("undo with `cudnnm doctor --undo-fix {id}`"));
-        }
-        if reports.iter().any(|r| r.status == fix::FixStatus::Applied) {
-            snap = take(ctx, &args);
-            findings = doctor::diagnose(&snap, &Tables::from_catalog(&catalog, &snap));
-        }
-        // A fix this run skipped is not one `--fix` can apply, and one it
-        // applied whose finding is still seen (the user PATH, which only new
-        // processes read) is done: say which instead of offering it again.
-        for r in &reports {
-            let Some(a) = &r.auto_fix else { continue };
-            for f in findings
-                .iter_mut()
-                .filter(|f| f.auto_fix.as_ref() == Some(a))
-            {
-                f.auto_fix = None;
-                f.held_back = Some(r.message.clone());
-            }
-        }
+        (snap, findings) = fix_and_diagnose(ctx, &args, &catalog, snap, findings)?;
     }
     if args.snapshot.is_none() {
         keep_global_flags(ctx, &mut findings);
@@ -126,24 +91,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     // `--fix` changes this machine, not the one a snapshot describes.
     outcome.fixes_elsewhere = args.snapshot.is_some();
     if let Some(path) = &report {
-        let json = path
-            .extension()
-            .is_some_and(|e| e.eq_ignore_ascii_case("json"));
-        let bytes = if json {
-            let r = render::Report {
-                report: "cudnnm doctor",
-                outcome: &outcome,
-                snapshot: &snap,
-            };
-            serde_json::to_vec_pretty(&r)
-                .map_err(|e| Error::msg(format!("could not encode the report: {e}")))?
-        } else {
-            render::report_text(&outcome, &snap).into_bytes()
-        };
-        // Checked again: the folder may have changed while gathering.
-        let path = report_path(ctx, path)?;
-        crate::fsops::write_atomic(&path, &bytes)?;
-        ctx.status(format!("report written to {}", path.display()));
+        write_report(ctx, path, &outcome, &snap)?;
     }
     if ctx.json {
         ctx.out_json(&outcome);
@@ -161,6 +109,75 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     } else {
         Kind::Unhealthy.exit_code()
     })
+}
+
+/// `--undo-fix ID`: undoes that run's fixes through the guard.
+fn undo_fix(ctx: &Ctx, id: &str) -> Result<u8> {
+    let reporter = FixReporter(ctx);
+    let guard = Guard::begin(ctx.lock()?, &ctx.home, &ctx.env, &reporter)?;
+    for line in fix::undo(&guard, id)? {
+        ctx.status(line);
+    }
+    ctx.status(format!("undid fix {id}"));
+    Ok(0)
+}
+
+/// `--fix`: applies the safe fixes through the guard, says what became of
+/// each, and when one was applied diagnoses the machine again; a finding a
+/// fix reported on is not offered again ([`fix::hold_back`]).
+fn fix_and_diagnose(
+    ctx: &Ctx,
+    args: &Args,
+    catalog: &Catalog,
+    snap: Snapshot,
+    findings: Vec<doctor::Finding>,
+) -> Result<(Snapshot, Vec<doctor::Finding>)> {
+    let reporter = FixReporter(ctx);
+    let change = Guard::begin(ctx.lock()?, &ctx.home, &ctx.env, &reporter)?;
+    let roots: Vec<PathBuf> = args.cuda_root.iter().map(|p| absolute(ctx, p)).collect();
+    let (reports, id) = fix::apply(&change, &findings, &roots)?;
+    if reports.is_empty() {
+        ctx.status("doctor --fix: nothing to fix automatically");
+    }
+    for r in &reports {
+        ctx.status(format!("fix {} [{}]: {}", r.status, r.finding, r.message));
+    }
+    if let Some(id) = &id {
+        ctx.status(format!("undo with `cudnnm doctor --undo-fix {id}`"));
+    }
+    let (snap, mut findings) = if reports.iter().any(|r| r.status == fix::FixStatus::Applied) {
+        let snap = take(ctx, args);
+        let findings = doctor::diagnose(&snap, &Tables::from_catalog(catalog, &snap));
+        (snap, findings)
+    } else {
+        (snap, findings)
+    };
+    fix::hold_back(&reports, &mut findings);
+    Ok((snap, findings))
+}
+
+/// `--report FILE`: the outcome as JSON with the full snapshot
+/// (`FILE.json`), else as text; the path is checked again first.
+fn write_report(ctx: &Ctx, path: &Path, outcome: &render::Outcome, snap: &Snapshot) -> Result<()> {
+    let json = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("json"));
+    let bytes = if json {
+        let r = render::Report {
+            report: "cudnnm doctor",
+            outcome,
+            snapshot: snap,
+        };
+        serde_json::to_vec_pretty(&r)
+            .map_err(|e| Error::msg(format!("could not encode the report: {e}")))?
+    } else {
+        render::report_text(outcome, snap).into_bytes()
+    };
+    // Checked again: the folder may have changed while gathering.
+    let path = report_path(ctx, path)?;
+    crate::fsops::write_atomic(&path, &bytes)?;
+    ctx.status(format!("report written to {}", path.display()));
+    Ok(())
 }
 
 /// The absolute path `--report` writes to. Refused when it names a folder

@@ -85,9 +85,11 @@ fn warn_broken(ctx: &Ctx, b: &BrokenRelease) {
 
 /// The listing's lines: a header, then one release a line with what marks it.
 fn table(views: &[InstalledRelease]) -> Vec<String> {
+    // The version with `+jit` for a JIT build (whatever folder holds it).
+    let shown = |v: &InstalledRelease| format!("{}{}", v.version, v.flavour.suffix());
     let w = views
         .iter()
-        .map(|v| v.version.len())
+        .map(|v| shown(v).len())
         .max()
         .unwrap_or(7)
         .max(7);
@@ -113,12 +115,16 @@ fn table(views: &[InstalledRelease]) -> Vec<String> {
         };
         lines.push(format!(
             "{:<w$}  {:<5}  {:<14}  {:>10}  {:<6}  {}{marks}",
-            v.version,
+            shown(v),
             v.cuda,
             v.platform,
             indicatif::HumanBytes(v.size).to_string(),
             v.origin.to_string(),
-            v.source.url.as_deref().unwrap_or(&v.source.name),
+            if v.source.from.is_local() {
+                v.source.name.clone()
+            } else {
+                v.source.from.to_string()
+            },
         ));
     }
     lines

@@ -1,20 +1,25 @@
-//! `cudnnm list --remote`: the catalog for a platform, installed releases
-//! marked ([`crate::ops::remote`]), as a table or as JSON.
+//! `cudnnm list --remote`: the catalog for a platform — archives and
+//! wheels with their SHA-256, JIT builds, yanked and installed releases
+//! marked ([`crate::ops::remote`]) — as a table or as JSON, and how old the
+//! catalog is.
 
 use super::Ctx;
 use super::support::human_size;
+use crate::catalog::CatalogLayer;
 use crate::error::{Error, Kind, Result};
-use crate::ops::remote::{self, Listing, Row, RowKind};
+use crate::ops::remote::{self, CatalogAge, Listing, Row, RowKind};
 use crate::version::{CudaVariant, Platform};
 
 /// Lists the catalog for `platform` (a name, `all`, or this machine's),
 /// releases for CUDA `cuda` only when given (`list --remote`).
 pub fn run(ctx: &Ctx, cuda: Option<&str>, platform: Option<&str>) -> Result<u8> {
-    let platforms = remote::platforms(platform)?;
+    let session = ctx.ops();
+    let platforms = remote::platforms(&session, platform)?;
     let want: Option<CudaVariant> = cuda.map(str::parse).transpose()?;
-    let listing = remote::list(&ctx.ops(), platforms, want)?;
+    let listing = remote::list(&session, platforms, want)?;
     if ctx.json {
         ctx.out_json(&listing.rows);
+        ctx.status(age_line(listing.age.as_ref()));
         return Ok(0);
     }
     if listing.rows.is_empty() {
@@ -45,6 +50,7 @@ pub fn run(ctx: &Ctx, cuda: Option<&str>, platform: Option<&str>) -> Result<u8> 
         ctx.out(line.trim_end());
     }
     ctx.status(summary(&listing));
+    ctx.status(age_line(listing.age.as_ref()));
     Ok(0)
 }
 
@@ -71,35 +77,34 @@ fn nothing(listing: &Listing) -> Error {
 
 /// The SHA-256 column: the first published hash, short, and how many more.
 fn check(r: &Row) -> String {
-    match (r.kind, r.sha256.first()) {
-        (RowKind::Pip, _) => "-".into(),
-        (_, Some(h)) if r.sha256.len() > 1 => {
+    match r.sha256.first() {
+        Some(h) if r.sha256.len() > 1 => {
             format!("{} (+{})", h.sha256.short(), r.sha256.len() - 1)
         }
-        (_, Some(h)) => h.sha256.short().to_string(),
-        (_, None) => "none".into(),
+        Some(h) => h.sha256.short().to_string(),
+        None if r.kind == RowKind::Pip => "-".into(),
+        None => "none".into(),
     }
 }
 
-/// The STATUS column: installed, and for a pip row its requirement (and
-/// the other package the release came from, when it did).
+/// The STATUS column: a wheel's requirement, yanked (with PyPI's reason),
+/// installed.
 fn status(r: &Row) -> String {
-    match (r.kind, r.installed) {
-        (RowKind::Pip, true) => format!("{}  installed", r.name),
-        (RowKind::Pip, false) => match &r.installed_from_other_package {
-            Some(o) => {
-                // `pip:nvidia-cudnn-jit-cu12==9.27.0.42` → the package, however it came.
-                let package = o.trim_start_matches("pip:").split("==").next().unwrap_or(o);
-                format!(
-                    "{}  (this release is installed, from another package: {package})",
-                    r.name
-                )
-            }
-            None => r.name.clone(),
-        },
-        (RowKind::Archive, true) => "installed".into(),
-        (RowKind::Archive, false) => String::new(),
+    let mut status: Vec<String> = Vec::new();
+    if r.kind == RowKind::Pip {
+        status.push(r.name.clone());
     }
+    if let Some(why) = &r.yanked {
+        status.push(if why.is_empty() {
+            "yanked (no reason given)".to_string()
+        } else {
+            format!("yanked: {why}")
+        });
+    }
+    if r.installed {
+        status.push("installed".into());
+    }
+    status.join("  ")
 }
 
 /// The status line after the table: counts, and which catalogs were read.
@@ -110,11 +115,8 @@ fn summary(listing: &Listing) -> String {
         .iter()
         .filter(|r| r.kind == RowKind::Archive && r.sha256.is_empty())
         .count();
-    // Releases installed, whichever package or archive they came from.
-    let n_installed = rows
-        .iter()
-        .filter(|r| r.installed || r.installed_from_other_package.is_some())
-        .count();
+    let n_installed = rows.iter().filter(|r| r.installed).count();
+    let n_yanked = rows.iter().filter(|r| r.yanked.is_some()).count();
     let source = match &listing.user_catalog {
         Some(p) => format!("embedded catalog + '{}'", p.display()),
         None => "embedded catalog".into(),
@@ -126,8 +128,36 @@ fn summary(listing: &Listing) -> String {
     } else {
         String::new()
     };
+    let yanked = if n_yanked > 0 {
+        format!(", {n_yanked} yanked (installed only when named exactly)")
+    } else {
+        String::new()
+    };
     format!(
-        "{archives} archives{unverified}, {} releases only on PyPI, {n_installed} installed; {source}",
+        "{archives} archives{unverified}, {} PyPI wheels{yanked}, {n_installed} installed; {source}",
         rows.len() - archives
     )
+}
+
+/// How old the catalog's data is and how to refresh it: `catalog data of
+/// 2026-12-03 (12 days old; embedded in cudnnm); `cudnnm manifest refresh`
+/// reads PyPI's and NVIDIA's indexes now`.
+fn age_line(age: Option<&CatalogAge>) -> String {
+    let refresh = "`cudnnm manifest refresh` reads PyPI's and NVIDIA's indexes now";
+    let Some(a) = age else {
+        return format!("the catalog does not say how old it is; {refresh}");
+    };
+    let (day, whose) = (
+        &a.day,
+        match a.layer {
+            CatalogLayer::Embedded => "embedded in cudnnm",
+            CatalogLayer::User => "your catalog.toml",
+        },
+    );
+    match a.days_old {
+        Some(0) => format!("catalog data of {day} (today; {whose}); {refresh}"),
+        Some(1) => format!("catalog data of {day} (1 day old; {whose}); {refresh}"),
+        Some(n) => format!("catalog data of {day} ({n} days old; {whose}); {refresh}"),
+        None => format!("catalog data of {day} ({whose}); {refresh}"),
+    }
 }

@@ -27,18 +27,22 @@ enum Action {
 
 pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     let Action::Update { base } = args.action;
-    let base = base
-        .or_else(|| ctx.env.var(selfupdate::BASE_VAR))
-        .unwrap_or_else(|| selfupdate::DEFAULT_BASE.to_string());
-    update(ctx, &base)
+    let (base, trust) = selfupdate::base(&ctx.env, base);
+    if selfupdate::unauthenticated(&base) {
+        ctx.warn(format!(
+            "{base} is plain HTTP: its {} comes over the same channel as the binary, so nothing authenticates the download (use an https:// base or a local folder you trust)",
+            selfupdate::SUMS_FILE
+        ));
+    }
+    update(ctx, &base, trust)
 }
 
 #[cfg(feature = "self-update")]
-fn update(ctx: &Ctx, base: &str) -> Result<u8> {
+fn update(ctx: &Ctx, base: &str, trust: selfupdate::Trust) -> Result<u8> {
     let exe = std::env::current_exe()
         .map_err(|e| Error::msg("could not find the running cudnnm binary").cause(e))?;
     ctx.status(format!("checking {base} for a newer cudnnm"));
-    let outcome = selfupdate::update(&ctx.env, base, &exe, env!("CARGO_PKG_VERSION"))?;
+    let outcome = selfupdate::update(&ctx.env, base, trust, &exe, env!("CARGO_PKG_VERSION"))?;
     if ctx.json {
         ctx.out_json(&outcome);
     }
@@ -59,7 +63,7 @@ fn update(ctx: &Ctx, base: &str) -> Result<u8> {
 }
 
 #[cfg(not(feature = "self-update"))]
-fn update(_ctx: &Ctx, _base: &str) -> Result<u8> {
+fn update(_ctx: &Ctx, _base: &str, _trust: selfupdate::Trust) -> Result<u8> {
     Err(Error::new(
         crate::error::Kind::Usage,
         "self update is turned off in this build of cudnnm",

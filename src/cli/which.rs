@@ -15,11 +15,7 @@ pub struct Args {
 
 pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     let found = crate::ops::which::which(&ctx.ops(), args.version.as_deref())?;
-    ctx.status(format!(
-        "cuDNN {} ({})",
-        found.release,
-        found.source.label()
-    ));
+    ctx.status(format!("cuDNN {} ({})", found.label, found.source.label()));
     if ctx.json {
         ctx.out_json(&found);
     } else {

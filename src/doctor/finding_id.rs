@@ -61,6 +61,10 @@ finding_ids! {
     /// supports. Severity: error. Source: `#gpu-dropped-by-9-11`,
     /// `docs/releases.md#minimum-compute-capability`.
     GpuTooOld = "gpu-too-old",
+    /// A GPU newer than a release in use supports: Blackwell (10.0, 12.0)
+    /// before cuDNN 9.7 or a build for CUDA before 12.8, Hopper and Ada
+    /// before 8.6. Severity: error. Source: `docs/releases.md#gpu-ceilings`.
+    GpuTooNew = "gpu-too-new",
     /// A cuDNN build that does not fit its toolkit's CUDA, or the loaded copy comes from another
     /// CUDA. Severity: error. Source: `#build-for-other-cuda`, `#cudnn-from-another-cuda`.
     CudnnCudaMismatch = "cudnn-cuda-mismatch",
@@ -132,7 +136,8 @@ finding_ids! {
     /// `#framework-expects-other-version`.
     FrameworkCudaMismatch = "framework-cuda-mismatch",
     /// A cuDNN in use (the one the loader takes, or a cuDNN wheel installed in a Python
-    /// environment) is a release an advisory covers (`advisories.toml`). Severity: warning.
+    /// environment) is a release an advisory covers (`advisories.toml`, or a
+    /// wheel the catalog says PyPI yanked). Severity: warning.
     /// Source: `#known-bad-release`.
     CudnnAdvisory = "cudnn-advisory",
     /// A pin or framework needs major M, only another major is reachable. Severity: error. Source:

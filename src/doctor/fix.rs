@@ -495,6 +495,24 @@ fn fix_ids_hint(home: &Home) -> String {
     }
 }
 
+/// After `--fix` ran and the machine was diagnosed again: a finding whose
+/// automatic fix this run reported on is not offered again, and says why
+/// ([`Finding::held_back`]): one skipped is not one `--fix` can apply, and
+/// one applied whose finding is still seen (the user PATH, which only new
+/// processes read) is done.
+pub fn hold_back(reports: &[FixReport], findings: &mut [Finding]) {
+    for r in reports {
+        let Some(a) = &r.auto_fix else { continue };
+        for f in findings
+            .iter_mut()
+            .filter(|f| f.auto_fix.as_ref() == Some(a))
+        {
+            f.auto_fix = None;
+            f.held_back = Some(r.message.clone());
+        }
+    }
+}
+
 /// Undoes the fixes recorded under `id`, last change first, under the
 /// guard: each soname link is taken back as a journaled change that also
 /// rewrites `fix.toml` without it, so an undo a crash stopped resumes.
@@ -639,6 +657,39 @@ mod tests {
         let env = Env::default();
         let guard = deploy::Guard::begin(lock, home, &env, &deploy::Silent)?;
         undo(&guard, id)
+    }
+
+    #[test]
+    fn a_fix_reported_on_is_not_offered_again_and_says_why() {
+        let path = AutoFix::AddToUserPath {
+            dir: "/opt/cuda/bin".into(),
+        };
+        let other = AutoFix::AddToUserPath {
+            dir: "/opt/other/bin".into(),
+        };
+        let mut findings = vec![finding(path.clone()), finding(other.clone())];
+        let reports = [
+            FixReport {
+                finding: FindingId::BrokenSonameChain,
+                status: FixStatus::Applied,
+                message: "added to the user PATH; new terminals see it".into(),
+                auto_fix: Some(path),
+            },
+            FixReport {
+                finding: FindingId::BrokenSonameChain,
+                status: FixStatus::Failed,
+                message: "no automatic fix".into(),
+                auto_fix: None,
+            },
+        ];
+        hold_back(&reports, &mut findings);
+        assert_eq!(findings[0].auto_fix, None);
+        assert_eq!(
+            findings[0].held_back.as_deref(),
+            Some("added to the user PATH; new terminals see it")
+        );
+        assert_eq!(findings[1].auto_fix, Some(other));
+        assert_eq!(findings[1].held_back, None);
     }
 
     #[test]

@@ -381,6 +381,13 @@ pub fn sublibraries(s: &Snapshot, major: u32, main: &str, chain: &[Requester]) -
     // cudnnGetVersion()); the others as they are needed.
     let mut stems: Vec<&str> = crate::names::sublib_stems(major).to_vec();
     stems.sort_by_key(|st| *st != "cudnn_graph");
+    // A release never asks for a sub-library it predates (9.20 has no
+    // `cudnn_engines_tensor_ir`).
+    stems.retain(|st| {
+        release
+            .as_ref()
+            .is_none_or(|v| v.major() != major || crate::names::ships(st, v))
+    });
     for stem in stems {
         for name in sublibrary_names(stem, major, release.as_ref(), w) {
             let hit = search(s, &name, &full).into_iter().next();

@@ -21,25 +21,37 @@ pub fn set_readonly(path: &Path, readonly: bool) -> Result<()> {
     fs::set_permissions(path, perm).with_path("change permissions of", path)
 }
 
-/// Makes the tree at `dir` readable by every user and read-only
-/// ([`platform::make_shared_read_only`] on each entry, the folder last).
+/// Makes the tree at `dir` readable by every user and read-only: folders
+/// 0755, files 0444 (0555 when executable), links left alone; on Windows
+/// files read-only. Each entry is changed through the handle of the folder
+/// holding it, without following a link ([`platform::dir::Dir`]), the
+/// folder itself last.
 ///
 /// # Errors
 /// When an entry cannot be listed or its permissions set.
 pub fn make_tree_shared(dir: &Path) -> Result<()> {
-    let mut entries = Vec::new();
-    for e in walkdir::WalkDir::new(dir).contents_first(true) {
-        let e = e.map_err(|e| {
-            let p = e.path().unwrap_or(dir).to_path_buf();
-            Error::io("list", &p, e.into())
-        })?;
-        entries.push(e.path().to_path_buf());
-    }
-    for p in entries {
-        let meta = fs::symlink_metadata(&p).with_path("inspect", &p)?;
-        platform::make_shared_read_only(&p, &meta).with_path("change permissions of", &p)?;
-    }
-    Ok(())
+    let top = platform::dir::Dir::open(dir).with_path("open", dir)?;
+    make_tree_shared_at(&top)
+}
+
+/// [`make_tree_shared`] for a folder held open.
+///
+/// # Errors
+/// As [`make_tree_shared`].
+pub fn make_tree_shared_at(top: &platform::dir::Dir) -> Result<()> {
+    let dir = top.path();
+    top.walk(&mut |d, name, kind| {
+        let mode = match kind {
+            platform::dir::EntryKind::Dir => 0o755,
+            platform::dir::EntryKind::File if d.mode(name)? & 0o111 != 0 => 0o555,
+            platform::dir::EntryKind::File => 0o444,
+            _ => return Ok(()),
+        };
+        d.set_mode(name, mode)
+    })
+    .with_path("change permissions in", dir)?;
+    top.set_own_mode(0o755)
+        .with_path("change permissions of", dir)
 }
 
 /// Makes the one folder or file at `path` readable by every user (see
@@ -65,15 +77,22 @@ pub fn give_home_to_its_owner(root: &Path) {
     let Some((uid, gid)) = platform::foreign_owner_under_root(root) else {
         return;
     };
-    for e in walkdir::WalkDir::new(root)
-        .follow_links(false)
-        .into_iter()
-        .flatten()
-    {
-        if !is_backup_payload(root, e.path(), e.file_type().is_dir()) {
-            let _ = platform::give_to(e.path(), uid, gid);
+    // Through folder handles, never following a link: the home is the
+    // user's, who could otherwise swap a folder for a link to a file of
+    // root's between two steps of the walk.
+    let Ok(top) = platform::dir::Dir::open(root) else {
+        return;
+    };
+    let _ = top.walk(&mut |d, name, kind| {
+        if !is_backup_payload(
+            root,
+            &d.path().join(name),
+            kind == platform::dir::EntryKind::Dir,
+        ) {
+            let _ = d.set_owner(name, uid, gid);
         }
-    }
+        Ok(())
+    });
 }
 
 /// Whether `path` is a file or link inside a backup's `files/` folder.

@@ -8,6 +8,7 @@ use std::path::Path;
 
 use super::{retry_busy, set_readonly};
 use crate::error::{Error, IoResultExt, Result};
+use crate::platform;
 
 /// Removes one file or link (never a folder), making it writable first when
 /// needed (Windows refuses to delete read-only files).
@@ -28,49 +29,43 @@ pub fn remove_file(path: &Path) -> Result<()> {
 /// removal is refused for them (Windows will not delete a read-only file;
 /// Unix does not care): a file in the tree may be a hard link to a store
 /// file — a backup of a hardlink deployment — and clearing the bit of one
-/// link clears it for the store's file too.
+/// link clears it for the store's file too. The tree is walked through
+/// folder handles without following a link ([`platform::dir::Dir`]): a
+/// link put in place of a folder of it is removed as a link, and nothing
+/// outside the tree changes, whoever runs this.
 pub fn remove_dir_all(path: &Path) -> Result<()> {
-    match fs::symlink_metadata(path) {
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
-        Err(e) => return Err(Error::io("inspect", path, e)),
-        Ok(_) => {}
-    }
-    match retry_busy(|| fs::remove_dir_all(path)) {
-        Ok(()) => return Ok(()),
-        Err(e) if e.kind() == io::ErrorKind::PermissionDenied => {}
-        Err(e) => return Err(Error::io("remove", path, e)),
-    }
-    for entry in walkdir::WalkDir::new(path).into_iter().flatten() {
-        if entry.file_type().is_file() {
-            let _ = set_readonly(entry.path(), false);
-        }
-    }
-    retry_busy(|| fs::remove_dir_all(path)).with_path("remove", path)
+    remove_tree_at(path)
 }
 
 /// Removes a folder tree that cudnnm wrote and that holds no hard link
-/// to anything else (an `export dir` folder, all copies): every folder and
-/// file in it is made writable by its owner first, so a folder a user
-/// made read-only (`chmod a-w`) does not stop the removal. Missing is fine.
+/// to anything else (an `export dir` folder, all copies), as
+/// [`remove_dir_all`] does: a folder a user made read-only (`chmod a-w`)
+/// is made writable by its owner first, through its handle, so it does not
+/// stop the removal; nothing is followed through a link. Missing is fine.
 ///
 /// # Errors
 /// When the tree cannot be removed even so (a folder owned by another
 /// user, a mount point, a read-only file system).
 pub fn remove_own_tree(path: &Path) -> Result<()> {
-    match fs::symlink_metadata(path) {
+    remove_tree_at(path)
+}
+
+/// Removes `path` (a folder tree, a file or a link) relative to a handle
+/// of the folder holding it.
+fn remove_tree_at(path: &Path) -> Result<()> {
+    let Some(name) = path.file_name() else {
+        return Err(Error::msg(format!(
+            "could not remove '{}': it names no entry of a folder",
+            path.display()
+        )));
+    };
+    let parent = super::parent_of(path);
+    let dir = match platform::dir::Dir::open(parent) {
+        Ok(d) => d,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
-        Err(e) => return Err(Error::io("inspect", path, e)),
-        Ok(m) if !m.is_dir() => return super::remove_file(path),
-        Ok(_) => {}
-    }
-    // Top-down (walkdir's order), so each folder is writable before its
-    // entries go; links are left alone (their targets are not ours).
-    for entry in walkdir::WalkDir::new(path).into_iter().flatten() {
-        if !entry.file_type().is_symlink() {
-            let _ = set_readonly(entry.path(), false);
-        }
-    }
-    retry_busy(|| fs::remove_dir_all(path)).with_path("remove", path)
+        Err(e) => return Err(Error::io("open", parent, e)),
+    };
+    retry_busy(|| dir.remove_tree(name)).with_path("remove", path)
 }
 
 /// Removes `dir` when it is an empty folder; returns whether it did.

@@ -12,20 +12,49 @@ use super::write_atomic;
 use crate::error::{Error, Result};
 use crate::record::to_toml;
 
+/// The largest state file read, in bytes (16 MiB; a receipt of the
+/// largest release is about 20 KiB).
+pub const MAX_STATE_BYTES: u64 = 16 << 20;
+
+/// The largest `config.toml` read, in bytes (256 KiB; it holds a few
+/// settings).
+pub const MAX_CONFIG_BYTES: u64 = 256 << 10;
+
 /// Reads the TOML state file at `path`; `None` when it does not exist.
 /// `bad` turns a parse failure (the file, the parser's message) into the
 /// error the caller reports, with its own hint. The message starts with
 /// the 1-based line the parser stopped at (`line 3: invalid string`) when
-/// the parser names a place.
+/// the parser names a place. Only a regular file of at most
+/// [`MAX_STATE_BYTES`] is read ([`super::read_bounded`]).
 ///
 /// # Errors
-/// When the file exists but cannot be read (names it), or does not parse.
+/// When the file exists but cannot be read (names it), is not a regular
+/// file or is too large, or does not parse.
 pub fn load_toml<T: DeserializeOwned>(
     path: &Path,
     bad: impl FnOnce(&Path, &str) -> Error,
 ) -> Result<Option<T>> {
-    match std::fs::read_to_string(path) {
-        Ok(s) => toml::from_str(&s).map(Some).map_err(|e| {
+    load_toml_bounded(path, MAX_STATE_BYTES, bad)
+}
+
+/// [`load_toml`] for a file of at most `max` bytes.
+///
+/// # Errors
+/// As [`load_toml`].
+pub fn load_toml_bounded<T: DeserializeOwned>(
+    path: &Path,
+    max: u64,
+    bad: impl FnOnce(&Path, &str) -> Error,
+) -> Result<Option<T>> {
+    let Some(bytes) = super::read_bounded_if_exists(path, max, "a cudnnm state file")? else {
+        return Ok(None);
+    };
+    let s = match String::from_utf8(bytes) {
+        Ok(s) => s,
+        Err(_) => return Err(bad(path, "it is not UTF-8 text")),
+    };
+    {
+        toml::from_str(&s).map(Some).map_err(|e| {
             let message = match e.span() {
                 Some(span) => format!(
                     "line {}: {}",
@@ -38,9 +67,7 @@ pub fn load_toml<T: DeserializeOwned>(
                 None => e.message().to_string(),
             };
             bad(path, &message)
-        }),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(Error::io("read", path, e)),
+        })
     }
 }
 

@@ -37,6 +37,12 @@ pub struct Applies {
     pub source: SpecSource,
     /// The installed release it resolves to, if any.
     pub release: Option<String>,
+    /// Which build that release is (`full`, `jit`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flavour: Option<crate::version::Flavour>,
+    /// The release as the text shows it (`9.12.0.46_cuda12 (JIT build)`).
+    #[serde(skip)]
+    pub label: Option<String>,
     /// Why that release: `the newest installed release with >=9.1 and <9.11`.
     pub why: String,
     /// The lock file beside the pin, when there is one, and the release it names.
@@ -117,7 +123,12 @@ fn applies(session: &Session<'_>, store: &Store, version: Option<&str>) -> Resul
     let Some(r) = pin::resolve_spec(version, session.env, session.home)? else {
         return Ok(None);
     };
-    let release = store.resolve(&r.spec).ok().map(|rel| rel.id());
+    let resolved = store.resolve(&r.spec).ok();
+    let release = resolved.as_ref().map(|rel| rel.id());
+    let (flavour, label) = match &resolved {
+        Some(rel) => (Some(rel.flavour()), Some(rel.label())),
+        None => (None, None),
+    };
     let why = match &release {
         Some(_) => r.spec.describe("installed"),
         None => format!(
@@ -140,6 +151,8 @@ fn applies(session: &Session<'_>, store: &Store, version: Option<&str>) -> Resul
     };
     Ok(Some(Applies {
         release,
+        flavour,
+        label,
         why,
         spec: r.spec.to_string(),
         source: r.source,

@@ -13,7 +13,7 @@ use crate::ops::frameworks::AdvisedInUse;
 use crate::pin::SpecSource;
 use crate::store::Release;
 use crate::toolkit::Toolkit;
-use crate::version::{CudaVariant, Platform, ReleaseId, Spec, Version};
+use crate::version::{CudaVariant, PipRequirement, Platform, ReleaseId, Spec, Version};
 
 /// One thing an operation says while it runs.
 #[derive(Debug)]
@@ -114,7 +114,7 @@ pub enum Event<'a> {
         /// Its CUDA variant.
         cuda: &'a CudaVariant,
         /// The exact requirement.
-        requirement: &'a str,
+        requirement: &'a PipRequirement,
     },
     /// The catalog's pick (or the lock's wheel) is fetched straight from
     /// the package index, no pip run.
@@ -143,12 +143,12 @@ pub enum Event<'a> {
         /// Its file name.
         name: &'a str,
         /// The requirement.
-        requirement: &'a str,
+        requirement: &'a PipRequirement,
     },
     /// pip is run to fetch a wheel.
     FetchingWithPip {
         /// The requirement.
-        requirement: &'a str,
+        requirement: &'a PipRequirement,
         /// The Python that runs pip.
         python: &'a str,
     },
@@ -211,7 +211,7 @@ pub enum Event<'a> {
     /// pip is run to fetch the wheel to lock.
     LockFetchingWheel {
         /// The requirement.
-        requirement: &'a str,
+        requirement: &'a PipRequirement,
     },
     /// The wheel `lock` fetched is kept in the download cache for the
     /// install that follows.
@@ -231,7 +231,7 @@ pub enum Event<'a> {
         /// The local file it was installed from.
         file: &'a str,
         /// The requirement locked.
-        requirement: &'a str,
+        requirement: &'a PipRequirement,
     },
     /// `--for` chose a release: the newest satisfying these frameworks.
     ChosenForFrameworks {

@@ -490,7 +490,7 @@ pub fn gather(g: &Gather<'_>) -> crate::error::Result<Gathered> {
         .ok()
         .flatten()
         .map(|(_, r)| ReleaseId::new(r.version().clone(), *r.cuda()));
-    let advisories = advisory::embedded();
+    let advisories = advisory::with_yanks(&catalog);
     let report = evaluate(&Request {
         env: &environment,
         catalog: &catalog,
@@ -872,6 +872,7 @@ mod tests {
         Offer {
             version: v.parse().unwrap(),
             cuda: CudaVariant::new(cuda, None),
+            flavour: crate::version::Flavour::Full,
             wheel: Some(format!("nvidia-cudnn-cu{cuda}")),
             platform: None,
         }
@@ -898,7 +899,7 @@ mod tests {
     fn report(e: &Environment, machine: &Machine, only: Option<&PackageName>) -> Report {
         let cat = Catalog::embedded();
         let offers = offers();
-        let adv = advisory::embedded();
+        let adv = advisory::with_yanks(&cat);
         evaluate(&Request {
             env: e,
             catalog: &cat,
@@ -1026,7 +1027,7 @@ mod tests {
         // newest, and a range over the yanked upload skips it.
         let (_d, e) = env(&["tensorflow-2.21.0"], &[], false);
         let cat = Catalog::embedded();
-        let adv = advisory::embedded();
+        let adv = advisory::with_yanks(&cat);
         let offers = vec![offer("9.10.0.56", 12), offer("9.25.0.15", 12)];
         let r = evaluate(&Request {
             env: &e,

@@ -75,6 +75,31 @@ impl GpuGate {
         crate::gpu::oldest(&self.gpus)
     }
 
+    /// The newest GPU in use (highest compute capability): the one a
+    /// release must be new enough for (docs/releases.md#gpu-ceilings).
+    pub fn newest(&self) -> Option<&crate::gpu::Gpu> {
+        self.gpus.iter().max_by(|a, b| a.compute.cmp(&b.compute))
+    }
+
+    /// `Some` when the newest GPU in use is newer than `version` built for
+    /// `cuda` supports (in a toolkit of CUDA `toolkit`, when known).
+    pub fn too_new(
+        &self,
+        version: &Version,
+        cuda: &CudaVariant,
+        toolkit: Option<&Version>,
+    ) -> Option<(crate::gpu::Gpu, crate::catalog::TooNew)> {
+        let gpu = self.newest()?;
+        let t = self.catalog.too_new(version, cuda, &gpu.compute, toolkit)?;
+        Some((gpu.clone(), t))
+    }
+
+    /// Whether every GPU in use runs `version` built for `cuda`: none too
+    /// old for it ([`GpuGate::too_old`]), none too new ([`GpuGate::too_new`]).
+    pub fn runs(&self, version: &Version, cuda: &CudaVariant) -> bool {
+        self.too_old(version, cuda).is_none() && self.too_new(version, cuda, None).is_none()
+    }
+
     /// `Some` when the oldest GPU in use is below the minimum NVIDIA's
     /// support matrix gives for `version` built for `cuda`.
     pub fn too_old(&self, version: &Version, cuda: &CudaVariant) -> Option<TooOld> {
@@ -101,6 +126,7 @@ impl GpuGate {
             self.catalog
                 .min_compute(v, c)
                 .is_some_and(|m| m <= gpu.compute)
+                && self.too_new(v, c, None).is_none()
         })
     }
 
@@ -114,9 +140,11 @@ impl GpuGate {
             return f(None);
         };
         let min = |v: &Version, c: &CudaVariant| self.catalog.min_compute(v, c);
+        let too_new = |v: &Version, c: &CudaVariant| self.too_new(v, c, None).is_some();
         f(Some(&crate::catalog::offer::GpuFit {
             gpu,
             min_compute: &min,
+            too_new: &too_new,
             installed: &self.installed,
         }))
     }
@@ -135,8 +163,26 @@ impl GpuGate {
         force: bool,
         doing: &str,
     ) -> Result<Option<String>> {
+        self.check_in(version, cuda, None, force, doing)
+    }
+
+    /// [`GpuGate::check`], and for a build deployed into a toolkit of CUDA
+    /// `toolkit`, that toolkit: the newest GPUs need a minimum cuDNN, a build
+    /// for a minimum CUDA and a toolkit of that CUDA
+    /// (docs/releases.md#gpu-ceilings).
+    ///
+    /// # Errors
+    /// [`crate::error::Kind::Conflict`] when a GPU in use cannot run it and `force` is not set.
+    pub fn check_in(
+        &self,
+        version: &Version,
+        cuda: &CudaVariant,
+        toolkit: Option<&Version>,
+        force: bool,
+        doing: &str,
+    ) -> Result<Option<String>> {
         let Some(t) = self.too_old(version, cuda) else {
-            return Ok(None);
+            return self.check_ceiling(version, cuda, toolkit, force, doing);
         };
         let g = &t.gpu;
         let what = format!(
@@ -164,6 +210,55 @@ impl GpuGate {
             ),
         )
         .cause("NVIDIA's cuDNN support matrix for this release and CUDA lists no older GPUs; on them cuDNN calls fail with CUDNN_STATUS_ARCH_MISMATCH or \"no kernel image is available for execution on the device\"")
+        .hint(suggestion))
+    }
+}
+
+impl GpuGate {
+    /// The ceiling half of [`GpuGate::check_in`]: the same refusal (exit 8)
+    /// for a GPU newer than the build supports.
+    fn check_ceiling(
+        &self,
+        version: &Version,
+        cuda: &CudaVariant,
+        toolkit: Option<&Version>,
+        force: bool,
+        doing: &str,
+    ) -> Result<Option<String>> {
+        let Some((g, t)) = self.too_new(version, cuda, toolkit) else {
+            return Ok(None);
+        };
+        let what = format!(
+            "{} (GPU {}, compute capability {})",
+            g.name, g.index, g.compute
+        );
+        let needs = t.needs(self.windows);
+        if force {
+            return Ok(Some(format!(
+                "cuDNN {version} for CUDA {cuda} will not run on {what}: {needs}; {doing}ing it anyway (--force)"
+            )));
+        }
+        let render = |c: CommandLine| c.for_host(self.windows);
+        let suggestion = match self.newest_that_runs(cuda).words(&render) {
+            Some(w) => format!("{w}; or pass --force to {doing} this one anyway"),
+            None => format!(
+                "no known release runs on this GPU; pass --force to {doing} this one anyway"
+            ),
+        };
+        let subject = match &t.lacks {
+            crate::catalog::Lacks::Toolkit(tk) => {
+                format!("cuDNN {version} for CUDA {cuda} in a CUDA {tk} toolkit")
+            }
+            _ => format!("cuDNN {version} for CUDA {cuda}"),
+        };
+        Err(crate::error::Error::new(
+            crate::error::Kind::Conflict,
+            format!("{subject} cannot run on {what}: {needs}"),
+        )
+        .cause(format!(
+            "NVIDIA's cuDNN support matrix lists {} GPUs (compute capability {} to {}) only from cuDNN {} with CUDA {}; older builds fail there with \"no kernel image is available for execution on the device\" or CUDNN_STATUS_ARCH_MISMATCH",
+            t.row.architecture, t.row.first, t.row.last, t.row.cudnn, t.row.cuda
+        ))
         .hint(suggestion))
     }
 }

@@ -20,6 +20,8 @@ pub struct InstalledRelease {
     pub version: String,
     /// The CUDA variant it is built for.
     pub cuda: String,
+    /// `full` or `jit`: which build its files are.
+    pub flavour: crate::version::Flavour,
     /// The platform it is built for.
     pub platform: String,
     /// The version its headers declare.
@@ -55,6 +57,7 @@ impl InstalledRelease {
             id: r.id(),
             version: r.version().to_string(),
             cuda: r.cuda().to_string(),
+            flavour: r.flavour(),
             platform: r.platform().to_string(),
             header_version: r.receipt.header_version.to_string(),
             size: r.receipt.total_size(),

@@ -31,7 +31,9 @@ use crate::pin::lockfile::{self, LockedSource, ProjectLock};
 use crate::pin::{self, SpecSource};
 use crate::shape::Shape;
 use crate::store::{Release, Store};
-use crate::version::{CudaVariant, Platform, ReleaseId, Spec};
+use crate::version::{
+    CudaVariant, CudnnPackage, Flavour, PipRequirement, Platform, ReleaseId, Spec,
+};
 
 /// What `lock` is asked.
 #[derive(Clone, Debug, Default)]
@@ -129,6 +131,8 @@ fn decide(
     // The CUDA build for the toolkit `use` would deploy into, as `install` picks it.
     let toolkits = super::toolkits::for_pick(session, spec, cuda.as_ref(), platform).toolkits;
     let old = read_old(session, lock_path)?;
+    let setting =
+        catalog::index::setting::effective(req.index_url.as_deref(), session.env, session.home)?;
     // What the project runs here: the newest installed release the pin
     // selects (as `exec`, `env` and `current` do), so the lock and this
     // machine agree; else what a bare `install` would pick.
@@ -154,11 +158,21 @@ fn decide(
                 sha256: None,
                 allow_unverified: false,
             };
-            match resolve::pick(&cat, &req, &toolkits, gate.oldest().map(|g| &g.compute))? {
-                resolve::Pick::Archive { archive, .. } => {
-                    (ReleaseId::new(archive.version.clone(), archive.cuda), None)
-                }
-                resolve::Pick::Wheel(w) => (ReleaseId::new(w.version.clone(), w.cuda), Some(w)),
+            // A wheel read straight from the index serves any platform;
+            // one pip fetches, only the machine pip runs on.
+            let host = match &setting {
+                catalog::index::Setting::Index(_) => Some(platform),
+                catalog::index::Setting::PipNoIndex(_) => session.env.platform(),
+            };
+            match resolve::pick_on(
+                &cat,
+                &req,
+                &toolkits,
+                gate.oldest().map(|g| &g.compute),
+                host,
+            )? {
+                resolve::Pick::Archive { archive, .. } => (archive.release_id(), None),
+                resolve::Pick::Wheel(w) => (w.release_id(), Some(w)),
             }
         }
     };
@@ -168,7 +182,8 @@ fn decide(
         &cat,
         &release,
         platform,
-        installed.is_some(),
+        // The build installed here (an older cudnnm's JIT build keeps the plain id).
+        installed.as_ref().map(Release::flavour),
         same_release,
     );
     if let Some(r) = &installed {
@@ -179,24 +194,19 @@ fn decide(
         );
     }
     // The wheel's package: the catalog's pick, or the one the installed wheel came from.
-    let project = match (&wheel, entries.get(platform.as_str())) {
-        (Some(w), _) => Some(w.package.clone()),
-        (None, Some(LockedSource::Pip { pip, .. })) => Some(project_of(pip).to_string()),
+    let package = match (&wheel, entries.get(platform.as_str())) {
+        (Some(w), _) => Some(w.pip_requirement()?.package()),
+        (None, Some(LockedSource::Pip { pip, .. })) => Some(pip.package()),
         _ => None,
     };
-    if let Some(project) = project {
-        let setting = catalog::index::setting::effective(
-            req.index_url.as_deref(),
-            session.env,
-            session.home,
-        )?;
+    if let Some(package) = package {
         match setting {
             catalog::index::Setting::Index(index) => {
                 let required = wheel.is_some();
                 index_entries(
                     session,
                     &index,
-                    &project,
+                    package,
                     &release,
                     &asked,
                     required,
@@ -258,13 +268,13 @@ fn decide(
 fn index_entries(
     session: &Session<'_>,
     index: &catalog::index::Index,
-    project: &str,
+    package: CudnnPackage,
     release: &ReleaseId,
     asked: &[Platform],
     required: bool,
     entries: &mut BTreeMap<String, LockedSource>,
 ) -> Result<()> {
-    let listing = match catalog::index::read(session.env, index, project) {
+    let listing = match catalog::index::read(session.env, index, package.as_str()) {
         Ok(l) => l,
         Err(e) if !required => {
             let w = format!(
@@ -300,14 +310,13 @@ fn index_entries(
         entries.insert(
             p.as_str().to_string(),
             LockedSource::Pip {
-                pip: format!("{project}=={version}"),
+                pip: PipRequirement::new(package, version.clone()),
                 wheel: file.filename.clone(),
                 sha256,
                 size: file.size,
-                url: file
-                    .url
-                    .starts_with("https://")
-                    .then(|| catalog::index::setting::without_credentials(&file.url)),
+                // For people, and only as the lock parser takes it back.
+                url: Some(catalog::index::setting::without_credentials(&file.url))
+                    .filter(|u| lockfile::is_wheel_url(u, &file.filename)),
             },
         );
         locked.push(p);
@@ -436,7 +445,7 @@ pub fn check(session: &Session<'_>, req: &Request) -> Result<Checked> {
                     session.report.event(&Event::Note(&note));
                     continue;
                 };
-                let project = project_of(pip).to_string();
+                let project = pip.package().as_str().to_string();
                 if !listings.contains_key(&project) {
                     let l = catalog::index::read(session.env, index, &project)?;
                     listings.insert(project.clone(), l);
@@ -487,7 +496,7 @@ fn pin_here(session: &Session<'_>) -> Result<(Spec, PathBuf)> {
 /// ([`Event::LockUnreadable`]), never a dead end.
 fn read_old(session: &Session<'_>, path: &std::path::Path) -> Result<Option<ProjectLock>> {
     match ProjectLock::read(path) {
-        Err(e) if e.kind() == Kind::Usage => {
+        Err(e) if e.kind() == Kind::Integrity => {
             session.report.event(&Event::LockUnreadable {
                 lock: path,
                 why: e
@@ -503,7 +512,8 @@ fn read_old(session: &Session<'_>, path: &std::path::Path) -> Result<Option<Proj
 }
 
 /// The catalog's archives of `release` (for `platform` only when the
-/// release is not installed here, `installed`), and what machines of other
+/// release is not installed here; `installed` is the build installed here,
+/// whose flavour the archives must be), and what machines of other
 /// platforms recorded for the same release in the lock (`same_release`): a
 /// wheel, or the published hash of the archive they installed. An archive
 /// with no published hash is left out ([`Event::UnhashedArchive`]).
@@ -512,16 +522,17 @@ fn catalog_entries(
     cat: &Catalog,
     release: &ReleaseId,
     platform: Platform,
-    installed: bool,
+    installed: Option<Flavour>,
     same_release: Option<&ProjectLock>,
 ) -> BTreeMap<String, LockedSource> {
     let mut entries = BTreeMap::new();
+    let build = installed.unwrap_or(release.flavour);
     for a in cat
         .archives()
         .iter()
-        .filter(|a| a.version == release.version && a.cuda == release.cuda)
+        .filter(|a| a.version == release.version && a.cuda == release.cuda && a.flavour == build)
     {
-        if a.platform == platform && installed {
+        if a.platform == platform && installed.is_some() {
             continue;
         }
         let recorded = same_release
@@ -564,7 +575,7 @@ fn wheel_entry(
     platform: Platform,
     same_release: Option<&ProjectLock>,
 ) -> Result<LockedSource> {
-    let requirement = w.requirement();
+    let requirement = w.pip_requirement()?;
     session
         .report
         .event(&Event::LockingWheel { release, platform });
@@ -605,7 +616,7 @@ fn catalog_entry(a: &catalog::Archive, sha: &Sha256Hex) -> LockedSource {
 /// pip failing ([`catalog::pip::download`]), or the cache not writable.
 fn pip_wheel(
     session: &Session<'_>,
-    requirement: &str,
+    requirement: &PipRequirement,
     release: &ReleaseId,
     platform: Platform,
     recorded: Option<&Sha256Hex>,
@@ -635,6 +646,7 @@ fn pip_wheel(
         requirement,
         tmp.path(),
         session.report.pip_output(),
+        None,
     )?;
     let name = file
         .file_name()
@@ -682,8 +694,8 @@ fn installed_source(session: &Session<'_>, cat: &Catalog, r: &Release) -> Result
         }
         let (_, is_file) = s.reinstall_arg(&r.id());
         if let Some(url) = s
-            .url
-            .as_deref()
+            .from
+            .url()
             .filter(|u| !is_file && catalog::is_absolute_url(u))
         {
             return Ok(LockedSource::Catalog {
@@ -726,11 +738,11 @@ fn wheel_source(
         )
         .hint(format!(
             "reinstall it from PyPI by name with {}, then run `{}` again",
-            pip_reinstall(r, &render),
+            pip_reinstall(r, cat, &render),
             render(CommandLine::lock())
         )));
     };
-    let published = cat.wheel_hashes(project_of(&pip), &id.version, r.platform());
+    let published = cat.wheel_hashes(pip.package().as_str(), &id.version, r.platform());
     if !published.is_empty() && !published.contains(&sha) {
         return Err(Error::new(
             Kind::Conflict,
@@ -785,7 +797,7 @@ fn not_fetchable(session: &Session<'_>, cat: &Catalog, r: &Release, is_wheel: bo
     let reinstall = if is_wheel || package_of(r).is_some() {
         format!(
             "install it from PyPI with {} and run `{}` again, or ",
-            pip_reinstall(r, &render),
+            pip_reinstall(r, cat, &render),
             render(CommandLine::lock())
         )
     } else {
@@ -839,23 +851,41 @@ fn package_of(r: &Release) -> Option<String> {
 
 /// The `install pip:… --force` that gives release `r` back from PyPI, in
 /// backquotes: from the package its files came from ([`package_of`]), else
-/// both packages cuDNN 9 is published as, saying which is which.
-fn pip_reinstall(r: &Release, render: &dyn Fn(CommandLine) -> String) -> String {
-    // PyPI's versions have four parts (9.12.0.46); a release known only by
-    // its headers (9.12.0) matches them as a prefix (PEP 440 `==9.12.0.*`).
+/// both packages cuDNN 9 is published as, saying which is which. `install
+/// pip:` takes an exact version: a release known only by its headers
+/// (9.12.0) gets the one version the catalog lists for that package with
+/// those three numbers, else the command with the build number to fill in
+/// from `pip index versions`.
+fn pip_reinstall(r: &Release, cat: &Catalog, render: &dyn Fn(CommandLine) -> String) -> String {
     let v = r.version();
-    let req = if v.build().is_some() {
-        format!("=={v}")
-    } else {
-        format!("=={v}.*")
+    let cmd = |package: &str| {
+        let full: Vec<&crate::version::Version> = match v.build() {
+            Some(_) => vec![v],
+            None => cat
+                .wheels()
+                .iter()
+                .filter(|w| crate::version::python_name(&w.package, '-') == package)
+                .flat_map(|w| &w.versions)
+                .filter(|x| x.triple() == *v)
+                .collect(),
+        };
+        match full.as_slice() {
+            [one] => format!(
+                "`{}`",
+                render(CommandLine::install(format!("pip:{package}=={one}")).force())
+            ),
+            _ => format!(
+                "`{}` (`pip index versions {package}` lists the build numbers N)",
+                render(CommandLine::install(format!("pip:{package}=={v}.N")).force())
+            ),
+        }
     };
-    let cmd = |package: &str| render(CommandLine::install(format!("pip:{package}{req}")).force());
     match package_of(r) {
-        Some(p) => format!("`{}`", cmd(&p)),
+        Some(p) => cmd(&p),
         None => {
             let major = r.cuda().major();
             format!(
-                "`{}` (the full package) or `{}` (the JIT-only package) — cudnnm cannot tell which one its files came from",
+                "{} (the full package) or {} (the JIT-only package) — cudnnm cannot tell which one its files came from",
                 cmd(&format!("nvidia-cudnn-cu{major}")),
                 cmd(&format!("nvidia-cudnn-jit-cu{major}"))
             )
@@ -886,7 +916,7 @@ pub fn reproducible(cat: &crate::catalog::Catalog, r: &crate::store::Release) ->
         let Some(pip) = s.exact_pip_requirement(&id.version) else {
             return false;
         };
-        let published = cat.wheel_hashes(project_of(&pip), &id.version, r.platform());
+        let published = cat.wheel_hashes(pip.package().as_str(), &id.version, r.platform());
         return if published.is_empty() {
             fetched_by_pip(s)
         } else {
@@ -894,23 +924,13 @@ pub fn reproducible(cat: &crate::catalog::Catalog, r: &crate::store::Release) ->
         };
     }
     let (_, is_file) = s.reinstall_arg(&r.id());
-    !is_file
-        && s.url
-            .as_deref()
-            .is_some_and(crate::catalog::is_absolute_url)
+    !is_file && s.from.url().is_some_and(crate::catalog::is_absolute_url)
 }
 
 /// Whether pip fetched the installed wheel (`install pip:REQ`), rather
 /// than the user giving a local file.
 pub fn fetched_by_pip(s: &crate::store::Source) -> bool {
-    s.url.as_deref().is_some_and(|u| u.starts_with("pip:"))
-}
-
-/// The project of an exact requirement (`nvidia-cudnn-jit-cu12==9.12.0.46`).
-pub fn project_of(requirement: &str) -> &str {
-    requirement
-        .split_once("==")
-        .map_or(requirement, |(p, _)| p.trim())
+    s.from.is_pip()
 }
 
 #[cfg(test)]
@@ -918,7 +938,7 @@ pub fn project_of(requirement: &str) -> &str {
 mod tests {
     use super::*;
     use crate::ops::testing::{Fixture, folder};
-    use crate::store::Source;
+    use crate::store::{Provenance, Source};
 
     fn sha(c: char) -> Sha256Hex {
         Sha256Hex::parse(&c.to_string().repeat(64)).unwrap()
@@ -947,7 +967,7 @@ mod tests {
                 name: "cudnn-linux-x86_64-9.1.0.70_cuda12-archive.tar.xz".into(),
                 sha256: Some(published.clone()),
                 size: 1,
-                url: None,
+                from: Provenance::Local,
                 dist: None,
             },
         );
@@ -1010,7 +1030,7 @@ mod tests {
             name: "cudnn-linux-x86_64-9.1.1.17_cuda12-archive.tar.xz".into(),
             sha256: Some(sha('a')),
             size: 10,
-            url: Some("https://mirror.example/cudnn.tar.xz".into()),
+            from: Provenance::Url("https://mirror.example/cudnn.tar.xz".into()),
             dist: None,
         };
         assert!(reproducible(
@@ -1018,7 +1038,10 @@ mod tests {
             &f.release("9.1.1.17", "12", url.clone())
         ));
         // The same archive given as a local file, with no published hash.
-        let local = Source { url: None, ..url };
+        let local = Source {
+            from: Provenance::Local,
+            ..url
+        };
         assert!(!reproducible(&cat, &f.release("9.2.0.82", "12", local)));
     }
 
@@ -1026,29 +1049,19 @@ mod tests {
     fn a_wheel_pip_fetched_is_reproducible_when_no_hash_is_published() {
         let f = Fixture::new();
         let cat = Catalog::embedded();
-        let wheel = |url: Option<&str>| Source {
+        let wheel = |pip: Option<&str>| Source {
             kind: Shape::Wheel,
             name: "nvidia_cudnn_cu12-9.3.0.75-py3-none-manylinux2014_x86_64.whl".into(),
             sha256: Some(sha('b')),
             size: 10,
-            url: url.map(str::to_string),
+            from: pip.map_or(Provenance::Local, |r| Provenance::Pip(r.parse().unwrap())),
             dist: None,
         };
-        assert!(fetched_by_pip(&wheel(Some(
-            "pip:nvidia-cudnn-cu12==9.3.0.75"
-        ))));
+        assert!(fetched_by_pip(&wheel(Some("nvidia-cudnn-cu12==9.3.0.75"))));
         assert!(!fetched_by_pip(&wheel(None)));
-        let by_pip = f.release(
-            "9.3.0.75",
-            "12",
-            wheel(Some("pip:nvidia-cudnn-cu12==9.3.0.75")),
-        );
+        let by_pip = f.release("9.3.0.75", "12", wheel(Some("nvidia-cudnn-cu12==9.3.0.75")));
         let published = cat.wheel_hashes("nvidia-cudnn-cu12", by_pip.version(), by_pip.platform());
         // Where the catalog tells PyPI's hash, only those bytes count.
         assert_eq!(reproducible(&cat, &by_pip), published.is_empty());
-        assert_eq!(
-            project_of("nvidia-cudnn-cu12 == 9.3.0.75"),
-            "nvidia-cudnn-cu12"
-        );
     }
 }

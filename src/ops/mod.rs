@@ -277,6 +277,7 @@ pub(crate) mod testing {
                 installed_at: "2026-01-01T00:00:00Z".into(),
                 source,
                 files: vec![],
+                flavour: None,
             };
             std::fs::write(dir.join("receipt.toml"), receipt.to_toml()).unwrap();
             Release { dir, receipt }
@@ -295,7 +296,7 @@ pub(crate) mod testing {
             name: name.into(),
             sha256: None,
             size: 0,
-            url: None,
+            from: crate::store::Provenance::Local,
             dist: None,
         }
     }

@@ -11,7 +11,7 @@ use serde::Serialize;
 use super::Session;
 use crate::command::CommandLine;
 use crate::env;
-use crate::error::{Error, IoResultExt, Kind, Result};
+use crate::error::{Error, Kind, Result};
 use crate::fsops;
 use crate::pin::{self, PIN_FILE};
 use crate::store::Store;
@@ -97,7 +97,12 @@ fn write(path: &PathBuf, spec: &Spec) -> Result<()> {
             )
             .hint("move the folder aside, then run `cudnnm pin` again"));
         }
-        Ok(_) => Some(fs::read(path).with_path("read", path)?),
+        // Bounded: a pin linked to a device is replaced, not read without end.
+        Ok(_) => match fsops::read_bounded(path, 64 << 10, "a pin") {
+            Ok(bytes) => Some(bytes),
+            Err(e) if e.kind() == Kind::Usage => None,
+            Err(e) => return Err(e),
+        },
         Err(_) => None,
     };
     fsops::write_atomic(path, pin::pin_file_text(spec, existing.as_deref()).as_bytes()).map_err(

@@ -1,7 +1,8 @@
 //! `list --remote`: what the catalog offers for a platform — NVIDIA's
-//! archives, and the releases published only as PyPI wheels — each marked
-//! installed when this home holds it (a wheel row only by its own
-//! package's wheel, or by NVIDIA's archive of the release).
+//! archives and PyPI's wheels, each with its size and SHA-256, the JIT
+//! builds beside the full ones, yanked releases marked — each marked
+//! installed when this home holds that build for that platform; and how
+//! old the catalog's data is.
 
 use std::collections::HashSet;
 use std::path::PathBuf;
@@ -12,45 +13,49 @@ use super::{Event, Session};
 use crate::catalog::{self, Catalog, CatalogLayer, PublishedHash, resolve};
 use crate::error::Result;
 use crate::store::{Release, Store};
-use crate::version::{self, CudaVariant, Platform, Version};
+use crate::version::{CudaVariant, Flavour, Platform, ReleaseId, Version};
 
-/// Whether a row is an NVIDIA archive or a release published only on PyPI.
+/// Whether a row is an NVIDIA archive or a PyPI wheel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum RowKind {
-    /// An NVIDIA archive.
+    /// An NVIDIA archive (the redist tree).
     Archive,
-    /// A PyPI wheel, installed with `install pip:…`.
+    /// A PyPI wheel, which `cudnnm install` fetches with pip.
     Pip,
 }
 
 /// One line of the listing (text and `--json` come from the same rows).
 #[derive(Debug, Serialize)]
 pub struct Row {
-    /// `8.1.0.77_cuda11.2`.
+    /// `8.1.0.77_cuda11.2`, `9.27.0.42_cuda12+jit`.
     pub id: String,
     /// The release version.
     pub version: Version,
     /// The CUDA variant it is built for.
     pub cuda: CudaVariant,
-    /// NVIDIA's platform name, or `pypi` for a release published only as wheels.
+    /// `full` or `jit`.
+    pub flavour: Flavour,
+    /// NVIDIA's platform name (`pypi` for a wheel list that names versions only).
     pub platform: String,
-    /// `archive` or `pip`.
+    /// `archive` (NVIDIA's redist tree) or `pip` (a PyPI wheel).
     pub kind: RowKind,
     /// Archive file name, or the pip requirement.
     pub name: String,
-    /// Download URLs (mirror applied), empty for pip rows.
+    /// A wheel's file name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    /// Download URLs (mirror applied for archives; the index's for wheels).
     pub urls: Vec<String>,
-    /// The archive's size in bytes, when known.
+    /// The file's size in bytes, when known.
     pub size: Option<u64>,
     /// Accepted SHA-256 values and who published each.
     pub sha256: Vec<PublishedHash>,
-    /// Whether this home holds it.
-    pub installed: bool,
-    /// For a pip row that is not installed: the installed release of the
-    /// same id that came from another package (`pip:nvidia-cudnn-jit-cu12==9.12.0.46`).
+    /// Why PyPI yanked the release, when it did (empty: no reason given).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub installed_from_other_package: Option<String>,
+    pub yanked: Option<String>,
+    /// Whether this home holds this build for this platform.
+    pub installed: bool,
     /// `embedded` or `user`.
     pub origin: Option<CatalogLayer>,
     /// Toolkits NVIDIA's support matrix lists for this build, when known.
@@ -59,10 +64,21 @@ pub struct Row {
     pub min_compute: Option<Version>,
 }
 
+/// How old the catalog's data is ([`Catalog::data_date`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CatalogAge {
+    /// The day its data was read (`2026-12-03`).
+    pub day: String,
+    /// Which layer says so: the embedded catalog or the user's `catalog.toml`.
+    pub layer: CatalogLayer,
+    /// Whole days since then, when the day parses and is not in the future.
+    pub days_old: Option<u64>,
+}
+
 /// What `list --remote` shows.
 #[derive(Debug)]
 pub struct Listing {
-    /// The rows, by version, platform and CUDA.
+    /// The rows, by version, platform, CUDA and flavour.
     pub rows: Vec<Row>,
     /// The platforms listed.
     pub platforms: Vec<Platform>,
@@ -70,18 +86,20 @@ pub struct Listing {
     pub cuda: Option<CudaVariant>,
     /// The user catalog over the embedded one, when there is one.
     pub user_catalog: Option<PathBuf>,
+    /// How old the catalog's data is; `None` when the catalog does not say.
+    pub age: Option<CatalogAge>,
 }
 
-/// The platforms `--platform` names: one, `all`, or (none given) this
-/// machine's, else all.
+/// The platforms `--platform` names: one, `all`, or (none given) the
+/// machine's as `session`'s environment says, else all.
 ///
 /// # Errors
 /// An unknown platform name.
-pub fn platforms(arg: Option<&str>) -> Result<Vec<Platform>> {
+pub fn platforms(session: &Session<'_>, arg: Option<&str>) -> Result<Vec<Platform>> {
     Ok(match arg {
         Some("all") => Platform::ALL.to_vec(),
         Some(p) => vec![p.parse()?],
-        None => match Platform::host() {
+        None => match session.env.platform() {
             Some(p) => vec![p],
             None => Platform::ALL.to_vec(),
         },
@@ -105,35 +123,60 @@ pub fn list(
     let mirror = catalog::effective_mirror(None, session.env, session.home)?;
     let releases = Store::new(session.home).releases()?;
     let serves = |c: &CudaVariant| cuda.as_ref().is_none_or(|w| resolve::cuda_serves(w, c));
-    let mut rows = archive_rows(&cat, &releases, &platforms, mirror.as_deref(), &serves);
-    // Releases published only on PyPI (wheels carry Linux and Windows x86_64 builds).
-    if platforms
-        .iter()
-        .any(|p| matches!(p, Platform::LinuxX86_64 | Platform::WindowsX86_64))
-    {
-        rows.extend(wheel_rows(&cat, &releases, &serves));
-    }
-    rows.sort_by(|a, b| (&a.version, &a.platform, a.cuda).cmp(&(&b.version, &b.platform, b.cuda)));
+    let installed = installed_builds(&releases);
+    let mut rows = archive_rows(&cat, &installed, &platforms, mirror.as_deref(), &serves);
+    rows.extend(wheel_rows(&cat, &installed, &platforms, &serves));
+    rows.sort_by(|a, b| {
+        (&a.version, &a.platform, a.cuda, a.flavour).cmp(&(
+            &b.version,
+            &b.platform,
+            b.cuda,
+            b.flavour,
+        ))
+    });
     Ok(Listing {
         rows,
         platforms,
         cuda,
         user_catalog: cat.user_file().map(PathBuf::from),
+        age: age(&cat, std::time::SystemTime::now()),
+    })
+}
+
+/// Installed builds: by release, flavour and platform (a JIT build never
+/// marks the full build's row, whatever folder an older cudnnm put it in).
+type Installed = HashSet<(Version, CudaVariant, Flavour, Platform)>;
+
+fn installed_builds(releases: &[Release]) -> Installed {
+    releases
+        .iter()
+        .map(|r| (r.version().clone(), *r.cuda(), r.flavour(), r.platform()))
+        .collect()
+}
+
+/// How old `cat`'s data is at `now`.
+fn age(cat: &Catalog, now: std::time::SystemTime) -> Option<CatalogAge> {
+    let (when, layer) = cat.data_date()?;
+    let day = when.get(..10).unwrap_or(&when).to_string();
+    let days_old = humantime::parse_rfc3339(&format!("{day}T00:00:00Z"))
+        .ok()
+        .and_then(|t| now.duration_since(t).ok())
+        .map(|d| d.as_secs() / 86_400);
+    Some(CatalogAge {
+        day,
+        layer,
+        days_old,
     })
 }
 
 /// The catalog's archives for `platforms` whose CUDA `serves` takes.
 fn archive_rows(
     cat: &Catalog,
-    releases: &[Release],
+    installed: &Installed,
     platforms: &[Platform],
     mirror: Option<&str>,
     serves: &dyn Fn(&CudaVariant) -> bool,
 ) -> Vec<Row> {
-    let installed: HashSet<(Version, CudaVariant, Platform)> = releases
-        .iter()
-        .map(|r| (r.version().clone(), *r.cuda(), r.platform()))
-        .collect();
     cat.archives()
         .iter()
         .filter(|a| platforms.contains(&a.platform) && serves(&a.cuda))
@@ -141,14 +184,16 @@ fn archive_rows(
             id: a.id(),
             version: a.version.clone(),
             cuda: a.cuda,
+            flavour: a.flavour,
             platform: a.platform.to_string(),
             kind: RowKind::Archive,
             name: a.name().to_string(),
+            file: None,
             urls: a.urls(mirror),
             size: a.size,
             sha256: a.hashes.clone(),
-            installed: installed.contains(&(a.version.clone(), a.cuda, a.platform)),
-            installed_from_other_package: None,
+            yanked: cat.yanked(&a.release_id()).map(str::to_owned),
+            installed: installed.contains(&(a.version.clone(), a.cuda, a.flavour, a.platform)),
             origin: Some(a.origin),
             supported_toolkits: cat.supported_toolkits(&a.version, &a.cuda),
             min_compute: cat.min_compute(&a.version, &a.cuda),
@@ -156,69 +201,94 @@ fn archive_rows(
         .collect()
 }
 
-/// The PyPI package release `r` came from (`nvidia-cudnn-cu12`, PEP 503
-/// normalized), or `None` when it came from no wheel.
-fn package_of(r: &Release) -> Option<String> {
-    let (arg, _) = r.receipt.source.reinstall_arg(&r.id());
-    arg.strip_prefix("pip:").map(|req| {
-        let project = req.split("==").next().unwrap_or(req);
-        version::python_name(project, '-')
-    })
-}
-
-/// The releases the catalog knows only as PyPI wheels, whose CUDA `serves`
-/// takes. A pip row is installed only by its own package, or by NVIDIA's
-/// archive of the release, never by another package's wheel
-/// (`nvidia-cudnn-jit-cu12` is not `nvidia-cudnn-cu12`).
+/// The wheels PyPI publishes for `platforms` where NVIDIA has no archive
+/// of that build there, whose CUDA `serves` takes: one row per wheel, with
+/// the URL, size and SHA-256 the index gives (a list that names versions
+/// only: one row per version).
 fn wheel_rows(
     cat: &Catalog,
-    releases: &[Release],
+    installed: &Installed,
+    platforms: &[Platform],
     serves: &dyn Fn(&CudaVariant) -> bool,
 ) -> Vec<Row> {
-    let from_pip: Vec<(Version, CudaVariant, Option<String>)> = releases
-        .iter()
-        .map(|r| (r.version().clone(), *r.cuda(), package_of(r)))
-        .collect();
     let mut rows = Vec::new();
     for w in cat.wheels() {
-        for v in &w.versions {
-            let has_archive = cat
-                .archives()
-                .iter()
-                .any(|a| &a.version == v && a.cuda.major() == w.cuda.major());
-            if has_archive || !serves(&w.cuda) {
+        if !serves(&w.cuda) {
+            continue;
+        }
+        for f in w.files.iter().filter(|f| platforms.contains(&f.platform)) {
+            let id = ReleaseId::new(f.version.clone(), w.cuda).with_flavour(w.flavour);
+            let has_archive = cat.archives().iter().any(|a| {
+                a.version == f.version
+                    && a.cuda.major() == w.cuda.major()
+                    && a.flavour == w.flavour
+                    && a.platform == f.platform
+            });
+            // One row per release and platform (a `.post1` rebuild beside
+            // the first build: the newer one).
+            let newer = w.files.iter().any(|g| {
+                g.version == f.version
+                    && g.platform == f.platform
+                    && g.dist_version > f.dist_version
+            });
+            if has_archive || newer {
                 continue;
             }
-            let same_release: Vec<&Option<String>> = from_pip
-                .iter()
-                .filter(|(iv, ic, _)| iv == v && ic.major() == w.cuda.major())
-                .map(|(_, _, p)| p)
-                .collect();
-            let package = version::python_name(&w.package, '-');
-            let is_installed = same_release
-                .iter()
-                .any(|p| p.as_deref().is_none_or(|p| p == package));
-            let other = same_release
-                .iter()
-                .find_map(|p| p.as_deref().filter(|p| *p != package))
-                .filter(|_| !is_installed)
-                .map(|p| format!("pip:{p}=={v}"));
             rows.push(Row {
-                id: version::release_id(v, &w.cuda),
-                version: v.clone(),
+                id: id.to_string(),
+                version: f.version.clone(),
                 cuda: w.cuda,
-                platform: "pypi".into(),
+                flavour: w.flavour,
+                platform: f.platform.to_string(),
                 kind: RowKind::Pip,
-                name: format!("pip:{}=={v}", w.package),
-                urls: Vec::new(),
-                size: None,
-                sha256: Vec::new(),
-                installed: is_installed,
-                installed_from_other_package: other,
+                name: format!("pip:{}=={}", w.package, f.dist_version),
+                file: Some(f.filename.clone()),
+                urls: vec![f.url.clone()],
+                size: Some(f.size),
+                sha256: vec![PublishedHash {
+                    sha256: f.sha256.clone(),
+                    source: w.source.clone(),
+                }],
+                yanked: cat.yanked(&id).map(str::to_owned),
+                installed: installed.contains(&(f.version.clone(), w.cuda, w.flavour, f.platform)),
                 origin: None,
-                supported_toolkits: cat.supported_toolkits(v, &w.cuda),
-                min_compute: cat.min_compute(v, &w.cuda),
+                supported_toolkits: cat.supported_toolkits(&f.version, &w.cuda),
+                min_compute: cat.min_compute(&f.version, &w.cuda),
             });
+        }
+        // A list that names versions only (no files): one row each.
+        if w.files.is_empty() {
+            for v in &w.versions {
+                let has_archive = cat
+                    .archives()
+                    .iter()
+                    .any(|a| &a.version == v && a.cuda.major() == w.cuda.major());
+                if has_archive {
+                    continue;
+                }
+                rows.push(Row {
+                    id: ReleaseId::new(v.clone(), w.cuda)
+                        .with_flavour(w.flavour)
+                        .to_string(),
+                    version: v.clone(),
+                    cuda: w.cuda,
+                    flavour: w.flavour,
+                    platform: "pypi".into(),
+                    kind: RowKind::Pip,
+                    name: format!("pip:{}=={v}", w.package),
+                    file: None,
+                    urls: Vec::new(),
+                    size: None,
+                    sha256: Vec::new(),
+                    yanked: None,
+                    installed: installed.iter().any(|(iv, ic, fl, _)| {
+                        iv == v && ic.major() == w.cuda.major() && *fl == w.flavour
+                    }),
+                    origin: None,
+                    supported_toolkits: cat.supported_toolkits(v, &w.cuda),
+                    min_compute: cat.min_compute(v, &w.cuda),
+                });
+            }
         }
     }
     rows
@@ -230,58 +300,83 @@ mod tests {
     use super::*;
     use crate::ops::testing::{Fixture, folder};
     use crate::shape::Shape;
-    use crate::store::Source;
+    use crate::store::{Distribution, Source};
 
     const CATALOG: &str = r#"
 [[wheel]]
 package = "nvidia-cudnn-cu12"
 cuda = "12"
 source = "test"
+read = "2026-12-01"
 versions = ["9.27.0.42", "9.28.0.42"]
+
+[[wheel]]
+package = "nvidia-cudnn-jit-cu12"
+cuda = "12"
+source = "test"
+versions = ["9.27.0.42"]
 "#;
 
-    fn wheel(requirement: &str) -> Source {
+    /// A wheel's receipt source; its `*.dist-info` names `package`.
+    fn wheel(package: &str, version: &str) -> Source {
         Source {
             kind: Shape::Wheel,
             name: "x.whl".into(),
             sha256: None,
             size: 0,
-            url: Some(format!("pip:{requirement}")),
-            dist: None,
+            from: crate::store::Provenance::Pip(format!("{package}=={version}").parse().unwrap()),
+            dist: Some(Distribution {
+                name: package.into(),
+                version: version.into(),
+                tags: Vec::new(),
+            }),
         }
     }
 
     fn rows(releases: &[Release]) -> Vec<Row> {
         let cat = Catalog::from_texts(CATALOG, None);
-        wheel_rows(&cat, releases, &|_| true)
+        wheel_rows(
+            &cat,
+            &installed_builds(releases),
+            &[Platform::LinuxX86_64],
+            &|_| true,
+        )
+    }
+
+    fn row<'a>(rows: &'a [Row], id: &str) -> &'a Row {
+        rows.iter().find(|r| r.id == id).unwrap()
     }
 
     #[test]
-    fn a_pip_row_is_installed_by_its_own_package_however_its_name_is_spelt() {
+    fn a_pip_row_is_installed_by_its_own_build_however_the_package_is_spelt() {
         let f = Fixture::new();
-        let r = f.release("9.27.0.42", "12", wheel("nvidia_cudnn_CU12==9.27.0.42"));
+        let r = f.release("9.27.0.42", "12", wheel("nvidia_cudnn_CU12", "9.27.0.42"));
         let rows = rows(&[r]);
-        let row = rows.iter().find(|r| r.id == "9.27.0.42_cuda12").unwrap();
-        assert_eq!(row.kind, RowKind::Pip);
-        assert_eq!(row.name, "pip:nvidia-cudnn-cu12==9.27.0.42");
-        assert!(row.installed);
-        assert_eq!(row.installed_from_other_package, None);
-        // The other version is not installed.
-        let other = rows.iter().find(|r| r.id == "9.28.0.42_cuda12").unwrap();
-        assert!(!other.installed);
+        let full = row(&rows, "9.27.0.42_cuda12");
+        assert_eq!(full.kind, RowKind::Pip);
+        assert_eq!(full.flavour, Flavour::Full);
+        assert_eq!(full.name, "pip:nvidia-cudnn-cu12==9.27.0.42");
+        assert!(full.installed);
+        // Neither the JIT build of it nor the other version is installed.
+        assert!(!row(&rows, "9.27.0.42_cuda12+jit").installed);
+        assert!(!row(&rows, "9.28.0.42_cuda12").installed);
     }
 
     #[test]
-    fn another_packages_wheel_does_not_install_a_pip_row_but_is_named() {
+    fn a_jit_build_installs_the_jit_row_only_whatever_folder_holds_it() {
+        // An older cudnnm put the JIT wheel in the full build's folder.
         let f = Fixture::new();
-        let r = f.release("9.27.0.42", "12", wheel("nvidia-cudnn-jit-cu12==9.27.0.42"));
-        let rows = rows(&[r]);
-        let row = rows.iter().find(|r| r.id == "9.27.0.42_cuda12").unwrap();
-        assert!(!row.installed);
-        assert_eq!(
-            row.installed_from_other_package.as_deref(),
-            Some("pip:nvidia-cudnn-jit-cu12==9.27.0.42")
+        let r = f.release(
+            "9.27.0.42",
+            "12",
+            wheel("nvidia-cudnn-jit-cu12", "9.27.0.42"),
         );
+        let rows = rows(&[r]);
+        let jit = row(&rows, "9.27.0.42_cuda12+jit");
+        assert_eq!(jit.flavour, Flavour::Jit);
+        assert_eq!(jit.name, "pip:nvidia-cudnn-jit-cu12==9.27.0.42");
+        assert!(jit.installed);
+        assert!(!row(&rows, "9.27.0.42_cuda12").installed);
     }
 
     #[test]
@@ -290,19 +385,8 @@ versions = ["9.27.0.42", "9.28.0.42"]
         let f = Fixture::new();
         let r = f.release("9.28.0.42", "12", folder("cudnn-9.28"));
         let rows = rows(&[r]);
-        assert!(
-            rows.iter()
-                .find(|r| r.id == "9.28.0.42_cuda12")
-                .unwrap()
-                .installed
-        );
-        assert!(
-            !rows
-                .iter()
-                .find(|r| r.id == "9.27.0.42_cuda12")
-                .unwrap()
-                .installed
-        );
+        assert!(row(&rows, "9.28.0.42_cuda12").installed);
+        assert!(!row(&rows, "9.27.0.42_cuda12").installed);
     }
 
     #[test]
@@ -322,7 +406,7 @@ versions = ["9.27.0.42", "9.28.0.42"]
         let keys: Vec<_> = l
             .rows
             .iter()
-            .map(|r| (&r.version, &r.platform, r.cuda))
+            .map(|r| (&r.version, &r.platform, r.cuda, r.flavour))
             .collect();
         let mut sorted = keys.clone();
         sorted.sort();
@@ -331,18 +415,39 @@ versions = ["9.27.0.42", "9.28.0.42"]
 
     #[test]
     fn platforms_are_one_all_or_this_machines() {
-        assert_eq!(platforms(Some("all")).unwrap(), Platform::ALL.to_vec());
+        let f = Fixture::new();
+        let s = f.session();
+        assert_eq!(platforms(&s, Some("all")).unwrap(), Platform::ALL.to_vec());
         assert_eq!(
-            platforms(Some("windows-x86_64")).unwrap(),
+            platforms(&s, Some("windows-x86_64")).unwrap(),
             vec![Platform::WindowsX86_64]
         );
-        assert!(platforms(Some("amiga")).is_err());
-        let host = platforms(None).unwrap();
+        assert!(platforms(&s, Some("amiga")).is_err());
+        let host = platforms(&s, None).unwrap();
         assert_eq!(
             host,
-            Platform::host()
+            f.env
+                .platform()
                 .map(|p| vec![p])
                 .unwrap_or(Platform::ALL.to_vec())
         );
+    }
+
+    #[test]
+    fn the_catalogs_age_is_counted_in_whole_days_from_its_read_date() {
+        let cat = Catalog::from_texts(CATALOG, None);
+        let day = humantime::parse_rfc3339("2026-12-04T13:00:00Z").unwrap();
+        assert_eq!(
+            age(&cat, day),
+            Some(CatalogAge {
+                day: "2026-12-01".into(),
+                layer: CatalogLayer::Embedded,
+                days_old: Some(3),
+            })
+        );
+        // A date in the future is said without an age.
+        let before = humantime::parse_rfc3339("2026-11-30T00:00:00Z").unwrap();
+        assert_eq!(age(&cat, before).unwrap().days_old, None);
+        assert_eq!(age(&Catalog::from_texts("", None), day), None);
     }
 }

@@ -108,7 +108,13 @@ pub fn use_release(session: &Session<'_>, req: &Request) -> Result<Used> {
     let gate = GpuGate::read(session);
     let release = pick_release(session, &store, &spec, &toolkit, req.force, &gate)
         .map_err(|e| lock_hint(session, &store, &spec, from.as_ref(), e))?;
-    if let Some(w) = gate.check(release.version(), release.cuda(), req.force, "deploy")? {
+    if let Some(w) = gate.check_in(
+        release.version(),
+        release.cuda(),
+        Some(&toolkit.cuda),
+        req.force,
+        "deploy",
+    )? {
         session.report.event(&Event::Warning(&w));
     }
     super::frameworks::report_advisories(session, release.version(), release.cuda());
@@ -209,9 +215,9 @@ fn pick_release(
         |r: &Release| r.platform().is_windows() == (toolkit.layout == Layout::Windows);
     if let Some(gpu) = gate.oldest().filter(|_| !spec.is_exact()) {
         let fits = |r: &Release| platform_ok(r) && r.cuda().fits(ma, mi);
-        if let Some(r) = store.newest_matching_where(spec, |r| {
-            fits(r) && gate.too_old(r.version(), r.cuda()).is_none()
-        })? {
+        if let Some(r) =
+            store.newest_matching_where(spec, |r| fits(r) && gate.runs(r.version(), r.cuda()))?
+        {
             if let Some(newer) = store.newest_matching_where(spec, fits)?
                 && let Some(t) = gate.too_old(newer.version(), newer.cuda())
             {

@@ -17,6 +17,11 @@ use crate::store::Release;
 pub struct Which {
     /// The release that applies here.
     pub release: String,
+    /// Which build: `full` or `jit`.
+    pub flavour: crate::version::Flavour,
+    /// The release as the text shows it (`9.12.0.46_cuda12 (JIT build)`).
+    #[serde(skip)]
+    pub label: String,
     /// Its main library.
     pub library: PathBuf,
     /// Where the spec that selected it came from.
@@ -52,6 +57,8 @@ pub fn which(session: &Session<'_>, version: Option<&str>) -> Result<Which> {
     })?;
     Ok(Which {
         release: release.id(),
+        flavour: release.flavour(),
+        label: release.label(),
         library,
         source: why.source,
     })

@@ -14,6 +14,7 @@ mod windows;
 pub use windows::*;
 
 pub mod acl;
+pub mod dir;
 
 /// Whether this binary was built for Windows. Logic that must know the host
 /// (rather than the OS a snapshot or a toolkit layout describes) asks this

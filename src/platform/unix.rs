@@ -249,12 +249,6 @@ pub fn foreign_owner_under_root(root: &Path) -> Option<(u32, u32)> {
     (euid == 0 && meta.uid() != 0).then(|| (meta.uid(), meta.gid()))
 }
 
-/// Gives the entry at `path` (a link itself, not what it points to) the
-/// owner `uid`:`gid` (`lchown(2)`).
-pub fn give_to(path: &Path, uid: u32, gid: u32) -> io::Result<()> {
-    std::os::unix::fs::lchown(path, Some(uid), Some(gid))
-}
-
 /// Whether a lock call failed because the file system cannot lock: `ENOSYS`
 /// (Lustre without `flock`), `ENOLCK` (NFS without a lock daemon),
 /// `EOPNOTSUPP` (numbers from Linux's and the BSDs' `errno.h`).

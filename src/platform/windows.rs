@@ -330,11 +330,6 @@ pub fn foreign_owner_under_root(_root: &Path) -> Option<(u32, u32)> {
     None
 }
 
-/// Unix only (see [`foreign_owner_under_root`]); nothing to do on Windows.
-pub fn give_to(_path: &Path, _uid: u32, _gid: u32) -> io::Result<()> {
-    Ok(())
-}
-
 /// Whether a lock call failed because the file system cannot lock
 /// (`ERROR_NOT_SUPPORTED`, 50, `ERROR_INVALID_FUNCTION`, 1, from some SMB servers).
 pub fn is_lock_unsupported(e: &io::Error) -> bool {

@@ -206,7 +206,14 @@ impl Store {
         receipt: Receipt,
         replace: bool,
     ) -> Result<Release> {
-        let dest = self.release_dir(&receipt.version, &receipt.cuda);
+        let dest = self.release_dir_of(&receipt.release_id());
+        // Never one build over the other (an older cudnnm's JIT build in
+        // the full build's folder): they are different releases.
+        if let Ok(Some(there)) = super::release::load_dir(&dest)
+            && there.flavour() != receipt.build_flavour()
+        {
+            return Err(super::other_build_there(&there, receipt.build_flavour()));
+        }
         let dir = partial.path().to_path_buf();
         // Under the home lock now: the folder needs its own lock no longer.
         partial.release_busy()?;

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use super::release::load_dir;
 use super::{BrokenRelease, RECEIPT_FILE, Release, Store};
 use crate::error::{Error, Kind, Result};
-use crate::version::{CudaVariant, ReleaseId, Spec, Version};
+use crate::version::{CudaVariant, Flavour, ReleaseId, Spec, Version};
 
 impl Store {
     /// Every installed release, sorted by version then CUDA variant.
@@ -43,7 +43,13 @@ impl Store {
             }
             broken.extend(bad);
         }
-        out.sort_by(|a, b| a.version().cmp(b.version()).then(a.cuda().cmp(b.cuda())));
+        out.sort_by(|a, b| {
+            (a.version(), a.cuda(), a.release_id().flavour).cmp(&(
+                b.version(),
+                b.cuda(),
+                b.release_id().flavour,
+            ))
+        });
         broken.sort_by(|a, b| a.dir.cmp(&b.dir));
         Ok((out, broken))
     }
@@ -75,7 +81,7 @@ impl Store {
                 let looks_like_release = rel
                     .file_name()
                     .to_str()
-                    .is_some_and(|n| n.parse::<Version>().is_ok());
+                    .is_some_and(|n| ReleaseId::parse_dir_name(n).is_some());
                 match load_dir(&rel.path()) {
                     Ok(Some(r)) => out.push(r),
                     Ok(None) if looks_like_release => broken.push(BrokenRelease {
@@ -104,18 +110,55 @@ impl Store {
         load_dir(dir)
     }
 
-    /// The installed release of exactly `version` for `cuda`, if any: the
-    /// user's, else the system's.
+    /// The installed release of exactly `version` for `cuda` in the full
+    /// build's folder, if any: the user's, else the system's.
     pub fn get(&self, version: &Version, cuda: &CudaVariant) -> Result<Option<Release>> {
-        if let Some(r) = self.load(&self.release_dir(version, cuda))? {
+        self.get_in(&ReleaseId::new(version.clone(), *cuda))
+    }
+
+    /// The release in the folder of `id`: the user's, else the system's.
+    ///
+    /// # Errors
+    /// As [`Store::load`].
+    pub fn get_in_folder(&self, id: &ReleaseId) -> Result<Option<Release>> {
+        self.get_in(id)
+    }
+
+    fn get_in(&self, id: &ReleaseId) -> Result<Option<Release>> {
+        if let Some(r) = self.load(&self.release_dir_of(id))? {
             return Ok(Some(r));
         }
         match &self.system {
-            Some(s) => Ok(load_dir(&s.join(cuda.dir_name()).join(version.to_string()))
+            Some(s) => Ok(load_dir(&s.join(id.cuda.dir_name()).join(id.dir_name()))
                 .ok()
                 .flatten()),
             None => Ok(None),
         }
+    }
+
+    /// The installed release that holds build `flavour` of `version` for
+    /// `cuda`, wherever it is: its own folder, or — for a JIT build an older
+    /// cudnnm imported — the full build's folder whose receipt says JIT.
+    ///
+    /// # Errors
+    /// As [`Store::load`].
+    pub fn get_build(
+        &self,
+        version: &Version,
+        cuda: &CudaVariant,
+        flavour: Flavour,
+    ) -> Result<Option<Release>> {
+        let id = ReleaseId::new(version.clone(), *cuda).with_flavour(flavour);
+        if let Some(r) = self.get_in(&id)?.filter(|r| r.flavour() == flavour) {
+            return Ok(Some(r));
+        }
+        if flavour == Flavour::Jit
+            && let Ok(Some(r)) = self.get(version, cuda)
+            && r.flavour() == Flavour::Jit
+        {
+            return Ok(Some(r));
+        }
+        Ok(None)
     }
 
     /// The installed release `id`, if any.
@@ -131,7 +174,7 @@ impl Store {
         let mut v: Vec<Release> = self
             .releases()?
             .into_iter()
-            .filter(|r| spec.matches(r.version(), r.cuda()))
+            .filter(|r| spec.matches(r.version(), r.cuda()) && spec.admits_flavour(r.flavour()))
             .collect();
         v.reverse();
         Ok(v)
@@ -161,19 +204,25 @@ impl Store {
         spec: &Spec,
         keep: impl Fn(&Release) -> bool,
     ) -> Result<Option<Release>> {
-        let mut found: Vec<(Version, CudaVariant, PathBuf)> = Vec::new();
+        let mut found: Vec<(ReleaseId, PathBuf)> = Vec::new();
         for (i, (root, _)) in self.roots().into_iter().enumerate() {
             match Self::candidates(root, spec, &mut found) {
                 Err(_) if i > 0 => {}
                 r => r?,
             }
         }
-        // A stable sort: for equal ids the user's folder (found first) stays first.
-        found.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.cmp(&a.1)));
-        for (version, cuda, dir) in found {
+        // A stable sort: for equal ids the user's folder (found first) stays
+        // first; at one version the full build before the JIT build.
+        found.sort_by(|a, b| {
+            b.0.version
+                .cmp(&a.0.version)
+                .then(b.0.cuda.cmp(&a.0.cuda))
+                .then(a.0.flavour.cmp(&b.0.flavour))
+        });
+        for (id, dir) in found {
             if let Ok(Some(r)) = self.load(&dir)
-                && r.version() == &version
-                && r.cuda() == &cuda
+                && r.release_id() == id
+                && spec.admits_flavour(r.flavour())
                 && keep(&r)
             {
                 return Ok(Some(r));
@@ -183,11 +232,7 @@ impl Store {
     }
 
     /// The release folders of `root` whose names match `spec`, appended to `found`.
-    fn candidates(
-        root: &Path,
-        spec: &Spec,
-        found: &mut Vec<(Version, CudaVariant, PathBuf)>,
-    ) -> Result<()> {
+    fn candidates(root: &Path, spec: &Spec, found: &mut Vec<(ReleaseId, PathBuf)>) -> Result<()> {
         let top = match fs::read_dir(root) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
@@ -213,11 +258,19 @@ impl Store {
             };
             for rel in versions.flatten() {
                 let name = rel.file_name();
-                let Some(version) = name.to_str().and_then(|n| n.parse::<Version>().ok()) else {
+                let Some((version, flavour)) = name.to_str().and_then(ReleaseId::parse_dir_name)
+                else {
                     continue;
                 };
-                if spec.matches(&version, &cuda) {
-                    found.push((version, cuda, rel.path()));
+                // A `+jit` folder holds a JIT build; a plain one may too (an
+                // older cudnnm's): its receipt decides.
+                if spec.matches(&version, &cuda)
+                    && (flavour == Flavour::Full || spec.admits_flavour(flavour))
+                {
+                    found.push((
+                        ReleaseId::new(version, cuda).with_flavour(flavour),
+                        rel.path(),
+                    ));
                 }
             }
         }

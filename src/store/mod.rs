@@ -1,5 +1,6 @@
 //! The store (`docs/architecture.md#home-layout`): unpacked releases in a normalized layout,
-//! `store/cuda-<variant>/<version>/{bin,include,lib}` plus `receipt.toml`.
+//! `store/cuda-<variant>/<version>/{bin,include,lib}` plus `receipt.toml`
+//! (`<version>+jit` for the JIT build of a release).
 //!
 //! A release appears in the store only whole: imports build it in a
 //! `store/.partial-*` folder and rename it into place (see [`PartialRelease`]),
@@ -26,8 +27,11 @@ mod release;
 mod remove;
 
 pub use import::{BUSY_FILE, PartialLeft, PartialRelease, REPLACED_PREFIX};
-pub use receipt::{Distribution, FileRecord, RECEIPT_FILE, RECEIPT_SCHEMA, Receipt, Source};
-pub use release::{BrokenRelease, Release, release_in_store_path};
+pub use receipt::{
+    Distribution, FileRecord, Provenance, RECEIPT_FILE, RECEIPT_SCHEMA, Receipt, Source,
+    flavour_of_files,
+};
+pub use release::{BrokenRelease, Release, other_build_there, release_in_store_path};
 
 /// Which store a release was found in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -110,21 +114,27 @@ impl Store {
         }
     }
 
-    /// The folder a release of `version` for `cuda` is written to in this
-    /// home's own store (whether or not it exists).
+    /// The folder the full build of `version` for `cuda` is written to in
+    /// this home's own store (whether or not it exists).
     pub fn release_dir(&self, version: &Version, cuda: &CudaVariant) -> PathBuf {
-        self.root.join(cuda.dir_name()).join(version.to_string())
+        self.release_dir_of(&ReleaseId::new(version.clone(), *cuda))
+    }
+
+    /// The folder release `id` is written to in this home's own store:
+    /// `cuda-<variant>/<version>` (`<version>+jit` for the JIT build).
+    pub fn release_dir_of(&self, id: &ReleaseId) -> PathBuf {
+        self.root.join(id.cuda.dir_name()).join(id.dir_name())
     }
 
     /// The folder of release `id`: in the user's store when it is there,
     /// else in the system store when it is there, else where the user's
     /// store would hold it.
     pub fn dir_of(&self, id: &ReleaseId) -> PathBuf {
-        let own = self.release_dir(&id.version, &id.cuda);
+        let own = self.release_dir_of(id);
         if let Some(s) = &self.system
             && !own.exists()
         {
-            let sys = s.join(id.cuda.dir_name()).join(id.version.to_string());
+            let sys = s.join(id.cuda.dir_name()).join(id.dir_name());
             if sys.exists() {
                 return sys;
             }
@@ -157,6 +167,151 @@ pub fn now_rfc3339() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::Kind;
+    use crate::version::{Flavour, Platform};
+
+    /// A release folder with a receipt only (files are not read here).
+    #[allow(clippy::disallowed_methods)] // a test fixture
+    fn fake(
+        store: &Store,
+        dir: &Path,
+        version: &str,
+        flavour: Option<Flavour>,
+        files: &[&str],
+        dist: Option<&str>,
+    ) {
+        std::fs::create_dir_all(dir).unwrap();
+        let receipt = Receipt {
+            schema: RECEIPT_SCHEMA,
+            version: version.parse().unwrap(),
+            cuda: "12".parse().unwrap(),
+            platform: Platform::LinuxX86_64,
+            flavour,
+            header_version: version.parse::<Version>().unwrap().triple(),
+            installed_at: "2026-12-03T00:00:00Z".into(),
+            source: Source {
+                kind: "wheel".parse().unwrap(),
+                name: "x.whl".into(),
+                sha256: None,
+                size: 0,
+                from: Provenance::Local,
+                dist: dist.map(|n| Distribution {
+                    name: n.into(),
+                    version: version.into(),
+                    tags: vec![],
+                }),
+            },
+            files: files
+                .iter()
+                .map(|f| FileRecord::link(format!("lib/{f}"), "x"))
+                .collect(),
+        };
+        std::fs::write(dir.join(RECEIPT_FILE), receipt.to_toml()).unwrap();
+        let _ = store;
+    }
+
+    /// Both builds of one release side by side (`9.27.0.42` and
+    /// `9.27.0.42+jit`); a JIT build an older cudnnm put in the plain folder
+    /// keeps its id there, is read as JIT, and blocks the full build.
+    #[test]
+    fn both_flavours_side_by_side_and_an_older_jit_where_it_is() {
+        let d = tempfile::tempdir().unwrap();
+        let home = Home::new(d.path().join("home"));
+        let store = Store::new(&home);
+        let full = ReleaseId::new("9.27.0.42".parse().unwrap(), "12".parse().unwrap());
+        let jit = full.clone().with_flavour(Flavour::Jit);
+        let libs_full = [
+            "libcudnn.so.9",
+            "libcudnn_engines_precompiled.so.9",
+            "libcudnn_engines_runtime_compiled.so.9",
+        ];
+        let libs_jit = [
+            "libcudnn.so.9",
+            "libcudnn_graph.so.9",
+            "libcudnn_engines_runtime_compiled.so.9",
+        ];
+        fake(
+            &store,
+            &store.release_dir_of(&full),
+            "9.27.0.42",
+            None,
+            &libs_full,
+            Some("nvidia-cudnn-cu12"),
+        );
+        fake(
+            &store,
+            &store.release_dir_of(&jit),
+            "9.27.0.42",
+            Some(Flavour::Jit),
+            &libs_jit,
+            Some("nvidia-cudnn-jit-cu12"),
+        );
+        assert!(
+            store
+                .release_dir_of(&jit)
+                .ends_with("cuda-12/9.27.0.42+jit")
+        );
+        let ids: Vec<String> = store.releases().unwrap().iter().map(Release::id).collect();
+        assert_eq!(ids, ["9.27.0.42_cuda12", "9.27.0.42_cuda12+jit"]);
+        let pick = |s: &str| {
+            store
+                .newest_matching(&s.parse().unwrap())
+                .unwrap()
+                .map(|r| r.id())
+        };
+        assert_eq!(
+            pick("9.27").as_deref(),
+            Some("9.27.0.42_cuda12"),
+            "the full build first"
+        );
+        assert_eq!(pick("9.27+jit").as_deref(), Some("9.27.0.42_cuda12+jit"));
+        assert_eq!(pick("9.27+full").as_deref(), Some("9.27.0.42_cuda12"));
+        assert_eq!(store.get_id(&jit).unwrap().unwrap().flavour(), Flavour::Jit);
+
+        // An older cudnnm's JIT build in the plain folder: its id stays the
+        // plain one, its build is read from the wheel's metadata (or its files).
+        let old = ReleaseId::new("9.12.0.46".parse().unwrap(), "12".parse().unwrap());
+        fake(
+            &store,
+            &store.release_dir_of(&old),
+            "9.12.0.46",
+            None,
+            &libs_jit,
+            None,
+        );
+        let r = store.get_id(&old).unwrap().unwrap();
+        assert_eq!(
+            (r.id(), r.flavour()),
+            ("9.12.0.46_cuda12".to_string(), Flavour::Jit)
+        );
+        assert_eq!(pick("9.12+jit").as_deref(), Some("9.12.0.46_cuda12"));
+        assert_eq!(pick("9.12+full"), None);
+        assert_eq!(
+            pick("9.12").as_deref(),
+            Some("9.12.0.46_cuda12"),
+            "a pin written before flavours keeps working"
+        );
+        let found = store
+            .get_build(&old.version, &old.cuda, Flavour::Jit)
+            .unwrap()
+            .unwrap();
+        assert_eq!(found.dir, store.release_dir_of(&old));
+        assert!(
+            store
+                .get_build(&old.version, &old.cuda, Flavour::Full)
+                .unwrap()
+                .is_none(),
+            "the folder holds the other build"
+        );
+        let e = other_build_there(&r, Flavour::Full);
+        assert_eq!(e.kind(), Kind::Conflict);
+        assert!(
+            e.hint_text()
+                .unwrap()
+                .contains("cudnnm uninstall 9.12.0.46_cuda12"),
+            "{e:?}"
+        );
+    }
 
     fn source(kind: &str, name: &str, url: Option<&str>) -> Source {
         Source {
@@ -164,7 +319,16 @@ mod tests {
             name: name.into(),
             sha256: None,
             size: 0,
-            url: url.map(str::to_string),
+            from: match url {
+                None => Provenance::Local,
+                Some(u) => {
+                    toml::from_str::<Source>(&format!(
+                        "kind = \"folder\"\nname = \"x\"\nurl = \"{u}\""
+                    ))
+                    .unwrap()
+                    .from
+                }
+            },
             dist: None,
         }
     }
@@ -204,11 +368,15 @@ mod tests {
         // What a lock records: one version, the wheel's own package.
         let v: crate::version::Version = "9.27.0.42".parse().unwrap();
         assert_eq!(
-            jit.exact_pip_requirement(&v).as_deref(),
+            jit.exact_pip_requirement(&v)
+                .map(|r| r.to_string())
+                .as_deref(),
             Some("nvidia-cudnn-jit-cu12==9.27.0.42")
         );
         assert_eq!(
-            pip.exact_pip_requirement(&v).as_deref(),
+            pip.exact_pip_requirement(&v)
+                .map(|r| r.to_string())
+                .as_deref(),
             Some("nvidia-cudnn-jit-cu12==9.27.0.42")
         );
         let ranged = source(
@@ -217,7 +385,10 @@ mod tests {
             Some("pip:nvidia-cudnn-cu12>=9.27"),
         );
         assert_eq!(
-            ranged.exact_pip_requirement(&v).as_deref(),
+            ranged
+                .exact_pip_requirement(&v)
+                .map(|r| r.to_string())
+                .as_deref(),
             Some("nvidia-cudnn-cu12==9.27.0.42")
         );
         assert_eq!(dl.exact_pip_requirement(&v), None);
@@ -249,7 +420,9 @@ mod tests {
             ..copy.clone()
         };
         assert_eq!(
-            dist.exact_pip_requirement(&v).as_deref(),
+            dist.exact_pip_requirement(&v)
+                .map(|r| r.to_string())
+                .as_deref(),
             Some("nvidia-cudnn-jit-cu12==9.27.0.42")
         );
         assert_eq!(

@@ -9,7 +9,7 @@ use crate::error::{Error, Kind, Result};
 use crate::hash::Sha256Hex;
 use crate::record::Entry;
 use crate::shape::Shape;
-use crate::version::{CudaVariant, Platform, ReleaseId, Version};
+use crate::version::{CudaVariant, Flavour, Package, PipRequirement, Platform, ReleaseId, Version};
 
 /// Receipt schema version written by this build.
 pub const RECEIPT_SCHEMA: u32 = 1;
@@ -28,6 +28,12 @@ pub struct Receipt {
     pub cuda: CudaVariant,
     /// The platform of the binaries.
     pub platform: Platform,
+    /// `jit` for a JIT build imported from cudnnm with flavours, which puts
+    /// it in the `<version>+jit` folder; absent for a full build, and in
+    /// receipts written before flavours (a JIT build then sits in the plain
+    /// folder, and [`Receipt::build_flavour`] reads what it is).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub flavour: Option<Flavour>,
     /// `major.minor.patch` as read from `cudnn_version.h` (or `cudnn.h` before cuDNN 8).
     pub header_version: Version,
     /// When the import finished, RFC 3339 UTC.
@@ -53,15 +59,94 @@ pub struct Source {
     /// Archive size in bytes (0 for folders).
     #[serde(default)]
     pub size: u64,
-    /// Download URL or `pip:` requirement, when not a local file.
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub url: Option<String>,
+    /// Where the bytes came from besides their name: a local file or
+    /// folder, a download URL, or a pip requirement. Written as the
+    /// receipt's `url` field (absent for a local file, the URL, or
+    /// `pip:REQUIREMENT`), as every receipt since the first.
+    #[serde(
+        rename = "url",
+        default,
+        skip_serializing_if = "Provenance::is_local",
+        with = "provenance_text"
+    )]
+    pub from: Provenance,
     /// The Python distribution a wheel (or a folder holding a wheel's
     /// files with its `*.dist-info`) is, as its own metadata says: what a
     /// lock's pip requirement is made of, whatever the file was named.
     /// `None` for other archives and in receipts written before this field.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub dist: Option<Distribution>,
+}
+
+/// Where an imported release's bytes came from.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum Provenance {
+    /// A local archive or folder the user named.
+    #[default]
+    Local,
+    /// Downloaded from this URL (the catalog's, a mirror's, a lock's).
+    Url(String),
+    /// Fetched by pip for this requirement.
+    Pip(PipRequirement),
+    /// Fetched by pip for a requirement an older cudnnm accepted that is
+    /// not `NAME==VERSION` of a cuDNN package (`nvidia-cudnn-cu12>=9`):
+    /// kept as recorded, shown, never handed to pip again.
+    OlderPip(String),
+}
+
+impl Provenance {
+    /// True for a local file or folder.
+    pub fn is_local(&self) -> bool {
+        *self == Provenance::Local
+    }
+
+    /// The download URL, for a downloaded archive.
+    pub fn url(&self) -> Option<&str> {
+        match self {
+            Provenance::Url(u) => Some(u),
+            _ => None,
+        }
+    }
+
+    /// Whether pip fetched the bytes.
+    pub fn is_pip(&self) -> bool {
+        matches!(self, Provenance::Pip(_) | Provenance::OlderPip(_))
+    }
+}
+
+impl std::fmt::Display for Provenance {
+    /// As the receipt writes it: the URL, `pip:REQUIREMENT`, or `local`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Provenance::Local => f.write_str("local"),
+            Provenance::Url(u) => f.write_str(u),
+            Provenance::Pip(r) => write!(f, "pip:{r}"),
+            Provenance::OlderPip(r) => write!(f, "pip:{r}"),
+        }
+    }
+}
+
+/// [`Provenance`] as the receipt's `url` text, as receipts have always
+/// held it: a URL, or `pip:` and the requirement.
+mod provenance_text {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    use super::Provenance;
+
+    pub fn serialize<S: Serializer>(p: &Provenance, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(p)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Provenance, D::Error> {
+        let text = String::deserialize(d)?;
+        Ok(match text.strip_prefix("pip:") {
+            Some(req) => match req.parse() {
+                Ok(r) => Provenance::Pip(r),
+                Err(_) => Provenance::OlderPip(req.to_string()),
+            },
+            None => Provenance::Url(text),
+        })
+    }
 }
 
 /// A wheel's distribution as its `*.dist-info` records it: `Name:` and
@@ -136,13 +221,32 @@ impl Source {
         if let Some(req) = version.as_ref().and_then(|v| self.exact_pip_requirement(v)) {
             return (format!("pip:{req}"), false);
         }
-        if let Some(u) = self.url.as_deref().filter(|u| u.starts_with("pip:")) {
-            return (u.to_string(), false);
+        match &self.from {
+            Provenance::Pip(r) => (format!("pip:{r}"), false),
+            // An older requirement of a cuDNN package (`nvidia-cudnn-cu12>=9`):
+            // that package's exact requirement of this release, which
+            // `install pip:` accepts.
+            Provenance::OlderPip(req) => match older_pip_package(req).zip(version) {
+                Some((p, v)) => (format!("pip:{}", PipRequirement::new(p, v)), false),
+                None => (id.to_string(), false),
+            },
+            Provenance::Url(_) => (id.to_string(), false),
+            Provenance::Local => (self.name.clone(), true),
         }
-        if self.url.is_some() {
-            return (id.to_string(), false);
+    }
+
+    /// The cuDNN package on PyPI this release of `version` came from, when
+    /// it came from one: as [`Source::reinstall_arg`] names it (the wheel's
+    /// own metadata first, else the requirement pip was given).
+    pub fn pip_package(&self, version: &Version) -> Option<crate::version::CudnnPackage> {
+        if let Some(r) = self.exact_pip_requirement(version) {
+            return Some(r.package());
         }
-        (self.name.clone(), true)
+        match &self.from {
+            Provenance::Pip(r) => Some(r.package()),
+            Provenance::OlderPip(req) => older_pip_package(req),
+            _ => None,
+        }
     }
 
     /// The pip requirement (without `pip:`) that gives back exactly this
@@ -153,24 +257,30 @@ impl Source {
     /// `nvidia_cudnn_jit_cu12-9.12.0.46-….whl`). Whichever it is, it must
     /// name `version`: a renamed file (`Copy of ….whl`, or another
     /// version's name) gives nothing rather than a requirement for other
-    /// bytes. `None` for anything that is not a wheel.
-    pub fn exact_pip_requirement(&self, version: &Version) -> Option<String> {
+    /// bytes. `None` for anything that is not a wheel of one of NVIDIA's
+    /// cuDNN packages.
+    pub fn exact_pip_requirement(&self, version: &Version) -> Option<PipRequirement> {
         let names = |v: &str| v.trim().parse::<Version>().is_ok_and(|v| &v == version);
         if let Some(d) = &self.dist {
-            return names(&d.version).then(|| d.requirement());
+            return names(&d.version)
+                .then(|| d.requirement().parse().ok())
+                .flatten();
         }
         if self.kind != Shape::Wheel {
             return None;
         }
-        let given = self
-            .url
-            .as_deref()
-            .and_then(|u| u.strip_prefix("pip:"))
-            .and_then(|r| r.split_once("=="))
-            .filter(|(p, _)| is_project_name(p.trim()))
-            .map(|(p, v)| (crate::version::python_name(p, '-'), v.trim().to_string()));
+        let given = match &self.from {
+            Provenance::Pip(r) => Some((r.package().to_string(), r.version().to_string())),
+            Provenance::OlderPip(req) => req
+                .split_once("==")
+                .filter(|(p, _)| is_project_name(p.trim()))
+                .map(|(p, v)| (crate::version::python_name(p, '-'), v.trim().to_string())),
+            _ => None,
+        };
         let (project, v) = given.or_else(|| wheel_file_requirement(&self.name))?;
-        names(&v).then(|| format!("{project}=={v}"))
+        names(&v)
+            .then(|| format!("{project}=={v}").parse().ok())
+            .flatten()
     }
 
     /// The wheel file name a lock records: the canonical one its metadata
@@ -185,6 +295,15 @@ impl Source {
             .is_ok_and(|v| &v == version)
             .then(|| self.name.clone())
     }
+}
+
+/// The cuDNN package an older pip requirement names (`nvidia-cudnn-cu12>=9`
+/// → `nvidia-cudnn-cu12`); `None` for another project.
+fn older_pip_package(req: &str) -> Option<crate::version::CudnnPackage> {
+    let end = req
+        .find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')))
+        .unwrap_or(req.len());
+    crate::version::CudnnPackage::from_name(&req[..end])
 }
 
 /// Whether `name` is a valid Python project name (PEP 508: letters,
@@ -261,9 +380,35 @@ impl FileRecord {
 }
 
 impl Receipt {
-    /// The release, e.g. `8.9.7.29_cuda12`.
+    /// The release as the store keys it, e.g. `8.9.7.29_cuda12`,
+    /// `9.27.0.42_cuda12+jit`: its folder. A JIT build an older cudnnm
+    /// imported keeps the plain id of the folder it is in (deployments and
+    /// locks written then name it so); [`Receipt::build_flavour`] says what it is.
     pub fn release_id(&self) -> ReleaseId {
         ReleaseId::new(self.version.clone(), self.cuda)
+            .with_flavour(self.flavour.unwrap_or_default())
+    }
+
+    /// Which build the files are: as recorded, else what the wheel's own
+    /// metadata says (`nvidia-cudnn-jit-cu12`), else the archive's name
+    /// (`cudnn_jit-…`), else its libraries (a cuDNN 9 set with the
+    /// runtime-compiled engines and without the precompiled ones is JIT).
+    pub fn build_flavour(&self) -> Flavour {
+        if let Some(f) = self.flavour {
+            return f;
+        }
+        if let Some(p) = self
+            .source
+            .dist
+            .as_ref()
+            .and_then(|d| d.name.parse::<Package>().ok())
+        {
+            return p.flavour;
+        }
+        if self.source.name.starts_with("cudnn_jit-") {
+            return Flavour::Jit;
+        }
+        flavour_of_files(self.files.iter().map(|f| f.path.as_str()))
     }
 
     /// The canonical id as text, `8.9.7.29_cuda12`, for messages and commands.
@@ -290,6 +435,30 @@ impl Receipt {
     }
 }
 
+/// The flavour a set of files shows (see [`Receipt::build_flavour`]): JIT
+/// when a cuDNN 9+ main library comes with the runtime-compiled engines and
+/// without the precompiled ones.
+pub fn flavour_of_files<'a>(paths: impl Iterator<Item = &'a str>) -> Flavour {
+    let (mut rc, mut pre, mut nine) = (false, false, false);
+    for p in paths {
+        let name = p.rsplit(['/', '\\']).next().unwrap_or(p);
+        let Some(n) = crate::names::classify(name) else {
+            continue;
+        };
+        if n.kind != crate::names::FileKind::Shared || n.major.is_none_or(|m| m < 9) {
+            continue;
+        }
+        nine |= n.is_main();
+        rc |= n.stem == "cudnn_engines_runtime_compiled";
+        pre |= n.stem == "cudnn_engines_precompiled";
+    }
+    if nine && rc && !pre {
+        Flavour::Jit
+    } else {
+        Flavour::Full
+    }
+}
+
 /// A receipt that does not parse.
 pub(super) fn receipt_error(path: &Path, message: &str) -> Error {
     Error::new(
@@ -310,9 +479,11 @@ fn fsops_parent(path: &Path) -> &Path {
 }
 
 /// The release id a store folder's name gives (`…/cuda-12/9.12.0.46` →
-/// `9.12.0.46_cuda12`), `None` for a folder not named like one.
+/// `9.12.0.46_cuda12`, `…/9.12.0.46+jit` → `9.12.0.46_cuda12+jit`), `None`
+/// for a folder not named like one.
 pub(super) fn id_of_dir(dir: &Path) -> Option<crate::version::ReleaseId> {
-    let version = dir.file_name()?.to_str()?;
+    let (version, flavour) = ReleaseId::parse_dir_name(dir.file_name()?.to_str()?)?;
     let cuda = dir.parent()?.file_name()?.to_str()?.strip_prefix("cuda-")?;
-    format!("{version}_cuda{cuda}").parse().ok()
+    let id: ReleaseId = format!("{version}_cuda{cuda}").parse().ok()?;
+    Some(id.with_flavour(flavour))
 }

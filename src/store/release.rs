@@ -7,7 +7,7 @@ use super::receipt::{self, receipt_error};
 use super::{RECEIPT_FILE, Receipt};
 use crate::error::{Error, Kind, Result};
 use crate::fsops;
-use crate::version::{CudaVariant, Platform, ReleaseId, Version};
+use crate::version::{CudaVariant, Flavour, Platform, ReleaseId, Version};
 
 /// One installed release: its folder and receipt.
 #[derive(Clone, Debug)]
@@ -34,9 +34,26 @@ impl Release {
         self.receipt.platform
     }
 
-    /// The release, `8.9.7.29_cuda12`.
+    /// The release, `8.9.7.29_cuda12` (`9.27.0.42_cuda12+jit`): as the store keys it.
     pub fn release_id(&self) -> ReleaseId {
         self.receipt.release_id()
+    }
+
+    /// Which build its files are ([`Receipt::build_flavour`]).
+    pub fn flavour(&self) -> Flavour {
+        self.receipt.build_flavour()
+    }
+
+    /// The id as the user reads it: [`Release::id`], which says `+jit` for
+    /// a JIT build, and ` (JIT build)` after the id of one an older cudnnm
+    /// put in the full build's folder (its id stays the plain one).
+    pub fn label(&self) -> String {
+        let id = self.release_id();
+        if id.flavour != self.flavour() {
+            format!("{id} ({} build)", self.flavour().as_str().to_uppercase())
+        } else {
+            id.to_string()
+        }
     }
 
     /// The canonical id as text, `8.9.7.29_cuda12`, for messages and commands.
@@ -131,15 +148,36 @@ pub fn release_in_store_path(path: &str) -> Option<(String, crate::version::Rele
     let parts: Vec<&str> = path.split(['/', '\\']).collect();
     parts.windows(3).enumerate().find_map(|(i, w)| {
         let cuda = w[1].strip_prefix("cuda-")?.parse().ok()?;
-        let version = w[2].parse().ok()?;
+        let (version, flavour) = ReleaseId::parse_dir_name(w[2])?;
         (w[0] == "store").then(|| {
             let sep = if path.contains('/') { "/" } else { "\\" };
             (
                 parts[..=i].join(sep),
-                crate::version::ReleaseId::new(version, cuda),
+                ReleaseId::new(version, cuda).with_flavour(flavour),
             )
         })
     })
+}
+
+/// Refusal to put the `wanted` build where `there`, the other build of the
+/// same release, is (an older cudnnm put JIT builds in the full build's folder).
+pub fn other_build_there(there: &Release, wanted: Flavour) -> Error {
+    let cmd =
+        crate::command::CommandLine::uninstall(there.id()).for_host(crate::platform::HOST_WINDOWS);
+    Error::new(
+        Kind::Conflict,
+        format!(
+            "'{}' holds the {} build of cuDNN {} for CUDA {}; the {} build cannot go there",
+            there.dir.display(),
+            there.flavour(),
+            there.version(),
+            there.cuda(),
+            wanted
+        ),
+    )
+    .hint(format!(
+        "an older cudnnm stored the JIT build in the full build's folder; uninstall it first (`{cmd}`), then install again"
+    ))
 }
 
 #[cfg(test)]
@@ -162,6 +200,10 @@ mod tests {
                 r"C:\ProgramData\cudnnm\store".into(),
                 "8.1.0.77_cuda11.2".into()
             ))
+        );
+        assert_eq!(
+            r("/h/store/cuda-13/9.27.0.42+jit/lib/libcudnn.so.9"),
+            Some(("/h/store".into(), "9.27.0.42_cuda13+jit".into()))
         );
         assert_eq!(r("/usr/local/cuda-12.4/lib64/libcudnn.so.9"), None);
         assert_eq!(r("/srv/store/cuda-12/notaversion/x"), None);

@@ -3,7 +3,7 @@
 //! asks [`Spec::matches`] and never looks at the text again.
 //!
 //! ```text
-//! spec    = req [ ("_cuda" | "-cuda" | "_cu" | "-cu") cuda ]
+//! spec    = req [ ("_cuda" | "-cuda" | "_cu" | "-cu") cuda ] [ "+jit" | "+full" ]
 //! req     = "latest" | version [ ".x" ] | bound { "," bound }
 //! bound   = ( ">=" | ">" | "<=" | "<" | "=" ) version
 //! version = number { "." number }          (1 to 4 numbers)
@@ -13,6 +13,11 @@
 //! numbers count as 0), as Cargo's comparators do: `<9.11` excludes every
 //! `9.11.x` (`9.11.0.40` cut to two numbers is `9.11`), `<=9.10` includes
 //! every `9.10.x`, `>9.10` starts at `9.11`, `=9.10` is the prefix `9.10`.
+//!
+//! `+jit` asks for NVIDIA's JIT build of a release, `+full` for the full one
+//! ([`Flavour`]). Without either, the catalog's pick is the full build and an
+//! installed release of either flavour matches (the full one first), so a pin
+//! written before flavours existed keeps naming what it named.
 
 use std::cmp::Ordering;
 use std::fmt;
@@ -20,12 +25,13 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use super::{CudaVariant, Version};
+use super::{CudaVariant, Flavour, Version};
 use crate::error::{Error, Kind, Result};
 
 /// The grammar, for the hint of every spec error.
 pub const GRAMMAR: &str = "write an exact version (9.10.2.21), a prefix (9.10 or 9.10.x), \
-a range (>=9.1,<9.11), or latest; add _cuda12 (or _cuda11.8) to name the CUDA, e.g. latest_cuda12";
+a range (>=9.1,<9.11), or latest; add _cuda12 (or _cuda11.8) to name the CUDA, e.g. latest_cuda12, \
+and +jit for NVIDIA's JIT build, e.g. 9.27+jit";
 
 /// A comparison operator of a [`Bound`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -114,6 +120,8 @@ pub struct Spec {
     pub req: VersionReq,
     /// The CUDA variant, when the spec names one.
     pub cuda: Option<CudaVariant>,
+    /// The build, when the spec names one (`+jit`, `+full`).
+    pub flavour: Option<Flavour>,
 }
 
 impl Spec {
@@ -125,7 +133,29 @@ impl Spec {
                 wildcard: false,
             },
             cuda,
+            flavour: None,
         }
+    }
+
+    /// `latest`, of every CUDA and flavour.
+    pub fn latest() -> Spec {
+        Spec {
+            req: VersionReq::Latest,
+            cuda: None,
+            flavour: None,
+        }
+    }
+
+    /// Whether a build of `flavour` satisfies the spec: always without a
+    /// `+jit` / `+full` suffix.
+    pub fn admits_flavour(&self, flavour: Flavour) -> bool {
+        self.flavour.is_none_or(|f| f == flavour)
+    }
+
+    /// The flavour the catalog picks for the spec: the one it names, else
+    /// the full build (the JIT build is asked for by name).
+    pub fn wanted_flavour(&self) -> Flavour {
+        self.flavour.unwrap_or_default()
     }
 
     /// The version of a prefix or exact spec (`9.10` of `9.10.x`); `None` for
@@ -173,6 +203,12 @@ impl Spec {
         }
     }
 
+    /// True when the spec is `version` itself, every number written (no
+    /// prefix, range or `latest`): the only way to ask for a yanked release.
+    pub fn names_exactly(&self, version: &Version) -> bool {
+        matches!(&self.req, VersionReq::Prefix { version: v, wildcard: false } if v == version)
+    }
+
     /// True when the spec names a full version (three or four numbers, no
     /// `.x`) rather than a prefix, a range or `latest`.
     pub fn is_exact(&self) -> bool {
@@ -184,10 +220,15 @@ impl Spec {
     /// 9.10.x release`, `the newest installed release with >=9.1 and <9.11`,
     /// each followed by ` built for CUDA 12` when the spec names its CUDA.
     pub fn describe(&self, among: &str) -> String {
-        let cuda = self
+        let mut cuda = self
             .cuda
             .map(|c| format!(" built for CUDA {c}"))
             .unwrap_or_default();
+        match self.flavour {
+            Some(Flavour::Jit) => cuda.push_str(" (JIT build)"),
+            Some(Flavour::Full) => cuda.push_str(" (full build)"),
+            None => {}
+        }
         match &self.req {
             VersionReq::Prefix { version, .. } if self.is_exact() => {
                 format!("exactly {version}{cuda}")
@@ -229,7 +270,14 @@ impl FromStr for Spec {
     /// # Errors
     /// [`Kind::Usage`] naming the text and, in the hint, the grammar.
     fn from_str(s: &str) -> Result<Self> {
-        let t = s.trim();
+        let (t, flavour) = Flavour::split_suffix(s.trim());
+        let t = t.trim();
+        if t.contains('+') {
+            return Err(bad_spec(
+                s,
+                Some("the only build suffixes are +jit and +full"),
+            ));
+        }
         let lower = t.to_ascii_lowercase();
         let (v, c) = match lower.find("_cu").or_else(|| lower.find("-cu")) {
             Some(i) => (&t[..i], Some(&t[i + 1..])),
@@ -297,7 +345,7 @@ impl FromStr for Spec {
         {
             return Err(bad_spec(s, Some("a version has at most 4 numbers")));
         }
-        Ok(Spec { req, cuda })
+        Ok(Spec { req, cuda, flavour })
     }
 }
 
@@ -323,6 +371,9 @@ impl fmt::Display for Spec {
         }
         if let Some(c) = &self.cuda {
             write!(f, "_cuda{c}")?;
+        }
+        if let Some(fl) = self.flavour {
+            write!(f, "+{fl}")?;
         }
         Ok(())
     }
@@ -424,6 +475,28 @@ mod tests {
     }
 
     #[test]
+    fn a_build_suffix_names_the_flavour() {
+        let s = spec("9.27+jit");
+        assert_eq!(s.flavour, Some(Flavour::Jit));
+        assert!(s.admits(&v("9.27.0.42")));
+        assert!(s.admits_flavour(Flavour::Jit) && !s.admits_flavour(Flavour::Full));
+        assert_eq!(s.wanted_flavour(), Flavour::Jit);
+        let s = spec("latest_cuda13+JIT");
+        assert_eq!(
+            (s.cuda.unwrap().to_string(), s.flavour),
+            ("13".into(), Some(Flavour::Jit))
+        );
+        let plain = spec("9.27");
+        assert!(plain.admits_flavour(Flavour::Jit) && plain.admits_flavour(Flavour::Full));
+        assert_eq!(plain.wanted_flavour(), Flavour::Full);
+        assert_eq!(
+            spec("9.12.0.46_cuda12+jit").describe("installed"),
+            "exactly 9.12.0.46 built for CUDA 12 (JIT build)"
+        );
+        assert!(spec("9.12.0.46+jit").is_exact());
+    }
+
+    #[test]
     fn latest_takes_everything_of_its_cuda() {
         let l = spec("latest");
         assert!(l.admits(&v("7.1.3")) && l.matches(&v("9.27.0"), &c("13")));
@@ -446,6 +519,9 @@ mod tests {
             "=9.10",
             "latest",
             "latest_cuda11.8",
+            "9.27+jit",
+            "9.27.0.42_cuda12+jit",
+            "latest_cuda13+full",
         ] {
             assert_eq!(spec(t).to_string(), t);
             assert_eq!(spec(&spec(t).to_string()), spec(t));
@@ -467,6 +543,9 @@ mod tests {
             "newest",
             "~9.1",
             "_cuda12",
+            "9.27+fast",
+            "+jit",
+            "9.27+jit+jit",
         ] {
             let e = bad.parse::<Spec>().unwrap_err();
             assert!(e.to_string().contains(&format!("'{bad}'")), "{bad}: {e}");

@@ -623,18 +623,26 @@ fn unknown_versions_and_platforms_say_what_the_catalog_has() {
         lab.install("8.1.1.33", &["--platform", "windows-x86_64"])
             .code_is(3),
     )
-    .stderr_has(&["no windows-x86_64 archive", "linux-x86_64"]);
+    .stderr_has(&[
+        "cuDNN 8.1.1.33_cuda11.2 has no windows-x86_64 build",
+        "it is published for linux-x86_64",
+    ]);
     // Only on PyPI: installed through pip (here an empty index, so pip says
-    // it has no such version; exit 3).
+    // it has no such version; exit 3) on a Linux machine. pip fetches wheels
+    // for the machine it runs on, so on another one it is refused.
     let r = lab
-        .install("9.12.0.46", &["--platform", "linux-x86_64"])
-        .code_is(3)
-        .stderr_has(&[
-            "cuDNN 9.12.0.46 for CUDA 12 is published as a PyPI wheel: installing pip:nvidia-cudnn-cu12==9.12.0.46",
-        ]);
-    // (wine has no Python: there pip cannot run at all, also exit 3.)
+        .install("9.11.0.98", &["--platform", "linux-x86_64"])
+        .code_is(3);
     if cfg!(unix) {
-        r.stderr_has(&["error: pip's index has no version of 'nvidia-cudnn-cu12'"]);
+        r.stderr_has(&[
+            "cuDNN 9.11.0.98 for CUDA 12 is published as a PyPI wheel: installing pip:nvidia-cudnn-cu12==9.11.0.98",
+            "error: pip's index has no version of 'nvidia-cudnn-cu12'",
+        ]);
+    } else {
+        r.stderr_has(&[
+            "error: cuDNN 9.11.0.98_cuda12 for linux-x86_64 is published only as a PyPI wheel (nvidia_cudnn_cu12-9.11.0.98-py3-none-manylinux_2_27_x86_64.whl)",
+            "this machine is windows-x86_64",
+        ]);
     }
     assert!(lab.server.requests().is_empty(), "nothing was downloaded");
 }
@@ -647,15 +655,15 @@ fn a_malformed_catalog_entry_is_skipped_and_the_rest_works() {
     let text = fs::read_to_string(&path).unwrap();
     fs::write(
         &path,
-        format!("{text}\n[[archive]]\nversion = \"9.9.9.9\"\ncuda = \"12\"\nplatform = \"linux-x86_64\"\npath = \"x.tar.xz\"\nhashes = [{{ sha256 = \"feed\" }}]\nflavour = \"odd\"\n"),
+        format!("{text}\n[[archive]]\nversion = \"9.9.9.9\"\ncuda = \"12\"\nplatform = \"linux-x86_64\"\npath = \"x.tar.xz\"\nhashes = [{{ sha256 = \"feed\" }}]\nmood = \"odd\"\n"),
     )
     .unwrap();
     lab.install("8.9.7.29", &["--platform", "linux-x86_64", "--cuda", "12"])
         .ok()
         .stderr_has(&[
             "warning: user catalog",
-            "skipped archive 4 (9.9.9.9 cuda12 linux-x86_64)",
-            "unknown field `flavour` ignored",
+            "skipped archive 1 (9.9.9.9 cuda12 linux-x86_64)",
+            "unknown field `mood` ignored",
         ]);
     let r = lab
         .run(&[
@@ -667,7 +675,7 @@ fn a_malformed_catalog_entry_is_skipped_and_the_rest_works() {
             "12",
         ])
         .ok();
-    let r = r.stderr_has(&["skipped archive 4"]);
+    let r = r.stderr_has(&["skipped archive 1"]);
     assert!(
         r.stdout()
             .lines()
@@ -731,9 +739,29 @@ fn list_remote_shows_the_catalog_with_installed_releases_marked() {
         r897["urls"][0],
         "https://developer.download.nvidia.com/compute/cudnn/redist/cudnn/linux-x86_64/cudnn-linux-x86_64-8.9.7.29_cuda12-archive.tar.xz"
     );
-    let pip = rows.iter().find(|r| r["id"] == "9.12.0.46_cuda12").unwrap();
+    // A release only PyPI has: its wheel for the platform, with its identity.
+    let pip = rows.iter().find(|r| r["id"] == "9.11.0.98_cuda12").unwrap();
     assert_eq!(pip["kind"], "pip");
-    assert_eq!(pip["name"], "pip:nvidia-cudnn-cu12==9.12.0.46");
+    assert_eq!(pip["name"], "pip:nvidia-cudnn-cu12==9.11.0.98");
+    assert_eq!(pip["platform"], "linux-x86_64");
+    assert_eq!(
+        pip["file"],
+        "nvidia_cudnn_cu12-9.11.0.98-py3-none-manylinux_2_27_x86_64.whl"
+    );
+    assert!(
+        pip["urls"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("https://files.pythonhosted.org/packages/")
+    );
+    assert_eq!(
+        pip["sha256"].as_array().unwrap()[0]["sha256"]
+            .as_str()
+            .unwrap()
+            .len(),
+        64
+    );
+    assert!(pip["size"].as_u64().unwrap() > 100_000_000);
 
     // After a refresh and an install: the user catalog's entry, marked installed.
     lab.refresh();

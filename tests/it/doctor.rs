@@ -35,7 +35,13 @@ pub(crate) fn imported(version: &str) -> PathBuf {
         sb.run([OsString::from("install"), whl.into_os_string()])
             .ok();
         let release = tmp.join("release");
-        fs::rename(sb.home().join("store/cuda-12").join(version), &release).unwrap();
+        fs::rename(
+            sb.home()
+                .join("store/cuda-12")
+                .join(format!("{version}+jit")),
+            &release,
+        )
+        .unwrap();
         release
     })
 }
@@ -666,7 +672,7 @@ fn a_symlink_deployment_turned_into_a_plain_copy_is_drift() {
     let whl = real_wheel("nvidia_cudnn_jit_cu12-9.27.0.42");
     sb.run([OsString::from("install"), whl.into_os_string()])
         .ok();
-    let rel = sb.home().join("store/cuda-12/9.27.0.42");
+    let rel = sb.home().join("store/cuda-12/9.27.0.42+jit");
     let tk = empty_toolkit(&sb, "cuda-12.4");
     let mut files = Vec::new();
     for (from, to) in [("include", "include"), ("lib", "lib64")] {
@@ -688,7 +694,7 @@ fn a_symlink_deployment_turned_into_a_plain_copy_is_drift() {
     let d = Deployments {
         entries: vec![Deployment {
             toolkit: tk.clone(),
-            release: "9.27.0.42_cuda12".parse().unwrap(),
+            release: "9.27.0.42_cuda12+jit".parse().unwrap(),
             mode: Mode::Symlink,
             deployed_at: "2026-11-29T22:00:00Z".into(),
             backup: None,
@@ -727,7 +733,7 @@ fn a_symlink_deployment_turned_into_a_plain_copy_is_drift() {
     assert_eq!(
         f["commands"][0],
         format!(
-            "cudnnm use 9.27.0.42_cuda12 --cuda-root {} --mode symlink",
+            "cudnnm use 9.27.0.42_cuda12+jit --cuda-root {} --mode symlink",
             cudnnm::quote::sh_quote(&tk.display().to_string())
         )
     );

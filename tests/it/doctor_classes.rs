@@ -186,10 +186,10 @@ fn a_pin_that_is_not_installed_says_so_with_the_catalogs_install_command() {
             .to_string()
             .contains("installed: 9.27.0.42_cuda12")
     );
-    // The newest 9.12 the catalog has; 9.12 is published as wheels.
+    // The newest 9.12 the catalog has: NVIDIA's archive (redistrib_9.12.0.json).
     assert_eq!(
         f["commands"][0],
-        "cudnnm install pip:nvidia-cudnn-cu12==9.12.0.46",
+        "cudnnm install 9.12.0.46_cuda12",
         "{}",
         r.describe()
     );
@@ -371,7 +371,7 @@ fn printed_commands_keep_the_home_the_user_gave_and_work_when_run() {
     let cmd = f["commands"][0].as_str().unwrap().to_string();
     assert!(
         cmd.starts_with(&format!(
-            "cudnnm --home {} use 9.27.0.42_cuda12 --cuda-root {t}",
+            "cudnnm --home {} use 9.27.0.42_cuda12+jit --cuda-root {t}",
             home.display()
         )),
         "{cmd}"
@@ -604,7 +604,10 @@ fn an_installed_pinned_default_release_too_new_for_the_gpu_is_gpu_too_old_and_no
     );
     assert_eq!(
         n["commands"][0],
-        format!("cudnnm use 9.27.0.42_cuda12 --cuda-root {}", tk.display()),
+        format!(
+            "cudnnm use 9.27.0.42_cuda12+jit --cuda-root {}",
+            tk.display()
+        ),
         "{}",
         r.describe()
     );

@@ -58,7 +58,7 @@ fn deployed(sb: &Sandbox, mode: &str) -> (PathBuf, PathBuf) {
         .stderr_has(&[&format!("({mode}, backup 1)")]);
     (
         fs::canonicalize(&tk).unwrap(),
-        sb.home().join("store/cuda-12/9.12.0.46"),
+        sb.home().join("store/cuda-12/9.12.0.46+jit"),
     )
 }
 
@@ -88,12 +88,12 @@ fn drift_is_fixed_and_the_fix_rolls_back(mode: &str) {
     assert_eq!(drift["seen"].as_array().unwrap().len(), 2, "{drift}");
     assert_eq!(
         drift["commands"][0],
-        format!("cudnnm use 9.12.0.46_cuda12 --cuda-root {q} --mode {mode}")
+        format!("cudnnm use 9.12.0.46_cuda12+jit --cuda-root {q} --mode {mode}")
     );
     sb.run(["verify"]).code_is(7);
 
     let r = doctor(&sb, &t, &["--fix"]).stderr_has(&[&format!(
-        "fix applied [deployment-drift]: deployed cuDNN 9.12.0.46_cuda12 again into '{t}' ({mode}); the files found there are in backup 2"
+        "fix applied [deployment-drift]: deployed cuDNN 9.12.0.46_cuda12+jit again into '{t}' ({mode}); the files found there are in backup 2"
     )]);
     assert!(
         !finding_ids(&r).contains(&"deployment-drift".to_string()),
@@ -165,17 +165,18 @@ fn a_drift_repaired_by_hand_before_the_fix_runs_is_left_alone() {
             cudnnm::deploy::Guard::begin(lock, &home, &env, &cudnnm::deploy::Silent).unwrap();
         change.redeploy(&tk, release)
     };
-    let r = redeploy("9.12.0.46_cuda12").unwrap();
+    let r = redeploy("9.12.0.46_cuda12+jit").unwrap();
     assert!(
         matches!(r, cudnnm::deploy::Redeployed::AlreadyClean),
         "{r:?}"
     );
     let backups = sb.run(["backups", "--json"]).ok().json();
     assert_eq!(backups.as_array().map(Vec::len), Some(1), "{backups}");
-    let e = redeploy("9.27.0.42_cuda12").unwrap_err();
+    let e = redeploy("9.27.0.42_cuda12+jit").unwrap_err();
     assert_eq!(e.kind(), cudnnm::error::Kind::Conflict);
     assert!(
-        e.message().contains("now records cuDNN 9.12.0.46_cuda12"),
+        e.message()
+            .contains("now records cuDNN 9.12.0.46_cuda12+jit"),
         "{e}"
     );
 }
@@ -216,7 +217,7 @@ fn fix_with_cuda_root_changes_only_the_named_toolkit() {
         sb.run(["use", "9.27.0.42", "--cuda-root", t, "--mode", "copy"])
             .ok();
     }
-    let release = sb.home().join("store/cuda-12/9.27.0.42");
+    let release = sb.home().join("store/cuda-12/9.27.0.42+jit");
     edit_header_copy(&a);
     let b_sha = edit_header_copy(&b);
     let b_before = common::listing(&b);
@@ -224,7 +225,7 @@ fn fix_with_cuda_root_changes_only_the_named_toolkit() {
     let r = doctor(&sb, &ta, &["--fix"])
         .code_is(7)
         .stderr_has(&[
-            &format!("fix applied [deployment-drift]: deployed cuDNN 9.27.0.42_cuda12 again into '{ta}' (copy)"),
+            &format!("fix applied [deployment-drift]: deployed cuDNN 9.27.0.42_cuda12+jit again into '{ta}' (copy)"),
             &format!("fix skipped [deployment-drift]: not applied: '{tb}' is not in a toolkit named with --cuda-root"),
         ]);
     // A is repaired; B is still reported, with its fix not counted as applicable.
@@ -280,7 +281,7 @@ fn a_toolkit_taken_over_by_another_home_is_not_redeployed() {
     let header = sha(&tk.join("include/cudnn_version.h"));
 
     let r = doctor(&sb, &t, &["--fix"]).stderr_has(&[&format!(
-        "fix skipped [deployment-drift]: '{t}' now holds cuDNN 9.1.0 (not this home's record of 9.27.0.42_cuda12); redeploying would undo that change — run `cudnnm use 9.27.0.42_cuda12 --cuda-root"
+        "fix skipped [deployment-drift]: '{t}' now holds cuDNN 9.1.0 (not this home's record of 9.27.0.42_cuda12+jit); redeploying would undo that change — run `cudnnm use 9.27.0.42_cuda12+jit --cuda-root"
     )]);
     assert!(!r.stderr().contains("fix applied"), "{}", r.describe());
     assert_eq!(common::listing(&tk), before, "the other home's files stay");
@@ -288,13 +289,13 @@ fn a_toolkit_taken_over_by_another_home_is_not_redeployed() {
     let f = r.finding("deployment-drift");
     assert_eq!(
         f["title"],
-        format!("{t} now holds cuDNN 9.1.0 (not this home's record of 9.27.0.42_cuda12)")
+        format!("{t} now holds cuDNN 9.1.0 (not this home's record of 9.27.0.42_cuda12+jit)")
     );
     assert_eq!(f["severity"], "warning");
     assert!(f.get("auto_fix").is_none(), "{f}");
     assert_eq!(
         f["commands"][0],
-        format!("cudnnm use 9.27.0.42_cuda12 --cuda-root {q} --mode copy")
+        format!("cudnnm use 9.27.0.42_cuda12+jit --cuda-root {q} --mode copy")
     );
 }
 
@@ -327,18 +328,18 @@ fn verify_says_a_toolkit_now_holds_another_homes_release() {
     let out = r.stdout();
     assert!(
         out.contains(&format!(
-            "  replaced  9.27.0.42_cuda12  in {t}: the toolkit now holds cuDNN 9.1.0"
+            "  replaced  9.27.0.42_cuda12+jit  in {t}: the toolkit now holds cuDNN 9.1.0"
         )),
         "{out}"
     );
     assert!(
         out.contains(&format!(
-            "help: '{t}' now holds cuDNN 9.1.0 (not this home's record of 9.27.0.42_cuda12): another cudnnm home, or you, deployed it since"
+            "help: '{t}' now holds cuDNN 9.1.0 (not this home's record of 9.27.0.42_cuda12+jit): another cudnnm home, or you, deployed it since"
         )),
         "{out}"
     );
     assert!(out.contains("not an error of this home"), "{out}");
-    assert!(!out.contains("deploys 9.27.0.42_cuda12 again"), "{out}");
+    assert!(!out.contains("deploys 9.27.0.42_cuda12+jit again"), "{out}");
     let j = sb.run(["verify", "--no-load", "--json"]).ok().json();
     assert_eq!(j["healthy"], true, "{j}");
     assert_eq!(j["deployments"][0]["now_holds"], "9.1.0", "{j}");
@@ -356,7 +357,7 @@ fn edit_through_a_link_deployment_is_store_damage(mode: &str) {
     let q = q(&t);
     sb.run(["use", "9.27.0.42", "--cuda-root", &t, "--mode", mode])
         .ok();
-    let release = sb.home().join("store/cuda-12/9.27.0.42");
+    let release = sb.home().join("store/cuda-12/9.27.0.42+jit");
     let store_h = release.join("include/cudnn_version.h");
     let size = fs::metadata(&store_h).unwrap().len();
     // `echo >> TOOLKIT/include/cudnn_version.h`
@@ -382,7 +383,7 @@ fn edit_through_a_link_deployment_is_store_damage(mode: &str) {
     let f = r.finding("store-release-damaged");
     assert_eq!(
         f["title"],
-        "the store release 9.27.0.42_cuda12 changed: 1 file(s) differ from its receipt"
+        "the store release 9.27.0.42_cuda12+jit changed: 1 file(s) differ from its receipt"
     );
     assert_eq!(
         f["seen"],
@@ -402,7 +403,7 @@ fn edit_through_a_link_deployment_is_store_damage(mode: &str) {
         vec!["cudnnm install pip:nvidia-cudnn-jit-cu12==9.27.0.42 --force".to_string()];
     if mode == "hardlink" {
         commands.push(format!(
-            "cudnnm use 9.27.0.42_cuda12 --cuda-root {q} --mode {mode}"
+            "cudnnm use 9.27.0.42_cuda12+jit --cuda-root {q} --mode {mode}"
         ));
     }
     assert_eq!(f["commands"], serde_json::json!(commands));
@@ -411,7 +412,7 @@ fn edit_through_a_link_deployment_is_store_damage(mode: &str) {
     let r = sb
         .run(["doctor", "--no-load", "--fix", "--cuda-root", &t])
         .code_is(7)
-        .stderr_has(&["fix skipped [store-release-damaged]: the store release 9.27.0.42_cuda12 itself changed; redeploying cannot repair it"]);
+        .stderr_has(&["fix skipped [store-release-damaged]: the store release 9.27.0.42_cuda12+jit itself changed; redeploying cannot repair it"]);
     assert!(!r.stderr().contains("fix applied"), "{}", r.describe());
     assert!(!r.stdout().contains("can be applied"), "{}", r.describe());
     assert_eq!(fs::metadata(&store_h).unwrap().len(), size + 1);
@@ -433,12 +434,12 @@ fn edit_through_a_link_deployment_is_store_damage(mode: &str) {
     if mode == "hardlink" {
         // The toolkit's files are the store's: no `use` (a no-op) offered for them.
         assert!(
-            v.stdout().contains("these files are the store's own (hardlink deployment): release 9.27.0.42_cuda12 itself changed"),
+            v.stdout().contains("these files are the store's own (hardlink deployment): release 9.27.0.42_cuda12+jit itself changed"),
             "{}",
             v.describe()
         );
         assert!(
-            !v.stdout().contains("deploys 9.27.0.42_cuda12 again"),
+            !v.stdout().contains("deploys 9.27.0.42_cuda12+jit again"),
             "{}",
             v.describe()
         );
@@ -453,7 +454,7 @@ fn edit_through_a_link_deployment_is_store_damage(mode: &str) {
     sb.run(["install".as_ref(), other.as_os_str(), "--force".as_ref()])
         .code_is(8)
         .stderr_has(&[
-            &format!("error: cuDNN 9.27.0.42_cuda12 is deployed in {t}; these files are not the ones its receipt records"),
+            &format!("error: cuDNN 9.27.0.42_cuda12+jit is deployed in {t}; these files are not the ones its receipt records"),
             "help: switch that toolkit to another release first",
         ]);
     assert_eq!(fs::metadata(&store_h).unwrap().len(), size + 1);
@@ -466,8 +467,15 @@ fn edit_through_a_link_deployment_is_store_damage(mode: &str) {
             "repaired in place: the imported files are the ones its receipt records (deployed in {t})"
         )]);
     if mode == "hardlink" {
-        sb.run(["use", "9.27.0.42_cuda12", "--cuda-root", &t, "--mode", mode])
-            .ok();
+        sb.run([
+            "use",
+            "9.27.0.42_cuda12+jit",
+            "--cuda-root",
+            &t,
+            "--mode",
+            mode,
+        ])
+        .ok();
     }
     sb.run(["verify", "--no-load"]).ok();
     assert_eq!(fs::metadata(&store_h).unwrap().len(), size);
@@ -547,7 +555,7 @@ fn printed_commands_survive_a_shell_for_a_path_with_quotes_dollar_spaces_and_acc
         sh_words(&redeploy),
         [
             "use",
-            "9.27.0.42_cuda12",
+            "9.27.0.42_cuda12+jit",
             "--cuda-root",
             &t,
             "--mode",
@@ -599,13 +607,13 @@ fn after_uninstall_force_verify_names_the_package_the_release_came_from() {
     sb.run(["uninstall", "9.12.0.46", "--force"])
         .ok()
         .stderr_has(&[&format!(
-            "cuDNN 9.12.0.46_cuda12 stays deployed in '{}' (symlink): its links there will dangle",
+            "cuDNN 9.12.0.46_cuda12+jit stays deployed in '{}' (symlink): its links there will dangle",
             tk.display()
         )]);
     let r = sb.run(["verify", "--no-load"]).code_is(7);
     let out = format!("{}{}", r.stdout(), r.stderr());
     assert!(
-        out.contains("9.12.0.46_cuda12 is not in the store any more")
+        out.contains("9.12.0.46_cuda12+jit is not in the store any more")
             && out.contains("cudnnm install pip:nvidia-cudnn-jit-cu12==9.12.0.46 --force"),
         "{}",
         r.describe()
@@ -666,13 +674,13 @@ fn a_fix_planned_during_another_homes_change_is_checked_again_under_the_lock() {
     assert!(!all.contains("fix applied"), "{all}");
     assert!(
         all.contains(&format!(
-            "'{t}' now holds cuDNN 9.27.0 (not this home's record of 9.12.0.46_cuda12)"
+            "'{t}' now holds cuDNN 9.27.0 (not this home's record of 9.12.0.46_cuda12+jit)"
         )),
         "{all}"
     );
     // A's change stands, whole.
     let cur = a.run(["current", "--cuda-root", &t, "--json"]).ok().json();
-    assert_eq!(cur["toolkits"][0]["release"], "9.27.0.42_cuda12");
+    assert_eq!(cur["toolkits"][0]["release"], "9.27.0.42_cuda12+jit");
     assert!(
         cur["toolkits"][0]["drift"].as_object().is_some_and(|d| d
             .values()
@@ -825,7 +833,7 @@ fn uninstalled_release_deployed_by(mode: &str) {
         "its hard-linked files (and their bytes on disk)"
     };
     let r = r.stderr_has(&[&format!(
-        "cuDNN 9.12.0.46_cuda12 stays deployed in '{t}' ({mode}): {what} there stay and keep working"
+        "cuDNN 9.12.0.46_cuda12+jit stays deployed in '{t}' ({mode}): {what} there stay and keep working"
     )]);
     assert!(!r.stderr().contains("dangle"), "{}", r.describe());
     assert_eq!(common::listing(&tk), before, "the toolkit is untouched");
@@ -835,7 +843,7 @@ fn uninstalled_release_deployed_by(mode: &str) {
     let out = v.stdout();
     let files = out
         .lines()
-        .find(|l| l.starts_with("  orphaned  9.12.0.46_cuda12  in "))
+        .find(|l| l.starts_with("  orphaned  9.12.0.46_cuda12+jit  in "))
         .unwrap_or_else(|| panic!("{}", v.describe()));
     assert!(
         files.ends_with(
@@ -847,7 +855,9 @@ fn uninstalled_release_deployed_by(mode: &str) {
     assert!(!out.contains("CHANGED"), "{}", v.describe());
     assert!(
         out.contains("`cudnnm install pip:nvidia-cudnn-jit-cu12==9.12.0.46 --force`")
-            && out.contains(&format!("`cudnnm use 9.27.0.42_cuda12 --cuda-root {q}`")),
+            && out.contains(&format!(
+                "`cudnnm use 9.27.0.42_cuda12+jit --cuda-root {q}`"
+            )),
         "{}",
         v.describe()
     );
@@ -870,7 +880,7 @@ fn uninstalled_release_deployed_by(mode: &str) {
         .find(|b| b["id"] == 2)
         .unwrap_or_else(|| panic!("{backups}"));
     assert_eq!(b2["held"], "9.12.0.46", "{b2}");
-    assert_eq!(b2["release"], "9.12.0.46_cuda12", "{b2}");
+    assert_eq!(b2["release"], "9.12.0.46_cuda12+jit", "{b2}");
     assert_eq!(b2["files"], 20, "{b2}");
     assert_eq!(b2["users_files"], serde_json::json!([]), "{b2}");
     assert_eq!(b2["users_bytes"], 0, "{b2}");
@@ -907,7 +917,10 @@ fn current_agrees_with_verify_about_a_toolkit_another_home_switched() {
     assert_eq!(v["deployments"][0]["now_holds"], "9.1.0", "{v}");
     let cur = sb.run(["current", "--cuda-root", &t, "--json"]).ok().json();
     assert_eq!(cur["toolkits"][0]["now_holds"], "9.1.0", "{cur}");
-    assert_eq!(cur["toolkits"][0]["release"], "9.27.0.42_cuda12", "{cur}");
+    assert_eq!(
+        cur["toolkits"][0]["release"], "9.27.0.42_cuda12+jit",
+        "{cur}"
+    );
     let r = sb.run(["current", "--cuda-root", &t]).ok();
     let line = r
         .stdout()
@@ -924,7 +937,7 @@ fn current_agrees_with_verify_about_a_toolkit_another_home_switched() {
     );
     assert!(
         line.contains(&format!(
-            "(`cudnnm use 9.27.0.42_cuda12 --cuda-root {} --mode copy` puts 9.27.0.42_cuda12 back)",
+            "(`cudnnm use 9.27.0.42_cuda12+jit --cuda-root {} --mode copy` puts 9.27.0.42_cuda12+jit back)",
             q(&t)
         )),
         "{line}"

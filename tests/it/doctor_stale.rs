@@ -288,7 +288,8 @@ fn a_lock_for_another_cuda_than_the_toolkit_is_named_with_the_librarys_own_cuda(
 /// store: its `current/cuda-12` link dangles, and a loader path through the
 /// link finds nothing (as the real load does). One finding — the pin that
 /// is not installed — whose fix makes an installed release the default
-/// (`cudnnm default`, which re-points the link), not a reinstall.
+/// (`cudnnm default`, which re-points the link), not a reinstall. The
+/// installed wheel is the JIT build, whose id says `+jit` (issue 26).
 #[test]
 fn a_vanished_default_is_fixed_with_cudnnm_default() {
     let mut sb = Sandbox::new();
@@ -312,7 +313,7 @@ fn a_vanished_default_is_fixed_with_cudnnm_default() {
     let f = r.finding("pin-not-installed");
     assert_eq!(
         f["commands"][0],
-        "cudnnm default 9.27.0.42_cuda12",
+        "cudnnm default 9.27.0.42_cuda12+jit",
         "{}",
         r.describe()
     );

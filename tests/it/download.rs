@@ -1062,9 +1062,7 @@ fn a_file_missing_from_a_local_mirror_folder_is_not_found() {
     let expected = w.path["compute/".len()..]
         .split('/')
         .fold(folder.clone(), |p, c| p.join(c));
-    let url = reqwest::Url::from_directory_path(&folder)
-        .unwrap()
-        .to_string();
+    let url = url::Url::from_directory_path(&folder).unwrap().to_string();
     for mirror in [folder.display().to_string(), url] {
         let r =
             w.sb.run([

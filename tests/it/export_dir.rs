@@ -196,3 +196,53 @@ fn export_dir_an_empty_dest_in_an_unwritable_parent_is_filled_in_place() {
     assert!(!other.exists());
     assert!(dest.join(".cudnnm-export.toml").is_file());
 }
+
+/// What killed runs leave beside DEST is put right by the next export: an
+/// earlier export moved aside by a kill between the two renames (DEST
+/// missing) is moved back and replaced, and a marked build folder nobody
+/// writes is removed; a build folder whose marker another run holds locked,
+/// and a folder that only carries the name, stay.
+#[test]
+fn export_dir_puts_right_what_a_killed_run_left() {
+    let sb = Sandbox::new();
+    release_with_files(&sb.home());
+    let parent = sb.root().join("out");
+    let dest = parent.join("c");
+    let d = dest.to_str().unwrap();
+    sb.run(["export", "dir", d, "9.1"]).ok();
+    // Killed between the renames: the earlier export aside, DEST missing.
+    fs::rename(&dest, parent.join(".cudnnm-export-old-4242-c")).unwrap();
+    // Killed while building: a marked build folder.
+    let stale = parent.join(".cudnnm-export-1-2");
+    fs::create_dir_all(stale.join("lib")).unwrap();
+    fs::write(stale.join(".cudnnm-building"), b"").unwrap();
+    fs::write(stale.join("lib/libcudnn.so.9"), b"half").unwrap();
+    // Another run still building: its marker locked.
+    let busy = parent.join(".cudnnm-export-3-4");
+    fs::create_dir(&busy).unwrap();
+    let held = fs::File::create(busy.join(".cudnnm-building")).unwrap();
+    held.try_lock().unwrap();
+    // A folder of the user's that only carries the name.
+    let mine = parent.join(".cudnnm-export-5-6");
+    fs::create_dir(&mine).unwrap();
+    fs::write(mine.join("notes"), b"mine").unwrap();
+
+    let r = sb.run(["export", "dir", d, "9.1"]).ok();
+    assert!(
+        r.stderr()
+            .contains("replacing the earlier export of 9.1.0.70_cuda12"),
+        "{}",
+        r.describe()
+    );
+    assert_eq!(
+        fs::read(dest.join("lib/libcudnn.so.9")).unwrap(),
+        b"\x7fELF fake"
+    );
+    assert!(dest.join(".cudnnm-export.toml").is_file());
+    assert_eq!(
+        leftovers(&parent),
+        [".cudnnm-export-3-4", ".cudnnm-export-5-6"]
+    );
+    assert_eq!(fs::read(mine.join("notes")).unwrap(), b"mine");
+    drop(held);
+}

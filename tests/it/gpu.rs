@@ -318,14 +318,22 @@ const REFUSE_927: [&str; 2] = [
 fn a_release_known_before_fetching_is_refused_for_the_gpu_before_pip_runs() {
     let mut sb = machine(&[PASCAL]);
     let pip_calls = fake_pip(&mut sb);
+    // (9.27.0.42 is built for CUDA 12 and 13: the spec forms name 12.)
     for what in [
-        "pip:nvidia-cudnn-jit-cu12==9.27.0.42",
-        "pip:nvidia-cudnn-cu12==9.27.0.42",
-        "9.27",
-        "9.27.0.42",
+        &["pip:nvidia-cudnn-jit-cu12==9.27.0.42"][..],
+        &["pip:nvidia-cudnn-cu12==9.27.0.42"],
+        &["9.27", "--cuda", "12"],
+        &["9.27.0.42", "--cuda", "12"],
     ] {
-        let r = sb.run(["install", what]).code_is(8).stderr_has(&REFUSE_927);
-        assert!(!pip_calls.exists(), "pip ran for {what}\n{}", r.describe());
+        let r = sb
+            .run(std::iter::once("install").chain(what.iter().copied()))
+            .code_is(8)
+            .stderr_has(&REFUSE_927);
+        assert!(
+            !pip_calls.exists(),
+            "pip ran for {what:?}\n{}",
+            r.describe()
+        );
         assert!(!r.stderr().contains("fetching"), "{}", r.describe());
     }
     // The same words as the refusal after a download (a local wheel file).
@@ -333,18 +341,27 @@ fn a_release_known_before_fetching_is_refused_for_the_gpu_before_pip_runs() {
         .code_is(8)
         .stderr_has(&REFUSE_927);
 
-    // A lock naming the release, as a wheel or as an archive (on a server
-    // that is not there: a download would fail with exit 6): refused before
+    // A lock naming the release, as a wheel or as an archive (an https://
+    // URL, as a lock's must be, of a server that is not there: a download
+    // would fail with exit 6): refused before
     // pip runs or the download starts.
     std::fs::write(sb.work().join(".cudnn-version"), "9.27.0.42\n").unwrap();
     let port = crate::common::http::closed_port();
     let sha = "0".repeat(64);
-    for source in [
-        format!(
-            "pip = \"nvidia-cudnn-jit-cu12==9.27.0.42\"\nwheel = \"nvidia_cudnn_jit_cu12-9.27.0.42-py3-none-manylinux_2_27_x86_64.whl\"\nsha256 = \"{sha}\"\n"
+    // A lock an older cudnnm wrote for the JIT wheel names the release
+    // without its flavour: it is read as the JIT build.
+    for (source, id) in [
+        (
+            format!(
+                "pip = \"nvidia-cudnn-jit-cu12==9.27.0.42\"\nwheel = \"nvidia_cudnn_jit_cu12-9.27.0.42-py3-none-manylinux_2_27_x86_64.whl\"\nsha256 = \"{sha}\"\n"
+            ),
+            "9.27.0.42_cuda12+jit",
         ),
-        format!(
-            "url = \"http://127.0.0.1:{port}/cudnn-linux-x86_64-9.27.0.42_cuda12-archive.tar.xz\"\nsha256 = \"{sha}\"\n"
+        (
+            format!(
+                "url = \"https://127.0.0.1:{port}/cudnn-linux-x86_64-9.27.0.42_cuda12-archive.tar.xz\"\nsha256 = \"{sha}\"\n"
+            ),
+            "9.27.0.42_cuda12",
         ),
     ] {
         std::fs::write(
@@ -355,7 +372,7 @@ fn a_release_known_before_fetching_is_refused_for_the_gpu_before_pip_runs() {
         )
         .unwrap();
         let r = sb.run(["install"]).code_is(8).stderr_has(&[
-            "installing 9.27.0.42_cuda12 as locked",
+            &format!("installing {id} as locked"),
             REFUSE_927[0],
             REFUSE_927[1],
         ]);
@@ -395,13 +412,14 @@ fn a_release_known_before_fetching_is_refused_for_the_gpu_before_pip_runs() {
 fn hints_do_not_suggest_an_install_the_gpu_refuses() {
     let mut sb = machine(&[PASCAL]);
     fake_pip(&mut sb);
-    let not_here = "cuDNN 9.27.0.42 for CUDA 12 does not run on NVIDIA GeForce GTX 1080 (GPU 0, compute capability 6.1; it needs 7.5 or newer): the newest release that runs on it is cuDNN 9.10.2.21 for CUDA 12 (in the catalog: `cudnnm install pip:nvidia-cudnn-cu12==9.10.2.21`); or `cudnnm install pip:nvidia-cudnn-cu12==9.27.0.42 --force` installs it anyway";
-    let r = sb.run(["default", "9.27"]).code_is(3).stderr_has(&[
-        "error: no installed cuDNN matches 9.27",
+    // (9.27.0.42 is built for CUDA 12 and 13, an NVIDIA archive for each: 12 is named.)
+    let not_here = "cuDNN 9.27.0.42 for CUDA 12 does not run on NVIDIA GeForce GTX 1080 (GPU 0, compute capability 6.1; it needs 7.5 or newer): the newest release that runs on it is cuDNN 9.10.2.21 for CUDA 12 (in the catalog: `cudnnm install pip:nvidia-cudnn-cu12==9.10.2.21`); or `cudnnm install 9.27.0.42_cuda12 --force` installs it anyway";
+    let r = sb.run(["default", "9.27_cuda12"]).code_is(3).stderr_has(&[
+        "error: no installed cuDNN matches 9.27_cuda12",
         &format!("help: {not_here} (see `cudnnm list` for what is installed)"),
     ]);
     assert!(!r.stderr().contains("install it first"), "{}", r.describe());
-    sb.run(["pin", "9.27"])
+    sb.run(["pin", "9.27_cuda12"])
         .code_is(3)
         .stderr_has(&[&format!("help: {not_here}; or pin it anyway")]);
     // A prefix names the newest release it matches that runs here, as
@@ -412,18 +430,18 @@ fn hints_do_not_suggest_an_install_the_gpu_refuses() {
     // Installed, the release that runs is named by the user's own command.
     let w = fixtures::wheel("nvidia_cudnn_cu12", "9.10.2.21", false).write(sb.root());
     sb.run(["install".as_ref(), w.as_os_str()]).ok();
-    let r = sb.run(["default", "9.27"]).code_is(3).stderr_has(&[
+    let r = sb.run(["default", "9.27_cuda12"]).code_is(3).stderr_has(&[
         "the newest release that runs on it is cuDNN 9.10.2.21 for CUDA 12 (installed: `cudnnm default 9.10.2.21`)",
     ]);
     assert!(!r.stderr().contains("cudnnm use"), "{}", r.describe());
-    sb.run(["pin", "9.27"])
+    sb.run(["pin", "9.27_cuda12"])
         .code_is(3)
         .stderr_has(&["(installed: `cudnnm pin 9.10.2.21`)"]);
     // A GPU that runs it: the plain command.
     set_gpus(&sb, &[TURING]);
-    sb.run(["default", "9.27"]).code_is(3).stderr_has(&[
-        "help: install it first with `cudnnm install pip:nvidia-cudnn-cu12==9.27.0.42`",
-    ]);
+    sb.run(["default", "9.27_cuda12"])
+        .code_is(3)
+        .stderr_has(&["help: install it first with `cudnnm install 9.27.0.42_cuda12`"]);
 }
 
 /// `install 9` with no CUDA to choose a build by keeps the spec in its

@@ -394,7 +394,7 @@ fn a_redirect_off_https_is_refused_with_nothing_kept() {
     ])
     .code_is(4)
     .stderr_has(&[&format!(
-        "error: refused to download {x86} from {}: it redirected to {}, off HTTPS",
+        "error: refused the redirect from {} to {}: it leaves HTTPS",
         front.url(&format!("moved/{x86}")),
         ix.server.url(&format!("files/{x86}"))
     )]);

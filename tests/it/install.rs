@@ -283,7 +283,12 @@ fn wheels_linux_get_dev_links_and_metadata_version() {
     ] {
         let whl = fixtures::wheel(pkg, v, false).write(sb.root());
         install(&sb, &whl, &[]).ok();
-        let lib = release_dir(&sb, cuda, v).join("lib");
+        let folder = if pkg.contains("_jit_") {
+            format!("{v}+jit")
+        } else {
+            v.to_string()
+        };
+        let lib = release_dir(&sb, cuda, &folder).join("lib");
         let major = &v[..1];
         assert_eq!(
             fs::read_link(lib.join("libcudnn.so")).unwrap(),
@@ -877,7 +882,8 @@ fn real_jit_wheels_install_and_report_their_version() {
         let whl = common::real_wheel(prefix);
         install(&sb, &whl, &[]).ok();
         let version = &prefix["nvidia_cudnn_jit_cu12-".len()..];
-        let lib = release_dir(&sb, "12", version).join("lib/libcudnn.so.9");
+        // The JIT build's own folder.
+        let lib = release_dir(&sb, "12", &format!("{version}+jit")).join("lib/libcudnn.so.9");
         // One process per library: the loader shares sub-libraries by soname.
         let got = cudnnm::libcudnn::query_version_isolated(&common::bin(), &lib).unwrap();
         assert_eq!(got.cudnn, want, "{}", lib.display());
@@ -899,7 +905,10 @@ fn real_jit_wheels_install_and_report_their_version() {
         // Every library's SHA-256 in the receipt equals the one the wheel's own RECORD publishes.
         let record = wheel_record(&whl);
         let receipt: toml::Value = toml::from_str(
-            &fs::read_to_string(release_dir(&sb, "12", version).join("receipt.toml")).unwrap(),
+            &fs::read_to_string(
+                release_dir(&sb, "12", &format!("{version}+jit")).join("receipt.toml"),
+            )
+            .unwrap(),
         )
         .unwrap();
         let mut checked = 0;
@@ -980,7 +989,8 @@ fn pip_requirement_runs_the_users_pip() {
     sb.run(["install", "pip:nvidia-cudnn-jit-cu12==9.12.0.46"])
         .ok();
     let l = list(&sb);
-    assert_eq!(l[0]["id"], "9.12.0.46_cuda12");
+    assert_eq!(l[0]["id"], "9.12.0.46_cuda12+jit");
+    assert_eq!(l[0]["flavour"], "jit");
     assert_eq!(
         l[0]["source"]["url"],
         "pip:nvidia-cudnn-jit-cu12==9.12.0.46"
@@ -1034,7 +1044,7 @@ fn pip_missing_is_a_clear_error() {
     } else {
         sb.set_env("CUDNNM_PYTHON", "true");
     }
-    sb.run(["install", "pip:x"])
+    sb.run(["install", "pip:nvidia-cudnn-cu12==9.1.0.70"])
         .code_is(4)
         .stderr_has(&["0 wheel files"]);
 }
@@ -1243,7 +1253,7 @@ fn pip_download_folders_a_kill_left_are_swept_after_an_hour_and_counted_as_downl
     assert_eq!(downloads, 1000 + 300 + 20, "{du}");
     sb.run(["du"]).ok().stdout_has(&["pip's download folders"]);
     sb.set_env("CUDNNM_PYTHON", "true");
-    sb.run(["install", "pip:x"])
+    sb.run(["install", "pip:nvidia-cudnn-cu12==9.1.0.70"])
         .code_is(4)
         .stderr_has(&["0 wheel files"]);
     assert!(!old.exists(), "an hour-old folder nobody holds is removed");
@@ -1353,7 +1363,8 @@ fn a_renamed_wheel_is_judged_by_its_metadata() {
     install(&sb, &whl, &["--force"])
         .ok()
         .stderr_has(&["warning:", "imported for CUDA 12"]);
-    assert_eq!(list(&sb)[0]["id"], "9.12.0.46_cuda12");
+    // A JIT wheel (its METADATA's package): the JIT build's release.
+    assert_eq!(list(&sb)[0]["id"], "9.12.0.46_cuda12+jit");
 }
 
 #[cfg(unix)]
@@ -1374,7 +1385,7 @@ fn site_packages_folders_use_the_wheels_dist_info() {
     install(&sb, &site, &[])
         .ok()
         .stderr_has(&["already installed"]);
-    assert_eq!(list(&sb)[0]["id"], "9.27.0.42_cuda12");
+    assert_eq!(list(&sb)[0]["id"], "9.27.0.42_cuda12+jit");
 }
 
 /// `install --force` of a deployed release takes only the bytes its
@@ -1442,12 +1453,38 @@ fn refuses_a_tar_that_expands_like_a_bomb() {
     );
 }
 
+/// `install pip:` takes `NAME==VERSION` of one of NVIDIA's cuDNN packages
+/// and nothing else, refused before pip runs (a Python that would leave a
+/// mark shows it never ran): pip options, paths and direct references that
+/// make pip build and run a package, other packages.
 #[test]
 fn pip_options_are_not_requirements() {
-    let sb = Sandbox::new();
-    sb.run(["install", "pip:-r/etc/passwd"])
-        .code_is(2)
-        .stderr_has(&["does not name a package"]);
+    let mut sb = Sandbox::new();
+    let ran = sb.root().join("python-ran");
+    let fake = sb.root().join("fake-python");
+    std::fs::write(&fake, format!("#!/bin/sh\ntouch '{}'\n", ran.display())).unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    sb.set_env("CUDNNM_PYTHON", &fake);
+    for req in [
+        "-r/etc/passwd",
+        "./evilpkg",
+        "evil @ file:///tmp/evil-1.0.tar.gz",
+        "numpy==2.0.0",
+        "nvidia-cudnn-cu12>=9",
+        "nvidia-cudnn-cu12==9.*",
+    ] {
+        sb.run(["install", &format!("pip:{req}")])
+            .code_is(2)
+            .stderr_has(&[
+                "is not a cuDNN wheel requirement",
+                "nvidia-cudnn-cu12==9.10.2.21",
+            ]);
+    }
+    assert!(!ran.exists(), "pip was run");
 }
 
 #[test]
@@ -1729,41 +1766,28 @@ fn remote_row(sb: &Sandbox, id: &str) -> Value {
         .clone()
 }
 
+/// The JIT build of a release is another release (`<id>+jit`, its own
+/// store folder): installing the JIT wheel marks the JIT row of `list
+/// --remote`, never the full build's; both builds install side by side.
 #[test]
-fn list_remote_marks_a_pip_row_installed_only_by_its_own_package() {
+fn list_remote_marks_each_build_installed_by_its_own_files() {
     let sb = Sandbox::new();
     let jit = fixtures::wheel("nvidia_cudnn_jit_cu12", "9.12.0.46", false).write(sb.root());
-    install(&sb, &jit, &[]).ok();
-    // The jit wheel is another package: the nvidia-cudnn-cu12 row is not installed.
-    let row = remote_row(&sb, "9.12.0.46_cuda12");
-    assert_eq!(row["name"], "pip:nvidia-cudnn-cu12==9.12.0.46");
-    assert_eq!(row["installed"], Value::Bool(false));
-    assert_eq!(
-        row["installed_from_other_package"],
-        "pip:nvidia-cudnn-jit-cu12==9.12.0.46"
-    );
-    let text = sb
-        .run([
-            "list",
-            "--remote",
-            "--platform",
-            "linux-x86_64",
-            "--cuda",
-            "12",
-        ])
+    install(&sb, &jit, &[])
         .ok()
-        .stdout();
-    let line = text
-        .lines()
-        .find(|l| l.starts_with("9.12.0.46_cuda12 "))
-        .unwrap();
+        .stderr_has(&["installed cuDNN 9.12.0.46 for CUDA 12"]);
     assert!(
-        line.ends_with(
-            "pip:nvidia-cudnn-cu12==9.12.0.46  (this release is installed, from another package: nvidia-cudnn-jit-cu12)"
-        ),
-        "{line}"
+        sb.home()
+            .join("store/cuda-12/9.12.0.46+jit/receipt.toml")
+            .is_file()
     );
-    // The summary counts the release as installed.
+    assert!(!sb.home().join("store/cuda-12/9.12.0.46").exists());
+    let row = remote_row(&sb, "9.12.0.46_cuda12");
+    assert_eq!(row["flavour"], "full");
+    assert_eq!(row["installed"], Value::Bool(false));
+    let row = remote_row(&sb, "9.12.0.46_cuda12+jit");
+    assert_eq!(row["flavour"], "jit");
+    assert_eq!(row["installed"], Value::Bool(true));
     let r = sb
         .run([
             "list",
@@ -1774,13 +1798,41 @@ fn list_remote_marks_a_pip_row_installed_only_by_its_own_package() {
             "12",
         ])
         .ok();
+    let line = r
+        .stdout()
+        .lines()
+        .find(|l| l.starts_with("9.12.0.46_cuda12+jit "))
+        .unwrap()
+        .to_string();
+    assert!(line.ends_with("installed"), "{line}");
     assert!(r.stderr().contains(", 1 installed;"), "{}", r.describe());
-    // Its own package's wheel marks it installed.
+    // The full build's wheel installs beside it, no --force needed.
     let full = fixtures::wheel("nvidia_cudnn_cu12", "9.12.0.46", false).write(sb.root());
-    install(&sb, &full, &["--force"]).ok();
-    let row = remote_row(&sb, "9.12.0.46_cuda12");
-    assert_eq!(row["installed"], Value::Bool(true));
-    assert!(row.get("installed_from_other_package").is_none(), "{row}");
+    install(&sb, &full, &[]).ok();
+    assert_eq!(
+        remote_row(&sb, "9.12.0.46_cuda12")["installed"],
+        Value::Bool(true)
+    );
+    assert_eq!(
+        remote_row(&sb, "9.12.0.46_cuda12+jit")["installed"],
+        Value::Bool(true)
+    );
+    let ids: Vec<(String, String)> = list(&sb)
+        .iter()
+        .map(|r| {
+            (
+                r["id"].as_str().unwrap().to_string(),
+                r["flavour"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            ("9.12.0.46_cuda12".to_string(), "full".to_string()),
+            ("9.12.0.46_cuda12+jit".to_string(), "jit".to_string())
+        ]
+    );
 }
 
 /// A release whose `receipt.toml` is garbage: `list` hides it and names

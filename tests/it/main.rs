@@ -17,6 +17,7 @@ mod pin_support;
 
 mod backups;
 mod catalog;
+mod catalog_today;
 mod cli;
 mod doctor;
 mod doctor_classes;
@@ -34,6 +35,7 @@ mod export_dir;
 mod frameworks;
 mod gpu;
 mod guard_crash;
+mod hostile;
 mod index;
 mod install;
 mod lock_fallback;

@@ -111,10 +111,10 @@ fn engine_loads_switches_unloads_and_refuses_a_second(engine: &str) {
         r#"export LD_LIBRARY_PATH=/site/lib:/usr/local/lib CPATH=/site/include
 BEFORE_LD="$LD_LIBRARY_PATH" BEFORE_CPATH="$CPATH"
 module use '{dir}'
-module load cudnn/9.27.0.42-cuda12 && echo LOADED=$(python3 -c "{PROBE}")
+module load cudnn/9.27.0.42-cuda12-jit && echo LOADED=$(python3 -c "{PROBE}")
 echo CUDNN_PATH=$CUDNN_PATH
-module switch cudnn cudnn/9.12.0.46-cuda12 && echo SWITCHED=$(python3 -c "{PROBE}")
-LMOD_DISABLE_SAME_NAME_AUTOSWAP=yes module load cudnn/9.27.0.42-cuda12
+module switch cudnn cudnn/9.12.0.46-cuda12-jit && echo SWITCHED=$(python3 -c "{PROBE}")
+LMOD_DISABLE_SAME_NAME_AUTOSWAP=yes module load cudnn/9.27.0.42-cuda12-jit
 echo SECOND=$?
 echo STILL=$(python3 -c "{PROBE}")
 module unload cudnn
@@ -131,7 +131,7 @@ module load cudnn && echo DEFAULT=$(python3 -c "{PROBE}")
         get("CUDNN_PATH"),
         Some(
             sb.system()
-                .join("store/cuda-12/9.27.0.42")
+                .join("store/cuda-12/9.27.0.42+jit")
                 .to_str()
                 .unwrap()
         ),
@@ -299,7 +299,7 @@ fn an_exported_folder_loads_on_its_own() {
         "9.27".as_ref(),
     ])
     .ok()
-    .stderr_has(&["replacing the earlier export of 9.27.0.42_cuda12"]);
+    .stderr_has(&["replacing the earlier export of 9.27.0.42_cuda12+jit"]);
     assert_eq!(common::listing(&dest), before);
     // A file of the user's in it: refused, and every byte stays.
     std::fs::write(dest.join("lib/libmine.so"), b"mine").unwrap();

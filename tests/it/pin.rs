@@ -34,10 +34,11 @@ fn two_releases(sb: &Sandbox) -> (String, String) {
 fn pin_checks_the_spec_writes_the_file_and_keeps_comments() {
     let sb = Sandbox::new();
     let pin = sb.work().join(".cudnn-version");
-    // The install command is what the catalog has (9.12 only on PyPI).
+    // The install command is what the catalog has (9.12: NVIDIA's archive
+    // for the newest CUDA, 13).
     sb.run(["pin", "9.12"]).code_is(3).stderr_has(&[
         "no installed cuDNN matches 9.12",
-        "install it first with `cudnnm install pip:nvidia-cudnn-cu12==9.12.0.46`",
+        "install it first with `cudnnm install 9.12.0.46_cuda13`",
         "`cudnnm pin 9.12 --force`",
     ]);
     assert!(!pin.exists());
@@ -199,11 +200,11 @@ fn every_pin_file_case() {
     let rejected: Vec<(Vec<u8>, String)> = vec![
         (
             b"9.12 9.27\n".to_vec(),
-            format!("'{shown}' line 1: '9.12 9.27' holds 2 words"),
+            format!("'{shown}' line 1: it holds 2 words"),
         ),
         (
             b"# c\n~9.12\n".to_vec(),
-            format!("'{shown}' line 2: '~9.12' is not a cuDNN version spec"),
+            format!("'{shown}' line 2: it is not a cuDNN version spec (5 characters, not shown)"),
         ),
         (
             b"# only a comment\n".to_vec(),

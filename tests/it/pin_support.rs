@@ -21,6 +21,7 @@ pub fn fake_release(home: &Path, version: &str, cuda: &str) -> PathBuf {
         version: v.clone(),
         cuda: c,
         platform: Platform::host().unwrap_or(Platform::LinuxX86_64),
+        flavour: None,
         header_version: v.triple(),
         installed_at: "2026-11-29T00:00:00Z".into(),
         source: Source {
@@ -28,7 +29,7 @@ pub fn fake_release(home: &Path, version: &str, cuda: &str) -> PathBuf {
             name: format!("fake-{version}"),
             sha256: None,
             size: 0,
-            url: None,
+            from: cudnnm::store::Provenance::Local,
             dist: None,
         },
         files: vec![],

@@ -120,7 +120,9 @@ impl Project {
 /// The receipt of release `id` in `home`'s store.
 fn receipt(home: &Path, id: &str) -> Option<String> {
     let (v, c) = id.split_once("_cuda").unwrap();
-    std::fs::read_to_string(home.join(format!("store/cuda-{c}/{v}/receipt.toml"))).ok()
+    // The JIT build's folder: `<version>+jit`.
+    let (c, jit) = c.strip_suffix("+jit").map_or((c, ""), |c| (c, "+jit"));
+    std::fs::read_to_string(home.join(format!("store/cuda-{c}/{v}{jit}/receipt.toml"))).ok()
 }
 
 /// Every release folder in `home`'s store (`cuda-12/9.40.1.3`), sorted.
@@ -572,20 +574,20 @@ fn lock_names_the_installed_release_the_pin_selects_without_downloading() {
     sb.run(["install".as_ref(), whl.as_os_str()]).ok();
     sb.run(["pin", "9.30.x"]).ok();
     sb.run(["lock"]).ok().stderr_has(&[
-        "locking cuDNN 9.30.0.2_cuda12, the release the pin 9.30.x selects here (installed)",
+        "locking cuDNN 9.30.0.2_cuda12+jit, the release the pin 9.30.x selects here (installed)",
     ]);
     let lock = std::fs::read_to_string(lock_of(&sb.work())).unwrap();
     assert!(
         lock.ends_with(&format!(
-            "release = \"9.30.0.2_cuda12\"\n\n[platform.linux-x86_64]\npip = \"nvidia-cudnn-jit-cu12==9.30.0.2\"\nwheel = \"{}\"\nsha256 = \"{sha}\"\n",
+            "release = \"9.30.0.2_cuda12+jit\"\n\n[platform.linux-x86_64]\npip = \"nvidia-cudnn-jit-cu12==9.30.0.2\"\nwheel = \"{}\"\nsha256 = \"{sha}\"\n",
             whl.file_name().unwrap().to_string_lossy()
         )),
         "{lock}"
     );
     let cur = sb.run(["current"]).ok();
     assert!(
-        cur.stdout().contains("→ 9.30.0.2_cuda12")
-            && cur.stdout().contains("locked: 9.30.0.2_cuda12"),
+        cur.stdout().contains("→ 9.30.0.2_cuda12+jit")
+            && cur.stdout().contains("locked: 9.30.0.2_cuda12+jit"),
         "{}",
         cur.describe()
     );
@@ -594,9 +596,10 @@ fn lock_names_the_installed_release_the_pin_selects_without_downloading() {
     let path = lock_of(&sb.work());
     let good = std::fs::read_to_string(&path).unwrap();
     std::fs::write(&path, good.replace(&sha, "zz")).unwrap();
-    sb.run(["install"])
-        .code_is(2)
-        .stderr_has(&["help: write it again with `cudnnm lock`"]);
+    sb.run(["install"]).code_is(4).stderr_has(&[
+        "field 'platform.linux-x86_64.sha256' is not a SHA-256",
+        "help: write it again with `cudnnm lock`",
+    ]);
     sb.run(["lock"]).ok().stderr_has(&[&format!(
         "warning: the lock file '{}' could not be read (",
         path.display()
@@ -607,16 +610,24 @@ fn lock_names_the_installed_release_the_pin_selects_without_downloading() {
 
 /// The catalog's release installed from another package (the JIT-only
 /// wheel) is "already installed", and the message says which package it
-/// came from and the command that installs the catalog's instead.
+/// The JIT build of a release is another release: with it installed,
+/// `install VERSION` installs the full build (the catalog's package) beside
+/// it, and `install VERSION+jit` finds the JIT build already installed.
 #[test]
-fn a_release_from_another_package_is_named_when_already_installed() {
-    let (sb, _) = offline_sandbox();
+fn the_full_build_installs_beside_the_jit_build_of_the_same_release() {
+    let (sb, links) = offline_sandbox();
     let whl = fixtures::wheel("nvidia_cudnn_jit_cu12", "9.30.0.1", false).write(sb.root());
     sb.run(["install".as_ref(), whl.as_os_str()]).ok();
+    fixtures::wheel("nvidia_cudnn_cu12", "9.30.0.1", false).write(&links);
     sb.run(["install", "9.30.0.1"]).ok().stderr_has(&[
-        "cuDNN 9.30.0.1_cuda12 is already installed at '",
-        "installed from the package nvidia-cudnn-jit-cu12, not nvidia-cudnn-cu12: `cudnnm install pip:nvidia-cudnn-cu12==9.30.0.1 --force` installs that one instead",
+        "installing pip:nvidia-cudnn-cu12==9.30.0.1",
+        "installed cuDNN 9.30.0.1 for CUDA 12",
     ]);
+    assert!(receipt(&sb.home(), "9.30.0.1_cuda12").is_some());
+    assert!(receipt(&sb.home(), "9.30.0.1_cuda12+jit").is_some());
+    sb.run(["install", "pip:nvidia-cudnn-jit-cu12==9.30.0.1"])
+        .ok()
+        .stderr_has(&["cuDNN 9.30.0.1_cuda12+jit is already installed at '"]);
 }
 
 /// A user catalog with NVIDIA archives of 9.12.0.46 for Linux and Windows
@@ -658,35 +669,37 @@ fn lock_records_the_wheel_the_installed_release_came_from_not_the_catalogs_archi
     let sha = sha256_bytes(&std::fs::read(&whl).unwrap()).to_string();
     sb.run(["install".as_ref(), whl.as_os_str()]).ok();
     sb.run(["pin", "9.12.x"]).ok();
+    // The JIT build's lock: never the full build's archives (the catalog's
+    // Linux and Windows ones here), but NVIDIA's JIT archive for Arm servers.
     sb.run(["lock"]).ok().stderr_has(&[
-        "locking cuDNN 9.12.0.46_cuda12, the release the pin 9.12.x selects here (installed)",
-        "for linux-x86_64, windows-x86_64",
+        "locking cuDNN 9.12.0.46_cuda12+jit, the release the pin 9.12.x selects here (installed)",
+        "for linux-sbsa, linux-x86_64",
     ]);
     let lock = std::fs::read_to_string(lock_of(&sb.work())).unwrap();
     let linux_at = lock.find("[platform.linux-x86_64]").expect("linux entry");
-    let windows_at = lock
-        .find("[platform.windows-x86_64]")
-        .expect("windows entry");
     assert_eq!(
-        &lock[linux_at..windows_at],
+        &lock[linux_at..],
         format!(
-            "[platform.linux-x86_64]\npip = \"nvidia-cudnn-jit-cu12==9.12.0.46\"\nwheel = \"{}\"\nsha256 = \"{sha}\"\n\n",
+            "[platform.linux-x86_64]\npip = \"nvidia-cudnn-jit-cu12==9.12.0.46\"\nwheel = \"{}\"\nsha256 = \"{sha}\"\n",
             whl.file_name().unwrap().to_string_lossy()
         )
     );
-    assert!(!lock.contains(&linux), "{lock}");
+    assert!(!lock.contains(&linux) && !lock.contains(&windows), "{lock}");
+    assert!(!lock.contains("windows-x86_64"), "{lock}");
     assert!(
-        lock[windows_at..].contains(&format!("sha256 = \"{windows}\"")),
-        "{lock}"
+        lock.contains(
+            "sha256 = \"97a7752cb71acb41b6da553e2f376516a5464aea82ccf49cc6a4748a68ec1a76\""
+        ),
+        "the JIT archive for linux-sbsa (redistrib_9.12.0.json): {lock}"
     );
     sb.run(["install", "--locked"]).ok().stderr_has(&[
-        "cuDNN 9.12.0.46_cuda12 is already installed at '",
+        "cuDNN 9.12.0.46_cuda12+jit is already installed at '",
         "as locked in '",
     ]);
     let cur = sb.run(["current"]).ok();
     assert!(
         cur.stdout().contains(&format!(
-            "locked: 9.12.0.46_cuda12 in '{}'\n",
+            "locked: 9.12.0.46_cuda12+jit in '{}'\n",
             lock_of(&sb.work()).display()
         )),
         "{}",
@@ -798,7 +811,7 @@ fn a_locked_release_not_installed_is_installed_by_a_bare_install() {
         }
     };
     let help = format!(
-        "help: install the release the lock '{}' names (9.30.0.1_cuda12) with `cudnnm --home {} install`",
+        "help: install the release the lock '{}' names (9.30.0.1_cuda12+jit) with `cudnnm --home {} install`",
         lock.display(),
         home.display()
     );
@@ -817,13 +830,13 @@ fn a_locked_release_not_installed_is_installed_by_a_bare_install() {
         .stderr_has(&[
             "error: cuDNN 9.30.x is not installed",
             &format!(
-                "help: install the release the lock '{}' names (9.30.0.1_cuda12) with `cudnnm install`",
+                "help: install the release the lock '{}' names (9.30.0.1_cuda12+jit) with `cudnnm install`",
                 lock.display()
             ),
         ]);
     assert!(!r.stderr().contains("pip:"), "{}", r.describe());
     sb.run(["current"]).ok().stdout_has(&[
-        "locked: 9.30.0.1_cuda12 in '",
+        "locked: 9.30.0.1_cuda12+jit in '",
         "(not installed: `cudnnm install` installs it)",
     ]);
     // As the help says: the locked wheel, and exec runs.
@@ -831,15 +844,15 @@ fn a_locked_release_not_installed_is_installed_by_a_bare_install() {
     sb.run(["exec", "--", "true"]).ok();
     sb.run(["current"])
         .ok()
-        .stdout_has(&["locked: 9.30.0.1_cuda12 in '"]);
+        .stdout_has(&["locked: 9.30.0.1_cuda12+jit in '"]);
     // A newer match installed besides: exec takes it, and current says the
     // lock is not what the pin selects here.
     let newer = fixtures::wheel("nvidia_cudnn_jit_cu12", "9.30.0.5", false).write(sb.root());
     sb.run(["install".as_ref(), newer.as_os_str()]).ok();
     sb.run(["current"]).ok().stdout_has(&[
-        "→ 9.30.0.5_cuda12",
-        "locked: 9.30.0.1_cuda12 in '",
-        "(not what the pin selects here: 9.30.0.5_cuda12, the newest installed match, is what exec, env and use take; `cudnnm lock` locks 9.30.0.5_cuda12, or `cudnnm pin 9.30.0.1_cuda12` pins the locked release)",
+        "→ 9.30.0.5_cuda12+jit",
+        "locked: 9.30.0.1_cuda12+jit in '",
+        "(not what the pin selects here: 9.30.0.5_cuda12+jit, the newest installed match, is what exec, env and use take; `cudnnm lock` locks 9.30.0.5_cuda12+jit, or `cudnnm pin 9.30.0.1_cuda12+jit` pins the locked release)",
     ]);
 }
 
@@ -879,7 +892,7 @@ fn lock_takes_the_requirement_from_the_wheels_metadata_not_its_file_name() {
     ));
     std::fs::copy(&canonical, &copy).unwrap();
     sb.run(["install".as_ref(), copy.as_os_str()]).ok();
-    let r = receipt(&sb.home(), "9.30.0.1_cuda12").unwrap();
+    let r = receipt(&sb.home(), "9.30.0.1_cuda12+jit").unwrap();
     assert!(
         r.contains("[source.dist]\nname = \"nvidia-cudnn-jit-cu12\"\nversion = \"9.30.0.1\"\ntags = [\"py3-none-manylinux2014_x86_64\"]\n"),
         "{r}"
@@ -904,7 +917,7 @@ fn lock_takes_the_requirement_from_the_wheels_metadata_not_its_file_name() {
         .ok()
         .stderr_has(&["installed cuDNN 9.30.0.1 for CUDA 12"]);
     assert!(
-        receipt(&sb2.home(), "9.30.0.1_cuda12")
+        receipt(&sb2.home(), "9.30.0.1_cuda12+jit")
             .unwrap()
             .contains(&sha)
     );
@@ -926,7 +939,7 @@ fn a_wheel_renamed_to_another_version_is_locked_as_the_release_it_is() {
     sb.run(["lock"]).ok();
     let lock = std::fs::read_to_string(lock_of(&sb.work())).unwrap();
     assert!(
-        lock.contains("release = \"9.30.0.1_cuda12\"\n")
+        lock.contains("release = \"9.30.0.1_cuda12+jit\"\n")
             && lock.contains(
                 "pip = \"nvidia-cudnn-jit-cu12==9.30.0.1\"\nwheel = \"nvidia_cudnn_jit_cu12-9.30.0.1-py3-none-manylinux2014_x86_64.whl\"\n"
             ),
@@ -960,11 +973,11 @@ fn lock_refuses_a_requirement_an_old_receipts_renamed_wheel_cannot_give() {
             .map_or(text.len(), |i| start + 1 + i);
         std::fs::write(&path, format!("{}{}", &text[..start], &text[end..])).unwrap();
     };
-    strip_dist("9.30.0.1");
+    strip_dist("9.30.0.1+jit");
     sb.run(["pin", "9.30.x", "--force"]).ok();
     // Its files are the JIT package's: that one is named.
     sb.run(["lock"]).code_is(8).stderr_has(&[
-        "error: cuDNN 9.30.0.1_cuda12 is installed here from the wheel file 'Copy of nvidia_cudnn_jit_cu12-9.30.0.1-py3-none-manylinux2014_x86_64 (1).whl', whose name does not say which pip requirement gives it back",
+        "error: cuDNN 9.30.0.1_cuda12+jit is installed here from the wheel file 'Copy of nvidia_cudnn_jit_cu12-9.30.0.1-py3-none-manylinux2014_x86_64 (1).whl', whose name does not say which pip requirement gives it back",
         "help: reinstall it from PyPI by name with `cudnnm install pip:nvidia-cudnn-jit-cu12==9.30.0.1 --force`, then run `cudnnm lock` again",
     ]);
     assert!(!lock_of(&sb.work()).exists(), "no lock was written");
@@ -1061,7 +1074,7 @@ fn lock_suggests_the_package_an_unpacked_wheel_folder_came_from() {
     );
     sb.run(["install".as_ref(), with_info.as_os_str()]).ok();
     let r = sb.run(["lock"]).code_is(8).stderr_has(&[
-        "error: cuDNN 9.30.0.1_cuda12 is installed here from the local folder 'cudnn_jit'",
+        "error: cuDNN 9.30.0.1_cuda12+jit is installed here from the local folder 'cudnn_jit'",
         jit,
     ]);
     assert!(
@@ -1104,11 +1117,16 @@ fn lock_suggests_the_package_an_unpacked_wheel_folder_came_from() {
     fresh
         .run(["lock"])
         .code_is(8)
-        .stderr_has(&["`cudnnm install 'pip:nvidia-cudnn-jit-cu12==9.30.0.*' --force`"]);
-    // Followed, it works: PyPI's 9.30.0.1, which lock then records.
-    fixtures::wheel("nvidia_cudnn_jit_cu12", "9.30.0.1", false).write(&links);
+        .stderr_has(&["`cudnnm install pip:nvidia-cudnn-jit-cu12==9.30.0.N --force` (`pip index versions nvidia-cudnn-jit-cu12` lists the build numbers N)"]);
+    // `install pip:` takes exact versions only: a prefix is refused before pip runs.
     fresh
         .run(["install", "pip:nvidia-cudnn-jit-cu12==9.30.0.*", "--force"])
+        .code_is(2)
+        .stderr_has(&["is not a cuDNN wheel requirement"]);
+    // Followed with the full version, it works: PyPI's 9.30.0.1, which lock then records.
+    fixtures::wheel("nvidia_cudnn_jit_cu12", "9.30.0.1", false).write(&links);
+    fresh
+        .run(["install", "pip:nvidia-cudnn-jit-cu12==9.30.0.1", "--force"])
         .ok();
     fresh
         .run(["lock"])
@@ -1194,7 +1212,7 @@ fn a_locked_install_fails_when_the_installed_files_were_changed() {
 fn catalog_with_jit_wheel(home: &Path, published: Option<&str>) {
     let files = published.map_or(String::new(), |sha| {
         format!(
-            "files = [{{ version = \"9.30.0.1\", platform = \"linux-x86_64\", sha256 = \"{sha}\" }}]\n"
+            "files = [{{ url = \"https://files.pythonhosted.org/packages/00/nvidia_cudnn_jit_cu12-9.30.0.1-py3-none-manylinux2014_x86_64.whl\", size = 1000, sha256 = \"{sha}\" }}]\n"
         )
     });
     std::fs::write(
@@ -1231,7 +1249,7 @@ fn lock_refuses_a_wheel_whose_bytes_are_not_the_ones_pypi_publishes() {
     sb.run(["pin", "9.30.x"]).ok();
     sb.run(["lock"]).code_is(8).stderr_has(&[
         &format!(
-            "error: cuDNN 9.30.0.1_cuda12 is installed here from '{}' with SHA-256 {mine}, but the wheel PyPI publishes for nvidia-cudnn-jit-cu12==9.30.0.1 on linux-x86_64 has SHA-256 {published}",
+            "error: cuDNN 9.30.0.1_cuda12+jit is installed here from '{}' with SHA-256 {mine}, but the wheel PyPI publishes for nvidia-cudnn-jit-cu12==9.30.0.1 on linux-x86_64 has SHA-256 {published}",
             local.file_name().unwrap().to_string_lossy()
         ),
         "help: reinstall it from the PyPI requirement with `cudnnm install pip:nvidia-cudnn-jit-cu12==9.30.0.1 --force`, then run `cudnnm lock` again",
@@ -1265,7 +1283,7 @@ fn lock_refuses_a_wheel_whose_bytes_are_not_the_ones_pypi_publishes() {
         .ok();
     let r = sb.run(["install", "--locked"]).code_is(4).stderr_has(&[
         &format!(
-            "error: install --locked: 9.30.0.1_cuda12 is installed from an archive with SHA-256 {mine}, not the archive with SHA-256 {published} the lock '"
+            "error: install --locked: 9.30.0.1_cuda12+jit is installed from an archive with SHA-256 {mine}, not the archive with SHA-256 {published} the lock '"
         ),
         "help: `cudnnm install --force` replaces it with the locked bytes (no other machine can fetch the installed ones, so a lock of them would fail there)",
     ]);

@@ -159,7 +159,7 @@ fn an_unprivileged_user_uses_the_system_store_and_cannot_change_it() {
     let wheel = common::real_wheel("nvidia_cudnn_jit_cu12-9.27.0.42");
     sb.run(["install".as_ref(), "--system".as_ref(), wheel.as_os_str()])
         .ok();
-    let rel = system_release(&sb, "9.27.0.42");
+    let rel = system_release(&sb, "9.27.0.42+jit");
     let before = deploy_support::snapshot(&sb.system());
     // The user's home and working folder are theirs.
     std::fs::create_dir_all(sb.home()).unwrap();
@@ -170,7 +170,7 @@ fn an_unprivileged_user_uses_the_system_store_and_cannot_change_it() {
         .unwrap();
 
     let listed = deploy_support::run_as_nobody(&sb, &["list", "--json"]).ok();
-    assert_eq!(listed.json()[0]["id"], "9.27.0.42_cuda12");
+    assert_eq!(listed.json()[0]["id"], "9.27.0.42_cuda12+jit");
     assert_eq!(listed.json()[0]["origin"], "system");
 
     deploy_support::run_as_nobody(&sb, &["pin", "9.27"]).ok();
@@ -216,7 +216,7 @@ fn an_unprivileged_user_uses_the_system_store_and_cannot_change_it() {
     }
     .code_is(8)
     .stderr_has(&[
-        "cuDNN 9.27.0.42_cuda12 is still needed",
+        "cuDNN 9.27.0.42_cuda12+jit is still needed",
         &t,
         "linking into it",
     ]);

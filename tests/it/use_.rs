@@ -1579,20 +1579,26 @@ fn a_missing_version_names_the_nearest_installed_and_a_foreign_build_the_nearest
             "caused by: the catalog has no cuDNN 9.1.0.7 release",
             "help: the nearest installed releases are: 9.1.0.70_cuda12, 9.12.0.46_cuda12; or the nearest release the catalog has is cuDNN 9.1.0.70 for CUDA 12 (`cudnnm install 9.1.0.70_cuda12`)",
         ]);
-    // A Windows-layout toolkit: 9.1 has a Windows archive in the catalog, 9.12
-    // (a wheel there) has none, so no `install 9.12 --platform` that fails.
+    // A Windows-layout toolkit: 9.1 and 9.12 have Windows archives in the
+    // catalog (redistrib_9.1.1.json, redistrib_9.12.0.json); 9.14 (wheels
+    // there, which pip fetches only for the machine it runs on) has none, so
+    // no `install 9.14 --platform` that fails.
+    put_redist_linux_12(&sb.home(), "9.14.0.64");
     let wtk = windows_toolkit(&sb.root().join("CUDA/v12.4"), "12.4.1");
     let t = tk_arg(&wtk);
     refused_unchanged(&sb, &wtk, &["use", "9.1", "--cuda-root", &t], 8).stderr_has(&[
         "error: cuDNN 9.1 is installed only for linux-x86_64; the toolkit '",
-        "help: install a windows build (`cudnnm install 9.1.0.70_cuda12 --platform windows-x86_64`)",
+        "help: install a windows build (`cudnnm install 9.1.1.17_cuda12 --platform windows-x86_64`)",
     ]);
-    let r = refused_unchanged(&sb, &wtk, &["use", "9.12", "--cuda-root", &t], 8).stderr_has(&[
-        "caused by: the catalog has no windows-x86_64 build of cuDNN 9.12 for CUDA 12.4",
-        "help: the nearest release with a windows-x86_64 build is cuDNN 9.10.",
+    refused_unchanged(&sb, &wtk, &["use", "9.12", "--cuda-root", &t], 8).stderr_has(&[
+        "help: install a windows build (`cudnnm install 9.12.0.46_cuda12 --platform windows-x86_64`)",
+    ]);
+    let r = refused_unchanged(&sb, &wtk, &["use", "9.14", "--cuda-root", &t], 8).stderr_has(&[
+        "caused by: the catalog has no windows-x86_64 build of cuDNN 9.14 for CUDA 12.4",
+        "help: the nearest release with a windows-x86_64 build is cuDNN 9.13.",
         "--platform windows-x86_64`)",
     ]);
-    assert!(!r.stderr().contains("install 9.12"), "{}", r.describe());
+    assert!(!r.stderr().contains("install 9.14"), "{}", r.describe());
 }
 
 #[test]
@@ -1650,12 +1656,41 @@ fn offline_pip(sb: &mut Sandbox, links: &Path) {
     .unwrap();
 }
 
+/// NVIDIA's Linux archives of `releases` (version, CUDA) as a lab's server holds
+/// them (NVIDIA's download server is out of reach here): fixture archives
+/// under their real names, added to the user catalog with their own hashes.
+/// The embedded rows of the same files merge with them (NVIDIA's hash and
+/// URL kept as a fall-back), so the catalog's commands install these.
+fn lab_archives(sb: &Sandbox, releases: &[(&str, &str)]) -> common::http::TestServer {
+    let server = common::http::TestServer::start();
+    let dir = sb.root().join("lab");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut rows = String::new();
+    for (v, cuda) in releases {
+        let file = fixtures::redist_linux(v, cuda).write(&dir);
+        let bytes = std::fs::read(&file).unwrap();
+        let name = file.file_name().unwrap().to_string_lossy().into_owned();
+        rows.push_str(&format!(
+            "\n[[archive]]\nversion = \"{v}\"\ncuda = \"{cuda}\"\nplatform = \"linux-x86_64\"\npath = \"{}\"\nsize = {}\nsource = \"lab\"\nhashes = [{{ sha256 = \"{}\", source = \"lab\" }}]\n",
+            server.url(&name),
+            bytes.len(),
+            cudnnm::hash::sha256_bytes(&bytes)
+        ));
+        server.file(&name, bytes);
+    }
+    let path = sb.home().join("catalog.toml");
+    let mut text = std::fs::read_to_string(&path).unwrap_or_default();
+    text.push_str(&rows);
+    std::fs::write(&path, text).unwrap();
+    server
+}
+
 #[cfg(target_os = "linux")]
 #[test]
 fn a_release_not_installed_suggests_install_only_when_the_catalog_has_it_and_the_command_works() {
     let mut sb = Sandbox::new();
-    common::real_wheel("nvidia_cudnn_jit_cu12-9.12.0.46");
     offline_pip(&mut sb, &common::wheels_dir());
+    let _lab = lab_archives(&sb, &[("9.12.0.46", "12"), ("9.27.0.42", "12")]);
     let tk = linux_toolkit(&sb.root().join("cuda-12.4"), "12.4.1");
     let t = tk_arg(&tk);
     // Not in the catalog at all, or not for that CUDA: no `install 9.99`.
@@ -1686,17 +1721,17 @@ fn a_release_not_installed_suggests_install_only_when_the_catalog_has_it_and_the
             r.describe()
         );
     }
-    // In the catalog: the printed command installs it, and `use` then deploys it.
-    let r = refused_unchanged(&sb, &tk, &["use", "9.12", "--cuda-root", &t], 3).stderr_has(&[
-        "help: install it with `cudnnm install pip:nvidia-cudnn-jit-cu12==9.12.0.46`",
-    ]);
+    // In the catalog (NVIDIA's archive of the full build): the printed
+    // command installs it, and `use` then deploys it.
+    let r = refused_unchanged(&sb, &tk, &["use", "9.12", "--cuda-root", &t], 3)
+        .stderr_has(&["help: install it with `cudnnm install 9.12.0.46_cuda12`"]);
     run_printed(&sb, &r.stderr()).ok();
     sb.run(["use", "9.12", "--cuda-root", &t])
         .ok()
         .stderr_has(&["→ 9.12.0.46"]);
     // A near miss of an installed and catalogued version: both are named, and it works.
     let r = refused_unchanged(&sb, &tk, &["use", "9.27.0.4", "--cuda-root", &t], 3).stderr_has(&[
-        "help: the nearest installed release is: 9.12.0.46_cuda12; or the nearest release the catalog has is cuDNN 9.27.0.42 for CUDA 12 (`cudnnm install pip:nvidia-cudnn-jit-cu12==9.27.0.42`)",
+        "help: the nearest installed release is: 9.12.0.46_cuda12; or the nearest release the catalog has is cuDNN 9.27.0.42 for CUDA 12 (`cudnnm install 9.27.0.42_cuda12`)",
     ]);
     run_printed(&sb, &r.stderr()).ok();
     sb.run(["use", "9.27", "--cuda-root", &t])
@@ -1724,7 +1759,7 @@ fn a_build_for_another_cuda_suggests_only_a_build_the_catalog_has_for_the_toolki
     let tk = linux_toolkit(&sb.root().join("cuda-11.8"), "11.8.0");
     let t = tk_arg(&tk);
     let r = refused_unchanged(&sb, &tk, &["use", "9.27", "--cuda-root", &t], 8).stderr_has(&[
-        "error: cuDNN 9.27.0.42_cuda12 is built for CUDA 12 and does not fit the CUDA 11.8 toolkit",
+        "error: cuDNN 9.27.0.42_cuda12+jit is built for CUDA 12 and does not fit the CUDA 11.8 toolkit",
         "help: the catalog has no build of cuDNN 9.27 for CUDA 11.8; the newest release that has one is cuDNN 9.10.2.21 (`cudnnm install pip:nvidia-cudnn-cu11==9.10.2.21`); or pass --force",
     ]);
     assert!(!r.stderr().contains("--cuda 11`"), "{}", r.describe());
@@ -1992,28 +2027,27 @@ fn run_after(sb: &Sandbox, text: &str, after: &str) -> common::Run {
 #[test]
 fn every_install_hint_names_what_the_catalog_has_and_the_printed_commands_work() {
     let mut sb = Sandbox::new();
-    common::real_wheel("nvidia_cudnn_jit_cu12-9.12.0.46");
     offline_pip(&mut sb, &common::wheels_dir());
-    // exec / which / env (a release no store holds): the catalog's pip row, not `install 9.12`.
+    let _lab = lab_archives(&sb, &[("9.12.0.46", "13"), ("9.27.0.42", "13")]);
+    // exec / which / env (a release no store holds): the catalog's release
+    // (with no toolkit to choose by, its newest CUDA's build), not `install 9.12`.
     let r = sb
         .run(["exec", "--version", "9.12", "--", "true"])
         .code_is(3);
     let r = r.stderr_has(&[
         "error: cuDNN 9.12 is not installed (asked for by the --version flag)",
-        "help: install it with `cudnnm install pip:nvidia-cudnn-jit-cu12==9.12.0.46`",
+        "help: install it with `cudnnm install 9.12.0.46_cuda13`",
     ]);
     sb.run(["which", "--version", "9.12"])
         .code_is(3)
-        .stderr_has(&[
-            "help: install it with `cudnnm install pip:nvidia-cudnn-jit-cu12==9.12.0.46`",
-        ]);
+        .stderr_has(&["help: install it with `cudnnm install 9.12.0.46_cuda13`"]);
     run_printed(&sb, &r.stderr()).ok();
     sb.run(["exec", "--version", "9.12", "--", "true"]).ok();
     // export dir: the nearest installed, then the catalog's command; it works.
     let out = sb.root().join("out").display().to_string();
     let r = sb.run(["export", "dir", &out, "9.27"]).code_is(3).stderr_has(&[
         "error: cuDNN 9.27 is not installed",
-        "help: the nearest installed release is: 9.12.0.46_cuda12; or install it with `cudnnm install pip:nvidia-cudnn-jit-cu12==9.27.0.42`",
+        "help: the nearest installed release is: 9.12.0.46_cuda13; or install it with `cudnnm install 9.27.0.42_cuda13`",
     ]);
     run_printed(&sb, &r.stderr()).ok();
     sb.run(["export", "dir", &out, "9.27"]).ok();
@@ -2034,7 +2068,7 @@ fn every_install_hint_names_what_the_catalog_has_and_the_printed_commands_work()
     let r = sb.run(["install", "9.12.0.4"]).code_is(3).stderr_has(&[
         "error: cuDNN 9.12.0.4 is not in the catalog for linux-x86_64",
         "caused by: nearest known: ",
-        "9.12.0.46 (`cudnnm install pip:nvidia-cudnn-jit-cu12==9.12.0.46`)",
+        "9.12.0.46 (`cudnnm install 9.12.0.46_cuda13`)",
     ]);
     run_after(&sb, &r.stderr(), "9.12.0.46 (")
         .ok()

@@ -62,6 +62,7 @@ fn world(mode: Mode) -> World {
         version: "9.27.0.42".parse().unwrap(),
         cuda: "12".parse().unwrap(),
         platform: "linux-x86_64".parse().unwrap(),
+        flavour: None,
         header_version: "9.27.0".parse().unwrap(),
         installed_at: "2026-11-29T21:00:00Z".into(),
         source: Source {
@@ -69,7 +70,7 @@ fn world(mode: Mode) -> World {
             name: "nvidia_cudnn_jit_cu12-9.27.0.42-py3-none-manylinux_2_27_x86_64.whl".into(),
             sha256: None,
             size: 0,
-            url: None,
+            from: cudnnm::store::Provenance::Local,
             dist: None,
         },
         files: files.clone(),
@@ -434,18 +435,19 @@ fn a_change_restored_by_rollback_is_one_truth_for_current_verify_doctor_and_use(
 #[cfg(unix)]
 const FIXTURE_ROOT: &str = "/tmp/cudnnm-fixture-0.1";
 
-/// A sandbox holding the fixture `tests/fixtures/home-0.1`: a home written
-/// by cudnnm 0.1 (commit 5d40b1e) and two sandbox toolkits (see its
-/// README). The tree is copied into the sandbox root with what git does not
-/// keep put back from `tree.txt` (every folder; each file's mode and
-/// modification time). Relocation replaces the text `/tmp/cudnnm-fixture-0.1`
-/// by the sandbox root in every file holding it and at the start of every
-/// link target: the test checks which files and links those are, so the
-/// fixture cannot grow absolute paths unnoticed.
+/// A sandbox holding the fixture `tests/fixtures/<name>`, made in the
+/// folder `made_in`: the tree is copied into the sandbox root with what git
+/// does not keep put back from `tree.txt` (every folder; each file's mode
+/// and modification time). Relocation replaces the text `made_in` by the
+/// sandbox root in every file holding it and at the start of every link
+/// target; returns which files and links those were (sorted), so that the
+/// caller checks the fixture grew no absolute path unnoticed.
 #[cfg(unix)]
-fn home_0_1() -> Sandbox {
+fn fixture_home(name: &str, made_in: &str) -> (Sandbox, Vec<String>) {
     use std::os::unix::fs::PermissionsExt;
-    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/home-0.1");
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name);
     let sb = Sandbox::new();
     let root = sb.root().to_str().unwrap().to_string();
     // The root goes into TOML and JSON strings unescaped.
@@ -464,8 +466,8 @@ fn home_0_1() -> Sandbox {
                 let bytes = fs::read(src.join("root").join(rel)).unwrap();
                 let dest = sb.root().join(rel);
                 let text = String::from_utf8_lossy(&bytes);
-                if text.contains(FIXTURE_ROOT) {
-                    fs::write(&dest, text.replace(FIXTURE_ROOT, &root)).unwrap();
+                if text.contains(made_in) {
+                    fs::write(&dest, text.replace(made_in, &root)).unwrap();
                     substituted.push(rel.to_string());
                 } else {
                     fs::write(&dest, &bytes).unwrap();
@@ -492,9 +494,9 @@ fn home_0_1() -> Sandbox {
         let rel = e.path().strip_prefix(src.join("root")).unwrap();
         let target = fs::read_link(e.path()).unwrap();
         let t = target.to_str().unwrap();
-        let t = match t.strip_prefix(FIXTURE_ROOT) {
+        let t = match t.strip_prefix(made_in) {
             Some(rest) => {
-                substituted.push(format!("{} -> {FIXTURE_ROOT}…", rel.display()));
+                substituted.push(format!("{} -> {made_in}…", rel.display()));
                 format!("{root}{rest}")
             }
             None => t.to_string(),
@@ -507,6 +509,16 @@ fn home_0_1() -> Sandbox {
         fs::set_permissions(&p, fs::Permissions::from_mode(mode)).unwrap();
     }
     substituted.sort();
+    (sb, substituted)
+}
+
+/// A sandbox holding the fixture `tests/fixtures/home-0.1`: a home written
+/// by cudnnm 0.1 (commit 5d40b1e) and two sandbox toolkits (see its
+/// README), relocated by [`fixture_home`], which must have changed exactly
+/// the files and links that hold the folder it was made in.
+#[cfg(unix)]
+fn home_0_1() -> Sandbox {
+    let (sb, substituted) = fixture_home("home-0.1", FIXTURE_ROOT);
     let links = |dir: &str, names: &[&str]| -> Vec<String> {
         names
             .iter()
@@ -684,6 +696,109 @@ fn a_home_written_by_cudnnm_0_1_is_recovered_verified_and_rolled_back() {
     assert_eq!(deps.len(), 1, "{}", r.describe());
     assert_eq!(deps[0]["release"], "9.2.1.18_cuda12");
     assert_eq!(deps[0]["path"], b_arg);
+}
+
+/// A home the build before typed receipt sources wrote (commit 458425d),
+/// holding a release from each kind of source a receipt records as text
+/// (`tests/fixtures/home-sources`): a download URL, `pip:NAME==VERSION`,
+/// and a pip requirement `install pip:` no longer accepts. Today's binary
+/// reads the receipts, verifies, knows the pip release as installed from
+/// its requirement, and rolls the toolkit back to it.
+#[cfg(unix)]
+#[test]
+fn a_home_with_every_kind_of_source_is_verified_and_rolled_back() {
+    let made_in = "/tmp/cudnnm-fixture-sources";
+    let (mut sb, substituted) = fixture_home("home-sources", made_in);
+    let lib = "toolkits/cuda-12.4/targets/x86_64-linux";
+    let mut want: Vec<String> = vec![
+        "home/backups/1/backup.toml".into(),
+        "home/backups/2/backup.toml".into(),
+        "home/deployments.toml".into(),
+    ];
+    for l in [
+        "include/cudnn.h",
+        "include/cudnn_ops.h",
+        "include/cudnn_version.h",
+        "lib/libcudnn.so.9.3.0",
+        "lib/libcudnn_ops.so.9.3.0",
+    ] {
+        want.push(format!("{lib}/{l} -> {made_in}…"));
+    }
+    want.sort();
+    assert_eq!(substituted, want);
+    let home = sb.home();
+    let receipt =
+        |rel: &str| fs::read_to_string(home.join("store").join(rel).join("receipt.toml")).unwrap();
+    let before: Vec<String> = ["cuda-12/9.1.0.70", "cuda-11/9.2.1.18", "cuda-12/9.3.0.75"]
+        .iter()
+        .map(|r| receipt(r))
+        .collect();
+    assert!(before[1].contains("url = \"pip:nvidia-cudnn-cu11>=9.2\""));
+
+    let r = sb.run(["verify", "--json", "--no-load"]).ok();
+    let j = r.json();
+    assert_eq!(j["healthy"], true, "{}", r.describe());
+    let ids: Vec<&str> = j["releases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["release"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        ids,
+        ["9.1.0.70_cuda12", "9.2.1.18_cuda11", "9.3.0.75_cuda12"]
+    );
+    let deps = j["deployments"].as_array().unwrap();
+    assert_eq!(deps.len(), 1, "{}", r.describe());
+    assert_eq!(deps[0]["release"], "9.3.0.75_cuda12");
+
+    // `list` shows where each came from, as recorded.
+    sb.run(["list"]).ok().stdout_has(&[
+        "pip:nvidia-cudnn-cu12==9.1.0.70",
+        "pip:nvidia-cudnn-cu11>=9.2",
+        "http://127.0.0.1:38517/cudnn/redist/cudnn/linux-x86_64/cudnn-linux-x86_64-9.3.0.75_cuda12-archive.tar.xz",
+    ]);
+    // The pip release is known by its requirement: no pip run (there is no Python).
+    sb.set_env("CUDNNM_PYTHON", sb.root().join("no-python"));
+    sb.run(["install", "pip:nvidia-cudnn-cu12==9.1.0.70"])
+        .ok()
+        .stderr_has(&[
+            "cuDNN 9.1.0.70_cuda12 is already installed",
+            "pip:nvidia-cudnn-cu12==9.1.0.70",
+        ]);
+
+    // Rolling back restores backup 2: the copies of the pip release.
+    let a = sb.root().join("toolkits/cuda-12.4");
+    let a_arg = a.to_str().unwrap();
+    sb.run(["rollback", "--cuda-root", a_arg])
+        .ok()
+        .stderr_has(&[&format!(
+            "cuDNN 9.3.0.75 → 9.1.0.70 in '{a_arg}' (restored backup 2"
+        )]);
+    for rel in ["include/cudnn_version.h", "lib/libcudnn.so.9"] {
+        let p = a.join(rel.replace("lib/", "lib64/"));
+        assert!(!fs::symlink_metadata(&p).unwrap().is_symlink(), "{rel}");
+        assert_eq!(
+            fs::read(&p).unwrap(),
+            fs::read(home.join("store/cuda-12/9.1.0.70").join(rel)).unwrap(),
+            "{rel}"
+        );
+    }
+    let r = sb.run(["verify", "--json", "--no-load"]).ok();
+    assert_eq!(r.json()["healthy"], true, "{}", r.describe());
+    assert_eq!(r.json()["deployments"][0]["release"], "9.1.0.70_cuda12");
+    // The receipts' sources read back as they were written.
+    for (rel, old) in ["cuda-12/9.1.0.70", "cuda-11/9.2.1.18", "cuda-12/9.3.0.75"]
+        .iter()
+        .zip(&before)
+    {
+        let url = |t: &str| {
+            t.lines()
+                .find(|l| l.starts_with("url = "))
+                .map(str::to_string)
+        };
+        assert_eq!(url(&receipt(rel)), url(old), "{rel}");
+    }
 }
 
 /// The `cudnnm toolkits forget …` command of a `help:` line, run as printed

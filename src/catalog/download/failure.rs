@@ -6,8 +6,8 @@ use std::path::Path;
 
 use reqwest::StatusCode;
 
+use super::Job;
 use super::transfer::Partial;
-use super::{Job, MAX_REDIRECTS};
 use crate::catalog::NVIDIA_BASE_URL;
 use crate::error::{Error, Kind, error_chain};
 
@@ -38,7 +38,7 @@ pub(super) fn gave_up(e: Error, url: &str, job: &Job, partial: &Partial) -> Erro
             partial.path.display()
         ))
     } else {
-        let host = reqwest::Url::parse(url)
+        let host = url::Url::parse(url)
             .ok()
             .and_then(|u| {
                 u.host_str().map(|h| {
@@ -117,21 +117,6 @@ fn untrusted_certificate(e: &reqwest::Error) -> bool {
 
 /// Sorts a reqwest error into retry or give-up, with a one-line message.
 pub(super) fn classify(e: reqwest::Error, url: &str, name: &str) -> Failure {
-    if e.is_redirect() {
-        return Failure::Fatal(
-            Error::new(
-                Kind::Network,
-                format!(
-                    "too many redirects while downloading {name} from {url} (more than {MAX_REDIRECTS}: a redirect loop)"
-                ),
-            )
-            .cause(error_chain(&e))
-            .hint(format!(
-                "check the mirror or proxy settings; or {}",
-                manual_hint(name)
-            )),
-        );
-    }
     if e.is_builder() {
         return Failure::Fatal(
             Error::new(Kind::Usage, format!("'{url}' is not a valid download URL"))
@@ -141,7 +126,7 @@ pub(super) fn classify(e: reqwest::Error, url: &str, name: &str) -> Failure {
     }
     if untrusted_certificate(&e) {
         // Not transient: the same certificate comes back on every attempt.
-        let host = reqwest::Url::parse(url)
+        let host = url::Url::parse(url)
             .ok()
             .and_then(|u| u.host_str().map(str::to_string))
             .unwrap_or_else(|| url.to_string());

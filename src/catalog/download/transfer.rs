@@ -1,16 +1,17 @@
 //! Moving the bytes of one archive into its partial file: each URL in turn,
 //! HTTP with retries, backoff and `Range` resumes, or a copy from a
-//! `file://` mirror; an HTML page is refused before a byte is kept.
+//! `file://` mirror; an HTML page is refused before a byte is kept, and a
+//! body longer than the archive's declared size ([`Job::limit`]) is cut off
+//! and removed.
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
-use reqwest::StatusCode;
-use reqwest::blocking::Client;
-use reqwest::header;
+use reqwest::{StatusCode, header};
 
-use super::failure::{Failure, classify, gave_up, html_error, manual_hint, missing_error};
+use super::client::{Client, check_scheme, file_url_path};
+use super::failure::{Failure, gave_up, html_error, manual_hint, missing_error};
 use super::pump::{self, Next, Pump};
 use super::{BACKOFF, Job, MAX_ATTEMPTS, RETRIES, Tap};
 use crate::error::{Error, IoResultExt, Kind, Result, error_chain};
@@ -91,12 +92,14 @@ pub(super) fn transfer_any(
     progress: &dyn Progress,
 ) -> Result<String> {
     let mut missing: Vec<Error> = Vec::new();
-    for url in job.urls {
+    for loc in job.urls {
+        let url = &loc.url;
+        check_scheme(url, loc.trust)?;
         let r = if is_file_url(url) {
             copy_file_url(url, job, partial, progress)
         } else {
             let client = client.expect("an HTTP client exists when a URL needs one");
-            transfer_http(client, url, job, partial, progress)
+            transfer_http(client, loc, job, partial, progress)
         };
         progress.finish();
         match r {
@@ -127,7 +130,7 @@ pub(super) fn transfer_any(
 /// Downloads `url` into `partial` with retries and resume.
 fn transfer_http(
     client: &Client,
-    url: &str,
+    loc: &super::Location,
     job: &Job,
     partial: &mut Partial,
     progress: &dyn Progress,
@@ -138,7 +141,8 @@ fn transfer_http(
     loop {
         attempts += 1;
         let before = partial.len;
-        match attempt(client, url, job, partial, progress, &mut started) {
+        let url = loc.url.as_str();
+        match attempt(client, loc, job, partial, progress, &mut started) {
             Ok(()) => return Ok(()),
             Err(Failure::Transient(e)) => {
                 if partial.len > before {
@@ -167,44 +171,33 @@ fn transfer_http(
 /// One GET, streamed into `partial`.
 fn attempt(
     client: &Client,
-    url: &str,
+    loc: &super::Location,
     job: &Job,
     partial: &mut Partial,
     progress: &dyn Progress,
     started: &mut bool,
 ) -> std::result::Result<(), Failure> {
-    let mut rb = client.get(url);
+    let url = loc.url.as_str();
     let offset = partial.len;
-    if offset > 0 {
-        rb = rb.header(header::RANGE, format!("bytes={offset}-"));
-    }
     // Connecting and waiting for the response's head happen on a thread of
     // their own: a stalled server does not hold a signal off until the timeout.
-    let resp = pump::until(move || rb.send(), crate::interrupt::requested)
-        .ok_or_else(|| interrupted(partial))?
-        .map_err(|e| classify(e, url, job.name))?;
-    let status = resp.status();
-    let final_url = resp.url().to_string();
-    if let Some(to) = super::client::left_https(url, &resp) {
-        // The published hash still guards the bytes, but a hop off HTTPS
-        // is refused before one is kept (README, "Package index").
-        return Err(Failure::Fatal(
-            Error::new(
-                Kind::Integrity,
-                format!(
-                    "refused to download {} from {url}: it redirected to {to}, off HTTPS",
-                    job.name
-                ),
-            )
-            .hint("ask the server's owner to redirect to an https:// URL, or point cudnnm at the final location yourself"),
-        ));
-    }
+    let (c, u, trust, name) = (
+        client.clone(),
+        url.to_string(),
+        loc.trust,
+        job.name.to_string(),
+    );
+    let resp = pump::until(
+        move || c.get(&u, trust, offset, &name),
+        crate::interrupt::requested,
+    )
+    .ok_or_else(|| interrupted(partial))??;
+    let status = resp.status;
+    let final_url = resp.url.clone();
     match status {
         StatusCode::PARTIAL_CONTENT => {
             let start = resp
-                .headers()
-                .get(header::CONTENT_RANGE)
-                .and_then(|v| v.to_str().ok())
+                .header(header::CONTENT_RANGE)
                 .and_then(content_range_start);
             if start != Some(offset) {
                 partial.reset().map_err(Failure::Fatal)?;
@@ -252,20 +245,23 @@ fn attempt(
         }
     }
     let is_html = resp
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
+        .header(header::CONTENT_TYPE)
         .is_some_and(|t| t.to_ascii_lowercase().contains("text/html"));
     if is_html {
         return Err(Failure::Fatal(html_error(url, &final_url, job)));
     }
-    let total = resp.content_length().map(|n| n + partial.len).or(job.size);
+    let announced = resp.content_length().map(|n| n + partial.len);
+    if let Some(n) = announced.filter(|n| *n > job.limit()) {
+        // Refused before a byte of it is kept.
+        return Err(oversize(partial, url, job, n));
+    }
+    let total = announced.or(job.size);
     if !*started {
         progress.start(&format!("downloading {}", job.name), total);
         progress.advance(partial.len);
         *started = true;
     }
-    stream(resp, url, &final_url, job, partial, progress)
+    stream(resp.body, url, &final_url, job, partial, progress)
 }
 
 /// Copies a response body into `partial`, refusing an HTML page at the
@@ -305,11 +301,41 @@ fn stream(
                 return Err(Failure::Fatal(html_error(url, final_url, job)));
             }
         }
+        let after = partial.len + buf.len() as u64;
+        if after > job.limit() {
+            return Err(oversize(partial, url, job, after));
+        }
         partial.append(&buf).map_err(Failure::Fatal)?;
         progress.advance(buf.len() as u64);
         pump.recycle(buf);
         stop_if_interrupted(partial)?;
     }
+}
+
+/// The failure of a body longer than the archive may be ([`Job::limit`],
+/// `seen` bytes so far or announced): the partial file is emptied (the
+/// caller removes an empty one), since its bytes are not the archive's.
+fn oversize(partial: &mut Partial, url: &str, job: &Job, seen: u64) -> Failure {
+    let why = match job.size {
+        Some(n) => format!("the {n} bytes its catalog entry or lock declares"),
+        None => format!(
+            "{} bytes, the most cudnnm downloads for an archive of undeclared size",
+            super::MAX_UNDECLARED_BYTES
+        ),
+    };
+    if let Err(e) = partial.reset() {
+        return Failure::Fatal(e);
+    }
+    Failure::Fatal(
+        Error::new(
+            Kind::Integrity,
+            format!(
+                "{url} sent more than {why} for {} ({seen} bytes); the download was stopped and removed",
+                job.name
+            ),
+        )
+        .hint("the server or mirror does not hold that archive; check the URL, the mirror (`--mirror`, CUDNNM_MIRROR), or the lock that names it"),
+    )
 }
 
 /// Fails once a signal asked the process to stop (only a download whose
@@ -338,21 +364,14 @@ fn interrupted(partial: &Partial) -> Failure {
 }
 
 /// A `file://` URL (a mirror folder): copy from the partial file's length on.
+/// Only a regular file is read (never a device such as `/dev/zero`).
 fn copy_file_url(
     url: &str,
     job: &Job,
     partial: &mut Partial,
     progress: &dyn Progress,
 ) -> std::result::Result<(), Failure> {
-    let path = reqwest::Url::parse(url)
-        .ok()
-        .and_then(|u| u.to_file_path().ok())
-        .ok_or_else(|| {
-            Failure::Fatal(Error::new(
-                Kind::Usage,
-                format!("'{url}' is not a usable file URL"),
-            ))
-        })?;
+    let path = file_url_path(url).map_err(Failure::Fatal)?;
     let mut f = match File::open(&path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -371,7 +390,27 @@ fn copy_file_url(
         }
         Err(e) => return Err(Failure::Fatal(Error::io("open", &path, e))),
     };
-    let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+    let meta = f
+        .metadata()
+        .with_path("read", &path)
+        .map_err(Failure::Fatal)?;
+    if !meta.is_file() {
+        return Err(Failure::Fatal(
+            Error::new(
+                Kind::Integrity,
+                format!(
+                    "could not copy {} from '{}': it is not a regular file",
+                    job.name,
+                    path.display()
+                ),
+            )
+            .hint("a mirror folder holds NVIDIA's archives as files; check the mirror"),
+        ));
+    }
+    let len = meta.len();
+    if len > job.limit() {
+        return Err(oversize(partial, url, job, len));
+    }
     if partial.len > len {
         partial.reset().map_err(Failure::Fatal)?;
     }

@@ -16,12 +16,11 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::catalog::download::Trust;
+use crate::catalog::pypi::PYPI_SIMPLE as PYPI;
 use crate::env::{self, Env};
 use crate::error::{Error, Kind, Result};
 use crate::home::Home;
-
-/// PyPI's simple API, the index when nothing names another.
-pub const PYPI: &str = "https://pypi.org/simple/";
 
 /// The largest pip configuration file read, in bytes.
 const MAX_PIP_CONF: u64 = 256 << 10;
@@ -73,13 +72,18 @@ impl Index {
 
     /// The project's page: `<base><normalized name>/` (PEP 503).
     pub fn project_url(&self, project: &str) -> String {
-        format!("{}{}/", self.url, normalize(project))
+        format!("{}{}/", self.url, crate::version::python_name(project, '-'))
     }
 
-    /// Whether the user named it (an `http://` index, and files it links
-    /// over `http://`, are accepted only then).
-    pub fn named(&self) -> bool {
-        self.from != IndexFrom::Default
+    /// Whether it may leave HTTPS: a user-named index may be `http://`
+    /// (a lab or loopback mirror) and link its files so; PyPI, the
+    /// default, is HTTPS only, redirects included.
+    pub fn trust(&self) -> Trust {
+        if self.from == IndexFrom::Default {
+            Trust::HttpsOnly
+        } else {
+            Trust::Named
+        }
     }
 }
 
@@ -158,24 +162,6 @@ pub fn without_credentials(url: &str) -> String {
         Ok(u) => u.to_string(),
         Err(_) => url.chars().filter(|c| !c.is_control()).take(200).collect(),
     }
-}
-
-/// A project name as PEP 503 normalizes it: lower case, runs of `-_.` as `-`.
-pub fn normalize(name: &str) -> String {
-    let mut out = String::with_capacity(name.len());
-    let mut sep = false;
-    for c in name.trim().chars() {
-        if matches!(c, '-' | '_' | '.') {
-            sep = true;
-        } else {
-            if sep && !out.is_empty() {
-                out.push('-');
-            }
-            sep = false;
-            out.push(c.to_ascii_lowercase());
-        }
-    }
-    out
 }
 
 /// What pip's environment and files say of the index.
@@ -435,8 +421,21 @@ mod tests {
 
     #[test]
     fn names_normalize_and_credentials_are_never_shown() {
-        assert_eq!(normalize("NVIDIA_cudnn.cu12"), "nvidia-cudnn-cu12");
-        assert_eq!(normalize("nvidia--cudnn__cu12"), "nvidia-cudnn-cu12");
+        let url = |p: &str| {
+            Index {
+                url: PYPI.into(),
+                from: IndexFrom::Default,
+            }
+            .project_url(p)
+        };
+        assert_eq!(
+            url("NVIDIA_cudnn.cu12"),
+            "https://pypi.org/simple/nvidia-cudnn-cu12/"
+        );
+        assert_eq!(
+            url("nvidia--cudnn__cu12"),
+            "https://pypi.org/simple/nvidia-cudnn-cu12/"
+        );
         assert_eq!(
             without_credentials("https://me:pw@idx.example/simple/"),
             "https://idx.example/simple/"

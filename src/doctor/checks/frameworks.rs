@@ -347,10 +347,10 @@ fn requirement(f: &Framework) -> Option<(String, Version)> {
 /// `cudnn-advisory`: the cuDNN the loader takes, or a cuDNN wheel installed
 /// in a Python environment, is a release an advisory covers.
 fn advisories(cx: &Cx, out: &mut Vec<Finding>) {
-    let all = crate::catalog::advisory::embedded();
+    let all = &cx.t.advisories;
     let any_cuda = CudaVariant::new(0, None);
     let mut push = |what: String, version: &Version, wheel: Option<&str>, seen: String| {
-        for a in crate::catalog::advisory::covering(&all, version, &any_cuda, wheel, None) {
+        for a in crate::catalog::advisory::covering(all, version, &any_cuda, wheel, None) {
             out.push(
                 Finding::new(
                     FindingId::CudnnAdvisory,
@@ -667,5 +667,6 @@ fn repin(spec: &Spec, c: &Version) -> Spec {
     Spec {
         req: spec.req.clone(),
         cuda: Some(CudaVariant::new(c.major(), minor)),
+        flavour: spec.flavour,
     }
 }

@@ -65,6 +65,11 @@ pub struct Tables {
     /// The support matrix's rows that give a minimum GPU compute capability
     /// (docs/releases.md, "Minimum compute capability per CUDA variant").
     pub compute: Vec<crate::catalog::SupportRow>,
+    /// What the newest GPU architectures need (docs/releases.md#gpu-ceilings).
+    pub gpus: Vec<crate::catalog::GpuRow>,
+    /// Known-bad releases: `advisories.toml` and the catalog's yanked
+    /// wheels ([`crate::catalog::advisory::with_yanks`]).
+    pub advisories: Vec<crate::catalog::advisory::Advisory>,
 }
 
 impl Tables {
@@ -92,7 +97,21 @@ impl Tables {
             frameworks: catalog.frameworks().to_vec(),
             offers: offers_for(catalog, snapshot_platform(s)),
             compute: compute_rows(catalog),
+            gpus: catalog.gpus().to_vec(),
+            advisories: crate::catalog::advisory::with_yanks(catalog),
         }
+    }
+
+    /// Whether a GPU of compute capability `cc` is newer than a build of
+    /// `version` for `cuda` (unknown: the release alone is judged) supports
+    /// ([`crate::catalog::too_new_in`]).
+    pub fn too_new(
+        &self,
+        version: &Version,
+        cuda: Option<&crate::version::CudaVariant>,
+        cc: &Version,
+    ) -> Option<crate::catalog::TooNew> {
+        crate::catalog::too_new_in(&self.gpus, version, cuda, cc, None)
     }
 
     /// The lowest GPU compute capability a build of cuDNN `version` for
@@ -449,6 +468,8 @@ mod tests {
             frameworks: vec![],
             offers: vec![],
             compute: vec![],
+            gpus: vec![],
+            advisories: vec![],
         };
         assert_eq!(
             t.driver_floor(&v("12.4.1"), false).unwrap().to_string(),

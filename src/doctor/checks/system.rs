@@ -268,7 +268,7 @@ fn cuda_path(cx: &Cx, out: &mut Vec<Finding>) {
                     let fits = |id: &crate::version::ReleaseId| t.cuda.as_ref().is_none_or(|c| id.cuda.fits(c.major(), c.minor()));
                     let cmds = match cx.newest_installed(fits) {
                         Some(id) => vec![crate::command::CommandLine::use_(id.to_string()).cuda_root(&t.root).for_host(cx.w)],
-                        None => cx.install_and_use(&crate::version::Spec { req: crate::version::VersionReq::Latest, cuda: None }, None, Some(t)).map(|(_, c)| c).unwrap_or_default(),
+                        None => cx.install_and_use(&crate::version::Spec::latest(), None, Some(t)).map(|(_, c)| c).unwrap_or_default(),
                     };
                     out.push(cmds.into_iter().fold(f, Finding::command));
                 }
@@ -483,25 +483,42 @@ fn installed_match(cx: &Cx, spec: &crate::version::Spec) -> Option<crate::versio
     cx.newest_installed(|id| spec.matches(&id.version, &id.cuda))
 }
 
-/// `gpu-too-old`: a release the loader takes, deployed into a toolkit,
-/// pinned or the default (when installed), does not support a GPU's compute capability (the support
-/// matrix's minimum per release and CUDA build, from the catalog).
+/// `gpu-too-old` and `gpu-too-new`: a release the loader takes, deployed
+/// into a toolkit, pinned or the default (when installed), does not support
+/// a GPU: the GPU is below the support matrix's minimum for the release and
+/// CUDA build, or newer than the release (or its CUDA build) knows
+/// (docs/releases.md#gpu-ceilings). Both from the catalog.
 fn gpu(cx: &Cx, out: &mut Vec<Finding>) {
     let Some(d) = &cx.s.driver else { return };
     for r in releases_in_use(cx) {
-        let Some(need) = cx.t.min_compute(&r.version, r.cuda.as_ref()) else {
-            continue;
-        };
+        let need = cx.t.min_compute(&r.version, r.cuda.as_ref());
         // Judged by the GPUs a CUDA program would use (`CUDA_VISIBLE_DEVICES`).
         for g in d.gpus.iter().filter(|g| !g.hidden) {
             let Some(cc) = &g.compute_capability else {
                 continue;
             };
-            if *cc >= need {
+            let (id, why) = if let Some(need) = need.as_ref().filter(|n| cc < *n) {
+                (
+                    FindingId::GpuTooOld,
+                    format!(
+                        "cuDNN {} supports compute capability {need} and newer (NVIDIA's cuDNN support matrix: CUDA 12 builds of 9.11 and later, and every CUDA 13 build, start at Turing, 7.5); on this GPU its calls fail with CUDNN_STATUS_ARCH_MISMATCH or \"no kernel image is available for execution on the device\".",
+                        r.label
+                    ),
+                )
+            } else if let Some(t) = cx.t.too_new(&r.version, r.cuda.as_ref(), cc) {
+                (
+                    FindingId::GpuTooNew,
+                    format!(
+                        "{}: cuDNN {} predates this GPU (NVIDIA's cuDNN support matrix, docs/releases.md#gpu-ceilings); its calls fail with \"no kernel image is available for execution on the device\" or CUDNN_STATUS_ARCH_MISMATCH.",
+                        t.needs(cx.w),
+                        r.label
+                    ),
+                )
+            } else {
                 continue;
-            }
+            };
             let mut f = Finding::new(
-                FindingId::GpuTooOld,
+                id,
                 Severity::Error,
                 format!(
                     "{} (compute capability {cc}) cannot run cuDNN {}",
@@ -512,28 +529,34 @@ fn gpu(cx: &Cx, out: &mut Vec<Finding>) {
             for role in &r.roles {
                 f = f.seen(format!("cuDNN {}: {role}", r.label));
             }
-            f = f.why(format!("cuDNN {} supports compute capability {need} and newer (NVIDIA's cuDNN support matrix: CUDA 12 builds of 9.11 and later, and every CUDA 13 build, start at Turing, 7.5); on this GPU its calls fail with CUDNN_STATUS_ARCH_MISMATCH or \"no kernel image is available for execution on the device\".", r.label));
+            f = f.why(why);
             f = match newest_that_runs(cx, cc, r.cuda.as_ref()) {
                 Some(o) => {
                     let f = f.fix(format!(
-                        "Use cuDNN {}, the newest release that runs on this GPU ({}), in place of {} (or run on a newer GPU).",
+                        "Use cuDNN {}, the newest release that runs on this GPU ({}), in place of {} (or run on {} GPU).",
                         o.id(),
                         match &o.offer {
                             None => "installed",
                             Some(_) => "in the catalog",
                         },
-                        r.label
+                        r.label,
+                        if id == FindingId::GpuTooOld { "a newer" } else { "an older" }
                     ));
                     let f = match &o.offer {
                         Some(offer) => f.command(cx.install_cmd(offer).for_host(cx.w)),
                         None => f,
                     };
                     f.command(match cx.toolkit_in_use() {
-                        Some(t) => crate::command::CommandLine::use_(o.id()).cuda_root(&t.root).for_host(cx.w),
-                        None => crate::command::CommandLine::exec(o.id(), "<your program>").for_host(cx.w),
+                        Some(t) => crate::command::CommandLine::use_(o.id())
+                            .cuda_root(&t.root)
+                            .for_host(cx.w),
+                        None => crate::command::CommandLine::exec(o.id(), "<your program>")
+                            .for_host(cx.w),
                     })
                 }
-                None => f.fix("Use an older cuDNN that still supports this GPU (and the CUDA it needs), or a newer GPU."),
+                None => {
+                    f.fix("Use a cuDNN release that supports this GPU (and the CUDA it needs).")
+                }
             };
             out.push(f);
         }
@@ -553,6 +576,7 @@ pub(in crate::doctor::checks) fn newest_that_runs(
         cx.installed().map(|id| (id.version, id.cuda)).collect();
     crate::catalog::offer::newest_that_runs(&cx.t.offers, &installed, cuda, &|v, c| {
         cx.t.min_compute(v, Some(c)).is_some_and(|n| n <= *cc)
+            && cx.t.too_new(v, Some(c), cc).is_none()
     })
     .newest
 }

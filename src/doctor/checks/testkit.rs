@@ -70,6 +70,7 @@ fn offer_rows() -> Vec<Offer> {
     let row = |ver: &str, cuda: &str, wheel: Option<&str>| Offer {
         version: v(ver),
         cuda: cuda.parse().unwrap(),
+        flavour: crate::version::Flavour::Full,
         wheel: wheel.map(str::to_owned),
         platform: None,
     };
@@ -107,6 +108,10 @@ impl Kit {
                 frameworks: framework_rows(),
                 offers: offer_rows(),
                 compute: super::compute_rows(&crate::catalog::Catalog::embedded()),
+                gpus: crate::catalog::Catalog::embedded().gpus().to_vec(),
+                advisories: crate::catalog::advisory::with_yanks(
+                    &crate::catalog::Catalog::embedded(),
+                ),
             },
         }
     }
@@ -309,7 +314,12 @@ impl Kit {
         let ver = v(version);
         let (ma, mi, pa) = (ver.major(), ver.minor(), ver.patch());
         let mut stems = vec!["cudnn"];
-        stems.extend(names::sublib_stems(ma));
+        // The sub-libraries this release ships (9.21+ added two).
+        stems.extend(
+            names::sublib_stems(ma)
+                .iter()
+                .filter(|st| names::ships(st, &ver)),
+        );
         for st in stems {
             let soname = names::soname(st, ma);
             let path_so = format!("{lib}/{soname}");
@@ -358,7 +368,12 @@ impl Kit {
         let ver = v(version);
         let ma = ver.major();
         let mut stems = vec!["cudnn"];
-        stems.extend(names::sublib_stems(ma));
+        // The sub-libraries this release ships (9.21+ added two).
+        stems.extend(
+            names::sublib_stems(ma)
+                .iter()
+                .filter(|st| names::ships(st, &ver)),
+        );
         for st in &stems {
             let f = self.file(&format!(r"{bin}\{}", names::dll_name(st, ma)));
             f.machine = Some("x86_64".into());

@@ -86,15 +86,10 @@ fn loaded_modules(env: &Env) -> Vec<LoadedModule> {
         .filter(|(_, n)| n.to_ascii_lowercase().contains("cudnn"))
         .map(|(i, name)| {
             let file = files.get(i).filter(|f| !f.is_empty()).cloned();
+            // `_LMFILES_` is the shell's to set: a FIFO or a device there
+            // is not read (nor waited on), only a regular file of its size.
             let text = file.as_deref().and_then(|f| {
-                use std::io::Read;
-                let mut t = String::new();
-                fs::File::open(f)
-                    .ok()?
-                    .take(MODULEFILE_MAX)
-                    .read_to_string(&mut t)
-                    .ok()?;
-                Some(t)
+                crate::fsops::read_bounded_text(Path::new(f), MODULEFILE_MAX, "a modulefile").ok()
             });
             LoadedModule {
                 name: name.to_string(),
@@ -281,6 +276,41 @@ mod tests {
         assert_eq!(windows_arch("IA64"), None);
         assert_eq!(bits_of("x86"), 32);
         assert_eq!(bits_of("aarch64"), 64);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_loaded_modulefile_is_read_only_when_it_is_a_regular_file() {
+        let d = tempfile::tempdir().unwrap();
+        let real = d.path().join("9.27.lua");
+        #[allow(clippy::disallowed_methods)] // the test's own fixture
+        std::fs::write(
+            &real,
+            "prepend_path(\"LD_LIBRARY_PATH\", \"/s/9.27/lib\")\n",
+        )
+        .unwrap();
+        let fifo = d.path().join("fifo");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let env = Env::from_vars(
+            [
+                ("LOADEDMODULES", "cudnn/9.27:cudnn/fifo".to_string()),
+                (
+                    "_LMFILES_",
+                    format!("{}:{}", real.display(), fifo.display()),
+                ),
+            ],
+            d.path(),
+            false,
+        );
+        // Opening the FIFO would wait for a writer that never comes.
+        let t = std::time::Instant::now();
+        let loaded = loaded_modules(&env);
+        assert!(t.elapsed() < std::time::Duration::from_secs(2));
+        assert_eq!(loaded.len(), 2);
+        assert_eq!(loaded[0].folders, ["/s/9.27/lib"]);
+        assert_eq!(loaded[1].file.as_deref(), fifo.to_str());
+        assert!(loaded[1].folders.is_empty() && !loaded[1].file_gone);
     }
 
     #[test]

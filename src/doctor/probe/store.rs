@@ -14,7 +14,7 @@ use crate::doctor::snapshot::{
 use crate::home::Home;
 use crate::names::{self, FileKind};
 use crate::store::{BrokenRelease, FileRecord, Release, Store};
-use crate::version::{CudaVariant, ReleaseId, Version};
+use crate::version::{CudaVariant, ReleaseId};
 
 /// The store as scanned: releases with a receipt, and folders without one.
 #[derive(Default)]
@@ -130,10 +130,12 @@ fn damaged_release(b: &BrokenRelease) -> DamagedRelease {
         .dir
         .file_name()
         .and_then(|n| n.to_str())
-        .and_then(|n| n.parse::<Version>().ok());
+        .and_then(ReleaseId::parse_dir_name);
     DamagedRelease {
         dir: s(&b.dir),
-        release: version.zip(cuda).map(|(v, c)| ReleaseId::new(v, c)),
+        release: version
+            .zip(cuda)
+            .map(|((v, f), c)| ReleaseId::new(v, c).with_flavour(f)),
         error: b.error.to_string(),
         unreadable: b.error.kind() == crate::error::Kind::Permission,
     }

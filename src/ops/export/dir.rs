@@ -11,7 +11,9 @@
 //! `.cudnnm-export.toml`, checked to hold only what cudnnm wrote); any
 //! other non-empty DEST is refused. An earlier export that cannot be
 //! removed is left beside DEST, reported, and removed by the next run
-//! into DEST.
+//! into DEST, with the build folders killed runs left. The folder work is
+//! [`crate::export_tree`]'s, through folder handles that never follow a
+//! link (DEST may be in a folder other users write, and root may run this).
 
 use std::path::{Path, PathBuf};
 
@@ -24,7 +26,7 @@ use crate::fsops;
 use crate::home::Home;
 use crate::ops::offers::machine_offers;
 use crate::ops::{Event, Session};
-use crate::store::{FileRecord, Release, Store};
+use crate::store::{Release, Store};
 use crate::version::Spec;
 
 /// What `export dir` is asked.
@@ -75,13 +77,6 @@ pub fn export(session: &Session<'_>, req: &DirRequest) -> Result<DirExported> {
         .map_err(|e| not_installed(session, &store, req, e))?;
     let dest = session.env.cwd().join(&req.dest);
     refuse_inside_home(session, &dest)?;
-    // An earlier export of ours may be replaced; anything else is refused.
-    let empty_dir = std::fs::read_dir(&dest).is_ok_and(|mut d| d.next().is_none());
-    let earlier = if dest.exists() && !empty_dir {
-        Some(export_tree::check_earlier(&dest)?)
-    } else {
-        None
-    };
     let windows = release.platform().is_windows();
     let prefix = req
         .prefix
@@ -90,30 +85,51 @@ pub fn export(session: &Session<'_>, req: &DirRequest) -> Result<DirExported> {
     let env = export_tree::variables(&prefix, windows);
     let parent = fsops::parent_of(&dest);
     fsops::create_dir_all(parent)?;
-    // What cudnnm left of earlier exports into DEST that it could not remove.
-    sweep_old_exports(session, &dest);
-    let env_name = match tempfile::Builder::new()
-        .prefix(".cudnnm-export-")
-        .tempdir_in(parent)
-    {
-        Ok(tmp) => {
-            let name = write_export(tmp.path(), &release, &env, windows)?;
-            fsops::make_tree_shared(tmp.path())?;
-            if empty_dir {
-                fsops::remove_dir_if_empty(&dest);
+    let started = std::time::SystemTime::now();
+    // DEST's folder may be one others can write: every change in it is made
+    // through its handle (`export_tree`), never through a link.
+    let parent_dir = fsops::at::open_dir(parent)?;
+    let dest_name = dest
+        .file_name()
+        .ok_or_else(|| Error::new(Kind::Usage, format!("'{}' names no folder", dest.display())))?;
+    // What killed runs left beside DEST, and an earlier export they moved aside.
+    for (left, err) in export_tree::sweep(&parent_dir, dest_name, started) {
+        left_behind(session, &dest, &left, &err);
+    }
+    // An earlier export of ours may be replaced; anything else is refused.
+    // Checked after the sweep, which may have moved DEST back.
+    let empty_dir = std::fs::read_dir(&dest).is_ok_and(|mut d| d.next().is_none());
+    let earlier = if dest.exists() && !empty_dir {
+        Some(export_tree::check_earlier(&dest)?)
+    } else {
+        None
+    };
+    let env_name = match export_tree::Build::begin(&parent_dir) {
+        Ok(build) => {
+            let name = export_tree::write_release(&build.dir, &release, &env, windows)
+                .and_then(|n| fsops::make_tree_shared_at(&build.dir).map(|()| n));
+            let name = match name {
+                Ok(n) => n,
+                Err(e) => {
+                    let _ = fsops::at::remove_tree_in(&parent_dir, build.name());
+                    return Err(e);
+                }
+            };
+            if let Some((left, e)) =
+                export_tree::put_in_place(&parent_dir, build, dest_name, earlier.is_some())?
+            {
+                left_behind(session, &dest, &left, &e);
             }
-            let built = tmp.keep();
-            replace(session, &dest, &built, earlier.is_some())?;
             name
         }
         // An empty DEST of the user's in a folder they may not write: filled in place.
-        Err(e) if empty_dir && e.kind() == std::io::ErrorKind::PermissionDenied => {
+        Err(e) if empty_dir && e.kind() == Kind::Permission => {
             fill_in_place(&dest, &release, &env, windows)?
         }
-        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
-            return Err(parent_not_writable(&dest, parent, earlier.is_some(), e));
+        Err(e) if e.kind() == Kind::Permission => {
+            return Err(parent_not_writable(&dest, parent, earlier.is_some(), &e));
         }
-        Err(e) => return Err(Error::io("create a folder in", parent, e)),
+        Err(e) => return Err(e),
     };
     Ok(DirExported {
         release: release.id(),
@@ -167,7 +183,7 @@ fn refuse_inside_home(session: &Session<'_>, dest: &Path) -> Result<()> {
 }
 
 /// The export is built beside DEST, in `parent`, which refused.
-fn parent_not_writable(dest: &Path, parent: &Path, earlier: bool, e: std::io::Error) -> Error {
+fn parent_not_writable(dest: &Path, parent: &Path, earlier: bool, e: &Error) -> Error {
     Error::new(
         Kind::Permission,
         format!(
@@ -176,7 +192,7 @@ fn parent_not_writable(dest: &Path, parent: &Path, earlier: bool, e: std::io::Er
             parent.display()
         ),
     )
-    .cause(e)
+    .cause(e.causes().first().cloned().unwrap_or_default())
     .hint(format!(
         "choose a DEST in a folder you may write to, or an empty folder of yours (cudnnm fills that in place){}",
         if earlier {
@@ -185,82 +201,6 @@ fn parent_not_writable(dest: &Path, parent: &Path, earlier: bool, e: std::io::Er
             String::new()
         }
     ))
-}
-
-/// The prefix of the name an earlier export gets while its replacement
-/// moves in ([`fsops::sibling`]: `.cudnnm-export-old-<pid>-<DEST's name>`).
-const OLD_TAG: &str = "cudnnm-export-old";
-
-/// Writes the release's files, its receipt, the env file and the marker
-/// into the folder `to` (new or empty); returns the env file's name.
-fn write_export(
-    to: &Path,
-    release: &Release,
-    env: &[export_tree::EnvVar],
-    windows: bool,
-) -> Result<&'static str> {
-    let mut written: Vec<FileRecord> = Vec::new();
-    for f in &release.receipt.files {
-        let dst = to.join(&f.path);
-        fsops::create_dir_all(fsops::parent_of(&dst))?;
-        match f.entry.link_target() {
-            Some(target) => {
-                fsops::symlink(Path::new(target), &dst)?;
-                written.push(FileRecord::link(&f.path, target));
-            }
-            None => {
-                let (size, sha) = fsops::copy_file_hashed(&release.dir.join(&f.path), &dst)?;
-                written.push(FileRecord::file(&f.path, size, sha));
-            }
-        }
-    }
-    let (size, sha) = fsops::copy_file_hashed(
-        &release.dir.join(crate::store::RECEIPT_FILE),
-        &to.join(crate::store::RECEIPT_FILE),
-    )?;
-    written.push(FileRecord::file(crate::store::RECEIPT_FILE, size, sha));
-    let title = format!(
-        "cuDNN {} for CUDA {} ({}), exported by cudnnm; the variables that make it visible",
-        release.version(),
-        release.cuda(),
-        release.platform()
-    );
-    let (env_name, text) = export_tree::env_file(&title, env, windows)?;
-    fsops::write_atomic(&to.join(env_name), text.as_bytes())?;
-    written.push(FileRecord::file(
-        env_name,
-        text.len() as u64,
-        crate::hash::sha256_bytes(text.as_bytes()),
-    ));
-    fsops::save_toml(
-        &to.join(export_tree::MARKER_FILE),
-        &export_tree::Marker::new(release.id(), written),
-        "export marker",
-    )?;
-    Ok(env_name)
-}
-
-/// Puts the export built at `built` in DEST's place. An earlier export
-/// (`earlier`: only bytes cudnnm wrote, checked) moves aside first and is
-/// removed after; when that removal fails the new export stands, and a
-/// warning names the folder left and how to remove it.
-fn replace(session: &Session<'_>, dest: &Path, built: &Path, earlier: bool) -> Result<()> {
-    let old = fsops::sibling(dest, OLD_TAG);
-    if earlier && let Err(e) = fsops::rename(dest, &old) {
-        let _ = fsops::remove_dir_all(built);
-        return Err(e);
-    }
-    if let Err(e) = fsops::rename(built, dest) {
-        let _ = fsops::remove_dir_all(built);
-        if earlier {
-            let _ = fsops::rename(&old, dest);
-        }
-        return Err(e);
-    }
-    if earlier && let Err(e) = fsops::remove_own_tree(&old) {
-        left_behind(session, dest, &old, &e);
-    }
-    Ok(())
 }
 
 /// Writes the export straight into `dest`, an empty folder whose parent
@@ -272,52 +212,20 @@ fn fill_in_place(
     env: &[export_tree::EnvVar],
     windows: bool,
 ) -> Result<&'static str> {
-    let done = write_export(dest, release, env, windows)
-        .and_then(|name| fsops::make_tree_shared(dest).map(|()| name));
-    if done.is_err() {
-        let _ = fsops::set_readonly(dest, false);
-        if let Ok(entries) = std::fs::read_dir(dest) {
-            for e in entries.flatten() {
-                let _ = fsops::remove_own_tree(&e.path());
-            }
+    let dir = fsops::at::open_dir(dest)?;
+    let done = export_tree::write_release(&dir, release, env, windows)
+        .and_then(|name| fsops::make_tree_shared_at(&dir).map(|()| name));
+    if done.is_err()
+        && let Ok(entries) = dir.entries()
+    {
+        for (name, _) in entries {
+            let _ = fsops::at::remove_tree_in(&dir, &name);
         }
     }
     done
 }
 
-/// Removes what earlier runs left of their replaced exports of `dest`:
-/// folders beside it named exactly `.cudnnm-export-old-<pid>-<DEST's
-/// name>` (made writable first: cudnnm wrote them). A folder it cannot
-/// remove is warned about; nothing else is touched.
-fn sweep_old_exports(session: &Session<'_>, dest: &Path) {
-    let Some(name) = dest.file_name().and_then(|n| n.to_str()) else {
-        return;
-    };
-    let Ok(entries) = std::fs::read_dir(fsops::parent_of(dest)) else {
-        return;
-    };
-    let head = format!(".{OLD_TAG}-");
-    for e in entries.flatten() {
-        let file_name = e.file_name();
-        let Some(pid) = file_name
-            .to_str()
-            .and_then(|n| n.strip_prefix(head.as_str()))
-            .and_then(|rest| rest.strip_suffix(name))
-            .and_then(|rest| rest.strip_suffix('-'))
-        else {
-            continue;
-        };
-        let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
-        if pid.is_empty() || !pid.bytes().all(|b| b.is_ascii_digit()) || !is_dir {
-            continue;
-        }
-        if let Err(err) = fsops::remove_own_tree(&e.path()) {
-            left_behind(session, dest, &e.path(), &err);
-        }
-    }
-}
-
-/// Reports an earlier export's folder that could not be removed.
+/// Reports a folder of an earlier export or build that could not be removed.
 fn left_behind(session: &Session<'_>, dest: &Path, old: &Path, err: &Error) {
     session.report.event(&Event::ExportLeftBehind {
         old,

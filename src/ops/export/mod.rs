@@ -3,15 +3,14 @@
 //! through `fsops`), a Spack `packages.yaml` block, and one release as a
 //! plain folder (`dir`).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde::Serialize;
 
 use super::Session;
-use crate::error::{Error, Result};
-use crate::fsops;
+use crate::error::Result;
 use crate::home::Home;
-use crate::modulefile::{self, CudaModule, Engine, Existing, ModuleRelease, Step};
+use crate::modulefile::{self, CudaModule, Engine, ModuleRelease};
 use crate::store::{Release, Store};
 
 pub mod dir;
@@ -35,7 +34,8 @@ pub fn releases(
     let modules = releases
         .iter()
         .map(|r| ModuleRelease {
-            id: r.release_id(),
+            // The build its files are, whatever folder holds it.
+            id: r.release_id().with_flavour(r.flavour()),
             dir: r.dir.clone(),
             windows: r.platform().is_windows(),
             source: r.receipt.source.name.clone(),
@@ -81,9 +81,10 @@ pub struct ModulesExported {
 }
 
 /// `export lmod` / `export tcl`: plans with [`modulefile::plan`] from the
-/// chosen store and what `DIR/cudnn/` holds, then writes, links and
-/// removes through `fsops`. Modulefiles are made readable by every user
-/// (mode 0644 on Unix; on Windows the folder's ACL decides).
+/// chosen store and what `DIR/cudnn/` holds, then applies it
+/// ([`modulefile::apply`]: through the folder's handle, never through a
+/// link; `DIR` 0755, modulefiles 0644 on Unix; on Windows the folder's ACL
+/// decides).
 ///
 /// # Errors
 /// A bad template, a store that cannot be read, or a file that cannot be
@@ -100,7 +101,7 @@ pub fn modules(session: &Session<'_>, req: &ModulesRequest) -> Result<ModulesExp
         .default
         .and_then(|d| d.parse::<crate::version::Spec>().ok())
         .and_then(|spec| crate::pin::select(&spec, &releases))
-        .map(|r| format!("{}-cuda{}", r.version(), r.cuda()));
+        .map(|r| modulefile::module_version_of(&r.release_id().with_flavour(r.flavour())));
     let dir = session.env.cwd().join(&req.dir);
     let folder = dir.join(modulefile::FAMILY);
     let steps = modulefile::plan(
@@ -109,85 +110,21 @@ pub fn modules(session: &Session<'_>, req: &ModulesRequest) -> Result<ModulesExp
         &modules,
         cuda_module.as_ref(),
         default.as_deref(),
-        &existing(&folder),
+        // Read and changed through the folder's handle, never through a link.
+        &modulefile::read_existing(&dir),
     )?;
-    fsops::create_dir_all(&folder)?;
-    fsops::make_shared(&folder)?;
-    let mut done = ModulesExported {
+    let applied = modulefile::apply(&dir, &steps)?;
+    let shown =
+        |v: Vec<PathBuf>| -> Vec<String> { v.iter().map(|p| p.display().to_string()).collect() };
+    Ok(ModulesExported {
         dir: folder.display().to_string(),
-        written: Vec::new(),
-        unchanged: Vec::new(),
-        removed: Vec::new(),
+        written: shown(applied.written),
+        unchanged: shown(applied.unchanged),
+        removed: shown(applied.removed),
         default,
         modulepath: dir,
         modules: modules.len(),
-    };
-    for step in &steps {
-        apply(step, &mut done)?;
-    }
-    Ok(done)
-}
-
-/// What the modulefile folder holds: its files' texts and its links' targets.
-fn existing(folder: &Path) -> Existing {
-    let mut existing = Existing::default();
-    if let Ok(rd) = std::fs::read_dir(folder) {
-        for e in rd.flatten() {
-            let name = e.file_name().to_string_lossy().into_owned();
-            if let Ok(target) = std::fs::read_link(e.path()) {
-                existing
-                    .links
-                    .insert(name, target.to_string_lossy().into_owned());
-            } else if e.path().is_file()
-                && let Ok(text) = std::fs::read_to_string(e.path())
-            {
-                existing.files.insert(name, text);
-            }
-        }
-    }
-    existing
-}
-
-/// Carries out one planned step, noting it in `done`.
-fn apply(step: &Step, done: &mut ModulesExported) -> Result<()> {
-    match step {
-        Step::Write {
-            path,
-            text,
-            changed,
-        } => {
-            if *changed {
-                fsops::write_atomic(path, text.as_bytes())?;
-                // Readable by every user (written 0600 first), still replaceable by the next export.
-                crate::platform::make_world_readable(path)
-                    .map_err(|e| Error::io("change permissions of", path, e))?;
-                done.written.push(path.display().to_string());
-            } else {
-                done.unchanged.push(path.display().to_string());
-            }
-        }
-        Step::Link {
-            path,
-            target,
-            changed,
-        } => {
-            if *changed {
-                fsops::replace_link(Path::new(target), path, false)?;
-                done.written.push(path.display().to_string());
-            } else {
-                done.unchanged.push(path.display().to_string());
-            }
-        }
-        Step::Remove { path } => {
-            if std::fs::read_link(path).is_ok() {
-                fsops::remove_link(path)?;
-            } else {
-                fsops::remove_file(path)?;
-            }
-            done.removed.push(path.display().to_string());
-        }
-    }
-    Ok(())
+    })
 }
 
 #[cfg(test)]

@@ -158,7 +158,9 @@ fn decide(
 }
 
 /// Reports each advisory covering release `version` for `cuda` that is
-/// being installed or deployed ([`Event::AdvisoryCovers`]).
+/// being installed or deployed ([`Event::AdvisoryCovers`]). A yank is said
+/// by the catalog's pick instead (its reason, from the catalog), so only
+/// the embedded advisories are read here.
 pub fn report_advisories(session: &Session<'_>, version: &Version, cuda: &CudaVariant) {
     let all = advisory::embedded();
     let id = ReleaseId::new(version.clone(), *cuda);
@@ -250,4 +252,66 @@ fn skipped(s: &Skipped) -> String {
         PassedOver::Toolkit { cuda } => format!("not built for the CUDA {cuda} toolkit"),
     };
     format!("{} ({why})", s.release)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ops::frameworks::Skipped;
+
+    fn names() -> Vec<String> {
+        vec!["torch 2.15.0".into(), "onnxruntime-gpu 1.31.1".into()]
+    }
+
+    #[test]
+    fn a_release_only_on_pypi_installs_as_its_wheel() {
+        let choice = Choice::Release {
+            release: "9.26.0.51_cuda13".parse().unwrap(),
+            wheel: Some("nvidia-cudnn-cu13".into()),
+            passed_over: vec![],
+        };
+        let pick = decide(&choice, None, &names(), false).unwrap();
+        assert_eq!(pick.id.to_string(), "9.26.0.51_cuda13");
+        assert_eq!(pick.install_arg(), "pip:nvidia-cudnn-cu13==9.26.0.51");
+        let archive = Pick {
+            wheel: None,
+            ..pick
+        };
+        assert_eq!(archive.install_arg(), "9.26.0.51_cuda13");
+    }
+
+    #[test]
+    fn no_need_is_not_found_naming_the_framework_asked_for() {
+        let torch: PackageName = "torch".parse().unwrap();
+        let e = decide(&Choice::NoNeeds, Some(&torch), &[], false).unwrap_err();
+        assert_eq!(e.kind(), Kind::NotFound);
+        assert_eq!(
+            e.message(),
+            "no installed framework named torch names a cuDNN it needs in that Python environment"
+        );
+    }
+
+    #[test]
+    fn none_that_runs_is_a_conflict_carrying_each_release_passed_over() {
+        let choice = Choice::NoneRuns {
+            passed_over: vec![Skipped {
+                release: "9.10.0.56_cuda12".parse().unwrap(),
+                why: PassedOver::Toolkit {
+                    cuda: "11.8".parse().unwrap(),
+                },
+            }],
+        };
+        let e = decide(&choice, None, &names(), false).unwrap_err();
+        assert_eq!(e.kind(), Kind::Conflict);
+        assert_eq!(
+            e.message(),
+            "no cuDNN release can be chosen for torch 2.15.0, onnxruntime-gpu 1.31.1"
+        );
+        assert_eq!(
+            e.causes(),
+            [
+                "releases satisfy every framework here, but none can be chosen:\n  9.10.0.56_cuda12 (not built for the CUDA 11.8 toolkit)"
+            ]
+        );
+    }
 }

@@ -10,9 +10,9 @@ use crate::catalog::{self, Catalog, FetchRequest, index, resolve};
 use crate::error::Result;
 use crate::ops::gpu::GpuGate;
 use crate::ops::{Event, Session};
-use crate::store::{Release, Store};
+use crate::store::{Provenance, Release, Store};
 use crate::toolkit::Toolkit;
-use crate::version::{ReleaseId, Spec};
+use crate::version::{CudnnPackage, Spec};
 
 /// Installs the catalog's pick for `spec`; a release already installed is
 /// a no-op (unless `--force`).
@@ -40,10 +40,28 @@ pub(super) fn install_catalog(
             .toolkits;
     // Archives and PyPI wheels alike: most cuDNN 9 releases are wheels only.
     let cat = Catalog::load(session.home)?;
-    let pick = resolve::pick(&cat, &fetch, &toolkits, gate.oldest().map(|g| &g.compute))?;
+    let setting = index::setting::effective(req.index_url.as_deref(), session.env, session.home)?;
+    // A wheel read straight from the index serves any platform (`--platform`);
+    // one pip fetches, only the machine pip runs on.
+    let host = match &setting {
+        index::Setting::Index(_) => Some(platform),
+        index::Setting::PipNoIndex(_) => session.env.platform(),
+    };
+    let pick = resolve::pick_on(
+        &cat,
+        &fetch,
+        &toolkits,
+        gate.oldest().map(|g| &g.compute),
+        host,
+    )?;
+    // A yanked release is picked only when named exactly: say so, and why.
+    if let Some(w) = pick.yanked_warning() {
+        session.report.event(&Event::Warning(&w));
+    }
     let (version, cuda) = pick.release();
     if !req.force
-        && let Some(r) = Store::new(session.home).get_id(&ReleaseId::new(version.clone(), *cuda))?
+        && let Some(r) =
+            Store::new(session.home).get_build(version, cuda, pick.release_id().flavour)?
     {
         let why = AlreadyWhy::CatalogPick {
             spec: fetch.spec.clone(),
@@ -55,13 +73,12 @@ pub(super) fn install_catalog(
         // Refused before pip runs (a wheel is up to 1 GB), as the archive
         // path refuses before its download (`MachineFit::check`).
         gate.check(&w.version, &w.cuda, req.force, "install")?;
-        note_passed_over(session, &cat, &fetch, &toolkits, w, gate);
-        let index =
-            match index::setting::effective(req.index_url.as_deref(), session.env, session.home)? {
-                index::Setting::Index(index) => index,
-                // pip is told to use no index but its own find-links: pip fetches.
-                index::Setting::PipNoIndex(_) => return via_pip(session, w, base, gate),
-            };
+        note_passed_over(session, &cat, &fetch, &toolkits, w, gate, host);
+        let index = match setting {
+            index::Setting::Index(index) => index,
+            // pip is told to use no index but its own find-links: pip fetches.
+            index::Setting::PipNoIndex(_) => return via_pip(session, w, base, gate),
+        };
         let want = super::index::Wanted {
             project: &w.package,
             version: &w.version,
@@ -119,7 +136,7 @@ pub(super) fn install_catalog(
             name: Some(fetched.name),
             cuda: Some(fetched.cuda),
             expected_sha256: Some(fetched.sha256),
-            url: Some(fetched.url),
+            from: Provenance::Url(fetched.url),
             force: req.force,
             ..Default::default()
         },
@@ -137,7 +154,7 @@ fn via_pip(
     base: ImportRequest,
     gate: &GpuGate,
 ) -> Result<Installed> {
-    let requirement = w.requirement();
+    let requirement = w.pip_requirement()?;
     session.report.event(&Event::PublishedAsWheel {
         version: &w.version,
         cuda: &w.cuda,
@@ -153,9 +170,9 @@ fn other_package(pick: &resolve::Pick, r: &Release) -> Option<OtherPackage> {
     let resolve::Pick::Wheel(w) = pick else {
         return None;
     };
-    let (from, _) = r.receipt.source.reinstall_arg(&r.id());
-    let package = from.strip_prefix("pip:")?.split("==").next()?;
-    (package != w.package).then(|| OtherPackage {
+    let installed = r.receipt.source.exact_pip_requirement(r.version())?;
+    let package = installed.package();
+    (Some(package) != CudnnPackage::from_name(&w.package)).then(|| OtherPackage {
         installed_from: package.to_string(),
         catalog: w.package.clone(),
         requirement: w.requirement(),
@@ -171,9 +188,10 @@ fn note_passed_over(
     toolkits: &[Toolkit],
     w: &resolve::WheelPick,
     gate: &GpuGate,
+    host: Option<crate::version::Platform>,
 ) {
     if let Some(g) = gate.oldest()
-        && let Ok(best) = resolve::pick(cat, fetch, toolkits, None)
+        && let Ok(best) = resolve::pick_on(cat, fetch, toolkits, None, host)
         && best.release() != (&w.version, &w.cuda)
     {
         let note =

@@ -16,7 +16,7 @@ use crate::ops::gpu::GpuGate;
 use crate::ops::{Event, Session};
 use crate::pin::lockfile::{self, LockedSource, ProjectLock};
 use crate::pin::{self, SpecSource};
-use crate::store::{Release, Store};
+use crate::store::{Provenance, Release, Store};
 use crate::version::Platform;
 
 /// Installs what applies here; see the module documentation.
@@ -173,9 +173,8 @@ fn install_locked(
             };
             // The lock names the file and its bytes; the index in effect
             // (never a URL from the lock) serves them.
-            let project = crate::ops::lock::project_of(pip);
             let want = super::index::Wanted {
-                project,
+                project: pip.package().as_str(),
                 version: &l.release.version,
                 cuda: &l.release.cuda,
                 platform,
@@ -193,13 +192,15 @@ fn install_locked(
         } => {
             let mirror =
                 catalog::effective_mirror(req.mirror.as_deref(), session.env, session.home)?;
-            let from = match (&mirror, rel) {
-                (Some(m), Some(rel)) => format!("{m}{rel}"),
-                _ => url.clone(),
+            // The user's mirror may be http:// or a folder; the lock's own URL is HTTPS only.
+            let (from, named) = match (&mirror, rel) {
+                (Some(m), Some(rel)) => (format!("{m}{rel}"), true),
+                _ => (url.clone(), false),
             };
             let locked = Download {
                 lock: l,
                 from: &from,
+                named,
                 size: *size,
                 want: &want,
                 platform,
@@ -326,6 +327,9 @@ struct Download<'a> {
     lock: &'a ProjectLock,
     /// The URL (the mirror's, when one is set and the lock names the path).
     from: &'a str,
+    /// `from` is the user's own mirror (may be `http://` or a folder),
+    /// not the lock's URL (HTTPS only).
+    named: bool,
     size: Option<u64>,
     want: &'a Sha256Hex,
     platform: Platform,
@@ -342,7 +346,7 @@ fn fetch_locked(
 ) -> Result<Installed> {
     let from = d.from;
     let name = from.rsplit('/').next().unwrap_or(from).to_string();
-    let urls = [from.to_string()];
+    let urls = [download::Location::new(from.to_string(), d.named)];
     let expect = [d.want.clone()];
     let release = &d.lock.release;
     let job = download::Job {
@@ -379,7 +383,7 @@ fn fetch_locked(
             name: Some(name),
             cuda: Some(release.cuda),
             expected_sha256: Some(d.want.clone()),
-            url: Some(got.url),
+            from: Provenance::Url(got.url),
             ..base
         },
         got.cached,

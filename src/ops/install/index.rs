@@ -13,6 +13,7 @@ use crate::catalog::index::{self, Index, IndexFile};
 use crate::error::{Error, Kind, Result};
 use crate::hash::Sha256Hex;
 use crate::ops::{Event, Session};
+use crate::store::Provenance;
 use crate::version::{CudaVariant, Platform, Version};
 
 /// Which wheel to fetch.
@@ -95,7 +96,12 @@ pub(super) fn install_file(
         file: &file.filename,
         index: &index.shown(),
     });
-    let urls = [file.url.clone()];
+    // The index's trust: PyPI's files over HTTPS only, a user-named
+    // index's as it links them (`find` refused plain HTTP from an HTTPS one).
+    let urls = [download::Location {
+        url: file.url.clone(),
+        trust: index.trust(),
+    }];
     let expect = [sha.clone()];
     let job = download::Job {
         urls: &urls,
@@ -130,7 +136,7 @@ pub(super) fn install_file(
             name: Some(file.filename.clone()),
             cuda: Some(*want.cuda),
             expected_sha256: Some(got.sha256),
-            url: Some(index::setting::without_credentials(&file.url)),
+            from: Provenance::Url(index::setting::without_credentials(&file.url)),
             ..base
         },
         got.cached,

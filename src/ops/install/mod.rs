@@ -20,7 +20,7 @@ use crate::hash::Sha256Hex;
 use crate::pin::SpecSource;
 use crate::progress::Progress;
 use crate::store::{Release, Store};
-use crate::version::{CudaVariant, Platform, ReleaseId, Spec};
+use crate::version::{CudaVariant, Platform, Spec};
 
 mod catalog;
 mod here;
@@ -241,7 +241,8 @@ pub fn install(session: &Session<'_>, req: &Request) -> Result<Installed> {
         }
     }
     if let Some(requirement) = what.strip_prefix("pip:") {
-        return pip::install_pip(session, requirement.trim(), base, &gate);
+        // Only NAME==VERSION of a cuDNN package, refused before pip runs.
+        return pip::install_pip(session, &requirement.parse()?, base, &gate);
     }
     if exists {
         return import_file(
@@ -280,23 +281,6 @@ fn pause_after_download(session: &Session<'_>) {
     {
         crate::interrupt::test_pause(std::path::Path::new(&f));
     }
-}
-
-/// The release an exact requirement of a cuDNN package names:
-/// `nvidia-cudnn-cu12==9.27.0.42` (or `nvidia-cudnn-jit-cu12`, `-cu11`) is
-/// 9.27.0.42 for CUDA 12 — NVIDIA's package names end in the CUDA major.
-fn pinned_release(requirement: &str) -> Option<ReleaseId> {
-    let (package, version) = requirement.split_once("==")?;
-    let package = crate::version::python_name(package, '-');
-    if !package.starts_with("nvidia-cudnn") {
-        return None;
-    }
-    let (_, cu) = package.rsplit_once("-cu")?;
-    let cuda: CudaVariant = cu
-        .parse()
-        .ok()
-        .filter(|_| cu.chars().all(|c| c.is_ascii_digit()))?;
-    Some(ReleaseId::new(version.trim().parse().ok()?, cuda))
 }
 
 /// `--platform`, else the host's.
@@ -378,25 +362,6 @@ mod tests {
     use crate::pin::lockfile::{self, LockedSource, ProjectLock};
     use crate::shape::Shape;
     use crate::store::Source;
-
-    #[test]
-    fn an_exact_cudnn_requirement_names_its_release() {
-        let id = |r: &str| pinned_release(r).map(|i| i.to_string());
-        assert_eq!(
-            id("nvidia-cudnn-cu12==9.27.0.42").as_deref(),
-            Some("9.27.0.42_cuda12")
-        );
-        assert_eq!(
-            id("nvidia_cudnn_jit_cu12 == 9.12.0.46").as_deref(),
-            Some("9.12.0.46_cuda12")
-        );
-        assert_eq!(
-            id("nvidia-cudnn-cu11==8.6.0.163").as_deref(),
-            Some("8.6.0.163_cuda11")
-        );
-        assert_eq!(id("nvidia-cudnn-cu12>=9"), None);
-        assert_eq!(id("torch==2.4.1"), None);
-    }
 
     fn ask(what: Option<&str>) -> Request {
         Request {
@@ -511,7 +476,7 @@ mod tests {
             name: "cudnn-linux-x86_64-9.1.0.70_cuda12-archive.tar.xz".into(),
             sha256: Some(sha.clone()),
             size: 1,
-            url: None,
+            from: crate::store::Provenance::Local,
             dist: None,
         }
     }

@@ -3,14 +3,14 @@
 //! the download cache for the requirement is imported from there, without
 //! pip.
 
-use super::{AlreadyWhy, Installed, import_file, pinned_release};
+use super::{AlreadyWhy, Installed, import_file};
 use crate::archive::ImportRequest;
 use crate::catalog::{self, download};
 use crate::error::Result;
 use crate::ops::gpu::GpuGate;
 use crate::ops::{Event, Session};
-use crate::store::Store;
-use crate::version::Platform;
+use crate::store::{Provenance, Store};
+use crate::version::{PipRequirement, Platform};
 
 /// Fetches and imports the wheel `requirement` names; the one of the
 /// locked SHA-256 (when `base` expects one), or the one kept for this
@@ -20,28 +20,24 @@ use crate::version::Platform;
 /// same `--force` (whose warning the import gives).
 ///
 /// # Errors
-/// A requirement pip must not be given, pip failing, or the import's.
+/// pip failing, a wheel whose SHA-256 is not the lock's, or the import's.
 pub(super) fn install_pip(
     session: &Session<'_>,
-    requirement: &str,
+    requirement: &PipRequirement,
     base: ImportRequest,
     gate: &GpuGate,
 ) -> Result<Installed> {
-    catalog::pip::check_requirement(requirement)?;
-    let pinned = pinned_release(requirement);
+    let pinned = requirement.release();
     // `nvidia-cudnn-cu12==9.27.0.42` names its release: installed, no pip run.
     if !base.force
-        && let Some(id) = &pinned
-        && let Some(r) = Store::new(session.home).get_id(id)?
+        && let Some(r) = Store::new(session.home).get_id(&pinned)?
     {
         return Ok(Installed::already(
             &r,
             AlreadyWhy::Requirement(format!("pip:{requirement}")),
         ));
     }
-    if let Some(id) = &pinned {
-        gate.check(&id.version, &id.cuda, base.force, "install")?;
-    }
+    gate.check(&pinned.version, &pinned.cuda, base.force, "install")?;
     // The wheel `cudnnm lock` fetched and kept: the locked SHA-256's file
     // when a lock gives one, else the one kept for this requirement.
     let url = format!("pip:{requirement}");
@@ -60,7 +56,7 @@ pub(super) fn install_pip(
             ImportRequest {
                 source: got.path,
                 name: Some(rec.name),
-                url: Some(url),
+                from: Provenance::Pip(requirement.clone()),
                 ..base
             },
         );
@@ -78,6 +74,7 @@ pub(super) fn install_pip(
         requirement,
         tmp.path(),
         session.report.pip_output(),
+        base.expected_sha256.as_ref(),
     )?;
     let name = wheel.file_name().map(|n| n.to_string_lossy().into_owned());
     import_file(
@@ -85,7 +82,7 @@ pub(super) fn install_pip(
         ImportRequest {
             source: wheel,
             name,
-            url: Some(url),
+            from: Provenance::Pip(requirement.clone()),
             ..base
         },
     )

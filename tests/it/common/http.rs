@@ -48,6 +48,9 @@ pub struct Route {
     /// Send this many bytes of the body, then wait at the gate until the
     /// test opens it (at most a minute), then send the rest.
     pub hold: Option<(u64, Gate)>,
+    /// Answer 200 with a body that never ends (no length given, zeros until
+    /// the client hangs up), counting what was sent in [`TestServer::sent`].
+    pub endless: bool,
 }
 
 /// Where a held response waits (see [`Route::hold`]).
@@ -87,6 +90,7 @@ impl Gate {
 struct State {
     routes: HashMap<String, Route>,
     log: Vec<Request>,
+    sent: u64,
 }
 
 /// The running server; it stops accepting when dropped.
@@ -193,6 +197,24 @@ impl TestServer {
                 ..Default::default()
             },
         );
+    }
+
+    /// Serves a body that never ends at `path` ([`Route::endless`]).
+    pub fn endless(&self, path: &str) {
+        self.route(
+            path,
+            Route {
+                status: 200,
+                content_type: "application/octet-stream".into(),
+                endless: true,
+                ..Default::default()
+            },
+        );
+    }
+
+    /// Body bytes sent so far by endless routes.
+    pub fn sent(&self) -> u64 {
+        self.state.lock().unwrap().sent
     }
 
     /// Every request so far.
@@ -318,6 +340,16 @@ fn serve(conn: TcpStream, state: &Mutex<State>) -> std::io::Result<()> {
             None,
             None,
         );
+    }
+    if route.endless {
+        out.write_all(
+            b"HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nConnection: close\r\n\r\n",
+        )?;
+        let chunk = vec![0u8; 64 << 10];
+        loop {
+            out.write_all(&chunk)?;
+            state.lock().unwrap().sent += chunk.len() as u64;
+        }
     }
     if route.status != 200 {
         return respond(

@@ -378,6 +378,51 @@ fn without_loading_a_missing_sub_library_found_in_another_copy_is_mixing() {
     );
 }
 
+/// cuDNN 9.21+ ships `libcudnn_engines_tensor_ir.so.9` (and 9.22+
+/// `libcudnn_ext.so.9`): a folder of 9.28.1 whose tensor_ir library is
+/// 9.21.0's is a sub-library mix, naming both releases; a whole 9.28.1 set,
+/// and a 9.20 set (which has no tensor_ir library), are not.
+#[test]
+fn a_tensor_ir_library_of_another_release_is_a_sub_library_mix() {
+    let mut k = Kit::linux();
+    k.linux_set("/work/t", "/work/t/include", "9.28.1", true);
+    k.s.ld_library_path = vec!["/work/t".into()];
+    k.absent(FindingId::SubLibrariesMixed);
+    assert!(
+        k.s.files
+            .iter()
+            .any(|f| f.path == "/work/t/libcudnn_engines_tensor_ir.so.9"),
+        "the 9.28.1 set has the tensor_ir library"
+    );
+    k.s.files
+        .retain(|f| !f.path.starts_with("/work/t/libcudnn_engines_tensor_ir"));
+    let real = k.file("/work/t/libcudnn_engines_tensor_ir.so.9.21.0");
+    real.machine = Some("x86_64".into());
+    real.soname = Some("libcudnn_engines_tensor_ir.so.9".into());
+    k.link(
+        "/work/t/libcudnn_engines_tensor_ir.so.9",
+        "libcudnn_engines_tensor_ir.so.9.21.0",
+    )
+    .machine = Some("x86_64".into());
+    let f = k.expect(FindingId::SubLibrariesMixed);
+    assert_eq!(f.severity, Severity::Error, "{f:?}");
+    assert!(f.title.contains("2 releases (9.21.0 and 9.28.1)"), "{f:?}");
+    assert!(
+        f.seen.iter().any(|l| l.starts_with("cuDNN 9.21.0: ")
+            && l.contains("libcudnn_engines_tensor_ir.so.9.21.0")),
+        "{f:?}"
+    );
+    // A 9.20 set has no tensor_ir library: nothing is missing, nothing mixed.
+    let mut k = Kit::linux();
+    k.linux_set("/work/u", "/work/u/include", "9.20.0", true);
+    k.s.ld_library_path = vec!["/work/u".into()];
+    assert!(
+        !k.s.files.iter().any(|f| f.path.contains("tensor_ir")),
+        "9.20 ships no tensor_ir"
+    );
+    k.absent(FindingId::SubLibrariesMixed);
+}
+
 // --- dll-load-failed-zlibwapi, dependency-unresolved (docs/breakages.md) ---
 
 fn windows_with(version: &str) -> Kit {

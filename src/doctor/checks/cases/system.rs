@@ -155,6 +155,36 @@ fn pascal_and_volta_cannot_run_cuda_12_builds_of_9_11_and_later() {
     gpu_machine(("NVIDIA GeForce GTX 1080", "6.1"), "9.10.2.21").absent(FindingId::GpuTooOld);
 }
 
+/// Blackwell (an RTX 5090, 12.0; a B200, 10.0) needs cuDNN 9.7 built for
+/// CUDA 12.8 or newer: 9.6 deployed there is `gpu-too-new`, naming what it
+/// needs and the newest release that runs; 9.7 and later are fine.
+#[test]
+fn blackwell_cannot_run_a_release_older_than_9_7() {
+    for gpu in [("NVIDIA GeForce RTX 5090", "12.0"), ("NVIDIA B200", "10.0")] {
+        let k = gpu_machine(gpu, "9.6.0.74");
+        let f = k.expect(FindingId::GpuTooNew);
+        assert_eq!(f.severity, Severity::Error);
+        assert!(f.title.contains(gpu.0) && f.title.contains(gpu.1), "{f:?}");
+        assert!(
+            f.why.contains("Blackwell GPUs need cuDNN 9.7.0 or newer built for CUDA 12.8 or newer and driver 570.26 or newer"),
+            "{f:?}"
+        );
+        k.absent(FindingId::GpuTooOld);
+        assert!(
+            f.fix
+                .as_deref()
+                .unwrap()
+                .contains("newest release that runs"),
+            "{f:?}"
+        );
+        for version in ["9.7.0.66", "9.10.2.21"] {
+            gpu_machine(gpu, version).absent(FindingId::GpuTooNew);
+        }
+    }
+    // Older GPUs are not judged by the ceiling.
+    gpu_machine(("NVIDIA GeForce RTX 4090", "8.9"), "9.6.0.74").absent(FindingId::GpuTooNew);
+}
+
 #[test]
 fn a_windows_snapshot_judges_the_deployed_release_by_its_cuda_build() {
     // cuDNN 8.1.0.77 for CUDA 11.2 starts at Kepler 3.5 (3.0 only for CUDA 10.2 builds).

@@ -298,11 +298,18 @@ pub(super) fn foreign(
                 how: "mapped in the process that loaded it".into(),
             })
             .collect();
+    // A release's own version, when known, leaves out the sub-libraries it
+    // predates (9.20 has no `cudnn_engines_tensor_ir` to take from elsewhere).
+    let own = cx.s.own_library_version(f).map(|k| k.version);
     let base = |n: &str| names::classify(n).map(|c| cx.loader_name(&c.stem, major));
     let mapped = match chain {
         Some(chain) => loader::sublibraries(cx.s, major, &f.path, chain),
         None => names::sublib_stems(major)
             .iter()
+            .filter(|st| {
+                own.as_ref()
+                    .is_none_or(|v| v.major() != major || names::ships(st, v))
+            })
             .filter_map(|st| {
                 let ln = cx.loader_name(st, major);
                 if own_dirs.iter().any(|d| cx.s.has(d, &ln)) {
