@@ -17,6 +17,15 @@ pub const CUDNNM_SYSTEM_HOME: &str = "CUDNNM_SYSTEM_HOME";
 pub const PROGRAM_DATA: &str = "ProgramData";
 /// `CUDNNM_VERSION`: the spec to use in this shell, above any `.cudnn-version`.
 pub const CUDNNM_VERSION: &str = "CUDNNM_VERSION";
+/// `CUDNNM_INDEX_URL`: the package index cuDNN wheels come from (after
+/// `--index-url`; before `config.toml` and pip's settings).
+pub const CUDNNM_INDEX_URL: &str = "CUDNNM_INDEX_URL";
+/// `PIP_INDEX_URL`: pip's index, read as pip's configuration.
+pub const PIP_INDEX_URL: &str = "PIP_INDEX_URL";
+/// `PIP_NO_INDEX`: pip told to use no index (only its `find-links`).
+pub const PIP_NO_INDEX: &str = "PIP_NO_INDEX";
+/// `PIP_CONFIG_FILE`: pip's first configuration file (`/dev/null`: none).
+pub const PIP_CONFIG_FILE: &str = "PIP_CONFIG_FILE";
 /// `CUDNNM_MIRROR`: base URL replacing NVIDIA's download server.
 pub const CUDNNM_MIRROR: &str = "CUDNNM_MIRROR";
 /// `CUDNNM_INSTALL_BASE`: the release folder (URL or local folder) that `self update`,

@@ -319,7 +319,7 @@ impl Home {
                 Error::msg(format!("could not parse '{}'", path.display()))
                 .cause(message)
                 .hint(format!(
-                    "edit '{}' to fix the TOML{at}, or remove it to go back to the default settings (default, mode, mirror, keep_backups)",
+                    "edit '{}' to fix the TOML{at}, or remove it to go back to the default settings (default, mode, mirror, index_url, keep_backups)",
                     path.display()
                 ))
             },
@@ -372,6 +372,10 @@ pub struct Config {
     /// Base URL replacing NVIDIA's download server.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mirror: Option<String>,
+    /// The package index cuDNN wheels come from (a PEP 503/691 simple API
+    /// URL), after `--index-url` and `CUDNNM_INDEX_URL`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub index_url: Option<String>,
     /// How many backups to keep per toolkit (default 5); a toolkit's first backup is always kept.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub keep_backups: Option<u32>,
@@ -382,7 +386,7 @@ pub struct Config {
 
 /// The keys `config.toml` knows, for messages about the others.
 /// (`default_is_first_install` is cudnnm's own record, not a setting.)
-pub const CONFIG_KEYS: &[&str] = &["default", "mode", "mirror", "keep_backups"];
+pub const CONFIG_KEYS: &[&str] = &["default", "mode", "mirror", "index_url", "keep_backups"];
 
 impl Config {
     /// Backups to keep per toolkit: `keep_backups`, default 5.

@@ -57,7 +57,8 @@ mod pump;
 mod transfer;
 
 pub use client::{
-    Client, Trust, check_scheme, client, fetch_bytes, fetch_bytes_accepting, fetch_bytes_up_to,
+    Client, Page, Trust, check_scheme, client, fetch_bytes, fetch_bytes_accepting,
+    fetch_bytes_up_to, fetch_page,
 };
 use transfer::{Partial, is_file_url, transfer_any};
 

@@ -51,6 +51,7 @@ mod entry;
 mod fetch;
 pub mod generate;
 mod gpus;
+pub mod index;
 mod manifest;
 mod mirror;
 pub mod offer;

@@ -38,6 +38,10 @@ pub struct Args {
     /// else `mirror` in config.toml]
     #[arg(long, value_name = "URL")]
     pub mirror: Option<String>,
+    /// The package index wheels come from (PEP 691/503 simple API) [default: env
+    /// CUDNNM_INDEX_URL, else `index_url` in config.toml, else pip's index-url, else PyPI]
+    #[arg(long, value_name = "URL")]
+    pub index_url: Option<String>,
     /// Install a catalog archive that has no published SHA-256 without checking it
     #[arg(long)]
     pub allow_unverified: bool,
@@ -56,6 +60,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
         force: args.force,
         platform: args.platform,
         mirror: args.mirror,
+        index_url: args.index_url,
         allow_unverified: args.allow_unverified,
         system: args.system,
         for_: args.for_.request()?,

@@ -135,6 +135,28 @@ pub enum Event<'a> {
         /// The exact requirement.
         requirement: &'a PipRequirement,
     },
+    /// The catalog's pick (or the lock's wheel) is fetched straight from
+    /// the package index, no pip run.
+    WheelFromIndex {
+        /// The release version.
+        version: &'a Version,
+        /// Its CUDA variant.
+        cuda: &'a CudaVariant,
+        /// The wheel's file name.
+        file: &'a str,
+        /// The index, without credentials.
+        index: &'a str,
+    },
+    /// `lock` records the wheels the index publishes, for these platforms,
+    /// from its file list: nothing is downloaded.
+    LockingFromIndex {
+        /// The release.
+        release: &'a ReleaseId,
+        /// The index, without credentials.
+        index: &'a str,
+        /// The platforms locked from it.
+        platforms: &'a [Platform],
+    },
     /// A wheel `cudnnm lock` kept in the download cache is imported, no pip run.
     KeptWheel {
         /// Its file name.

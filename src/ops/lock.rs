@@ -31,7 +31,9 @@ use crate::pin::lockfile::{self, LockedSource, ProjectLock};
 use crate::pin::{self, SpecSource};
 use crate::shape::Shape;
 use crate::store::{Release, Store};
-use crate::version::{CudaVariant, Flavour, PipRequirement, Platform, ReleaseId, Spec};
+use crate::version::{
+    CudaVariant, CudnnPackage, Flavour, PipRequirement, Platform, ReleaseId, Spec,
+};
 
 /// What `lock` is asked.
 #[derive(Clone, Debug, Default)]
@@ -39,9 +41,14 @@ pub struct Request {
     /// The CUDA to resolve the pin for, when the toolkits found do not
     /// say, as given (`--cuda`; parsed once a pin is found).
     pub cuda: Option<String>,
-    /// The platform whose catalog pick decides the release, as given
-    /// (`--platform`) [default: this machine's].
-    pub platform: Option<String>,
+    /// The platforms to lock, as given (`--platform`, repeatable)
+    /// [default: every platform the release is published for]. This
+    /// machine's platform decides the release when it is among them (or
+    /// none is given), else the first.
+    pub platforms: Vec<String>,
+    /// The package index wheels come from (`--index-url`; else
+    /// [`catalog::index::setting::effective`]'s order).
+    pub index_url: Option<String>,
 }
 
 /// What `lock` wrote (`--json` prints it).
@@ -59,38 +66,77 @@ pub struct Locked {
     pub changed: bool,
 }
 
+/// The platforms asked for, parsed, and the one that decides the pick.
+fn platforms_of(req: &Request) -> Result<(Platform, Vec<Platform>)> {
+    let asked: Vec<Platform> = req
+        .platforms
+        .iter()
+        .map(|p| p.parse())
+        .collect::<Result<_>>()?;
+    let host = Platform::host();
+    let decides = match (host, asked.first()) {
+        (Some(h), _) if asked.is_empty() || asked.contains(&h) => h,
+        (_, Some(first)) => *first,
+        (_, None) => {
+            return Err(Error::new(
+                Kind::Usage,
+                "cuDNN is not published for this machine's platform",
+            )
+            .hint("pass --platform"));
+        }
+    };
+    Ok((decides, asked))
+}
+
 /// Locks the release the pin selects here; see the module documentation.
 ///
 /// # Errors
 /// No pin here or above ([`Kind::NotFound`]); no archive of the release
 /// with a known SHA-256 ([`Kind::Integrity`]); an installed release whose
-/// bytes no other machine can fetch ([`Kind::Conflict`]); pip failing; the
-/// lock file not writable.
+/// bytes no other machine can fetch ([`Kind::Conflict`]); the index
+/// failing, or pip (where pip is configured with `no-index`); a platform
+/// asked for that the release is not published for ([`Kind::NotFound`]);
+/// the lock file not writable.
 pub fn lock(session: &Session<'_>, req: &Request) -> Result<Locked> {
     let (spec, lock_path) = pin_here(session)?;
+    let lock = decide(session, req, &spec, &lock_path)?;
+    let text = lock.to_text();
+    let changed = std::fs::read(&lock_path).ok().as_deref() != Some(text.as_bytes());
+    if changed {
+        fsops::write_atomic(&lock_path, text.as_bytes())?;
+    }
+    Ok(Locked {
+        path: lock_path.display().to_string(),
+        pin: spec.to_string(),
+        release: lock.release.to_string(),
+        platforms: lock.platform.keys().cloned().collect(),
+        changed,
+    })
+}
+
+/// The lock `lock` writes for `spec`.
+fn decide(
+    session: &Session<'_>,
+    req: &Request,
+    spec: &Spec,
+    lock_path: &std::path::Path,
+) -> Result<ProjectLock> {
     let cuda: Option<CudaVariant> = req.cuda.as_deref().map(str::parse).transpose()?;
-    let platform = match &req.platform {
-        Some(p) => p.parse()?,
-        None => Platform::host().ok_or_else(|| {
-            Error::new(
-                Kind::Usage,
-                "cuDNN is not published for this machine's platform",
-            )
-            .hint("pass --platform")
-        })?,
-    };
+    let (platform, asked) = platforms_of(req)?;
     let cat = Catalog::load(session.home)?;
     for w in cat.warnings() {
         session.report.event(&Event::Warning(w));
     }
     let gate = GpuGate::read(session);
     // The CUDA build for the toolkit `use` would deploy into, as `install` picks it.
-    let toolkits = super::toolkits::for_pick(session, &spec, cuda.as_ref(), platform).toolkits;
-    let old = read_old(session, &lock_path)?;
+    let toolkits = super::toolkits::for_pick(session, spec, cuda.as_ref(), platform).toolkits;
+    let old = read_old(session, lock_path)?;
+    let setting =
+        catalog::index::setting::effective(req.index_url.as_deref(), session.env, session.home)?;
     // What the project runs here: the newest installed release the pin
     // selects (as `exec`, `env` and `current` do), so the lock and this
     // machine agree; else what a bare `install` would pick.
-    let installed = Store::new(session.home).newest_matching_where(&spec, |r| {
+    let installed = Store::new(session.home).newest_matching_where(spec, |r| {
         cuda.as_ref()
             .is_none_or(|c| resolve::cuda_serves(c, r.cuda()))
             && r.platform() == platform
@@ -98,10 +144,9 @@ pub fn lock(session: &Session<'_>, req: &Request) -> Result<Locked> {
     let (release, wheel) = match &installed {
         Some(r) => {
             let id = r.release_id();
-            session.report.event(&Event::LockingInstalled {
-                release: &id,
-                spec: &spec,
-            });
+            session
+                .report
+                .event(&Event::LockingInstalled { release: &id, spec });
             (id, None)
         }
         None => {
@@ -113,7 +158,19 @@ pub fn lock(session: &Session<'_>, req: &Request) -> Result<Locked> {
                 sha256: None,
                 allow_unverified: false,
             };
-            match resolve::pick(&cat, &req, &toolkits, gate.oldest().map(|g| &g.compute))? {
+            // A wheel read straight from the index serves any platform;
+            // one pip fetches, only the machine pip runs on.
+            let host = match &setting {
+                catalog::index::Setting::Index(_) => Some(platform),
+                catalog::index::Setting::PipNoIndex(_) => session.env.platform(),
+            };
+            match resolve::pick_on(
+                &cat,
+                &req,
+                &toolkits,
+                gate.oldest().map(|g| &g.compute),
+                host,
+            )? {
                 resolve::Pick::Archive { archive, .. } => (archive.release_id(), None),
                 resolve::Pick::Wheel(w) => (w.release_id(), Some(w)),
             }
@@ -135,17 +192,56 @@ pub fn lock(session: &Session<'_>, req: &Request) -> Result<Locked> {
             platform.as_str().to_string(),
             installed_source(session, &cat, r)?,
         );
-    } else if !entries.contains_key(platform.as_str()) {
-        // No archive for this platform: a wheel, as pip gives it.
-        if let Some(s) = same_release.and_then(|o| o.platform.get(platform.as_str()))
-            && matches!(s, LockedSource::Pip { .. })
-        {
-            entries.insert(platform.as_str().to_string(), s.clone());
+    }
+    // The wheel's package: the catalog's pick, or the one the installed wheel came from.
+    let package = match (&wheel, entries.get(platform.as_str())) {
+        (Some(w), _) => Some(w.pip_requirement()?.package()),
+        (None, Some(LockedSource::Pip { pip, .. })) => Some(pip.package()),
+        _ => None,
+    };
+    if let Some(package) = package {
+        match setting {
+            catalog::index::Setting::Index(index) => {
+                let required = wheel.is_some();
+                index_entries(
+                    session,
+                    &index,
+                    package,
+                    &release,
+                    &asked,
+                    required,
+                    &mut entries,
+                )?;
+            }
+            catalog::index::Setting::PipNoIndex(_) => {
+                if installed.is_none() && !entries.contains_key(platform.as_str()) {
+                    // No archive for this platform: a wheel, as pip gives it.
+                    if let Some(s) = same_release.and_then(|o| o.platform.get(platform.as_str()))
+                        && matches!(s, LockedSource::Pip { .. })
+                    {
+                        entries.insert(platform.as_str().to_string(), s.clone());
+                    }
+                    if let Some(w) = &wheel {
+                        let entry = wheel_entry(session, w, &release, platform, same_release)?;
+                        entries.insert(platform.as_str().to_string(), entry);
+                    }
+                }
+            }
         }
-        if let Some(w) = wheel {
-            let entry = wheel_entry(session, &w, &release, platform, same_release)?;
-            entries.insert(platform.as_str().to_string(), entry);
+    }
+    if !asked.is_empty() {
+        if let Some(missing) = asked.iter().find(|p| !entries.contains_key(p.as_str())) {
+            return Err(Error::new(
+                Kind::NotFound,
+                format!("cuDNN {release} has no archive or wheel with a known SHA-256 for {missing}; nothing to lock for it"),
+            )
+            .cause(format!(
+                "it has {}",
+                if entries.is_empty() { "none".to_string() } else { entries.keys().cloned().collect::<Vec<_>>().join(", ") }
+            ))
+            .hint("lock the platforms it is published for (drop that --platform), or pin another release"));
         }
+        entries.retain(|k, _| asked.iter().any(|p| p.as_str() == k));
     }
     if entries.is_empty() {
         return Err(Error::new(
@@ -154,22 +250,220 @@ pub fn lock(session: &Session<'_>, req: &Request) -> Result<Locked> {
         )
         .hint("a lock holds only hashes a source published; `cudnnm manifest refresh` reads NVIDIA's newest index"));
     }
-    let lock = ProjectLock {
+    Ok(ProjectLock {
         pin: spec.clone(),
-        release: release.clone(),
+        release,
         platform: entries,
+    })
+}
+
+/// The index's wheels of `release` from `project`'s file list, one entry
+/// per platform (those `asked`, else every one it has a wheel for) that
+/// `entries` does not have yet: nothing is downloaded. `required`: the
+/// release is a wheel only, so an index that cannot answer fails the
+/// lock; else (other platforms of an installed wheel) it is a warning.
+///
+/// # Errors
+/// As [`catalog::index::read`] and [`catalog::index::Listing::wheel`], when `required`.
+fn index_entries(
+    session: &Session<'_>,
+    index: &catalog::index::Index,
+    package: CudnnPackage,
+    release: &ReleaseId,
+    asked: &[Platform],
+    required: bool,
+    entries: &mut BTreeMap<String, LockedSource>,
+) -> Result<()> {
+    let listing = match catalog::index::read(session.env, index, package.as_str()) {
+        Ok(l) => l,
+        Err(e) if !required => {
+            let w = format!(
+                "{}; other platforms than this one's are left out of the lock",
+                e.message()
+            );
+            session.report.event(&Event::Warning(&w));
+            return Ok(());
+        }
+        Err(e) => return Err(e),
     };
-    let text = lock.to_text();
-    let changed = std::fs::read(&lock_path).ok().as_deref() != Some(text.as_bytes());
-    if changed {
-        fsops::write_atomic(&lock_path, text.as_bytes())?;
+    let version = &release.version;
+    let platforms: Vec<Platform> = if asked.is_empty() {
+        listing.platforms(version)
+    } else {
+        asked.to_vec()
+    };
+    let mut locked = Vec::new();
+    for p in platforms {
+        if entries.contains_key(p.as_str()) {
+            continue;
+        }
+        let file = match listing.wheel(version, p) {
+            Ok(f) => f,
+            // A platform asked for that the index lacks: said after, with the others.
+            Err(e) if e.kind() == Kind::NotFound => continue,
+            Err(e) => return Err(e),
+        };
+        let sha256 = file
+            .sha256
+            .clone()
+            .expect("Listing::wheel gives a hashed file");
+        entries.insert(
+            p.as_str().to_string(),
+            LockedSource::Pip {
+                pip: PipRequirement::new(package, version.clone()),
+                wheel: file.filename.clone(),
+                sha256,
+                size: file.size,
+                // For people, and only as the lock parser takes it back.
+                url: Some(catalog::index::setting::without_credentials(&file.url))
+                    .filter(|u| lockfile::is_wheel_url(u, &file.filename)),
+            },
+        );
+        locked.push(p);
     }
-    Ok(Locked {
-        path: lock_path.display().to_string(),
+    if required && locked.is_empty() && !asked.is_empty() {
+        // Every platform asked for was missing: the first one's error.
+        listing.wheel(version, asked[0])?;
+    }
+    if !locked.is_empty() {
+        session.report.event(&Event::LockingFromIndex {
+            release,
+            index: &index.shown(),
+            platforms: &locked,
+        });
+    }
+    Ok(())
+}
+
+/// What `lock --check` found (`--json` prints it).
+#[derive(Debug, Serialize)]
+pub struct Checked {
+    /// The lock file.
+    pub path: String,
+    /// The pin's spec.
+    pub pin: String,
+    /// The release the lock names.
+    pub release: String,
+    /// The platforms it has an entry for, each checked.
+    pub platforms: Vec<String>,
+}
+
+/// `lock --check`: the lock beside the pin exists, was written for the pin
+/// as it is now, and names bytes their sources still serve — a catalog
+/// archive's hash the catalog still publishes, a wheel the package index
+/// in effect still lists under that name with that SHA-256 (its file list
+/// only: nothing is downloaded). With `--platform`, those platforms must
+/// have an entry. Changes nothing.
+///
+/// # Errors
+/// No pin ([`Kind::NotFound`]); [`Kind::Integrity`] (exit 4) for a lock
+/// that is missing, unreadable, stale against the pin, without an entry
+/// asked for, or naming bytes no longer served; the index failing.
+pub fn check(session: &Session<'_>, req: &Request) -> Result<Checked> {
+    let (spec, path) = pin_here(session)?;
+    let fix = "run `cudnnm lock` and commit the lock it writes";
+    let lock = match ProjectLock::read(&path) {
+        Ok(Some(l)) => l,
+        Ok(None) => {
+            return Err(Error::new(
+                Kind::Integrity,
+                format!("lock --check: there is no lock file '{}'", path.display()),
+            )
+            .hint(fix));
+        }
+        Err(e) => return Err(e.with_kind(Kind::Integrity).hint(fix)),
+    };
+    if !lock.satisfies(&spec) || lock.pin != spec {
+        return Err(Error::new(
+            Kind::Integrity,
+            format!(
+                "lock --check: the lock '{}' is stale: it was written for the pin {} and names {}; the pin is now {spec}",
+                path.display(),
+                lock.pin,
+                lock.release
+            ),
+        )
+        .hint(fix));
+    }
+    let asked: Vec<Platform> = req
+        .platforms
+        .iter()
+        .map(|p| p.parse())
+        .collect::<Result<_>>()?;
+    if let Some(p) = asked.iter().find(|p| lock.source(**p).is_none()) {
+        return Err(Error::new(
+            Kind::Integrity,
+            format!(
+                "lock --check: the lock '{}' has no entry for {p}",
+                path.display()
+            ),
+        )
+        .hint(format!("run `cudnnm lock --platform {p}` (and the other platforms you need) and commit the lock")));
+    }
+    let cat = Catalog::load(session.home)?;
+    let mut listings: BTreeMap<String, catalog::index::Listing> = BTreeMap::new();
+    let mut setting = None;
+    for (name, src) in &lock.platform {
+        let not_served = |what: String| {
+            Error::new(
+                Kind::Integrity,
+                format!(
+                    "lock --check: the lock '{}' names bytes for {name} that {what}",
+                    path.display()
+                ),
+            )
+            .hint("find out why the source changed; if the new file is genuine, run `cudnnm lock` and commit the lock")
+        };
+        match src {
+            LockedSource::Catalog { sha256, .. } => {
+                let published = cat.archives().iter().any(|a| {
+                    a.version == lock.release.version
+                        && a.cuda == lock.release.cuda
+                        && a.hashes.iter().any(|h| &h.sha256 == sha256)
+                });
+                if !published {
+                    return Err(not_served(format!(
+                        "the catalog no longer publishes (SHA-256 {sha256})"
+                    )));
+                }
+            }
+            LockedSource::Pip {
+                pip, wheel, sha256, ..
+            } => {
+                let setting = match &setting {
+                    Some(s) => s,
+                    None => setting.insert(catalog::index::setting::effective(
+                        req.index_url.as_deref(),
+                        session.env,
+                        session.home,
+                    )?),
+                };
+                let catalog::index::Setting::Index(index) = setting else {
+                    let note = format!(
+                        "{name}: {wheel} is fetched by pip (configured with no-index); its bytes are checked when installed"
+                    );
+                    session.report.event(&Event::Note(&note));
+                    continue;
+                };
+                let project = pip.package().as_str().to_string();
+                if !listings.contains_key(&project) {
+                    let l = catalog::index::read(session.env, index, &project)?;
+                    listings.insert(project.clone(), l);
+                }
+                if listings[&project].serves(wheel, sha256).is_none() {
+                    return Err(not_served(format!(
+                        "the package index {} no longer serves ({wheel} with SHA-256 {sha256})",
+                        index.shown()
+                    )));
+                }
+            }
+        }
+    }
+    Ok(Checked {
+        path: path.display().to_string(),
         pin: spec.to_string(),
-        release: release.to_string(),
+        release: lock.release.to_string(),
         platforms: lock.platform.keys().cloned().collect(),
-        changed,
     })
 }
 
@@ -296,6 +590,8 @@ fn wheel_entry(
         pip: requirement,
         wheel,
         sha256,
+        size: None,
+        url: None,
     })
 }
 
@@ -480,6 +776,8 @@ fn wheel_source(
         pip,
         wheel,
         sha256: sha.clone(),
+        size: None,
+        url: None,
     })
 }
 
@@ -675,7 +973,7 @@ mod tests {
         );
         std::fs::write(f.root().join(crate::pin::PIN_FILE), "9.1\n").unwrap();
         let req = Request {
-            platform: Some("linux-x86_64".into()),
+            platforms: vec!["linux-x86_64".into()],
             ..Default::default()
         };
         let done = lock(&f.session(), &req).unwrap();
@@ -705,7 +1003,7 @@ mod tests {
         f.release("9.1.0.70", "12", folder("my-cudnn"));
         std::fs::write(f.root().join(crate::pin::PIN_FILE), "9.1\n").unwrap();
         let req = Request {
-            platform: Some("linux-x86_64".into()),
+            platforms: vec!["linux-x86_64".into()],
             ..Default::default()
         };
         let e = lock(&f.session(), &req).unwrap_err();

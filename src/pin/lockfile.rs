@@ -21,15 +21,21 @@
 //! pip = "nvidia-cudnn-cu12==9.10.2.21"
 //! wheel = "nvidia_cudnn_cu12-9.10.2.21-py3-none-win_amd64.whl"
 //! sha256 = "…"
+//! size = 123
+//! url = "https://files.pythonhosted.org/packages/…/nvidia_cudnn_cu12-9.10.2.21-py3-none-win_amd64.whl"
 //! ```
 //!
 //! A catalog source keeps `path`, relative to NVIDIA's base URL, so that a
 //! mirror (`--mirror`, `CUDNNM_MIRROR`, `mirror` in `config.toml`) serves
-//! the same file. A pip source's hash is the SHA-256 of the wheel `pip
-//! download` fetched when the lock was written (PyPI publishes one per wheel
-//! file, and the catalog holds none); pip picks a wheel per platform, so
-//! `cudnnm lock` records one only for the platform it runs on and keeps the
-//! entries other machines recorded for the same release.
+//! the same file. A wheel source (`pip`) records the file name, SHA-256 and
+//! size the package index publishes (PEP 691/503), for every platform the
+//! release has a wheel for, read from the index's file list without
+//! downloading; an install asks the index in effect (`--index-url`, …) for
+//! the file of that name and checks those bytes, so `url` is for people.
+//! Where pip is configured with `no-index` (its own `find-links`), the
+//! hash is that of the wheel `pip download` fetched, for the platform the
+//! lock was written on only, and the entries other machines recorded for
+//! the same release are kept.
 //!
 //! A lock comes with a project: whoever commits it is not whoever installs
 //! from it, so it is read as hostile data (README, "Security"): only a
@@ -37,9 +43,10 @@
 //! exactly the shape `cudnnm lock` writes — a release id, and per platform
 //! an `https://` URL (with the path a mirror the user configured serves) or
 //! a [`PipRequirement`] `NAME==VERSION` of one of NVIDIA's cuDNN packages
-//! naming the locked release, each with its SHA-256 — and anything else
-//! refused ([`Kind::Integrity`], exit 4) naming the field, never echoing
-//! its value, before pip or the network is touched.
+//! naming the locked release, with its wheel's file name (and, as the
+//! index published them, its size and URL), each with its SHA-256 — and
+//! anything else refused ([`Kind::Integrity`], exit 4) naming the field,
+//! never echoing its value, before pip or the network is touched.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -80,14 +87,23 @@ pub enum LockedSource {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         size: Option<u64>,
     },
-    /// A wheel fetched with the user's pip.
+    /// A wheel from the package index (read there directly, or by the
+    /// user's pip when pip is configured with `no-index`).
     Pip {
         /// The requirement (`nvidia-cudnn-cu12==9.1.0.70`).
         pip: PipRequirement,
-        /// The wheel file pip downloaded (a file name, no folder).
+        /// The wheel's file name, as the index lists it (no folder).
         wheel: String,
         /// That wheel's SHA-256.
         sha256: Sha256Hex,
+        /// Its size in bytes, when the index publishes it (PEP 700).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        size: Option<u64>,
+        /// Where the index served it when the lock was written, for
+        /// people: an install asks the index in effect for the file of
+        /// this name and hash, never this URL.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        url: Option<String>,
     },
 }
 
@@ -243,9 +259,10 @@ fn from_table(t: &toml::Table) -> std::result::Result<ProjectLock, BadField> {
             let e = entry
                 .as_table()
                 .ok_or_else(|| bad(&at, "a table holding url or pip"))?;
+            // A wheel entry may record its `url` beside `pip`, for people.
             let source = match (e.contains_key("url"), e.contains_key("pip")) {
+                (_, true) => pip_source(e, &at, &release)?,
                 (true, false) => catalog_source(e, &at)?,
-                (false, true) => pip_source(e, &at, &release)?,
                 _ => return Err(bad(&at, "a table holding either url or pip")),
             };
             platform.insert(name.clone(), source);
@@ -290,15 +307,7 @@ fn catalog_source(e: &toml::Table, at: &str) -> std::result::Result<LockedSource
             Some(p.to_string())
         }
     };
-    let size = match e.get("size") {
-        None => None,
-        Some(v) => Some(
-            v.as_integer()
-                .filter(|n| *n > 0)
-                .map(|n| n as u64)
-                .ok_or_else(|| bad(f("size"), "a size in bytes"))?,
-        ),
-    };
+    let size = size(e, &f("size"))?;
     Ok(LockedSource::Catalog {
         url: url.to_string(),
         path,
@@ -312,7 +321,7 @@ fn pip_source(
     at: &str,
     release: &ReleaseId,
 ) -> std::result::Result<LockedSource, BadField> {
-    only(e, at, &["pip", "wheel", "sha256"])?;
+    only(e, at, &["pip", "wheel", "sha256", "size", "url"])?;
     let f = |k: &str| format!("{at}.{k}");
     let pip: PipRequirement = text(e, "pip", &f("pip"))?.parse().map_err(|_| {
         bad(
@@ -332,11 +341,42 @@ fn pip_source(
     if !is_wheel_name(wheel) {
         return Err(bad(f("wheel"), "a wheel file name (….whl, no folder)"));
     }
+    // Informational (an install asks the index in effect, never this URL),
+    // yet held to what `lock` writes: the index's URL of that very file.
+    let url = match e.get("url") {
+        None => None,
+        Some(_) => {
+            let u = text(e, "url", &f("url"))?;
+            if !is_wheel_url(u, wheel) {
+                return Err(bad(
+                    f("url"),
+                    "the https:// URL of the wheel named by `wheel` (plain http:// only to this machine)",
+                ));
+            }
+            Some(u.to_string())
+        }
+    };
     Ok(LockedSource::Pip {
         pip,
         wheel: wheel.to_string(),
         sha256: sha(e, &f("sha256"))?,
+        size: size(e, &f("size"))?,
+        url,
     })
+}
+
+/// An entry's `size`: bytes, 1 to 16 GiB (the most a cuDNN archive or
+/// wheel is believed to be, [`crate::catalog::pypi::MAX_WHEEL_BYTES`]).
+fn size(e: &toml::Table, field: &str) -> std::result::Result<Option<u64>, BadField> {
+    let Some(v) = e.get("size") else {
+        return Ok(None);
+    };
+    v.as_integer()
+        .filter(|n| *n > 0)
+        .map(|n| n as u64)
+        .filter(|n| *n <= crate::catalog::pypi::MAX_WHEEL_BYTES)
+        .map(Some)
+        .ok_or_else(|| bad(field, "a size in bytes (1 to 16 GiB)"))
 }
 
 /// Refuses a field of `t` not in `known`.
@@ -384,6 +424,24 @@ fn is_https_url(s: &str) -> bool {
         })
 }
 
+/// Whether `url` may stand as a wheel entry's `url` for the file `wheel`:
+/// `https://` (plain `http://` only to this machine, a loopback index), no
+/// user name or password, its path ending in `/<wheel>`. `cudnnm lock`
+/// records only such a URL, and the parser takes back nothing else.
+pub fn is_wheel_url(url: &str, wheel: &str) -> bool {
+    let path = url.split(['?', '#']).next().unwrap_or_default();
+    (is_https_url(url) || is_loopback_http_url(url)) && path.ends_with(&format!("/{wheel}"))
+}
+
+/// An `http://` URL to this machine (a loopback index: tests, a local
+/// mirror), without user name or password.
+fn is_loopback_http_url(s: &str) -> bool {
+    s.len() <= 2048
+        && s.starts_with("http://")
+        && crate::catalog::pypi::url_allowed(s)
+        && url::Url::parse(s).is_ok_and(|u| u.username().is_empty() && u.password().is_none())
+}
+
 /// A path relative to a base URL: `/`-separated segments of URL-safe
 /// characters, none empty, `.` or `..`.
 fn is_relative_path(s: &str) -> bool {
@@ -428,6 +486,11 @@ mod tests {
                 pip: "nvidia-cudnn-cu12==9.10.2.21".parse().unwrap(),
                 wheel: "nvidia_cudnn_cu12-9.10.2.21-py3-none-win_amd64.whl".into(),
                 sha256: sha('b'),
+                size: Some(7),
+                url: Some(
+                    "https://files.example/packages/nvidia_cudnn_cu12-9.10.2.21-py3-none-win_amd64.whl"
+                        .into(),
+                ),
             },
         );
         platform.insert(
@@ -533,6 +596,22 @@ mod tests {
             ProjectLock::parse(&pip_lock("nvidia-cudnn-cu12==9.10.2.21"), Path::new("x")).is_ok()
         );
         let sha = "b".repeat(64);
+        let whl = "nvidia_cudnn_cu12-9.10.2.21-py3-none-manylinux_2_27_x86_64.whl";
+        let wheel = format!(
+            "pip = \"nvidia-cudnn-cu12==9.10.2.21\"\nwheel = \"{whl}\"\nsha256 = \"{sha}\""
+        );
+        // What `lock` writes for a wheel: its size and the index's URL of it.
+        for url in [
+            format!("https://files.example/p/{whl}"),
+            format!("http://127.0.0.1:8080/files/{whl}#sha256={sha}"),
+        ] {
+            let text =
+                format!("{HEAD}[platform.linux-x86_64]\n{wheel}\nsize = 42\nurl = \"{url}\"\n");
+            let l = ProjectLock::parse(&text, Path::new("x")).unwrap();
+            assert!(
+                matches!(&l.platform["linux-x86_64"], LockedSource::Pip { size: Some(42), url: Some(u), .. } if *u == url)
+            );
+        }
         for (entry, field) in [
             (
                 format!("url = \"http://127.0.0.1/x.tgz\"\nsha256 = \"{sha}\""),
@@ -568,12 +647,30 @@ mod tests {
                 format!("url = \"https://h.example/x\"\nsha256 = \"{sha}\"\nrun = \"sh\""),
                 "platform.linux-x86_64",
             ),
+            // A wheel entry may carry its index URL, for people; still a wheel.
             (
                 format!(
                     "url = \"https://h.example/x\"\npip = \"nvidia-cudnn-cu12==9.10.2.21\"\nsha256 = \"{sha}\""
                 ),
-                "platform.linux-x86_64",
+                "platform.linux-x86_64.wheel",
             ),
+            (
+                format!("{wheel}\nurl = \"https://h.example/other.whl\""),
+                "platform.linux-x86_64.url",
+            ),
+            (
+                format!("{wheel}\nurl = \"http://mirror.example/{whl}\""),
+                "platform.linux-x86_64.url",
+            ),
+            (
+                format!("{wheel}\nurl = \"https://u:p@h.example/{whl}\""),
+                "platform.linux-x86_64.url",
+            ),
+            (
+                format!("{wheel}\nsize = 17179869185"),
+                "platform.linux-x86_64.size",
+            ),
+            (format!("{wheel}\nsize = 0"), "platform.linux-x86_64.size"),
         ] {
             let m = refusal(&format!("{HEAD}[platform.linux-x86_64]\n{entry}\n"));
             assert!(

@@ -226,20 +226,35 @@ fn arm_server_builds_are_listed_for_linux_sbsa_and_never_installed_elsewhere() {
         .code_is(6);
     let r = r.stderr_has(&["cudnn-linux-sbsa-9.27.0.42_cuda13-archive.tar.xz"]);
     assert!(!r.stderr().contains("x86_64"), "{}", r.describe());
-    // A wheel-only release for Arm, asked for on this x86_64 machine: pip
-    // would fetch this machine's build, so it is refused, naming the file.
-    sb.run([
+    // A wheel-only release for Arm, asked for on this x86_64 machine: read
+    // straight from the index (issue 27), the aarch64 wheel is the one
+    // fetched, never this machine's (here a loopback index whose files are gone).
+    let ix = TestServer::start();
+    let (arm, x86) = (
+        "nvidia_cudnn_cu13-9.28.1.4-py3-none-manylinux_2_27_aarch64.whl",
+        "nvidia_cudnn_cu13-9.28.1.4-py3-none-manylinux_2_27_x86_64.whl",
+    );
+    ix.html(
+        "simple/nvidia-cudnn-cu13/",
+        &format!(
+            "<!DOCTYPE html><html><body><a href=\"../../files/{x86}#sha256={0}\">{x86}</a><a href=\"../../files/{arm}#sha256={0}\">{arm}</a></body></html>",
+            "a".repeat(64)
+        ),
+    );
+    let r = sb.run([
         "install",
         "9.28.1.4",
         "--cuda",
         "13",
         "--platform",
         "linux-sbsa",
-    ])
-    .code_is(3)
-    .stderr_has(&[
-        "cuDNN 9.28.1.4_cuda13 for linux-sbsa is published only as a PyPI wheel (nvidia_cudnn_cu13-9.28.1.4-py3-none-manylinux_2_27_aarch64.whl)",
+        "--index-url",
+        &ix.url("simple/"),
     ]);
+    assert_ne!(r.code(), 0, "{}", r.describe());
+    let r = r.stderr_has(&[&format!("fetching {arm} from")]);
+    assert!(!r.stderr().contains(x86), "{}", r.describe());
+    assert_eq!(ix.hits(&format!("files/{x86}")), 0);
     // A release with no Arm build says where it is published.
     sb.run([
         "install",
@@ -325,8 +340,9 @@ fn yanked_releases_are_picked_only_when_named_exactly() {
 }
 
 /// Done when: `install 9.28 --cuda 13` installs 9.28.1.4 from
-/// `nvidia-cudnn-cu13` (through pip, here from a loopback index serving a
-/// fixture wheel under that name).
+/// `nvidia-cudnn-cu13` (read straight from the index pip is configured
+/// with, issue 27: here a loopback index serving a fixture wheel under that
+/// name).
 #[test]
 fn install_9_28_for_cuda_13_installs_the_cu13_wheel() {
     let mut sb = Sandbox::new();
@@ -351,7 +367,7 @@ fn install_9_28_for_cuda_13_installs_the_cu13_wheel() {
     let r = sb
         .run(["install", "9.28", "--cuda", "13"])
         .ok()
-        .stderr_has(&["pip:nvidia-cudnn-cu13==9.28.1.4"]);
+        .stderr_has(&[&format!("fetching {name} from {}", server.url("simple/"))]);
     assert!(
         server.hits("simple/nvidia-cudnn-cu13/") >= 1,
         "{}",

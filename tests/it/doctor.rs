@@ -1645,7 +1645,7 @@ fn unknown_or_broken_settings_are_named_not_ignored() {
     fs::create_dir_all(sb.work()).unwrap();
     fs::write(sb.home().join("config.toml"), "mdoe = \"copy\"\n").unwrap();
     sb.run(["list"]).ok().stderr_has(&[
-        "config.toml' sets a key that cudnnm does not know (mdoe), which change nothing; the settings are default, mode, mirror, keep_backups",
+        "config.toml' sets a key that cudnnm does not know (mdoe), which change nothing; the settings are default, mode, mirror, index_url, keep_backups",
     ]);
     let r = sb.run(["exec", "--", "true"]);
     assert!(!r.stderr().contains("does not know"), "{}", r.describe());

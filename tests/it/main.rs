@@ -36,6 +36,7 @@ mod frameworks;
 mod gpu;
 mod guard_crash;
 mod hostile;
+mod index;
 mod install;
 mod lock_fallback;
 mod modules;

@@ -659,7 +659,11 @@ fn catalog_with_9_12_archives(home: &Path) -> (String, String) {
 /// here finds it installed), and the catalog's archive for the others.
 #[test]
 fn lock_records_the_wheel_the_installed_release_came_from_not_the_catalogs_archive() {
-    let sb = Sandbox::new();
+    let mut sb = Sandbox::new();
+    // An index without the package: no wheel for other platforms is added
+    // (`lock` asks the index for them; see tests/it/index.rs).
+    let index = crate::common::http::TestServer::start();
+    sb.set_env("CUDNNM_INDEX_URL", index.url("simple/"));
     let (linux, windows) = catalog_with_9_12_archives(&sb.home());
     let whl = common::real_wheel("nvidia_cudnn_jit_cu12-9.12.0.46");
     let sha = sha256_bytes(&std::fs::read(&whl).unwrap()).to_string();

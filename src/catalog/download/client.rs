@@ -330,6 +330,109 @@ fn fetch_small(
     }
 }
 
+/// A page a package index answered ([`fetch_page`]).
+#[derive(Debug)]
+pub struct Page {
+    /// Its body, at most the bytes asked for.
+    pub body: Vec<u8>,
+    /// Its `Content-Type`, lower case, when the server sent one.
+    pub content_type: Option<String>,
+    /// The URL that answered, after redirects (relative links resolve against it).
+    pub url: String,
+}
+
+/// GETs a package index page (`accept` as its `Accept` header) of at most
+/// `max` bytes, retrying transient failures as [`fetch_bytes`] does, with
+/// redirects judged hop by hop as every download's ([`Client::get`]): none
+/// off HTTPS — the index's hashes are only as good as the connection that
+/// brought them — and none to plain HTTP unless `trust` allows it.
+///
+/// # Errors
+/// [`Kind::NotFound`] for a 404 or 410 (the index has no such page),
+/// [`Kind::Network`] for other HTTP and connection failures,
+/// [`Kind::Integrity`] for a body over `max` bytes, a URL `trust` refuses
+/// or a redirect off HTTPS.
+pub fn fetch_page(env: &Env, url: &str, trust: Trust, accept: &str, max: u64) -> Result<Page> {
+    let client = client(env)?;
+    let mut failures = 0u32;
+    loop {
+        match get_page(&client, url, trust, accept, max) {
+            Ok(page) => return Ok(page),
+            Err(Failure::Transient(_)) if failures < RETRIES => {
+                failures += 1;
+                std::thread::sleep(BACKOFF * 2u32.pow(failures - 1));
+            }
+            Err(Failure::Transient(e) | Failure::NotThere(e) | Failure::Fatal(e)) => {
+                return Err(e);
+            }
+        }
+    }
+}
+
+fn get_page(
+    client: &Client,
+    url: &str,
+    trust: Trust,
+    accept: &str,
+    max: u64,
+) -> std::result::Result<Page, Failure> {
+    let name = url.trim_end_matches('/').rsplit('/').next().unwrap_or(url);
+    let resp = client.get_accepting(url, trust, 0, name, Some(accept))?;
+    let s = resp.status;
+    if s == StatusCode::TOO_MANY_REQUESTS || s.is_server_error() {
+        return Err(Failure::Transient(Error::new(
+            Kind::Network,
+            format!("could not read {url}: HTTP {s}"),
+        )));
+    }
+    if s == StatusCode::NOT_FOUND || s == StatusCode::GONE {
+        return Err(Failure::NotThere(Error::new(
+            Kind::NotFound,
+            format!("{url} answered HTTP {s}"),
+        )));
+    }
+    if !s.is_success() {
+        return Err(Failure::Fatal(Error::new(
+            Kind::Network,
+            format!("could not read {url}: HTTP {s}"),
+        )));
+    }
+    let content_type = resp
+        .header(header::CONTENT_TYPE)
+        .map(str::to_ascii_lowercase);
+    let too_big = || {
+        Failure::Fatal(Error::new(
+            Kind::Integrity,
+            format!("{url} is larger than {max} bytes; not a package index page"),
+        ))
+    };
+    if resp.content_length().is_some_and(|n| n > max) {
+        return Err(too_big());
+    }
+    let at = resp.url.clone();
+    let mut body = Vec::new();
+    resp.body
+        .take(max + 1)
+        .read_to_end(&mut body)
+        .map_err(|e| {
+            Failure::Transient(
+                Error::new(
+                    Kind::Network,
+                    format!("connection lost while reading {url}"),
+                )
+                .cause(error_chain(&e)),
+            )
+        })?;
+    if body.len() as u64 > max {
+        return Err(too_big());
+    }
+    Ok(Page {
+        body,
+        content_type,
+        url: at,
+    })
+}
+
 fn get_small(
     client: &Client,
     url: &str,

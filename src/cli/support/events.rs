@@ -71,6 +71,7 @@ pub fn render(event: &Event<'_>, windows: bool, printed: &dyn Fn(CommandLine) ->
         IgnoredForLocal { .. }
         | Downloaded { .. }
         | PublishedAsWheel { .. }
+        | WheelFromIndex { .. }
         | KeptWheel { .. }
         | FetchingWithPip { .. }
         | InstallingLocked { .. }
@@ -79,6 +80,7 @@ pub fn render(event: &Event<'_>, windows: bool, printed: &dyn Fn(CommandLine) ->
         | LockingInstalled { .. }
         | UnhashedArchive { .. }
         | LockingWheel { .. }
+        | LockingFromIndex { .. }
         | LockWheelCached { .. }
         | LockFetchingWheel { .. }
         | LockWheelKept { .. }
@@ -244,6 +246,17 @@ fn installing(event: &Event<'_>) -> Line {
                 "cuDNN {version} for CUDA {cuda} is published as a PyPI wheel: installing pip:{requirement}"
             ),
         ),
+        Event::WheelFromIndex {
+            version,
+            cuda,
+            file,
+            index,
+        } => (
+            Status,
+            format!(
+                "cuDNN {version} for CUDA {cuda} is published as a wheel: fetching {file} from {index}"
+            ),
+        ),
         Event::KeptWheel { name, requirement } => (
             Status,
             format!("using {name} from the download cache (pip:{requirement}, no pip run)"),
@@ -306,6 +319,21 @@ fn locking(event: &Event<'_>, printed: &dyn Fn(CommandLine) -> String) -> Line {
             Status,
             format!(
                 "cuDNN {release} is published only on PyPI; its lock entry for {platform} is the SHA-256 of the wheel pip fetches"
+            ),
+        ),
+        Event::LockingFromIndex {
+            release,
+            index,
+            platforms,
+        } => (
+            Status,
+            format!(
+                "locking cuDNN {release} from the wheels {index} publishes for {} (nothing downloaded)",
+                platforms
+                    .iter()
+                    .map(|p| p.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
         ),
         Event::LockWheelCached { name } => (

@@ -6,7 +6,7 @@
 use super::stream::StreamedInstall;
 use super::{AlreadyWhy, Installed, OtherPackage, Request, pause_after_download, platform_of};
 use crate::archive::ImportRequest;
-use crate::catalog::{self, Catalog, FetchRequest, resolve};
+use crate::catalog::{self, Catalog, FetchRequest, index, resolve};
 use crate::error::Result;
 use crate::ops::gpu::GpuGate;
 use crate::ops::{Event, Session};
@@ -40,7 +40,13 @@ pub(super) fn install_catalog(
             .toolkits;
     // Archives and PyPI wheels alike: most cuDNN 9 releases are wheels only.
     let cat = Catalog::load(session.home)?;
-    let host = session.env.platform();
+    let setting = index::setting::effective(req.index_url.as_deref(), session.env, session.home)?;
+    // A wheel read straight from the index serves any platform (`--platform`);
+    // one pip fetches, only the machine pip runs on.
+    let host = match &setting {
+        index::Setting::Index(_) => Some(platform),
+        index::Setting::PipNoIndex(_) => session.env.platform(),
+    };
     let pick = resolve::pick_on(
         &cat,
         &fetch,
@@ -67,14 +73,34 @@ pub(super) fn install_catalog(
         // Refused before pip runs (a wheel is up to 1 GB), as the archive
         // path refuses before its download (`MachineFit::check`).
         gate.check(&w.version, &w.cuda, req.force, "install")?;
-        note_passed_over(session, &cat, &fetch, &toolkits, w, gate);
-        let requirement = w.pip_requirement()?;
-        session.report.event(&Event::PublishedAsWheel {
+        note_passed_over(session, &cat, &fetch, &toolkits, w, gate, host);
+        let index = match setting {
+            index::Setting::Index(index) => index,
+            // pip is told to use no index but its own find-links: pip fetches.
+            index::Setting::PipNoIndex(_) => return via_pip(session, w, base, gate),
+        };
+        let want = super::index::Wanted {
+            project: &w.package,
             version: &w.version,
             cuda: &w.cuda,
-            requirement: &requirement,
-        });
-        return super::pip::install_pip(session, &requirement, base, gate);
+            platform,
+            locked: None,
+        };
+        let file = super::index::find(session, &index, &want)?;
+        if let Some(given) = &base.expected_sha256
+            && file.sha256.as_ref() != Some(given)
+        {
+            return Err(crate::error::Error::new(
+                crate::error::Kind::Integrity,
+                format!(
+                    "the package index {} publishes {} with another SHA-256 than --sha256 {given}; nothing was downloaded",
+                    index.shown(),
+                    file.filename
+                ),
+            )
+            .hint("check the hash you gave, or drop --sha256 to trust the index's"));
+        }
+        return super::index::install_file(session, &index, &want, &file, base);
     }
     let streamed = StreamedInstall::new(session);
     let fit = catalog::MachineFit {
@@ -120,6 +146,23 @@ pub(super) fn install_catalog(
     done
 }
 
+/// A wheel pick fetched with the user's pip (`install pip:REQ`), for a pip
+/// configured with `no-index` and its own `find-links`.
+fn via_pip(
+    session: &Session<'_>,
+    w: &resolve::WheelPick,
+    base: ImportRequest,
+    gate: &GpuGate,
+) -> Result<Installed> {
+    let requirement = w.pip_requirement()?;
+    session.report.event(&Event::PublishedAsWheel {
+        version: &w.version,
+        cuda: &w.cuda,
+        requirement: &requirement,
+    });
+    super::pip::install_pip(session, &requirement, base, gate)
+}
+
 /// The same release installed from another package than the catalog's
 /// wheel (the JIT-only wheel has no precompiled engines): which, and how
 /// to have the catalog's.
@@ -145,9 +188,10 @@ fn note_passed_over(
     toolkits: &[Toolkit],
     w: &resolve::WheelPick,
     gate: &GpuGate,
+    host: Option<crate::version::Platform>,
 ) {
     if let Some(g) = gate.oldest()
-        && let Ok(best) = resolve::pick_on(cat, fetch, toolkits, None, session.env.platform())
+        && let Ok(best) = resolve::pick_on(cat, fetch, toolkits, None, host)
         && best.release() != (&w.version, &w.cuda)
     {
         let note =

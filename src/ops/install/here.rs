@@ -159,13 +159,33 @@ fn install_locked(
         }
     };
     match src {
-        LockedSource::Pip { pip, .. } => {
+        LockedSource::Pip { pip, wheel, .. } => {
             let base = ImportRequest {
                 expected_sha256: Some(want.clone()),
                 ..base
             };
-            super::pip::install_pip(session, pip, base, gate)
-                .map_err(|e| mismatch(e, &format!("pip:{pip}")))
+            let setting = catalog::index::setting::effective(
+                req.index_url.as_deref(),
+                session.env,
+                session.home,
+            )?;
+            let catalog::index::Setting::Index(index) = setting else {
+                // pip is told to use no index but its own find-links: pip fetches.
+                return super::pip::install_pip(session, pip, base, gate)
+                    .map_err(|e| mismatch(e, &format!("pip:{pip}")));
+            };
+            // The lock names the file and its bytes; the index in effect
+            // (never a URL from the lock) serves them.
+            let want = super::index::Wanted {
+                project: pip.package().as_str(),
+                version: &l.release.version,
+                cuda: &l.release.cuda,
+                platform,
+                locked: Some((wheel.as_str(), &want)),
+            };
+            let file = super::index::find(session, &index, &want)?;
+            super::index::install_file(session, &index, &want, &file, base)
+                .map_err(|e| mismatch(e, &format!("{wheel} from {}", index.shown())))
         }
         LockedSource::Catalog {
             url,

@@ -24,6 +24,7 @@ use crate::version::{CudaVariant, Platform, Spec};
 
 mod catalog;
 mod here;
+mod index;
 mod pip;
 mod stream;
 
@@ -48,6 +49,9 @@ pub struct Request {
     pub platform: Option<String>,
     /// Base URL replacing NVIDIA's download server.
     pub mirror: Option<String>,
+    /// The package index wheels come from (`--index-url`; else
+    /// [`crate::catalog::index::setting::effective`]'s order).
+    pub index_url: Option<String>,
     /// Install a catalog archive that has no published SHA-256 without checking it.
     pub allow_unverified: bool,
     /// The session's home is the system store, which every user must reach.

@@ -598,16 +598,25 @@ pub fn redist_windows(version: &str, cuda: &str) -> Fixture {
 /// (`package` = `nvidia_cudnn_cu12`, `nvidia_cudnn_cu11`, `nvidia_cudnn_jit_cu12`).
 /// Linux wheels carry only `libcudnn*.so.M`; Windows wheels DLLs in `bin`.
 pub fn wheel(package: &str, version: &str, windows: bool) -> Fixture {
+    let tag = if windows {
+        "win_amd64"
+    } else {
+        "manylinux2014_x86_64"
+    };
+    wheel_tagged(package, version, tag)
+}
+
+/// A pip wheel with the platform tag `tag` as NVIDIA's wheels carry them
+/// (`manylinux_2_27_x86_64`, `manylinux_2_27_aarch64`, `win_amd64`):
+/// DLLs for `win_amd64`, Arm ELF libraries for an `aarch64` tag.
+pub fn wheel_tagged(package: &str, version: &str, tag: &str) -> Fixture {
+    let windows = tag == "win_amd64";
+    let arm = tag.ends_with("aarch64");
     let jit = package.contains("_jit_");
     let dir = if jit {
         "nvidia/cudnn_jit"
     } else {
         "nvidia/cudnn"
-    };
-    let tag = if windows {
-        "win_amd64"
-    } else {
-        "manylinux2014_x86_64"
     };
     let mut f = Fixture::new(&format!("{package}-{version}-py3-none-{tag}.whl"));
     let dist = format!("{package}-{version}.dist-info");
@@ -643,7 +652,7 @@ pub fn wheel(package: &str, version: &str, windows: bool) -> Fixture {
                 );
             }
         } else {
-            add_linux_libs(&mut f, &format!("{dir}/lib"), version, false, false);
+            add_linux_libs(&mut f, &format!("{dir}/lib"), version, false, arm);
         }
     }
     f.file(

@@ -1,0 +1,146 @@
+//! A wheel fetched straight from the package index, no pip: the file list
+//! read from the index (`catalog::index`), the wheel for the platform
+//! picked (or the one a lock names, by file name and SHA-256), downloaded
+//! like an archive — resumable, cached by SHA-256, unpacked while it
+//! arrives — and committed to the store only once the whole file matches
+//! the SHA-256 the index (or the lock) gives.
+
+use super::stream::StreamedInstall;
+use super::{Installed, pause_after_download};
+use crate::archive::ImportRequest;
+use crate::catalog::download;
+use crate::catalog::index::{self, Index, IndexFile};
+use crate::error::{Error, Kind, Result};
+use crate::hash::Sha256Hex;
+use crate::ops::{Event, Session};
+use crate::store::Provenance;
+use crate::version::{CudaVariant, Platform, Version};
+
+/// Which wheel to fetch.
+pub(super) struct Wanted<'a> {
+    /// The PyPI project (`nvidia-cudnn-cu12`).
+    pub project: &'a str,
+    /// The release version.
+    pub version: &'a Version,
+    /// Its CUDA.
+    pub cuda: &'a CudaVariant,
+    /// The platform to fetch for.
+    pub platform: Platform,
+    /// A lock's file name and SHA-256: exactly that file, or nothing.
+    pub locked: Option<(&'a str, &'a Sha256Hex)>,
+}
+
+/// The index's file `want` names: the lock's, when it gives one (still
+/// listed with that SHA-256), else the index's wheel of the version for
+/// the platform.
+///
+/// # Errors
+/// As [`index::read`] and [`index::Listing::wheel`]; [`Kind::Integrity`]
+/// when the index no longer serves the locked file with the locked hash,
+/// or links an `https://` index's file over plain `http://`.
+pub(super) fn find(session: &Session<'_>, index: &Index, want: &Wanted) -> Result<IndexFile> {
+    let listing = index::read(session.env, index, want.project)?;
+    let file = match want.locked {
+        Some((name, sha)) => listing.serves(name, sha).cloned().ok_or_else(|| {
+            let listed = listing.files.iter().find(|f| f.filename == name);
+            Error::new(
+                Kind::Integrity,
+                format!(
+                    "the package index {} no longer serves {name} with the locked SHA-256 {sha}",
+                    index.shown()
+                ),
+            )
+            .cause(match listed.and_then(|f| f.sha256.as_ref()) {
+                Some(other) => format!("it lists that file with SHA-256 {other}"),
+                None if listed.is_some() => "it lists that file without a SHA-256".to_string(),
+                None => "it does not list that file".to_string(),
+            })
+            .hint("check the index (--index-url, CUDNNM_INDEX_URL, `index_url` in config.toml, pip's index-url); if the new file is genuine, lock again with `cudnnm lock`")
+        })?,
+        None => listing.wheel(want.version, want.platform)?.clone(),
+    };
+    if index.url.starts_with("https://") && !file.url.starts_with("https://") {
+        return Err(Error::new(
+            Kind::Integrity,
+            format!(
+                "the package index {} links {} over plain HTTP; refused",
+                index.shown(),
+                file.filename
+            ),
+        )
+        .hint("an https:// index must link its files over https://; ask its owner, or use another index (--index-url)"));
+    }
+    Ok(file)
+}
+
+/// Downloads `file` (unpacking it as it arrives) and imports it for
+/// `want`'s release; `base` carries the request's flags.
+///
+/// # Errors
+/// The download's ([`download::download_tapped`]: a hash mismatch discards
+/// the file, nothing is kept) and the import's.
+pub(super) fn install_file(
+    session: &Session<'_>,
+    index: &Index,
+    want: &Wanted,
+    file: &IndexFile,
+    base: ImportRequest,
+) -> Result<Installed> {
+    let sha = file
+        .sha256
+        .clone()
+        .expect("a picked file has a SHA-256 (Listing::wheel, Listing::serves)");
+    session.report.event(&Event::WheelFromIndex {
+        version: want.version,
+        cuda: want.cuda,
+        file: &file.filename,
+        index: &index.shown(),
+    });
+    // The index's trust: PyPI's files over HTTPS only, a user-named
+    // index's as it links them (`find` refused plain HTTP from an HTTPS one).
+    let urls = [download::Location {
+        url: file.url.clone(),
+        trust: index.trust(),
+    }];
+    let expect = [sha.clone()];
+    let job = download::Job {
+        urls: &urls,
+        name: &file.filename,
+        size: file.size,
+        expect: &expect,
+        identity: download::Identity {
+            version: want.version,
+            cuda: want.cuda,
+            platform: want.platform,
+        },
+    };
+    let streamed = StreamedInstall::new(session);
+    let got = download::download_tapped(
+        session.home,
+        session.env,
+        &job,
+        session.report.progress(),
+        &streamed,
+    )?;
+    session.report.event(&Event::Downloaded {
+        name: &file.filename,
+        url: &index::setting::without_credentials(&got.url),
+        cached: got.cached,
+    });
+    pause_after_download(session);
+    // Held (`cache clean` leaves it) until the import has read it.
+    let hold = got.hold;
+    let done = streamed.import(
+        ImportRequest {
+            source: got.path,
+            name: Some(file.filename.clone()),
+            cuda: Some(*want.cuda),
+            expected_sha256: Some(got.sha256),
+            from: Provenance::Url(index::setting::without_credentials(&file.url)),
+            ..base
+        },
+        got.cached,
+    );
+    drop(hold);
+    done
+}

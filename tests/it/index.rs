@@ -1,0 +1,563 @@
+//! Wheels straight from a package index (issue 27): a 127.0.0.1 index
+//! serving the PEP 691 JSON (or PEP 503 HTML) file list of small fixture
+//! wheels under NVIDIA's real package names and platform tags. `install
+//! VERSION` with no Python anywhere on PATH; tampered, unhashed, yanked,
+//! missing and redirected files refused with nothing kept; `lock` records
+//! every platform from the file list alone; a second home on another
+//! platform installs exactly the locked bytes; `lock --check`.
+
+use std::path::{Path, PathBuf};
+
+use crate::common::http::TestServer;
+use crate::common::{Sandbox, fixtures};
+
+/// NVIDIA's platform tags, as the real wheels carry them.
+const TAGS: [&str; 3] = [
+    "manylinux_2_27_x86_64",
+    "manylinux_2_27_aarch64",
+    "win_amd64",
+];
+
+/// A version no real release has, known to the sandbox's catalog only as a wheel.
+const V: &str = "9.30.0.1";
+
+/// One fixture wheel on the index.
+struct Wheel {
+    name: String,
+    bytes: Vec<u8>,
+    sha: String,
+}
+
+/// An index on 127.0.0.1 serving `package`'s wheels of [`V`] for [`TAGS`].
+struct Index {
+    server: TestServer,
+    package: String,
+    wheels: Vec<Wheel>,
+}
+
+impl Index {
+    fn new(package: &str) -> Index {
+        let dir = tempfile::tempdir().unwrap();
+        let module = package.replace('-', "_");
+        let wheels = TAGS
+            .iter()
+            .map(|tag| {
+                let path = fixtures::wheel_tagged(&module, V, tag).write(dir.path());
+                let bytes = std::fs::read(&path).unwrap();
+                Wheel {
+                    name: path.file_name().unwrap().to_string_lossy().into_owned(),
+                    sha: sha256(&bytes),
+                    bytes,
+                }
+            })
+            .collect();
+        let index = Index {
+            server: TestServer::start(),
+            package: package.to_string(),
+            wheels,
+        };
+        for w in &index.wheels {
+            index
+                .server
+                .file(&format!("files/{}", w.name), w.bytes.clone());
+        }
+        index.serve_json(|_, f| f);
+        index
+    }
+
+    /// The index's base URL (`--index-url`).
+    fn url(&self) -> String {
+        self.server.url("simple/")
+    }
+
+    fn page(&self) -> String {
+        format!("simple/{}/", self.package)
+    }
+
+    /// Serves the PEP 691 page, each file's JSON object passed through `edit`.
+    fn serve_json(&self, edit: impl Fn(&Wheel, String) -> String) {
+        let files: Vec<String> = self
+            .wheels
+            .iter()
+            .map(|w| {
+                edit(
+                    w,
+                    format!(
+                        r#"{{"filename":"{}","url":"../../files/{}","hashes":{{"sha256":"{}"}},"size":{}}}"#,
+                        w.name,
+                        w.name,
+                        w.sha,
+                        w.bytes.len()
+                    ),
+                )
+            })
+            .collect();
+        let body = format!(
+            r#"{{"meta":{{"api-version":"1.1"}},"name":"{}","files":[{}]}}"#,
+            self.package,
+            files.join(",")
+        );
+        self.server.route(
+            &self.page(),
+            crate::common::http::Route {
+                status: 200,
+                body: body.into_bytes(),
+                content_type: "application/vnd.pypi.simple.v1+json".into(),
+                ..Default::default()
+            },
+        );
+    }
+
+    fn wheel(&self, tag: &str) -> &Wheel {
+        self.wheels.iter().find(|w| w.name.contains(tag)).unwrap()
+    }
+
+    /// Every path requested so far.
+    fn paths(&self) -> Vec<String> {
+        self.server.requests().into_iter().map(|r| r.path).collect()
+    }
+
+    /// GETs of the wheel with `tag`.
+    fn fetched(&self, tag: &str) -> usize {
+        self.server.hits(&format!("files/{}", self.wheel(tag).name))
+    }
+}
+
+fn sha256(bytes: &[u8]) -> String {
+    cudnnm::hash::sha256_bytes(bytes).to_string()
+}
+
+/// A sandbox whose catalog knows [`V`] only as a wheel of each package in
+/// `packages` (`nvidia-cudnn-cu12` → CUDA 12), whose PATH holds no
+/// program at all (no python3, no pip, no nvidia-smi) and which reads no
+/// pip configuration.
+fn sandbox(packages: &[&str]) -> Sandbox {
+    let mut sb = Sandbox::new();
+    let empty = sb.root().join("empty-path");
+    std::fs::create_dir_all(&empty).unwrap();
+    sb.set_env("PATH", &empty);
+    sb.set_env("PIP_CONFIG_FILE", "/dev/null");
+    sb.set_env("CUDA_VISIBLE_DEVICES", "");
+    std::fs::create_dir_all(sb.home()).unwrap();
+    let mut catalog = String::from("schema = 1\n");
+    for p in packages {
+        let cuda = p.rsplit("-cu").next().unwrap();
+        catalog.push_str(&format!(
+            "\n[[wheel]]\npackage = \"{p}\"\ncuda = \"{cuda}\"\nsource = \"test\"\nversions = [\"{V}\"]\n"
+        ));
+    }
+    std::fs::write(sb.home().join("catalog.toml"), catalog).unwrap();
+    sb
+}
+
+fn receipt(home: &Path, cuda: &str) -> String {
+    std::fs::read_to_string(home.join(format!("store/cuda-{cuda}/{V}/receipt.toml")))
+        .unwrap_or_default()
+}
+
+/// Release folders in the store and files in the download cache (not
+/// counting the cache's empty lock files).
+fn kept(home: &Path) -> (Vec<PathBuf>, Vec<String>) {
+    let store: Vec<PathBuf> = walk(&home.join("store"))
+        .into_iter()
+        .filter(|p| p.ends_with("receipt.toml"))
+        .collect();
+    let cache: Vec<String> = std::fs::read_dir(home.join("downloads"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| !n.starts_with(".lock-") && !n.starts_with(".use-"))
+        .collect();
+    (store, cache)
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+#[test]
+fn install_by_version_fetches_the_wheel_from_the_index_with_no_python_on_path() {
+    let ix = Index::new("nvidia-cudnn-cu12");
+    let sb = sandbox(&["nvidia-cudnn-cu12"]);
+    let x86 = ix.wheel("x86_64");
+    sb.run([
+        "install",
+        V,
+        "--cuda",
+        "12",
+        "--platform",
+        "linux-x86_64",
+        "--index-url",
+        &ix.url(),
+    ])
+    .ok()
+    .stderr_has(&[&format!(
+        "cuDNN {V} for CUDA 12 is published as a wheel: fetching {} from {}",
+        x86.name,
+        ix.url()
+    )]);
+    let r = receipt(&sb.home(), "12");
+    assert!(r.contains(&x86.sha), "{r}");
+    // The index page, then the one wheel: nothing for other platforms.
+    assert_eq!(
+        ix.paths(),
+        [
+            "/simple/nvidia-cudnn-cu12/".to_string(),
+            format!("/files/{}", x86.name)
+        ]
+    );
+    // Kept in the download cache by its SHA-256.
+    assert!(kept(&sb.home()).1.contains(&x86.sha));
+}
+
+#[test]
+fn the_index_comes_from_pips_configuration_file_without_running_pip() {
+    let ix = Index::new("nvidia-cudnn-cu12");
+    let mut sb = sandbox(&["nvidia-cudnn-cu12"]);
+    let conf = sb.root().join("pip.conf");
+    std::fs::write(
+        &conf,
+        format!(
+            "[global]\nindex-url = http://127.0.0.1:1/nowhere/\n[download]\nindex-url = {}\n",
+            ix.url()
+        ),
+    )
+    .unwrap();
+    sb.set_env("PIP_CONFIG_FILE", &conf);
+    sb.run(["install", V, "--cuda", "12", "--platform", "linux-x86_64"])
+        .ok();
+    assert_eq!(ix.fetched("x86_64"), 1);
+    // CUDNNM_INDEX_URL comes before pip's: a closed index fails (exit 6).
+    sb.set_env("CUDNNM_INDEX_URL", "http://127.0.0.1:1/simple/");
+    sb.run([
+        "install",
+        V,
+        "--cuda",
+        "12",
+        "--force",
+        "--platform",
+        "linux-x86_64",
+    ])
+    .code_is(6)
+    .stderr_has(&[
+        "could not read the package index http://127.0.0.1:1/simple/ for nvidia-cudnn-cu12",
+    ]);
+}
+
+#[test]
+fn a_tampered_wheel_behind_the_same_index_entry_is_refused_with_nothing_kept() {
+    let ix = Index::new("nvidia-cudnn-cu12");
+    let sb = sandbox(&["nvidia-cudnn-cu12"]);
+    let x86 = ix.wheel("x86_64");
+    let mut other = x86.bytes.clone();
+    let n = other.len();
+    other[n / 2] ^= 0xff;
+    ix.server.file(&format!("files/{}", x86.name), other);
+    sb.run(["install", V, "--cuda", "12", "--platform", "linux-x86_64", "--index-url", &ix.url()])
+        .code_is(4)
+        .stderr_has(&[
+            &format!("error: {} from {}files/{} does not match its published SHA-256; the download was discarded", x86.name, ix.server.url(""), x86.name),
+            &format!("expected {}", x86.sha),
+        ]);
+    assert_eq!(kept(&sb.home()), (vec![], vec![]));
+}
+
+#[test]
+fn an_html_index_with_sha256_fragments_serves_as_well_and_a_login_page_does_not() {
+    let ix = Index::new("nvidia-cudnn-cu11");
+    let sb = sandbox(&["nvidia-cudnn-cu11"]);
+    let links: Vec<String> = ix
+        .wheels
+        .iter()
+        .map(|w| {
+            format!(
+                "<a href=\"/files/{}#sha256={}\">{}</a><br/>",
+                w.name, w.sha, w.name
+            )
+        })
+        .collect();
+    ix.server.html(
+        &ix.page(),
+        &format!(
+            "<!DOCTYPE html><html><body>{}</body></html>",
+            links.join("\n")
+        ),
+    );
+    sb.run([
+        "install",
+        V,
+        "--cuda",
+        "11",
+        "--platform",
+        "linux-x86_64",
+        "--index-url",
+        &ix.url(),
+    ])
+    .ok();
+    assert!(receipt(&sb.home(), "11").contains(&ix.wheel("x86_64").sha));
+    // A page that is neither form (a proxy's login page): refused, naming the index.
+    ix.server
+        .html(&ix.page(), "<html><body><form>Sign in</form></body></html>");
+    let r = sb
+        .run(["install", V, "--cuda", "11", "--force", "--platform", "windows-x86_64", "--index-url", &ix.url()])
+        .code_is(4)
+        .stderr_has(&[&format!(
+            "error: the package index {} answered for nvidia-cudnn-cu11 with a page that is neither PEP 691 JSON nor a PEP 503 link list",
+            ix.url()
+        )]);
+    assert!(!r.stderr().contains("Sign in"), "{}", r.describe());
+}
+
+#[test]
+fn an_index_without_a_hash_with_only_yanked_files_or_without_the_project_is_refused() {
+    let ix = Index::new("nvidia-cudnn-cu12");
+    let sb = sandbox(&["nvidia-cudnn-cu12"]);
+    let x86 = ix.wheel("x86_64").name.clone();
+    let install = || {
+        sb.run([
+            "install",
+            V,
+            "--cuda",
+            "12",
+            "--platform",
+            "linux-x86_64",
+            "--index-url",
+            &ix.url(),
+        ])
+    };
+    ix.serve_json(|w, f| {
+        if w.name == x86 {
+            f.replace(&format!(r#""sha256":"{}""#, w.sha), "")
+        } else {
+            f
+        }
+    });
+    install().code_is(4).stderr_has(&[&format!(
+        "error: the package index {} publishes no SHA-256 for {x86}; refusing to fetch a wheel nothing can check",
+        ix.url()
+    )]);
+    ix.serve_json(|_, f| format!("{},\"yanked\":\"broken\"}}", f.trim_end_matches('}')));
+    install().code_is(4).stderr_has(&[&format!(
+        "error: the package index {} marks every wheel of nvidia-cudnn-cu12=={V} for linux-x86_64 as yanked ({x86})",
+        ix.url()
+    )]);
+    ix.server.status(&ix.page(), 404);
+    install().code_is(3).stderr_has(&[
+        &format!(
+            "error: could not read the package index {} for nvidia-cudnn-cu12",
+            ix.url()
+        ),
+        "has no project 'nvidia-cudnn-cu12'",
+    ]);
+    // Not one wheel was requested, nothing kept.
+    assert_eq!(ix.fetched("x86_64"), 0);
+    assert_eq!(kept(&sb.home()), (vec![], vec![]));
+}
+
+#[test]
+fn a_redirect_off_https_is_refused_with_nothing_kept() {
+    let ix = Index::new("nvidia-cudnn-cu12");
+    let mut sb = sandbox(&["nvidia-cudnn-cu12"]);
+    let front = crate::common::tls::TlsFront::start(ix.server.port(), sb.root());
+    sb.set_env("SSL_CERT_FILE", &front.ca_pem);
+    let x86 = ix.wheel("x86_64").name.clone();
+    // The https index links its file over https, which redirects to plain http.
+    ix.serve_json(|w, f| {
+        f.replace(
+            &format!("../../files/{}", w.name),
+            &format!("../../moved/{}", w.name),
+        )
+    });
+    ix.server.redirect(
+        &format!("moved/{x86}"),
+        &ix.server.url(&format!("files/{x86}")),
+    );
+    sb.run([
+        "install",
+        V,
+        "--cuda",
+        "12",
+        "--platform",
+        "linux-x86_64",
+        "--index-url",
+        &front.url("simple/"),
+    ])
+    .code_is(4)
+    .stderr_has(&[&format!(
+        "error: refused the redirect from {} to {}: it leaves HTTPS",
+        front.url(&format!("moved/{x86}")),
+        ix.server.url(&format!("files/{x86}"))
+    )]);
+    assert_eq!(ix.fetched("x86_64"), 0);
+    assert_eq!(kept(&sb.home()), (vec![], vec![]));
+}
+
+/// Writes the pin `spec` in `sb`'s work folder.
+fn pin(sb: &Sandbox, spec: &str) {
+    std::fs::write(sb.work().join(".cudnn-version"), format!("{spec}\n")).unwrap();
+}
+
+fn lock_text(sb: &Sandbox) -> String {
+    std::fs::read_to_string(sb.work().join(".cudnn-version.lock")).unwrap()
+}
+
+#[test]
+fn lock_on_linux_records_every_platform_from_the_index_and_a_second_home_installs_the_locked_bytes()
+{
+    let ix = Index::new("nvidia-cudnn-cu13");
+    let sb = sandbox(&["nvidia-cudnn-cu13"]);
+    pin(&sb, "9.30.x");
+    sb.run(["lock", "--index-url", &ix.url()]).ok().stderr_has(&[&format!(
+        "locking cuDNN {V}_cuda13 from the wheels {} publishes for windows-x86_64, linux-x86_64, linux-sbsa (nothing downloaded)",
+        ix.url()
+    )]);
+    let lock = lock_text(&sb);
+    for (platform, tag) in [
+        ("linux-x86_64", "x86_64"),
+        ("linux-sbsa", "aarch64"),
+        ("windows-x86_64", "win_amd64"),
+    ] {
+        let w = ix.wheel(tag);
+        let entry = format!(
+            "[platform.{platform}]\npip = \"nvidia-cudnn-cu13=={V}\"\nwheel = \"{}\"\nsha256 = \"{}\"\nsize = {}\n",
+            w.name,
+            w.sha,
+            w.bytes.len()
+        );
+        assert!(lock.contains(&entry), "{entry}\nnot in\n{lock}");
+    }
+    // Only the index page was read: no wheel.
+    assert_eq!(ix.paths(), ["/simple/nvidia-cudnn-cu13/"]);
+    // `--platform`, repeatable, keeps those only.
+    sb.run([
+        "lock",
+        "--index-url",
+        &ix.url(),
+        "--platform",
+        "linux-sbsa",
+        "--platform",
+        "windows-x86_64",
+    ])
+    .ok();
+    let two = lock_text(&sb);
+    assert!(
+        !two.contains("[platform.linux-x86_64]") && two.contains("[platform.linux-sbsa]"),
+        "{two}"
+    );
+    sb.run(["lock", "--index-url", &ix.url()]).ok();
+
+    // A second home (an Arm server) installs exactly the locked bytes.
+    let sb2 = sandbox(&["nvidia-cudnn-cu13"]);
+    std::fs::copy(
+        sb.work().join(".cudnn-version"),
+        sb2.work().join(".cudnn-version"),
+    )
+    .unwrap();
+    std::fs::copy(
+        sb.work().join(".cudnn-version.lock"),
+        sb2.work().join(".cudnn-version.lock"),
+    )
+    .unwrap();
+    sb2.run([
+        "install",
+        "--locked",
+        "--platform",
+        "linux-sbsa",
+        "--index-url",
+        &ix.url(),
+    ])
+    .ok();
+    let arm = ix.wheel("aarch64");
+    assert!(receipt(&sb2.home(), "13").contains(&arm.sha));
+    assert_eq!((ix.fetched("aarch64"), ix.fetched("x86_64")), (1, 0));
+    // The index now serves other bytes under that name: the locked install refuses them.
+    let sb3 = sandbox(&["nvidia-cudnn-cu13"]);
+    std::fs::copy(
+        sb.work().join(".cudnn-version"),
+        sb3.work().join(".cudnn-version"),
+    )
+    .unwrap();
+    std::fs::copy(
+        sb.work().join(".cudnn-version.lock"),
+        sb3.work().join(".cudnn-version.lock"),
+    )
+    .unwrap();
+    let other = sha256(b"rebuilt");
+    ix.serve_json(|w, f| {
+        if w.name == arm.name {
+            f.replace(&w.sha, &other)
+        } else {
+            f
+        }
+    });
+    sb3.run([
+        "install",
+        "--platform",
+        "linux-sbsa",
+        "--index-url",
+        &ix.url(),
+    ])
+    .code_is(4)
+    .stderr_has(&[&format!(
+        "no longer serves {} with the locked SHA-256 {}",
+        arm.name, arm.sha
+    )]);
+    assert_eq!(kept(&sb3.home()), (vec![], vec![]));
+}
+
+#[test]
+fn lock_check_fails_when_the_lock_is_missing_stale_or_not_served_and_changes_nothing() {
+    let ix = Index::new("nvidia-cudnn-cu12");
+    let sb = sandbox(&["nvidia-cudnn-cu12"]);
+    pin(&sb, "9.30.x");
+    let check = || sb.run(["lock", "--check", "--index-url", &ix.url()]);
+    check().code_is(4).stderr_has(&[
+        "error: lock --check: there is no lock file",
+        "help: run `cudnnm lock`",
+    ]);
+    sb.run(["lock", "--index-url", &ix.url()]).ok();
+    let locked = lock_text(&sb);
+    check().ok().stderr_has(&[&format!(
+        "is up to date: {V}_cuda12 (pin 9.30.x) for linux-sbsa, linux-x86_64, windows-x86_64"
+    )]);
+    // The index's file list only, never a wheel.
+    assert!(
+        ix.paths().iter().all(|p| p == "/simple/nvidia-cudnn-cu12/"),
+        "{:?}",
+        ix.paths()
+    );
+    // The pin changes: the lock is stale.
+    pin(&sb, "9.31");
+    check().code_is(4).stderr_has(&[&format!(
+        "is stale: it was written for the pin 9.30.x and names {V}_cuda12; the pin is now 9.31"
+    )]);
+    pin(&sb, "9.30.x");
+    check().ok();
+    // The index no longer serves the locked Windows wheel's bytes.
+    let win = ix.wheel("win_amd64");
+    ix.serve_json(|w, f| {
+        if w.name == win.name {
+            f.replace(&w.sha, &sha256(b"x"))
+        } else {
+            f
+        }
+    });
+    check().code_is(4).stderr_has(&[&format!(
+        "names bytes for windows-x86_64 that the package index {} no longer serves ({} with SHA-256 {})",
+        ix.url(),
+        win.name,
+        win.sha
+    )]);
+    assert_eq!(lock_text(&sb), locked);
+    assert_eq!(kept(&sb.home()), (vec![], vec![]));
+}
