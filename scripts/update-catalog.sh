@@ -10,6 +10,11 @@
 #   scripts/update-catalog.sh --check    compare instead of writing: exit 1 when manifest.toml's
 #                                        rows are not exactly the generator's output
 #
+# The machine-written `framework` rows (between the BEGIN and END GENERATED FRAMEWORKS lines)
+# are then regenerated, with the same flags, by scripts/update-frameworks.py from the framework
+# wheels' METADATA (read from PyPI again unless --offline or --check; recorded in
+# tests/fixtures/frameworks).
+#
 # NVIDIA's redistrib_*.json are not fetched (developer.download.nvidia.com is often out of reach):
 # to add a release, put a copy of its redistrib_<label>.json in tests/fixtures/catalog/redist/ and
 # its public address (a packager's copy at a commit) under [redist] in SOURCES.toml.
@@ -82,3 +87,6 @@ elif new != text:
 else:
     print("manifest.toml: generated rows unchanged")
 PY
+
+# The framework rows: same flags (--check never fetches).
+python3 "$repo/scripts/update-frameworks.py" "$@"

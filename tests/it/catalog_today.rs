@@ -693,8 +693,9 @@ fn manifest_refresh_reads_recorded_answers_and_refuses_hostile_ones() {
         .stderr_has(&["nvidia-cudnn-cu13, 1 release (1 wheel), 0 yanked"]);
 }
 
-/// Done when: the maintainer script regenerates the PyPI and redist rows of
-/// manifest.toml byte for byte from the recorded answers.
+/// Done when: the maintainer script regenerates the PyPI and redist rows and
+/// the generated framework rows of manifest.toml byte for byte from the
+/// recorded answers and METADATA files.
 #[test]
 fn the_maintainer_script_reproduces_the_generated_rows() {
     if crate::common::skip::need_program("python3", "python3").is_none() {
@@ -710,4 +711,105 @@ fn the_maintainer_script_reproduces_the_generated_rows() {
         String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{text}");
     assert!(text.contains("generated rows up to date"), "{text}");
+    assert!(
+        text.contains("generated framework rows up to date"),
+        "{text}"
+    );
+}
+
+/// The generated framework rows of `manifest`, one line each.
+fn generated_framework_rows(manifest: &str) -> Vec<String> {
+    let begin = manifest.find("# ═══ BEGIN GENERATED FRAMEWORKS").unwrap();
+    let end = manifest.find("# ═══ END GENERATED FRAMEWORKS").unwrap();
+    manifest[begin..end]
+        .lines()
+        .filter(|l| l.trim_start().starts_with('{'))
+        .map(str::to_string)
+        .collect()
+}
+
+/// Done when (issue 29): the framework rows are read from the recorded
+/// METADATA of the newest release of each line (torch 2.13–2.15, TensorFlow
+/// 2.21, onnxruntime-gpu 1.31, JAX's CUDA plugins 0.12), and a row edited by
+/// hand is caught by `--check` and put back by `--offline`.
+#[test]
+fn the_framework_rows_are_the_recorded_metadata_and_a_hand_edit_is_caught() {
+    if crate::common::skip::need_program("python3", "python3").is_none() {
+        return;
+    }
+    let manifest = fs::read_to_string(repo().join("manifest.toml")).unwrap();
+    let rows = generated_framework_rows(&manifest);
+    // Each row's (CUDA, cuDNN) is what the recorded METADATA requires.
+    for (name, line, cuda, cudnn, read) in [
+        ("pytorch", "2.15", "13.2", "9.26.0.51", "torch/2.15.0/"),
+        ("pytorch", "2.14", "13.0", "9.24.0.43", "torch/2.14.1/"),
+        ("pytorch", "2.13", "13.0", "9.20.0.48", "torch/2.13.0/"),
+        ("tensorflow", "2.21", "12.5", "9.3", "tensorflow/2.21.0/"),
+        (
+            "onnxruntime",
+            "1.31",
+            "13.0",
+            "9.0",
+            "onnxruntime-gpu/1.31.1/",
+        ),
+        (
+            "jax-cuda13-plugin",
+            "0.12",
+            "13.0",
+            "9.12",
+            "jax-cuda13-plugin/0.12.1/",
+        ),
+        (
+            "jax-cuda12-plugin",
+            "0.12",
+            "12.1",
+            "9.10",
+            "jax-cuda12-plugin/0.12.0.1/",
+        ),
+    ] {
+        let want = format!(
+            "versions = [\"{line}\", \"{line}\"], cuda = \"{cuda}\", cudnn = \"{cudnn}\", source = \"https://pypi.org/project/{read}"
+        );
+        assert!(
+            rows.iter()
+                .any(|r| r.contains(&format!("name = \"{name}\"")) && r.contains(&want)),
+            "{want} in {rows:#?}"
+        );
+    }
+    assert_eq!(rows.len(), 7, "{rows:#?}");
+
+    // A copy with one generated row edited by hand.
+    let dir = tempfile::tempdir().unwrap();
+    let copy = dir.path().join("manifest.toml");
+    let edited = manifest.replacen(
+        "cudnn = \"9.26.0.51\", source = \"https://pypi.org/project/torch/2.15.0/",
+        "cudnn = \"9.28.1.4\", source = \"https://pypi.org/project/torch/2.15.0/",
+        1,
+    );
+    assert_ne!(edited, manifest);
+    fs::write(&copy, &edited).unwrap();
+    let script = repo().join("scripts/update-frameworks.py");
+    let run = |args: &[&str]| {
+        output(
+            Command::new("python3")
+                .arg(&script)
+                .args(args)
+                .arg("--manifest")
+                .arg(&copy),
+        )
+    };
+    let out = run(&["--check"]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("generated framework rows differ"),
+        "{out:?}"
+    );
+    assert_eq!(
+        fs::read_to_string(&copy).unwrap(),
+        edited,
+        "--check writes nothing"
+    );
+    let out = run(&["--offline"]);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(fs::read_to_string(&copy).unwrap(), manifest);
 }
