@@ -402,9 +402,10 @@ mod tests {
             "/",
             false,
         );
+        // The Linux layout as data; a Windows host joins with `\\`.
         let files: Vec<String> = pip_files(&env)
             .iter()
-            .map(|p| p.display().to_string())
+            .map(|p| p.display().to_string().replace('\\', "/"))
             .collect();
         assert_eq!(
             files,
