@@ -426,29 +426,14 @@ fn root_export_into_a_sticky_folder_never_follows_a_planted_link() {
     fs::create_dir(&sticky).unwrap();
     fs::set_permissions(&sticky, fs::Permissions::from_mode(0o1777)).unwrap();
     let dest = sticky.join("dest");
-    // The attacker: this test binary again, as nobody, running
-    // `race_attacker` until the stop file appears.
+    // The attacker: a python3 process as nobody (RACE_ATTACKER) until the
+    // stop file appears.
     let stop = sb.root().join("stop");
     let attacker = Command::new("setpriv")
         .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
-        .arg(std::env::current_exe().unwrap())
-        .args([
-            "hostile::race_attacker",
-            "--exact",
-            "--ignored",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env(
-            ATTACK_VAR,
-            format!(
-                "{}\n{}\n{}\n{}",
-                sticky.display(),
-                victim.display(),
-                victim_dir.display(),
-                stop.display()
-            ),
-        )
+        // The system's python3: one under root's home (pyenv) is out of nobody's reach.
+        .args(["/usr/bin/python3", "-c", RACE_ATTACKER])
+        .args([&sticky, &victim, &victim_dir, &stop])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -495,70 +480,50 @@ fn root_export_into_a_sticky_folder_never_follows_a_planted_link() {
 /// How many times root exports during the race (each one sweeps).
 const EXPORTS: u32 = 40;
 
-/// The variable that hands [`race_attacker`] its paths: the sticky folder,
-/// the victim file and folder, the stop file, one per line.
-const ATTACK_VAR: &str = "CUDNNM_TEST_RACE_ATTACK";
-
 /// The second user of
 /// [`root_export_into_a_sticky_folder_never_follows_a_planted_link`], run
-/// by it (as `nobody`) and by nothing else: plants folders named as
-/// cudnnm's leftovers of `dest` and a build folder, each holding a `lib/`,
-/// and swaps them, and their `lib/`, with links to the victim file and
-/// folder and back, over and over, until the stop file appears.
-#[test]
-#[ignore = "run as another user by root_export_into_a_sticky_folder_never_follows_a_planted_link"]
-fn race_attacker() {
-    use rustix::fs::{CWD, RenameFlags, renameat_with};
-    let Ok(spec) = std::env::var(ATTACK_VAR) else {
-        return;
-    };
-    let parts: Vec<&str> = spec.lines().collect();
-    let [sticky, victim, victim_dir, stop] = parts[..] else {
-        panic!("{ATTACK_VAR} holds four lines");
-    };
-    let swap = |a: &Path, b: &Path| {
-        let _ = renameat_with(CWD, a, CWD, b, RenameFlags::EXCHANGE);
-    };
-    let plant = |d: &Path| -> std::io::Result<()> {
-        fs::create_dir_all(d.join("lib"))?;
-        fs::write(d.join(".cudnnm-building"), b"")?;
-        fs::write(d.join(".cudnnm-export.toml"), b"")?;
-        fs::write(d.join("lib/libcudnn.so.9"), b"")?;
-        Ok(())
-    };
-    let link = |target: &str, at: &Path| {
-        if fs::symlink_metadata(at).is_err() {
-            let _ = std::os::unix::fs::symlink(target, at);
-        }
-    };
-    let names = [
-        ".cudnnm-export-old-1-dest",
-        ".cudnnm-export-old-2-dest",
-        ".cudnnm-export-1-2",
-    ];
-    let t = Instant::now();
-    let mut rounds = 0u64;
-    while !Path::new(stop).exists() && t.elapsed() < Duration::from_secs(300) {
-        rounds += 1;
-        for n in names {
-            let d = Path::new(sticky).join(n);
-            let (df, dd) = (d.with_extension("file"), d.with_extension("dir"));
-            let (lib, lf, ld) = (d.join("lib"), d.join("lib.file"), d.join("lib.dir"));
-            let _ = plant(&d);
-            link(victim, &df);
-            link(victim_dir, &dd);
-            link(victim, &lf);
-            link(victim_dir, &ld);
-            // Each pair of swaps makes the name a link to root's file or
-            // folder for a moment, then the planted folder again.
-            for (a, b) in [(&lib, &lf), (&lib, &ld), (&d, &df), (&d, &dd)] {
-                swap(a, b);
-                swap(a, b);
-            }
-        }
-    }
-    println!("rounds: {rounds}");
-}
+/// by it as `nobody` (python3, `renameat2(RENAME_EXCHANGE)` through ctypes):
+/// plants folders named as cudnnm's leftovers of `dest` and a build folder,
+/// each holding a `lib/`, and swaps them, and their `lib/`, with links to
+/// the victim file and folder and back, over and over, until the stop file
+/// appears. Arguments: the sticky folder, the victim file and folder, the
+/// stop file.
+const RACE_ATTACKER: &str = r#"
+import ctypes, os, sys, time
+sticky, victim, victim_dir, stop = sys.argv[1:5]
+libc = ctypes.CDLL(None, use_errno=True)
+AT_FDCWD, RENAME_EXCHANGE = -100, 2
+def swap(a, b):
+    libc.renameat2(AT_FDCWD, a.encode(), AT_FDCWD, b.encode(), RENAME_EXCHANGE)
+def plant(d):
+    try:
+        os.makedirs(os.path.join(d, "lib"), exist_ok=True)
+        for f in (".cudnnm-building", ".cudnnm-export.toml", "lib/libcudnn.so.9"):
+            open(os.path.join(d, f), "wb").close()
+    except OSError:
+        pass
+def link(target, at):
+    if not os.path.lexists(at):
+        try:
+            os.symlink(target, at)
+        except OSError:
+            pass
+names = [".cudnnm-export-old-1-dest", ".cudnnm-export-old-2-dest", ".cudnnm-export-1-2"]
+t, rounds = time.monotonic(), 0
+while not os.path.exists(stop) and time.monotonic() - t < 300:
+    rounds += 1
+    for n in names:
+        d = os.path.join(sticky, n)
+        df, dd = d + ".file", d + ".dir"
+        lib, lf, ld = os.path.join(d, "lib"), os.path.join(d, "lib.file"), os.path.join(d, "lib.dir")
+        plant(d)
+        link(victim, df); link(victim_dir, dd); link(victim, lf); link(victim_dir, ld)
+        # Each pair of swaps makes the name a link to root's file or folder
+        # for a moment, then the planted folder again.
+        for a, b in ((lib, lf), (lib, ld), (d, df), (d, dd)):
+            swap(a, b); swap(a, b)
+print(f"rounds: {rounds}")
+"#;
 
 /// A lock's HTTPS URL that redirects to plain HTTP is refused (exit 4)
 /// before a byte of the HTTP answer is read; so is an HTTPS mirror's.
