@@ -194,17 +194,14 @@ fn pip_settings(env: &Env) -> PipSettings {
     s
 }
 
-/// A regular file's first [`MAX_PIP_CONF`] bytes as text (a larger one, a
-/// device or a folder is no pip configuration: `None`).
+/// A regular file of at most [`MAX_PIP_CONF`] bytes as text (a larger one,
+/// a device, a FIFO or a folder is no pip configuration: `None`).
 fn read_small(path: &Path) -> Option<String> {
-    use std::io::Read;
-    let f = std::fs::File::open(path).ok()?;
-    if !f.metadata().ok()?.is_file() {
-        return None;
-    }
-    let mut buf = Vec::new();
-    f.take(MAX_PIP_CONF + 1).read_to_end(&mut buf).ok()?;
-    (buf.len() as u64 <= MAX_PIP_CONF).then(|| String::from_utf8_lossy(&buf).into_owned())
+    // The shared bounded reader: regular files only, opened without waiting
+    // (a FIFO planted as a venv's pip.conf must not hang the command).
+    crate::fsops::read_bounded(path, MAX_PIP_CONF, "a pip configuration file")
+        .ok()
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
 }
 
 /// pip's configuration files, in the order pip reads them (later ones win).
@@ -384,6 +381,30 @@ mod tests {
         let e = effective(Some("ftp://a:secret@x/"), &nothing, &bare).unwrap_err();
         assert_eq!(e.kind(), Kind::Usage);
         assert!(!e.to_string().contains("secret"), "{e}");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_or_device_as_pip_conf_is_skipped_at_once() {
+        let d = tempfile::tempdir().unwrap();
+        let fifo = d.path().join("pip.conf");
+        assert!(
+            std::process::Command::new("mkfifo")
+                .arg(&fifo)
+                .status()
+                .unwrap()
+                .success()
+        );
+        let t = std::time::Instant::now();
+        assert_eq!(read_small(&fifo), None);
+        assert_eq!(read_small(Path::new("/dev/zero")), None);
+        assert!(t.elapsed() < std::time::Duration::from_secs(2));
+        let f = d.path().join("ok.conf");
+        std::fs::write(&f, "[global]\nindex-url = https://x/\n").unwrap();
+        assert_eq!(
+            read_small(&f).as_deref(),
+            Some("[global]\nindex-url = https://x/\n")
+        );
     }
 
     #[test]
