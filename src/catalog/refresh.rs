@@ -16,10 +16,11 @@
 //! - another URL ending in `/` (a directory listing such as NVIDIA's
 //!   `https://developer.download.nvidia.com/compute/cudnn/redist/`): every
 //!   `redistrib_*.json` it lists;
-//! - nothing: the package index the caller names (`manifest refresh`: PyPI's
-//!   simple API, unless a mirror is set — an offline lab names its own index
-//!   with `--from`), and the listing of `cudnn/redist/` under the mirror,
-//!   else NVIDIA.
+//! - nothing: the package index in effect ([`index_for`]: `--index-url`,
+//!   `CUDNNM_INDEX_URL`, `index_url`, pip's index-url, else PyPI; none when
+//!   a mirror is set and no index is named), each of NVIDIA's cuDNN
+//!   packages asked for as PEP 691 JSON, and the listing of `cudnn/redist/`
+//!   under the mirror, else NVIDIA.
 //!
 //! A file found through a folder or listing that is no index is skipped
 //! with a warning; a file named with `--from`, and every answer of a package
@@ -34,6 +35,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::generate::{self, Skipped, UserParts};
+use super::index::{Index, setting::without_credentials};
 use super::redist::RedistTable;
 use super::{
     CatalogLayer, NVIDIA_BASE_URL, WheelList, download, is_absolute_url, manifest, pypi, redist,
@@ -87,6 +89,31 @@ struct Read {
     package: Option<Package>,
 }
 
+/// The package index `manifest refresh` reads when no `--from` is given:
+/// the index in effect ([`super::index::setting::effective`]), except that
+/// with a mirror set and no index named anywhere (PyPI by default) none —
+/// an offline lab's mirror holds NVIDIA's listing, not PyPI's — and none
+/// where pip is configured with `no-index`.
+///
+/// # Errors
+/// As [`super::index::setting::effective`].
+pub fn index_for(
+    flag: Option<&str>,
+    mirror_set: bool,
+    env: &Env,
+    home: &Home,
+) -> Result<Option<Index>> {
+    Ok(match super::index::setting::effective(flag, env, home)? {
+        super::index::Setting::Index(i)
+            if mirror_set && i.from == super::index::IndexFrom::Default =>
+        {
+            None
+        }
+        super::index::Setting::Index(i) => Some(i),
+        super::index::Setting::PipNoIndex(_) => None,
+    })
+}
+
 /// Reads `sources` (see the module documentation) and writes the user catalog.
 /// When `sources` is empty: the package index `index` when given (its
 /// `/simple/` root, [`pypi::PYPI_SIMPLE`] for PyPI) and the redist listing
@@ -101,35 +128,34 @@ pub fn refresh(
     env: &Env,
     sources: &[String],
     mirror: Option<&str>,
-    index: Option<&str>,
+    index: Option<&Index>,
 ) -> Result<RefreshReport> {
     let mut warnings = Vec::new();
     let mut files: Vec<Read> = Vec::new();
-    // NVIDIA's own listing and the default index are read over HTTPS only; a
-    // source or mirror the user named may be http:// or file://.
-    let trust = if sources.is_empty() && mirror.is_none() {
-        download::Trust::HttpsOnly
+    if sources.is_empty() {
+        if let Some(index) = index {
+            read_index(env, index, &mut files, &mut warnings)?;
+        }
+        // NVIDIA's own listing is read over HTTPS only; a mirror the user
+        // named may be http:// or file://.
+        let (listing, trust) = match mirror {
+            Some(m) => (format!("{m}{}", redist::REDIST_DIR), download::Trust::Named),
+            None => (
+                format!("{NVIDIA_BASE_URL}{}", redist::REDIST_DIR),
+                download::Trust::HttpsOnly,
+            ),
+        };
+        read_source(env, &listing, trust, &mut files)?;
     } else {
-        download::Trust::Named
-    };
-    let default_sources;
-    let sources: &[String] = if sources.is_empty() {
-        default_sources = index
-            .map(str::to_string)
-            .into_iter()
-            .chain([format!(
-                "{}{}",
-                mirror.unwrap_or(NVIDIA_BASE_URL),
-                redist::REDIST_DIR
-            )])
-            .collect::<Vec<_>>();
-        &default_sources
-    } else {
-        sources
-    };
-    for s in sources {
-        read_source(env, s, trust, &mut files)?;
+        for s in sources {
+            read_source(env, s, download::Trust::Named, &mut files)?;
+        }
     }
+    let sources: Vec<String> = if sources.is_empty() {
+        files.iter().map(|f| f.from.clone()).collect()
+    } else {
+        sources.to_vec()
+    };
     let mut read = Vec::new();
     let mut redists: Vec<RedistTable> = Vec::new();
     let mut wheels: Vec<WheelList> = Vec::new();
@@ -259,6 +285,49 @@ fn looks_like_package_index(text: &str) -> bool {
     serde_json::from_str::<serde_json::Value>(text).is_ok_and(|v| {
         v.get("files").is_some() || (v.get("releases").is_some() && v.get("info").is_some())
     })
+}
+
+/// Adds `index`'s page of each of NVIDIA's cuDNN packages to `out`, asked
+/// for as PEP 691 JSON (a `file://` index is a folder of recorded answers).
+/// A package the index does not carry (404: a mirror of some of them) is
+/// skipped with a warning; any other failure stops the refresh.
+fn read_index(
+    env: &Env,
+    index: &Index,
+    out: &mut Vec<Read>,
+    warnings: &mut Vec<String>,
+) -> Result<()> {
+    if index.url.starts_with("file://") {
+        return read_source(env, &index.url, index.trust(), out);
+    }
+    for p in Package::PUBLISHED {
+        let url = index.project_url(&p.name());
+        match download::fetch_page(
+            env,
+            &url,
+            index.trust(),
+            pypi::ACCEPT,
+            super::index::MAX_PAGE,
+        ) {
+            Ok(page) => out.push(Read {
+                from: without_credentials(&url),
+                bytes: page.body,
+                named: true,
+                package: Some(p),
+            }),
+            Err(e) if e.kind() == Kind::NotFound => warnings.push(format!(
+                "the package index {} has no {p}; its releases were not refreshed",
+                index.shown()
+            )),
+            Err(e) => {
+                return Err(e.context(format!(
+                    "could not read the package index {} for {p}",
+                    index.shown()
+                )));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Adds the index files `s` names to `out`.
@@ -502,7 +571,10 @@ mod tests {
             index.join("nvidia-cudnn-cu13.json"),
         )
         .unwrap();
-        let index = super::super::mirror_url("simple", &env).unwrap();
+        let index = Index {
+            url: format!("{}/", super::super::mirror_url("simple", &env).unwrap()),
+            from: super::super::index::IndexFrom::Flag,
+        };
         let r = refresh(&home, &env, &[], Some(&mirror), Some(&index)).unwrap();
         assert_eq!(r.read.len(), 2, "{r:?}");
         assert_eq!(r.archives, 4);

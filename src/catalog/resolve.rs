@@ -688,6 +688,39 @@ pub fn pick_on(
     }
 }
 
+/// [`pick_on`] for a user who named a package index for cudnnm
+/// (`--index-url`, `CUDNNM_INDEX_URL`, `index_url`): where the archive
+/// picked is also published as a wheel of the same build for the
+/// platform, the wheel — the named index is where that user wants the
+/// bytes from (a lab's mirror, a proxy that reaches PyPI only).
+///
+/// # Errors
+/// As [`pick`].
+pub fn pick_preferring_wheel(
+    cat: &Catalog,
+    req: &FetchRequest,
+    toolkits: &[Toolkit],
+    gpu: Option<&Version>,
+    host: Option<Platform>,
+) -> Result<Pick> {
+    let pick = pick_on(cat, req, toolkits, gpu, host)?;
+    if let Pick::Archive { archive, .. } = &pick {
+        // The same release asked for exactly, so the GPU and toolkit
+        // rules already applied to the archive pick it again.
+        let exact = FetchRequest {
+            spec: format!("{}", archive.release_id()).parse()?,
+            cuda: Some(archive.cuda),
+            ..req.clone()
+        };
+        if let Some(w) = select_wheel_on(cat, &exact, toolkits, gpu, host)
+            && w.release_id() == archive.release_id()
+        {
+            return Ok(Pick::Wheel(Box::new(w)));
+        }
+    }
+    Ok(pick)
+}
+
 /// The newest wheel-list release `req` names for `req.platform` (see
 /// [`pick`]); among builds of that version for several CUDA versions, the
 /// one `--cuda` or the spec names, else one that fits a toolkit found, else

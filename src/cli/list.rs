@@ -22,6 +22,10 @@ pub struct Args {
     /// Only releases for this platform (catalog)
     #[arg(long, value_name = "P")]
     pub platform: Option<String>,
+    /// Check the catalog's wheels against this package index (with --remote)
+    /// [default: env CUDNNM_INDEX_URL, else `index_url` in config.toml, else pip's index-url]
+    #[arg(long, value_name = "URL", requires = "remote")]
+    pub index_url: Option<String>,
 }
 
 /// `cudnnm ls-remote`: `list --remote` under the name nvm and fnm use.
@@ -36,6 +40,10 @@ pub struct RemoteArgs {
     /// Only releases for this platform (or all) [default: this machine's]
     #[arg(long, value_name = "P")]
     pub platform: Option<String>,
+    /// Check the catalog's wheels against this package index
+    /// [default: env CUDNNM_INDEX_URL, else `index_url` in config.toml, else pip's index-url]
+    #[arg(long, value_name = "URL")]
+    pub index_url: Option<String>,
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {

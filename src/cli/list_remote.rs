@@ -18,12 +18,13 @@ pub fn run(
     spec: Option<&str>,
     cuda: Option<&str>,
     platform: Option<&str>,
+    index_url: Option<&str>,
 ) -> Result<u8> {
     let session = ctx.ops();
     let platforms = remote::platforms(&session, platform)?;
     let want: Option<CudaVariant> = cuda.map(str::parse).transpose()?;
     let spec: Option<crate::version::Spec> = spec.map(str::parse).transpose()?;
-    let mut listing = remote::list(&session, platforms, want)?;
+    let mut listing = remote::list(&session, platforms, want, index_url)?;
     if let Some(s) = &spec {
         listing.retain_matching(s);
     }
@@ -115,6 +116,9 @@ fn status(r: &Row) -> String {
             format!("yanked: {why}")
         });
     }
+    if r.on_index == Some(false) {
+        status.push("not on the index".into());
+    }
     if r.installed {
         status.push("installed".into());
     }
@@ -147,8 +151,15 @@ fn summary(listing: &Listing) -> String {
     } else {
         String::new()
     };
+    let index = match &listing.index {
+        Some(i) => {
+            let missing = rows.iter().filter(|r| r.on_index == Some(false)).count();
+            format!("; wheels as the package index {i} serves them ({missing} not on it)")
+        }
+        None => String::new(),
+    };
     format!(
-        "{archives} archives{unverified}, {} PyPI wheels{yanked}, {n_installed} installed; {source}",
+        "{archives} archives{unverified}, {} PyPI wheels{yanked}, {n_installed} installed; {source}{index}",
         rows.len() - archives
     )
 }

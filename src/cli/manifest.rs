@@ -27,6 +27,11 @@ pub enum Sub {
         /// [default: env CUDNNM_MIRROR, else `mirror` in config.toml]
         #[arg(long, value_name = "URL")]
         mirror: Option<String>,
+        /// The package index whose cuDNN packages are read when --from is not given
+        /// [default: env CUDNNM_INDEX_URL, else `index_url` in config.toml, else pip's
+        /// index-url, else PyPI; with a mirror and none of these, none]
+        #[arg(long, value_name = "URL")]
+        index_url: Option<String>,
     },
     /// Print the generated rows of manifest.toml from a folder of recorded
     /// answers (pypi/, redist/, SOURCES.toml): for scripts/update-catalog.sh
@@ -46,8 +51,14 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
             ctx.out(text.trim_end_matches('\n'));
             Ok(0)
         }
-        Sub::Refresh { from, mirror } => {
+        Sub::Refresh {
+            from,
+            mirror,
+            index_url,
+        } => {
             let mirror = catalog::effective_mirror(mirror.as_deref(), &ctx.env, &ctx.home)?;
+            let index =
+                refresh::index_for(index_url.as_deref(), mirror.is_some(), &ctx.env, &ctx.home)?;
             ctx.home.ensure()?;
             let _lock = ctx.lock()?;
             let report = refresh::refresh(
@@ -55,7 +66,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
                 &ctx.env,
                 &from,
                 mirror.as_deref(),
-                mirror.is_none().then_some(catalog::pypi::PYPI_SIMPLE),
+                index.as_ref(),
             )?;
             for w in &report.warnings {
                 ctx.warn(w);

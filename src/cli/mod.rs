@@ -437,6 +437,7 @@ fn run_command(ctx: &Ctx, command: Command) -> Result<u8> {
             a.spec.as_deref(),
             a.cuda.as_deref(),
             a.platform.as_deref(),
+            a.index_url.as_deref(),
         ),
         Command::List(a) => list::run(ctx, a),
         Command::LsRemote(a) => list_remote::run(
@@ -444,6 +445,7 @@ fn run_command(ctx: &Ctx, command: Command) -> Result<u8> {
             a.spec.as_deref(),
             a.cuda.as_deref(),
             a.platform.as_deref(),
+            a.index_url.as_deref(),
         ),
         Command::Which(a) => which::run(ctx, a),
         Command::Use(a) => use_::run(ctx, a),

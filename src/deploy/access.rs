@@ -61,7 +61,9 @@ impl Access for ProbeAccess {
 }
 
 /// A check that denies every folder under one of `denied`, and asks `inner`
-/// about the rest (tests; `CUDNNM_TEST_DENY_WRITE` in debug builds).
+/// about the rest (tests; `CUDNNM_TEST_DENY_WRITE` in debug builds, so a
+/// release build has no use for it).
+#[cfg_attr(not(debug_assertions), allow(dead_code))]
 pub struct DenyAccess<A> {
     /// Folders (and everything below them) reported as not writable.
     pub denied: Vec<PathBuf>,

@@ -10,6 +10,7 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use super::{Event, Session};
+use crate::catalog::index::{self, Index};
 use crate::catalog::{self, Catalog, CatalogLayer, PublishedHash, resolve};
 use crate::error::Result;
 use crate::store::{Release, Store};
@@ -42,6 +43,9 @@ pub struct Row {
     pub kind: RowKind,
     /// Archive file name, or the pip requirement.
     pub name: String,
+    /// A wheel's package (`nvidia-cudnn-cu12`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub package: Option<String>,
     /// A wheel's file name.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub file: Option<String>,
@@ -62,6 +66,10 @@ pub struct Row {
     pub supported_toolkits: Option<Vec<Version>>,
     /// Minimum GPU compute capability, when known.
     pub min_compute: Option<Version>,
+    /// Whether the package index read (see [`Listing::index`]) serves this
+    /// wheel's file; `None` when no index was read, and for archives.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub on_index: Option<bool>,
 }
 
 /// How old the catalog's data is ([`Catalog::data_date`]).
@@ -88,6 +96,9 @@ pub struct Listing {
     pub user_catalog: Option<PathBuf>,
     /// How old the catalog's data is; `None` when the catalog does not say.
     pub age: Option<CatalogAge>,
+    /// The package index the wheel rows were checked against (without
+    /// credentials), when one was named ([`index_in_effect`]).
+    pub index: Option<String>,
 }
 
 impl Listing {
@@ -124,6 +135,7 @@ pub fn list(
     session: &Session<'_>,
     platforms: Vec<Platform>,
     cuda: Option<CudaVariant>,
+    index_url: Option<&str>,
 ) -> Result<Listing> {
     let cat = Catalog::load(session.home)?;
     for w in cat.warnings() {
@@ -135,6 +147,10 @@ pub fn list(
     let installed = installed_builds(&releases);
     let mut rows = archive_rows(&cat, &installed, &platforms, mirror.as_deref(), &serves);
     rows.extend(wheel_rows(&cat, &installed, &platforms, &serves));
+    let index = index_in_effect(session, index_url)?;
+    if let Some(index) = &index {
+        check_on_index(session, index, index_url.is_some(), &mut rows)?;
+    }
     rows.sort_by(|a, b| {
         (&a.version, &a.platform, a.cuda, a.flavour).cmp(&(
             &b.version,
@@ -149,7 +165,87 @@ pub fn list(
         cuda,
         user_catalog: cat.user_file().map(PathBuf::from),
         age: age(&cat, std::time::SystemTime::now()),
+        index: index.map(|i| i.shown()),
     })
+}
+
+/// The package index `list --remote` checks wheel rows against: the one
+/// in effect ([`index::setting::effective`]) when it was named anywhere
+/// (`--index-url`, `CUDNNM_INDEX_URL`, `index_url`, pip's index-url); none
+/// for PyPI by default — the catalog is PyPI's file lists already — or
+/// where pip is told `no-index`.
+///
+/// # Errors
+/// As [`index::setting::effective`].
+pub fn index_in_effect(session: &Session<'_>, flag: Option<&str>) -> Result<Option<Index>> {
+    Ok(
+        match index::setting::effective(flag, session.env, session.home)? {
+            index::Setting::Index(i) if i.from != index::IndexFrom::Default => Some(i),
+            _ => None,
+        },
+    )
+}
+
+/// Replaces the catalog's URL, size and SHA-256 of each wheel row with
+/// what `index` serves under the same file name, and marks the rows it
+/// does not serve. An index that cannot be read fails when `named` on the
+/// command line; else (a setting, perhaps for another network) the rows
+/// stay the catalog's, with a warning.
+fn check_on_index(
+    session: &Session<'_>,
+    index: &Index,
+    named: bool,
+    rows: &mut [Row],
+) -> Result<()> {
+    let mut packages: Vec<&str> = Vec::new();
+    for r in rows.iter() {
+        if let (Some(p), Some(_)) = (&r.package, &r.file)
+            && !packages.contains(&p.as_str())
+        {
+            packages.push(p);
+        }
+    }
+    let mut listings = Vec::new();
+    for p in packages {
+        match index::read(session.env, index, p) {
+            Ok(l) => listings.push(l),
+            // A mirror of some of NVIDIA's packages: their rows are not served.
+            Err(e) if e.kind() == crate::error::Kind::NotFound => listings.push(index::Listing {
+                index: index.clone(),
+                project: p.to_string(),
+                files: Vec::new(),
+            }),
+            Err(e) if named => return Err(e),
+            Err(e) => {
+                let w = format!("{e}; wheel rows show the catalog's PyPI URLs");
+                session.report.event(&Event::Warning(&w));
+                return Ok(());
+            }
+        }
+    }
+    for r in rows.iter_mut() {
+        let (Some(p), Some(file)) = (&r.package, &r.file) else {
+            continue;
+        };
+        let Some(l) = listings.iter().find(|l| &l.project == p) else {
+            continue;
+        };
+        match l.files.iter().find(|f| &f.filename == file) {
+            Some(f) => {
+                r.urls = vec![index::setting::without_credentials(&f.url)];
+                r.size = f.size.or(r.size);
+                if let Some(h) = &f.sha256 {
+                    r.sha256 = vec![PublishedHash {
+                        sha256: h.clone(),
+                        source: index.shown(),
+                    }];
+                }
+                r.on_index = Some(true);
+            }
+            None => r.on_index = Some(false),
+        }
+    }
+    Ok(())
 }
 
 /// Installed builds: by release, flavour and platform (a JIT build never
@@ -197,6 +293,7 @@ fn archive_rows(
             platform: a.platform.to_string(),
             kind: RowKind::Archive,
             name: a.name().to_string(),
+            package: None,
             file: None,
             urls: a.urls(mirror),
             size: a.size,
@@ -206,6 +303,7 @@ fn archive_rows(
             origin: Some(a.origin),
             supported_toolkits: cat.supported_toolkits(&a.version, &a.cuda),
             min_compute: cat.min_compute(&a.version, &a.cuda),
+            on_index: None,
         })
         .collect()
 }
@@ -251,6 +349,7 @@ fn wheel_rows(
                 platform: f.platform.to_string(),
                 kind: RowKind::Pip,
                 name: format!("pip:{}=={}", w.package, f.dist_version),
+                package: Some(w.package.clone()),
                 file: Some(f.filename.clone()),
                 urls: vec![f.url.clone()],
                 size: Some(f.size),
@@ -263,6 +362,7 @@ fn wheel_rows(
                 origin: None,
                 supported_toolkits: cat.supported_toolkits(&f.version, &w.cuda),
                 min_compute: cat.min_compute(&f.version, &w.cuda),
+                on_index: None,
             });
         }
         // A list that names versions only (no files): one row each.
@@ -285,6 +385,7 @@ fn wheel_rows(
                     platform: "pypi".into(),
                     kind: RowKind::Pip,
                     name: format!("pip:{}=={v}", w.package),
+                    package: Some(w.package.clone()),
                     file: None,
                     urls: Vec::new(),
                     size: None,
@@ -296,6 +397,7 @@ fn wheel_rows(
                     origin: None,
                     supported_toolkits: cat.supported_toolkits(v, &w.cuda),
                     min_compute: cat.min_compute(v, &w.cuda),
+                    on_index: None,
                 });
             }
         }
@@ -402,7 +504,13 @@ versions = ["9.27.0.42"]
     fn the_listing_is_sorted_and_filtered_by_platform_and_cuda() {
         let f = Fixture::new();
         let cuda: CudaVariant = "11".parse().unwrap();
-        let l = list(&f.session(), vec![Platform::WindowsX86_64], Some(cuda)).unwrap();
+        let l = list(
+            &f.session(),
+            vec![Platform::WindowsX86_64],
+            Some(cuda),
+            None,
+        )
+        .unwrap();
         assert!(!l.rows.is_empty());
         for r in &l.rows {
             assert_eq!(r.cuda.major(), 11, "{}", r.id);

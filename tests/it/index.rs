@@ -255,6 +255,58 @@ fn the_index_comes_from_pips_configuration_file_without_running_pip() {
 }
 
 #[test]
+fn an_index_named_for_cudnnm_serves_the_wheel_of_a_release_nvidia_also_ships_as_an_archive() {
+    let ix = Index::new("nvidia-cudnn-cu12");
+    let mut sb = sandbox(&["nvidia-cudnn-cu12"]);
+    // The catalog lists the same release as an NVIDIA archive too, on the
+    // same server (the mirror), where nothing answers.
+    let archive = format!("lab/cudnn-linux-x86_64-{V}_cuda12-archive.tar.xz");
+    let cat = sb.home().join("catalog.toml");
+    let text = std::fs::read_to_string(&cat).unwrap();
+    std::fs::write(
+        &cat,
+        format!(
+            "{text}\n[[archive]]\nversion = \"{V}\"\ncuda = \"12\"\nplatform = \"linux-x86_64\"\npath = \"{archive}\"\nsource = \"lab share\"\nhashes = [{{ sha256 = \"{}\", source = \"lab\" }}]\n",
+            "0".repeat(64)
+        ),
+    )
+    .unwrap();
+    let mirror = ix.server.url("");
+    let install = |sb: &Sandbox, extra: &[&str]| {
+        let mut args = vec![
+            "install",
+            V,
+            "--cuda",
+            "12",
+            "--force",
+            "--platform",
+            "linux-x86_64",
+            "--mirror",
+            &mirror,
+        ];
+        args.extend_from_slice(extra);
+        sb.run(args)
+    };
+    // --index-url: the wheel from that index, the archive never asked for.
+    install(&sb, &["--index-url", &ix.url()]).ok();
+    assert_eq!(ix.fetched("x86_64"), 1);
+    assert!(receipt(&sb.home(), "12").contains(&ix.wheel("x86_64").sha));
+    assert_eq!(ix.server.hits(&archive), 0);
+    // CUDNNM_INDEX_URL alike.
+    sb.set_env("CUDNNM_INDEX_URL", ix.url());
+    install(&sb, &[]).ok();
+    // (the wheel itself from the download cache, by its SHA-256)
+    assert_eq!(ix.server.hits(&ix.page()), 2);
+    assert_eq!(ix.server.hits(&archive), 0);
+    // pip's own index setting does not move the pick off NVIDIA's archive.
+    sb.remove_env("CUDNNM_INDEX_URL");
+    sb.set_env("PIP_INDEX_URL", ix.url());
+    install(&sb, &[]).code_is(6);
+    assert_eq!(ix.server.hits(&archive), 1);
+    assert_eq!(ix.server.hits(&ix.page()), 2);
+}
+
+#[test]
 fn a_tampered_wheel_behind_the_same_index_entry_is_refused_with_nothing_kept() {
     let ix = Index::new("nvidia-cudnn-cu12");
     let sb = sandbox(&["nvidia-cudnn-cu12"]);
@@ -565,4 +617,164 @@ fn lock_check_fails_when_the_lock_is_missing_stale_or_not_served_and_changes_not
     )]);
     assert_eq!(lock_text(&sb), locked);
     assert_eq!(kept(&sb.home()), (vec![], vec![]));
+}
+
+#[test]
+fn list_remote_checks_the_catalogs_wheels_against_the_index_named() {
+    let ix = Index::new("nvidia-cudnn-cu12");
+    let sb = sandbox(&[]);
+    // The catalog's file list, as PyPI's: the fixture wheels' names (other
+    // hashes and URLs), and one version this index does not carry.
+    let gone = "nvidia_cudnn_cu12-9.30.0.2-py3-none-manylinux_2_27_x86_64.whl";
+    let pypi = |name: &str| {
+        format!(
+            "  {{ url = \"https://files.pythonhosted.org/packages/ab/cd/{name}\", size = 123, sha256 = \"{}\" }},\n",
+            "ab".repeat(32)
+        )
+    };
+    let mut files = String::new();
+    for w in &ix.wheels {
+        files.push_str(&pypi(&w.name));
+    }
+    files.push_str(&pypi(gone));
+    std::fs::write(
+        sb.home().join("catalog.toml"),
+        format!(
+            "schema = 1\n\n[[wheel]]\npackage = \"nvidia-cudnn-cu12\"\nsource = \"test\"\nfiles = [\n{files}]\n"
+        ),
+    )
+    .unwrap();
+    // No index named: the catalog alone, nothing asked of any index.
+    let plain = sb
+        .run(["list", "--remote", "--platform", "all", "--json"])
+        .ok();
+    assert!(plain.stdout().contains("files.pythonhosted.org"));
+    assert!(ix.paths().is_empty(), "{:?}", ix.paths());
+    let out = sb
+        .run([
+            "list",
+            "--remote",
+            "--platform",
+            "all",
+            "--json",
+            "--index-url",
+            &ix.url(),
+        ])
+        .ok();
+    let rows: serde_json::Value = serde_json::from_str(&out.stdout()).unwrap();
+    let rows = rows.as_array().unwrap();
+    let row = |file: &str| {
+        rows.iter()
+            .find(|r| r["file"] == file)
+            .unwrap_or_else(|| panic!("{file}: {rows:?}"))
+    };
+    for w in &ix.wheels {
+        let r = row(&w.name);
+        assert_eq!(r["on_index"], true);
+        assert_eq!(r["sha256"][0]["sha256"], w.sha.as_str());
+        assert_eq!(r["size"], w.bytes.len());
+        assert_eq!(r["urls"][0], ix.server.url(&format!("files/{}", w.name)));
+    }
+    assert_eq!(row(gone)["on_index"], false);
+    // Only pages read (the embedded catalog's other packages' too: this
+    // index has none of them), no wheel fetched.
+    assert!(
+        ix.paths()
+            .contains(&"/simple/nvidia-cudnn-cu12/".to_string())
+    );
+    assert!(
+        ix.paths()
+            .iter()
+            .all(|p| p.starts_with("/simple/nvidia-cudnn-")),
+        "{:?}",
+        ix.paths()
+    );
+    // The table says which rows the index lacks.
+    sb.run([
+        "ls-remote",
+        "--platform",
+        "linux-x86_64",
+        "--index-url",
+        &ix.url(),
+    ])
+    .ok()
+    .stdout_has(&["pip:nvidia-cudnn-cu12==9.30.0.2  not on the index"])
+    .stderr_has(&[&format!(
+        "wheels as the package index {} serves them (",
+        ix.url()
+    )]);
+    // A named index that does not answer fails, naming it (exit 6).
+    sb.run([
+        "list",
+        "--remote",
+        "--index-url",
+        "http://127.0.0.1:1/simple/",
+    ])
+    .code_is(6)
+    .stderr_has(&["could not read the package index http://127.0.0.1:1/simple/"]);
+}
+
+#[test]
+fn manifest_refresh_reads_the_cudnn_packages_of_the_index_named() {
+    let ix = Index::new("nvidia-cudnn-cu12");
+    let sb = sandbox(&[]);
+    std::fs::remove_file(sb.home().join("catalog.toml")).unwrap();
+    // NVIDIA's listing on the mirror (the same server).
+    let redist = "compute/cudnn/redist/";
+    ix.server.file(
+        &format!("{redist}redistrib_9.1.0.json"),
+        std::fs::read(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/fixtures/catalog/redist/redistrib_9.1.0.json"),
+        )
+        .unwrap(),
+    );
+    ix.server.html(
+        redist,
+        r#"<html><body><a href="redistrib_9.1.0.json">redistrib_9.1.0.json</a></body></html>"#,
+    );
+    let mirror = ix.server.url("compute/");
+    let out = sb
+        .run([
+            "manifest",
+            "refresh",
+            "--mirror",
+            &mirror,
+            "--index-url",
+            &ix.url(),
+        ])
+        .ok();
+    // The index's one cuDNN package read; the others it lacks, said.
+    out.stderr_has(&[
+        &format!(
+            "read {}nvidia-cudnn-cu12/: nvidia-cudnn-cu12, 1 release (3 wheels)",
+            ix.url()
+        ),
+        &format!("the package index {} has no nvidia-cudnn-cu13", ix.url()),
+    ]);
+    let cat = std::fs::read_to_string(sb.home().join("catalog.toml")).unwrap();
+    for w in &ix.wheels {
+        assert!(cat.contains(&w.sha), "{cat}");
+    }
+    // The version is now installable by version from that index.
+    sb.run([
+        "install",
+        V,
+        "--cuda",
+        "12",
+        "--platform",
+        "linux-x86_64",
+        "--index-url",
+        &ix.url(),
+    ])
+    .ok();
+    assert!(receipt(&sb.home(), "12").contains(&ix.wheel("x86_64").sha));
+    // With a mirror and no index named anywhere, no index is read.
+    let before = ix.paths().len();
+    sb.run(["manifest", "refresh", "--mirror", &mirror]).ok();
+    assert!(
+        ix.paths()[before..].iter().all(|p| !p.contains("/simple/")),
+        "{:?}",
+        ix.paths()
+    );
 }

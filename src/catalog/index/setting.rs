@@ -2,7 +2,8 @@
 //! `CUDNNM_INDEX_URL`, else `index_url` in `config.toml`, else the index
 //! pip is configured with (`PIP_INDEX_URL`, then pip's configuration files,
 //! read here — pip is never run for it), else PyPI. The same rule for every
-//! command that reads the index (`install`, `lock`, `lock --check`).
+//! command that reads the index (`install`, `lock`, `lock --check`,
+//! `list --remote`, `manifest refresh`).
 //!
 //! pip's files are read as pip reads them (<https://pip.pypa.io/en/stable/topics/configuration/>):
 //! `PIP_CONFIG_FILE` first (`/dev/null` or `nul` turns every file off), then
@@ -73,6 +74,17 @@ impl Index {
     /// The project's page: `<base><normalized name>/` (PEP 503).
     pub fn project_url(&self, project: &str) -> String {
         format!("{}{}/", self.url, crate::version::python_name(project, '-'))
+    }
+
+    /// Whether the user named it for cudnnm (`--index-url`,
+    /// `CUDNNM_INDEX_URL`, `index_url`) rather than for pip or not at all:
+    /// then `install` fetches a release's wheel from it even where NVIDIA
+    /// also publishes an archive.
+    pub fn named_for_cudnnm(&self) -> bool {
+        matches!(
+            self.from,
+            IndexFrom::Flag | IndexFrom::Env | IndexFrom::Config(_)
+        )
     }
 
     /// Whether it may leave HTTPS: a user-named index may be `http://`

@@ -47,7 +47,14 @@ pub(super) fn install_catalog(
         index::Setting::Index(_) => Some(platform),
         index::Setting::PipNoIndex(_) => session.env.platform(),
     };
-    let pick = resolve::pick_on(
+    // An index named for cudnnm (not pip's own setting, not the default)
+    // serves the wheel of a release NVIDIA also publishes as an archive.
+    let pick_fn = if matches!(&setting, index::Setting::Index(i) if i.named_for_cudnnm()) {
+        resolve::pick_preferring_wheel
+    } else {
+        resolve::pick_on
+    };
+    let pick = pick_fn(
         &cat,
         &fetch,
         &toolkits,

@@ -165,6 +165,11 @@ impl Sandbox {
         self.env.push((k.into(), v.into()));
     }
 
+    /// Drops an environment variable [`Sandbox::set_env`] added.
+    pub fn remove_env(&mut self, k: &str) {
+        self.env.retain(|(key, _)| key != k);
+    }
+
     /// A `Command` for the binary with a scrubbed environment: only PATH,
     /// HOME, CUDNNM_HOME, CUDNNM_SYSTEM_HOME and what `set_env` added; working folder `work/`.
     pub fn command(&self) -> Command {
