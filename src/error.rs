@@ -88,6 +88,35 @@ pub struct Error {
     unwritable: Option<std::path::PathBuf>,
 }
 
+/// `text` with the `user:password@` of every URL in it removed
+/// (`https://alice:pw@mirror/simple/` → `https://mirror/simple/`): every
+/// error line passes through it, so a credential in an index or mirror URL
+/// never reaches a terminal, a CI log or `--json`, whichever message
+/// carried the URL.
+pub fn without_userinfo(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find("://") {
+        let (head, tail) = rest.split_at(i + 3);
+        out.push_str(head);
+        // The authority ends at the path, query, fragment or the URL's end.
+        let end = tail
+            .find(|c: char| {
+                matches!(c, '/' | '?' | '#' | '\'' | '"' | '<' | '>' | ')' | ']')
+                    || c.is_whitespace()
+            })
+            .unwrap_or(tail.len());
+        let authority = &tail[..end];
+        match authority.rfind('@') {
+            Some(at) => out.push_str(&authority[at + 1..]),
+            None => out.push_str(authority),
+        }
+        rest = &tail[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
 /// `Result` with [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -96,7 +125,7 @@ impl Error {
     pub fn new(kind: Kind, message: impl Into<String>) -> Self {
         Error {
             kind,
-            message: message.into(),
+            message: without_userinfo(&message.into()),
             causes: Vec::new(),
             hint: None,
             io_kind: None,
@@ -111,7 +140,7 @@ impl Error {
 
     /// Sets the hint line (what the user should do next).
     pub fn hint(mut self, hint: impl Into<String>) -> Self {
-        self.hint = Some(hint.into());
+        self.hint = Some(without_userinfo(&hint.into()));
         self.unwritable = None;
         self
     }
@@ -124,7 +153,7 @@ impl Error {
 
     /// Appends an underlying cause.
     pub fn cause(mut self, cause: impl fmt::Display) -> Self {
-        self.causes.push(cause.to_string());
+        self.causes.push(without_userinfo(&cause.to_string()));
         self
     }
 
@@ -140,7 +169,7 @@ impl Error {
         causes.extend(self.causes);
         Error {
             kind: self.kind,
-            message: message.into(),
+            message: without_userinfo(&message.into()),
             causes,
             hint: self.hint,
             io_kind: self.io_kind,
@@ -280,6 +309,25 @@ mod tests {
         assert!(e.hint_text().unwrap().contains("disk space"));
         assert!(e.context("outer").is_disk_full());
         assert!(!Error::msg("x").is_disk_full());
+    }
+
+    #[test]
+    fn credentials_in_urls_never_reach_an_error_line() {
+        assert_eq!(
+            without_userinfo("could not read http://alice:s3cr3t@127.0.0.1:8/simple/x/ (404)"),
+            "could not read http://127.0.0.1:8/simple/x/ (404)"
+        );
+        assert_eq!(
+            without_userinfo("a https://u@h/p and 'https://t:k@[::1]:9' end"),
+            "a https://h/p and 'https://[::1]:9' end"
+        );
+        assert_eq!(without_userinfo("mail a@b, no URL"), "mail a@b, no URL");
+        let e = Error::new(Kind::Network, "GET https://a:b@h/x")
+            .cause("error sending request for url (https://a:b@h/x)")
+            .hint("check https://a:b@h/")
+            .context("could not read the package index https://a:b@h/");
+        let all = format!("{e} {:?} {:?}", e.causes(), e.hint_text());
+        assert!(!all.contains("a:b"), "{all}");
     }
 
     #[test]

@@ -105,6 +105,10 @@ const MAX_REDIRECTS: usize = 10;
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 /// Longest wait for the next bytes of a response.
 const READ_TIMEOUT: Duration = Duration::from_secs(60);
+/// Longest a small answer (an index page or file, at most
+/// [`MAX_INDEX_BYTES`]) may take in all: a server trickling a byte now and
+/// then never trips [`READ_TIMEOUT`], and would hold a command forever.
+const SMALL_DEADLINE: Duration = Duration::from_secs(120);
 /// Largest index file `fetch_bytes` accepts (and `manifest refresh --from`
 /// reads from a local file).
 pub const MAX_INDEX_BYTES: u64 = 32 << 20;
@@ -362,7 +366,8 @@ pub fn download_tapped(
             name: job.name.to_string(),
             sha256: got.clone(),
             size: len,
-            url: url.clone(),
+            // Never a credential on disk (an index or mirror URL may hold one).
+            url: crate::error::without_userinfo(&url),
             version: job.identity.version.clone(),
             cuda: *job.identity.cuda,
             platform: job.identity.platform,
@@ -413,7 +418,7 @@ pub fn keep(
         name: name.to_string(),
         sha256: sha.clone(),
         size,
-        url: url.to_string(),
+        url: crate::error::without_userinfo(url),
         version: identity.version.clone(),
         cuda: *identity.cuda,
         platform: identity.platform,

@@ -351,7 +351,7 @@ fn read_source(env: &Env, s: &str, trust: download::Trust, out: &mut Vec<Read>) 
                 let url = format!("{s}{p}/");
                 let bytes = download::fetch_bytes_accepting(env, &url, trust, pypi::ACCEPT)?;
                 out.push(Read {
-                    from: url,
+                    from: without_credentials(&url),
                     bytes,
                     named: true,
                     package: Some(p),
@@ -363,7 +363,7 @@ fn read_source(env: &Env, s: &str, trust: download::Trust, out: &mut Vec<Read>) 
             let p: Package = last.parse()?;
             let bytes = download::fetch_bytes_accepting(env, s, trust, pypi::ACCEPT)?;
             out.push(Read {
-                from: s.to_string(),
+                from: without_credentials(s),
                 bytes,
                 named: true,
                 package: Some(p),
@@ -386,7 +386,7 @@ fn read_source(env: &Env, s: &str, trust: download::Trust, out: &mut Vec<Read>) 
                 let url = format!("{s}{l}");
                 let bytes = download::fetch_bytes(env, &url, trust)?;
                 out.push(Read {
-                    from: url,
+                    from: without_credentials(&url),
                     bytes,
                     named: false,
                     package: None,
@@ -395,7 +395,7 @@ fn read_source(env: &Env, s: &str, trust: download::Trust, out: &mut Vec<Read>) 
         } else {
             let bytes = download::fetch_bytes_accepting(env, s, trust, pypi::ACCEPT)?;
             out.push(Read {
-                from: s.to_string(),
+                from: without_credentials(s),
                 bytes,
                 named: true,
                 package: None,

@@ -1289,3 +1289,54 @@ fn lock_refuses_a_wheel_whose_bytes_are_not_the_ones_pypi_publishes() {
     ]);
     assert!(!r.stderr().contains("cudnnm lock"), "{}", r.describe());
 }
+
+/// A committed lock picks bytes, never a host: an archive entry whose
+/// SHA-256 is not the catalog's, or whose URL is a host that is not
+/// NVIDIA's for a release the catalog does not know, is refused before any
+/// download, and the attacker's server is never asked.
+#[test]
+fn a_lock_naming_other_bytes_or_another_host_is_refused_before_any_download() {
+    let mut sb = Sandbox::new();
+    let p = Project::new(&sb.root().join("fx"));
+    sb.set_env("CUDNNM_MIRROR", p.server.url("compute/"));
+    p.refresh(&sb);
+    sb.run(["pin", ">=9.40,<9.41", "--force"]).ok();
+    sb.run(["lock"]).ok();
+    let good = std::fs::read_to_string(lock_of(&sb.work())).unwrap();
+    // The attacker's archive, on a host of theirs.
+    let evil = TestServer::start();
+    let evil_bytes = b"not NVIDIA's archive".to_vec();
+    let evil_sha = cudnnm::hash::sha256_bytes(&evil_bytes).to_string();
+    evil.file("evil/cudnn.tar.xz", evil_bytes.clone());
+    let evil_url = evil.url("evil/cudnn.tar.xz").replace("http://", "https://");
+    let rel = p.files[0].path.strip_prefix("compute/").unwrap();
+    let nvidia_url = format!("https://developer.download.nvidia.com/compute/{rel}");
+    // 1. Other bytes than the catalog publishes for the release: refused.
+    let tampered = good
+        .replacen(&nvidia_url, &evil_url, 1)
+        .replacen(&p.files[0].sha, &evil_sha, 1)
+        .replacen(&format!("path = \"{rel}\"\n"), "", 1);
+    std::fs::write(lock_of(&sb.work()), &tampered).unwrap();
+    sb.run(["install"]).code_is(4).stderr_has(&[
+        "with another SHA-256 (",
+        "than the catalog publishes; nothing was downloaded",
+    ]);
+    // 2. The real hash, from another host, on a machine whose catalog does
+    // not know the release and with no mirror: refused too.
+    let sb2 = Sandbox::new();
+    std::fs::copy(
+        sb.work().join(".cudnn-version"),
+        sb2.work().join(".cudnn-version"),
+    )
+    .unwrap();
+    let other_host =
+        good.replacen(&nvidia_url, &evil_url, 1)
+            .replacen(&format!("path = \"{rel}\"\n"), "", 1);
+    std::fs::write(lock_of(&sb2.work()), &other_host).unwrap();
+    sb2.run(["install"])
+        .code_is(4)
+        .stderr_has(&["from a host that is not NVIDIA's, of a release the catalog does not know"]);
+    assert!(evil.requests().is_empty(), "{:?}", evil.requests().len());
+    assert!(!sb.home().join("store/cuda-12/9.40.1.3").exists());
+    assert!(!sb2.home().join("store/cuda-12/9.40.1.3").exists());
+}

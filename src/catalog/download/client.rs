@@ -19,7 +19,9 @@ use reqwest::{StatusCode, header};
 
 use super::failure::{Failure, classify};
 use super::transfer::is_file_url;
-use super::{BACKOFF, CONNECT_TIMEOUT, MAX_INDEX_BYTES, MAX_REDIRECTS, READ_TIMEOUT, RETRIES};
+use super::{
+    BACKOFF, CONNECT_TIMEOUT, MAX_INDEX_BYTES, MAX_REDIRECTS, READ_TIMEOUT, RETRIES, SMALL_DEADLINE,
+};
 use crate::env::{self, Env};
 use crate::error::{Error, Kind, Result, error_chain};
 
@@ -410,19 +412,7 @@ fn get_page(
         return Err(too_big());
     }
     let at = resp.url.clone();
-    let mut body = Vec::new();
-    resp.body
-        .take(max + 1)
-        .read_to_end(&mut body)
-        .map_err(|e| {
-            Failure::Transient(
-                Error::new(
-                    Kind::Network,
-                    format!("connection lost while reading {url}"),
-                )
-                .cause(error_chain(&e)),
-            )
-        })?;
+    let body = read_small_body(resp.body, max, url, SMALL_DEADLINE)?;
     if body.len() as u64 > max {
         return Err(too_big());
     }
@@ -465,24 +455,92 @@ fn get_small(
     if resp.content_length().is_some_and(|n| n > max) {
         return Err(too_big());
     }
-    let mut out = Vec::new();
-    resp.body.take(max + 1).read_to_end(&mut out).map_err(|e| {
-        Failure::Transient(
-            Error::new(
-                Kind::Network,
-                format!("connection lost while reading {url}"),
-            )
-            .cause(error_chain(&e)),
-        )
-    })?;
+    let out = read_small_body(resp.body, max, url, SMALL_DEADLINE)?;
     if out.len() as u64 > max {
         return Err(too_big());
     }
     Ok(out)
 }
 
+/// At most `max + 1` bytes of a small answer's body, read within
+/// `deadline` ([`SMALL_DEADLINE`]): past it, a fatal (not retried) failure
+/// naming `url`.
+fn read_small_body(
+    body: impl Read,
+    max: u64,
+    url: &str,
+    deadline: std::time::Duration,
+) -> std::result::Result<Vec<u8>, Failure> {
+    let until = std::time::Instant::now() + deadline;
+    let mut reader = body.take(max + 1);
+    let mut out = Vec::new();
+    let mut buf = [0u8; 64 << 10];
+    loop {
+        if std::time::Instant::now() > until {
+            return Err(Failure::Fatal(
+                Error::new(
+                    Kind::Network,
+                    format!(
+                        "{url} sent {} bytes in {} s and had not finished; stopped",
+                        out.len(),
+                        deadline.as_secs_f32()
+                    ),
+                )
+                .hint("the server is far too slow for a page this small: check it, or the proxy (HTTPS_PROXY), and try again"),
+            ));
+        }
+        match reader.read(&mut buf) {
+            Ok(0) => return Ok(out),
+            Ok(n) => out.extend_from_slice(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => {
+                return Err(Failure::Transient(
+                    Error::new(
+                        Kind::Network,
+                        format!("connection lost while reading {url}"),
+                    )
+                    .cause(error_chain(&e)),
+                ));
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    /// A server trickling a byte every 10 ms is stopped at the deadline,
+    /// however long the page would go on.
+    #[test]
+    fn a_trickling_small_answer_is_stopped_at_its_deadline() {
+        struct Trickle;
+        impl std::io::Read for Trickle {
+            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+                buf[0] = b'{';
+                Ok(1)
+            }
+        }
+        let t = std::time::Instant::now();
+        let r = super::read_small_body(
+            Trickle,
+            1 << 20,
+            "http://127.0.0.1:1/simple/x/",
+            std::time::Duration::from_millis(200),
+        );
+        let Err(super::Failure::Fatal(e)) = r else {
+            panic!("not stopped")
+        };
+        assert!(t.elapsed() < std::time::Duration::from_secs(2));
+        assert!(
+            e.message()
+                .starts_with("http://127.0.0.1:1/simple/x/ sent "),
+            "{e}"
+        );
+        // A body that ends in time is read whole.
+        let whole = super::read_small_body(&b"{}"[..], 10, "u", std::time::Duration::from_secs(5));
+        assert!(matches!(whole, Ok(b) if b == b"{}"));
+    }
+
     use super::*;
 
     #[test]

@@ -5,13 +5,14 @@
 //! command that reads the index (`install`, `lock`, `lock --check`,
 //! `list --remote`, `manifest refresh`).
 //!
-//! pip's files are read as pip reads them (<https://pip.pypa.io/en/stable/topics/configuration/>):
-//! `PIP_CONFIG_FILE` first (`/dev/null` or `nul` turns every file off), then
-//! the global files (`$XDG_CONFIG_DIRS/pip/pip.conf`, `/etc/pip.conf`;
+//! pip's files are read as pip reads them (<https://pip.pypa.io/en/stable/topics/configuration/>,
+//! and pip's `configuration.py`): the global files (`$XDG_CONFIG_DIRS/pip/pip.conf`, `/etc/pip.conf`;
 //! `C:\ProgramData\pip\pip.ini`), the user's (`~/.pip/pip.conf`, then
 //! `$XDG_CONFIG_HOME/pip/pip.conf`; `%HOME%\pip\pip.ini`, then
 //! `%APPDATA%\pip\pip.ini`), the virtual environment's
-//! (`$VIRTUAL_ENV/pip.conf`), each overriding the one before; in a file,
+//! (`$VIRTUAL_ENV/pip.conf`), then the file `PIP_CONFIG_FILE` names, each
+//! overriding the one before (the user's skipped when that file exists;
+//! `/dev/null` or `nul` turns every file off); in a file,
 //! `[download]` overrides `[global]`. A pip told `no-index` (its
 //! `find-links` folders are pip's to read) keeps fetching with pip.
 
@@ -216,26 +217,29 @@ fn read_small(path: &Path) -> Option<String> {
         .map(|b| String::from_utf8_lossy(&b).into_owned())
 }
 
-/// pip's configuration files, in the order pip reads them (later ones win).
+/// pip's configuration files, later ones winning, as pip's
+/// `Configuration` orders them (`OVERRIDE_ORDER`: global, user, site, then
+/// the `PIP_CONFIG_FILE` file): the user's files are skipped when
+/// `PIP_CONFIG_FILE` names a file that exists, and that file wins over all.
 fn pip_files(env: &Env) -> Vec<PathBuf> {
     let mut files = Vec::new();
-    if let Some(f) = env.var_os(env::PIP_CONFIG_FILE) {
-        let f = PathBuf::from(f);
+    let named = env.var_os(env::PIP_CONFIG_FILE).map(PathBuf::from);
+    if let Some(f) = &named {
         let s = f.to_string_lossy().to_ascii_lowercase();
         if s == "/dev/null" || s == "nul" {
             return Vec::new();
         }
-        files.push(f);
     }
+    let user = named.as_ref().is_none_or(|f| !f.exists());
     let var = |n: &str| env.var_os(n).map(PathBuf::from);
     if env.is_windows() {
         if let Some(p) = var(env::PROGRAM_DATA) {
             files.push(p.join("pip").join("pip.ini"));
         }
-        if let Some(h) = var("HOME") {
+        if user && let Some(h) = var("HOME") {
             files.push(h.join("pip").join("pip.ini"));
         }
-        if let Some(a) = var("APPDATA") {
+        if user && let Some(a) = var("APPDATA") {
             files.push(a.join("pip").join("pip.ini"));
         }
         if let Some(v) = var("VIRTUAL_ENV") {
@@ -249,7 +253,7 @@ fn pip_files(env: &Env) -> Vec<PathBuf> {
             files.push(Path::new(d).join("pip").join("pip.conf"));
         }
         files.push(PathBuf::from("/etc/pip.conf"));
-        if let Some(h) = var("HOME") {
+        if user && let Some(h) = var("HOME") {
             files.push(h.join(".pip").join("pip.conf"));
             let config = var("XDG_CONFIG_HOME").unwrap_or_else(|| h.join(".config"));
             files.push(config.join("pip").join("pip.conf"));
@@ -258,6 +262,7 @@ fn pip_files(env: &Env) -> Vec<PathBuf> {
             files.push(v.join("pip.conf"));
         }
     }
+    files.extend(named);
     files
 }
 
@@ -449,6 +454,43 @@ mod tests {
                 "/h/.pip/pip.conf",
                 "/h/.config/pip/pip.conf",
                 "/v/pip.conf"
+            ]
+        );
+        // PIP_CONFIG_FILE wins over all, and an existing one turns the
+        // user's files off (pip's OVERRIDE_ORDER); a missing one does not.
+        let d = tempfile::tempdir().unwrap();
+        let named = d.path().join("a.conf");
+        std::fs::write(&named, "[global]\nindex-url = https://a/\n").unwrap();
+        let with = |f: &Path| {
+            let env = Env::from_vars(
+                [
+                    ("HOME", "/h"),
+                    ("XDG_CONFIG_DIRS", "/x1"),
+                    (env::PIP_CONFIG_FILE, f.to_str().unwrap()),
+                ],
+                "/",
+                false,
+            );
+            pip_files(&env)
+                .iter()
+                .map(|p| p.display().to_string().replace('\\', "/"))
+                .collect::<Vec<String>>()
+        };
+        let shown = named.display().to_string().replace('\\', "/");
+        assert_eq!(
+            with(&named),
+            ["/x1/pip/pip.conf", "/etc/pip.conf", shown.as_str()]
+        );
+        let missing = d.path().join("missing.conf");
+        let shown = missing.display().to_string().replace('\\', "/");
+        assert_eq!(
+            with(&missing),
+            [
+                "/x1/pip/pip.conf",
+                "/etc/pip.conf",
+                "/h/.pip/pip.conf",
+                "/h/.config/pip/pip.conf",
+                shown.as_str()
             ]
         );
     }

@@ -195,10 +195,50 @@ fn install_locked(
         } => {
             let mirror =
                 catalog::effective_mirror(req.mirror.as_deref(), session.env, session.home)?;
-            // The user's mirror may be http:// or a folder; the lock's own URL is HTTPS only.
-            let (from, named) = match (&mirror, rel) {
-                (Some(m), Some(rel)) => (format!("{m}{rel}"), true),
-                _ => (url.clone(), false),
+            // A lock is hostile input: it picks bytes, never a host. Where
+            // the catalog has this archive, the lock's SHA-256 must be one it
+            // publishes, fetched from the catalog's URL (the mirror
+            // applied); where it has not (a lock newer than this catalog),
+            // only from the mirror or NVIDIA's own server, by the lock's
+            // path — unless the user says `--allow-unverified`.
+            let cat = catalog::Catalog::load(session.home)?;
+            let known = cat
+                .archives()
+                .iter()
+                .find(|a| a.release_id() == l.release && a.platform == platform);
+            let refuse = |why: String| {
+                Error::new(
+                    Kind::Integrity,
+                    format!(
+                        "the lock '{}' names an archive of {} for {platform} {why}; nothing was downloaded",
+                        path.display(),
+                        l.release
+                    ),
+                )
+                .hint("a lock may only name bytes NVIDIA or your catalog published, from NVIDIA or your mirror: lock again with `cudnnm lock` (if the lock is newer than this catalog, `cudnnm manifest refresh` first); `--allow-unverified` fetches it from the lock's URL anyway")
+            };
+            let nvidia = |u: &str| u.starts_with(catalog::NVIDIA_BASE_URL) && !u.contains("/../");
+            let (from, named) = match (known, &mirror, rel) {
+                (Some(a), _, _)
+                    if !a.hashes.is_empty() && !a.hashes.iter().any(|h| h.sha256 == want) =>
+                {
+                    return Err(refuse(format!(
+                        "with another SHA-256 ({want}) than the catalog publishes"
+                    )));
+                }
+                (Some(a), _, _) => match a.urls(mirror.as_deref()).into_iter().next() {
+                    Some(u) => (u, mirror.is_some()),
+                    None => return Err(refuse("that the catalog lists without a URL".into())),
+                },
+                // The user's mirror may be http:// or a folder; the lock's own URL is HTTPS only.
+                (None, Some(m), Some(rel)) => (format!("{m}{rel}"), true),
+                (None, _, _) if nvidia(url) || req.allow_unverified => (url.clone(), false),
+                (None, _, _) => {
+                    return Err(refuse(
+                        "from a host that is not NVIDIA's, of a release the catalog does not know"
+                            .into(),
+                    ));
+                }
             };
             let locked = Download {
                 lock: l,
