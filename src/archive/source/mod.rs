@@ -350,12 +350,16 @@ impl ZipSource {
             b.0 += item_size(it);
             b.1.push(it);
         }
+        let archive_bytes = fs::metadata(&self.path).map_or(0, |m| m.len());
         let (records, archive) = std::thread::scope(|s| {
             let hasher = s.spawn(|| hash::sha256_file(&self.path));
             let workers: Vec<_> = buckets
                 .into_iter()
                 .filter(|b| !b.1.is_empty())
-                .map(|(_, items)| s.spawn(move || self.extract_bucket(&items, dest, progress)))
+                .map(|(load, items)| {
+                    let pipelined = worth_pipelining(load, total, archive_bytes, threads);
+                    s.spawn(move || self.extract_bucket(&items, dest, pipelined, progress))
+                })
                 .collect();
             let mut records = Vec::new();
             let mut first_err = None;
@@ -383,10 +387,14 @@ impl ZipSource {
         Ok((records, size, sha))
     }
 
+    /// Extracts `items` one after another on this thread; with `pipelined`,
+    /// each member of at least [`PIPELINE_MIN`] bytes on two threads
+    /// ([`write_stream_pipelined`]).
     fn extract_bucket(
         &self,
         items: &[&Item],
         dest: &Path,
+        pipelined: bool,
         progress: &dyn Progress,
     ) -> Result<Vec<FileRecord>> {
         let mut za = open_zip(&self.path)?;
@@ -399,7 +407,7 @@ impl ZipSource {
             // Never more than the entry declares (one byte more tells a lie).
             let declared = item_size(it);
             let f = f.take(declared.saturating_add(1));
-            let written = if declared >= PIPELINE_MIN {
+            let written = if pipelined && declared >= PIPELINE_MIN {
                 write_stream_pipelined(f, &target, progress)
             } else {
                 write_stream(f, &target, &mut buf, progress)
@@ -419,6 +427,30 @@ impl ZipSource {
         }
         Ok(out)
     }
+}
+
+/// How much slower extracting a member's byte (inflating, hashing, writing)
+/// is than hashing an archive's byte: about 6 times (issue 27: the archive
+/// hash of the 732 MB benchmark wheel cost about 0.55 s of CPU, extracting
+/// its 1.18 GB about 5.8 s).
+const EXTRACT_PER_HASH: u64 = 6;
+
+/// Whether a bucket of members of `load` bytes, one of `threads` sharing
+/// members of `total` bytes while another thread hashes the archive's
+/// `archive_bytes`, should pipeline its large members (inflate on its
+/// thread, hash and write on another).
+///
+/// Only when it would keep its thread busy well after the others finished,
+/// so that a core would idle: when it is more than a quarter over the work
+/// one core gets with everything spread evenly. Otherwise handing its bytes
+/// between two threads only costs CPU: context switches (thread wake-ups
+/// across CPUs, costly in a VM) and the bytes leaving one core's cache for
+/// another's. On the benchmark wheel on 2 cores (its 617 MiB library alone
+/// in one bucket, about the fair share) pipelining cost about 1 s more
+/// system time and 4,700 context switches against 60 (issue 27).
+fn worth_pipelining(load: u64, total: u64, archive_bytes: u64, threads: usize) -> bool {
+    let fair = (total + archive_bytes / EXTRACT_PER_HASH) / threads.max(1) as u64;
+    load > fair + fair / 4
 }
 
 fn open_zip(path: &Path) -> Result<zip::ZipArchive<BufReader<File>>> {
@@ -857,5 +889,15 @@ mod tests {
         let e = read_member(&zip, 0).unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::InvalidData);
         assert!(e.to_string().contains("CRC-32"), "{e}");
+    }
+
+    #[test]
+    fn only_a_bucket_well_over_its_share_is_pipelined() {
+        // The benchmark wheel: 1.18 GB in members, the largest 647.6 MB, 732 MB archive.
+        let (total, big, archive) = (1_182_000_000, 647_553_136, 731_725_872);
+        assert!(!worth_pipelining(big, total, archive, 2));
+        assert!(!worth_pipelining(total - big, total, archive, 2));
+        assert!(worth_pipelining(big, total, archive, 4));
+        assert!(!worth_pipelining(total, total, archive, 1));
     }
 }
