@@ -350,12 +350,16 @@ impl ZipSource {
             b.0 += item_size(it);
             b.1.push(it);
         }
+        let archive_bytes = fs::metadata(&self.path).map_or(0, |m| m.len());
         let (records, archive) = std::thread::scope(|s| {
             let hasher = s.spawn(|| hash::sha256_file(&self.path));
             let workers: Vec<_> = buckets
                 .into_iter()
                 .filter(|b| !b.1.is_empty())
-                .map(|(_, items)| s.spawn(move || self.extract_bucket(&items, dest, progress)))
+                .map(|(load, items)| {
+                    let pipelined = worth_pipelining(load, total, archive_bytes, threads);
+                    s.spawn(move || self.extract_bucket(&items, dest, pipelined, progress))
+                })
                 .collect();
             let mut records = Vec::new();
             let mut first_err = None;
@@ -383,24 +387,27 @@ impl ZipSource {
         Ok((records, size, sha))
     }
 
+    /// Extracts `items` one after another on this thread; with `pipelined`,
+    /// each member of at least [`PIPELINE_MIN`] bytes on two threads
+    /// ([`write_stream_pipelined`]).
     fn extract_bucket(
         &self,
         items: &[&Item],
         dest: &Path,
+        pipelined: bool,
         progress: &dyn Progress,
     ) -> Result<Vec<FileRecord>> {
         let mut za = open_zip(&self.path)?;
         let mut buf = vec![0u8; BUF];
         let mut out = Vec::with_capacity(items.len());
         for it in items {
-            let f = za
-                .by_index(self.index[&it.src])
+            let f = open_member(&mut za, self.index[&it.src])
                 .map_err(|e| bad(&self.path, format!("'{}' is unreadable: {e}", it.src)))?;
             let target = dest.join(&it.dest);
             // Never more than the entry declares (one byte more tells a lie).
             let declared = item_size(it);
             let f = f.take(declared.saturating_add(1));
-            let written = if declared >= PIPELINE_MIN {
+            let written = if pipelined && declared >= PIPELINE_MIN {
                 write_stream_pipelined(f, &target, progress)
             } else {
                 write_stream(f, &target, &mut buf, progress)
@@ -422,6 +429,30 @@ impl ZipSource {
     }
 }
 
+/// How much slower extracting a member's byte (inflating, hashing, writing)
+/// is than hashing an archive's byte: about 6 times (issue 27: the archive
+/// hash of the 732 MB benchmark wheel cost about 0.55 s of CPU, extracting
+/// its 1.18 GB about 5.8 s).
+const EXTRACT_PER_HASH: u64 = 6;
+
+/// Whether a bucket of members of `load` bytes, one of `threads` sharing
+/// members of `total` bytes while another thread hashes the archive's
+/// `archive_bytes`, should pipeline its large members (inflate on its
+/// thread, hash and write on another).
+///
+/// Only when it would keep its thread busy well after the others finished,
+/// so that a core would idle: when it is more than a quarter over the work
+/// one core gets with everything spread evenly. Otherwise handing its bytes
+/// between two threads only costs CPU: context switches (thread wake-ups
+/// across CPUs, costly in a VM) and the bytes leaving one core's cache for
+/// another's. On the benchmark wheel on 2 cores (its 617 MiB library alone
+/// in one bucket, about the fair share) pipelining cost about 1 s more
+/// system time and 4,700 context switches against 60 (issue 27).
+fn worth_pipelining(load: u64, total: u64, archive_bytes: u64, threads: usize) -> bool {
+    let fair = (total + archive_bytes / EXTRACT_PER_HASH) / threads.max(1) as u64;
+    load > fair + fair / 4
+}
+
 fn open_zip(path: &Path) -> Result<zip::ZipArchive<BufReader<File>>> {
     let f = File::open(path).with_path("open", path)?;
     zip::ZipArchive::new(BufReader::with_capacity(BUF, f)).map_err(|e| {
@@ -429,6 +460,77 @@ fn open_zip(path: &Path) -> Result<zip::ZipArchive<BufReader<File>>> {
             "the download may be truncated or corrupt; fetch it again and compare its SHA-256",
         )
     })
+}
+
+/// The bytes of member `i` of `za`, inflated from input read [`BUF`] bytes
+/// at a time, and failing at their end unless their CRC-32 is the one the
+/// zip declares.
+///
+/// The zip crate's own reader ([`zip::ZipArchive::by_index`]) feeds the
+/// inflater through an 8 KiB buffer it makes inside, copied out of the
+/// archive's: every call then inflates a few KiB, and the inflater copies
+/// much of what it writes into its window once more. Read from large
+/// buffers, those copies (about 3% of the CPU samples of the benchmark
+/// wheel's import) mostly go. The zip crate still finds the member and
+/// reads its local header; what it would refuse (encryption, other
+/// compression methods) is refused here too.
+fn open_member(
+    za: &mut zip::ZipArchive<BufReader<File>>,
+    i: usize,
+) -> zip::result::ZipResult<CrcChecked<Box<dyn Read + '_>>> {
+    use zip::CompressionMethod;
+    use zip::result::ZipError;
+    let raw = za.by_index_raw(i)?;
+    if raw.encrypted() {
+        return Err(ZipError::UnsupportedArchive("encrypted members"));
+    }
+    let expected = raw.crc32();
+    let bytes: Box<dyn Read> = match raw.compression() {
+        CompressionMethod::Stored => Box::new(raw),
+        CompressionMethod::Deflated => Box::new(flate2::bufread::DeflateDecoder::new(
+            // After the first, its reads bypass the archive's `BufReader`
+            // (as large as this one): one read of the file each, no copy between.
+            BufReader::with_capacity(BUF, raw),
+        )),
+        _ => {
+            return Err(ZipError::UnsupportedArchive(
+                "compression methods other than deflate",
+            ));
+        }
+    };
+    Ok(CrcChecked {
+        inner: bytes,
+        crc: crc32fast::Hasher::new(),
+        expected,
+    })
+}
+
+/// A reader that fails at the end of its input when the bytes' CRC-32 is
+/// not `expected` (as the zip crate's own member reader does).
+struct CrcChecked<R> {
+    inner: R,
+    // Not `flate2::Crc`: built on zlib-rs it sums without the carry-less
+    // multiply instructions crc32fast picks at run time, about 10 times slower.
+    crc: crc32fast::Hasher,
+    expected: u32,
+}
+
+impl<R: Read> Read for CrcChecked<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        if n == 0 && !buf.is_empty() && self.crc.clone().finalize() != self.expected {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!(
+                    "CRC-32 {:08x}, not the {:08x} the zip declares",
+                    self.crc.clone().finalize(),
+                    self.expected
+                ),
+            ));
+        }
+        self.crc.update(&buf[..n]);
+        Ok(n)
+    }
 }
 
 fn item_size(i: &Item) -> u64 {
@@ -733,4 +835,69 @@ pub fn read_text_file(path: &Path) -> Result<String> {
         .read_to_end(&mut bytes)
         .with_path("read", path)?;
     Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Cursor;
+
+    fn zip_of(members: &[(&str, &[u8], zip::CompressionMethod)]) -> Vec<u8> {
+        let mut z = zip::ZipWriter::new(Cursor::new(Vec::new()));
+        for (name, bytes, method) in members {
+            let opts = zip::write::SimpleFileOptions::default().compression_method(*method);
+            z.start_file(*name, opts).unwrap();
+            z.write_all(bytes).unwrap();
+        }
+        z.finish().unwrap().into_inner()
+    }
+
+    fn read_member(zip: &[u8], i: usize) -> io::Result<Vec<u8>> {
+        let d = tempfile::tempdir().unwrap();
+        let path = d.path().join("a.zip");
+        fsops::create_new_file(&path)
+            .unwrap()
+            .write_all(zip)
+            .unwrap();
+        let mut za = open_zip(&path).unwrap();
+        let mut out = Vec::new();
+        open_member(&mut za, i)
+            .map_err(io::Error::other)?
+            .read_to_end(&mut out)?;
+        Ok(out)
+    }
+
+    #[test]
+    fn members_read_back_stored_or_deflated() {
+        let big: Vec<u8> = (0..3 * BUF + 17).map(|i| (i * 7 % 253) as u8).collect();
+        let zip = zip_of(&[
+            ("s", &big, zip::CompressionMethod::Stored),
+            ("d", &big, zip::CompressionMethod::Deflated),
+            ("e", b"", zip::CompressionMethod::Deflated),
+        ]);
+        assert_eq!(read_member(&zip, 0).unwrap(), big);
+        assert_eq!(read_member(&zip, 1).unwrap(), big);
+        assert_eq!(read_member(&zip, 2).unwrap(), b"");
+    }
+
+    #[test]
+    fn a_member_whose_crc_differs_is_refused_at_its_end() {
+        // Stored, so the changed byte inflates fine: only the CRC-32 tells.
+        let mut zip = zip_of(&[("s", b"hello, cuDNN", zip::CompressionMethod::Stored)]);
+        let at = zip.windows(5).position(|w| w == b"hello").unwrap();
+        zip[at] ^= 0x20;
+        let e = read_member(&zip, 0).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::InvalidData);
+        assert!(e.to_string().contains("CRC-32"), "{e}");
+    }
+
+    #[test]
+    fn only_a_bucket_well_over_its_share_is_pipelined() {
+        // The benchmark wheel: 1.18 GB in members, the largest 647.6 MB, 732 MB archive.
+        let (total, big, archive) = (1_182_000_000, 647_553_136, 731_725_872);
+        assert!(!worth_pipelining(big, total, archive, 2));
+        assert!(!worth_pipelining(total - big, total, archive, 2));
+        assert!(worth_pipelining(big, total, archive, 4));
+        assert!(!worth_pipelining(total, total, archive, 1));
+    }
 }
