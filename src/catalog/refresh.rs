@@ -145,10 +145,10 @@ pub fn refresh(
                 download::Trust::HttpsOnly,
             ),
         };
-        read_source(env, &listing, trust, &mut files)?;
+        read_source(env, &listing, trust, &mut files, &mut warnings)?;
     } else {
         for s in sources {
-            read_source(env, s, download::Trust::Named, &mut files)?;
+            read_source(env, s, download::Trust::Named, &mut files, &mut warnings)?;
         }
     }
     let sources: Vec<String> = if sources.is_empty() {
@@ -298,7 +298,7 @@ fn read_index(
     warnings: &mut Vec<String>,
 ) -> Result<()> {
     if index.url.starts_with("file://") {
-        return read_source(env, &index.url, index.trust(), out);
+        return read_source(env, &index.url, index.trust(), out, warnings);
     }
     for p in Package::PUBLISHED {
         let url = index.project_url(&p.name());
@@ -331,7 +331,13 @@ fn read_index(
 }
 
 /// Adds the index files `s` names to `out`.
-fn read_source(env: &Env, s: &str, trust: download::Trust, out: &mut Vec<Read>) -> Result<()> {
+fn read_source(
+    env: &Env,
+    s: &str,
+    trust: download::Trust,
+    out: &mut Vec<Read>,
+    warnings: &mut Vec<String>,
+) -> Result<()> {
     // A `file://` URL (a mirror folder, as `--mirror DIR` becomes) is read as
     // the folder or file it names: a folder has no listing to fetch.
     let local = s
@@ -347,17 +353,12 @@ fn read_source(env: &Env, s: &str, trust: download::Trust, out: &mut Vec<Read>) 
         let mut segs = trimmed.rsplit('/');
         let (last, before) = (segs.next().unwrap_or(""), segs.next().unwrap_or(""));
         if s.ends_with('/') && last == "simple" {
-            for p in Package::PUBLISHED {
-                let url = format!("{s}{p}/");
-                let bytes = download::fetch_bytes_accepting(env, &url, trust, pypi::ACCEPT)?;
-                out.push(Read {
-                    from: without_credentials(&url),
-                    bytes,
-                    named: true,
-                    package: Some(p),
-                });
-            }
-            return Ok(());
+            // A package index's root: its cuDNN packages, one it lacks skipped.
+            let index = Index {
+                url: s.to_string(),
+                from: super::index::IndexFrom::Flag,
+            };
+            return read_index(env, &index, out, warnings);
         }
         if s.ends_with('/') && before == "simple" {
             let p: Package = last.parse()?;

@@ -320,6 +320,8 @@ fn a_tampered_wheel_behind_the_same_index_entry_is_refused_with_nothing_kept() {
         .stderr_has(&[
             &format!("error: {} from {}files/{} does not match its published SHA-256; the download was discarded", x86.name, ix.server.url(""), x86.name),
             &format!("expected {}", x86.sha),
+            // The hint speaks of the index, not of NVIDIA or --sha256.
+            &format!("help: the package index {} serves other bytes under {}", ix.url(), x86.name),
         ]);
     assert_eq!(kept(&sb.home()), (vec![], vec![]));
 }
@@ -769,6 +771,13 @@ fn manifest_refresh_reads_the_cudnn_packages_of_the_index_named() {
     ])
     .ok();
     assert!(receipt(&sb.home(), "12").contains(&ix.wheel("x86_64").sha));
+    // `--from` an index's root alike: the packages it lacks skipped, said.
+    sb.run(["manifest", "refresh", "--from", &ix.url()])
+        .ok()
+        .stderr_has(&[&format!(
+            "the package index {} has no nvidia-cudnn-jit-cu13",
+            ix.url()
+        )]);
     // With a mirror and no index named anywhere, no index is read.
     let before = ix.paths().len();
     sb.run(["manifest", "refresh", "--mirror", &mirror]).ok();

@@ -121,7 +121,23 @@ pub(super) fn install_file(
         &job,
         session.report.progress(),
         &streamed,
-    )?;
+    )
+    // The downloader's hints speak of NVIDIA's server and the catalog; this
+    // file came from the index.
+    .map_err(|e| match e.kind() {
+        Kind::Integrity => e.hint(format!(
+            "the package index {} serves other bytes under {} than the SHA-256 it publishes: the index or a proxy between is broken or tampered with; tell its maintainer, or use another index (--index-url)",
+            index.shown(),
+            file.filename
+        )),
+        Kind::NotFound | Kind::Network => e.hint(format!(
+            "the package index {} lists {} but did not serve it: check the index ({}), its credentials and the proxy (HTTPS_PROXY), or download the wheel yourself and run `cudnnm install PATH`",
+            index.shown(),
+            file.filename,
+            index.from
+        )),
+        _ => e,
+    })?;
     session.report.event(&Event::Downloaded {
         name: &file.filename,
         url: &index::setting::without_credentials(&got.url),
