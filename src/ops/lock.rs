@@ -164,7 +164,15 @@ fn decide(
                 catalog::index::Setting::Index(_) => Some(platform),
                 catalog::index::Setting::PipNoIndex(_) => session.env.platform(),
             };
-            match resolve::pick_on(
+            // As `install` picks: an index named for cudnnm serves the wheel
+            // of a release NVIDIA also ships as an archive.
+            let pick_fn = match &setting {
+                catalog::index::Setting::Index(i) if i.named_for_cudnnm() => {
+                    resolve::pick_preferring_wheel
+                }
+                _ => resolve::pick_on,
+            };
+            match pick_fn(
                 &cat,
                 &req,
                 &toolkits,
@@ -203,6 +211,15 @@ fn decide(
         match setting {
             catalog::index::Setting::Index(index) => {
                 let required = wheel.is_some();
+                // The index is the truth for wheels: an older lock's wheel
+                // entry gives way to what it serves now, and where the index
+                // is named for cudnnm and the pick is its wheel, so does
+                // NVIDIA's archive — all but this platform's installed bytes.
+                let named = index.named_for_cudnnm() && wheel.is_some();
+                let mine = installed.is_some().then_some(platform);
+                let replaceable = |p: Platform, e: &LockedSource| {
+                    Some(p) != mine && (matches!(e, LockedSource::Pip { .. }) || named)
+                };
                 index_entries(
                     session,
                     &index,
@@ -210,6 +227,7 @@ fn decide(
                     &release,
                     &asked,
                     required,
+                    &replaceable,
                     &mut entries,
                 )?;
             }
@@ -259,7 +277,7 @@ fn decide(
 
 /// The index's wheels of `release` from `project`'s file list, one entry
 /// per platform (those `asked`, else every one it has a wheel for) that
-/// `entries` does not have yet: nothing is downloaded. `required`: the
+/// `entries` does not have yet or holds `replaceable`: nothing is downloaded. `required`: the
 /// release is a wheel only, so an index that cannot answer fails the
 /// lock; else (other platforms of an installed wheel) it is a warning.
 ///
@@ -272,6 +290,7 @@ fn index_entries(
     release: &ReleaseId,
     asked: &[Platform],
     required: bool,
+    replaceable: &dyn Fn(Platform, &LockedSource) -> bool,
     entries: &mut BTreeMap<String, LockedSource>,
 ) -> Result<()> {
     let listing = match catalog::index::read(session.env, index, package.as_str()) {
@@ -294,7 +313,7 @@ fn index_entries(
     };
     let mut locked = Vec::new();
     for p in platforms {
-        if entries.contains_key(p.as_str()) {
+        if entries.get(p.as_str()).is_some_and(|e| !replaceable(p, e)) {
             continue;
         }
         let file = match listing.wheel(version, p) {

@@ -147,9 +147,11 @@ pub fn list(
     let installed = installed_builds(&releases);
     let mut rows = archive_rows(&cat, &installed, &platforms, mirror.as_deref(), &serves);
     rows.extend(wheel_rows(&cat, &installed, &platforms, &serves));
-    let index = index_in_effect(session, index_url)?;
-    if let Some(index) = &index {
-        check_on_index(session, index, index_url.is_some(), &mut rows)?;
+    let mut index = index_in_effect(session, index_url)?;
+    if let Some(i) = &index
+        && !check_on_index(session, i, index_url.is_some(), &mut rows)?
+    {
+        index = None;
     }
     rows.sort_by(|a, b| {
         (&a.version, &a.platform, a.cuda, a.flavour).cmp(&(
@@ -190,13 +192,13 @@ pub fn index_in_effect(session: &Session<'_>, flag: Option<&str>) -> Result<Opti
 /// what `index` serves under the same file name, and marks the rows it
 /// does not serve. An index that cannot be read fails when `named` on the
 /// command line; else (a setting, perhaps for another network) the rows
-/// stay the catalog's, with a warning.
+/// stay the catalog's, with a warning, and this returns `false`.
 fn check_on_index(
     session: &Session<'_>,
     index: &Index,
     named: bool,
     rows: &mut [Row],
-) -> Result<()> {
+) -> Result<bool> {
     let mut packages: Vec<&str> = Vec::new();
     for r in rows.iter() {
         if let (Some(p), Some(_)) = (&r.package, &r.file)
@@ -219,7 +221,7 @@ fn check_on_index(
             Err(e) => {
                 let w = format!("{e}; wheel rows show the catalog's PyPI URLs");
                 session.report.event(&Event::Warning(&w));
-                return Ok(());
+                return Ok(false);
             }
         }
     }
@@ -245,7 +247,7 @@ fn check_on_index(
             None => r.on_index = Some(false),
         }
     }
-    Ok(())
+    Ok(true)
 }
 
 /// Installed builds: by release, flavour and platform (a JIT build never

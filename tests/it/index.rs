@@ -787,3 +787,61 @@ fn manifest_refresh_reads_the_cudnn_packages_of_the_index_named() {
         ix.paths()
     );
 }
+
+#[test]
+fn lock_follows_the_index_named_for_archives_too_and_takes_its_wheels_as_they_are_now() {
+    let ix = Index::new("nvidia-cudnn-cu12");
+    let sb = sandbox(&["nvidia-cudnn-cu12"]);
+    // NVIDIA's archive of the same release for linux-x86_64, as the catalog lists it.
+    let cat = sb.home().join("catalog.toml");
+    let text = std::fs::read_to_string(&cat).unwrap();
+    std::fs::write(
+        &cat,
+        format!(
+            "{text}\n[[archive]]\nversion = \"{V}\"\ncuda = \"12\"\nplatform = \"linux-x86_64\"\npath = \"lab/cudnn-linux-x86_64-{V}_cuda12-archive.tar.xz\"\nsource = \"lab share\"\nhashes = [{{ sha256 = \"{}\", source = \"lab\" }}]\n",
+            "0".repeat(64)
+        ),
+    )
+    .unwrap();
+    pin(&sb, "9.30.x");
+    // Without an index named for cudnnm: NVIDIA's archive for linux-x86_64.
+    sb.run(["lock"]).ok();
+    assert!(
+        lock_text(&sb).contains("cudnn-linux-x86_64-"),
+        "{}",
+        lock_text(&sb)
+    );
+    // With one: its wheels for every platform, the archive given way.
+    sb.run(["lock", "--index-url", &ix.url()]).ok();
+    let lock = lock_text(&sb);
+    assert!(!lock.contains("cudnn-linux-x86_64-"), "{lock}");
+    for tag in TAGS {
+        assert!(lock.contains(&ix.wheel(tag).sha), "{tag}: {lock}");
+    }
+    // The index now serves other bytes for Windows: a new lock records them
+    // (an older lock's wheel entry gives way), and lock --check agrees.
+    let win = ix.wheel("win_amd64").sha.clone();
+    let new = "cd".repeat(32);
+    ix.serve_json(|w, f| {
+        if w.sha == win {
+            f.replace(&win, &new)
+        } else {
+            f
+        }
+    });
+    sb.run(["lock", "--index-url", &ix.url(), "--check"])
+        .code_is(4);
+    sb.run(["lock", "--index-url", &ix.url()]).ok();
+    let relocked = lock_text(&sb);
+    assert!(
+        relocked.contains(&new) && !relocked.contains(&win),
+        "{relocked}"
+    );
+    sb.run(["lock", "--index-url", &ix.url(), "--check"]).ok();
+    // No wheel was downloaded for any of it.
+    assert!(
+        ix.paths().iter().all(|p| p.starts_with("/simple/")),
+        "{:?}",
+        ix.paths()
+    );
+}
