@@ -226,8 +226,10 @@ fn decide(
                     package,
                     &release,
                     &asked,
-                    required,
-                    &replaceable,
+                    IndexRule {
+                        required,
+                        replaceable: &replaceable,
+                    },
                     &mut entries,
                 )?;
             }
@@ -289,10 +291,13 @@ fn index_entries(
     package: CudnnPackage,
     release: &ReleaseId,
     asked: &[Platform],
-    required: bool,
-    replaceable: &dyn Fn(Platform, &LockedSource) -> bool,
+    rule: IndexRule<'_>,
     entries: &mut BTreeMap<String, LockedSource>,
 ) -> Result<()> {
+    let IndexRule {
+        required,
+        replaceable,
+    } = rule;
     let listing = match catalog::index::read(session.env, index, package.as_str()) {
         Ok(l) => l,
         Err(e) if !required => {
@@ -352,6 +357,13 @@ fn index_entries(
         });
     }
     Ok(())
+}
+
+/// How [`index_entries`] treats the index: whether it must answer (the
+/// release is a wheel only), and which entries already made it replaces.
+struct IndexRule<'a> {
+    required: bool,
+    replaceable: &'a dyn Fn(Platform, &LockedSource) -> bool,
 }
 
 /// What `lock --check` found (`--json` prints it).
