@@ -100,8 +100,34 @@ pub fn read(env: &Env, index: &Index, project: &str) -> Result<Listing> {
     Ok(Listing {
         index: index.clone(),
         project: project.to_string(),
-        files,
+        files: files
+            .into_iter()
+            .map(|f| IndexFile {
+                url: with_index_credentials(&f.url, &index.url),
+                ..f
+            })
+            .collect(),
     })
+}
+
+/// `file` with the index's `user:password@` when it is on the index's own
+/// scheme, host and port and names none itself — as pip sends an index's
+/// credentials to its files there (a private index's absolute file links);
+/// never to another host.
+fn with_index_credentials(file: &str, index: &str) -> String {
+    let (Ok(mut f), Ok(i)) = (Url::parse(file), Url::parse(index)) else {
+        return file.to_string();
+    };
+    let same = f.scheme() == i.scheme()
+        && f.host_str() == i.host_str()
+        && f.port_or_known_default() == i.port_or_known_default();
+    if !same || i.username().is_empty() || !f.username().is_empty() {
+        return file.to_string();
+    }
+    if f.set_username(i.username()).is_err() || f.set_password(i.password()).is_err() {
+        return file.to_string();
+    }
+    f.to_string()
 }
 
 fn bad_page(index: &Index, project: &str, what: &str) -> Error {
@@ -457,6 +483,26 @@ impl Listing {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn an_index_credentials_go_to_its_own_host_only() {
+        let i = "https://u:p@idx.example/simple/";
+        assert_eq!(
+            super::with_index_credentials("https://idx.example/files/a.whl", i),
+            "https://u:p@idx.example/files/a.whl"
+        );
+        for other in [
+            "https://cdn.example/files/a.whl",
+            "http://idx.example/files/a.whl",
+            "https://idx.example:8443/files/a.whl",
+        ] {
+            assert_eq!(super::with_index_credentials(other, i), other);
+        }
+        assert_eq!(
+            super::with_index_credentials("https://v:q@idx.example/a.whl", i),
+            "https://v:q@idx.example/a.whl"
+        );
+    }
+
     use super::*;
 
     const P: &str = "nvidia-cudnn-cu12";
