@@ -220,20 +220,23 @@ fn install_locked(
             let nvidia = |u: &str| u.starts_with(catalog::NVIDIA_BASE_URL) && !u.contains("/../");
             let (from, named) = match (known, &mirror, rel) {
                 (Some(a), _, _)
-                    if !a.hashes.is_empty() && !a.hashes.iter().any(|h| h.sha256 == want) =>
+                    if a.hashes.is_empty() || a.hashes.iter().any(|h| h.sha256 == want) =>
                 {
+                    match a.urls(mirror.as_deref()).into_iter().next() {
+                        Some(u) => (u, mirror.is_some()),
+                        None => return Err(refuse("that the catalog lists without a URL".into())),
+                    }
+                }
+                (Some(_), _, _) if !req.allow_unverified => {
                     return Err(refuse(format!(
                         "with another SHA-256 ({want}) than the catalog publishes"
                     )));
                 }
-                (Some(a), _, _) => match a.urls(mirror.as_deref()).into_iter().next() {
-                    Some(u) => (u, mirror.is_some()),
-                    None => return Err(refuse("that the catalog lists without a URL".into())),
-                },
                 // The user's mirror may be http:// or a folder; the lock's own URL is HTTPS only.
-                (None, Some(m), Some(rel)) => (format!("{m}{rel}"), true),
-                (None, _, _) if nvidia(url) || req.allow_unverified => (url.clone(), false),
-                (None, _, _) => {
+                (_, Some(m), Some(rel)) => (format!("{m}{rel}"), true),
+                (None, _, _) if nvidia(url) => (url.clone(), false),
+                _ if req.allow_unverified => (url.clone(), false),
+                _ => {
                     return Err(refuse(
                         "from a host that is not NVIDIA's, of a release the catalog does not know"
                             .into(),
