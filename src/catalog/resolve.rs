@@ -688,22 +688,22 @@ pub fn pick_on(
     }
 }
 
-/// [`pick_on`] for a user who named a package index for cudnnm
-/// (`--index-url`, `CUDNNM_INDEX_URL`, `index_url`): where the archive
-/// picked is also published as a wheel of the same build for the
-/// platform, the wheel — the named index is where that user wants the
-/// bytes from (a lab's mirror, a proxy that reaches PyPI only).
+/// `pick` for a user who named a package index for cudnnm (`--index-url`,
+/// `CUDNNM_INDEX_URL`, `index_url`): where it is an archive that is also
+/// published as a wheel of the same build for the platform, the wheel —
+/// the named index is where that user wants the bytes from (a lab's
+/// mirror, a proxy that reaches PyPI only); else `pick` itself.
 ///
 /// # Errors
 /// As [`pick`].
-pub fn pick_preferring_wheel(
+pub fn prefer_wheel(
     cat: &Catalog,
     req: &FetchRequest,
     toolkits: &[Toolkit],
     gpu: Option<&Version>,
     host: Option<Platform>,
+    pick: Pick,
 ) -> Result<Pick> {
-    let pick = pick_on(cat, req, toolkits, gpu, host)?;
     if let Pick::Archive { archive, .. } = &pick {
         // The same release asked for exactly, so the GPU and toolkit
         // rules already applied to the archive pick it again.

@@ -141,6 +141,7 @@ fn decide(
             .is_none_or(|c| resolve::cuda_serves(c, r.cuda()))
             && r.platform() == platform
     })?;
+    let mut archive_too = false;
     let (release, wheel) = match &installed {
         Some(r) => {
             let id = r.release_id();
@@ -165,20 +166,18 @@ fn decide(
                 catalog::index::Setting::PipNoIndex(_) => session.env.platform(),
             };
             // As `install` picks: an index named for cudnnm serves the wheel
-            // of a release NVIDIA also ships as an archive.
-            let pick_fn = match &setting {
-                catalog::index::Setting::Index(i) if i.named_for_cudnnm() => {
-                    resolve::pick_preferring_wheel
-                }
-                _ => resolve::pick_on,
+            // of a release NVIDIA also ships as an archive (whose entries
+            // stay where that index lacks the wheel).
+            let gpu = gate.oldest().map(|g| &g.compute);
+            let first = resolve::pick_on(&cat, &req, &toolkits, gpu, host)?;
+            archive_too = matches!(&setting, catalog::index::Setting::Index(i) if i.named_for_cudnnm())
+                && matches!(first, resolve::Pick::Archive { .. });
+            let pick = if archive_too {
+                resolve::prefer_wheel(&cat, &req, &toolkits, gpu, host, first)?
+            } else {
+                first
             };
-            match pick_fn(
-                &cat,
-                &req,
-                &toolkits,
-                gate.oldest().map(|g| &g.compute),
-                host,
-            )? {
+            match pick {
                 resolve::Pick::Archive { archive, .. } => (archive.release_id(), None),
                 resolve::Pick::Wheel(w) => (w.release_id(), Some(w)),
             }
@@ -210,7 +209,7 @@ fn decide(
     if let Some(package) = package {
         match setting {
             catalog::index::Setting::Index(index) => {
-                let required = wheel.is_some();
+                let required = wheel.is_some() && !archive_too;
                 // The index is the truth for wheels: an older lock's wheel
                 // entry gives way to what it serves now, and where the index
                 // is named for cudnnm and the pick is its wheel, so does

@@ -304,6 +304,12 @@ fn an_index_named_for_cudnnm_serves_the_wheel_of_a_release_nvidia_also_ships_as_
     install(&sb, &[]).code_is(6);
     assert_eq!(ix.server.hits(&archive), 1);
     assert_eq!(ix.server.hits(&ix.page()), 2);
+    // A named index without the package: NVIDIA's archive is the way, said.
+    let empty = crate::common::http::TestServer::start();
+    install(&sb, &["--index-url", &empty.url("simple/")])
+        .code_is(6)
+        .stderr_has(&["; fetching NVIDIA's archive of the release instead"]);
+    assert_eq!(ix.server.hits(&archive), 2);
 }
 
 #[test]
@@ -791,7 +797,10 @@ fn manifest_refresh_reads_the_cudnn_packages_of_the_index_named() {
 #[test]
 fn lock_follows_the_index_named_for_archives_too_and_takes_its_wheels_as_they_are_now() {
     let ix = Index::new("nvidia-cudnn-cu12");
-    let sb = sandbox(&["nvidia-cudnn-cu12"]);
+    let mut sb = sandbox(&["nvidia-cudnn-cu12"]);
+    // pip's index setting (not one named for cudnnm): where this machine's
+    // platform has no archive (Windows), its wheel comes from here, not PyPI.
+    sb.set_env("PIP_INDEX_URL", ix.url());
     // NVIDIA's archive of the same release for linux-x86_64, as the catalog lists it.
     let cat = sb.home().join("catalog.toml");
     let text = std::fs::read_to_string(&cat).unwrap();

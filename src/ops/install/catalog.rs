@@ -47,20 +47,18 @@ pub(super) fn install_catalog(
         index::Setting::Index(_) => Some(platform),
         index::Setting::PipNoIndex(_) => session.env.platform(),
     };
+    let gpu = gate.oldest().map(|g| &g.compute);
+    let first = resolve::pick_on(&cat, &fetch, &toolkits, gpu, host)?;
     // An index named for cudnnm (not pip's own setting, not the default)
-    // serves the wheel of a release NVIDIA also publishes as an archive.
-    let pick_fn = if matches!(&setting, index::Setting::Index(i) if i.named_for_cudnnm()) {
-        resolve::pick_preferring_wheel
+    // serves the wheel of a release NVIDIA also publishes as an archive;
+    // NVIDIA's archive stays the way when that index lacks the wheel.
+    let named = matches!(&setting, index::Setting::Index(i) if i.named_for_cudnnm());
+    let archive_too = named && matches!(first, resolve::Pick::Archive { .. });
+    let pick = if archive_too {
+        resolve::prefer_wheel(&cat, &fetch, &toolkits, gpu, host, first)?
     } else {
-        resolve::pick_on
+        first
     };
-    let pick = pick_fn(
-        &cat,
-        &fetch,
-        &toolkits,
-        gate.oldest().map(|g| &g.compute),
-        host,
-    )?;
     // A yanked release is picked only when named exactly: say so, and why.
     if let Some(w) = pick.yanked_warning() {
         session.report.event(&Event::Warning(&w));
@@ -93,21 +91,21 @@ pub(super) fn install_catalog(
             platform,
             locked: None,
         };
-        let file = super::index::find(session, &index, &want)?;
-        if let Some(given) = &base.expected_sha256
-            && file.sha256.as_ref() != Some(given)
-        {
-            return Err(crate::error::Error::new(
-                crate::error::Kind::Integrity,
-                format!(
-                    "the package index {} publishes {} with another SHA-256 than --sha256 {given}; nothing was downloaded",
-                    index.shown(),
-                    file.filename
-                ),
-            )
-            .hint("check the hash you gave, or drop --sha256 to trust the index's"));
+        let file = match super::index::find(session, &index, &want) {
+            Ok(f) => Some(f),
+            Err(e) if archive_too && e.kind() == crate::error::Kind::NotFound => {
+                let w = format!(
+                    "{}; fetching NVIDIA's archive of the release instead",
+                    e.message()
+                );
+                session.report.event(&Event::Warning(&w));
+                None
+            }
+            Err(e) => return Err(e),
+        };
+        if let Some(file) = file {
+            return from_index(session, &index, &want, &file, base);
         }
-        return super::index::install_file(session, &index, &want, &file, base);
     }
     let streamed = StreamedInstall::new(session);
     let fit = catalog::MachineFit {
@@ -151,6 +149,31 @@ pub(super) fn install_catalog(
     );
     drop(hold);
     done
+}
+
+/// Installs `file`, the index's wheel of `want`, once it is the one a
+/// `--sha256` given names.
+fn from_index(
+    session: &Session<'_>,
+    index: &index::Index,
+    want: &super::index::Wanted<'_>,
+    file: &index::IndexFile,
+    base: ImportRequest,
+) -> Result<Installed> {
+    if let Some(given) = &base.expected_sha256
+        && file.sha256.as_ref() != Some(given)
+    {
+        return Err(crate::error::Error::new(
+            crate::error::Kind::Integrity,
+            format!(
+                "the package index {} publishes {} with another SHA-256 than --sha256 {given}; nothing was downloaded",
+                index.shown(),
+                file.filename
+            ),
+        )
+        .hint("check the hash you gave, or drop --sha256 to trust the index's"));
+    }
+    super::index::install_file(session, index, want, file, base)
 }
 
 /// A wheel pick fetched with the user's pip (`install pip:REQ`), for a pip
