@@ -493,15 +493,7 @@ fn read_small_body(
             Ok(0) => return Ok(out),
             Ok(n) => out.extend_from_slice(&buf[..n]),
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => {
-                return Err(Failure::Transient(
-                    Error::new(
-                        Kind::Network,
-                        format!("connection lost while reading {url}"),
-                    )
-                    .cause(error_chain(&e)),
-                ));
-            }
+            Err(e) => return Err(Failure::connection_lost(url, &e)),
         }
     }
 }

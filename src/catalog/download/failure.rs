@@ -21,6 +21,19 @@ pub(super) enum Failure {
     Fatal(Error),
 }
 
+impl Failure {
+    /// The connection broke while `url`'s body was read: worth another attempt.
+    pub(super) fn connection_lost(url: &str, e: &dyn std::error::Error) -> Failure {
+        Failure::Transient(
+            Error::new(
+                Kind::Network,
+                format!("connection lost while reading {url}"),
+            )
+            .cause(error_chain(e)),
+        )
+    }
+}
+
 /// The error after the last retry: interrupted (a partial file is kept) or unreachable.
 pub(super) fn gave_up(e: Error, url: &str, job: &Job, partial: &Partial) -> Error {
     if partial.len > 0 {

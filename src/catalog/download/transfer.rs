@@ -14,7 +14,7 @@ use super::client::{Client, check_scheme, file_url_path};
 use super::failure::{Failure, gave_up, html_error, manual_hint, missing_error};
 use super::pump::{self, Next, Pump};
 use super::{BACKOFF, Job, MAX_ATTEMPTS, RETRIES, Tap};
-use crate::error::{Error, IoResultExt, Kind, Result, error_chain};
+use crate::error::{Error, IoResultExt, Kind, Result};
 use crate::fsops;
 use crate::hash::{Hasher, Sha256Hex};
 use crate::progress::Progress;
@@ -285,15 +285,7 @@ fn stream(
                 stop_if_interrupted(partial)?;
                 continue;
             }
-            Err(e) => {
-                return Err(Failure::Transient(
-                    Error::new(
-                        Kind::Network,
-                        format!("connection lost while reading {url}"),
-                    )
-                    .cause(error_chain(&e)),
-                ));
-            }
+            Err(e) => return Err(Failure::connection_lost(url, &e)),
         };
         if first {
             first = false;
