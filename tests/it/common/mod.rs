@@ -217,16 +217,32 @@ impl Sandbox {
     }
 }
 
-/// Runs `cmd` to completion. Under wine, starting a process now and then
-/// fails with ERROR_INTERNAL_ERROR (1359) when many start at once; on Linux
-/// a program a test has just copied fails to start with ETXTBSY while a
-/// process another test thread forked meanwhile still holds the copy's
-/// write handle (until it execs). Either start (nothing ran) is tried
-/// again, a few times.
+/// Runs `cmd` to completion, with stdin empty, and returns what it wrote.
+///
+/// Its stdout and stderr go to unnamed temporary files, not pipes, and the
+/// wait is for the process itself: a program it starts that inherits those
+/// handles and outlives it cannot hold the test. (Under wine, the first
+/// `WM_SETTINGCHANGE` broadcast starts the desktop process `explorer.exe
+/// /desktop`, which inherits the broadcaster's console handles and stays
+/// running; with pipes the read never saw an end and `doctor --fix` hung
+/// the test until CI's time ran out.) A run longer than [`RUN_LIMIT`] is
+/// killed and fails the test with what it wrote so far.
+///
+/// Under wine, starting a process now and then fails with
+/// ERROR_INTERNAL_ERROR (1359) when many start at once; on Linux a program
+/// a test has just copied fails to start with ETXTBSY while a process
+/// another test thread forked meanwhile still holds the copy's write handle
+/// (until it execs). Either start (nothing ran) is tried again, a few times.
 pub fn output(cmd: &mut Command) -> Output {
+    use std::io::{Read, Seek};
+    let mut out = tempfile::tempfile().expect("temporary file for stdout");
+    let mut err = tempfile::tempfile().expect("temporary file for stderr");
+    cmd.stdin(std::process::Stdio::null())
+        .stdout(out.try_clone().unwrap())
+        .stderr(err.try_clone().unwrap());
     let mut tries = 0;
-    loop {
-        match cmd.output() {
+    let mut child = loop {
+        match cmd.spawn() {
             Err(e)
                 if ((cfg!(windows) && e.raw_os_error() == Some(1359))
                     || e.kind() == std::io::ErrorKind::ExecutableFileBusy)
@@ -235,10 +251,53 @@ pub fn output(cmd: &mut Command) -> Output {
                 tries += 1;
                 std::thread::sleep(std::time::Duration::from_millis(100 * tries));
             }
-            r => return r.expect("run cudnnm"),
+            r => break r.expect("run cudnnm"),
         }
+    };
+    // The handles given to the child are closed here with `cmd`'s copies
+    // (replaced by null), so nothing of ours keeps them open.
+    cmd.stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let start = std::time::Instant::now();
+    let mut nap = std::time::Duration::from_millis(1);
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait for the child") {
+            break Some(status);
+        }
+        if start.elapsed() > RUN_LIMIT {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(nap);
+        nap = (nap * 2).min(std::time::Duration::from_millis(20));
+    };
+    let mut read = |f: &mut std::fs::File| {
+        let mut v = Vec::new();
+        f.seek(std::io::SeekFrom::Start(0)).unwrap();
+        f.read_to_end(&mut v).unwrap();
+        v
+    };
+    let (stdout, stderr) = (read(&mut out), read(&mut err));
+    let Some(status) = status else {
+        panic!(
+            "{cmd:?} still ran after {} s and was killed\n--- stdout ---\n{}\n--- stderr ---\n{}",
+            RUN_LIMIT.as_secs(),
+            String::from_utf8_lossy(&stdout),
+            String::from_utf8_lossy(&stderr)
+        );
+    };
+    Output {
+        status,
+        stdout,
+        stderr,
     }
 }
+
+/// The longest one command of a test may run before it is killed and the
+/// test fails (the slowest, a real wheel's import under wine on a loaded
+/// machine, takes well under a minute).
+pub const RUN_LIMIT: std::time::Duration = std::time::Duration::from_secs(600);
 
 /// The result of one run, with assertions that print everything on failure.
 pub struct Run {
