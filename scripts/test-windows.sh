@@ -16,6 +16,10 @@ export CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER="$WINE"
 export CUDNNM_TEST_PE_DLL="$WINEPREFIX/drive_c/windows/system32/bcryptprimitives.dll"
 status=0
 cargo test --target x86_64-pc-windows-gnu "$@" || status=$?
-# wine leaves its server running for a few seconds; stop it so CI ends cleanly.
-"$(dirname "$WINE")/wineserver" -k 2>/dev/null || true
+# wine leaves its server running for a few seconds. Let it end on its own,
+# which saves the prefix's registry (the registry test puts the user PATH
+# back as it found it; a server killed at once may keep only what it saved
+# in the middle of that test); kill it only when something still holds it.
+wineserver="$(dirname "$WINE")/wineserver"
+timeout 60 "$wineserver" -w 2>/dev/null || "$wineserver" -k 2>/dev/null || true
 exit $status

@@ -48,7 +48,7 @@ use crate::fsops;
 use crate::hash::{self, Sha256Hex};
 use crate::home::Home;
 use crate::progress::Progress;
-use crate::version::{CudaVariant, Platform, Version};
+use crate::version::{CudaVariant, Flavour, Platform, Version};
 
 pub mod cache;
 mod client;
@@ -148,6 +148,8 @@ pub struct Identity<'a> {
     pub cuda: &'a CudaVariant,
     /// Platform.
     pub platform: Platform,
+    /// Which build (full or JIT).
+    pub flavour: Flavour,
 }
 
 /// One archive to fetch.
@@ -258,6 +260,10 @@ pub struct CacheRecord {
     pub cuda: CudaVariant,
     /// Platform.
     pub platform: Platform,
+    /// Which build; absent for the full build (and in sidecars written
+    /// before flavours, which then read as full).
+    #[serde(default, skip_serializing_if = "Flavour::is_full")]
+    pub flavour: Flavour,
     /// Whether it matched a published or user-given SHA-256 (false: `--allow-unverified`).
     pub verified: bool,
     /// When it was downloaded, RFC 3339 UTC.
@@ -371,6 +377,7 @@ pub fn download_tapped(
             version: job.identity.version.clone(),
             cuda: *job.identity.cuda,
             platform: job.identity.platform,
+            flavour: job.identity.flavour,
             verified: !job.expect.is_empty(),
             fetched_at: crate::store::now_rfc3339(),
         };
@@ -422,6 +429,7 @@ pub fn keep(
         version: identity.version.clone(),
         cuda: *identity.cuda,
         platform: identity.platform,
+        flavour: identity.flavour,
         // pip checked it against its index; no SHA-256 cudnnm knew beforehand.
         verified: false,
         fetched_at: crate::store::now_rfc3339(),
@@ -579,6 +587,7 @@ fn cached(dir: &Path, job: &Job) -> Result<Option<Found>> {
                     && &r.version == job.identity.version
                     && &r.cuda == job.identity.cuda
                     && r.platform == job.identity.platform
+                    && r.flavour == job.identity.flavour
             })
             .map(|r| r.sha256)
             .collect()

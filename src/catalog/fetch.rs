@@ -25,6 +25,18 @@ pub struct FetchRequest {
     pub sha256: Option<crate::hash::Sha256Hex>,
     /// `--allow-unverified`: accept an archive with no published hash.
     pub allow_unverified: bool,
+    /// The command asking, for the examples its errors give.
+    pub asked_by: AskedBy,
+}
+
+/// Which command picks a release: its errors' examples repeat that command.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum AskedBy {
+    /// `cudnnm install SPEC`.
+    #[default]
+    Install,
+    /// `cudnnm lock` (the spec is the pin's).
+    Lock,
 }
 
 /// A downloaded (or cached) archive, verified, ready for import.
@@ -227,6 +239,7 @@ pub fn fetch_archive(
             version: &archive.version,
             cuda: &archive.cuda,
             platform: archive.platform,
+            flavour: archive.flavour,
         },
     };
     let got = download::download_tapped(home, env, &job, progress, tap)?;

@@ -415,15 +415,19 @@ impl Listing {
             .collect()
     }
 
-    /// The wheel of `version` for `platform`: not yanked, with a published
-    /// SHA-256. Of several (manylinux2014 and manylinux_2_27 builds), the
-    /// last by name.
+    /// The wheel of `version` for `platform`, with a published SHA-256:
+    /// not yanked, unless every one is and `exact` (the user named the
+    /// version exactly, which PEP 592 lets select a yanked file, as the
+    /// catalog's releases follow too); the caller says so when the file it
+    /// gets is yanked. Of several (manylinux2014 and manylinux_2_27
+    /// builds), the last by name.
     ///
     /// # Errors
     /// [`Kind::NotFound`] when the index has no wheel of `version` for
-    /// `platform`; [`Kind::Integrity`] when every one is yanked or none has
-    /// a SHA-256. Each names the index and the file.
-    pub fn wheel(&self, version: &Version, platform: Platform) -> Result<&IndexFile> {
+    /// `platform`; [`Kind::Integrity`] when every one is yanked (and not
+    /// `exact`) or the one picked has no SHA-256. Each names the index and
+    /// the file.
+    pub fn wheel(&self, version: &Version, platform: Platform, exact: bool) -> Result<&IndexFile> {
         let of: Vec<&IndexFile> = self
             .files
             .iter()
@@ -450,7 +454,12 @@ impl Listing {
             .hint("pick another version (`cudnnm list --remote`) or platform (--platform), or check the index (--index-url)"));
         }
         let live: Vec<&&IndexFile> = of.iter().filter(|f| !f.yanked).collect();
-        let Some(last) = live.iter().max_by(|a, b| a.filename.cmp(&b.filename)) else {
+        let pool = if live.is_empty() && exact {
+            of.iter().collect()
+        } else {
+            live
+        };
+        let Some(last) = pool.iter().max_by(|a, b| a.filename.cmp(&b.filename)) else {
             return Err(Error::new(
                 Kind::Integrity,
                 format!(
@@ -458,7 +467,7 @@ impl Listing {
                     self.project, of[0].filename
                 ),
             )
-            .hint("a yanked file is one its publisher withdrew: pick another version (`cudnnm list --remote`)"));
+            .hint(format!("a yanked file is one its publisher withdrew: pick another version (`cudnnm list --remote`), or name {version} exactly to take it anyway")));
         };
         if last.sha256.is_none() {
             return Err(Error::new(

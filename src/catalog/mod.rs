@@ -70,7 +70,8 @@ pub use entry::{
     WheelList,
 };
 pub use fetch::{
-    Check, FetchRequest, Fetched, MachineFit, fetch, fetch_archive, fetch_for, passed_over_note,
+    AskedBy, Check, FetchRequest, Fetched, MachineFit, fetch, fetch_archive, fetch_for,
+    passed_over_note,
 };
 pub use gpus::{Fit, Lacks, TooNew, row_for, too_new_in};
 pub use mirror::{effective_mirror, mirror_url};

@@ -10,9 +10,8 @@ use crate::version::{CudaVariant, Flavour, Platform, ReleaseId, Spec, Version};
 
 use super::Catalog;
 
-/// A release the catalog can install on a platform: an NVIDIA archive
-/// (`cudnnm install 9.12.0.46_cuda12`) or a PyPI wheel
-/// (`cudnnm install pip:nvidia-cudnn-cu12==9.12.0.46`).
+/// A release the catalog can install on a platform: an NVIDIA archive or
+/// a PyPI wheel, either by `cudnnm install 9.12.0.46_cuda12`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Offer {
     /// The release version.
@@ -36,14 +35,11 @@ impl Offer {
             .to_string()
     }
 
-    /// The command that installs it: `cudnnm install ID` for an archive
-    /// (with `--platform` for another platform's), `cudnnm install
-    /// pip:PACKAGE==VERSION` for a wheel.
+    /// The command that installs it: `cudnnm install ID` (with
+    /// `--platform` for another platform's archive), for a wheel too —
+    /// install by version fetches it from the package index, no pip needed.
     pub fn install(&self) -> CommandLine {
-        let c = CommandLine::install(match &self.wheel {
-            None => self.id(),
-            Some(pkg) => format!("pip:{pkg}=={}", self.version),
-        });
+        let c = CommandLine::install(self.id());
         match self.platform {
             Some(p) => c.platform(p),
             None => c,
@@ -495,17 +491,17 @@ mod tests {
         let spec = |s: &str| s.parse::<Spec>().unwrap();
         let v = |s: &str| s.parse::<Version>().unwrap();
         let plain = |c: CommandLine| c.for_host(false);
-        // A wheel-only release: its pip command.
+        // A wheel-only release: installed by its id too (from the index, no pip).
         let a = advise(&offers, &spec("9.12"), Some(&v("12.4")));
         assert_eq!(
             a.hint(&plain),
-            "install it with `cudnnm install pip:nvidia-cudnn-cu12==9.12.0.46`"
+            "install it with `cudnnm install 9.12.0.46_cuda12`"
         );
         // Not for the toolkit's CUDA: the nearest for the spec's CUDA, never `install 9.12_cuda11`.
         let a = advise(&offers, &spec("9.12_cuda11"), Some(&v("12.4")));
         assert_eq!(
             a.hint(&plain),
-            "the nearest release the catalog has is cuDNN 9.10.2.21 for CUDA 11 (`cudnnm install pip:nvidia-cudnn-cu11==9.10.2.21`)"
+            "the nearest release the catalog has is cuDNN 9.10.2.21 for CUDA 11 (`cudnnm install 9.10.2.21_cuda11`)"
         );
         // An archive before a wheel of the same release.
         assert_eq!(

@@ -15,7 +15,7 @@
 //! "runs" a build when it is neither below its floor nor newer than it
 //! supports ([`Catalog::runs_on`]).
 
-use super::{Archive, Catalog, FetchRequest, WheelFile, offer};
+use super::{Archive, AskedBy, Catalog, FetchRequest, WheelFile, offer};
 use crate::error::{Error, Kind, Result};
 use crate::toolkit::Toolkit;
 use crate::version::{CudaVariant, Flavour, Platform, ReleaseId, Version};
@@ -273,7 +273,10 @@ fn ask_cuda(
         ),
     };
     let platform = req.platform;
-    let mut example = crate::command::CommandLine::install(req.spec.to_string());
+    let mut example = match req.asked_by {
+        AskedBy::Install => crate::command::CommandLine::install(req.spec.to_string()),
+        AskedBy::Lock => crate::command::CommandLine::lock(),
+    };
     if let Some(a) = options.last() {
         example = example.cuda(a.cuda);
     }
@@ -825,6 +828,7 @@ mod tests {
             mirror: None,
             sha256: None,
             allow_unverified: false,
+            asked_by: AskedBy::Install,
         }
     }
 
@@ -1064,7 +1068,7 @@ mod tests {
         assert!(
             e.hint_text()
                 .unwrap()
-                .contains("pip:nvidia-cudnn-cu12==9.11.0.98"),
+                .contains("`cudnnm install 9.11.0.98_cuda12`"),
             "{e:?}"
         );
         // The nearest known include releases only PyPI has, each with the
@@ -1072,7 +1076,7 @@ mod tests {
         let e = select_on(&cat, &req("9.11.0.9", None, L), &[], Some(L)).unwrap_err();
         assert!(e.causes()[0].starts_with("nearest known: "), "{e:?}");
         assert!(
-            e.causes()[0].contains("9.11.0.98 (`cudnnm install pip:nvidia-cudnn-cu12==9.11.0.98`)"),
+            e.causes()[0].contains("9.11.0.98 (`cudnnm install 9.11.0.98_cuda12`)"),
             "{e:?}"
         );
         // An archive's own command where the catalog has one.

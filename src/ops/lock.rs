@@ -158,6 +158,7 @@ fn decide(
                 mirror: None,
                 sha256: None,
                 allow_unverified: false,
+                asked_by: catalog::AskedBy::Lock,
             };
             // A wheel read straight from the index serves any platform;
             // one pip fetches, only the machine pip runs on.
@@ -227,6 +228,7 @@ fn decide(
                     &asked,
                     IndexRule {
                         required,
+                        exact: spec.names_exactly(&release.version),
                         replaceable: &replaceable,
                     },
                     &mut entries,
@@ -295,6 +297,7 @@ fn index_entries(
 ) -> Result<()> {
     let IndexRule {
         required,
+        exact,
         replaceable,
     } = rule;
     let listing = match catalog::index::read(session.env, index, package.as_str()) {
@@ -320,12 +323,20 @@ fn index_entries(
         if entries.get(p.as_str()).is_some_and(|e| !replaceable(p, e)) {
             continue;
         }
-        let file = match listing.wheel(version, p) {
+        let file = match listing.wheel(version, p, exact) {
             Ok(f) => f,
             // A platform asked for that the index lacks: said after, with the others.
             Err(e) if e.kind() == Kind::NotFound => continue,
             Err(e) => return Err(e),
         };
+        if file.yanked {
+            let w = format!(
+                "the package index {} marks {} yanked; locking it because the pin names {version} exactly",
+                index.shown(),
+                file.filename
+            );
+            session.report.event(&Event::Warning(&w));
+        }
         let sha256 = file
             .sha256
             .clone()
@@ -346,7 +357,7 @@ fn index_entries(
     }
     if required && locked.is_empty() && !asked.is_empty() {
         // Every platform asked for was missing: the first one's error.
-        listing.wheel(version, asked[0])?;
+        listing.wheel(version, asked[0], exact)?;
     }
     if !locked.is_empty() {
         session.report.event(&Event::LockingFromIndex {
@@ -362,6 +373,8 @@ fn index_entries(
 /// release is a wheel only), and which entries already made it replaces.
 struct IndexRule<'a> {
     required: bool,
+    /// The pin names the version exactly: a yanked wheel may be locked (PEP 592).
+    exact: bool,
     replaceable: &'a dyn Fn(Platform, &LockedSource) -> bool,
 }
 
@@ -477,7 +490,18 @@ pub fn check(session: &Session<'_>, req: &Request) -> Result<Checked> {
                 };
                 let project = pip.package().as_str().to_string();
                 if !listings.contains_key(&project) {
-                    let l = catalog::index::read(session.env, index, &project)?;
+                    let l = match catalog::index::read(session.env, index, &project) {
+                        Ok(l) => l,
+                        // An index without the project no longer serves its bytes either.
+                        Err(e) if e.kind() == Kind::NotFound => {
+                            return Err(not_served(format!(
+                                "the package index {} no longer serves ({wheel}: it has no project {project})",
+                                index.shown()
+                            ))
+                            .cause(e.message()));
+                        }
+                        Err(e) => return Err(e),
+                    };
                     listings.insert(project.clone(), l);
                 }
                 if listings[&project].serves(wheel, sha256).is_none() {
@@ -686,6 +710,7 @@ fn pip_wheel(
         version: &release.version,
         cuda: &release.cuda,
         platform,
+        flavour: release.flavour,
     };
     let (_, sha, size) = download::keep(home, &file, &name, &url, identity)?;
     session

@@ -567,7 +567,7 @@ fn an_installed_pinned_default_release_too_new_for_the_gpu_is_gpu_too_old_and_no
     // The advice install/use give: the newest release that runs on Pascal.
     assert_eq!(
         f["commands"][0],
-        "cudnnm install pip:nvidia-cudnn-cu12==9.10.2.21",
+        "cudnnm install 9.10.2.21_cuda12",
         "{}",
         r.describe()
     );
@@ -583,7 +583,7 @@ fn an_installed_pinned_default_release_too_new_for_the_gpu_is_gpu_too_old_and_no
     assert!(
         n["commands"]
             .to_string()
-            .contains("cudnnm install pip:nvidia-cudnn-cu12==9.10.2.21")
+            .contains("cudnnm install 9.10.2.21_cuda12")
             && !n["commands"].to_string().contains("9.28"),
         "{}",
         r.describe()
@@ -692,7 +692,7 @@ fn use_install_and_doctor_name_the_same_newest_release_that_runs_on_the_gpu() {
     sb.run(["install", old.to_str().unwrap()]).ok();
     let w = real_wheel("nvidia_cudnn_jit_cu12-9.27.0.42");
     sb.run(["install", w.to_str().unwrap(), "--force"]).ok();
-    let newest = "the newest release that runs on it is cuDNN 9.10.2.21 for CUDA 12 (in the catalog: `cudnnm install pip:nvidia-cudnn-cu12==9.10.2.21`)";
+    let newest = "the newest release that runs on it is cuDNN 9.10.2.21 for CUDA 12 (in the catalog: `cudnnm install 9.10.2.21_cuda12`)";
     let r = sb
         .run(["use", "9.27", "--cuda-root", &t])
         .code_is(8)
@@ -721,7 +721,7 @@ fn use_install_and_doctor_name_the_same_newest_release_that_runs_on_the_gpu() {
     );
     assert_eq!(
         f["commands"][0],
-        "cudnnm install pip:nvidia-cudnn-cu12==9.10.2.21",
+        "cudnnm install 9.10.2.21_cuda12",
         "{}",
         r.describe()
     );

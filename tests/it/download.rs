@@ -96,6 +96,7 @@ impl World {
             mirror: Some(self.mirror()),
             sha256: None,
             allow_unverified: false,
+            asked_by: cudnnm::catalog::AskedBy::Install,
         }
     }
 

@@ -92,7 +92,7 @@ fn pascal_and_volta_refuse_the_real_9_12_and_9_27_builds() {
                 // The newest catalog release that still runs there.
                 "the newest release that runs on it is cuDNN 9.10.2.21 for CUDA 12",
                 // A command that works: 9.10.2.21 is published as a wheel only.
-                "(in the catalog: `cudnnm install pip:nvidia-cudnn-cu12==9.10.2.21`)",
+                "(in the catalog: `cudnnm install 9.10.2.21_cuda12`)",
                 "--force",
             ]);
             assert!(store_is_empty(&sb), "{}", r.describe());
@@ -307,7 +307,7 @@ fn fake_pip(sb: &mut Sandbox) -> PathBuf {
 /// before or after a download alike.
 const REFUSE_927: [&str; 2] = [
     "error: cuDNN 9.27.0.42 for CUDA 12 cannot run on NVIDIA GeForce GTX 1080 (GPU 0, compute capability 6.1): it needs compute capability 7.5 or newer",
-    "help: the newest release that runs on it is cuDNN 9.10.2.21 for CUDA 12 (in the catalog: `cudnnm install pip:nvidia-cudnn-cu12==9.10.2.21`); or pass --force to install this one anyway",
+    "help: the newest release that runs on it is cuDNN 9.10.2.21 for CUDA 12 (in the catalog: `cudnnm install 9.10.2.21_cuda12`); or pass --force to install this one anyway",
 ];
 
 /// An install whose release is known before fetching (an exact pip
@@ -413,7 +413,7 @@ fn hints_do_not_suggest_an_install_the_gpu_refuses() {
     let mut sb = machine(&[PASCAL]);
     fake_pip(&mut sb);
     // (9.27.0.42 is built for CUDA 12 and 13, an NVIDIA archive for each: 12 is named.)
-    let not_here = "cuDNN 9.27.0.42 for CUDA 12 does not run on NVIDIA GeForce GTX 1080 (GPU 0, compute capability 6.1; it needs 7.5 or newer): the newest release that runs on it is cuDNN 9.10.2.21 for CUDA 12 (in the catalog: `cudnnm install pip:nvidia-cudnn-cu12==9.10.2.21`); or `cudnnm install 9.27.0.42_cuda12 --force` installs it anyway";
+    let not_here = "cuDNN 9.27.0.42 for CUDA 12 does not run on NVIDIA GeForce GTX 1080 (GPU 0, compute capability 6.1; it needs 7.5 or newer): the newest release that runs on it is cuDNN 9.10.2.21 for CUDA 12 (in the catalog: `cudnnm install 9.10.2.21_cuda12`); or `cudnnm install 9.27.0.42_cuda12 --force` installs it anyway";
     let r = sb.run(["default", "9.27_cuda12"]).code_is(3).stderr_has(&[
         "error: no installed cuDNN matches 9.27_cuda12",
         &format!("help: {not_here} (see `cudnnm list` for what is installed)"),
@@ -424,9 +424,9 @@ fn hints_do_not_suggest_an_install_the_gpu_refuses() {
         .stderr_has(&[&format!("help: {not_here}; or pin it anyway")]);
     // A prefix names the newest release it matches that runs here, as
     // `install 9` picks it.
-    sb.run(["default", "9"]).code_is(3).stderr_has(&[
-        "help: install it first with `cudnnm install pip:nvidia-cudnn-cu12==9.10.2.21`",
-    ]);
+    sb.run(["default", "9"])
+        .code_is(3)
+        .stderr_has(&["help: install it first with `cudnnm install 9.10.2.21_cuda12`"]);
     // Installed, the release that runs is named by the user's own command.
     let w = fixtures::wheel("nvidia_cudnn_cu12", "9.10.2.21", false).write(sb.root());
     sb.run(["install".as_ref(), w.as_os_str()]).ok();

@@ -221,6 +221,35 @@ fn install_by_version_fetches_the_wheel_from_the_index_with_no_python_on_path() 
 }
 
 #[test]
+fn a_jit_wheel_from_the_index_is_the_jit_build_in_the_store_and_the_cache() {
+    let ix = Index::new("nvidia-cudnn-jit-cu12");
+    let sb = sandbox(&["nvidia-cudnn-jit-cu12"]);
+    let x86 = ix.wheel("x86_64");
+    let spec = format!("{V}+jit");
+    let args = [
+        "install",
+        &spec,
+        "--cuda",
+        "12",
+        "--platform",
+        "linux-x86_64",
+    ];
+    sb.run(args.into_iter().chain(["--index-url", &ix.url()]))
+        .ok();
+    assert!(
+        sb.home()
+            .join(format!("store/cuda-12/{V}+jit/receipt.toml"))
+            .is_file()
+    );
+    // `cache` names the download by the release it is, JIT build included.
+    let cache: serde_json::Value =
+        serde_json::from_str(&sb.run(["cache", "--json"]).ok().stdout()).unwrap();
+    let text = cache.to_string();
+    assert!(text.contains(&x86.sha), "{text}");
+    assert!(text.contains(&format!("\"{V}_cuda12+jit\"")), "{text}");
+}
+
+#[test]
 fn the_index_comes_from_pips_configuration_file_without_running_pip() {
     let ix = Index::new("nvidia-cudnn-cu12");
     let mut sb = sandbox(&["nvidia-cudnn-cu12"]);
@@ -383,10 +412,10 @@ fn an_index_without_a_hash_with_only_yanked_files_or_without_the_project_is_refu
     let ix = Index::new("nvidia-cudnn-cu12");
     let sb = sandbox(&["nvidia-cudnn-cu12"]);
     let x86 = ix.wheel("x86_64").name.clone();
-    let install = || {
+    let install_as = |spec: &str| {
         sb.run([
             "install",
-            V,
+            spec,
             "--cuda",
             "12",
             "--platform",
@@ -395,6 +424,7 @@ fn an_index_without_a_hash_with_only_yanked_files_or_without_the_project_is_refu
             &ix.url(),
         ])
     };
+    let install = || install_as(V);
     ix.serve_json(|w, f| {
         if w.name == x86 {
             f.replace(&format!(r#""sha256":"{}""#, w.sha), "")
@@ -406,11 +436,12 @@ fn an_index_without_a_hash_with_only_yanked_files_or_without_the_project_is_refu
         "error: the package index {} publishes no SHA-256 for {x86}; refusing to fetch a wheel nothing can check",
         ix.url()
     )]);
+    // Only yanked files: a prefix never takes one (PEP 592) ...
     ix.serve_json(|_, f| format!("{},\"yanked\":\"broken\"}}", f.trim_end_matches('}')));
-    install().code_is(4).stderr_has(&[&format!(
+    install_as("9.30").code_is(4).stderr_has(&[&format!(
         "error: the package index {} marks every wheel of nvidia-cudnn-cu12=={V} for linux-x86_64 as yanked ({x86})",
         ix.url()
-    )]);
+    ), &format!("or name {V} exactly to take it anyway")]);
     ix.server.status(&ix.page(), 404);
     install().code_is(3).stderr_has(&[
         &format!(
@@ -422,6 +453,13 @@ fn an_index_without_a_hash_with_only_yanked_files_or_without_the_project_is_refu
     // Not one wheel was requested, nothing kept.
     assert_eq!(ix.fetched("x86_64"), 0);
     assert_eq!(kept(&sb.home()), (vec![], vec![]));
+    // ... the version named exactly does, saying so (as the catalog's yanked releases).
+    ix.serve_json(|_, f| format!("{},\"yanked\":\"broken\"}}", f.trim_end_matches('}')));
+    install().ok().stderr_has(&[&format!(
+        "warning: the package index {} marks {x86} yanked; installing it because {V} was named exactly",
+        ix.url()
+    )]);
+    assert_eq!(ix.fetched("x86_64"), 1);
 }
 
 // Unix only, as `hostile::a_redirect_from_https_to_http_is_refused`: on
@@ -623,6 +661,14 @@ fn lock_check_fails_when_the_lock_is_missing_stale_or_not_served_and_changes_not
         win.name,
         win.sha
     )]);
+    // An index without the project at all (404) serves none of its bytes: 4 too.
+    let other = Index::new("nvidia-cudnn-cu13");
+    sb.run(["lock", "--check", "--index-url", &other.url()])
+        .code_is(4)
+        .stderr_has(&[
+            "no longer serves (nvidia_cudnn_cu12-",
+            "it has no project nvidia-cudnn-cu12)",
+        ]);
     assert_eq!(lock_text(&sb), locked);
     assert_eq!(kept(&sb.home()), (vec![], vec![]));
 }

@@ -1701,7 +1701,7 @@ fn a_release_not_installed_suggests_install_only_when_the_catalog_has_it_and_the
         ),
         (
             "9.12_cuda11",
-            "help: the nearest release the catalog has is cuDNN 9.10.2.21 for CUDA 11 (`cudnnm install pip:nvidia-cudnn-cu11==9.10.2.21`)",
+            "help: the nearest release the catalog has is cuDNN 9.10.2.21 for CUDA 11 (`cudnnm install 9.10.2.21_cuda11`)",
         ),
     ] {
         let r = refused_unchanged(&sb, &tk, &["use", spec, "--cuda-root", &t], 3).stderr_has(&[
@@ -1760,7 +1760,7 @@ fn a_build_for_another_cuda_suggests_only_a_build_the_catalog_has_for_the_toolki
     let t = tk_arg(&tk);
     let r = refused_unchanged(&sb, &tk, &["use", "9.27", "--cuda-root", &t], 8).stderr_has(&[
         "error: cuDNN 9.27.0.42_cuda12+jit is built for CUDA 12 and does not fit the CUDA 11.8 toolkit",
-        "help: the catalog has no build of cuDNN 9.27 for CUDA 11.8; the newest release that has one is cuDNN 9.10.2.21 (`cudnnm install pip:nvidia-cudnn-cu11==9.10.2.21`); or pass --force",
+        "help: the catalog has no build of cuDNN 9.27 for CUDA 11.8; the newest release that has one is cuDNN 9.10.2.21 (`cudnnm install 9.10.2.21_cuda11`); or pass --force",
     ]);
     assert!(!r.stderr().contains("--cuda 11`"), "{}", r.describe());
     run_printed(&sb, &r.stderr()).ok();

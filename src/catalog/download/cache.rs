@@ -80,9 +80,11 @@ pub fn entries(dir: &Path) -> Vec<CacheEntry> {
                 bytes: meta.len() + side_bytes,
                 kind: CacheKind::Archive {
                     name: rec.as_ref().map(|r| r.name.clone()),
-                    release: rec
-                        .as_ref()
-                        .map(|r| crate::version::release_id(&r.version, &r.cuda)),
+                    release: rec.as_ref().map(|r| {
+                        crate::version::ReleaseId::new(r.version.clone(), r.cuda)
+                            .with_flavour(r.flavour)
+                            .to_string()
+                    }),
                     platform: rec.as_ref().map(|r| r.platform.to_string()),
                     in_use: lock_held(&super::use_path(dir, &sha)),
                 },
@@ -201,10 +203,13 @@ mod tests {
             version: "9.12.0.46".parse().unwrap(),
             cuda: "12".parse().unwrap(),
             platform: "linux-x86_64".parse().unwrap(),
+            flavour: crate::version::Flavour::Full,
             verified: true,
             fetched_at: "2026-01-01T00:00:00Z".into(),
         };
         let side = toml::to_string_pretty(&rec).unwrap();
+        // The full build's sidecar reads as those written before flavours.
+        assert!(!side.contains("flavour"), "{side}");
         fsops::write_atomic(&sidecar(dir, &sha), side.as_bytes()).unwrap();
         fsops::write_atomic(&dir.join(".partial-dead"), b"12345").unwrap();
         fsops::write_atomic(&dir.join(".lock-dead"), b"").unwrap();
@@ -262,5 +267,27 @@ mod tests {
         let done = clean(dir).unwrap();
         assert_eq!(done.removed.len(), 1, "{done:?}");
         assert!(!dir.join(held.as_str()).exists() && !dir.join(&use_file).exists());
+    }
+
+    #[test]
+    fn a_jit_builds_download_is_listed_with_its_flavour() {
+        let d = tempfile::tempdir().unwrap();
+        let dir = d.path();
+        let sha = crate::hash::sha256_bytes(b"wheel");
+        fsops::write_atomic(&dir.join(sha.as_str()), b"wheel").unwrap();
+        let side = format!(
+            "name = \"nvidia_cudnn_jit_cu12-9.12.0.46-py3-none-manylinux_2_27_x86_64.whl\"\n\
+             sha256 = \"{}\"\nsize = 5\nurl = \"https://example.invalid/w\"\n\
+             version = \"9.12.0.46\"\ncuda = \"12\"\nplatform = \"linux-x86_64\"\n\
+             flavour = \"jit\"\nverified = true\nfetched_at = \"2026-01-01T00:00:00Z\"\n",
+            sha.as_str()
+        );
+        fsops::write_atomic(&sidecar(dir, &sha), side.as_bytes()).unwrap();
+        let all = entries(dir);
+        assert!(
+            matches!(&all[0].kind, CacheKind::Archive { release: Some(r), .. } if r == "9.12.0.46_cuda12+jit"),
+            "{:?}",
+            all[0].kind
+        );
     }
 }

@@ -32,6 +32,7 @@ pub(super) fn install_catalog(
         mirror: req.mirror.clone(),
         sha256: base.expected_sha256.clone(),
         allow_unverified: req.allow_unverified,
+        asked_by: catalog::AskedBy::Install,
     };
     // The CUDA build for the toolkit `use` would deploy into (found, or
     // known to this home), as `use` picks it, and said.
@@ -89,7 +90,9 @@ pub(super) fn install_catalog(
             version: &w.version,
             cuda: &w.cuda,
             platform,
+            flavour: w.flavour,
             locked: None,
+            exact: fetch.spec.names_exactly(&w.version),
         };
         let file = match super::index::find(session, &index, &want) {
             Ok(f) => Some(f),
@@ -104,6 +107,16 @@ pub(super) fn install_catalog(
             Err(e) => return Err(e),
         };
         if let Some(file) = file {
+            // Yanked on the index though not in the catalog: said as the catalog's are.
+            if file.yanked && pick.yanked().is_none() {
+                let note = format!(
+                    "the package index {} marks {} yanked; installing it because {} was named exactly (a prefix, range or `latest` never picks it)",
+                    index.shown(),
+                    file.filename,
+                    w.version
+                );
+                session.report.event(&Event::Warning(&note));
+            }
             return from_index(session, &index, &want, &file, base);
         }
     }

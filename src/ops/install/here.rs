@@ -181,7 +181,9 @@ fn install_locked(
                 version: &l.release.version,
                 cuda: &l.release.cuda,
                 platform,
+                flavour: l.release.flavour,
                 locked: Some((wheel.as_str(), &want)),
+                exact: true,
             };
             let file = super::index::find(session, &index, &want)?;
             super::index::install_file(session, &index, &want, &file, base)
@@ -404,6 +406,7 @@ fn fetch_locked(
             version: &release.version,
             cuda: &release.cuda,
             platform: d.platform,
+            flavour: release.flavour,
         },
     };
     let streamed = StreamedInstall::new(session);

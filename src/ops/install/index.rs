@@ -14,7 +14,7 @@ use crate::error::{Error, Kind, Result};
 use crate::hash::Sha256Hex;
 use crate::ops::{Event, Session};
 use crate::store::Provenance;
-use crate::version::{CudaVariant, Platform, Version};
+use crate::version::{CudaVariant, Flavour, Platform, Version};
 
 /// Which wheel to fetch.
 pub(super) struct Wanted<'a> {
@@ -26,8 +26,13 @@ pub(super) struct Wanted<'a> {
     pub cuda: &'a CudaVariant,
     /// The platform to fetch for.
     pub platform: Platform,
+    /// Which build (the project's: `nvidia-cudnn-jit-cu12` is the JIT one).
+    pub flavour: Flavour,
     /// A lock's file name and SHA-256: exactly that file, or nothing.
     pub locked: Option<(&'a str, &'a Sha256Hex)>,
+    /// The user named the version exactly: a wheel the index marks yanked
+    /// may be taken when it has no other (PEP 592).
+    pub exact: bool,
 }
 
 /// The index's file `want` names: the lock's, when it gives one (still
@@ -57,7 +62,9 @@ pub(super) fn find(session: &Session<'_>, index: &Index, want: &Wanted) -> Resul
             })
             .hint("check the index (--index-url, CUDNNM_INDEX_URL, `index_url` in config.toml, pip's index-url); if the new file is genuine, lock again with `cudnnm lock`")
         })?,
-        None => listing.wheel(want.version, want.platform)?.clone(),
+        None => listing
+            .wheel(want.version, want.platform, want.exact)?
+            .clone(),
     };
     if index.url.starts_with("https://") && !file.url.starts_with("https://") {
         return Err(Error::new(
@@ -112,6 +119,7 @@ pub(super) fn install_file(
             version: want.version,
             cuda: want.cuda,
             platform: want.platform,
+            flavour: want.flavour,
         },
     };
     let streamed = StreamedInstall::new(session);

@@ -400,7 +400,7 @@ fn a_build_for_another_cuda_suggests_one_that_exists_for_the_toolkit() {
     assert_eq!(
         f.commands,
         vec![
-            "cudnnm install pip:nvidia-cudnn-cu11==9.10.2.21".to_string(),
+            "cudnnm install 9.10.2.21_cuda11".to_string(),
             format!("cudnnm use 9.10.2.21_cuda11 --cuda-root {tk}"),
         ],
         "{f:?}"
