@@ -272,7 +272,7 @@ pub fn output(cmd: &mut Command) -> Output {
         std::thread::sleep(nap);
         nap = (nap * 2).min(std::time::Duration::from_millis(20));
     };
-    let mut read = |f: &mut std::fs::File| {
+    let read = |f: &mut std::fs::File| {
         let mut v = Vec::new();
         f.seek(std::io::SeekFrom::Start(0)).unwrap();
         f.read_to_end(&mut v).unwrap();
