@@ -467,7 +467,7 @@ impl Listing {
                     self.project, of[0].filename
                 ),
             )
-            .hint(format!("a yanked file is one its publisher withdrew: pick another version (`cudnnm list --remote`), or name {version} exactly to take it anyway")));
+            .hint(format!("a yanked file is one its publisher withdrew: `cudnnm manifest refresh` tells the catalog (a prefix then passes it over), or pick another version (`cudnnm list --remote`), or name {version} exactly to take it anyway")));
         };
         if last.sha256.is_none() {
             return Err(Error::new(
@@ -477,7 +477,7 @@ impl Listing {
                     last.filename
                 ),
             )
-            .hint("use an index that publishes hashes (PEP 691 `hashes`, or PEP 503 `#sha256=` links), or fetch it with your pip: `cudnnm install pip:NAME==VERSION`"));
+            .hint(format!("use an index that publishes hashes (PEP 691 `hashes`, or PEP 503 `#sha256=` links), or fetch it with your pip: `cudnnm install pip:{}=={version}`", self.project)));
         }
         Ok(last)
     }

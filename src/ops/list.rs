@@ -111,11 +111,18 @@ pub fn installed(session: &Session<'_>, cuda: Option<&CudaVariant>) -> Result<Li
         .collect();
     let deployments = Deployments::load(session.home)?;
     let default_spec: Option<Spec> = session.home.config()?.default.and_then(|s| s.parse().ok());
+    // As the store picks (`Store::newest_matching`): the spec's flavours
+    // only, and at one version and CUDA the full build before the JIT one.
     let newest = |spec: &Spec| {
         releases
             .iter()
-            .rev()
-            .find(|r| spec.matches(r.version(), r.cuda()))
+            .filter(|r| spec.matches(r.version(), r.cuda()) && spec.admits_flavour(r.flavour()))
+            .max_by(|a, b| {
+                a.version()
+                    .cmp(b.version())
+                    .then(a.cuda().cmp(b.cuda()))
+                    .then(b.flavour().cmp(&a.flavour()))
+            })
             .map(|r| r.id())
     };
     let default_id = default_spec.as_ref().and_then(newest);

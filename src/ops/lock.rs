@@ -229,6 +229,7 @@ fn decide(
                     IndexRule {
                         required,
                         exact: spec.names_exactly(&release.version),
+                        here: platform,
                         replaceable: &replaceable,
                     },
                     &mut entries,
@@ -298,6 +299,7 @@ fn index_entries(
     let IndexRule {
         required,
         exact,
+        here,
         replaceable,
     } = rule;
     let listing = match catalog::index::read(session.env, index, package.as_str()) {
@@ -327,6 +329,13 @@ fn index_entries(
             Ok(f) => f,
             // A platform asked for that the index lacks: said after, with the others.
             Err(e) if e.kind() == Kind::NotFound => continue,
+            // Every platform the index has, none asked for: one whose wheels
+            // are all yanked (or unhashed) is left out, not the whole lock.
+            Err(e) if asked.is_empty() && p != here && e.kind() == Kind::Integrity => {
+                let w = format!("{}; {p} is left out of the lock", e.message());
+                session.report.event(&Event::Warning(&w));
+                continue;
+            }
             Err(e) => return Err(e),
         };
         if file.yanked {
@@ -375,6 +384,8 @@ struct IndexRule<'a> {
     required: bool,
     /// The pin names the version exactly: a yanked wheel may be locked (PEP 592).
     exact: bool,
+    /// The platform the pick was made for: its wheel is never left out.
+    here: Platform,
     replaceable: &'a dyn Fn(Platform, &LockedSource) -> bool,
 }
 
@@ -504,11 +515,23 @@ pub fn check(session: &Session<'_>, req: &Request) -> Result<Checked> {
                     };
                     listings.insert(project.clone(), l);
                 }
-                if listings[&project].serves(wheel, sha256).is_none() {
-                    return Err(not_served(format!(
-                        "the package index {} no longer serves ({wheel} with SHA-256 {sha256})",
-                        index.shown()
-                    )));
+                match listings[&project].serves(wheel, sha256) {
+                    None => {
+                        return Err(not_served(format!(
+                            "the package index {} no longer serves ({wheel} with SHA-256 {sha256})",
+                            index.shown()
+                        )));
+                    }
+                    // Still the locked bytes (a lock may name a yanked file,
+                    // PEP 592), but its publisher withdrew it: said.
+                    Some(f) if f.yanked => {
+                        session.report.event(&Event::Warning(&yanked_since(
+                            &index.shown(),
+                            name,
+                            wheel,
+                        )));
+                    }
+                    Some(_) => {}
                 }
             }
         }
@@ -519,6 +542,13 @@ pub fn check(session: &Session<'_>, req: &Request) -> Result<Checked> {
         release: lock.release.to_string(),
         platforms: lock.platform.keys().cloned().collect(),
     })
+}
+
+/// The warning for a locked wheel its index has yanked since it was locked.
+pub(crate) fn yanked_since(index: &str, platform: &str, wheel: &str) -> String {
+    format!(
+        "the package index {index} now marks the locked {wheel} ({platform}) yanked: its publisher withdrew it; the lock still installs it — pin another release and run `cudnnm lock` if that is the fix"
+    )
 }
 
 /// The pin here or above and the lock file beside it.

@@ -29,11 +29,18 @@ pub fn install_advice(
     how: fn(String) -> CommandLine,
 ) -> (String, Option<String>) {
     let offers = machine_offers(session);
-    let mut advice = offer::advise(&offers, spec, None);
+    // The one CUDA toolkit found, if one: the build for its CUDA, as
+    // `install` picks it (with several, the spec's newest CUDA).
+    let toolkits = crate::toolkit::discover(session.env);
+    let toolkit = match toolkits.as_slice() {
+        [t] => Some(&t.cuda),
+        _ => None,
+    };
+    let mut advice = offer::advise(&offers, spec, toolkit);
     let gate;
     if matches!(advice, Advice::Install(_)) {
         gate = GpuGate::read(session);
-        advice = gate.with_fit(|fit| offer::advise_on(&offers, spec, None, fit));
+        advice = gate.with_fit(|fit| offer::advise_on(&offers, spec, toolkit, fit));
     }
     let render = |c: CommandLine| session.printed(c.use_as(how));
     (advice.hint(&render), advice.command().map(render))

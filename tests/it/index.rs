@@ -432,10 +432,13 @@ fn an_index_without_a_hash_with_only_yanked_files_or_without_the_project_is_refu
             f
         }
     });
-    install().code_is(4).stderr_has(&[&format!(
-        "error: the package index {} publishes no SHA-256 for {x86}; refusing to fetch a wheel nothing can check",
-        ix.url()
-    )]);
+    install().code_is(4).stderr_has(&[
+        &format!(
+            "error: the package index {} publishes no SHA-256 for {x86}; refusing to fetch a wheel nothing can check",
+            ix.url()
+        ),
+        &format!("or fetch it with your pip: `cudnnm install pip:nvidia-cudnn-cu12=={V}`"),
+    ]);
     // Only yanked files: a prefix never takes one (PEP 592) ...
     ix.serve_json(|_, f| format!("{},\"yanked\":\"broken\"}}", f.trim_end_matches('}')));
     install_as("9.30").code_is(4).stderr_has(&[&format!(
@@ -669,8 +672,46 @@ fn lock_check_fails_when_the_lock_is_missing_stale_or_not_served_and_changes_not
             "no longer serves (nvidia_cudnn_cu12-",
             "it has no project nvidia-cudnn-cu12)",
         ]);
+    // Yanked since it was locked: still the locked bytes (a lock may name a
+    // yanked file, PEP 592), so the check passes, saying so.
+    ix.serve_json(|_, f| format!("{},\"yanked\":\"broken\"}}", f.trim_end_matches('}')));
+    check().ok().stderr_has(&[&format!(
+        "warning: the package index {} now marks the locked {} (windows-x86_64) yanked",
+        ix.url(),
+        win.name
+    )]);
     assert_eq!(lock_text(&sb), locked);
     assert_eq!(kept(&sb.home()), (vec![], vec![]));
+}
+
+#[test]
+fn lock_leaves_out_a_platform_whose_wheels_the_index_yanked_and_a_prefix_never_takes_them() {
+    let ix = Index::new("nvidia-cudnn-cu12");
+    let sb = sandbox(&["nvidia-cudnn-cu12"]);
+    pin(&sb, "9.30.x");
+    let arm = ix.wheel("aarch64").name.clone();
+    let yank = |f: String| format!("{},\"yanked\":\"broken\"}}", f.trim_end_matches('}'));
+    ix.serve_json(move |w, f| if w.name == arm { yank(f) } else { f });
+    let arm = ix.wheel("aarch64").name.clone();
+    sb.run(["lock", "--index-url", &ix.url()]).ok().stderr_has(&[
+        &format!(
+            "warning: the package index {} marks every wheel of nvidia-cudnn-cu12=={V} for linux-sbsa as yanked ({arm}); linux-sbsa is left out of the lock",
+            ix.url()
+        ),
+        "for linux-x86_64, windows-x86_64 in '",
+    ]);
+    assert!(!lock_text(&sb).contains("linux-sbsa"));
+    // Asked for by name, it is refused: a prefix never takes a yanked file.
+    sb.run(["lock", "--platform", "linux-sbsa", "--index-url", &ix.url()])
+        .code_is(4)
+        .stderr_has(&["`cudnnm manifest refresh` tells the catalog"]);
+    // And this machine's own platform is never left out.
+    let here = ix
+        .wheel(if cfg!(windows) { "win_amd64" } else { "x86_64" })
+        .name
+        .clone();
+    ix.serve_json(move |w, f| if w.name == here { yank(f) } else { f });
+    sb.run(["lock", "--index-url", &ix.url()]).code_is(4);
 }
 
 #[test]

@@ -30,6 +30,26 @@ fn two_releases(sb: &Sandbox) -> (String, String) {
     (s(&a), s(&b))
 }
 
+/// With one CUDA toolkit found, the install a hint names is the build for
+/// its CUDA, as `install` picks it (9.28 is built for CUDA 12 and 13).
+#[cfg(unix)]
+#[test]
+fn the_install_hint_names_the_build_for_the_toolkit_found() {
+    let mut sb = Sandbox::new();
+    sb.run(["pin", "9.28"])
+        .code_is(3)
+        .stderr_has(&["install it first with `cudnnm install 9.28.1.4_cuda13`"]);
+    let tk = crate::deploy_support::linux_toolkit(&sb.root().join("cuda-12.4"), "12.4.131");
+    sb.set_env("CUDA_HOME", &tk);
+    sb.run(["pin", "9.28"])
+        .code_is(3)
+        .stderr_has(&["install it first with `cudnnm install 9.28.0.42_cuda12`"]);
+    // The JIT build has no 9.28 for CUDA 12: the nearest for the toolkit, not CUDA 13's.
+    sb.run(["pin", "9.28+jit"]).code_is(3).stderr_has(&[
+        "the nearest release the catalog has is cuDNN 9.27.0.42 for CUDA 12 (`cudnnm install 9.27.0.42_cuda12+jit`)",
+    ]);
+}
+
 #[test]
 fn pin_checks_the_spec_writes_the_file_and_keeps_comments() {
     let sb = Sandbox::new();

@@ -628,6 +628,26 @@ fn the_full_build_installs_beside_the_jit_build_of_the_same_release() {
     sb.run(["install", "pip:nvidia-cudnn-jit-cu12==9.30.0.1"])
         .ok()
         .stderr_has(&["cuDNN 9.30.0.1_cuda12+jit is already installed at '"]);
+    // `list` marks the build the default and the pin select, as `which` does:
+    // the full one for a plain spec, the JIT one for `+jit`.
+    let marked = |spec: &str| {
+        sb.run(["default", spec]).ok();
+        sb.run(["pin", spec]).ok();
+        let listed: serde_json::Value =
+            serde_json::from_str(&sb.run(["list", "--json"]).ok().stdout()).unwrap();
+        let rows = listed.as_array().unwrap().clone();
+        let of = |key: &str| {
+            rows.iter()
+                .filter(|r| r[key] == true)
+                .map(|r| r["id"].as_str().unwrap().to_string())
+                .collect::<Vec<_>>()
+        };
+        (of("default"), of("pinned"))
+    };
+    let full = vec!["9.30.0.1_cuda12".to_string()];
+    let jit = vec!["9.30.0.1_cuda12+jit".to_string()];
+    assert_eq!(marked("9.30.0.1_cuda12"), (full.clone(), full));
+    assert_eq!(marked("9.30.0.1_cuda12+jit"), (jit.clone(), jit));
 }
 
 /// A user catalog with NVIDIA archives of 9.12.0.46 for Linux and Windows

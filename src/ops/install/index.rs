@@ -66,6 +66,11 @@ pub(super) fn find(session: &Session<'_>, index: &Index, want: &Wanted) -> Resul
             .wheel(want.version, want.platform, want.exact)?
             .clone(),
     };
+    if want.locked.is_some() && file.yanked {
+        let w =
+            crate::ops::lock::yanked_since(&index.shown(), want.platform.as_str(), &file.filename);
+        session.report.event(&Event::Warning(&w));
+    }
     if index.url.starts_with("https://") && !file.url.starts_with("https://") {
         return Err(Error::new(
             Kind::Integrity,
