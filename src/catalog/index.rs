@@ -482,6 +482,17 @@ impl Listing {
         Ok(last)
     }
 
+    /// Whether the index has wheels of `version` for `platform` and marks
+    /// every one yanked (PEP 592).
+    pub fn all_yanked(&self, version: &Version, platform: Platform) -> bool {
+        let mut of = self
+            .files
+            .iter()
+            .filter(|f| &f.version == version && f.platform == Some(platform))
+            .peekable();
+        of.peek().is_some() && of.all(|f| f.yanked)
+    }
+
     /// The file named `filename`, when the index still lists it with `sha256`.
     pub fn serves(&self, filename: &str, sha256: &Sha256Hex) -> Option<&IndexFile> {
         self.files

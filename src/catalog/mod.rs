@@ -100,6 +100,10 @@ pub struct Catalog {
     user_file: Option<PathBuf>,
     /// `written` of the user catalog (RFC 3339), when it says.
     user_written: Option<String>,
+    /// Releases a package index marks yanked though the catalog's own rows
+    /// do not (yanked after the catalog was written), with the reason
+    /// [`Catalog::yanked`] gives ([`Catalog::note_index_yank`]).
+    index_yanked: Vec<(ReleaseId, String)>,
 }
 
 impl Catalog {
@@ -161,6 +165,7 @@ impl Catalog {
             warnings: Vec::new(),
             user_file: None,
             user_written: None,
+            index_yanked: Vec::new(),
         };
         if let Some((text, path)) = user {
             let label = format!("user catalog '{}'", path.display());
@@ -402,6 +407,9 @@ impl Catalog {
     /// empty when none was given). NVIDIA's archive of a yanked release is
     /// marked too: the same bytes, withdrawn for the same reason.
     pub fn yanked(&self, id: &ReleaseId) -> Option<&str> {
+        if let Some((_, reason)) = self.index_yanked.iter().find(|(i, _)| i == id) {
+            return Some(reason);
+        }
         let list = self.wheel_list(id.flavour, id.cuda.major())?;
         let mut files = list
             .files
@@ -417,6 +425,14 @@ impl Catalog {
             }
         }
         reason
+    }
+
+    /// Records that the package index in use marks every wheel of `id` (for
+    /// the platform asked) yanked: from now on this catalog treats it as
+    /// yanked ([`Catalog::yanked`]), so a prefix passes over it. For this
+    /// run only; `cudnnm manifest refresh` writes the index's state.
+    pub fn note_index_yank(&mut self, id: ReleaseId, reason: String) {
+        self.index_yanked.push((id, reason));
     }
 
     /// Every platform the catalog has release `id` for (archives and

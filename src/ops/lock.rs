@@ -123,7 +123,7 @@ fn decide(
 ) -> Result<ProjectLock> {
     let cuda: Option<CudaVariant> = req.cuda.as_deref().map(str::parse).transpose()?;
     let (platform, asked) = platforms_of(req)?;
-    let cat = Catalog::load(session.home)?;
+    let mut cat = Catalog::load(session.home)?;
     for w in cat.warnings() {
         session.report.event(&Event::Warning(w));
     }
@@ -142,6 +142,8 @@ fn decide(
             && r.platform() == platform
     })?;
     let mut archive_too = false;
+    // The index's file list of the wheel picked, read once.
+    let mut listing: Option<catalog::index::Listing> = None;
     let (release, wheel) = match &installed {
         Some(r) => {
             let id = r.release_id();
@@ -170,13 +172,41 @@ fn decide(
             // of a release NVIDIA also ships as an archive (whose entries
             // stay where that index lacks the wheel).
             let gpu = gate.oldest().map(|g| &g.compute);
-            let first = resolve::pick_on(&cat, &req, &toolkits, gpu, host)?;
-            archive_too = matches!(&setting, catalog::index::Setting::Index(i) if i.named_for_cudnnm())
-                && matches!(first, resolve::Pick::Archive { .. });
-            let pick = if archive_too {
-                resolve::prefer_wheel(&cat, &req, &toolkits, gpu, host, first)?
-            } else {
-                first
+            let named =
+                matches!(&setting, catalog::index::Setting::Index(i) if i.named_for_cudnnm());
+            let pick = loop {
+                let first = resolve::pick_on(&cat, &req, &toolkits, gpu, host)?;
+                archive_too = named && matches!(first, resolve::Pick::Archive { .. });
+                let pick = if archive_too {
+                    resolve::prefer_wheel(&cat, &req, &toolkits, gpu, host, first)?
+                } else {
+                    first
+                };
+                // A version the index yanked though the catalog does not
+                // know yet: passed over, as `install` does. (An index that
+                // cannot be read is said where its wheels are locked.)
+                if let (resolve::Pick::Wheel(w), catalog::index::Setting::Index(ix)) =
+                    (&pick, &setting)
+                {
+                    if listing.as_ref().is_none_or(|l| l.project != w.package) {
+                        listing = catalog::index::read(session.env, ix, &w.package).ok();
+                    }
+                    if let Some(id) = crate::ops::install::passed_over_as_yanked(
+                        session,
+                        ix,
+                        listing.as_ref(),
+                        spec,
+                        w,
+                        platform,
+                    ) {
+                        cat.note_index_yank(
+                            id,
+                            format!("yanked on the package index {}", ix.shown()),
+                        );
+                        continue;
+                    }
+                }
+                break pick;
             };
             match pick {
                 resolve::Pick::Archive { archive, .. } => (archive.release_id(), None),
@@ -227,6 +257,7 @@ fn decide(
                     &release,
                     &asked,
                     IndexRule {
+                        known: listing.take(),
                         required,
                         exact: spec.names_exactly(&release.version),
                         here: platform,
@@ -297,12 +328,17 @@ fn index_entries(
     entries: &mut BTreeMap<String, LockedSource>,
 ) -> Result<()> {
     let IndexRule {
+        known,
         required,
         exact,
         here,
         replaceable,
     } = rule;
-    let listing = match catalog::index::read(session.env, index, package.as_str()) {
+    let read = match known.filter(|l| l.project == package.as_str()) {
+        Some(l) => Ok(l),
+        None => catalog::index::read(session.env, index, package.as_str()),
+    };
+    let listing = match read {
         Ok(l) => l,
         Err(e) if !required => {
             let w = format!(
@@ -381,6 +417,8 @@ fn index_entries(
 /// How [`index_entries`] treats the index: whether it must answer (the
 /// release is a wheel only), and which entries already made it replaces.
 struct IndexRule<'a> {
+    /// The index's file list, when the pick already read it.
+    known: Option<catalog::index::Listing>,
     required: bool,
     /// The pin names the version exactly: a yanked wheel may be locked (PEP 592).
     exact: bool,

@@ -37,12 +37,18 @@ struct Index {
 
 impl Index {
     fn new(package: &str) -> Index {
+        Index::with_versions(package, &[V])
+    }
+
+    /// An index serving the wheels of `versions` (each for every tag).
+    fn with_versions(package: &str, versions: &[&str]) -> Index {
         let dir = tempfile::tempdir().unwrap();
         let module = package.replace('-', "_");
-        let wheels = TAGS
+        let wheels = versions
             .iter()
-            .map(|tag| {
-                let path = fixtures::wheel_tagged(&module, V, tag).write(dir.path());
+            .flat_map(|v| TAGS.iter().map(move |tag| (*v, *tag)))
+            .map(|(v, tag)| {
+                let path = fixtures::wheel_tagged(&module, v, tag).write(dir.path());
                 let bytes = std::fs::read(&path).unwrap();
                 Wheel {
                     name: path.file_name().unwrap().to_string_lossy().into_owned(),
@@ -439,12 +445,16 @@ fn an_index_without_a_hash_with_only_yanked_files_or_without_the_project_is_refu
         ),
         &format!("or fetch it with your pip: `cudnnm install pip:nvidia-cudnn-cu12=={V}`"),
     ]);
-    // Only yanked files: a prefix never takes one (PEP 592) ...
+    // Only yanked files: a prefix never takes one (PEP 592), and nothing
+    // else matches here (exit 3, as for a release the catalog knows is yanked) ...
     ix.serve_json(|_, f| format!("{},\"yanked\":\"broken\"}}", f.trim_end_matches('}')));
-    install_as("9.30").code_is(4).stderr_has(&[&format!(
-        "error: the package index {} marks every wheel of nvidia-cudnn-cu12=={V} for linux-x86_64 as yanked ({x86})",
-        ix.url()
-    ), &format!("or name {V} exactly to take it anyway")]);
+    install_as("9.30").code_is(3).stderr_has(&[
+        &format!(
+            "warning: the package index {} marks every wheel of nvidia-cudnn-cu12=={V} for linux-x86_64 yanked; passing over it",
+            ix.url()
+        ),
+        "error: cuDNN 9.30 is not in the catalog for linux-x86_64",
+    ]);
     ix.server.status(&ix.page(), 404);
     install().code_is(3).stderr_has(&[
         &format!(
@@ -701,17 +711,101 @@ fn lock_leaves_out_a_platform_whose_wheels_the_index_yanked_and_a_prefix_never_t
         "for linux-x86_64, windows-x86_64 in '",
     ]);
     assert!(!lock_text(&sb).contains("linux-sbsa"));
-    // Asked for by name, it is refused: a prefix never takes a yanked file.
+    // Asked for by name: a prefix never takes a yanked file, and no other
+    // version matches (exit 3, as `install`).
     sb.run(["lock", "--platform", "linux-sbsa", "--index-url", &ix.url()])
-        .code_is(4)
-        .stderr_has(&["`cudnnm manifest refresh` tells the catalog"]);
-    // And this machine's own platform is never left out.
+        .code_is(3)
+        .stderr_has(&[&format!(
+            "warning: the package index {} marks every wheel of nvidia-cudnn-cu12=={V} for linux-sbsa yanked; passing over it (`cudnnm manifest refresh` tells the catalog)",
+            ix.url()
+        )]);
+    // And this machine's own platform is never left out: its yanked version
+    // is passed over, and with nothing else the lock fails (exit 3).
     let here = ix
         .wheel(if cfg!(windows) { "win_amd64" } else { "x86_64" })
         .name
         .clone();
     ix.serve_json(move |w, f| if w.name == here { yank(f) } else { f });
-    sb.run(["lock", "--index-url", &ix.url()]).code_is(4);
+    let before = lock_text(&sb);
+    sb.run(["lock", "--index-url", &ix.url()])
+        .code_is(3)
+        .stderr_has(&["yanked; passing over it"]);
+    assert_eq!(
+        lock_text(&sb),
+        before,
+        "a failed lock leaves the lock as it was"
+    );
+}
+
+/// PyPI yanked a release after the catalog was written: a prefix passes
+/// over it (the index's yank, as the catalog's), naming it; the version
+/// named in full still takes it.
+#[test]
+fn a_prefix_passes_over_a_version_only_the_index_has_yanked() {
+    const OLD: &str = "9.30.0.0";
+    let ix = Index::with_versions("nvidia-cudnn-cu12", &[V, OLD]);
+    let sb = sandbox(&["nvidia-cudnn-cu12"]);
+    std::fs::write(
+        sb.home().join("catalog.toml"),
+        format!(
+            "schema = 1\n\n[[wheel]]\npackage = \"nvidia-cudnn-cu12\"\ncuda = \"12\"\nsource = \"test\"\nversions = [\"{V}\", \"{OLD}\"]\n"
+        ),
+    )
+    .unwrap();
+    let yank = |f: String| format!("{},\"yanked\":\"broken\"}}", f.trim_end_matches('}'));
+    ix.serve_json(move |w, f| if w.name.contains(V) { yank(f) } else { f });
+    let install = |spec: &str| {
+        let args = [
+            "install",
+            spec,
+            "--cuda",
+            "12",
+            "--platform",
+            "linux-x86_64",
+        ];
+        sb.run(args.into_iter().chain(["--index-url", &ix.url()]))
+    };
+    // `lock` passes over it the same way (nothing installed yet).
+    pin(&sb, "9.30");
+    sb.run([
+        "lock",
+        "--platform",
+        "linux-x86_64",
+        "--index-url",
+        &ix.url(),
+    ])
+    .ok()
+    .stderr_has(&[
+        "yanked; passing over it",
+        &format!("locked {OLD}_cuda12 (pin 9.30)"),
+    ]);
+    install("9.30").ok().stderr_has(&[
+        &format!(
+            "warning: the package index {} marks every wheel of nvidia-cudnn-cu12=={V} for linux-x86_64 yanked; passing over it",
+            ix.url()
+        ),
+        &format!("installed cuDNN {OLD} for CUDA 12"),
+    ]);
+    assert!(
+        sb.home()
+            .join(format!("store/cuda-12/{OLD}/receipt.toml"))
+            .is_file()
+    );
+    assert!(!sb.home().join(format!("store/cuda-12/{V}")).exists());
+    // One read of the index page for each pick, no wheel of the yanked version.
+    assert!(
+        ix.paths().iter().all(|p| !p.contains(V)),
+        "{:?}",
+        ix.paths()
+    );
+    install(V).ok().stderr_has(&[&format!(
+        "marks nvidia_cudnn_cu12-{V}-py3-none-manylinux_2_27_x86_64.whl yanked; installing it because {V} was named exactly"
+    )]);
+    assert!(
+        sb.home()
+            .join(format!("store/cuda-12/{V}/receipt.toml"))
+            .is_file()
+    );
 }
 
 #[test]

@@ -45,6 +45,19 @@ pub(super) struct Wanted<'a> {
 /// or links an `https://` index's file over plain `http://`.
 pub(super) fn find(session: &Session<'_>, index: &Index, want: &Wanted) -> Result<IndexFile> {
     let listing = index::read(session.env, index, want.project)?;
+    find_in(session, index, &listing, want)
+}
+
+/// [`find`] in a file list already read from `index`.
+///
+/// # Errors
+/// As [`find`], but for reading the index.
+pub(super) fn find_in(
+    session: &Session<'_>,
+    index: &Index,
+    listing: &index::Listing,
+    want: &Wanted,
+) -> Result<IndexFile> {
     let file = match want.locked {
         Some((name, sha)) => listing.serves(name, sha).cloned().ok_or_else(|| {
             let listed = listing.files.iter().find(|f| f.filename == name);
@@ -172,4 +185,35 @@ pub(super) fn install_file(
     );
     drop(hold);
     done
+}
+
+/// A wheel pick whose version the index marks yanked for `platform` (every
+/// file of it) though the catalog does not know it yet: passed over, as the
+/// catalog's yanked releases are, unless the spec names it exactly. Says
+/// so, and gives the release id for
+/// [`crate::catalog::Catalog::note_index_yank`].
+pub(crate) fn passed_over_as_yanked(
+    session: &Session<'_>,
+    ix: &Index,
+    listing: Option<&index::Listing>,
+    spec: &crate::version::Spec,
+    w: &crate::catalog::resolve::WheelPick,
+    platform: Platform,
+) -> Option<crate::version::ReleaseId> {
+    let listing = listing?;
+    // (A pick the catalog already counts as yanked was named exactly: kept.)
+    if w.yanked.is_some()
+        || spec.names_exactly(&w.version)
+        || !listing.all_yanked(&w.version, platform)
+    {
+        return None;
+    }
+    let note = format!(
+        "the package index {} marks every wheel of {}=={} for {platform} yanked; passing over it (`cudnnm manifest refresh` tells the catalog)",
+        ix.shown(),
+        w.package,
+        w.version
+    );
+    session.report.event(&Event::Warning(&note));
+    Some(w.release_id())
 }

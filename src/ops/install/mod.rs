@@ -25,6 +25,7 @@ use crate::version::{CudaVariant, Platform, Spec};
 mod catalog;
 mod here;
 mod index;
+pub(crate) use index::passed_over_as_yanked;
 mod pip;
 mod stream;
 
