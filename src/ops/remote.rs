@@ -243,6 +243,10 @@ fn check_on_index(
                     }];
                 }
                 r.on_index = Some(true);
+                // Yanked on the index though not in the catalog (yet).
+                if f.yanked && r.yanked.is_none() {
+                    r.yanked = Some(format!("on the package index {}", index.shown()));
+                }
             }
             None => r.on_index = Some(false),
         }

@@ -865,6 +865,38 @@ fn list_remote_checks_the_catalogs_wheels_against_the_index_named() {
         assert_eq!(r["urls"][0], ix.server.url(&format!("files/{}", w.name)));
     }
     assert_eq!(row(gone)["on_index"], false);
+    assert!(ix.wheels.iter().all(|w| row(&w.name)["yanked"].is_null()));
+    // A wheel the index yanked (the catalog does not know it) is marked so.
+    let win = ix.wheel("win_amd64").name.clone();
+    let yanked = win.clone();
+    ix.serve_json(move |w, f| {
+        if w.name == yanked {
+            format!("{},\"yanked\":\"broken\"}}", f.trim_end_matches('}'))
+        } else {
+            f
+        }
+    });
+    let again = sb
+        .run([
+            "list",
+            "--remote",
+            "--platform",
+            "all",
+            "--json",
+            "--index-url",
+            &ix.url(),
+        ])
+        .ok();
+    let again: serde_json::Value = serde_json::from_str(&again.stdout()).unwrap();
+    let marked: Vec<&str> = again
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| !r["yanked"].is_null())
+        .filter_map(|r| r["file"].as_str())
+        .filter(|f| ix.wheels.iter().any(|w| w.name == *f))
+        .collect();
+    assert_eq!(marked, [win.as_str()]);
     // Only pages read (the embedded catalog's other packages' too: this
     // index has none of them), no wheel fetched.
     assert!(
