@@ -3,7 +3,8 @@
 //! `which`, `env`, `pin`, `default`, `export dir`, `install`'s own "not in
 //! the catalog", `doctor` findings and `verify` advice) names only a
 //! release the catalog has — an NVIDIA archive for the platform, or a PyPI
-//! wheel pip can fetch here — built for the right CUDA.
+//! wheel for this machine, fetched from the package index — built for the
+//! right CUDA, by its release id (`cudnnm install 9.12.0.46_cuda12`).
 
 use crate::command::CommandLine;
 use crate::version::{CudaVariant, Flavour, Platform, ReleaseId, Spec, Version};
