@@ -162,52 +162,18 @@ fn decide(
                 allow_unverified: false,
                 asked_by: catalog::AskedBy::Lock,
             };
-            // A wheel read straight from the index serves any platform;
-            // one pip fetches, only the machine pip runs on.
-            let host = match &setting {
-                catalog::index::Setting::Index(_) => Some(platform),
-                catalog::index::Setting::PipNoIndex(_) => session.env.platform(),
-            };
             // As `install` picks: an index named for cudnnm serves the wheel
             // of a release NVIDIA also ships as an archive (whose entries
-            // stay where that index lacks the wheel).
+            // stay where that index lacks the wheel), and a version that
+            // index yanked is passed over. (An index that cannot be read is
+            // said where its wheels are locked.)
             let gpu = gate.oldest().map(|g| &g.compute);
-            let named =
-                matches!(&setting, catalog::index::Setting::Index(i) if i.named_for_cudnnm());
-            let pick = loop {
-                let first = resolve::pick_on(&cat, &req, &toolkits, gpu, host)?;
-                archive_too = named && matches!(first, resolve::Pick::Archive { .. });
-                let pick = if archive_too {
-                    resolve::prefer_wheel(&cat, &req, &toolkits, gpu, host, first)?
-                } else {
-                    first
-                };
-                // A version the index yanked though the catalog does not
-                // know yet: passed over, as `install` does. (An index that
-                // cannot be read is said where its wheels are locked.)
-                if let (resolve::Pick::Wheel(w), catalog::index::Setting::Index(ix)) =
-                    (&pick, &setting)
-                {
-                    if listing.as_ref().is_none_or(|l| l.project != w.package) {
-                        listing = catalog::index::read(session.env, ix, &w.package).ok();
-                    }
-                    if let Some(id) = crate::ops::install::passed_over_as_yanked(
-                        session,
-                        ix,
-                        listing.as_ref(),
-                        spec,
-                        w,
-                        platform,
-                    ) {
-                        cat.note_index_yank(
-                            id,
-                            format!("yanked on the package index {}", ix.shown()),
-                        );
-                        continue;
-                    }
-                }
-                break pick;
-            };
+            let picked = crate::ops::install::pick_through_index(
+                session, &mut cat, &req, &toolkits, gpu, &setting,
+            )?;
+            archive_too = picked.archive_too;
+            listing = picked.listing.and_then(Result::ok);
+            let pick = picked.pick;
             match pick {
                 resolve::Pick::Archive { archive, .. } => (archive.release_id(), None),
                 resolve::Pick::Wheel(w) => (w.release_id(), Some(w)),

@@ -839,19 +839,14 @@ fn list_remote_checks_the_catalogs_wheels_against_the_index_named() {
         .ok();
     assert!(plain.stdout().contains("files.pythonhosted.org"));
     assert!(ix.paths().is_empty(), "{:?}", ix.paths());
-    let out = sb
-        .run([
-            "list",
-            "--remote",
-            "--platform",
-            "all",
-            "--json",
-            "--index-url",
-            &ix.url(),
-        ])
-        .ok();
-    let rows: serde_json::Value = serde_json::from_str(&out.stdout()).unwrap();
-    let rows = rows.as_array().unwrap();
+    let listed = || -> Vec<serde_json::Value> {
+        let args = ["list", "--remote", "--platform", "all", "--json"];
+        let out = sb
+            .run(args.into_iter().chain(["--index-url", &ix.url()]))
+            .ok();
+        serde_json::from_str(&out.stdout()).unwrap()
+    };
+    let rows = listed();
     let row = |file: &str| {
         rows.iter()
             .find(|r| r["file"] == file)
@@ -876,21 +871,8 @@ fn list_remote_checks_the_catalogs_wheels_against_the_index_named() {
             f
         }
     });
-    let again = sb
-        .run([
-            "list",
-            "--remote",
-            "--platform",
-            "all",
-            "--json",
-            "--index-url",
-            &ix.url(),
-        ])
-        .ok();
-    let again: serde_json::Value = serde_json::from_str(&again.stdout()).unwrap();
+    let again = listed();
     let marked: Vec<&str> = again
-        .as_array()
-        .unwrap()
         .iter()
         .filter(|r| !r["yanked"].is_null())
         .filter_map(|r| r["file"].as_str())

@@ -42,50 +42,13 @@ pub(super) fn install_catalog(
     // Archives and PyPI wheels alike: most cuDNN 9 releases are wheels only.
     let mut cat = Catalog::load(session.home)?;
     let setting = index::setting::effective(req.index_url.as_deref(), session.env, session.home)?;
-    // A wheel read straight from the index serves any platform (`--platform`);
-    // one pip fetches, only the machine pip runs on.
-    let host = match &setting {
-        index::Setting::Index(_) => Some(platform),
-        index::Setting::PipNoIndex(_) => session.env.platform(),
-    };
     let gpu = gate.oldest().map(|g| &g.compute);
-    // An index named for cudnnm (not pip's own setting, not the default)
-    // serves the wheel of a release NVIDIA also publishes as an archive;
-    // NVIDIA's archive stays the way when that index lacks the wheel.
-    let named = matches!(&setting, index::Setting::Index(i) if i.named_for_cudnnm());
-    // The index's file list of the package picked, read once (or why it
-    // could not be: said below, where an archive may still serve).
-    let mut listing: Option<index::Listing> = None;
-    let mut unread: Option<crate::error::Error> = None;
-    let (pick, archive_too) = loop {
-        let first = resolve::pick_on(&cat, &fetch, &toolkits, gpu, host)?;
-        let archive_too = named && matches!(first, resolve::Pick::Archive { .. });
-        let pick = if archive_too {
-            resolve::prefer_wheel(&cat, &fetch, &toolkits, gpu, host, first)?
-        } else {
-            first
-        };
-        if let (resolve::Pick::Wheel(w), index::Setting::Index(ix)) = (&pick, &setting) {
-            if listing.as_ref().is_none_or(|l| l.project != w.package) {
-                match index::read(session.env, ix, &w.package) {
-                    Ok(l) => (listing, unread) = (Some(l), None),
-                    Err(e) => (listing, unread) = (None, Some(e)),
-                }
-            }
-            if let Some(id) = super::index::passed_over_as_yanked(
-                session,
-                ix,
-                listing.as_ref(),
-                &fetch.spec,
-                w,
-                platform,
-            ) {
-                cat.note_index_yank(id, format!("yanked on the package index {}", ix.shown()));
-                continue;
-            }
-        }
-        break (pick, archive_too);
-    };
+    let super::IndexedPick {
+        pick,
+        archive_too,
+        listing,
+        host,
+    } = super::pick_through_index(session, &mut cat, &fetch, &toolkits, gpu, &setting)?;
     // A yanked release is picked only when named exactly: say so, and why.
     if let Some(w) = pick.yanked_warning() {
         session.report.event(&Event::Warning(&w));
@@ -120,11 +83,7 @@ pub(super) fn install_catalog(
             locked: None,
             exact: fetch.spec.names_exactly(&w.version),
         };
-        let listed = match (listing, unread) {
-            (Some(l), _) => Ok(l),
-            (None, Some(e)) => Err(e),
-            (None, None) => index::read(session.env, &index, want.project),
-        };
+        let listed = listing.unwrap_or_else(|| index::read(session.env, &index, want.project));
         let file = match listed.and_then(|l| super::index::find_in(session, &index, &l, &want)) {
             Ok(f) => Some(f),
             Err(e) if archive_too && e.kind() == crate::error::Kind::NotFound => {

@@ -8,12 +8,13 @@
 use super::stream::StreamedInstall;
 use super::{Installed, pause_after_download};
 use crate::archive::ImportRequest;
-use crate::catalog::download;
 use crate::catalog::index::{self, Index, IndexFile};
+use crate::catalog::{Catalog, FetchRequest, download, resolve};
 use crate::error::{Error, Kind, Result};
 use crate::hash::Sha256Hex;
 use crate::ops::{Event, Session};
 use crate::store::Provenance;
+use crate::toolkit::Toolkit;
 use crate::version::{CudaVariant, Flavour, Platform, Version};
 
 /// Which wheel to fetch.
@@ -187,33 +188,94 @@ pub(super) fn install_file(
     done
 }
 
-/// A wheel pick whose version the index marks yanked for `platform` (every
-/// file of it) though the catalog does not know it yet: passed over, as the
-/// catalog's yanked releases are, unless the spec names it exactly. Says
-/// so, and gives the release id for
-/// [`crate::catalog::Catalog::note_index_yank`].
-pub(crate) fn passed_over_as_yanked(
+/// The catalog's pick for `fetch`, as `install` and `lock` both make it.
+pub(crate) struct IndexedPick {
+    /// The release picked.
+    pub pick: resolve::Pick,
+    /// The first pick was NVIDIA's archive, and an index named for cudnnm
+    /// was asked for the wheel instead ([`resolve::prefer_wheel`]): NVIDIA's
+    /// archive stays the way where that index lacks it.
+    pub archive_too: bool,
+    /// For a wheel picked through an index: that package's file list, or
+    /// why it could not be read (said where the wheel is fetched or locked).
+    pub listing: Option<Result<index::Listing>>,
+    /// The platform whose wheels could be picked: any (`--platform`) from
+    /// an index, only the machine's when pip fetches.
+    pub host: Option<Platform>,
+}
+
+/// Picks the release `fetch` asks for from `cat` ([`resolve::pick_on`]):
+/// an index named for cudnnm serves the wheel of a release NVIDIA also
+/// ships as an archive, and a version the index marks yanked for the
+/// platform (every file of it) though the catalog does not know it yet is
+/// passed over, as the catalog's yanked releases are, unless the spec names
+/// it exactly — with a warning, and recorded in `cat`
+/// ([`Catalog::note_index_yank`]). The index's file list is read once.
+///
+/// # Errors
+/// As [`resolve::pick_on`] and [`resolve::prefer_wheel`].
+pub(crate) fn pick(
     session: &Session<'_>,
-    ix: &Index,
-    listing: Option<&index::Listing>,
-    spec: &crate::version::Spec,
-    w: &crate::catalog::resolve::WheelPick,
-    platform: Platform,
-) -> Option<crate::version::ReleaseId> {
-    let listing = listing?;
-    // (A pick the catalog already counts as yanked was named exactly: kept.)
-    if w.yanked.is_some()
-        || spec.names_exactly(&w.version)
-        || !listing.all_yanked(&w.version, platform)
-    {
-        return None;
+    cat: &mut Catalog,
+    fetch: &FetchRequest,
+    toolkits: &[Toolkit],
+    gpu: Option<&Version>,
+    setting: &index::Setting,
+) -> Result<IndexedPick> {
+    // A wheel read straight from the index serves any platform (`--platform`);
+    // one pip fetches, only the machine pip runs on.
+    let host = match setting {
+        index::Setting::Index(_) => Some(fetch.platform),
+        index::Setting::PipNoIndex(_) => session.env.platform(),
+    };
+    let named = matches!(setting, index::Setting::Index(i) if i.named_for_cudnnm());
+    let mut listing: Option<Result<index::Listing>> = None;
+    loop {
+        let first = resolve::pick_on(cat, fetch, toolkits, gpu, host)?;
+        let archive_too = named && matches!(first, resolve::Pick::Archive { .. });
+        let pick = if archive_too {
+            resolve::prefer_wheel(cat, fetch, toolkits, gpu, host, first)?
+        } else {
+            first
+        };
+        let (resolve::Pick::Wheel(w), index::Setting::Index(ix)) = (&pick, setting) else {
+            return Ok(IndexedPick {
+                pick,
+                archive_too,
+                listing: None,
+                host,
+            });
+        };
+        let read = match listing.take() {
+            Some(Ok(l)) if l.project == w.package => Ok(l),
+            _ => index::read(session.env, ix, &w.package),
+        };
+        // (A pick the catalog already counts as yanked was named exactly: kept.)
+        let yanked = read.as_ref().is_ok_and(|l| {
+            w.yanked.is_none()
+                && !fetch.spec.names_exactly(&w.version)
+                && l.all_yanked(&w.version, fetch.platform)
+        });
+        if !yanked {
+            return Ok(IndexedPick {
+                pick,
+                archive_too,
+                listing: Some(read),
+                host,
+            });
+        }
+        let note = format!(
+            "the package index {} marks every wheel of {}=={} for {} yanked; passing over it (`cudnnm manifest refresh` tells the catalog)",
+            ix.shown(),
+            w.package,
+            w.version,
+            fetch.platform
+        );
+        session.report.event(&Event::Warning(&note));
+        cat.note_index_yank(
+            w.release_id(),
+            format!("yanked on the package index {}", ix.shown()),
+        );
+        listing = Some(read);
     }
-    let note = format!(
-        "the package index {} marks every wheel of {}=={} for {platform} yanked; passing over it (`cudnnm manifest refresh` tells the catalog)",
-        ix.shown(),
-        w.package,
-        w.version
-    );
-    session.report.event(&Event::Warning(&note));
-    Some(w.release_id())
 }

@@ -25,7 +25,7 @@ use crate::version::{CudaVariant, Platform, Spec};
 mod catalog;
 mod here;
 mod index;
-pub(crate) use index::passed_over_as_yanked;
+pub(crate) use index::{IndexedPick, pick as pick_through_index};
 mod pip;
 mod stream;
 
