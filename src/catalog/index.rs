@@ -428,11 +428,7 @@ impl Listing {
     /// `exact`) or the one picked has no SHA-256. Each names the index and
     /// the file.
     pub fn wheel(&self, version: &Version, platform: Platform, exact: bool) -> Result<&IndexFile> {
-        let of: Vec<&IndexFile> = self
-            .files
-            .iter()
-            .filter(|f| &f.version == version && f.platform == Some(platform))
-            .collect();
+        let of: Vec<&IndexFile> = self.files_of(version, platform).collect();
         let at = format!("the package index {}", self.index.shown());
         if of.is_empty() {
             let have = self.platforms(version);
@@ -485,12 +481,15 @@ impl Listing {
     /// Whether the index has wheels of `version` for `platform` and marks
     /// every one yanked (PEP 592).
     pub fn all_yanked(&self, version: &Version, platform: Platform) -> bool {
-        let mut of = self
-            .files
-            .iter()
-            .filter(|f| &f.version == version && f.platform == Some(platform))
-            .peekable();
+        let mut of = self.files_of(version, platform).peekable();
         of.peek().is_some() && of.all(|f| f.yanked)
+    }
+
+    /// The files of `version` for `platform`.
+    fn files_of(&self, version: &Version, platform: Platform) -> impl Iterator<Item = &IndexFile> {
+        self.files
+            .iter()
+            .filter(move |f| &f.version == version && f.platform == Some(platform))
     }
 
     /// The file named `filename`, when the index still lists it with `sha256`.

@@ -117,12 +117,7 @@ pub fn installed(session: &Session<'_>, cuda: Option<&CudaVariant>) -> Result<Li
         releases
             .iter()
             .filter(|r| spec.matches(r.version(), r.cuda()) && spec.admits_flavour(r.flavour()))
-            .max_by(|a, b| {
-                a.version()
-                    .cmp(b.version())
-                    .then(a.cuda().cmp(b.cuda()))
-                    .then(b.flavour().cmp(&a.flavour()))
-            })
+            .min_by(|a, b| crate::store::newest_first(&a.release_id(), &b.release_id()))
             .map(|r| r.id())
     };
     let default_id = default_spec.as_ref().and_then(newest);

@@ -213,12 +213,7 @@ impl Store {
         }
         // A stable sort: for equal ids the user's folder (found first) stays
         // first; at one version the full build before the JIT build.
-        found.sort_by(|a, b| {
-            b.0.version
-                .cmp(&a.0.version)
-                .then(b.0.cuda.cmp(&a.0.cuda))
-                .then(a.0.flavour.cmp(&b.0.flavour))
-        });
+        found.sort_by(|a, b| newest_first(&a.0, &b.0));
         for (id, dir) in found {
             if let Ok(Some(r)) = self.load(&dir)
                 && r.release_id() == id
@@ -318,4 +313,13 @@ impl Store {
         scored.sort_by(|a, b| (b.0, b.1.version()).cmp(&(a.0, a.1.version())));
         scored.into_iter().take(3).map(|(_, r)| r.id()).collect()
     }
+}
+
+/// The order [`Store::newest_matching`] prefers releases in: the newest
+/// version, then the newest CUDA, then the full build before the JIT one.
+pub fn newest_first(a: &ReleaseId, b: &ReleaseId) -> std::cmp::Ordering {
+    b.version
+        .cmp(&a.version)
+        .then(b.cuda.cmp(&a.cuda))
+        .then(a.flavour.cmp(&b.flavour))
 }

@@ -27,6 +27,7 @@ mod release;
 mod remove;
 
 pub use import::{BUSY_FILE, PartialLeft, PartialRelease, REPLACED_PREFIX};
+pub use lookup::newest_first;
 pub use receipt::{
     Distribution, FileRecord, Provenance, RECEIPT_FILE, RECEIPT_SCHEMA, Receipt, Source,
     flavour_of_files,
