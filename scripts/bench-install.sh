@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Import benchmark: one real large wheel, nvidia-cudnn-cu12 8.9.2.26
 # (732 MB, 1.18 GB unpacked, largest member 617 MiB), imported side by side by
-#   cudnnm install            (archive SHA-256 + every file's SHA-256 + receipt)
+#   cudnnm install            (archive SHA-256, CRC-32 of every member, receipt with every
+#                             file's SHA-256: from the wheel's RECORD, as PyPI publishes
+#                             the wheel's SHA-256 and the catalog records it)
 #   cudnnm install, before    (optional: CUDNNM_BENCH_BEFORE=/path/to/an/older/cudnnm)
 #   uv pip install --no-deps --target DIR, empty cache   (the named baseline)
 #   sha256sum + unzip -q      (the manual way; MANUAL=0 leaves it out)
@@ -34,8 +36,9 @@ check_receipt() {
   hashes=$(grep -c '^sha256 = ' "$r" || true)
   # (the source's own size and sha256 are one more pair)
   [ "$files" -ge 20 ] && [ "$files" = "$hashes" ] || { echo "receipt $r: $files sizes, $hashes hashes" >&2; exit 1; }
-  # and the largest library's recorded hash is its content's
+  # and the largest library's recorded hash is its content's (every file's, after the first run)
   check_largest "$r"
+  [ "$i" != 1 ] || check_every "$r"
 }
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 cat "$wheel" > /dev/null   # warm the page cache once for everyone

@@ -56,6 +56,21 @@ check_largest() {
   [ -n "$want" ] && [ "$want" = "$got" ] || { echo "receipt $r: $big recorded as '$want', is $got" >&2; exit 1; }
 }
 
+# check_every RECEIPT: every file the receipt records with a SHA-256 holds
+# those bytes on disk (cudnnm takes a published wheel's from its RECORD).
+check_every() {
+  local r=$1 dir want got p n=0
+  dir=$(dirname "$r")
+  while read -r p; do
+    want=$(receipt_sha "$r" "$p")
+    [ -n "$want" ] || continue
+    got=$(sha256sum "$dir/$p" | cut -d' ' -f1)
+    [ "$want" = "$got" ] || { echo "receipt $r: $p recorded as '$want', is $got" >&2; exit 1; }
+    n=$((n + 1))
+  done < <(sed -n 's/^path = "\(.*\)"$/\1/p' "$r")
+  [ "$n" -ge 20 ] || { echo "receipt $r: only $n files hashed" >&2; exit 1; }
+}
+
 # row LABEL NAME BASE: one table row of $work/NAME's medians, its wall time
 # as a ratio of BASE seconds.
 row() {

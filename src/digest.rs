@@ -39,6 +39,16 @@ impl Sha256Hex {
         Sha256Hex(s)
     }
 
+    /// The 32 raw bytes.
+    pub fn to_bytes(&self) -> [u8; 32] {
+        let mut raw = [0u8; 32];
+        for (i, b) in raw.iter_mut().enumerate() {
+            // Two lowercase hex digits, as `parse` and `from_bytes` made them.
+            *b = u8::from_str_radix(&self.0[2 * i..2 * i + 2], 16).unwrap_or(0);
+        }
+        raw
+    }
+
     /// The hex text.
     pub fn as_str(&self) -> &str {
         &self.0

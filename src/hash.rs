@@ -4,8 +4,10 @@
 //! ([`Content::look`]).
 //!
 //! `sha2` picks the SHA-NI instructions at run time where the CPU has them,
-//! which keeps hashing well ahead of inflating (the import benchmark hashes
-//! every byte twice: the archive, and every file it holds).
+//! which keeps hashing well ahead of inflating (about 1.8 GB/s against
+//! zlib-rs's 0.4 GB/s of inflated output on the benchmark wheel's largest
+//! library). A published wheel's members are not hashed on import: its
+//! `RECORD` gives their SHA-256 (`archive::import`).
 
 use std::fs::File;
 use std::io::{self, Read, Write};

@@ -44,6 +44,13 @@ pub struct ImportRequest {
     pub cuda: Option<CudaVariant>,
     /// `--sha256`: the digest the archive must have.
     pub expected_sha256: Option<Sha256Hex>,
+    /// The SHA-256 the publisher of a wheel of this name gives (the
+    /// catalog's row from PyPI's file list, the index's, a lock's). A wheel
+    /// with exactly these bytes is the one its publisher built, so its
+    /// `RECORD` gives every member's SHA-256 for the receipt and the members
+    /// are not hashed again as they are written; any other wheel has each
+    /// member hashed and checked against its `RECORD`.
+    pub published_sha256: Option<Sha256Hex>,
     /// Where the archive came from (a URL, a pip requirement), for the receipt.
     pub from: crate::store::Provenance,
     /// `--force`: reinstall, and accept a name/header version disagreement.
@@ -189,12 +196,39 @@ fn import_zip(
     }
     let record = wheel_record(path, &zip, &plan)?;
     let partial = store.begin_import()?;
-    let (files, size, sha) = zip.extract(&plan, partial.path(), progress)?;
-    check_sha(path, req, &sha)?;
-    if let Some(r) = &record {
-        check_wheel_members(path, r, &plan, &files)?;
-    }
-    finish(store, req, name, &plan, id, partial, files, size, Some(sha))
+    // Hashing every member is a sixth of a large wheel's import; a published
+    // wheel's RECORD already says what it would find.
+    let hash_members = record.is_none() || req.published_sha256.is_none();
+    let x = zip.extract(&plan, partial.path(), hash_members, progress)?;
+    check_sha(path, req, &x.sha256)?;
+    let mut files = match &record {
+        Some(r) => {
+            let published = req.published_sha256.as_ref() == Some(&x.sha256);
+            wheel_members(path, r, &plan, x.files, published, partial.path())?
+        }
+        None => x
+            .files
+            .into_iter()
+            .map(|w| {
+                let sha = w
+                    .sha256
+                    .ok_or_else(|| Error::msg("a member was not hashed"))?;
+                Ok(FileRecord::file(w.path, w.size, sha))
+            })
+            .collect::<Result<_>>()?,
+    };
+    files.extend(x.links);
+    finish(
+        store,
+        req,
+        name,
+        &plan,
+        id,
+        partial,
+        files,
+        x.size,
+        Some(x.sha256),
+    )
 }
 
 /// A wheel's `RECORD` (for a zip whose plan found a wheel's METADATA),
@@ -260,36 +294,83 @@ fn wheel_record(
     Ok(Some(r))
 }
 
-/// Checks every extracted member of a wheel against its `RECORD`.
+/// The records of a wheel's extracted members (`written`, under `dest`),
+/// each checked against the wheel's `RECORD`.
+///
+/// When the wheel is the `published` one (its SHA-256 is its publisher's),
+/// `RECORD` is its publisher's too and gives each member's SHA-256: the zip's
+/// CRC-32, checked as each member was inflated, shows the bytes written are
+/// the archive's. Otherwise each member's SHA-256 (hashed as it was
+/// written, else read back from `dest`) must be the one `RECORD` lists.
 ///
 /// # Errors
-/// [`Kind::Integrity`] naming the first member whose size or SHA-256 differs.
+/// [`Kind::Integrity`] naming the first member whose size or SHA-256 differs
+/// from `RECORD`, or that it does not list with a SHA-256; I/O errors reading
+/// a member back.
+fn wheel_members(
+    path: &Path,
+    r: &record::Record,
+    plan: &Plan,
+    written: Vec<source::Written>,
+    published: bool,
+    dest: &Path,
+) -> Result<Vec<FileRecord>> {
+    let src_of: std::collections::HashMap<&str, &str> = plan
+        .items
+        .iter()
+        .map(|i| (i.dest.as_str(), i.src.as_str()))
+        .collect();
+    let mut out = Vec::with_capacity(written.len());
+    for w in written {
+        let src = src_of.get(w.path.as_str()).copied().unwrap_or(&w.path);
+        let checked = if published {
+            r.listed_sha256(src, w.size)
+        } else {
+            let sha = match w.sha256 {
+                Some(sha) => sha,
+                None => crate::hash::sha256_file(&dest.join(&w.path))?.1,
+            };
+            r.check(src, w.size, &sha).map(|()| sha)
+        };
+        let sha = checked.map_err(|m| not_as_recorded(path, src, m))?;
+        out.push(FileRecord::file(w.path, w.size, sha));
+    }
+    Ok(out)
+}
+
+/// Checks every member a streamed wheel wrote (`files`, hashed as they were
+/// written) against its `RECORD`.
+///
+/// # Errors
+/// As [`wheel_members`].
 fn check_wheel_members(
     path: &Path,
     r: &record::Record,
     plan: &Plan,
     files: &[FileRecord],
 ) -> Result<()> {
-    let src_of: std::collections::HashMap<&str, &str> = plan
-        .items
-        .iter()
-        .map(|i| (i.dest.as_str(), i.src.as_str()))
-        .collect();
     for f in files {
-        let (Some(sha), Some(src)) = (f.entry.sha256(), src_of.get(f.path.as_str())) else {
+        let (Some(sha), Some(src)) = (
+            f.entry.sha256(),
+            plan.items.iter().find(|i| i.dest == f.path).map(|i| &i.src),
+        ) else {
             continue;
         };
-        if let Err(m) = r.check(src, f.entry.size(), sha) {
-            let why = match m {
-                record::Mismatch::Missing => "has no SHA-256 in the wheel's RECORD",
-                record::Mismatch::Differs => "does not match its SHA-256 in the wheel's RECORD",
-            };
-            return Err(source::bad(path, format!("member '{src}' {why}")).hint(
-                "the wheel was altered after it was built; download it again (`pip download`) and compare",
-            ));
-        }
+        r.check(src, f.entry.size(), sha)
+            .map_err(|m| not_as_recorded(path, src, m))?;
     }
     Ok(())
+}
+
+/// A wheel member `src` that `RECORD` does not vouch for.
+fn not_as_recorded(path: &Path, src: &str, m: record::Mismatch) -> Error {
+    let why = match m {
+        record::Mismatch::Missing => "has no SHA-256 in the wheel's RECORD",
+        record::Mismatch::Differs => "does not match its SHA-256 in the wheel's RECORD",
+    };
+    source::bad(path, format!("member '{src}' {why}")).hint(
+        "the wheel was altered after it was built; download it again (`pip download`) and compare",
+    )
 }
 
 fn import_tar(

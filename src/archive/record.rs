@@ -7,6 +7,9 @@
 
 use std::collections::HashMap;
 
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+
 use crate::hash::Sha256Hex;
 
 /// The listed members: path → (SHA-256 as urlsafe base64 without padding, size).
@@ -61,13 +64,32 @@ impl Record {
     /// # Errors
     /// The [`Mismatch`].
     pub fn check(&self, path: &str, size: u64, sha: &Sha256Hex) -> Result<(), Mismatch> {
-        let Some((Some(want), want_size)) = self.entries.get(path) else {
-            return Err(Mismatch::Missing);
-        };
-        if *want != urlsafe_b64(sha) || want_size.is_some_and(|s| s != size) {
+        if self.listed_sha256(path, size)? != *sha {
             return Err(Mismatch::Differs);
         }
         Ok(())
+    }
+
+    /// The SHA-256 `RECORD` lists for member `path`, which holds `size`
+    /// bytes: what a wheel whose whole-file SHA-256 its publisher vouches for
+    /// says about each member, without hashing it.
+    ///
+    /// # Errors
+    /// [`Mismatch::Missing`] when the member is not listed with a SHA-256 (or
+    /// with one that is not 32 bytes of urlsafe base64),
+    /// [`Mismatch::Differs`] when it is listed with another size.
+    pub fn listed_sha256(&self, path: &str, size: u64) -> Result<Sha256Hex, Mismatch> {
+        let Some((Some(want), want_size)) = self.entries.get(path) else {
+            return Err(Mismatch::Missing);
+        };
+        if want_size.is_some_and(|s| s != size) {
+            return Err(Mismatch::Differs);
+        }
+        let raw = URL_SAFE_NO_PAD
+            .decode(want.trim_end_matches('='))
+            .map_err(|_| Mismatch::Missing)?;
+        let raw: [u8; 32] = raw.try_into().map_err(|_| Mismatch::Missing)?;
+        Ok(Sha256Hex::from_bytes(&raw))
     }
 }
 
@@ -79,23 +101,7 @@ pub fn exempt(path: &str) -> bool {
 
 /// A SHA-256 as `RECORD` writes it: the 32 bytes in urlsafe base64 without padding.
 pub fn urlsafe_b64(sha: &Sha256Hex) -> String {
-    const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-    let hex = sha.as_str().as_bytes();
-    let bytes: Vec<u8> = hex
-        .chunks(2)
-        .map(|c| u8::from_str_radix(std::str::from_utf8(c).unwrap_or("00"), 16).unwrap_or(0))
-        .collect();
-    let mut out = String::with_capacity(43);
-    for c in bytes.chunks(3) {
-        let n = (c[0] as u32) << 16
-            | (*c.get(1).unwrap_or(&0) as u32) << 8
-            | *c.get(2).unwrap_or(&0) as u32;
-        let k = c.len() + 1;
-        for j in 0..k {
-            out.push(A[((n >> (18 - 6 * j)) & 63) as usize] as char);
-        }
-    }
-    out
+    URL_SAFE_NO_PAD.encode(sha.to_bytes())
 }
 
 #[cfg(test)]
@@ -134,6 +140,23 @@ mod tests {
             r.check("nvidia_cudnn-9.dist-info/RECORD", 0, &sha),
             Err(Mismatch::Missing)
         );
+        // What RECORD lists, decoded: the digest a published wheel's receipt takes.
+        assert_eq!(
+            r.listed_sha256("nvidia/cudnn/lib/a.so.9", 3),
+            Ok(sha.clone())
+        );
+        assert_eq!(
+            r.listed_sha256("nvidia/cudnn/lib/a.so.9", 4),
+            Err(Mismatch::Differs)
+        );
+        let odd = Record::parse("a,sha256=not*base64,3\nb,sha256=YWJj,3\nc,sha512=ungW,3\n");
+        for p in ["a", "b", "c"] {
+            assert_eq!(odd.listed_sha256(p, 3), Err(Mismatch::Missing), "{p}");
+        }
+        assert_eq!(sha.to_bytes().to_vec(), {
+            use sha2::Digest;
+            sha2::Sha256::digest(b"abc").to_vec()
+        });
         assert!(exempt("nvidia_cudnn-9.dist-info/RECORD"));
         assert!(!exempt("nvidia/cudnn/RECORD"));
     }

@@ -380,6 +380,16 @@ impl Catalog {
             .collect()
     }
 
+    /// The wheel file the catalog records under `filename`
+    /// (`nvidia_cudnn_cu12-8.9.2.26-py3-none-manylinux1_x86_64.whl`), from
+    /// any of its packages: an index serves one file per name.
+    pub fn wheel_named(&self, filename: &str) -> Option<&WheelFile> {
+        self.wheels
+            .iter()
+            .flat_map(|w| &w.files)
+            .find(|f| f.filename == filename)
+    }
+
     /// The wheel list of `flavour` for CUDA major `cuda`, if the catalog has one.
     pub fn wheel_list(&self, flavour: Flavour, cuda: u32) -> Option<&WheelList> {
         self.wheels

@@ -2045,3 +2045,119 @@ fn a_folder_of_wheels_is_named_with_its_wheels() {
     ]);
     assert!(!sb.home().join("store").exists(), "{}", r.describe());
 }
+
+/// A wheel whose bytes are the ones its publisher lists (here a user
+/// catalog's `[[wheel]]` row, as `manifest refresh` writes PyPI's) is not
+/// hashed member by member: its RECORD, vouched for by the whole file's
+/// SHA-256, gives every member's SHA-256 for the receipt. The receipt still
+/// holds each file's true SHA-256, and `verify`, which reads every byte,
+/// catches a publisher's RECORD that lied rather than trusting it.
+#[test]
+fn a_published_wheel_takes_its_members_hashes_from_its_record() {
+    let sb = Sandbox::new();
+    let good = fixtures::wheel_tagged("nvidia_cudnn_cu12", "9.1.0.70", "manylinux_2_27_x86_64");
+    let lib = good
+        .entries
+        .iter()
+        .find(|(p, _)| p.ends_with("libcudnn_graph.so.9"))
+        .unwrap()
+        .0
+        .clone();
+    let publish = |sb: &Sandbox, wheel: &Path| {
+        let name = wheel.file_name().unwrap().to_str().unwrap();
+        let bytes = fs::read(wheel).unwrap();
+        fs::create_dir_all(sb.home()).unwrap();
+        fs::write(
+            sb.home().join("catalog.toml"),
+            format!(
+                "schema = 1\n\n[[wheel]]\npackage = \"nvidia-cudnn-cu12\"\nsource = \"test\"\nfiles = [\n  {{ url = \"https://files.pythonhosted.org/packages/ab/cd/{name}\", size = {}, sha256 = \"{}\" }},\n]\n",
+                bytes.len(),
+                cudnnm::hash::sha256_bytes(&bytes)
+            ),
+        )
+        .unwrap();
+    };
+    let wheel = good.write(sb.root());
+    publish(&sb, &wheel);
+    install(&sb, &wheel, &[]).ok();
+    let receipt: toml::Value = toml::from_str(
+        &fs::read_to_string(sb.home().join("store/cuda-12/9.1.0.70/receipt.toml")).unwrap(),
+    )
+    .unwrap();
+    let release = sb.home().join("store/cuda-12/9.1.0.70");
+    let mut hashed = 0;
+    for f in receipt["file"].as_array().unwrap() {
+        let Some(sha) = f.get("sha256") else { continue };
+        let on_disk = fs::read(release.join(f["path"].as_str().unwrap())).unwrap();
+        assert_eq!(
+            sha.as_str().unwrap(),
+            cudnnm::hash::sha256_bytes(&on_disk).as_str(),
+            "{f}"
+        );
+        hashed += 1;
+    }
+    assert!(hashed >= 5, "{receipt}");
+    sb.run(["verify", "--no-load"]).ok();
+
+    // The publisher's own RECORD lists another hash for a library: the
+    // receipt records it, and `verify` names that library as changed.
+    let sb = Sandbox::new();
+    let mut lying = good.clone();
+    let record_at = good
+        .entries
+        .iter()
+        .find(|(p, _)| p.ends_with(".dist-info/RECORD"))
+        .unwrap()
+        .0
+        .clone();
+    let mut other = good.clone();
+    // Same size, one byte flipped: only the hash can tell.
+    let mut flipped = match &good.entries.iter().find(|(p, _)| *p == lib).unwrap().1 {
+        Item::File(b) => b.clone(),
+        _ => unreachable!(),
+    };
+    *flipped.last_mut().unwrap() ^= 1;
+    other.replace(&lib, &flipped);
+    lying.replace(&record_at, other.record_text().as_bytes());
+    let wheel = lying.write(sb.root());
+    publish(&sb, &wheel);
+    install(&sb, &wheel, &[]).ok();
+    let v = sb.run(["verify", "--no-load", "--json"]).code_is(7);
+    let modified = v.json()["releases"][0]["modified"].clone();
+    assert_eq!(
+        modified.as_array().map(Vec::len),
+        Some(1),
+        "{}",
+        v.describe()
+    );
+    assert!(
+        modified[0]
+            .as_str()
+            .unwrap()
+            .contains("libcudnn_graph.so.9"),
+        "{}",
+        v.describe()
+    );
+
+    // The same lying wheel with no publisher's hash (or another one) is
+    // hashed member by member and refused.
+    let sb = Sandbox::new();
+    let wheel = lying.write(sb.root());
+    refused(
+        &sb,
+        &wheel,
+        &[],
+        4,
+        &["does not match its SHA-256 in the wheel's RECORD"],
+    );
+    let elsewhere = sb.root().join("elsewhere");
+    fs::create_dir_all(&elsewhere).unwrap();
+    publish(&sb, &good.write(&elsewhere));
+    refused(
+        &sb,
+        &wheel,
+        &[],
+        4,
+        &["does not match its SHA-256 in the wheel's RECORD"],
+    );
+}

@@ -317,14 +317,15 @@ impl ZipSource {
     }
 
     /// Extracts the planned items into `dest` in parallel while hashing the
-    /// archive on another thread; returns the file records and the archive's
-    /// size and SHA-256.
+    /// archive on another thread; hashes each file member too unless
+    /// `hash_members` is false (a wheel whose `RECORD` will give them).
     pub fn extract(
         &self,
         plan: &Plan,
         dest: &Path,
+        hash_members: bool,
         progress: &dyn Progress,
-    ) -> Result<(Vec<FileRecord>, u64, Sha256Hex)> {
+    ) -> Result<Extracted> {
         let mut files: Vec<&Item> = plan
             .items
             .iter()
@@ -358,7 +359,9 @@ impl ZipSource {
                 .filter(|b| !b.1.is_empty())
                 .map(|(load, items)| {
                     let pipelined = worth_pipelining(load, total, archive_bytes, threads);
-                    s.spawn(move || self.extract_bucket(&items, dest, pipelined, progress))
+                    s.spawn(move || {
+                        self.extract_bucket(&items, dest, pipelined, hash_members, progress)
+                    })
                 })
                 .collect();
             let mut records = Vec::new();
@@ -380,11 +383,15 @@ impl ZipSource {
                 None => Ok((records, archive)),
             }
         })?;
-        let (size, sha) = archive?;
-        let mut records = records;
-        records.extend(place_links(plan, dest)?);
+        let (size, sha256) = archive?;
+        let links = place_links(plan, dest)?;
         progress.finish();
-        Ok((records, size, sha))
+        Ok(Extracted {
+            files: records,
+            links,
+            size,
+            sha256,
+        })
     }
 
     /// Extracts `items` one after another on this thread; with `pipelined`,
@@ -395,8 +402,9 @@ impl ZipSource {
         items: &[&Item],
         dest: &Path,
         pipelined: bool,
+        hash: bool,
         progress: &dyn Progress,
-    ) -> Result<Vec<FileRecord>> {
+    ) -> Result<Vec<Written>> {
         let mut za = open_zip(&self.path)?;
         let mut buf = vec![0u8; BUF];
         let mut out = Vec::with_capacity(items.len());
@@ -408,9 +416,9 @@ impl ZipSource {
             let declared = item_size(it);
             let f = f.take(declared.saturating_add(1));
             let written = if pipelined && declared >= PIPELINE_MIN {
-                write_stream_pipelined(f, &target, progress)
+                write_stream_pipelined(f, &target, hash, progress)
             } else {
-                write_stream(f, &target, &mut buf, progress)
+                copy_member(f, &target, &mut buf, hash, progress)
             };
             let (size, sha) = written.map_err(|e| stream_error(&self.path, &it.src, &target, e))?;
             if size != declared {
@@ -423,10 +431,38 @@ impl ZipSource {
                 )
                 .hint("this archive is malformed or hostile; download it again from NVIDIA"));
             }
-            out.push(FileRecord::file(it.dest.clone(), size, sha));
+            out.push(Written {
+                path: it.dest.clone(),
+                size,
+                sha256: sha,
+            });
         }
         Ok(out)
     }
+}
+
+/// What [`ZipSource::extract`] wrote.
+#[derive(Debug)]
+pub struct Extracted {
+    /// The file members, in no particular order.
+    pub files: Vec<Written>,
+    /// The links and copies of members the plan adds, as recorded.
+    pub links: Vec<FileRecord>,
+    /// The archive's size in bytes.
+    pub size: u64,
+    /// The archive's SHA-256.
+    pub sha256: Sha256Hex,
+}
+
+/// One file member written into the release folder.
+#[derive(Debug)]
+pub struct Written {
+    /// Its path in the release (`lib/libcudnn.so.9`).
+    pub path: String,
+    /// Its size in bytes.
+    pub size: u64,
+    /// Its SHA-256, when it was hashed as it was written.
+    pub sha256: Option<Sha256Hex>,
 }
 
 /// How much slower extracting a member's byte (inflating, hashing, writing)
@@ -556,13 +592,27 @@ fn make_dirs(plan: &Plan, dest: &Path) -> Result<()> {
 
 /// Copies `r` into a new file `target`, hashing; fails if `target` exists.
 fn write_stream(
-    mut r: impl Read,
+    r: impl Read,
     target: &Path,
     buf: &mut [u8],
     progress: &dyn Progress,
 ) -> io::Result<(u64, Sha256Hex)> {
+    let (n, sha) = copy_member(r, target, buf, true, progress)?;
+    let sha = sha.ok_or_else(|| io::Error::other("the file was not hashed"))?;
+    Ok((n, sha))
+}
+
+/// Copies `r` into a new file `target`, hashing unless `hash` is false;
+/// fails if `target` exists.
+fn copy_member(
+    mut r: impl Read,
+    target: &Path,
+    buf: &mut [u8],
+    hash: bool,
+    progress: &dyn Progress,
+) -> io::Result<(u64, Option<Sha256Hex>)> {
     let mut out = fsops::create_new_file(target)?;
-    let mut h = Hasher::new();
+    let mut h = hash.then(Hasher::new);
     let mut n = 0u64;
     loop {
         let k = match r.read(buf) {
@@ -572,7 +622,9 @@ fn write_stream(
             Err(e) => return Err(e),
         };
         stop_if_interrupted()?;
-        h.update(&buf[..k]);
+        if let Some(h) = &mut h {
+            h.update(&buf[..k]);
+        }
         out.write_all(&buf[..k])?;
         n += k as u64;
         if n > MAX_ENTRY_BYTES {
@@ -583,7 +635,7 @@ fn write_stream(
         }
         progress.advance(k as u64);
     }
-    Ok((n, h.finish()))
+    Ok((n, h.map(Hasher::finish)))
 }
 
 /// Members at least this large are inflated and hashed+written on two
@@ -600,24 +652,27 @@ const PIPE_DEPTH: usize = 8;
 fn write_stream_pipelined(
     mut r: impl Read,
     target: &Path,
+    hash: bool,
     progress: &dyn Progress,
-) -> io::Result<(u64, Sha256Hex)> {
+) -> io::Result<(u64, Option<Sha256Hex>)> {
     let out = fsops::create_new_file(target)?;
     let (full_tx, full_rx) = std::sync::mpsc::sync_channel::<(Vec<u8>, usize)>(PIPE_DEPTH);
     let (empty_tx, empty_rx) = std::sync::mpsc::channel::<Vec<u8>>();
     std::thread::scope(|s| {
-        let writer = s.spawn(move || -> io::Result<(u64, Sha256Hex)> {
+        let writer = s.spawn(move || -> io::Result<(u64, Option<Sha256Hex>)> {
             let mut out = out;
-            let mut h = Hasher::new();
+            let mut h = hash.then(Hasher::new);
             let mut n = 0u64;
             for (buf, k) in full_rx {
-                h.update(&buf[..k]);
+                if let Some(h) = &mut h {
+                    h.update(&buf[..k]);
+                }
                 out.write_all(&buf[..k])?;
                 n += k as u64;
                 progress.advance(k as u64);
                 let _ = empty_tx.send(buf);
             }
-            Ok((n, h.finish()))
+            Ok((n, h.map(Hasher::finish)))
         });
         let read = (|| -> io::Result<()> {
             let mut total = 0u64;

@@ -122,7 +122,14 @@ pub fn stream_zip(
         // Never more than the member declares (one byte more tells a lie).
         let limited = (&mut f).take(size.saturating_add(1));
         let written = if size >= PIPELINE_MIN {
-            write_stream_pipelined(limited, &target, &crate::progress::NoProgress)
+            write_stream_pipelined(limited, &target, true, &crate::progress::NoProgress).and_then(
+                |(n, sha)| {
+                    Ok((
+                        n,
+                        sha.ok_or_else(|| io::Error::other("the file was not hashed"))?,
+                    ))
+                },
+            )
         } else {
             write_stream(limited, &target, &mut buf, &crate::progress::NoProgress)
         };

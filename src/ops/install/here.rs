@@ -162,6 +162,8 @@ fn install_locked(
         LockedSource::Pip { pip, wheel, .. } => {
             let base = ImportRequest {
                 expected_sha256: Some(want.clone()),
+                // The lock names these bytes, as the index published them.
+                published_sha256: Some(want.clone()),
                 ..base
             };
             let setting = catalog::index::setting::effective(

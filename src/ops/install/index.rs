@@ -178,7 +178,9 @@ pub(super) fn install_file(
             source: got.path,
             name: Some(file.filename.clone()),
             cuda: Some(*want.cuda),
-            expected_sha256: Some(got.sha256),
+            expected_sha256: Some(got.sha256.clone()),
+            // The index's own hash, which the download was checked against.
+            published_sha256: Some(got.sha256),
             from: Provenance::Url(index::setting::without_credentials(&file.url)),
             ..base
         },

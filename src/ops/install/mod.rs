@@ -304,10 +304,12 @@ fn install_any(session: &Session<'_>, req: &Request) -> Result<Installed> {
     }
     if exists {
         refuse_folder_of_wheels(&path, session.env.is_windows())?;
+        let published_sha256 = published_wheel(session, &path);
         return import_file(
             session,
             ImportRequest {
                 source: path,
+                published_sha256,
                 ..base
             },
         );
@@ -419,6 +421,18 @@ fn looks_like_path(s: &str) -> bool {
 }
 
 /// Imports the archive or folder `req.source` ([`archive::import`]).
+/// The SHA-256 PyPI publishes for a wheel of `path`'s file name, as the
+/// catalog records it (`manifest.toml`'s `[[wheel]]` rows, read from PyPI's
+/// file lists); `None` for other files, or when no catalog can be read.
+fn published_wheel(session: &Session<'_>, path: &std::path::Path) -> Option<Sha256Hex> {
+    let name = path.file_name()?.to_str()?;
+    if !name.ends_with(".whl") {
+        return None;
+    }
+    let catalog = crate::catalog::Catalog::load(session.home).ok()?;
+    catalog.wheel_named(name).map(|f| f.sha256.clone())
+}
+
 fn import_file(session: &Session<'_>, req: ImportRequest) -> Result<Installed> {
     import_with(session, req, |store, req, progress| {
         archive::import(store, req, progress)
