@@ -1,6 +1,7 @@
 //! `cudnnm exec [--version SPEC] -- COMMAND [ARGS…]`: runs COMMAND with the
 //! release that applies here (or the one `--version` names) activated for
-//! that process only. Arguments pass through untouched as OS strings. On
+//! that process only. `cudnnm exec SPEC -- COMMAND` (as `mise exec`) means
+//! `--version SPEC`: a spec before a `--` is never a program. Arguments pass through untouched as OS strings. On
 //! Unix cudnnm replaces itself with COMMAND (exec), so signals, exit code and
 //! process id are COMMAND's; on Windows it waits and returns COMMAND's code.
 
@@ -20,7 +21,7 @@ pub struct Args {
     pub version: Option<String>,
     #[command(flatten)]
     pub for_: super::support::ForArgs,
-    /// The command to run and its arguments
+    /// The command to run and its arguments (`SPEC -- COMMAND…` names the release as --version does)
     #[arg(
         required = true,
         trailing_var_arg = true,
@@ -39,12 +40,22 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
         ),
         None => None,
     };
-    let version = chosen.or(args.version.clone());
+    let (spec, command) = spec_before_dashes(&args.command);
+    if let Some(spec) = &spec
+        && (chosen.is_some() || args.version.is_some())
+    {
+        return Err(Error::new(
+            Kind::Usage,
+            format!("'{spec}' before -- names a release, and so does --version or --for"),
+        )
+        .hint("name the release once: `cudnnm exec SPEC -- COMMAND` or `cudnnm exec --version SPEC -- COMMAND`"));
+    }
+    let version = chosen.or(args.version.clone()).or(spec);
     let (_, release) = pin::resolve_installed(version.as_deref(), &ctx.env, &ctx.home)?.ok_or_else(|| {
         Error::new(Kind::NotFound, "no cuDNN release is selected for this folder")
             .hint("pass --version SPEC, pin one with `cudnnm pin SPEC`, or set a default with `cudnnm default SPEC`")
     })?;
-    let Some((program, rest)) = args.command.split_first() else {
+    let Some((program, rest)) = command.split_first() else {
         return Err(Error::new(Kind::Usage, "no command given to run")
             .hint("write it after --: `cudnnm exec -- python3 app.py`"));
     };
@@ -53,6 +64,19 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     cmd.args(rest);
     activate::activate(&ctx.env, &ctx.home, &release).apply(&mut cmd);
     run_command(cmd, program)
+}
+
+/// `SPEC -- COMMAND…` (`9.20 -- python3 x.py`): the spec, and the command
+/// after the `--`; otherwise no spec and the whole command.
+fn spec_before_dashes(command: &[OsString]) -> (Option<String>, &[OsString]) {
+    if let [first, dashes, rest @ ..] = command
+        && dashes == "--"
+        && let Some(spec) = first.to_str()
+        && spec.parse::<crate::version::Spec>().is_ok()
+    {
+        return (Some(spec.to_string()), rest);
+    }
+    (None, command)
 }
 
 /// Runs the program with the activation applied: in place of cudnnm on Unix,

@@ -146,6 +146,25 @@ fn resolution_order_flag_env_nearest_pin_default() {
         .collect();
     let r = run_in(&sb, &deep, &args).ok();
     assert_eq!(r.stdout().trim_end(), "9.27.0.42_cuda12");
+
+    // `exec SPEC -- CMD`, as `mise exec`: the spec is the release, not a program.
+    let args: Vec<&str> = ["exec", "9.27", "--"].iter().chain(show).copied().collect();
+    let r = run_in(&sb, &deep, &args).ok();
+    assert_eq!(r.stdout().trim_end(), "9.27.0.42_cuda12");
+    // Named twice: refused before anything runs.
+    let args: Vec<&str> = ["exec", "--version", "9.12", "9.27", "--"]
+        .iter()
+        .chain(show)
+        .copied()
+        .collect();
+    run_in(&sb, &deep, &args)
+        .code_is(2)
+        .stderr_has(&["'9.27' before -- names a release", "help:"]);
+    // Anything else before a `--` is the program, run with its arguments.
+    let args: Vec<&str> = ["exec", "--", "no-such-program", "--", "x"].to_vec();
+    run_in(&sb, &deep, &args)
+        .code_is(3)
+        .stderr_has(&["could not run 'no-such-program'"]);
 }
 
 #[test]
