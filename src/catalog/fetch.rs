@@ -30,13 +30,34 @@ pub struct FetchRequest {
 }
 
 /// Which command picks a release: its errors' examples repeat that command.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub enum AskedBy {
     /// `cudnnm install SPEC`.
     #[default]
     Install,
-    /// `cudnnm lock` (the spec is the pin's).
-    Lock,
+    /// `cudnnm lock` (the spec is the pin's), as the user would run it again:
+    /// what reaches their home and every `--platform` they gave; an example
+    /// adds only `--cuda`.
+    Lock(crate::command::CommandLine),
+}
+
+impl AskedBy {
+    /// The command an error's example extends (with `--cuda`): `install
+    /// SPEC`, with `--platform` when the request is not for this machine;
+    /// or the lock command as given.
+    pub fn example(&self, req: &FetchRequest) -> crate::command::CommandLine {
+        match self {
+            AskedBy::Install => {
+                let c = crate::command::CommandLine::install(req.spec.to_string());
+                if crate::version::Platform::host() == Some(req.platform) {
+                    c
+                } else {
+                    c.platform(req.platform)
+                }
+            }
+            AskedBy::Lock(c) => c.clone(),
+        }
+    }
 }
 
 /// A downloaded (or cached) archive, verified, ready for import.

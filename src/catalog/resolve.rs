@@ -15,7 +15,7 @@
 //! "runs" a build when it is neither below its floor nor newer than it
 //! supports ([`Catalog::runs_on`]).
 
-use super::{Archive, AskedBy, Catalog, FetchRequest, WheelFile, offer};
+use super::{Archive, Catalog, FetchRequest, WheelFile, offer};
 use crate::error::{Error, Kind, Result};
 use crate::toolkit::Toolkit;
 use crate::version::{CudaVariant, Flavour, Platform, ReleaseId, Version};
@@ -273,15 +273,9 @@ fn ask_cuda(
         ),
     };
     let platform = req.platform;
-    let mut example = match req.asked_by {
-        AskedBy::Install => crate::command::CommandLine::install(req.spec.to_string()),
-        AskedBy::Lock => crate::command::CommandLine::lock(),
-    };
+    let mut example = req.asked_by.example(req);
     if let Some(a) = options.last() {
         example = example.cuda(a.cuda);
-    }
-    if Platform::host() != Some(platform) {
-        example = example.platform(platform);
     }
     Error::new(
         Kind::Usage,
@@ -415,9 +409,7 @@ fn not_found(
             ))
             .hint(format!(
                 "choose one of those with --cuda, e.g. `{}`",
-                crate::command::CommandLine::install(spec.to_string())
-                    .cuda(*newest)
-                    .for_host(windows)
+                req.asked_by.example(req).cuda(*newest).for_host(windows)
             ));
         }
     }
@@ -828,7 +820,7 @@ mod tests {
             mirror: None,
             sha256: None,
             allow_unverified: false,
-            asked_by: AskedBy::Install,
+            asked_by: crate::catalog::AskedBy::Install,
         }
     }
 

@@ -160,7 +160,15 @@ fn decide(
                 mirror: None,
                 sha256: None,
                 allow_unverified: false,
-                asked_by: catalog::AskedBy::Lock,
+                asked_by: catalog::AskedBy::Lock(
+                    session.home.reach(
+                        session.env,
+                        asked
+                            .iter()
+                            .fold(crate::command::CommandLine::lock(), |c, p| c.platform(p)),
+                        false,
+                    ),
+                ),
             };
             // As `install` picks: an index named for cudnnm serves the wheel
             // of a release NVIDIA also ships as an archive (whose entries

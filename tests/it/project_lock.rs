@@ -1360,3 +1360,39 @@ fn a_lock_naming_other_bytes_or_another_host_is_refused_before_any_download() {
     assert!(!sb.home().join("store/cuda-12/9.40.1.3").exists());
     assert!(!sb2.home().join("store/cuda-12/9.40.1.3").exists());
 }
+
+/// A `--cuda` the release is not built for: the example is the same `lock`
+/// (every `--platform` given, the `--home` that reaches this home) with a
+/// `--cuda` it is built for, never an `install`. The embedded catalog's
+/// 9.28 is built for CUDA 12 and 13, its Windows-on-Arm wheels of 9.26 for
+/// CUDA 13 only; nothing is fetched to say so.
+#[test]
+fn a_cuda_the_pin_is_not_built_for_gets_a_lock_example_as_given() {
+    let sb = Sandbox::new();
+    sb.run(["pin", "9.28", "--force"]).ok();
+    // A home other than CUDNNM_HOME's, so the example must name it.
+    let home = sb.root().join("other home").display().to_string();
+    sb.run([
+        "--home",
+        &home,
+        "lock",
+        "--platform",
+        "linux-x86_64",
+        "--platform",
+        "windows-x86_64",
+        "--cuda",
+        "11",
+    ])
+    .code_is(3)
+    .stderr_has(&[
+        "error: there is no CUDA 11 build of cuDNN 9.28",
+        &format!(
+            "e.g. `cudnnm --home '{home}' lock --platform linux-x86_64 --platform windows-x86_64 --cuda 13`"
+        ),
+    ]);
+    sb.run(["pin", "9.26", "--force"]).ok();
+    sb.run(["lock", "--platform", "windows-arm64", "--cuda", "12"])
+        .code_is(3)
+        .stderr_has(&["e.g. `cudnnm lock --platform windows-arm64 --cuda 13`"]);
+    assert!(!lock_of(&sb.work()).exists());
+}
