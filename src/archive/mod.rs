@@ -201,22 +201,15 @@ fn import_zip(
     let hash_members = record.is_none() || req.published_sha256.is_none();
     let x = zip.extract(&plan, partial.path(), hash_members, progress)?;
     check_sha(path, req, &x.sha256)?;
-    let mut files = match &record {
-        Some(r) => {
-            let published = req.published_sha256.as_ref() == Some(&x.sha256);
-            wheel_members(path, r, &plan, x.files, published, partial.path())?
-        }
-        None => x
-            .files
-            .into_iter()
-            .map(|w| {
-                let sha = w
-                    .sha256
-                    .ok_or_else(|| Error::msg("a member was not hashed"))?;
-                Ok(FileRecord::file(w.path, w.size, sha))
-            })
-            .collect::<Result<_>>()?,
-    };
+    let published = req.published_sha256.as_ref() == Some(&x.sha256);
+    let mut files = member_records(
+        path,
+        record.as_ref(),
+        &plan,
+        x.files,
+        published,
+        partial.path(),
+    )?;
     files.extend(x.links);
     finish(
         store,
@@ -294,8 +287,8 @@ fn wheel_record(
     Ok(Some(r))
 }
 
-/// The records of a wheel's extracted members (`written`, under `dest`),
-/// each checked against the wheel's `RECORD`.
+/// The records of the file members `written` under `dest`; a wheel's
+/// (`record`, its `RECORD`) each checked against it.
 ///
 /// When the wheel is the `published` one (its SHA-256 is its publisher's),
 /// `RECORD` is its publisher's too and gives each member's SHA-256: the zip's
@@ -307,9 +300,9 @@ fn wheel_record(
 /// [`Kind::Integrity`] naming the first member whose size or SHA-256 differs
 /// from `RECORD`, or that it does not list with a SHA-256; I/O errors reading
 /// a member back.
-fn wheel_members(
+fn member_records(
     path: &Path,
-    r: &record::Record,
+    record: Option<&record::Record>,
     plan: &Plan,
     written: Vec<source::Written>,
     published: bool,
@@ -323,43 +316,23 @@ fn wheel_members(
     let mut out = Vec::with_capacity(written.len());
     for w in written {
         let src = src_of.get(w.path.as_str()).copied().unwrap_or(&w.path);
-        let checked = if published {
-            r.listed_sha256(src, w.size)
-        } else {
-            let sha = match w.sha256 {
-                Some(sha) => sha,
-                None => crate::hash::sha256_file(&dest.join(&w.path))?.1,
-            };
-            r.check(src, w.size, &sha).map(|()| sha)
-        };
-        let sha = checked.map_err(|m| not_as_recorded(path, src, m))?;
+        let sha = match (record, w.sha256) {
+            (Some(r), _) if published => r.listed_sha256(src, w.size),
+            (r, sha) => {
+                let sha = match sha {
+                    Some(sha) => sha,
+                    None => crate::hash::sha256_file(&dest.join(&w.path))?.1,
+                };
+                match r {
+                    Some(r) => r.check(src, w.size, &sha).map(|()| sha),
+                    None => Ok(sha),
+                }
+            }
+        }
+        .map_err(|m| not_as_recorded(path, src, m))?;
         out.push(FileRecord::file(w.path, w.size, sha));
     }
     Ok(out)
-}
-
-/// Checks every member a streamed wheel wrote (`files`, hashed as they were
-/// written) against its `RECORD`.
-///
-/// # Errors
-/// As [`wheel_members`].
-fn check_wheel_members(
-    path: &Path,
-    r: &record::Record,
-    plan: &Plan,
-    files: &[FileRecord],
-) -> Result<()> {
-    for f in files {
-        let (Some(sha), Some(src)) = (
-            f.entry.sha256(),
-            plan.items.iter().find(|i| i.dest == f.path).map(|i| &i.src),
-        ) else {
-            continue;
-        };
-        r.check(src, f.entry.size(), sha)
-            .map_err(|m| not_as_recorded(path, src, m))?;
-    }
-    Ok(())
 }
 
 /// A wheel member `src` that `RECORD` does not vouch for.
@@ -405,8 +378,8 @@ const RAW: &str = ".raw";
 struct Extracted<'a> {
     /// The entries (a zip's from its central directory).
     entries: &'a [entry::Member],
-    /// Size and SHA-256 of each regular file written, by entry path.
-    hashes: &'a std::collections::HashMap<String, (u64, Sha256Hex)>,
+    /// Size and SHA-256 (when hashed) of each regular file written, by entry path.
+    hashes: &'a source::MemberHashes,
     /// The archive's size and SHA-256.
     size: u64,
     sha256: Sha256Hex,
@@ -452,10 +425,17 @@ fn import_unpacked(
         Some(zip) => wheel_record(path, zip, &plan)?,
         None => None,
     };
-    let files = source::apply_tar_plan(&plan, &raw, partial.path(), u.hashes)?;
-    if let Some(r) = &record {
-        check_wheel_members(path, r, &plan, &files)?;
-    }
+    let (written, links) = source::apply_tar_plan(&plan, &raw, partial.path(), u.hashes)?;
+    let published = req.published_sha256.as_ref() == Some(&u.sha256);
+    let mut files = member_records(
+        path,
+        record.as_ref(),
+        &plan,
+        written,
+        published,
+        partial.path(),
+    )?;
+    files.extend(links);
     finish(
         store,
         req,

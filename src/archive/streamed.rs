@@ -9,7 +9,10 @@ use super::*;
 /// Starts unpacking a download as it arrives: a new partial folder in
 /// `store` that stays this process's after the home lock is released
 /// ([`Store::begin_streamed_import`]; call this under the home lock), and
-/// the thread that fills it from `feed` ([`source::stream`]). `Ok(None)`
+/// the thread that fills it from `feed` ([`source::stream`]); for a
+/// `published_wheel` (a wheel whose publisher's SHA-256 the download is
+/// checked against) without hashing its members, which its `RECORD` gives
+/// ([`ImportRequest::published_sha256`]). `Ok(None)`
 /// when the file system cannot lock the partial folder: import after the
 /// download then.
 ///
@@ -18,11 +21,13 @@ use super::*;
 pub fn begin_streamed(
     store: &Store,
     feed: std::sync::Arc<source::follow::Feed>,
+    published_wheel: bool,
 ) -> Result<Option<Streaming>> {
     let Some(partial) = store.begin_streamed_import()? else {
         return Ok(None);
     };
-    let unpacker = source::stream::Unpacker::start(feed, partial.path().join(RAW));
+    let unpacker =
+        source::stream::Unpacker::start(feed, partial.path().join(RAW), !published_wheel);
     Ok(Some(Streaming { unpacker, partial }))
 }
 

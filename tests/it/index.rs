@@ -1049,3 +1049,86 @@ fn lock_follows_the_index_named_for_archives_too_and_takes_its_wheels_as_they_ar
         ix.paths()
     );
 }
+
+/// A wheel unpacked while it downloads from the index, checked against the
+/// index's SHA-256, is not hashed member by member: its RECORD gives each
+/// file's SHA-256. The receipt holds the files' true hashes (`verify` reads
+/// every byte); a publisher whose RECORD lied is caught by `verify`, which
+/// names the one library, rather than trusted silently.
+#[test]
+fn a_wheel_streamed_from_the_index_takes_its_members_hashes_from_its_record() {
+    let ix = Index::new("nvidia-cudnn-cu12");
+    let url = ix.url();
+    let args = [
+        "install",
+        V,
+        "--cuda",
+        "12",
+        "--platform",
+        "linux-x86_64",
+        "--index-url",
+        &url,
+    ];
+    let sb = sandbox(&["nvidia-cudnn-cu12"]);
+    sb.run(args)
+        .ok()
+        .stderr_has(&["unpacked while downloading"]);
+    let v = sb.run(["verify", "--no-load", "--json"]).ok();
+    assert!(v.json()["releases"][0]["files"].as_u64().unwrap() >= 5);
+
+    // The same wheel, its RECORD listing other bytes (same size) for one
+    // library, published under the new file's own SHA-256.
+    let good = fixtures::wheel_tagged("nvidia_cudnn_cu12", V, "manylinux_2_27_x86_64");
+    let find = |suffix: &str| {
+        good.entries
+            .iter()
+            .find(|(p, _)| p.ends_with(suffix))
+            .unwrap()
+            .clone()
+    };
+    let (lib, lib_bytes) = find("libcudnn_graph.so.9");
+    let (record_at, _) = find(".dist-info/RECORD");
+    let mut flipped = match lib_bytes {
+        fixtures::Item::File(b) => b,
+        _ => unreachable!(),
+    };
+    *flipped.last_mut().unwrap() ^= 1;
+    let mut other = good.clone();
+    other.replace(&lib, &flipped);
+    let mut lying = good.clone();
+    lying.replace(&record_at, other.record_text().as_bytes());
+    let dir = tempfile::tempdir().unwrap();
+    let bytes = std::fs::read(lying.write(dir.path())).unwrap();
+    let x86 = ix.wheel("x86_64");
+    let (name, old_sha, old_len) = (x86.name.clone(), x86.sha.clone(), x86.bytes.len());
+    let (sha, len) = (sha256(&bytes), bytes.len());
+    ix.server.file(&format!("files/{name}"), bytes);
+    ix.serve_json(move |w, f| {
+        if w.name == name {
+            f.replace(&old_sha, &sha)
+                .replace(&format!("\"size\":{old_len}"), &format!("\"size\":{len}"))
+        } else {
+            f
+        }
+    });
+    let sb = sandbox(&["nvidia-cudnn-cu12"]);
+    sb.run(args)
+        .ok()
+        .stderr_has(&["unpacked while downloading"]);
+    let v = sb.run(["verify", "--no-load", "--json"]).code_is(7);
+    let modified = v.json()["releases"][0]["modified"].clone();
+    assert_eq!(
+        modified.as_array().map(Vec::len),
+        Some(1),
+        "{}",
+        v.describe()
+    );
+    assert!(
+        modified[0]
+            .as_str()
+            .unwrap()
+            .contains("libcudnn_graph.so.9"),
+        "{}",
+        v.describe()
+    );
+}

@@ -441,6 +441,10 @@ impl ZipSource {
     }
 }
 
+/// Size and SHA-256 (when hashed as it was written) of each file member
+/// written under a partial folder's `raw/`, by member path.
+pub type MemberHashes = HashMap<String, (u64, Option<Sha256Hex>)>;
+
 /// What [`ZipSource::extract`] wrote.
 #[derive(Debug)]
 pub struct Extracted {

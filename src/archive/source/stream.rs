@@ -79,11 +79,13 @@ impl Unpacker {
     /// file ([`Feed::opened`]), then unpacks into `raw` (a folder inside a
     /// store partial folder, created here and emptied when the download
     /// starts over).
-    pub fn start(feed: Arc<Feed>, raw: PathBuf) -> Unpacker {
+    /// Unless `hash_members`, a zip's members are not hashed as they are
+    /// written (a published wheel's `RECORD` gives their SHA-256).
+    pub fn start(feed: Arc<Feed>, raw: PathBuf, hash_members: bool) -> Unpacker {
         let f = feed.clone();
         let thread = std::thread::Builder::new()
             .name("unpack-stream".into())
-            .spawn(move || run(&f, &raw))
+            .spawn(move || run(&f, &raw, hash_members))
             .ok();
         Unpacker { feed, thread }
     }
@@ -108,7 +110,7 @@ impl Drop for Unpacker {
     }
 }
 
-fn run(feed: &Arc<Feed>, raw: &Path) -> Outcome {
+fn run(feed: &Arc<Feed>, raw: &Path, hash_members: bool) -> Outcome {
     loop {
         let (reader, name) = match feed.follow() {
             Ok(r) => r,
@@ -116,7 +118,7 @@ fn run(feed: &Arc<Feed>, raw: &Path) -> Outcome {
         };
         let generation = reader.generation();
         let outcome = match fresh(raw) {
-            Ok(()) => unpack(reader, Path::new(&name), raw),
+            Ok(()) => unpack(reader, Path::new(&name), raw, hash_members),
             Err(e) => Outcome::Fallback(e.to_string()),
         };
         // A stream unpacked to its end saw the download complete. Any other
@@ -142,7 +144,7 @@ fn fresh(raw: &Path) -> Result<()> {
 }
 
 /// Unpacks what `reader` delivers into `raw`; `path` names the archive in errors.
-fn unpack(reader: FollowReader, path: &Path, raw: &Path) -> Outcome {
+fn unpack(reader: FollowReader, path: &Path, raw: &Path, hash_members: bool) -> Outcome {
     let mut reader = reader;
     // Enough to tell the formats apart (a plain tar says so at 257).
     let mut head = vec![0u8; 512];
@@ -159,7 +161,7 @@ fn unpack(reader: FollowReader, path: &Path, raw: &Path) -> Outcome {
         Format::Zip => {
             let mut input = BufReader::with_capacity(BUF, input);
             let mut counted = hash::HashingReader::new(&mut input);
-            match stream_zip(&mut counted, path, raw) {
+            match stream_zip(&mut counted, path, raw, hash_members) {
                 // The rest (the central directory) is hashed too.
                 Ok(z) => match counted.finish() {
                     Ok((size, sha256)) => Outcome::Unpacked(Unpacked {

@@ -110,7 +110,7 @@ pub fn read_tar_from(
                         "entry '{raw_name}' is {n} bytes, its header says {size}"
                     )));
                 }
-                hashes.insert(name.clone(), (n, sha));
+                hashes.insert(name.clone(), (n, Some(sha)));
                 MemberKind::File { size }
             }
             tar::EntryType::Directory => MemberKind::Dir,
@@ -151,7 +151,7 @@ pub struct TarResult {
     /// The entries, in archive order.
     pub entries: Vec<Member>,
     /// Size and SHA-256 of each regular file written, by entry path.
-    pub hashes: HashMap<String, (u64, Sha256Hex)>,
+    pub hashes: MemberHashes,
     /// Archive size in bytes.
     pub size: u64,
     /// Archive SHA-256.
@@ -174,22 +174,26 @@ pub fn apply_tar_plan(
     plan: &Plan,
     raw: &Path,
     dest: &Path,
-    hashes: &HashMap<String, (u64, Sha256Hex)>,
-) -> Result<Vec<FileRecord>> {
+    hashes: &MemberHashes,
+) -> Result<(Vec<Written>, Vec<FileRecord>)> {
     make_dirs(plan, dest)?;
-    let mut out = Vec::new();
+    let mut files = Vec::new();
     for it in &plan.items {
         if let ItemKind::File { .. } = it.kind {
             let from = raw.join(&it.src);
             let to = dest.join(&it.dest);
             fsops::rename(&from, &to)?;
-            let (size, sha) = hashes[&it.src].clone();
-            out.push(FileRecord::file(it.dest.clone(), size, sha));
+            let (size, sha256) = hashes[&it.src].clone();
+            files.push(Written {
+                path: it.dest.clone(),
+                size,
+                sha256,
+            });
         }
     }
-    out.extend(place_links(plan, dest)?);
+    let links = place_links(plan, dest)?;
     crate::fsops::remove_dir_all(raw)?;
-    Ok(out)
+    Ok((files, links))
 }
 
 pub(super) struct ProgressReader<'a, R> {

@@ -34,8 +34,8 @@ pub struct LocalHeader {
 pub struct ZipStreamed {
     /// The members, in archive order.
     pub members: Vec<LocalHeader>,
-    /// Size and SHA-256 of each file member written, by path.
-    pub hashes: HashMap<String, (u64, Sha256Hex)>,
+    /// Size and SHA-256 (unless not asked for) of each file member written, by path.
+    pub hashes: MemberHashes,
 }
 
 /// Unpacks the members of the zip `input` delivers into `raw`, up to its
@@ -52,6 +52,7 @@ pub fn stream_zip(
     counted: &mut hash::HashingReader<impl Read>,
     path: &Path,
     raw: &Path,
+    hash_members: bool,
 ) -> Result<ZipStreamed, Halt> {
     let mut out = ZipStreamed::default();
     let mut tree = entry::Tree::default();
@@ -122,16 +123,15 @@ pub fn stream_zip(
         // Never more than the member declares (one byte more tells a lie).
         let limited = (&mut f).take(size.saturating_add(1));
         let written = if size >= PIPELINE_MIN {
-            write_stream_pipelined(limited, &target, true, &crate::progress::NoProgress).and_then(
-                |(n, sha)| {
-                    Ok((
-                        n,
-                        sha.ok_or_else(|| io::Error::other("the file was not hashed"))?,
-                    ))
-                },
-            )
+            write_stream_pipelined(limited, &target, hash_members, &crate::progress::NoProgress)
         } else {
-            write_stream(limited, &target, &mut buf, &crate::progress::NoProgress)
+            copy_member(
+                limited,
+                &target,
+                &mut buf,
+                hash_members,
+                &crate::progress::NoProgress,
+            )
         };
         let (n, sha) = match written {
             Ok(w) => w,
@@ -202,8 +202,8 @@ mod tests {
                 ],
                 opts,
             );
-            let mut input = hash::HashingReader::new(Cursor::new(bytes));
-            let got = stream_zip(&mut input, Path::new("x.whl"), raw.path())
+            let mut input = hash::HashingReader::new(Cursor::new(bytes.clone()));
+            let got = stream_zip(&mut input, Path::new("x.whl"), raw.path(), true)
                 .unwrap_or_else(|h| panic!("{h:?}"));
             assert_eq!(
                 got.members,
@@ -230,8 +230,15 @@ mod tests {
             );
             assert_eq!(
                 got.hashes["a/lib.so.9"],
-                (100_000, hash::sha256_bytes(&body))
+                (100_000, Some(hash::sha256_bytes(&body)))
             );
+            assert_eq!(std::fs::read(raw.path().join("a/lib.so.9")).unwrap(), body);
+            // A published wheel's members are written, not hashed.
+            let raw = tempfile::tempdir_in(d.path()).unwrap();
+            let mut input = hash::HashingReader::new(Cursor::new(bytes));
+            let got = stream_zip(&mut input, Path::new("x.whl"), raw.path(), false)
+                .unwrap_or_else(|h| panic!("{h:?}"));
+            assert_eq!(got.hashes["a/lib.so.9"], (100_000, None));
             assert_eq!(std::fs::read(raw.path().join("a/lib.so.9")).unwrap(), body);
         }
     }
@@ -248,6 +255,7 @@ mod tests {
             &mut hash::HashingReader::new(Cursor::new(bytes)),
             Path::new("x.zip"),
             d.path(),
+            true,
         ) {
             Err(Halt::Fallback(why)) => assert!(why.contains("not available"), "{why}"),
             other => panic!("{other:?}"),
@@ -257,6 +265,7 @@ mod tests {
             &mut hash::HashingReader::new(Cursor::new(bytes)),
             Path::new("x.zip"),
             d.path(),
+            true,
         ) {
             Err(Halt::Refused(e)) => {
                 assert_eq!(e.kind(), crate::error::Kind::Integrity);

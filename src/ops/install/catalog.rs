@@ -110,7 +110,7 @@ pub(super) fn install_catalog(
             return from_index(session, &index, &want, &file, base);
         }
     }
-    let streamed = StreamedInstall::new(session);
+    let streamed = StreamedInstall::new(session, false);
     let fit = catalog::MachineFit {
         toolkits: &toolkits,
         gpu: gate.oldest(),

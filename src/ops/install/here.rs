@@ -411,7 +411,7 @@ fn fetch_locked(
             flavour: release.flavour,
         },
     };
-    let streamed = StreamedInstall::new(session);
+    let streamed = StreamedInstall::new(session, false);
     let got = download::download_tapped(
         session.home,
         session.env,

@@ -141,7 +141,7 @@ pub(super) fn install_file(
             flavour: want.flavour,
         },
     };
-    let streamed = StreamedInstall::new(session);
+    let streamed = StreamedInstall::new(session, true);
     let got = download::download_tapped(
         session.home,
         session.env,

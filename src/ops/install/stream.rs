@@ -29,6 +29,9 @@ use crate::ops::Session;
 pub(super) struct StreamedInstall<'c> {
     session: &'c Session<'c>,
     feed: Arc<Feed>,
+    /// The download is a wheel checked against its publisher's SHA-256: its
+    /// members are not hashed as they stream ([`archive::begin_streamed`]).
+    published_wheel: bool,
     /// Whether the partial folder was tried (at the first opening).
     tried: Cell<bool>,
     streaming: RefCell<Option<Streaming>>,
@@ -52,11 +55,13 @@ impl download::Tap for StreamedInstall<'_> {
 impl<'c> StreamedInstall<'c> {
     /// Nothing starts before the download opens its partial file (an
     /// archive in the cache, or a release refused before its download,
-    /// never makes a partial folder).
-    pub(super) fn new(session: &'c Session<'c>) -> StreamedInstall<'c> {
+    /// never makes a partial folder). `published_wheel`: the download is a
+    /// wheel checked against its publisher's SHA-256.
+    pub(super) fn new(session: &'c Session<'c>, published_wheel: bool) -> StreamedInstall<'c> {
         StreamedInstall {
             session,
             feed: Feed::new(),
+            published_wheel,
             tried: Cell::new(false),
             streaming: RefCell::new(None),
         }
@@ -70,9 +75,13 @@ impl<'c> StreamedInstall<'c> {
         // Under the guard: the store's recovery (a replaced release moved
         // back) runs only there.
         let guard = self.session.guard().ok()?;
-        archive::begin_streamed(&guard.store_for_import(), self.feed.clone())
-            .ok()
-            .flatten()
+        archive::begin_streamed(
+            &guard.store_for_import(),
+            self.feed.clone(),
+            self.published_wheel,
+        )
+        .ok()
+        .flatten()
     }
 
     /// Imports the verified download `req.source` as every install does:
