@@ -71,6 +71,11 @@ impl Index {
         index
     }
 
+    /// `cudnnm install V --cuda 12 --platform linux-x86_64 --index-url` this index, in `sb`.
+    fn install_linux(&self, sb: &Sandbox) -> crate::common::Run {
+        install_linux_from(sb, &self.url())
+    }
+
     /// The index's base URL (`--index-url`).
     fn url(&self) -> String {
         self.server.url("simple/")
@@ -127,6 +132,20 @@ impl Index {
     fn fetched(&self, tag: &str) -> usize {
         self.server.hits(&format!("files/{}", self.wheel(tag).name))
     }
+}
+
+/// `cudnnm install V --cuda 12 --platform linux-x86_64 --index-url URL`, in `sb`.
+fn install_linux_from(sb: &Sandbox, url: &str) -> crate::common::Run {
+    sb.run([
+        "install",
+        V,
+        "--cuda",
+        "12",
+        "--platform",
+        "linux-x86_64",
+        "--index-url",
+        url,
+    ])
 }
 
 fn sha256(bytes: &[u8]) -> String {
@@ -196,18 +215,7 @@ fn install_by_version_fetches_the_wheel_from_the_index_with_no_python_on_path() 
     let ix = Index::new("nvidia-cudnn-cu12");
     let sb = sandbox(&["nvidia-cudnn-cu12"]);
     let x86 = ix.wheel("x86_64");
-    sb.run([
-        "install",
-        V,
-        "--cuda",
-        "12",
-        "--platform",
-        "linux-x86_64",
-        "--index-url",
-        &ix.url(),
-    ])
-    .ok()
-    .stderr_has(&[&format!(
+    ix.install_linux(&sb).ok().stderr_has(&[&format!(
         "cuDNN {V} for CUDA 12 is published as a wheel: fetching {} from {}",
         x86.name,
         ix.url()
@@ -498,22 +506,13 @@ fn a_redirect_off_https_is_refused_with_nothing_kept() {
         &format!("moved/{x86}"),
         &ix.server.url(&format!("files/{x86}")),
     );
-    sb.run([
-        "install",
-        V,
-        "--cuda",
-        "12",
-        "--platform",
-        "linux-x86_64",
-        "--index-url",
-        &front.url("simple/"),
-    ])
-    .code_is(4)
-    .stderr_has(&[&format!(
-        "error: refused the redirect from {} to {}: it leaves HTTPS",
-        front.url(&format!("moved/{x86}")),
-        ix.server.url(&format!("files/{x86}"))
-    )]);
+    install_linux_from(&sb, &front.url("simple/"))
+        .code_is(4)
+        .stderr_has(&[&format!(
+            "error: refused the redirect from {} to {}: it leaves HTTPS",
+            front.url(&format!("moved/{x86}")),
+            ix.server.url(&format!("files/{x86}"))
+        )]);
     assert_eq!(ix.fetched("x86_64"), 0);
     assert_eq!(kept(&sb.home()), (vec![], vec![]));
 }
@@ -960,17 +959,7 @@ fn manifest_refresh_reads_the_cudnn_packages_of_the_index_named() {
         assert!(cat.contains(&w.sha), "{cat}");
     }
     // The version is now installable by version from that index.
-    sb.run([
-        "install",
-        V,
-        "--cuda",
-        "12",
-        "--platform",
-        "linux-x86_64",
-        "--index-url",
-        &ix.url(),
-    ])
-    .ok();
+    ix.install_linux(&sb).ok();
     assert!(receipt(&sb.home(), "12").contains(&ix.wheel("x86_64").sha));
     // `--from` an index's root alike: the packages it lacks skipped, said.
     sb.run(["manifest", "refresh", "--from", &ix.url()])
@@ -1058,19 +1047,8 @@ fn lock_follows_the_index_named_for_archives_too_and_takes_its_wheels_as_they_ar
 #[test]
 fn a_wheel_streamed_from_the_index_takes_its_members_hashes_from_its_record() {
     let ix = Index::new("nvidia-cudnn-cu12");
-    let url = ix.url();
-    let args = [
-        "install",
-        V,
-        "--cuda",
-        "12",
-        "--platform",
-        "linux-x86_64",
-        "--index-url",
-        &url,
-    ];
     let sb = sandbox(&["nvidia-cudnn-cu12"]);
-    sb.run(args)
+    ix.install_linux(&sb)
         .ok()
         .stderr_has(&["unpacked while downloading"]);
     let v = sb.run(["verify", "--no-load", "--json"]).ok();
@@ -1078,25 +1056,8 @@ fn a_wheel_streamed_from_the_index_takes_its_members_hashes_from_its_record() {
 
     // The same wheel, its RECORD listing other bytes (same size) for one
     // library, published under the new file's own SHA-256.
-    let good = fixtures::wheel_tagged("nvidia_cudnn_cu12", V, "manylinux_2_27_x86_64");
-    let find = |suffix: &str| {
-        good.entries
-            .iter()
-            .find(|(p, _)| p.ends_with(suffix))
-            .unwrap()
-            .clone()
-    };
-    let (lib, lib_bytes) = find("libcudnn_graph.so.9");
-    let (record_at, _) = find(".dist-info/RECORD");
-    let mut flipped = match lib_bytes {
-        fixtures::Item::File(b) => b,
-        _ => unreachable!(),
-    };
-    *flipped.last_mut().unwrap() ^= 1;
-    let mut other = good.clone();
-    other.replace(&lib, &flipped);
-    let mut lying = good.clone();
-    lying.replace(&record_at, other.record_text().as_bytes());
+    let lying = fixtures::wheel_tagged("nvidia_cudnn_cu12", V, "manylinux_2_27_x86_64")
+        .with_lying_record("libcudnn_graph.so.9");
     let dir = tempfile::tempdir().unwrap();
     let bytes = std::fs::read(lying.write(dir.path())).unwrap();
     let x86 = ix.wheel("x86_64");
@@ -1112,23 +1073,8 @@ fn a_wheel_streamed_from_the_index_takes_its_members_hashes_from_its_record() {
         }
     });
     let sb = sandbox(&["nvidia-cudnn-cu12"]);
-    sb.run(args)
+    ix.install_linux(&sb)
         .ok()
         .stderr_has(&["unpacked while downloading"]);
-    let v = sb.run(["verify", "--no-load", "--json"]).code_is(7);
-    let modified = v.json()["releases"][0]["modified"].clone();
-    assert_eq!(
-        modified.as_array().map(Vec::len),
-        Some(1),
-        "{}",
-        v.describe()
-    );
-    assert!(
-        modified[0]
-            .as_str()
-            .unwrap()
-            .contains("libcudnn_graph.so.9"),
-        "{}",
-        v.describe()
-    );
+    crate::common::verify_finds_one_changed(&sb, "libcudnn_graph.so.9");
 }

@@ -2056,13 +2056,6 @@ fn a_folder_of_wheels_is_named_with_its_wheels() {
 fn a_published_wheel_takes_its_members_hashes_from_its_record() {
     let sb = Sandbox::new();
     let good = fixtures::wheel_tagged("nvidia_cudnn_cu12", "9.1.0.70", "manylinux_2_27_x86_64");
-    let lib = good
-        .entries
-        .iter()
-        .find(|(p, _)| p.ends_with("libcudnn_graph.so.9"))
-        .unwrap()
-        .0
-        .clone();
     let publish = |sb: &Sandbox, wheel: &Path| {
         let name = wheel.file_name().unwrap().to_str().unwrap();
         let bytes = fs::read(wheel).unwrap();
@@ -2102,42 +2095,11 @@ fn a_published_wheel_takes_its_members_hashes_from_its_record() {
     // The publisher's own RECORD lists another hash for a library: the
     // receipt records it, and `verify` names that library as changed.
     let sb = Sandbox::new();
-    let mut lying = good.clone();
-    let record_at = good
-        .entries
-        .iter()
-        .find(|(p, _)| p.ends_with(".dist-info/RECORD"))
-        .unwrap()
-        .0
-        .clone();
-    let mut other = good.clone();
-    // Same size, one byte flipped: only the hash can tell.
-    let mut flipped = match &good.entries.iter().find(|(p, _)| *p == lib).unwrap().1 {
-        Item::File(b) => b.clone(),
-        _ => unreachable!(),
-    };
-    *flipped.last_mut().unwrap() ^= 1;
-    other.replace(&lib, &flipped);
-    lying.replace(&record_at, other.record_text().as_bytes());
+    let lying = good.with_lying_record("libcudnn_graph.so.9");
     let wheel = lying.write(sb.root());
     publish(&sb, &wheel);
     install(&sb, &wheel, &[]).ok();
-    let v = sb.run(["verify", "--no-load", "--json"]).code_is(7);
-    let modified = v.json()["releases"][0]["modified"].clone();
-    assert_eq!(
-        modified.as_array().map(Vec::len),
-        Some(1),
-        "{}",
-        v.describe()
-    );
-    assert!(
-        modified[0]
-            .as_str()
-            .unwrap()
-            .contains("libcudnn_graph.so.9"),
-        "{}",
-        v.describe()
-    );
+    common::verify_finds_one_changed(&sb, "libcudnn_graph.so.9");
 
     // The same lying wheel with no publisher's hash (or another one) is
     // hashed member by member and refused.

@@ -71,6 +71,22 @@ impl Fixture {
         self
     }
 
+    /// This wheel with a RECORD that lies about the file ending in `suffix`:
+    /// it lists other bytes of the same size (the last byte flipped), as a
+    /// publisher's broken RECORD would; only a hash can tell.
+    pub fn with_lying_record(&self, suffix: &str) -> Fixture {
+        let mut flipped = match self.entries.iter().find(|(p, _)| p.ends_with(suffix)) {
+            Some((_, Item::File(b))) => b.clone(),
+            _ => panic!("no file ending in {suffix}"),
+        };
+        *flipped.last_mut().unwrap() ^= 1;
+        let mut other = self.clone();
+        other.replace(suffix, &flipped);
+        let mut lying = self.clone();
+        lying.replace(".dist-info/RECORD", other.record_text().as_bytes());
+        lying
+    }
+
     /// Paths of regular files.
     pub fn file_paths(&self) -> Vec<&str> {
         self.entries

@@ -396,6 +396,25 @@ impl Run {
     }
 }
 
+/// Runs `verify --no-load --json` in `sb` and checks that it fails (exit 7)
+/// naming exactly one changed file of the first release, one whose path
+/// contains `name`.
+pub fn verify_finds_one_changed(sb: &Sandbox, name: &str) {
+    let v = sb.run(["verify", "--no-load", "--json"]).code_is(7);
+    let modified = v.json()["releases"][0]["modified"].clone();
+    assert_eq!(
+        modified.as_array().map(Vec::len),
+        Some(1),
+        "{}",
+        v.describe()
+    );
+    assert!(
+        modified[0].as_str().unwrap().contains(name),
+        "{}",
+        v.describe()
+    );
+}
+
 /// A recursive listing of `root` (paths, sizes, link targets), capped at 300 lines.
 pub fn listing(root: &Path) -> String {
     let mut lines = Vec::new();
