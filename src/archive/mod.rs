@@ -202,6 +202,13 @@ fn import_zip(
     let x = zip.extract(&plan, partial.path(), hash_members, progress)?;
     check_sha(path, req, &x.sha256)?;
     let published = req.published_sha256.as_ref() == Some(&x.sha256);
+    if let Some(listed) = req.published_sha256.as_ref().filter(|_| !published) {
+        id.warnings.push(format!(
+            "'{name}' is not the wheel the catalog lists under that name (its SHA-256 is {}…, not {}…): installed as a build of its own, checked against its RECORD",
+            x.sha256.short(),
+            listed.short()
+        ));
+    }
     let mut files = member_records(
         path,
         record.as_ref(),
@@ -329,21 +336,33 @@ fn member_records(
                 }
             }
         }
-        .map_err(|m| not_as_recorded(path, src, m))?;
+        .map_err(|m| not_as_recorded(path, src, w.size, m))?;
         out.push(FileRecord::file(w.path, w.size, sha));
     }
     Ok(out)
 }
 
-/// A wheel member `src` that `RECORD` does not vouch for.
-fn not_as_recorded(path: &Path, src: &str, m: record::Mismatch) -> Error {
-    let why = match m {
-        record::Mismatch::Missing => "has no SHA-256 in the wheel's RECORD",
-        record::Mismatch::Differs => "does not match its SHA-256 in the wheel's RECORD",
+/// A wheel member `src` of `size` bytes that `RECORD` does not vouch for.
+fn not_as_recorded(path: &Path, src: &str, size: u64, m: record::Mismatch) -> Error {
+    let altered =
+        "the wheel was altered after it was built; download it again (`pip download`) and compare";
+    let (why, hint) = match m {
+        record::Mismatch::Missing => ("has no SHA-256 in the wheel's RECORD".to_string(), altered.to_string()),
+        record::Mismatch::Differs => ("does not match its SHA-256 in the wheel's RECORD".into(), altered.into()),
+        record::Mismatch::Size(listed) => (
+            format!("holds {size} bytes, not the {listed} the wheel's RECORD lists"),
+            altered.into(),
+        ),
+        record::Mismatch::Twice => (
+            "is listed twice in the wheel's RECORD, with different hashes or sizes".into(),
+            "this RECORD is malformed, so no member can be checked; download the wheel again, or rebuild it".into(),
+        ),
+        record::Mismatch::Algorithm(a) => (
+            format!("is listed in the wheel's RECORD with a {a} hash; cudnnm checks SHA-256, which NVIDIA's wheels and those pip and `python -m build` make list"),
+            "rebuild the wheel with SHA-256 in its RECORD (the default of the `wheel` and `build` tools), or import its unpacked folder".into(),
+        ),
     };
-    source::bad(path, format!("member '{src}' {why}")).hint(
-        "the wheel was altered after it was built; download it again (`pip download`) and compare",
-    )
+    source::bad(path, format!("member '{src}' {why}")).hint(hint)
 }
 
 fn import_tar(

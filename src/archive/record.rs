@@ -12,26 +12,45 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 
 use crate::hash::Sha256Hex;
 
-/// The listed members: path → (SHA-256 as urlsafe base64 without padding, size).
+/// The listed members: path → what `RECORD` says of it, or `None` when it
+/// lists the path twice with different hashes or sizes.
 #[derive(Debug, Default)]
 pub struct Record {
-    entries: HashMap<String, (Option<String>, Option<u64>)>,
+    entries: HashMap<String, Option<Listed>>,
+}
+
+/// One line of `RECORD`: its hash field as written (`sha256=<digest>`,
+/// empty for none) and its size.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Listed {
+    hash: String,
+    size: Option<u64>,
 }
 
 /// Why a member does not check out against `RECORD`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Mismatch {
-    /// Not listed, or listed without a SHA-256.
+    /// Not listed, or listed without a hash (or one that is not 32 bytes
+    /// of urlsafe base64).
     Missing,
+    /// Listed with a hash of another algorithm (`sha512`): the wheel format
+    /// allows any of Python's `hashlib.algorithms_guaranteed` but MD5 and
+    /// SHA-1; NVIDIA's wheels, and what pip and `build` make, list SHA-256.
+    Algorithm(String),
+    /// Listed with another size (the size listed).
+    Size(u64),
     /// Listed with other bytes.
     Differs,
+    /// Listed twice, with different hashes or sizes.
+    Twice,
 }
 
 impl Record {
     /// Parses `RECORD` text. Lines it cannot read list nothing (their
-    /// members are then missing, and refused).
+    /// members are then missing, and refused); a path listed twice alike
+    /// counts once, twice differently not at all ([`Mismatch::Twice`]).
     pub fn parse(text: &str) -> Record {
-        let mut entries = HashMap::new();
+        let mut entries: HashMap<String, Option<Listed>> = HashMap::new();
         for line in text.lines() {
             let mut parts = line.rsplitn(3, ',');
             let (Some(size), Some(hash), Some(path)) = (parts.next(), parts.next(), parts.next())
@@ -43,8 +62,18 @@ impl Record {
                 .and_then(|p| p.strip_suffix('"'))
                 .map(|p| p.replace("\"\"", "\""))
                 .unwrap_or_else(|| path.to_string());
-            let sha = hash.strip_prefix("sha256=").map(str::to_string);
-            entries.insert(path, (sha, size.trim().parse().ok()));
+            let listed = Listed {
+                hash: hash.trim().to_string(),
+                size: size.trim().parse().ok(),
+            };
+            entries
+                .entry(path)
+                .and_modify(|e| {
+                    if e.as_ref() != Some(&listed) {
+                        *e = None;
+                    }
+                })
+                .or_insert(Some(listed));
         }
         Record { entries }
     }
@@ -79,14 +108,22 @@ impl Record {
     /// with one that is not 32 bytes of urlsafe base64),
     /// [`Mismatch::Differs`] when it is listed with another size.
     pub fn listed_sha256(&self, path: &str, size: u64) -> Result<Sha256Hex, Mismatch> {
-        let Some((Some(want), want_size)) = self.entries.get(path) else {
+        let listed = match self.entries.get(path) {
+            None => return Err(Mismatch::Missing),
+            Some(None) => return Err(Mismatch::Twice),
+            Some(Some(l)) => l,
+        };
+        let Some((algorithm, digest)) = listed.hash.split_once('=') else {
             return Err(Mismatch::Missing);
         };
-        if want_size.is_some_and(|s| s != size) {
-            return Err(Mismatch::Differs);
+        if algorithm != "sha256" {
+            return Err(Mismatch::Algorithm(algorithm.to_string()));
+        }
+        if let Some(n) = listed.size.filter(|n| *n != size) {
+            return Err(Mismatch::Size(n));
         }
         let raw = URL_SAFE_NO_PAD
-            .decode(want.trim_end_matches('='))
+            .decode(digest.trim_end_matches('='))
             .map_err(|_| Mismatch::Missing)?;
         let raw: [u8; 32] = raw.try_into().map_err(|_| Mismatch::Missing)?;
         Ok(Sha256Hex::from_bytes(&raw))
@@ -125,7 +162,7 @@ mod tests {
         assert_eq!(r.check("nvidia/x,y", 3, &sha), Ok(()));
         assert_eq!(
             r.check("nvidia/cudnn/lib/a.so.9", 4, &sha),
-            Err(Mismatch::Differs)
+            Err(Mismatch::Size(3))
         );
         let other = crate::hash::sha256_bytes(b"abd");
         assert_eq!(
@@ -147,12 +184,29 @@ mod tests {
         );
         assert_eq!(
             r.listed_sha256("nvidia/cudnn/lib/a.so.9", 4),
-            Err(Mismatch::Differs)
+            Err(Mismatch::Size(3))
         );
-        let odd = Record::parse("a,sha256=not*base64,3\nb,sha256=YWJj,3\nc,sha512=ungW,3\n");
-        for p in ["a", "b", "c"] {
+        let odd = Record::parse(
+            "a,sha256=not*base64,3\nb,sha256=YWJj,3\nc,sha512=ungW,3\nd,,3\n\
+             e,sha256=ungWv48Bz-pBQUDeXa4iI7ADYaOWF3qctBD_YfIAFa0=,3\n\
+             f,sha256=ungWv48Bz-pBQUDeXa4iI7ADYaOWF3qctBD_YfIAFa0,3\n\
+             f,sha256=ungWv48Bz-pBQUDeXa4iI7ADYaOWF3qctBD_YfIAFa0,3\n\
+             g,sha256=ungWv48Bz-pBQUDeXa4iI7ADYaOWF3qctBD_YfIAFa0,3\n\
+             g,sha256=AAAAv48Bz-pBQUDeXa4iI7ADYaOWF3qctBD_YfIAFa0,3\n",
+        );
+        for p in ["a", "b", "d"] {
             assert_eq!(odd.listed_sha256(p, 3), Err(Mismatch::Missing), "{p}");
         }
+        assert_eq!(
+            odd.listed_sha256("c", 3),
+            Err(Mismatch::Algorithm("sha512".into()))
+        );
+        // Padding is read; a line repeated alike counts once; two that
+        // differ vouch for nothing, whichever comes first.
+        assert_eq!(odd.listed_sha256("e", 3), Ok(sha.clone()));
+        assert_eq!(odd.listed_sha256("f", 3), Ok(sha.clone()));
+        assert_eq!(odd.listed_sha256("g", 3), Err(Mismatch::Twice));
+        assert_eq!(odd.check("g", 3, &sha), Err(Mismatch::Twice));
         assert_eq!(sha.to_bytes().to_vec(), {
             use sha2::Digest;
             sha2::Sha256::digest(b"abc").to_vec()

@@ -1694,8 +1694,52 @@ fn a_wheel_whose_members_do_not_match_its_record_is_refused() {
         &[],
         4,
         &[&format!(
+            "member '{lib}' holds 91 bytes, not the 92 the wheel's RECORD lists"
+        )],
+    );
+    // The same size, other bytes: only the hash tells.
+    refused(
+        &sb,
+        &good.with_lying_record(&lib).write(sb.root()),
+        &[],
+        4,
+        &[&format!(
             "member '{lib}' does not match its SHA-256 in the wheel's RECORD"
         )],
+    );
+    // A RECORD that lists a member twice, differently, vouches for neither.
+    let record = good.record_text();
+    let mut f = good.clone();
+    f.replace(
+        &record_at,
+        format!("{record}{lib},sha256=AAAAv48Bz-pBQUDeXa4iI7ADYaOWF3qctBD_YfIAFa0,92\n").as_bytes(),
+    );
+    refused(
+        &sb,
+        &f.write(sb.root()),
+        &[],
+        4,
+        &[&format!(
+            "member '{lib}' is listed twice in the wheel's RECORD, with different hashes or sizes"
+        )],
+    );
+    // One listed with SHA-512: said as such, not as an altered wheel.
+    let mut f = good.clone();
+    f.replace(
+        &record_at,
+        record
+            .replace(&format!("{lib},sha256="), &format!("{lib},sha512="))
+            .as_bytes(),
+    );
+    refused(
+        &sb,
+        &f.write(sb.root()),
+        &[],
+        4,
+        &[
+            &format!("member '{lib}' is listed in the wheel's RECORD with a sha512 hash"),
+            "help: rebuild the wheel with SHA-256 in its RECORD",
+        ],
     );
     // A member RECORD does not list.
     let mut f = good.clone();
@@ -2122,4 +2166,21 @@ fn a_published_wheel_takes_its_members_hashes_from_its_record() {
         4,
         &["does not match its SHA-256 in the wheel's RECORD"],
     );
+    // A build of its own under the listed name, its RECORD its own: it
+    // installs, checked member by member, and the install says whose it is.
+    let mut own = good.clone();
+    own.replace(
+        "libcudnn_graph.so.9",
+        &fixtures::elf_bytes("libcudnn_graph.so.9 own", false),
+    );
+    let wheel = own.write(sb.root());
+    let sha = cudnnm::hash::sha256_bytes(&fs::read(&wheel).unwrap());
+    let listed =
+        cudnnm::hash::sha256_bytes(&fs::read(elsewhere.join(wheel.file_name().unwrap())).unwrap());
+    install(&sb, &wheel, &[]).ok().stderr_has(&[&format!(
+        "is not the wheel the catalog lists under that name (its SHA-256 is {}…, not {}…): installed as a build of its own",
+        sha.short(),
+        listed.short()
+    )]);
+    sb.run(["verify", "--no-load"]).ok();
 }
