@@ -88,6 +88,20 @@ fn platforms_of(req: &Request) -> Result<(Platform, Vec<Platform>)> {
     Ok((decides, asked))
 }
 
+/// `cudnnm lock` as the user gave it, for hints that repeat it: every
+/// `--platform` given and the `--index-url` (credentials left out, as
+/// everywhere cudnnm prints a URL); [`Session::printed`] adds what reaches
+/// the home.
+fn lock_command(req: &Request, asked: &[Platform]) -> CommandLine {
+    let c = asked.iter().fold(CommandLine::lock(), |c, p| c.platform(p));
+    match &req.index_url {
+        Some(url) => c
+            .literal("--index-url")
+            .word(catalog::index::setting::without_credentials(url)),
+        None => c,
+    }
+}
+
 /// Locks the release the pin selects here; see the module documentation.
 ///
 /// # Errors
@@ -123,6 +137,11 @@ fn decide(
 ) -> Result<ProjectLock> {
     let cuda: Option<CudaVariant> = req.cuda.as_deref().map(str::parse).transpose()?;
     let (platform, asked) = platforms_of(req)?;
+    // What a hint says to run again: this lock, as given.
+    let again = match &req.cuda {
+        Some(c) => lock_command(req, &asked).cuda(c),
+        None => lock_command(req, &asked),
+    };
     let mut cat = Catalog::load(session.home)?;
     for w in cat.warnings() {
         session.report.event(&Event::Warning(w));
@@ -160,15 +179,11 @@ fn decide(
                 mirror: None,
                 sha256: None,
                 allow_unverified: false,
-                asked_by: catalog::AskedBy::Lock(
-                    session.home.reach(
-                        session.env,
-                        asked
-                            .iter()
-                            .fold(crate::command::CommandLine::lock(), |c, p| c.platform(p)),
-                        false,
-                    ),
-                ),
+                asked_by: catalog::AskedBy::Lock(session.home.reach(
+                    session.env,
+                    lock_command(req, &asked),
+                    false,
+                )),
             };
             // As `install` picks: an index named for cudnnm serves the wheel
             // of a release NVIDIA also ships as an archive (whose entries
@@ -202,7 +217,7 @@ fn decide(
         // This platform: the bytes installed here, from the source they came from.
         entries.insert(
             platform.as_str().to_string(),
-            installed_source(session, &cat, r)?,
+            installed_source(session, &cat, r, &again)?,
         );
     }
     // The wheel's package: the catalog's pick, or the one the installed wheel came from.
@@ -771,7 +786,12 @@ fn pip_wheel(
 /// [`Kind::Conflict`] for a release imported from a local archive or folder
 /// that no catalog archive or pip requirement gives back: locking other
 /// bytes would not describe what is installed.
-fn installed_source(session: &Session<'_>, cat: &Catalog, r: &Release) -> Result<LockedSource> {
+fn installed_source(
+    session: &Session<'_>,
+    cat: &Catalog,
+    r: &Release,
+    again: &CommandLine,
+) -> Result<LockedSource> {
     let s = &r.receipt.source;
     let id = r.release_id();
     if let Some(sha) = &s.sha256
@@ -787,7 +807,7 @@ fn installed_source(session: &Session<'_>, cat: &Catalog, r: &Release) -> Result
     let is_wheel = s.kind == Shape::Wheel || s.dist.is_some();
     if let Some(sha) = &s.sha256 {
         if is_wheel {
-            return wheel_source(session, cat, r, sha);
+            return wheel_source(session, cat, r, sha, again);
         }
         let (_, is_file) = s.reinstall_arg(&r.id());
         if let Some(url) = s
@@ -805,7 +825,7 @@ fn installed_source(session: &Session<'_>, cat: &Catalog, r: &Release) -> Result
             });
         }
     }
-    Err(not_fetchable(session, cat, r, is_wheel))
+    Err(not_fetchable(session, cat, r, is_wheel, again))
 }
 
 /// The lock entry of an installed wheel: its exact requirement, from what
@@ -817,6 +837,7 @@ fn wheel_source(
     cat: &Catalog,
     r: &Release,
     sha: &Sha256Hex,
+    again: &CommandLine,
 ) -> Result<LockedSource> {
     let s = &r.receipt.source;
     let id = r.release_id();
@@ -836,7 +857,7 @@ fn wheel_source(
         .hint(format!(
             "reinstall it from PyPI by name with {}, then run `{}` again",
             pip_reinstall(r, cat, &render),
-            render(CommandLine::lock())
+            render(again.clone())
         )));
     };
     let published = cat.wheel_hashes(pip.package().as_str(), &id.version, r.platform());
@@ -858,7 +879,7 @@ fn wheel_source(
         .hint(format!(
             "reinstall it from the PyPI requirement with `{}`, then run `{}` again",
             render(CommandLine::install(format!("pip:{pip}")).force()),
-            render(CommandLine::lock())
+            render(again.clone())
         )));
     }
     if published.is_empty() && !fetched_by_pip(s) {
@@ -881,7 +902,13 @@ fn wheel_source(
 /// The refusal to lock an installed release imported from a local archive
 /// or folder that no catalog archive or pip requirement gives back, with
 /// how to install it from a source another machine can fetch.
-fn not_fetchable(session: &Session<'_>, cat: &Catalog, r: &Release, is_wheel: bool) -> Error {
+fn not_fetchable(
+    session: &Session<'_>,
+    cat: &Catalog,
+    r: &Release,
+    is_wheel: bool,
+    again: &CommandLine,
+) -> Error {
     let s = &r.receipt.source;
     let render = |c: CommandLine| session.printed(c);
     let what = if s.sha256.is_some() {
@@ -895,7 +922,7 @@ fn not_fetchable(session: &Session<'_>, cat: &Catalog, r: &Release, is_wheel: bo
         format!(
             "install it from PyPI with {} and run `{}` again, or ",
             pip_reinstall(r, cat, &render),
-            render(CommandLine::lock())
+            render(again.clone())
         )
     } else {
         let offers = offer::offers_from(cat, r.platform(), session.env.platform());
@@ -908,7 +935,7 @@ fn not_fetchable(session: &Session<'_>, cat: &Catalog, r: &Release, is_wheel: bo
             Some(c) => format!(
                 "install it from there with `{}` and run `{}` again, or ",
                 render(c.force()),
-                render(CommandLine::lock())
+                render(again.clone())
             ),
             None => String::new(),
         }
@@ -924,7 +951,7 @@ fn not_fetchable(session: &Session<'_>, cat: &Catalog, r: &Release, is_wheel: bo
     .hint(format!(
         "a lock records bytes another machine can fetch: {reinstall}lock without it (`{}`, then `{}` locks the catalog's pick)",
         render(CommandLine::uninstall(r.id())),
-        render(CommandLine::lock())
+        render(again.clone())
     ))
 }
 

@@ -781,6 +781,25 @@ fn lock_takes_a_local_archive_only_when_the_catalog_has_its_bytes() {
         ),
         "help: a lock records bytes another machine can fetch: install it from there with `cudnnm install 9.40.1.3_cuda12 --force` and run `cudnnm lock` again, or lock without it (`cudnnm uninstall 9.40.1.3_cuda12`, then `cudnnm lock` locks the catalog's pick)",
     ]);
+    // The lock to run again is the one given: its platforms, its CUDA, its
+    // index (without the credentials in its URL).
+    let r = sb.run([
+        "lock",
+        "--platform",
+        "linux-x86_64",
+        "--platform",
+        "windows-x86_64",
+        "--cuda",
+        "12",
+        "--index-url",
+        "https://me:secret@pypi.example/simple/",
+    ])
+    .code_is(8)
+    .stderr_has(&[
+        "and run `cudnnm lock --platform linux-x86_64 --platform windows-x86_64 --index-url https://pypi.example/simple/ --cuda 12` again",
+    ])
+    .stderr_has(&["help: "]);
+    assert!(!r.stderr().contains("secret"), "{}", r.describe());
     assert_eq!(
         std::fs::read(lock_of(&sb.work())).unwrap(),
         before,
