@@ -401,10 +401,10 @@ fn not_found(
             let listed: Vec<String> = for_cuda.iter().map(ToString::to_string).collect();
             return Error::new(
                 Kind::NotFound,
-                format!("there is no CUDA {w} build of cuDNN {spec}"),
+                format!("there is no CUDA {w} build of cuDNN {spec} for {platform}"),
             )
             .cause(format!(
-                "cuDNN {spec} exists for CUDA {}",
+                "cuDNN {spec} exists for {platform} for CUDA {}",
                 listed.join(", ")
             ))
             .hint(format!(
@@ -1080,10 +1080,13 @@ mod tests {
         let e = select(&cat, &req("8.9.7.29", Some("10.2"), L), &[]).unwrap_err();
         assert_eq!(
             e.message(),
-            "there is no CUDA 10.2 build of cuDNN 8.9.7.29",
+            "there is no CUDA 10.2 build of cuDNN 8.9.7.29 for linux-x86_64",
             "{e}"
         );
-        assert_eq!(e.causes(), ["cuDNN 8.9.7.29 exists for CUDA 11, 12"]);
+        assert_eq!(
+            e.causes(),
+            ["cuDNN 8.9.7.29 exists for linux-x86_64 for CUDA 11, 12"]
+        );
         let e = select(&cat, &req("8.9.7.29_cuda12", Some("11"), L), &[]).unwrap_err();
         assert_eq!(e.kind(), Kind::Usage);
     }
@@ -1260,9 +1263,15 @@ mod tests {
         let host = Platform::host().unwrap();
         let e = select(&cat, &req("9.12", Some("99"), host), &[]).unwrap_err();
         assert_eq!(e.kind(), Kind::NotFound);
-        assert_eq!(e.message(), "there is no CUDA 99 build of cuDNN 9.12");
+        assert_eq!(
+            e.message(),
+            "there is no CUDA 99 build of cuDNN 9.12 for linux-x86_64"
+        );
         // PyPI has 9.12.0.46 as nvidia-cudnn-cu12 and -cu13 (the catalog's wheel rows).
-        assert_eq!(e.causes(), ["cuDNN 9.12 exists for CUDA 12, 13"]);
+        assert_eq!(
+            e.causes(),
+            ["cuDNN 9.12 exists for linux-x86_64 for CUDA 12, 13"]
+        );
         assert!(
             e.hint_text()
                 .unwrap()

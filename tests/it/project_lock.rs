@@ -1412,6 +1412,10 @@ fn a_cuda_the_pin_is_not_built_for_gets_a_lock_example_as_given() {
     sb.run(["pin", "9.26", "--force"]).ok();
     sb.run(["lock", "--platform", "windows-arm64", "--cuda", "12"])
         .code_is(3)
-        .stderr_has(&["e.g. `cudnnm lock --platform windows-arm64 --cuda 13`"]);
+        .stderr_has(&[
+            // Its CUDA 12 builds are for the other platforms.
+            "error: there is no CUDA 12 build of cuDNN 9.26 for windows-arm64",
+            "e.g. `cudnnm lock --platform windows-arm64 --cuda 13`",
+        ]);
     assert!(!lock_of(&sb.work()).exists());
 }
