@@ -60,11 +60,12 @@ pub enum SpecSource {
 }
 
 impl fmt::Display for SpecSource {
-    /// A phrase for messages: `the --version flag`, `CUDNNM_VERSION`,
+    /// A phrase for messages: `the command line`, `CUDNNM_VERSION`,
     /// `'/p/.cudnn-version' line 1`, `the default in '/h/config.toml'`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            SpecSource::Flag => f.write_str("the --version flag"),
+            // `--version SPEC`, or `exec SPEC -- …`: what the user typed.
+            SpecSource::Flag => f.write_str("the command line"),
             SpecSource::EnvVar => f.write_str(env::CUDNNM_VERSION),
             SpecSource::PinFile { path, line } => {
                 write!(f, "'{}' line {line}", path.display())

@@ -53,7 +53,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<u8> {
     let version = chosen.or(args.version.clone()).or(spec);
     let (_, release) = pin::resolve_installed(version.as_deref(), &ctx.env, &ctx.home)?.ok_or_else(|| {
         Error::new(Kind::NotFound, "no cuDNN release is selected for this folder")
-            .hint("pass --version SPEC, pin one with `cudnnm pin SPEC`, or set a default with `cudnnm default SPEC`")
+            .hint("name one (`cudnnm exec SPEC -- COMMAND`), pin one with `cudnnm pin SPEC`, or set a default with `cudnnm default SPEC`")
     })?;
     let Some((program, rest)) = command.split_first() else {
         return Err(Error::new(Kind::Usage, "no command given to run")

@@ -189,12 +189,15 @@ fn a_missing_release_names_spec_file_line_and_install_command() {
     }
     sb.run(["exec", "--version", "7.6", "--", "true"])
         .code_is(3)
-        .stderr_has(&["cuDNN 7.6 is not installed (asked for by the --version flag)"]);
+        .stderr_has(&["cuDNN 7.6 is not installed (asked for by the command line)"]);
     fs::remove_file(&pin).unwrap();
     sb.run(["exec", "--", "true"]).code_is(3).stderr_has(&[
         "no cuDNN release is selected for this folder",
-        "`cudnnm pin SPEC`",
+        "help: name one (`cudnnm exec SPEC -- COMMAND`), pin one with `cudnnm pin SPEC`",
     ]);
+    sb.run(["exec", "7.6", "--", "true"])
+        .code_is(3)
+        .stderr_has(&["cuDNN 7.6 is not installed (asked for by the command line)"]);
 }
 
 fn utf16le(text: &str) -> Vec<u8> {

@@ -2035,7 +2035,7 @@ fn every_install_hint_names_what_the_catalog_has_and_the_printed_commands_work()
         .run(["exec", "--version", "9.12", "--", "true"])
         .code_is(3);
     let r = r.stderr_has(&[
-        "error: cuDNN 9.12 is not installed (asked for by the --version flag)",
+        "error: cuDNN 9.12 is not installed (asked for by the command line)",
         "help: install it with `cudnnm install 9.12.0.46_cuda13`",
     ]);
     sb.run(["which", "--version", "9.12"])
