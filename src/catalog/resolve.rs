@@ -464,6 +464,11 @@ fn not_found(
     }
     // The nearest releases this machine can install (archives and PyPI
     // wheels), each with its command; else any platform's versions.
+    // Of the build the spec asks for (`+jit`): never a hint that installs the other.
+    let offers: Vec<offer::Offer> = offers
+        .into_iter()
+        .filter(|o| o.flavour == spec.wanted_flavour())
+        .collect();
     let mut known: Vec<Version> = offers.iter().map(|o| o.version.clone()).collect();
     if known.is_empty() {
         known = cat.archives().iter().map(|a| a.version.clone()).collect();
@@ -482,7 +487,10 @@ fn not_found(
         let named: Vec<String> = near
             .iter()
             .map(|v| {
-                let exact = crate::version::Spec::prefix(v.clone(), None);
+                let exact = crate::version::Spec {
+                    flavour: spec.flavour,
+                    ..crate::version::Spec::prefix(v.clone(), None)
+                };
                 match offer::best_offer(&offers, &exact, None).filter(|o| &o.version == v) {
                     Some(o) => format!("{v} (`{}`)", o.install().for_host(windows)),
                     None => v.to_string(),
@@ -1069,6 +1077,12 @@ mod tests {
         assert!(e.causes()[0].starts_with("nearest known: "), "{e:?}");
         assert!(
             e.causes()[0].contains("9.11.0.98 (`cudnnm install 9.11.0.98_cuda12`)"),
+            "{e:?}"
+        );
+        // For a JIT spec, the JIT builds near it, each with its `+jit` command.
+        let e = select_on(&cat, &req("9.12.0.99+jit", Some("12"), L), &[], Some(L)).unwrap_err();
+        assert!(
+            e.causes()[0].contains("9.12.0.46 (`cudnnm install 9.12.0.46_cuda12+jit`)"),
             "{e:?}"
         );
         // An archive's own command where the catalog has one.
