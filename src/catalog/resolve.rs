@@ -973,7 +973,7 @@ mod tests {
                     } else {
                         " --platform linux-x86_64"
                     };
-                    assert_eq!(hint, format!("e.g. `cudnnm install 9 --cuda 12{platform}`"));
+                    assert_eq!(hint, format!("e.g. `cudnnm install 9{platform} --cuda 12`"));
                     assert!(e.message().contains("9.10."), "{}", e.message());
                 }
             }
@@ -1279,12 +1279,12 @@ mod tests {
         assert_eq!(e.kind(), Kind::NotFound);
         assert_eq!(
             e.message(),
-            "there is no CUDA 99 build of cuDNN 9.12 for linux-x86_64"
+            format!("there is no CUDA 99 build of cuDNN 9.12 for {host}")
         );
         // PyPI has 9.12.0.46 as nvidia-cudnn-cu12 and -cu13 (the catalog's wheel rows).
         assert_eq!(
             e.causes(),
-            ["cuDNN 9.12 exists for linux-x86_64 for CUDA 12, 13"]
+            [format!("cuDNN 9.12 exists for {host} for CUDA 12, 13")]
         );
         assert!(
             e.hint_text()
