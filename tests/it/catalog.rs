@@ -656,7 +656,10 @@ fn a_cuda_with_no_build_and_a_version_filter_say_what_there_is() {
     one_error(lab.install("9.12", &["--cuda", "99"]).code_is(3)).stderr_has(&[
         "error: there is no CUDA 99 build of cuDNN 9.12",
         // PyPI has 9.12.0.46 as nvidia-cudnn-cu12 and -cu13.
-        "cuDNN 9.12 exists for linux-x86_64 for CUDA 12, 13",
+        &format!(
+            "cuDNN 9.12 exists for {} for CUDA 12, 13",
+            cudnnm::version::Platform::host().unwrap()
+        ),
         "`cudnnm install 9.12 --cuda 13`",
     ]);
     assert!(lab.server.requests().is_empty(), "nothing was downloaded");
